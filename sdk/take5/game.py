@@ -1,0 +1,610 @@
+"""The game engine: one game of 6 nimmt!, step by step, with its record.
+
+`Game` is a state machine in the style of a chess board: it tells which decisions it waits for
+(`phase`, `waiting_for`), gives each seat its view (`view`), and takes decisions (`draft`, `play`,
+`choose_row`). It never asks anybody anything itself, so the same engine serves in-process bots,
+remote bots over gRPC (asked concurrently by the referee) and tests. `play_game` is the simple driver
+for in-process `Player` objects.
+
+No I/O, no clock, no global state: a game is fully determined by its settings, seed, rotation and the
+decisions given to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, NamedTuple, Protocol
+
+from .rules import (
+    BULL_HEADS,
+    DEFAULT_THRESHOLD,
+    HAND_SIZE,
+    MAX_ROW_LENGTH,
+    ROW_COUNT,
+    CardNotInHand,
+    CardNotInPool,
+    EndRule,
+    InvalidRow,
+    InvalidSettings,
+    Row,
+    Rows,
+    TakeReason,
+    Variant,
+    WrongPhase,
+    deck,
+    penalty,
+    unseen_cards,
+)
+from .shuffle import SplitMix64
+
+RECORD_FORMAT = "take5-record"
+RECORD_VERSION = 1
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = {Variant.STANDARD: 10, Variant.PROFESSIONAL: 6}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the players agree on before a game (RULES.md 2, 6, 7)."""
+
+    players: int = 4
+    variant: Variant = Variant.STANDARD
+    threshold: int = DEFAULT_THRESHOLD
+    end_rule: EndRule = EndRule.AT_OR_ABOVE
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "variant", Variant(self.variant))
+        except ValueError:
+            raise InvalidSettings(
+                f"unknown variant {self.variant!r} (use 'standard' or 'professional')"
+            ) from None
+        try:
+            object.__setattr__(self, "end_rule", EndRule(self.end_rule))
+        except ValueError:
+            raise InvalidSettings(
+                f"unknown end rule {self.end_rule!r} (use 'at-or-above' or 'above')"
+            ) from None
+        top = MAX_PLAYERS[self.variant]
+        if not isinstance(self.players, int) or not MIN_PLAYERS <= self.players <= top:
+            raise InvalidSettings(
+                f"the {self.variant.value} game is for {MIN_PLAYERS} to {top} players, "
+                f"not {self.players!r}"
+            )
+        if not isinstance(self.threshold, int) or self.threshold < 1:
+            raise InvalidSettings(f"the threshold must be a positive whole number, not {self.threshold!r}")
+
+    def game_over(self, scores: Sequence[int]) -> bool:
+        """Whether these totals end the game (RULES.md 6)."""
+        top = max(scores)
+        if self.end_rule is EndRule.ABOVE:
+            return top > self.threshold
+        return top >= self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "players": self.players,
+            "variant": self.variant.value,
+            "threshold": self.threshold,
+            "end_rule": self.end_rule.value,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Settings:
+        return cls(
+            players=data["players"],
+            variant=data.get("variant", Variant.STANDARD),
+            threshold=data.get("threshold", DEFAULT_THRESHOLD),
+            end_rule=data.get("end_rule", EndRule.AT_OR_ABOVE),
+        )
+
+
+class Phase(str, Enum):
+    DRAFT = "draft"
+    PLAY = "play"
+    CHOOSE_ROW = "choose-row"
+    OVER = "over"
+
+
+class Play(NamedTuple):
+    """A card revealed by a seat."""
+
+    seat: int
+    card: int
+
+
+class RowTake(NamedTuple):
+    """A row taken into a seat's bull pile: by playing `card`, for `reason`."""
+
+    seat: int
+    row: int
+    card: int
+    cards: Row
+    reason: TakeReason
+
+    @property
+    def points(self) -> int:
+        return penalty(self.cards)
+
+
+class View(NamedTuple):
+    """Everything one seat may know when it is asked to decide (RULES.md 8), and nothing more.
+
+    `phase` says what is asked: DRAFT (take a card from `pool`), PLAY (play a card of `hand`) or
+    CHOOSE_ROW (`card` is lower than every row: name the row to take). Views are immutable named
+    tuples because the engine makes one per seat per turn and must stay fast.
+    """
+
+    seat: int
+    settings: Settings
+    phase: Phase
+    round: int
+    turn: int
+    hand: tuple[int, ...]
+    rows: Rows
+    scores: tuple[int, ...]
+    plays: tuple[tuple[Play, ...], ...] = ()
+    """Cards revealed in the earlier turns of this round, each turn in seat order."""
+    takes: tuple[RowTake, ...] = ()
+    """Rows taken so far this round, in order."""
+    revealed: tuple[Play, ...] = ()
+    """This turn's revealed cards, in seat order (CHOOSE_ROW only)."""
+    card: int | None = None
+    """The card lower than every row (CHOOSE_ROW only)."""
+    hands: tuple[tuple[int, ...], ...] | None = None
+    """Every seat's hand (professional variant only, where hands are public)."""
+    pool: tuple[int, ...] = ()
+    """The open draft pool (DRAFT only)."""
+
+    @property
+    def players(self) -> int:
+        return self.settings.players
+
+    @property
+    def played_cards(self) -> tuple[int, ...]:
+        """Every card revealed so far this round, this turn's included."""
+        cards = [p.card for turn in self.plays for p in turn]
+        cards.extend(p.card for p in self.revealed)
+        return tuple(cards)
+
+    @property
+    def round_points(self) -> tuple[int, ...]:
+        """Bull heads each seat has taken so far this round."""
+        points = [0] * self.settings.players
+        for take in self.takes:
+            points[take.seat] += take.points
+        return tuple(points)
+
+    def unseen(self) -> tuple[int, ...]:
+        """Cards this seat has not seen: in other hands or undealt (empty in the professional game)."""
+        known: list[int] = list(self.played_cards)
+        for take in self.takes:
+            known.extend(take.cards)
+        if self.hands is not None:
+            for hand in self.hands:
+                known.extend(hand)
+        known.extend(self.pool)
+        return unseen_cards(self.hand, self.rows, known, self.settings.variant, self.settings.players)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Something a seat did wrong, and what the referee did about it (filled by the match layer)."""
+
+    seat: int
+    round: int
+    turn: int
+    kind: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"round": self.round, "turn": self.turn, "kind": self.kind, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Result:
+    """The final standing: totals, places (1 = best, ties share), forfeited seats ranked last."""
+
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    forfeited: tuple[int, ...] = ()
+
+    @property
+    def standing(self) -> tuple[tuple[int, ...], ...]:
+        """Seats grouped by place, best first."""
+        groups: dict[int, list[int]] = {}
+        for seat, place in enumerate(self.places):
+            groups.setdefault(place, []).append(seat)
+        return tuple(tuple(groups[p]) for p in sorted(groups))
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        return self.standing[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scores": list(self.scores),
+            "places": list(self.places),
+            "standing": [list(g) for g in self.standing],
+            "forfeited": list(self.forfeited),
+        }
+
+
+def rank(scores: Sequence[int], forfeited: Iterable[int] = ()) -> Result:
+    """Places from totals, lowest first, ties sharing a place; forfeited seats below everybody."""
+    out = frozenset(forfeited)
+    keys = [(seat in out, score) for seat, score in enumerate(scores)]
+    places = tuple(1 + sum(1 for other in keys if other < key) for key in keys)
+    return Result(tuple(scores), places, tuple(sorted(out)))
+
+
+_make_view = tuple.__new__  # View's fields without the keyword handling of View(...): a hot path
+
+
+class Game:
+    """One game, advanced by decisions. Mutable like a chess board; views and results are immutable."""
+
+    def __init__(self, settings: Settings | None = None, seed: int = 0, *, rotation: int = 0) -> None:
+        self.settings = settings or Settings()
+        if not isinstance(seed, int):
+            raise InvalidSettings(f"the seed must be a whole number, not {seed!r}")
+        self.seed = seed
+        self.rotation = rotation % self.settings.players
+        self._rng = SplitMix64(seed)
+        n = self.settings.players
+        self.scores: list[int] = [0] * n
+        self.round = 0
+        self.turn = 0
+        self.phase = Phase.PLAY
+        self.hands: list[list[int]] = [[] for _ in range(n)]
+        self.rows: Rows = ()
+        self.pool: list[int] = []
+        self.forfeited: set[int] = set()
+        self.faults: list[Fault] = []
+        self._round_points = [0] * n
+        self._plays: list[tuple[Play, ...]] = []
+        self._takes: list[RowTake] = []
+        self._revealed: tuple[Play, ...] = ()
+        self._pending: list[tuple[int, int]] = []  # (card, seat) of this turn still to place, lowest first
+        self._draft_order: list[int] = []
+        self._draft_picks: list[list[int]] = []
+        self._rounds: list[dict[str, Any]] = []
+        self._turn_takes: list[dict[str, Any]] = []
+        self._shared: tuple[Any, ...] | None = None  # the seat-independent part of the views
+        self._start_round()
+
+    # -- what the game waits for -------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def waiting_for(self) -> tuple[int, ...]:
+        """Seats whose decision the game needs now."""
+        if self.phase is Phase.PLAY:
+            return tuple(range(self.settings.players))
+        if self.phase is Phase.DRAFT:
+            return (self._draft_order[0],)
+        if self.phase is Phase.CHOOSE_ROW:
+            return (self._pending[0][1],)
+        return ()
+
+    @property
+    def drafter(self) -> int:
+        if self.phase is not Phase.DRAFT:
+            raise WrongPhase(f"no draft now (phase {self.phase.value})")
+        return self._draft_order[0]
+
+    def view(self, seat: int) -> View:
+        """What `seat` may know now (RULES.md 8). The only place views are made."""
+        shared = self._shared
+        if shared is None:
+            phase = self.phase
+            choosing = phase is Phase.CHOOSE_ROW
+            hands = (
+                tuple(tuple(sorted(h)) for h in self.hands)
+                if self.settings.variant is Variant.PROFESSIONAL
+                else None
+            )
+            shared = self._shared = (
+                self.settings,
+                phase,
+                self.round,
+                self.turn,
+                self.rows,
+                tuple(self.scores),
+                tuple(self._plays),
+                tuple(self._takes),
+                self._revealed if choosing else (),
+                self._pending[0][0] if choosing else None,
+                hands,
+                tuple(self.pool) if phase is Phase.DRAFT else (),
+            )
+        hands = shared[10]
+        hand = hands[seat] if hands is not None else tuple(self.hands[seat])
+        return _make_view(View, (seat, *shared[:4], hand, *shared[4:]))
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def draft(self, card: int) -> None:
+        """The current drafter takes `card` from the open pool (RULES.md 7)."""
+        seat = self.drafter
+        self._shared = None
+        if card not in self.pool:
+            raise CardNotInPool(card, self.pool)
+        self.pool.remove(card)
+        self.hands[seat].append(card)
+        self._draft_picks.append([seat, card])
+        self._draft_order.pop(0)
+        if not self._draft_order:
+            self._start_play()
+
+    def play(self, cards: Mapping[int, int] | Sequence[int]) -> None:
+        """All seats reveal their chosen cards at once (RULES.md 3); then they are placed."""
+        if self.phase is not Phase.PLAY:
+            raise WrongPhase(f"cannot play cards now (phase {self.phase.value})")
+        self._shared = None
+        n = self.settings.players
+        if isinstance(cards, (list, tuple)):
+            chosen = list(cards)
+        else:
+            chosen = [cards[seat] for seat in range(n)]
+        if len(chosen) != n:
+            raise WrongPhase(f"need one card for each of the {n} seats, got {len(chosen)}")
+        hands = self.hands
+        for seat, card in enumerate(chosen):
+            if card not in hands[seat] or isinstance(card, bool):
+                raise CardNotInHand(card, hands[seat], seat=seat)
+        for seat, card in enumerate(chosen):
+            hands[seat].remove(card)
+        self._revealed = tuple(map(Play, range(n), chosen))
+        self._pending = sorted(zip(chosen, range(n)))
+        self._turn_takes = []
+        self._place_pending()
+
+    def choose_row(self, row: int) -> None:
+        """The owner of the turn's low card takes `row` (RULES.md 4, the rows as they are now)."""
+        if self.phase is not Phase.CHOOSE_ROW:
+            raise WrongPhase(f"no row to choose now (phase {self.phase.value})")
+        if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < len(self.rows):
+            raise InvalidRow(row, len(self.rows))
+        self._shared = None
+        card, seat = self._pending.pop(0)
+        self._take(row, card, seat, TakeReason.LOW_CARD)
+        self.phase = Phase.PLAY
+        self._place_pending()
+
+    def forfeit(self, seat: int) -> None:
+        """Rank `seat` last in this game whatever its score; the match layer keeps playing for it."""
+        if not 0 <= seat < self.settings.players:
+            raise ValueError(f"no seat {seat}")
+        self.forfeited.add(seat)
+
+    def add_fault(self, seat: int, kind: str, detail: str = "") -> Fault:
+        """Note a seat's fault at the current round and turn, for the record."""
+        fault = Fault(seat, self.round, self.turn, kind, detail)
+        self.faults.append(fault)
+        return fault
+
+    # -- results -----------------------------------------------------------------------------
+
+    def result(self) -> Result:
+        """The standing now: final once the game is over."""
+        return rank(self.scores, self.forfeited)
+
+    def record(
+        self,
+        *,
+        game_id: str | None = None,
+        seats: Sequence[Mapping[str, Any]] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The game as a versioned JSON-ready document (docs/record-format.md)."""
+        n = self.settings.players
+        faults: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+        for fault in self.faults:
+            faults[fault.seat].append(fault.to_dict())
+        doc: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "game_id": game_id,
+            "settings": self.settings.to_dict(),
+            "seed": self.seed,
+            "rotation": self.rotation,
+            "seats": [dict(s) for s in seats] if seats else [{"name": f"seat{i}"} for i in range(n)],
+            "rounds": self._rounds,
+            "complete": self.is_over,
+            "result": self.result().to_dict(),
+            "faults": faults,
+        }
+        if extra:
+            doc.update(extra)
+        return doc
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _start_round(self) -> None:
+        settings = self.settings
+        n = settings.players
+        self.round += 1
+        self.turn = 0
+        self._round_points = [0] * n
+        self._plays = []
+        self._takes = []
+        self._revealed = ()
+        record: dict[str, Any] = {"round": self.round}
+        if settings.variant is Variant.PROFESSIONAL:
+            # Open draft: the whole reduced deck lies face up; the first drafter rotates.
+            self.pool = list(deck(Variant.PROFESSIONAL, n))
+            self.hands = [[] for _ in range(n)]
+            first = (self.round - 1 + self.rotation) % n
+            self._draft_order = [(first + i) % n for i in range(n)] * HAND_SIZE
+            self._draft_picks = []
+            record["draft"] = {"first": first, "picks": self._draft_picks}
+            self.phase = Phase.DRAFT
+            self._rounds.append(record)
+            return
+        cards = self._rng.shuffled(deck(Variant.STANDARD))
+        hands: list[list[int]] = [[] for _ in range(n)]
+        for position in range(n):
+            seat = (position + self.rotation) % n
+            hands[seat] = sorted(cards[position * HAND_SIZE : (position + 1) * HAND_SIZE])
+        self.hands = hands
+        start = n * HAND_SIZE
+        self.rows = tuple((c,) for c in cards[start : start + ROW_COUNT])
+        self._rounds.append(record)
+        self._start_play()
+
+    def _start_play(self) -> None:
+        record = self._rounds[-1]
+        if self.settings.variant is Variant.PROFESSIONAL:
+            self.rows = tuple((c,) for c in sorted(self.pool))
+            self.pool = []
+            for hand in self.hands:
+                hand.sort()
+        record["hands"] = [list(h) for h in self.hands]
+        record["rows"] = [list(r) for r in self.rows]
+        record["turns"] = []
+        self.turn = 1
+        self.phase = Phase.PLAY
+
+    def _take(self, index: int, card: int, seat: int, reason: TakeReason) -> None:
+        rows = self.rows
+        taken = rows[index]
+        self.rows = rows[:index] + ((card,),) + rows[index + 1 :]
+        self._takes.append(RowTake(seat, index, card, taken, reason))
+        self._round_points[seat] += penalty(taken)
+        self._turn_takes.append(
+            {"seat": seat, "row": index, "card": card, "cards": list(taken), "reason": reason.value}
+        )
+
+    def _place_pending(self) -> None:
+        pending = self._pending
+        while pending:
+            card, seat = pending[0]
+            rows = self.rows
+            best = -1
+            best_end = 0
+            for index, row in enumerate(rows):
+                end = row[-1]
+                if best_end < end < card:
+                    best, best_end = index, end
+            if best < 0:
+                self.phase = Phase.CHOOSE_ROW
+                return
+            del pending[0]
+            row = rows[best]
+            if len(row) >= MAX_ROW_LENGTH:
+                self._take(best, card, seat, TakeReason.SIXTH_CARD)
+            else:
+                self.rows = rows[:best] + (row + (card,),) + rows[best + 1 :]
+        self._end_turn()
+
+    def _end_turn(self) -> None:
+        self._plays.append(self._revealed)
+        self._rounds[-1]["turns"].append(
+            {
+                "turn": self.turn,
+                "plays": [[p.seat, p.card] for p in self._revealed],
+                "takes": self._turn_takes,
+                "rows": [list(r) for r in self.rows],
+            }
+        )
+        self._revealed = ()
+        if self.hands[0]:
+            self.turn += 1
+            return
+        for seat, points in enumerate(self._round_points):
+            self.scores[seat] += points
+        record = self._rounds[-1]
+        record["points"] = list(self._round_points)
+        record["scores"] = list(self.scores)
+        if self.settings.game_over(self.scores):
+            self.phase = Phase.OVER
+        else:
+            self._start_round()
+
+
+class Player(Protocol):
+    """The one interface through which `play_game` asks in-process players for decisions."""
+
+    def pick_card(self, view: View) -> int:
+        """A card of view.hand to play this turn."""
+        ...
+
+    def choose_row(self, view: View) -> int:
+        """The index of the row to take: view.card is lower than every row's end."""
+        ...
+
+    def draft_card(self, view: View) -> int:
+        """A card of view.pool to take into the hand (professional variant only)."""
+        ...
+
+
+def play_game(
+    players: Sequence[Player],
+    settings: Settings | None = None,
+    seed: int = 0,
+    *,
+    rotation: int = 0,
+) -> Game:
+    """Play a whole game with in-process players; invalid decisions raise (no referee here)."""
+    settings = settings or Settings(players=len(players))
+    if len(players) != settings.players:
+        raise InvalidSettings(f"{len(players)} players for a {settings.players}-player game")
+    game = Game(settings, seed, rotation=rotation)
+    while True:
+        phase = game.phase
+        if phase is Phase.PLAY:
+            game.play([p.pick_card(game.view(seat)) for seat, p in enumerate(players)])
+        elif phase is Phase.CHOOSE_ROW:
+            seat = game.waiting_for[0]
+            game.choose_row(players[seat].choose_row(game.view(seat)))
+        elif phase is Phase.DRAFT:
+            seat = game.drafter
+            game.draft(players[seat].draft_card(game.view(seat)))
+        else:
+            return game
+
+
+@dataclass
+class RandomPlayer:
+    """Plays uniformly at random from its own seeded generator: the built-in opponent."""
+
+    seed: int = 0
+    _rng: SplitMix64 = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rng = SplitMix64(self.seed)
+
+    def pick_card(self, view: View) -> int:
+        hand = view.hand
+        return hand[self._rng.below(len(hand))]
+
+    def choose_row(self, view: View) -> int:
+        return self._rng.below(len(view.rows))
+
+    def draft_card(self, view: View) -> int:
+        pool = view.pool
+        return pool[self._rng.below(len(pool))]
+
+
+__all__ = [
+    "BULL_HEADS",
+    "Fault",
+    "Game",
+    "Phase",
+    "Play",
+    "Player",
+    "RandomPlayer",
+    "Result",
+    "RowTake",
+    "Settings",
+    "View",
+    "play_game",
+    "rank",
+]
