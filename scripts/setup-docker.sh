@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Set up a local Docker engine and the bot base images for take5 arena, without any registry.
+#
+#   bash scripts/setup-docker.sh            # install (if missing), start dockerd, build images
+#   bash scripts/setup-docker.sh --force    # rebuild both images even if they exist
+#   bash scripts/setup-docker.sh --engine-only   # only make sure an engine answers
+#
+# Steps, each skipped when already done (so running it twice is cheap, ~1 s):
+#   1. apt-get install docker.io mmdebstrap        (only if one of them is missing)
+#   2. start `dockerd --iptables=false --bridge=none` in the background when `docker info`
+#      does not answer; wait until it does (TAKE5_DOCKERD_TIMEOUT seconds, default 60)
+#   3. take5/base:bookworm  = mmdebstrap'ed Debian bookworm with python3.11, `docker import`ed
+#   4. take5/python:3.11    = base + grpcio/protobuf wheels (pip --target on the host, for the
+#                             base's Python version) in /opt/take5/site on PYTHONPATH,
+#                             user `bot` (uid/gid 10001), workdir /bot
+#
+# Runs as root, non-interactive (CI: no stdin). Logs: dockerd -> $TAKE5_DOCKERD_LOG
+# (default /var/log/take5-dockerd.log), mmdebstrap -> $TAKE5_SETUP_WORKDIR/mmdebstrap.log on failure.
+set -euo pipefail
+
+BASE_IMAGE="${TAKE5_BASE_IMAGE:-take5/base:bookworm}"
+PY_IMAGE="${TAKE5_PYTHON_IMAGE:-take5/python:3.11}"
+SUITE="${TAKE5_SUITE:-bookworm}"
+DOCKERD_LOG="${TAKE5_DOCKERD_LOG:-/var/log/take5-dockerd.log}"
+DOCKERD_TIMEOUT="${TAKE5_DOCKERD_TIMEOUT:-60}"
+PYTHON="${PYTHON:-python3}"
+BOT_UID=10001
+SITE=/opt/take5/site
+
+FORCE=0
+ENGINE_ONLY=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) FORCE=1 ;;
+        --engine-only) ENGINE_ONLY=1 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        *) echo "setup-docker: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+log() { echo "setup-docker: $*" >&2; }
+die() { echo "setup-docker: ERROR: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+T0=$(now)
+elapsed() { awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (it installs packages and starts dockerd)"
+
+# --- 1. packages --------------------------------------------------------------------------
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+missing=()
+for p in docker.io mmdebstrap; do pkg_installed "$p" || missing+=("$p"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+    log "installing ${missing[*]} (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q </dev/null
+    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+else
+    log "docker.io and mmdebstrap already installed"
+fi
+command -v docker >/dev/null || die "no docker client on PATH after installing docker.io"
+command -v dockerd >/dev/null || die "no dockerd on PATH after installing docker.io"
+
+# --- 2. engine ----------------------------------------------------------------------------
+engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
+
+if engine_answers; then
+    log "docker engine already answers"
+else
+    pidfile=/var/run/docker.pid
+    running_pid=""
+    if [ -s "$pidfile" ]; then
+        p=$(cat "$pidfile" 2>/dev/null || true)
+        if [ -n "$p" ] && [ -r "/proc/$p/comm" ] && [ "$(cat "/proc/$p/comm")" = dockerd ]; then
+            running_pid=$p
+        fi
+    fi
+    if [ -n "$running_pid" ]; then
+        log "dockerd (pid $running_pid) is running but not answering yet; waiting for it"
+        dockerd_pid=$running_pid
+    else
+        mkdir -p "$(dirname "$DOCKERD_LOG")"
+        log "starting dockerd --iptables=false --bridge=none (log: $DOCKERD_LOG)"
+        # setsid + nohup: dockerd outlives this script and is not tied to its terminal/stdin.
+        setsid nohup dockerd --iptables=false --bridge=none >>"$DOCKERD_LOG" 2>&1 </dev/null &
+        dockerd_pid=$!
+    fi
+    deadline=$(( $(date +%s) + DOCKERD_TIMEOUT ))
+    until engine_answers; do
+        if ! kill -0 "$dockerd_pid" 2>/dev/null; then
+            tail -n 30 "$DOCKERD_LOG" >&2 || true
+            die "dockerd exited before answering (last lines of $DOCKERD_LOG above)"
+        fi
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+            tail -n 30 "$DOCKERD_LOG" >&2 || true
+            die "dockerd did not answer on /var/run/docker.sock within ${DOCKERD_TIMEOUT}s (see $DOCKERD_LOG)"
+        fi
+        sleep 0.3
+    done
+    log "docker engine answers after $(elapsed)"
+fi
+
+if [ "$ENGINE_ONLY" = 1 ]; then
+    log "done (--engine-only) in $(elapsed)"
+    exit 0
+fi
+
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+
+WORK=$(mktemp -d "${TAKE5_SETUP_WORKDIR:-/var/tmp}/take5-setup.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# --- 3. base image ------------------------------------------------------------------------
+built_base=0
+if [ "$FORCE" = 0 ] && image_exists "$BASE_IMAGE"; then
+    log "$BASE_IMAGE exists (use --force to rebuild)"
+else
+    log "building $BASE_IMAGE with mmdebstrap ($SUITE, no registry)"
+    # Leave out docs, man pages and translations: they only make the image bigger.
+    if ! mmdebstrap --variant=apt --include=python3-minimal,libpython3.11-stdlib \
+            --dpkgopt='path-exclude=/usr/share/man/*' \
+            --dpkgopt='path-exclude=/usr/share/doc/*' \
+            --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+            --dpkgopt='path-exclude=/usr/share/info/*' \
+            --dpkgopt='path-exclude=/usr/share/locale/*' \
+            "$SUITE" "$WORK/base.tar" >"$WORK/mmdebstrap.log" 2>&1 </dev/null; then
+        tail -n 40 "$WORK/mmdebstrap.log" >&2 || true
+        die "mmdebstrap failed (last lines above)"
+    fi
+    docker import \
+        --change 'CMD ["/bin/bash"]' \
+        --change "LABEL take5.image=base take5.suite=$SUITE" \
+        "$WORK/base.tar" "$BASE_IMAGE" >/dev/null
+    rm -f "$WORK/base.tar"
+    built_base=1
+    log "$BASE_IMAGE built ($(elapsed))"
+fi
+
+# --- 4. python runtime image --------------------------------------------------------------
+if [ "$FORCE" = 0 ] && [ "$built_base" = 0 ] && image_exists "$PY_IMAGE"; then
+    log "$PY_IMAGE exists (use --force to rebuild)"
+else
+    # The wheels must match the image's Python, not necessarily the host's: ask the image.
+    pyver=$(docker run --rm --network none "$BASE_IMAGE" \
+        python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') \
+        || die "cannot run python3 in $BASE_IMAGE"
+    abi="cp${pyver/./}"
+    log "installing grpcio protobuf wheels for Python $pyver on the host (pip --target)"
+    mkdir -p "$WORK/ctx/site"
+    if ! "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+            --target "$WORK/ctx/site" --only-binary=:all: \
+            --python-version "$pyver" --implementation cp --abi "$abi" --abi abi3 --abi none \
+            --platform manylinux_2_36_x86_64 --platform manylinux_2_28_x86_64 \
+            --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+            --platform any \
+            grpcio protobuf >"$WORK/pip.log" 2>&1 </dev/null; then
+        tail -n 40 "$WORK/pip.log" >&2 || true
+        die "pip install --target grpcio protobuf failed (last lines above)"
+    fi
+    cat >"$WORK/ctx/Dockerfile" <<EOF
+FROM $BASE_IMAGE
+COPY site $SITE
+ENV PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+RUN groupadd -g $BOT_UID bot \\
+ && useradd -u $BOT_UID -g $BOT_UID -M -d /bot -s /usr/sbin/nologin bot \\
+ && mkdir -p /bot /run/take5 \\
+ && python3 -m compileall -q $SITE >/dev/null \\
+ && python3 -c 'import grpc, google.protobuf; print("grpc", grpc.__version__, "protobuf", google.protobuf.__version__)'
+WORKDIR /bot
+USER $BOT_UID:$BOT_UID
+CMD ["python3", "/bot/bot.py"]
+LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf
+EOF
+    log "building $PY_IMAGE"
+    if ! docker build --network none --rm --force-rm -t "$PY_IMAGE" "$WORK/ctx" \
+            >"$WORK/build.log" 2>&1 </dev/null; then
+        tail -n 40 "$WORK/build.log" >&2 || true
+        die "docker build of $PY_IMAGE failed (last lines above)"
+    fi
+    grep -E '^grpc ' "$WORK/build.log" | sed 's/^/setup-docker:   /' >&2 || true
+    log "$PY_IMAGE built ($(elapsed))"
+fi
+
+log "ready in $(elapsed): $(docker version --format 'engine {{.Server.Version}}' 2>/dev/null || echo engine ?), images $BASE_IMAGE $PY_IMAGE"
