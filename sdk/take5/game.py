@@ -390,6 +390,11 @@ class Game:
         self.faults.append(fault)
         return fault
 
+    @property
+    def round_log(self) -> list[dict[str, Any]]:
+        """The record's rounds so far (JSON-ready; do not modify)."""
+        return self._rounds
+
     # -- results -----------------------------------------------------------------------------
 
     def result(self) -> Result:

@@ -1,0 +1,134 @@
+"""Records: play, write, verify; tampering and malformed files are caught."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from referee.cli import main
+from take5 import RandomPlayer, Settings, play_game
+from take5.record import MalformedRecord, load_record, verify_record
+
+
+def record_of(players=4, seed=7, variant="standard", **kw):
+    settings = Settings(players=players, variant=variant, **kw)
+    game = play_game([RandomPlayer(seed * 10 + i) for i in range(players)], settings, seed)
+    return json.loads(json.dumps(game.record(game_id="g1")))
+
+
+@pytest.mark.parametrize("variant,players", [("standard", 2), ("standard", 4), ("standard", 10),
+                                             ("professional", 3), ("professional", 6)])
+def test_played_records_verify_clean(variant, players):
+    assert verify_record(record_of(players, variant=variant)) is None
+
+
+def test_record_holds_what_the_format_promises():
+    doc = record_of(4, variant="professional")
+    assert doc["format"] == "take5-record" and doc["version"] == 1
+    assert set(doc) >= {"settings", "seed", "rotation", "seats", "rounds", "result", "faults"}
+    rnd = doc["rounds"][0]
+    assert len(rnd["draft"]["picks"]) == 40
+    assert set(rnd) >= {"hands", "rows", "turns", "points", "scores"}
+    assert doc["faults"] == [[], [], [], []]
+
+
+def test_changed_card_is_caught_at_its_turn():
+    doc = record_of()
+    bad = copy.deepcopy(doc)
+    turn = bad["rounds"][1]["turns"][4]
+    seat, card = turn["plays"][2]
+    other = next(c for c in range(1, 105) if c not in bad["rounds"][1]["hands"][seat])
+    turn["plays"][2][1] = other
+    divergence = verify_record(bad)
+    assert divergence is not None
+    assert (divergence.round, divergence.turn, divergence.card) == (2, 5, other)
+
+
+def test_swapped_card_from_own_hand_is_caught_at_its_turn():
+    doc = record_of(seed=3)
+    bad = copy.deepcopy(doc)
+    # Swap the cards seat 0 played in turns 1 and 2 of round 1: both legal, but the turns change.
+    t1, t2 = bad["rounds"][0]["turns"][0], bad["rounds"][0]["turns"][1]
+    t1["plays"][0][1], t2["plays"][0][1] = t2["plays"][0][1], t1["plays"][0][1]
+    divergence = verify_record(bad)
+    assert divergence is not None and divergence.round == 1 and divergence.turn == 1
+
+
+def test_changed_score_is_caught():
+    bad = record_of()
+    bad["rounds"][0]["scores"][2] += 1
+    divergence = verify_record(bad)
+    assert divergence.round == 1 and "scores" in divergence.what
+    assert divergence.expected[2] + 1 == divergence.recorded[2]
+
+
+def test_changed_final_standing_is_caught():
+    bad = record_of()
+    bad["result"]["places"] = list(reversed(bad["result"]["places"]))
+    assert "places" in verify_record(bad).what
+
+
+def test_changed_seed_is_caught():
+    bad = record_of()
+    bad["seed"] += 1
+    assert "hands" in verify_record(bad).what
+
+
+def test_malformed_records_get_clear_errors(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{not json")
+    with pytest.raises(MalformedRecord, match="not JSON"):
+        load_record(path)
+    path.write_text(json.dumps({"format": "take5-record", "version": 99}))
+    with pytest.raises(MalformedRecord, match="version 99"):
+        load_record(path)
+    doc = record_of()
+    del doc["rounds"][0]["turns"][0]["plays"]
+    with pytest.raises(MalformedRecord, match="malformed"):
+        verify_record(doc)
+    doc = record_of()
+    doc["settings"]["players"] = 42
+    with pytest.raises(MalformedRecord, match="settings"):
+        verify_record(doc)
+
+
+def test_cli_play_writes_a_record_that_verifies(tmp_path):
+    runner = CliRunner()
+    path = tmp_path / "game.json"
+    result = runner.invoke(main, ["play", "--players", "4", "--seed", "7", "--record", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Round 1" in result.output and "Final standing" in result.output and "takes row" in result.output
+    result = runner.invoke(main, ["verify", str(path)])
+    assert result.exit_code == 0 and "ok" in result.output
+
+
+def test_cli_play_professional_and_threshold(tmp_path):
+    result = CliRunner().invoke(main, ["play", "-n", "3", "--variant", "professional", "--threshold", "10"])
+    assert result.exit_code == 0, result.output
+    assert "open draft" in result.output
+
+
+def test_cli_play_rejects_bad_settings():
+    result = CliRunner().invoke(main, ["play", "--players", "11"])
+    assert result.exit_code == 2 and "2 to 10 players" in result.output
+
+
+def test_cli_verify_exit_codes(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(record_of()))
+    bad_doc = record_of()
+    bad_doc["rounds"][0]["points"][0] += 5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(bad_doc))
+    junk = tmp_path / "junk.json"
+    junk.write_bytes(b"\x00\x01")
+    runner = CliRunner()
+    assert runner.invoke(main, ["verify", str(good)]).exit_code == 0
+    result = runner.invoke(main, ["verify", str(good), str(bad), str(junk)])
+    assert result.exit_code == 1
+    assert "INVALID: round 1" in result.output and "MALFORMED" in result.output
+    assert "Traceback" not in result.output
+    assert runner.invoke(main, ["verify", str(tmp_path)]).exit_code == 1  # a folder of records
