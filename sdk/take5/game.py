@@ -260,13 +260,14 @@ class Game:
         self.turn = 0
         self.phase = Phase.PLAY
         self.hands: list[list[int]] = [[] for _ in range(n)]
-        self.rows: Rows = ()
+        self._rows: list[list[int]] = []  # lists while placing; views get tuples
         self.pool: list[int] = []
         self.forfeited: set[int] = set()
         self.faults: list[Fault] = []
         self._round_points = [0] * n
-        self._plays: list[tuple[Play, ...]] = []
-        self._takes: list[RowTake] = []
+        # Immutable and grown by concatenation: views share them without copying.
+        self._plays: tuple[tuple[Play, ...], ...] = ()
+        self._takes: tuple[RowTake, ...] = ()
         self._revealed: tuple[Play, ...] = ()
         self._pending: list[tuple[int, int]] = []  # (card, seat) of this turn still to place, lowest first
         self._draft_order: list[int] = []
@@ -315,10 +316,10 @@ class Game:
                 phase,
                 self.round,
                 self.turn,
-                self.rows,
+                tuple(map(tuple, self._rows)),
                 tuple(self.scores),
-                tuple(self._plays),
-                tuple(self._takes),
+                self._plays,
+                self._takes,
                 self._revealed if choosing else (),
                 self._pending[0][0] if choosing else None,
                 hands,
@@ -357,10 +358,10 @@ class Game:
             raise WrongPhase(f"need one card for each of the {n} seats, got {len(chosen)}")
         hands = self.hands
         for seat, card in enumerate(chosen):
-            if card not in hands[seat] or isinstance(card, bool):
+            if card not in hands[seat] or type(card) is not int:
                 raise CardNotInHand(card, hands[seat], seat=seat)
-        for seat, card in enumerate(chosen):
-            hands[seat].remove(card)
+        for hand, card in zip(hands, chosen):
+            hand.remove(card)
         self._revealed = tuple(map(Play, range(n), chosen))
         self._pending = sorted(zip(chosen, range(n)))
         self._turn_takes = []
@@ -370,8 +371,8 @@ class Game:
         """The owner of the turn's low card takes `row` (RULES.md 4, the rows as they are now)."""
         if self.phase is not Phase.CHOOSE_ROW:
             raise WrongPhase(f"no row to choose now (phase {self.phase.value})")
-        if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < len(self.rows):
-            raise InvalidRow(row, len(self.rows))
+        if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < ROW_COUNT:
+            raise InvalidRow(row, ROW_COUNT)
         self._shared = None
         card, seat = self._pending.pop(0)
         self._take(row, card, seat, TakeReason.LOW_CARD)
@@ -389,6 +390,17 @@ class Game:
         fault = Fault(seat, self.round, self.turn, kind, detail)
         self.faults.append(fault)
         return fault
+
+    @property
+    def rows(self) -> Rows:
+        """The 4 rows now, oldest card first."""
+        return tuple(map(tuple, self._rows))
+
+    @rows.setter
+    def rows(self, rows: Sequence[Sequence[int]]) -> None:
+        # For tests and analysis tools that set up a position by hand.
+        self._shared = None
+        self._rows = [list(r) for r in rows]
 
     @property
     def round_log(self) -> list[dict[str, Any]]:
@@ -438,8 +450,8 @@ class Game:
         self.round += 1
         self.turn = 0
         self._round_points = [0] * n
-        self._plays = []
-        self._takes = []
+        self._plays = ()
+        self._takes = ()
         self._revealed = ()
         record: dict[str, Any] = {"round": self.round}
         if settings.variant is Variant.PROFESSIONAL:
@@ -460,38 +472,38 @@ class Game:
             hands[seat] = sorted(cards[position * HAND_SIZE : (position + 1) * HAND_SIZE])
         self.hands = hands
         start = n * HAND_SIZE
-        self.rows = tuple((c,) for c in cards[start : start + ROW_COUNT])
+        self._rows = [[c] for c in cards[start : start + ROW_COUNT]]
         self._rounds.append(record)
         self._start_play()
 
     def _start_play(self) -> None:
         record = self._rounds[-1]
         if self.settings.variant is Variant.PROFESSIONAL:
-            self.rows = tuple((c,) for c in sorted(self.pool))
+            self._rows = [[c] for c in sorted(self.pool)]
             self.pool = []
             for hand in self.hands:
                 hand.sort()
         record["hands"] = [list(h) for h in self.hands]
-        record["rows"] = [list(r) for r in self.rows]
+        record["rows"] = [r[:] for r in self._rows]
         record["turns"] = []
         self.turn = 1
         self.phase = Phase.PLAY
 
     def _take(self, index: int, card: int, seat: int, reason: TakeReason) -> None:
-        rows = self.rows
+        rows = self._rows
         taken = rows[index]
-        self.rows = rows[:index] + ((card,),) + rows[index + 1 :]
-        self._takes.append(RowTake(seat, index, card, taken, reason))
-        self._round_points[seat] += penalty(taken)
+        rows[index] = [card]
+        self._takes += (RowTake(seat, index, card, tuple(taken), reason),)
+        self._round_points[seat] += sum(map(BULL_HEADS.__getitem__, taken))
         self._turn_takes.append(
-            {"seat": seat, "row": index, "card": card, "cards": list(taken), "reason": reason.value}
+            {"seat": seat, "row": index, "card": card, "cards": taken, "reason": reason.value}
         )
 
     def _place_pending(self) -> None:
         pending = self._pending
+        rows = self._rows
         while pending:
             card, seat = pending[0]
-            rows = self.rows
             best = -1
             best_end = 0
             for index, row in enumerate(rows):
@@ -506,17 +518,17 @@ class Game:
             if len(row) >= MAX_ROW_LENGTH:
                 self._take(best, card, seat, TakeReason.SIXTH_CARD)
             else:
-                self.rows = rows[:best] + (row + (card,),) + rows[best + 1 :]
+                row.append(card)
         self._end_turn()
 
     def _end_turn(self) -> None:
-        self._plays.append(self._revealed)
+        self._plays += (self._revealed,)
         self._rounds[-1]["turns"].append(
             {
                 "turn": self.turn,
-                "plays": [[p.seat, p.card] for p in self._revealed],
+                "plays": list(map(list, self._revealed)),
                 "takes": self._turn_takes,
-                "rows": [list(r) for r in self.rows],
+                "rows": [r[:] for r in self._rows],
             }
         )
         self._revealed = ()
