@@ -242,6 +242,9 @@ def rank(scores: Sequence[int], forfeited: Iterable[int] = ()) -> Result:
 
 
 _make_view = tuple.__new__  # View's fields without the keyword handling of View(...): a hot path
+# Module-level names for enum members: attribute lookups on an Enum class are slow in a hot loop.
+_DRAFT, _PLAY, _CHOOSE_ROW, _OVER = Phase.DRAFT, Phase.PLAY, Phase.CHOOSE_ROW, Phase.OVER
+_SIXTH_CARD, _LOW_CARD = TakeReason.SIXTH_CARD, TakeReason.LOW_CARD
 
 
 class Game:
@@ -258,7 +261,7 @@ class Game:
         self.scores: list[int] = [0] * n
         self.round = 0
         self.turn = 0
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
         self.hands: list[list[int]] = [[] for _ in range(n)]
         self._rows: list[list[int]] = []  # lists while placing; views get tuples
         self.pool: list[int] = []
@@ -281,22 +284,22 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     @property
     def waiting_for(self) -> tuple[int, ...]:
         """Seats whose decision the game needs now."""
-        if self.phase is Phase.PLAY:
+        if self.phase is _PLAY:
             return tuple(range(self.settings.players))
-        if self.phase is Phase.DRAFT:
+        if self.phase is _DRAFT:
             return (self._draft_order[0],)
-        if self.phase is Phase.CHOOSE_ROW:
+        if self.phase is _CHOOSE_ROW:
             return (self._pending[0][1],)
         return ()
 
     @property
     def drafter(self) -> int:
-        if self.phase is not Phase.DRAFT:
+        if self.phase is not _DRAFT:
             raise WrongPhase(f"no draft now (phase {self.phase.value})")
         return self._draft_order[0]
 
@@ -305,7 +308,7 @@ class Game:
         shared = self._shared
         if shared is None:
             phase = self.phase
-            choosing = phase is Phase.CHOOSE_ROW
+            choosing = phase is _CHOOSE_ROW
             hands = (
                 tuple(tuple(sorted(h)) for h in self.hands)
                 if self.settings.variant is Variant.PROFESSIONAL
@@ -323,7 +326,7 @@ class Game:
                 self._revealed if choosing else (),
                 self._pending[0][0] if choosing else None,
                 hands,
-                tuple(self.pool) if phase is Phase.DRAFT else (),
+                tuple(self.pool) if phase is _DRAFT else (),
             )
         hands = shared[10]
         hand = hands[seat] if hands is not None else tuple(self.hands[seat])
@@ -346,7 +349,7 @@ class Game:
 
     def play(self, cards: Mapping[int, int] | Sequence[int]) -> None:
         """All seats reveal their chosen cards at once (RULES.md 3); then they are placed."""
-        if self.phase is not Phase.PLAY:
+        if self.phase is not _PLAY:
             raise WrongPhase(f"cannot play cards now (phase {self.phase.value})")
         self._shared = None
         n = self.settings.players
@@ -369,14 +372,14 @@ class Game:
 
     def choose_row(self, row: int) -> None:
         """The owner of the turn's low card takes `row` (RULES.md 4, the rows as they are now)."""
-        if self.phase is not Phase.CHOOSE_ROW:
+        if self.phase is not _CHOOSE_ROW:
             raise WrongPhase(f"no row to choose now (phase {self.phase.value})")
         if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < ROW_COUNT:
             raise InvalidRow(row, ROW_COUNT)
         self._shared = None
         card, seat = self._pending.pop(0)
-        self._take(row, card, seat, TakeReason.LOW_CARD)
-        self.phase = Phase.PLAY
+        self._take(row, card, seat, _LOW_CARD)
+        self.phase = _PLAY
         self._place_pending()
 
     def forfeit(self, seat: int) -> None:
@@ -462,7 +465,7 @@ class Game:
             self._draft_order = [(first + i) % n for i in range(n)] * HAND_SIZE
             self._draft_picks = []
             record["draft"] = {"first": first, "picks": self._draft_picks}
-            self.phase = Phase.DRAFT
+            self.phase = _DRAFT
             self._rounds.append(record)
             return
         cards = self._rng.shuffled(deck(Variant.STANDARD))
@@ -487,7 +490,7 @@ class Game:
         record["rows"] = [r[:] for r in self._rows]
         record["turns"] = []
         self.turn = 1
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
 
     def _take(self, index: int, card: int, seat: int, reason: TakeReason) -> None:
         rows = self._rows
@@ -511,12 +514,12 @@ class Game:
                 if best_end < end < card:
                     best, best_end = index, end
             if best < 0:
-                self.phase = Phase.CHOOSE_ROW
+                self.phase = _CHOOSE_ROW
                 return
             del pending[0]
             row = rows[best]
             if len(row) >= MAX_ROW_LENGTH:
-                self._take(best, card, seat, TakeReason.SIXTH_CARD)
+                self._take(best, card, seat, _SIXTH_CARD)
             else:
                 row.append(card)
         self._end_turn()
@@ -541,7 +544,7 @@ class Game:
         record["points"] = list(self._round_points)
         record["scores"] = list(self.scores)
         if self.settings.game_over(self.scores):
-            self.phase = Phase.OVER
+            self.phase = _OVER
         else:
             self._start_round()
 
@@ -576,12 +579,12 @@ def play_game(
     game = Game(settings, seed, rotation=rotation)
     while True:
         phase = game.phase
-        if phase is Phase.PLAY:
+        if phase is _PLAY:
             game.play([p.pick_card(game.view(seat)) for seat, p in enumerate(players)])
-        elif phase is Phase.CHOOSE_ROW:
+        elif phase is _CHOOSE_ROW:
             seat = game.waiting_for[0]
             game.choose_row(players[seat].choose_row(game.view(seat)))
-        elif phase is Phase.DRAFT:
+        elif phase is _DRAFT:
             seat = game.drafter
             game.draft(players[seat].draft_card(game.view(seat)))
         else:
