@@ -1,0 +1,342 @@
+"""Rating mathematics: fitted Elo, bootstrap intervals, LOS, online Elo, per-bot statistics."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from leaderboard import ratings as R
+from leaderboard.ratings import (
+    ELO_PER_LOGIT,
+    GameResult,
+    bootstrap_elo,
+    compute_standings,
+    fit_elo,
+    fit_ratings,
+    online_elo,
+    prepare,
+    ratings_over_time,
+)
+from leaderboard.stats import bot_stats
+
+
+def places_from(penalties) -> tuple[int, ...]:
+    """1-based places, lowest penalty first, equal penalties sharing a place (as the referee)."""
+    return tuple(1 + sum(q < p for q in penalties) for p in penalties)
+
+
+def game(gid, entrants, penalties, **kw) -> GameResult:
+    return GameResult(gid, tuple(entrants), tuple(penalties), places_from(penalties), **kw)
+
+
+def model_games(
+    logits: np.ndarray, n_games: int, seats: int, rng: np.random.Generator, prefix: str = "g"
+) -> list[GameResult]:
+    """Games drawn from the model: finishing order by logit + Gumbel noise (Plackett-Luce), whose
+    pairwise marginals are exactly Bradley-Terry: P(i ahead of j) = sigmoid(logit_i - logit_j)."""
+    n = len(logits)
+    out = []
+    for g in range(n_games):
+        who = rng.choice(n, size=seats, replace=False)
+        perf = logits[who] + rng.gumbel(size=seats)
+        order = np.argsort(-perf)
+        places = np.empty(seats, dtype=int)
+        places[order] = np.arange(1, seats + 1)
+        out.append(
+            GameResult(
+                f"{prefix}{g:05d}",
+                tuple(f"b{i}" for i in who),
+                tuple(int(10 * p) for p in places),
+                tuple(int(p) for p in places),
+                played_at=g,
+            )
+        )
+    return out
+
+
+def centred_elo(logits: np.ndarray) -> np.ndarray:
+    return 1500 + ELO_PER_LOGIT * (logits - logits.mean())
+
+
+def test_order_of_games_does_not_change_standings():
+    rng = np.random.default_rng(1)
+    results = model_games(np.array([0.8, 0.3, 0.0, -0.2, -0.9]), 120, 4, rng)
+    # add ties, duplicate sets, faults and equal played_at values
+    results += [
+        game(
+            f"t{i}",
+            ("b0", "b1", "b2"),
+            (5, 5, 9),
+            duplicate_set=f"s{i // 2}",
+            faults=((), ("timeout",), ()),
+            played_at=7,
+        )
+        for i in range(6)
+    ]
+    shuffled = results[:]
+    random.Random(3).shuffle(shuffled)
+    a = compute_standings(results, bootstrap=30, seed=5).to_json_dict()
+    b = compute_standings(shuffled, bootstrap=30, seed=5).to_json_dict()
+    assert a == b
+    json.dumps(a, allow_nan=False)  # publishable as strict JSON
+
+
+def test_symmetric_pool_gives_equal_ratings_at_1500():
+    bots = ("a", "b", "c", "d")
+    # every bot takes every place equally often
+    results = [
+        game(f"g{i}", bots, tuple(10 * p for p in perm))
+        for i, perm in enumerate(itertools.permutations(range(4)))
+    ]
+    for prior in (0.0, 1.0):
+        for r in fit_ratings(results, prior=prior).values():
+            assert r == pytest.approx(1500.0, abs=1e-6)
+
+
+def test_two_bots_match_closed_form():
+    # A scores 30 wins + 4 draws, B 10 wins + 4 draws: MLE gap = 400 log10(32 / 12), mean 1500
+    results = [game(f"w{i}", ("A", "B"), (0, 5)) for i in range(30)]
+    results += [game(f"l{i}", ("A", "B"), (5, 0)) for i in range(10)]
+    results += [game(f"d{i}", ("B", "A"), (3, 3)) for i in range(4)]
+    gap = 400 * math.log10(32 / 12)
+    pure = fit_ratings(results, prior=0)
+    assert pure["A"] == pytest.approx(1500 + gap / 2, abs=1e-6)
+    assert pure["B"] == pytest.approx(1500 - gap / 2, abs=1e-6)
+    # the default prior shrinks towards the mean, only a little
+    shrunk = fit_ratings(results)
+    assert 0.95 * gap < shrunk["A"] - shrunk["B"] < gap
+
+
+def test_agrees_with_hunter_mm_reference():
+    rng = np.random.default_rng(7)
+    results = model_games(np.array([1.0, 0.5, 0.0, -0.5, -1.0, 0.2]), 200, 3, rng)
+    prior = 1.0
+    wins, games = {}, {}
+    for g in results:
+        for i, j in itertools.combinations(range(len(g.entrants)), 2):
+            a, b = g.entrants[i], g.entrants[j]
+            s = 1.0 if g.places[i] < g.places[j] else 0.5 if g.places[i] == g.places[j] else 0.0
+            wins[a] = wins.get(a, 0) + s
+            wins[b] = wins.get(b, 0) + 1 - s
+            games[(a, b)] = games.get((a, b), 0) + 1
+    gamma = {e: 1.0 for e in wins}
+    for _ in range(5000):  # MM with the virtual drawn games against a fixed gamma = 1 opponent
+        den = {e: prior / (gamma[e] + 1) for e in gamma}
+        for (a, b), n in games.items():
+            den[a] += n / (gamma[a] + gamma[b])
+            den[b] += n / (gamma[a] + gamma[b])
+        gamma = {e: (wins[e] + prior / 2) / den[e] for e in gamma}
+    logs = {e: math.log(v) for e, v in gamma.items()}
+    mean = sum(logs.values()) / len(logs)
+    fitted = fit_ratings(results, prior=prior)
+    for e, v in logs.items():
+        assert fitted[e] == pytest.approx(1500 + ELO_PER_LOGIT * (v - mean), abs=1e-6)
+
+
+def test_planted_strengths_come_out_in_order():
+    logits = np.linspace(1.2, -1.2, 8)  # about 70 Elo apart
+    results = model_games(logits, 3000, 4, np.random.default_rng(11))
+    st = compute_standings(results, bootstrap=0)
+    assert [r.entrant for r in st.rows] == [f"b{i}" for i in range(8)]
+    truth = centred_elo(logits)
+    for i in range(8):
+        assert st.row(f"b{i}").rating == pytest.approx(truth[i], abs=25)
+
+
+def test_bootstrap_intervals_cover_true_ratings_about_95_percent():
+    logits = np.array([0.9, 0.45, 0.0, -0.1, -0.5, -0.75])
+    truth = centred_elo(logits)
+    rng = np.random.default_rng(2024)
+    covered = total = 0
+    for rep in range(40):
+        results = model_games(logits, 150, 4, rng)
+        data = prepare(results)
+        fit = fit_elo(data)
+        low, high = np.percentile(
+            bootstrap_elo(data, fit, resamples=100, seed=rep), [2.5, 97.5], axis=0
+        )
+        idx = [data.entrants.index(f"b{i}") for i in range(len(logits))]
+        covered += int(np.sum((low[idx] <= truth) & (truth <= high[idx])))
+        total += len(logits)
+    assert 0.85 <= covered / total <= 1.0, covered / total
+
+
+def test_bot_that_wins_or_loses_everything_gets_finite_rating():
+    rng = np.random.default_rng(5)
+    results = model_games(np.zeros(4), 60, 3, rng)
+    results += [
+        game(f"champ{i}", ("champ", "b0", "b1", "chump"), (0, 10, 10, 50)) for i in range(20)
+    ]
+    st = compute_standings(results, bootstrap=20)
+    champ, chump = st.row("champ"), st.row("chump")
+    assert st.rows[0] is champ and st.rows[-1] is chump
+    for row in (champ, chump):
+        assert all(math.isfinite(v) for v in (row.rating, row.low, row.high))
+    assert champ.rating > 1900 and chump.rating < 1100
+    with pytest.raises(ValueError, match="prior"):
+        fit_ratings(results, prior=0)
+
+
+def test_disconnected_pools_are_centred_separately_and_not_compared():
+    rng = np.random.default_rng(9)
+    left = model_games(np.array([0.5, 0.0, -0.5]), 60, 3, rng, prefix="L")
+    right = [
+        GameResult(f"R{i}", tuple("x" + e[1:] for e in g.entrants), g.penalties, g.places)
+        for i, g in enumerate(model_games(np.array([2.0, 0.0, -2.0]), 60, 3, rng))
+    ]
+    st = compute_standings(left + right, bootstrap=20)
+    comps = {r.entrant: r.component for r in st.rows}
+    assert len(set(comps.values())) == 2
+    assert comps["b0"] == comps["b1"] == comps["b2"] != comps["x0"] == comps["x1"] == comps["x2"]
+    for c in set(comps.values()):
+        ratings = [r.rating for r in st.rows if r.component == c]
+        assert sum(ratings) / len(ratings) == pytest.approx(1500.0)
+    names = [r.entrant for r in st.rows]
+    i, j, k = names.index("b0"), names.index("x0"), names.index("b2")
+    assert st.los[i][j] is None and st.los[i][i] is None
+    assert st.los[i][k] > 0.5 and st.los[i][k] + st.los[k][i] == pytest.approx(1.0)
+
+
+def test_duplicate_sets_are_resampled_whole():
+    # each set: the same deal twice with the seats swapped; A wins one, B wins the other
+    results = []
+    for s in range(30):
+        a_first = s % 3 != 0
+        results.append(
+            game(f"s{s}a", ("A", "B"), (1, 9) if a_first else (9, 1), duplicate_set=f"set{s}")
+        )
+        results.append(
+            game(f"s{s}b", ("B", "A"), (1, 9) if a_first else (9, 1), duplicate_set=f"set{s}")
+        )
+    whole = compute_standings(results, bootstrap=50, seed=1)
+    for row in whole.rows:  # every set is one win each: every resample is an exact tie
+        assert row.rating == pytest.approx(1500) and row.low == pytest.approx(1500)
+        assert row.high == pytest.approx(1500)
+    loose = [GameResult(g.game_id, g.entrants, g.penalties, g.places) for g in results]
+    by_game = compute_standings(loose, bootstrap=50, seed=1)
+    assert by_game.row("A").high - by_game.row("A").low > 50
+
+
+def test_bootstrap_is_deterministic_given_seed():
+    results = model_games(np.array([0.4, 0.0, -0.4]), 80, 3, np.random.default_rng(4))
+    a = compute_standings(results, bootstrap=40, seed=1)
+    assert a == compute_standings(results, bootstrap=40, seed=1)
+    assert a != compute_standings(results, bootstrap=40, seed=2)
+
+
+def test_online_elo_matches_hand_computation():
+    g1 = game("g1", ("a", "b", "c", "d"), (1, 2, 3, 4), played_at=1)
+    # K/(n-1) = 32/3 per pair; all start at 1500 so every expected score is 1/2
+    r = online_elo([g1])
+    assert r["a"] == pytest.approx(1500 + 32 / 3 * 1.5)  # 3 wins: +16
+    assert r["b"] == pytest.approx(1500 + 32 / 3 * 0.5)
+    assert r["c"] == pytest.approx(1500 - 32 / 3 * 0.5)
+    assert r["d"] == pytest.approx(1500 - 32 / 3 * 1.5)
+    # then d beats a head to head (given first in the list: order is played_at, not input)
+    g2 = game("g2", ("a", "d"), (9, 0), played_at=2)
+    r = online_elo([g2, g1], k=32)
+    expected_d = 1 / (1 + 10 ** ((1516 - 1484) / 400))
+    assert r["d"] == pytest.approx(1484 + 32 * (1 - expected_d))
+    assert r["a"] == pytest.approx(1516 - 32 * (1 - expected_d))
+
+
+def test_per_bot_statistics():
+    results = [
+        game(
+            "g1",
+            ("a", "b", "c", "d"),
+            (5, 5, 20, 30),
+            faults=(("timeout",), (), ("crash", "timeout"), ("timeout",)),
+        ),
+        game("g2", ("a", "b", "c"), (10, 0, 40), faults=(("timeout",), (), ("illegal-card",))),
+        game("g3", ("a", "c"), (0, 12)),
+    ]
+    stats = bot_stats(results)
+    a, b, c, d = (stats[x] for x in "abcd")
+    assert (a.games, a.wins, a.outright_wins) == (3, 1.5, 1)  # shared first place: half a win
+    assert (b.games, b.wins, b.outright_wins) == (2, 1.5, 1)
+    assert (c.wins, d.wins) == (0.0, 0.0)
+    assert sum(s.wins for s in stats.values()) == len(results)
+    assert a.mean_penalty == pytest.approx(5.0) and c.mean_penalty == pytest.approx(24.0)
+    assert a.mean_place == pytest.approx(4 / 3) and c.mean_place == pytest.approx(8 / 3)
+    assert a.fault_counts == {"timeout": 2}
+    assert c.fault_counts == {"crash": 1, "illegal-card": 1, "timeout": 1}
+    assert b.faults == ()
+    row = compute_standings(results, bootstrap=0).row("c")
+    assert (row.games, row.mean_penalty, row.faults) == (3, c.mean_penalty, c.faults)
+    assert row.online_elo == pytest.approx(online_elo(results)["c"])
+
+
+def test_standings_rows_sorted_and_los_consistent():
+    results = model_games(np.array([1.0, 0.3, 0.0, -1.0]), 200, 4, np.random.default_rng(8))
+    st = compute_standings(results, bootstrap=50)
+    ratings = [r.rating for r in st.rows]
+    assert ratings == sorted(ratings, reverse=True)
+    assert [r.rank for r in st.rows] == [1, 2, 3, 4]
+    for r in st.rows:
+        assert r.low <= r.rating <= r.high
+    n = len(st.rows)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                assert st.los[i][j] + st.los[j][i] == pytest.approx(1.0)
+                assert (st.los[i][j] > 0.5) == (i < j)
+    assert compute_standings(results, bootstrap=0).los == ()
+
+
+def test_ratings_over_time():
+    results = model_games(np.array([0.5, 0.0, -0.5]), 100, 3, np.random.default_rng(6))
+    fitted = ratings_over_time(results, every=30)
+    assert [p.games for p in fitted] == [30, 60, 90, 100]
+    assert dict(fitted[-1].ratings) == pytest.approx(fit_ratings(results))
+    online = ratings_over_time(results, every=30, method="online")
+    assert dict(online[-1].ratings) == pytest.approx(online_elo(results))
+    assert fitted[0].to_json_dict()["games"] == 30
+    # a bot appears only once it has played
+    late = results + [game("z", ("late", "b0"), (0, 9), played_at=10_000)]
+    assert "late" not in dict(ratings_over_time(late, every=100)[0].ratings)
+    assert "late" in dict(ratings_over_time(late, every=100)[-1].ratings)
+
+
+def test_sparse_solver_agrees_with_dense(monkeypatch):
+    results = model_games(np.linspace(1, -1, 12), 300, 4, np.random.default_rng(10))
+    data = prepare(results)
+    dense = fit_elo(data)
+    dense_boot = bootstrap_elo(data, dense, resamples=3, seed=0)
+    monkeypatch.setattr(R, "DENSE_MAX_BOTS", 1)
+    monkeypatch.setattr(R, "CHORD_MAX_BOTS", 1)
+    sparse = fit_elo(data)
+    assert np.allclose(dense.elo, sparse.elo, atol=1e-6)
+    assert np.allclose(dense_boot, bootstrap_elo(data, sparse, resamples=3, seed=0), atol=1e-3)
+
+
+def test_input_validation():
+    with pytest.raises(ValueError):
+        GameResult("g", ("a", "b"), (1,), (1, 2))
+    with pytest.raises(ValueError):
+        GameResult("g", ("a", "b"), (1, 2), (1, 2), faults=((),))
+    g = game("g", ("a", "b"), (1, 2))
+    with pytest.raises(ValueError, match="duplicate"):
+        compute_standings([g, g])
+    with pytest.raises(ValueError):
+        compute_standings([g], prior=0, bootstrap=10)
+    assert compute_standings([]).rows == ()
+
+
+def test_bootstrap_chord_steps_fall_back_to_newton():
+    # the chord shortcut must not change the answer when its fixed matrix is far off
+    from scipy import linalg
+
+    results = model_games(np.linspace(1, -1, 5), 200, 4, np.random.default_rng(12))
+    data = prepare(results)
+    w, nn = R.aggregate(data)
+    args = (data.n_bots, data.edge_a, data.edge_b, w, nn, 1.0)
+    reference = R._fit_logits(*args)
+    for scale in (1e-3, 1e3):  # steps far too long (diverge) or far too short (crawl)
+        chord = linalg.cho_factor(scale * np.eye(data.n_bots))
+        assert np.allclose(R._fit_logits(*args, chord=chord), reference, atol=1e-8)
