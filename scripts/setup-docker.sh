@@ -52,9 +52,11 @@ missing=()
 for p in docker.io mmdebstrap; do pkg_installed "$p" || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]} (apt-get)"
-    export DEBIAN_FRONTEND=noninteractive
+    # Recommends included (as on the project's machines: tini, mount, gpg, fakechroot ...);
+    # needrestart, one of them, must only list and never restart anything here.
+    export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=l NEEDRESTART_SUSPEND=1
     apt-get update -q </dev/null
-    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+    apt-get install -y -q "${missing[@]}" </dev/null
 else
     log "docker.io and mmdebstrap already installed"
 fi
