@@ -4,6 +4,8 @@ Bot authors: ``from take5 import Bot, run`` (see README). The rule helpers here 
 uses, so a bot never needs to reimplement the rules.
 """
 
+from typing import TYPE_CHECKING
+
 from .game import (
     Fault,
     Game,
@@ -51,3 +53,37 @@ from .rules import (
 )
 
 __version__ = "0.1.0"
+
+# The bot runtime needs grpc; it is loaded on first use so that `import take5` (the engine alone)
+# stays light for the referee's hot paths and for tools that never talk to a bot.
+_LAZY = {
+    "Bot": "bot",
+    "CallContext": "bot",
+    "run": "bot",
+    "serve": "bot",
+    "GameOver": "convert",
+    "PROTOCOL_VERSION": "convert",
+    "play_against": "harness",
+    "load_bot": "harness",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'take5' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .bot import Bot, CallContext, run, serve
+    from .convert import PROTOCOL_VERSION, GameOver
+    from .harness import load_bot, play_against

@@ -1,0 +1,40 @@
+"""random: plays a uniformly random card of its hand, takes a random row, drafts a random card.
+
+The randomness is seeded from the situation itself (seat, round, turn, hand, rows), so the bot keeps
+no state and the same game replays identically: handy for tests and benchmarks.
+
+    python3 bot.py --listen unix:/tmp/random.sock      # or TAKE5_LISTEN=...
+    take5-harness bot.py                               # try it against the other example bots
+"""
+
+from __future__ import annotations
+
+import random
+
+from take5 import Bot, View, run
+
+
+class RandomBot(Bot):
+    name = "random"
+    version = "1.0"
+    author = "take5 arena"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def _rng(self, view: View) -> random.Random:
+        # A string seed is hashed with SHA-512: the same on every run (unlike hash() of a tuple).
+        return random.Random(f"{self.seed}/{view.seat}/{view.round}/{view.turn}/{view.hand}/{view.rows}/{view.pool}")
+
+    def pick_card(self, view: View) -> int:
+        return self._rng(view).choice(view.hand)
+
+    def choose_row(self, view: View) -> int:
+        return self._rng(view).randrange(len(view.rows))
+
+    def draft_card(self, view: View) -> int:
+        return self._rng(view).choice(view.pool)
+
+
+if __name__ == "__main__":
+    run(RandomBot())

@@ -1,0 +1,83 @@
+"""How the referee gets a bot running: the `BotHandle` interface and the launchers behind it.
+
+The match layer only needs an address to connect to, a way to stop the bot, and, when a call fails, to
+know whether the bot is still alive (a crash and a refused connection are different faults). Local
+processes (referee/local.py), Docker containers (referee/docker_sandbox.py) and bots someone else runs
+(`AddressHandle`) all fit behind this interface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from .botref import BotRef
+
+
+class BotHandle(Protocol):
+    """One bot the referee runs (or merely reaches)."""
+
+    label: str
+    """For messages: where the bot comes from."""
+
+    def start(self) -> str:
+        """Start the bot (again, after it exited) and return its gRPC address at once.
+
+        The bot may need a moment before the address answers; the caller waits for it and checks
+        `exit_status()` meanwhile.
+        """
+        ...
+
+    def stop(self, grace: float = 1.0) -> None:
+        """Ask the bot to stop (SIGTERM), kill it after `grace` seconds; idempotent."""
+        ...
+
+    def exit_status(self) -> int | None:
+        """The exit status once the bot's process has ended (negative: killed by that signal), else None."""
+        ...
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        """The end of what the bot wrote to stderr and stdout, for diagnosing a fault."""
+        ...
+
+
+class AddressHandle:
+    """A bot that runs elsewhere: the referee connects to it and never starts or stops it."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.label = address
+
+    def start(self) -> str:
+        return self.address
+
+    def stop(self, grace: float = 1.0) -> None:
+        return None
+
+    def exit_status(self) -> int | None:
+        return None
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        return ""
+
+
+def local_handle(ref: BotRef, *, log_path: Path | None = None) -> BotHandle:
+    """The embedded default: a local process for a bot folder or file, or just its address."""
+    if ref.kind == "address":
+        return AddressHandle(ref.address)
+    from .local import LocalBot
+
+    return LocalBot(ref, log_path=log_path)
+
+
+def describe_exit(status: int) -> str:
+    """'exited with status 3' or 'killed by SIGKILL'."""
+    if status < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"killed by {name}"
+    return f"exited with status {status}"

@@ -1,0 +1,216 @@
+"""Bots as local processes: the referee's embedded default (no Docker).
+
+Each bot gets a private temporary folder (mode 0700) holding its Unix socket, runs in its own process
+group (so that stopping it also stops anything it started, and a Ctrl-C in the terminal reaches only
+the referee, which then stops every bot itself), and dies with the referee on Linux even if the
+referee is killed (PR_SET_PDEATHSIG). Its stdout and stderr go to a log file of bounded size; the last
+few kilobytes stay in memory for fault reports.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import take5
+
+from .botref import BotRef
+
+SOCKET_NAME = "bot.sock"
+LOG_LIMIT = 1024 * 1024
+"""Bytes of a bot's output kept in its log file; the rest is read and dropped."""
+TAIL_BYTES = 8192
+
+
+def _pdeathsig():
+    """A preexec function that makes the kernel kill the child when the referee dies (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def preexec() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+    return preexec
+
+
+_PREEXEC = _pdeathsig()
+
+
+def sdk_path() -> str:
+    """The folder holding the referee's own take5 package, so bots can import it uninstalled."""
+    return str(Path(take5.__file__).resolve().parent.parent)
+
+
+class _OutputPump(threading.Thread):
+    """Drains a bot's output pipe (so the bot never blocks on it) into a bounded log and a tail."""
+
+    def __init__(self, pipe, log_path: Path, limit: int) -> None:
+        super().__init__(name=f"take5-log-{log_path.name}", daemon=True)
+        self.pipe = pipe
+        self.log_path = log_path
+        self.limit = limit
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_size = 0
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        written = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with open(self.log_path, "ab") as log:
+            while True:
+                try:
+                    chunk = os.read(self.pipe.fileno(), 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                with self.lock:
+                    self.tail.append(chunk)
+                    self.tail_size += len(chunk)
+                    while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
+                        self.tail_size -= len(self.tail.popleft())
+                if written < self.limit:
+                    part = chunk[: self.limit - written]
+                    log.write(part)
+                    written += len(part)
+                    if written >= self.limit:
+                        log.write(b"\n[take5: output truncated here; the log is limited]\n")
+                    log.flush()
+        self.pipe.close()
+
+    def text(self, limit: int) -> str:
+        with self.lock:
+            data = b"".join(self.tail)
+        return data[-limit:].decode("utf-8", errors="replace")
+
+
+class LocalBot:
+    """A bot folder run as a local process serving on a Unix socket in a private temporary folder."""
+
+    def __init__(
+        self,
+        ref: BotRef,
+        *,
+        log_path: Path | None = None,
+        log_limit: int = LOG_LIMIT,
+        python: str = sys.executable,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        if ref.path is None:
+            raise ValueError(f"{ref.text}: not a bot folder or file")
+        self.ref = ref
+        self.label = ref.text
+        self.log_limit = log_limit
+        self.python = python
+        self.extra_env = dict(env or {})
+        self.log_path = log_path
+        self.dir: Path | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pump: _OutputPump | None = None
+        self.starts = 0
+
+    def command(self) -> list[str]:
+        assert self.ref.path is not None
+        if self.ref.kind == "python":
+            return [self.python, str(self.ref.path)]
+        return [str(self.ref.path)]
+
+    def start(self) -> str:
+        if self.proc is not None:
+            self.stop()
+        self.dir = Path(tempfile.mkdtemp(prefix="take5-bot-"))  # mkdtemp: mode 0700, ours only
+        socket_path = self.dir / SOCKET_NAME
+        address = f"unix:{socket_path}"
+        log_path = self.log_path or self.dir / "output.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.starts:
+            with open(log_path, "ab") as log:
+                log.write(f"\n[take5: bot restarted ({self.starts})]\n".encode())
+        elif log_path.exists():
+            log_path.unlink()
+        self.starts += 1
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        env["TAKE5_LISTEN"] = address
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (sdk_path(), env.get("PYTHONPATH", "")) if p)
+        assert self.ref.path is not None
+        self.proc = subprocess.Popen(
+            self.command(),
+            cwd=self.ref.path.parent,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_PREEXEC,
+        )
+        self.pump = _OutputPump(self.proc.stdout, log_path, self.log_limit)
+        self.pump.start()
+        return address
+
+    def exit_status(self) -> int | None:
+        return None if self.proc is None else self.proc.poll()
+
+    def wait_exit(self, timeout: float) -> int | None:
+        """The exit status, waiting up to `timeout` seconds for the process to end."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, grace: float = 1.0) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            _signal_group(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # Whatever is left of the group (the bot, or children it started) is killed.
+        _signal_group(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
+            pass
+        if self.pump is not None:
+            self.pump.join(2)
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)  # the socket, and the log unless kept elsewhere
+            self.dir = None
+        self.proc = None
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        return self.pump.text(limit) if self.pump is not None else ""
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def __repr__(self) -> str:
+        return f"<LocalBot {self.label} pid={self.pid}>"
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)  # start_new_session: the group id is the bot's pid
+    except (ProcessLookupError, PermissionError):
+        pass
+

@@ -1,0 +1,194 @@
+"""`referee match`: the command-line face of referee/match.py (summary, JSON, exit codes).
+
+Exit codes (also in docs/faults.md):
+  0   every game was played and no bot faulted
+  1   every game was played, but some bot faulted (and maybe forfeited games)
+  2   bad usage: an unknown BOT, a bad option, a player count the variant does not allow
+  3   a bot was rejected before play (it did not start, or its handshake failed or named an
+      incompatible protocol); the games were still played, its seat forfeiting each
+  130 interrupted (Ctrl-C or SIGTERM): every bot was stopped; the games finished so far are reported
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .botref import BadBotRef, parse_bot
+
+if TYPE_CHECKING:
+    from .match import GameSummary, MatchResult
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _game_line(summary: GameSummary, names: list[str]) -> str:
+    order = sorted(range(len(names)), key=lambda s: (summary.places[s], s))
+    parts = []
+    for seat in order:
+        mark = " (forfeit)" if seat in summary.forfeited else ""
+        parts.append(f"{names[seat]} {summary.scores[seat]}{mark}")
+    faults = sum(len(f) for f in summary.faults)
+    tail = f", {faults} fault{'s' if faults != 1 else ''}" if faults else ""
+    return f"{summary.game_id}: {', '.join(parts)} ({summary.seconds:.2f} s{tail})"
+
+
+def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
+    """The human-readable report: standings, penalties, faults per bot, rejections, records."""
+    c = result.config
+    n = len(result.entries)
+    rule = "at or above" if c.end_rule.value == "at-or-above" else "above"
+    lines = [
+        f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} games"
+        f"{' (interrupted)' if interrupted else ''}, {c.variant.value}, game ends {rule} {c.threshold} points, "
+        f"timeout {c.timeout:g} s per call, forfeit after {c.max_faults} faults ({result.seconds:.1f} s)",
+        "",
+        f"  {'#':>2}  {'bot':<20} {'games':>5} {'wins':>5} {'mean place':>11} {'points':>7} "
+        f"{'mean points':>11} {'forfeits':>8} {'faults':>6}",
+    ]
+    for rank, st in enumerate(result.standings, 1):
+        lines.append(
+            f"  {rank:>2}  {st.name:<20} {st.games:>5} {st.wins:>5} {st.mean_place:>11.2f} {st.points:>7} "
+            f"{st.mean_points:>11.1f} {st.forfeits:>8} {st.fault_count:>6}"
+        )
+    faulty = [st for st in result.standings if st.faults]
+    if faulty:
+        lines += ["", "Faults (docs/faults.md):"]
+        seat_of = {e.name: i for i, e in enumerate(result.entries)}
+        for st in faulty:
+            kinds = ", ".join(f"{kind} x{count}" for kind, count in st.faults.items())
+            lines.append(f"  {st.name}: {kinds}")
+            seat = seat_of[st.name]
+            first = next((g, f) for g in result.games for f in g.faults[seat])
+            game, fault = first
+            lines.append(
+                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: {fault['kind']}: {fault['detail']}"
+            )
+    if result.rejections:
+        lines += ["", "Rejected before play (their seats forfeited every game):"]
+        for r in result.rejections:
+            lines.append(f"  {r.name} ({r.bot}): {r.kind}: {r.detail}")
+    if result.logs:
+        lines += ["", "Last output of bots with faults:"]
+        for name, text in result.logs.items():
+            lines.append(f"  --- {name}")
+            lines += [f"  | {line}" for line in text.splitlines()[-8:]]
+    if c.records is not None:
+        lines += ["", f"Records: {c.records} ({len(result.games)} games; check them with `referee verify {c.records}`)"]
+    return "\n".join(lines)
+
+
+@click.command("match")
+@click.argument("bots", nargs=-1, required=True, metavar="BOT BOT [BOT...]")
+@click.option("--games", "-g", default=1, show_default=True, type=click.IntRange(min=1), help="Games to play.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the first deal; each deal is played once per rotation.")
+@click.option("--variant", type=click.Choice(["standard", "professional"]), default="standard", show_default=True)
+@click.option("--threshold", default=66, show_default=True, type=click.IntRange(min=1), help="The game ends when a score reaches this.")
+@click.option("--end-rule", type=click.Choice(["at-or-above", "above"]), default="at-or-above", show_default=True)
+@click.option("--timeout", default=1.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds a bot has for each call.")
+@click.option("--start-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01), help="Seconds a bot has to start serving.")
+@click.option("--max-faults", default=3, show_default=True, type=click.IntRange(min=1), help="Faults in a game after which a bot forfeits it.")
+@click.option("--records", type=click.Path(file_okay=False, path_type=Path), help="Write each game's record (and the bots' output logs) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (for scripts) instead of the summary.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every fault as it happens (stderr).")
+def match(
+    bots: tuple[str, ...],
+    games: int,
+    seed: int,
+    variant: str,
+    threshold: int,
+    end_rule: str,
+    timeout: float,
+    start_timeout: float,
+    max_faults: int,
+    records: Path | None,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """Play a match between 2 to 10 bots and print the standings.
+
+    A BOT is a folder with a bot.py (or an executable `run` script), a bot .py file, or the gRPC
+    address of a running bot (unix:/path/bot.sock or host:port). Folders and files are started as
+    local processes, each serving on a Unix socket in a private temporary folder, and stopped at the
+    end (also on Ctrl-C).
+
+    Faults (late answer, crash, illegal card or row, ...) get a default move and are recorded; a bot
+    forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
+    bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
+    """
+    from take5.rules import InvalidSettings
+
+    from .match import Match, MatchConfig
+
+    if not 2 <= len(bots) <= 10:
+        raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
+    refs = []
+    for text in bots:
+        try:
+            refs.append(parse_bot(text))
+        except BadBotRef as error:
+            raise click.BadParameter(str(error), param_hint="BOT") from None
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if verbose else logging.WARNING,
+        format="referee: %(message)s",
+    )
+    config = MatchConfig(
+        games=games,
+        seed=seed,
+        variant=variant,
+        threshold=threshold,
+        end_rule=end_rule,
+        timeout=timeout,
+        start_timeout=start_timeout,
+        max_faults=max_faults,
+        records=records,
+    )
+    try:
+        runner = Match(refs, config)
+    except InvalidSettings as error:
+        raise click.BadParameter(str(error), param_hint="BOT") from None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    interrupted = False
+    names: list[str] = []
+
+    def progress(summary: GameSummary) -> None:
+        if not as_json:
+            click.echo(_game_line(summary, names))
+
+    started = time.perf_counter()
+    try:
+        with runner:
+            names[:] = [e.name for e in runner.entrants]
+            runner.play(progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    result = runner.result(time.perf_counter() - started)
+    if as_json:
+        doc = result.to_dict()
+        doc["interrupted"] = interrupted
+        if interrupted:
+            doc["exit_code"] = 130
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo("")
+        click.echo(summary_text(result, interrupted=interrupted))
+    if interrupted:
+        click.echo("interrupted: every bot was stopped", err=True)
+        sys.exit(130)
+    sys.exit(result.exit_code)
+
+
+if __name__ == "__main__":
+    match()

@@ -1,0 +1,216 @@
+"""The referee's side of the protocol: one gRPC client per bot, with deadlines and fault mapping.
+
+Transport only: requests arrive here already encoded (take5.convert) and answers leave as plain
+numbers; every way a call can fail becomes a `CallFailed` carrying a fault kind (referee/faults.py).
+Answers are decoded here rather than by gRPC, so that an answer that is not a protobuf message is a
+"protocol" fault with a clear detail and not an opaque internal error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from take5.convert import PROTOCOL_MAJOR, PROTOCOL_VERSION, ProtocolError, parse_version
+from take5.v1 import bot_pb2 as pb
+
+from . import faults
+from .launch import describe_exit
+
+log = logging.getLogger("take5.referee")
+
+MAX_ANSWER_BYTES = 64 * 1024
+"""Largest answer the referee accepts: real answers are a few bytes."""
+
+_SERVICE = "/take5.v1.Bot/"
+
+
+def referee_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"take5-arena {version('take5-arena')}"
+    except Exception:  # noqa: BLE001 - only informative
+        return "take5-arena"
+
+
+@dataclass(frozen=True)
+class BotInfo:
+    """What a bot says about itself in the handshake."""
+
+    name: str = ""
+    version: str = ""
+    author: str = ""
+    sdk: str = ""
+    protocol_version: str = ""
+    handshake: bool = True
+    """False when the bot does not implement Handshake (it still plays)."""
+
+
+class CallFailed(Exception):
+    """A call to a bot that produced no usable answer; `kind` is a fault kind."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def failure(error: grpc.RpcError, method: str, timeout: float) -> CallFailed:
+    """The fault a failed call amounts to. Details avoid paths and timings, so records repeat."""
+    code = error.code() if hasattr(error, "code") else None
+    details = (error.details() if hasattr(error, "details") else "") or ""
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return CallFailed(faults.TIMEOUT, f"no answer to {method} within {timeout:g} s")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        why = "connection refused" if "refused" in details.lower() else "connection lost"
+        return CallFailed(faults.CONNECTION, f"{method}: the bot cannot be reached ({why})")
+    if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
+        if "larger than max" in details.lower():
+            return CallFailed(faults.RESOURCE, f"{method}: the answer is larger than {MAX_ANSWER_BYTES} bytes")
+        return CallFailed(faults.RESOURCE, f"{method}: {_short(details)}")
+    if code is grpc.StatusCode.UNIMPLEMENTED:
+        return CallFailed(faults.PROTOCOL, f"the bot does not implement {method}")
+    name = code.name if code is not None else "error"
+    return CallFailed(faults.ERROR, f"{method}: {name}: {_short(details)}")
+
+
+def _decode(message_type, raw: bytes, method: str):
+    try:
+        return message_type.FromString(raw)
+    except (DecodeError, ValueError, TypeError):
+        raise CallFailed(
+            faults.PROTOCOL, f"the answer to {method} does not decode as {message_type.__name__}"
+        ) from None
+
+
+class RemoteBot:
+    """A gRPC connection to one bot. Thread-safe, like the channel under it."""
+
+    def __init__(self, address: str, *, max_answer: int = MAX_ANSWER_BYTES) -> None:
+        self.address = address
+        self.channel = grpc.insecure_channel(
+            address,
+            options=[
+                ("grpc.max_receive_message_length", max_answer),
+                ("grpc.initial_reconnect_backoff_ms", 100),
+                ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 1000),
+                ("grpc.enable_http_proxy", 0),
+            ],
+        )
+        # Bytes in, bytes out: requests are encoded by take5.convert, answers decoded in _decode.
+        self._handshake = self.channel.unary_unary(_SERVICE + "Handshake")
+        self._pick = self.channel.unary_unary(_SERVICE + "PickCard")
+        self._choose = self.channel.unary_unary(_SERVICE + "ChooseRow")
+        self._over = self.channel.unary_unary(_SERVICE + "GameOver")
+
+    def close(self) -> None:
+        self.channel.close()
+
+    # -- start-up ------------------------------------------------------------------------------
+
+    def wait_ready(self, timeout: float, exit_status: Callable[[], int | None] = lambda: None) -> None:
+        """Wait until the bot accepts connections; CallFailed(crash) as soon as its process ends."""
+        deadline = time.monotonic() + timeout
+        path = self.address[len("unix:") :] if self.address.startswith("unix:") else None
+        delay = 0.002
+        while path is not None and not os.path.exists(path):
+            status = exit_status()
+            if status is not None:
+                raise CallFailed(faults.CRASH, f"the bot {describe_exit(status)} before it served")
+            if time.monotonic() >= deadline:
+                raise CallFailed(faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s")
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+        ready = grpc.channel_ready_future(self.channel)
+        try:
+            while True:
+                try:
+                    ready.result(timeout=min(0.05, max(0.001, deadline - time.monotonic())))
+                    return
+                except grpc.FutureTimeoutError:
+                    status = exit_status()
+                    if status is not None:
+                        raise CallFailed(faults.CRASH, f"the bot {describe_exit(status)} before it served") from None
+                    if time.monotonic() >= deadline:
+                        kind = faults.TIMEOUT if path is not None else faults.CONNECTION
+                        raise CallFailed(kind, f"the bot did not accept a connection within {timeout:g} s") from None
+        finally:
+            ready.cancel()
+
+    def handshake(self, timeout: float) -> BotInfo:
+        """Ask who the bot is; CallFailed(incompatible) when its protocol major version differs."""
+        request = pb.HandshakeRequest(
+            protocol_version=PROTOCOL_VERSION,
+            referee=referee_version(),
+            time_limit_ms=max(1, round(timeout * 1000)),
+        ).SerializeToString()
+        try:
+            raw = self._handshake(request, timeout=timeout)
+        except grpc.RpcError as error:
+            if error.code() is grpc.StatusCode.UNIMPLEMENTED:
+                return BotInfo(handshake=False)
+            raise failure(error, "Handshake", timeout) from None
+        answer = _decode(pb.HandshakeResponse, raw, "Handshake")
+        try:
+            major, _ = parse_version(answer.protocol_version)
+        except ProtocolError:
+            major = -1
+        if major != PROTOCOL_MAJOR:
+            raise CallFailed(
+                faults.INCOMPATIBLE,
+                f"the bot speaks protocol {answer.protocol_version!r}; this referee speaks "
+                f"{PROTOCOL_VERSION} (take5.v{PROTOCOL_MAJOR}): rebuild the bot with a take5 SDK "
+                f"for protocol {PROTOCOL_MAJOR}.x",
+            )
+        return BotInfo(
+            name=answer.name,
+            version=answer.version,
+            author=answer.author,
+            sdk=answer.sdk,
+            protocol_version=answer.protocol_version or PROTOCOL_VERSION,
+        )
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def pick_card_future(self, request: bytes, timeout: float) -> grpc.Future:
+        """Send an encoded PickCardRequest without waiting: the referee asks every seat at once."""
+        return self._pick.future(request, timeout=timeout)
+
+    @staticmethod
+    def card_from(future: grpc.Future, timeout: float) -> int:
+        """The card of a PickCard future (its deadline bounds the wait)."""
+        try:
+            raw = future.result()
+        except grpc.RpcError as error:
+            raise failure(error, "PickCard", timeout) from None
+        answer = _decode(pb.PickCardResponse, raw, "PickCard")
+        if not answer.HasField("card"):
+            raise CallFailed(faults.PROTOCOL, "the answer to PickCard has no card")
+        return answer.card
+
+    def choose_row(self, request: bytes, timeout: float) -> int:
+        try:
+            raw = self._choose(request, timeout=timeout)
+        except grpc.RpcError as error:
+            raise failure(error, "ChooseRow", timeout) from None
+        answer = _decode(pb.ChooseRowResponse, raw, "ChooseRow")
+        if not answer.HasField("row"):
+            raise CallFailed(faults.PROTOCOL, "the answer to ChooseRow has no row")
+        return answer.row
+
+    def game_over_future(self, request: bytes, timeout: float) -> grpc.Future:
+        """Tell the bot how the game ended; the answer does not matter."""
+        return self._over.future(request, timeout=timeout)

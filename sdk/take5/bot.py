@@ -1,0 +1,351 @@
+"""The bot runtime: subclass `Bot`, then `run(MyBot())` serves it to the referee over gRPC.
+
+A bot only ever sees immutable `View` objects (the engine's own, rebuilt from each request by
+`take5.convert`), never protobuf. The runtime keeps transport apart from the bot: it decodes the request,
+calls the bot's method, checks the answer's type, and turns an exception into an error status for the
+referee (a bug in a bot must cost it a fault, never hang a game).
+
+    from take5 import Bot, run
+
+    class Lowest(Bot):
+        name = "lowest"
+
+        def pick_card(self, view):
+            return min(view.hand)
+
+    if __name__ == "__main__":
+        run(Lowest())
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import operator
+import os
+import signal
+import stat
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from concurrent import futures
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import grpc
+
+from .convert import (
+    PROTOCOL_MAJOR,
+    PROTOCOL_VERSION,
+    GameOver,
+    ProtocolError,
+    game_over_from_request,
+    parse_version,
+    view_from_proto,
+)
+from .game import Phase, View
+from .rules import bull_heads, cheapest_row
+from .v1 import bot_pb2 as pb
+from .v1 import bot_pb2_grpc
+
+LISTEN_ENV = "TAKE5_LISTEN"
+"""Environment variable with the address to serve on: ``unix:/path/bot.sock`` or ``host:port``."""
+
+log = logging.getLogger("take5.bot")
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """The call being answered: which game, and how much time the referee gives."""
+
+    game_id: str
+    time_limit: float
+    """Seconds the referee gives this call (measured from when it sent it)."""
+    started: float
+    """time.monotonic() when the request arrived."""
+
+    @property
+    def deadline(self) -> float:
+        """time.monotonic() by which the answer must be sent."""
+        return self.started + self.time_limit
+
+    def time_left(self) -> float:
+        """Seconds left before the deadline (the network takes a little of it: keep a margin)."""
+        return self.deadline - time.monotonic()
+
+
+class Bot:
+    """Base class of a bot: override `pick_card`, and any of the optional methods.
+
+    The runtime calls one method at a time. Inside a call, `self.context` tells the game id and the
+    time left (`self.time_left()`). A bot may keep state between calls, but every view already holds
+    everything its seat may know (RULES.md 8), so it need not.
+    """
+
+    name: ClassVar[str] = ""
+    """Shown in standings; empty: the referee uses the bot's folder name."""
+    version: ClassVar[str] = "0"
+    author: ClassVar[str] = ""
+
+    context: CallContext | None = None
+    """The call being answered (set by the runtime and the harness before each call)."""
+
+    def pick_card(self, view: View) -> int:
+        """A card of `view.hand` to play this turn."""
+        raise NotImplementedError(f"{type(self).__name__} must define pick_card(view)")
+
+    def choose_row(self, view: View) -> int:
+        """The row (0..3) to take because `view.card` is lower than every row's end.
+
+        Default: the row with the fewest bull heads (the referee's default move too).
+        """
+        return cheapest_row(view.rows)
+
+    def draft_card(self, view: View) -> int:
+        """Professional variant: a card of `view.pool` to take into the hand.
+
+        Default: the card with the most bull heads (it then hurts whoever takes its row, not you),
+        the lowest of those.
+        """
+        return min(view.pool, key=lambda card: (-bull_heads(card), card))
+
+    def game_over(self, result: GameOver) -> None:
+        """Called when a game ends (for bots that learn); the default does nothing."""
+
+    def time_left(self) -> float:
+        """Seconds left to answer the current call (infinite outside a call)."""
+        return self.context.time_left() if self.context is not None else math.inf
+
+
+def bot_name(bot: object) -> str:
+    """The name a bot gives itself, else its class name."""
+    return getattr(bot, "name", "") or type(bot).__name__
+
+
+def sdk_version() -> str:
+    from . import __version__
+
+    return f"take5-python {__version__}"
+
+
+# -- the gRPC service --------------------------------------------------------------------------
+
+
+class _Servicer(bot_pb2_grpc.BotServicer):
+    """Decodes requests, asks the bot, encodes answers; exceptions become error statuses."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.lock = threading.Lock()  # one call of the bot at a time, whatever the thread pool does
+        self.in_flight = 0
+
+    def _call(self, context: grpc.ServicerContext, game_id: str, time_limit_ms: int, method, *args):
+        with self.lock:
+            remaining = context.time_remaining()
+            if remaining is not None and remaining <= 0:
+                # The referee has given up on this call already (it waited behind a slow one).
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the bot was asked")
+            limit = time_limit_ms / 1000 if time_limit_ms else (remaining if remaining is not None else math.inf)
+            self.in_flight += 1
+            try:
+                self.bot.context = CallContext(game_id, limit, time.monotonic())
+                return method(*args)
+            except Exception as error:  # noqa: BLE001 - every bot bug must reach the referee
+                log.exception("%s.%s raised", type(self.bot).__name__, getattr(method, "__name__", "?"))
+                context.abort(grpc.StatusCode.INTERNAL, f"the bot raised {type(error).__name__}: {error}")
+            finally:
+                self.bot.context = None
+                self.in_flight -= 1
+
+    def Handshake(self, request: pb.HandshakeRequest, context: grpc.ServicerContext) -> pb.HandshakeResponse:
+        try:
+            major, _ = parse_version(request.protocol_version)
+        except ProtocolError:
+            major = -1
+        if major != PROTOCOL_MAJOR:
+            log.warning(
+                "the referee speaks protocol %r, this SDK speaks %s: the referee will probably refuse the bot",
+                request.protocol_version,
+                PROTOCOL_VERSION,
+            )
+        bot = self.bot
+        return pb.HandshakeResponse(
+            name=getattr(bot, "name", "") or "",
+            version=str(getattr(bot, "version", "") or ""),
+            author=str(getattr(bot, "author", "") or ""),
+            sdk=sdk_version(),
+            protocol_version=PROTOCOL_VERSION,
+        )
+
+    def PickCard(self, request: pb.PickCardRequest, context: grpc.ServicerContext) -> pb.PickCardResponse:
+        view = view_from_proto(request.view)
+        if view.phase is Phase.DRAFT:
+            card = self._call(context, request.game_id, request.time_limit_ms, self.bot.draft_card, view)
+            _check(card, view.pool, "draft_card", "pool")
+        else:
+            card = self._call(context, request.game_id, request.time_limit_ms, self.bot.pick_card, view)
+            _check(card, view.hand, "pick_card", "hand")
+        return pb.PickCardResponse(card=_whole(card, context))
+
+    def ChooseRow(self, request: pb.ChooseRowRequest, context: grpc.ServicerContext) -> pb.ChooseRowResponse:
+        view = view_from_proto(request.view, revealed=request.revealed, card=request.card)
+        row = self._call(context, request.game_id, request.time_limit_ms, self.bot.choose_row, view)
+        _check(row, range(len(view.rows)), "choose_row", "rows 0..3")
+        return pb.ChooseRowResponse(row=_whole(row, context))
+
+    def GameOver(self, request: pb.GameOverRequest, context: grpc.ServicerContext) -> pb.GameOverResponse:
+        result = game_over_from_request(request)
+        self._call(context, request.game_id, request.time_limit_ms, self.bot.game_over, result)
+        return pb.GameOverResponse()
+
+
+def _whole(value: Any, context: grpc.ServicerContext) -> int:
+    """The answer as a protocol integer; anything else is the bot's error, reported as such."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        context.abort(grpc.StatusCode.INTERNAL, f"the bot answered {value!r}, not a whole number")
+    if not 0 <= number < 2**32:
+        context.abort(grpc.StatusCode.INTERNAL, f"the bot answered {number}, which is out of range")
+    return number
+
+
+def _check(answer: Any, allowed: Sequence[int] | range, method: str, what: str) -> None:
+    """Warn the author in the bot's log; the referee decides what an illegal answer costs."""
+    if answer not in allowed:
+        log.warning("%s returned %r, which is not in the %s %s: the referee counts a fault", method, answer, what, list(allowed))
+
+
+# -- serving -----------------------------------------------------------------------------------
+
+
+def _unix_path(address: str) -> str | None:
+    if address.startswith("unix://"):
+        return address[len("unix://") :]
+    if address.startswith("unix:"):
+        return address[len("unix:") :]
+    return None
+
+
+class BotServer:
+    """A bot served on one address; `stop()` ends it. Made by `serve`."""
+
+    def __init__(self, server: grpc.Server, servicer: _Servicer, address: str, port: int) -> None:
+        self.server = server
+        self.servicer = servicer
+        self.address = address
+        self.port = port
+        """The TCP port bound (useful with ``host:0``); 0 for a Unix socket."""
+
+    def stop(self, grace: float = 1.0) -> bool:
+        """Stop serving; True when no call of the bot is still running."""
+        self.server.stop(grace).wait(grace + 1.0)
+        path = _unix_path(self.address)
+        if path:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace
+        while self.servicer.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self.servicer.in_flight
+
+
+def serve(bot: Bot, address: str, *, max_message: int = 4 * 1024 * 1024) -> BotServer:
+    """Start serving `bot` on `address` (``unix:/path`` or ``host:port``) and return at once."""
+    path = _unix_path(address)
+    if path:
+        if not os.path.isabs(path):
+            path = os.path.abspath(path)
+            address = f"unix:{path}"
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)  # a stale socket of an earlier run
+        except FileNotFoundError:
+            pass
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="take5-bot"),
+        options=[("grpc.max_receive_message_length", max_message), ("grpc.so_reuseport", 0)],
+    )
+    servicer = _Servicer(bot)
+    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as error:
+        raise OSError(f"cannot listen on {address}: {error}") from None
+    server.start()
+    return BotServer(server, servicer, address, 0 if path else port)
+
+
+def listen_address(argv: Sequence[str] | None = None) -> str | None:
+    """The address from ``--listen ADDRESS`` or the TAKE5_LISTEN environment variable."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--listen")
+    known, _ = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    return known.listen or os.environ.get(LISTEN_ENV) or None
+
+
+def run(bot: Bot | type[Bot], *, listen: str | None = None, argv: Sequence[str] | None = None) -> None:
+    """Serve `bot` until SIGTERM (or Ctrl-C), logging to stderr; the referee starts it this way.
+
+    The address comes from `listen`, else ``--listen`` in `argv` (default sys.argv), else the
+    TAKE5_LISTEN environment variable. Exits with status 2 when there is none.
+    """
+    if isinstance(bot, type):
+        bot = bot()
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=os.environ.get("TAKE5_LOG_LEVEL", "INFO").upper(),
+            format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        )
+    address = listen or listen_address(argv)
+    if not address:
+        print(
+            f"no address to serve on: set {LISTEN_ENV} or pass --listen "
+            "(for example --listen unix:/tmp/bot.sock or --listen localhost:50051). "
+            "To try a bot without a referee: take5-harness bot.py",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server = serve(bot, address)
+    except OSError as error:
+        log.error("%s", error)
+        raise SystemExit(1) from None
+    log.info("%s %s (%s) serving on %s", bot_name(bot), getattr(bot, "version", ""), sdk_version(), server.address)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        clean = server.stop(grace=0.5)
+        log.info("stopped")
+        if not clean:
+            # A call is stuck inside the bot; its thread would keep the process alive forever.
+            log.warning("a call of the bot was still running; exiting anyway")
+            logging.shutdown()
+            os._exit(0)
+
+
+__all__ = [
+    "LISTEN_ENV",
+    "Bot",
+    "BotServer",
+    "CallContext",
+    "GameOver",
+    "bot_name",
+    "listen_address",
+    "run",
+    "serve",
+]

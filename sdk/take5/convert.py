@@ -1,0 +1,284 @@
+"""Conversions between the engine's views and the protocol's messages (proto/take5/v1/bot.proto).
+
+The referee turns a `View` into a request; the bot runtime turns the request back into an equal
+`View`, so a bot sees exactly what an in-process player of the engine sees, and bot code never touches
+protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ...)) == v`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .game import Phase, Play, RowTake, Settings, View
+from .rules import EndRule, TakeReason, Variant
+from .v1 import bot_pb2 as pb
+
+PROTOCOL_VERSION = "1.0"
+"""The protocol version this SDK speaks: MAJOR.MINOR; bots and referee must agree on MAJOR."""
+
+PROTOCOL_MAJOR = 1
+
+_PHASE_TO_PB = {
+    Phase.PLAY: pb.PHASE_PLAY,
+    Phase.DRAFT: pb.PHASE_DRAFT,
+    Phase.CHOOSE_ROW: pb.PHASE_CHOOSE_ROW,
+}
+_PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
+_VARIANT_TO_PB = {Variant.STANDARD: pb.VARIANT_STANDARD, Variant.PROFESSIONAL: pb.VARIANT_PROFESSIONAL}
+_VARIANT_FROM_PB = {v: k for k, v in _VARIANT_TO_PB.items()}
+_END_RULE_TO_PB = {EndRule.AT_OR_ABOVE: pb.END_RULE_AT_OR_ABOVE, EndRule.ABOVE: pb.END_RULE_ABOVE}
+_END_RULE_FROM_PB = {v: k for k, v in _END_RULE_TO_PB.items()}
+_REASON_TO_PB = {TakeReason.SIXTH_CARD: pb.TAKE_REASON_SIXTH_CARD, TakeReason.LOW_CARD: pb.TAKE_REASON_LOW_CARD}
+_REASON_FROM_PB = {v: k for k, v in _REASON_TO_PB.items()}
+
+
+class ProtocolError(ValueError):
+    """A message that does not describe a valid game situation (a referee or protocol bug)."""
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """ "MAJOR.MINOR" as integers; an empty string means this SDK's version (bots may omit it)."""
+    if not text:
+        return PROTOCOL_MAJOR, 0
+    major, _, minor = text.strip().partition(".")
+    try:
+        return int(major), int(minor or 0)
+    except ValueError:
+        raise ProtocolError(f"protocol version {text!r} is not MAJOR.MINOR") from None
+
+
+# -- settings ----------------------------------------------------------------------------------
+
+
+def settings_to_proto(settings: Settings) -> pb.Settings:
+    return pb.Settings(
+        players=settings.players,
+        variant=_VARIANT_TO_PB[settings.variant],
+        threshold=settings.threshold,
+        end_rule=_END_RULE_TO_PB[settings.end_rule],
+    )
+
+
+def settings_from_proto(message: pb.Settings) -> Settings:
+    """Unset enums and threshold take the defaults, so a hand-written request still works."""
+    return Settings(
+        players=message.players,
+        variant=_VARIANT_FROM_PB.get(message.variant, Variant.STANDARD),
+        threshold=message.threshold or Settings.threshold,
+        end_rule=_END_RULE_FROM_PB.get(message.end_rule, EndRule.AT_OR_ABOVE),
+    )
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def view_to_proto(view: View, settings: pb.Settings | None = None) -> pb.View:
+    """The request's `view` field; pass a prebuilt `settings` message to save work in a hot loop."""
+    return pb.View(
+        seat=view.seat,
+        settings=settings if settings is not None else settings_to_proto(view.settings),
+        phase=_PHASE_TO_PB[view.phase],
+        round=view.round,
+        turn=view.turn,
+        hand=view.hand,
+        rows=[pb.Row(cards=row) for row in view.rows],
+        scores=view.scores,
+        plays=[pb.Turn(plays=[pb.Play(seat=p[0], card=p[1]) for p in turn]) for turn in view.plays],
+        takes=[
+            pb.RowTake(seat=t.seat, row=t.row, card=t.card, cards=t.cards, reason=_REASON_TO_PB[t.reason])
+            for t in view.takes
+        ],
+        hands=[pb.Hand(cards=hand) for hand in view.hands] if view.hands is not None else (),
+        pool=view.pool,
+    )
+
+
+def _plays(messages) -> tuple[Play, ...]:
+    return tuple([Play(p.seat, p.card) for p in messages])
+
+
+def view_from_proto(
+    message: pb.View, *, revealed: Sequence[pb.Play] = (), card: int | None = None
+) -> View:
+    """The engine's View of a request (`revealed` and `card` only for ChooseRow)."""
+    settings = settings_from_proto(message.settings)
+    try:
+        phase = _PHASE_FROM_PB[message.phase]
+    except KeyError:
+        raise ProtocolError(f"unknown phase {message.phase}") from None
+    hands = None
+    if settings.variant is Variant.PROFESSIONAL:
+        hands = tuple([tuple(h.cards) for h in message.hands])
+    return View(
+        seat=message.seat,
+        settings=settings,
+        phase=phase,
+        round=message.round,
+        turn=message.turn,
+        hand=tuple(message.hand),
+        rows=tuple([tuple(r.cards) for r in message.rows]),
+        scores=tuple(message.scores),
+        plays=tuple([_plays(t.plays) for t in message.plays]),
+        takes=tuple(
+            [
+                RowTake(t.seat, t.row, t.card, tuple(t.cards), _REASON_FROM_PB.get(t.reason, TakeReason.LOW_CARD))
+                for t in message.takes
+            ]
+        ),
+        revealed=_plays(revealed),
+        card=card,
+        hands=hands,
+        pool=tuple(message.pool),
+    )
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+def time_limit_ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def pick_card_request(view: View, game_id: str, time_limit: float) -> pb.PickCardRequest:
+    """PickCard for a PLAY or DRAFT view; `time_limit` in seconds."""
+    if view.phase not in (Phase.PLAY, Phase.DRAFT):
+        raise ValueError(f"PickCard is for the play and draft phases, not {view.phase.value}")
+    return pb.PickCardRequest(game_id=game_id, time_limit_ms=time_limit_ms(time_limit), view=view_to_proto(view))
+
+
+def choose_row_request(view: View, game_id: str, time_limit: float) -> pb.ChooseRowRequest:
+    """ChooseRow for a CHOOSE_ROW view; `time_limit` in seconds."""
+    if view.phase is not Phase.CHOOSE_ROW or view.card is None:
+        raise ValueError(f"ChooseRow is for the choose-row phase, not {view.phase.value}")
+    return pb.ChooseRowRequest(
+        game_id=game_id,
+        time_limit_ms=time_limit_ms(time_limit),
+        view=view_to_proto(view),
+        card=view.card,
+        revealed=[pb.Play(seat=p[0], card=p[1]) for p in view.revealed],
+    )
+
+
+def view_from_request(request: pb.PickCardRequest | pb.ChooseRowRequest) -> View:
+    """The View a PickCard or ChooseRow request describes."""
+    if isinstance(request, pb.ChooseRowRequest):
+        return view_from_proto(request.view, revealed=request.revealed, card=request.card)
+    return view_from_proto(request.view)
+
+
+# -- end of a game -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameOver:
+    """How a game ended, as the bot's `game_over` hook receives it."""
+
+    game_id: str
+    seat: int
+    settings: Settings
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    forfeited: tuple[int, ...] = ()
+    rounds: int = 0
+    faults: int = 0
+
+    @property
+    def place(self) -> int:
+        """This bot's place: 1 is best, ties share."""
+        return self.places[self.seat]
+
+    @property
+    def score(self) -> int:
+        """This bot's penalty total."""
+        return self.scores[self.seat]
+
+    @property
+    def won(self) -> bool:
+        """First place, possibly shared."""
+        return self.place == 1
+
+
+def game_over_request(over: GameOver, time_limit: float) -> pb.GameOverRequest:
+    return pb.GameOverRequest(
+        game_id=over.game_id,
+        seat=over.seat,
+        settings=settings_to_proto(over.settings),
+        scores=over.scores,
+        places=over.places,
+        forfeited=over.forfeited,
+        rounds=over.rounds,
+        faults=over.faults,
+        time_limit_ms=time_limit_ms(time_limit),
+    )
+
+
+def game_over_from_request(request: pb.GameOverRequest) -> GameOver:
+    return GameOver(
+        game_id=request.game_id,
+        seat=request.seat,
+        settings=settings_from_proto(request.settings),
+        scores=tuple(request.scores),
+        places=tuple(request.places),
+        forfeited=tuple(request.forfeited),
+        rounds=request.rounds,
+        faults=request.faults,
+    )
+
+
+__all__ = [
+    "PROTOCOL_MAJOR",
+    "PROTOCOL_VERSION",
+    "GameOver",
+    "ProtocolError",
+    "choose_row_request",
+    "game_over_from_request",
+    "game_over_request",
+    "parse_version",
+    "pick_card_request",
+    "settings_from_proto",
+    "settings_to_proto",
+    "view_from_proto",
+    "view_from_request",
+    "view_to_proto",
+]
+
+
+# -- the referee's fast path -------------------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_VIEW_FIELD_TAG = b"\x1a"  # field 3 (view), wire type 2 (length-delimited), in both request types
+
+
+def pick_card_requests(views: Sequence[View], game_id: str, time_limit: float) -> list[bytes]:
+    """Encoded PickCard requests for views of the same moment (one per seat), built fast.
+
+    The views of one turn differ only in `seat` and `hand`, so the rest of the View message is
+    encoded once and each seat's two fields are appended: fields of a message may come in any order
+    on the wire, so the result is an ordinary PickCardRequest (it decodes equal to
+    `pick_card_request(view, ...)`).
+    """
+    if not views:
+        return []
+    first = views[0]
+    shared = view_to_proto(first._replace(seat=0, hand=())).SerializeToString()
+    head = pb.PickCardRequest(game_id=game_id, time_limit_ms=time_limit_ms(time_limit)).SerializeToString()
+    out = []
+    for view in views:
+        if view.round != first.round or view.turn != first.turn or view.phase is not first.phase:
+            raise ValueError("pick_card_requests needs views of the same moment of one game")
+        body = shared + pb.View(seat=view.seat, hand=view.hand).SerializeToString()
+        out.append(head + _VIEW_FIELD_TAG + _varint(len(body)) + body)
+    return out
+
+
+__all__ += ["pick_card_requests"]
