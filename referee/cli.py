@@ -101,5 +101,11 @@ def verify(records: tuple[Path, ...], quiet: bool) -> None:
     sys.exit(1 if failures else 0)
 
 
+# `referee match`: bots over gRPC (the command lives in referee/match_cli.py).
+from .match_cli import match as _match  # noqa: E402
+
+main.add_command(_match)
+
+
 if __name__ == "__main__":
     main()
