@@ -613,10 +613,11 @@ class Match:
         game = Game(config.settings(n), seed, rotation=rotation)
         table = _Table(game, self.entrants, config, game_id)
         for seat, entrant in enumerate(self.entrants):
-            if entrant.out is not None:
+            if entrant.out is not None:  # rejected: already reported once, at the start
                 game.add_fault(seat, entrant.out.kind, entrant.out.detail)
                 table.counts[seat] += 1
-                table.forfeit(seat, entrant.out)
+                game.forfeit(seat)
+                table.silent.add(seat)
         turns = table.play()
         table.notify()
         seconds = time.perf_counter() - started

@@ -157,7 +157,9 @@ def match(
         runner = Match(refs, config)
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
+    # Ctrl-C and SIGTERM both end the match cleanly (even where SIGINT was inherited as ignored).
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupted = False
     names: list[str] = []
 
@@ -174,6 +176,7 @@ def match(
         interrupted = True
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     result = runner.result(time.perf_counter() - started)
     if as_json:
         doc = result.to_dict()

@@ -192,7 +192,7 @@ class _Servicer(bot_pb2_grpc.BotServicer):
     def ChooseRow(self, request: pb.ChooseRowRequest, context: grpc.ServicerContext) -> pb.ChooseRowResponse:
         view = view_from_proto(request.view, revealed=request.revealed, card=request.card)
         row = self._call(context, request.game_id, request.time_limit_ms, self.bot.choose_row, view)
-        _check(row, range(len(view.rows)), "choose_row", "rows 0..3")
+        _check(row, range(len(view.rows)), "choose_row", "rows")
         return pb.ChooseRowResponse(row=_whole(row, context))
 
     def GameOver(self, request: pb.GameOverRequest, context: grpc.ServicerContext) -> pb.GameOverResponse:
@@ -215,7 +215,8 @@ def _whole(value: Any, context: grpc.ServicerContext) -> int:
 def _check(answer: Any, allowed: Sequence[int] | range, method: str, what: str) -> None:
     """Warn the author in the bot's log; the referee decides what an illegal answer costs."""
     if answer not in allowed:
-        log.warning("%s returned %r, which is not in the %s %s: the referee counts a fault", method, answer, what, list(allowed))
+        shown = f"0..{len(allowed) - 1}" if isinstance(allowed, range) else str(list(allowed))
+        log.warning("%s returned %r, which is not in the %s %s: the referee counts a fault", method, answer, what, shown)
 
 
 # -- serving -----------------------------------------------------------------------------------
