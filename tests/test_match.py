@@ -1,0 +1,394 @@
+"""`referee match` with real bot processes over real Unix sockets (docs/faults.md).
+
+Every test runs the referee as a user would (`python -m referee.cli match ...`) or through
+`referee.match.run_match`, with the hostile bots of tests/bots, and checks the documented outcome:
+the fault kind in the record, the forfeit, the exit code, and that no bot process outlives the match.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from take5.record import load_record, verify_record
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "tests" / "bots"
+EXAMPLES = ROOT / "example_bots"
+
+
+def bot(name: str) -> str:
+    return str(BOTS / name)
+
+
+def example(name: str) -> str:
+    return str(EXAMPLES / name)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose environment holds the marker (the bots a test started)."""
+    found = []
+    needle = f"TAKE5_TEST_MARKER={marker}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and "State:\tZ" not in status:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_gone(marker: str, timeout: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while True:
+        left = processes_with(marker)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+class Run:
+    """One `referee match` run: exit code, output, JSON and records."""
+
+    def __init__(self, proc: subprocess.CompletedProcess[str], records: Path | None, marker: str) -> None:
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.records = records
+        self.marker = marker
+
+    @property
+    def doc(self) -> dict:
+        return json.loads(self.out)
+
+    def record_files(self) -> list[Path]:
+        assert self.records is not None
+        return sorted(self.records.glob("*.json"))
+
+
+def referee(*args: str, tmp_path: Path | None = None, timeout: float = 90, records: bool = True) -> Run:
+    marker = uuid.uuid4().hex
+    env = dict(os.environ, TAKE5_TEST_MARKER=marker)
+    argv = [sys.executable, "-m", "referee.cli", "match", *args]
+    folder = None
+    if records and tmp_path is not None:
+        folder = tmp_path / f"records-{marker[:8]}"
+        argv += ["--records", str(folder)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
+    run = Run(proc, folder, marker)
+    assert wait_gone(marker) == [], f"bot processes outlived the match:\n{run.err}"
+    return run
+
+
+def faults_of(record: dict, seat: int) -> list[dict]:
+    return record["faults"][seat]
+
+
+def kinds(record: dict, seat: int) -> list[str]:
+    return [f["kind"] for f in faults_of(record, seat)]
+
+
+# -- the hostile table ---------------------------------------------------------------------------
+
+HOSTILE = ["hang", "crash_mid", "garbage", "badcard", "badrow", "late", "huge", "minimal", "error", "empty"]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """Ten misbehaving bots at one table, two games (the second restarts the crashed bot)."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    return referee(
+        *[bot(b) for b in HOSTILE],
+        "--games", "2", "--timeout", "0.5", "--threshold", "20", "--json",
+        tmp_path=tmp,
+    )
+
+
+def seat(name: str) -> int:
+    return HOSTILE.index(name)
+
+
+def test_hostile_match_completes_with_faults(hostile: Run) -> None:
+    assert hostile.code == 1, hostile.err  # 1: every game played, some bot faulted
+    doc = hostile.doc
+    assert doc["games_played"] == 2 and doc["exit_code"] == 1
+    files = hostile.record_files()
+    assert [f.name for f in files] == ["s0-g1.json", "s0-g2.json"]
+    for path in files:
+        record = load_record(path)
+        assert record["complete"] is True
+        assert verify_record(record) is None, path
+
+
+@pytest.mark.parametrize(
+    "name, kind, forfeits",
+    [
+        ("hang", "timeout", True),
+        ("crash_mid", "crash", True),
+        ("garbage", "protocol", True),
+        ("empty", "protocol", True),
+        ("badcard", "illegal-card", True),
+        ("huge", "resource", True),
+        ("late", "timeout", False),
+        ("error", "error", False),
+    ],
+)
+def test_hostile_bot_outcome(hostile: Run, name: str, kind: str, forfeits: bool) -> None:
+    for path in hostile.record_files():
+        record = load_record(path)
+        s = seat(name)
+        assert kind in kinds(record, s), (name, record["faults"][s])
+        assert set(kinds(record, s)) == {kind}, (name, record["faults"][s])
+        assert (s in record["result"]["forfeited"]) is forfeits, (name, record["faults"][s])
+        if forfeits:
+            # ranked below every seat that did not forfeit
+            place = record["result"]["places"][s]
+            others = [p for i, p in enumerate(record["result"]["places"]) if i not in record["result"]["forfeited"]]
+            assert place > max(others)
+
+
+def test_fault_details_say_what_happened(hostile: Run) -> None:
+    record = load_record(hostile.record_files()[0])
+    first = {name: faults_of(record, seat(name))[0] for name in ("hang", "crash_mid", "badcard", "error", "huge", "late")}
+    assert first["hang"]["detail"] == "no answer to PickCard within 0.5 s"
+    assert first["crash_mid"] == {"round": 1, "turn": 3, "kind": "crash", "detail": "the bot exited with status 3"}
+    assert "is not in the hand" in first["badcard"]["detail"]
+    assert "ValueError: bug in my evaluation function" in first["error"]["detail"]
+    assert first["error"]["turn"] == 1
+    assert "larger than" in first["huge"]["detail"]
+    assert (first["late"]["round"], first["late"]["turn"]) == (1, 2)
+
+
+def test_default_moves_are_played(hostile: Run) -> None:
+    """A faulted PickCard plays the seat's lowest card; a forfeited seat keeps playing its lowest."""
+    record = load_record(hostile.record_files()[0])
+    rnd = record["rounds"][0]
+    hands = [list(h) for h in rnd["hands"]]
+    for turn in rnd["turns"]:
+        for s, card in turn["plays"]:
+            if HOSTILE[s] in ("hang", "garbage", "badcard", "huge", "empty", "crash_mid"):
+                assert card == min(hands[s]), (HOSTILE[s], turn["turn"])
+            hands[s].remove(card)
+
+
+def test_late_bot_plays_on_after_its_timeout(hostile: Run) -> None:
+    record = load_record(hostile.record_files()[0])
+    rnd = record["rounds"][0]
+    s = seat("late")
+    hand = list(rnd["hands"][s])
+    for turn in rnd["turns"]:
+        card = dict(turn["plays"])[s]
+        expected = min(hand) if turn["turn"] == 2 else max(hand)  # default move only when late
+        assert card == expected, turn["turn"]
+        hand.remove(card)
+
+
+def test_illegal_row_gets_the_cheapest_row(hostile: Run) -> None:
+    """After an invalid row the referee takes the row with the fewest bull heads for the bot."""
+    from take5.rules import cheapest_row, place_card, target_row
+
+    s = seat("badrow")
+    checked = 0
+    for path in hostile.record_files():
+        record = load_record(path)
+        for fault in faults_of(record, s):
+            assert fault["detail"] == "row 7 does not exist (rows are 0..3)"
+        for rnd in record["rounds"]:
+            rows = tuple(tuple(r) for r in rnd["rows"])
+            for turn in rnd["turns"]:
+                takes = {take["card"]: take for take in turn["takes"]}
+                for seat_, card in sorted(turn["plays"], key=lambda p: p[1]):
+                    chosen = None
+                    if target_row(rows, card) is None:
+                        chosen = takes[card]["row"]
+                        if seat_ == s:
+                            assert chosen == cheapest_row(rows)
+                            checked += 1
+                    rows = place_card(rows, card, chosen).rows
+                assert [list(r) for r in rows] == turn["rows"]
+    assert checked >= 1
+
+
+def test_minimal_bot_without_optional_calls_plays(hostile: Run) -> None:
+    doc = hostile.doc
+    minimal = next(b for b in doc["bots"] if b["name"] == "minimal")
+    assert minimal.get("handshake") is False
+    for path in hostile.record_files():
+        record = load_record(path)
+        assert faults_of(record, seat("minimal")) == []
+        assert seat("minimal") not in record["result"]["forfeited"]
+
+
+def test_crashed_bot_is_restarted_for_the_next_game(hostile: Run) -> None:
+    second = load_record(hostile.record_files()[1])
+    # it played turns 1 and 2 of game 2 itself before crashing again at turn 3
+    assert faults_of(second, seat("crash_mid"))[0]["turn"] == 3
+    assert "restarting crash_mid" in hostile.err
+
+
+def test_json_summary_for_scripts(hostile: Run) -> None:
+    doc = hostile.doc
+    assert doc["format"] == "take5-match"
+    names = [s["name"] for s in doc["standings"]]
+    assert sorted(names) == sorted(HOSTILE)
+    hang = next(s for s in doc["standings"] if s["name"] == "hang")
+    assert hang["faults"] == {"timeout": 6} and hang["forfeits"] == 2
+    assert "hang" in doc["logs"] or "crash_mid" in doc["logs"]
+
+
+# -- bots that never get to play -----------------------------------------------------------------
+
+
+def test_rejected_bots_exit_code_3(tmp_path: Path) -> None:
+    run = referee(
+        bot("crash_start"), bot("slowstart"), bot("oldproto"), example("lowest"),
+        "--games", "2", "--start-timeout", "1.5", "--timeout", "0.5",
+        tmp_path=tmp_path,
+    )
+    assert run.code == 3, run.err
+    assert "Rejected before play" in run.out
+    assert "incompatible: the bot speaks protocol '2.0'" in run.out
+    assert "crash_start: cannot start, missing weights.bin" in run.out  # its output, for the author
+    for path in run.record_files():
+        record = load_record(path)
+        assert verify_record(record) is None
+        assert record["result"]["forfeited"] == [0, 1, 2]
+        assert [kinds(record, s) for s in range(3)] == [["crash"], ["timeout"], ["incompatible"]]
+        assert record["result"]["places"][3] == 1
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    run = referee(example("random"), str(tmp_path / "nope"), records=False)
+    assert run.code == 2 and "no such bot" in run.err
+    run = referee(example("random"), records=False)
+    assert run.code == 2 and "2 to 10 bots" in run.err
+    run = referee(*[example("random")] * 7, "--variant", "professional", records=False)
+    assert run.code == 2 and "professional game is for 2 to 6 players" in run.err
+    (tmp_path / "empty").mkdir()
+    run = referee(example("random"), str(tmp_path / "empty"), records=False)
+    assert run.code == 2 and "neither bot.py" in run.err
+
+
+# -- clean matches -------------------------------------------------------------------------------
+
+
+def test_clean_match_exit_0_and_summary(tmp_path: Path) -> None:
+    run = referee(example("random"), example("lowest"), example("heuristic"), "--games", "3", tmp_path=tmp_path)
+    assert run.code == 0, run.err
+    assert "Match s0: 3 bots, 3 of 3 games" in run.out
+    assert "heuristic" in run.out and "Faults" not in run.out
+    assert len(run.record_files()) == 3
+    out = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(run.records)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stdout
+    assert "3 of 3 records valid" in out.stdout
+
+
+def test_same_seed_same_records(tmp_path: Path) -> None:
+    """Deterministic bots (faulty ones included) give byte-identical records for the same seed."""
+    bots = [example("random"), example("heuristic"), bot("badrow"), bot("error")]
+    first = referee(*bots, "--games", "2", "--seed", "11", tmp_path=tmp_path)
+    second = referee(*bots, "--games", "2", "--seed", "11", tmp_path=tmp_path)
+    assert first.code == second.code == 1
+    a, b = first.record_files(), second.record_files()
+    assert [p.name for p in a] == [p.name for p in b] == ["s11-g1.json", "s11-g2.json"]
+    for x, y in zip(a, b):
+        assert x.read_bytes() == y.read_bytes()
+        assert verify_record(load_record(x)) is None
+    # duplicate deals: game 2 is seed 11 again, rotated by one seat
+    g1, g2 = load_record(a[0]), load_record(a[1])
+    assert (g1["seed"], g1["rotation"], g2["seed"], g2["rotation"]) == (11, 0, 11, 1)
+    assert g2["rounds"][0]["hands"][1] == g1["rounds"][0]["hands"][0]
+
+
+def test_professional_variant_drafts_through_pick_card(tmp_path: Path) -> None:
+    run = referee(
+        example("heuristic"), example("random"), bot("minimal"), "--variant", "professional", "--games", "1",
+        tmp_path=tmp_path,
+    )
+    assert run.code == 0, run.err
+    record = load_record(run.record_files()[0])
+    assert record["rounds"][0]["draft"]["picks"]
+    assert verify_record(record) is None
+
+
+def test_bot_given_by_address(tmp_path: Path) -> None:
+    """A bot someone else runs: the referee connects to it and leaves it running."""
+    socket_path = tmp_path / "ext.sock"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "sdk"))
+    server = subprocess.Popen(
+        [sys.executable, example("lowest") + "/bot.py", "--listen", f"unix:{socket_path}"],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        run = referee(f"unix:{socket_path}", example("random"), "--games", "1", tmp_path=tmp_path)
+        assert run.code == 0, run.err
+        record = load_record(run.record_files()[0])
+        assert record["seats"][0]["name"] == "lowest"
+        assert record["seats"][0]["bot"] == f"unix:{socket_path}"
+        assert server.poll() is None  # not ours to stop
+    finally:
+        server.terminate()
+        assert server.wait(5) == 0
+
+
+# -- interruption --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_stops_every_bot(tmp_path: Path, sig: signal.Signals) -> None:
+    marker = uuid.uuid4().hex
+    env = dict(os.environ, TAKE5_TEST_MARKER=marker)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "match", bot("hang"), bot("hang"), example("random"),
+         "--games", "5", "--timeout", "30", "--records", str(tmp_path / "rec")],
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while len(processes_with(marker)) < 4 and time.monotonic() < deadline:  # referee + 3 bots
+            time.sleep(0.05)
+        time.sleep(1.0)  # the bots serve and the first turn is waiting on the hanging ones
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert "(interrupted)" in out
+    assert wait_gone(marker) == []
+
+
+def test_run_match_api_stops_bots_on_error(tmp_path: Path) -> None:
+    """The library API cleans up too, whatever ends the match."""
+    from referee.match import Match, MatchConfig
+
+    marker = uuid.uuid4().hex
+    os.environ["TAKE5_TEST_MARKER"] = marker
+    try:
+        config = MatchConfig(games=3, timeout=0.5, start_timeout=5)
+        with pytest.raises(RuntimeError):
+            with Match([example("random"), example("lowest")], config) as match:
+                assert len(processes_with(marker)) == 2
+                match.play_game(0)
+                raise RuntimeError("the caller failed")
+        assert wait_gone(marker) == []
+    finally:
+        del os.environ["TAKE5_TEST_MARKER"]
