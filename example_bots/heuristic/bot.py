@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from math import comb
 
-from take5 import Bot, View, cheapest_row, penalty, run, target_row
-from take5.rules import MAX_ROW_LENGTH
+from take5 import MAX_ROW_LENGTH, Bot, View, cheapest_row, penalty, run, target_row
 
 
 def at_least(k: int, n: int, p: float) -> float:

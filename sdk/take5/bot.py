@@ -278,6 +278,8 @@ def serve(bot: Bot, address: str, *, max_message: int = 4 * 1024 * 1024) -> BotS
     except RuntimeError as error:
         raise OSError(f"cannot listen on {address}: {error}") from None
     server.start()
+    if not path and address.endswith(":0"):
+        address = f"{address[:-2]}:{port}"  # the port the system chose
     return BotServer(server, servicer, address, 0 if path else port)
 
 
