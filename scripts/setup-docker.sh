@@ -69,27 +69,48 @@ engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
 if engine_answers; then
     log "docker engine already answers"
 else
-    pidfile=/var/run/docker.pid
-    running_pid=""
-    if [ -s "$pidfile" ]; then
-        p=$(cat "$pidfile" 2>/dev/null || true)
-        if [ -n "$p" ] && [ -r "/proc/$p/comm" ] && [ "$(cat "/proc/$p/comm")" = dockerd ]; then
-            running_pid=$p
-        fi
-    fi
-    if [ -n "$running_pid" ]; then
-        log "dockerd (pid $running_pid) is running but not answering yet; waiting for it"
-        dockerd_pid=$running_pid
-    else
+    # pid_alive PID: a running process, not a zombie (a dockerd killed with -9 can stay a zombie
+    # for a while, and dockerd refuses to start while its pid file names an existing /proc entry).
+    pid_alive() {
+        [ -n "$1" ] && [ -r "/proc/$1/status" ] \
+            && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+    }
+    start_dockerd() {
+        local f p
+        for f in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+            p=$(cat "$f" 2>/dev/null || true)
+            if [ -e "$f" ] && ! pid_alive "$p"; then
+                log "removing stale $f (pid ${p:-none} is gone)"
+                rm -f "$f"
+            fi
+        done
         mkdir -p "$(dirname "$DOCKERD_LOG")"
         log "starting dockerd --iptables=false --bridge=none (log: $DOCKERD_LOG)"
-        # setsid + nohup: dockerd outlives this script and is not tied to its terminal/stdin.
-        setsid nohup dockerd --iptables=false --bridge=none >>"$DOCKERD_LOG" 2>&1 </dev/null &
+        # nohup + no stdin: dockerd outlives this script and its terminal; as an asynchronous
+        # command of a non-interactive shell it also ignores the script's Ctrl-C. (No setsid: it
+        # may fork, and then $! would not be dockerd.)
+        nohup dockerd --iptables=false --bridge=none >>"$DOCKERD_LOG" 2>&1 </dev/null &
         dockerd_pid=$!
+        starts=$((starts + 1))
+    }
+    starts=0
+    dockerd_pid=""
+    p=$(cat /var/run/docker.pid 2>/dev/null || true)
+    if pid_alive "$p" && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dockerd ]; then
+        log "dockerd (pid $p) is running but does not answer yet; waiting for it"
+        dockerd_pid=$p
+    else
+        start_dockerd
     fi
     deadline=$(( $(date +%s) + DOCKERD_TIMEOUT ))
     until engine_answers; do
-        if ! kill -0 "$dockerd_pid" 2>/dev/null; then
+        if ! pid_alive "$dockerd_pid"; then
+            # The dockerd we waited for was stopping, or ours lost a race with a dying one.
+            if [ "$starts" -lt 3 ] && [ "$(date +%s)" -lt "$deadline" ]; then
+                sleep 1
+                start_dockerd
+                continue
+            fi
             tail -n 30 "$DOCKERD_LOG" >&2 || true
             die "dockerd exited before answering (last lines of $DOCKERD_LOG above)"
         fi
@@ -119,16 +140,22 @@ if [ "$FORCE" = 0 ] && image_exists "$BASE_IMAGE"; then
 else
     log "building $BASE_IMAGE with mmdebstrap ($SUITE, no registry)"
     # Leave out docs, man pages and translations: they only make the image bigger.
-    if ! mmdebstrap --variant=apt --include=python3-minimal,libpython3.11-stdlib \
+    # Downloads from Debian's mirror (15-90 s here, depending on the mirror); one retry.
+    attempt=1
+    until mmdebstrap --variant=apt --include=python3-minimal,libpython3.11-stdlib \
             --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/doc/*' \
             --dpkgopt='path-include=/usr/share/doc/*/copyright' \
             --dpkgopt='path-exclude=/usr/share/info/*' \
             --dpkgopt='path-exclude=/usr/share/locale/*' \
-            "$SUITE" "$WORK/base.tar" >"$WORK/mmdebstrap.log" 2>&1 </dev/null; then
+            "$SUITE" "$WORK/base.tar" >"$WORK/mmdebstrap.log" 2>&1 </dev/null; do
         tail -n 40 "$WORK/mmdebstrap.log" >&2 || true
-        die "mmdebstrap failed (last lines above)"
-    fi
+        [ "$attempt" -lt 2 ] || die "mmdebstrap failed twice (last lines above)"
+        log "mmdebstrap failed (attempt $attempt, last lines above); retrying in 5 s"
+        attempt=$((attempt + 1))
+        rm -f "$WORK/base.tar"
+        sleep 5
+    done
     docker import \
         --change 'CMD ["/bin/bash"]' \
         --change "LABEL take5.image=base take5.suite=$SUITE" \
