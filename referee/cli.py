@@ -106,6 +106,12 @@ from .match_cli import match as _match  # noqa: E402
 
 main.add_command(_match)
 
+# `referee standings` and `referee publish`: the leaderboard (code in referee/publish_cli.py).
+from .publish_cli import publish as _publish, standings as _standings  # noqa: E402
+
+main.add_command(_standings)
+main.add_command(_publish)
+
 
 if __name__ == "__main__":
     main()

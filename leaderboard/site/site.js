@@ -1,0 +1,734 @@
+/* take5 arena: the published leaderboard (index.html, bot.html, replay.html).
+ *
+ * Static pages, no framework, no network: the data comes from JavaScript files that set globals
+ * (data/standings.js -> window.TAKE5_STANDINGS, data/bots/KEY.js -> window.TAKE5_BOT,
+ * games/KEY.js -> window.TAKE5_GAME), loaded with <script> tags so that the pages also work when
+ * opened straight from disk (file://), where fetch() is not allowed. Charts are inline SVG.
+ * All text from the data goes into the page as text nodes, never as HTML.
+ */
+(function () {
+  "use strict";
+
+  // ---------------------------------------------------------------------------------------------
+  // Small helpers
+
+  var SVG_NS = "http://www.w3.org/2000/svg";
+  var COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+    "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939"];
+  var MAX_MATRIX = 30;   // bots shown in the LOS matrix and the crosstable
+  var MAX_LINES = 12;    // bots drawn in the ratings-over-time chart of the front page
+  var MAX_GAMES = 500;   // games listed at first on a bot page
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG_NS, tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (key) {
+      var value = attrs[key];
+      if (value === null || value === undefined || value === false) return;
+      if (key === "text") node.textContent = String(value);
+      else if (key === "onclick") node.addEventListener("click", value);
+      else node.setAttribute(key, String(value));
+    });
+  }
+
+  /* append(node, child, ...): children may be nodes, text, arrays of them, or null (skipped). */
+  function append(node) {
+    for (var i = 1; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      if (Array.isArray(child)) child.forEach(function (c) { append(node, c); });
+      else node.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+    }
+  }
+
+  /* The file name stem of a bot name or game id: the same as leaderboard.publish.file_key. */
+  function fileKey(text) {
+    var safe = /[a-z0-9_-]/;
+    var bytes = new TextEncoder();
+    var key = "";
+    for (var ch of String(text)) {
+      if (safe.test(ch)) key += ch;
+      else bytes.encode(ch).forEach(function (b) { key += "~" + (b < 16 ? "0" : "") + b.toString(16); });
+    }
+    if (!key) return "~";
+    if (key.length > 180) key = key.slice(0, 180) + "~~" + fnv1a(key);
+    return key;
+  }
+
+  function fnv1a(text) {
+    var h = 0x811c9dc5;
+    new TextEncoder().encode(text).forEach(function (b) {
+      h = Math.imul(h ^ b, 0x01000193) >>> 0;
+    });
+    return ("0000000" + h.toString(16)).slice(-8);
+  }
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      s.src = src;
+      s.onload = resolve;
+      s.onerror = function () { reject(new Error("could not load " + src)); };
+      document.head.appendChild(s);
+    });
+  }
+
+  function param(name) {
+    return new URLSearchParams(window.location.search).get(name);
+  }
+
+  function botHref(name) { return "bot.html?bot=" + encodeURIComponent(name); }
+  function replayHref(id) { return "replay.html?game=" + encodeURIComponent(id); }
+
+  function fixed(x, digits) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits); }
+  function pct(x) { return x === null || x === undefined ? "–" : (100 * x).toFixed(0) + "%"; }
+  function wins(x) { return String(Math.round(x * 100) / 100); }
+
+  function bullHeads(card) {
+    if (card === 55) return 7;
+    if (card % 11 === 0) return 5;
+    if (card % 10 === 0) return 3;
+    if (card % 5 === 0) return 2;
+    return 1;
+  }
+  function heads(cards) { return cards.reduce(function (s, c) { return s + bullHeads(c); }, 0); }
+
+  function niceTicks(lo, hi, count) {
+    if (!(hi > lo)) { lo -= 1; hi += 1; }
+    var raw = (hi - lo) / Math.max(1, count);
+    var mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    var step = [1, 2, 2.5, 5, 10].map(function (m) { return m * mag; })
+      .find(function (s) { return s >= raw; }) || 10 * mag;
+    var ticks = [];
+    for (var t = Math.ceil(lo / step) * step; t <= hi + 1e-9; t += step) ticks.push(Math.round(t * 1e6) / 1e6);
+    return ticks;
+  }
+
+  function fail(message) {
+    var app = document.getElementById("app");
+    app.textContent = "";
+    append(app, el("p", { class: "error", role: "alert", text: message }));
+  }
+
+  function header(title, subtitle, links) {
+    return el("header", { class: "top" },
+      el("nav", null, links),
+      el("h1", { text: title }),
+      subtitle ? el("p", { class: "subtitle", text: subtitle }) : null);
+  }
+
+  function section(title, id, intro) {
+    var s = el("section", { id: id }, el("h2", { text: title }));
+    if (intro) append(s, el("p", { class: "note", text: intro }));
+    for (var i = 3; i < arguments.length; i++) append(s, arguments[i]);
+    return s;
+  }
+
+  function faultsText(faults) {
+    var kinds = Object.keys(faults || {});
+    if (!kinds.length) return "–";
+    return kinds.sort().map(function (k) { return k + " " + faults[k]; }).join(", ");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Charts
+
+  /* The interval of one bot on a shared axis: a bar from low to high and a dot at the rating. */
+  function intervalScale(rows) {
+    var lo = Infinity, hi = -Infinity;
+    rows.forEach(function (r) {
+      var values = r.interval ? [r.interval[0], r.interval[1], r.rating] : [r.rating];
+      values.forEach(function (v) { lo = Math.min(lo, v); hi = Math.max(hi, v); });
+    });
+    if (!isFinite(lo)) { lo = 1400; hi = 1600; }
+    var pad = Math.max(10, (hi - lo) * 0.06);
+    lo -= pad; hi += pad;
+    var width = 240;
+    return { lo: lo, hi: hi, width: width, ticks: niceTicks(lo, hi, 5),
+      x: function (v) { return 18 + (width - 36) * (v - lo) / (hi - lo); } };
+  }
+
+  function intervalAxis(scale) {
+    var node = svg("svg", { class: "axis", width: scale.width, height: 22, viewBox: "0 0 " + scale.width + " 22",
+      role: "img", "aria-label": "rating axis" });
+    scale.ticks.forEach(function (t) {
+      var x = scale.x(t);
+      append(node, svg("line", { x1: x, x2: x, y1: 16, y2: 22, class: "tick" }));
+      append(node, svg("text", { x: x, y: 12, "text-anchor": "middle", text: t }));
+    });
+    return node;
+  }
+
+  function intervalBar(scale, row) {
+    var node = svg("svg", { class: "interval", width: scale.width, height: 20, viewBox: "0 0 " + scale.width + " 20",
+      role: "img", "aria-label": row.interval
+        ? "rating " + row.rating.toFixed(0) + ", 95% interval " + row.interval[0].toFixed(0) + " to " + row.interval[1].toFixed(0)
+        : "rating " + row.rating.toFixed(0) });
+    scale.ticks.forEach(function (t) {
+      var x = scale.x(t);
+      append(node, svg("line", { x1: x, x2: x, y1: 0, y2: 20, class: t === 1500 ? "grid base" : "grid" }));
+    });
+    if (row.interval) {
+      var a = scale.x(row.interval[0]), b = scale.x(row.interval[1]);
+      append(node, svg("line", { x1: a, x2: b, y1: 10, y2: 10, class: "ci" }));
+      append(node, svg("line", { x1: a, x2: a, y1: 5, y2: 15, class: "ci-end" }));
+      append(node, svg("line", { x1: b, x2: b, y1: 5, y2: 15, class: "ci-end" }));
+    }
+    append(node, svg("circle", { cx: scale.x(row.rating), cy: 10, r: 4.5, class: "rating" }));
+    return node;
+  }
+
+  /* A line chart: series = [{name, color, points: [[x, y], ...], strong}] */
+  function lineChart(series, opts) {
+    var W = opts.width || 820, H = opts.height || 340;
+    var m = { l: 56, r: opts.legend ? 170 : 16, t: 12, b: 40 };
+    var xs = [], ys = [];
+    series.forEach(function (s) { s.points.forEach(function (p) { xs.push(p[0]); ys.push(p[1]); }); });
+    var node = svg("svg", { class: "chart", width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img",
+      "aria-label": opts.label || "chart" });
+    if (!xs.length) return node;
+    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
+    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
+    if (x1 === x0) { x0 -= 1; x1 += 1; }
+    var pad = Math.max(10, (y1 - y0) * 0.05); y0 -= pad; y1 += pad;
+    var X = function (v) { return m.l + (W - m.l - m.r) * (v - x0) / (x1 - x0); };
+    var Y = function (v) { return H - m.b - (H - m.t - m.b) * (v - y0) / (y1 - y0); };
+    niceTicks(y0, y1, 6).forEach(function (t) {
+      append(node, svg("line", { x1: m.l, x2: W - m.r, y1: Y(t), y2: Y(t), class: t === 1500 ? "grid base" : "grid" }));
+      append(node, svg("text", { x: m.l - 6, y: Y(t) + 4, "text-anchor": "end", text: t }));
+    });
+    niceTicks(x0, x1, 8).filter(function (t) { return t === Math.round(t); }).forEach(function (t) {
+      append(node, svg("line", { x1: X(t), x2: X(t), y1: H - m.b, y2: H - m.b + 5, class: "tick" }));
+      append(node, svg("text", { x: X(t), y: H - m.b + 18, "text-anchor": "middle", text: t }));
+    });
+    append(node, svg("line", { x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b, class: "axis-line" }));
+    append(node, svg("text", { x: (m.l + W - m.r) / 2, y: H - 4, "text-anchor": "middle", class: "label",
+      text: opts.xLabel || "" }));
+    append(node, svg("text", { x: 12, y: (m.t + H - m.b) / 2, "text-anchor": "middle", class: "label",
+      transform: "rotate(-90 12 " + (m.t + H - m.b) / 2 + ")", text: opts.yLabel || "" }));
+    series.forEach(function (s, i) {
+      var d = s.points.map(function (p, j) { return (j ? "L" : "M") + X(p[0]).toFixed(1) + " " + Y(p[1]).toFixed(1); }).join(" ");
+      var line = svg("path", { d: d, class: "series" + (s.strong ? " strong" : ""), stroke: s.color, "data-name": s.name },
+        svg("title", { text: s.name }));
+      append(node, line);
+      if (s.points.length === 1) {
+        append(node, svg("circle", { cx: X(s.points[0][0]), cy: Y(s.points[0][1]), r: 3, fill: s.color }));
+      }
+      if (opts.legend) {
+        var ly = m.t + 14 + 18 * i;
+        append(node, svg("line", { x1: W - m.r + 12, x2: W - m.r + 32, y1: ly - 4, y2: ly - 4, stroke: s.color, class: "legend-line" }));
+        append(node, svg("text", { x: W - m.r + 38, y: ly, class: "legend", text: s.name.length > 18 ? s.name.slice(0, 17) + "…" : s.name }));
+      }
+    });
+    return node;
+  }
+
+  function overTimeSeries(data, names, strong) {
+    var points = (data.over_time && data.over_time.points) || [];
+    return names.map(function (name, i) {
+      return {
+        name: name,
+        color: COLORS[i % COLORS.length],
+        strong: strong === name,
+        points: points.filter(function (p) { return p.ratings[name] !== undefined; })
+          .map(function (p) { return [p.games, p.ratings[name]]; })
+      };
+    });
+  }
+
+  /* Heat colour of a share between 0 (red) and 1 (green). */
+  function heat(p) {
+    var hue = 120 * p;
+    var light = 94 - 40 * Math.abs(p - 0.5);
+    return "hsl(" + hue.toFixed(0) + ", 65%, " + light.toFixed(0) + "%)";
+  }
+
+  function matrixTable(id, names, value, title, caption) {
+    var shown = names.slice(0, MAX_MATRIX);
+    var head = el("tr", null, el("th", { scope: "col", text: "" }),
+      shown.map(function (n, j) { return el("th", { scope: "col", class: "col-name", title: n }, el("span", { text: (j + 1) + "" })); }));
+    var body = shown.map(function (n, i) {
+      return el("tr", null,
+        el("th", { scope: "row" }, el("span", { class: "idx", text: (i + 1) + " " }), el("a", { href: botHref(n), text: n })),
+        shown.map(function (m, j) {
+          var v = value(i, j);
+          if (i === j) return el("td", { class: "self", text: "" });
+          if (v === null || v === undefined) return el("td", { class: "none", text: "·", title: "not comparable / never met" });
+          return el("td", { style: "background:" + heat(v), title: title(i, j, v), "data-value": v.toFixed(4), text: pct(v) });
+        }));
+    });
+    var note = names.length > MAX_MATRIX ? el("p", { class: "note", text: "Showing the top " + MAX_MATRIX + " of " + names.length + " bots; standings.json has the full matrix." }) : null;
+    return [el("div", { class: "scroll" }, el("table", { id: id, class: "matrix" }, el("caption", { text: caption }), el("thead", null, head), el("tbody", null, body))), note];
+  }
+
+  /* Games as a table; on a bot page (own = true) each game's g.seat is that bot's seat. */
+  function gamesTable(games, own, id) {
+    var rows = games.map(function (g) {
+      var bySeat = g.entrants.map(function (name, s) { return s; });
+      bySeat.sort(function (a, b) { return g.places[a] - g.places[b] || a - b; });
+      var seats = bySeat.map(function (s) {
+        var name = g.entrants[s];
+        var me = own && s === g.seat;
+        return el("li", { class: me ? "me" : null },
+          el("span", { class: "place", text: g.places[s] + "." }), " ",
+          me ? el("strong", { text: name }) : el("a", { href: botHref(name), text: name }),
+          el("span", { class: "pen", text: " " + g.penalties[s] }));
+      });
+      var cells = [
+        el("td", null, g.replay ? el("a", { href: replayHref(g.id), text: g.id }) : g.id),
+        el("td", { class: "num", text: g.played_at })
+      ];
+      if (own) {
+        cells.push(el("td", { class: "num", text: g.place }));
+        cells.push(el("td", { class: "num", text: g.penalty }));
+        cells.push(el("td", { text: g.faults && g.faults.length ? g.faults.join(", ") : "–" }));
+      }
+      cells.push(el("td", null, el("ol", { class: "seats" }, seats)));
+      return el("tr", { "data-game": g.id }, cells);
+    });
+    var head = ["Game", "#"];
+    if (own) head = head.concat(["Place", "Penalty", "Faults"]);
+    head.push("Table (place. bot penalty)");
+    return el("table", { id: id, class: "games" },
+      el("thead", null, el("tr", null, head.map(function (h) { return el("th", { scope: "col", text: h }); }))),
+      el("tbody", null, rows));
+  }
+
+  function methodNotes(data) {
+    var m = data.method || {};
+    var items = [
+      ["Rating", m.rating], ["95% interval", m.interval], ["Likelihood of superiority (LOS)", m.los],
+      ["Online Elo", m.online_elo]
+    ].filter(function (x) { return x[1]; });
+    return el("dl", { class: "method" }, items.map(function (x) {
+      return [el("dt", { text: x[0] }), el("dd", { text: x[1] })];
+    }), el("dt", { text: "Wins" }), el("dd", { text: "A first place shared by k bots counts 1/k of a win." }));
+  }
+
+  function footer() {
+    return el("footer", null, "Published by take5 arena · ",
+      el("a", { href: "standings.json", text: "standings.json" }), " · ",
+      el("a", { href: "standings.md", text: "standings.md" }));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // index.html
+
+  function renderIndex(data) {
+    document.title = data.title || "Standings";
+    var app = document.getElementById("app");
+    app.textContent = "";
+    var rows = data.rows || [];
+    var multi = new Set(rows.map(function (r) { return r.component; })).size > 1;
+    var subtitle = data.games + " games · " + rows.length + " bots" + (data.generated_at ? " · published " + data.generated_at : "");
+    append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" })]));
+
+    var scale = intervalScale(rows);
+    var los = data.los ? data.los.matrix : null;
+    var head = el("tr", null,
+      ["#", "Bot", "Rating", "95% interval"].map(function (h) { return el("th", { scope: "col", text: h }); }),
+      el("th", { scope: "col", class: "interval-head" }, intervalAxis(scale)),
+      ["LOS next", "Games", "Wins", "Win %", "Mean penalty", "Mean place", "Faults", "Online Elo"].map(function (h) {
+        return el("th", { scope: "col", text: h });
+      }));
+    var body = rows.map(function (r, i) {
+      var next = los && i + 1 < rows.length ? los[i][i + 1] : null;
+      return el("tr", { "data-entrant": r.entrant, "data-rank": r.rank },
+        el("td", { class: "num", text: r.rank }),
+        el("td", { class: "name" }, el("a", { href: botHref(r.entrant), text: r.entrant }),
+          multi ? el("span", { class: "pool", text: " pool " + (r.component + 1) }) : null),
+        el("td", { class: "num rating", text: fixed(r.rating, 0) }),
+        el("td", { class: "num ci-text", text: r.interval ? fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) : "–" }),
+        el("td", { class: "interval-cell" }, intervalBar(scale, r)),
+        el("td", { class: "num", text: pct(next), title: next === null ? null : "chance that " + r.entrant + " is stronger than " + rows[i + 1].entrant }),
+        el("td", { class: "num", text: r.games }),
+        el("td", { class: "num", text: wins(r.wins) }),
+        el("td", { class: "num", text: r.games ? fixed(100 * r.wins / r.games, 1) : "–" }),
+        el("td", { class: "num", text: fixed(r.mean_penalty, 1) }),
+        el("td", { class: "num", text: fixed(r.mean_place, 2) }),
+        el("td", { class: "faults", text: faultsText(r.faults) }),
+        el("td", { class: "num", text: fixed(r.online_elo, 0) }));
+    });
+    append(app, section("Standings", "standings-section",
+      "Rating on the Elo scale (pool mean 1500); the bar is the 95% bootstrap interval, the dot the rating." +
+      (multi ? " Bots of different pools never met, directly or through others: their ratings are not comparable." : ""),
+      el("div", { class: "scroll" }, el("table", { id: "standings", class: "standings" }, el("thead", null, head), el("tbody", null, body)))));
+
+    var names = rows.map(function (r) { return r.entrant; });
+    if (los) {
+      append(app, section("Who is stronger", "los-section",
+        "Likelihood of superiority: the chance that the bot of the row is stronger than the bot of the column.",
+        matrixTable("los", names, function (i, j) { return los[i][j]; },
+          function (i, j, v) { return names[i] + " stronger than " + names[j] + ": " + (100 * v).toFixed(1) + "%"; },
+          "row bot stronger than column bot")));
+    }
+    var ct = data.crosstable;
+    if (ct && ct.entrants.length) {
+      append(app, section("Head to head", "crosstable-section",
+        "Share of the pairwise points the bot of the row took from the bot of the column (finishing ahead = 1, level = ½), over the games both played.",
+        matrixTable("crosstable", ct.entrants, function (i, j) { return ct.score[i][j]; },
+          function (i, j, v) { return ct.entrants[i] + " vs " + ct.entrants[j] + ": " + (100 * v).toFixed(1) + "% of " + ct.meetings[i][j] + " meetings"; },
+          "row bot's score against column bot")));
+    }
+    if (data.over_time && data.over_time.points.length) {
+      var top = names.slice(0, MAX_LINES);
+      append(app, section("Ratings over time", "over-time-section",
+        "The rating each bot would have had after the first N games (refitted on every prefix)." +
+        (names.length > MAX_LINES ? " Top " + MAX_LINES + " bots shown." : ""),
+        el("div", { class: "scroll" }, lineChart(overTimeSeries(data, top), { legend: true, xLabel: "games played", yLabel: "rating", label: "ratings over time" }))));
+    }
+    if (data.recent_games && data.recent_games.length) {
+      append(app, section("Recent games", "recent-section", "Newest first; open a game to step through it.",
+        el("div", { class: "scroll" }, gamesTable(data.recent_games, false, "recent"))));
+    }
+    append(app, section("How to read this", "method-section", null, methodNotes(data)));
+    append(app, footer());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // bot.html
+
+  function renderBot(data, bot, name) {
+    var rows = data.rows || [];
+    var i = rows.findIndex(function (r) { return r.entrant === name; });
+    var r = rows[i];
+    document.title = name + " – " + (data.title || "Standings");
+    var app = document.getElementById("app");
+    app.textContent = "";
+    append(app, header(name, r ? "Rank " + r.rank + " of " + rows.length + " · " + (data.title || "") : "", [el("a", { href: "index.html", text: "← standings" })]));
+    if (!r) { append(app, el("p", { class: "error", text: "No bot named " + name + " in these standings." })); return; }
+
+    var facts = [
+      ["Rating", fixed(r.rating, 0)],
+      ["95% interval", r.interval ? fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) : "–"],
+      ["Games", r.games], ["Wins", wins(r.wins) + (r.outright_wins !== r.wins ? " (" + r.outright_wins + " outright)" : "")],
+      ["Win %", r.games ? fixed(100 * r.wins / r.games, 1) : "–"],
+      ["Mean penalty", fixed(r.mean_penalty, 1)], ["Mean place", fixed(r.mean_place, 2)],
+      ["Online Elo", fixed(r.online_elo, 0)]
+    ];
+    append(app, el("dl", { id: "bot-facts", class: "facts" }, facts.map(function (f) {
+      return el("div", null, el("dt", { text: f[0] }), el("dd", { text: f[1] }));
+    })));
+
+    if (data.over_time && data.over_time.points.length) {
+      var series = overTimeSeries(data, [name], name);
+      series[0].color = COLORS[0];
+      append(app, section("Rating over time", "bot-over-time", null,
+        el("div", { class: "scroll" }, lineChart(series, { width: 720, height: 260, xLabel: "games played (all bots)", yLabel: "rating", label: "rating of " + name + " over time" }))));
+    }
+
+    // faults
+    var kinds = Object.keys(r.faults || {}).sort();
+    var faultSection = section("Faults", "faults-section",
+      kinds.length ? "Faults by kind; each got the referee's default move (docs/faults.md)." : "No faults.");
+    if (kinds.length) {
+      append(faultSection, el("table", { id: "fault-kinds", class: "small" },
+        el("thead", null, el("tr", null, el("th", { text: "Kind" }), el("th", { text: "Count" }))),
+        el("tbody", null, kinds.map(function (k) { return el("tr", null, el("td", { text: k }), el("td", { class: "num", text: r.faults[k] })); }))));
+      var log = (bot.faults || []).slice(0, 200);
+      if (log.length) {
+        append(faultSection, el("table", { id: "fault-log", class: "small" },
+          el("thead", null, el("tr", null, ["Game", "Round", "Turn", "Kind", "Detail"].map(function (h) { return el("th", { text: h }); }))),
+          el("tbody", null, log.map(function (f) {
+            return el("tr", null, el("td", null, el("a", { href: replayHref(f.game), text: f.game })),
+              el("td", { class: "num", text: f.round === null ? "–" : f.round }),
+              el("td", { class: "num", text: f.turn === null ? "–" : f.turn }),
+              el("td", { text: f.kind }), el("td", { class: "detail", text: f.detail || "" }));
+          }))));
+        if (bot.faults.length > log.length) append(faultSection, el("p", { class: "note", text: "First 200 of " + bot.faults.length + " faults." }));
+      }
+    }
+    append(app, faultSection);
+
+    // head to head
+    var ct = data.crosstable, los = data.los ? data.los.matrix : null;
+    if (ct) {
+      var ci = ct.entrants.indexOf(name);
+      var opponents = ct.entrants.map(function (o, j) { return j; }).filter(function (j) { return j !== ci && ct.meetings[ci][j] > 0; });
+      append(app, section("Head to head", "h2h-section", "Pairwise results against each opponent, and the chance of being the stronger bot.",
+        el("table", { id: "h2h", class: "small" },
+          el("thead", null, el("tr", null, ["Opponent", "Rating", "Meetings", "Score", "LOS"].map(function (h) { return el("th", { text: h }); }))),
+          el("tbody", null, opponents.map(function (j) {
+            var oi = rows.findIndex(function (x) { return x.entrant === ct.entrants[j]; });
+            var l = los ? los[i][oi] : null;
+            var sc = ct.score[ci][j];
+            return el("tr", null, el("td", null, el("a", { href: botHref(ct.entrants[j]), text: ct.entrants[j] })),
+              el("td", { class: "num", text: fixed(rows[oi].rating, 0) }),
+              el("td", { class: "num", text: ct.meetings[ci][j] }),
+              el("td", { class: "num", style: sc === null ? null : "background:" + heat(sc), text: pct(sc) }),
+              el("td", { class: "num", style: l === null ? null : "background:" + heat(l), text: pct(l) }));
+          })))));
+    }
+
+    // games
+    var games = bot.games || [];
+    var gamesSection = section("Games", "games-section", games.length + " games, newest first.");
+    var holder = el("div", { class: "scroll" }, gamesTable(games.slice(0, MAX_GAMES), true, "games"));
+    append(gamesSection, holder);
+    if (games.length > MAX_GAMES) {
+      append(gamesSection, el("button", { type: "button", id: "all-games", text: "Show all " + games.length + " games", onclick: function (ev) {
+        holder.textContent = "";
+        var table = gamesTable(games, true, "games");
+        append(holder, table);
+        ev.target.remove();
+      } }));
+    }
+    append(app, gamesSection);
+    append(app, footer());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // replay.html
+
+  function cardNode(card, extra) {
+    var h = bullHeads(card);
+    return el("span", { class: "card h" + h + (extra ? " " + extra : ""), "data-card": card, title: card + ": " + h + " bull head" + (h > 1 ? "s" : "") },
+      el("span", { class: "n", text: card }), el("span", { class: "heads", text: "▾".repeat(h) }));
+  }
+
+  /* Every position of the game: the deal of each round (turn 0), then after each turn. */
+  function replaySteps(record) {
+    var steps = [];
+    var before = record.seats.map(function () { return 0; });
+    record.rounds.forEach(function (round, ri) {
+      var hands = (round.hands || []).map(function (h) { return h.slice(); });
+      var points = record.seats.map(function () { return 0; });
+      steps.push({ ri: ri, round: round.round, turn: 0, rows: round.rows || [], hands: hands.map(function (h) { return h.slice(); }),
+        points: points.slice(), totals: before.slice(), plays: [], takes: [], end: false });
+      (round.turns || []).forEach(function (turn, ti) {
+        turn.plays.forEach(function (p) {
+          var k = hands[p[0]] ? hands[p[0]].indexOf(p[1]) : -1;
+          if (k >= 0) hands[p[0]].splice(k, 1);
+        });
+        turn.takes.forEach(function (t) { points[t.seat] += heads(t.cards); });
+        var last = ti === round.turns.length - 1 && round.scores !== undefined;
+        steps.push({ ri: ri, round: round.round, turn: turn.turn, rows: turn.rows, hands: hands.map(function (h) { return h.slice(); }),
+          points: points.slice(), totals: before.map(function (b, s) { return b + points[s]; }), plays: turn.plays, takes: turn.takes, end: last });
+      });
+      if (round.scores) before = round.scores.slice();
+      else before = before.map(function (b, s) { return b + points[s]; });
+    });
+    return steps;
+  }
+
+  function renderReplay(game) {
+    var record = game.record;
+    var names = game.entrants || record.seats.map(function (s) { return s.name; });
+    var n = names.length;
+    var steps = replaySteps(record);
+    var settings = record.settings || {};
+    document.title = "Game " + game.game_id;
+    var app = document.getElementById("app");
+    app.textContent = "";
+    var subtitle = n + " players · " + (settings.variant || "standard") + " · ends " + (settings.end_rule || "at-or-above") + " " + settings.threshold +
+      " · seed " + record.seed + " · rotation " + record.rotation + (record.complete ? "" : " · INCOMPLETE");
+    append(app, header("Game " + game.game_id, subtitle, [el("a", { href: "index.html", text: "← standings" })]));
+
+    var label = el("span", { id: "step-label", "aria-live": "polite" });
+    var range = el("input", { id: "step-range", type: "range", min: 0, max: steps.length - 1, value: 0, "aria-label": "position in the game" });
+    function button(id, text, title, fn) { return el("button", { type: "button", id: id, title: title, text: text, onclick: fn }); }
+    var cur = 0;
+    var controls = el("div", { class: "controls" },
+      button("first", "|◀", "start (Home)", function () { go(0); }),
+      button("prev-round", "« round", "previous round (Page Up)", function () { go(roundStart(cur, -1)); }),
+      button("prev", "◀ prev", "previous turn (←)", function () { go(cur - 1); }),
+      button("next", "next ▶", "next turn (→)", function () { go(cur + 1); }),
+      button("next-round", "round »", "next round (Page Down)", function () { go(roundStart(cur, +1)); }),
+      button("last", "▶|", "end (End)", function () { go(steps.length - 1); }),
+      range, label);
+    var rowsBox = el("div", { id: "rows", class: "rows" });
+    var playsBox = el("div", { id: "plays" });
+    var takesBox = el("div", { id: "takes" });
+    var banner = el("div", { id: "banner", class: "banner", hidden: "hidden" });
+    var scoreBody = el("tbody");
+    var scores = el("table", { id: "scores", class: "scores" },
+      el("thead", null, el("tr", null, ["Seat", "Bot", "Hand", "This round", "Total"].map(function (h) { return el("th", { scope: "col", text: h }); }))),
+      scoreBody);
+    var draftBox = el("div", { id: "draft" });
+    append(app, controls,
+      el("div", { class: "board" },
+        el("div", { class: "left" }, el("h2", { text: "Rows" }), rowsBox, banner),
+        el("div", { class: "right" }, el("h2", { text: "Cards revealed" }), playsBox, el("h2", { text: "Rows taken" }), takesBox)),
+      el("h2", { text: "Players" }), el("div", { class: "scroll" }, scores), draftBox);
+
+    var seatRows = names.map(function (name, s) {
+      var tr = el("tr", { "data-seat": s },
+        el("td", { class: "num", text: s }),
+        el("td", { class: "name" }, el("a", { href: botHref(name), text: name })),
+        el("td", { class: "hand" }), el("td", { class: "num round-points" }), el("td", { class: "num total" }));
+      append(scoreBody, tr);
+      return tr;
+    });
+
+    function roundStart(from, dir) {
+      var ri = steps[from].ri + dir;
+      if (dir < 0 && steps[from].turn > 0) ri = steps[from].ri;
+      for (var k = 0; k < steps.length; k++) if (steps[k].ri === ri && steps[k].turn === 0) return k;
+      return dir < 0 ? 0 : steps.length - 1;
+    }
+
+    function go(k) {
+      cur = Math.max(0, Math.min(steps.length - 1, k));
+      draw();
+    }
+
+    function draw() {
+      var st = steps[cur];
+      var round = record.rounds[st.ri];
+      var turns = (round.turns || []).length;
+      label.textContent = "Round " + st.round + " · " + (st.turn === 0 ? "deal" : "turn " + st.turn + " of " + turns) + " · step " + (cur + 1) + "/" + steps.length;
+      range.value = cur;
+      label.dataset.round = st.round;
+      label.dataset.turn = st.turn;
+      document.getElementById("first").disabled = cur === 0;
+      document.getElementById("prev").disabled = cur === 0;
+      document.getElementById("next").disabled = cur === steps.length - 1;
+      document.getElementById("last").disabled = cur === steps.length - 1;
+      if (history.replaceState) history.replaceState(null, "", "#r" + st.round + "t" + st.turn);
+
+      var placedNow = {};
+      st.plays.forEach(function (p) { placedNow[p[1]] = p[0]; });
+      var takenBy = {};
+      st.takes.forEach(function (t) { takenBy[t.row] = t; });
+      rowsBox.textContent = "";
+      st.rows.forEach(function (row, i) {
+        var slots = [];
+        for (var c = 0; c < 6; c++) {
+          var card = row[c];
+          if (card === undefined) slots.push(el("span", { class: "slot" + (c === 5 ? " sixth" : "") }));
+          else slots.push(cardNode(card, placedNow[card] !== undefined ? "new" : ""));
+        }
+        var t = takenBy[i];
+        append(rowsBox, el("div", { class: "row", "data-row": i },
+          el("span", { class: "row-label", text: "Row " + (i + 1) }), slots,
+          el("span", { class: "row-heads", text: heads(row) + " ▾" }),
+          t ? el("span", { class: "took", text: "← " + names[t.seat] + " took " + heads(t.cards) }) : null));
+      });
+
+      playsBox.textContent = "";
+      if (!st.plays.length) append(playsBox, el("p", { class: "note", text: st.turn === 0 ? "New deal: 10 cards each; the rows start with one card." : "" }));
+      else {
+        var order = st.plays.slice().sort(function (a, b) { return a[1] - b[1]; });
+        append(playsBox, el("ol", { class: "plays" }, order.map(function (p) {
+          return el("li", { "data-seat": p[0] }, cardNode(p[1]), " ", el("span", { text: names[p[0]] }));
+        })));
+        append(playsBox, el("p", { class: "note", text: "placed lowest first" }));
+      }
+      takesBox.textContent = "";
+      if (!st.takes.length) append(takesBox, el("p", { class: "note", text: st.turn === 0 ? "–" : "nobody took a row" }));
+      st.takes.forEach(function (t) {
+        append(takesBox, el("div", { class: "take", "data-seat": t.seat },
+          el("strong", { text: names[t.seat] }),
+          " took row " + (t.row + 1) + " with " + t.card + (t.reason === "low-card" ? " (lower than every row: chose it)" : " (sixth card)") + ": ",
+          t.cards.map(function (c) { return cardNode(c, "small"); }),
+          el("span", { class: "pts", text: " = " + heads(t.cards) + " bull heads" })));
+      });
+
+      seatRows.forEach(function (tr, s) {
+        var hand = tr.querySelector(".hand");
+        hand.textContent = "";
+        append(hand, (st.hands[s] || []).map(function (c) { return cardNode(c, "small"); }));
+        tr.querySelector(".round-points").textContent = st.points[s];
+        tr.querySelector(".total").textContent = st.totals[s];
+        tr.classList.toggle("took-now", st.takes.some(function (t) { return t.seat === s; }));
+      });
+
+      var isLast = cur === steps.length - 1;
+      banner.hidden = !(st.end || isLast);
+      banner.textContent = "";
+      if (st.end || isLast) {
+        var recorded = round.scores || st.totals;
+        append(banner, el("strong", { text: "End of round " + st.round + ". " }),
+          "Scores: " + names.map(function (nm, s) { return nm + " " + recorded[s]; }).join(", ") + ".");
+        if (isLast && record.result) {
+          var res = record.result;
+          append(banner, el("br"), el("strong", { text: record.complete ? "Game over. " : "Game cut off. " }),
+            res.standing.map(function (group, p) {
+              return (p + 1) + ". " + group.map(function (s) { return names[s] + (res.forfeited && res.forfeited.indexOf(s) >= 0 ? " (forfeited)" : ""); }).join(" = ");
+            }).join("  "));
+        }
+        banner.dataset.round = st.round;
+      }
+
+      draftBox.textContent = "";
+      if (round.draft && st.turn === 0) {
+        append(draftBox, el("h2", { text: "Draft" }), el("p", { class: "note", text: "Open draft, first pick: " + names[round.draft.first] }),
+          el("ol", { class: "draft" }, round.draft.picks.map(function (p) { return el("li", null, names[p[0]] + " ", cardNode(p[1], "small")); })));
+      }
+      var faults = [];
+      (record.faults || []).forEach(function (list, s) {
+        list.forEach(function (f) { if (f.round === st.round && f.turn === st.turn) faults.push([s, f]); });
+      });
+      if (faults.length) {
+        append(takesBox, el("div", { class: "faults" }, faults.map(function (x) {
+          return el("p", { class: "fault" }, el("strong", { text: "Fault: " }), names[x[0]] + " – " + x[1].kind + (x[1].detail ? ": " + x[1].detail : ""));
+        })));
+      }
+    }
+
+    range.addEventListener("input", function () { go(Number(range.value)); });
+    document.addEventListener("keydown", function (ev) {
+      if (ev.target && ev.target.tagName === "INPUT" && ev.target !== range) return;
+      var keys = { ArrowRight: cur + 1, ArrowLeft: cur - 1, Home: 0, End: steps.length - 1,
+        PageDown: roundStart(cur, +1), PageUp: roundStart(cur, -1) };
+      if (keys[ev.key] !== undefined) { ev.preventDefault(); go(keys[ev.key]); }
+    });
+    var m = /^#r(\d+)t(\d+)$/.exec(window.location.hash);
+    if (m) {
+      var k = steps.findIndex(function (s) { return s.round === Number(m[1]) && s.turn === Number(m[2]); });
+      if (k >= 0) cur = k;
+    }
+    draw();
+    document.body.dataset.ready = "1";
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  function start() {
+    var page = document.body.dataset.page;
+    try {
+      if (page === "replay") {
+        var id = param("game");
+        if (!id) return fail("No game given: open replay.html?game=GAME_ID (games are linked from the standings).");
+        loadScript("games/" + fileKey(id) + ".js").then(function () {
+          renderReplay(window.TAKE5_GAME);
+        }, function () { fail("No replay of game " + id + " in this site."); });
+        return;
+      }
+      var data = window.TAKE5_STANDINGS;
+      if (!data) return fail("data/standings.js is missing: publish the site with `referee publish`.");
+      if (page === "index") { renderIndex(data); document.body.dataset.ready = "1"; return; }
+      if (page === "bot") {
+        var name = param("bot");
+        if (!name) return fail("No bot given: open bot.html?bot=NAME.");
+        loadScript("data/bots/" + fileKey(name) + ".js").then(function () {
+          renderBot(data, window.TAKE5_BOT, name);
+          document.body.dataset.ready = "1";
+        }, function () {
+          renderBot(data, { games: [], faults: [] }, name);
+          document.body.dataset.ready = "1";
+        });
+      }
+    } catch (error) {
+      fail("Could not show this page: " + error.message);
+      throw error;
+    }
+  }
+
+  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
