@@ -391,7 +391,10 @@ def _bot_version(bot_dir: Path) -> str | None:
     v = _read_text(bot_dir / "VERSION").strip()
     if v:
         return v.splitlines()[0].strip()
-    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", _read_text(bot_dir / "bot.py"), re.MULTILINE)
+    text = _read_text(bot_dir / "bot.py")
+    # __version__ = "..." at module level, else the SDK Bot's class attribute `version = "..."`.
+    m = (re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.MULTILINE)
+         or re.search(r"""^\s+version\s*=\s*["']([^"']+)["']""", text, re.MULTILINE))
     return m.group(1) if m else None
 
 

@@ -164,7 +164,7 @@ def engine():
         cleanup_leftovers(run)
     assert not leftovers, f"containers left behind by runs {sorted(set(leftovers))}"
     # Keep only the newest image of each test bot (the SDK changes, so their hashes do too).
-    ds.prune_bot_images(["standin", "dockerfile_bot"], keep=1)
+    ds.prune_bot_images(["standin", "dockerfile_bot", "lowest"], keep=1)
     ds.prune_bot_images(["cache-probe", "wheel-bot", "foreign"], keep=0)
 
 
@@ -337,6 +337,24 @@ def test_bot_with_its_own_dockerfile(sandbox, sdk_copy):
     client = Client(c)
     assert client("ping") == {"pong": True, "kind": "dockerfile"}
     client.close()
+
+
+@pytest.mark.docker
+def test_real_sdk_bot_serves_grpc_in_the_sandbox(sandbox, sdk_copy):
+    """An example bot on the real SDK runtime: ready in the sandbox, and a gRPC channel connects."""
+    grpc = pytest.importorskip("grpc")
+    bot = REPO / "example_bots" / "lowest"
+    if not (bot / "bot.py").is_file() or not (sdk_copy / "take5" / "bot.py").is_file():
+        pytest.skip("no example bot / SDK bot runtime yet")
+    info = build_image(bot, sdk_dir=sdk_copy)
+    assert info.labels["take5.bot"] == "lowest" and info.bot_version == "1.0"
+    c = sandbox.start(info)
+    channel = grpc.insecure_channel(c.address)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=10)
+    finally:
+        channel.close()
+    assert "serving on unix:/run/take5/bot.sock" in c.logs_tail()
 
 
 def _host_addresses() -> list[str]:
