@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Set up everything the tests need on a fresh machine (Python packages, a Docker engine and base image,
-# Chromium for the site tests, Node.js packages for the Node bot), then run the whole test suite.
+# Set up everything the tests need on a fresh machine (Python packages, a Docker engine and the bot
+# base images, Chromium for the site tests), then run the whole test suite with pytest.
 # Usage: scripts/test.sh [pytest args...]
+# Without root, the Docker and browser set-up is skipped and those tests skip with a reason
+# (in CI, where CI=true, they fail instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test,dask]"
 
-if [ -x scripts/setup-docker.sh ]; then
-    scripts/setup-docker.sh
-fi
-if [ -x scripts/setup-browser.sh ]; then
-    scripts/setup-browser.sh
+if [ "$(id -u)" = 0 ]; then
+    bash scripts/setup-docker.sh
+    [ -f scripts/setup-browser.sh ] && bash scripts/setup-browser.sh
+else
+    echo "test.sh: not root: skipping Docker and browser set-up" >&2
 fi
 
 python3 -m pytest "$@"
