@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import grpc
@@ -115,9 +116,14 @@ class RemoteBot:
         self._pick = self.channel.unary_unary(_SERVICE + "PickCard")
         self._choose = self.channel.unary_unary(_SERVICE + "ChooseRow")
         self._over = self.channel.unary_unary(_SERVICE + "GameOver")
+        # Calls that must not wait for each other (a turn's PickCards) run as blocking calls on
+        # threads that live as long as the connection: grpc's own futures start a new polling
+        # thread for each call on an idle channel, which costs more than the call itself.
+        self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="take5-call")
 
     def close(self) -> None:
-        self.channel.close()
+        self.channel.close()  # a call still waiting ends at once (CANCELLED)
+        self._threads.shutdown(wait=False, cancel_futures=True)
 
     # -- start-up ------------------------------------------------------------------------------
 
@@ -185,12 +191,12 @@ class RemoteBot:
 
     # -- decisions -----------------------------------------------------------------------------
 
-    def pick_card_future(self, request: bytes, timeout: float) -> grpc.Future:
+    def pick_card_future(self, request: bytes, timeout: float) -> Future[bytes]:
         """Send an encoded PickCardRequest without waiting: the referee asks every seat at once."""
-        return self._pick.future(request, timeout=timeout)
+        return self._threads.submit(self._pick, request, timeout=timeout)
 
     @staticmethod
-    def card_from(future: grpc.Future, timeout: float) -> int:
+    def card_from(future: Future[bytes], timeout: float) -> int:
         """The card of a PickCard future (its deadline bounds the wait)."""
         try:
             raw = future.result()
@@ -211,6 +217,6 @@ class RemoteBot:
             raise CallFailed(faults.PROTOCOL, "the answer to ChooseRow has no row")
         return answer.row
 
-    def game_over_future(self, request: bytes, timeout: float) -> grpc.Future:
+    def game_over_future(self, request: bytes, timeout: float) -> Future[bytes]:
         """Tell the bot how the game ended; the answer does not matter."""
-        return self._over.future(request, timeout=timeout)
+        return self._threads.submit(self._over, request, timeout=timeout)

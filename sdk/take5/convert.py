@@ -7,6 +7,7 @@ protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ..
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,11 +63,17 @@ def settings_to_proto(settings: Settings) -> pb.Settings:
 
 def settings_from_proto(message: pb.Settings) -> Settings:
     """Unset enums and threshold take the defaults, so a hand-written request still works."""
+    return _settings(message.players, message.variant, message.threshold, message.end_rule)
+
+
+@functools.lru_cache(maxsize=64)
+def _settings(players: int, variant: int, threshold: int, end_rule: int) -> Settings:
+    # Settings are immutable and the same in every call of a game: build each one once.
     return Settings(
-        players=message.players,
-        variant=_VARIANT_FROM_PB.get(message.variant, Variant.STANDARD),
-        threshold=message.threshold or Settings.threshold,
-        end_rule=_END_RULE_FROM_PB.get(message.end_rule, EndRule.AT_OR_ABOVE),
+        players=players,
+        variant=_VARIANT_FROM_PB.get(variant, Variant.STANDARD),
+        threshold=threshold or Settings.threshold,
+        end_rule=_END_RULE_FROM_PB.get(end_rule, EndRule.AT_OR_ABOVE),
     )
 
 
@@ -94,8 +101,17 @@ def view_to_proto(view: View, settings: pb.Settings | None = None) -> pb.View:
     )
 
 
+_new = tuple.__new__  # NamedTuple construction without keyword handling: this is the bot's hot path
+_VIEW_FIELDS = (
+    "seat", "settings", "phase", "round", "turn", "hand", "rows", "scores",
+    "plays", "takes", "revealed", "card", "hands", "pool",
+)  # fmt: skip
+if View._fields != _VIEW_FIELDS:  # pragma: no cover - guards the positional construction below
+    raise ImportError(f"take5.convert is out of date with take5.game.View: {View._fields}")
+
+
 def _plays(messages) -> tuple[Play, ...]:
-    return tuple([Play(p.seat, p.card) for p in messages])
+    return tuple([_new(Play, (p.seat, p.card)) for p in messages])
 
 
 def view_from_proto(
@@ -110,27 +126,27 @@ def view_from_proto(
     hands = None
     if settings.variant is Variant.PROFESSIONAL:
         hands = tuple([tuple(h.cards) for h in message.hands])
-    return View(
-        seat=message.seat,
-        settings=settings,
-        phase=phase,
-        round=message.round,
-        turn=message.turn,
-        hand=tuple(message.hand),
-        rows=tuple([tuple(r.cards) for r in message.rows]),
-        scores=tuple(message.scores),
-        plays=tuple([_plays(t.plays) for t in message.plays]),
-        takes=tuple(
+    return _new(View, (
+        message.seat,
+        settings,
+        phase,
+        message.round,
+        message.turn,
+        tuple(message.hand),
+        tuple([tuple(r.cards) for r in message.rows]),
+        tuple(message.scores),
+        tuple([_plays(t.plays) for t in message.plays]),
+        tuple(
             [
-                RowTake(t.seat, t.row, t.card, tuple(t.cards), _REASON_FROM_PB.get(t.reason, TakeReason.LOW_CARD))
+                _new(RowTake, (t.seat, t.row, t.card, tuple(t.cards), _REASON_FROM_PB.get(t.reason, TakeReason.LOW_CARD)))
                 for t in message.takes
             ]
         ),
-        revealed=_plays(revealed),
-        card=card,
-        hands=hands,
-        pool=tuple(message.pool),
-    )
+        _plays(revealed),
+        card,
+        hands,
+        tuple(message.pool),
+    ))
 
 
 # -- requests ----------------------------------------------------------------------------------
