@@ -71,7 +71,7 @@ def local_handle(ref: BotRef, *, log_path: Path | None = None) -> BotHandle:
 
 
 def describe_exit(status: int) -> str:
-    """'exited with status 3' or 'killed by SIGKILL'."""
+    """'exited with status 3' or 'was killed by SIGKILL' (after "the bot ...")."""
     if status < 0:
         import signal
 
@@ -79,5 +79,5 @@ def describe_exit(status: int) -> str:
             name = signal.Signals(-status).name
         except ValueError:
             name = f"signal {-status}"
-        return f"killed by {name}"
+        return f"was killed by {name}"
     return f"exited with status {status}"
