@@ -111,7 +111,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Run:
     tmp = tmp_path_factory.mktemp("hostile")
     return referee(
         *[bot(b) for b in HOSTILE],
-        "--games", "2", "--timeout", "0.5", "--threshold", "20", "--json",
+        "--games", "2", "--timeout", "0.8", "--threshold", "20", "--json",
         tmp_path=tmp,
     )
 
@@ -162,7 +162,7 @@ def test_hostile_bot_outcome(hostile: Run, name: str, kind: str, forfeits: bool)
 def test_fault_details_say_what_happened(hostile: Run) -> None:
     record = load_record(hostile.record_files()[0])
     first = {name: faults_of(record, seat(name))[0] for name in ("hang", "crash_mid", "badcard", "error", "huge", "late")}
-    assert first["hang"]["detail"] == "no answer to PickCard within 0.5 s"
+    assert first["hang"]["detail"] == "no answer to PickCard within 0.8 s"
     assert first["crash_mid"] == {"round": 1, "turn": 3, "kind": "crash", "detail": "the bot exited with status 3"}
     assert "is not in the hand" in first["badcard"]["detail"]
     assert "ValueError: bug in my evaluation function" in first["error"]["detail"]
@@ -254,7 +254,7 @@ def test_json_summary_for_scripts(hostile: Run) -> None:
 def test_rejected_bots_exit_code_3(tmp_path: Path) -> None:
     run = referee(
         bot("crash_start"), bot("slowstart"), bot("oldproto"), example("lowest"),
-        "--games", "2", "--start-timeout", "1.5", "--timeout", "0.5",
+        "--games", "2", "--start-timeout", "3", "--timeout", "0.5",
         tmp_path=tmp_path,
     )
     assert run.code == 3, run.err
