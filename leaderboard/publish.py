@@ -7,8 +7,8 @@ tournament store, a folder of record files or a test.
 The site is static files only. It opens from disk (file://) or any static host, with no server and
 no network: the pages are hand-written HTML with one script (``assets/site.js``) and one style sheet,
 and the data is embedded in JavaScript files that set a global (``data/standings.js`` sets
-``window.TAKE5_STANDINGS``), loaded with ``<script>`` tags, because fetch() of local files is
-blocked in browsers. Layout of a published site::
+``window.TAKE5_STANDINGS``), loaded with ``<script>`` tags, because browsers block the fetch API
+on local files. Layout of a published site::
 
     index.html            standings with intervals, superiority matrix, crosstable, ratings over time
     bot.html?bot=NAME     one bot: numbers, faults, head-to-head, its games

@@ -3,7 +3,7 @@
  * Static pages, no framework, no network: the data comes from JavaScript files that set globals
  * (data/standings.js -> window.TAKE5_STANDINGS, data/bots/KEY.js -> window.TAKE5_BOT,
  * games/KEY.js -> window.TAKE5_GAME), loaded with <script> tags so that the pages also work when
- * opened straight from disk (file://), where fetch() is not allowed. Charts are inline SVG.
+ * opened straight from disk (file://), where the fetch API may not read files. Charts are inline SVG.
  * All text from the data goes into the page as text nodes, never as HTML.
  */
 (function () {
@@ -666,7 +666,9 @@
       draftBox.textContent = "";
       if (round.draft && st.turn === 0) {
         append(draftBox, el("h2", { text: "Draft" }), el("p", { class: "note", text: "Open draft, first pick: " + names[round.draft.first] }),
-          el("ol", { class: "draft" }, round.draft.picks.map(function (p) { return el("li", null, names[p[0]] + " ", cardNode(p[1], "small")); })));
+          el("ol", { class: "draft" }, round.draft.picks.map(function (p, k) {
+            return el("li", { "data-seat": p[0] }, el("span", { class: "pick-no", text: (k + 1) + "." }), cardNode(p[1], "small"), el("span", { text: names[p[0]] }));
+          })));
       }
       var faults = [];
       (record.faults || []).forEach(function (list, s) {
@@ -686,11 +688,17 @@
         PageDown: roundStart(cur, +1), PageUp: roundStart(cur, -1) };
       if (keys[ev.key] !== undefined) { ev.preventDefault(); go(keys[ev.key]); }
     });
-    var m = /^#r(\d+)t(\d+)$/.exec(window.location.hash);
-    if (m) {
-      var k = steps.findIndex(function (s) { return s.round === Number(m[1]) && s.turn === Number(m[2]); });
-      if (k >= 0) cur = k;
+    /* Deep links: replay.html?game=ID#r2t5 opens round 2 after turn 5 (t0: the deal). */
+    function fromHash() {
+      var m = /^#r(\d+)t(\d+)$/.exec(window.location.hash);
+      if (!m) return -1;
+      return steps.findIndex(function (s) { return s.round === Number(m[1]) && s.turn === Number(m[2]); });
     }
+    window.addEventListener("hashchange", function () {
+      var k = fromHash();
+      if (k >= 0 && k !== cur) go(k);
+    });
+    cur = Math.max(0, fromHash());
     draw();
     document.body.dataset.ready = "1";
   }

@@ -1,0 +1,317 @@
+"""Publishing without a browser: records -> results, standings.json, standings.md, site files, CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from site_games import FAULTY, NAMES, make_records
+
+from leaderboard.markdown import standings_markdown, standings_text
+from leaderboard.publish import (
+    SITE_ASSETS,
+    STANDINGS_FORMAT,
+    crosstable,
+    file_key,
+    publish_site,
+    result_from_record,
+    results_from_records,
+    standings_document,
+)
+from leaderboard.ratings import compute_standings
+from leaderboard.source import load_record_files
+from referee.cli import main
+
+
+@pytest.fixture(scope="module")
+def records():
+    return make_records()
+
+
+@pytest.fixture(scope="module")
+def results(records):
+    return results_from_records(records)
+
+
+@pytest.fixture(scope="module")
+def standings(results):
+    return compute_standings(results, bootstrap=100, seed=1)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, records, results, standings):
+    out = tmp_path_factory.mktemp("site")
+    index = publish_site(out, results=results, records=records, standings=standings, title="Test | cup")
+    assert index == out / "index.html"
+    return out
+
+
+def read_js(path: Path, name: str):
+    text = path.read_text(encoding="utf-8")
+    prefix = f"window.{name} = "
+    assert text.startswith(prefix) and text.endswith(";\n")
+    return json.loads(text[len(prefix) : -2])
+
+
+# -- records -> results -----------------------------------------------------------------------
+
+
+def test_result_from_record_takes_seats_scores_places_and_fault_kinds(records):
+    record = next(r for r in records.values() if any(r["faults"]) and r["complete"])
+    g = result_from_record(record, played_at=5)
+    assert g.game_id == record["game_id"]
+    assert g.entrants == tuple(s["name"] for s in record["seats"])
+    assert list(g.penalties) == record["result"]["scores"]
+    assert list(g.places) == record["result"]["places"]
+    assert g.faults == tuple(tuple(f["kind"] for f in seat) for seat in record["faults"])
+    assert g.played_at == 5
+
+
+def test_results_skip_incomplete_games_order_by_start_and_group_duplicate_deals(records, results):
+    ids = [g.game_id for g in sorted(results, key=lambda g: g.played_at)]
+    assert "cut-1" not in ids and len(ids) == len(records) - 1
+    assert [g.played_at for g in sorted(results, key=lambda g: g.played_at)] == list(range(len(ids)))
+    assert ids[:3] == ["t000", "t001", "t002"] and ids[-1] == "pro-1"
+    dup = {g.game_id: g.duplicate_set for g in results if g.game_id.startswith("dup-")}
+    assert len(dup) == 3 and len(set(dup.values())) == 1 and None not in dup.values()
+    assert all(g.duplicate_set is None for g in results if not g.game_id.startswith("dup-"))
+
+
+def test_result_from_record_refuses_incomplete_records(records):
+    with pytest.raises(ValueError, match="incomplete"):
+        result_from_record(records["cut-1"])
+
+
+# -- standings.json -------------------------------------------------------------------------------
+
+
+def test_standings_document_follows_the_documented_schema(results, standings):
+    doc = standings_document(standings, results, title="T", generated_at="now")
+    json.dumps(doc, allow_nan=False)  # strict JSON
+    assert doc["format"] == STANDINGS_FORMAT and doc["version"] == 1
+    assert doc["title"] == "T" and doc["generated_at"] == "now"
+    assert doc["games"] == len(results)
+    assert set(doc["method"]) == {"rating", "interval", "los", "online_elo"}
+    names = [row["entrant"] for row in doc["rows"]]
+    assert sorted(names) == sorted(NAMES)
+    for rank, row in enumerate(doc["rows"], 1):
+        assert set(row) == {
+            "rank", "entrant", "rating", "interval", "component", "games", "wins",
+            "outright_wins", "mean_penalty", "mean_place", "faults", "online_elo",
+        }
+        assert row["rank"] == rank
+        low, high = row["interval"]
+        assert low <= row["rating"] <= high
+    ratings = [row["rating"] for row in doc["rows"]]
+    assert ratings == sorted(ratings, reverse=True)
+    kinds: dict[str, int] = {}
+    for g in results:
+        if FAULTY in g.entrants:
+            for kind in g.faults[g.entrants.index(FAULTY)]:
+                kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds.keys() == {"crash", "timeout"}
+    assert doc["rows"][names.index(FAULTY)]["faults"] == kinds
+    # LOS and crosstable: square, in the rows' order
+    assert doc["los"]["entrants"] == names == doc["crosstable"]["entrants"]
+    n = len(names)
+    los = doc["los"]["matrix"]
+    for i in range(n):
+        assert los[i][i] is None
+        for j in range(n):
+            if i != j:
+                assert los[i][j] + los[j][i] == pytest.approx(1.0)
+    # ratings over time: the last point is the fit on every game, i.e. the standings
+    points = doc["over_time"]["points"]
+    assert doc["over_time"]["method"] == "fit"
+    assert points[-1]["games"] == len(results)
+    assert [p["games"] for p in points] == sorted(p["games"] for p in points)
+    for row in doc["rows"]:
+        assert points[-1]["ratings"][row["entrant"]] == pytest.approx(row["rating"], abs=1e-6)
+
+
+def test_crosstable_counts_pairwise_meetings_and_points(results):
+    table = crosstable(results, NAMES)
+    n = len(NAMES)
+    for i in range(n):
+        assert table["score"][i][i] is None and table["meetings"][i][i] == 0
+        for j in range(i + 1, n):
+            a, b = NAMES[i], NAMES[j]
+            both = [g for g in results if a in g.entrants and b in g.entrants]
+            assert table["meetings"][i][j] == table["meetings"][j][i] == len(both)
+            expected = sum(
+                1.0 if g.places[g.entrants.index(a)] < g.places[g.entrants.index(b)]
+                else 0.5 if g.places[g.entrants.index(a)] == g.places[g.entrants.index(b)]
+                else 0.0
+                for g in both
+            )
+            assert table["score"][i][j] == pytest.approx(expected / len(both))
+            assert table["score"][i][j] + table["score"][j][i] == pytest.approx(1.0)
+
+
+# -- standings.md and the terminal table ----------------------------------------------------------
+
+
+def test_markdown_table_has_one_line_per_bot_and_escapes_names(standings):
+    text = standings_markdown(standings, title="Cup | 1", generated_at="2025-01-01")
+    lines = text.splitlines()
+    assert lines[0] == "# Cup \\| 1"
+    table = [line for line in lines if line.startswith("|")]
+    assert len(table) == 2 + len(standings.rows)
+    columns = len(re.split(r"(?<!\\)\|", table[0]))
+    for line in table:
+        assert len(re.split(r"(?<!\\)\|", line)) == columns, line
+    assert "delta \\<b\\>&\\|x" in text
+    for row in standings.rows:
+        assert f"| {row.rank} |" in text
+        assert f"{row.rating:.0f}" in text
+    assert "95% interval" in text and "bootstrap" in text
+
+
+def test_terminal_table_lists_the_bots_in_rank_order(standings):
+    text = standings_text(standings)
+    positions = [text.index(row.entrant) for row in standings.rows]
+    assert positions == sorted(positions)
+
+
+# -- the site's files -----------------------------------------------------------------------------
+
+
+def test_site_has_pages_assets_and_data(site, records, results, standings):
+    for name in ("index.html", "bot.html", "replay.html", "assets/site.js", "assets/site.css",
+                 "standings.json", "standings.md", "data/standings.js"):
+        assert (site / name).is_file(), name
+    doc = json.loads((site / "standings.json").read_text(encoding="utf-8"))
+    assert doc == standings_document(standings, results, title="Test | cup")
+    data = read_js(site / "data" / "standings.js", "TAKE5_STANDINGS")
+    assert {k: v for k, v in data.items() if k != "recent_games"} == doc
+    assert [g["id"] for g in data["recent_games"]][:2] == ["pro-1", "dup-r2"]
+    for gid, record in records.items():
+        game = read_js(site / "games" / f"{file_key(gid)}.js", "TAKE5_GAME")
+        assert game["game_id"] == gid and game["record"] == record
+        assert game["entrants"] == [s["name"] for s in record["seats"]]
+    for name in NAMES:
+        bot = read_js(site / "data" / "bots" / f"{file_key(name)}.js", "TAKE5_BOT")
+        mine = [g for g in results if name in g.entrants]
+        assert bot["entrant"] == name and len(bot["games"]) == len(mine)
+        for game in bot["games"]:
+            assert game["entrants"][game["seat"]] == name
+            assert game["place"] == game["places"][game["seat"]]
+    faulty = read_js(site / "data" / "bots" / f"{file_key(FAULTY)}.js", "TAKE5_BOT")
+    expected = sorted(
+        f["kind"]
+        for r in records.values()
+        if r["complete"]
+        for s, seat in enumerate(r["seats"])
+        if seat["name"] == FAULTY
+        for f in r["faults"][s]
+    )
+    assert sorted(f["kind"] for f in faulty["faults"]) == expected
+    crash = next(f for f in faulty["faults"] if f["kind"] == "crash")
+    assert (crash["round"], crash["turn"]) == (2, 7) and "exited" in crash["detail"]
+
+
+def test_publishing_is_deterministic_and_replaces_old_files(tmp_path, records, results, standings):
+    a, b = tmp_path / "a", tmp_path / "b"
+    publish_site(a, results=results, records=records, standings=standings, title="x")
+    (b / "games").mkdir(parents=True)
+    (b / "games" / "stale.js").write_text("old")
+    (b / "games" / "keep.txt").write_text("not ours")
+    publish_site(b, results=results, records=records, standings=standings, title="x")
+    assert not (b / "games" / "stale.js").exists() and (b / "games" / "keep.txt").exists()
+    (b / "games" / "keep.txt").unlink()
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert files_a == files_b
+    for rel in files_a:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_site_needs_no_network():
+    """Only local files: no http(s) URL anywhere but the SVG namespace name (which is never
+    fetched), no protocol-relative URL, and every src/href of the pages is a relative path."""
+    for path in SITE_ASSETS.iterdir():
+        text = path.read_text(encoding="utf-8")
+        urls = set(re.findall(r"https?://[^\s\"')]+", text)) - {"http://www.w3.org/2000/svg"}
+        assert not urls, (path.name, urls)
+        assert not re.search(r"""["'(]//\w""", text), path.name
+        assert "fetch(" not in text and "XMLHttpRequest" not in text and "@import" not in text
+        for ref in re.findall(r"""(?:src|href)=["']([^"']+)""", text):
+            assert not re.match(r"^[a-z]+:|^/", ref), (path.name, ref)
+
+
+def test_file_keys_are_safe_distinct_and_bounded():
+    names = ["alpha", "Alpha", "ALPHA", "a b", "a/b", "a\\b", "..", ".", "", "über", "名前",
+             "a~20b", "a b" * 200, "a b" * 201, "con", "x.js"]
+    keys = [file_key(n) for n in names]
+    assert len(set(keys)) == len(keys)
+    for key in keys:
+        assert re.fullmatch(r"[a-z0-9_~-]+", key) and len(key) <= 190, key
+    assert file_key("alpha") == "alpha" and file_key("t001") == "t001"
+
+
+# -- the CLI --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def record_dir(tmp_path_factory, records):
+    folder = tmp_path_factory.mktemp("records")
+    for gid, record in records.items():
+        (folder / f"{gid}.json").write_text(json.dumps(record), encoding="utf-8")
+    return folder
+
+
+def test_cli_standings_prints_the_table_and_json(record_dir):
+    runner = CliRunner()
+    result = runner.invoke(main, ["standings", "--records", str(record_dir), "--bootstrap", "50"])
+    assert result.exit_code == 0, result.output
+    for name in NAMES:
+        assert name in result.output
+    assert "95% interval" in result.output
+    result = runner.invoke(main, ["standings", "--records", str(record_dir), "--json", "--bootstrap", "50"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["format"] == STANDINGS_FORMAT and len(doc["rows"]) == len(NAMES)
+    assert doc["games"] == len(list(record_dir.glob("*.json"))) - 1  # the cut-off game is not rated
+
+
+def test_cli_standings_of_a_tournament_directory_of_records(record_dir):
+    result = CliRunner().invoke(main, ["standings", "--tournament", str(record_dir), "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    assert all(name in result.output for name in NAMES)
+
+
+def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path):
+    out = tmp_path / "site"
+    result = CliRunner().invoke(
+        main, ["publish", "--records", str(record_dir), "--out", str(out), "--bootstrap", "50", "--no-timestamp"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (out / "index.html").is_file() and (out / "standings.json").is_file()
+    assert (out / "index.html").resolve().as_uri() in result.output
+
+
+def test_cli_usage_errors_and_nothing_to_rate(tmp_path, record_dir):
+    runner = CliRunner()
+    assert runner.invoke(main, ["standings"]).exit_code == 2
+    both = runner.invoke(main, ["standings", "--records", str(record_dir), "--tournament", str(record_dir)])
+    assert both.exit_code == 2
+    assert runner.invoke(main, ["standings", "--tournament", str(tmp_path / "missing")]).exit_code == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(main, ["publish", "--tournament", str(empty), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 1 and "no complete games" in result.output
+
+
+def test_invalid_records_are_left_out_and_reported(tmp_path, records):
+    good = dict(records["t000"])
+    bad = json.loads(json.dumps(records["t001"]))
+    bad["result"]["scores"][0] += 1
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    (tmp_path / "junk.json").write_text("{}")
+    games = load_record_files([tmp_path])
+    assert list(games.records) == ["t000"]
+    assert len(games.problems) == 2

@@ -1,0 +1,315 @@
+"""The published site in a real browser: headless Chromium driven by Playwright.
+
+Publishes a site from real games (tests/site_games.py), opens it from disk (file://) with every
+non-file request blocked and counted, and checks what a person would look at: the standings table
+and its interval bars, a bot page, and replays stepped through turn by turn against the records.
+Screenshots go to $TAKE5_SCREENSHOTS or a temporary folder (printed; `pytest -s` shows it).
+
+Needs the Debian package `chromium` and the Python package `playwright` (scripts/setup-browser.sh);
+never `playwright install`. Skips without them, except under CI (env CI set), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from site_games import FAULTY, NAMES, make_records
+
+from leaderboard.publish import file_key, publish_site, results_from_records
+from leaderboard.ratings import compute_standings
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+def chromium_path() -> str | None:
+    found = os.environ.get("TAKE5_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and os.path.exists("/usr/bin/chromium"):
+        found = "/usr/bin/chromium"
+    return found
+
+
+def unavailable(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set, so this is an error; run scripts/setup-browser.sh)")
+    pytest.skip(f"{reason}; run scripts/setup-browser.sh")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        unavailable("the Python package playwright is not installed")
+    executable = chromium_path()
+    if executable is None:
+        unavailable("no chromium executable (Debian package `chromium`)")
+    with sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Error as error:
+            unavailable(f"chromium at {executable} does not start: {str(error).splitlines()[0]}")
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def records():
+    return make_records()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, records):
+    results = results_from_records(records)
+    standings = compute_standings(results, bootstrap=100, seed=0)
+    out = tmp_path_factory.mktemp("published")
+    publish_site(out, results=results, records=records, standings=standings, title="Browser test cup",
+                 generated_at="2025-01-01 12:00 UTC")
+    return out
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    folder = Path(os.environ.get("TAKE5_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nsite screenshots: {folder}")
+    yield folder
+    print(f"\nsite screenshots saved in {folder}: {', '.join(sorted(p.name for p in folder.glob('*.png')))}")
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page that may load file:// URLs only; anything else is blocked and reported."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+    problems: list[str] = []
+
+    def guard(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    pg = context.new_page()
+    pg.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    pg.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    pg.problems = problems
+    yield pg
+    context.close()
+    assert not outside, f"the site tried to reach the network: {outside}"
+
+
+def open_page(pg, site: Path, rel: str, *, clean: bool = True):
+    pg.goto((site / "index.html").as_uri().rsplit("/", 1)[0] + "/" + rel)
+    pg.wait_for_selector("body[data-ready='1'], p.error", timeout=10_000)
+    if clean:
+        assert not pg.problems, pg.problems
+
+
+def expected_rows(site: Path):
+    import json
+
+    return json.loads((site / "standings.json").read_text(encoding="utf-8"))["rows"]
+
+
+# -- front page -----------------------------------------------------------------------------------
+
+
+def test_index_shows_the_standings_with_their_intervals(page, site, shots):
+    open_page(page, site, "index.html")
+    rows = expected_rows(site)
+    assert page.title() == "Browser test cup"
+    table = page.locator("table#standings tbody tr")
+    assert table.count() == len(rows) == len(NAMES)
+    xs = []
+    for i, row in enumerate(rows):
+        tr = table.nth(i)
+        assert tr.get_attribute("data-entrant") == row["entrant"]
+        cells = tr.locator("td")
+        assert cells.nth(0).inner_text() == str(row["rank"])
+        assert cells.nth(1).inner_text().strip() == row["entrant"]
+        assert cells.nth(2).inner_text() == f"{row['rating']:.0f}"
+        low, high = row["interval"]
+        assert cells.nth(3).inner_text() == f"{low:.0f} – {high:.0f}"
+        # the interval is drawn: a bar from low to high around the dot of the rating
+        bar = tr.locator("svg.interval line.ci")
+        dot = tr.locator("svg.interval circle.rating")
+        assert bar.count() == 1 and dot.count() == 1
+        x1, x2 = float(bar.get_attribute("x1")), float(bar.get_attribute("x2"))
+        cx = float(dot.get_attribute("cx"))
+        assert x1 <= cx <= x2 and x2 - x1 > 2
+        assert tr.locator("svg.interval").bounding_box()["width"] > 100  # really laid out
+        xs.append(cx)
+    assert xs == sorted(xs, reverse=True)  # higher rating, further right
+    n = len(rows)
+    assert page.locator("table#los tbody td").count() == n * n
+    assert page.locator("table#crosstable tbody td").count() == n * n
+    assert page.locator("#over-time-section svg path.series").count() == n
+    assert page.locator("table#recent tbody tr").count() >= 10
+    faulty = page.locator(f"table#standings tr[data-entrant='{FAULTY}'] td.faults").inner_text()
+    assert "timeout" in faulty and "crash" in faulty
+    page.screenshot(path=str(shots / "index.png"), full_page=True)
+
+
+def test_file_keys_are_the_same_in_javascript(page, site):
+    open_page(page, site, "index.html")
+    names = NAMES + ["Alpha", "a/b", "über", "名前", "x" * 300, "", "t001"]
+    assert page.evaluate("names => names.map(window.Take5.fileKey)", names) == [file_key(n) for n in names]
+
+
+# -- bot page -------------------------------------------------------------------------------------
+
+
+def test_bot_page_lists_its_games_and_faults(page, site, shots, records):
+    open_page(page, site, "index.html")
+    page.locator(f"table#standings tr[data-entrant='{FAULTY}'] td.name a").click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert not page.problems, page.problems
+    assert page.locator("h1").inner_text() == FAULTY
+    played = [r for r in records.values() if r["complete"] and FAULTY in [s["name"] for s in r["seats"]]]
+    assert page.locator("table#games tbody tr").count() == len(played)
+    kinds = page.locator("table#fault-kinds tbody tr")
+    assert sorted(kinds.nth(i).locator("td").first.inner_text() for i in range(kinds.count())) == ["crash", "timeout"]
+    assert page.locator("table#fault-log tbody tr").count() >= 3
+    assert page.locator("table#h2h tbody tr").count() == len(NAMES) - 1
+    page.screenshot(path=str(shots / "bot.png"), full_page=True)
+
+    # an awkward name works through the link as well
+    open_page(page, site, "index.html")
+    odd = next(n for n in NAMES if "<" in n)
+    page.locator("table#standings td.name a", has_text=odd).click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("h1").inner_text() == odd
+    assert page.locator("table#games tbody tr").count() > 0
+
+
+# -- replays --------------------------------------------------------------------------------------
+
+
+def shown_rows(page) -> list[list[int]]:
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll('#rows .row')).map(
+             row => Array.from(row.querySelectorAll('.card')).map(c => Number(c.dataset.card)))"""
+    )
+
+
+def shown_column(page, cls: str) -> list[int]:
+    return page.evaluate(
+        f"""() => Array.from(document.querySelectorAll('#scores tbody tr')).map(
+             tr => Number(tr.querySelector('.{cls}').textContent))"""
+    )
+
+
+def position(page) -> tuple[int, int]:
+    label = page.locator("#step-label")
+    return int(label.get_attribute("data-round")), int(label.get_attribute("data-turn"))
+
+
+def step_through(page, record, shots, prefix: str) -> int:
+    """Walk the whole game with the next button, checking every position against the record."""
+    if not page.locator("#first").is_disabled():
+        page.locator("#first").click()
+    totals = [0] * len(record["seats"])
+    steps = 0
+    for rnd in record["rounds"]:
+        assert position(page) == (rnd["round"], 0)
+        assert shown_rows(page) == rnd["rows"]
+        assert shown_column(page, "total") == totals
+        hands = page.evaluate("() => Array.from(document.querySelectorAll('#scores tbody tr')).map(tr => tr.querySelectorAll('.hand .card').length)")
+        assert hands == [len(h) for h in rnd["hands"]]
+        if rnd["round"] == 1:
+            page.screenshot(path=str(shots / f"{prefix}-deal.png"), full_page=True)
+        for turn in rnd["turns"]:
+            page.locator("#next").click()
+            steps += 1
+            assert position(page) == (rnd["round"], turn["turn"])
+            assert shown_rows(page) == turn["rows"], (rnd["round"], turn["turn"])
+            revealed = sorted(
+                page.evaluate("() => Array.from(document.querySelectorAll('#plays li')).map(li => [Number(li.dataset.seat), Number(li.querySelector('.card').dataset.card)])")
+            )
+            assert revealed == sorted(map(list, turn["plays"]))
+            takers = page.evaluate("() => Array.from(document.querySelectorAll('#takes .take')).map(t => Number(t.dataset.seat))")
+            assert takers == [t["seat"] for t in turn["takes"]]
+            if turn["takes"] and not (shots / f"{prefix}-take.png").exists():
+                page.screenshot(path=str(shots / f"{prefix}-take.png"), full_page=True)
+        if "scores" in rnd:  # the round ended: the totals shown are the recorded scores
+            assert shown_column(page, "round-points") == rnd["points"]
+            assert shown_column(page, "total") == rnd["scores"]
+            assert page.locator("#banner").is_visible()
+            totals = rnd["scores"]
+            if rnd["round"] == 1:
+                page.screenshot(path=str(shots / f"{prefix}-round-end.png"), full_page=True)
+        if rnd is not record["rounds"][-1]:
+            page.locator("#next").click()
+            steps += 1
+    assert page.locator("#next").is_disabled()
+    assert not page.problems, page.problems
+    return steps
+
+
+def test_replay_steps_through_a_game_turn_by_turn(page, site, shots, records):
+    # reach a replay the way a visitor does: standings -> bot -> one of its games
+    open_page(page, site, "index.html")
+    page.locator("table#standings tbody tr").first.locator("td.name a").click()
+    page.wait_for_selector("body[data-ready='1']")
+    link = page.locator("table#games tbody tr").last.locator("td").first.locator("a")
+    gid = link.inner_text()
+    link.click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert not page.problems, page.problems
+    record = records[gid]
+    assert page.locator("h1").inner_text() == f"Game {gid}"
+    steps = step_through(page, record, shots, "replay")
+    assert steps == sum(len(r["turns"]) for r in record["rounds"]) + len(record["rounds"]) - 1
+    banner = page.locator("#banner").inner_text()
+    assert "Game over" in banner
+    winners = record["result"]["standing"][0]
+    assert all(record["seats"][s]["name"] in banner for s in winners)
+    page.screenshot(path=str(shots / "replay-end.png"), full_page=True)
+
+    # keys and deep links
+    page.keyboard.press("Home")
+    assert position(page) == (1, 0)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert position(page) == (1, 2)
+    page.keyboard.press("PageDown")
+    assert position(page) == (2, 0)
+    page.keyboard.press("ArrowLeft")
+    assert position(page) == (1, 10)
+    open_page(page, site, f"replay.html?game={gid}#r2t5")  # same page: a hash change
+    page.wait_for_function("() => document.getElementById('step-label').dataset.round === '2'")
+    assert position(page) == (2, 5)
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert position(page) == (2, 5)
+    assert shown_rows(page) == record["rounds"][1]["turns"][4]["rows"]
+
+
+def test_replay_of_a_professional_game_shows_the_draft(page, site, shots, records):
+    open_page(page, site, "replay.html?game=pro-1")
+    assert page.locator("#draft ol.draft li").count() == len(records["pro-1"]["rounds"][0]["draft"]["picks"])
+    page.screenshot(path=str(shots / "replay-professional.png"), full_page=True)
+    step_through(page, records["pro-1"], shots, "professional")
+
+
+def test_replay_of_a_cut_off_game_and_of_an_unknown_one(page, site, records):
+    open_page(page, site, "replay.html?game=cut-1")
+    assert "INCOMPLETE" in page.locator(".subtitle").inner_text()
+    page.keyboard.press("End")
+    last = records["cut-1"]["rounds"][-1]
+    assert position(page) == (last["round"], len(last["turns"]))
+    assert shown_rows(page) == last["turns"][-1]["rows"]
+    assert "cut off" in page.locator("#banner").inner_text()
+    open_page(page, site, "replay.html?game=no-such-game", clean=False)
+    assert "No replay of game no-such-game" in page.locator("p.error").inner_text()
+    assert all("ERR_FILE_NOT_FOUND" in p for p in page.problems), page.problems
