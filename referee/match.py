@@ -307,7 +307,8 @@ class _Entrant:
             return
         remote = RemoteBot(self.address)
         try:
-            remote.wait_ready(config.start_timeout, self.handle.exit_status)
+            launched = self.ref.kind != "address"
+            remote.wait_ready(config.start_timeout, self.handle.exit_status if launched else None)
             self.info = remote.handshake(config.handshake_timeout)
         except CallFailed as failed:
             remote.close()

@@ -127,13 +127,22 @@ class RemoteBot:
 
     # -- start-up ------------------------------------------------------------------------------
 
-    def wait_ready(self, timeout: float, exit_status: Callable[[], int | None] = lambda: None) -> None:
-        """Wait until the bot accepts connections; CallFailed(crash) as soon as its process ends."""
+    def wait_ready(self, timeout: float, exit_status: Callable[[], int | None] | None = None) -> None:
+        """Wait until the bot accepts connections.
+
+        `exit_status` is given for a bot the referee started: CallFailed(crash) as soon as its process
+        ends, CallFailed(timeout) if it does not serve in time. Without it (a bot given by address),
+        CallFailed(connection) when nothing accepts a connection in time.
+        """
         deadline = time.monotonic() + timeout
+        launched = exit_status is not None
+        status_of = exit_status or (lambda: None)
         path = self.address[len("unix:") :] if self.address.startswith("unix:") else None
         delay = 0.002
-        while path is not None and not os.path.exists(path):
-            status = exit_status()
+        # A Unix socket appears when the bot binds it: waiting for the file first avoids grpc's
+        # reconnect back-off after an early refused attempt.
+        while launched and path is not None and not os.path.exists(path):
+            status = status_of()
             if status is not None:
                 raise CallFailed(faults.CRASH, f"the bot {describe_exit(status)} before it served")
             if time.monotonic() >= deadline:
@@ -147,12 +156,17 @@ class RemoteBot:
                     ready.result(timeout=min(0.05, max(0.001, deadline - time.monotonic())))
                     return
                 except grpc.FutureTimeoutError:
-                    status = exit_status()
+                    status = status_of()
                     if status is not None:
                         raise CallFailed(faults.CRASH, f"the bot {describe_exit(status)} before it served") from None
                     if time.monotonic() >= deadline:
-                        kind = faults.TIMEOUT if path is not None else faults.CONNECTION
-                        raise CallFailed(kind, f"the bot did not accept a connection within {timeout:g} s") from None
+                        if launched:
+                            raise CallFailed(
+                                faults.TIMEOUT, f"the bot did not accept a connection within {timeout:g} s"
+                            ) from None
+                        raise CallFailed(
+                            faults.CONNECTION, f"nothing accepted a connection at {self.address} within {timeout:g} s"
+                        ) from None
         finally:
             ready.cancel()
 

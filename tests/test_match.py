@@ -348,6 +348,38 @@ def test_bot_given_by_address(tmp_path: Path) -> None:
         assert server.wait(5) == 0
 
 
+def test_refused_connection_rejects_an_address_bot(tmp_path: Path) -> None:
+    run = referee(
+        f"unix:{tmp_path / 'nobody.sock'}", example("random"), "--start-timeout", "1", tmp_path=tmp_path
+    )
+    assert run.code == 3, run.err
+    record = load_record(run.record_files()[0])
+    assert kinds(record, 0) == ["connection"]
+    assert "nothing accepted a connection" in faults_of(record, 0)[0]["detail"]
+
+
+def test_address_bot_lost_mid_game_is_a_connection_fault(tmp_path: Path) -> None:
+    """A bot the referee did not start cannot crash in its eyes: it becomes unreachable."""
+    socket_path = tmp_path / "crash.sock"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "sdk"))
+    server = subprocess.Popen([sys.executable, bot("crash_mid") + "/bot.py", "--listen", f"unix:{socket_path}"], env=env)
+    try:
+        deadline = time.monotonic() + 10
+        while not socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        run = referee(f"unix:{socket_path}", example("random"), "--timeout", "0.5", tmp_path=tmp_path)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(5)
+    assert run.code == 1, run.err
+    record = load_record(run.record_files()[0])
+    assert kinds(record, 0) == ["connection"] * 3
+    assert faults_of(record, 0)[0]["turn"] == 3  # then the next calls (a ChooseRow maybe) until the forfeit
+    assert record["result"]["forfeited"] == [0]
+    assert verify_record(record) is None
+
+
 # -- interruption --------------------------------------------------------------------------------
 
 
