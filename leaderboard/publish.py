@@ -273,7 +273,13 @@ def file_key(text: str) -> str:
 
 
 def _js(global_name: str, value: Any) -> str:
-    body = json.dumps(_finite(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    def dump(v: Any) -> str:
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+    try:
+        body = dump(value)
+    except ValueError:  # a NaN or infinity somewhere (never expected): null it and go on
+        body = dump(_finite(value))
     return f"window.{global_name} = {body};\n"
 
 

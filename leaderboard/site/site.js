@@ -191,6 +191,8 @@
     return node;
   }
 
+  var chartCount = 0;
+
   /* A line chart: series = [{name, color, points: [[x, y], ...], strong}] */
   function lineChart(series, opts) {
     var W = opts.width || 820, H = opts.height || 340;
@@ -201,6 +203,11 @@
       "aria-label": opts.label || "chart" });
     if (!xs.length) return node;
     var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
+    // The first few games swing ratings wildly; scale to the rest (lines are clipped) when
+    // that leaves something to show.
+    var settled = [];
+    series.forEach(function (s) { s.points.forEach(function (p) { if (p[0] >= x0 + 0.1 * (x1 - x0)) settled.push(p[1]); }); });
+    if (settled.length >= 2) ys = settled;
     var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
     if (x1 === x0) { x0 -= 1; x1 += 1; }
     var pad = Math.max(10, (y1 - y0) * 0.05); y0 -= pad; y1 += pad;
@@ -219,9 +226,12 @@
       text: opts.xLabel || "" }));
     append(node, svg("text", { x: 12, y: (m.t + H - m.b) / 2, "text-anchor": "middle", class: "label",
       transform: "rotate(-90 12 " + (m.t + H - m.b) / 2 + ")", text: opts.yLabel || "" }));
+    var clip = "clip" + (++chartCount);
+    append(node, svg("defs", null, svg("clipPath", { id: clip },
+      svg("rect", { x: m.l, y: m.t, width: W - m.l - m.r, height: H - m.t - m.b }))));
     series.forEach(function (s, i) {
       var d = s.points.map(function (p, j) { return (j ? "L" : "M") + X(p[0]).toFixed(1) + " " + Y(p[1]).toFixed(1); }).join(" ");
-      var line = svg("path", { d: d, class: "series" + (s.strong ? " strong" : ""), stroke: s.color, "data-name": s.name },
+      var line = svg("path", { d: d, class: "series" + (s.strong ? " strong" : ""), stroke: s.color, "data-name": s.name, "clip-path": "url(#" + clip + ")" },
         svg("title", { text: s.name }));
       append(node, line);
       if (s.points.length === 1) {
