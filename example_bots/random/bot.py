@@ -1,7 +1,8 @@
 """random: plays a uniformly random card of its hand, takes a random row, drafts a random card.
 
 The randomness is seeded from the situation itself (seat, round, turn, hand, rows), so the bot keeps
-no state and the same game replays identically: handy for tests and benchmarks.
+no state and the same game replays identically (with the same Python version, whose hash of a tuple of
+numbers is fixed): handy for tests and benchmarks.
 
     python3 bot.py --listen unix:/tmp/random.sock      # or TAKE5_LISTEN=...
     take5-harness bot.py                               # try it against the other example bots
@@ -23,8 +24,8 @@ class RandomBot(Bot):
         self.seed = seed
 
     def _rng(self, view: View) -> random.Random:
-        # A string seed is hashed with SHA-512: the same on every run (unlike hash() of a tuple).
-        return random.Random(f"{self.seed}/{view.seat}/{view.round}/{view.turn}/{view.hand}/{view.rows}/{view.pool}")
+        # hash() of numbers and tuples of numbers is not salted per process (only str and bytes are).
+        return random.Random(hash((self.seed, view.seat, view.round, view.turn, view.hand, view.rows, view.pool)))
 
     def pick_card(self, view: View) -> int:
         return self._rng(view).choice(view.hand)
