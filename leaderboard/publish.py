@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -83,6 +84,15 @@ def result_from_record(
     )
 
 
+def natural_key(text: str) -> tuple:
+    """Sort key with digit runs as numbers: g2 before g10."""
+    return tuple(
+        (0, int(part), part) if part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", text)
+        if part
+    )
+
+
 def _deal_key(record: Mapping[str, Any]) -> str:
     entrants = sorted(seat_entrant(s) for s in record["seats"])
     return json.dumps([record.get("seed"), record.get("settings"), entrants], sort_keys=True)
@@ -92,7 +102,7 @@ def results_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[GameR
     """Results of the complete records, keyed by game id.
 
     ``played_at`` numbers the games in the order of the records' ``played_at`` (when present), then
-    ``started_at``, then game id. Games that share a deal - the same seed, settings and entrants, as
+    ``started_at``, then game id (numbers in it compared as numbers). Games that share a deal - the same seed, settings and entrants, as
     the rotations of a duplicate deal - form one duplicate set (so the bootstrap resamples them
     together), unless a record names its ``duplicate_set`` itself.
     """
@@ -101,7 +111,8 @@ def results_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[GameR
     def order(gid: str) -> tuple:
         r = complete[gid]
         at = r.get("played_at")
-        return (at is None, at if isinstance(at, (int, float)) else 0, str(r.get("started_at") or ""), gid)
+        when = (at is None, at if isinstance(at, (int, float)) else 0, str(r.get("started_at") or ""))
+        return (*when, natural_key(gid))
 
     deals: dict[str, int] = defaultdict(int)
     for r in complete.values():

@@ -80,6 +80,13 @@ def test_results_skip_incomplete_games_order_by_start_and_group_duplicate_deals(
     assert all(g.duplicate_set is None for g in results if not g.game_id.startswith("dup-"))
 
 
+def test_games_without_times_are_ordered_by_id_with_numbers_as_numbers(records):
+    base = records["t000"]
+    named = {gid: {**base, "game_id": gid, "started_at": None} for gid in ("s0-g10", "s0-g2", "s0-g1")}
+    order = sorted(results_from_records(named), key=lambda g: g.played_at)
+    assert [g.game_id for g in order] == ["s0-g1", "s0-g2", "s0-g10"]
+
+
 def test_result_from_record_refuses_incomplete_records(records):
     with pytest.raises(ValueError, match="incomplete"):
         result_from_record(records["cut-1"])

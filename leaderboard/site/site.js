@@ -137,6 +137,14 @@
     return s;
   }
 
+  /* ["timeout", "timeout", "crash"] -> "timeout ×2, crash" */
+  function countKinds(kinds) {
+    if (!kinds || !kinds.length) return "–";
+    var counts = {}, order = [];
+    kinds.forEach(function (k) { if (!counts[k]) { counts[k] = 0; order.push(k); } counts[k]++; });
+    return order.map(function (k) { return counts[k] > 1 ? k + " ×" + counts[k] : k; }).join(", ");
+  }
+
   function faultsText(faults) {
     var kinds = Object.keys(faults || {});
     if (!kinds.length) return "–";
@@ -304,7 +312,7 @@
       if (own) {
         cells.push(el("td", { class: "num", text: g.place }));
         cells.push(el("td", { class: "num", text: g.penalty }));
-        cells.push(el("td", { text: g.faults && g.faults.length ? g.faults.join(", ") : "–" }));
+        cells.push(el("td", { class: "faults", text: countKinds(g.faults) }));
       }
       cells.push(el("td", null, el("ol", { class: "seats" }, seats)));
       return el("tr", { "data-game": g.id }, cells);
