@@ -106,6 +106,11 @@ from .match_cli import match as _match  # noqa: E402
 
 main.add_command(_match)
 
+# `referee build`: a bot folder's Docker image (code in referee/sandbox_cli.py).
+from .sandbox_cli import build as _build  # noqa: E402
+
+main.add_command(_build)
+
 # `referee standings` and `referee publish`: the leaderboard (code in referee/publish_cli.py).
 from .publish_cli import publish as _publish, standings as _standings  # noqa: E402
 

@@ -820,8 +820,11 @@ def docker_run_args(
     labels: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     command: Sequence[str] | None = None,
+    entrypoint: str | None = None,
 ) -> list[str]:
-    """The ``docker run`` arguments for one bot container (pure; used by start_bot_container)."""
+    """The ``docker run`` arguments for one bot container (pure; used by start_bot_container).
+
+    ``entrypoint`` replaces the image's ENTRYPOINT (``command`` is then its whole argument list)."""
     args = [
         "run", "--detach", "--name", name,
         "--network", "none",
@@ -853,6 +856,8 @@ def docker_run_args(
         args += ["--env", f"{k}={v}"]
     for k, v in {LABEL_ARENA: "1", **(labels or {})}.items():
         args += ["--label", f"{k}={v}"]
+    if entrypoint is not None:
+        args += ["--entrypoint", entrypoint]
     args.append(image)
     if command:
         args += list(command)
@@ -1117,6 +1122,7 @@ def start_bot_container(
     ready_timeout: float = 30.0,
     docker: Docker | None = None,
     owns_socket_dir: bool = False,
+    entrypoint: str | None = None,
 ) -> RunningContainer:
     """Start a bot container (see :func:`docker_run_args` for the flags). With ``wait=True`` it also
     waits for the socket (:meth:`RunningContainer.wait_ready`), removing the container on failure."""
@@ -1129,7 +1135,7 @@ def start_bot_container(
     prepare_socket_dir(sd, limits)
     t0 = time.monotonic()
     args = docker_run_args(ref, name=name, socket_dir=sd, limits=limits, labels=all_labels,
-                           env=env, command=command)
+                           env=env, command=command, entrypoint=entrypoint)
     try:
         proc = docker.run(args, check=False, timeout=120)
     except BaseException:

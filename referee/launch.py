@@ -40,6 +40,13 @@ class BotHandle(Protocol):
         """The end of what the bot wrote to stderr and stdout, for diagnosing a fault."""
         ...
 
+    # Optional, looked up with getattr by the match (referee/docker_launch.py has them all):
+    #   per_game: bool                 True: start the bot afresh before every game (Match._renew)
+    #   ready(timeout) -> str          wait until the bot serves; the address to connect to, or
+    #                                  raise remote.CallFailed (timeout, crash, resource)
+    #   prefetch(game_id) -> None      prepare the next game's start while this game plays
+    #   exit_fault() -> (kind, detail) the fault a bot that ended amounts to (e.g. OOM-killed)
+
 
 class AddressHandle:
     """A bot that runs elsewhere: the referee connects to it and never starts or stops it."""

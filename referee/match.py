@@ -290,12 +290,15 @@ class _Entrant:
         self.name = ref.default_name
         self.out: CallFailed | None = None
         """Why the bot cannot play for the rest of the match (None: it can)."""
+        self.played = False
+        """Whether a game was played since the bot was (re)started (see `Match._renew`)."""
 
     def spawn(self) -> None:
         """Start the process; in the caller's thread (the kernel ties the bot's life to it)."""
         if self.remote is not None:
             self.remote.close()
             self.remote = None
+        self.played = False
         try:
             self.address = self.handle.start()
         except OSError as error:
@@ -305,6 +308,15 @@ class _Entrant:
         """Wait until the bot serves, then shake hands; failures set `out`."""
         if self.out is not None:
             return
+        ready = getattr(self.handle, "ready", None)
+        if ready is not None:
+            # A launcher that knows better when its bot serves (Docker) waits for it itself and
+            # gives the address to connect to only then.
+            try:
+                self.address = ready(config.start_timeout)
+            except CallFailed as failed:
+                self.out = failed
+                return
         remote = RemoteBot(self.address)
         try:
             launched = self.ref.kind != "address"
@@ -328,6 +340,9 @@ class _Entrant:
             if status is not None:
                 if failed.kind == faults.CRASH:
                     return failed
+                exit_fault = getattr(self.handle, "exit_fault", None)
+                if exit_fault is not None:  # the launcher knows the cause (Docker: OOM-killed)
+                    return CallFailed(*exit_fault())
                 return CallFailed(faults.CRASH, f"the bot {describe_exit(status)}")
             if time.monotonic() >= deadline:
                 return failed
@@ -379,7 +394,7 @@ class _Table:
         self.game.add_fault(seat, failed.kind, failed.detail)
         self.counts[seat] += 1
         log.info("%s: %s: %s: %s", self.game_id, entrant.name, failed.kind, failed.detail)
-        if failed.kind in faults.FATAL or self.counts[seat] >= self.config.max_faults:
+        if failed.kind in faults.FATAL or self.counts[seat] >= self.config.max_faults or entrant.dead:
             self.forfeit(seat, failed)
 
     def forfeit(self, seat: int, why: CallFailed) -> None:
@@ -602,6 +617,30 @@ class Match:
                 log.error("bot %s could not be restarted: %s", entrant.name, entrant.out.detail)
                 entrant.stop(self.config.stop_grace)
 
+    def _renew(self, index: int) -> None:
+        """Bots whose handle asks for it (`per_game`: Docker) start afresh for every game, so that
+        nothing carries over from one game to the next; the next game's start is prepared while
+        this one plays (the handle's `prefetch(game_id)`)."""
+        fresh = [e for e in self.entrants if e.out is None and getattr(e.handle, "per_game", False)]
+        stale = [e for e in fresh if e.played]
+        if stale:
+            names = [e.name for e in stale]
+            for entrant in stale:
+                entrant.stop(self.config.stop_grace)
+                entrant.spawn()
+            self._connect(stale)
+            for entrant, name in zip(stale, names):
+                entrant.name = name  # keep the match's name (and its #2 suffix)
+                if entrant.out is not None:
+                    log.error("bot %s could not be restarted: %s", entrant.name, entrant.out.detail)
+                    entrant.stop(self.config.stop_grace)
+        if index + 1 < self.config.games:
+            next_id = self.config.plan(index + 1, len(self.entrants))[0]
+            for entrant in fresh:
+                prefetch = getattr(entrant.handle, "prefetch", None)
+                if entrant.out is None and prefetch is not None:
+                    prefetch(next_id)
+
     def play_game(self, index: int) -> GameSummary:
         """Play game `index` (from 0) of the match and write its record."""
         if not self._started:
@@ -609,6 +648,7 @@ class Match:
         config = self.config
         n = len(self.entrants)
         game_id, seed, rotation = config.plan(index, n)
+        self._renew(index)
         self._revive()
         started = time.perf_counter()
         game = Game(config.settings(n), seed, rotation=rotation)
@@ -619,6 +659,8 @@ class Match:
                 table.counts[seat] += 1
                 game.forfeit(seat)
                 table.silent.add(seat)
+        for entrant in self.entrants:
+            entrant.played = True
         turns = table.play()
         table.notify()
         seconds = time.perf_counter() - started

@@ -100,6 +100,15 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path), help="Write each game's record (and the bots' output logs) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (for scripts) instead of the summary.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every fault as it happens (stderr).")
+@click.option("--sandbox", type=click.Choice(["local", "docker"]), default="local", show_default=True,
+              help="Run bot folders as local processes, or each in a fresh locked-down Docker container per game.")
+@click.option("--memory", default="256m", show_default=True,
+              help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource fault).")
+@click.option("--cpus", default=1.0, show_default=True, type=click.FloatRange(min=0.01), help="Docker: CPUs each bot may use.")
+@click.option("--pids", default=64, show_default=True, type=click.IntRange(min=8),
+              help="Docker: processes and threads each bot may have.")
+@click.option("--base-image", default="take5/python:3.11", show_default=True,
+              help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the default).")
 def match(
     bots: tuple[str, ...],
     games: int,
@@ -113,6 +122,11 @@ def match(
     records: Path | None,
     as_json: bool,
     verbose: bool,
+    sandbox: str = "local",
+    memory: str = "256m",
+    cpus: float = 1.0,
+    pids: int = 64,
+    base_image: str = "take5/python:3.11",
 ) -> None:
     """Play a match between 2 to 10 bots and print the standings.
 
@@ -120,6 +134,11 @@ def match(
     address of a running bot (unix:/path/bot.sock or host:port). Folders and files are started as
     local processes, each serving on a Unix socket in a private temporary folder, and stopped at the
     end (also on Ctrl-C).
+
+    With --sandbox docker each bot folder is built into an image (`referee build`) and runs in a
+    fresh container for every game: no network, read-only files, --memory, --cpus and --pids
+    limits. A bot killed for memory is a resource fault; any other exit a crash fault, with the
+    exit code in the record.
 
     Faults (late answer, crash, illegal card or row, ...) get a default move and are recorded; a bot
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
@@ -154,7 +173,17 @@ def match(
         records=records,
     )
     try:
-        runner = Match(refs, config)
+        config.settings(len(refs))
+    except InvalidSettings as error:
+        raise click.BadParameter(str(error), param_hint="BOT") from None
+    launcher = None
+    if sandbox == "docker":
+        from .sandbox_cli import docker_match_launcher
+
+        launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,
+                                         records=records, quiet=as_json)
+    try:
+        runner = Match(refs, config, launcher=launcher)
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
     # Ctrl-C and SIGTERM both end the match cleanly (even where SIGINT was inherited as ignored).
@@ -175,6 +204,8 @@ def match(
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        if launcher is not None:
+            launcher.close()  # every container of the run, also the ones started ahead
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
     result = runner.result(time.perf_counter() - started)
