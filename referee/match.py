@@ -247,7 +247,12 @@ class MatchResult:
             "format": "take5-match",
             "version": 1,
             "match_id": c.prefix,
-            "settings": c.settings(len(self.entries)).to_dict(),
+            "settings": {
+                "players": len(self.entries),
+                "variant": c.variant.value,
+                "threshold": c.threshold,
+                "end_rule": c.end_rule.value,
+            },
             "seed": c.seed,
             "games_played": len(self.games),
             "timeout": c.timeout,
