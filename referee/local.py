@@ -3,7 +3,8 @@
 Each bot gets a private temporary folder (mode 0700) holding its Unix socket, runs in its own process
 group (so that stopping it also stops anything it started, and a Ctrl-C in the terminal reaches only
 the referee, which then stops every bot itself), and dies with the referee on Linux even if the
-referee is killed (PR_SET_PDEATHSIG). Its stdout and stderr go to a log file of bounded size; the last
+referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that started it, so
+start bots from a thread that outlives the match, as `Match` does from its caller's). Its stdout and stderr go to a log file of bounded size; the last
 few kilobytes stay in memory for fault reports.
 """
 

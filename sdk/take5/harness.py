@@ -21,6 +21,7 @@ import operator
 import os
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,23 +55,18 @@ def examples_dir() -> Path | None:
     return here if here.is_dir() else None
 
 
-_loaded = 0
-
-
 def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     """An instance of the Bot subclass defined in a bot file (or a folder's bot.py).
 
     The file is imported under a private module name, so its ``if __name__ == "__main__": run(...)``
     does not start a server. Extra arguments go to the class.
     """
-    global _loaded  # a counter for unique module names; nothing else is shared
     file = Path(path)
     if file.is_dir():
         file = file / "bot.py"
     if not file.is_file():
         raise HarnessError(f"no bot file at {path}")
-    _loaded += 1
-    name = f"take5_bot_{_loaded}_{file.parent.name}".replace("-", "_")
+    name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(".", "_")
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         raise HarnessError(f"cannot import {file}")
