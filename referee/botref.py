@@ -19,6 +19,7 @@ _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 BOT_FILE = "bot.py"
 RUN_FILE = "run"
+DOCKER_FILE = "Dockerfile"
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class BotRef:
     """A parsed BOT argument.
 
     kind: "python" (run `python3 bot.py` in its folder), "command" (run the folder's executable `run`
-    script, for bots in other languages) or "address" (connect to a bot someone else runs).
+    script, for bots in other languages), "address" (connect to a bot someone else runs) or
+    "dockerfile" (a folder with only a Dockerfile: runs with --sandbox docker only).
     """
 
     kind: str
@@ -45,7 +47,7 @@ class BotRef:
     def default_name(self) -> str:
         """Name used when the bot does not give one in its handshake."""
         if self.path is not None:
-            if self.path.name in (BOT_FILE, RUN_FILE):
+            if self.path.name in (BOT_FILE, RUN_FILE, DOCKER_FILE):
                 return self.path.parent.name or "bot"
             return self.path.stem
         return self.address
@@ -65,6 +67,8 @@ def parse_bot(text: str) -> BotRef:
             return BotRef("python", text, path=bot_file.resolve())
         if run_file.is_file() and os.access(run_file, os.X_OK):
             return BotRef("command", text, path=run_file.resolve())
+        if (path / DOCKER_FILE).is_file():
+            return BotRef("dockerfile", text, path=(path / DOCKER_FILE).resolve())
         raise BadBotRef(
             f"{text!r}: the folder has neither {BOT_FILE} nor an executable {RUN_FILE} script"
         )

@@ -375,7 +375,8 @@ class DockerLauncher:
     `limits`: memory (no swap), CPUs, pids, tmpfs and log sizes of each container. `base_image`:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
     bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
-    `run_id`: the take5.run label (default ``ref-<random>``). The launcher is thread-safe.
+    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
+    The launcher is thread-safe.
     """
 
     def __init__(
@@ -395,7 +396,8 @@ class DockerLauncher:
     ) -> None:
         self.docker = docker or default_docker()
         self.docker.check()  # DockerUnavailable, with the reason, before anything else
-        self.run_id = run_id or f"ref-{secrets.token_hex(4)}"
+        prefix = os.environ.get("TAKE5_RUN_PREFIX", "") or "ref"  # tests tell their runs apart by it
+        self.run_id = run_id or f"{prefix}-{secrets.token_hex(4)}"
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", self.run_id):
             raise ValueError(f"run_id {self.run_id!r}: use letters, digits, _ . - (at most 41)")
         self.base_image = base_image

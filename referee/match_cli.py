@@ -172,23 +172,36 @@ def match(
         max_faults=max_faults,
         records=records,
     )
+    if sandbox == "local":
+        for ref in refs:
+            if ref.kind == "dockerfile":
+                raise click.BadParameter(f"{ref.text!r} has only a Dockerfile: run it with --sandbox docker",
+                                         param_hint="BOT")
     try:
         config.settings(len(refs))
-    except InvalidSettings as error:
-        raise click.BadParameter(str(error), param_hint="BOT") from None
-    launcher = None
-    if sandbox == "docker":
-        from .sandbox_cli import docker_match_launcher
-
-        launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,
-                                         records=records, quiet=as_json)
-    try:
-        runner = Match(refs, config, launcher=launcher)
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
     # Ctrl-C and SIGTERM both end the match cleanly (even where SIGINT was inherited as ignored).
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    launcher = None
+    if sandbox == "docker":
+        from .sandbox_cli import docker_match_launcher
+
+        try:
+            launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,
+                                             records=records, quiet=as_json)
+        except KeyboardInterrupt:  # while building images: nothing was started
+            click.echo("interrupted: no game was played", err=True)
+            sys.exit(130)
+        finally:
+            if launcher is None:
+                signal.signal(signal.SIGTERM, previous)
+                signal.signal(signal.SIGINT, previous_int)
+    try:
+        runner = Match(refs, config, launcher=launcher)
+    except InvalidSettings as error:
+        raise click.BadParameter(str(error), param_hint="BOT") from None
     interrupted = False
     names: list[str] = []
 

@@ -5,7 +5,7 @@ import os
 
 from take5 import Bot, run
 
-MARK = "/tmp/take5-seen-a-game"
+MARK = os.environ.get("TAKE5_MEMORY_MARK", "/tmp/take5-seen-a-game")
 
 
 class Memory(Bot):

@@ -1,0 +1,542 @@
+"""`referee match --sandbox docker` at the game level, against the real Docker engine.
+
+Hostile SDK bots (tests/docker_bots/hostile_*, `from take5 import Bot, run`) play real games against
+the example bots, through the command line as a user would run it. Each behaviour is its own test
+and checks: the match completes; the record holds the right fault kind and cause and passes
+`referee verify`; the other bots are unaffected (no faults); nothing of the run is left (no
+container, no socket folder).
+
+Without an engine the docker tests skip with the reason, except with CI set, where they fail
+(scripts/setup-docker.sh starts an engine and builds the base images). Images are built once per
+session (fixture `images`); the referee then finds them up to date. Network probes only target
+loopback and, once a bot has checked that its namespace holds nothing but `lo`, a TEST-NET address.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from take5.record import load_record, verify_record
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "tests" / "docker_bots"
+EXAMPLES = ROOT / "example_bots"
+TOKEN = secrets.token_hex(3)
+HOSTILE = ["oom", "exit", "fork", "spin", "sleep", "flood", "socket", "snoop", "net", "write", "memory"]
+NET_PORT = 47815  # hostile_net tries 127.0.0.1 on this port; the test listens there on the host
+
+sys.path.insert(0, str(ROOT))
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _unavailable(reason: str):
+    if _ci():
+        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping "
+                    "(run scripts/setup-docker.sh in .ci/run)")
+    pytest.skip(reason)
+
+
+def hostile(name: str) -> str:
+    return str(BOTS / f"hostile_{name}")
+
+
+def example(name: str) -> str:
+    return str(EXAMPLES / name)
+
+
+# -- fixtures ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def engine():
+    from referee import docker_sandbox as ds
+
+    try:
+        version = ds.check_docker(ds.Docker())
+    except ds.DockerUnavailable as exc:
+        _unavailable(str(exc))
+    if ds.Docker().image_inspect(ds.DEFAULT_BASE_IMAGE) is None:
+        _unavailable(f"base image {ds.DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
+    yield version
+    left = _containers(lambda run, owner: run.startswith(f"pytest-{TOKEN}"))
+    for run in {run for run, _ in left}:
+        ds.cleanup_leftovers(run)
+    assert not left, f"containers left behind: {left}"
+
+
+@pytest.fixture(scope="session")
+def images(engine):
+    """Every bot these tests run, built once (the referee then finds the images up to date)."""
+    from referee.docker_sandbox import build_image
+
+    folders = [hostile(name) for name in HOSTILE] + [example("lowest"), example("random")]
+    started = time.monotonic()
+    built = {folder: build_image(folder) for folder in folders}
+    print(f"\nimages ready in {time.monotonic() - started:.1f} s "
+          f"({sum(1 for i in built.values() if i.built)} built)")
+    return built
+
+
+def _containers(keep) -> list[tuple[str, str]]:
+    """(run, owner) of the take5 containers for which keep(run, owner) holds."""
+    proc = subprocess.run(
+        ["docker", "ps", "-a", "--filter", "label=take5.arena=1", "--format",
+         '{{.Label "take5.run"}}\t{{.Label "take5.owner"}}'],
+        capture_output=True, text=True, check=True, timeout=60,
+    )
+    rows = [tuple(line.split("\t", 1)) for line in proc.stdout.splitlines() if "\t" in line]
+    return [(run, owner) for run, owner in rows if keep(run, owner)]
+
+
+def _owned_by(pid: int) -> list[tuple[str, str]]:
+    return _containers(lambda run, owner: owner.split(":")[2:3] == [str(pid)])
+
+
+def _socket_roots(prefix: str) -> list[Path]:
+    return sorted(Path("/tmp").glob(f"t5-{prefix}-*"))
+
+
+class Run:
+    """One `referee match --sandbox docker ... --json --records DIR` run."""
+
+    def __init__(self, proc: subprocess.Popen[str], out: str, err: str, records: Path, seconds: float) -> None:
+        self.pid = proc.pid
+        self.code = proc.returncode
+        self.out = out
+        self.err = err
+        self.records = records
+        self.seconds = seconds
+
+    @property
+    def doc(self) -> dict:
+        return json.loads(self.out)
+
+    def record(self, n: int = 1) -> dict:
+        return load_record(self.records / f"s0-g{n}.json")
+
+    def faults(self, seat: int, game: int = 1) -> list[dict]:
+        return self.record(game)["faults"][seat]
+
+    def log(self, name: str) -> str:
+        (path,) = (self.records / "logs").glob(f"bot*-{name}.log")
+        return path.read_text(errors="replace")
+
+    def report(self, name: str) -> dict:
+        lines = [line for line in self.log(name).splitlines() if line.startswith("REPORT ")]
+        assert lines, self.log(name)[-2000:]
+        return json.loads(lines[0][len("REPORT "):])
+
+
+def referee(*args: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
+    prefix = f"pytest-{TOKEN}-{secrets.token_hex(2)}"
+    records = tmp_path / f"records-{prefix}"
+    argv = [sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", *args,
+            "--json", "--records", str(records)]
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "TAKE5_RUN_PREFIX": prefix, **(env or {})})
+    out, err = proc.communicate(timeout=timeout)
+    run = Run(proc, out, err, records, time.monotonic() - started)
+    assert _owned_by(run.pid) == [], f"containers outlived the match:\n{err[-3000:]}"
+    assert _socket_roots(prefix) == [], "socket folders outlived the match"
+    return run
+
+
+def check_complete(run: Run, games: int = 1) -> None:
+    """Every game played and recorded; every record replays through the rules."""
+    assert run.code in (0, 1), f"exit {run.code}\n{run.err[-3000:]}"
+    assert run.doc["games_played"] == games
+    for n in range(1, games + 1):
+        record = run.record(n)
+        assert record["complete"] is True
+        assert verify_record(record) is None
+
+
+def only_faults_of(run: Run, seat: int, games: int = 1) -> None:
+    for game in range(1, games + 1):
+        for other in range(len(run.record(game)["faults"])):
+            if other != seat:
+                assert run.faults(other, game) == [], (other, run.faults(other, game))
+
+
+HOSTILE_TABLE = ("--threshold", "10", "--timeout", "1", "--max-faults", "2")
+
+
+# -- clean play, fresh containers ----------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
+    """hostile_memory plays an illegal card once it remembers an earlier game (in memory or in /tmp):
+    in a fresh container per game it never does, where a local process does from game 2 on."""
+    bots = [hostile("memory"), example("lowest"), example("random")]
+    run = referee(*bots, "--games", "3", "--threshold", "10", tmp_path=tmp_path)
+    check_complete(run, games=3)
+    assert run.code == 0 and run.doc["exit_code"] == 0, run.err[-2000:]
+    assert all(all(not f for f in g["faults"]) for g in run.doc["games"])
+    # One container per bot per game, each with its own section in the bot's log.
+    for name in ("hostile_memory", "lowest", "random"):
+        assert run.log(name).count("[take5: container ") == 3
+
+    local = subprocess.run([sys.executable, "-m", "referee.cli", "match", *bots, "--games", "2",
+                            "--threshold", "10", "--json"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "TAKE5_MEMORY_MARK": str(tmp_path / "seen")})
+    doc = json.loads(local.stdout)
+    assert doc["games"][0]["faults"][0] == []
+    assert {f["kind"] for f in doc["games"][1]["faults"][0]} == {"illegal-card"}
+
+
+# -- hostile bots ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_memory_hog_is_oom_killed_a_resource_fault(images, tmp_path):
+    run = referee(hostile("oom"), example("lowest"), example("random"), *HOSTILE_TABLE, "--memory", "128m",
+                  tmp_path=tmp_path)
+    check_complete(run)
+    assert run.code == 1
+    (fault,) = run.faults(0)
+    assert (fault["kind"], fault["round"], fault["turn"]) == ("resource", 1, 2)
+    assert "OOMKilled" in fault["detail"] and "memory limit 128m" in fault["detail"]
+    assert "exit code 137" in fault["detail"]
+    assert run.record()["result"]["forfeited"] == [0]
+    only_faults_of(run, 0)
+    assert "eating memory" in run.doc["logs"]["hostile_oom"]
+
+
+@pytest.mark.docker
+def test_nonzero_exit_is_a_crash_with_its_exit_code(images, tmp_path):
+    run = referee(hostile("exit"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path)
+    check_complete(run)
+    (fault,) = run.faults(0)
+    assert fault["kind"] == "crash" and (fault["round"], fault["turn"]) == (1, 2)
+    assert fault["detail"] == "the bot's container exited with exit code 3"
+    assert run.record()["result"]["forfeited"] == [0]
+    only_faults_of(run, 0)
+
+
+@pytest.mark.docker
+def test_fork_bomb_is_held_by_the_pids_limit(images, tmp_path):
+    run = referee(hostile("fork"), example("lowest"), example("random"), *HOSTILE_TABLE, "--pids", "32",
+                  tmp_path=tmp_path)
+    check_complete(run)
+    assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
+    assert run.faults(0)[0]["detail"] == "no answer to PickCard within 1 s"
+    assert run.record()["result"]["forfeited"] == [0]
+    only_faults_of(run, 0)
+    log = run.log("hostile_fork")
+    assert "fork bomb" in log and "Resource temporarily unavailable" in log  # EAGAIN: the limit held
+
+
+@pytest.mark.docker
+def test_cpu_spinner_times_out(images, tmp_path):
+    run = referee(hostile("spin"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path)
+    check_complete(run)
+    assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
+    assert run.record()["result"]["forfeited"] == [0]
+    only_faults_of(run, 0)
+
+
+@pytest.mark.docker
+def test_sleeper_times_out(images, tmp_path):
+    run = referee(hostile("sleep"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path)
+    check_complete(run)
+    assert [(f["kind"], f["turn"]) for f in run.faults(0)] == [("timeout", 2), ("timeout", 3)]
+    assert run.record()["result"]["forfeited"] == [0]
+    only_faults_of(run, 0)
+    assert "sleeping forever" in run.doc["logs"]["hostile_sleep"]
+
+
+def _daemon_cpu() -> float:
+    """CPU seconds used so far by dockerd and containerd (and children they reaped)."""
+    total = 0
+    for name in ("dockerd", "containerd"):
+        pids = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += sum(int(x) for x in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.docker
+def test_output_flood_is_bounded_and_not_paid_by_the_host(images, tmp_path):
+    """Two threads write to stdout and stderr without end. Through Docker's log pipeline that costs
+    dockerd about a core; the bot's output goes to a bounded file in its own tmpfs instead."""
+    before = _daemon_cpu()
+    run = referee(hostile("flood"), example("lowest"), example("random"), "--threshold", "66",
+                  tmp_path=tmp_path)
+    daemons = _daemon_cpu() - before
+    check_complete(run)
+    assert run.code == 0, run.doc["games"][0]["faults"]
+    log = run.log("hostile_flood")
+    assert "flood xxxx" in log
+    assert len(log) <= (1 << 20) + (64 << 10) + 4096  # --log size (1m) plus the folder's margin
+    assert len(run.out) < 64 << 10
+    if os.geteuid() == 0:  # the output file needs the tmpfs socket folder
+        assert daemons < 0.5 * run.seconds, (daemons, run.seconds)
+
+
+@pytest.mark.docker
+def test_replaced_socket_cannot_redirect_the_referee(images, tmp_path):
+    """The bot swaps its socket for a symlink to /var/run/docker.sock and cuts the connection: the
+    referee reconnects through the socket it pinned (without pinning it would follow the link to
+    the host's Docker daemon and lose the bot)."""
+    run = referee(hostile("socket"), example("lowest"), example("random"), "--threshold", "10",
+                  tmp_path=tmp_path)
+    check_complete(run)
+    assert run.faults(0) == [{"round": 1, "turn": 3, "kind": "connection",
+                              "detail": "PickCard: the bot cannot be reached (connection lost)"}]
+    assert run.record()["result"]["forfeited"] == []
+    only_faults_of(run, 0)
+    log = run.log("hostile_socket")
+    assert "socket replaced by a symlink" in log and "1 connection(s) cut" in log
+    assert "ANSWERED-AFTER-SABOTAGE 3" in log
+
+
+@pytest.mark.docker
+def test_snooping_bot_sees_only_its_own_container(images, tmp_path):
+    needle = f"T5SECRET{secrets.token_hex(8)}"
+    run = referee(hostile("snoop"), example("lowest"), example("random"), "--threshold", "10",
+                  tmp_path=tmp_path, env={"TAKE5_SECRET": needle, "TAKE5_TEST_MARKER": needle})
+    check_complete(run)
+    assert run.code == 0
+    report = run.report("hostile_snoop")
+    assert report["found"] == []
+    assert needle not in run.log("hostile_snoop")
+    # Only its own processes: docker-init (pid 1) and the bot; no referee, no other bot.
+    init, bot = (report["processes"][pid] for pid in sorted(report["processes"], key=int))
+    assert report["processes"]["1"] == init and init.startswith("/sbin/docker-init"), report["processes"]
+    assert bot == "python3 /bot/bot.py"
+    assert set(report["env"]) <= {"HOME", "HOSTNAME", "LC_CTYPE", "LANG", "PATH", "PWD", "PYTHONDONTWRITEBYTECODE",
+                                  "PYTHONPATH", "PYTHONUNBUFFERED", "TAKE5_LISTEN"}, report["env"]
+    assert set(report["socket_dir"]) <= {"bot.sock", "output.log"}
+    assert report["hostname"] == "bot"
+
+
+@pytest.mark.docker
+def test_network_is_unreachable(images, tmp_path):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", NET_PORT))
+    except OSError:
+        listener.close()
+        listener = None  # the port is taken on this host: the probe still runs
+    accepted = []
+    stop = threading.Event()
+    if listener is not None:
+        listener.listen(8)
+        listener.settimeout(0.2)
+
+        def accept_loop():
+            while not stop.is_set():
+                try:
+                    accepted.append(listener.accept()[0])
+                except OSError:
+                    pass
+
+        thread = threading.Thread(target=accept_loop, daemon=True)
+        thread.start()
+    try:
+        run = referee(hostile("net"), example("lowest"), example("random"), "--threshold", "10",
+                      tmp_path=tmp_path)
+    finally:
+        stop.set()
+        if listener is not None:
+            thread.join(2)
+            listener.close()
+    check_complete(run)
+    assert run.code == 0
+    report = run.report("hostile_net")
+    assert report["interfaces"] == ["lo"] and report["routes"] == [] and report["isolated"]
+    assert report["dns"].startswith("failed")
+    for target, result in report["connect"].items():
+        assert result not in ("connected", "present"), (target, result)
+    assert report["outside"] == "ENETUNREACH" and report["udp"] == "ENETUNREACH"
+    assert accepted == [], "the bot reached the host's listener"
+
+
+@pytest.mark.docker
+def test_writes_outside_the_tmpfs_fail(images, tmp_path):
+    run = referee(hostile("write"), example("lowest"), example("random"), "--threshold", "10",
+                  tmp_path=tmp_path)
+    check_complete(run)
+    assert run.code == 0
+    report = run.report("hostile_write")
+    for place, result in report["write"].items():
+        if place in ("/tmp", "/dev/shm"):
+            assert result == "ok", place
+        else:
+            assert result in ("EROFS", "EACCES", "EPERM"), (place, result)
+    assert report["fill_tmp"] == [16 << 20, "ENOSPC"]  # /tmp is a 16m tmpfs
+    if os.geteuid() == 0:  # the socket folder is a small tmpfs only when the referee is root
+        written, error = report["fill_run"]
+        assert error == "ENOSPC" and written <= (1 << 20) + (64 << 10)
+
+
+# -- cleanup ----------------------------------------------------------------------------------------
+
+
+def _wait(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def _start_long_match(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    prefix = f"pytest-{TOKEN}-{secrets.token_hex(2)}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", hostile("sleep"), example("lowest"),
+         "--games", "20", "--timeout", "5", "--records", str(tmp_path / "records")],
+        cwd=ROOT, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "TAKE5_RUN_PREFIX": prefix},
+    )
+    assert _wait(lambda: len(_owned_by(proc.pid)) >= 2, 60), "the match did not start its containers"
+    return proc, prefix
+
+
+@pytest.mark.docker
+def test_interrupt_removes_every_container(images, tmp_path):
+    proc, prefix = _start_long_match(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert _owned_by(proc.pid) == [] and _socket_roots(prefix) == []
+
+
+@pytest.mark.docker
+def test_killed_referee_leaves_no_container(images, tmp_path):
+    """SIGKILL gives the referee no chance to clean up: its reaper process does, at once."""
+    proc, prefix = _start_long_match(tmp_path)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _wait(lambda: _owned_by(proc.pid) == [], 15), _owned_by(proc.pid)
+    assert _wait(lambda: _socket_roots(prefix) == [], 15)
+
+
+@pytest.mark.docker
+def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
+    """Containers whose owning referee process is gone (a crash before the reaper existed, a
+    reboot) are removed when the next launcher starts; containers of live referees are kept."""
+    from referee.docker_launch import DockerLauncher, owner_label
+    from referee.docker_sandbox import list_containers, start_bot_container
+
+    gone = subprocess.Popen(["true"])
+    dead_owner = owner_label(gone.pid)
+    gone.wait()
+    dead_owner = dead_owner.rsplit(":", 1)[0] + ":1"  # its start time no longer matches anything
+    runs = [f"pytest-{TOKEN}-dead", f"pytest-{TOKEN}-live"]
+    info = images[example("lowest")]
+    try:
+        for run, owner in zip(runs, [dead_owner, owner_label()]):
+            start_bot_container(info.tag, socket_dir=Path(f"/tmp/t5-{run}") / "c0001", run_id=run,
+                                labels={"take5.owner": owner}, owns_socket_dir=True)
+        with DockerLauncher(reaper=False) as launcher:
+            assert launcher.orphans_removed >= 1
+            assert list_containers(runs[0]) == []
+            assert len(list_containers(runs[1])) == 1
+        assert not Path(f"/tmp/t5-{runs[0]}").exists()
+    finally:
+        from referee.docker_sandbox import cleanup_leftovers
+
+        for run in runs:
+            cleanup_leftovers(run)
+
+
+# -- building ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_build_command(images):
+    ok = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT,
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert f"{images[example('lowest')].tag} is up to date" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "referee.cli", "build", str(BOTS / "broken_build")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1
+    assert "T5-BUILD-MARKER" in bad.stderr  # the build's own output
+    assert "FAILED" in bad.stderr
+
+
+@pytest.mark.docker
+def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
+    run = referee(str(BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path)
+    assert run.code == 3, run.err[-2000:]
+    (rejection,) = run.doc["rejections"]
+    assert rejection["kind"] == "crash" and "image could not be built" in rejection["detail"]
+    assert "T5-BUILD-MARKER" in run.err
+    assert "T5-BUILD-MARKER" in run.log("broken_build")
+
+
+# -- without an engine -----------------------------------------------------------------------------------
+
+
+def test_missing_engine_is_a_clear_error(tmp_path):
+    env = {**os.environ, "TAKE5_DOCKER": "/nonexistent/docker"}
+    proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", example("lowest"),
+                           example("random")], cwd=ROOT, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2 and "--sandbox docker" in proc.stderr and "docker" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 1 and "no Docker engine" in proc.stderr
+
+
+def test_bad_limits_are_usage_errors():
+    proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", "--memory", "lots",
+                           example("lowest"), example("random")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "--memory" in proc.stderr
+
+
+def test_exit_faults_name_their_cause():
+    from referee.docker_launch import exit_fault
+
+    assert exit_fault(137, True, "256m") == (
+        "resource", "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, exit code 137)")
+    assert exit_fault(3, False, "256m") == ("crash", "the bot's container exited with exit code 3")
+    assert exit_fault(137, False, "256m") == ("crash", "the bot's container exited with exit code 137 (killed by SIGKILL)")
+    assert exit_fault(1, False, "1g", before_serving=True) == (
+        "crash", "the bot's container exited before it served with exit code 1")
+
+
+def test_owner_labels_tell_live_from_dead_referees():
+    from referee.docker_launch import owner_alive, owner_label
+
+    assert owner_alive(owner_label())
+    gone = subprocess.Popen(["true"])
+    label = owner_label(gone.pid)
+    gone.wait()
+    assert not owner_alive(label.rsplit(":", 1)[0] + ":1")
+    assert owner_alive("another-host:abc:1:1")  # not ours to judge
+    assert owner_alive("garbage")
+
+
+def test_dockerfile_only_folder_needs_the_docker_sandbox():
+    from referee.botref import parse_bot
+
+    ref = parse_bot(str(BOTS / "broken_build"))
+    assert ref.kind == "dockerfile" and ref.default_name == "broken_build"
+    proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", str(BOTS / "broken_build"),
+                           example("lowest")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--sandbox docker" in proc.stderr
