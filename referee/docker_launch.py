@@ -137,8 +137,9 @@ def remove_orphans(docker: Docker | None = None) -> int:
     Only containers with a take5.owner label are considered: a run without one (tests, tools using
     docker_sandbox directly) cleans up after itself."""
     docker = docker or default_docker()
+    fmt = '{{.Label "' + LABEL_RUN + '"}}\t{{.Label "' + LABEL_OWNER + '"}}'
     proc = docker.run(["ps", "-a", "--filter", f"label={LABEL_ARENA}=1", "--filter", f"label={LABEL_OWNER}",
-                       "--format", '{{.Label "' + LABEL_RUN + '"}}\t{{.Label "' + LABEL_OWNER + '"}}'])
+                       "--format", fmt])
     dead = set()
     for line in proc.stdout.splitlines():
         run, _, owner = line.partition("\t")
@@ -316,9 +317,9 @@ def exit_fault(code: int, oom: bool, memory: str, *, before_serving: bool = Fals
     """(fault kind, detail) of a bot container that ended with `code` (docs: DockerBot.exit_fault)."""
     when = " before it served" if before_serving else ""
     if oom:
-        return (faults.RESOURCE,
-                f"the bot ran out of memory{when}: its container was OOM-killed "
-                f"(OOMKilled, memory limit {memory}, exit code {code})")
+        detail = (f"the bot ran out of memory{when}: its container was OOM-killed "
+                  f"(OOMKilled, memory limit {memory}, exit code {code})")
+        return faults.RESOURCE, detail
     name = _signal_name(code) if code > 128 else ""
     how = f" (killed by {name})" if name else ""
     return faults.CRASH, f"the bot's container exited{when} with exit code {code}{how}"
@@ -467,19 +468,23 @@ class DockerLauncher:
             return self._images.setdefault(folder, image)
 
     def _runner(self, info: ImageInfo) -> _Image:
-        """How to run an image: its own command, wrapped in /bin/sh to send its output to a file."""
+        """How to run an image: its own command, wrapped in /bin/sh to send its output to a file
+        (with a tmpfs socket folder) and to create its socket with mode 0777 (umask 0: a referee
+        that is not root must be allowed to connect to a socket made by uid 10001)."""
         data = self.docker.image_inspect(info.tag) or {}
         config = data.get("Config") or {}
         entry = list(config.get("Entrypoint") or [])
         cmd = list(config.get("Cmd") or [])
-        if not self.file_output or not (entry or cmd):
+        if not (entry or cmd):
             return _Image(info, None, None, False)
         base = info.labels.get("take5.base", "")
         if not base.startswith("take5/") and not _has_shell(self.docker, info.tag):
             log.warning("%s has no /bin/sh: its output goes through docker logs", info.tag)
             return _Image(info, None, None, False)
-        script = f'exec "$@" >{CONTAINER_SOCKET_DIR}/{OUTPUT_NAME} 2>&1'
-        return _Image(info, "/bin/sh", ["-c", script, "take5-bot", *entry, *cmd], True)
+        script = 'umask 0000; exec "$@"'
+        if self.file_output:
+            script += f" >{CONTAINER_SOCKET_DIR}/{OUTPUT_NAME} 2>&1"
+        return _Image(info, "/bin/sh", ["-c", script, "take5-bot", *entry, *cmd], self.file_output)
 
     # -- containers --------------------------------------------------------------------------
 

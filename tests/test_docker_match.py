@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from take5.record import load_record, verify_record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -193,7 +192,7 @@ def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
         assert run.log(name).count("[take5: container ") == 3
 
     local = subprocess.run([sys.executable, "-m", "referee.cli", "match", *bots, "--games", "2",
-                            "--threshold", "10", "--json"], cwd=ROOT, capture_output=True, text=True,
+                            "--threshold", "10", "--json"], cwd=ROOT, check=False, capture_output=True, text=True,
                            timeout=60, env={**os.environ, "TAKE5_MEMORY_MARK": str(tmp_path / "seen")})
     doc = json.loads(local.stdout)
     assert doc["games"][0]["faults"][0] == []
@@ -265,7 +264,7 @@ def _daemon_cpu() -> float:
     """CPU seconds used so far by dockerd and containerd (and children they reaped)."""
     total = 0
     for name in ("dockerd", "containerd"):
-        pids = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout.split()
+        pids = subprocess.run(["pgrep", "-x", name], check=False, capture_output=True, text=True).stdout.split()
         for pid in pids:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -468,11 +467,11 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
 
 @pytest.mark.docker
 def test_build_command(images):
-    ok = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT,
+    ok = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT, check=False,
                         capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert f"{images[example('lowest')].tag} is up to date" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "referee.cli", "build", str(BOTS / "broken_build")], cwd=ROOT,
+    bad = subprocess.run([sys.executable, "-m", "referee.cli", "build", str(BOTS / "broken_build")], cwd=ROOT, check=False,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1
     assert "T5-BUILD-MARKER" in bad.stderr  # the build's own output
@@ -495,16 +494,16 @@ def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
 def test_missing_engine_is_a_clear_error(tmp_path):
     env = {**os.environ, "TAKE5_DOCKER": "/nonexistent/docker"}
     proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", example("lowest"),
-                           example("random")], cwd=ROOT, capture_output=True, text=True, env=env, timeout=60)
+                           example("random")], cwd=ROOT, check=False, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2 and "--sandbox docker" in proc.stderr and "docker" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT, check=False,
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 1 and "no Docker engine" in proc.stderr
 
 
 def test_bad_limits_are_usage_errors():
     proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", "--memory", "lots",
-                           example("lowest"), example("random")], cwd=ROOT, capture_output=True, text=True,
+                           example("lowest"), example("random")], cwd=ROOT, check=False, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and "--memory" in proc.stderr
 
@@ -538,5 +537,5 @@ def test_dockerfile_only_folder_needs_the_docker_sandbox():
     ref = parse_bot(str(BOTS / "broken_build"))
     assert ref.kind == "dockerfile" and ref.default_name == "broken_build"
     proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", str(BOTS / "broken_build"),
-                           example("lowest")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+                           example("lowest")], cwd=ROOT, check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--sandbox docker" in proc.stderr

@@ -32,7 +32,8 @@ def tcp(host, port, family=socket.AF_INET):
 
 def probe():
     report = {"interfaces": sorted(os.listdir("/sys/class/net"))}
-    routes = open("/proc/net/route").read().splitlines()[1:]
+    with open("/proc/net/route") as fh:
+        routes = fh.read().splitlines()[1:]
     report["routes"] = routes
     try:
         socket.getaddrinfo("pypi.org", 443)
