@@ -118,5 +118,124 @@ main.add_command(_standings)
 main.add_command(_publish)
 
 
+# `referee submit` and `referee tournament run|status`: thin wrappers over referee/tournament.py.
+TOURNAMENT_DIR = click.option(
+    "--tournament", "-t", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
+    help="The tournament directory (its SQLite store: settings, entrants, games).")
+
+
+@main.command()
+@click.argument("bot_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--name", required=True, help="The entrant's name; submitting again adds a new version.")
+@TOURNAMENT_DIR
+@click.option("--sandbox", type=click.Choice(["docker", "local"]), default=None,
+              help="Validate in this sandbox [default: the tournament's, docker for a new one].")
+@click.option("--timeout", type=click.FloatRange(min=0.001), default=None,
+              help="Seconds per call in the smoke games [default: the tournament's, 1].")
+def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeout: float | None) -> None:
+    """Add the bot in BOT_DIR to a tournament as entrant NAME (or a new version of it).
+
+    The bot is validated first: its image builds (docker), it starts, answers the handshake and
+    plays two smoke games against the random example bot within the limits, without a fault.
+    A refused bot is reported with the reason and its own stderr (exit code 1). Games of earlier
+    versions stay recorded.
+    """
+    from .tournament import SubmitRefused, TournamentError
+    from .tournament import submit as do_submit
+
+    try:
+        done = do_submit(directory, bot_dir, name, sandbox=sandbox, timeout=timeout,
+                         log=lambda line: click.echo(line, err=True))
+    except SubmitRefused as refused:
+        click.echo(f"referee submit: REFUSED {name}: {refused.reason}", err=True)
+        if refused.stderr.strip():
+            click.echo("--- the bot's stderr (last lines) ---", err=True)
+            click.echo("\n".join(refused.stderr.rstrip().splitlines()[-30:]), err=True)
+        sys.exit(1)
+    except TournamentError as error:
+        raise click.UsageError(str(error)) from None
+    v = done.version
+    what = "new version" if done.created else "unchanged (same sources as)"
+    click.echo(f"{v.name}: {what} v{v.version} (source {v.source_hash[:12]}"
+               f"{', image ' + v.image_id[:19] if v.image_id else ''}); {done.smoke}")
+
+
+@main.group()
+def tournament() -> None:
+    """Round-robin tournaments of submitted bots (`referee submit` first)."""
+
+
+@tournament.command("run")
+@TOURNAMENT_DIR
+@click.option("--players", "-n", type=click.IntRange(2, 10), help="Players per table (2-10) [4].")
+@click.option("--games", "-g", type=click.IntRange(min=1),
+              help="Games wanted (whole duplicate sets; a complete round robin in whole cycles) "
+                   "[a complete round robin if at most 1,000 tables, else 10 tables per entrant].")
+@click.option("--seed", type=int, help="Seed of the schedule and the deals [0].")
+@click.option("--variant", type=VARIANTS, help="[standard]")
+@click.option("--threshold", type=click.IntRange(min=1), help="The game ends when a score reaches this [66].")
+@click.option("--end-rule", type=END_RULES, help="[at-or-above]")
+@click.option("--duplicate/--no-duplicate", default=None,
+              help="Replay each deal with the hands rotated through every seat [on].")
+@click.option("--timeout", type=click.FloatRange(min=0.001), help="Seconds per call (per-call deadline) [1].")
+@click.option("--max-faults", type=click.IntRange(min=1), help="Faults in a game before a bot forfeits it [3].")
+@click.option("--sandbox", type=click.Choice(["docker", "local"]), help="Where bots run [docker].")
+@click.option("--executor", help="local (threads), process, dask:tcp://HOST:8786 or dask:local [local].")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Tables played at once [CPUs / players].")
+@click.option("--memory", help="Docker: memory per bot [256m].")
+@click.option("--cpus", type=click.FloatRange(min=0.01), help="Docker: CPUs per bot [1].")
+@click.option("--retries", type=click.IntRange(min=0), help="Retries of a game after an infrastructure failure [3].")
+@click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
+@click.option("--no-progress", is_flag=True, help="No progress bar (a line per 10% instead).")
+def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options) -> None:
+    """Play every scheduled game of the tournament that is not recorded yet.
+
+    Options given are saved in the tournament; the next run without them uses the saved ones.
+    Stopped or killed, the same command resumes: games recorded stay, games cut off are replayed
+    from their seed. Exit codes: 0 every game recorded; 1 games left unplayed after infrastructure
+    failures (run again); 2 bad usage; 130 interrupted.
+    """
+    from .progress import TournamentProgress, render_summary
+    from .store import Store, StoreError
+    from .tournament import TournamentError, prepare_run, run_tournament, settings_summary
+
+    try:
+        if dry_run:
+            with Store(directory, readonly=True) as store:
+                settings, versions, schedule = prepare_run(store, options)
+            click.echo(settings_summary(settings))
+            click.echo(f"entrants: {', '.join(v.key for v in versions)}")
+            click.echo(schedule.describe())
+            for t in schedule.tables:
+                click.echo(f"  table {t.index:>4}  deal {t.deal_seed:>19}  " + "  ".join(t.seats))
+            return
+        progress = TournamentProgress(enabled=not no_progress)
+        report = run_tournament(directory, options, progress=progress)
+    except (TournamentError, StoreError) as error:
+        raise click.UsageError(str(error)) from None
+    with Store(directory, readonly=True) as store:
+        render_summary(report, store)
+    sys.exit(report.exit_code)
+
+
+@tournament.command("status")
+@TOURNAMENT_DIR
+@click.option("--bootstrap", default=100, show_default=True, help="Bootstrap resamples of the rating intervals.")
+def tournament_status(directory: Path, bootstrap: int) -> None:
+    """Where a running or stopped tournament stands: progress, runs, failures, standings."""
+    from .progress import render_status
+    from .store import StoreError
+    from .tournament import tournament_status as status_of
+
+    try:
+        status = status_of(directory)
+    except StoreError as error:
+        raise click.UsageError(str(error)) from None
+    try:
+        render_status(status, bootstrap=bootstrap)
+    finally:
+        status["store"].close()
+
+
 if __name__ == "__main__":
     main()
