@@ -253,10 +253,12 @@ def _drop_launcher(launcher: Any) -> None:
 
 
 def _engine_answers() -> bool:
-    from .docker_sandbox import docker_available
+    """Whether a Docker engine answers now (asked afresh: `Docker.check` remembers its answer)."""
+    from .docker_sandbox import Docker
 
     try:
-        return docker_available()
+        Docker(timeout=20).run(["version", "--format", "{{.Server.Version}}"], timeout=20)
+        return True
     except Exception:  # noqa: BLE001 - any failure to ask is "no"
         return False
 
@@ -282,6 +284,8 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
         if spec.sandbox == "docker":
             from .docker_sandbox import ImageBuildError
 
+            if not _engine_answers():
+                raise InfraError("engine-unavailable", "no Docker engine answers")
             launcher = _docker_launcher(spec)
             for text, got in launcher.prepare(refs).items():
                 if isinstance(got, ImageBuildError):
