@@ -18,7 +18,7 @@ on local files. Layout of a published site::
     assets/site.js, assets/site.css
     data/standings.js     window.TAKE5_STANDINGS = {standings.json + recent games}
     data/bots/KEY.js      window.TAKE5_BOT = {that bot's games and faults}
-    games/KEY.js          window.TAKE5_GAME = {game_id, entrants, record}
+    games/KEY.js          window.TAKE5_GAME = {game_id, entrants, seed (text), record}
 
 ``KEY`` is :func:`file_key` of the bot name or game id (the JavaScript does the same encoding).
 The output is a pure function of the inputs: publishing twice gives identical files.
@@ -355,6 +355,7 @@ def publish_site(
     entrants_of = {g.game_id: list(g.entrants) for g in results}
     for gid, record in records.items():
         entrants = entrants_of.get(gid) or [seat_entrant(s) for s in record["seats"]]
-        game = {"game_id": gid, "entrants": entrants, "record": record}
+        # the seed as text too: a 64-bit seed does not survive as a JavaScript number
+        game = {"game_id": gid, "entrants": entrants, "seed": str(record.get("seed")), "record": record}
         (games / f"{file_key(gid)}.js").write_text(_js("TAKE5_GAME", game), encoding="utf-8")
     return out / "index.html"

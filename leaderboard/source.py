@@ -6,7 +6,8 @@ publishing code never reads files itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,27 +55,41 @@ def load_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
 
 
 def load_tournament(directory: str | Path) -> Games:
-    """A tournament directory: its store when there is one, else the game records in it."""
+    """A tournament directory: every recorded game of its store (referee/store.py), rated per
+    entrant as ``referee tournament status`` does (an entrant's latest version under its name,
+    older versions as ``name@vN``). A directory without a store but with game record files (for
+    example the ``--records`` folder of ``referee match``) is read as those records."""
     folder = Path(directory)
     if not folder.is_dir():
         raise SourceError(f"no tournament directory {folder}")
-    loaded = _from_store(folder)
-    if loaded is not None:
-        return loaded
+    from referee.store import DB_NAME
+
+    if (folder / DB_NAME).exists():
+        return _from_store(folder)
     games = load_record_files([folder])
+    if not games.records and not games.problems:
+        raise SourceError(
+            f"{folder} is not a tournament directory (no {DB_NAME}) and holds no game records"
+        )
     games.title = f"{folder.resolve().name} standings"
     return games
 
 
-def _from_store(folder: Path) -> Games | None:
-    """Read the tournament store (referee.store) when it is installed and the folder has one."""
+def _from_store(folder: Path) -> Games:
+    from referee.store import Store, StoreError
+    from referee.tournament import game_results
+
     try:
-        from referee import store  # noqa: F401  (written alongside; optional until it lands)
-    except ImportError:
-        return None
-    return None
-
-
-def title_of(meta: Mapping[str, Any] | None, folder: Path) -> str:
-    name = (meta or {}).get("name") or folder.resolve().name
-    return f"{name} standings"
+        store = Store(folder, readonly=True)
+    except StoreError as error:
+        raise SourceError(str(error)) from None
+    except sqlite3.Error as error:  # not a database, unreadable, ...
+        raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
+    try:
+        results = list(game_results(store))
+        records = dict(store.records())
+    except sqlite3.Error as error:
+        raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
+    finally:
+        store.close()
+    return Games(f"{folder.resolve().name} standings", results, records)

@@ -25,7 +25,7 @@ def _source_options(command):
     )(command)
     command = click.option(
         "--tournament", "-t", "tournament", type=click.Path(file_okay=False, path_type=Path),
-        help="The tournament directory.",
+        help="The tournament directory (its store: every recorded game; a folder of records works too).",
     )(command)
     command = click.option(
         "--bootstrap", default=200, show_default=True, type=click.IntRange(min=0),

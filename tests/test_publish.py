@@ -199,6 +199,7 @@ def test_site_has_pages_assets_and_data(site, records, results, standings):
         game = read_js(site / "games" / f"{file_key(gid)}.js", "TAKE5_GAME")
         assert game["game_id"] == gid and game["record"] == record
         assert game["entrants"] == [s["name"] for s in record["seats"]]
+        assert game["seed"] == str(record["seed"])
     for name in NAMES:
         bot = read_js(site / "data" / "bots" / f"{file_key(name)}.js", "TAKE5_BOT")
         mine = [g for g in results if name in g.entrants]
@@ -300,15 +301,21 @@ def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path):
     assert (out / "index.html").resolve().as_uri() in result.output
 
 
-def test_cli_usage_errors_and_nothing_to_rate(tmp_path, record_dir):
+def test_cli_usage_errors_and_nothing_to_rate(tmp_path, record_dir, records):
+    from referee.store import Store
+
     runner = CliRunner()
     assert runner.invoke(main, ["standings"]).exit_code == 2
     both = runner.invoke(main, ["standings", "--records", str(record_dir), "--tournament", str(record_dir)])
     assert both.exit_code == 2
     assert runner.invoke(main, ["standings", "--tournament", str(tmp_path / "missing")]).exit_code == 2
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    result = runner.invoke(main, ["publish", "--tournament", str(empty), "--out", str(tmp_path / "s")])
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    (unfinished / "cut.json").write_text(json.dumps(records["cut-1"]))
+    result = runner.invoke(main, ["publish", "--records", str(unfinished), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 1 and "no complete games" in result.output
+    Store(tmp_path / "new", create=True).close()  # a tournament before its first game
+    result = runner.invoke(main, ["standings", "--tournament", str(tmp_path / "new")])
     assert result.exit_code == 1 and "no complete games" in result.output
 
 
@@ -322,3 +329,56 @@ def test_invalid_records_are_left_out_and_reported(tmp_path, records):
     games = load_record_files([tmp_path])
     assert list(games.records) == ["t000"]
     assert len(games.problems) == 2
+
+
+# -- a tournament store ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tournament_dir(tmp_path_factory, records):
+    """A tournament store holding the complete test games; alpha has an older version (v1) that
+    played the first games and is rated apart from its current version."""
+    from referee.store import Store
+
+    folder = tmp_path_factory.mktemp("tournament")
+    complete = {gid: r for gid, r in records.items() if r["complete"]}
+    with Store(folder, create=True) as store:
+        ids = {}
+        for name in NAMES:
+            version, _ = store.add_version(name, source_hash=f"h-{name}", bot_dir=f"/bots/{name}", kind="python")
+            ids[name] = version.id
+        newer, _ = store.add_version("alpha", source_hash="h-alpha-2", bot_dir="/bots/alpha2", kind="python")
+        games = []
+        for k, (gid, record) in enumerate(complete.items()):
+            names = [s["name"] for s in record["seats"]]
+            seats = [newer.id if n == "alpha" and k >= 4 else ids[n] for n in names]
+            games.append({"game_id": gid, "table": k, "rotation": record["rotation"], "deal_seed": record["seed"],
+                          "duplicate_set": f"set-{record['seed']}", "seats": seats, "settings": record["settings"]})
+        store.save_schedule("s1", games, description="test", settings={}, entrants=[])
+        for gid, record in complete.items():
+            store.record_game(gid, record)
+    return folder
+
+
+def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["standings", "--tournament", str(tournament_dir), "--json", "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["games"] == len([r for r in records.values() if r["complete"]])
+    assert sorted(row["entrant"] for row in doc["rows"]) == sorted(NAMES + ["alpha@v1"])
+    assert doc["title"] == f"{tournament_dir.name} standings"
+
+    out = tmp_path / "site"
+    result = runner.invoke(main, ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    first = read_js(out / "games" / f"{file_key('t000')}.js", "TAKE5_GAME")
+    assert "alpha@v1" in first["entrants"] or "alpha" not in [s["name"] for s in records["t000"]["seats"]]
+    assert (out / "data" / "bots" / f"{file_key('alpha@v1')}.js").is_file()
+    assert not (out / "games" / f"{file_key('cut-1')}.js").exists()  # a store holds finished games only
+
+
+def test_a_directory_that_is_no_tournament(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    result = CliRunner().invoke(main, ["standings", "--tournament", str(tmp_path)])
+    assert result.exit_code == 2 and "not a tournament directory" in result.output

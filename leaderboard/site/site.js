@@ -552,7 +552,7 @@
     var app = document.getElementById("app");
     app.textContent = "";
     var subtitle = n + " players · " + (settings.variant || "standard") + " · ends " + (settings.end_rule || "at-or-above") + " " + settings.threshold +
-      " · seed " + record.seed + " · rotation " + record.rotation + (record.complete ? "" : " · INCOMPLETE");
+      " · seed " + (game.seed || record.seed) + " · rotation " + record.rotation + (record.complete ? "" : " · INCOMPLETE");
     append(app, header("Game " + game.game_id, subtitle, [el("a", { href: "index.html", text: "← standings" })]));
 
     var label = el("span", { id: "step-label", "aria-live": "polite" });
