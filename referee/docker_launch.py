@@ -280,6 +280,19 @@ def _pin(path: Path) -> int | None:
     return None
 
 
+def _accepts(fd: int) -> bool:
+    """Whether the pinned socket accepts a connection (the bot's server listens)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(1.0)
+        s.connect(f"/proc/self/fd/{fd}")
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
 def _read_output(path: Path, limit: int | None = TAIL_BYTES) -> bytes:
     """The end (or all, limit None) of a regular file the bot may have tampered with; never follows links."""
     try:
@@ -810,13 +823,14 @@ class DockerBot:
             raise CallFailed(faults.CRASH, f"the bot's container could not be started: {first}") from None
         delay = 0.002
         while True:
-            fd = _pin(inst.socket_path)
-            if fd is not None:
-                inst.pin = fd
+            if inst.pin is None:
+                inst.pin = _pin(inst.socket_path)
+            # Bound is not yet listening: connecting now would cost gRPC a reconnect backoff.
+            if inst.pin is not None and _accepts(inst.pin):
                 container = inst.container
                 if container is not None:
                     self.launcher.start_seconds.append(time.monotonic() - container.started)
-                return f"unix:/proc/self/fd/{fd}"
+                return f"unix:/proc/self/fd/{inst.pin}"
             code = self.launcher.exit_of(inst)
             if code is not None:
                 raise CallFailed(*exit_fault(code, self.launcher.oom_killed(inst), self.launcher.limits.memory,
