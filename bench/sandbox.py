@@ -90,9 +90,9 @@ def _pids(name: str) -> list[int]:
     return [int(p) for p in out]
 
 
-def docker_cpu() -> float:
-    """CPU seconds so far of dockerd and containerd (with children they reaped) and of every
-    container (the docker cgroup keeps what removed containers used, on cgroup v1 and v2)."""
+def daemon_cpu() -> float:
+    """CPU seconds so far of dockerd and containerd (with the children they reaped). Shared by
+    everything using the engine: other Docker work on the machine shows up here too."""
     total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
     for pid in _pids("dockerd") + _pids("containerd"):
@@ -101,17 +101,15 @@ def docker_cpu() -> float:
             total += sum(int(x) for x in fields[11:15]) / tick
         except OSError:
             pass
-    for path in ("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacct/docker/cpuacct.usage"):
-        if os.path.exists(path):
-            total += int(Path(path).read_text()) / 1e9
-            break
-    else:
-        stat = Path("/sys/fs/cgroup/system.slice/docker.service/cpu.stat")  # v2 (systemd)
-        if stat.exists():
-            for line in stat.read_text().splitlines():
-                if line.startswith("usage_usec"):
-                    total += int(line.split()[1]) / 1e6
     return total
+
+
+LAUNCHERS: list[DockerLauncher] = []
+
+
+def docker_cpu() -> float:
+    """CPU seconds of the Docker daemons plus the bench's own removed containers (their cgroups)."""
+    return daemon_cpu() + sum(launcher.container_cpu for launcher in LAUNCHERS)
 
 
 def self_cpu() -> float:
@@ -138,9 +136,9 @@ def start_latency(launcher: DockerLauncher, bot: str, count: int) -> dict:
         try:
             remote.wait_ready(10)
             remote.handshake(5)
+            answer_s.append(time.monotonic() - container.started)
         finally:
             remote.close()
-        answer_s.append(time.monotonic() - container.started)
         handle.stop()
         for future in handle._retiring:
             future.result()
@@ -214,6 +212,7 @@ def main() -> None:
     try:
         for kind, bot, env in kinds:
             launchers[kind] = DockerLauncher(env=env)
+            LAUNCHERS.append(launchers[kind])
             launchers[kind].prepare([bot])
         results["start"] = start_latency(launchers["trivial"], lowest, args.starts)
         s = results["start"]

@@ -280,6 +280,24 @@ def _pin(path: Path) -> int | None:
     return None
 
 
+def _container_cpu(cid: str) -> float:
+    """CPU seconds a running container has used, from its cgroup (cgroup v1 or v2); 0.0 if unknown."""
+    for path in (f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage",
+                 f"/sys/fs/cgroup/cpu,cpuacct/docker/{cid}/cpuacct.usage"):
+        try:
+            return int(Path(path).read_text()) / 1e9
+        except (OSError, ValueError):
+            pass
+    for path in (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat", f"/sys/fs/cgroup/docker/{cid}/cpu.stat"):
+        try:
+            for line in Path(path).read_text().splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+        except (OSError, ValueError):
+            pass
+    return 0.0
+
+
 def _accepts(fd: int) -> bool:
     """Whether the pinned socket accepts a connection (the bot's server listens)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -440,6 +458,8 @@ class DockerLauncher:
         self._closed = False
         self.events = _ExitWatcher(self.docker, self.run_id)
         self._reaper = _start_reaper(self.run_id, self.socket_root, self.docker) if reaper else None
+        self.container_cpu = 0.0
+        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown)."""
         self.start_seconds: list[float] = []
         """Seconds from each `docker run` to its bot's socket, as measured by `DockerBot.ready`."""
         atexit.register(self.close)
@@ -579,6 +599,9 @@ class DockerLauncher:
                     return
                 if sink is not None:
                     sink.collect(inst, container)
+                used = _container_cpu(container.id)
+                with self._lock:
+                    self.container_cpu += used
                 try:
                     container.remove(keep_record=False)
                 except SandboxError as error:
