@@ -180,7 +180,8 @@ def tournament() -> None:
 @click.option("--timeout", type=click.FloatRange(min=0.001), help="Seconds per call (per-call deadline) [1].")
 @click.option("--max-faults", type=click.IntRange(min=1), help="Faults in a game before a bot forfeits it [3].")
 @click.option("--sandbox", type=click.Choice(["docker", "local"]), help="Where bots run [docker].")
-@click.option("--executor", help="local (threads), process, dask:tcp://HOST:8786 or dask:local [local].")
+@click.option("--executor", help="auto, local (threads), process, dask:tcp://HOST:8786 or dask:local [auto: "
+                                 "threads; processes for local bots at concurrency > 1].")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Tables played at once [CPUs / players].")
 @click.option("--memory", help="Docker: memory per bot [256m].")
 @click.option("--cpus", type=click.FloatRange(min=0.01), help="Docker: CPUs per bot [1].")

@@ -2,7 +2,13 @@
 
 ``--executor`` values (:func:`open_executor`):
 
-``local`` (default)
+``auto`` (default)
+    ``local`` threads, except for local bot processes at a concurrency above 1: ``process``. (Local
+    bots are started with a ``preexec_fn`` (their parent-death signal); forking while other threads
+    of the same process are inside gRPC calls sometimes kills the new bot with SIGABRT before it
+    serves, which the match layer can only report as the bot's crash. One table per process avoids
+    that. Docker bots are started by the ``docker`` client without it.)
+``local``
     a thread pool in the referee. Each game's bots are separate processes or containers anyway, so
     the referee's threads mostly wait on gRPC calls; threads also let finished games reach the store
     one by one while a table's duplicate set is still playing.
@@ -54,6 +60,13 @@ class ExecutorInfo:
         return {"local": "local threads", "process": "local processes"}.get(self.kind, f"dask {self.address}")
 
 
+def resolve_auto(spec: str, *, sandbox: str, concurrency: int) -> str:
+    """What ``auto`` means for these settings (see the module text)."""
+    if (spec or "auto").strip() != "auto":
+        return spec
+    return "process" if sandbox == "local" and concurrency > 1 else "local"
+
+
 def parse_executor(spec: str) -> ExecutorInfo:
     spec = (spec or "local").strip()
     if spec in ("local", "thread", "threads"):
@@ -65,7 +78,9 @@ def parse_executor(spec: str) -> ExecutorInfo:
         if not address:
             raise ExecutorError("dask: needs a scheduler address (dask:tcp://host:8786) or dask:local")
         return ExecutorInfo("dask", address, in_process=False)
-    raise ExecutorError(f"unknown executor {spec!r}: use local, process, dask:tcp://HOST:PORT or dask:local")
+    raise ExecutorError(
+        f"unknown executor {spec!r}: use auto, local, process, dask:tcp://HOST:PORT or dask:local"
+    )
 
 
 @contextlib.contextmanager
@@ -82,7 +97,10 @@ def open_executor(spec: str | ExecutorInfo, workers: int) -> Iterator[tuple[conc
             pool.shutdown(wait=False, cancel_futures=True)
         return
     if info.kind == "process":
-        ppool = concurrent.futures.ProcessPoolExecutor(workers)
+        import multiprocessing
+
+        # spawn, not fork: the referee may hold threads and open connections.
+        ppool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
         try:
             yield ppool, info
         finally:

@@ -272,16 +272,18 @@ def counting_allows(n: int, k: int, tables: int) -> bool:
 
 
 def _graphical(d: list[int]) -> bool:
-    """Erdos-Gallai: whether a degree sequence (sorted, largest first) is that of a simple graph."""
+    """Erdos-Gallai: whether a degree sequence (sorted, largest first) is that of a simple graph.
+    Vectorised: for each k, sum(min(d_j, k) for j >= k) from prefix sums and a binary search."""
     if sum(d) % 2:
         return False
-    n = len(d)
-    prefix = 0
-    for i in range(1, n + 1):
-        prefix += d[i - 1]
-        if prefix > i * (i - 1) + sum(min(x, i) for x in d[i:]):
-            return False
-    return True
+    deg = np.asarray(d, dtype=np.int64)
+    n = len(deg)
+    ks = np.arange(1, n + 1)
+    prefix = np.cumsum(deg)
+    at_least = n - np.searchsorted(deg[::-1], ks, side="left")  # how many d_j >= k
+    upto = np.maximum(at_least, ks)  # the tail's entries >= k are d[k:upto]
+    tail_min = ks * (upto - ks) + (prefix[-1] - prefix[upto - 1])
+    return bool(np.all(prefix <= ks * (ks - 1) + tail_min))
 
 
 def balanceable_tables(n: int, k: int, tables: int) -> int | None:

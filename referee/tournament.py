@@ -66,7 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "start_timeout": 10.0,
     "max_faults": 3,
     "sandbox": "docker",
-    "executor": "local",
+    "executor": "auto",
     "concurrency": None,  # None: from the CPU count
     "memory": "256m",
     "cpus": 1.0,
@@ -563,7 +563,7 @@ def run_tournament(
     and ``stop()`` (referee/progress.py), or None. ``runner``: the function an executor runs for a
     table (tests replace it).
     """
-    from .executors import open_executor, parse_executor
+    from .executors import open_executor, parse_executor, resolve_auto
 
     directory = Path(directory)
     store = Store(directory)
@@ -571,7 +571,8 @@ def run_tournament(
     try:
         settings, versions, schedule = prepare_run(store, overrides or {})
         try:
-            info = parse_executor(settings["executor"])
+            info = parse_executor(resolve_auto(settings["executor"], sandbox=settings["sandbox"],
+                                               concurrency=concurrency_of(settings)))
         except ValueError as error:
             raise TournamentError(str(error)) from None
         with run_lock(directory):
