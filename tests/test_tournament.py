@@ -127,7 +127,8 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
 
 
 def test_local_tournament_end_to_end(tdir):
-    report = run_tournament(tdir, {"players": 3, "games": 6, "sandbox": "local", "concurrency": 2})
+    report = run_tournament(tdir, {"players": 3, "games": 6, "sandbox": "local", "concurrency": 2,
+                                   "executor": "local"})  # threads: games reach the store one by one
     assert report.exit_code == 0 and report.played == 6 and report.total == 6
     store = check_complete(tdir)
     table = standings(store, bootstrap=20)
@@ -246,8 +247,8 @@ def _fake_game(spec: TableSpec, gid: str, rotation: int) -> GameOutcome:
 def test_infrastructure_failures_are_retried_and_rate_no_one(tdir):
     FLAKY.clear()
     FLAKY.update({"0": 2, "1": 1, "2": 0})  # table 0: one game then engine gone; 1: runner raises; 2: all fail
-    report = run_tournament(tdir, {"players": 3, "games": 9, "sandbox": "local", "concurrency": 2},
-                            runner=fake_runner, retry_delay=0.01)
+    report = run_tournament(tdir, {"players": 3, "games": 9, "sandbox": "local", "concurrency": 2,
+                                  "executor": "local"}, runner=fake_runner, retry_delay=0.01)
     assert report.exit_code == 0 and report.played == 9
     kinds = sorted(kind for _, kind, _ in report.infra)
     assert kinds.count("engine-unavailable") == 2 + 3 and kinds.count("executor") == 3
@@ -261,7 +262,8 @@ def test_infrastructure_failures_are_retried_and_rate_no_one(tdir):
 def test_a_lasting_infrastructure_failure_leaves_games_for_the_next_run(tdir):
     FLAKY.clear()
     FLAKY.update({"1": 0, "1-left": 99})
-    report = run_tournament(tdir, {"players": 3, "games": 9, "sandbox": "local", "retries": 2},
+    report = run_tournament(tdir, {"players": 3, "games": 9, "sandbox": "local", "retries": 2,
+                                  "executor": "local"},
                             runner=fake_runner, retry_delay=0.01)
     assert report.unplayed == 3 and report.exit_code == 1
     assert sum(1 for _, kind, _ in report.infra if kind == "engine-unavailable") == 3 * 3
@@ -274,7 +276,7 @@ def test_a_lasting_infrastructure_failure_leaves_games_for_the_next_run(tdir):
 
 def test_a_new_version_keeps_the_old_games(tdir):
     FLAKY.clear()
-    run_tournament(tdir, {"players": 3, "games": 3, "sandbox": "local"}, runner=fake_runner)
+    run_tournament(tdir, {"players": 3, "games": 3, "sandbox": "local", "executor": "local"}, runner=fake_runner)
     submit(tdir, EXAMPLES / "random", "lowest", sandbox="local")  # lowest v2 (other sources)
     report = run_tournament(tdir, {}, runner=fake_runner)
     assert report.played == 3 and report.done_before == 0  # a new schedule, new games
