@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.schedule import make_schedule  # noqa: E402
-from referee.store import Store  # noqa: E402
-from referee.tournament import run_tournament, submit  # noqa: E402
+from referee.schedule import make_schedule
+from referee.store import Store
+from referee.tournament import run_tournament, submit
 
 
 def bench_schedule() -> None:

@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from take5.shuffle import SplitMix64
 
 #: The largest complete round robin (tables) the scheduler will enumerate.
@@ -414,18 +413,18 @@ def _repair(n: int, k: int, rows: list[list[int]], pairs: np.ndarray, rng: Split
         tx, ty = rows[x], rows[y]
         for u in tx:
             if u != a:
-                P[a][u] -= 1; P[u][a] -= 1  # noqa: E702
-                P[c][u] += 1; P[u][c] += 1  # noqa: E702
-                touch(a, u); touch(c, u)  # noqa: E702
+                P[a][u] -= 1; P[u][a] -= 1
+                P[c][u] += 1; P[u][c] += 1
+                touch(a, u); touch(c, u)
         for v in ty:
             if v != c:
-                P[c][v] -= 1; P[v][c] -= 1  # noqa: E702
-                P[a][v] += 1; P[v][a] += 1  # noqa: E702
-                touch(c, v); touch(a, v)  # noqa: E702
+                P[c][v] -= 1; P[v][c] -= 1
+                P[a][v] += 1; P[v][a] += 1
+                touch(c, v); touch(a, v)
         tx[tx.index(a)] = c
         ty[ty.index(c)] = a
-        where[a].discard(x); where[a].add(y)  # noqa: E702
-        where[c].discard(y); where[c].add(x)  # noqa: E702
+        where[a].discard(x); where[a].add(y)
+        where[c].discard(y); where[c].add(x)
 
     t_count = len(rows)
     evals = 0

@@ -44,12 +44,12 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .schedule import Schedule, ScheduleError, make_schedule
-from .store import EntrantVersion, Store, StoreError, pid_alive, seconds_since
+from .store import EntrantVersion, Store, pid_alive, seconds_since
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = REPO_ROOT / "example_bots" / "random"

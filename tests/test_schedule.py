@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections import Counter
 
@@ -105,7 +104,7 @@ def test_duplicate_deals_rotate_every_hand_through_every_seat():
     by_table: dict[int, list] = {}
     for g in s.games:
         by_table.setdefault(g.table, []).append(g)
-    for table, games in by_table.items():
+    for games in by_table.values():
         assert sorted(g.rotation for g in games) == [0, 1, 2, 3]
         assert len({g.duplicate_set for g in games}) == 1
         assert len({(g.seats, g.deal_seed) for g in games}) == 1
@@ -152,10 +151,10 @@ def test_duplicate_entrants_refused():
 
 @pytest.mark.parametrize("n", [10, 100, 1000])
 def test_schedule_creation_time(n):
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a loaded CI machine must not fail this
     s = make_schedule(names(n), table_size=4, games=40 * n // 4, seed=1)  # 40 games per entrant
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     assert s.table_spread <= 1
     if n == 1000:
-        assert elapsed < 1.0, f"{elapsed:.2f} s for 1,000 entrants"
+        assert elapsed < 1.0, f"{elapsed:.2f} s of CPU for 1,000 entrants"
         assert s.mode == "balanced" and s.pair_spread <= 1

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from take5 import RandomPlayer, Settings, play_game
 
 from referee.store import Store, StoreError
-from take5 import RandomPlayer, Settings, play_game
 
 
 def record_for(game_id: str, players: int, seed: int) -> dict:
@@ -84,7 +84,7 @@ def test_unique_constraint_in_the_schema(store):
 def test_a_failed_write_leaves_nothing(store):
     """One transaction per game: a failure half-way (here: a seat row that breaks a constraint)
     leaves neither the result nor any seat row nor the status change."""
-    sid, _ = scheduled(store)
+    scheduled(store)
     store.db.execute("PRAGMA foreign_keys = OFF")
     store.db.execute("INSERT INTO seat_results VALUES ('g2', 1, 1, 0, 1, 0, '[]')")  # a stray row
     store.db.execute("PRAGMA foreign_keys = ON")

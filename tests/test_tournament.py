@@ -6,7 +6,6 @@ Without a Docker engine the docker tests skip with the reason, except with CI se
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from take5 import RandomPlayer, Settings, play_game
+from take5.record import verify_record
 
 from referee.cli import main as cli
 from referee.store import Store
@@ -32,8 +33,6 @@ from referee.tournament import (
     standings,
     submit,
 )
-from take5 import RandomPlayer, Settings, play_game
-from take5.record import verify_record
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -173,13 +172,13 @@ def test_resume_after_sigkill(tdir):
     assert 2 <= killed_at < 12
     status = CliRunner().invoke(cli, ["tournament", "status", "-t", str(tdir), "--bootstrap", "0"])
     assert "stopped (the referee was killed)" in status.output, status.output
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{killed_at} recorded before" in done.stdout
     store = check_complete(tdir)
     assert store.recorded_count() == 12
     store.close()
-    third = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    third = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert third.returncode == 0 and "0 played now" in third.stdout
 
 
@@ -359,7 +358,8 @@ def _containers_of(pid: int) -> list[str]:
     from referee.docker_launch import owner_label
 
     out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=take5.arena=1", "--filter",
-                          f"label=take5.owner={owner_label(pid)}"], capture_output=True, text=True, timeout=60)
+                          f"label=take5.owner={owner_label(pid)}"], check=False, capture_output=True, text=True,
+                         timeout=60)
     return out.stdout.split()
 
 
@@ -378,7 +378,7 @@ def test_docker_tournament_resumes_after_sigkill(ddir):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     store = check_complete(ddir)
     assert store.recorded_count() == 12
@@ -484,7 +484,7 @@ def test_docker_engine_disappearing_mid_tournament(ddir, tmp_path):
     store.close()
     proxy = DockerProxy(sock).start()  # the engine is back
     try:
-        done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(args, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     finally:
         proxy.stop()
     assert done.returncode == 0, done.stdout + done.stderr
