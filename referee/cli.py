@@ -187,7 +187,7 @@ def tournament() -> None:
 @click.option("--cpus", type=click.FloatRange(min=0.01), help="Docker: CPUs per bot [1].")
 @click.option("--retries", type=click.IntRange(min=0), help="Retries of a game after an infrastructure failure [3].")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
-@click.option("--no-progress", is_flag=True, help="No progress bar (a line per 10% instead).")
+@click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
 def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
 
