@@ -3,11 +3,7 @@
 ``--executor`` values (:func:`open_executor`):
 
 ``auto`` (default)
-    ``local`` threads, except for local bot processes at a concurrency above 1: ``process``. (Local
-    bots are started with a ``preexec_fn`` (their parent-death signal); forking while other threads
-    of the same process are inside gRPC calls sometimes kills the new bot with SIGABRT before it
-    serves, which the match layer can only report as the bot's crash. One table per process avoids
-    that. Docker bots are started by the ``docker`` client without it.)
+    ``local`` threads. (Kept as a name so that a future default can differ per sandbox.)
 ``local``
     a thread pool in the referee. Each game's bots are separate processes or containers anyway, so
     the referee's threads mostly wait on gRPC calls; threads also let finished games reach the store
@@ -64,7 +60,7 @@ def resolve_auto(spec: str, *, sandbox: str, concurrency: int) -> str:
     """What ``auto`` means for these settings (see the module text)."""
     if (spec or "auto").strip() != "auto":
         return spec
-    return "process" if sandbox == "local" and concurrency > 1 else "local"
+    return "local"
 
 
 def parse_executor(spec: str) -> ExecutorInfo:

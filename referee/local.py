@@ -11,7 +11,6 @@ few kilobytes stay in memory for fault reports.
 from __future__ import annotations
 
 import collections
-import ctypes
 import os
 import shutil
 import signal
@@ -31,24 +30,20 @@ LOG_LIMIT = 1024 * 1024
 TAIL_BYTES = 8192
 
 
-def _pdeathsig():
-    """A preexec function that makes the kernel kill the child when the referee dies (Linux only)."""
+def _parent_death_prefix() -> list[str]:
+    """A command prefix that makes the kernel kill the bot when the referee dies (Linux only).
+
+    util-linux's setpriv sets PR_SET_PDEATHSIG in the child and then execs the bot. A Python
+    preexec_fn would do the same, but it makes subprocess fork() and run Python code in a child of a
+    multi-threaded process, where gRPC's fork handlers abort it (SIGABRT) now and then.
+    """
     if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    pr_set_pdeathsig = 1
-
-    def preexec() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-    return preexec
+        return []
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
-_PREEXEC = _pdeathsig()
+_PDEATHSIG_PREFIX = _parent_death_prefix()
 
 
 def sdk_path() -> str:
@@ -150,14 +145,13 @@ class LocalBot:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (sdk_path(), env.get("PYTHONPATH", "")) if p)
         assert self.ref.path is not None
         self.proc = subprocess.Popen(
-            self.command(),
+            [*_PDEATHSIG_PREFIX, *self.command()],
             cwd=self.ref.path.parent,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_PREEXEC,
         )
         self.pump = _OutputPump(self.proc.stdout, log_path, self.log_limit)
         self.pump.start()
