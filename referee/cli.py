@@ -69,30 +69,53 @@ def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
 
 
 @main.command()
-@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("records", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--tournament", "-t", "tournament", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Also check every game recorded in this tournament's store.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the records that fail.")
-def verify(records: tuple[Path, ...], quiet: bool) -> None:
+def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> None:
     """Replay game RECORDS (files or folders of *.json) through the rules.
 
     Reports the first divergence of each record (round, turn, card, expected vs recorded).
     Exit code 0 when every record is valid, 1 otherwise.
     """
+    if not records and tournament is None:
+        raise click.UsageError("name record files or folders, or --tournament DIR")
+
+    def documents():
+        for path in iter_records(list(records)):
+            try:
+                yield str(path), load_record(path)
+            except MalformedRecord as error:
+                yield str(path), error
+        if tournament is not None:
+            from .store import Store, StoreError
+
+            try:
+                store = Store(tournament, readonly=True)
+            except StoreError as error:
+                raise click.UsageError(str(error)) from None
+            for game_id, doc in store.records():
+                yield f"{tournament}:{game_id}", doc
+
     failures = 0
     checked = 0
-    for path in iter_records(list(records)):
+    for name, doc in documents():
         checked += 1
         try:
-            divergence = verify_record(load_record(path))
+            if isinstance(doc, MalformedRecord):
+                raise doc
+            divergence = verify_record(doc)
         except MalformedRecord as error:
             failures += 1
-            click.echo(f"{path}: MALFORMED: {error}")
+            click.echo(f"{name}: MALFORMED: {error}")
             continue
         if divergence is None:
             if not quiet:
-                click.echo(f"{path}: ok")
+                click.echo(f"{name}: ok")
         else:
             failures += 1
-            click.echo(f"{path}: INVALID: {divergence}")
+            click.echo(f"{name}: INVALID: {divergence}")
     if checked == 0:
         click.echo("no records found", err=True)
         sys.exit(1)

@@ -132,3 +132,21 @@ def test_cli_verify_exit_codes(tmp_path):
     assert "INVALID: round 1" in result.output and "MALFORMED" in result.output
     assert "Traceback" not in result.output
     assert runner.invoke(main, ["verify", str(tmp_path)]).exit_code == 1  # a folder of records
+
+
+def test_cli_verify_checks_a_tournament_store(tmp_path):
+    from pathlib import Path
+
+    bots = Path(__file__).resolve().parent.parent / "example_bots"
+    runner = CliRunner()
+    tournament = tmp_path / "t"
+    for name in ("random", "lowest"):
+        result = runner.invoke(main, ["submit", str(bots / name), "--name", name, "-t", str(tournament),
+                                      "--sandbox", "local"])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["tournament", "run", "-t", str(tournament), "--players", "2",
+                                  "--games", "2", "--sandbox", "local", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
+    assert result.exit_code == 0, result.output
+    assert "2 of 2 records valid" in result.output
