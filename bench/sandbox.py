@@ -197,6 +197,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2], help="matches at once")
     ap.add_argument("--repeat", type=int, default=2, help="local/docker pairs per setting")
     ap.add_argument("--starts", type=int, default=8, help="containers for the start latency")
+    ap.add_argument("--base-image", default="take5/python:3.11", help="what the bot images are built on")
+    ap.add_argument("--only-start", action="store_true", help="measure the start only")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
 
@@ -211,7 +213,7 @@ def main() -> None:
     launchers = {}
     try:
         for kind, bot, env in kinds:
-            launchers[kind] = DockerLauncher(env=env)
+            launchers[kind] = DockerLauncher(env=env, base_image=args.base_image)
             LAUNCHERS.append(launchers[kind])
             launchers[kind].prepare([bot])
         results["start"] = start_latency(launchers["trivial"], lowest, args.starts)
@@ -220,6 +222,8 @@ def main() -> None:
               f"{s['first_answer_median_s']:.3f} s (median of {s['count']}, max {s['first_answer_max_s']:.3f} s); "
               f"CPU per container (dockerd, containerd, container, referee) {s['cpu_per_container_s']:.2f} s")
 
+        if args.only_start:
+            return
         print(f"\n{'bots':<12} {'conc':>4} {'local g/s':>10} {'docker g/s':>11} {'ratio':>6} "
               f"{'local cpu/g':>11} {'docker cpu/g':>12} {'faults':>6}")
         rows = []
@@ -258,9 +262,9 @@ def main() -> None:
     finally:
         for launcher in launchers.values():
             launcher.close()
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ LABEL_OWNER = "take5.owner"
 OUTPUT_NAME = "output.log"
 """The bot's stdout and stderr, in its socket folder (file output mode)."""
 TAIL_BYTES = 8192
+SOCKET_BASE = Path("/tmp")
+"""Where the socket folders of a run go (``/tmp/t5-RUN/cNNNN``), as with DockerSandbox."""
 MAX_STANDBY = 8
 """Containers started ahead per image at most (prefetch beyond this is ignored)."""
 
@@ -148,7 +150,7 @@ def remove_orphans(docker: Docker | None = None) -> int:
     removed = 0
     for run in sorted(dead):
         removed += cleanup_leftovers(run, docker=docker)
-        shutil.rmtree(Path(tempfile.gettempdir()) / f"t5-{run}", ignore_errors=True)
+        shutil.rmtree(SOCKET_BASE / f"t5-{run}", ignore_errors=True)
     if removed:
         log.warning("removed %d container(s) left over by earlier referee runs (%s)", removed, ", ".join(sorted(dead)))
     return removed
@@ -438,7 +440,7 @@ class DockerLauncher:
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.build_options = dict(build_options or {})
         self.owner = owner_label()
-        self.socket_root = Path(tempfile.gettempdir()) / f"t5-{self.run_id}"
+        self.socket_root = SOCKET_BASE / f"t5-{self.run_id}"  # short: socket paths have 107 bytes
         self.file_output = _can_mount_tmpfs()
         if self.file_output:
             room = _size_bytes(limits.log_max_size) + (64 << 10)
@@ -841,7 +843,7 @@ class DockerBot:
             inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
             raise CallFailed(faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s") from None
-        except (SandboxError, OSError, concurrent.futures.CancelledError) as error:
+        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - it is the bot's fault report
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise CallFailed(faults.CRASH, f"the bot's container could not be started: {first}") from None
         delay = 0.002
