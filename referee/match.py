@@ -134,6 +134,8 @@ class GameSummary:
     """Path of the record file, when records are written."""
     seconds: float = 0.0
     turns: int = 0
+    document: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """The game record itself (docs/record-format.md), for callers that store it elsewhere."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -688,6 +690,7 @@ class Match:
             record=str(path) if path else None,
             seconds=seconds,
             turns=turns,
+            document=record,
         )
         self.games.append(summary)
         return summary

@@ -33,12 +33,10 @@ import concurrent.futures
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import queue
 import secrets
 import signal
-import tempfile
 import threading
 import time
 import traceback
@@ -293,36 +291,34 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
                     kind = "engine-unavailable" if not _engine_answers() else "image"
                     raise InfraError(kind, f"{text}: {str(got).splitlines()[0]}")
         n = len(spec.seats)
-        with tempfile.TemporaryDirectory(prefix="take5-table-") as tmp:
-            config = MatchConfig(
-                games=n,
-                seed=spec.deal_seed,
-                timeout=spec.timeout,
-                start_timeout=spec.start_timeout,
-                max_faults=spec.max_faults,
-                records=Path(tmp),
-                match_id=f"t{spec.table}",
-                **spec.game_settings,
-            )
-            with Match(refs, config, launcher=launcher) as match:
-                for game_id, rotation in spec.games:
-                    started = time.perf_counter()
-                    summary = match.play_game(rotation)
-                    if summary.seed != spec.deal_seed or summary.rotation != rotation:
-                        raise InfraError("referee-error", f"the match played seed {summary.seed} "
-                                         f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}")
-                    record = json.loads(Path(summary.record).read_text(encoding="utf-8"))
-                    if spec.sandbox == "docker" and any(
-                        f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat
-                    ) and not _engine_answers():
-                        raise InfraError("engine-unavailable", "the Docker engine stopped answering during the game")
-                    if not record.get("complete", True):
-                        raise InfraError("referee-error", "the match layer returned an incomplete game")
-                    record["game_id"] = game_id
-                    for seat, info in zip(spec.seats, record["seats"]):
-                        info["bot_name"] = info.get("name")  # what the bot called itself
-                        info.update(name=seat.name, entrant=seat.key, version=seat.version)
-                    emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+        config = MatchConfig(
+            games=n,
+            seed=spec.deal_seed,
+            timeout=spec.timeout,
+            start_timeout=spec.start_timeout,
+            max_faults=spec.max_faults,
+            match_id=f"t{spec.table}",
+            **spec.game_settings,
+        )
+        with Match(refs, config, launcher=launcher) as match:
+            for game_id, rotation in spec.games:
+                started = time.perf_counter()
+                summary = match.play_game(rotation)
+                if summary.seed != spec.deal_seed or summary.rotation != rotation:
+                    raise InfraError("referee-error", f"the match played seed {summary.seed} "
+                                     f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}")
+                record = summary.document
+                if spec.sandbox == "docker" and any(
+                    f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat
+                ) and not _engine_answers():
+                    raise InfraError("engine-unavailable", "the Docker engine stopped answering during the game")
+                if not record.get("complete", True):
+                    raise InfraError("referee-error", "the match layer returned an incomplete game")
+                record["game_id"] = game_id
+                for seat, info in zip(spec.seats, record["seats"]):
+                    info["bot_name"] = info.get("name")  # what the bot called itself
+                    info.update(name=seat.name, entrant=seat.key, version=seat.version)
+                emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
     except InfraError as error:
         _fail_rest(spec, outcomes, emit, error.kind, error.detail)
         if launcher is not None and error.kind == "engine-unavailable":
