@@ -423,7 +423,7 @@ class DockerLauncher:
         log_dir: str | os.PathLike[str] | None = None,
         run_id: str | None = None,
         docker: Docker | None = None,
-        max_parallel_starts: int = 4,
+        max_parallel_starts: int = 8,
         reaper: bool = True,
         clean_orphans: bool = True,
         build_options: Mapping[str, object] | None = None,
@@ -456,7 +456,7 @@ class DockerLauncher:
         self._counter = 0
         self._handles = 0
         self._starts = concurrent.futures.ThreadPoolExecutor(max_parallel_starts, thread_name_prefix="take5-docker-start")
-        self._removals = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="take5-docker-rm")
+        self._removals = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="take5-docker-rm")
         self._closed = False
         self.events = _ExitWatcher(self.docker, self.run_id)
         self._reaper = _start_reaper(self.run_id, self.socket_root, self.docker) if reaper else None
