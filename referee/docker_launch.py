@@ -150,10 +150,45 @@ def remove_orphans(docker: Docker | None = None) -> int:
     removed = 0
     for run in sorted(dead):
         removed += cleanup_leftovers(run, docker=docker)
-        shutil.rmtree(SOCKET_BASE / f"t5-{run}", ignore_errors=True)
+        sweep_socket_root(SOCKET_BASE / f"t5-{run}")
+    _sweep_dead_roots()
     if removed:
         log.warning("removed %d container(s) left over by earlier referee runs (%s)", removed, ", ".join(sorted(dead)))
     return removed
+
+
+OWNER_FILE = "owner"
+"""In a run's socket root: the take5.owner label of the referee process that made it."""
+
+
+def sweep_socket_root(root: Path) -> None:
+    """Unmount whatever tmpfs is left under a run's socket root (a socket folder whose container
+    never came to be, because the referee died between mounting it and `docker run`), then
+    remove the root."""
+    try:
+        children = list(root.iterdir())
+    except OSError:
+        children = []
+    for child in children:
+        if os.path.ismount(child):
+            r = subprocess.run(["umount", str(child)], capture_output=True, check=False)
+            if r.returncode != 0:
+                subprocess.run(["umount", "-l", str(child)], capture_output=True, check=False)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _sweep_dead_roots() -> int:
+    """Socket roots (``/tmp/t5-RUN``) whose owner file names a referee process that is gone."""
+    swept = 0
+    for owner_file in SOCKET_BASE.glob(f"t5-*/{OWNER_FILE}"):
+        try:
+            owner = owner_file.read_text().strip()
+        except OSError:
+            continue
+        if not owner_alive(owner):
+            sweep_socket_root(owner_file.parent)
+            swept += 1
+    return swept
 
 
 # -- the reaper: cleans up when the referee is killed -----------------------------------------------
@@ -195,7 +230,7 @@ def _reap(run_id: str, socket_root: str) -> int:
             cleanup_leftovers(run_id)
         except SandboxError:
             pass
-    shutil.rmtree(socket_root, ignore_errors=True)
+    sweep_socket_root(Path(socket_root))
     return 0
 
 
@@ -449,6 +484,8 @@ class DockerLauncher:
                 limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
         self.limits = limits
         self.orphans_removed = remove_orphans(self.docker) if clean_orphans else 0
+        self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
+        (self.socket_root / OWNER_FILE).write_text(self.owner + "\n")
         self._lock = threading.RLock()
         self._images: dict[Path, _Image | ImageBuildError] = {}
         self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
@@ -688,7 +725,7 @@ class DockerLauncher:
                 cleanup_leftovers(self.run_id, docker=self.docker)
             except SandboxError as error:
                 log.warning("cleaning up run %s: %s", self.run_id, error)
-            shutil.rmtree(self.socket_root, ignore_errors=True)
+            sweep_socket_root(self.socket_root)
             self.events.close()
             if self._reaper is not None and self._reaper.stdin is not None:
                 try:

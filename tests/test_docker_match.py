@@ -438,7 +438,7 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
     """Containers whose owning referee process is gone (a crash before the reaper existed, a
     reboot) are removed when the next launcher starts; containers of live referees are kept."""
     from referee.docker_launch import DockerLauncher, owner_label
-    from referee.docker_sandbox import list_containers, start_bot_container
+    from referee.docker_sandbox import list_containers, prepare_socket_dir, start_bot_container
 
     gone = subprocess.Popen(["true"])
     dead_owner = owner_label(gone.pid)
@@ -450,11 +450,18 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
         for run, owner in zip(runs, [dead_owner, owner_label()]):
             start_bot_container(info.tag, socket_dir=Path(f"/tmp/t5-{run}") / "c0001", run_id=run,
                                 labels={"take5.owner": owner}, owns_socket_dir=True)
+        # A socket folder mounted by a referee that died before its `docker run`: no container
+        # names it, the owner file of its run's folder does.
+        stray = Path(f"/tmp/t5-pytest-{TOKEN}-stray")
+        prepare_socket_dir(stray / "c0001")
+        (stray / "owner").write_text(dead_owner + "\n")
+        assert os.path.ismount(stray / "c0001") or os.geteuid() != 0
         with DockerLauncher(reaper=False) as launcher:
             assert launcher.orphans_removed >= 1
             assert list_containers(runs[0]) == []
             assert len(list_containers(runs[1])) == 1
         assert not Path(f"/tmp/t5-{runs[0]}").exists()
+        assert not stray.exists()
     finally:
         from referee.docker_sandbox import cleanup_leftovers
 
