@@ -75,6 +75,8 @@ def engine():
     for run in {run for run, _ in left}:
         ds.cleanup_leftovers(run)
     assert not left, f"containers left behind: {left}"
+    # Keep only the newest image of each bot (every SDK change gives them new source hashes).
+    ds.prune_bot_images([f"hostile_{name}" for name in HOSTILE] + ["lowest", "random"], keep=1)
 
 
 @pytest.fixture(scope="session")
@@ -289,7 +291,7 @@ def test_output_flood_is_bounded_and_not_paid_by_the_host(images, tmp_path):
     assert len(log) <= (1 << 20) + (64 << 10) + 4096  # --log size (1m) plus the folder's margin
     assert len(run.out) < 64 << 10
     if os.geteuid() == 0:  # the output file needs the tmpfs socket folder
-        assert daemons < 0.5 * run.seconds, (daemons, run.seconds)
+        assert daemons < 0.6 * run.seconds, (daemons, run.seconds)  # through docker logs: ~1 core
 
 
 @pytest.mark.docker
