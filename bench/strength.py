@@ -1,7 +1,7 @@
 """Strength of the example bots: win rate, mean penalty and time per decision (not a timed test).
 
-Two experiments, 4-player standard games (threshold 66), played in-process with the engine
-(`take5.play_game`), each bot called directly with the engine's views:
+Two experiments, 4-player standard games (threshold 66; `--variant professional` for the other),
+played in-process with the engine (`take5.play_game`), each bot called directly with the engine's views:
 
 1. each example bot against 3 random bots (example_bots/random), the bot's seat rotating;
 2. a round robin among all example bots: every 4 of them at one table, seats permuted game by game
@@ -13,10 +13,14 @@ until every bot's interval is within +-`--halfwidth` (default 3 points) or `--ma
 with at least `--min-games`; the stopping point is printed. (Stopping on the interval's width biases
 the estimate negligibly once a few hundred games are in.)
 
-Time per decision is the wall time of each pick_card / choose_row / draft_card call: mean, 99th
-percentile and maximum. The Monte Carlo bot thinks for a wall-clock budget (`--budget`, default its own
-100 ms), so on a loaded machine it does fewer rollouts and plays weaker: the load average is printed.
-With `--time-limit S` every call also carries a referee deadline of S seconds (`Bot.time_left()`).
+Time per decision is measured for each pick_card / choose_row / draft_card call, on the clock (mean,
+99th percentile, maximum) and in CPU time of the calling thread (mean, maximum). A search bot thinks
+for a budget (`--budget`, default its own: at most 100 ms). By default (`--clock cpu`) it counts that
+budget in CPU time, so its strength here does not depend on what else the machine runs: that is the
+strength it has in the arena, where a bot owns its CPU and CPU time is wall time. With `--clock wall`
+it counts the clock as it does by default in the arena: on a busy machine it then does fewer rollouts
+and plays weaker (the load average is printed). With `--time-limit S` every call also carries a
+referee deadline of S seconds (`Bot.time_left()`), always kept on the clock.
 
 Reference: the best published open-source bot wins 82% of 4-player games against 3 random bots with a
 mean final score of 27.5; the target for our best bot is at least 90% at <= 100 ms per decision.
@@ -44,9 +48,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from take5 import Settings, play_game  # noqa: E402
-from take5.bot import CallContext  # noqa: E402
-from take5.harness import load_bot  # noqa: E402
+from take5 import Settings, Variant, play_game
+from take5.bot import CallContext
+from take5.harness import load_bot
 
 EXAMPLES = ROOT / "example_bots"
 PLAYERS = 4
@@ -64,15 +68,18 @@ class Timed:
         self.time_limit = time_limit
         self.game_id = game_id
         self.times: list[float] = []
+        self.cpu_times: list[float] = []
 
     def _ask(self, method: Any, view: Any) -> int:
         if self.time_limit is not None:
             self.bot.context = CallContext(self.game_id, self.time_limit, time.monotonic())
         start = time.perf_counter()
+        cpu = time.thread_time()
         try:
             return method(view)
         finally:
             self.times.append(time.perf_counter() - start)
+            self.cpu_times.append(time.thread_time() - cpu)
             if self.time_limit is not None:
                 self.bot.context = None
 
@@ -89,7 +96,7 @@ class Timed:
 _classes: dict[str, Any] = {}
 
 
-def make_bot(name: str, seed: int, budget: float | None) -> Any:
+def make_bot(name: str, seed: int, budget: float | None, clock: str | None) -> Any:
     """A fresh instance of example bot `name`, seeded where its class takes a seed."""
     if name not in _classes:
         _classes[name] = type(load_bot(EXAMPLES / name / "bot.py"))
@@ -100,6 +107,8 @@ def make_bot(name: str, seed: int, budget: float | None) -> Any:
         kwargs["seed"] = seed
     if budget is not None and "budget" in params:
         kwargs["budget"] = budget
+    if clock is not None and "clock" in params:
+        kwargs["clock"] = clock
     return cls(**kwargs)
 
 
@@ -109,6 +118,8 @@ class Task:
     seed: int
     budget: float | None
     time_limit: float | None
+    clock: str | None
+    variant: str = "standard"
     focus: int | None = None
     """Only this seat is tallied (None: every seat)."""
 
@@ -119,14 +130,21 @@ class SeatResult:
     win: float
     score: int
     times: list[float]
+    cpu_times: list[float]
 
 
 def play_one(task: Task) -> list[SeatResult]:
     players = [
-        Timed(make_bot(name, task.seed * 16 + seat, task.budget), task.time_limit, f"g{task.seed}")
+        Timed(
+            make_bot(name, task.seed * 16 + seat, task.budget, task.clock),
+            task.time_limit,
+            f"g{task.seed}",
+        )
         for seat, name in enumerate(task.seats)
     ]
-    game = play_game(players, Settings(players=len(players)), seed=task.seed)
+    game = play_game(
+        players, Settings(players=len(players), variant=Variant(task.variant)), seed=task.seed
+    )
     result = game.result()
     winners = result.winners
     return [
@@ -135,6 +153,7 @@ def play_one(task: Task) -> list[SeatResult]:
             1.0 / len(winners) if seat in winners else 0.0,
             game.scores[seat],
             players[seat].times,
+            players[seat].cpu_times,
         )
         for seat, name in enumerate(task.seats)
         if task.focus is None or seat == task.focus
@@ -149,6 +168,7 @@ class Tally:
     wins: list[float] = field(default_factory=list)
     scores: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
+    cpu_times: list[float] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -171,7 +191,11 @@ class Tally:
         times = sorted(self.times)
         n = len(self.scores)
         mean_score = sum(self.scores) / n if n else math.nan
-        sd = math.sqrt(sum((s - mean_score) ** 2 for s in self.scores) / (n - 1)) if n > 1 else math.nan
+        sd = (
+            math.sqrt(sum((s - mean_score) ** 2 for s in self.scores) / (n - 1))
+            if n > 1
+            else math.nan
+        )
         return {
             "bot": name,
             "games": n,
@@ -181,22 +205,26 @@ class Tally:
             "penalty_se": sd / math.sqrt(n) if n > 1 else math.nan,
             "decisions": len(times),
             "mean_ms": 1000 * sum(times) / len(times) if times else math.nan,
-            "p99_ms": 1000 * times[min(len(times) - 1, int(0.99 * len(times)))] if times else math.nan,
+            "p99_ms": 1000 * times[min(len(times) - 1, int(0.99 * len(times)))]
+            if times
+            else math.nan,
             "max_ms": 1000 * times[-1] if times else math.nan,
+            "mean_cpu_ms": 1000 * sum(self.cpu_times) / len(self.cpu_times) if times else math.nan,
+            "max_cpu_ms": 1000 * max(self.cpu_times) if times else math.nan,
         }
 
 
 def print_table(title: str, rows: list[dict[str, Any]]) -> None:
     print(f"\n{title}")
     print(
-        f"  {'bot':<12} {'games':>6} {'win rate (95%)':>17} {'mean penalty':>14} "
-        f"{'ms/decision mean':>17} {'p99':>7} {'max':>7}"
+        f"  {'bot':<12} {'games':>6} {'win rate (95%)':>16} {'mean penalty':>14}"
+        f"   {'ms/decision: mean':>17} {'p99':>6} {'max':>6}   {'cpu mean':>8} {'max':>6}"
     )
     for r in rows:
         print(
-            f"  {r['bot']:<12} {r['games']:>6} {100 * r['win_rate']:>8.1f} +- {100 * r['win_halfwidth']:<4.1f}"
-            f" {r['mean_penalty']:>8.1f} +- {r['penalty_se']:<3.1f} {r['mean_ms']:>17.2f} "
-            f"{r['p99_ms']:>7.1f} {r['max_ms']:>7.1f}"
+            f"  {r['bot']:<12} {r['games']:>6} {100 * r['win_rate']:>7.1f} +- {100 * r['win_halfwidth']:<4.1f}"
+            f" {r['mean_penalty']:>8.1f} +- {r['penalty_se']:<3.1f}   {r['mean_ms']:>17.1f} "
+            f"{r['p99_ms']:>6.1f} {r['max_ms']:>6.1f}   {r['mean_cpu_ms']:>8.1f} {r['max_cpu_ms']:>6.1f}"
         )
 
 
@@ -224,6 +252,8 @@ def run_experiment(
                 seed_base + played + i,
                 args.budget,
                 args.time_limit,
+                args.clock,
+                args.variant,
                 (played + i) % PLAYERS if focus else None,
             )
             for i in range(batch)
@@ -235,6 +265,7 @@ def run_experiment(
                     tally.wins.append(seat.win)
                     tally.scores.append(seat.score)
                     tally.times.extend(seat.times)
+                    tally.cpu_times.extend(seat.cpu_times)
         played += batch
         widest = max(t.rate()[1] for t in tallies.values())
         if played >= args.max_games or (played >= args.min_games and widest <= args.halfwidth):
@@ -243,7 +274,9 @@ def run_experiment(
 
 def vs_random_tables(name: str) -> list[tuple[str, ...]]:
     """The bot at each seat in turn, random bots elsewhere."""
-    return [tuple(name if s == seat else OPPONENT for s in range(PLAYERS)) for seat in range(PLAYERS)]
+    return [
+        tuple(name if s == seat else OPPONENT for s in range(PLAYERS)) for seat in range(PLAYERS)
+    ]
 
 
 def round_robin_tables(names: Sequence[str]) -> list[tuple[str, ...]]:
@@ -273,9 +306,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--halfwidth", type=float, default=0.03, help="target 95%% half-width")
     parser.add_argument("--min-games", type=int, default=200)
     parser.add_argument("--max-games", type=int, default=1200)
-    parser.add_argument("--rr-max-games", type=int, default=None, help="--max-games of the round robin")
-    parser.add_argument("--budget", type=float, default=None, help="seconds per decision of search bots")
-    parser.add_argument("--time-limit", type=float, default=None, help="referee deadline per call (s)")
+    parser.add_argument(
+        "--rr-max-games", type=int, default=400, help="--max-games of the round robin"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=None, help="seconds per decision of search bots"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=None, help="referee deadline per call (s)"
+    )
+    parser.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        default="cpu",
+        help="how search bots count their budget (default cpu: results independent of the machine's load)",
+    )
+    parser.add_argument("--variant", choices=[v.value for v in Variant], default="standard")
     parser.add_argument("--skip", choices=["random", "roundrobin"], action="append", default=[])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the results here too")
@@ -285,9 +331,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.rr_max_games = 48
     names = args.bots or example_bots()
     print(
-        f"strength: {PLAYERS}-player standard games, {args.jobs} worker processes, "
+        f"strength: {PLAYERS}-player {args.variant} games, {args.jobs} worker processes, "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
-        f"stop at +-{100 * args.halfwidth:.0f} points (games {args.min_games}..{args.max_games})"
+        f"stop at +-{100 * args.halfwidth:.0f} points (games {args.min_games}..{args.max_games}); "
+        f"search budgets counted in {args.clock} time"
     )
     out: dict[str, Any] = {"settings": vars(args)}
     started = time.monotonic()
@@ -297,10 +344,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             for index, name in enumerate(names):
                 t0 = time.monotonic()
                 tallies = run_experiment(
-                    pool, vs_random_tables(name), [name], args, args.seed * 1_000_000 + index * 100_000, True
+                    pool,
+                    vs_random_tables(name),
+                    [name],
+                    args,
+                    args.seed * 1_000_000 + index * 100_000,
+                    True,
                 )
                 rows.append(tallies[name].row(name))
-                print(f"  {name}: {rows[-1]['games']} games in {time.monotonic() - t0:.0f} s", flush=True)
+                print(
+                    f"  {name}: {rows[-1]['games']} games in {time.monotonic() - t0:.0f} s",
+                    flush=True,
+                )
             print_table("each bot against 3 random bots", rows)
             out["vs_random"] = rows
         if "roundrobin" not in args.skip:
@@ -310,12 +365,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.rr_max_games is not None:
                 rr_args.max_games = args.rr_max_games
             tallies = run_experiment(
-                pool, round_robin_tables(all_names), all_names, rr_args, args.seed * 1_000_000 + 900_000
+                pool,
+                round_robin_tables(all_names),
+                all_names,
+                rr_args,
+                args.seed * 1_000_000 + 900_000,
             )
             rows = [tallies[n].row(n) for n in all_names]
             games = max(r["games"] for r in rows)
             print(f"  round robin: {games} games in {time.monotonic() - t0:.0f} s")
-            print_table(f"round robin among {', '.join(all_names)} (win rate at a table of {PLAYERS})", rows)
+            print_table(
+                f"round robin among {', '.join(all_names)} (win rate at a table of {PLAYERS})", rows
+            )
             out["round_robin"] = rows
     print(f"\ntotal {time.monotonic() - started:.0f} s, load average now {os.getloadavg()[0]:.1f}")
     if args.json:

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from take5 import Game, Phase, Play, RandomPlayer, Settings, Variant, View, play_game
 from take5.bot import Bot, CallContext
 from take5.harness import load_bot
@@ -67,7 +66,9 @@ def test_it_is_an_sdk_bot():
     assert bot.name == "montecarlo"
 
 
-@pytest.mark.parametrize("variant,players", [("standard", 4), ("standard", 2), ("standard", 7), ("professional", 3)])
+@pytest.mark.parametrize(
+    "variant,players", [("standard", 4), ("standard", 2), ("standard", 7), ("professional", 3)]
+)
 def test_always_legal(variant, players):
     settings = Settings(players=players, variant=Variant(variant))
     bots = [Checked(make(seed=seat, rollouts=40)) for seat in range(2)]
@@ -101,16 +102,19 @@ def test_row_choice_looks_at_what_follows():
 def test_respects_a_small_budget():
     budget = 0.02
     bot = Checked(make(seed=5, budget=budget))
-    play_game([bot] + [RandomPlayer(i) for i in range(3)], Settings(players=4, threshold=20), seed=9)
+    play_game(
+        [bot] + [RandomPlayer(i) for i in range(3)], Settings(players=4, threshold=20), seed=9
+    )
     slow = [t for t in bot.times if t > 3 * budget]
     # a loaded machine may preempt the process now and then: allow a rare outlier, never a habit
     assert len(slow) <= max(1, len(bot.times) // 20), sorted(bot.times)[-5:]
     assert max(bot.times) < 10 * budget
 
 
-def test_answers_before_the_referees_deadline():
-    """A 1 s budget, but the referee gives 40 ms: the deadline wins."""
-    bot = make(seed=2, budget=1.0)
+@pytest.mark.parametrize("clock", ["wall", "cpu"])
+def test_answers_before_the_referees_deadline(clock):
+    """A 1 s budget, but the referee gives 40 ms: the deadline (on the clock) wins."""
+    bot = make(seed=2, budget=1.0, clock=clock)
     game = Game(Settings(players=4), 4)
     view = game.view(0)
     bot.context = CallContext("g", 0.04, time.monotonic())
@@ -126,6 +130,16 @@ def test_answers_before_the_referees_deadline():
     assert bot.pick_card(view) in view.hand
     assert time.monotonic() - start < 0.02
     bot.context = None
+
+
+def test_cpu_clock_budget():
+    bot = make(seed=2, budget=0.02, clock="cpu")
+    view = Game(Settings(players=4), 4).view(0)
+    start = time.thread_time()
+    assert bot.pick_card(view) in view.hand
+    assert time.thread_time() - start < 0.06
+    with pytest.raises(ValueError):
+        make(clock="sundial")
 
 
 def test_deterministic_with_a_fixed_number_of_rollouts():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from take5 import Game, Phase, RandomPlayer, Settings, Variant, penalty
 from take5.rules import cheapest_row as rules_cheapest_row
 from take5.rules import place_card, target_row
@@ -45,9 +45,12 @@ def test_place_agrees_with_rules(case):
     assert sim_target_row(table, card) == (
         -1 if target_row(rows, card) is None else target_row(rows, card)
     )
-    assert card_cost(table, card) == place_card(
-        rows, card, rules_cheapest_row(rows) if target_row(rows, card) is None else None
-    ).points
+    assert (
+        card_cost(table, card)
+        == place_card(
+            rows, card, rules_cheapest_row(rows) if target_row(rows, card) is None else None
+        ).points
+    )
     expected = place_card(rows, card, chosen)
     assert place(table, card, chosen) == expected.points
     assert table == Table.from_rows(expected.rows)
@@ -232,7 +235,9 @@ def test_sampling_is_uniform_enough():
 @settings(max_examples=10, deadline=None)
 def test_professional_sampling_uses_the_real_hands(seed, n):
     rng = random.Random(seed)
-    for game, view in walk_views(Settings(players=n, variant=Variant.PROFESSIONAL, threshold=20), seed):
+    for game, view in walk_views(
+        Settings(players=n, variant=Variant.PROFESSIONAL, threshold=20), seed
+    ):
         hands = sample_hands(view, rng)
         assert hands == [sorted(h) for h in game.hands]
         if view.phase is Phase.DRAFT:

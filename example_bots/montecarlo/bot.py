@@ -18,7 +18,7 @@ hand it then held (the cards it played later). A Bayesian estimate over the prob
 card instead" follows for each opponent and is used in the rollouts from then on: random players are
 simulated as random, careful ones as careful. It starts at 0.5 and is reset for every game.
 
-Time: it stops at its budget (default 100 ms a decision) or a safety margin before the referee's
+Time: it stops at its budget (default 90 ms a decision, to answer within 100 ms) or a safety margin before the referee's
 deadline (`Bot.time_left()`), whichever comes first, and answers with the best candidate so far: more
 time, more rollouts, better play. The last card of a round is played without thinking, and a decision
 stops early once every deal it could still draw has been tried enough.
@@ -47,8 +47,8 @@ from take5.sim import (
     sample_hands,
 )
 
-DEFAULT_BUDGET = 0.1
-"""Seconds per decision by default."""
+DEFAULT_BUDGET = 0.09
+"""Seconds per decision by default: with the answer's own overhead, under 100 ms."""
 SAFETY_MARGIN = 0.015
 """Seconds kept in hand before the referee's deadline (answering and the network take some)."""
 GRID = tuple(i / 10 for i in range(11))
@@ -145,6 +145,28 @@ class OpponentModel:
         return True
 
 
+class Stop:
+    """When a search stops: after `cpu` seconds of this thread's CPU time or `wall` seconds of the
+    clock (time.monotonic), whichever comes first."""
+
+    __slots__ = ("cpu_end", "wall_end")
+
+    def __init__(self, cpu: float, wall: float) -> None:
+        self.cpu_end = time.thread_time() + cpu
+        self.wall_end = time.monotonic() + wall
+
+    def reached(self) -> bool:
+        return time.monotonic() >= self.wall_end or (
+            self.cpu_end != math.inf and time.thread_time() >= self.cpu_end
+        )
+
+    def share(self, parts: int) -> Stop:
+        """A stop after 1/parts of the time left."""
+        return Stop(
+            (self.cpu_end - time.thread_time()) / parts, (self.wall_end - time.monotonic()) / parts
+        )
+
+
 class MonteCarloBot(Bot):
     """Determinized Monte Carlo search with successive halving; see the module text.
 
@@ -157,6 +179,9 @@ class MonteCarloBot(Bot):
     - `own_randomness`: the same for the bot's own later turns in a rollout.
     - `relative`: weight of the opponents' mean penalty in the score (0: only its own penalty).
     - `win_weight`: what losing the game costs, in bull heads, when a rollout's round ends the game.
+    - `clock`: "wall" counts the budget on the clock; "cpu" in CPU time of the bot's thread, so that
+      its strength does not depend on how busy the machine is (benchmarks). The referee's deadline is
+      always kept on the clock.
     """
 
     name = "montecarlo"
@@ -174,6 +199,7 @@ class MonteCarloBot(Bot):
         relative: float = 0.5,
         win_weight: float = 0.0,
         margin: float = SAFETY_MARGIN,
+        clock: str = "wall",
         max_deals: int = 3000,
     ) -> None:
         self.seed = seed
@@ -184,6 +210,9 @@ class MonteCarloBot(Bot):
         self.relative = relative
         self.win_weight = win_weight
         self.margin = margin
+        if clock not in ("wall", "cpu"):
+            raise ValueError(f"clock must be 'wall' or 'cpu', not {clock!r}")
+        self.clock = clock
         self.max_deals = max_deals
         self.model = OpponentModel()
         self._rng = random.Random(seed)
@@ -270,7 +299,7 @@ class MonteCarloBot(Bot):
             return pool[0]
         assert view.hands is not None
         stop = self._stop_time()
-        me, n = view.seat, view.settings.players
+        me = view.seat
         eps = self._randomness(view)
         rng, sim_rng = self._rng, self._sim_rng
         score = self._scorer(view)
@@ -297,7 +326,7 @@ class MonteCarloBot(Bot):
         candidates: Sequence[Any],
         deal: Callable[[], Any],
         simulate: Callable[[Any, Any], float],
-        stop: float,
+        stop: Stop,
         *,
         fallback: Any,
         max_deals: int | None = None,
@@ -315,9 +344,8 @@ class MonteCarloBot(Bot):
         if k == 1:
             return candidates[0]
         max_deals = self.max_deals if max_deals is None else max_deals
-        clock = time.monotonic
         fixed = self.rollouts
-        if fixed is None and clock() >= stop:
+        if fixed is None and stop.reached():
             self.last_rollouts = 0
             return fallback
         scores: dict[Any, list[float]] = {c: [] for c in candidates}
@@ -329,11 +357,10 @@ class MonteCarloBot(Bot):
         for stage in range(stages):
             remaining = stages - stage
             if fixed is None:
-                start = clock()
-                stage_end = start + (stop - start) / remaining
+                stage_end = stop.share(remaining)
                 stage_rollouts = 0
             else:
-                stage_end = 0.0
+                stage_end = stop
                 stage_rollouts = max(1, (fixed - rollouts) // remaining)
             done = 0
             settled = False
@@ -349,12 +376,12 @@ class MonteCarloBot(Bot):
                         settled = True
                         break
                 if fixed is None:
-                    if clock() >= stage_end:
+                    if stage_end.reached():
                         break
                 elif done >= stage_rollouts:
                     break
             rollouts += done
-            if settled or deals >= max_deals or (fixed is None and clock() >= stop):
+            if settled or deals >= max_deals or (fixed is None and stop.reached()):
                 break
             alive.sort(key=lambda c: sum(scores[c]))
             alive = alive[: (len(alive) + 1) // 2]
@@ -398,11 +425,12 @@ class MonteCarloBot(Bot):
         eps[view.seat] = self.own_randomness
         return eps
 
-    def _stop_time(self) -> float:
+    def _stop_time(self) -> Stop:
         """When to stop thinking: after the budget, or a margin before the referee's deadline."""
-        now = time.monotonic()
-        left = self.time_left()  # math.inf outside a referee call
-        return min(now + self.budget, now + left - self.margin)
+        left = self.time_left() - self.margin  # math.inf outside a referee call
+        if self.clock == "cpu":
+            return Stop(self.budget, left)
+        return Stop(math.inf, min(self.budget, left))
 
     def game_over(self, result: Any) -> None:
         self.model.reset()

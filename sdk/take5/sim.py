@@ -38,18 +38,17 @@ if TYPE_CHECKING:
 __all__ = [
     "Rng",
     "Table",
-    "table_from_rows",
-    "target_row",
-    "place",
-    "play_turn",
     "card_cost",
-    "greedy_card",
     "cheapest_row",
-    "play_out",
-    "sample_hands",
-    "hand_sizes",
     "draft_order",
     "draft_out",
+    "greedy_card",
+    "place",
+    "play_out",
+    "play_turn",
+    "sample_hands",
+    "table_from_rows",
+    "target_row",
 ]
 
 _BH = BULL_HEADS
@@ -200,8 +199,8 @@ def play_out(
 ) -> list[int]:
     """Play the rest of the round with the rollout policy; return the bull heads each seat takes.
 
-    - `hands[seat]` is every seat's hand, all the same size; they are emptied, and `table` changed:
-      pass copies if you need the originals.
+    - `hands[seat]` is every seat's hand (at most 16 seats), all the same size; they are emptied, and
+      `table` changed: pass copies if you need the originals.
     - `randomness` is, per seat (or one number for all), the probability of playing a uniformly random
       card of the hand instead of the greedy card (`greedy_card`). 0 is a greedy player, 1 a random one.
     - `first[seat]`, if given and not None, is the card that seat plays in the first turn (it must be
@@ -241,25 +240,27 @@ def play_out(
             else:
                 best_i = 0
                 best_key = 1 << 30
-                i = 0
-                for c in hand:
-                    j = bisect(sends, c)
-                    key = add[j] + c
+                for i, c in enumerate(hand):
+                    key = add[bisect(sends, c)] + c
                     if key < best_key:
                         best_key, best_i = key, i
-                    i += 1
                 card = hand.pop(best_i)
             plays.append(card * 16 + seat)
         first = None
         plays.sort()
         for p in plays:
             c = p >> 4
+            e0, e1, e2, e3 = ends
             b = -1
             be = 0
-            for r in (0, 1, 2, 3):
-                e = ends[r]
-                if be < e < c:
-                    b, be = r, e
+            if e0 < c:
+                b, be = 0, e0
+            if be < e1 < c:
+                b, be = 1, e1
+            if be < e2 < c:
+                b, be = 2, e2
+            if be < e3 < c:
+                b = 3
             if b < 0:
                 b = 0
                 k = heads[0] * 8 + lens[0]
@@ -281,13 +282,6 @@ def play_out(
                 lens[b] += 1
                 heads[b] += bh[c]
     return pts
-
-
-def hand_sizes(view: View) -> list[int]:
-    """How many cards each seat holds now (in play, every seat holds as many as this one)."""
-    if view.hands is not None:
-        return [len(h) for h in view.hands]
-    return [len(view.hand)] * view.settings.players
 
 
 def sample_hands(view: View, rng: Rng, unseen: Sequence[int] | None = None) -> list[list[int]]:
