@@ -192,3 +192,23 @@ def test_beats_random_bots_clearly():
         points += game.scores[seat]
     assert wins / games >= 0.6, wins
     assert points / games < 35
+
+
+def test_one_opponent_model_per_game():
+    """A bot process may serve several games: what it learns stays with each game."""
+    bot = make()
+    bot.context = CallContext("a", 1.0, time.monotonic())
+    a = bot.model
+    bot.context = CallContext("b", 1.0, time.monotonic())
+    assert bot.model is not a
+    bot.context = CallContext("a", 1.0, time.monotonic())
+    assert bot.model is a
+    bot.context = None
+
+    class Over:
+        game_id = "a"
+
+    bot.game_over(Over())
+    bot.context = CallContext("a", 1.0, time.monotonic())
+    assert bot.model is not a
+    bot.context = None

@@ -16,7 +16,7 @@ Opponents: after each round the bot replays it (the rows it saw each turn and ev
 asks, turn by turn, whether each opponent played the card the greedy policy would have played from the
 hand it then held (the cards it played later). A Bayesian estimate over the probability of "random
 card instead" follows for each opponent and is used in the rollouts from then on: random players are
-simulated as random, careful ones as careful. It starts at 0.5 and is reset for every game.
+simulated as random, careful ones as careful. It starts at 0.5, one estimate per game (by game id).
 
 Time: it stops at its budget (default 90 ms a decision, to answer within 100 ms) or a safety margin before the referee's
 deadline (`Bot.time_left()`), whichever comes first, and answers with the best candidate so far: more
@@ -214,7 +214,7 @@ class MonteCarloBot(Bot):
             raise ValueError(f"clock must be 'wall' or 'cpu', not {clock!r}")
         self.clock = clock
         self.max_deals = max_deals
-        self.model = OpponentModel()
+        self._models: dict[str | None, OpponentModel] = {}
         self._rng = random.Random(seed)
         self._sim_rng = random.Random()
         self.last_rollouts = 0
@@ -432,8 +432,20 @@ class MonteCarloBot(Bot):
             return Stop(self.budget, left)
         return Stop(math.inf, min(self.budget, left))
 
+    @property
+    def model(self) -> OpponentModel:
+        """The opponent model of the game being played (games are told apart by the referee's id)."""
+        game_id = self.context.game_id if self.context is not None else None
+        model = self._models.get(game_id)
+        if model is None:
+            if len(self._models) >= 16:  # games that ended without a word
+                del self._models[next(iter(self._models))]
+            model = self._models[game_id] = OpponentModel()
+        return model
+
     def game_over(self, result: Any) -> None:
-        self.model.reset()
+        self._models.pop(getattr(result, "game_id", None), None)
+        self._models.pop(None, None)
 
 
 def _settled(alive: Sequence[Any], scores: dict[Any, list[float]], z: float = 4.0) -> bool:
