@@ -18,8 +18,8 @@ hand it then held (the cards it played later). A Bayesian estimate over the prob
 card instead" follows for each opponent and is used in the rollouts from then on: random players are
 simulated as random, careful ones as careful. It starts at 0.5, one estimate per game (by game id).
 
-Time: it stops at its budget (default 90 ms a decision, to answer within 100 ms) or a safety margin before the referee's
-deadline (`Bot.time_left()`), whichever comes first, and answers with the best candidate so far: more
+Time: it stops at its budget (default 90 ms a decision, to answer within 100 ms) or a safety margin
+before the referee's deadline (`Bot.time_left()`), whichever comes first, and answers with the best candidate so far: more
 time, more rollouts, better play. The last card of a round is played without thinking, and a decision
 stops early once every deal it could still draw has been tried enough.
 
