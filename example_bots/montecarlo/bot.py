@@ -19,9 +19,10 @@ card instead" follows for each opponent and is used in the rollouts from then on
 simulated as random, careful ones as careful. It starts at 0.5, one estimate per game (by game id).
 
 Time: it stops at its budget (default 90 ms a decision, to answer within 100 ms) or a safety margin
-before the referee's deadline (`Bot.time_left()`), whichever comes first, and answers with the best candidate so far: more
-time, more rollouts, better play. The last card of a round is played without thinking, and a decision
-stops early once every deal it could still draw has been tried enough.
+before the referee's deadline (`Bot.time_left()`), whichever comes first, and answers with the best
+candidate so far: more time, more rollouts, better play. The last card of a round is played without
+thinking, and a search stops early once its leader is better than every other candidate left by 4
+standard errors (paired, on the same deals).
 
 Everything random comes from its own `random.Random(seed)`: with a fixed number of rollouts
 (`rollouts=N`) it is fully deterministic; with a time budget it depends on the machine's speed.
