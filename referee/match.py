@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from take5 import Game, Phase, Settings, cheapest_row
+from take5 import CardNotInHand, Game, IllegalMove, Phase, Settings, cheapest_row
 from take5.convert import (
     GameOver,
     choose_row_request,
@@ -440,51 +440,43 @@ class _Table:
             hand = views[seat].hand
             if card in hand:
                 cards[seat] = card
-            else:
-                self.fault(seat, CallFailed(faults.ILLEGAL_CARD, f"card {card} is not in the hand {list(hand)}"))
+            else:  # checked here, seat by seat, because the engine takes a turn's cards all at once
+                self.fault(seat, CallFailed(faults.ILLEGAL_CARD, str(CardNotInHand(card, hand))))
         game.play(cards)
 
     def draft(self) -> None:
         game, timeout = self.game, self.config.timeout
         seat = game.drafter
         view = game.view(seat)
-        card = min(view.pool)
         if self.askable(seat):
             request = pick_card_request(view, self.game_id, timeout).SerializeToString()
             remote = self.entrants[seat].remote
             assert remote is not None
             try:
-                answer = RemoteBot.card_from(remote.pick_card_future(request, timeout), timeout)
+                game.draft(RemoteBot.card_from(remote.pick_card_future(request, timeout), timeout))
+                return
             except CallFailed as failed:
                 self.fault(seat, failed)
-            else:
-                if answer in view.pool:
-                    card = answer
-                else:
-                    self.fault(seat, CallFailed(faults.ILLEGAL_CARD, f"card {answer} is not in the draft pool"))
-        game.draft(card)
+            except IllegalMove as illegal:  # the engine judges the pick
+                self.fault(seat, CallFailed(faults.ILLEGAL_CARD, str(illegal)))
+        game.draft(min(view.pool))
 
     def choose_row(self) -> None:
         game, timeout = self.game, self.config.timeout
         seat = game.waiting_for[0]
         view = game.view(seat)
-        row = cheapest_row(view.rows)
         if self.askable(seat):
             request = choose_row_request(view, self.game_id, timeout).SerializeToString()
             remote = self.entrants[seat].remote
             assert remote is not None
             try:
-                answer = remote.choose_row(request, timeout)
+                game.choose_row(remote.choose_row(request, timeout))
+                return
             except CallFailed as failed:
                 self.fault(seat, failed)
-            else:
-                if 0 <= answer < len(view.rows):
-                    row = answer
-                else:
-                    self.fault(
-                        seat, CallFailed(faults.ILLEGAL_ROW, f"row {answer} does not exist (rows are 0..{len(view.rows) - 1})")
-                    )
-        game.choose_row(row)
+            except IllegalMove as illegal:  # the engine judges the row
+                self.fault(seat, CallFailed(faults.ILLEGAL_ROW, str(illegal)))
+        game.choose_row(cheapest_row(view.rows))
 
     def play(self) -> int:
         """Play the game to its end; the number of turns played."""
