@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from take5 import Game, RandomPlayer, Settings, Take5Error, play_game
+from take5 import RandomPlayer, Settings, Take5Error, play_game
 from take5.record import MalformedRecord, iter_records, load_record, verify_record
 
 from .transcript import transcript
