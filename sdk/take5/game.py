@@ -21,7 +21,11 @@ from .rules import (
     BULL_HEADS,
     DEFAULT_THRESHOLD,
     HAND_SIZE,
+    MAX_ROUNDS,
     MAX_ROW_LENGTH,
+    MAX_SEED,
+    MAX_THRESHOLD,
+    MIN_SEED,
     ROW_COUNT,
     CardNotInHand,
     CardNotInPool,
@@ -69,13 +73,15 @@ class Settings:
                 f"unknown end rule {self.end_rule!r} (use 'at-or-above' or 'above')"
             ) from None
         top = MAX_PLAYERS[self.variant]
-        if not isinstance(self.players, int) or not MIN_PLAYERS <= self.players <= top:
+        if not _whole(self.players) or not MIN_PLAYERS <= self.players <= top:
             raise InvalidSettings(
                 f"the {self.variant.value} game is for {MIN_PLAYERS} to {top} players, "
-                f"not {self.players!r}"
+                f"not {_show(self.players)}"
             )
-        if not isinstance(self.threshold, int) or self.threshold < 1:
-            raise InvalidSettings(f"the threshold must be a positive whole number, not {self.threshold!r}")
+        if not _whole(self.threshold) or not 1 <= self.threshold <= MAX_THRESHOLD:
+            raise InvalidSettings(
+                f"the threshold must be a whole number from 1 to {MAX_THRESHOLD}, not {_show(self.threshold)}"
+            )
 
     def game_over(self, scores: Sequence[int]) -> bool:
         """Whether these totals end the game (RULES.md 6)."""
@@ -100,6 +106,17 @@ class Settings:
             threshold=data.get("threshold", DEFAULT_THRESHOLD),
             end_rule=data.get("end_rule", EndRule.AT_OR_ABOVE),
         )
+
+
+def _whole(value: object) -> bool:
+    """An int that is not a bool: JSON's true must not pass for 1."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _show(value: object) -> str:
+    """A value for an error message, cut short (a hostile value may be huge)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class Phase(str, Enum):
@@ -252,10 +269,13 @@ class Game:
 
     def __init__(self, settings: Settings | None = None, seed: int = 0, *, rotation: int = 0) -> None:
         self.settings = settings or Settings()
-        if not isinstance(seed, int):
-            raise InvalidSettings(f"the seed must be a whole number, not {seed!r}")
+        if not _whole(seed) or not MIN_SEED <= seed <= MAX_SEED:
+            raise InvalidSettings(f"the seed must be a whole number from {MIN_SEED} to {MAX_SEED}, not {_show(seed)}")
+        n = self.settings.players
+        if not _whole(rotation) or not 0 <= rotation < n:
+            raise InvalidSettings(f"the rotation must be a whole number from 0 to {n - 1}, not {_show(rotation)}")
         self.seed = seed
-        self.rotation = rotation % self.settings.players
+        self.rotation = rotation
         self._rng = SplitMix64(seed)
         n = self.settings.players
         self.scores: list[int] = [0] * n
@@ -543,7 +563,7 @@ class Game:
         record = self._rounds[-1]
         record["points"] = list(self._round_points)
         record["scores"] = list(self.scores)
-        if self.settings.game_over(self.scores):
+        if self.settings.game_over(self.scores) or self.round >= MAX_ROUNDS:
             self.phase = _OVER
         else:
             self._start_round()
