@@ -150,3 +150,19 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
     result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
     assert result.exit_code == 0, result.output
     assert "2 of 2 records valid" in result.output
+    # Swap the two seats' names in one stored record: consistent on its own, but not what was seated.
+    import sqlite3
+
+    db = sqlite3.connect(tournament / "tournament.sqlite")
+    game_id, text = db.execute("SELECT game_id, record FROM results ORDER BY seq LIMIT 1").fetchone()
+    doc = json.loads(text)
+    doc["seats"][0]["name"], doc["seats"][1]["name"] = doc["seats"][1]["name"], doc["seats"][0]["name"]
+    db.execute("UPDATE results SET record = ? WHERE game_id = ?", (json.dumps(doc), game_id))
+    db.execute("INSERT INTO results(game_id, record, finished_at) SELECT game_id || 'x', ?, finished_at "
+               "FROM results WHERE game_id = ?", ("[" * 50_000 + "]" * 50_000, game_id))
+    db.commit()
+    db.close()
+    result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
+    assert result.exit_code == 1, result.output
+    assert f"{game_id}: INVALID: seat 0: the record says name" in result.output
+    assert "nested too deeply" in result.output and "1 of 3 records valid" in result.output

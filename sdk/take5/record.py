@@ -13,7 +13,11 @@ Every way a file can be wrong ends in `MalformedRecord` (a one-line reason namin
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,8 @@ MAX_RECORD_BYTES = 256 * 1024 * 1024
 def load_record(path: str | Path) -> dict[str, Any]:
     """Read a record file; a file that is not one raises MalformedRecord with the reason."""
     try:
+        if not Path(path).is_file():  # a FIFO or a device would block or never end
+            raise MalformedRecord(f"cannot read {path}: not a regular file")
         with open(path, "rb") as file:
             data = file.read(MAX_RECORD_BYTES + 1)
     except OSError as error:
@@ -195,3 +201,99 @@ def iter_records(paths: list[Path]) -> Iterator[Path]:
             yield from sorted(path.rglob("*.json"))
         else:
             yield path
+
+
+class Verdict(str, Enum):
+    """What `judge` found about one record: the words `referee verify` prints."""
+
+    VALID = "ok"
+    INVALID = "INVALID"
+    MALFORMED = "MALFORMED"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    reason: str = ""
+    """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1: ...")."""
+
+    def __str__(self) -> str:
+        return self.verdict.value if self.verdict is Verdict.VALID else f"{self.verdict.value}: {self.reason}"
+
+
+def judge(doc: Any) -> Judgement:
+    """Check a parsed document (or the MalformedRecord met reading it) and say why it fails, if it does."""
+    if isinstance(doc, MalformedRecord):
+        return Judgement(Verdict.MALFORMED, str(doc))
+    try:
+        divergence = verify_record(doc)
+    except MalformedRecord as error:
+        return Judgement(Verdict.MALFORMED, str(error))
+    except RecursionError:
+        return Judgement(Verdict.MALFORMED, "the record is nested too deeply")
+    if divergence is None:
+        return Judgement(Verdict.VALID)
+    return Judgement(Verdict.INVALID, str(divergence))
+
+
+def judge_file(path: str | Path) -> Judgement:
+    """`judge` of a record file: never raises for anything the file holds."""
+    try:
+        return judge(load_record(path))
+    except MalformedRecord as error:
+        return Judgement(Verdict.MALFORMED, str(error))
+
+
+class RecordPathError(Take5Error):
+    """A record cannot be written where asked (found before the game is played)."""
+
+
+class RecordFile:
+    """Where a record will be written, checked and claimed before the game is played.
+
+    The folders are made and a temporary file is created next to the target at once, so a path under
+    a regular file, in /proc or in a read-only folder fails before any play; `write` then replaces the
+    target in one step (an earlier file of that name is kept until then), and `discard` cleans up.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise RecordPathError(f"cannot write the record to {self.path}: it is a folder")
+        parent = self.path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise RecordPathError(f"cannot write the record to {self.path}: {parent} is not a folder") from None
+        except OSError as error:
+            raise RecordPathError(f"cannot create the folder {parent}: {error.strerror or error}") from None
+        name = parent / f".{self.path.name}.{secrets.token_hex(6)}.tmp"
+        try:  # mode 0666 less the umask, as a plain open() would give the record itself
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except OSError as error:
+            raise RecordPathError(f"cannot write the record to {self.path}: {error.strerror or error}") from None
+        self._temporary: Path | None = name
+
+    def write(self, doc: Mapping[str, Any]) -> Path:
+        """Write the record (indented JSON) and move it into place."""
+        if self._temporary is None:
+            raise RecordPathError(f"the record file {self.path} was already written or discarded")
+        try:
+            self._temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+            os.replace(self._temporary, self.path)
+        except OSError as error:
+            self.discard()
+            raise RecordPathError(f"cannot write the record to {self.path}: {error.strerror or error}") from None
+        self._temporary = None
+        return self.path
+
+    def discard(self) -> None:
+        if self._temporary is not None:
+            self._temporary.unlink(missing_ok=True)
+            self._temporary = None
+
+    def __enter__(self) -> RecordFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
