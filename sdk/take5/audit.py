@@ -170,7 +170,7 @@ def check_structure(doc: Any) -> None:
         )
     settings = _object(_key(doc, "settings", "record"), "settings", "the settings")
     variant = settings.get("variant", "standard")
-    if variant not in MAX_PLAYERS:
+    if not isinstance(variant, str) or variant not in MAX_PLAYERS:
         raise _bad("settings", f"unknown variant {short(variant)} (use 'standard' or 'professional')")
     n = _whole(_key(settings, "players", "settings"), "settings", "players", MIN_PLAYERS, MAX_PLAYERS[variant])
     _whole(settings.get("threshold", 66), "settings", "the threshold", 1, MAX_THRESHOLD)
