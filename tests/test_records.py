@@ -166,3 +166,14 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
     assert result.exit_code == 1, result.output
     assert f"{game_id}: INVALID: seat 0: the record says name" in result.output
     assert "nested too deeply" in result.output and "1 of 3 records valid" in result.output
+
+
+def test_a_game_without_its_record_plays_the_same_and_refuses_to_give_one():
+    from take5 import Take5Error
+
+    settings = Settings(players=5, variant="professional", threshold=30)
+    kept = play_game([RandomPlayer(i) for i in range(5)], settings, 9)
+    bare = play_game([RandomPlayer(i) for i in range(5)], settings, 9, keep_record=False)
+    assert bare.scores == kept.scores and bare.round == kept.round and bare.is_over
+    with pytest.raises(Take5Error, match="without its record"):
+        bare.record()

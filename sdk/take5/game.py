@@ -34,6 +34,7 @@ from .rules import (
     InvalidSettings,
     Row,
     Rows,
+    Take5Error,
     TakeReason,
     Variant,
     WrongPhase,
@@ -267,8 +268,13 @@ _SIXTH_CARD, _LOW_CARD = TakeReason.SIXTH_CARD, TakeReason.LOW_CARD
 class Game:
     """One game, advanced by decisions. Mutable like a chess board; views and results are immutable."""
 
-    def __init__(self, settings: Settings | None = None, seed: int = 0, *, rotation: int = 0) -> None:
+    def __init__(
+        self, settings: Settings | None = None, seed: int = 0, *, rotation: int = 0, keep_record: bool = True
+    ) -> None:
+        """`keep_record=False` skips building the record (simulations and benchmarks that never
+        read it); `record()` and `round_log` then refuse."""
         self.settings = settings or Settings()
+        self._keep = keep_record
         if not _whole(seed) or not MIN_SEED <= seed <= MAX_SEED:
             raise InvalidSettings(f"the seed must be a whole number from {MIN_SEED} to {MAX_SEED}, not {_show(seed)}")
         n = self.settings.players
@@ -428,7 +434,12 @@ class Game:
     @property
     def round_log(self) -> list[dict[str, Any]]:
         """The record's rounds so far (JSON-ready; do not modify)."""
+        self._check_kept()
         return self._rounds
+
+    def _check_kept(self) -> None:
+        if not self._keep:
+            raise Take5Error("this game was played without its record (Game(keep_record=False))")
 
     # -- results -----------------------------------------------------------------------------
 
@@ -444,6 +455,7 @@ class Game:
         extra: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The game as a versioned JSON-ready document (docs/record-format.md)."""
+        self._check_kept()
         n = self.settings.players
         faults: list[list[dict[str, Any]]] = [[] for _ in range(n)]
         for fault in self.faults:
@@ -506,9 +518,10 @@ class Game:
             self.pool = []
             for hand in self.hands:
                 hand.sort()
-        record["hands"] = [list(h) for h in self.hands]
-        record["rows"] = [r[:] for r in self._rows]
-        record["turns"] = []
+        if self._keep:
+            record["hands"] = [list(h) for h in self.hands]
+            record["rows"] = [r[:] for r in self._rows]
+            record["turns"] = []
         self.turn = 1
         self.phase = _PLAY
 
@@ -518,9 +531,10 @@ class Game:
         rows[index] = [card]
         self._takes += (RowTake(seat, index, card, tuple(taken), reason),)
         self._round_points[seat] += sum(map(BULL_HEADS.__getitem__, taken))
-        self._turn_takes.append(
-            {"seat": seat, "row": index, "card": card, "cards": taken, "reason": reason.value}
-        )
+        if self._keep:
+            self._turn_takes.append(
+                {"seat": seat, "row": index, "card": card, "cards": taken, "reason": reason.value}
+            )
 
     def _place_pending(self) -> None:
         pending = self._pending
@@ -546,23 +560,25 @@ class Game:
 
     def _end_turn(self) -> None:
         self._plays += (self._revealed,)
-        self._rounds[-1]["turns"].append(
-            {
-                "turn": self.turn,
-                "plays": list(map(list, self._revealed)),
-                "takes": self._turn_takes,
-                "rows": [r[:] for r in self._rows],
-            }
-        )
+        if self._keep:
+            self._rounds[-1]["turns"].append(
+                {
+                    "turn": self.turn,
+                    "plays": list(map(list, self._revealed)),
+                    "takes": self._turn_takes,
+                    "rows": [r[:] for r in self._rows],
+                }
+            )
         self._revealed = ()
         if self.hands[0]:
             self.turn += 1
             return
         for seat, points in enumerate(self._round_points):
             self.scores[seat] += points
-        record = self._rounds[-1]
-        record["points"] = list(self._round_points)
-        record["scores"] = list(self.scores)
+        if self._keep:
+            record = self._rounds[-1]
+            record["points"] = list(self._round_points)
+            record["scores"] = list(self.scores)
         if self.settings.game_over(self.scores) or self.round >= MAX_ROUNDS:
             self.phase = _OVER
         else:
@@ -591,12 +607,13 @@ def play_game(
     seed: int = 0,
     *,
     rotation: int = 0,
+    keep_record: bool = True,
 ) -> Game:
     """Play a whole game with in-process players; invalid decisions raise (no referee here)."""
     settings = settings or Settings(players=len(players))
     if len(players) != settings.players:
         raise InvalidSettings(f"{len(players)} players for a {settings.players}-player game")
-    game = Game(settings, seed, rotation=rotation)
+    game = Game(settings, seed, rotation=rotation, keep_record=keep_record)
     while True:
         phase = game.phase
         if phase is _PLAY:
