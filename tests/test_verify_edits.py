@@ -320,3 +320,17 @@ def test_threshold_and_rounds_are_bounded():
     finally:
         engine.MAX_ROUNDS = original
     assert game.is_over and game.round == 2 and max(game.scores) < MAX_THRESHOLD
+
+
+def test_the_independent_checker_shares_no_code_with_the_engine():
+    import ast
+
+    import take5.audit
+
+    tree = ast.parse(Path(take5.audit.__file__).read_text())
+    imported = [(node.module, [a.name for a in node.names]) for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom)]
+    imported += [(a.name, []) for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+    take5_imports = [(m, names) for m, names in imported if m and (m.startswith("take5") or m.startswith("rules")
+                                                                   or m in ("game", "shuffle", "record"))]
+    assert take5_imports == [("rules", ["Take5Error"])]  # the error base class, nothing else
