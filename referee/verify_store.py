@@ -11,6 +11,7 @@ after its submission plays code that was never submitted: its games fail here). 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from take5.audit import short
 from take5.record import Judgement, MalformedRecord, Verdict, judge, parse_record
 
-from .store import Store
+from .store import Store, StoreError
 
 
 def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
@@ -38,7 +39,17 @@ def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
 
 
 def stored_judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
-    """(game id, judgement) of every game recorded in the tournament at `directory`, in order."""
+    """(game id, judgement) of every game recorded in the tournament at `directory`, in order.
+
+    Raises StoreError when the store cannot be read at all (not a database, a damaged file).
+    """
+    try:
+        yield from _judgements(directory)
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{directory}: the tournament store cannot be read ({error})") from None
+
+
+def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
     with Store(directory, readonly=True) as store:
         versions = {v.id: v for v in store.versions()}
         rows = store.db.execute(

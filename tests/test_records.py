@@ -177,3 +177,10 @@ def test_a_game_without_its_record_plays_the_same_and_refuses_to_give_one():
     assert bare.scores == kept.scores and bare.round == kept.round and bare.is_over
     with pytest.raises(Take5Error, match="without its record"):
         bare.record()
+
+
+def test_cli_verify_a_damaged_store_is_bad_input(tmp_path):
+    (tmp_path / "tournament.sqlite").write_text("not a database")
+    result = CliRunner().invoke(main, ["verify", "--tournament", str(tmp_path)])
+    assert result.exit_code == 2 and "the tournament store cannot be read" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
