@@ -31,10 +31,9 @@ def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
         if not isinstance(entry, dict):
             return f"seat {seat}: not a seat entry"
         for key, value in want.items():
-            if key in entry or key == "name":
-                if entry.get(key) != value:
-                    return (f"seat {seat}: the record says {key} {short(entry.get(key))}, "
-                            f"the schedule seated {short(value)}")
+            if (key in entry or key == "name") and entry.get(key) != value:
+                return (f"seat {seat}: the record says {key} {short(entry.get(key))}, "
+                        f"the schedule seated {short(value)}")
     return None
 
 

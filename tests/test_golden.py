@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from take5 import Game, RandomPlayer, Settings, play_game
 from take5.audit import SplitMix64 as AuditSplitMix64
 from take5.audit import audit_record

@@ -7,10 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
-from referee.cli import main
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import MalformedRecord, load_record, verify_record
+
+from referee.cli import main
 
 
 def record_of(players=4, seed=7, variant="standard", **kw):

@@ -13,8 +13,8 @@ import json
 import os
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from take5 import RandomPlayer, Settings, play_game
 from take5.audit import audit_record, check_structure
 from take5.record import MalformedRecord, replay_record

@@ -485,12 +485,13 @@ class _Audit:
                                   "forfeit follows from faults, docs/faults.md)", None, "forfeited", seat=seat)
         want_forfeited = sorted(set(forfeited))
         places, groups = standing(self.scores, want_forfeited)
-        expected = {"scores": self.scores, "places": places, "standing": groups, "forfeited": want_forfeited}
-        for key in ("scores", "places", "standing", "forfeited"):
-            if result.get(key, [] if key == "forfeited" else None) != expected[key]:
+        expected: dict[str, list[Any]] = {"scores": self.scores, "places": places, "standing": groups,
+                                          "forfeited": want_forfeited}
+        for key, want in expected.items():
+            if result.get(key, [] if key == "forfeited" else None) != want:
                 got = result.get(key)
-                seat = None
+                where: int | None = None
                 if key in ("scores", "places") and isinstance(got, list):
-                    seat = next((s for s in range(n) if got[s] != expected[key][s]), None)
-                return Divergence(None, None, None, f"final {key}", expected[key], got, seat=seat)
+                    where = next((s for s in range(n) if got[s] != want[s]), None)
+                return Divergence(None, None, None, f"final {key}", want, got, seat=where)
         return None
