@@ -333,3 +333,19 @@ def test_the_independent_checker_shares_no_code_with_the_engine():
     ours = ("take5", "rules", "game", "shuffle", "record")
     take5_imports = [(m, names) for m, names in imported if m and m.startswith(ours)]
     assert take5_imports == [("rules", ["Take5Error"])]  # the error base class, nothing else
+
+
+def test_turn_logs_are_ignored_whatever_they_hold():
+    doc = record_of()
+    doc["rounds"][0]["turns"][0]["logs"] = [[0, "thinking..."], [1, "\x1b[31mred"]]
+    doc["rounds"][1]["turns"][2]["logs"] = {"not": ["the", "documented", "shape"]}
+    assert both(doc) == (None, None)
+
+
+def test_cli_verify_names_missing_files_and_skips_folders_named_json(tmp_path):
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "good.json").write_text(json.dumps(record_of()))
+    result = CliRunner().invoke(main, ["verify", str(tmp_path), str(tmp_path / "missing.json")])
+    assert result.exit_code == 1
+    assert "missing.json: MALFORMED: cannot read" in result.output and "no such file" in result.output
+    assert "folder.json" not in result.output and "1 of 2 records valid" in result.output

@@ -32,6 +32,8 @@ MAX_RECORD_BYTES = 256 * 1024 * 1024
 def load_record(path: str | Path) -> dict[str, Any]:
     """Read a record file; a file that is not one raises MalformedRecord with the reason."""
     try:
+        if not Path(path).exists():
+            raise MalformedRecord(f"cannot read {path}: no such file")
         if not Path(path).is_file():  # a FIFO or a device would block or never end
             raise MalformedRecord(f"cannot read {path}: not a regular file")
         with open(path, "rb") as file:
@@ -198,7 +200,7 @@ def iter_records(paths: list[Path]) -> Iterator[Path]:
     """Record files named directly or found (*.json) in named folders, in a stable order."""
     for path in paths:
         if path.is_dir():
-            yield from sorted(path.rglob("*.json"))
+            yield from sorted(p for p in path.rglob("*.json") if not p.is_dir())
         else:
             yield path
 
