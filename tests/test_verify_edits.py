@@ -304,7 +304,15 @@ def test_cli_play_keeps_an_existing_record_until_the_new_one_is_written(tmp_path
 def test_threshold_and_rounds_are_bounded():
     from take5 import MAX_ROUNDS, MAX_THRESHOLD, InvalidSettings, audit
 
+    from take5 import game as engine_module
+    from take5 import rules
+
+    # The checker restates the documents on purpose; the engine must say the same.
     assert (audit.MAX_THRESHOLD, audit.MAX_ROUNDS) == (MAX_THRESHOLD, MAX_ROUNDS)
+    assert (audit.MIN_SEED, audit.MAX_SEED) == (rules.MIN_SEED, rules.MAX_SEED)
+    assert (audit.FORMAT, audit.VERSION) == (engine_module.RECORD_FORMAT, engine_module.RECORD_VERSION)
+    assert audit.MAX_PLAYERS == {v.value: top for v, top in engine_module.MAX_PLAYERS.items()}
+    assert [audit.heads(c) for c in range(1, 105)] == list(rules.BULL_HEADS[1:])
     with pytest.raises(InvalidSettings, match="from 1 to 1000"):
         Settings(threshold=MAX_THRESHOLD + 1)
     with pytest.raises(InvalidSettings):
@@ -313,12 +321,15 @@ def test_threshold_and_rounds_are_bounded():
     import take5.game as engine
 
     original = engine.MAX_ROUNDS
-    engine.MAX_ROUNDS = 2
+    engine.MAX_ROUNDS = audit.MAX_ROUNDS = 2
     try:
         game = play_game([RandomPlayer(i) for i in range(2)], Settings(players=2, threshold=MAX_THRESHOLD), 1)
+        doc = json.loads(json.dumps(game.record()))
+        assert both(doc) == (None, None)  # both checkers apply the cap
     finally:
-        engine.MAX_ROUNDS = original
+        engine.MAX_ROUNDS = audit.MAX_ROUNDS = original
     assert game.is_over and game.round == 2 and max(game.scores) < MAX_THRESHOLD
+    assert "ends before" in audit_record(doc).what  # without the cap, the game would go on
 
 
 def test_the_independent_checker_shares_no_code_with_the_engine():
