@@ -130,7 +130,9 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
         if judgement.verdict is not Verdict.VALID:
             failures += 1
         if judgement.verdict is not Verdict.VALID or not quiet:
-            click.echo(f"{name}: {judgement}")
+            # A file name found in a folder may hold terminal escapes: show them, do not send them.
+            shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+            click.echo(f"{shown}: {judgement}")
     if checked == 0:
         click.echo("no records found", err=True)
         sys.exit(1)

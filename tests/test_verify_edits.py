@@ -360,3 +360,10 @@ def test_cli_verify_names_missing_files_and_skips_folders_named_json(tmp_path):
     assert result.exit_code == 1
     assert "missing.json: MALFORMED: cannot read" in result.output and "no such file" in result.output
     assert "folder.json" not in result.output and "1 of 2 records valid" in result.output
+
+
+def test_cli_verify_shows_control_characters_in_file_names_escaped(tmp_path):
+    (tmp_path / "evil\x1b[2Jname.json").write_text("{}")
+    result = CliRunner().invoke(main, ["verify", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "evil\\x1b[2Jname.json: MALFORMED" in result.output
