@@ -81,7 +81,8 @@ class Settings:
             )
         if not _whole(self.threshold) or not 1 <= self.threshold <= MAX_THRESHOLD:
             raise InvalidSettings(
-                f"the threshold must be a whole number from 1 to {MAX_THRESHOLD}, not {_show(self.threshold)}"
+                f"the threshold must be a whole number from 1 to {MAX_THRESHOLD}, "
+                f"not {_show(self.threshold)}"
             )
 
     def game_over(self, scores: Sequence[int]) -> bool:
@@ -269,21 +270,29 @@ class Game:
     """One game, advanced by decisions. Mutable like a chess board; views and results are immutable."""
 
     def __init__(
-        self, settings: Settings | None = None, seed: int = 0, *, rotation: int = 0, keep_record: bool = True
+        self,
+        settings: Settings | None = None,
+        seed: int = 0,
+        *,
+        rotation: int = 0,
+        keep_record: bool = True,
     ) -> None:
         """`keep_record=False` skips building the record (simulations and benchmarks that never
         read it); `record()` and `round_log` then refuse."""
         self.settings = settings or Settings()
         self._keep = keep_record
         if not _whole(seed) or not MIN_SEED <= seed <= MAX_SEED:
-            raise InvalidSettings(f"the seed must be a whole number from {MIN_SEED} to {MAX_SEED}, not {_show(seed)}")
+            raise InvalidSettings(
+                f"the seed must be a whole number from {MIN_SEED} to {MAX_SEED}, not {_show(seed)}"
+            )
         n = self.settings.players
         if not _whole(rotation) or not 0 <= rotation < n:
-            raise InvalidSettings(f"the rotation must be a whole number from 0 to {n - 1}, not {_show(rotation)}")
+            raise InvalidSettings(
+                f"the rotation must be a whole number from 0 to {n - 1}, not {_show(rotation)}"
+            )
         self.seed = seed
         self.rotation = rotation
         self._rng = SplitMix64(seed)
-        n = self.settings.players
         self.scores: list[int] = [0] * n
         self.round = 0
         self.turn = 0
