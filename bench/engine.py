@@ -2,7 +2,8 @@
 
 The inline loop plays the same rules with the same shuffle and the same random decisions, but
 with no views, no records and no state machine: it is the floor the engine's readability costs
-against. Run: python bench/engine.py [--seconds S]
+against. The engine is measured twice: without records (`play_game(..., keep_record=False)`: the
+record is never built) and with them (built, then `game.record()` as the referee does). Run: python bench/engine.py [--seconds S]
 """
 
 from __future__ import annotations
@@ -67,12 +68,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved windows per measurement")
     args = parser.parse_args()
-    print(f"{'players':>7} {'inline g/s':>11} {'engine g/s':>11} {'+record g/s':>12} {'ratio':>6}")
+    print(f"{'players':>7} {'inline g/s':>11} {'no-record g/s':>14} {'+record g/s':>12} {'ratio':>6}")
     for n in (2, 4, 10):
         settings = Settings(players=n)
 
-        def engine(seed: int, record: bool) -> None:
-            game = play_game([RandomPlayer(seed * 100 + i) for i in range(n)], settings, seed)
+        def engine(seed: int, record: bool, n: int = n, settings: Settings = settings) -> None:
+            # Without records, the engine skips building the record altogether (keep_record=False).
+            game = play_game([RandomPlayer(seed * 100 + i) for i in range(n)], settings, seed,
+                             keep_record=record)
             if record:
                 game.record()
 
@@ -80,10 +83,10 @@ def main() -> None:
         # on a shared machine hits all three alike.
         inline = bare = recorded = 0.0
         for _ in range(args.repeats):
-            inline = max(inline, rate(lambda s: inline_game(n, s), args.seconds / args.repeats))
+            inline = max(inline, rate(lambda s, n=n: inline_game(n, s), args.seconds / args.repeats))
             bare = max(bare, rate(lambda s: engine(s, False), args.seconds / args.repeats))
             recorded = max(recorded, rate(lambda s: engine(s, True), args.seconds / args.repeats))
-        print(f"{n:>7} {inline:>11.0f} {bare:>11.0f} {recorded:>12.0f} {recorded / inline:>6.2f}")
+        print(f"{n:>7} {inline:>11.0f} {bare:>14.0f} {recorded:>12.0f} {recorded / inline:>6.2f}")
     print("ratio = engine with records / inline loop (target for 4 players: >= 0.75)")
 
 

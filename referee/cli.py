@@ -6,14 +6,13 @@ record, a failed game), 2 bad usage or input (click's own convention).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from take5 import RandomPlayer, Settings, Take5Error, play_game
-from take5.record import MalformedRecord, iter_records, load_record, verify_record
+from take5 import MAX_ROUNDS, MAX_THRESHOLD, RandomPlayer, Settings, Take5Error, play_game
+from take5.record import RecordFile, Verdict, iter_records, judge_file
 
 from .transcript import transcript
 
@@ -39,11 +38,27 @@ def main() -> None:
     """
 
 
+class _Seed(click.ParamType):
+    """A whole number, refused with a short message however long the text (a 5,000-digit seed)."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if len(text) > 40 or not text.lstrip("+-").isdigit():
+            self.fail(f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number", param, ctx)
+        return int(text)
+
+
 @main.command()
 @click.option("--players", "-n", default=4, show_default=True, help="Players at the table (2-10; 2-6 professional).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the deals: the same seed gives the same game.")
+@click.option("--seed", type=_Seed(), default=0, show_default=True,
+              help="Seed of the deals (64-bit): the same seed gives the same game.")
 @click.option("--variant", type=VARIANTS, default="standard", show_default=True)
-@click.option("--threshold", default=66, show_default=True, help="The game ends when a score reaches this.")
+@click.option("--threshold", default=66, show_default=True,
+              help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round {MAX_ROUNDS}).")
 @click.option("--end-rule", type=END_RULES, default="at-or-above", show_default=True,
               help="Whether the game ends at the threshold or only above it.")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -56,16 +71,29 @@ def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
     Each random player is seeded from the game seed, so the whole game is reproducible.
     """
     settings = game_settings(players, variant, threshold, end_rule)
-    game = play_game([RandomPlayer(seed * 1000 + i) for i in range(players)], settings, seed)
-    record = game.record(seats=[{"name": f"random-{i + 1}", "kind": "builtin-random"} for i in range(players)])
-    lines = list(transcript(record))
-    if quiet:
-        lines = lines[lines.index("Final standing:"):]
-    click.echo("\n".join(lines))
-    if record_path:
-        record_path.parent.mkdir(parents=True, exist_ok=True)
-        record_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        click.echo(f"\nrecord written to {record_path}")
+    try:
+        output = RecordFile(record_path) if record_path else None  # a bad path fails before the game
+    except Take5Error as error:
+        raise click.BadParameter(str(error), param_hint="'--record'") from None
+    try:
+        try:
+            game = play_game([RandomPlayer(seed * 1000 + i) for i in range(players)], settings, seed)
+        except Take5Error as error:  # the seed out of range
+            raise click.BadParameter(str(error), param_hint="'--seed'") from None
+        record = game.record(seats=[{"name": f"random-{i + 1}", "kind": "builtin-random"} for i in range(players)])
+        lines = list(transcript(record))
+        if quiet:
+            lines = lines[lines.index("Final standing:"):]
+        click.echo("\n".join(lines))
+        if output:
+            try:
+                click.echo(f"\nrecord written to {output.write(record)}")
+            except Take5Error as error:
+                click.echo(f"referee play: {error}", err=True)
+                sys.exit(1)
+    finally:
+        if output:
+            output.discard()
 
 
 @main.command()
@@ -82,40 +110,29 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
     if not records and tournament is None:
         raise click.UsageError("name record files or folders, or --tournament DIR")
 
-    def documents():
+    def judgements():
         for path in iter_records(list(records)):
-            try:
-                yield str(path), load_record(path)
-            except MalformedRecord as error:
-                yield str(path), error
+            yield str(path), judge_file(path)
         if tournament is not None:
-            from .store import Store, StoreError
+            from .store import StoreError
+            from .verify_store import stored_judgements
 
             try:
-                store = Store(tournament, readonly=True)
+                for game_id, judgement in stored_judgements(tournament):
+                    yield f"{tournament}:{game_id}", judgement
             except StoreError as error:
                 raise click.UsageError(str(error)) from None
-            for game_id, doc in store.records():
-                yield f"{tournament}:{game_id}", doc
 
     failures = 0
     checked = 0
-    for name, doc in documents():
+    for name, judgement in judgements():
         checked += 1
-        try:
-            if isinstance(doc, MalformedRecord):
-                raise doc
-            divergence = verify_record(doc)
-        except MalformedRecord as error:
+        if judgement.verdict is not Verdict.VALID:
             failures += 1
-            click.echo(f"{name}: MALFORMED: {error}")
-            continue
-        if divergence is None:
-            if not quiet:
-                click.echo(f"{name}: ok")
-        else:
-            failures += 1
-            click.echo(f"{name}: INVALID: {divergence}")
+        if judgement.verdict is not Verdict.VALID or not quiet:
+            # A file name found in a folder may hold terminal escapes: show them, do not send them.
+            shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+            click.echo(f"{shown}: {judgement}")
     if checked == 0:
         click.echo("no records found", err=True)
         sys.exit(1)

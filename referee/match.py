@@ -43,6 +43,7 @@ from . import faults
 from .botref import BotRef, parse_bot
 from .launch import BotHandle, describe_exit, local_handle
 from .remote import BotInfo, CallFailed, RemoteBot
+from .seat_digest import seat_digest
 
 log = logging.getLogger("take5.referee")
 
@@ -366,7 +367,8 @@ class _Entrant:
         self.handle.stop(grace)
 
     def seat_record(self) -> dict[str, Any]:
-        return {"name": self.name, "bot": self.ref.text, "kind": self.ref.kind, **_info_dict(self.info)}
+        return {"name": self.name, "bot": self.ref.text, "kind": self.ref.kind, **_info_dict(self.info),
+                **seat_digest(self.ref)}
 
 
 def _unique_names(entrants: Sequence[_Entrant]) -> None:

@@ -7,10 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
-from referee.cli import main
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import MalformedRecord, load_record, verify_record
+
+from referee.cli import main
 
 
 def record_of(players=4, seed=7, variant="standard", **kw):
@@ -74,7 +74,7 @@ def test_changed_final_standing_is_caught():
 def test_changed_seed_is_caught():
     bad = record_of()
     bad["seed"] += 1
-    assert "hands" in verify_record(bad).what
+    assert "hand at the start" in verify_record(bad).what
 
 
 def test_malformed_records_get_clear_errors(tmp_path):
@@ -87,11 +87,11 @@ def test_malformed_records_get_clear_errors(tmp_path):
         load_record(path)
     doc = record_of()
     del doc["rounds"][0]["turns"][0]["plays"]
-    with pytest.raises(MalformedRecord, match="malformed"):
+    with pytest.raises(MalformedRecord, match="round 1, turn 1: no 'plays'"):
         verify_record(doc)
     doc = record_of()
     doc["settings"]["players"] = 42
-    with pytest.raises(MalformedRecord, match="settings"):
+    with pytest.raises(MalformedRecord, match="settings: players must be from 2 to 10, not 42"):
         verify_record(doc)
 
 
@@ -150,3 +150,37 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
     result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
     assert result.exit_code == 0, result.output
     assert "2 of 2 records valid" in result.output
+    # Swap the two seats' names in one stored record: consistent on its own, but not what was seated.
+    import sqlite3
+
+    db = sqlite3.connect(tournament / "tournament.sqlite")
+    game_id, text = db.execute("SELECT game_id, record FROM results ORDER BY seq LIMIT 1").fetchone()
+    doc = json.loads(text)
+    doc["seats"][0]["name"], doc["seats"][1]["name"] = doc["seats"][1]["name"], doc["seats"][0]["name"]
+    db.execute("UPDATE results SET record = ? WHERE game_id = ?", (json.dumps(doc), game_id))
+    db.execute("INSERT INTO results(game_id, record, finished_at) SELECT game_id || 'x', ?, finished_at "
+               "FROM results WHERE game_id = ?", ("[" * 50_000 + "]" * 50_000, game_id))
+    db.commit()
+    db.close()
+    result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
+    assert result.exit_code == 1, result.output
+    assert f"{game_id}: INVALID: seat 0: the record says name" in result.output
+    assert "nested too deeply" in result.output and "1 of 3 records valid" in result.output
+
+
+def test_a_game_without_its_record_plays_the_same_and_refuses_to_give_one():
+    from take5 import Take5Error
+
+    settings = Settings(players=5, variant="professional", threshold=30)
+    kept = play_game([RandomPlayer(i) for i in range(5)], settings, 9)
+    bare = play_game([RandomPlayer(i) for i in range(5)], settings, 9, keep_record=False)
+    assert bare.scores == kept.scores and bare.round == kept.round and bare.is_over
+    with pytest.raises(Take5Error, match="without its record"):
+        bare.record()
+
+
+def test_cli_verify_a_damaged_store_is_bad_input(tmp_path):
+    (tmp_path / "tournament.sqlite").write_text("not a database")
+    result = CliRunner().invoke(main, ["verify", "--tournament", str(tmp_path)])
+    assert result.exit_code == 2 and "the tournament store cannot be read" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

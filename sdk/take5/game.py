@@ -21,7 +21,11 @@ from .rules import (
     BULL_HEADS,
     DEFAULT_THRESHOLD,
     HAND_SIZE,
+    MAX_ROUNDS,
     MAX_ROW_LENGTH,
+    MAX_SEED,
+    MAX_THRESHOLD,
+    MIN_SEED,
     ROW_COUNT,
     CardNotInHand,
     CardNotInPool,
@@ -30,6 +34,7 @@ from .rules import (
     InvalidSettings,
     Row,
     Rows,
+    Take5Error,
     TakeReason,
     Variant,
     WrongPhase,
@@ -69,13 +74,16 @@ class Settings:
                 f"unknown end rule {self.end_rule!r} (use 'at-or-above' or 'above')"
             ) from None
         top = MAX_PLAYERS[self.variant]
-        if not isinstance(self.players, int) or not MIN_PLAYERS <= self.players <= top:
+        if not _whole(self.players) or not MIN_PLAYERS <= self.players <= top:
             raise InvalidSettings(
                 f"the {self.variant.value} game is for {MIN_PLAYERS} to {top} players, "
-                f"not {self.players!r}"
+                f"not {_show(self.players)}"
             )
-        if not isinstance(self.threshold, int) or self.threshold < 1:
-            raise InvalidSettings(f"the threshold must be a positive whole number, not {self.threshold!r}")
+        if not _whole(self.threshold) or not 1 <= self.threshold <= MAX_THRESHOLD:
+            raise InvalidSettings(
+                f"the threshold must be a whole number from 1 to {MAX_THRESHOLD}, "
+                f"not {_show(self.threshold)}"
+            )
 
     def game_over(self, scores: Sequence[int]) -> bool:
         """Whether these totals end the game (RULES.md 6)."""
@@ -100,6 +108,17 @@ class Settings:
             threshold=data.get("threshold", DEFAULT_THRESHOLD),
             end_rule=data.get("end_rule", EndRule.AT_OR_ABOVE),
         )
+
+
+def _whole(value: object) -> bool:
+    """An int that is not a bool: JSON's true must not pass for 1."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _show(value: object) -> str:
+    """A value for an error message, cut short (a hostile value may be huge)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class Phase(str, Enum):
@@ -250,14 +269,30 @@ _SIXTH_CARD, _LOW_CARD = TakeReason.SIXTH_CARD, TakeReason.LOW_CARD
 class Game:
     """One game, advanced by decisions. Mutable like a chess board; views and results are immutable."""
 
-    def __init__(self, settings: Settings | None = None, seed: int = 0, *, rotation: int = 0) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        seed: int = 0,
+        *,
+        rotation: int = 0,
+        keep_record: bool = True,
+    ) -> None:
+        """`keep_record=False` skips building the record (simulations and benchmarks that never
+        read it); `record()` and `round_log` then refuse."""
         self.settings = settings or Settings()
-        if not isinstance(seed, int):
-            raise InvalidSettings(f"the seed must be a whole number, not {seed!r}")
-        self.seed = seed
-        self.rotation = rotation % self.settings.players
-        self._rng = SplitMix64(seed)
+        self._keep = keep_record
+        if not _whole(seed) or not MIN_SEED <= seed <= MAX_SEED:
+            raise InvalidSettings(
+                f"the seed must be a whole number from {MIN_SEED} to {MAX_SEED}, not {_show(seed)}"
+            )
         n = self.settings.players
+        if not _whole(rotation) or not 0 <= rotation < n:
+            raise InvalidSettings(
+                f"the rotation must be a whole number from 0 to {n - 1}, not {_show(rotation)}"
+            )
+        self.seed = seed
+        self.rotation = rotation
+        self._rng = SplitMix64(seed)
         self.scores: list[int] = [0] * n
         self.round = 0
         self.turn = 0
@@ -408,7 +443,12 @@ class Game:
     @property
     def round_log(self) -> list[dict[str, Any]]:
         """The record's rounds so far (JSON-ready; do not modify)."""
+        self._check_kept()
         return self._rounds
+
+    def _check_kept(self) -> None:
+        if not self._keep:
+            raise Take5Error("this game was played without its record (Game(keep_record=False))")
 
     # -- results -----------------------------------------------------------------------------
 
@@ -424,6 +464,7 @@ class Game:
         extra: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The game as a versioned JSON-ready document (docs/record-format.md)."""
+        self._check_kept()
         n = self.settings.players
         faults: list[list[dict[str, Any]]] = [[] for _ in range(n)]
         for fault in self.faults:
@@ -486,9 +527,10 @@ class Game:
             self.pool = []
             for hand in self.hands:
                 hand.sort()
-        record["hands"] = [list(h) for h in self.hands]
-        record["rows"] = [r[:] for r in self._rows]
-        record["turns"] = []
+        if self._keep:
+            record["hands"] = [list(h) for h in self.hands]
+            record["rows"] = [r[:] for r in self._rows]
+            record["turns"] = []
         self.turn = 1
         self.phase = _PLAY
 
@@ -498,9 +540,10 @@ class Game:
         rows[index] = [card]
         self._takes += (RowTake(seat, index, card, tuple(taken), reason),)
         self._round_points[seat] += sum(map(BULL_HEADS.__getitem__, taken))
-        self._turn_takes.append(
-            {"seat": seat, "row": index, "card": card, "cards": taken, "reason": reason.value}
-        )
+        if self._keep:
+            self._turn_takes.append(
+                {"seat": seat, "row": index, "card": card, "cards": taken, "reason": reason.value}
+            )
 
     def _place_pending(self) -> None:
         pending = self._pending
@@ -526,24 +569,26 @@ class Game:
 
     def _end_turn(self) -> None:
         self._plays += (self._revealed,)
-        self._rounds[-1]["turns"].append(
-            {
-                "turn": self.turn,
-                "plays": list(map(list, self._revealed)),
-                "takes": self._turn_takes,
-                "rows": [r[:] for r in self._rows],
-            }
-        )
+        if self._keep:
+            self._rounds[-1]["turns"].append(
+                {
+                    "turn": self.turn,
+                    "plays": list(map(list, self._revealed)),
+                    "takes": self._turn_takes,
+                    "rows": [r[:] for r in self._rows],
+                }
+            )
         self._revealed = ()
         if self.hands[0]:
             self.turn += 1
             return
         for seat, points in enumerate(self._round_points):
             self.scores[seat] += points
-        record = self._rounds[-1]
-        record["points"] = list(self._round_points)
-        record["scores"] = list(self.scores)
-        if self.settings.game_over(self.scores):
+        if self._keep:
+            record = self._rounds[-1]
+            record["points"] = list(self._round_points)
+            record["scores"] = list(self.scores)
+        if self.settings.game_over(self.scores) or self.round >= MAX_ROUNDS:
             self.phase = _OVER
         else:
             self._start_round()
@@ -571,12 +616,13 @@ def play_game(
     seed: int = 0,
     *,
     rotation: int = 0,
+    keep_record: bool = True,
 ) -> Game:
     """Play a whole game with in-process players; invalid decisions raise (no referee here)."""
     settings = settings or Settings(players=len(players))
     if len(players) != settings.players:
         raise InvalidSettings(f"{len(players)} players for a {settings.players}-player game")
-    game = Game(settings, seed, rotation=rotation)
+    game = Game(settings, seed, rotation=rotation, keep_record=keep_record)
     while True:
         phase = game.phase
         if phase is _PLAY:

@@ -1,89 +1,85 @@
-"""Game records: load them, and check one against the rules by replaying it.
+"""Game records: load them, and check one against the rules twice.
 
 A record (docs/record-format.md) holds the seed and every decision, so the engine can replay the game
 and produce the record it should have been; the first place where the two differ is the divergence.
+A replay through the same engine that wrote the record only proves consistency, so `verify_record`
+also runs the independent checker of `take5.audit`, written from the documents alone: a record is
+valid only when both agree with it.
+
+Every way a file can be wrong ends in `MalformedRecord` (a one-line reason naming the place) or a
+`Divergence`; nothing a record holds can raise anything else (tests/test_verify_fuzz.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .game import RECORD_FORMAT, RECORD_VERSION, Game, Phase, Settings
+from .audit import Divergence, MalformedRecord, audit_record, check_structure
+from .game import Game, Phase, Settings
 from .rules import IllegalMove, Take5Error
 
-
-class MalformedRecord(Take5Error):
-    """The file is not a game record this version can read."""
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """The first point where a record disagrees with the rules."""
-
-    round: int | None
-    turn: int | None
-    card: int | None
-    what: str
-    expected: Any = None
-    recorded: Any = None
-
-    def __str__(self) -> str:
-        where = []
-        if self.round is not None:
-            where.append(f"round {self.round}")
-        if self.turn is not None:
-            where.append(f"turn {self.turn}")
-        if self.card is not None:
-            where.append(f"card {self.card}")
-        place = ", ".join(where) or "game"
-        text = f"{place}: {self.what}"
-        if self.expected is not None or self.recorded is not None:
-            text += f": expected {_short(self.expected)}, recorded {_short(self.recorded)}"
-        return text
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, separators=(",", ":"))
-    return text if len(text) <= 200 else text[:197] + "..."
+MAX_RECORD_BYTES = 256 * 1024 * 1024
+"""A record file larger than this is refused unread (the longest legal game is far smaller)."""
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
     """Read a record file; a file that is not one raises MalformedRecord with the reason."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if not Path(path).exists():
+            raise MalformedRecord(f"cannot read {path}: no such file")
+        if not Path(path).is_file():  # a FIFO or a device would block or never end
+            raise MalformedRecord(f"cannot read {path}: not a regular file")
+        with open(path, "rb") as file:
+            data = file.read(MAX_RECORD_BYTES + 1)
     except OSError as error:
         raise MalformedRecord(f"cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise MalformedRecord(f"{path} is larger than {MAX_RECORD_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise MalformedRecord(f"{path} is not a text file") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise MalformedRecord(f"{path} is not JSON: {error}") from None
+    doc = parse_record(text, str(path))
     check_format(doc)
     return doc
 
 
+def parse_record(text: str | bytes, name: str = "the record") -> Any:
+    """JSON text to a document; deep nesting and oversized numbers are refused, not raised."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise MalformedRecord(f"{name} is not JSON: {error}") from None
+    except RecursionError:
+        raise MalformedRecord(f"{name} is nested too deeply to be a record") from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise MalformedRecord(f"{name} is not a record: {str(error).splitlines()[0]}") from None
+
+
 def check_format(doc: Any) -> None:
-    if not isinstance(doc, dict):
-        raise MalformedRecord("a record is a JSON object")
-    if doc.get("format") != RECORD_FORMAT:
-        raise MalformedRecord(f"not a game record (format is {doc.get('format')!r}, not {RECORD_FORMAT!r})")
-    if doc.get("version") != RECORD_VERSION:
-        raise MalformedRecord(
-            f"record version {doc.get('version')!r} is not supported (this referee reads {RECORD_VERSION})"
-        )
-    for key in ("settings", "seed", "rounds", "result"):
-        if key not in doc:
-            raise MalformedRecord(f"the record has no {key!r}")
+    """The record's shape: see `take5.audit.check_structure`."""
+    check_structure(doc)
 
 
 def verify_record(doc: Mapping[str, Any]) -> Divergence | None:
-    """Replay a record through the rules; None when it is valid, else the first divergence."""
-    check_format(doc)
+    """Check a record twice, by replay and independently; None when valid, else the first divergence.
+
+    Raises MalformedRecord when the record does not have the format's shape.
+    """
+    check_structure(doc)
+    return replay_record(doc) or audit_record(doc)
+
+
+def replay_record(doc: Mapping[str, Any]) -> Divergence | None:
+    """Replay a well-formed record through the engine: the first divergence, or None."""
+    check_structure(doc)
     try:
         return _verify(doc)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
@@ -117,16 +113,23 @@ def _verify(doc: Mapping[str, Any]) -> Divergence | None:
                 if game.phase is not Phase.DRAFT:
                     return Divergence(number, None, card, "draft pick after the draft ended", None, [seat, card])
                 if seat != game.drafter:
-                    return Divergence(number, None, card, "drafting seat", game.drafter, seat)
+                    return Divergence(number, 0, card, "drafting seat", game.drafter, seat, seat=seat)
                 try:
                     game.draft(card)
                 except IllegalMove as error:
                     return Divergence(number, None, card, f"illegal draft pick ({error})", None, [seat, card])
             if game.phase is Phase.DRAFT:
+                if "hands" not in recorded and not doc.get("complete", True):
+                    break  # a partial record of a game cut off in the draft
                 return Divergence(number, None, None, "the draft is incomplete", "10 cards per seat", len(draft["picks"]))
-        for key, what in (("hands", "hands at the start of play"), ("rows", "starting rows")):
-            if recorded[key] != expected[key]:
-                return Divergence(number, None, None, what, expected[key], recorded[key])
+        if "hands" not in recorded:
+            return Divergence(number, None, None, "the round has no hands")
+        for seat in range(n):
+            if recorded["hands"][seat] != expected["hands"][seat]:
+                return Divergence(number, None, None, "hand at the start of play", expected["hands"][seat],
+                                  recorded["hands"][seat], seat=seat)
+        if recorded["rows"] != expected["rows"]:
+            return Divergence(number, None, None, "starting rows", expected["rows"], recorded["rows"])
         for turn in recorded["turns"]:
             divergence = _replay_turn(game, number, turn, n, expected)
             if divergence:
@@ -140,6 +143,9 @@ def _verify(doc: Mapping[str, Any]) -> Divergence | None:
                 return Divergence(number, None, None, what, expected[key], recorded.get(key))
     if doc.get("complete", True) and not game.is_over:
         return Divergence(None, None, None, "the game ends too early", "more rounds", len(rounds))
+    if not doc.get("complete", True) and game.is_over:
+        return Divergence(len(rounds), None, None, "the game reached its end, but the record says it did not "
+                          "(complete: false)", True, False)
     for seat in doc["result"].get("forfeited", []):
         game.forfeit(seat)
     expected_result = game.result().to_dict()
@@ -163,7 +169,8 @@ def _replay_turn(
     cards = [card for _, card in plays]
     for seat, card in enumerate(cards):
         if card not in game.hands[seat]:
-            return Divergence(number, game.turn, card, f"seat {seat} does not hold this card", sorted(game.hands[seat]), card)
+            return Divergence(number, game.turn, card, "the seat does not hold this card", sorted(game.hands[seat]),
+                              card, seat=seat)
     low_choices = {t["card"]: t["row"] for t in turn.get("takes", []) if t.get("reason") == "low-card"}
     this_turn = game.turn
     game.play(cards)
@@ -193,6 +200,102 @@ def iter_records(paths: list[Path]) -> Iterator[Path]:
     """Record files named directly or found (*.json) in named folders, in a stable order."""
     for path in paths:
         if path.is_dir():
-            yield from sorted(path.rglob("*.json"))
+            yield from sorted(p for p in path.rglob("*.json") if not p.is_dir())
         else:
             yield path
+
+
+class Verdict(str, Enum):
+    """What `judge` found about one record: the words `referee verify` prints."""
+
+    VALID = "ok"
+    INVALID = "INVALID"
+    MALFORMED = "MALFORMED"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    reason: str = ""
+    """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1: ...")."""
+
+    def __str__(self) -> str:
+        return self.verdict.value if self.verdict is Verdict.VALID else f"{self.verdict.value}: {self.reason}"
+
+
+def judge(doc: Any) -> Judgement:
+    """Check a parsed document (or the MalformedRecord met reading it) and say why it fails, if it does."""
+    if isinstance(doc, MalformedRecord):
+        return Judgement(Verdict.MALFORMED, str(doc))
+    try:
+        divergence = verify_record(doc)
+    except MalformedRecord as error:
+        return Judgement(Verdict.MALFORMED, str(error))
+    except RecursionError:
+        return Judgement(Verdict.MALFORMED, "the record is nested too deeply")
+    if divergence is None:
+        return Judgement(Verdict.VALID)
+    return Judgement(Verdict.INVALID, str(divergence))
+
+
+def judge_file(path: str | Path) -> Judgement:
+    """`judge` of a record file: never raises for anything the file holds."""
+    try:
+        return judge(load_record(path))
+    except MalformedRecord as error:
+        return Judgement(Verdict.MALFORMED, str(error))
+
+
+class RecordPathError(Take5Error):
+    """A record cannot be written where asked (found before the game is played)."""
+
+
+class RecordFile:
+    """Where a record will be written, checked and claimed before the game is played.
+
+    The folders are made and a temporary file is created next to the target at once, so a path under
+    a regular file, in /proc or in a read-only folder fails before any play; `write` then replaces the
+    target in one step (an earlier file of that name is kept until then), and `discard` cleans up.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise RecordPathError(f"cannot write the record to {self.path}: it is a folder")
+        parent = self.path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise RecordPathError(f"cannot write the record to {self.path}: {parent} is not a folder") from None
+        except OSError as error:
+            raise RecordPathError(f"cannot create the folder {parent}: {error.strerror or error}") from None
+        name = parent / f".{self.path.name}.{secrets.token_hex(6)}.tmp"
+        try:  # mode 0666 less the umask, as a plain open() would give the record itself
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except OSError as error:
+            raise RecordPathError(f"cannot write the record to {self.path}: {error.strerror or error}") from None
+        self._temporary: Path | None = name
+
+    def write(self, doc: Mapping[str, Any]) -> Path:
+        """Write the record (indented JSON) and move it into place."""
+        if self._temporary is None:
+            raise RecordPathError(f"the record file {self.path} was already written or discarded")
+        try:
+            self._temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+            os.replace(self._temporary, self.path)
+        except OSError as error:
+            self.discard()
+            raise RecordPathError(f"cannot write the record to {self.path}: {error.strerror or error}") from None
+        self._temporary = None
+        return self.path
+
+    def discard(self) -> None:
+        if self._temporary is not None:
+            self._temporary.unlink(missing_ok=True)
+            self._temporary = None
+
+    def __enter__(self) -> RecordFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()

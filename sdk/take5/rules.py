@@ -17,6 +17,17 @@ MAX_ROW_LENGTH = 5
 DEFAULT_THRESHOLD = 66
 TOTAL_BULL_HEADS = 171
 
+# Limits that keep every game finite and every record small (docs/record-format.md, "Limits").
+# A round gives someone at least one bull head (20 or more cards cannot all fit on 4 rows of 5), so a
+# threshold bounds the game; MAX_ROUNDS is a hard stop even for bots that collude to take nothing.
+MAX_THRESHOLD = 1000
+"""The highest threshold a game may be played to."""
+MAX_ROUNDS = 1000
+"""A game ends after this round even when no total has reached the threshold."""
+MIN_SEED = -(2**63)
+MAX_SEED = 2**64 - 1
+"""Seeds are 64-bit whole numbers, signed or unsigned (the generator uses the seed mod 2**64)."""
+
 Row = tuple[int, ...]
 Rows = tuple[Row, ...]
 
