@@ -43,15 +43,31 @@ def test_engine_import_does_not_load_grpc() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_example_bots_use_only_the_public_sdk() -> None:
-    """Written as a user would: the standard library and `from take5 import ...`, nothing else."""
+def _take5_imports(path: Path) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("take5"):
+            modules.add(node.module)
+        if isinstance(node, ast.Import):
+            modules.update(a.name for a in node.names if a.name.startswith("take5"))
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, (path, "relative import")  # written as a user would
+    return modules
+
+
+def test_bundled_bots_use_only_the_public_sdk() -> None:
+    """Written as a user would: the standard library and `from take5 import ...` (and take5.sim)."""
+    for path in (ROOT / "sdk" / "take5" / "bots").glob("[!_]*.py"):
+        assert _take5_imports(path) <= {"take5", "take5.sim", "take5.bots"}, path
+
+
+def test_example_bots_serve_the_bundled_bots() -> None:
+    """The example folders are what the referee runs; their strategy is the SDK's, not a copy."""
+    from take5.bots import BUILTIN
+
     for name in OURS:
-        tree = ast.parse((EXAMPLES / name / "bot.py").read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("take5"):
-                assert node.module == "take5", (name, node.module)
-            if isinstance(node, ast.Import):
-                assert all(not a.name.startswith("take5.") for a in node.names), name
+        assert _take5_imports(EXAMPLES / name / "bot.py") == {"take5", "take5.bots"}, name
+        assert type(load_bot(EXAMPLES / name)) is BUILTIN[name]
 
 
 # -- the runtime over a real Unix socket -----------------------------------------------------------
@@ -162,7 +178,8 @@ def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
     assert "the bot raised KeyError: 'oops'" in failed.value.detail
     with pytest.raises(CallFailed) as failed:
         remote.choose_row(choose_row_request(a_choose_row_view(), "g", 5).SerializeToString(), 5)
-    assert failed.value.kind == "error" and "not a whole number" in failed.value.detail
+    assert failed.value.kind == "error"
+    assert "choose_row returned 'row two', a str, not an int" in failed.value.detail
 
 
 def test_a_bot_without_handshake_fields_still_names_itself(served) -> None:
