@@ -345,7 +345,9 @@ def run(bot: Bot | type[Bot], *, listen: str | None = None, argv: Sequence[str] 
         logging.basicConfig(
             stream=sys.stderr,
             level=os.environ.get("TAKE5_LOG_LEVEL", "INFO").upper(),
-            format="%(asctime)s %(name)s %(levelname)s %(message)s",
+            # No time stamps: the referee keeps each line with the turn it was written in, and a
+            # deterministic bot then gives byte-identical records for the same seed.
+            format="%(levelname)s %(name)s: %(message)s",
         )
     address = listen or listen_address(argv)
     if not address:
