@@ -29,29 +29,27 @@ def replay(record: Path, show_all: bool, round_number: int | None) -> None:
     or when the output is not a terminal, it prints without waiting.
     """
     from rich.console import Console
-    from rich.text import Text
 
     from take5.record import MalformedRecord, load_record, verify_record
 
-    from .watch import Renderer, safe
+    from .watch import Renderer, escape_controls
 
-    err = Console(stderr=True, highlight=False)
+    def fail(message: object, code: int) -> None:
+        """One line on stderr (a record's text is hostile: shown escaped), then exit."""
+        click.echo(f"referee replay: {escape_controls(str(message))}".replace("\n", " "), err=True)
+        sys.exit(code)
+
     try:
         doc = load_record(record)
         divergence = verify_record(doc)
     except MalformedRecord as error:
-        err.print(Text("referee replay: ").append_text(safe(error)))
-        sys.exit(2)
+        fail(error, 2)
     if divergence is not None:
-        message = Text("referee replay: the record does not follow the rules (")
-        message.append_text(safe(divergence)).append("); `referee verify` says more")
-        err.print(message)
-        sys.exit(1)
+        fail(f"the record does not follow the rules ({divergence}); `referee verify` says the same", 1)
     renderer = Renderer(doc)
     rounds = [r["round"] for r in doc["rounds"]]
     if round_number is not None and round_number not in rounds:
-        err.print(f"referee replay: the game has no round {round_number} (it has rounds 1 to {max(rounds)})")
-        sys.exit(2)
+        fail(f"the game has no round {round_number} (it has rounds 1 to {max(rounds)})", 2)
     console = Console(highlight=False)
     interactive = console.is_terminal and sys.stdin.isatty() and not show_all and round_number is None
     try:
@@ -67,5 +65,4 @@ def replay(record: Path, show_all: bool, round_number: int | None) -> None:
     except EOFError:  # stdin closed while waiting: stop like q
         return
     except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+        fail("interrupted", 130)
