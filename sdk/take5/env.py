@@ -33,9 +33,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
+try:
+    import numpy as np
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+except ImportError as error:  # an optional extra: say how to get it
+    raise ImportError(
+        f"take5.env needs pettingzoo and gymnasium ({error.name} is missing): "
+        "pip install pettingzoo gymnasium (or the SDK's extra: pip install './sdk[rl]')"
+    ) from None
 
 from .game import Game, Phase, Settings, View
 from .rules import CARD_COUNT, DEFAULT_THRESHOLD, ROW_COUNT, EndRule, Variant
