@@ -181,8 +181,10 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
             f"{file} should define exactly one take5.Bot subclass (found: {found_names})"
             + ("; write `class MyBot(Bot):` with `from take5 import Bot`" if not leaves else "")
         )
-    try:
+    if args or kwargs:  # the caller's arguments: their errors are the caller's to see
         return leaves[0](*args, **kwargs)
+    try:
+        return leaves[0]()
     except Exception as error:  # noqa: BLE001
         raise BotLoadError(f"{leaves[0].__name__}() raised {type(error).__name__}:\n{bot_traceback(error)}") from error
 
