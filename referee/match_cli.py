@@ -159,6 +159,8 @@ def match(
 
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
+    if watch and as_json:
+        raise click.UsageError("--watch and --json both write to stdout: choose one")
     refs = []
     for text in bots:
         try:

@@ -24,6 +24,7 @@ import os
 import sys
 import time
 import traceback
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -396,6 +397,15 @@ def play_against(
     )
 
 
+def _inert(text: str) -> str:
+    """Text for the terminal: control characters of bot names and messages as visible escapes."""
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() and not unicodedata.category(ch).startswith("C"))
+        else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -441,9 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 time_limit=args.time_limit,
             )
         except (HarnessError, Take5Error) as error:
-            print(f"take5-harness: {error}", file=sys.stderr)
+            print(_inert(f"take5-harness: {error}"), file=sys.stderr)
             return 1
-        print(json.dumps(result.to_dict(), indent=1) if args.json else result.summary())
+        print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
         if not calls_run(file):
             cls = type(bot).__name__
             print(
