@@ -207,7 +207,8 @@ class Renderer:
         table.add_column("bot")
         table.add_column("points", justify="right")
         table.add_column("faults", justify="right")
-        faults = r.get("faults") if isinstance(r.get("faults"), list) else []
+        raw_faults = r.get("faults")
+        faults: list[Any] = raw_faults if isinstance(raw_faults, list) else []
         order = sorted(range(self.n), key=lambda s: (result["places"][s], s))
         forfeited = set(result.get("forfeited", []))
         for seat in order:

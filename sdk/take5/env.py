@@ -98,7 +98,7 @@ def action_mask(view: View) -> np.ndarray:
 class Take5Env(AECEnv):
     """6 nimmt! for 2-10 agents ("player_0", ...); see the module text for spaces and rewards."""
 
-    metadata = {"name": "take5_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "take5_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
     def __init__(
         self,
@@ -110,7 +110,8 @@ class Take5Env(AECEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        self.settings = Settings(players=players, variant=variant, threshold=threshold, end_rule=end_rule)
+        self.settings = Settings(players=players, variant=variant, threshold=threshold,  # type: ignore[arg-type]
+                        end_rule=end_rule)  # type: ignore[arg-type]  # Settings checks and converts them
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
         self.render_mode = render_mode

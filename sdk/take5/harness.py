@@ -356,7 +356,8 @@ def play_against(
     for player in players:
         name = bot_name(player)
         names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
-    settings = Settings(players=len(players), variant=variant, threshold=threshold, end_rule=end_rule)
+    settings = Settings(players=len(players), variant=variant, threshold=threshold,  # type: ignore[arg-type]
+                        end_rule=end_rule)  # type: ignore[arg-type]  # Settings checks and converts them
     seats = [_Seat(p, n, time_limit, wire) for p, n in zip(players, names)]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []
