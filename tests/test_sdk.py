@@ -348,3 +348,20 @@ def test_harness_console_script() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "lowest vs random" in out.stdout
+
+
+def test_answer_problem_names_the_mistake() -> None:
+    """One text for the runtime, the referee's fault detail and the harness."""
+    from take5.bot import answer_problem
+
+    hand = (3, 11, 40)
+    assert answer_problem("pick_card", 11, hand) is None
+    assert answer_problem("pick_card", "11", hand) == "pick_card returned '11', a str, not an int: return 11, not '11'"
+    assert answer_problem("pick_card", None, hand) == "pick_card returned None: did you forget `return`?"
+    assert answer_problem("pick_card", 12, hand) == "pick_card returned 12, which is not in your hand [3, 11, 40]"
+    assert answer_problem("draft_card", 12, hand) == "draft_card returned 12, which is not in the pool [3, 11, 40]"
+    assert answer_problem("pick_card", True, hand) == "pick_card returned True, a bool, not an int"
+    assert answer_problem("choose_row", 4, range(4)) == (
+        "choose_row returned 4, not a row number 0..3 (rows are numbered from 0)"
+    )
+    assert answer_problem("pick_card", [11], hand) == "pick_card returned [11], a list, not an int"

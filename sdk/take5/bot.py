@@ -218,7 +218,8 @@ def answer_problem(method: str, answer: Any, allowed: Sequence[int] | range) -> 
     if number in allowed:
         return None
     if isinstance(allowed, range):
-        return f"{method} returned {number}, not a row number {allowed.start}..{allowed.stop - 1}"
+        text = f"{method} returned {number}, not a row number {allowed.start}..{allowed.stop - 1}"
+        return text + (" (rows are numbered from 0)" if number == allowed.stop else "")
     where = "the pool" if method == "draft_card" else "your hand"
     return f"{method} returned {number}, which is not in {where} {list(allowed)}"
 
