@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -71,8 +72,11 @@ def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
             raise
         pytest.skip(f"cannot create a venv with pip here: {error}")
     bin_dir = where / "bin"
+    # `pip install ./sdk` from a copy: building the wheel writes build/ and *.egg-info next to it
+    sdk = tmp_path / "sdk"
+    shutil.copytree(ROOT / "sdk", sdk, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     install = subprocess.run(
-        [str(bin_dir / "pip"), "install", "--quiet", str(ROOT / "sdk")],
+        [str(bin_dir / "pip"), "install", "--quiet", "./sdk"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
     )
     if install.returncode != 0 and NETWORK.search(install.stderr) and not CI:

@@ -1,6 +1,6 @@
 """A PettingZoo AEC environment over the referee's own engine, for bot authors who train.
 
-    pip install "take5[rl]"          # or: pip install pettingzoo gymnasium
+    pip install pettingzoo gymnasium   # or the SDK's extra: pip install './sdk[rl]'
     from take5.env import Take5Env
     env = Take5Env(players=4)
     env.reset(seed=1)

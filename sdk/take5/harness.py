@@ -78,7 +78,7 @@ def bot_traceback(error: BaseException) -> str:
     frames = list(tb.stack)
     first = next((i for i, frame in enumerate(frames) if _is_bot_frame(frame.filename)), len(frames))
     tb.stack = traceback.StackSummary.from_list(frames[first:])
-    # Chained exceptions ("During handling of the above exception ...") are the bot's own business.
+    # Chained exceptions were raised and caught inside the bot: their frames are all its own.
     return "".join(tb.format()).rstrip() + hint_for(error)
 
 
@@ -104,7 +104,7 @@ def hint_for(error: BaseException) -> str:
     ):
         return "\nhint: each decision method takes (self, view): `def pick_card(self, view):`"
     if isinstance(error, (ModuleNotFoundError, ImportError)) and getattr(error, "name", "") in ("grpc", "google"):
-        return "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (or pip install take5)"
+        return "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of take5 arena)"
     return ""
 
 
