@@ -29,7 +29,6 @@ def replay(record: Path, show_all: bool, round_number: int | None) -> None:
     or when the output is not a terminal, it prints without waiting.
     """
     from rich.console import Console
-
     from take5.record import MalformedRecord, load_record, verify_record
 
     from .watch import Renderer, escape_controls

@@ -22,7 +22,6 @@ from typing import Any
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-
 from take5.rules import BULL_HEADS
 
 HEAD_STYLES = {1: "", 2: "cyan", 3: "yellow", 5: "bold red", 7: "bold magenta"}

@@ -48,7 +48,8 @@ def take(handles: Sequence[Any]) -> list[list[Any]]:
 
 
 def attach(record: Mapping[str, Any], logs: Mapping[tuple[int, int], list[list[Any]]]) -> None:
-    """Put the logs kept per (round, turn) into the record's turn objects."""
+    """Put the logs kept per (round, turn) into the record's turn objects (a record from
+    `Game.record` shares them with the game: this only adds their `logs` key, again and again)."""
     for rnd in record.get("rounds", []):
         for turn in rnd.get("turns", []):
             kept = logs.get((rnd["round"], turn["turn"]))

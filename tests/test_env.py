@@ -10,10 +10,9 @@ import pytest
 pytest.importorskip("pettingzoo")
 pytest.importorskip("gymnasium")
 
-from pettingzoo.test import api_test, seed_test  # noqa: E402
-
-from take5 import Game, Settings  # noqa: E402
-from take5.env import ROW_ACTIONS, Take5Env, action_mask, encode  # noqa: E402
+from pettingzoo.test import api_test, seed_test
+from take5 import Game, Settings
+from take5.env import ROW_ACTIONS, Take5Env, action_mask, encode
 
 
 @pytest.mark.parametrize("kwargs", [{"players": 4}, {"players": 2}, {"players": 3, "variant": "professional"}])

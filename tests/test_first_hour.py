@@ -18,7 +18,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 import take5
 from take5.harness import BotLoadError, BotRaised, HarnessError, load_bot
 
@@ -31,7 +30,7 @@ def readme_bot() -> str:
     """The bot of the README's "Write a bot" section, as a newcomer would copy it."""
     text = README.read_text()
     section = text[text.index("## Write a bot") :]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)  # type: ignore[union-attr]
 
 
 def write(tmp_path: Path, name: str, source: str) -> Path:
@@ -57,7 +56,7 @@ def referee_match(*bots: str) -> subprocess.CompletedProcess[str]:
 # -- the README, literally, in a fresh venv ---------------------------------------------------------
 
 NETWORK = re.compile(r"(NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
-                     r"No matching distribution found for (grpcio|protobuf|setuptools))", re.I)
+                     r"No matching distribution found for (grpcio|protobuf|setuptools))", re.IGNORECASE)
 
 
 @pytest.mark.slow
@@ -225,7 +224,7 @@ def test_ctrl_c_ends_the_harness_without_a_traceback(tmp_path: Path) -> None:
     assert proc.stderr is not None
     assert proc.stderr.readline().strip() == "thinking"  # it is playing
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "interrupted" in err and "Traceback" not in err and "KeyboardInterrupt" not in err
 

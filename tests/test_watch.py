@@ -7,6 +7,7 @@ as anything but inert text.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -18,10 +19,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from take5.record import load_record, verify_record
 
 from arena.watch import LiveWatcher, Renderer, escape_controls
 from referee import botlogs
-from take5.record import load_record, verify_record
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC = str(ROOT / "example_bots" / "heuristic")
@@ -126,7 +127,7 @@ def test_watch_output_of_a_hostile_bot_is_inert(games) -> None:
 
 def render(record: dict, *, width: int = 120) -> tuple[str, str]:
     """What a colour terminal would receive (raw, with rich's own escape codes) and the plain text."""
-    console = Console(record=True, force_terminal=True, color_system="truecolor", width=width, file=open(os.devnull, "w"))
+    console = Console(record=True, force_terminal=True, color_system="truecolor", width=width, file=io.StringIO())
     watcher = LiveWatcher(console)
     watcher(record)
     raw = console.export_text(styles=True, clear=False)

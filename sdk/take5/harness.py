@@ -167,7 +167,7 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     sys.path.insert(0, folder)  # the bot's own helper modules
     try:
         spec.loader.exec_module(module)
-    except Exception as error:  # noqa: BLE001 - whatever the file does wrong, its author must see it
+    except Exception as error:
         what = "has a syntax error" if isinstance(error, SyntaxError) else f"raised {type(error).__name__} when loaded"
         raise BotLoadError(f"{file} {what}:\n{bot_traceback(error)}") from error
     finally:
@@ -186,7 +186,7 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
         return leaves[0](*args, **kwargs)
     try:
         return leaves[0]()
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         raise BotLoadError(f"{leaves[0].__name__}() raised {type(error).__name__}:\n{bot_traceback(error)}") from error
 
 
@@ -312,7 +312,7 @@ class _Seat:
         started = time.perf_counter()
         try:
             answer = method(view)
-        except Exception as error:  # noqa: BLE001 - the bot's bug, shown as its author needs it
+        except Exception as error:
             raise BotRaised(
                 f"{self.name}: {where}: {what} raised {type(error).__name__}", bot_traceback(error)
             ) from error
@@ -384,7 +384,7 @@ def play_against(
                 continue
             try:
                 hook(GameOver(game_id, seat, settings, result.scores, result.places, result.forfeited, game.round, 0))
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 raise BotRaised(f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
                                 bot_traceback(error)) from error
     return HarnessResult(

@@ -19,6 +19,7 @@ referee runs bots that way, locally or in Docker); example_bots/montecarlo is th
 from __future__ import annotations
 
 from take5 import Bot
+
 from .heuristic import HeuristicBot
 from .lowest import LowestBot
 from .random_bot import RandomBot
