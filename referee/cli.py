@@ -145,6 +145,7 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
 from .match_cli import match as _match  # noqa: E402
 
 main.add_command(_match)
+from arena.replay_cli import replay as _replay; main.add_command(_replay)  # noqa: E402, E702
 
 # `referee build`: a bot folder's Docker image (code in referee/sandbox_cli.py).
 from .sandbox_cli import build as _build  # noqa: E402

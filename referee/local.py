@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import take5
 
@@ -28,6 +30,8 @@ SOCKET_NAME = "bot.sock"
 LOG_LIMIT = 1024 * 1024
 """Bytes of a bot's output kept in its log file; the rest is read and dropped."""
 TAIL_BYTES = 8192
+RECENT_BYTES = 16384
+"""Bytes of a bot's output kept between two take_output() calls (a turn's log is cut to less)."""
 
 
 def _parent_death_prefix() -> list[str]:
@@ -62,30 +66,63 @@ class _OutputPump(threading.Thread):
         self.tail: collections.deque[bytes] = collections.deque()
         self.tail_size = 0
         self.lock = threading.Lock()
+        self.recent = bytearray()  # since the last take_output(): the bot's log of the current turn
+        self.log: BinaryIO | None = None
+        self.written = log_path.stat().st_size if log_path.exists() else 0
+        self.eof = False
 
     def run(self) -> None:
-        written = self.log_path.stat().st_size if self.log_path.exists() else 0
+        fd = self.pipe.fileno()
+        os.set_blocking(fd, False)  # reads happen here and in take_output(), always under the lock
         with open(self.log_path, "ab") as log:
+            self.log = log
             while True:
-                try:
-                    chunk = os.read(self.pipe.fileno(), 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
+                select.select([fd], [], [])
                 with self.lock:
-                    self.tail.append(chunk)
-                    self.tail_size += len(chunk)
-                    while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
-                        self.tail_size -= len(self.tail.popleft())
-                if written < self.limit:
-                    part = chunk[: self.limit - written]
-                    log.write(part)
-                    written += len(part)
-                    if written >= self.limit:
-                        log.write(b"\n[take5: output truncated here; the log is limited]\n")
-                    log.flush()
+                    if not self._read_available():
+                        break
         self.pipe.close()
+
+    def _read_available(self) -> bool:
+        """Read what the pipe holds now (lock held); False at the end of the bot's output."""
+        fd = self.pipe.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                self.eof = True
+                return False
+            if not chunk:
+                self.eof = True
+                return False
+            self._keep(chunk)
+
+    def _keep(self, chunk: bytes) -> None:
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
+            self.tail_size -= len(self.tail.popleft())
+        if len(self.recent) < RECENT_BYTES:
+            self.recent += chunk[: RECENT_BYTES - len(self.recent)]
+        if self.written < self.limit and self.log is not None:
+            part = chunk[: self.limit - self.written]
+            self.log.write(part)
+            self.written += len(part)
+            if self.written >= self.limit:
+                self.log.write(b"\n[take5: output truncated here; the log is limited]\n")
+            self.log.flush()
+
+    def take_output(self) -> str:
+        """What the bot wrote since the last call (bounded), including what the pipe holds right now:
+        a bot's output for a turn is in the pipe before its answer reaches the referee."""
+        with self.lock:
+            if self.log is not None and not self.eof:
+                self._read_available()
+            data = bytes(self.recent)
+            self.recent.clear()
+        return data.decode("utf-8", errors="replace")
 
     def text(self, limit: int) -> str:
         with self.lock:
@@ -194,6 +231,10 @@ class LocalBot:
 
     def stderr_tail(self, limit: int = 2000) -> str:
         return self.pump.text(limit) if self.pump is not None else ""
+
+    def take_output(self) -> str:
+        """What the bot wrote since the last call: its log lines of the turn just played."""
+        return self.pump.take_output() if self.pump is not None else ""
 
     @property
     def pid(self) -> int | None:

@@ -39,7 +39,7 @@ from take5.convert import (
 )
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
-from . import faults
+from . import botlogs, faults
 from .botref import BotRef, parse_bot
 from .launch import BotHandle, describe_exit, local_handle
 from .remote import BotInfo, CallFailed, RemoteBot
@@ -48,6 +48,8 @@ from .seat_digest import seat_digest
 log = logging.getLogger("take5.referee")
 
 Launcher = Callable[[BotRef], BotHandle]
+Observer = Callable[[dict[str, Any]], None]
+"""Sees a game's record as it grows: after every turn, and once complete (`referee match --watch`)."""
 
 
 @dataclass(frozen=True)
@@ -393,6 +395,8 @@ class _Table:
         self.game_id = game_id
         self.counts = [0] * len(entrants)
         self.silent: set[int] = set()  # seats not asked any more in this game
+        self.logs: dict[tuple[int, int], list[list[Any]]] = {}  # (round, turn) -> [[seat, text], ...]
+        self.observer: Observer | None = None
 
     def askable(self, seat: int) -> bool:
         return seat not in self.silent and self.entrants[seat].remote is not None
@@ -484,9 +488,11 @@ class _Table:
         """Play the game to its end; the number of turns played."""
         game = self.game
         turns = 0
+        key = (game.round, game.turn)
         while True:
             phase = game.phase
             if phase is Phase.PLAY:
+                key = (game.round, game.turn)
                 self.play_turn()
                 turns += 1
             elif phase is Phase.CHOOSE_ROW:
@@ -495,6 +501,21 @@ class _Table:
                 self.draft()
             else:
                 return turns
+            if phase is not Phase.DRAFT and game.phase is not Phase.CHOOSE_ROW:
+                self.turn_done(key)
+
+    def turn_done(self, key: tuple[int, int]) -> None:
+        """A turn is over: keep what each bot wrote during it; show it to the observer."""
+        logs = botlogs.take([e.handle for e in self.entrants])
+        if logs:
+            self.logs[key] = logs
+        if self.observer is not None:
+            self.observer(self.record())
+
+    def record(self) -> dict[str, Any]:
+        record = self.game.record(game_id=self.game_id, seats=[e.seat_record() for e in self.entrants])
+        botlogs.attach(record, self.logs)
+        return record
 
     def notify(self) -> None:
         """GameOver to every bot still reachable (optional for bots: failures are only logged)."""
@@ -539,8 +560,11 @@ class Match:
         config: MatchConfig | None = None,
         *,
         launcher: Launcher | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.config = config or MatchConfig()
+        self.observer = observer
+        """Called with the game's record so far after every turn, and when the game ends (--watch)."""
         refs = [b if isinstance(b, BotRef) else parse_bot(b) for b in bots]
         self.config.settings(len(refs))  # the player count and settings are checked before anything starts
         self.refs = refs
@@ -662,10 +686,14 @@ class Match:
                 table.silent.add(seat)
         for entrant in self.entrants:
             entrant.played = True
+        botlogs.take([e.handle for e in self.entrants])  # start-up output is not a turn's
+        table.observer = self.observer
         turns = table.play()
         table.notify()
         seconds = time.perf_counter() - started
-        record = game.record(game_id=game_id, seats=[e.seat_record() for e in self.entrants])
+        record = table.record()
+        if self.observer is not None:
+            self.observer(record)
         path = None
         if config.records is not None:
             folder = Path(config.records)

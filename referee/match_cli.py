@@ -31,6 +31,13 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _watcher() -> Any:
+    from arena.watch import LiveWatcher
+    from rich.console import Console
+
+    return LiveWatcher(Console(highlight=False))
+
+
 def _game_line(summary: GameSummary, names: list[str]) -> str:
     order = sorted(range(len(names)), key=lambda s: (summary.places[s], s))
     parts = []
@@ -100,6 +107,7 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path), help="Write each game's record (and the bots' output logs) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (for scripts) instead of the summary.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every fault as it happens (stderr).")
+@click.option("--watch", is_flag=True, help="Show each game in the terminal as it is played, with the bots' logs.")
 @click.option("--sandbox", type=click.Choice(["local", "docker"]), default="local", show_default=True,
               help="Run bot folders as local processes, or each in a fresh locked-down Docker container per game.")
 @click.option("--memory", default="256m", show_default=True,
@@ -127,6 +135,7 @@ def match(
     cpus: float = 1.0,
     pids: int = 64,
     base_image: str = "take5/python:3.11",
+    watch: bool = False,
 ) -> None:
     """Play a match between 2 to 10 bots and print the standings.
 
@@ -150,6 +159,8 @@ def match(
 
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
+    if watch and as_json:
+        raise click.UsageError("--watch and --json both write to stdout: choose one")
     refs = []
     for text in bots:
         try:
@@ -199,7 +210,7 @@ def match(
                 signal.signal(signal.SIGTERM, previous)
                 signal.signal(signal.SIGINT, previous_int)
     try:
-        runner = Match(refs, config, launcher=launcher)
+        runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
     interrupted = False

@@ -96,6 +96,15 @@ def _decode(message_type, raw: bytes, method: str):
         ) from None
 
 
+def exited_before_serving(status: int) -> str:
+    """The crash detail of a bot that ended before it served; status 0 is almost always a bot file
+    that defines its class but never starts serving it."""
+    text = f"the bot {describe_exit(status)} before it served"
+    if status == 0:
+        text += " — did you call run(MyBot())? A Python bot ends with: if __name__ == \"__main__\": run(MyBot())"
+    return text
+
+
 class RemoteBot:
     """A gRPC connection to one bot. Thread-safe, like the channel under it."""
 
@@ -144,7 +153,7 @@ class RemoteBot:
         while launched and path is not None and not os.path.exists(path):
             status = status_of()
             if status is not None:
-                raise CallFailed(faults.CRASH, f"the bot {describe_exit(status)} before it served")
+                raise CallFailed(faults.CRASH, exited_before_serving(status))
             if time.monotonic() >= deadline:
                 raise CallFailed(faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s")
             time.sleep(delay)
@@ -158,7 +167,7 @@ class RemoteBot:
                 except grpc.FutureTimeoutError:
                     status = status_of()
                     if status is not None:
-                        raise CallFailed(faults.CRASH, f"the bot {describe_exit(status)} before it served") from None
+                        raise CallFailed(faults.CRASH, exited_before_serving(status)) from None
                     if time.monotonic() >= deadline:
                         if launched:
                             raise CallFailed(

@@ -125,7 +125,7 @@ def views_of_a_game(players: int, variant: str, seed: int):
     seed=st.integers(min_value=0, max_value=2**64 - 1),
 )
 def test_views_survive_the_wire(variant: str, players: int, seed: int) -> None:
-    """Every field the engine shows a seat (RULES.md 8) reaches the bot unchanged."""
+    """Every field the engine shows a seat (docs/rules.md 8) reaches the bot unchanged."""
     for views in views_of_a_game(players, variant, seed):
         if views[0].phase is Phase.PLAY:
             encoded = pick_card_requests(views, "g-1", 0.25)
@@ -147,7 +147,7 @@ def test_views_survive_the_wire(variant: str, players: int, seed: int) -> None:
 
 
 def test_hidden_information_stays_hidden() -> None:
-    """Standard game: a request carries the seat's own hand and no other (RULES.md 8)."""
+    """Standard game: a request carries the seat's own hand and no other (docs/rules.md 8)."""
     game = Game(Settings(players=4), 3)
     view = game.view(2)
     request = pick_card_request(view, "g", 1.0)

@@ -1,4 +1,4 @@
-"""One named test per rule of RULES.md (test_rule_<section>_<what>)."""
+"""One named test per rule of docs/rules.md (test_rule_<section>_<what>)."""
 
 from __future__ import annotations
 

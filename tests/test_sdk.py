@@ -43,15 +43,31 @@ def test_engine_import_does_not_load_grpc() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_example_bots_use_only_the_public_sdk() -> None:
-    """Written as a user would: the standard library and `from take5 import ...`, nothing else."""
+def _take5_imports(path: Path) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("take5"):
+            modules.add(node.module)
+        if isinstance(node, ast.Import):
+            modules.update(a.name for a in node.names if a.name.startswith("take5"))
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, (path, "relative import")  # written as a user would
+    return modules
+
+
+def test_bundled_bots_use_only_the_public_sdk() -> None:
+    """Written as a user would: the standard library and `from take5 import ...` (and take5.sim)."""
+    for path in (ROOT / "sdk" / "take5" / "bots").glob("[!_]*.py"):
+        assert _take5_imports(path) <= {"take5", "take5.sim", "take5.bots"}, path
+
+
+def test_example_bots_serve_the_bundled_bots() -> None:
+    """The example folders are what the referee runs; their strategy is the SDK's, not a copy."""
+    from take5.bots import BUILTIN
+
     for name in OURS:
-        tree = ast.parse((EXAMPLES / name / "bot.py").read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("take5"):
-                assert node.module == "take5", (name, node.module)
-            if isinstance(node, ast.Import):
-                assert all(not a.name.startswith("take5.") for a in node.names), name
+        assert _take5_imports(EXAMPLES / name / "bot.py") == {"take5", "take5.bots"}, name
+        assert type(load_bot(EXAMPLES / name)) is BUILTIN[name]
 
 
 # -- the runtime over a real Unix socket -----------------------------------------------------------
@@ -162,7 +178,8 @@ def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
     assert "the bot raised KeyError: 'oops'" in failed.value.detail
     with pytest.raises(CallFailed) as failed:
         remote.choose_row(choose_row_request(a_choose_row_view(), "g", 5).SerializeToString(), 5)
-    assert failed.value.kind == "error" and "not a whole number" in failed.value.detail
+    assert failed.value.kind == "error"
+    assert "choose_row returned 'row two', a str, not an int" in failed.value.detail
 
 
 def test_a_bot_without_handshake_fields_still_names_itself(served) -> None:
@@ -331,3 +348,20 @@ def test_harness_console_script() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "lowest vs random" in out.stdout
+
+
+def test_answer_problem_names_the_mistake() -> None:
+    """One text for the runtime, the referee's fault detail and the harness."""
+    from take5.bot import answer_problem
+
+    hand = (3, 11, 40)
+    assert answer_problem("pick_card", 11, hand) is None
+    assert answer_problem("pick_card", "11", hand) == "pick_card returned '11', a str, not an int: return 11, not '11'"
+    assert answer_problem("pick_card", None, hand) == "pick_card returned None: did you forget `return`?"
+    assert answer_problem("pick_card", 12, hand) == "pick_card returned 12, which is not in your hand [3, 11, 40]"
+    assert answer_problem("draft_card", 12, hand) == "draft_card returned 12, which is not in the pool [3, 11, 40]"
+    assert answer_problem("pick_card", True, hand) == "pick_card returned True, a bool, not an int"
+    assert answer_problem("choose_row", 4, range(4)) == (
+        "choose_row returned 4, not a row number 0..3 (rows are numbered from 0)"
+    )
+    assert answer_problem("pick_card", [11], hand) == "pick_card returned [11], a list, not an int"

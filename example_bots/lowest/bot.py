@@ -1,25 +1,12 @@
 """lowest: always plays its lowest card (and drafts the lowest card of the pool).
 
-Low cards are the ones that most often undercut every row, so this is a weak but predictable
-opponent. When it must take a row it takes the cheapest one (the SDK's default choose_row).
+The strategy is the SDK's bundled bot (`take5/bots/lowest.py` in the SDK: read it there); this file
+is what the referee runs: a bot is a program that serves a Bot over gRPC. Try it in-process with
+`take5-harness example_bots/lowest`, or serve it: `python3 bot.py --listen unix:/tmp/lowest.sock`.
 """
 
-from __future__ import annotations
-
-from take5 import Bot, View, run
-
-
-class LowestBot(Bot):
-    name = "lowest"
-    version = "1.0"
-    author = "take5 arena"
-
-    def pick_card(self, view: View) -> int:
-        return min(view.hand)
-
-    def draft_card(self, view: View) -> int:
-        return min(view.pool)
-
+from take5 import run
+from take5.bots import LowestBot
 
 if __name__ == "__main__":
     run(LowestBot())

@@ -259,7 +259,7 @@ class MonteCarloBot(Bot):
         eps = self._randomness(view)
         rng, sim_rng = self._rng, self._sim_rng
         score = self._scorer(view)
-        # The chooser's card is the lowest of the turn (RULES.md 4): every other revealed card is
+        # The chooser's card is the lowest of the turn (docs/rules.md 4): every other revealed card is
         # placed after it, and all of them are known.
         pending = sorted((p.card, p.seat) for p in view.revealed if p.card != card)
 

@@ -33,7 +33,7 @@ function log(...args) {
   console.error(new Date().toISOString(), NAME, ...args); // stderr: the referee keeps it in a log
 }
 
-// ---- rules (RULES.md 1 and 4) ----------------------------------------------------------------
+// ---- rules (docs/rules.md 1 and 4) ----------------------------------------------------------------
 
 function bullHeads(card) {
   if (card === 55) return 7;

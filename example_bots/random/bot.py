@@ -1,41 +1,12 @@
 """random: plays a uniformly random card of its hand, takes a random row, drafts a random card.
 
-The randomness is seeded from the situation itself (seat, round, turn, hand, rows), so the bot keeps
-no state and the same game replays identically (with the same Python version, whose hash of a tuple of
-numbers is fixed): handy for tests and benchmarks.
-
-    python3 bot.py --listen unix:/tmp/random.sock      # or TAKE5_LISTEN=...
-    take5-harness bot.py                               # try it against the other example bots
+The strategy is the SDK's bundled bot (`take5/bots/random_bot.py` in the SDK: read it there); this file
+is what the referee runs: a bot is a program that serves a Bot over gRPC. Try it in-process with
+`take5-harness example_bots/random`, or serve it: `python3 bot.py --listen unix:/tmp/random.sock`.
 """
 
-from __future__ import annotations
-
-import random
-
-from take5 import Bot, View, run
-
-
-class RandomBot(Bot):
-    name = "random"
-    version = "1.0"
-    author = "take5 arena"
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
-    def _rng(self, view: View) -> random.Random:
-        # hash() of numbers and tuples of numbers is not salted per process (only str and bytes are).
-        return random.Random(hash((self.seed, view.seat, view.round, view.turn, view.hand, view.rows, view.pool)))
-
-    def pick_card(self, view: View) -> int:
-        return self._rng(view).choice(view.hand)
-
-    def choose_row(self, view: View) -> int:
-        return self._rng(view).randrange(len(view.rows))
-
-    def draft_card(self, view: View) -> int:
-        return self._rng(view).choice(view.pool)
-
+from take5 import run
+from take5.bots import RandomBot
 
 if __name__ == "__main__":
     run(RandomBot())

@@ -81,7 +81,7 @@ class Bot:
 
     The runtime calls one method at a time. Inside a call, `self.context` tells the game id and the
     time left (`self.time_left()`). A bot may keep state between calls, but every view already holds
-    everything its seat may know (RULES.md 8), so it need not.
+    everything its seat may know (docs/rules.md section 8), so it need not.
     """
 
     name: ClassVar[str] = ""
@@ -183,17 +183,14 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         view = view_from_proto(request.view)
         if view.phase is Phase.DRAFT:
             card = self._call(context, request.game_id, request.time_limit_ms, self.bot.draft_card, view)
-            _check(card, view.pool, "draft_card", "pool")
-        else:
-            card = self._call(context, request.game_id, request.time_limit_ms, self.bot.pick_card, view)
-            _check(card, view.hand, "pick_card", "hand")
-        return pb.PickCardResponse(card=_whole(card, context))
+            return pb.PickCardResponse(card=_answer(card, "draft_card", view.pool, context))
+        card = self._call(context, request.game_id, request.time_limit_ms, self.bot.pick_card, view)
+        return pb.PickCardResponse(card=_answer(card, "pick_card", view.hand, context))
 
     def ChooseRow(self, request: pb.ChooseRowRequest, context: grpc.ServicerContext) -> pb.ChooseRowResponse:
         view = view_from_proto(request.view, revealed=request.revealed, card=request.card)
         row = self._call(context, request.game_id, request.time_limit_ms, self.bot.choose_row, view)
-        _check(row, range(len(view.rows)), "choose_row", "rows")
-        return pb.ChooseRowResponse(row=_whole(row, context))
+        return pb.ChooseRowResponse(row=_answer(row, "choose_row", range(len(view.rows)), context))
 
     def GameOver(self, request: pb.GameOverRequest, context: grpc.ServicerContext) -> pb.GameOverResponse:
         result = game_over_from_request(request)
@@ -201,22 +198,68 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         return pb.GameOverResponse()
 
 
-def _whole(value: Any, context: grpc.ServicerContext) -> int:
-    """The answer as a protocol integer; anything else is the bot's error, reported as such."""
+def answer_problem(method: str, answer: Any, allowed: Sequence[int] | range) -> str | None:
+    """What is wrong with a bot's answer, said so that its author can fix it; None if it is legal.
+
+    One text for every place that judges an answer (the runtime's log and error status, which the
+    referee shows as the fault's detail, and the harness), so an author never reads two stories.
+    `method` is "pick_card", "draft_card" or "choose_row"; `allowed` the hand, the pool or the rows.
+    """
+    if answer is None:
+        return f"{method} returned None: did you forget `return`?"
+    if isinstance(answer, bool) or not _is_index(answer):
+        kind = type(answer).__name__
+        text = f"{method} returned {_short(answer)}, a {kind}, not an int"
+        whole = _as_whole(answer)
+        if whole is not None:
+            text += f": return {whole}, not {_short(answer)}"
+        return text
+    number = operator.index(answer)
+    if number in allowed:
+        return None
+    if isinstance(allowed, range):
+        text = f"{method} returned {number}, not a row number {allowed.start}..{allowed.stop - 1}"
+        return text + (" (rows are numbered from 0)" if number == allowed.stop else "")
+    where = "the pool" if method == "draft_card" else "your hand"
+    return f"{method} returned {number}, which is not in {where} {list(allowed)}"
+
+
+def _is_index(value: Any) -> bool:
     try:
-        number = operator.index(value)
+        operator.index(value)
     except TypeError:
-        context.abort(grpc.StatusCode.INTERNAL, f"the bot answered {value!r}, not a whole number")
+        return False
+    return True
+
+
+def _as_whole(value: Any) -> int | None:
+    """The int a beginner meant by "11" or 11.0, if any."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _answer(value: Any, method: str, allowed: Sequence[int] | range, context: grpc.ServicerContext) -> int:
+    """The answer as a protocol integer. A wrong type is the bot's error (an error status with the
+    reason); a whole number that is not legal goes to the referee, which judges it (a fault), and
+    the author reads why in the bot's log."""
+    problem = answer_problem(method, value, allowed)
+    if problem is not None and not _is_index(value):
+        log.warning("%s", problem)
+        context.abort(grpc.StatusCode.INTERNAL, problem)
+    number = operator.index(value)
     if not 0 <= number < 2**32:
-        context.abort(grpc.StatusCode.INTERNAL, f"the bot answered {number}, which is out of range")
+        context.abort(grpc.StatusCode.INTERNAL, f"{method} returned {number}, which is out of range")
+    if problem is not None:
+        log.warning("%s: the referee counts a fault", problem)
     return number
-
-
-def _check(answer: Any, allowed: Sequence[int] | range, method: str, what: str) -> None:
-    """Warn the author in the bot's log; the referee decides what an illegal answer costs."""
-    if answer not in allowed:
-        shown = f"0..{len(allowed) - 1}" if isinstance(allowed, range) else str(list(allowed))
-        log.warning("%s returned %r, which is not in the %s %s: the referee counts a fault", method, answer, what, shown)
 
 
 # -- serving -----------------------------------------------------------------------------------
@@ -303,7 +346,9 @@ def run(bot: Bot | type[Bot], *, listen: str | None = None, argv: Sequence[str] 
         logging.basicConfig(
             stream=sys.stderr,
             level=os.environ.get("TAKE5_LOG_LEVEL", "INFO").upper(),
-            format="%(asctime)s %(name)s %(levelname)s %(message)s",
+            # No time stamps: the referee keeps each line with the turn it was written in, and a
+            # deterministic bot then gives byte-identical records for the same seed.
+            format="%(levelname)s %(name)s: %(message)s",
         )
     address = listen or listen_address(argv)
     if not address:
@@ -347,6 +392,7 @@ __all__ = [
     "BotServer",
     "CallContext",
     "GameOver",
+    "answer_problem",
     "bot_name",
     "listen_address",
     "run",

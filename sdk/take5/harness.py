@@ -7,13 +7,15 @@ or from a shell: ``take5-harness path/to/bot.py --games 20``.
 
 Each view a bot gets here has made the round trip through the protocol's messages (as it would from the
 referee), and an illegal answer stops the run with a `HarnessError` saying where, because a bot author
-wants to see the bug, not a default move. Opponents are the example bots (random, lowest, heuristic)
-or any bot files.
+wants to see the bug, not a default move; an exception in the bot shows the bot's own frames only.
+Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic, search) or any bot files,
+so the SDK alone is enough.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import inspect
 import json
@@ -21,78 +23,175 @@ import operator
 import os
 import sys
 import time
+import traceback
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bot import Bot, CallContext, bot_name
+from .bot import Bot, CallContext, answer_problem, bot_name
 from .convert import (
     GameOver,
     choose_row_request,
     pick_card_request,
     view_from_request,
 )
-from .game import Game, Phase, Player, RandomPlayer, Settings, View
+from .game import Game, Phase, Player, Settings, View
 from .rules import DEFAULT_THRESHOLD, EndRule, Take5Error, Variant
 from .v1 import bot_pb2 as pb
 
 DEFAULT_OPPONENTS = ("random", "lowest", "heuristic")
-EXAMPLES_ENV = "TAKE5_EXAMPLE_BOTS"
+SDK_DIR = Path(__file__).resolve().parent
+"""Frames in here are the harness's, not the bot's, and are left out of what a bot author is shown
+(except the bundled bots' own code in take5/bots)."""
 
 
 class HarnessError(Take5Error):
     """The bot under test did something the referee would count as a fault."""
 
 
-def examples_dir() -> Path | None:
-    """The example_bots folder: $TAKE5_EXAMPLE_BOTS, else next to the SDK in a source checkout."""
-    env = os.environ.get(EXAMPLES_ENV)
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parent.parent.parent / "example_bots"
-    return here if here.is_dir() else None
+class BotLoadError(HarnessError):
+    """A bot file could not be loaded: a syntax error, an exception while importing it, no Bot class."""
+
+
+class BotRaised(HarnessError):
+    """A bot raised an exception while it was asked for a move; `traceback` shows its own frames."""
+
+    def __init__(self, message: str, traceback: str) -> None:
+        super().__init__(message)
+        self.traceback = traceback
+
+    def __str__(self) -> str:
+        return f"{self.args[0]}\n{self.traceback}".rstrip()
+
+
+def bot_traceback(error: BaseException) -> str:
+    """The traceback of `error` from the first frame of the bot's own code on.
+
+    The harness's frames (and importlib's, for an error while loading a bot file) are noise to a bot
+    author, who wants the line of their bot that failed and the frames it called. A syntax error has
+    no frames of its own: its text shows the file, line and a caret.
+    """
+    tb = traceback.TracebackException.from_exception(error)
+    frames = list(tb.stack)
+    first = next((i for i, frame in enumerate(frames) if _is_bot_frame(frame.filename)), len(frames))
+    tb.stack = traceback.StackSummary.from_list(frames[first:])
+    # Chained exceptions were raised and caught inside the bot: their frames are all its own.
+    return "".join(tb.format()).rstrip() + hint_for(error)
+
+
+def _is_bot_frame(filename: str) -> bool:
+    if filename.startswith("<"):  # <frozen importlib._bootstrap> and the like
+        return False
+    try:
+        path = Path(filename).resolve()
+    except (OSError, ValueError):
+        return True
+    return not path.is_relative_to(SDK_DIR) or path.is_relative_to(SDK_DIR / "bots")
+
+
+def hint_for(error: BaseException) -> str:
+    """A line of advice for the mistakes newcomers make most, or ''."""
+    text = str(error)
+    if isinstance(error, AttributeError) and "'View' object" in text:
+        return f"\nhint: a View has {', '.join(view_fields())} (help(take5.View) says what each holds)"
+    if isinstance(error, NotImplementedError) and "must define pick_card" in text:
+        return "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a card of view.hand"
+    if isinstance(error, TypeError) and "positional argument" in text and any(
+        m in text for m in ("pick_card", "choose_row", "draft_card")
+    ):
+        return "\nhint: each decision method takes (self, view): `def pick_card(self, view):`"
+    if isinstance(error, (ModuleNotFoundError, ImportError)) and getattr(error, "name", "") in ("grpc", "google"):
+        return "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of take5 arena)"
+    return ""
+
+
+def view_fields() -> list[str]:
+    """What a bot may read from a View: its fields and properties, and its methods as name()."""
+    names = list(View._fields)
+    for name, value in vars(View).items():
+        if name.startswith("_") or name in names:
+            continue
+        if isinstance(value, property):
+            names.append(name)
+        elif callable(value):
+            names.append(f"{name}()")
+    return names
+
+
+def calls_run(file: Path) -> bool:
+    """Whether a bot file calls run(...) (or serve(...)) anywhere: the referee starts a bot as
+    `python3 bot.py`, and a file that only defines a class exits at once without serving."""
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return True  # not ours to judge here: loading the file reports it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in ("run", "serve"):
+                return True
+    return False
+
+
+def bot_file(path: str | os.PathLike[str]) -> Path:
+    """The bot file a path names: the file itself, or a folder's bot.py."""
+    file = Path(path)
+    if file.is_dir():
+        if not (file / "bot.py").is_file():
+            raise BotLoadError(f"{path} is a folder without a bot.py: give the bot's file or put it in bot.py")
+        file = file / "bot.py"
+    if not file.is_file():
+        raise BotLoadError(f"no bot file at {path}")
+    return file
 
 
 def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     """An instance of the Bot subclass defined in a bot file (or a folder's bot.py).
 
     The file is imported under a private module name, so its ``if __name__ == "__main__": run(...)``
-    does not start a server. Extra arguments go to the class.
+    does not start a server. A file that defines no Bot class but imports exactly one (as the example
+    bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to the class.
     """
-    file = Path(path)
-    if file.is_dir():
-        file = file / "bot.py"
-    if not file.is_file():
-        raise HarnessError(f"no bot file at {path}")
+    file = bot_file(path)
     name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(".", "_")
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
-        raise HarnessError(f"cannot import {file}")
+        raise BotLoadError(f"cannot import {file}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     folder = str(file.parent.resolve())
     sys.path.insert(0, folder)  # the bot's own helper modules
     try:
         spec.loader.exec_module(module)
+    except Exception as error:
+        what = "has a syntax error" if isinstance(error, SyntaxError) else f"raised {type(error).__name__} when loaded"
+        raise BotLoadError(f"{file} {what}:\n{bot_traceback(error)}") from error
     finally:
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
-    classes = [
-        obj
-        for obj in vars(module).values()
-        if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot and obj.__module__ == name
-    ]
+    found = [obj for obj in vars(module).values() if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot]
+    classes = [c for c in found if c.__module__ == name] or found
     leaves = [c for c in classes if not any(o is not c and issubclass(o, c) for o in classes)]
     if len(leaves) != 1:
-        found = ", ".join(c.__name__ for c in leaves) or "none"
-        raise HarnessError(f"{file} should define exactly one take5.Bot subclass (found: {found})")
-    return leaves[0](*args, **kwargs)
+        found_names = ", ".join(c.__name__ for c in leaves) or "none"
+        raise BotLoadError(
+            f"{file} should define exactly one take5.Bot subclass (found: {found_names})"
+            + ("; write `class MyBot(Bot):` with `from take5 import Bot`" if not leaves else "")
+        )
+    if args or kwargs:  # the caller's arguments: their errors are the caller's to see
+        return leaves[0](*args, **kwargs)
+    try:
+        return leaves[0]()
+    except Exception as error:
+        raise BotLoadError(f"{leaves[0].__name__}() raised {type(error).__name__}:\n{bot_traceback(error)}") from error
 
 
-def resolve(opponent: str | Bot | type[Bot] | Player) -> Player:
-    """A player from an example bot's name, a bot file or folder, a Bot class or an instance."""
+def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Player:
+    """A player from a bundled bot's name (take5.bots), a bot file or folder, a Bot class or instance."""
     if isinstance(opponent, type):
         return opponent()
     if not isinstance(opponent, (str, os.PathLike)):
@@ -100,15 +199,13 @@ def resolve(opponent: str | Bot | type[Bot] | Player) -> Player:
     text = os.fspath(opponent)
     if os.path.exists(text):
         return load_bot(text)
-    folder = examples_dir()
-    if folder is not None and (folder / text / "bot.py").is_file():
-        return load_bot(folder / text / "bot.py")
-    if text == "random":
-        return RandomPlayer()
-    known = sorted(p.name for p in folder.iterdir() if (p / "bot.py").is_file()) if folder else []
+    from .bots import BUILTIN
+
+    cls = BUILTIN.get(text)
+    if cls is not None:
+        return cls()
     raise HarnessError(
-        f"unknown opponent {text!r}: give a bot file or folder"
-        + (f", or one of the example bots: {', '.join(known)}" if known else f" (or set {EXAMPLES_ENV})")
+        f"unknown opponent {text!r}: give a bot file or folder, or one of the bundled bots: {', '.join(BUILTIN)}"
     )
 
 
@@ -210,9 +307,15 @@ class _Seat:
         }[view.phase]
         if isinstance(player, Bot):
             player.context = CallContext(game_id, self.time_limit, time.monotonic())
+        where = f"{game_id}, round {view.round}, turn {view.turn}"
+        what = {Phase.PLAY: "pick_card", Phase.DRAFT: "draft_card", Phase.CHOOSE_ROW: "choose_row"}[view.phase]
         started = time.perf_counter()
         try:
             answer = method(view)
+        except Exception as error:
+            raise BotRaised(
+                f"{self.name}: {where}: {what} raised {type(error).__name__}", bot_traceback(error)
+            ) from error
         finally:
             if isinstance(player, Bot):
                 player.context = None
@@ -220,20 +323,14 @@ class _Seat:
         self.slowest = max(self.slowest, took)
         if took > self.time_limit:
             self.slow_calls += 1
-        where = f"{game_id}, round {view.round}, turn {view.turn}"
-        try:
-            answer = operator.index(answer)
-        except TypeError:
-            raise HarnessError(f"{self.name}: {where}: answered {answer!r}, not a whole number") from None
-        if view.phase is Phase.CHOOSE_ROW:
-            if not 0 <= answer < len(view.rows):
-                raise HarnessError(f"{self.name}: {where}: choose_row returned {answer!r}, not a row 0..{len(view.rows) - 1}")
-        else:
-            allowed = view.pool if view.phase is Phase.DRAFT else view.hand
-            if answer not in allowed:
-                what = "draft_card" if view.phase is Phase.DRAFT else "pick_card"
-                raise HarnessError(f"{self.name}: {where}: {what} returned {answer!r}, which is not in {list(allowed)}")
-        return answer
+        allowed = (
+            range(len(view.rows)) if view.phase is Phase.CHOOSE_ROW
+            else view.pool if view.phase is Phase.DRAFT else view.hand
+        )
+        problem = answer_problem(what, answer, allowed)
+        if problem is not None:
+            raise HarnessError(f"{self.name}: {where}: {problem}")
+        return operator.index(answer)
 
 
 def play_against(
@@ -253,13 +350,14 @@ def play_against(
     Deals are duplicated like the referee's matches: seed + i // players with every rotation, so luck
     evens out over a multiple of the player count. `time_limit` only counts slow decisions.
     """
-    me = resolve(bot) if isinstance(bot, (str, os.PathLike)) else bot
+    me = resolve(bot)
     players: list[Player] = [me] + [resolve(o) for o in opponents]
     names: list[str] = []
     for player in players:
         name = bot_name(player)
         names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
-    settings = Settings(players=len(players), variant=variant, threshold=threshold, end_rule=end_rule)
+    settings = Settings(players=len(players), variant=variant, threshold=threshold,  # type: ignore[arg-type]
+                        end_rule=end_rule)  # type: ignore[arg-type]  # Settings checks and converts them
     seats = [_Seat(p, n, time_limit, wire) for p, n in zip(players, names)]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []
@@ -282,8 +380,13 @@ def play_against(
         all_places.append(result.places)
         for seat, player in enumerate(players):
             hook = getattr(player, "game_over", None)
-            if hook is not None:
+            if hook is None:
+                continue
+            try:
                 hook(GameOver(game_id, seat, settings, result.scores, result.places, result.forfeited, game.round, 0))
+            except Exception as error:
+                raise BotRaised(f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
+                                bot_traceback(error)) from error
     return HarnessResult(
         names=tuple(names),
         scores=tuple(all_scores),
@@ -295,11 +398,30 @@ def play_against(
     )
 
 
+def _inert(text: str) -> str:
+    """Text for the terminal: control characters of bot names and messages as visible escapes."""
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() and not unicodedata.category(ch).startswith("C"))
+        else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """take5-harness BOT [--against OPPONENT ...]: exit 0, or 1 when the bot answered illegally."""
+    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be served;
+    2 bad usage; 130 interrupted."""
+    from .bots import BUILTIN
+
     parser = argparse.ArgumentParser(
         prog="take5-harness",
-        description="Play a bot against the example bots (or others) in-process, in seconds.",
+        description="Play a bot against the bundled bots (or others) in-process, in seconds.",
     )
     parser.add_argument("bot", help="the bot under test: a bot.py file or a folder holding one")
     parser.add_argument(
@@ -307,35 +429,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=list(DEFAULT_OPPONENTS),
         metavar="OPPONENT",
-        help="example bot names (random, lowest, heuristic) or bot files/folders; "
-        f"default: {' '.join(DEFAULT_OPPONENTS)}",
+        help=f"bundled bots ({', '.join(BUILTIN)}) or bot files/folders; default: {' '.join(DEFAULT_OPPONENTS)}",
     )
-    parser.add_argument("--games", type=int, default=12)
+    parser.add_argument("--games", type=_positive, default=12)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--variant", choices=[v.value for v in Variant], default=Variant.STANDARD.value)
-    parser.add_argument("--threshold", type=int, default=DEFAULT_THRESHOLD)
+    parser.add_argument("--threshold", type=_positive, default=DEFAULT_THRESHOLD)
     parser.add_argument("--time-limit", type=float, default=1.0, help="seconds per decision to warn about")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:
-        result = play_against(
-            args.bot,
-            args.against,
-            games=args.games,
-            seed=args.seed,
-            variant=args.variant,
-            threshold=args.threshold,
-            time_limit=args.time_limit,
-        )
-    except (HarnessError, Take5Error) as error:
-        print(f"take5-harness: {error}", file=sys.stderr)
-        return 1
-    print(json.dumps(result.to_dict(), indent=1) if args.json else result.summary())
-    return 0
+        try:
+            file = bot_file(args.bot)
+            bot = load_bot(file)
+            result = play_against(
+                bot,
+                args.against,
+                games=args.games,
+                seed=args.seed,
+                variant=args.variant,
+                threshold=args.threshold,
+                time_limit=args.time_limit,
+            )
+        except (HarnessError, Take5Error) as error:
+            print(_inert(f"take5-harness: {error}"), file=sys.stderr)
+            return 1
+        print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
+        if not calls_run(file):
+            cls = type(bot).__name__
+            print(
+                f"take5-harness: {file} never calls run(...): the referee starts a bot as `python3 bot.py`, "
+                "and this one would exit at once without serving. End the file with:\n\n"
+                f'    if __name__ == "__main__":\n        run({cls}())\n\n'
+                "(with `from take5 import Bot, run`)",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    except KeyboardInterrupt:
+        print("take5-harness: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_OPPONENTS", "HarnessError", "HarnessResult", "load_bot", "main", "play_against"]
+__all__ = [
+    "DEFAULT_OPPONENTS",
+    "BotLoadError",
+    "BotRaised",
+    "HarnessError",
+    "HarnessResult",
+    "bot_traceback",
+    "calls_run",
+    "load_bot",
+    "main",
+    "play_against",
+]

@@ -1,7 +1,7 @@
 """The rules of 6 nimmt! that do not depend on a game in progress.
 
 Pure functions over plain tuples, so the referee, the bots and the tests share one implementation
-(RULES.md sections 1 and 4). Rows are tuples of cards, oldest first; a table is a tuple of 4 rows.
+(docs/rules.md sections 1 and 4). Rows are tuples of cards, oldest first; a table is a tuple of 4 rows.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ BULL_HEADS: tuple[int, ...] = (0,) + tuple(_bull_heads(c) for c in range(1, CARD
 
 
 def bull_heads(card: int) -> int:
-    """Penalty points of one card (RULES.md 1)."""
+    """Penalty points of one card (docs/rules.md 1)."""
     if not 1 <= card <= CARD_COUNT:
         raise ValueError(f"no such card: {card!r} (cards are 1..{CARD_COUNT})")
     return BULL_HEADS[card]
@@ -66,7 +66,7 @@ class Variant(str, Enum):
 
 
 class EndRule(str, Enum):
-    """How the threshold ends the game (RULES.md 6): the referee defaults to "at or above"."""
+    """How the threshold ends the game (docs/rules.md 6): the referee defaults to "at or above"."""
 
     AT_OR_ABOVE = "at-or-above"
     ABOVE = "above"
@@ -78,14 +78,14 @@ class TakeReason(str, Enum):
 
 
 def deck(variant: Variant = Variant.STANDARD, players: int = 4) -> tuple[int, ...]:
-    """The cards in use: all 104, or 1..10n+4 in the professional variant (RULES.md 7)."""
+    """The cards in use: all 104, or 1..10n+4 in the professional variant (docs/rules.md 7)."""
     if variant is Variant.PROFESSIONAL:
         return tuple(range(1, HAND_SIZE * players + ROW_COUNT + 1))
     return tuple(range(1, CARD_COUNT + 1))
 
 
 def target_row(rows: Sequence[Row], card: int) -> int | None:
-    """Index of the row the card goes to, or None when it is lower than every row's end (RULES.md 4)."""
+    """Index of the row the card goes to, or None when it is lower than every row's end (docs/rules.md 4)."""
     best = None
     best_end = 0
     for index, row in enumerate(rows):
@@ -116,7 +116,7 @@ class Placement:
 
 
 def place_card(rows: Rows, card: int, chosen_row: int | None = None) -> Placement:
-    """Place one card on the rows as RULES.md 4 says; chosen_row is used only for a low card.
+    """Place one card on the rows as docs/rules.md 4 says; chosen_row is used only for a low card.
 
     Raises NeedRowChoice when the card is lower than every row's end and no row was chosen.
     """

@@ -1,7 +1,7 @@
 """Fast simulation for bots: play turns and whole rounds over plain lists, and sample hidden hands.
 
 A search bot (Monte Carlo, MCTS, ...) plays thousands of imagined turns per decision, so it cannot use
-`Game` and `View` objects inside its loops. This module gives it the same rules (RULES.md 3 and 4) over
+`Game` and `View` objects inside its loops. This module gives it the same rules (docs/rules.md 3 and 4) over
 a compact table and plain lists of ints, and the one piece of bookkeeping every such bot needs: dealing
 the cards it has not seen into the other hands consistently with what it knows.
 
@@ -94,7 +94,7 @@ def table_from_rows(rows: Sequence[Sequence[int]]) -> Table:
 
 
 def target_row(table: Table, card: int) -> int:
-    """The row `card` goes to, or -1 when it is lower than every row's end (RULES.md 4)."""
+    """The row `card` goes to, or -1 when it is lower than every row's end (docs/rules.md 4)."""
     best = -1
     best_end = 0
     for index, end in enumerate(table.ends):
