@@ -96,7 +96,10 @@ start() {
             >>"$dir/worker.log" 2>&1 </dev/null &
         echo $! >"$dir/worker.pid"
     done
-    log "scheduler tcp://127.0.0.1:$PORT, $WORKERS workers (logs in $ROOT)"
+    timeout 120 python3 -c "import sys; from distributed import Client
+c = Client(sys.argv[1], timeout=60); c.wait_for_workers(int(sys.argv[2]), timeout=100); c.close()" \
+        "tcp://127.0.0.1:$PORT" "$WORKERS" || die "the workers did not all connect (logs in $ROOT)"
+    log "scheduler tcp://127.0.0.1:$PORT, $WORKERS workers connected (logs in $ROOT)"
     echo "tcp://127.0.0.1:$PORT"
 }
 
