@@ -89,7 +89,7 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
             except MalformedRecord as error:
                 yield str(path), error
         if tournament is not None:
-            from .store import Store, StoreError
+            from referee.store import Store, StoreError
 
             try:
                 store = Store(tournament, readonly=True)
@@ -130,7 +130,7 @@ from .match_cli import match as _match  # noqa: E402
 main.add_command(_match)
 
 # `referee build`: a bot folder's Docker image (code in referee/sandbox_cli.py).
-from .sandbox_cli import build as _build  # noqa: E402
+from referee.sandbox_cli import build as _build  # noqa: E402
 
 main.add_command(_build)
 
@@ -163,8 +163,8 @@ def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeo
     A refused bot is reported with the reason and its own stderr (exit code 1). Games of earlier
     versions stay recorded.
     """
-    from .tournament import SubmitRefused, TournamentError
-    from .tournament import submit as do_submit
+    from referee.tournament import SubmitRefused, TournamentError
+    from referee.tournament import submit as do_submit
 
     try:
         done = do_submit(directory, bot_dir, name, sandbox=sandbox, timeout=timeout,
@@ -220,8 +220,8 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options)
     failures (run again); 2 bad usage; 130 interrupted.
     """
     from .progress import TournamentProgress, render_summary
-    from .store import Store, StoreError
-    from .tournament import TournamentError, prepare_run, run_tournament, settings_summary
+    from referee.store import Store, StoreError
+    from referee.tournament import TournamentError, prepare_run, run_tournament, settings_summary
 
     try:
         if dry_run:
@@ -248,8 +248,8 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options)
 def tournament_status(directory: Path, bootstrap: int) -> None:
     """Where a running or stopped tournament stands: progress, runs, failures, standings."""
     from .progress import render_status
-    from .store import StoreError
-    from .tournament import tournament_status as status_of
+    from referee.store import StoreError
+    from referee.tournament import tournament_status as status_of
 
     try:
         status = status_of(directory)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .botref import BadBotRef, parse_bot
+from referee.match.botref import BadBotRef, parse_bot
 
 if TYPE_CHECKING:
-    from .match import GameSummary, MatchResult
+    from referee.match.play import GameSummary, MatchResult
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -146,7 +146,7 @@ def match(
     """
     from take5.rules import InvalidSettings
 
-    from .match import Match, MatchConfig
+    from referee.match.play import Match, MatchConfig
 
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
@@ -186,7 +186,7 @@ def match(
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     launcher = None
     if sandbox == "docker":
-        from .sandbox_cli import docker_match_launcher
+        from referee.sandbox_cli import docker_match_launcher
 
         try:
             launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,

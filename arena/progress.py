@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .store import Store
+from referee.store import Store
 
 
 class _Leader:
@@ -53,7 +53,7 @@ class TournamentProgress:
         self.played = 0
 
     def start(self, report: Any, store: Store) -> None:
-        from .tournament import entrant_labels
+        from referee.tournament import entrant_labels
 
         labels = entrant_labels(store)
         for r in store.seat_results(report.schedule_id):
@@ -110,7 +110,7 @@ class TournamentProgress:
 
 
 def standings_table(store: Store, *, bootstrap: int = 100, title: str = "Standings") -> Table | None:
-    from .tournament import standings
+    from referee.tournament import standings
 
     table_data = standings(store, bootstrap=bootstrap)
     if table_data is None:
@@ -163,13 +163,13 @@ def render_summary(report: Any, store: Store, console: Console | None = None) ->
 
 
 def render_status(status: Mapping[str, Any], console: Console | None = None, *, bootstrap: int = 100) -> None:
-    from .tournament import settings_summary
+    from referee.tournament import settings_summary
 
     console = console or _console()
     settings = status["settings"]
     console.print(f"[bold]tournament {status['directory']}[/bold]: {status['state']}")
     if settings:
-        from .tournament import DEFAULTS
+        from referee.tournament import DEFAULTS
 
         console.print("settings: " + settings_summary({**DEFAULTS, **settings}))
     console.print(f"entrants: {len({e['name'] for e in status['entrants']})} "

@@ -15,7 +15,7 @@ import click
 from leaderboard.markdown import standings_text
 from leaderboard.publish import publish_site, standings_document
 from leaderboard.ratings import compute_standings
-from leaderboard.source import Games, SourceError, load_record_files, load_tournament
+from arena.source import Games, SourceError, load_record_files, load_tournament
 
 
 def _source_options(command):

@@ -14,8 +14,8 @@ from typing import Any
 
 from take5.record import MalformedRecord, iter_records, load_record, verify_record
 
-from .publish import results_from_records
-from .ratings import GameResult
+from leaderboard.publish import results_from_records
+from leaderboard.ratings import GameResult
 
 
 class SourceError(Exception):

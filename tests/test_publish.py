@@ -22,7 +22,7 @@ from leaderboard.publish import (
     standings_document,
 )
 from leaderboard.ratings import compute_standings
-from leaderboard.source import load_record_files
+from arena.source import load_record_files
 from referee.cli import main
 
 

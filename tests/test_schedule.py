@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.schedule import (
+from referee.tournament.schedule import (
     ScheduleError,
     deal_seed,
     default_tables,

@@ -47,9 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from .schedule import Schedule, ScheduleError, make_schedule
-from .store import EntrantVersion, Store, pid_alive, seconds_since
+from ..store import EntrantVersion, Store, pid_alive, seconds_since
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOT = REPO_ROOT / "example_bots" / "random"
 
 DEFAULTS: dict[str, Any] = {
@@ -216,8 +216,8 @@ _ENGINE_SUSPECT = frozenset({"crash", "timeout", "connection", "resource"})
 
 def _docker_launcher(spec: TableSpec):
     """One Docker launcher per worker process and limits (images built once, one events stream)."""
-    from .docker_launch import DockerLauncher
-    from .docker_sandbox import DockerUnavailable, SandboxLimits
+    from ..docker_launch import DockerLauncher
+    from ..docker_sandbox import DockerUnavailable, SandboxLimits
 
     key = (tuple(sorted(spec.limits.items())), spec.base_image)
     with _launchers_lock:
@@ -252,7 +252,7 @@ def _drop_launcher(launcher: Any) -> None:
 
 def _engine_answers() -> bool:
     """Whether a Docker engine answers now (asked afresh: `Docker.check` remembers its answer)."""
-    from .docker_sandbox import Docker
+    from ..docker_sandbox import Docker
 
     try:
         Docker(timeout=20).run(["version", "--format", "{{.Server.Version}}"], timeout=20)
@@ -275,12 +275,12 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
 
     launcher = None
     try:
-        from .botref import parse_bot
-        from .match import Match, MatchConfig
+        from ..match.botref import parse_bot
+        from ..match.play import Match, MatchConfig
 
         refs = [parse_bot(seat.bot) for seat in spec.seats]
         if spec.sandbox == "docker":
-            from .docker_sandbox import ImageBuildError
+            from ..docker_sandbox import ImageBuildError
 
             if not _engine_answers():
                 raise InfraError("engine-unavailable", "no Docker engine answers")
@@ -367,7 +367,7 @@ def submit(
     tournament's settings. Raises :class:`SubmitRefused` (with the bot's stderr) when the bot does
     not build, start, shake hands, or play its smoke games without a fault.
     """
-    from .botref import BadBotRef, parse_bot
+    from ..match.botref import BadBotRef, parse_bot
 
     if not name or not all(c.isalnum() or c in "-_." for c in name) or len(name) > 40:
         raise TournamentError(f"name {name!r}: use 1-40 letters, digits, - _ .")
@@ -386,7 +386,7 @@ def submit(
         sandbox = settings["sandbox"]
         if ref.kind == "dockerfile" and sandbox != "docker":
             raise SubmitRefused("the folder has only a Dockerfile: it can only run in the docker sandbox")
-        from .docker_sandbox import ImageBuildError, source_hash
+        from ..docker_sandbox import ImageBuildError, source_hash
 
         try:
             digest = source_hash(folder)
@@ -395,8 +395,8 @@ def submit(
         image_id = None
         launcher = None
         if sandbox == "docker":
-            from .docker_launch import DockerLauncher
-            from .docker_sandbox import DockerUnavailable, SandboxLimits
+            from ..docker_launch import DockerLauncher
+            from ..docker_sandbox import DockerUnavailable, SandboxLimits
 
             try:
                 launcher = DockerLauncher(
@@ -433,8 +433,8 @@ def submit(
 
 def _smoke(ref, settings: Mapping[str, Any], launcher) -> str:
     """Two games (one deal, both rotations) against the random bot; a fault refuses the bot."""
-    from .botref import parse_bot
-    from .match import Match, MatchConfig
+    from ..match.botref import parse_bot
+    from ..match.play import Match, MatchConfig
 
     config = MatchConfig(
         games=2, seed=20260, timeout=float(settings["timeout"]),
