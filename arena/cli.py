@@ -1,24 +1,45 @@
-"""The `referee` command: play, check and (with later subcommands) run games between bots.
+"""The `referee` command: play, check, match, submit, run tournaments, rate and publish.
 
 Exit codes shared by every subcommand: 0 success, 1 the command ran but found a problem (an invalid
-record, a failed game), 2 bad usage or input (click's own convention).
+record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 130
+interrupted. Ctrl-C at any moment ends the command with 130 and one line, never a traceback.
+
+Start-up time matters (bench/startup.py): this module imports only click and the light parts of the
+lower layers; a subcommand imports what it needs (gRPC, numpy, scipy, rich, Docker) inside its
+function, which is why several imports below sit in function bodies.
 """
 
 from __future__ import annotations
 
-import json
+import signal
 import sys
-from pathlib import Path
+from typing import Any
 
-import click
 
-from take5 import RandomPlayer, Settings, Take5Error, play_game
-from take5.record import MalformedRecord, iter_records, load_record, verify_record
+def _quiet_interrupt(signum: int, frame: Any) -> None:
+    raise SystemExit(130)  # during start-up: nothing to clean up yet, and no traceback
 
-from .transcript import transcript
 
-VARIANTS = click.Choice(["standard", "professional"])
-END_RULES = click.Choice(["at-or-above", "above"])
+# Installed before the imports below, so that Ctrl-C while they load exits quietly; the command
+# itself runs with Python's own handler again (see ArenaGroup.main), so that KeyboardInterrupt
+# unwinds through the code that stops bots and closes stores.
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _quiet_interrupt)
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import click  # noqa: E402
+
+from take5 import RandomPlayer, Settings, Take5Error, play_game  # noqa: E402
+from take5.record import MalformedRecord, iter_records, load_record, verify_record  # noqa: E402
+
+from referee import defaults  # noqa: E402
+from referee.errors import RefereeError  # noqa: E402
+
+from . import options  # noqa: E402
+from .terminal import field  # noqa: E402
+from .transcript import transcript  # noqa: E402
 
 
 def game_settings(players: int, variant: str, threshold: int, end_rule: str) -> Settings:
@@ -29,8 +50,36 @@ def game_settings(players: int, variant: str, threshold: int, end_rule: str) -> 
         raise click.BadParameter(str(error)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="take5-arena")
+class ArenaGroup(click.Group):
+    """click's group, with one way out for Ctrl-C (exit 130, one line) and for the referee's own
+    errors (a one-line message, exit 2), whatever the subcommand."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        if signal.getsignal(signal.SIGINT) is _quiet_interrupt:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            try:
+                code = super().main(*args, standalone_mode=False, **kwargs)
+            except click.exceptions.Exit as done:
+                code = done.exit_code
+            except click.ClickException as error:
+                error.show()
+                code = error.exit_code
+            except (click.Abort, KeyboardInterrupt):
+                click.echo("\ninterrupted", err=True)
+                code = 130
+            except RefereeError as error:
+                click.echo(f"referee: {field(error)}", err=True)
+                code = 2
+        except KeyboardInterrupt:  # a second Ctrl-C while reporting the first
+            code = 130
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(defaults.VERSION, prog_name="referee")
 def main() -> None:
     """take5 arena: a referee for 6 nimmt! (Take 5) bots.
 
@@ -40,17 +89,15 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--players", "-n", default=4, show_default=True, help="Players at the table (2-10; 2-6 professional).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the deals: the same seed gives the same game.")
-@click.option("--variant", type=VARIANTS, default="standard", show_default=True)
-@click.option("--threshold", default=66, show_default=True, help="The game ends when a score reaches this.")
-@click.option("--end-rule", type=END_RULES, default="at-or-above", show_default=True,
-              help="Whether the game ends at the threshold or only above it.")
+@options.players()
+@options.seed()
+@options.game_rules()
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the game record (JSON) to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final standing.")
+@options.as_json("the game record")
 def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
-         record_path: Path | None, quiet: bool) -> None:
+         record_path: Path | None, quiet: bool, as_json: bool) -> None:
     """Play one game with built-in random players and print its transcript.
 
     Each random player is seeded from the game seed, so the whole game is reproducible.
@@ -58,6 +105,12 @@ def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
     settings = game_settings(players, variant, threshold, end_rule)
     game = play_game([RandomPlayer(seed * 1000 + i) for i in range(players)], settings, seed)
     record = game.record(seats=[{"name": f"random-{i + 1}", "kind": "builtin-random"} for i in range(players)])
+    if as_json:
+        click.echo(json.dumps(record, indent=1))
+        if record_path:
+            record_path.parent.mkdir(parents=True, exist_ok=True)
+            record_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        return
     lines = list(transcript(record))
     if quiet:
         lines = lines[lines.index("Final standing:"):]
@@ -89,7 +142,7 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
             except MalformedRecord as error:
                 yield str(path), error
         if tournament is not None:
-            from referee.store import Store, StoreError
+            from referee.store import Store, StoreError  # lazy: start-up time (module docstring)
 
             try:
                 store = Store(tournament, readonly=True)
@@ -141,21 +194,19 @@ main.add_command(_standings)
 main.add_command(_publish)
 
 
-# `referee submit` and `referee tournament run|status`: thin wrappers over referee/tournament.py.
-TOURNAMENT_DIR = click.option(
-    "--tournament", "-t", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
-    help="The tournament directory (its SQLite store: settings, entrants, games).")
+# `referee submit` and `referee tournament run|status`: thin wrappers over referee/tournament/.
 
 
 @main.command()
 @click.argument("bot_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--name", required=True, help="The entrant's name; submitting again adds a new version.")
-@TOURNAMENT_DIR
-@click.option("--sandbox", type=click.Choice(["docker", "local"]), default=None,
-              help="Validate in this sandbox [default: the tournament's, docker for a new one].")
+@options.tournament_dir()
+@options.sandbox(default=None)
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=None,
-              help="Seconds per call in the smoke games [default: the tournament's, 1].")
-def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeout: float | None) -> None:
+              help=f"Seconds per call in the smoke games [the tournament's; {defaults.TIMEOUT:g} for a new one].")
+@options.as_json("the entrant version")
+def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeout: float | None,
+           as_json: bool) -> None:
     """Add the bot in BOT_DIR to a tournament as entrant NAME (or a new version of it).
 
     The bot is validated first: its image builds (docker), it starts, answers the handshake and
@@ -163,24 +214,30 @@ def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeo
     A refused bot is reported with the reason and its own stderr (exit code 1). Games of earlier
     versions stay recorded.
     """
-    from referee.tournament import SubmitRefused, TournamentError
-    from referee.tournament import submit as do_submit
+    from referee.tournament.errors import SubmitRefusedError  # lazy: start-up time (module docstring)
+    from referee.tournament.submission import submit as do_submit
+
+    from .terminal import block
 
     try:
         done = do_submit(directory, bot_dir, name, sandbox=sandbox, timeout=timeout,
                          log=lambda line: click.echo(line, err=True))
-    except SubmitRefused as refused:
-        click.echo(f"referee submit: REFUSED {name}: {refused.reason}", err=True)
+    except SubmitRefusedError as refused:
+        click.echo(f"referee submit: REFUSED {field(name)}: {field(refused.reason, 2000)}", err=True)
         if refused.stderr.strip():
             click.echo("--- the bot's stderr (last lines) ---", err=True)
-            click.echo("\n".join(refused.stderr.rstrip().splitlines()[-30:]), err=True)
+            click.echo("\n".join(block(refused.stderr).rstrip().splitlines()[-30:]), err=True)
         sys.exit(1)
-    except TournamentError as error:
+    except RefereeError as error:
         raise click.UsageError(str(error)) from None
     v = done.version
+    if as_json:
+        click.echo(json.dumps({"name": v.name, "version": v.version, "created": done.created, "kind": v.kind,
+                               "source_hash": v.source_hash, "image_id": v.image_id, "smoke": done.smoke}, indent=1))
+        return
     what = "new version" if done.created else "unchanged (same sources as)"
     click.echo(f"{v.name}: {what} v{v.version} (source {v.source_hash[:12]}"
-               f"{', image ' + v.image_id[:19] if v.image_id else ''}); {done.smoke}")
+               f"{', image ' + v.image_id[:19] if v.image_id else ''}); {field(done.smoke, 1000)}")
 
 
 @main.group()
@@ -189,29 +246,26 @@ def tournament() -> None:
 
 
 @tournament.command("run")
-@TOURNAMENT_DIR
-@click.option("--players", "-n", type=click.IntRange(2, 10), help="Players per table (2-10) [4].")
+@options.tournament_dir()
+@options.players(stored=True)
 @click.option("--games", "-g", type=click.IntRange(min=1),
               help="Games wanted (whole duplicate sets; a complete round robin in whole cycles) "
                    "[a complete round robin if at most 1,000 tables, else 10 tables per entrant].")
-@click.option("--seed", type=int, help="Seed of the schedule and the deals [0].")
-@click.option("--variant", type=VARIANTS, help="[standard]")
-@click.option("--threshold", type=click.IntRange(min=1), help="The game ends when a score reaches this [66].")
-@click.option("--end-rule", type=END_RULES, help="[at-or-above]")
+@options.seed(stored=True, help="Seed of the schedule and the deals.")
+@options.game_rules(stored=True)
 @click.option("--duplicate/--no-duplicate", default=None,
               help="Replay each deal with the hands rotated through every seat [on].")
-@click.option("--timeout", type=click.FloatRange(min=0.001), help="Seconds per call (per-call deadline) [1].")
-@click.option("--max-faults", type=click.IntRange(min=1), help="Faults in a game before a bot forfeits it [3].")
-@click.option("--sandbox", type=click.Choice(["docker", "local"]), help="Where bots run [docker].")
+@options.call_limits(stored=True)
+@options.sandbox(default=None)
 @click.option("--executor", help="auto, local (threads), process, dask:tcp://HOST:8786 or dask:local [auto: "
                                  "threads; processes for local bots at concurrency > 1].")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Tables played at once [CPUs / players].")
-@click.option("--memory", help="Docker: memory per bot [256m].")
-@click.option("--cpus", type=click.FloatRange(min=0.01), help="Docker: CPUs per bot [1].")
-@click.option("--retries", type=click.IntRange(min=0), help="Retries of a game after an infrastructure failure [3].")
+@options.docker_limits(stored=True)
+@click.option("--retries", type=click.IntRange(min=0),
+              help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
-def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options) -> None:
+def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **overrides: Any) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
 
     Options given are saved in the tournament; the next run without them uses the saved ones.
@@ -219,14 +273,16 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options)
     from their seed. Exit codes: 0 every game recorded; 1 games left unplayed after infrastructure
     failures (run again); 2 bad usage; 130 interrupted.
     """
+    from referee.store import Store  # lazy: start-up time (module docstring)
+    from referee.tournament.run import prepare_run, run_tournament
+    from referee.tournament.settings import settings_summary
+
     from .progress import TournamentProgress, render_summary
-    from referee.store import Store, StoreError
-    from referee.tournament import TournamentError, prepare_run, run_tournament, settings_summary
 
     try:
         if dry_run:
             with Store(directory, readonly=True) as store:
-                settings, versions, schedule = prepare_run(store, options)
+                settings, versions, schedule = prepare_run(store, overrides)
             click.echo(settings_summary(settings))
             click.echo(f"entrants: {', '.join(v.key for v in versions)}")
             click.echo(schedule.describe())
@@ -234,8 +290,8 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options)
                 click.echo(f"  table {t.index:>4}  deal {t.deal_seed:>19}  " + "  ".join(t.seats))
             return
         progress = TournamentProgress(enabled=not no_progress)
-        report = run_tournament(directory, options, progress=progress)
-    except (TournamentError, StoreError) as error:
+        report = run_tournament(directory, overrides, progress=progress)
+    except RefereeError as error:
         raise click.UsageError(str(error)) from None
     with Store(directory, readonly=True) as store:
         render_summary(report, store)
@@ -243,22 +299,23 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options)
 
 
 @tournament.command("status")
-@TOURNAMENT_DIR
-@click.option("--bootstrap", default=100, show_default=True, help="Bootstrap resamples of the rating intervals.")
-def tournament_status(directory: Path, bootstrap: int) -> None:
+@options.tournament_dir()
+@options.bootstrap()
+@options.as_json("the status")
+def tournament_status(directory: Path, bootstrap: int, bootstrap_seed: int, as_json: bool) -> None:
     """Where a running or stopped tournament stands: progress, runs, failures, standings."""
+    from referee.tournament.status import tournament_status as status_of  # lazy: start-up time
+
     from .progress import render_status
-    from referee.store import StoreError
-    from referee.tournament import tournament_status as status_of
 
     try:
         status = status_of(directory)
-    except StoreError as error:
+    except RefereeError as error:
         raise click.UsageError(str(error)) from None
-    try:
-        render_status(status, bootstrap=bootstrap)
-    finally:
-        status["store"].close()
+    if as_json:
+        click.echo(json.dumps(status, indent=1, default=str))
+        return
+    render_status(status, bootstrap=bootstrap, seed=bootstrap_seed)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,17 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.markup import escape
 from rich.table import Table
 
+from leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
+
+from referee import defaults
 from referee.store import Store
+from referee.tournament.settings import DEFAULTS, settings_summary
+from referee.tournament.status import entrant_labels
+
+from .source import store_standings
 
 
 class _Leader:
@@ -53,8 +61,6 @@ class TournamentProgress:
         self.played = 0
 
     def start(self, report: Any, store: Store) -> None:
-        from referee.tournament import entrant_labels
-
         labels = entrant_labels(store)
         for r in store.seat_results(report.schedule_id):
             for version, place in zip(r.versions, r.places):
@@ -109,10 +115,9 @@ class TournamentProgress:
             self.progress = None
 
 
-def standings_table(store: Store, *, bootstrap: int = 100, title: str = "Standings") -> Table | None:
-    from referee.tournament import standings
-
-    table_data = standings(store, bootstrap=bootstrap)
+def standings_table(store: Store, *, bootstrap: int = defaults.BOOTSTRAP, seed: int = defaults.BOOTSTRAP_SEED,
+                    title: str = "Standings") -> Table | None:
+    table_data = store_standings(store, bootstrap=bootstrap, seed=seed)
     if table_data is None:
         return None
     table = Table(title=title, title_justify="left")
@@ -120,11 +125,9 @@ def standings_table(store: Store, *, bootstrap: int = 100, title: str = "Standin
                          ("games", "right"), ("wins", "right"), ("mean place", "right"),
                          ("mean penalty", "right"), ("faults", "left")):
         table.add_column(col, justify=justify)
-    for row in table_data.rows:
-        interval = f"{row.low:.0f}-{row.high:.0f}" if row.low is not None else ""
-        faults = ", ".join(f"{k} x{n}" for k, n in row.faults) if row.faults else ""
-        table.add_row(str(row.rank), row.entrant, f"{row.rating:.0f}", interval, str(row.games),
-                      f"{row.wins:g}", f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", faults)
+    for row in table_data.rows:  # the same cell formats as `referee standings` and standings.md
+        table.add_row(str(row.rank), escape(row.entrant), f"{row.rating:.0f}", fmt_interval(row), str(row.games),
+                      fmt_wins(row.wins), f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", fmt_faults(row))
     return table
 
 
@@ -162,15 +165,13 @@ def render_summary(report: Any, store: Store, console: Console | None = None) ->
         console.print(table)
 
 
-def render_status(status: Mapping[str, Any], console: Console | None = None, *, bootstrap: int = 100) -> None:
-    from referee.tournament import settings_summary
-
+def render_status(status: Mapping[str, Any], console: Console | None = None, *,
+                  bootstrap: int = defaults.BOOTSTRAP, seed: int = defaults.BOOTSTRAP_SEED) -> None:
+    """`referee tournament status`: ``status`` from referee.tournament.status.tournament_status."""
     console = console or _console()
     settings = status["settings"]
     console.print(f"[bold]tournament {status['directory']}[/bold]: {status['state']}")
     if settings:
-        from referee.tournament import DEFAULTS
-
         console.print("settings: " + settings_summary({**DEFAULTS, **settings}))
     console.print(f"entrants: {len({e['name'] for e in status['entrants']})} "
                   f"({len(status['entrants'])} versions)")
@@ -193,6 +194,7 @@ def render_status(status: Mapping[str, Any], console: Console | None = None, *, 
         kinds = Counter(f["kind"] for f in status["infra_failures"])
         console.print("infrastructure failures (games retried, rated no one): "
                       + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())))
-    table = standings_table(status["store"], bootstrap=bootstrap)
+    with Store(status["directory"], readonly=True) as store:
+        table = standings_table(store, bootstrap=bootstrap, seed=seed)
     if table is not None:
         console.print(table)

@@ -37,12 +37,14 @@ from take5.convert import (
     pick_card_request,
     pick_card_requests,
 )
+from take5.outcome import win_shares
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
 from . import faults
 from .botref import BotRef, parse_bot
 from .launch import BotHandle, describe_exit, local_handle
 from .remote import BotInfo, CallFailed, RemoteBot
+from .sanitize import clean_text
 
 log = logging.getLogger("take5.referee")
 
@@ -157,8 +159,8 @@ class Standing:
     name: str
     bot: str
     games: int
-    wins: int
-    """Games in first place (shared first places included)."""
+    wins: float
+    """Games won; a first place shared by k seats counts 1/k (take5.outcome.win_shares)."""
     mean_place: float
     points: int
     mean_points: float
@@ -206,6 +208,7 @@ class MatchResult:
         for seat, entry in enumerate(self.entries):
             games = len(self.games)
             places = [g.places[seat] for g in self.games]
+            wins = sum(win_shares(g.places)[seat] for g in self.games)
             points = sum(g.scores[seat] for g in self.games)
             kinds: dict[str, int] = {}
             for g in self.games:
@@ -216,7 +219,7 @@ class MatchResult:
                     name=entry.name,
                     bot=entry.bot,
                     games=games,
-                    wins=sum(1 for p in places if p == 1),
+                    wins=wins,
                     mean_place=sum(places) / games if games else 0.0,
                     points=points,
                     mean_points=points / games if games else 0.0,
@@ -706,7 +709,7 @@ class Match:
         }
         logs = {}
         for seat in sorted(faulted):
-            tail = self.entrants[seat].handle.stderr_tail(2000).strip()
+            tail = clean_text(self.entrants[seat].handle.stderr_tail(2000)).strip()
             if tail:
                 logs[self.entrants[seat].name] = tail
         return MatchResult(

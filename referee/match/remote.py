@@ -22,7 +22,9 @@ from take5.convert import PROTOCOL_MAJOR, PROTOCOL_VERSION, ProtocolError, parse
 from take5.v1 import bot_pb2 as pb
 
 from . import faults
+from ..errors import RefereeError
 from .launch import describe_exit
+from .sanitize import clean_field
 
 log = logging.getLogger("take5.referee")
 
@@ -54,7 +56,7 @@ class BotInfo:
     """False when the bot does not implement Handshake (it still plays)."""
 
 
-class CallFailed(Exception):
+class CallFailedError(RefereeError):
     """A call to a bot that produced no usable answer; `kind` is a fault kind."""
 
     def __init__(self, kind: str, detail: str) -> None:
@@ -63,9 +65,12 @@ class CallFailed(Exception):
         self.detail = detail
 
 
+CallFailed = CallFailedError  # the name before the ...Error convention
+
+
 def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """An error detail from a bot: one line, control characters escaped, capped."""
+    return clean_field(" ".join(text.split()), limit)
 
 
 def failure(error: grpc.RpcError, method: str, timeout: float) -> CallFailed:
@@ -196,11 +201,11 @@ class RemoteBot:
                 f"for protocol {PROTOCOL_MAJOR}.x",
             )
         return BotInfo(
-            name=answer.name,
-            version=answer.version,
-            author=answer.author,
-            sdk=answer.sdk,
-            protocol_version=answer.protocol_version or PROTOCOL_VERSION,
+            name=clean_field(answer.name),  # bot-controlled text: escaped and capped here, at ingress
+            version=clean_field(answer.version),
+            author=clean_field(answer.author),
+            sdk=clean_field(answer.sdk),
+            protocol_version=clean_field(answer.protocol_version or PROTOCOL_VERSION),
         )
 
     # -- decisions -----------------------------------------------------------------------------

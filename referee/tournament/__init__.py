@@ -1,5 +1,6 @@
 """Round-robin tournaments of submitted bots: the schedule (schedule), where tables are played
-(executors), and submitting, running and reading back a tournament (run).
+(executors), settings, submitting (submit), one table's games (table), the run loop (run) and
+reading a tournament back (status); see run.py's docstring for the design.
 
 ``from referee.tournament import submit, run_tournament, ...`` works as before the tournament code
 became a package; names are loaded on first use (PEP 562), so that importing the package costs
@@ -13,12 +14,14 @@ from typing import Any
 
 #: public name -> the module of this package that defines it
 _HOMES: dict[str, str] = {
-    name: ".run"
-    for name in (
-        "DEFAULTS", "GameOutcome", "InfraError", "RunReport", "SeatSpec", "SubmitRefused", "Submitted",
-        "TableSpec", "TournamentError", "entrant_labels", "game_results", "prepare_run", "run_table",
-        "run_tournament", "schedule_for", "settings_summary", "standings", "submit", "tournament_status",
-    )
+    "TournamentError": ".errors", "SubmitRefusedError": ".errors", "SubmitRefused": ".errors",
+    "InfraError": ".errors",
+    "DEFAULTS": ".settings", "resolve_settings": ".settings", "schedule_for": ".settings",
+    "settings_summary": ".settings",
+    "GameOutcome": ".table", "SeatSpec": ".table", "TableSpec": ".table", "run_table": ".table",
+    "Submitted": ".submission", "submit": ".submission",
+    "RunReport": ".run", "prepare_run": ".run", "run_tournament": ".run",
+    "entrant_labels": ".status", "tournament_status": ".status",
 }
 
 __all__ = sorted(_HOMES)

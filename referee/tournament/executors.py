@@ -28,8 +28,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..errors import RefereeError
 
-class ExecutorError(ValueError):
+
+class ExecutorError(RefereeError, ValueError):
     """A bad --executor value, or the executor cannot be reached."""
 
 

@@ -46,6 +46,8 @@ from typing import Any
 import numpy as np
 from take5.shuffle import SplitMix64
 
+from ..errors import RefereeError
+
 #: The largest complete round robin (tables) the scheduler will enumerate.
 MAX_COMPLETE_TABLES = 2_000_000
 #: When no balanced schedule is found (a few small, dense pools have none), the complete round robin
@@ -58,7 +60,7 @@ REPAIR_EVALS = 100_000
 DEFAULT_TABLES_PER_ENTRANT = 10
 
 
-class ScheduleError(ValueError):
+class ScheduleError(RefereeError, ValueError):
     """The entrants and settings admit no schedule (too few entrants, a bad table size, ...)."""
 
 
