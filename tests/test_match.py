@@ -386,17 +386,19 @@ def test_address_bot_lost_mid_game_is_a_connection_fault(tmp_path: Path) -> None
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_stops_every_bot(tmp_path: Path, sig: signal.Signals) -> None:
     marker = uuid.uuid4().hex
-    env = dict(os.environ, TAKE5_TEST_MARKER=marker)
+    waiting = tmp_path / "waiting"
+    waiting.mkdir()
+    env = dict(os.environ, TAKE5_TEST_MARKER=marker, TAKE5_TEST_WAITING=str(waiting))
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "match", bot("hang"), bot("hang"), example("random"),
          "--games", "5", "--timeout", "30", "--records", str(tmp_path / "rec")],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        deadline = time.monotonic() + 20
-        while len(processes_with(marker)) < 4 and time.monotonic() < deadline:  # referee + 3 bots
-            time.sleep(0.05)
-        time.sleep(1.0)  # the bots serve and the first turn is waiting on the hanging ones
+        deadline = time.monotonic() + 60
+        while len(list(waiting.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until both hanging bots are inside their first PickCard
+        assert len(list(waiting.iterdir())) == 2, "the hanging bots never got their first PickCard"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=15)
     finally:
