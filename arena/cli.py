@@ -23,7 +23,8 @@ def _quiet_interrupt(signum: int, frame: Any) -> None:
 # Installed before the imports below, so that Ctrl-C while they load exits quietly; the command
 # itself runs with Python's own handler again (see ArenaGroup.main), so that KeyboardInterrupt
 # unwinds through the code that stops bots and closes stores.
-if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler or getattr(
+        signal.getsignal(signal.SIGINT), "__name__", "") == "_quiet_interrupt":
     signal.signal(signal.SIGINT, _quiet_interrupt)
 
 import json  # noqa: E402
@@ -57,7 +58,7 @@ class ArenaGroup(click.Group):
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
-        if signal.getsignal(signal.SIGINT) is _quiet_interrupt:
+        if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_quiet_interrupt":
             signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             try:

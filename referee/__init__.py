@@ -11,8 +11,7 @@ the alias is lazy (nothing is imported until the old name is), so it costs no st
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
+import importlib.machinery  # already loaded by the interpreter: this module must stay cheap
 import sys
 from types import ModuleType
 
@@ -28,7 +27,7 @@ MOVED: dict[str, str] = {
 }
 
 
-class _MovedLoader(importlib.abc.Loader):
+class _MovedLoader:  # an importlib Loader (duck-typed: importlib.abc costs start-up time)
     def __init__(self, target: str) -> None:
         self.target = target
 
@@ -41,7 +40,7 @@ class _MovedLoader(importlib.abc.Loader):
         module.__spec__ = self._spec  # the import system set the alias's spec; keep the real one
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
+class _MovedFinder:  # an importlib MetaPathFinder
     def find_spec(self, name: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         if name not in MOVED:
             return None
