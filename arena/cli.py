@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -33,6 +34,7 @@ from pathlib import Path  # noqa: E402
 import click  # noqa: E402
 
 from take5 import RandomPlayer, Settings, Take5Error, play_game  # noqa: E402
+from take5.rules import EndRule, Variant  # noqa: E402
 from take5.record import MalformedRecord, iter_records, load_record, verify_record  # noqa: E402
 
 from referee import defaults  # noqa: E402
@@ -46,7 +48,7 @@ from .transcript import transcript  # noqa: E402
 def game_settings(players: int, variant: str, threshold: int, end_rule: str) -> Settings:
     """Settings from command-line options, with the rules' own message on a bad combination."""
     try:
-        return Settings(players=players, variant=variant, threshold=threshold, end_rule=end_rule)
+        return Settings(players=players, variant=Variant(variant), threshold=threshold, end_rule=EndRule(end_rule))
     except Take5Error as error:
         raise click.BadParameter(str(error)) from None
 
@@ -55,14 +57,15 @@ class ArenaGroup(click.Group):
     """click's group, with one way out for Ctrl-C (exit 130, one line) and for the referee's own
     errors (a one-line message, exit 2), whatever the subcommand."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, **extra)
         if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_quiet_interrupt":
             signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             try:
-                code = super().main(*args, standalone_mode=False, **kwargs)
+                code = super().main(args, prog_name, complete_var, False, **extra)
             except click.exceptions.Exit as done:
                 code = done.exit_code
             except click.ClickException as error:

@@ -139,7 +139,7 @@ def match(
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
     bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
     """
-    from take5.rules import InvalidSettings
+    from take5.rules import EndRule, InvalidSettings, Variant
 
     from referee.match.play import Match, MatchConfig
 
@@ -159,9 +159,9 @@ def match(
     config = MatchConfig(
         games=games,
         seed=seed,
-        variant=variant,
+        variant=Variant(variant),
         threshold=threshold,
-        end_rule=end_rule,
+        end_rule=EndRule(end_rule),
         timeout=timeout,
         start_timeout=start_timeout,
         max_faults=max_faults,

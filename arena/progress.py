@@ -14,6 +14,7 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
+    TaskID,
     TimeRemainingColumn,
 )
 from rich.markup import escape
@@ -55,7 +56,7 @@ class TournamentProgress:
         self.enabled = enabled
         self.leader = _Leader()
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
         self.infra_count = 0
         self.started = 0.0
         self.played = 0
@@ -100,7 +101,7 @@ class TournamentProgress:
         self.console.print(text)
 
     def _update(self, advance: int) -> None:
-        if self.progress is None:
+        if self.progress is None or self.task is None:
             return
         elapsed = max(1e-6, time.perf_counter() - self.started)
         infra = f"  [yellow]infra failures: {self.infra_count}" if self.infra_count else ""
@@ -121,10 +122,8 @@ def standings_table(store: Store, *, bootstrap: int = defaults.BOOTSTRAP, seed: 
     if table_data is None:
         return None
     table = Table(title=title, title_justify="left")
-    for col, justify in (("#", "right"), ("entrant", "left"), ("rating", "right"), ("95% interval", "right"),
-                         ("games", "right"), ("wins", "right"), ("mean place", "right"),
-                         ("mean penalty", "right"), ("faults", "left")):
-        table.add_column(col, justify=justify)
+    for col in ("#", "entrant", "rating", "95% interval", "games", "wins", "mean place", "mean penalty", "faults"):
+        table.add_column(col, justify="left" if col in ("entrant", "faults") else "right")
     for row in table_data.rows:  # the same cell formats as `referee standings` and standings.md
         table.add_row(str(row.rank), escape(row.entrant), f"{row.rating:.0f}", fmt_interval(row), str(row.games),
                       fmt_wins(row.wins), f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", fmt_faults(row))

@@ -276,8 +276,8 @@ def publish_site(
     ]
     (data / "standings.js").write_text(_js("TAKE5_STANDINGS", site), encoding="utf-8")
 
-    for entrant, page in bot_pages(results, records).items():
-        (bots / f"{file_key(entrant)}.js").write_text(_js("TAKE5_BOT", page), encoding="utf-8")
+    for entrant, bot_page in bot_pages(results, records).items():
+        (bots / f"{file_key(entrant)}.js").write_text(_js("TAKE5_BOT", bot_page), encoding="utf-8")
 
     entrants_of = {g.game_id: list(g.entrants) for g in results}
     for gid, record in records.items():

@@ -14,6 +14,10 @@ import importlib
 import importlib.machinery  # already loaded by the interpreter: this module must stay cheap
 import sys
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 #: old module name -> its new home (the same module object is returned under both names)
 MOVED: dict[str, str] = {
@@ -44,7 +48,7 @@ class _MovedFinder:  # an importlib MetaPathFinder
     def find_spec(self, name: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         if name not in MOVED:
             return None
-        return importlib.machinery.ModuleSpec(name, _MovedLoader(MOVED[name]))
+        return importlib.machinery.ModuleSpec(name, cast("Loader", _MovedLoader(MOVED[name])))
 
 
 if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):

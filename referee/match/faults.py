@@ -13,8 +13,11 @@ from enum import Enum
 class FaultKind(str, Enum):
     """The kinds of fault a bot can commit (the ``kind`` field of a fault in a record)."""
 
-    __str__ = str.__str__  # "timeout", not "FaultKind.TIMEOUT", in messages and f-strings
-    __format__ = str.__format__
+    def __str__(self) -> str:  # "timeout", not "FaultKind.TIMEOUT", in messages and f-strings
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
     TIMEOUT = "timeout"
     """No answer before the deadline (also: the bot did not come up within the start timeout)."""

@@ -327,7 +327,7 @@ def _balanced(n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 3) -
     return best, False
 
 
-def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[list[int]], bool]:
+def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[list[int]], int]:
     pairs = np.zeros((n, n), dtype=np.int64)
     met: list[set[int]] = [set() for _ in range(n)]  # who has met whom (the sparse fast path)
     sparse = True  # no pair has met twice yet: the first fresh candidate of the round is optimal

@@ -159,6 +159,8 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
                     raise InfraError("referee-error", f"the match played seed {summary.seed} "
                                      f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}")
                 record = summary.document
+                if record is None:
+                    raise InfraError("referee-error", "the match layer returned no record")
                 if spec.sandbox == "docker" and any(
                     f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat
                 ) and not _engine_answers():

@@ -29,7 +29,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -141,7 +141,9 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         self.lock = threading.Lock()  # one call of the bot at a time, whatever the thread pool does
         self.in_flight = 0
 
-    def _call(self, context: grpc.ServicerContext, game_id: str, time_limit_ms: int, method, *args):
+    def _call(
+        self, context: grpc.ServicerContext, game_id: str, time_limit_ms: int, method: Callable[..., Any], *args: Any
+    ) -> Any:
         with self.lock:
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:

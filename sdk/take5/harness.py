@@ -253,13 +253,14 @@ def play_against(
     Deals are duplicated like the referee's matches: seed + i // players with every rotation, so luck
     evens out over a multiple of the player count. `time_limit` only counts slow decisions.
     """
-    me = resolve(bot) if isinstance(bot, (str, os.PathLike)) else bot
+    me = resolve(os.fspath(bot)) if isinstance(bot, (str, os.PathLike)) else bot
     players: list[Player] = [me] + [resolve(o) for o in opponents]
     names: list[str] = []
     for player in players:
         name = bot_name(player)
         names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
-    settings = Settings(players=len(players), variant=variant, threshold=threshold, end_rule=end_rule)
+    settings = Settings(players=len(players), variant=Variant(variant), threshold=threshold,
+                        end_rule=EndRule(end_rule))
     seats = [_Seat(p, n, time_limit, wire) for p, n in zip(players, names)]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []

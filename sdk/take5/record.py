@@ -64,7 +64,7 @@ def load_record(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise MalformedRecord(f"{path} is not JSON: {error}") from None
     check_format(doc)
-    return doc
+    return dict(doc)
 
 
 def check_format(doc: Any) -> None:
@@ -167,7 +167,7 @@ def _replay_turn(
     low_choices = {t["card"]: t["row"] for t in turn.get("takes", []) if t.get("reason") == "low-card"}
     this_turn = game.turn
     game.play(cards)
-    while game.phase is Phase.CHOOSE_ROW:
+    while game.phase is Phase.CHOOSE_ROW:  # type: ignore[comparison-overlap]  # game.play() changed it
         card = game.view(game.waiting_for[0]).card
         if card not in low_choices:
             return Divergence(number, this_turn, card, "a low card needs a recorded row choice", "a low-card take", None)
