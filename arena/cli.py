@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 
@@ -130,7 +130,8 @@ def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
 @click.option("--tournament", "-t", "tournament", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Also check every game recorded in this tournament's store.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the records that fail.")
-def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> None:
+@options.as_json("one result per record")
+def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool, as_json: bool) -> None:
     """Replay game RECORDS (files or folders of *.json) through the rules.
 
     Reports the first divergence of each record (round, turn, card, expected vs recorded).
@@ -139,7 +140,7 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
     if not records and tournament is None:
         raise click.UsageError("name record files or folders, or --tournament DIR")
 
-    def documents():
+    def documents() -> Iterator[tuple[str, dict[str, Any] | MalformedRecord]]:
         for path in iter_records(list(records)):
             try:
                 yield str(path), load_record(path)
@@ -152,33 +153,36 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> N
                 store = Store(tournament, readonly=True)
             except StoreError as error:
                 raise click.UsageError(str(error)) from None
-            for game_id, doc in store.records():
-                yield f"{tournament}:{game_id}", doc
+            with store:
+                for game_id, doc in store.records():
+                    yield f"{tournament}:{game_id}", doc
 
-    failures = 0
-    checked = 0
+    results: list[dict[str, str]] = []
     for name, doc in documents():
-        checked += 1
         try:
             if isinstance(doc, MalformedRecord):
                 raise doc
             divergence = verify_record(doc)
         except MalformedRecord as error:
-            failures += 1
-            click.echo(f"{name}: MALFORMED: {error}")
-            continue
-        if divergence is None:
-            if not quiet:
-                click.echo(f"{name}: ok")
+            results.append({"record": name, "status": "malformed", "detail": str(error)})
         else:
-            failures += 1
-            click.echo(f"{name}: INVALID: {divergence}")
-    if checked == 0:
+            results.append({"record": name, "status": "ok" if divergence is None else "invalid",
+                            "detail": "" if divergence is None else str(divergence)})
+        if not as_json:  # a record is hostile too: what it says is escaped before it is printed
+            r = results[-1]
+            if r["status"] != "ok":
+                click.echo(f"{field(name, 1000)}: {r['status'].upper()}: {field(r['detail'], 2000)}")
+            elif not quiet:
+                click.echo(f"{field(name, 1000)}: ok")
+    failures = sum(1 for r in results if r["status"] != "ok")
+    if as_json:
+        click.echo(json.dumps({"checked": len(results), "valid": len(results) - failures, "records": results},
+                              indent=1))
+    elif not results:
         click.echo("no records found", err=True)
-        sys.exit(1)
-    if not quiet or failures:
-        click.echo(f"{checked - failures} of {checked} records valid")
-    sys.exit(1 if failures else 0)
+    elif not quiet or failures:
+        click.echo(f"{len(results) - failures} of {len(results)} records valid")
+    sys.exit(1 if failures or not results else 0)
 
 
 # `referee match`: bots over gRPC (the command lives in referee/match_cli.py).

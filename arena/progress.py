@@ -17,7 +17,6 @@ from rich.progress import (
     TaskID,
     TimeRemainingColumn,
 )
-from rich.markup import escape
 from rich.table import Table
 
 from leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
@@ -28,6 +27,7 @@ from referee.tournament.settings import DEFAULTS, settings_summary
 from referee.tournament.status import entrant_labels
 
 from .source import store_standings
+from .terminal import markup
 
 
 class _Leader:
@@ -45,7 +45,7 @@ class _Leader:
         if not self.places:
             return "-"
         label, (total, n) = min(self.places.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0]))
-        return f"{label} (mean place {total / n:.2f})"
+        return f"{markup(label)} (mean place {total / n:.2f})"
 
 
 class TournamentProgress:
@@ -125,7 +125,7 @@ def standings_table(store: Store, *, bootstrap: int = defaults.BOOTSTRAP, seed: 
     for col in ("#", "entrant", "rating", "95% interval", "games", "wins", "mean place", "mean penalty", "faults"):
         table.add_column(col, justify="left" if col in ("entrant", "faults") else "right")
     for row in table_data.rows:  # the same cell formats as `referee standings` and standings.md
-        table.add_row(str(row.rank), escape(row.entrant), f"{row.rating:.0f}", fmt_interval(row), str(row.games),
+        table.add_row(str(row.rank), markup(row.entrant), f"{row.rating:.0f}", fmt_interval(row), str(row.games),
                       fmt_wins(row.wins), f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", fmt_faults(row))
     return table
 
@@ -153,7 +153,8 @@ def render_summary(report: Any, store: Store, console: Console | None = None) ->
             + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
         )
         first = report.infra[0]
-        console.print(f"  first: game {first[0]}: {first[1]}: {first[2].splitlines()[0] if first[2] else ''}")
+        console.print(f"  first: game {markup(first[0])}: {markup(first[1])}: "
+                      f"{markup(first[2].splitlines()[0] if first[2] else '')}")
     if report.interrupted:
         console.print("[yellow]interrupted: run the same command again to play the games not yet recorded")
     elif report.unplayed:
@@ -169,13 +170,13 @@ def render_status(status: Mapping[str, Any], console: Console | None = None, *,
     """`referee tournament status`: ``status`` from referee.tournament.status.tournament_status."""
     console = console or _console()
     settings = status["settings"]
-    console.print(f"[bold]tournament {status['directory']}[/bold]: {status['state']}")
+    console.print(f"[bold]tournament {markup(status['directory'], 1000)}[/bold]: {status['state']}")
     if settings:
         console.print("settings: " + settings_summary({**DEFAULTS, **settings}))
     console.print(f"entrants: {len({e['name'] for e in status['entrants']})} "
                   f"({len(status['entrants'])} versions)")
     for e in status["entrants"]:
-        console.print(f"  {e['name']} v{e['version']} ({e['kind']}, source {e['source_hash']}"
+        console.print(f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source {e['source_hash']}"
                       f"{', image ' + e['image_id'] if e['image_id'] else ''}, submitted {e['submitted_at'][:19]})")
     schedule = status["schedule"]
     progress = status["progress"]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from take5 import __version__ as take5_version
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
+from .kinds import SandboxKind
+
 # -- the game -------------------------------------------------------------------------------------
 PLAYERS = 4
 THRESHOLD = DEFAULT_THRESHOLD  # 66: the game ends when a score reaches it
@@ -28,11 +30,11 @@ MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped
 
 # -- the sandbox ----------------------------------------------------------------------------------
-SANDBOXES = ("docker", "local")
+SANDBOXES = tuple(kind.value for kind in SandboxKind)
 #: Where a bot runs when nothing says otherwise. `referee match` runs the bots a developer names on
 #: their own machine (``local``); tournaments and `referee submit` run strangers' code (``docker``).
-MATCH_SANDBOX = "local"
-TOURNAMENT_SANDBOX = "docker"
+MATCH_SANDBOX = SandboxKind.LOCAL.value
+TOURNAMENT_SANDBOX = SandboxKind.DOCKER.value
 MEMORY = "256m"  # per bot, also its swap limit (no swap)
 CPUS = 1.0
 PIDS = 64

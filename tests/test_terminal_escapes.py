@@ -51,3 +51,17 @@ def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
     assert "\x1b" not in as_json.stdout and "\\u001b" not in as_json.stdout  # not raw, not JSON-escaped raw
     doc = json.loads(as_json.stdout)
     assert "\\x1b[2J" in json.dumps(doc)  # the bot's text, escaped at ingress, is in the result
+
+
+def test_verify_escapes_what_a_hostile_record_file_brings(tmp_path):
+    """A record file is as hostile as a bot: its name and what it holds reach the terminal escaped."""
+    (tmp_path / "evil\x1b]0;pwned\x07.json").write_text('{"format": "\x1b[2J', encoding="utf-8")
+    done = _referee("verify", str(tmp_path))
+    assert done.returncode == 1
+    out = done.stdout + done.stderr
+    assert "\x1b" not in out and "\x07" not in out, out
+    assert "MALFORMED" in out and "\\x1b]0;pwned" in out
+
+    as_json = _referee("verify", str(tmp_path), "--json")
+    doc = json.loads(as_json.stdout)
+    assert doc["checked"] == 1 and doc["valid"] == 0 and doc["records"][0]["status"] == "malformed"

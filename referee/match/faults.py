@@ -7,17 +7,11 @@ when kinds were plain strings) and compares equal to that string; the module-lev
 
 from __future__ import annotations
 
-from enum import Enum
+from ..kinds import StrEnum
 
 
-class FaultKind(str, Enum):
+class FaultKind(StrEnum):
     """The kinds of fault a bot can commit (the ``kind`` field of a fault in a record)."""
-
-    def __str__(self) -> str:  # "timeout", not "FaultKind.TIMEOUT", in messages and f-strings
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
 
     TIMEOUT = "timeout"
     """No answer before the deadline (also: the bot did not come up within the start timeout)."""

@@ -38,8 +38,9 @@ from take5.convert import (
     pick_card_requests,
 )
 from take5.outcome import win_shares
-from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
+from take5.rules import EndRule, Variant
 
+from .. import defaults
 from . import faults
 from .botref import BotRef, parse_bot
 from .launch import BotHandle, describe_exit, local_handle
@@ -55,23 +56,23 @@ Launcher = Callable[[BotRef], BotHandle]
 class MatchConfig:
     """How a match is played. Times are in seconds."""
 
-    games: int = 1
-    seed: int = 0
-    variant: Variant = Variant.STANDARD
-    threshold: int = DEFAULT_THRESHOLD
-    end_rule: EndRule = EndRule.AT_OR_ABOVE
-    timeout: float = 1.0
+    games: int = defaults.GAMES
+    seed: int = defaults.SEED
+    variant: Variant = Variant(defaults.VARIANT)
+    threshold: int = defaults.THRESHOLD
+    end_rule: EndRule = EndRule(defaults.END_RULE)
+    timeout: float = defaults.TIMEOUT
     """Deadline of each PickCard, ChooseRow and GameOver call."""
-    start_timeout: float = 10.0
+    start_timeout: float = defaults.START_TIMEOUT
     """Time a bot has to start serving after it is launched."""
-    handshake_timeout: float = 2.0
-    max_faults: int = 3
+    handshake_timeout: float = defaults.HANDSHAKE_TIMEOUT
+    max_faults: int = defaults.MAX_FAULTS
     """Faults in one game after which the bot forfeits it."""
     records: Path | None = None
     """Folder for the game records (one JSON file per game) and the bots' output logs."""
     match_id: str = ""
     """Prefix of the game ids; default "s<seed>"."""
-    stop_grace: float = 1.0
+    stop_grace: float = defaults.STOP_GRACE
     """Seconds a bot has to exit after SIGTERM before it is killed."""
 
     def __post_init__(self) -> None:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..kinds import InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
 from .executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
@@ -127,7 +128,7 @@ def prepare_run(store: Store, overrides: Mapping[str, Any]) -> tuple[dict[str, A
             f"{len(versions)} entrant{'s' * (len(versions) != 1)} cannot fill a table of "
             f"{settings['players']}: submit more bots (`referee submit BOT_DIR --name NAME --tournament DIR`)"
         )
-    if settings["sandbox"] == "local":
+    if settings["sandbox"] == SandboxKind.LOCAL:
         docker_only = [v.name for v in versions if v.kind == "dockerfile"]
         if docker_only:
             raise TournamentError(f"{', '.join(docker_only)} can only run with --sandbox docker")
@@ -173,7 +174,7 @@ def run_tournament(
             report = RunReport(schedule, sid, counts["total"], counts["done"])
             run_id = f"run-{secrets.token_hex(4)}"
             store.begin_run(run_id, schedule_id=sid, settings=settings, games=counts["total"])
-            status = "failed"
+            status = RunStatus.FAILED
             try:
                 if progress is not None:
                     progress.start(report, store)
@@ -181,16 +182,17 @@ def run_tournament(
                     driver = _Driver(store, executor, info, settings, report, run_id, runner=runner,
                                      progress=progress, retry_delay=retry_delay)
                     driver.run(specs)
-                status = "interrupted" if report.interrupted else ("finished" if not report.unplayed else "incomplete")
+                status = (RunStatus.INTERRUPTED if report.interrupted
+                          else RunStatus.FINISHED if not report.unplayed else RunStatus.INCOMPLETE)
             except KeyboardInterrupt:
                 report.interrupted = True
-                status = "interrupted"
+                status = RunStatus.INTERRUPTED
             finally:
                 if progress is not None:
                     progress.stop()
                 report.seconds = time.perf_counter() - started
                 store.end_run(run_id, status, store.progress(sid)["done"])
-                if settings["sandbox"] == "docker" and info.in_process:
+                if settings["sandbox"] == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report
     finally:
@@ -287,7 +289,7 @@ class _Driver:
             try:
                 outcomes = fut.result()
             except Exception as error:  # noqa: BLE001 - the executor failed: infrastructure
-                outcomes = [GameOutcome(g, infra_kind="executor", infra_detail=f"{type(error).__name__}: {error}")
+                outcomes = [GameOutcome(g, infra_kind=InfraKind.EXECUTOR, infra_detail=f"{type(error).__name__}: {error}")
                             for g, _ in spec.games]
             self._drain({**spec_of, spec.table: (spec, attempt)})  # callbacks that raced the future
             for outcome in outcomes:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..kinds import RunStatus
 from ..store import Store, pid_alive, seconds_since
 
 
@@ -32,7 +33,7 @@ def tournament_status(directory: str | os.PathLike) -> dict[str, Any]:
         state = "not started"
         if run is not None:
             state = run["status"]
-            if state == "running":
+            if state == RunStatus.RUNNING:
                 alive = pid_alive(run["pid"], run["host"])
                 if alive is False:
                     state = "stopped (the referee was killed)"

@@ -17,6 +17,7 @@ from typing import Any
 from .. import defaults
 from ..docker_launch import DockerLauncher
 from ..docker_sandbox import DockerUnavailable, ImageBuildError, SandboxLimits, source_hash
+from ..kinds import SandboxKind
 from ..match.botref import BadBotRef, BotRef, parse_bot
 from ..match.play import Match, MatchConfig
 from ..match.sanitize import clean_field, clean_text
@@ -65,7 +66,7 @@ def submit(
         if not store.settings():
             store.set_settings(settings)
         sandbox = settings["sandbox"]
-        if ref.kind == "dockerfile" and sandbox != "docker":
+        if ref.kind == "dockerfile" and sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError("the folder has only a Dockerfile: it can only run in the docker sandbox")
         try:
             digest = source_hash(folder)
@@ -73,7 +74,7 @@ def submit(
             raise SubmitRefusedError(str(error)) from None
         image_id = None
         launcher = None
-        if sandbox == "docker":
+        if sandbox == SandboxKind.DOCKER:
             try:
                 launcher = DockerLauncher(
                     limits=SandboxLimits(memory=settings["memory"], cpus=float(settings["cpus"]),

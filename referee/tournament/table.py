@@ -23,6 +23,7 @@ from ..docker_sandbox import Docker, DockerUnavailable, ImageBuildError, Sandbox
 from ..match.botref import parse_bot
 from ..match.faults import FaultKind
 from ..match.play import Match, MatchConfig
+from ..kinds import InfraKind, SandboxKind
 from .errors import InfraError
 
 
@@ -84,7 +85,7 @@ def _docker_launcher(spec: TableSpec):
             try:
                 launcher = DockerLauncher(limits=SandboxLimits(**spec.limits), base_image=spec.base_image)
             except DockerUnavailable as error:
-                raise InfraError("engine-unavailable", str(error)) from None
+                raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
             _launchers[key] = launcher
         return launcher
 
@@ -132,14 +133,14 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
     launcher = None
     try:
         refs = [parse_bot(seat.bot) for seat in spec.seats]
-        if spec.sandbox == "docker":
+        if spec.sandbox == SandboxKind.DOCKER:
             if not _engine_answers():
-                raise InfraError("engine-unavailable", "no Docker engine answers")
+                raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "no Docker engine answers")
             launcher = _docker_launcher(spec)
             for text, got in launcher.prepare(refs).items():
                 if isinstance(got, ImageBuildError):
                     # Validated at submission: an image that cannot be built now is not the bot's doing.
-                    kind = "engine-unavailable" if not _engine_answers() else "image"
+                    kind = InfraKind.ENGINE_UNAVAILABLE if not _engine_answers() else InfraKind.IMAGE
                     raise InfraError(kind, f"{text}: {str(got).splitlines()[0]}")
         n = len(spec.seats)
         config = MatchConfig(
@@ -156,17 +157,17 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
                 started = time.perf_counter()
                 summary = match.play_game(rotation)
                 if summary.seed != spec.deal_seed or summary.rotation != rotation:
-                    raise InfraError("referee-error", f"the match played seed {summary.seed} "
+                    raise InfraError(InfraKind.REFEREE_ERROR, f"the match played seed {summary.seed} "
                                      f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}")
                 record = summary.document
                 if record is None:
-                    raise InfraError("referee-error", "the match layer returned no record")
-                if spec.sandbox == "docker" and any(
+                    raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned no record")
+                if spec.sandbox == SandboxKind.DOCKER and any(
                     f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat
                 ) and not _engine_answers():
-                    raise InfraError("engine-unavailable", "the Docker engine stopped answering during the game")
+                    raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "the Docker engine stopped answering during the game")
                 if not record.get("complete", True):
-                    raise InfraError("referee-error", "the match layer returned an incomplete game")
+                    raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game")
                 record["game_id"] = game_id
                 for seat, info in zip(spec.seats, record["seats"]):
                     info["bot_name"] = info.get("name")  # what the bot called itself
@@ -174,12 +175,12 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
                 emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
     except InfraError as error:
         _fail_rest(spec, outcomes, emit, error.kind, error.detail)
-        if launcher is not None and error.kind == "engine-unavailable":
+        if launcher is not None and error.kind == InfraKind.ENGINE_UNAVAILABLE:
             _drop_launcher(launcher)
     except Exception as error:  # noqa: BLE001 - the referee's own failure: rates no one
-        kind = "referee-error"
-        if spec.sandbox == "docker" and not _engine_answers():
-            kind = "engine-unavailable"
+        kind = InfraKind.REFEREE_ERROR
+        if spec.sandbox == SandboxKind.DOCKER and not _engine_answers():
+            kind = InfraKind.ENGINE_UNAVAILABLE
             if launcher is not None:
                 _drop_launcher(launcher)
         detail = f"{type(error).__name__}: {error}\n" + "".join(traceback.format_exc(limit=6))[-1500:]
