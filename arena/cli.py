@@ -273,7 +273,8 @@ def tournament() -> None:
               help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
-def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **overrides: Any) -> None:
+@options.as_json("what the run did (no progress bar)")
+def tournament_run(directory: Path, dry_run: bool, no_progress: bool, as_json: bool, **overrides: Any) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
 
     Options given are saved in the tournament; the next run without them uses the saved ones.
@@ -297,10 +298,18 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **override
             for t in schedule.tables:
                 click.echo(f"  table {t.index:>4}  deal {t.deal_seed:>19}  " + "  ".join(t.seats))
             return
-        progress = TournamentProgress(enabled=not no_progress)
+        progress = TournamentProgress(enabled=not (no_progress or as_json))
         report = run_tournament(directory, overrides, progress=progress)
     except RefereeError as error:
         raise click.UsageError(str(error)) from None
+    if as_json:
+        click.echo(json.dumps({
+            "schedule_id": report.schedule_id, "total": report.total, "recorded": report.done,
+            "played": report.played, "unplayed": report.unplayed, "interrupted": report.interrupted,
+            "seconds": round(report.seconds, 3), "exit_code": report.exit_code,
+            "infra_failures": [{"game_id": g, "kind": k, "detail": d} for g, k, d in report.infra],
+        }, indent=1))
+        sys.exit(report.exit_code)
     with Store(directory, readonly=True) as store:
         render_summary(report, store)
     sys.exit(report.exit_code)
