@@ -185,7 +185,7 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool, as_j
     sys.exit(1 if failures or not results else 0)
 
 
-# `referee match`: bots over gRPC (the command lives in referee/match_cli.py).
+# `referee match`: bots over gRPC (the command lives in arena/match_cli.py).
 from .match_cli import match as _match  # noqa: E402
 
 main.add_command(_match)
@@ -195,7 +195,7 @@ from referee.sandbox_cli import build as _build  # noqa: E402
 
 main.add_command(_build)
 
-# `referee standings` and `referee publish`: the leaderboard (code in referee/publish_cli.py).
+# `referee standings` and `referee publish`: the leaderboard (code in arena/publish_cli.py).
 from .publish_cli import publish as _publish, standings as _standings  # noqa: E402
 
 main.add_command(_standings)

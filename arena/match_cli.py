@@ -1,4 +1,4 @@
-"""`referee match`: the command-line face of referee/match.py (summary, JSON, exit codes).
+"""`referee match`: the command-line face of referee/match/play.py (summary, JSON, exit codes).
 
 Exit codes (also in docs/faults.md):
   0   every game was played and no bot faulted

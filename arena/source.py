@@ -62,7 +62,7 @@ def load_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
 
 
 def load_tournament(directory: str | Path) -> Games:
-    """A tournament directory: every recorded game of its store (referee/store.py), rated per
+    """A tournament directory: every recorded game of its store (referee/store/), rated per
     entrant as ``referee tournament status`` does (an entrant's latest version under its name,
     older versions as ``name@vN``). A directory without a store but with game record files (for
     example the ``--records`` folder of ``referee match``) is read as those records."""

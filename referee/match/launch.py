@@ -2,7 +2,7 @@
 
 The match layer only needs an address to connect to, a way to stop the bot, and, when a call fails, to
 know whether the bot is still alive (a crash and a refused connection are different faults). Local
-processes (referee/local.py), Docker containers (referee/docker_sandbox.py) and bots someone else runs
+processes (referee/match/local.py), Docker containers (referee/docker_sandbox.py) and bots someone else runs
 (`AddressHandle`) all fit behind this interface.
 """
 

@@ -1,7 +1,7 @@
 """The referee's side of the protocol: one gRPC client per bot, with deadlines and fault mapping.
 
 Transport only: requests arrive here already encoded (take5.convert) and answers leave as plain
-numbers; every way a call can fail becomes a `CallFailed` carrying a fault kind (referee/faults.py).
+numbers; every way a call can fail becomes a `CallFailed` carrying a fault kind (referee/match/faults.py).
 Answers are decoded here rather than by gRPC, so that an answer that is not a protobuf message is a
 "protocol" fault with a clear detail and not an opaque internal error.
 """

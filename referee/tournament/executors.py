@@ -16,7 +16,7 @@
 ``dask:local``
     a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
 
-Work is submitted as a picklable spec to a top-level function (``referee.tournament.run_table``), so
+Work is submitted as a picklable spec to a top-level function (``referee.tournament.table.run_table``), so
 the same tournament code runs on every executor.
 """
 
