@@ -28,21 +28,20 @@ if signal.getsignal(signal.SIGINT) is signal.default_int_handler or getattr(
         signal.getsignal(signal.SIGINT), "__name__", "") == "_quiet_interrupt":
     signal.signal(signal.SIGINT, _quiet_interrupt)
 
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+from pathlib import Path
 
-import click  # noqa: E402
+import click
+from take5 import RandomPlayer, Settings, Take5Error, play_game
+from take5.record import MalformedRecord, iter_records, load_record, verify_record
+from take5.rules import EndRule, Variant
 
-from take5 import RandomPlayer, Settings, Take5Error, play_game  # noqa: E402
-from take5.rules import EndRule, Variant  # noqa: E402
-from take5.record import MalformedRecord, iter_records, load_record, verify_record  # noqa: E402
+from referee import defaults
+from referee.errors import RefereeError
 
-from referee import defaults  # noqa: E402
-from referee.errors import RefereeError  # noqa: E402
-
-from . import options  # noqa: E402
-from .terminal import field  # noqa: E402
-from .transcript import transcript  # noqa: E402
+from . import options
+from .terminal import field
+from .transcript import transcript
 
 
 def game_settings(players: int, variant: str, threshold: int, end_rule: str) -> Settings:
@@ -186,17 +185,18 @@ def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool, as_j
 
 
 # `referee match`: bots over gRPC (the command lives in arena/match_cli.py).
-from .match_cli import match as _match  # noqa: E402
+from .match_cli import match as _match
 
 main.add_command(_match)
 
 # `referee build`: a bot folder's Docker image (code in referee/sandbox_cli.py).
-from referee.sandbox_cli import build as _build  # noqa: E402
+from referee.sandbox_cli import build as _build
 
 main.add_command(_build)
 
 # `referee standings` and `referee publish`: the leaderboard (code in arena/publish_cli.py).
-from .publish_cli import publish as _publish, standings as _standings  # noqa: E402
+from .publish_cli import publish as _publish
+from .publish_cli import standings as _standings
 
 main.add_command(_standings)
 main.add_command(_publish)
@@ -222,7 +222,8 @@ def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeo
     A refused bot is reported with the reason and its own stderr (exit code 1). Games of earlier
     versions stay recorded.
     """
-    from referee.tournament.errors import SubmitRefusedError  # lazy: start-up time (module docstring)
+    # lazy: start-up time (module docstring)
+    from referee.tournament.errors import SubmitRefusedError
     from referee.tournament.submission import submit as do_submit
 
     from .terminal import block

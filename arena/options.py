@@ -24,7 +24,7 @@ END_RULES = click.Choice(["at-or-above", "above"])
 SANDBOXES = click.Choice(list(defaults.SANDBOXES))
 
 
-def _option(*names: str, stored: bool, default: Any, help: str, **kw: Any) -> Decorator:  # noqa: A002
+def _option(*names: str, stored: bool, default: Any, help: str, **kw: Any) -> Decorator:
     """An option with a default (``stored=False``) or unset unless given (``stored=True``)."""
     if stored:
         shown = "none" if default is None else (f"{default:g}" if isinstance(default, float) else str(default))
@@ -37,7 +37,7 @@ def players(*, stored: bool = False) -> Decorator:
                    help="Players at each table (2-10; 2-6 professional).")
 
 
-def seed(*, stored: bool = False, help: str = "Seed of the deals: the same seed gives the same games.") -> Decorator:  # noqa: A002
+def seed(*, stored: bool = False, help: str = "Seed of the deals: the same seed gives the same games.") -> Decorator:
     return _option("--seed", stored=stored, default=defaults.SEED, type=int, help=help)
 
 

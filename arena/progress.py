@@ -12,15 +12,14 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
-    TaskID,
     TimeRemainingColumn,
 )
 from rich.table import Table
 
 from leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
-
 from referee import defaults
 from referee.store import Store
 from referee.tournament.settings import DEFAULTS, settings_summary

@@ -10,10 +10,9 @@ import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-
-from typing import TYPE_CHECKING, Any
 
 from . import options
 from .terminal import field

@@ -62,7 +62,7 @@ def heavy_imports() -> list[str]:
             "try:\n    from arena.cli import main\nexcept ImportError:\n    from referee.cli import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True, check=False)
     return [m for m in out.stderr.strip().splitlines()[-1].split(",") if m] if out.stderr.strip() else []
 
 

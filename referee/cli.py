@@ -14,7 +14,7 @@ def _quiet_interrupt(signum, frame):  # type: ignore[no-untyped-def]
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _quiet_interrupt)
 
-from arena.cli import main  # noqa: E402
+from arena.cli import main
 
 if __name__ == "__main__":
     main()

@@ -22,7 +22,7 @@ def _referee(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "sdk"), env.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=ROOT)
+                          env=env, timeout=120, cwd=ROOT, check=False)
 
 
 def test_clean_field_escapes_every_control_character_and_caps():

@@ -58,9 +58,9 @@ class MatchConfig:
 
     games: int = defaults.GAMES
     seed: int = defaults.SEED
-    variant: Variant = Variant(defaults.VARIANT)
+    variant: Variant = Variant(defaults.VARIANT)  # noqa: RUF009 - an immutable enum member
     threshold: int = defaults.THRESHOLD
-    end_rule: EndRule = EndRule(defaults.END_RULE)
+    end_rule: EndRule = EndRule(defaults.END_RULE)  # noqa: RUF009 - an immutable enum member
     timeout: float = defaults.TIMEOUT
     """Deadline of each PickCard, ChooseRow and GameOver call."""
     start_timeout: float = defaults.START_TIMEOUT

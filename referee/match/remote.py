@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import grpc
 from google.protobuf.message import DecodeError
-
 from take5.convert import PROTOCOL_MAJOR, PROTOCOL_VERSION, ProtocolError, parse_version
 from take5.v1 import bot_pb2 as pb
 
-from . import faults
 from ..errors import RefereeError
+from . import faults
 from .launch import describe_exit
 from .sanitize import clean_field
 

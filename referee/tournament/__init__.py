@@ -24,7 +24,27 @@ _HOMES: dict[str, str] = {
     "entrant_labels": ".status", "tournament_status": ".status",
 }
 
-__all__ = sorted(_HOMES)
+__all__ = [
+    "DEFAULTS",
+    "GameOutcome",
+    "InfraError",
+    "RunReport",
+    "SeatSpec",
+    "SubmitRefused",
+    "SubmitRefusedError",
+    "Submitted",
+    "TableSpec",
+    "TournamentError",
+    "entrant_labels",
+    "prepare_run",
+    "resolve_settings",
+    "run_table",
+    "run_tournament",
+    "schedule_for",
+    "settings_summary",
+    "submit",
+    "tournament_status",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -20,10 +20,10 @@ from typing import Any
 from .. import defaults
 from ..docker_launch import DockerLauncher
 from ..docker_sandbox import Docker, DockerUnavailable, ImageBuildError, SandboxLimits
+from ..kinds import InfraKind, SandboxKind
 from ..match.botref import parse_bot
 from ..match.faults import FaultKind
 from ..match.play import Match, MatchConfig
-from ..kinds import InfraKind, SandboxKind
 from .errors import InfraError
 
 
