@@ -8,10 +8,12 @@ processes (referee/match/local.py), Docker containers (referee/docker_sandbox.py
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Protocol
 
 from .botref import BotRef
+from .local import LocalBot
 
 
 class BotHandle(Protocol):
@@ -72,16 +74,12 @@ def local_handle(ref: BotRef, *, log_path: Path | None = None) -> BotHandle:
     """The embedded default: a local process for a bot folder or file, or just its address."""
     if ref.kind == "address":
         return AddressHandle(ref.address)
-    from .local import LocalBot
-
     return LocalBot(ref, log_path=log_path)
 
 
 def describe_exit(status: int) -> str:
     """'exited with status 3' or 'was killed by SIGKILL' (after "the bot ...")."""
     if status < 0:
-        import signal
-
         try:
             name = signal.Signals(-status).name
         except ValueError:

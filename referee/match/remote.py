@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError
 from take5.convert import PROTOCOL_MAJOR, PROTOCOL_VERSION, ProtocolError, parse_version
 from take5.v1 import bot_pb2 as pb
 
+from .. import defaults
 from ..errors import RefereeError
 from . import faults
 from .launch import describe_exit
@@ -34,12 +35,8 @@ _SERVICE = "/take5.v1.Bot/"
 
 
 def referee_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return f"take5-arena {version('take5-arena')}"
-    except Exception:  # noqa: BLE001 - only informative
-        return "take5-arena"
+    """What the referee tells a bot about itself in the handshake."""
+    return f"{defaults.DISTRIBUTION} {defaults.VERSION}"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import multiprocessing
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -95,8 +96,6 @@ def open_executor(spec: str | ExecutorInfo, workers: int) -> Iterator[tuple[conc
             pool.shutdown(wait=False, cancel_futures=True)
         return
     if info.kind == "process":
-        import multiprocessing
-
         # spawn, not fork: the referee may hold threads and open connections.
         ppool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
         try:
@@ -104,7 +103,7 @@ def open_executor(spec: str | ExecutorInfo, workers: int) -> Iterator[tuple[conc
         finally:
             ppool.shutdown(wait=False, cancel_futures=True)
         return
-    try:
+    try:  # an optional dependency (the [dask] extra): imported only when asked for
         import distributed
     except ImportError as error:  # pragma: no cover - installed with the [dask] extra
         raise ExecutorError("dask executors need `pip install 'dask[distributed]'`") from error

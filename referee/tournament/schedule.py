@@ -37,6 +37,7 @@ recognised across re-runs and schedule changes (a new entrant) never mistake one
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -297,8 +298,6 @@ def balanceable_tables(n: int, k: int, tables: int) -> int | None:
 
 
 def _complete(n: int, k: int, cycles: int) -> list[tuple[int, ...]]:
-    import itertools
-
     if math.comb(n, k) * cycles > MAX_COMPLETE_TABLES:
         raise ScheduleError(f"a complete round robin of {n} entrants at tables of {k} is too large")
     subsets = list(itertools.combinations(range(n), k))
