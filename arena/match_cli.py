@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from take5.rules import EndRule, InvalidSettings, Variant
 
 from referee import defaults
 from referee.match.botref import BadBotRef, parse_bot
@@ -139,9 +140,7 @@ def match(
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
     bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
     """
-    from take5.rules import EndRule, InvalidSettings, Variant
-
-    from referee.match.play import Match, MatchConfig
+    from referee.match.play import Match, MatchConfig  # lazy: gRPC costs start-up time
 
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
@@ -181,7 +180,7 @@ def match(
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     launcher = None
     if sandbox == "docker":
-        from referee.sandbox_cli import docker_match_launcher
+        from referee.sandbox_cli import docker_match_launcher  # lazy: only with --sandbox docker
 
         try:
             launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,

@@ -35,7 +35,7 @@ def _source_options(command: Any) -> Any:
 
 
 def _load(tournament: Path | None, records: tuple[Path, ...]) -> Games:
-    from .source import SourceError, load_record_files, load_tournament
+    from .source import SourceError, load_record_files, load_tournament  # lazy: numpy and scipy
 
     if (tournament is None) == (not records):
         raise click.UsageError("give either --tournament DIR or --records PATH (not both)")
@@ -60,6 +60,7 @@ def standings(tournament: Path | None, records: tuple[Path, ...], bootstrap: int
 
     Ratings are a Bradley-Terry fit on the Elo scale with 95% bootstrap intervals; see the README.
     """
+    # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
     from leaderboard.markdown import standings_text
     from leaderboard.publish import standings_document
     from leaderboard.ratings import compute_standings
@@ -88,6 +89,7 @@ def publish(tournament: Path | None, records: tuple[Path, ...], bootstrap: int, 
     """Publish the standings as a static site: index.html, a page per bot, replays of every game,
     standings.json and standings.md. The site opens from disk or any static host; it needs no
     server and no network."""
+    # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
     from leaderboard.publish import publish_site
     from leaderboard.ratings import compute_standings
 

@@ -111,3 +111,34 @@ def test_no_cycles_between_packages():
 def test_the_shim_is_only_a_shim():
     (shim,) = SHIMS
     assert [n for _, n in imports_of("referee", shim)] == ["signal", "arena.cli"]
+
+
+#: Being rewritten into referee/sandbox/; checked again when that lands.
+NOT_YET = {ROOT / "referee" / n for n in ("docker_sandbox.py", "docker_launch.py", "sandbox_cli.py")}
+
+
+def test_imports_inside_functions_are_documented_lazy_imports():
+    """An import of the project's own code inside a function hides a cycle, unless it is a lazy
+    import for start-up time; those say so in a comment ("lazy") in the function, on or above it."""
+    bad = []
+    for package in ("take5", "referee", "leaderboard", "arena"):
+        for path in sorted(PACKAGES[package].rglob("*.py")):
+            if path in NOT_YET or path in SHIMS or "v1" in path.relative_to(PACKAGES[package]).parts:
+                continue
+            lines = path.read_text(encoding="utf-8").splitlines()
+            tree = ast.parse("\n".join(lines), str(path))
+            for func in ast.walk(tree):
+                if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for node in ast.walk(func):
+                    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                        continue
+                    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                    ours = isinstance(node, ast.ImportFrom) and node.level > 0 or any(
+                        n.split(".")[0] in PACKAGES for n in names)
+                    if not ours:
+                        continue
+                    context = " ".join(lines[func.lineno - 1: node.lineno]).lower()
+                    if "lazy" not in context:
+                        bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, "imports inside functions without a 'lazy' reason:\n" + "\n".join(bad)

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import grpc
 
+from . import __version__
 from .convert import (
     PROTOCOL_MAJOR,
     PROTOCOL_VERSION,
@@ -125,8 +126,6 @@ def bot_name(bot: object) -> str:
 
 
 def sdk_version() -> str:
-    from . import __version__
-
     return f"take5-python {__version__}"
 
 
