@@ -389,3 +389,16 @@ def test_a_directory_that_is_no_tournament(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     result = CliRunner().invoke(main, ["standings", "--tournament", str(tmp_path)])
     assert result.exit_code == 2 and "not a tournament directory" in result.output
+
+
+def test_standings_and_tournament_status_print_the_same_intervals(tournament_dir):
+    """One bootstrap and one interval format: the same games give the same intervals in both."""
+    import re
+
+    runner = CliRunner()
+    table = runner.invoke(main, ["standings", "-t", str(tournament_dir)])
+    status = runner.invoke(main, ["tournament", "status", "-t", str(tournament_dir)])
+    assert table.exit_code == 0 and status.exit_code == 0, table.output + status.output
+    intervals = re.compile(r"\b\d{3,4} to \d{3,4}\b")
+    found = sorted(intervals.findall(table.output))
+    assert found and found == sorted(intervals.findall(status.output)), (table.output, status.output)
