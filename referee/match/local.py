@@ -227,6 +227,7 @@ def _session_root() -> Path:
             ["sh", "-c", 'cat >/dev/null; rm -rf -- "$1"', "take5-reaper", str(root)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
+            env={"PATH": os.environ.get("PATH", os.defpath)},  # nothing of the referee's environment
         )
         _root = (os.getpid(), root, reaper)
         return root
