@@ -1,6 +1,3 @@
-"""The application layer: the ``referee`` command line, its progress display and its services.
-
-It sits above ``referee`` (matches, sandbox, tournaments, store) and ``leaderboard`` (results,
-ratings, publishing) and is the only place that imports both; neither of those imports it or each
-other. See docs/architecture.md.
-"""
+"""The application layer: the `referee` command line and its terminal output (progress, transcripts,
+summaries), on top of the referee (matches, sandbox, tournaments, store) and the leaderboard
+(results, ratings, publishing). Only this layer imports both; they never import each other."""

@@ -28,8 +28,10 @@ def replay(record: Path, show_all: bool, round_number: int | None) -> None:
     In a terminal it waits for Enter after each turn (q then Enter stops); with --all, --round R,
     or when the output is not a terminal, it prints without waiting.
     """
+    # lazy: start-up time of the other commands
     from rich.console import Console
-    from take5.record import MalformedRecord, load_record, verify_record
+    from take5.audit import MalformedRecord
+    from take5.record import load_record, verify_record
 
     from .watch import Renderer, escape_controls
 

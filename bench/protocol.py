@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
-import referee.match  # noqa: E402
+import referee.match.play  # noqa: E402
 from referee.match import Match, MatchConfig  # noqa: E402
 
 ECHO_METHOD = "/bench.Echo/Echo"
@@ -117,12 +117,12 @@ class EchoTable:
 
 
 class Timed:
-    """Time spent in the referee's PickCard rounds and ChooseRow calls (wraps referee.match._Table)."""
+    """Time spent in the referee's PickCard rounds and ChooseRow calls (wraps referee.match.play._Table)."""
 
     def __init__(self) -> None:
         self.pick = [0, 0.0]
         self.row = [0, 0.0]
-        table = referee.match._Table
+        table = referee.match.play._Table
         for name, slot in (("play_turn", self.pick), ("choose_row", self.row)):
             original = getattr(table, name)
 

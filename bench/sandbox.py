@@ -29,11 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.botref import parse_bot
+from referee.match.botref import parse_bot
 from referee.docker_launch import DockerLauncher
-from referee.local import LocalBot
+from referee.match.local import LocalBot
 from referee.match import Match, MatchConfig
-from referee.remote import RemoteBot
+from referee.match.remote import RemoteBot
 
 THINK_BOT = '''\
 """Bench bot: spends TAKE5_THINK_MS per decision (busy on the CPU, or asleep), then plays low."""

@@ -10,7 +10,7 @@ fresh locked-down container per game (`--sandbox docker`), through the whole tou
 (schedule, store, executor, match layer, one transaction per game). Bot start-up is included: that
 is what a tournament pays.
 
-Schedule creation: `referee.schedule.make_schedule` for 10, 100 and 1,000 entrants at tables of 4,
+Schedule creation: `referee.tournament.schedule.make_schedule` for 10, 100 and 1,000 entrants at tables of 4,
 each entrant at 10 tables (40 games with duplicate deals), best of 3.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.schedule import make_schedule
+from referee.tournament.schedule import make_schedule
 from referee.store import Store
 from referee.tournament import run_tournament, submit
 

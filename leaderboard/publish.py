@@ -36,7 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from .markdown import standings_markdown
-from .ratings import GameResult, Standings, ratings_over_time
+from .ratings import Standings, ratings_over_time
+from .results import (  # noqa: F401 - re-exported: the record -> results path lived here
+    GameResult,
+    natural_key,
+    result_from_record,
+    results_from_records,
+    seat_entrant,
+)
 
 STANDINGS_FORMAT = "take5-standings"
 STANDINGS_VERSION = 1
@@ -45,86 +52,6 @@ PAGES = ("index.html", "bot.html", "replay.html")
 ASSET_FILES = ("site.js", "site.css")
 #: Games listed on the front page (the newest).
 RECENT_GAMES = 30
-
-# --------------------------------------------------------------------------------------------------
-# Records -> results
-
-
-def seat_entrant(seat: Mapping[str, Any]) -> str:
-    """The entrant a record's seat belongs to: its ``entrant`` id when present, else its name."""
-    who = seat.get("entrant") or seat.get("name")
-    if not isinstance(who, str) or not who:
-        raise ValueError(f"a seat without a name: {seat!r}")
-    return who
-
-
-def result_from_record(
-    record: Mapping[str, Any],
-    *,
-    game_id: str | None = None,
-    played_at: int = 0,
-    duplicate_set: str | None = None,
-) -> GameResult:
-    """The rating code's view of one complete game record."""
-    gid = game_id or record.get("game_id")
-    if not gid:
-        raise ValueError("a record without a game_id needs one given")
-    if not record.get("complete", False):
-        raise ValueError(f"game {gid}: incomplete records are not rated")
-    result = record["result"]
-    faults = record.get("faults") or []
-    return GameResult(
-        game_id=str(gid),
-        entrants=tuple(seat_entrant(s) for s in record["seats"]),
-        penalties=tuple(int(x) for x in result["scores"]),
-        places=tuple(int(x) for x in result["places"]),
-        duplicate_set=duplicate_set or record.get("duplicate_set"),
-        faults=tuple(tuple(str(f.get("kind", "?")) for f in seat) for seat in faults) if faults else (),
-        played_at=played_at,
-    )
-
-
-def natural_key(text: str) -> tuple:
-    """Sort key with digit runs as numbers: g2 before g10."""
-    return tuple(
-        (0, int(part), part) if part.isdigit() else (1, 0, part)
-        for part in re.split(r"(\d+)", text)
-        if part
-    )
-
-
-def _deal_key(record: Mapping[str, Any]) -> str:
-    entrants = sorted(seat_entrant(s) for s in record["seats"])
-    return json.dumps([record.get("seed"), record.get("settings"), entrants], sort_keys=True)
-
-
-def results_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[GameResult]:
-    """Results of the complete records, keyed by game id.
-
-    ``played_at`` numbers the games in the order of the records' ``played_at`` (when present), then
-    ``started_at``, then game id (numbers in it compared as numbers). Games that share a deal - the same seed, settings and entrants, as
-    the rotations of a duplicate deal - form one duplicate set (so the bootstrap resamples them
-    together), unless a record names its ``duplicate_set`` itself.
-    """
-    complete = {gid: r for gid, r in records.items() if r.get("complete", False)}
-
-    def order(gid: str) -> tuple:
-        r = complete[gid]
-        at = r.get("played_at")
-        when = (at is None, at if isinstance(at, (int, float)) else 0, str(r.get("started_at") or ""))
-        return (*when, natural_key(gid))
-
-    deals: dict[str, int] = defaultdict(int)
-    for r in complete.values():
-        deals[_deal_key(r)] += 1
-    out = []
-    for seq, gid in enumerate(sorted(complete, key=order)):
-        r = complete[gid]
-        key = _deal_key(r)
-        dup = f"deal {key}" if deals[key] > 1 else None
-        out.append(result_from_record(r, game_id=gid, played_at=seq, duplicate_set=dup))
-    return out
-
 
 # --------------------------------------------------------------------------------------------------
 # Derived tables
@@ -349,8 +276,8 @@ def publish_site(
     ]
     (data / "standings.js").write_text(_js("TAKE5_STANDINGS", site), encoding="utf-8")
 
-    for entrant, page in bot_pages(results, records).items():
-        (bots / f"{file_key(entrant)}.js").write_text(_js("TAKE5_BOT", page), encoding="utf-8")
+    for entrant, bot_page in bot_pages(results, records).items():
+        (bots / f"{file_key(entrant)}.js").write_text(_js("TAKE5_BOT", bot_page), encoding="utf-8")
 
     entrants_of = {g.game_id: list(g.entrants) for g in results}
     for gid, record in records.items():

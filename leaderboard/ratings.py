@@ -49,6 +49,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, ndtr
 
+from .results import GameResult  # noqa: F401 - re-exported: GameResult lived here
 from .stats import bot_stats
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
@@ -61,31 +62,6 @@ DENSE_MAX_BOTS = 300
 #: Up to this many bots the bootstrap factorises the full-data Hessian once (dense, 32 MB at 2000)
 #: and refits each resample with chord steps; above it, with warm-started Newton-CG.
 CHORD_MAX_BOTS = 2000
-
-
-@dataclass(frozen=True)
-class GameResult:
-    """One finished game as the rating code sees it (one entry per seat in every tuple)."""
-
-    game_id: str
-    entrants: tuple[str, ...]  # entrant id per seat
-    penalties: tuple[int, ...]  # final penalty points per seat (lower is better)
-    places: tuple[int, ...]  # 1-based place per seat, ties share a place; a forfeit is last
-    duplicate_set: str | None = None  # games sharing a deal share this id; resampled as a whole
-    # per seat, the kinds of faults ("timeout", "crash", "illegal-card", ...); may be ()
-    faults: tuple[tuple[str, ...], ...] = ()
-    played_at: int = 0  # ordering key for ratings over time (game sequence number)
-
-    def __post_init__(self) -> None:
-        n = len(self.entrants)
-        if len(self.penalties) != n or len(self.places) != n:
-            raise ValueError(
-                f"game {self.game_id}: entrants, penalties and places differ in length"
-            )
-        if self.faults and len(self.faults) != n:
-            raise ValueError(f"game {self.game_id}: faults must be empty or one tuple per seat")
-        if any(p < 1 for p in self.places):
-            raise ValueError(f"game {self.game_id}: places are 1-based")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -239,7 +215,8 @@ class _Objective:
         n = len(self.x)
         ge = w - nn * self.p
         g = np.bincount(ea, weights=ge, minlength=n) - np.bincount(eb, weights=ge, minlength=n)
-        h = diag = np.zeros(0)
+        h: np.ndarray = np.zeros(0)
+        diag: np.ndarray = np.zeros(0)
         if want_hessian:
             h = nn * self.p * (1.0 - self.p)
             diag = np.bincount(ea, weights=h, minlength=n) + np.bincount(eb, weights=h, minlength=n)

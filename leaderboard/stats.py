@@ -9,18 +9,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover - typing only, avoids an import cycle
-    from .ratings import GameResult
+from take5.outcome import win_shares
+
+from .results import GameResult
 
 
 @dataclass(frozen=True)
 class BotStats:
     """Counts for one entrant. A bot seated twice in one game (self-play) counts once per seat.
 
-    ``wins`` splits a shared first place: k seats sharing place 1 each get 1/k, so the wins of all
-    bots add up to the number of games. ``outright_wins`` counts only unshared first places.
+    ``wins`` splits a shared first place (take5.outcome.win_shares): k seats sharing place 1 each
+    get 1/k, so the wins of all bots add up to the number of games. ``outright_wins`` counts only unshared first places.
     ``faults`` lists (kind, count) pairs sorted by kind.
     """
 
@@ -46,6 +46,7 @@ def bot_stats(results: Iterable[GameResult]) -> dict[str, BotStats]:
     place: Counter[str] = Counter()
     faults: dict[str, Counter[str]] = {}
     for g in results:
+        shares = win_shares(g.places)
         firsts = sum(1 for p in g.places if p == 1)
         for seat, entrant in enumerate(g.entrants):
             games[entrant] += 1
@@ -53,7 +54,7 @@ def bot_stats(results: Iterable[GameResult]) -> dict[str, BotStats]:
             place[entrant] += g.places[seat]
             w = wins.setdefault(entrant, 0.0)
             if g.places[seat] == 1:
-                wins[entrant] = w + 1.0 / firsts
+                wins[entrant] = w + shares[seat]
                 if firsts == 1:
                     outright[entrant] += 1
             kinds = faults.setdefault(entrant, Counter())

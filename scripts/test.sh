@@ -10,6 +10,10 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test,dask]"
 
 if [ "$(id -u)" = 0 ]; then
+    # Node.js and npm for the Node example bot (tests/test_node_bot.py): never skipped in CI.
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+    fi
     bash scripts/setup-docker.sh
     [ -f scripts/setup-browser.sh ] && bash scripts/setup-browser.sh
 else

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -386,17 +388,19 @@ def test_address_bot_lost_mid_game_is_a_connection_fault(tmp_path: Path) -> None
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_stops_every_bot(tmp_path: Path, sig: signal.Signals) -> None:
     marker = uuid.uuid4().hex
-    env = dict(os.environ, TAKE5_TEST_MARKER=marker)
+    waiting = tmp_path / "waiting"
+    waiting.mkdir()
+    env = dict(os.environ, TAKE5_TEST_MARKER=marker, TAKE5_TEST_WAITING=str(waiting))
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "match", bot("hang"), bot("hang"), example("random"),
          "--games", "5", "--timeout", "30", "--records", str(tmp_path / "rec")],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        deadline = time.monotonic() + 20
-        while len(processes_with(marker)) < 4 and time.monotonic() < deadline:  # referee + 3 bots
-            time.sleep(0.05)
-        time.sleep(1.0)  # the bots serve and the first turn is waiting on the hanging ones
+        deadline = time.monotonic() + 60
+        while len(list(waiting.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until both hanging bots are inside their first PickCard
+        assert len(list(waiting.iterdir())) == 2, "the hanging bots never got their first PickCard"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=15)
     finally:
@@ -424,3 +428,61 @@ def test_run_match_api_stops_bots_on_error(tmp_path: Path) -> None:
         assert wait_gone(marker) == []
     finally:
         del os.environ["TAKE5_TEST_MARKER"]
+
+
+def test_sigkill_of_the_referee_leaves_no_bot_folders(tmp_path: Path) -> None:
+    """Killed with SIGKILL, the referee cannot clean up; its reaper removes the bots' folders."""
+    scratch = Path(tempfile.mkdtemp(prefix="t5k-"))  # short: a Unix socket path has at most 107 bytes
+    waiting = tmp_path / "waiting"
+    waiting.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch), TAKE5_TEST_WAITING=str(waiting))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "match", bot("hang"), example("random"), "--timeout", "30"],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(waiting.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(scratch.glob("take5-bot-*")), "the bots' folders were not where the test looks"
+        proc.kill()
+        proc.wait(15)
+        deadline = time.monotonic() + 30
+        while list(scratch.glob("take5-bot-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(scratch.glob("take5-bot-*")), list(scratch.rglob("*"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.25, 0.5, "started"])
+def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path: Path, delay: float | str) -> None:
+    """Ctrl-C while the command loads, while bots start, or while a game waits: exit 130, no
+    traceback from the project's code. (A signal that lands while the interpreter itself is still
+    starting, before any of our code runs, is Python's to report; the test tolerates that one only.)"""
+    waiting = tmp_path / "waiting"
+    waiting.mkdir()
+    env = dict(os.environ, TAKE5_TEST_WAITING=str(waiting))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "match", bot("hang"), example("random"), "--timeout", "30"],
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        if delay == "started":
+            deadline = time.monotonic() + 60
+            while not list(waiting.iterdir()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        else:
+            time.sleep(float(delay))  # not a timing assertion: only where in its start the signal lands
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    project_frames = [line for line in err.splitlines()
+                      if line.strip().startswith("File") and any(p in line for p in ("/arena/", "/referee/", "/take5/"))]
+    assert not project_frames, err
+    if delay == "started":
+        assert proc.returncode == 130 and "Traceback" not in err, err

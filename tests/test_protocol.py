@@ -57,12 +57,15 @@ def test_generated_code_matches_the_proto(tmp_path: Path) -> None:
 
 
 def test_generated_files_are_what_protoc_writes(tmp_path: Path) -> None:
-    """Byte for byte, when this grpcio-tools is the version that generated the committed files."""
+    """Byte for byte. The test extra pins grpcio-tools to the version that generated the committed
+    files, so a mismatch is a failure (install `.[test]`, or regenerate with scripts/gen-proto.sh)."""
     protoc(f"--python_out={tmp_path}", f"--pyi_out={tmp_path}", f"--grpc_python_out={tmp_path}")
     header = re.search(r"Protobuf Python Version: (\S+)", (GENERATED / "bot_pb2.py").read_text())
     fresh_header = re.search(r"Protobuf Python Version: (\S+)", (tmp_path / "take5/v1/bot_pb2.py").read_text())
     if header is None or fresh_header is None or header.group(1) != fresh_header.group(1):
-        pytest.skip("the installed grpcio-tools is another version than the one that generated the files")
+        pytest.fail(f"the installed grpcio-tools writes protobuf {fresh_header and fresh_header.group(1)}, the "
+                    f"committed files {header and header.group(1)}: pip install -e '.[test]' (pinned), or run "
+                    "scripts/gen-proto.sh and commit")
     for name in ("bot_pb2.py", "bot_pb2.pyi", "bot_pb2_grpc.py"):
         assert (tmp_path / "take5" / "v1" / name).read_text() == (GENERATED / name).read_text(), (
             f"sdk/take5/v1/{name} is stale: run scripts/gen-proto.sh and commit"

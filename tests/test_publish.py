@@ -22,7 +22,7 @@ from leaderboard.publish import (
     standings_document,
 )
 from leaderboard.ratings import compute_standings
-from leaderboard.source import load_record_files
+from arena.source import load_record_files
 from referee.cli import main
 
 
@@ -372,8 +372,15 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     out = tmp_path / "site"
     result = runner.invoke(main, ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"])
     assert result.exit_code == 0, result.output
-    first = read_js(out / "games" / f"{file_key('t000')}.js", "TAKE5_GAME")
-    assert "alpha@v1" in first["entrants"] or "alpha" not in [s["name"] for s in records["t000"]["seats"]]
+    # alpha played the first four stored games as v1 and the later ones as its current version
+    complete = [gid for gid, r in records.items() if r["complete"]]
+    with_alpha = [(k, gid) for k, gid in enumerate(complete) if "alpha" in [s["name"] for s in records[gid]["seats"]]]
+    early = [gid for k, gid in with_alpha if k < 4]
+    late = [gid for k, gid in with_alpha if k >= 4]
+    assert early and late, "the test games must seat alpha both before and after its new version"
+    assert "alpha@v1" in read_js(out / "games" / f"{file_key(early[0])}.js", "TAKE5_GAME")["entrants"]
+    later = read_js(out / "games" / f"{file_key(late[0])}.js", "TAKE5_GAME")["entrants"]
+    assert "alpha" in later and "alpha@v1" not in later
     assert (out / "data" / "bots" / f"{file_key('alpha@v1')}.js").is_file()
     assert not (out / "games" / f"{file_key('cut-1')}.js").exists()  # a store holds finished games only
 
@@ -382,3 +389,16 @@ def test_a_directory_that_is_no_tournament(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     result = CliRunner().invoke(main, ["standings", "--tournament", str(tmp_path)])
     assert result.exit_code == 2 and "not a tournament directory" in result.output
+
+
+def test_standings_and_tournament_status_print_the_same_intervals(tournament_dir):
+    """One bootstrap and one interval format: the same games give the same intervals in both."""
+    import re
+
+    runner = CliRunner()
+    table = runner.invoke(main, ["standings", "-t", str(tournament_dir)])
+    status = runner.invoke(main, ["tournament", "status", "-t", str(tournament_dir)])
+    assert table.exit_code == 0 and status.exit_code == 0, table.output + status.output
+    intervals = re.compile(r"\b\d{3,4} to \d{3,4}\b")
+    found = sorted(intervals.findall(table.output))
+    assert found and found == sorted(intervals.findall(status.output)), (table.output, status.output)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.schedule import (
+from referee.tournament.schedule import (
     ScheduleError,
     deal_seed,
     default_tables,
@@ -44,7 +44,7 @@ def check_balanced(s) -> None:
 @given(pools())
 def test_pair_and_game_balance_within_one(pool):
     """Tables of 2-4 (the common sizes) for up to 20 entrants: always within one. (Tables of 5-6 on
-    small pools can end with a pair spread of 2, see referee/schedule.py.)"""
+    small pools can end with a pair spread of 2, see referee/tournament/schedule.py.)"""
     n, k, games, seed, duplicate = pool
     s = make_schedule(names(n), table_size=k, games=games, seed=seed, duplicate=duplicate)
     check_balanced(s)

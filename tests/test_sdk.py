@@ -20,7 +20,7 @@ from take5.convert import choose_row_request, pick_card_request
 from take5.game import Game, Phase
 from take5.harness import HarnessError, load_bot, main as harness_main
 
-from referee.remote import CallFailed, RemoteBot
+from referee.match.remote import CallFailed, RemoteBot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

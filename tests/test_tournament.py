@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import verify_record
 
+from arena.source import store_standings as standings
 from referee.cli import main as cli
 from referee.store import Store
 from referee.tournament import (
@@ -30,7 +31,6 @@ from referee.tournament import (
     TableSpec,
     run_table,
     run_tournament,
-    standings,
     submit,
 )
 

@@ -108,7 +108,7 @@ def test_deleted_seat_entry():
 
 
 def test_swapped_seat_names_are_caught_against_the_tournament_store(tmp_path):
-    from referee.verify_store import seat_binding
+    from referee.store.verify import seat_binding
 
     doc = record_of(2)
     seated = [{"name": "bot0", "entrant": "bot0@1", "version": 1}, {"name": "bot1", "entrant": "bot1@1", "version": 1}]

@@ -22,7 +22,7 @@ from rich.console import Console
 from take5.record import load_record, verify_record
 
 from arena.watch import LiveWatcher, Renderer, escape_controls
-from referee import botlogs
+from referee.match import botlogs
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC = str(ROOT / "example_bots" / "heuristic")

@@ -70,7 +70,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'take5' has no attribute {name!r}")
@@ -89,3 +89,60 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .bot import Bot, CallContext, run, serve
     from .convert import PROTOCOL_VERSION, GameOver
     from .harness import load_bot, play_against
+
+
+#: The public API (what `from take5 import *` gives and type checkers treat as exported).
+__all__ = [
+    "__version__",
+    "Bot",
+    "BULL_HEADS",
+    "bull_heads",
+    "CallContext",
+    "CARD_COUNT",
+    "CardNotInHand",
+    "CardNotInPool",
+    "cheapest_row",
+    "cost_of_card",
+    "deck",
+    "DEFAULT_THRESHOLD",
+    "EndRule",
+    "Fault",
+    "Game",
+    "GameOver",
+    "HAND_SIZE",
+    "IllegalMove",
+    "InvalidRow",
+    "InvalidSettings",
+    "load_bot",
+    "MAX_ROUNDS",
+    "MAX_ROW_LENGTH",
+    "MAX_THRESHOLD",
+    "NeedRowChoice",
+    "penalty",
+    "Phase",
+    "place_card",
+    "place_cards",
+    "Placement",
+    "Play",
+    "play_against",
+    "play_game",
+    "Player",
+    "PROTOCOL_VERSION",
+    "RandomPlayer",
+    "rank",
+    "Result",
+    "ROW_COUNT",
+    "row_penalty",
+    "RowTake",
+    "run",
+    "serve",
+    "Settings",
+    "Take5Error",
+    "TakeReason",
+    "target_row",
+    "TOTAL_BULL_HEADS",
+    "unseen_cards",
+    "Variant",
+    "View",
+    "WrongPhase",
+]

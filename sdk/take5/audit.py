@@ -123,7 +123,7 @@ def _whole(value: Any, where: str, what: str, low: int, high: int) -> int:
     return value
 
 
-def _list(value: Any, where: str, what: str, length: int | None = None, most: int | None = None) -> list:
+def _list(value: Any, where: str, what: str, length: int | None = None, most: int | None = None) -> list[Any]:
     if not isinstance(value, list):
         raise _bad(where, f"{what} must be a list, not {_type(value)}")
     if length is not None and len(value) != length:
@@ -133,7 +133,7 @@ def _list(value: Any, where: str, what: str, length: int | None = None, most: in
     return value
 
 
-def _object(value: Any, where: str, what: str) -> dict:
+def _object(value: Any, where: str, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _bad(where, f"{what} must be an object, not {_type(value)}")
     return value

@@ -29,13 +29,14 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import grpc
 
+from . import __version__
 from .convert import (
     PROTOCOL_MAJOR,
     PROTOCOL_VERSION,
@@ -125,8 +126,6 @@ def bot_name(bot: object) -> str:
 
 
 def sdk_version() -> str:
-    from . import __version__
-
     return f"take5-python {__version__}"
 
 
@@ -141,7 +140,9 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         self.lock = threading.Lock()  # one call of the bot at a time, whatever the thread pool does
         self.in_flight = 0
 
-    def _call(self, context: grpc.ServicerContext, game_id: str, time_limit_ms: int, method, *args):
+    def _call(
+        self, context: grpc.ServicerContext, game_id: str, time_limit_ms: int, method: Callable[..., Any], *args: Any
+    ) -> Any:
         with self.lock:
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:

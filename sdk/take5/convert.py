@@ -8,7 +8,8 @@ protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ..
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from .game import Phase, Play, RowTake, Settings, View
@@ -27,9 +28,9 @@ _PHASE_TO_PB = {
 }
 _PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
 _VARIANT_TO_PB = {Variant.STANDARD: pb.VARIANT_STANDARD, Variant.PROFESSIONAL: pb.VARIANT_PROFESSIONAL}
-_VARIANT_FROM_PB = {v: k for k, v in _VARIANT_TO_PB.items()}
+_VARIANT_FROM_PB: dict[int, Variant] = {int(v): k for k, v in _VARIANT_TO_PB.items()}
 _END_RULE_TO_PB = {EndRule.AT_OR_ABOVE: pb.END_RULE_AT_OR_ABOVE, EndRule.ABOVE: pb.END_RULE_ABOVE}
-_END_RULE_FROM_PB = {v: k for k, v in _END_RULE_TO_PB.items()}
+_END_RULE_FROM_PB: dict[int, EndRule] = {int(v): k for k, v in _END_RULE_TO_PB.items()}
 _REASON_TO_PB = {TakeReason.SIXTH_CARD: pb.TAKE_REASON_SIXTH_CARD, TakeReason.LOW_CARD: pb.TAKE_REASON_LOW_CARD}
 _REASON_FROM_PB = {v: k for k, v in _REASON_TO_PB.items()}
 
@@ -110,7 +111,7 @@ if View._fields != _VIEW_FIELDS:  # pragma: no cover - guards the positional con
     raise ImportError(f"take5.convert is out of date with take5.game.View: {View._fields}")
 
 
-def _plays(messages) -> tuple[Play, ...]:
+def _plays(messages: Iterable[Any]) -> tuple[Play, ...]:
     return tuple([_new(Play, (p.seat, p.card)) for p in messages])
 
 

@@ -130,10 +130,10 @@ class Take5Env(AECEnv):
         self.action_spaces = {agent: spaces.Discrete(ACTIONS) for agent in self.possible_agents}
         self.game: Game | None = None
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         return self.action_spaces[agent]
 
     # -- the AEC cycle ---------------------------------------------------------------------------

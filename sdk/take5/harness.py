@@ -199,7 +199,7 @@ def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Play
     text = os.fspath(opponent)
     if os.path.exists(text):
         return load_bot(text)
-    from .bots import BUILTIN
+    from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     cls = BUILTIN.get(text)
     if cls is not None:
@@ -356,8 +356,8 @@ def play_against(
     for player in players:
         name = bot_name(player)
         names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
-    settings = Settings(players=len(players), variant=variant, threshold=threshold,  # type: ignore[arg-type]
-                        end_rule=end_rule)  # type: ignore[arg-type]  # Settings checks and converts them
+    settings = Settings(players=len(players), variant=Variant(variant), threshold=threshold,
+                        end_rule=EndRule(end_rule))
     seats = [_Seat(p, n, time_limit, wire) for p, n in zip(players, names)]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []
@@ -417,7 +417,7 @@ def _positive(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be served;
     2 bad usage; 130 interrupted."""
-    from .bots import BUILTIN
+    from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     parser = argparse.ArgumentParser(
         prog="take5-harness",

@@ -11,7 +11,7 @@ import sys
 
 def main() -> int:
     try:
-        from .harness import main as harness_main
+        from .harness import main as harness_main  # lazy: a Ctrl-C while grpc loads is caught here
 
         return harness_main()
     except KeyboardInterrupt:

@@ -21,7 +21,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .audit import Divergence, MalformedRecord, audit_record, check_structure
+from .audit import Divergence as Divergence  # re-exported: the record API names both
+from .audit import MalformedRecord as MalformedRecord
+from .audit import audit_record, check_structure
 from .game import Game, Phase, Settings
 from .rules import IllegalMove, Take5Error
 
@@ -48,7 +50,7 @@ def load_record(path: str | Path) -> dict[str, Any]:
         raise MalformedRecord(f"{path} is not a text file") from None
     doc = parse_record(text, str(path))
     check_format(doc)
-    return doc
+    return dict(doc)
 
 
 def parse_record(text: str | bytes, name: str = "the record") -> Any:
@@ -174,7 +176,7 @@ def _replay_turn(
     low_choices = {t["card"]: t["row"] for t in turn.get("takes", []) if t.get("reason") == "low-card"}
     this_turn = game.turn
     game.play(cards)
-    while game.phase is Phase.CHOOSE_ROW:
+    while game.phase is Phase.CHOOSE_ROW:  # type: ignore[comparison-overlap]  # game.play() changed it
         card = game.view(game.waiting_for[0]).card
         if card not in low_choices:
             return Divergence(number, this_turn, card, "a low card needs a recorded row choice", "a low-card take", None)

@@ -6,7 +6,7 @@ Pure functions over plain tuples, so the referee, the bots and the tests share o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -137,7 +137,9 @@ def place_card(rows: Rows, card: int, chosen_row: int | None = None) -> Placemen
     return Placement(card, index, (), None, new_rows)
 
 
-def place_cards(rows: Rows, cards: Iterable[int], choose_row=None) -> tuple[Rows, list[Placement]]:
+def place_cards(
+    rows: Rows, cards: Iterable[int], choose_row: Callable[[Rows, int], int] | None = None
+) -> tuple[Rows, list[Placement]]:
     """Place a turn's cards lowest first; choose_row(rows, card) -> row index answers a low card.
 
     The default row choice is the cheapest row (fewest bull heads, then the lowest index), which is

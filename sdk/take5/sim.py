@@ -230,8 +230,9 @@ def play_out(
         plays = []
         for seat in seats:
             hand = hands[seat]
-            if first is not None and first[seat] is not None:
-                card = first[seat]
+            chosen = first[seat] if first is not None else None
+            if chosen is not None:
+                card = chosen
                 hand.remove(card)
             elif len(hand) == 1:
                 card = hand.pop()
@@ -294,9 +295,9 @@ def sample_hands(view: View, rng: Rng, unseen: Sequence[int] | None = None) -> l
     (= `view.unseen()`) to save recomputing it when sampling many times from one view.
     """
     if view.hands is not None:
-        hands = [list(h) for h in view.hands]
-        hands[view.seat] = list(view.hand)
-        return hands
+        known = [list(h) for h in view.hands]
+        known[view.seat] = list(view.hand)
+        return known
     n = view.settings.players
     size = len(view.hand)
     cards = list(view.unseen() if unseen is None else unseen)

@@ -26,7 +26,8 @@ def seat_digest(ref: BotRef) -> dict[str, str]:
 @lru_cache(maxsize=64)
 def _folder_digest(folder: str) -> str | None:
     # Hashed once per folder per process: a match plays many games with the same sources.
-    from .docker_sandbox import source_hash
+    # lazy: the sandbox package only when a seat is a bot folder
+    from referee.docker_sandbox import source_hash
 
     try:
         return source_hash(Path(folder))

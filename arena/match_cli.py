@@ -1,4 +1,4 @@
-"""`referee match`: the command-line face of referee/match.py (summary, JSON, exit codes).
+"""`referee match`: the command-line face of referee/match/play.py (summary, JSON, exit codes).
 
 Exit codes (also in docs/faults.md):
   0   every game was played and no bot faulted
@@ -20,11 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from take5.rules import EndRule, InvalidSettings, Variant
 
-from .botref import BadBotRef, parse_bot
+from referee import defaults
+from referee.match.botref import BadBotRef, parse_bot
+
+from . import options
+from .terminal import block, field
 
 if TYPE_CHECKING:
-    from .match import GameSummary, MatchResult
+    from referee.match.play import GameSummary, MatchResult
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -32,6 +37,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _watcher() -> Any:
+    # lazy: rich and the renderer only when --watch is given (start-up time)
     from arena.watch import LiveWatcher
     from rich.console import Console
 
@@ -43,7 +49,7 @@ def _game_line(summary: GameSummary, names: list[str]) -> str:
     parts = []
     for seat in order:
         mark = " (forfeit)" if seat in summary.forfeited else ""
-        parts.append(f"{names[seat]} {summary.scores[seat]}{mark}")
+        parts.append(f"{field(names[seat])} {summary.scores[seat]}{mark}")
     faults = sum(len(f) for f in summary.faults)
     tail = f", {faults} fault{'s' if faults != 1 else ''}" if faults else ""
     return f"{summary.game_id}: {', '.join(parts)} ({summary.seconds:.2f} s{tail})"
@@ -64,7 +70,7 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     ]
     for rank, st in enumerate(result.standings, 1):
         lines.append(
-            f"  {rank:>2}  {st.name:<20} {st.games:>5} {st.wins:>5} {st.mean_place:>11.2f} {st.points:>7} "
+            f"  {rank:>2}  {field(st.name):<20} {st.games:>5} {st.wins:>5g} {st.mean_place:>11.2f} {st.points:>7} "
             f"{st.mean_points:>11.1f} {st.forfeits:>8} {st.fault_count:>6}"
         )
     faulty = [st for st in result.standings if st.faults]
@@ -73,22 +79,22 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
         seat_of = {e.name: i for i, e in enumerate(result.entries)}
         for st in faulty:
             kinds = ", ".join(f"{kind} x{count}" for kind, count in st.faults.items())
-            lines.append(f"  {st.name}: {kinds}")
+            lines.append(f"  {field(st.name)}: {kinds}")
             seat = seat_of[st.name]
             first = next((g, f) for g in result.games for f in g.faults[seat])
             game, fault = first
             lines.append(
-                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: {fault['kind']}: {fault['detail']}"
+                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: {fault['kind']}: {field(fault['detail'])}"
             )
     if result.rejections:
         lines += ["", "Rejected before play (their seats forfeited every game):"]
         for r in result.rejections:
-            lines.append(f"  {r.name} ({r.bot}): {r.kind}: {r.detail}")
+            lines.append(f"  {field(r.name)} ({field(r.bot)}): {r.kind}: {field(r.detail)}")
     if result.logs:
         lines += ["", "Last output of bots with faults:"]
         for name, text in result.logs.items():
-            lines.append(f"  --- {name}")
-            lines += [f"  | {line}" for line in text.splitlines()[-8:]]
+            lines.append(f"  --- {field(name)}")
+            lines += [f"  | {line}" for line in block(text).splitlines()[-8:]]
     if c.records is not None:
         lines += ["", f"Records: {c.records} ({len(result.games)} games; check them with `referee verify {c.records}`)"]
     return "\n".join(lines)
@@ -96,27 +102,18 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
 
 @click.command("match")
 @click.argument("bots", nargs=-1, required=True, metavar="BOT BOT [BOT...]")
-@click.option("--games", "-g", default=1, show_default=True, type=click.IntRange(min=1), help="Games to play.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the first deal; each deal is played once per rotation.")
-@click.option("--variant", type=click.Choice(["standard", "professional"]), default="standard", show_default=True)
-@click.option("--threshold", default=66, show_default=True, type=click.IntRange(min=1), help="The game ends when a score reaches this.")
-@click.option("--end-rule", type=click.Choice(["at-or-above", "above"]), default="at-or-above", show_default=True)
-@click.option("--timeout", default=1.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds a bot has for each call.")
-@click.option("--start-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01), help="Seconds a bot has to start serving.")
-@click.option("--max-faults", default=3, show_default=True, type=click.IntRange(min=1), help="Faults in a game after which a bot forfeits it.")
-@click.option("--records", type=click.Path(file_okay=False, path_type=Path), help="Write each game's record (and the bots' output logs) here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (for scripts) instead of the summary.")
+@click.option("--games", "-g", default=defaults.GAMES, show_default=True, type=click.IntRange(min=1),
+              help="Games to play.")
+@options.seed(help="Seed of the first deal; each deal is played once per rotation.")
+@options.game_rules()
+@options.call_limits()
+@click.option("--records", type=click.Path(file_okay=False, path_type=Path),
+              help="Write each game's record (and the bots' output logs) here.")
+@options.as_json("the result")
 @click.option("--verbose", "-v", is_flag=True, help="Log every fault as it happens (stderr).")
 @click.option("--watch", is_flag=True, help="Show each game in the terminal as it is played, with the bots' logs.")
-@click.option("--sandbox", type=click.Choice(["local", "docker"]), default="local", show_default=True,
-              help="Run bot folders as local processes, or each in a fresh locked-down Docker container per game.")
-@click.option("--memory", default="256m", show_default=True,
-              help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource fault).")
-@click.option("--cpus", default=1.0, show_default=True, type=click.FloatRange(min=0.01), help="Docker: CPUs each bot may use.")
-@click.option("--pids", default=64, show_default=True, type=click.IntRange(min=8),
-              help="Docker: processes and threads each bot may have.")
-@click.option("--base-image", default="take5/python:3.11", show_default=True,
-              help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the default).")
+@options.sandbox(default=defaults.MATCH_SANDBOX)
+@options.docker_limits()
 def match(
     bots: tuple[str, ...],
     games: int,
@@ -130,11 +127,11 @@ def match(
     records: Path | None,
     as_json: bool,
     verbose: bool,
-    sandbox: str = "local",
-    memory: str = "256m",
-    cpus: float = 1.0,
-    pids: int = 64,
-    base_image: str = "take5/python:3.11",
+    sandbox: str = defaults.MATCH_SANDBOX,
+    memory: str = defaults.MEMORY,
+    cpus: float = defaults.CPUS,
+    pids: int = defaults.PIDS,
+    base_image: str = defaults.BASE_IMAGE,
     watch: bool = False,
 ) -> None:
     """Play a match between 2 to 10 bots and print the standings.
@@ -153,9 +150,7 @@ def match(
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
     bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
     """
-    from take5.rules import InvalidSettings
-
-    from .match import Match, MatchConfig
+    from referee.match.play import Match, MatchConfig  # lazy: gRPC costs start-up time
 
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
@@ -175,9 +170,9 @@ def match(
     config = MatchConfig(
         games=games,
         seed=seed,
-        variant=variant,
+        variant=Variant(variant),
         threshold=threshold,
-        end_rule=end_rule,
+        end_rule=EndRule(end_rule),
         timeout=timeout,
         start_timeout=start_timeout,
         max_faults=max_faults,
@@ -197,7 +192,7 @@ def match(
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     launcher = None
     if sandbox == "docker":
-        from .sandbox_cli import docker_match_launcher
+        from referee.sandbox_cli import docker_match_launcher  # lazy: only with --sandbox docker
 
         try:
             launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,

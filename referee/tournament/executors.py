@@ -16,7 +16,7 @@
 ``dask:local``
     a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
 
-Work is submitted as a picklable spec to a top-level function (``referee.tournament.run_table``), so
+Work is submitted as a picklable spec to a top-level function (``referee.tournament.table.run_table``), so
 the same tournament code runs on every executor.
 """
 
@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import multiprocessing
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..errors import RefereeError
 
-class ExecutorError(ValueError):
+
+class ExecutorError(RefereeError, ValueError):
     """A bad --executor value, or the executor cannot be reached."""
 
 
@@ -93,8 +96,6 @@ def open_executor(spec: str | ExecutorInfo, workers: int) -> Iterator[tuple[conc
             pool.shutdown(wait=False, cancel_futures=True)
         return
     if info.kind == "process":
-        import multiprocessing
-
         # spawn, not fork: the referee may hold threads and open connections.
         ppool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
         try:
@@ -102,7 +103,7 @@ def open_executor(spec: str | ExecutorInfo, workers: int) -> Iterator[tuple[conc
         finally:
             ppool.shutdown(wait=False, cancel_futures=True)
         return
-    try:
+    try:  # an optional dependency (the [dask] extra): imported only when asked for
         import distributed
     except ImportError as error:  # pragma: no cover - installed with the [dask] extra
         raise ExecutorError("dask executors need `pip install 'dask[distributed]'`") from error

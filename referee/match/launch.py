@@ -2,16 +2,18 @@
 
 The match layer only needs an address to connect to, a way to stop the bot, and, when a call fails, to
 know whether the bot is still alive (a crash and a refused connection are different faults). Local
-processes (referee/local.py), Docker containers (referee/docker_sandbox.py) and bots someone else runs
+processes (referee/match/local.py), Docker containers (referee/docker_sandbox.py) and bots someone else runs
 (`AddressHandle`) all fit behind this interface.
 """
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Protocol
 
 from .botref import BotRef
+from .local import LocalBot
 
 
 class BotHandle(Protocol):
@@ -72,16 +74,12 @@ def local_handle(ref: BotRef, *, log_path: Path | None = None) -> BotHandle:
     """The embedded default: a local process for a bot folder or file, or just its address."""
     if ref.kind == "address":
         return AddressHandle(ref.address)
-    from .local import LocalBot
-
     return LocalBot(ref, log_path=log_path)
 
 
 def describe_exit(status: int) -> str:
     """'exited with status 3' or 'was killed by SIGKILL' (after "the bot ...")."""
     if status < 0:
-        import signal
-
         try:
             name = signal.Signals(-status).name
         except ValueError:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from take5.audit import short
-from take5.record import Judgement, MalformedRecord, Verdict, judge, parse_record
+from take5.audit import MalformedRecord
+from take5.record import Judgement, Verdict, judge, parse_record
 
 from .store import Store, StoreError
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from take5.rules import penalty
 
+from .terminal import field
+
 
 def _row_text(row: list[int]) -> str:
     return " ".join(f"{c:>3}" for c in row)
@@ -14,7 +16,8 @@ def _row_text(row: list[int]) -> str:
 
 def transcript(record: Mapping[str, Any]) -> Iterator[str]:
     """Lines describing the game: deals, rows each turn, who took what, scores, the standing."""
-    names = [seat.get("name", f"seat{i}") for i, seat in enumerate(record["seats"])]
+    # a record is as hostile as the bots that played it: names and details are escaped here
+    names = [field(seat.get("name", f"seat{i}"), 40) for i, seat in enumerate(record["seats"])]
     settings = record["settings"]
     yield (
         f"{settings['variant']} game, {settings['players']} players, seed {record['seed']}, "
@@ -57,5 +60,5 @@ def transcript(record: Mapping[str, Any]) -> Iterator[str]:
         for fault in faults:
             yield (
                 f"  fault: {names[seat]} round {fault['round']} turn {fault['turn']}: "
-                f"{fault['kind']} {fault.get('detail', '')}".rstrip()
+                f"{field(fault['kind'])} {field(fault.get('detail', ''), 1000)}".rstrip()
             )

@@ -1,7 +1,7 @@
 """The referee's side of the protocol: one gRPC client per bot, with deadlines and fault mapping.
 
 Transport only: requests arrive here already encoded (take5.convert) and answers leave as plain
-numbers; every way a call can fail becomes a `CallFailed` carrying a fault kind (referee/faults.py).
+numbers; every way a call can fail becomes a `CallFailed` carrying a fault kind (referee/match/faults.py).
 Answers are decoded here rather than by gRPC, so that an answer that is not a protobuf message is a
 "protocol" fault with a clear detail and not an opaque internal error.
 """
@@ -17,12 +17,14 @@ from dataclasses import dataclass
 
 import grpc
 from google.protobuf.message import DecodeError
-
 from take5.convert import PROTOCOL_MAJOR, PROTOCOL_VERSION, ProtocolError, parse_version
 from take5.v1 import bot_pb2 as pb
 
+from .. import defaults
+from ..errors import RefereeError
 from . import faults
 from .launch import describe_exit
+from .sanitize import clean_field
 
 log = logging.getLogger("take5.referee")
 
@@ -33,12 +35,8 @@ _SERVICE = "/take5.v1.Bot/"
 
 
 def referee_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return f"take5-arena {version('take5-arena')}"
-    except Exception:  # noqa: BLE001 - only informative
-        return "take5-arena"
+    """What the referee tells a bot about itself in the handshake."""
+    return f"{defaults.DISTRIBUTION} {defaults.VERSION}"
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class BotInfo:
     """False when the bot does not implement Handshake (it still plays)."""
 
 
-class CallFailed(Exception):
+class CallFailedError(RefereeError):
     """A call to a bot that produced no usable answer; `kind` is a fault kind."""
 
     def __init__(self, kind: str, detail: str) -> None:
@@ -63,9 +61,12 @@ class CallFailed(Exception):
         self.detail = detail
 
 
+CallFailed = CallFailedError  # the name before the ...Error convention
+
+
 def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """An error detail from a bot: one line, control characters escaped, capped."""
+    return clean_field(" ".join(text.split()), limit)
 
 
 def failure(error: grpc.RpcError, method: str, timeout: float) -> CallFailed:
@@ -205,11 +206,11 @@ class RemoteBot:
                 f"for protocol {PROTOCOL_MAJOR}.x",
             )
         return BotInfo(
-            name=answer.name,
-            version=answer.version,
-            author=answer.author,
-            sdk=answer.sdk,
-            protocol_version=answer.protocol_version or PROTOCOL_VERSION,
+            name=clean_field(answer.name),  # bot-controlled text: escaped and capped here, at ingress
+            version=clean_field(answer.version),
+            author=clean_field(answer.author),
+            sdk=clean_field(answer.sdk),
+            protocol_version=clean_field(answer.protocol_version or PROTOCOL_VERSION),
         )
 
     # -- decisions -----------------------------------------------------------------------------

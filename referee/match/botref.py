@@ -10,9 +10,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import RefereeError
 
-class BadBotRef(ValueError):
+
+class BadBotRefError(RefereeError, ValueError):
     """A BOT argument that names nothing the referee can run or reach."""
+
+
+BadBotRef = BadBotRefError  # the name before the ...Error convention
 
 
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
@@ -57,7 +62,7 @@ def parse_bot(text: str) -> BotRef:
     """Parse one BOT argument; BadBotRef says what was expected."""
     if text.startswith("unix:"):
         if len(text) <= len("unix:"):
-            raise BadBotRef(f"{text!r}: a Unix socket address needs a path, like unix:/tmp/bot.sock")
+            raise BadBotRefError(f"{text!r}: a Unix socket address needs a path, like unix:/tmp/bot.sock")
         return BotRef("address", text, address=text)
     path = Path(text)
     if path.is_dir():
@@ -69,7 +74,7 @@ def parse_bot(text: str) -> BotRef:
             return BotRef("command", text, path=run_file.resolve())
         if (path / DOCKER_FILE).is_file():
             return BotRef("dockerfile", text, path=(path / DOCKER_FILE).resolve())
-        raise BadBotRef(
+        raise BadBotRefError(
             f"{text!r}: the folder has neither {BOT_FILE} nor an executable {RUN_FILE} script"
         )
     if path.is_file():
@@ -77,13 +82,13 @@ def parse_bot(text: str) -> BotRef:
             return BotRef("python", text, path=path.resolve())
         if os.access(path, os.X_OK):
             return BotRef("command", text, path=path.resolve())
-        raise BadBotRef(f"{text!r}: a bot file must be a .py file (or an executable)")
+        raise BadBotRefError(f"{text!r}: a bot file must be a .py file (or an executable)")
     if _HOST_PORT.match(text) and not path.exists():
         port = int(text.rsplit(":", 1)[1])
         if not 0 < port < 65536:
-            raise BadBotRef(f"{text!r}: port {port} is out of range")
+            raise BadBotRefError(f"{text!r}: port {port} is out of range")
         return BotRef("address", text, address=text)
-    raise BadBotRef(
+    raise BadBotRefError(
         f"no such bot: {text!r} (a BOT is a folder with {BOT_FILE}, a .py file, "
         "or a gRPC address like unix:/path/bot.sock or localhost:50051)"
     )

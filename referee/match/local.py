@@ -1,11 +1,13 @@
 """Bots as local processes: the referee's embedded default (no Docker).
 
-Each bot gets a private temporary folder (mode 0700) holding its Unix socket, runs in its own process
-group (so that stopping it also stops anything it started, and a Ctrl-C in the terminal reaches only
-the referee, which then stops every bot itself), and dies with the referee on Linux even if the
-referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that started it, so
-start bots from a thread that outlives the match, as `Match` does from its caller's). Its stdout and stderr go to a log file of bounded size; the last
-few kilobytes stay in memory for fault reports.
+Each bot gets a private temporary folder (mode 0700) holding its Unix socket, inside one folder per
+referee process that a reaper removes when the referee ends, even by SIGKILL. Each bot runs in its
+own process group (so that stopping it also stops anything it started, and a Ctrl-C in the terminal
+reaches only the referee, which then stops every bot itself), and dies with the referee on Linux
+even if the referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that started
+it, so start bots from a thread that outlives the match, as `Match` does from its caller's). Its
+stdout and stderr go to a log file of bounded size; the last few kilobytes stay in memory for fault
+reports.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ class LocalBot:
     def start(self) -> str:
         if self.proc is not None:
             self.stop()
-        self.dir = Path(tempfile.mkdtemp(prefix="take5-bot-"))  # mkdtemp: mode 0700, ours only
+        self.dir = Path(tempfile.mkdtemp(prefix="b", dir=_session_root()))  # mode 0700; short: socket paths are capped
         socket_path = self.dir / SOCKET_NAME
         address = f"unix:{socket_path}"
         log_path = self.log_path or self.dir / "output.log"
@@ -242,6 +244,34 @@ class LocalBot:
 
     def __repr__(self) -> str:
         return f"<LocalBot {self.label} pid={self.pid}>"
+
+
+_root_lock = threading.Lock()
+_root: tuple[int, Path, subprocess.Popen[bytes]] | None = None  # (pid that made it, folder, reaper)
+
+
+def _session_root() -> Path:
+    """This referee's folder for its bots' folders, removed whenever the referee ends.
+
+    A bot's folder is removed when the bot is stopped; but a referee killed with SIGKILL stops
+    nobody. So the folders live under one root per referee process, and a reaper (``sh``, in its
+    own session so that a Ctrl-C in the terminal does not reach it) waits for end of file on a pipe
+    only the referee holds: when the referee exits, however it exits, the kernel closes the pipe and
+    the reaper removes the root. The bots themselves die with the referee (PR_SET_PDEATHSIG).
+    """
+    global _root
+    with _root_lock:
+        if _root is not None and _root[0] == os.getpid() and _root[1].is_dir():
+            return _root[1]
+        root = Path(tempfile.mkdtemp(prefix=f"take5-bot-{os.getpid()}-"))
+        reaper = subprocess.Popen(
+            ["sh", "-c", 'cat >/dev/null; rm -rf -- "$1"', "take5-reaper", str(root)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+            env={"PATH": os.environ.get("PATH", os.defpath)},  # nothing of the referee's environment
+        )
+        _root = (os.getpid(), root, reaper)
+        return root
 
 
 def _signal_group(pid: int, sig: int) -> None:

@@ -12,13 +12,21 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
 from rich.table import Table
 
-from .store import Store
+from leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
+from referee import defaults
+from referee.store import Store
+from referee.tournament.settings import DEFAULTS, settings_summary
+from referee.tournament.status import entrant_labels
+
+from .source import store_standings
+from .terminal import markup
 
 
 class _Leader:
@@ -36,7 +44,7 @@ class _Leader:
         if not self.places:
             return "-"
         label, (total, n) = min(self.places.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0]))
-        return f"{label} (mean place {total / n:.2f})"
+        return f"{markup(label)} (mean place {total / n:.2f})"
 
 
 class TournamentProgress:
@@ -47,14 +55,12 @@ class TournamentProgress:
         self.enabled = enabled
         self.leader = _Leader()
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
         self.infra_count = 0
         self.started = 0.0
         self.played = 0
 
     def start(self, report: Any, store: Store) -> None:
-        from .tournament import entrant_labels
-
         labels = entrant_labels(store)
         for r in store.seat_results(report.schedule_id):
             for version, place in zip(r.versions, r.places):
@@ -94,7 +100,7 @@ class TournamentProgress:
         self.console.print(text)
 
     def _update(self, advance: int) -> None:
-        if self.progress is None:
+        if self.progress is None or self.task is None:
             return
         elapsed = max(1e-6, time.perf_counter() - self.started)
         infra = f"  [yellow]infra failures: {self.infra_count}" if self.infra_count else ""
@@ -109,22 +115,17 @@ class TournamentProgress:
             self.progress = None
 
 
-def standings_table(store: Store, *, bootstrap: int = 100, title: str = "Standings") -> Table | None:
-    from .tournament import standings
-
-    table_data = standings(store, bootstrap=bootstrap)
+def standings_table(store: Store, *, bootstrap: int = defaults.BOOTSTRAP, seed: int = defaults.BOOTSTRAP_SEED,
+                    title: str = "Standings") -> Table | None:
+    table_data = store_standings(store, bootstrap=bootstrap, seed=seed)
     if table_data is None:
         return None
     table = Table(title=title, title_justify="left")
-    for col, justify in (("#", "right"), ("entrant", "left"), ("rating", "right"), ("95% interval", "right"),
-                         ("games", "right"), ("wins", "right"), ("mean place", "right"),
-                         ("mean penalty", "right"), ("faults", "left")):
-        table.add_column(col, justify=justify)
-    for row in table_data.rows:
-        interval = f"{row.low:.0f}-{row.high:.0f}" if row.low is not None else ""
-        faults = ", ".join(f"{k} x{n}" for k, n in row.faults) if row.faults else ""
-        table.add_row(str(row.rank), row.entrant, f"{row.rating:.0f}", interval, str(row.games),
-                      f"{row.wins:g}", f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", faults)
+    for col in ("#", "entrant", "rating", "95% interval", "games", "wins", "mean place", "mean penalty", "faults"):
+        table.add_column(col, justify="left" if col in ("entrant", "faults") else "right")
+    for row in table_data.rows:  # the same cell formats as `referee standings` and standings.md
+        table.add_row(str(row.rank), markup(row.entrant), f"{row.rating:.0f}", fmt_interval(row), str(row.games),
+                      fmt_wins(row.wins), f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", fmt_faults(row))
     return table
 
 
@@ -151,7 +152,8 @@ def render_summary(report: Any, store: Store, console: Console | None = None) ->
             + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
         )
         first = report.infra[0]
-        console.print(f"  first: game {first[0]}: {first[1]}: {first[2].splitlines()[0] if first[2] else ''}")
+        console.print(f"  first: game {markup(first[0])}: {markup(first[1])}: "
+                      f"{markup(first[2].splitlines()[0] if first[2] else '')}")
     if report.interrupted:
         console.print("[yellow]interrupted: run the same command again to play the games not yet recorded")
     elif report.unplayed:
@@ -162,20 +164,18 @@ def render_summary(report: Any, store: Store, console: Console | None = None) ->
         console.print(table)
 
 
-def render_status(status: Mapping[str, Any], console: Console | None = None, *, bootstrap: int = 100) -> None:
-    from .tournament import settings_summary
-
+def render_status(status: Mapping[str, Any], console: Console | None = None, *,
+                  bootstrap: int = defaults.BOOTSTRAP, seed: int = defaults.BOOTSTRAP_SEED) -> None:
+    """`referee tournament status`: ``status`` from referee.tournament.status.tournament_status."""
     console = console or _console()
     settings = status["settings"]
-    console.print(f"[bold]tournament {status['directory']}[/bold]: {status['state']}")
+    console.print(f"[bold]tournament {markup(status['directory'], 1000)}[/bold]: {status['state']}")
     if settings:
-        from .tournament import DEFAULTS
-
         console.print("settings: " + settings_summary({**DEFAULTS, **settings}))
     console.print(f"entrants: {len({e['name'] for e in status['entrants']})} "
                   f"({len(status['entrants'])} versions)")
     for e in status["entrants"]:
-        console.print(f"  {e['name']} v{e['version']} ({e['kind']}, source {e['source_hash']}"
+        console.print(f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source {e['source_hash']}"
                       f"{', image ' + e['image_id'] if e['image_id'] else ''}, submitted {e['submitted_at'][:19]})")
     schedule = status["schedule"]
     progress = status["progress"]
@@ -193,6 +193,7 @@ def render_status(status: Mapping[str, Any], console: Console | None = None, *, 
         kinds = Counter(f["kind"] for f in status["infra_failures"])
         console.print("infrastructure failures (games retried, rated no one): "
                       + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())))
-    table = standings_table(status["store"], bootstrap=bootstrap)
+    with Store(status["directory"], readonly=True) as store:
+        table = standings_table(store, bootstrap=bootstrap, seed=seed)
     if table is not None:
         console.print(table)

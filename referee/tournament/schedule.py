@@ -37,6 +37,7 @@ recognised across re-runs and schedule changes (a new entrant) never mistake one
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +46,8 @@ from typing import Any
 
 import numpy as np
 from take5.shuffle import SplitMix64
+
+from ..errors import RefereeError
 
 #: The largest complete round robin (tables) the scheduler will enumerate.
 MAX_COMPLETE_TABLES = 2_000_000
@@ -58,7 +61,7 @@ REPAIR_EVALS = 100_000
 DEFAULT_TABLES_PER_ENTRANT = 10
 
 
-class ScheduleError(ValueError):
+class ScheduleError(RefereeError, ValueError):
     """The entrants and settings admit no schedule (too few entrants, a bad table size, ...)."""
 
 
@@ -295,8 +298,6 @@ def balanceable_tables(n: int, k: int, tables: int) -> int | None:
 
 
 def _complete(n: int, k: int, cycles: int) -> list[tuple[int, ...]]:
-    import itertools
-
     if math.comb(n, k) * cycles > MAX_COMPLETE_TABLES:
         raise ScheduleError(f"a complete round robin of {n} entrants at tables of {k} is too large")
     subsets = list(itertools.combinations(range(n), k))
@@ -325,7 +326,7 @@ def _balanced(n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 3) -
     return best, False
 
 
-def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[list[int]], bool]:
+def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[list[int]], int]:
     pairs = np.zeros((n, n), dtype=np.int64)
     met: list[set[int]] = [set() for _ in range(n)]  # who has met whom (the sparse fast path)
     sparse = True  # no pair has met twice yet: the first fresh candidate of the round is optimal

@@ -41,6 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..errors import RefereeError
+
 SCHEMA_VERSION = 1
 DB_NAME = "tournament.sqlite"
 
@@ -139,7 +141,7 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-class StoreError(Exception):
+class StoreError(RefereeError):
     """The store cannot do what was asked (not a tournament directory, a newer schema, ...)."""
 
 

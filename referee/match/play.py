@@ -37,12 +37,15 @@ from take5.convert import (
     pick_card_request,
     pick_card_requests,
 )
-from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
+from take5.outcome import win_shares
+from take5.rules import EndRule, Variant
 
+from .. import defaults
 from . import botlogs, faults
 from .botref import BotRef, parse_bot
 from .launch import BotHandle, describe_exit, local_handle
 from .remote import BotInfo, CallFailed, RemoteBot
+from .sanitize import clean_text
 from .seat_digest import seat_digest
 
 log = logging.getLogger("take5.referee")
@@ -56,23 +59,23 @@ Observer = Callable[[dict[str, Any]], None]
 class MatchConfig:
     """How a match is played. Times are in seconds."""
 
-    games: int = 1
-    seed: int = 0
-    variant: Variant = Variant.STANDARD
-    threshold: int = DEFAULT_THRESHOLD
-    end_rule: EndRule = EndRule.AT_OR_ABOVE
-    timeout: float = 1.0
+    games: int = defaults.GAMES
+    seed: int = defaults.SEED
+    variant: Variant = Variant(defaults.VARIANT)  # noqa: RUF009 - an immutable enum member
+    threshold: int = defaults.THRESHOLD
+    end_rule: EndRule = EndRule(defaults.END_RULE)  # noqa: RUF009 - an immutable enum member
+    timeout: float = defaults.TIMEOUT
     """Deadline of each PickCard, ChooseRow and GameOver call."""
-    start_timeout: float = 10.0
+    start_timeout: float = defaults.START_TIMEOUT
     """Time a bot has to start serving after it is launched."""
-    handshake_timeout: float = 2.0
-    max_faults: int = 3
+    handshake_timeout: float = defaults.HANDSHAKE_TIMEOUT
+    max_faults: int = defaults.MAX_FAULTS
     """Faults in one game after which the bot forfeits it."""
     records: Path | None = None
     """Folder for the game records (one JSON file per game) and the bots' output logs."""
     match_id: str = ""
     """Prefix of the game ids; default "s<seed>"."""
-    stop_grace: float = 1.0
+    stop_grace: float = defaults.STOP_GRACE
     """Seconds a bot has to exit after SIGTERM before it is killed."""
 
     def __post_init__(self) -> None:
@@ -160,8 +163,8 @@ class Standing:
     name: str
     bot: str
     games: int
-    wins: int
-    """Games in first place (shared first places included)."""
+    wins: float
+    """Games won; a first place shared by k seats counts 1/k (take5.outcome.win_shares)."""
     mean_place: float
     points: int
     mean_points: float
@@ -209,6 +212,7 @@ class MatchResult:
         for seat, entry in enumerate(self.entries):
             games = len(self.games)
             places = [g.places[seat] for g in self.games]
+            wins = sum(win_shares(g.places)[seat] for g in self.games)
             points = sum(g.scores[seat] for g in self.games)
             kinds: dict[str, int] = {}
             for g in self.games:
@@ -219,7 +223,7 @@ class MatchResult:
                     name=entry.name,
                     bot=entry.bot,
                     games=games,
-                    wins=sum(1 for p in places if p == 1),
+                    wins=wins,
                     mean_place=sum(places) / games if games else 0.0,
                     points=points,
                     mean_points=points / games if games else 0.0,
@@ -736,7 +740,7 @@ class Match:
         }
         logs = {}
         for seat in sorted(faulted):
-            tail = self.entrants[seat].handle.stderr_tail(2000).strip()
+            tail = clean_text(self.entrants[seat].handle.stderr_tail(2000)).strip()
             if tail:
                 logs[self.entrants[seat].name] = tail
         return MatchResult(

@@ -1,0 +1,57 @@
+"""Every default of the referee, once: the command line (arena/options.py), the match layer, the
+tournament settings and the sandbox limits all read them from here.
+
+Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
+the rules, so the rules engine owns them); this module only re-exports them under one roof. The
+Docker sandbox modules keep their own literals for now (they are being rewritten into
+referee/sandbox/ and will read these).
+"""
+
+from __future__ import annotations
+
+from take5 import __version__ as take5_version
+from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
+
+from .kinds import SandboxKind
+
+# -- the game -------------------------------------------------------------------------------------
+PLAYERS = 4
+THRESHOLD = DEFAULT_THRESHOLD  # 66: the game ends when a score reaches it
+VARIANT = Variant.STANDARD.value
+END_RULE = EndRule.AT_OR_ABOVE.value
+SEED = 0
+
+# -- the match ------------------------------------------------------------------------------------
+GAMES = 1  # `referee match`: games played (each deal once per rotation)
+TIMEOUT = 1.0  # seconds per PickCard / ChooseRow / GameOver call
+START_TIMEOUT = 10.0  # seconds a bot has to start serving
+HANDSHAKE_TIMEOUT = 2.0
+MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
+STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped
+
+# -- the sandbox ----------------------------------------------------------------------------------
+SANDBOXES = tuple(kind.value for kind in SandboxKind)
+#: Where a bot runs when nothing says otherwise. `referee match` runs the bots a developer names on
+#: their own machine (``local``); tournaments and `referee submit` run strangers' code (``docker``).
+MATCH_SANDBOX = SandboxKind.LOCAL.value
+TOURNAMENT_SANDBOX = SandboxKind.DOCKER.value
+MEMORY = "256m"  # per bot, also its swap limit (no swap)
+CPUS = 1.0
+PIDS = 64
+BASE_IMAGE = "take5/python:3.11"
+
+# -- tournaments ----------------------------------------------------------------------------------
+DUPLICATE = True
+EXECUTOR = "auto"
+RETRIES = 3  # retries of a game after an infrastructure failure
+SMOKE_SEED = 20260  # the deal of the smoke games of `referee submit`
+
+# -- ratings --------------------------------------------------------------------------------------
+#: Bootstrap resamples of the 95% rating intervals, in every command that shows them.
+BOOTSTRAP = 200
+BOOTSTRAP_SEED = 0
+
+# -- the package ----------------------------------------------------------------------------------
+DISTRIBUTION = "take5-arena"
+#: One version for the whole project and its SDK: both pyproject.toml files read take5.__version__.
+VERSION = take5_version

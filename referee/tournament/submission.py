@@ -1,0 +1,133 @@
+"""Submitting an entrant: validate a bot folder and record it as (a new version of) an entrant.
+
+Validation is what a tournament relies on later: the image builds (docker), the bot starts,
+answers the handshake and plays two smoke games (one deal, both rotations) against the random
+example bot within the tournament's limits, without a fault. A refused bot is reported with the
+reason and its own stderr.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import defaults
+from ..docker_launch import DockerLauncher
+from ..docker_sandbox import DockerUnavailable, ImageBuildError, SandboxLimits, source_hash
+from ..kinds import SandboxKind
+from ..match.botref import BadBotRef, BotRef, parse_bot
+from ..match.play import Match, MatchConfig
+from ..match.sanitize import clean_field, clean_text
+from ..store import EntrantVersion, Store
+from .errors import SubmitRefusedError, TournamentError
+from .settings import game_settings, resolve_settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RANDOM_BOT = REPO_ROOT / "example_bots" / "random"
+
+
+@dataclass(frozen=True)
+class Submitted:
+    version: EntrantVersion
+    created: bool
+    smoke: str  # one line about the smoke games
+
+
+def submit(
+    directory: str | os.PathLike,
+    bot_dir: str | os.PathLike,
+    name: str,
+    *,
+    sandbox: str | None = None,
+    timeout: float | None = None,
+    log: Callable[[str], None] = lambda line: None,
+) -> Submitted:
+    """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
+
+    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the
+    tournament's settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot does
+    not build, start, shake hands, or play its smoke games without a fault.
+    """
+    if not name or not all(c.isalnum() or c in "-_." for c in name) or len(name) > 40:
+        raise TournamentError(f"name {name!r}: use 1-40 letters, digits, - _ .")
+    folder = Path(bot_dir).resolve()
+    if not folder.is_dir():
+        raise TournamentError(f"{bot_dir}: not a bot folder")
+    try:
+        ref = parse_bot(str(folder))
+    except BadBotRef as error:
+        raise SubmitRefusedError(str(error)) from None
+    store = Store(directory, create=True)
+    try:
+        settings = resolve_settings(store.settings(), {"sandbox": sandbox, "timeout": timeout})
+        if not store.settings():
+            store.set_settings(settings)
+        sandbox = settings["sandbox"]
+        if ref.kind == "dockerfile" and sandbox != SandboxKind.DOCKER:
+            raise SubmitRefusedError("the folder has only a Dockerfile: it can only run in the docker sandbox")
+        try:
+            digest = source_hash(folder)
+        except ImageBuildError as error:
+            raise SubmitRefusedError(str(error)) from None
+        image_id = None
+        launcher = None
+        if sandbox == SandboxKind.DOCKER:
+            try:
+                launcher = DockerLauncher(
+                    limits=SandboxLimits(memory=settings["memory"], cpus=float(settings["cpus"]),
+                                         pids=int(settings["pids"])),
+                    base_image=settings["base_image"],
+                )
+            except DockerUnavailable as error:
+                raise TournamentError(
+                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
+                ) from None
+        try:
+            if launcher is not None:
+                log(f"building the image of {folder} ...")
+                try:
+                    info = launcher.image(ref)
+                except ImageBuildError as error:
+                    raise SubmitRefusedError(f"the image does not build: {clean_field(str(error).splitlines()[0])}",
+                                             clean_text(error.output)) from None
+                image_id = info.id
+            log(f"smoke games against the random example bot ({sandbox}) ...")
+            smoke = _smoke(ref, settings, launcher)
+        finally:
+            if launcher is not None:
+                launcher.close()
+        version, created = store.add_version(
+            name, source_hash=digest, bot_dir=str(folder), kind=ref.kind, image_id=image_id,
+            validation={"smoke": smoke, "sandbox": sandbox},
+        )
+        return Submitted(version, created, smoke)
+    finally:
+        store.close()
+
+
+def _smoke(ref: BotRef, settings: Mapping[str, Any], launcher: DockerLauncher | None) -> str:
+    """Two games (one deal, both rotations) against the random bot; a fault refuses the bot."""
+    config = MatchConfig(
+        games=2, seed=defaults.SMOKE_SEED, timeout=float(settings["timeout"]),
+        start_timeout=float(settings["start_timeout"]), max_faults=1, **game_settings(settings),
+    )
+    with Match([ref, parse_bot(str(RANDOM_BOT))], config, launcher=launcher) as match:
+        for rejection in match.rejections:
+            if rejection.bot == ref.text:
+                raise SubmitRefusedError(f"{rejection.kind}: {rejection.detail}",
+                                    clean_text(match.entrants[0].handle.stderr_tail(4000)))
+        result = match.play()
+        for game in result.games:
+            if game.faults[0]:
+                f = game.faults[0][0]
+                raise SubmitRefusedError(
+                    f"{f['kind']} in the smoke game (round {f['round']}, turn {f['turn']}): {f['detail']}",
+                    clean_text(match.entrants[0].handle.stderr_tail(4000)),
+                )
+        info = match.entrants[0].info
+    scores = [g.scores[0] for g in result.games]
+    return (f"handshake ok ({info.name or ref.default_name} {info.version or ''}".rstrip()
+            + f"), {len(scores)} smoke games without a fault, penalties {scores}")
