@@ -115,8 +115,38 @@ def _refuse_limit(root: Path, what: str, figure: str, limit: str, hint: str = ""
     )
 
 
-def _link_escapes(target: str) -> bool:
-    return not target or target.startswith("/") or ".." in target.split("/") or "\0" in target
+def _resolve(kinds: dict[str, Entry], cur: list[str], target: str, hops: int) -> list[str] | None:
+    """Where ``target`` leads from folder ``cur`` inside the scanned tree, following the tree's own
+    symlinks as the kernel would in the image; None when it leaves the folder (or loops)."""
+    if not target or target.startswith("/") or hops > 40:
+        return None
+    for comp in target.split("/"):
+        if comp in ("", "."):
+            continue
+        if comp == "..":
+            if not cur:
+                return None
+            cur = cur[:-1]
+            continue
+        entry = kinds.get("/".join([*cur, comp]))
+        if entry is not None and entry.kind is Kind.SYMLINK:
+            resolved = _resolve(kinds, cur, entry.target, hops + 1)
+            if resolved is None:
+                return None
+            cur = resolved
+        else:
+            cur = [*cur, comp]
+    return cur
+
+
+def _check_links(top: Path, entries: list[Entry]) -> None:
+    kinds = {e.path: e for e in entries}
+    for e in entries:
+        if e.kind is Kind.SYMLINK and _resolve(kinds, e.path.split("/")[:-1], e.target, 0) is None:
+            raise BuildRefused(
+                f"bot folder {top.name!r}: symlink {e.path!r} points outside the bot folder; "
+                "copy the file into the folder instead"
+            )
 
 
 def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) -> BotFolder:
@@ -166,10 +196,10 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
                                     f"{limits.max_path} bytes")
             if stat.S_ISLNK(mode):
                 target = os.readlink(item.path)
-                if _link_escapes(target):
+                if not target or target.startswith("/") or "\0" in target:
                     raise BuildRefused(
-                        f"bot folder {top.name!r}: symlink {path!r} points outside the bot folder "
-                        "(absolute or with '..'); copy the file into the folder instead"
+                        f"bot folder {top.name!r}: symlink {path!r} points outside the bot folder; "
+                        "copy the file into the folder instead"
                     )
                 entries.append(Entry(path, Kind.SYMLINK, target=target))
             elif stat.S_ISDIR(mode):
@@ -191,6 +221,7 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
                 )
 
     walk(os.fspath(top), "", 0)
+    _check_links(top, entries)
     return BotFolder(top, tuple(entries), total)
 
 
