@@ -239,8 +239,8 @@ class ContextWriter:
     """
 
     def __init__(self) -> None:
-        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=8 << 20, prefix="take5-ctx-")
-        self._tar = tarfile.open(fileobj=self._file, mode="w", format=tarfile.PAX_FORMAT)
+        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=8 << 20, prefix="take5-ctx-")  # noqa: SIM115
+        self._tar = tarfile.open(fileobj=self._file, mode="w", format=tarfile.PAX_FORMAT)  # noqa: SIM115
         self._dirs: set[str] = set()
         self._names: set[str] = set()
         self.captured: dict[str, bytes] = {}

@@ -201,8 +201,9 @@ def check_image_config(config: Mapping[str, object], allowed_labels: Mapping[str
     """Refuse a built image that declares volumes or carries take5.* labels nobody set."""
     volumes = config.get("Volumes") or {}
     if volumes:
+        names = sorted(str(v) for v in volumes) if isinstance(volumes, dict) else [str(volumes)]
         raise BuildRefused(
-            f"the image declares volumes ({', '.join(sorted(map(str, volumes))[:5])}): refused, a volume "
+            f"the image declares volumes ({', '.join(names[:5])}): refused, a volume "
             "is host disk outside the sandbox's limits"
         )
     labels = config.get("Labels") or {}

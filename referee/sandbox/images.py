@@ -47,11 +47,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import docker
-import docker.errors
+import docker  # type: ignore[import-untyped]
+import docker.errors  # type: ignore[import-untyped]
 
 from . import dockerfile as df
-from .build_errors import BuildFailed, BuildRefused, BuildTimeout, EngineUnavailable, ImageBuildError
+from .build_errors import (
+    BuildFailed,
+    BuildRefused,
+    BuildTimeout,
+    EngineUnavailable,
+    ImageBuildError,
+)
 from .context import BotFolder, ContextWriter, FolderLimits, Kind, scan
 from .manifest import MANIFEST, RUNTIMES, Manifest, Runtime, parse_manifest
 from .requirements import install_wheels, parse_requirements
@@ -98,7 +104,7 @@ class BuildLimits:
     cpus: float = 1.0
     max_image_bytes: int = 2 << 30
     """The built image's size."""
-    folder: FolderLimits = FolderLimits()
+    folder: FolderLimits = dataclasses.field(default_factory=FolderLimits)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -447,9 +453,9 @@ def _build(client: docker.DockerClient, context: Any, *, tag: str, labels: Mappi
                 output.append(text)
                 for m in re.finditer(r"---> ([0-9a-f]{12,64})\b", text):
                     layers.append(m.group(1))
-                m = re.search(r"Successfully built ([0-9a-f]{12,64})", text)
-                if m:
-                    image_id = m.group(1)
+                built = re.search(r"Successfully built ([0-9a-f]{12,64})", text)
+                if built:
+                    image_id = built.group(1)
             elif "aux" in event and isinstance(event["aux"], dict) and "ID" in event["aux"]:
                 image_id = str(event["aux"]["ID"])
             elif "error" in event:
