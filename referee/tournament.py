@@ -387,7 +387,12 @@ def submit(
         if ref.kind == "dockerfile" and sandbox != "docker":
             raise SubmitRefused("the folder has only a Dockerfile: it can only run in the docker sandbox")
         from .docker_sandbox import ImageBuildError, source_hash
+        from .sandbox import build_errors, context
 
+        try:
+            context.scan(folder)  # the folder's limits and links, before anything reads its files
+        except build_errors.ImageBuildError as error:
+            raise SubmitRefused(str(error)) from None
         try:
             digest = source_hash(folder)
         except ImageBuildError as error:

@@ -108,6 +108,12 @@ class BotFolder:
         return h.hexdigest()
 
 
+def _ignorable(name: str) -> bool:
+    """Whether an entry of this name may be skipped (an ignored folder or file, by name alone)."""
+    return (name in IGNORED_DIRS or name in IGNORED_FILES or name.endswith(IGNORED_SUFFIXES)
+            or name.endswith(".egg-info"))
+
+
 def _refuse_limit(root: Path, what: str, figure: str, limit: str, hint: str = "") -> BuildRefused:
     return BuildRefused(
         f"bot folder {root.name!r} is refused: {what}: {figure}, the limit is {limit}"
@@ -173,6 +179,9 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
                 items = list(it)
         except OSError as exc:
             raise BuildRefused(f"bot folder {top.name!r}: cannot read {rel or '.'}: {exc.strerror}") from None
+        counted = sum(1 for x in items if not _ignorable(x.name))  # at most what will be kept
+        if len(entries) + counted > limits.max_files:
+            raise _refuse_limit(top, "too many files", f"more than {limits.max_files:,}", f"{limits.max_files:,}")
         for item in sorted(items, key=lambda x: x.name):
             name = item.name
             path = f"{rel}/{name}" if rel else name
