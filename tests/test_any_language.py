@@ -148,3 +148,37 @@ def test_an_out_of_memory_node_bot_is_an_oom_fault(node_bot, opponents, tmp_path
     assert (fault["kind"], fault["round"], fault["turn"]) == ("resource", 1, 2), fault
     assert "OOMKilled" in fault["detail"] and "memory limit 128m" in fault["detail"]
     assert "exit code 137" in fault["detail"]
+
+
+# -- bot.toml (no engine needed) --------------------------------------------------------------------
+
+
+def test_manifest_says_runtime_and_command():
+    from referee.sandbox.manifest import Runtime, parse_manifest
+
+    m = parse_manifest(b'runtime = "static"\ncommand = ["take5-go-bot", "--x"]\n', frozenset({"take5-go-bot"}))
+    assert (m.runtime, m.command) == (Runtime.STATIC, ("/bot/take5-go-bot", "--x"))
+    m = parse_manifest(b'runtime = "node"\ncommand = ["node", "bot.js"]\nname = "n"\n')
+    assert (m.runtime, m.command, m.name) == (Runtime.NODE, ("node", "bot.js"), "n")
+    assert parse_manifest(b'runtime = "python"\n').command == ("python3", "/bot/bot.py")
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        (b'runtime = "ruby"\n', "runtime must be one of"),
+        (b'runtime = "node"\ncommand = "node bot.js"\n', "command must be a list"),
+        (b'runtime = "node"\ncommand = []\n', "command must be a list"),
+        (b'runtime = "node"\ncommand = ["node", "\\u001b[2J"]\n', "printable"),
+        (b'runtime = "node"\nimage = "evil"\n', "unknown key 'image'"),
+        (b"runtime = \n", "not valid TOML"),
+        (b'runtime = "node"\nname = "\\u001b]0;x\\u0007"\n', "name must be printable"),
+    ],
+)
+def test_bad_manifests_are_refused_with_the_reason(text, expect):
+    from referee.sandbox.build_errors import BuildRefused
+    from referee.sandbox.manifest import parse_manifest
+
+    with pytest.raises(BuildRefused) as err:
+        parse_manifest(text)
+    assert expect in str(err.value)
