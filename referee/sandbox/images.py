@@ -179,86 +179,90 @@ def build_image(
     bot = Path(bot_dir).absolute()
     folder = scan(bot, limits.folder)  # limits and symlinks, before anything is copied
     client = engine(docker)
-    sdk = Path(sdk_dir).absolute()
-    with ContextWriter() as ctx:
-        kind, manifest = _kind(folder)
-        if kind == "dockerfile":
-            ctx.add_folder(folder, "")
-            ctx.add_tree(sdk / "take5", "take5_sdk/take5", SDK_LIMITS)
-        else:
-            ctx.add_folder(folder, "root/bot")
-            ctx.add_dir("root/run/take5")
-        captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
-        if kind == "dockerfile":
-            base = base_image
-        elif manifest is not None:
-            base = base_image if manifest.runtime is Runtime.PYTHON else RUNTIMES[manifest.runtime]
-        else:
-            base = base_image
-        base_info = _base(client, base)
-        sdk_version, protocol = sdk_versions(sdk)
-        bot_name = name or (manifest.name if manifest and manifest.name else bot.name)
-        if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
-            raise BuildRefused(f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters")
-        given_version = version or (manifest.version if manifest else None) or _bot_version(captured)
-        plan_base = base
-        if kind == "dockerfile":
-            text = captured.get("Dockerfile", b"").decode("utf-8", "replace")
-            allowed = tuple(dict.fromkeys((*df.ALLOWED_BASES, base_image)))
-            plan = df.check_dockerfile(text, allowed=allowed, base_ids=_base_ids(client, allowed))
-            plan_base = base_image if plan.final_base == "$" + df.BASE_ARG else plan.final_base
-            if plan_base != base:
-                base, base_info = plan_base, _base(client, plan_base)
-        reqs = []
-        python_runtime = kind == "python" or (manifest is not None and manifest.runtime is Runtime.PYTHON)
-        if python_runtime:
-            if "requirements.txt" in captured:
-                reqs = parse_requirements(captured["requirements.txt"].decode("utf-8", "replace"))
-            elif folder.has("requirements.txt", Kind.SYMLINK):
-                raise BuildRefused("requirements.txt is a symlink: make it a plain file")
-        h = ctx.hash.copy()
-        for item in (BUILDER_VERSION, kind, bot_name, given_version or "", base, base_info["Id"],
-                     *pip_args, *(str(r) for r in reqs), *(manifest.command if manifest else ())):
-            h.update(f"\0{item}".encode())
-        if python_runtime:
-            _hash_tree(h, sdk / "take5", SDK_LIMITS)
-        digest = h.hexdigest()
-        bot_version = given_version or f"0+{digest[:8]}"
-        tag = f"{IMAGE_REPOSITORY}/{_slug(bot_name)}:{digest[:16]}"
-        labels = {
-            LABEL_BOT: bot_name, LABEL_BOT_VERSION: bot_version, LABEL_SDK_VERSION: sdk_version,
-            LABEL_PROTOCOL: protocol, LABEL_SOURCE_HASH: digest, LABEL_BUILDER: BUILDER_VERSION,
-            LABEL_BASE: plan_base, LABEL_KIND: manifest.runtime.value if manifest else kind,
-        }
-        with _lock_for(tag):
-            if not force:
-                existing = _inspect(client, tag)
-                if existing and ((existing.get("Config") or {}).get("Labels") or {}).get(LABEL_SOURCE_HASH) == digest:
-                    return _info(existing, tag, labels, base, built=False, seconds=0.0)
-            output: list[str] = []
-            deadline = t0 + limits.timeout
-            if kind != "dockerfile":
-                if python_runtime:
-                    _add_python_site(ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline)
-                cmd = manifest.command if manifest else ("python3", "/bot/bot.py")
-                ctx.add_bytes("Dockerfile", _generated_dockerfile(base, cmd, python=python_runtime).encode())
-            buildargs = {df.BASE_ARG: base_image} if kind == "dockerfile" else {}
-            image_id = _build(client, ctx.fileobj(), tag=tag, labels=labels, buildargs=buildargs,
-                              nocache=force, limits=limits, deadline=deadline, output=output, bot=bot)
-            image = _inspect(client, image_id) or {}
-            try:
-                allowed_labels = {**((base_info.get("Config") or {}).get("Labels") or {}), **labels}
-                df.check_image_config(image.get("Config") or {}, allowed_labels)
-                if int(image.get("Size") or 0) > limits.max_image_bytes:
-                    raise BuildRefused(
-                        f"the image is {int(image['Size']) >> 20} MB, the limit is {limits.max_image_bytes >> 20} MB"
-                    )
-            except BuildRefused:
-                _remove_image(client, tag)
-                raise
-            seconds = time.monotonic() - t0
-            log.info("built %s in %.1fs", tag, seconds)
-            return _info(image, tag, labels, base, built=True, seconds=seconds)
+    try:
+        sdk = Path(sdk_dir).absolute()
+        with ContextWriter() as ctx:
+            kind, manifest = _kind(folder)
+            if kind == "dockerfile":
+                ctx.add_folder(folder, "")
+                ctx.add_tree(sdk / "take5", "take5_sdk/take5", SDK_LIMITS)
+            else:
+                ctx.add_folder(folder, "root/bot")
+                ctx.add_dir("root/run/take5")
+            captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
+            if kind == "dockerfile":
+                base = base_image
+            elif manifest is not None:
+                base = base_image if manifest.runtime is Runtime.PYTHON else RUNTIMES[manifest.runtime]
+            else:
+                base = base_image
+            base_info = _base(client, base)
+            sdk_version, protocol = sdk_versions(sdk)
+            bot_name = name or (manifest.name if manifest and manifest.name else bot.name)
+            if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
+                raise BuildRefused(f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters")
+            given_version = version or (manifest.version if manifest else None) or _bot_version(captured)
+            plan_base = base
+            if kind == "dockerfile":
+                text = captured.get("Dockerfile", b"").decode("utf-8", "replace")
+                allowed = tuple(dict.fromkeys((*df.ALLOWED_BASES, base_image)))
+                plan = df.check_dockerfile(text, allowed=allowed, base_ids=_base_ids(client, allowed))
+                plan_base = base_image if plan.final_base == "$" + df.BASE_ARG else plan.final_base
+                if plan_base != base:
+                    base, base_info = plan_base, _base(client, plan_base)
+            reqs = []
+            python_runtime = kind == "python" or (manifest is not None and manifest.runtime is Runtime.PYTHON)
+            if python_runtime:
+                if "requirements.txt" in captured:
+                    reqs = parse_requirements(captured["requirements.txt"].decode("utf-8", "replace"))
+                elif folder.has("requirements.txt", Kind.SYMLINK):
+                    raise BuildRefused("requirements.txt is a symlink: make it a plain file")
+            h = ctx.hash.copy()
+            for item in (BUILDER_VERSION, kind, bot_name, given_version or "", base, base_info["Id"],
+                         *pip_args, *(str(r) for r in reqs), *(manifest.command if manifest else ())):
+                h.update(f"\0{item}".encode())
+            if python_runtime:
+                _hash_tree(h, sdk / "take5", SDK_LIMITS)
+            digest = h.hexdigest()
+            bot_version = given_version or f"0+{digest[:8]}"
+            tag = f"{IMAGE_REPOSITORY}/{_slug(bot_name)}:{digest[:16]}"
+            labels = {
+                LABEL_BOT: bot_name, LABEL_BOT_VERSION: bot_version, LABEL_SDK_VERSION: sdk_version,
+                LABEL_PROTOCOL: protocol, LABEL_SOURCE_HASH: digest, LABEL_BUILDER: BUILDER_VERSION,
+                LABEL_BASE: plan_base, LABEL_KIND: manifest.runtime.value if manifest else kind,
+            }
+            with _lock_for(tag):
+                if not force:
+                    existing = _inspect(client, tag)
+                    if existing and ((existing.get("Config") or {}).get("Labels") or {}).get(LABEL_SOURCE_HASH) == digest:
+                        return _info(existing, tag, labels, base, built=False, seconds=0.0)
+                output: list[str] = []
+                deadline = t0 + limits.timeout
+                if kind != "dockerfile":
+                    if python_runtime:
+                        _add_python_site(ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline)
+                    cmd = manifest.command if manifest else ("python3", "/bot/bot.py")
+                    ctx.add_bytes("Dockerfile", _generated_dockerfile(base, cmd, python=python_runtime).encode())
+                buildargs = {df.BASE_ARG: base_image} if kind == "dockerfile" else {}
+                image_id = _build(client, ctx.fileobj(), tag=tag, labels=labels, buildargs=buildargs,
+                                  nocache=force, limits=limits, deadline=deadline, output=output, bot=bot)
+                image = _inspect(client, image_id) or {}
+                try:
+                    allowed_labels = {**((base_info.get("Config") or {}).get("Labels") or {}), **labels}
+                    df.check_image_config(image.get("Config") or {}, allowed_labels)
+                    if int(image.get("Size") or 0) > limits.max_image_bytes:
+                        raise BuildRefused(
+                            f"the image is {int(image['Size']) >> 20} MB, the limit is {limits.max_image_bytes >> 20} MB"
+                        )
+                except BuildRefused:
+                    _remove_image(client, tag)
+                    raise
+                seconds = time.monotonic() - t0
+                log.info("built %s in %.1fs", tag, seconds)
+                return _info(image, tag, labels, base, built=True, seconds=seconds)
+    finally:
+        if client is not docker:  # made here: close its connections
+            client.close()
 
 
 # -- what the folder is ---------------------------------------------------------------------------
