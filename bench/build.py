@@ -53,6 +53,7 @@ def refusal(repeat: int) -> None:
                 except BuildRefused:
                     return
                 raise AssertionError("not refused")
+
             return run
 
         walk = [timed(lambda: sum(len(f) for _, _, f in os.walk(bot))) for _ in range(repeat)]
@@ -61,15 +62,19 @@ def refusal(repeat: int) -> None:
         base = statistics.median(walk)
         print("100,000-file folder (median of %d):" % repeat)
         print(f"  os.walk of the folder (baseline)   {base:7.3f} s")
-        print(f"  refused by the scan                {statistics.median(scan):7.3f} s   x{statistics.median(scan) / base:.2f}")
-        print(f"  refused by build_image             {statistics.median(full):7.3f} s   x{statistics.median(full) / base:.2f}")
+        for label, times in (("refused by the scan", scan), ("refused by build_image", full)):
+            median = statistics.median(times)
+            print(f"  {label:34} {median:7.3f} s   x{median / base:.2f}")
 
 
 def builds(repeat: int) -> None:
     from referee import docker_sandbox as old
 
-    bots = {"python (lowest)": ROOT / "example_bots" / "lowest", "node": ROOT / "example_bots" / "node",
-            "go (static)": ROOT / "example_bots" / "go"}
+    bots = {
+        "python (lowest)": ROOT / "example_bots" / "lowest",
+        "node": ROOT / "example_bots" / "node",
+        "go (static)": ROOT / "example_bots" / "go",
+    }
     print("builds (median of %d, seconds):" % repeat)
     print(f"  {'bot':18} {'from scratch':>12} {'unchanged':>10}")
     made = []
@@ -82,7 +87,9 @@ def builds(repeat: int) -> None:
             made.append(info.tag)
             again.append(timed(lambda: build_image(folder)))
         print(f"  {label:18} {statistics.median(fresh):12.2f} {statistics.median(again):10.2f}")
-    baseline = [timed(lambda: old.build_image(bots["python (lowest)"], force=True)) for _ in range(repeat)]
+    baseline = [
+        timed(lambda: old.build_image(bots["python (lowest)"], force=True)) for _ in range(repeat)
+    ]
     print(f"  {'python, old builder':18} {statistics.median(baseline):12.2f}   (baseline)")
 
 

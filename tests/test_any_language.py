@@ -81,8 +81,14 @@ def node_bot(engine) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             _unavailable("npm is not installed: example_bots/node has no node_modules")
-        proc = subprocess.run([npm, "install", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=folder,
-                              capture_output=True, text=True, timeout=600, check=False)
+        proc = subprocess.run(
+            [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         if proc.returncode != 0:
             _unavailable(f"npm install failed in {folder}:\n{proc.stderr[-2000:]}")
     return folder
@@ -94,9 +100,16 @@ def go_bot(engine) -> Path:
     binary = folder / "take5-go-bot"
     if not binary.is_file() or binary.stat().st_mtime < (folder / "main.go").stat().st_mtime:
         if shutil.which("go") is None:
-            _unavailable("Go is not installed (scripts/setup-go.sh): example_bots/go cannot be built")
-        proc = subprocess.run(["sh", str(folder / "build.sh")], capture_output=True, text=True, timeout=900,
-                              check=False)
+            _unavailable(
+                "Go is not installed (scripts/setup-go.sh): example_bots/go cannot be built"
+            )
+        proc = subprocess.run(
+            ["sh", str(folder / "build.sh")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         if proc.returncode != 0:
             _unavailable(f"example_bots/go/build.sh failed:\n{proc.stderr[-2000:]}")
     return folder
@@ -105,10 +118,24 @@ def go_bot(engine) -> Path:
 def match(*args: str, tmp_path: Path, timeout: float = 600) -> tuple[int, dict, str, Path]:
     records = tmp_path / "records"
     # --start-timeout 60: containers start slowly on a loaded machine; this is not a speed test.
-    argv = [sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", *args, "--start-timeout", "60",
-            "--json", "--records", str(records)]
+    argv = [
+        sys.executable,
+        "-m",
+        "referee.cli",
+        "match",
+        "--sandbox",
+        "docker",
+        *args,
+        "--start-timeout",
+        "60",
+        "--json",
+        "--records",
+        str(records),
+    ]
     env = {**os.environ, "TAKE5_RUN_PREFIX": f"pytest-{TOKEN}-{secrets.token_hex(2)}"}
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    proc = subprocess.run(
+        argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
     assert proc.stdout.strip(), proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout), proc.stderr, records
 
@@ -141,8 +168,19 @@ def test_an_out_of_memory_node_bot_is_an_oom_fault(node_bot, opponents, tmp_path
     for f in (ROOT / "tests" / "docker_bots" / "hostile_oom_node").iterdir():
         shutil.copy(f, bot / f.name)
     # --timeout 10: the kill must be seen as what it is, not as a late answer, on a loaded machine.
-    code, _doc, err, records = match(str(bot), *opponents, "--threshold", "10", "--timeout", "10",
-                                    "--max-faults", "2", "--memory", "128m", tmp_path=tmp_path)
+    code, _doc, err, records = match(
+        str(bot),
+        *opponents,
+        "--threshold",
+        "10",
+        "--timeout",
+        "10",
+        "--max-faults",
+        "2",
+        "--memory",
+        "128m",
+        tmp_path=tmp_path,
+    )
     assert code == 1, err[-3000:]
     fault = _record(records)["faults"][0][0]
     assert (fault["kind"], fault["round"], fault["turn"]) == ("resource", 1, 2), fault
@@ -156,7 +194,9 @@ def test_an_out_of_memory_node_bot_is_an_oom_fault(node_bot, opponents, tmp_path
 def test_manifest_says_runtime_and_command():
     from referee.sandbox.manifest import Runtime, parse_manifest
 
-    m = parse_manifest(b'runtime = "static"\ncommand = ["take5-go-bot", "--x"]\n', frozenset({"take5-go-bot"}))
+    m = parse_manifest(
+        b'runtime = "static"\ncommand = ["take5-go-bot", "--x"]\n', frozenset({"take5-go-bot"})
+    )
     assert (m.runtime, m.command) == (Runtime.STATIC, ("/bot/take5-go-bot", "--x"))
     m = parse_manifest(b'runtime = "node"\ncommand = ["node", "bot.js"]\nname = "n"\n')
     assert (m.runtime, m.command, m.name) == (Runtime.NODE, ("node", "bot.js"), "n")

@@ -161,13 +161,32 @@ def hostile_package(where: Path, marker: Path) -> Path:
 
 
 HOSTILE_REQUIREMENTS = [
-    "./evilpkg", "evilpkg/", "{pkg}", "file://{pkg}", "evilpkg @ file://{pkg}", "-e ./evilpkg",
-    "-e {pkg}", "--editable=./evilpkg", "--index-url http://127.0.0.1:{port}/simple",
-    "--extra-index-url http://127.0.0.1:{port}/simple", "-i http://127.0.0.1:{port}/simple",
-    "-f ./dist", "--find-links=./dist", "git+file://{pkg}", "evilpkg @ git+https://127.0.0.1:{port}/e.git",
-    "evilpkg-1.0.tar.gz", "./dist/evilpkg-1.0.tar.gz", "http://127.0.0.1:{port}/evilpkg-1.0.tar.gz",
-    "-r other.txt", "-c other.txt", "--trusted-host 127.0.0.1", "numpy \\", "~/evilpkg",
-    "evilpkg @ http://127.0.0.1:{port}/evilpkg-1.0-py3-none-any.whl", "evilpkg.whl", "evilpkg.zip",
+    "./evilpkg",
+    "evilpkg/",
+    "{pkg}",
+    "file://{pkg}",
+    "evilpkg @ file://{pkg}",
+    "-e ./evilpkg",
+    "-e {pkg}",
+    "--editable=./evilpkg",
+    "--index-url http://127.0.0.1:{port}/simple",
+    "--extra-index-url http://127.0.0.1:{port}/simple",
+    "-i http://127.0.0.1:{port}/simple",
+    "-f ./dist",
+    "--find-links=./dist",
+    "git+file://{pkg}",
+    "evilpkg @ git+https://127.0.0.1:{port}/e.git",
+    "evilpkg-1.0.tar.gz",
+    "./dist/evilpkg-1.0.tar.gz",
+    "http://127.0.0.1:{port}/evilpkg-1.0.tar.gz",
+    "-r other.txt",
+    "-c other.txt",
+    "--trusted-host 127.0.0.1",
+    "numpy \\",
+    "~/evilpkg",
+    "evilpkg @ http://127.0.0.1:{port}/evilpkg-1.0-py3-none-any.whl",
+    "evilpkg.whl",
+    "evilpkg.zip",
 ]
 
 
@@ -183,19 +202,34 @@ def test_plain_requirements_are_reserialised():
     reqs = requirements.parse_requirements(
         "# comment\nnumpy>=1.24\n  scipy[extra] ==1.11 ; python_version >= '3.10'  # why\n\nsix\n"
     )
-    assert [str(r) for r in reqs] == ['numpy>=1.24', 'scipy[extra]==1.11; python_version >= "3.10"', "six"]
+    assert [str(r) for r in reqs] == [
+        "numpy>=1.24",
+        'scipy[extra]==1.11; python_version >= "3.10"',
+        "six",
+    ]
     cmd = requirements.pip_command(reqs, Path("/t"), python_version="3.11")
-    assert "--only-binary=:all:" in cmd and cmd[cmd.index("--") + 1:] == [str(r) for r in reqs]
+    assert "--only-binary=:all:" in cmd and cmd[cmd.index("--") + 1 :] == [str(r) for r in reqs]
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("line", ["./evilpkg", "file://{pkg}", "evilpkg @ file://{pkg}", "-e ./evilpkg",
-                                  "--index-url http://127.0.0.1:{port}/simple", "git+file://{pkg}"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "./evilpkg",
+        "file://{pkg}",
+        "evilpkg @ file://{pkg}",
+        "-e ./evilpkg",
+        "--index-url http://127.0.0.1:{port}/simple",
+        "git+file://{pkg}",
+    ],
+)
 def test_hostile_requirements_never_build_the_package(line, build, tmp_path, listener):
     bot = python_bot(tmp_path)
     marker = tmp_path / "MARKER"
     hostile_package(bot, marker)
-    (bot / "requirements.txt").write_text(line.format(pkg=bot / "evilpkg", port=listener.port) + "\n")
+    (bot / "requirements.txt").write_text(
+        line.format(pkg=bot / "evilpkg", port=listener.port) + "\n"
+    )
     with pytest.raises(BuildRefused):
         build(bot)
     assert not marker.exists(), "the bot's build backend ran on the host"
@@ -231,7 +265,9 @@ def secret(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("link", ["secret.txt", "requirements.txt", "Dockerfile", "bot.toml", "lib/deep/x.py"])
+@pytest.mark.parametrize(
+    "link", ["secret.txt", "requirements.txt", "Dockerfile", "bot.toml", "lib/deep/x.py"]
+)
 def test_symlink_to_a_host_file_is_refused_by_name(link, tmp_path, secret):
     bot = python_bot(tmp_path)
     (bot / link).parent.mkdir(parents=True, exist_ok=True)
@@ -311,17 +347,32 @@ def test_a_folder_of_100000_files_is_refused_before_copying(build, tmp_path):
     with pytest.raises(BuildRefused) as err:
         build(bot)
     message = str(err.value)
-    assert "too many files" in message and "more than 10,000" in message and "limit is 10,000" in message
+    assert (
+        "too many files" in message
+        and "more than 10,000" in message
+        and "limit is 10,000" in message
+    )
 
 
 @pytest.mark.parametrize(
     ("limits", "make", "expect"),
     [
-        (context.FolderLimits(max_bytes=1000), lambda b: (b / "big").write_bytes(b"x" * 2000),
-         "too large: more than"),
+        (
+            context.FolderLimits(max_bytes=1000),
+            lambda b: (b / "big").write_bytes(b"x" * 2000),
+            "too large: more than",
+        ),
         (context.FolderLimits(max_path=40), lambda b: (b / ("n" * 50)).touch(), "path too long"),
-        (context.FolderLimits(max_depth=3), lambda b: (b / "a/b/c/d/e").mkdir(parents=True), "nested too deep"),
-        (context.FolderLimits(max_files=5), lambda b: [(b / f"f{i}").touch() for i in range(9)], "too many files"),
+        (
+            context.FolderLimits(max_depth=3),
+            lambda b: (b / "a/b/c/d/e").mkdir(parents=True),
+            "nested too deep",
+        ),
+        (
+            context.FolderLimits(max_files=5),
+            lambda b: [(b / f"f{i}").touch() for i in range(9)],
+            "too many files",
+        ),
     ],
 )
 def test_each_limit_names_itself_the_figure_and_the_limit(limits, make, expect, tmp_path):
@@ -347,7 +398,10 @@ def test_each_limit_names_itself_the_figure_and_the_limit(limits, make, expect, 
         ("FROM take5/python:3.11\nADD http://127.0.0.1:{port}/x /x\n", "ADD is refused"),
         ("FROM take5/python:3.11\nadd \\\n  http://127.0.0.1:{port}/x /x\n", "ADD is refused"),
         ("FROM take5/python:3.11\nADD bot.py /bot/\n", "ADD is refused"),
-        ("FROM take5/python:3.11\nCOPY --from=127.0.0.1:{port}/evil /x /x\n", "only an earlier stage"),
+        (
+            "FROM take5/python:3.11\nCOPY --from=127.0.0.1:{port}/evil /x /x\n",
+            "only an earlier stage",
+        ),
         ("FROM take5/python:3.11\nVOLUME /data\n", "VOLUME is refused"),
         ('FROM take5/python:3.11\nVOLUME ["/data"]\n', "VOLUME is refused"),
         ("FROM take5/python:3.11\nONBUILD RUN true\n", "ONBUILD"),
@@ -368,13 +422,18 @@ def test_dockerfile_rules_accept_the_arena_bases_and_stages():
         "ARG TAKE5_BASE_IMAGE=take5/python:3.11\nFROM ${TAKE5_BASE_IMAGE} AS build\nRUN true\n"
         "FROM take5/static:1\nCOPY --from=build /bin/true /bot/run\nCOPY --from=0 /x /y\n"
     )
-    assert plan.bases == ("$TAKE5_BASE_IMAGE", "take5/static:1") and plan.final_base == "take5/static:1"
+    assert (
+        plan.bases == ("$TAKE5_BASE_IMAGE", "take5/static:1")
+        and plan.final_base == "take5/static:1"
+    )
     with pytest.raises(BuildRefused, match="only an earlier stage"):
         dockerfile.check_dockerfile("FROM take5/static:1 AS a\nCOPY --from=a /x /y\n")
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("kind", ["add-url", "from-loopback", "copy-from-loopback", "syntax", "volume"])
+@pytest.mark.parametrize(
+    "kind", ["add-url", "from-loopback", "copy-from-loopback", "syntax", "volume"]
+)
 def test_dockerfile_attacks_never_reach_the_host(kind, build, tmp_path, listener):
     url = f"127.0.0.1:{listener.port}"
     text = {
@@ -397,8 +456,10 @@ def test_run_steps_have_no_network_not_even_the_hosts_loopback(build, tmp_path, 
         f"s = socket.socket(); s.settimeout(3)\n"
         f"sys.exit(7 if s.connect_ex(('127.0.0.1', {listener.port})) == 0 else 0)\n"
     )
-    bot = dockerfile_bot(tmp_path, f"FROM take5/python:3.11\nLABEL {MARK}=1\nCOPY probe.py /probe.py\n"
-                         "RUN python3 /probe.py\n")
+    bot = dockerfile_bot(
+        tmp_path,
+        f"FROM take5/python:3.11\nLABEL {MARK}=1\nCOPY probe.py /probe.py\nRUN python3 /probe.py\n",
+    )
     (bot / "probe.py").write_text(probe)
     info = build(bot)
     assert info.labels["take5.kind"] == "dockerfile"
@@ -419,8 +480,11 @@ def test_a_build_that_never_ends_is_cancelled_and_leaves_nothing(client, build, 
 
 @pytest.mark.docker
 def test_a_build_step_is_memory_limited(client, build, tmp_path):
-    bot = dockerfile_bot(tmp_path, f"FROM take5/python:3.11\nLABEL {MARK}=1\n"
-                         "RUN python3 -c \"x = bytearray(3 << 30); print('T5-' + 'ALLOCATED')\"\n")
+    bot = dockerfile_bot(
+        tmp_path,
+        f"FROM take5/python:3.11\nLABEL {MARK}=1\n"
+        "RUN python3 -c \"x = bytearray(3 << 30); print('T5-' + 'ALLOCATED')\"\n",
+    )
     with pytest.raises(BuildFailed) as err:
         build(bot)
     assert "T5-ALLOCATED" not in err.value.output and "137" in err.value.output
@@ -429,11 +493,18 @@ def test_a_build_step_is_memory_limited(client, build, tmp_path):
 
 @pytest.mark.docker
 def test_build_output_reaches_errors_escaped(build, tmp_path):
-    bot = dockerfile_bot(tmp_path, f"FROM take5/python:3.11\nLABEL {MARK}=1\n"
-                         "RUN printf 'T5-FAIL \\033]0;owned\\007\\033[2J\\n' && exit 3\n")
+    bot = dockerfile_bot(
+        tmp_path,
+        f"FROM take5/python:3.11\nLABEL {MARK}=1\n"
+        "RUN printf 'T5-FAIL \\033]0;owned\\007\\033[2J\\n' && exit 3\n",
+    )
     with pytest.raises(BuildFailed) as err:
         build(bot)
-    assert "T5-FAIL" in err.value.output and "\x1b" not in err.value.output and "\x07" not in err.value.output
+    assert (
+        "T5-FAIL" in err.value.output
+        and "\x1b" not in err.value.output
+        and "\x07" not in err.value.output
+    )
 
 
 def test_every_refusal_is_an_image_build_error():

@@ -17,7 +17,9 @@ class ImageBuildError(Exception):
         self.output = output
         self.bot_dir = bot_dir
         tail = "\n".join(output.strip().splitlines()[-25:])
-        super().__init__(f"{message}\n--- build output (last lines) ---\n{tail}" if tail else message)
+        super().__init__(
+            f"{message}\n--- build output (last lines) ---\n{tail}" if tail else message
+        )
 
 
 class BuildRefused(ImageBuildError):

@@ -42,10 +42,23 @@ from typing import IO
 
 from .build_errors import BuildRefused
 
-IGNORED_DIRS = frozenset({
-    "__pycache__", ".git", ".hg", ".svn", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".hypothesis", ".tox", ".idea", ".vscode",
-})
+IGNORED_DIRS = frozenset(
+    {
+        "__pycache__",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".tox",
+        ".idea",
+        ".vscode",
+    }
+)
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 IGNORED_FILES = frozenset({".DS_Store"})
 
@@ -104,14 +117,20 @@ class BotFolder:
         contents are hashed by :class:`ContextWriter` as they are copied."""
         h = hashlib.sha256()
         for e in self.entries:
-            h.update(f"{e.path}\0{e.kind.value}\0{e.size}\0{int(e.executable)}\0{e.target}\0".encode())
+            h.update(
+                f"{e.path}\0{e.kind.value}\0{e.size}\0{int(e.executable)}\0{e.target}\0".encode()
+            )
         return h.hexdigest()
 
 
 def _ignorable(name: str) -> bool:
     """Whether an entry of this name may be skipped (an ignored folder or file, by name alone)."""
-    return (name in IGNORED_DIRS or name in IGNORED_FILES or name.endswith(IGNORED_SUFFIXES)
-            or name.endswith(".egg-info"))
+    return (
+        name in IGNORED_DIRS
+        or name in IGNORED_FILES
+        or name.endswith(IGNORED_SUFFIXES)
+        or name.endswith(".egg-info")
+    )
 
 
 def _refuse_limit(root: Path, what: str, figure: str, limit: str, hint: str = "") -> BuildRefused:
@@ -178,10 +197,14 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
             with os.scandir(dirpath) as it:
                 items = list(it)
         except OSError as exc:
-            raise BuildRefused(f"bot folder {top.name!r}: cannot read {rel or '.'}: {exc.strerror}") from None
+            raise BuildRefused(
+                f"bot folder {top.name!r}: cannot read {rel or '.'}: {exc.strerror}"
+            ) from None
         counted = sum(1 for x in items if not _ignorable(x.name))  # at most what will be kept
         if len(entries) + counted > limits.max_files:
-            raise _refuse_limit(top, "too many files", f"more than {limits.max_files:,}", f"{limits.max_files:,}")
+            raise _refuse_limit(
+                top, "too many files", f"more than {limits.max_files:,}", f"{limits.max_files:,}"
+            )
         for item in sorted(items, key=lambda x: x.name):
             name = item.name
             path = f"{rel}/{name}" if rel else name
@@ -192,17 +215,26 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
             if stat.S_ISREG(mode) and (name in IGNORED_FILES or name.endswith(IGNORED_SUFFIXES)):
                 continue
             if len(entries) >= limits.max_files:
-                raise _refuse_limit(top, "too many files", f"more than {limits.max_files:,}",
-                                    f"{limits.max_files:,}")
+                raise _refuse_limit(
+                    top,
+                    "too many files",
+                    f"more than {limits.max_files:,}",
+                    f"{limits.max_files:,}",
+                )
             try:
                 encoded = path.encode("utf-8")
             except UnicodeEncodeError:
+                shown = path.encode("utf-8", "backslashreplace").decode()
                 raise BuildRefused(
-                    f"bot folder {top.name!r}: a file name is not valid UTF-8: {path.encode('utf-8', 'backslashreplace').decode()!r}"
+                    f"bot folder {top.name!r}: a file name is not valid UTF-8: {shown!r}"
                 ) from None
             if len(encoded) > limits.max_path:
-                raise _refuse_limit(top, f"path too long ({path[:60]!r}...)", f"{len(encoded)} bytes",
-                                    f"{limits.max_path} bytes")
+                raise _refuse_limit(
+                    top,
+                    f"path too long ({path[:60]!r}...)",
+                    f"{len(encoded)} bytes",
+                    f"{limits.max_path} bytes",
+                )
             if stat.S_ISLNK(mode):
                 target = os.readlink(item.path)
                 if not target or target.startswith("/") or "\0" in target:
@@ -213,16 +245,26 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
                 entries.append(Entry(path, Kind.SYMLINK, target=target))
             elif stat.S_ISDIR(mode):
                 if depth + 1 > limits.max_depth:
-                    raise _refuse_limit(top, f"folders nested too deep at {path[:60]!r}",
-                                        f"more than {limits.max_depth} levels", f"{limits.max_depth}")
+                    raise _refuse_limit(
+                        top,
+                        f"folders nested too deep at {path[:60]!r}",
+                        f"more than {limits.max_depth} levels",
+                        f"{limits.max_depth}",
+                    )
                 entries.append(Entry(path, Kind.DIR))
                 walk(item.path, path, depth + 1)
             elif stat.S_ISREG(mode):
                 total += st.st_size
                 if total > limits.max_bytes:
-                    raise _refuse_limit(top, "too large", f"more than {_mb(limits.max_bytes)}",
-                                        _mb(limits.max_bytes))
-                entries.append(Entry(path, Kind.FILE, size=st.st_size, executable=bool(mode & 0o111)))
+                    raise _refuse_limit(
+                        top,
+                        "too large",
+                        f"more than {_mb(limits.max_bytes)}",
+                        _mb(limits.max_bytes),
+                    )
+                entries.append(
+                    Entry(path, Kind.FILE, size=st.st_size, executable=bool(mode & 0o111))
+                )
             else:
                 raise BuildRefused(
                     f"bot folder {top.name!r}: {path!r} is not a regular file, folder or symlink "
@@ -248,7 +290,8 @@ class ContextWriter:
     """
 
     def __init__(self) -> None:
-        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=8 << 20, prefix="take5-ctx-")  # noqa: SIM115
+        # Both are owned by this object and closed by close() (SIM115: no `with` here on purpose).
+        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115
         self._tar = tarfile.open(fileobj=self._file, mode="w", format=tarfile.PAX_FORMAT)  # noqa: SIM115
         self._dirs: set[str] = set()
         self._names: set[str] = set()
@@ -314,7 +357,9 @@ class ContextWriter:
                     raise _changed(folder, e.path)
                 if e.kind is Kind.DIR:
                     try:
-                        dirfds[e.path] = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=pfd)
+                        dirfds[e.path] = os.open(
+                            base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=pfd
+                        )
                     except OSError:
                         raise _changed(folder, e.path) from None
                     self.add_dir(name)
@@ -332,11 +377,15 @@ class ContextWriter:
 
     def _add_file(self, folder: BotFolder, e: Entry, name: str, pfd: int, base: str) -> None:
         try:
-            fd = os.open(base, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=pfd)
+            fd = os.open(
+                base, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=pfd
+            )
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOENT, errno.ENXIO):
                 raise _changed(folder, e.path) from None
-            raise BuildRefused(f"bot folder {folder.root.name!r}: cannot read {e.path!r}: {exc.strerror}") from None
+            raise BuildRefused(
+                f"bot folder {folder.root.name!r}: cannot read {e.path!r}: {exc.strerror}"
+            ) from None
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size != e.size:
@@ -387,7 +436,9 @@ class _Counted:
         data = self.fh.read(n) if n > 0 else b""
         if len(data) < n:
             self.short = True
-            data += b"\0" * (n - len(data))  # tarfile needs the full size; the build is refused after
+            data += b"\0" * (
+                n - len(data)
+            )  # tarfile needs the full size; the build is refused after
         self.left -= len(data)
         self.h.update(data)
         if self.keep:

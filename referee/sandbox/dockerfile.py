@@ -36,8 +36,24 @@ ALLOWED_BASES = ("take5/python:3.11", "take5/node:18", "take5/static:1", "take5/
 """The arena's base images (made by scripts/setup-docker.sh, without any registry)."""
 
 _KNOWN = {
-    "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT",
-    "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL",
+    "FROM",
+    "RUN",
+    "CMD",
+    "LABEL",
+    "MAINTAINER",
+    "EXPOSE",
+    "ENV",
+    "ADD",
+    "COPY",
+    "ENTRYPOINT",
+    "VOLUME",
+    "USER",
+    "WORKDIR",
+    "ARG",
+    "ONBUILD",
+    "STOPSIGNAL",
+    "HEALTHCHECK",
+    "SHELL",
 }
 _REFUSED = {
     "ADD": "ADD is refused (it fetches URLs and unpacks archives): use COPY",
@@ -155,7 +171,11 @@ def check_dockerfile(
             if flags:
                 raise _refuse(ins.line, f"FROM --{next(iter(flags))} is not allowed")
             words = rest.split()
-            if not words or len(words) not in (1, 3) or (len(words) == 3 and words[1].upper() != "AS"):
+            if (
+                not words
+                or len(words) not in (1, 3)
+                or (len(words) == 3 and words[1].upper() != "AS")
+            ):
                 raise _refuse(ins.line, "expected `FROM IMAGE` or `FROM IMAGE AS NAME`")
             image = words[0]
             if image in (f"${BASE_ARG}", f"${{{BASE_ARG}}}"):
@@ -186,8 +206,11 @@ def check_dockerfile(
                 src = flags["from"].lower()
                 earlier = stages[:-1]
                 if not (src in earlier or (src.isdigit() and int(src) < len(stages) - 1)):
-                    raise _refuse(ins.line, f"COPY --from={flags['from'][:60]!r} is not allowed: "
-                                  "only an earlier stage of this Dockerfile")
+                    raise _refuse(
+                        ins.line,
+                        f"COPY --from={flags['from'][:60]!r} is not allowed: "
+                        "only an earlier stage of this Dockerfile",
+                    )
         if kw == "RUN" and args.startswith("--"):
             raise _refuse(ins.line, "RUN options (--mount, --network, --security) are not allowed")
         if kw == "LABEL" and re.search(r"(^|[\s\"'])take5\.", args):
@@ -210,7 +233,9 @@ def check_image_config(config: Mapping[str, object], allowed_labels: Mapping[str
     if isinstance(labels, dict):
         for key, value in labels.items():
             if str(key).startswith("take5.") and allowed_labels.get(str(key)) != value:
-                raise BuildRefused(f"the image carries the label {str(key)[:60]!r}, which is the referee's")
+                raise BuildRefused(
+                    f"the image carries the label {str(key)[:60]!r}, which is the referee's"
+                )
 
 
 def label_line(labels: Mapping[str, str]) -> str:

@@ -143,7 +143,9 @@ def engine(client: object | None = None) -> docker.DockerClient:
         c.ping()
         return c
     except docker.errors.DockerException as exc:
-        raise EngineUnavailable(f"no Docker engine answers ({exc}); start one with scripts/setup-docker.sh") from None
+        raise EngineUnavailable(
+            f"no Docker engine answers ({exc}); start one with scripts/setup-docker.sh"
+        ) from None
 
 
 def build_image(
@@ -193,33 +195,54 @@ def build_image(
             if kind == "dockerfile":
                 base = base_image
             elif manifest is not None:
-                base = base_image if manifest.runtime is Runtime.PYTHON else RUNTIMES[manifest.runtime]
+                base = (
+                    base_image if manifest.runtime is Runtime.PYTHON else RUNTIMES[manifest.runtime]
+                )
             else:
                 base = base_image
             base_info = _base(client, base)
             sdk_version, protocol = sdk_versions(sdk)
             bot_name = name or (manifest.name if manifest and manifest.name else bot.name)
             if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
-                raise BuildRefused(f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters")
-            given_version = version or (manifest.version if manifest else None) or _bot_version(captured)
+                raise BuildRefused(
+                    f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters"
+                )
+            given_version = (
+                version or (manifest.version if manifest else None) or _bot_version(captured)
+            )
             plan_base = base
             if kind == "dockerfile":
                 text = captured.get("Dockerfile", b"").decode("utf-8", "replace")
                 allowed = tuple(dict.fromkeys((*df.ALLOWED_BASES, base_image)))
-                plan = df.check_dockerfile(text, allowed=allowed, base_ids=_base_ids(client, allowed))
+                plan = df.check_dockerfile(
+                    text, allowed=allowed, base_ids=_base_ids(client, allowed)
+                )
                 plan_base = base_image if plan.final_base == "$" + df.BASE_ARG else plan.final_base
                 if plan_base != base:
                     base, base_info = plan_base, _base(client, plan_base)
             reqs = []
-            python_runtime = kind == "python" or (manifest is not None and manifest.runtime is Runtime.PYTHON)
+            python_runtime = kind == "python" or (
+                manifest is not None and manifest.runtime is Runtime.PYTHON
+            )
             if python_runtime:
                 if "requirements.txt" in captured:
-                    reqs = parse_requirements(captured["requirements.txt"].decode("utf-8", "replace"))
+                    reqs = parse_requirements(
+                        captured["requirements.txt"].decode("utf-8", "replace")
+                    )
                 elif folder.has("requirements.txt", Kind.SYMLINK):
                     raise BuildRefused("requirements.txt is a symlink: make it a plain file")
             h = ctx.hash.copy()
-            for item in (BUILDER_VERSION, kind, bot_name, given_version or "", base, base_info["Id"],
-                         *pip_args, *(str(r) for r in reqs), *(manifest.command if manifest else ())):
+            for item in (
+                BUILDER_VERSION,
+                kind,
+                bot_name,
+                given_version or "",
+                base,
+                base_info["Id"],
+                *pip_args,
+                *(str(r) for r in reqs),
+                *(manifest.command if manifest else ()),
+            ):
                 h.update(f"\0{item}".encode())
             if python_runtime:
                 _hash_tree(h, sdk / "take5", SDK_LIMITS)
@@ -227,33 +250,61 @@ def build_image(
             bot_version = given_version or f"0+{digest[:8]}"
             tag = f"{IMAGE_REPOSITORY}/{_slug(bot_name)}:{digest[:16]}"
             labels = {
-                LABEL_BOT: bot_name, LABEL_BOT_VERSION: bot_version, LABEL_SDK_VERSION: sdk_version,
-                LABEL_PROTOCOL: protocol, LABEL_SOURCE_HASH: digest, LABEL_BUILDER: BUILDER_VERSION,
-                LABEL_BASE: plan_base, LABEL_KIND: manifest.runtime.value if manifest else kind,
+                LABEL_BOT: bot_name,
+                LABEL_BOT_VERSION: bot_version,
+                LABEL_SDK_VERSION: sdk_version,
+                LABEL_PROTOCOL: protocol,
+                LABEL_SOURCE_HASH: digest,
+                LABEL_BUILDER: BUILDER_VERSION,
+                LABEL_BASE: plan_base,
+                LABEL_KIND: manifest.runtime.value if manifest else kind,
             }
             with _lock_for(tag):
                 if not force:
                     existing = _inspect(client, tag)
-                    if existing and ((existing.get("Config") or {}).get("Labels") or {}).get(LABEL_SOURCE_HASH) == digest:
+                    if (
+                        existing
+                        and ((existing.get("Config") or {}).get("Labels") or {}).get(
+                            LABEL_SOURCE_HASH
+                        )
+                        == digest
+                    ):
                         return _info(existing, tag, labels, base, built=False, seconds=0.0)
                 output: list[str] = []
                 deadline = t0 + limits.timeout
                 if kind != "dockerfile":
                     if python_runtime:
-                        _add_python_site(ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline)
+                        _add_python_site(
+                            ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline
+                        )
                     cmd = manifest.command if manifest else ("python3", "/bot/bot.py")
-                    ctx.add_bytes("Dockerfile", _generated_dockerfile(base, cmd, python=python_runtime).encode())
+                    ctx.add_bytes(
+                        "Dockerfile",
+                        _generated_dockerfile(base, cmd, python=python_runtime).encode(),
+                    )
                 buildargs = {df.BASE_ARG: base_image} if kind == "dockerfile" else {}
-                image_id = _build(client, ctx.fileobj(), tag=tag, labels=labels, buildargs=buildargs,
-                                  nocache=force, limits=limits, deadline=deadline, output=output, bot=bot)
+                image_id = _build(
+                    client,
+                    ctx.fileobj(),
+                    tag=tag,
+                    labels=labels,
+                    buildargs=buildargs,
+                    nocache=force,
+                    limits=limits,
+                    deadline=deadline,
+                    output=output,
+                    bot=bot,
+                )
                 image = _inspect(client, image_id) or {}
                 try:
-                    allowed_labels = {**((base_info.get("Config") or {}).get("Labels") or {}), **labels}
+                    allowed_labels = {
+                        **((base_info.get("Config") or {}).get("Labels") or {}),
+                        **labels,
+                    }
                     df.check_image_config(image.get("Config") or {}, allowed_labels)
                     if int(image.get("Size") or 0) > limits.max_image_bytes:
-                        raise BuildRefused(
-                            f"the image is {int(image['Size']) >> 20} MB, the limit is {limits.max_image_bytes >> 20} MB"
-                        )
+                        size_mb, limit_mb = int(image["Size"]) >> 20, limits.max_image_bytes >> 20
+                        raise BuildRefused(f"the image is {size_mb} MB, the limit is {limit_mb} MB")
                 except BuildRefused:
                     _remove_image(client, tag)
                     raise
@@ -281,8 +332,14 @@ def _kind(folder: BotFolder) -> tuple[str, Manifest | None]:
         return "manifest", parse_manifest(data, files)
     if folder.has("bot.py"):
         return "python", None
-    hint = " (a folder with an executable `run` needs a bot.toml saying its runtime)" if folder.has("run") else ""
-    raise BuildRefused(f"bot folder {folder.root.name!r} has no bot.py, {MANIFEST} or Dockerfile{hint}")
+    hint = (
+        " (a folder with an executable `run` needs a bot.toml saying its runtime)"
+        if folder.has("run")
+        else ""
+    )
+    raise BuildRefused(
+        f"bot folder {folder.root.name!r} has no bot.py, {MANIFEST} or Dockerfile{hint}"
+    )
 
 
 def _read_entry(folder: BotFolder, rel: str) -> bytes:
@@ -298,8 +355,9 @@ def _bot_version(captured: Mapping[str, bytes]) -> str | None:
     if v:
         return v.splitlines()[0].strip()[:64]
     text = captured.get("bot.py", b"").decode("utf-8", "replace")
-    m = (re.search(r"""^__version__\s*=\s*["']([^"'\n]{1,64})["']""", text, re.MULTILINE)
-         or re.search(r"""^\s+version\s*=\s*["']([^"'\n]{1,64})["']""", text, re.MULTILINE))
+    m = re.search(
+        r"""^__version__\s*=\s*["']([^"'\n]{1,64})["']""", text, re.MULTILINE
+    ) or re.search(r"""^\s+version\s*=\s*["']([^"'\n]{1,64})["']""", text, re.MULTILINE)
     return m.group(1) if m else None
 
 
@@ -318,7 +376,9 @@ def sdk_versions(sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR) -> tuple[str
         except OSError:
             return ""
 
-    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", read(sdk / "__init__.py"), re.MULTILINE)
+    m = re.search(
+        r"""^__version__\s*=\s*["']([^"']+)["']""", read(sdk / "__init__.py"), re.MULTILINE
+    )
     version = m.group(1) if m else "unknown"
     protocol = "unknown"
     for py in sorted(sdk.glob("*.py")):
@@ -351,7 +411,9 @@ def _base(client: docker.DockerClient, ref: str) -> dict[str, Any]:
     info = _inspect(client, ref)
     if info is None:
         hint = " (run scripts/setup-docker.sh to build it)" if ref.startswith("take5/") else ""
-        raise ImageBuildError(f"base image {ref} is not on this engine{hint}; bot builds never pull")
+        raise ImageBuildError(
+            f"base image {ref} is not on this engine{hint}; bot builds never pull"
+        )
     return info
 
 
@@ -364,8 +426,17 @@ def _base_ids(client: docker.DockerClient, names: Sequence[str]) -> dict[str, st
     return out
 
 
-def _add_python_site(ctx: ContextWriter, client: docker.DockerClient, base: str, base_info: Mapping[str, Any],
-                     sdk: Path, reqs: list[Any], pip_args: Sequence[str], output: list[str], deadline: float) -> None:
+def _add_python_site(
+    ctx: ContextWriter,
+    client: docker.DockerClient,
+    base: str,
+    base_info: Mapping[str, Any],
+    sdk: Path,
+    reqs: list[Any],
+    pip_args: Sequence[str],
+    output: list[str],
+    deadline: float,
+) -> None:
     base_labels = (base_info.get("Config") or {}).get("Labels") or {}
     pyver = base_labels.get(LABEL_PYTHON, "")
     if not re.fullmatch(r"3\.\d+", pyver):
@@ -379,7 +450,11 @@ def _add_python_site(ctx: ContextWriter, client: docker.DockerClient, base: str,
     if reqs:
         with tempfile.TemporaryDirectory(prefix="take5-wheels-") as site:
             left = max(1.0, deadline - time.monotonic())
-            output.append(install_wheels(reqs, Path(site), python_version=pyver, pip_args=pip_args, timeout=left))
+            output.append(
+                install_wheels(
+                    reqs, Path(site), python_version=pyver, pip_args=pip_args, timeout=left
+                )
+            )
             ctx.add_tree(site, f"root{SITE_DIR}", SITE_LIMITS)
 
 
@@ -390,8 +465,10 @@ def _generated_dockerfile(base: str, command: Sequence[str], *, python: bool) ->
         env += f" PYTHONPATH={SITE_DIR} PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1"
         # Byte-compiled here, in the sandboxed build step (the root fs is read-only at game time);
         # a syntax error is left to fail at run time, with its traceback in the bot's log.
-        run = (f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 /bot "
-               ">/dev/null 2>&1 || true\n")
+        run = (
+            f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 /bot "
+            ">/dev/null 2>&1 || true\n"
+        )
     return (
         f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\nWORKDIR /bot\n"
         f"ENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
@@ -408,11 +485,18 @@ def _clean(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def _stream(client: docker.DockerClient, context: Any, params: Mapping[str, Any],
-            deadline: float) -> tuple[Iterator[dict[str, Any]], threading.Timer, list[bool]]:
+def _stream(
+    client: docker.DockerClient, context: Any, params: Mapping[str, Any], deadline: float
+) -> tuple[Iterator[dict[str, Any]], threading.Timer, list[bool]]:
     api = client.api
-    response = api._post(api._url("/build"), data=context, params=dict(params),
-                         headers={"Content-Type": "application/tar"}, stream=True, timeout=None)
+    response = api._post(
+        api._url("/build"),
+        data=context,
+        params=dict(params),
+        headers={"Content-Type": "application/tar"},
+        stream=True,
+        timeout=None,
+    )
     api._raise_for_status(response)
     raw = api._get_raw_response_socket(response)
     expired = [False]
@@ -431,25 +515,49 @@ def _stream(client: docker.DockerClient, context: Any, params: Mapping[str, Any]
     return api._stream_helper(response, decode=True), timer, expired
 
 
-def _build(client: docker.DockerClient, context: Any, *, tag: str, labels: Mapping[str, str],
-           buildargs: Mapping[str, str], nocache: bool, limits: BuildLimits, deadline: float,
-           output: list[str], bot: Path) -> str:
+def _build(
+    client: docker.DockerClient,
+    context: Any,
+    *,
+    tag: str,
+    labels: Mapping[str, str],
+    buildargs: Mapping[str, str],
+    nocache: bool,
+    limits: BuildLimits,
+    deadline: float,
+    output: list[str],
+    bot: Path,
+) -> str:
     params = {
-        "t": tag, "q": False, "nocache": nocache, "rm": True, "forcerm": True, "pull": False,
-        "dockerfile": "Dockerfile", "networkmode": "none",
-        "memory": limits.memory, "memswap": limits.memory,
-        "cpuperiod": 100_000, "cpuquota": int(100_000 * limits.cpus),
-        "shmsize": 64 << 20, "labels": json.dumps(dict(labels)), "buildargs": json.dumps(dict(buildargs)),
+        "t": tag,
+        "q": False,
+        "nocache": nocache,
+        "rm": True,
+        "forcerm": True,
+        "pull": False,
+        "dockerfile": "Dockerfile",
+        "networkmode": "none",
+        "memory": limits.memory,
+        "memswap": limits.memory,
+        "cpuperiod": 100_000,
+        "cpuquota": int(100_000 * limits.cpus),
+        "shmsize": 64 << 20,
+        "labels": json.dumps(dict(labels)),
+        "buildargs": json.dumps(dict(buildargs)),
     }
     layers: list[str] = []
     image_id = ""
     error = ""
     if time.monotonic() >= deadline:
-        raise BuildTimeout(f"building {bot.name!r} took longer than {limits.timeout:g}s", "".join(output))
+        raise BuildTimeout(
+            f"building {bot.name!r} took longer than {limits.timeout:g}s", "".join(output)
+        )
     try:
         events, timer, expired = _stream(client, context, params, deadline)
     except docker.errors.APIError as exc:
-        raise BuildFailed(f"the engine refused to build {bot.name!r}: {_clean(str(exc.explanation or exc))}") from None
+        raise BuildFailed(
+            f"the engine refused to build {bot.name!r}: {_clean(str(exc.explanation or exc))}"
+        ) from None
     try:
         for event in events:
             if "stream" in event:
@@ -470,14 +578,18 @@ def _build(client: docker.DockerClient, context: Any, *, tag: str, labels: Mappi
             error = error or f"the build stream broke: {_clean(str(exc))}"
     finally:
         timer.cancel()
-    out = "".join(output)[-64 * 1024:]
+    out = "".join(output)[-64 * 1024 :]
     if expired[0]:
         _forget(client, layers)
         raise BuildTimeout(
-            f"building {bot.name!r} took longer than {limits.timeout:g}s; the build was cancelled", out)
+            f"building {bot.name!r} took longer than {limits.timeout:g}s; the build was cancelled",
+            out,
+        )
     if error or not image_id:
         _forget(client, layers)
-        raise BuildFailed(f"building {bot.name!r} failed: {(error or 'no image was made').strip()[:300]}", out)
+        raise BuildFailed(
+            f"building {bot.name!r} failed: {(error or 'no image was made').strip()[:300]}", out
+        )
     return image_id
 
 
@@ -499,12 +611,26 @@ def _remove_image(client: docker.DockerClient, ref: str) -> None:
         log.warning("removing refused image %s: %s", ref, exc)
 
 
-def _info(image: Mapping[str, Any], tag: str, labels: Mapping[str, str], base: str, *, built: bool,
-          seconds: float) -> ImageInfo:
+def _info(
+    image: Mapping[str, Any],
+    tag: str,
+    labels: Mapping[str, str],
+    base: str,
+    *,
+    built: bool,
+    seconds: float,
+) -> ImageInfo:
     have = dict((image.get("Config") or {}).get("Labels") or {})
     return ImageInfo(
-        tag=tag, id=str(image.get("Id", "")), bot_name=labels[LABEL_BOT], bot_version=labels[LABEL_BOT_VERSION],
-        sdk_version=labels[LABEL_SDK_VERSION], protocol_version=labels[LABEL_PROTOCOL],
-        source_hash=labels[LABEL_SOURCE_HASH], base_image=base, built=built, build_seconds=seconds,
+        tag=tag,
+        id=str(image.get("Id", "")),
+        bot_name=labels[LABEL_BOT],
+        bot_version=labels[LABEL_BOT_VERSION],
+        sdk_version=labels[LABEL_SDK_VERSION],
+        protocol_version=labels[LABEL_PROTOCOL],
+        source_hash=labels[LABEL_SOURCE_HASH],
+        base_image=base,
+        built=built,
+        build_seconds=seconds,
         labels=have,
     )

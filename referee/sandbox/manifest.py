@@ -69,23 +69,37 @@ def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest
         raise BuildRefused(f"{MANIFEST} is not valid TOML: {exc}") from None
     unknown = sorted(set(doc) - {"runtime", "command", "name", "version"})
     if unknown:
-        raise BuildRefused(f"{MANIFEST}: unknown key {unknown[0][:40]!r} (known: runtime, command, name, version)")
+        raise BuildRefused(
+            f"{MANIFEST}: unknown key {unknown[0][:40]!r} (known: runtime, command, name, version)"
+        )
     raw_runtime = doc.get("runtime")
     try:
         runtime = Runtime(raw_runtime)
     except ValueError:
         choices = ", ".join(repr(r.value) for r in Runtime)
-        raise BuildRefused(f"{MANIFEST}: runtime must be one of {choices}, not {str(raw_runtime)[:40]!r}") from None
+        raise BuildRefused(
+            f"{MANIFEST}: runtime must be one of {choices}, not {str(raw_runtime)[:40]!r}"
+        ) from None
     command = doc.get("command", list(DEFAULT_COMMANDS[runtime]))
-    if (not isinstance(command, list) or not command or len(command) > MAX_COMMAND
-            or not all(isinstance(w, str) and w and len(w) <= MAX_WORD and w.isprintable() for w in command)):
-        raise BuildRefused(f"{MANIFEST}: command must be a list of 1 to {MAX_COMMAND} printable strings, "
-                           'like ["node", "bot.js"]')
+    if (
+        not isinstance(command, list)
+        or not command
+        or len(command) > MAX_COMMAND
+        or not all(
+            isinstance(w, str) and w and len(w) <= MAX_WORD and w.isprintable() for w in command
+        )
+    ):
+        raise BuildRefused(
+            f"{MANIFEST}: command must be a list of 1 to {MAX_COMMAND} printable strings, "
+            'like ["node", "bot.js"]'
+        )
     first = command[0]
     if not first.startswith("/") and (first in files or first.startswith("./")):
         command = [f"/bot/{first.removeprefix('./')}", *command[1:]]
     name, version = doc.get("name"), doc.get("version")
     for key, value in (("name", name), ("version", version)):
-        if value is not None and (not isinstance(value, str) or not value.isprintable() or len(value) > 64):
+        if value is not None and (
+            not isinstance(value, str) or not value.isprintable() or len(value) > 64
+        ):
             raise BuildRefused(f"{MANIFEST}: {key} must be printable text of at most 64 characters")
     return Manifest(runtime, tuple(command), name, version)

@@ -53,22 +53,34 @@ def parse_requirements(text: str) -> list[Requirement]:
             continue
         shown = raw.strip()[:80]
         if line.startswith("-"):
-            raise _bad(lineno, shown, "pip options are not allowed (no -e, -r, -c, --index-url, "
-                       "--extra-index-url, -f ...): the arena installs from its own package index")
+            raise _bad(
+                lineno,
+                shown,
+                "pip options are not allowed (no -e, -r, -c, --index-url, "
+                "--extra-index-url, -f ...): the arena installs from its own package index",
+            )
         if line.endswith("\\"):
             raise _bad(lineno, shown, "line continuations are not allowed")
         try:
             req = Requirement(line)
         except InvalidRequirement as exc:
-            reason = "a path or URL" if ("/" in line or ":" in line) else f"not a requirement ({exc})"
+            reason = (
+                "a path or URL" if ("/" in line or ":" in line) else f"not a requirement ({exc})"
+            )
             raise _bad(lineno, shown, f"{reason}: write `name` or `name>=1.0`") from None
         if req.url is not None:
-            raise _bad(lineno, shown, "`name @ url` is not allowed: wheels come from the package index only")
+            raise _bad(
+                lineno,
+                shown,
+                "`name @ url` is not allowed: wheels come from the package index only",
+            )
         if not _NAME.match(req.name) or req.name.lower().endswith(_ARCHIVE_SUFFIXES):
             raise _bad(lineno, shown, "not a package name")
         reqs.append(req)
     if len(reqs) > MAX_REQUIREMENTS:
-        raise BuildRefused(f"requirements.txt has {len(reqs)} requirements, the limit is {MAX_REQUIREMENTS}")
+        raise BuildRefused(
+            f"requirements.txt has {len(reqs)} requirements, the limit is {MAX_REQUIREMENTS}"
+        )
     return reqs
 
 
@@ -86,16 +98,37 @@ def manylinux_platforms(arch: str, max_glibc_minor: int = 36) -> list[str]:
 
 
 def pip_command(
-    requirements: Sequence[Requirement], target: Path, *, python_version: str, pip_args: Sequence[str] = ()
+    requirements: Sequence[Requirement],
+    target: Path,
+    *,
+    python_version: str,
+    pip_args: Sequence[str] = (),
 ) -> list[str]:
     """The pip command line for :func:`install_wheels` (pure: tests read it)."""
     major, minor = python_version.split(".")[:2]
     cmd = [
-        os.environ.get("TAKE5_PIP_PYTHON", "") or sys.executable or "python3", "-m", "pip", "install",
-        "--disable-pip-version-check", "--no-input", "--no-compile", "--no-warn-script-location",
-        "--no-cache-dir", "--target", str(target), "--only-binary=:all:",
-        "--python-version", f"{major}.{minor}", "--implementation", "cp",
-        "--abi", f"cp{major}{minor}", "--abi", "abi3", "--abi", "none",
+        os.environ.get("TAKE5_PIP_PYTHON", "") or sys.executable or "python3",
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--no-compile",
+        "--no-warn-script-location",
+        "--no-cache-dir",
+        "--target",
+        str(target),
+        "--only-binary=:all:",
+        "--python-version",
+        f"{major}.{minor}",
+        "--implementation",
+        "cp",
+        "--abi",
+        f"cp{major}{minor}",
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
     ]
     for plat in manylinux_platforms(platform.machine() or "x86_64"):
         cmd += ["--platform", plat]
@@ -120,15 +153,25 @@ def install_wheels(
     with tempfile.TemporaryDirectory(prefix="take5-pip-") as empty:
         try:
             proc = subprocess.run(
-                cmd, cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout, check=False,
+                cmd,
+                cwd=empty,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                timeout=timeout,
+                check=False,
             )
         except subprocess.TimeoutExpired:
-            raise BuildFailed(f"pip install of the bot's requirements timed out after {timeout:g}s") from None
+            raise BuildFailed(
+                f"pip install of the bot's requirements timed out after {timeout:g}s"
+            ) from None
     if proc.returncode != 0:
         names = ", ".join(str(r) for r in requirements)
         raise BuildFailed(
             f"pip could not install wheels for Python {python_version} ({names}); only binary "
-            "wheels from the package index are allowed", proc.stdout,
+            "wheels from the package index are allowed",
+            proc.stdout,
         )
     return proc.stdout
