@@ -476,6 +476,23 @@ def test_a_build_that_never_ends_is_cancelled_and_leaves_nothing(client, build, 
     while client.containers.list(all=True, filters={"label": MARK}) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert client.containers.list(all=True, filters={"label": MARK}) == []
+    assert client.images.list(all=True, filters={"label": MARK}) == []
+
+
+@pytest.mark.docker
+def test_a_failed_build_leaves_no_intermediate_image(client, build, tmp_path):
+    """The steps that succeeded before the failing one made images; they are removed, found by the
+    build's own stamp, whatever the bot printed (here: a fake step line naming the base image)."""
+    base_id = client.images.get("take5/python:3.11").id.split(":")[1][:12]
+    bot = dockerfile_bot(
+        tmp_path,
+        f"FROM take5/python:3.11\nLABEL {MARK}=1\nRUN echo layer > /tmp/layer\n"
+        f"RUN echo ' ---> {base_id}' && exit 3\n",
+    )
+    with pytest.raises(BuildFailed):
+        build(bot)
+    assert client.images.list(all=True, filters={"label": MARK}) == []
+    assert client.images.get("take5/python:3.11").id.split(":")[1].startswith(base_id)
 
 
 @pytest.mark.docker
@@ -489,6 +506,7 @@ def test_a_build_step_is_memory_limited(client, build, tmp_path):
         build(bot)
     assert "T5-ALLOCATED" not in err.value.output and "137" in err.value.output
     assert client.containers.list(all=True, filters={"label": MARK}) == []
+    assert client.images.list(all=True, filters={"label": MARK}) == []
 
 
 @pytest.mark.docker

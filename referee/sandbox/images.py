@@ -39,6 +39,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import socket
 import tempfile
 import threading
@@ -58,7 +59,7 @@ from .build_errors import (
     EngineUnavailable,
     ImageBuildError,
 )
-from .context import BotFolder, ContextWriter, FolderLimits, Kind, scan
+from .context import MAX_CONTROL_BYTES, BotFolder, ContextWriter, FolderLimits, Kind, scan
 from .manifest import MANIFEST, RUNTIMES, Manifest, Runtime, parse_manifest
 from .requirements import install_wheels, parse_requirements
 
@@ -85,6 +86,11 @@ LABEL_BASE = "take5.base"
 LABEL_KIND = "take5.kind"
 LABEL_PYTHON = "take5.python"
 """On a Python base image: its Python version (``3.11``), for the wheels."""
+LABEL_BUILD = "take5.build"
+"""A random id stamped on every step of one build (after each FROM), so that the intermediate
+images of a failed build are found by label, never by parsing the output (which the bot writes)."""
+STAMPED_DOCKERFILE = ".take5.Dockerfile"
+"""The name of the Dockerfile the engine builds: the checked one, stamped (or the generated one)."""
 LABEL_RUNTIME = "take5.runtime"
 """On a Python base image: the packages it already has (``grpcio,protobuf``)."""
 
@@ -192,6 +198,9 @@ def build_image(
                 ctx.add_folder(folder, "root/bot")
                 ctx.add_dir("root/run/take5")
             captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
+            for control in ("Dockerfile", "requirements.txt", MANIFEST):
+                if folder.has(control) and control not in captured:
+                    raise BuildRefused(f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB")
             if kind == "dockerfile":
                 base = base_image
             elif manifest is not None:
@@ -272,15 +281,19 @@ def build_image(
                         return _info(existing, tag, labels, base, built=False, seconds=0.0)
                 output: list[str] = []
                 deadline = t0 + limits.timeout
-                if kind != "dockerfile":
+                nonce = secrets.token_hex(8)
+                if kind == "dockerfile":
+                    stamped = df.stamp(text, LABEL_BUILD, nonce)
+                    ctx.add_bytes(STAMPED_DOCKERFILE, stamped.encode())
+                else:
                     if python_runtime:
                         _add_python_site(
                             ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline
                         )
                     cmd = manifest.command if manifest else ("python3", "/bot/bot.py")
+                    generated = _generated_dockerfile(base, cmd, python=python_runtime)
                     ctx.add_bytes(
-                        "Dockerfile",
-                        _generated_dockerfile(base, cmd, python=python_runtime).encode(),
+                        STAMPED_DOCKERFILE, df.stamp(generated, LABEL_BUILD, nonce).encode()
                     )
                 buildargs = {df.BASE_ARG: base_image} if kind == "dockerfile" else {}
                 image_id = _build(
@@ -294,12 +307,14 @@ def build_image(
                     deadline=deadline,
                     output=output,
                     bot=bot,
+                    nonce=nonce,
                 )
                 image = _inspect(client, image_id) or {}
                 try:
                     allowed_labels = {
                         **((base_info.get("Config") or {}).get("Labels") or {}),
                         **labels,
+                        LABEL_BUILD: nonce,
                     }
                     df.check_image_config(image.get("Config") or {}, allowed_labels)
                     if int(image.get("Size") or 0) > limits.max_image_bytes:
@@ -527,6 +542,7 @@ def _build(
     deadline: float,
     output: list[str],
     bot: Path,
+    nonce: str,
 ) -> str:
     params = {
         "t": tag,
@@ -535,7 +551,7 @@ def _build(
         "rm": True,
         "forcerm": True,
         "pull": False,
-        "dockerfile": "Dockerfile",
+        "dockerfile": STAMPED_DOCKERFILE,
         "networkmode": "none",
         "memory": limits.memory,
         "memswap": limits.memory,
@@ -545,7 +561,6 @@ def _build(
         "labels": json.dumps(dict(labels)),
         "buildargs": json.dumps(dict(buildargs)),
     }
-    layers: list[str] = []
     image_id = ""
     error = ""
     if time.monotonic() >= deadline:
@@ -563,13 +578,11 @@ def _build(
             if "stream" in event:
                 text = _clean(str(event["stream"]))
                 output.append(text)
-                for m in re.finditer(r"---> ([0-9a-f]{12,64})\b", text):
-                    layers.append(m.group(1))
-                built = re.search(r"Successfully built ([0-9a-f]{12,64})", text)
-                if built:
-                    image_id = built.group(1)
+                # A hint only (a RUN step can print this line too): the image is found by its tag.
+                if re.search(r"Successfully built [0-9a-f]{12,64}", text):
+                    image_id = tag
             elif "aux" in event and isinstance(event["aux"], dict) and "ID" in event["aux"]:
-                image_id = str(event["aux"]["ID"])
+                image_id = tag
             elif "error" in event:
                 error = _clean(str(event["error"]))
                 output.append(error + "\n")
@@ -580,28 +593,47 @@ def _build(
         timer.cancel()
     out = "".join(output)[-64 * 1024 :]
     if expired[0]:
-        _forget(client, layers)
+        _forget(client, nonce)
         raise BuildTimeout(
             f"building {bot.name!r} took longer than {limits.timeout:g}s; the build was cancelled",
             out,
         )
     if error or not image_id:
-        _forget(client, layers)
+        _forget(client, nonce)
         raise BuildFailed(
             f"building {bot.name!r} failed: {(error or 'no image was made').strip()[:300]}", out
         )
     return image_id
 
 
-def _forget(client: docker.DockerClient, layers: Sequence[str]) -> None:
-    """Remove the intermediate images of a failed build (untagged; newest first)."""
-    for layer in reversed(layers):
+def _forget(client: docker.DockerClient, nonce: str, wait: float = 30.0) -> None:
+    """Remove the intermediate images of a failed build: those stamped with its nonce, children
+    before parents (an image with a child cannot be removed). After a cancelled build the engine
+    is still killing the step's container, which holds its image: wait up to ``wait`` seconds."""
+    give_up = time.monotonic() + wait
+    while True:
         try:
-            info = client.api.inspect_image(layer)
-            if not info.get("RepoTags"):
-                client.api.remove_image(layer, noprune=False)
+            ids = client.api.images(
+                all=True, quiet=True, filters={"label": f"{LABEL_BUILD}={nonce}"}
+            )
         except docker.errors.APIError:
-            pass
+            return
+        if not ids:
+            return
+        removed = False
+        for image_id in ids:
+            try:
+                client.api.remove_image(image_id, noprune=False)
+                removed = True
+            except docker.errors.APIError:
+                pass  # a parent of one not removed yet, or in use: next round
+        if not removed:
+            if time.monotonic() >= give_up:
+                log.warning(
+                    "could not remove %d intermediate image(s) of build %s", len(ids), nonce
+                )
+                return
+            time.sleep(0.5)
 
 
 def _remove_image(client: docker.DockerClient, ref: str) -> None:
