@@ -188,6 +188,35 @@ def test_an_out_of_memory_node_bot_is_an_oom_fault(node_bot, opponents, tmp_path
     assert "exit code 137" in fault["detail"]
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_node_and_go_bots_play_a_docker_tournament(node_bot, go_bot, opponents, tmp_path):
+    tdir = tmp_path / "tournament"
+    env = {**os.environ, "TAKE5_RUN_PREFIX": f"pytest-{TOKEN}-{secrets.token_hex(2)}"}
+
+    def referee(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "referee.cli", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=env,
+            check=False,
+        )
+
+    for folder, name in ((node_bot, "node"), (go_bot, "go"), (Path(opponents[0]), "lowest")):
+        done = referee(
+            "submit", str(folder), "--name", name, "-t", str(tdir), "--sandbox", "docker"
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    run = referee("tournament", "run", "-t", str(tdir), "-n", "3", "-g", "3", "--sandbox", "docker")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    standings = referee("standings", "-t", str(tdir))
+    assert standings.returncode == 0, standings.stderr[-2000:]
+    assert "node" in standings.stdout and "go" in standings.stdout
+
+
 # -- bot.toml (no engine needed) --------------------------------------------------------------------
 
 
