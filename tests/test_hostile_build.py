@@ -317,6 +317,15 @@ def test_a_file_swapped_for_a_symlink_after_the_scan_is_refused(tmp_path, secret
         ctx.add_folder(folder, "bot")
 
 
+def test_a_folder_swapped_for_a_symlink_after_the_scan_is_refused(tmp_path, secret):
+    bot = python_bot(tmp_path)
+    folder = context.scan(bot)
+    bot.rename(tmp_path / "moved")
+    bot.symlink_to(secret.parent)
+    with context.ContextWriter() as ctx, pytest.raises(BuildRefused, match="changed"):
+        ctx.add_folder(folder, "bot")
+
+
 def test_fifos_are_refused_not_read(tmp_path):
     bot = python_bot(tmp_path)
     os.mkfifo(bot / "pipe")

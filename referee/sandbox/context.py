@@ -348,7 +348,10 @@ class ContextWriter:
             self.add_dir(pre)
         dirfds: dict[str, int] = {}
         try:
-            dirfds[""] = os.open(folder.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            try:
+                dirfds[""] = os.open(folder.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            except OSError:
+                raise _changed(folder, ".") from None
             for e in folder.entries:
                 name = f"{pre}/{e.path}" if pre else e.path
                 parent, _, base = e.path.rpartition("/")
