@@ -163,9 +163,14 @@ else
         rm -f "$WORK/base.tar"
         sleep 5
     done
+    # The Python version, from the file system's dpkg status (no container runs to ask it).
+    tar -xOf "$WORK/base.tar" ./var/lib/dpkg/status >"$WORK/base-status" 2>/dev/null || true
+    basepy=$(awk '/^Package: python3-minimal$/{p=1} p&&/^Version:/{print $2; exit}' "$WORK/base-status" \
+        | sed 's/^[0-9]*://' | cut -d. -f1,2)
+    [ -n "$basepy" ] || die "cannot find the python3 version in the $BASE_IMAGE file system"
     docker import \
         --change 'CMD ["/bin/bash"]' \
-        --change "LABEL take5.image=base take5.suite=$SUITE" \
+        --change "LABEL take5.image=base take5.suite=$SUITE take5.python=$basepy" \
         "$WORK/base.tar" "$BASE_IMAGE" >/dev/null
     rm -f "$WORK/base.tar"
     built_base=1
@@ -176,10 +181,14 @@ fi
 if [ "$FORCE" = 0 ] && [ "$built_base" = 0 ] && image_exists "$PY_IMAGE"; then
     log "$PY_IMAGE exists (use --force to rebuild)"
 else
-    # The wheels must match the image's Python, not necessarily the host's: ask the image.
-    pyver=$(docker run --rm --network none "$BASE_IMAGE" \
-        python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') \
-        || die "cannot run python3 in $BASE_IMAGE"
+    # The wheels must match the base's Python: its take5.python label (a base imported before
+    # the label existed is asked once, with no network).
+    pyver=$(docker image inspect -f '{{index .Config.Labels "take5.python"}}' "$BASE_IMAGE" 2>/dev/null || true)
+    if [ -z "$pyver" ]; then
+        pyver=$(docker run --rm --network none "$BASE_IMAGE" \
+            python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') \
+            || die "cannot run python3 in $BASE_IMAGE"
+    fi
     abi="cp${pyver/./}"
     log "installing grpcio protobuf wheels for Python $pyver on the host (pip --target)"
     mkdir -p "$WORK/ctx/site"
