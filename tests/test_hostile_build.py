@@ -19,6 +19,8 @@ import os
 import secrets
 import shutil
 import socket
+import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -341,6 +343,43 @@ def test_symlinked_control_files_are_refused_by_the_builder(build, tmp_path, sec
         with pytest.raises(BuildRefused) as err:
             build(bot)
         assert name in str(err.value) and "HOST-SECRET" not in str(err.value) + err.value.output
+
+
+@pytest.mark.docker
+def test_a_match_with_a_linking_bot_rejects_it_and_leaks_nothing(client, tmp_path, secret):
+    """Through the command line as an operator runs it: the bot is rejected before play (exit 3)
+    with the link's name; the secret is in no output and no record."""
+    bot = python_bot(tmp_path, "linker")
+    (bot / "requirements.txt").symlink_to(secret)
+    records = tmp_path / "records"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "match",
+            "--sandbox",
+            "docker",
+            str(bot),
+            str(EXAMPLES / "random"),
+            "--records",
+            str(records),
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "TAKE5_RUN_PREFIX": f"pytest-{TOKEN}"},
+    )
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "requirements.txt" in proc.stderr and "symlink" in proc.stderr
+    everything = proc.stdout + proc.stderr
+    for path in records.rglob("*"):
+        if path.is_file():
+            everything += path.read_text(errors="replace")
+    assert "HOST-SECRET" not in everything
 
 
 # -- 7. limits, checked before any copy ------------------------------------------------------------------
