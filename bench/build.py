@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from referee.sandbox import context  # noqa: E402
-from referee.sandbox.build_errors import BuildRefused  # noqa: E402
-from referee.sandbox.images import build_image  # noqa: E402
+from referee.sandbox import context
+from referee.sandbox.build_errors import BuildRefused
+from referee.sandbox.images import build_image
 
 
 def timed(fn) -> float:
@@ -60,7 +60,7 @@ def refusal(repeat: int) -> None:
         scan = [timed(refused(lambda: context.scan(bot))) for _ in range(repeat)]
         full = [timed(refused(lambda: build_image(bot))) for _ in range(repeat)]
         base = statistics.median(walk)
-        print("100,000-file folder (median of %d):" % repeat)
+        print(f"100,000-file folder (median of {repeat}):")
         print(f"  os.walk of the folder (baseline)   {base:7.3f} s")
         for label, times in (("refused by the scan", scan), ("refused by build_image", full)):
             median = statistics.median(times)
@@ -75,7 +75,7 @@ def builds(repeat: int) -> None:
         "node": ROOT / "example_bots" / "node",
         "go (static)": ROOT / "example_bots" / "go",
     }
-    print("builds (median of %d, seconds):" % repeat)
+    print(f"builds (median of {repeat}, seconds):")
     print(f"  {'bot':18} {'from scratch':>12} {'unchanged':>10}")
     made = []
     for label, folder in bots.items():
@@ -85,7 +85,7 @@ def builds(repeat: int) -> None:
             info = build_image(folder, force=True)
             fresh.append(time.perf_counter() - t0)
             made.append(info.tag)
-            again.append(timed(lambda: build_image(folder)))
+            again.append(timed(lambda folder=folder: build_image(folder)))
         print(f"  {label:18} {statistics.median(fresh):12.2f} {statistics.median(again):10.2f}")
     baseline = [
         timed(lambda: old.build_image(bots["python (lowest)"], force=True)) for _ in range(repeat)
