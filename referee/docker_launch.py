@@ -75,7 +75,6 @@ from .docker_sandbox import (
     RunningContainer,
     SandboxError,
     SandboxLimits,
-    build_image,
     cleanup_leftovers,
     default_docker,
     start_bot_container,
@@ -530,12 +529,16 @@ class DockerLauncher:
         with self._lock:
             if folder in self._images:
                 return self._images[folder]
+        from .sandbox import build_errors, images  # the checked builder (issue 10); port to the new launcher
+
         try:
-            info = build_image(folder, base_image=self.base_image, sdk_dir=self.sdk_dir, docker=self.docker,
-                               **self.build_options)  # type: ignore[arg-type]
-            image: _Image | ImageBuildError = self._runner(info)
+            info = images.build_image(folder, base_image=self.base_image, sdk_dir=self.sdk_dir,
+                                      **self.build_options)  # type: ignore[arg-type]
+            image: _Image | ImageBuildError = self._runner(info)  # type: ignore[arg-type]
         except ImageBuildError as error:
             image = error
+        except build_errors.ImageBuildError as error:
+            image = ImageBuildError(error.message, error.output, bot_dir=folder)
         with self._lock:
             return self._images.setdefault(folder, image)
 

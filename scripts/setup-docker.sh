@@ -13,6 +13,11 @@
 #   4. take5/python:3.11    = base + grpcio/protobuf wheels (pip --target on the host, for the
 #                             base's Python version) in /opt/take5/site on PYTHONPATH,
 #                             user `bot` (uid/gid 10001), workdir /bot
+#   5. take5/node:18        = mmdebstrap'ed bookworm (essential) + Debian's nodejs, `docker import`ed
+#   6. take5/static:1       = nothing but a static busybox (/bin/sh for the launcher) and the
+#                             folders a bot needs: for statically linked binaries (Go, Rust, C)
+# Every image carries the facts a bot build needs as labels (take5.python, take5.node, ...): the
+# referee reads them and never runs a container to find out.
 #
 # Runs as root, non-interactive (CI: no stdin). Logs: dockerd -> $TAKE5_DOCKERD_LOG
 # (default /var/log/take5-dockerd.log), mmdebstrap -> $TAKE5_SETUP_WORKDIR/mmdebstrap.log on failure.
@@ -20,6 +25,8 @@ set -euo pipefail
 
 BASE_IMAGE="${TAKE5_BASE_IMAGE:-take5/base:bookworm}"
 PY_IMAGE="${TAKE5_PYTHON_IMAGE:-take5/python:3.11}"
+NODE_IMAGE="${TAKE5_NODE_IMAGE:-take5/node:18}"
+STATIC_IMAGE="${TAKE5_STATIC_IMAGE:-take5/static:1}"
 SUITE="${TAKE5_SUITE:-bookworm}"
 DOCKERD_LOG="${TAKE5_DOCKERD_LOG:-/var/log/take5-dockerd.log}"
 DOCKERD_TIMEOUT="${TAKE5_DOCKERD_TIMEOUT:-60}"
@@ -33,7 +40,7 @@ for arg in "$@"; do
     case "$arg" in
         --force) FORCE=1 ;;
         --engine-only) ENGINE_ONLY=1 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "setup-docker: unknown argument: $arg (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -156,9 +163,14 @@ else
         rm -f "$WORK/base.tar"
         sleep 5
     done
+    # The Python version, from the file system's dpkg status (no container runs to ask it).
+    tar -xOf "$WORK/base.tar" ./var/lib/dpkg/status >"$WORK/base-status" 2>/dev/null || true
+    basepy=$(awk '/^Package: python3-minimal$/{p=1} p&&/^Version:/{print $2; exit}' "$WORK/base-status" \
+        | sed 's/^[0-9]*://' | cut -d. -f1,2)
+    [ -n "$basepy" ] || die "cannot find the python3 version in the $BASE_IMAGE file system"
     docker import \
         --change 'CMD ["/bin/bash"]' \
-        --change "LABEL take5.image=base take5.suite=$SUITE" \
+        --change "LABEL take5.image=base take5.suite=$SUITE take5.python=$basepy" \
         "$WORK/base.tar" "$BASE_IMAGE" >/dev/null
     rm -f "$WORK/base.tar"
     built_base=1
@@ -169,10 +181,14 @@ fi
 if [ "$FORCE" = 0 ] && [ "$built_base" = 0 ] && image_exists "$PY_IMAGE"; then
     log "$PY_IMAGE exists (use --force to rebuild)"
 else
-    # The wheels must match the image's Python, not necessarily the host's: ask the image.
-    pyver=$(docker run --rm --network none "$BASE_IMAGE" \
-        python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') \
-        || die "cannot run python3 in $BASE_IMAGE"
+    # The wheels must match the base's Python: its take5.python label (a base imported before
+    # the label existed is asked once, with no network).
+    pyver=$(docker image inspect -f '{{index .Config.Labels "take5.python"}}' "$BASE_IMAGE" 2>/dev/null || true)
+    if [ -z "$pyver" ]; then
+        pyver=$(docker run --rm --network none "$BASE_IMAGE" \
+            python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') \
+            || die "cannot run python3 in $BASE_IMAGE"
+    fi
     abi="cp${pyver/./}"
     log "installing grpcio protobuf wheels for Python $pyver on the host (pip --target)"
     mkdir -p "$WORK/ctx/site"
@@ -210,4 +226,69 @@ EOF
     log "$PY_IMAGE built ($(elapsed))"
 fi
 
-log "ready in $(elapsed): $(docker version --format 'engine {{.Server.Version}}' 2>/dev/null || echo engine ?), images $BASE_IMAGE $PY_IMAGE"
+# --- 5. node runtime image ----------------------------------------------------------------
+if [ "$FORCE" = 0 ] && image_exists "$NODE_IMAGE"; then
+    log "$NODE_IMAGE exists (use --force to rebuild)"
+else
+    log "building $NODE_IMAGE with mmdebstrap ($SUITE + nodejs, no registry)"
+    attempt=1
+    until mmdebstrap --variant=essential --include=nodejs \
+            --dpkgopt='path-exclude=/usr/share/man/*' \
+            --dpkgopt='path-exclude=/usr/share/doc/*' \
+            --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+            --dpkgopt='path-exclude=/usr/share/info/*' \
+            --dpkgopt='path-exclude=/usr/share/locale/*' \
+            --customize-hook='mkdir -p "$1/bot" "$1/run/take5"' \
+            "$SUITE" "$WORK/node.tar" >"$WORK/mmdebstrap-node.log" 2>&1 </dev/null; do
+        tail -n 40 "$WORK/mmdebstrap-node.log" >&2 || true
+        [ "$attempt" -lt 2 ] || die "mmdebstrap (nodejs) failed twice (last lines above)"
+        attempt=$((attempt + 1))
+        rm -f "$WORK/node.tar"
+        sleep 5
+    done
+    # The node version, from the image's own dpkg status (no container runs to ask it).
+    tar -xOf "$WORK/node.tar" ./var/lib/dpkg/status >"$WORK/node-status" 2>/dev/null || true
+    nodever=$(awk '/^Package: nodejs$/{p=1} p&&/^Version:/{print $2; exit}' "$WORK/node-status" \
+        | sed 's/^[0-9]*://; s/[-~+].*//')
+    [ -n "$nodever" ] || die "cannot find the nodejs version in the $NODE_IMAGE file system"
+    docker import \
+        --change 'CMD ["node", "/bot/bot.js"]' \
+        --change 'WORKDIR /bot' \
+        --change "USER $BOT_UID:$BOT_UID" \
+        --change 'ENV HOME=/tmp NODE_ENV=production' \
+        --change "LABEL take5.image=node take5.suite=$SUITE take5.node=$nodever take5.shell=/bin/sh" \
+        "$WORK/node.tar" "$NODE_IMAGE" >/dev/null
+    rm -f "$WORK/node.tar"
+    log "$NODE_IMAGE built with node $nodever ($(elapsed))"
+fi
+
+# --- 6. static-binary image ----------------------------------------------------------------
+if [ "$FORCE" = 0 ] && image_exists "$STATIC_IMAGE"; then
+    log "$STATIC_IMAGE exists (use --force to rebuild)"
+else
+    log "building $STATIC_IMAGE (static busybox from Debian, no registry)"
+    mkdir -p "$WORK/static-deb" "$WORK/static/bin" "$WORK/static/bot" "$WORK/static/run/take5" \
+        "$WORK/static/tmp" "$WORK/static/etc"
+    # apt-get download fetches the .deb without installing it on this host.
+    (cd "$WORK/static-deb" && apt-get download -q busybox-static >/dev/null 2>&1 </dev/null) \
+        || { apt-get update -q </dev/null >/dev/null && (cd "$WORK/static-deb" && apt-get download -q busybox-static </dev/null); } \
+        || die "apt-get download busybox-static failed"
+    dpkg-deb -x "$WORK"/static-deb/busybox-static_*.deb "$WORK/static-deb/x"
+    cp "$WORK/static-deb/x/bin/busybox" "$WORK/static/bin/busybox"
+    ln -s busybox "$WORK/static/bin/sh"
+    chmod 1777 "$WORK/static/tmp"
+    printf 'root:x:0:0:root:/root:/bin/sh\nbot:x:%s:%s:bot:/bot:/bin/sh\n' "$BOT_UID" "$BOT_UID" >"$WORK/static/etc/passwd"
+    printf 'root:x:0:\nbot:x:%s:\n' "$BOT_UID" >"$WORK/static/etc/group"
+    tar --numeric-owner --owner=0 --group=0 -C "$WORK/static" -cf "$WORK/static.tar" .
+    docker import \
+        --change 'CMD ["/bot/run"]' \
+        --change 'WORKDIR /bot' \
+        --change "USER $BOT_UID:$BOT_UID" \
+        --change 'ENV HOME=/tmp PATH=/bot:/bin' \
+        --change "LABEL take5.image=static take5.shell=/bin/sh" \
+        "$WORK/static.tar" "$STATIC_IMAGE" >/dev/null
+    rm -rf "$WORK/static" "$WORK/static-deb" "$WORK/static.tar"
+    log "$STATIC_IMAGE built ($(elapsed))"
+fi
+
+log "ready in $(elapsed): $(docker version --format 'engine {{.Server.Version}}' 2>/dev/null || echo engine ?), images $BASE_IMAGE $PY_IMAGE $NODE_IMAGE $STATIC_IMAGE"

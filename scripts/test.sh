@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on a fresh machine (Python packages, a Docker engine and the bot
-# base images, Chromium for the site tests), then run the whole test suite with pytest.
+# base images, Go for example_bots/go, Chromium for the site tests), then run the whole test suite with pytest.
 # Usage: scripts/test.sh [pytest args...]
 # Without root, the Docker and browser set-up is skipped and those tests skip with a reason
 # (in CI, where CI=true, they fail instead).
@@ -15,6 +15,7 @@ if [ "$(id -u)" = 0 ]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
     fi
     bash scripts/setup-docker.sh
+    bash scripts/setup-go.sh
     [ -f scripts/setup-browser.sh ] && bash scripts/setup-browser.sh
 else
     echo "test.sh: not root: skipping Docker and browser set-up" >&2

@@ -18,6 +18,7 @@ from .. import defaults
 from ..docker_launch import DockerLauncher
 from ..docker_sandbox import DockerUnavailable, ImageBuildError, SandboxLimits, source_hash
 from ..kinds import SandboxKind
+from ..sandbox import build_errors, context
 from ..match.botref import BadBotRef, BotRef, parse_bot
 from ..match.play import Match, MatchConfig
 from ..match.sanitize import clean_field, clean_text
@@ -68,6 +69,10 @@ def submit(
         sandbox = settings["sandbox"]
         if ref.kind == "dockerfile" and sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError("the folder has only a Dockerfile: it can only run in the docker sandbox")
+        try:
+            context.scan(folder)  # the folder's limits and links, before anything reads its files
+        except build_errors.ImageBuildError as error:
+            raise SubmitRefusedError(str(error)) from None
         try:
             digest = source_hash(folder)
         except ImageBuildError as error:

@@ -1,0 +1,253 @@
+"""Bots in other languages in the Docker sandbox: `referee match --sandbox docker` with the Node.js
+and Go example bots (bot.toml: runtime "node" and "static") against Python example bots, on the real
+engine, and the same limits and faults as Python bots (an out-of-memory Node bot is an OOM fault).
+
+Needs the base images (scripts/setup-docker.sh), npm for example_bots/node's node_modules (installed
+with --ignore-scripts when missing) and Go for example_bots/go (scripts/setup-go.sh builds it).
+Without them these tests skip with the reason; with CI set they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "example_bots"
+TOKEN = secrets.token_hex(3)
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _unavailable(reason: str):
+    if _ci():
+        pytest.fail(f"{reason} -- CI is set, so these tests fail instead of skipping")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    docker = pytest.importorskip("docker")
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        _unavailable(f"no Docker engine: {exc}")
+    for base in ("take5/python:3.11", "take5/node:18", "take5/static:1"):
+        try:
+            client.images.get(base)
+        except docker.errors.ImageNotFound:
+            _unavailable(f"base image {base} is missing (run scripts/setup-docker.sh)")
+    before = {img.id for img in client.images.list(filters={"label": "take5.bot"})}
+    yield client
+    for img in client.images.list(filters={"label": "take5.bot"}):
+        if img.id not in before and img.labels.get("take5.bot") in OURS:
+            try:
+                client.images.remove(img.id, force=True)
+            except docker.errors.APIError:
+                pass
+    client.close()
+
+
+OURS = {"node", "go", "hostile_oom_node", "lowest-anylang", "random-anylang"}
+"""Bot names (folder names) of the images these tests build: the Python opponents are copies under
+names of their own, so that other test sessions tidying their `lowest` images on this shared engine
+do not remove ours in the middle of a match."""
+
+
+@pytest.fixture(scope="module")
+def opponents(engine, tmp_path_factory) -> list[str]:
+    where = tmp_path_factory.mktemp("opponents")
+    out = []
+    for name in ("lowest", "random"):
+        shutil.copytree(EXAMPLES / name, where / f"{name}-anylang")
+        out.append(str(where / f"{name}-anylang"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def node_bot(engine) -> Path:
+    folder = EXAMPLES / "node"
+    if not (folder / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        npm = shutil.which("npm")
+        if npm is None:
+            _unavailable("npm is not installed: example_bots/node has no node_modules")
+        proc = subprocess.run(
+            [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if proc.returncode != 0:
+            _unavailable(f"npm install failed in {folder}:\n{proc.stderr[-2000:]}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def go_bot(engine) -> Path:
+    folder = EXAMPLES / "go"
+    binary = folder / "take5-go-bot"
+    if not binary.is_file() or binary.stat().st_mtime < (folder / "main.go").stat().st_mtime:
+        if shutil.which("go") is None:
+            _unavailable(
+                "Go is not installed (scripts/setup-go.sh): example_bots/go cannot be built"
+            )
+        proc = subprocess.run(
+            ["sh", str(folder / "build.sh")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        if proc.returncode != 0:
+            _unavailable(f"example_bots/go/build.sh failed:\n{proc.stderr[-2000:]}")
+    return folder
+
+
+def match(*args: str, tmp_path: Path, timeout: float = 600) -> tuple[int, dict, str, Path]:
+    records = tmp_path / "records"
+    # --start-timeout 60: containers start slowly on a loaded machine; this is not a speed test.
+    argv = [
+        sys.executable,
+        "-m",
+        "referee.cli",
+        "match",
+        "--sandbox",
+        "docker",
+        *args,
+        "--start-timeout",
+        "60",
+        "--json",
+        "--records",
+        str(records),
+    ]
+    env = {**os.environ, "TAKE5_RUN_PREFIX": f"pytest-{TOKEN}-{secrets.token_hex(2)}"}
+    proc = subprocess.run(
+        argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    return proc.returncode, json.loads(proc.stdout), proc.stderr, records
+
+
+def _record(records: Path, n: int = 1) -> dict:
+    from take5.record import load_record
+
+    return load_record(records / f"s0-g{n}.json")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize(("which", "name"), [("node", "node-greedy"), ("go", "go-greedy")])
+def test_other_language_bots_play_in_the_docker_sandbox(which, name, request, opponents, tmp_path):
+    folder = request.getfixturevalue(f"{which}_bot")
+    code, doc, err, records = match(str(folder), *opponents, "--games", "2", tmp_path=tmp_path)
+    assert code == 0, err[-3000:]
+    assert doc["games_played"] == 2
+    assert all(not any(f) for g in doc["games"] for f in g["faults"]), doc["games"]
+    record = _record(records)
+    assert record["complete"] is True
+    assert name in json.dumps(record)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_an_out_of_memory_node_bot_is_an_oom_fault(node_bot, opponents, tmp_path):
+    bot = tmp_path / "hostile_oom_node"
+    shutil.copytree(node_bot, bot, symlinks=True)
+    for f in (ROOT / "tests" / "docker_bots" / "hostile_oom_node").iterdir():
+        shutil.copy(f, bot / f.name)
+    # --timeout 10: the kill must be seen as what it is, not as a late answer, on a loaded machine.
+    code, _doc, err, records = match(
+        str(bot),
+        *opponents,
+        "--threshold",
+        "10",
+        "--timeout",
+        "10",
+        "--max-faults",
+        "2",
+        "--memory",
+        "128m",
+        tmp_path=tmp_path,
+    )
+    assert code == 1, err[-3000:]
+    fault = _record(records)["faults"][0][0]
+    assert (fault["kind"], fault["round"], fault["turn"]) == ("resource", 1, 2), fault
+    assert "OOMKilled" in fault["detail"] and "memory limit 128m" in fault["detail"]
+    assert "exit code 137" in fault["detail"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_node_and_go_bots_play_a_docker_tournament(node_bot, go_bot, opponents, tmp_path):
+    tdir = tmp_path / "tournament"
+    env = {**os.environ, "TAKE5_RUN_PREFIX": f"pytest-{TOKEN}-{secrets.token_hex(2)}"}
+
+    def referee(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "referee.cli", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=env,
+            check=False,
+        )
+
+    for folder, name in ((node_bot, "node"), (go_bot, "go"), (Path(opponents[0]), "lowest")):
+        done = referee(
+            "submit", str(folder), "--name", name, "-t", str(tdir), "--sandbox", "docker"
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    run = referee("tournament", "run", "-t", str(tdir), "-n", "3", "-g", "3", "--sandbox", "docker")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    standings = referee("standings", "-t", str(tdir))
+    assert standings.returncode == 0, standings.stderr[-2000:]
+    assert "node" in standings.stdout and "go" in standings.stdout
+
+
+# -- bot.toml (no engine needed) --------------------------------------------------------------------
+
+
+def test_manifest_says_runtime_and_command():
+    from referee.sandbox.manifest import Runtime, parse_manifest
+
+    m = parse_manifest(
+        b'runtime = "static"\ncommand = ["take5-go-bot", "--x"]\n', frozenset({"take5-go-bot"})
+    )
+    assert (m.runtime, m.command) == (Runtime.STATIC, ("/bot/take5-go-bot", "--x"))
+    m = parse_manifest(b'runtime = "node"\ncommand = ["node", "bot.js"]\nname = "n"\n')
+    assert (m.runtime, m.command, m.name) == (Runtime.NODE, ("node", "bot.js"), "n")
+    assert parse_manifest(b'runtime = "python"\n').command == ("python3", "/bot/bot.py")
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        (b'runtime = "ruby"\n', "runtime must be one of"),
+        (b'runtime = "node"\ncommand = "node bot.js"\n', "command must be a list"),
+        (b'runtime = "node"\ncommand = []\n', "command must be a list"),
+        (b'runtime = "node"\ncommand = ["node", "\\u001b[2J"]\n', "printable"),
+        (b'runtime = "node"\nimage = "evil"\n', "unknown key 'image'"),
+        (b"runtime = \n", "not valid TOML"),
+        (b'runtime = "node"\nname = "\\u001b]0;x\\u0007"\n', "name must be printable"),
+    ],
+)
+def test_bad_manifests_are_refused_with_the_reason(text, expect):
+    from referee.sandbox.build_errors import BuildRefused
+    from referee.sandbox.manifest import parse_manifest
+
+    with pytest.raises(BuildRefused) as err:
+        parse_manifest(text)
+    assert expect in str(err.value)
