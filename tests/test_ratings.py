@@ -213,20 +213,24 @@ def test_duplicate_sets_are_resampled_whole():
         results.append(
             game(f"s{s}b", ("B", "A"), (1, 9) if a_first else (9, 1), duplicate_set=f"set{s}")
         )
-    whole = compute_standings(results, bootstrap=50, seed=1)
+    whole = compute_standings(results, bootstrap=50, seed=1, interval="bootstrap")
     for row in whole.rows:  # every set is one win each: every resample is an exact tie
         assert row.rating == pytest.approx(1500) and row.low == pytest.approx(1500)
         assert row.high == pytest.approx(1500)
     loose = [GameResult(g.game_id, g.entrants, g.penalties, g.places) for g in results]
-    by_game = compute_standings(loose, bootstrap=50, seed=1)
+    by_game = compute_standings(loose, bootstrap=50, seed=1, interval="bootstrap")
     assert by_game.row("A").high - by_game.row("A").low > 50
+    # the published (robust) interval measures the same: much narrower when the sets are kept whole
+    robust_whole = compute_standings(results).row("A")
+    robust_loose = compute_standings(loose).row("A")
+    assert robust_whole.high - robust_whole.low < 0.7 * (robust_loose.high - robust_loose.low)
 
 
 def test_bootstrap_is_deterministic_given_seed():
     results = model_games(np.array([0.4, 0.0, -0.4]), 80, 3, np.random.default_rng(4))
-    a = compute_standings(results, bootstrap=40, seed=1)
-    assert a == compute_standings(results, bootstrap=40, seed=1)
-    assert a != compute_standings(results, bootstrap=40, seed=2)
+    a = compute_standings(results, bootstrap=40, seed=1, interval="bootstrap")
+    assert a == compute_standings(results, bootstrap=40, seed=1, interval="bootstrap")
+    assert a != compute_standings(results, bootstrap=40, seed=2, interval="bootstrap")
 
 
 def test_online_elo_matches_hand_computation():
