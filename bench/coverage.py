@@ -14,8 +14,9 @@ Methods (leaderboard/ratings.py):
   of ``DEFAULT_RESAMPLES``;
 * posterior - Laplace approximation of the posterior (prior: the virtual drawn game), normal;
 * sandwich  - cluster-robust covariance over the same units, normal;
-* published - what the standings publish (``IntervalMethod.AUTO``); "n/e" counts the bots marked
-  as not having enough games, whose interval is still shown and is included in the coverage.
+* robust    - what the standings publish (``IntervalMethod.AUTO``): the posterior, its curvature
+  measured from the units as they accumulate; "not enough" counts the bots marked as not having
+  enough games (their interval is still shown and is included in the coverage).
 
 Run: python bench/coverage.py [--reps 200] [--quick]   (a few minutes on 2 cores)
 The table it prints is the one in docs/standings-format.md.

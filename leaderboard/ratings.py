@@ -647,6 +647,23 @@ def rating_intervals(
     return Intervals(method, fit.elo - half, fit.elo + half, cov, los_from_cov(fit, cov), enough, 0)
 
 
+def ranking_with_los(
+    results: Sequence[GameResult], *, prior: float = DEFAULT_PRIOR
+) -> tuple[tuple[str, ...], tuple[float | None, ...]]:
+    """The order of the bots by rating (best first) and the published LOS of each over the next one
+    down (None between bots of different components): what an adaptive schedule settles on."""
+    data = prepare(results)
+    if data.n_bots == 0:
+        return (), ()
+    fit = fit_elo(data, prior=prior)
+    iv = rating_intervals(data, fit)
+    order = sorted(range(data.n_bots), key=lambda i: (-fit.elo[i], data.entrants[i]))
+    return (
+        tuple(data.entrants[i] for i in order),
+        tuple(iv.los[a][b] if iv.los else None for a, b in pairwise(order)),
+    )
+
+
 # --------------------------------------------------------------------------------------------------
 # Online Elo and ratings over time
 
