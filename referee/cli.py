@@ -211,7 +211,17 @@ def tournament() -> None:
 @click.option("--retries", type=click.IntRange(min=0), help="Retries of a game after an infrastructure failure [3].")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
-def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options) -> None:
+# -- adaptive scheduling (referee/adaptive.py, referee/settle.py) --
+@click.option("--until-settled", is_flag=True,
+              help="Instead of a fixed schedule, play tables where neighbours' order is least settled "
+                   "until every neighbour pair's LOS reaches --confidence or --budget is spent.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="--until-settled: the LOS at which a pair counts as settled.")
+@click.option("--budget", type=click.IntRange(min=1), help="--until-settled: most games [100 per entrant].")
+@click.option("--gauntlet", metavar="NAME", help="Play entrant NAME against the pool until its place is "
+                                                 "settled (implies --until-settled).")
+def tournament_run(directory: Path, dry_run: bool, no_progress: bool, until_settled: bool, confidence: float,
+                   budget: int | None, gauntlet: str | None, **options) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
 
     Options given are saved in the tournament; the next run without them uses the saved ones.
@@ -224,6 +234,13 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, **options)
     from .tournament import TournamentError, prepare_run, run_tournament, settings_summary
 
     try:
+        if until_settled or gauntlet:  # -- adaptive scheduling --
+            if dry_run:
+                raise click.UsageError("--dry-run shows a fixed schedule; adaptive tables depend on the results")
+            from .settle_cli import run_settled
+
+            sys.exit(run_settled(directory, options, confidence=confidence, budget=budget,
+                                 gauntlet=gauntlet, quiet=no_progress))
         if dry_run:
             with Store(directory, readonly=True) as store:
                 settings, versions, schedule = prepare_run(store, options)
