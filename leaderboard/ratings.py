@@ -539,7 +539,12 @@ def robust_cov(data: PairData, fit: Fit, pseudo_units: float | None = None) -> n
     units = units_per_bot(data).astype(np.float64)
     d = np.sqrt(units / (units + m))
     e = np.sqrt(1.0 - d * d)
-    meat = d[:, None] * j * d[None, :] + e[:, None] * lik * e[None, :] + np.diag(prior)
+    # design effect pooled over all bots and units (stable long before any one bot's J is), itself
+    # shrunk towards 1 while units are few, and never below 1 for the model part
+    t_lik = float(np.trace(lik))
+    kappa = float(np.trace(j)) / t_lik if t_lik > 0 else 1.0
+    kappa = max(1.0, (u * kappa + m) / (u + m))
+    meat = d[:, None] * j * d[None, :] + kappa * e[:, None] * lik * e[None, :] + np.diag(prior)
     cov = hinv @ meat @ hinv
     c = _centring(fit.component)
     return c @ cov @ c.T
