@@ -641,7 +641,7 @@ def rating_intervals(
         tail = 50.0 * (1.0 - LEVEL)
         low, high = np.percentile(samples, [tail, 100.0 - tail], axis=0)
         cov = np.atleast_2d(np.cov(samples, rowvar=False)) if resamples > 1 else np.zeros((n, n))
-        return Intervals(method, low, high, cov, los_from_cov(fit, cov), enough, resamples)
+        return Intervals(method, low, high, cov, _claims(fit, cov, enough), enough, resamples)
     if method is IntervalMethod.POSTERIOR:
         cov = posterior_cov(data, fit)
     elif method is IntervalMethod.SANDWICH:
@@ -649,7 +649,17 @@ def rating_intervals(
     else:
         cov = robust_cov(data, fit)
     half = ndtri(0.5 + LEVEL / 2.0) * np.sqrt(np.maximum(np.diag(cov), 0.0))
-    return Intervals(method, fit.elo - half, fit.elo + half, cov, los_from_cov(fit, cov), enough, 0)
+    return Intervals(method, fit.elo - half, fit.elo + half, cov, _claims(fit, cov, enough), enough, 0)
+
+
+def _claims(fit: Fit, cov: np.ndarray, enough: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
+    """LOS, None wherever a bot has not played enough to be ranked: with one or two resampling
+    units no method can tell luck of the deal from strength, so no order is claimed."""
+    los = los_from_cov(fit, cov)
+    return tuple(
+        tuple(v if enough[i] and enough[j] else None for j, v in enumerate(row))
+        for i, row in enumerate(los)
+    )
 
 
 def ranking_with_los(

@@ -382,7 +382,17 @@ def test_a_six_game_match_shows_a_wide_interval_and_no_certainty():
     assert st.rows[0] is top and not top.enough_games
     assert top.high - top.low > 300  # visibly wide, never a point such as "1747 to 1747"
     assert "not enough games" in top.interval_text
-    assert all(v is None or 0.0 < v < 0.995 for row in st.los for v in row)  # never 100% from 6 games
+    # two duplicate sets cannot tell the luck of a deal from strength: no order is claimed
+    assert all(v is None for row in st.los for v in row)
+    # a third set makes it rankable, and still no certainty
+    more = results + [
+        game(f"d2r{r}", ("a", "b", "c")[r:] + ("a", "b", "c")[:r],
+             tuple({"a": 10, "b": 30, "c": 50}[e] for e in (("a", "b", "c")[r:] + ("a", "b", "c")[:r])),
+             duplicate_set="d2")
+        for r in range(3)
+    ]
+    st9 = compute_standings(more)
+    assert all(r.enough_games for r in st9.rows) and 0.5 < st9.los[0][1] < 0.995
     doc = st.to_json_dict()
     assert doc["rows"][0]["enough_games"] is False and "posterior" in doc["method"]["interval"]
     # the old bootstrap over two units collapses: this is what the published method avoids
