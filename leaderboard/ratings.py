@@ -14,16 +14,25 @@ What is published, and why:
   groups that never met – while pulling a bot with m pairwise outcomes towards 1500 by only about
   prior/(m + prior) of its distance (0.3 % at m = 300). ``prior=0`` gives the pure
   maximum-likelihood fit; it is only allowed when that fit exists (the "scored against" graph is
-  strongly connected) and without bootstrap.
-* **Interval** – 95 % percentile bootstrap: whole games are resampled with replacement (whole
-  duplicate sets when ``duplicate_set`` is given, because the games of a set share a deal and are
-  not independent) and the model is refitted, warm-started from the full fit. Hessian-based error
-  bars are deliberately not published: the pairs of one game are not independent observations, so
-  the model's own curvature understates the uncertainty.
+  strongly connected) and without intervals.
+* **Interval** – 95 %, from a covariance that stays honest at every size (:func:`robust_cov`,
+  ``IntervalMethod.ROBUST``, what is published). With few games it is the Laplace approximation of
+  the posterior (likelihood times the prior above), whose curvature includes the prior's, so a bot
+  with a handful of games, or a perfect score, keeps a wide interval. As resampling units (whole
+  games, or whole duplicate sets: the games of a set share a deal and are not independent)
+  accumulate, the curvature is replaced by the one measured from the units (the cluster-robust
+  sandwich), per bot with weight u/(u + PSEUDO_UNITS); the part still taken from the model carries
+  the design effect pooled over all bots (the pairs of one game are not independent, so the
+  model's own curvature alone would be too narrow). The percentile bootstrap over the same units is
+  kept as an option: it collapses with two or three units (a 6-game match gave "1747 to 1747") and
+  covers only from about 100 games per bot. Coverage by size and method: docs/standings-format.md
+  and ``python bench/coverage.py``. A bot in fewer than ``MIN_UNITS`` units is marked as not having
+  enough games to rank.
 * **Likelihood of superiority** – ``LOS[i][j] = Phi((r_i - r_j) / sd(r_i - r_j))``, ``sd`` from
-  the bootstrap covariance (normal approximation of the bootstrap, smooth where counting resamples
-  would jump in steps of 1/resamples and stick at exactly 0 or 1). ``None`` on the diagonal and
-  between bots of different components, whose ratings are not comparable.
+  the same covariance (for the bootstrap: the covariance of the resamples, smooth where counting
+  resamples would jump in steps of 1/resamples and stick at exactly 0 or 1). ``None`` on the
+  diagonal, between bots of different components, whose ratings are not comparable, and for a bot
+  without enough games to rank.
 * **Online Elo** – the familiar sequential Elo (start 1500, K=32, each of the n(n-1)/2 pairs of a
   game updated with K/(n-1) from pre-game ratings), in ``played_at`` order. Shown for familiarity
   only: it depends on the order of games and on K, which the fitted rating does not.
@@ -460,11 +469,19 @@ def bootstrap_elo(data: PairData, fit: Fit, *, resamples: int = 200, seed: int =
     return out
 
 
-def _centring(component: np.ndarray) -> np.ndarray:
-    """Matrix taking logits to Elo deviations from their component's mean (the published scale)."""
-    n = len(component)
-    same = (component[:, None] == component[None, :]).astype(np.float64)
-    return ELO_PER_LOGIT * (np.eye(n) - same / same.sum(axis=1, keepdims=True))
+def _centred(cov: np.ndarray, component: np.ndarray) -> np.ndarray:
+    """A covariance of logits as one of the published ratings: Elo, each bot's deviation from its
+    component's mean (``C V C^T`` with C the centring matrix, in O(n^2) rather than two products)."""
+    k = int(component.max()) + 1 if len(component) else 0
+    count = np.bincount(component, minlength=k).astype(np.float64)
+
+    def minus_component_means(m: np.ndarray) -> np.ndarray:  # (I - S) m, S the averaging matrix
+        sums = np.zeros((k, m.shape[1]))
+        np.add.at(sums, component, m)
+        return m - (sums / count[:, None])[component]
+
+    left = minus_component_means(cov)
+    return ELO_PER_LOGIT**2 * minus_component_means(left.T).T
 
 
 def _hessian(data: PairData, fit: Fit) -> tuple[np.ndarray, np.ndarray]:
@@ -485,8 +502,7 @@ def posterior_cov(data: PairData, fit: Fit) -> np.ndarray:
     """
     lik, prior = _hessian(data, fit)
     cov = linalg.inv(lik + np.diag(prior))
-    c = _centring(fit.component)
-    return c @ cov @ c.T
+    return _centred(cov, fit.component)
 
 
 def unit_scores(data: PairData, fit: Fit) -> sparse.csr_matrix:
@@ -515,8 +531,7 @@ def sandwich_cov(data: PairData, fit: Fit) -> np.ndarray:
     u = data.n_units
     j = (g.T @ g).toarray() * (u / (u - 1) if u > 1 else 1.0)
     cov = hinv @ (j + np.diag(prior)) @ hinv
-    c = _centring(fit.component)
-    return c @ cov @ c.T
+    return _centred(cov, fit.component)
 
 
 def robust_cov(data: PairData, fit: Fit, pseudo_units: float | None = None) -> np.ndarray:
@@ -528,7 +543,9 @@ def robust_cov(data: PairData, fit: Fit, pseudo_units: float | None = None) -> n
     ``D = diag(u_i / (u_i + m))`` with u_i the units bot i took part in and m
     :data:`PSEUDO_UNITS`. With few units J is mostly noise (and zero for a bot that won every
     game), and this is the Laplace posterior; with many it is the cluster-robust sandwich, which
-    measures how much the pairs of one game, or the games of a duplicate set, really tell.
+    measures how much the pairs of one game, or the games of a duplicate set, really tell. L is
+    scaled by the design effect tr(J) / tr(L) pooled over all bots and all U units (stable long
+    before one bot's J is), shrunk towards 1 as ``(U kappa + m) / (U + m)`` and never below 1.
     """
     m = PSEUDO_UNITS if pseudo_units is None else pseudo_units
     lik, prior = _hessian(data, fit)
@@ -546,8 +563,7 @@ def robust_cov(data: PairData, fit: Fit, pseudo_units: float | None = None) -> n
     kappa = max(1.0, (u * kappa + m) / (u + m))
     meat = d[:, None] * j * d[None, :] + kappa * e[:, None] * lik * e[None, :] + np.diag(prior)
     cov = hinv @ meat @ hinv
-    c = _centring(fit.component)
-    return c @ cov @ c.T
+    return _centred(cov, fit.component)
 
 
 def units_per_bot(data: PairData) -> np.ndarray:

@@ -121,7 +121,7 @@ def standings_table(store: Store, *, bootstrap: int = 100, title: str = "Standin
                          ("mean penalty", "right"), ("faults", "left")):
         table.add_column(col, justify=justify)
     for row in table_data.rows:
-        interval = f"{row.low:.0f}-{row.high:.0f}" if row.low is not None else ""
+        interval = row.interval_text if row.low is not None else ""
         faults = ", ".join(f"{k} x{n}" for k, n in row.faults) if row.faults else ""
         table.add_row(str(row.rank), row.entrant, f"{row.rating:.0f}", interval, str(row.games),
                       f"{row.wins:g}", f"{row.mean_place:.2f}", f"{row.mean_penalty:.1f}", faults)

@@ -420,3 +420,13 @@ def test_ranking_with_los_orders_bots_and_gives_neighbour_los():
     st = compute_standings(results)
     assert los[0] == pytest.approx(st.los[0][1]) and los[1] == pytest.approx(st.los[1][2])
     assert R.ranking_with_los([]) == ((), ())
+
+
+def test_centred_covariance_equals_the_centring_matrix_product():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(7, 7))
+    cov = a @ a.T
+    comp = np.array([0, 1, 0, 0, 1, 2, 1])
+    same = (comp[:, None] == comp[None, :]).astype(float)
+    c = ELO_PER_LOGIT * (np.eye(7) - same / same.sum(axis=1, keepdims=True))
+    assert np.allclose(R._centred(cov, comp), c @ cov @ c.T)
