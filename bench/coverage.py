@@ -35,9 +35,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import synthetic  # noqa: E402
+import synthetic
 
-from leaderboard.ratings import (  # noqa: E402
+from leaderboard.ratings import (
     DEFAULT_RESAMPLES,
     IntervalMethod,
     fit_elo,

@@ -34,10 +34,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import synthetic  # noqa: E402
+import synthetic
 
-from leaderboard.ratings import GameResult, ranking_with_los  # noqa: E402
-from referee.adaptive import PlayedGame, Ranking, SettleSettings, decide  # noqa: E402
+from leaderboard.ratings import GameResult, ranking_with_los
+from referee.adaptive import PlayedGame, Ranking, SettleSettings, decide
 
 SEATS = 4
 CONFIDENCE = 0.95
@@ -103,7 +103,7 @@ def run_fixed(strength: np.ndarray, seed: int, budget: int, batch: int) -> tuple
         step = first if done == 0 else batch
         field.play([tuple(field.names[i] for i in r) for r in rows[done:done + step]])
         done += step
-        order, los = ranking_with_los(field.results)
+        _, los = ranking_with_los(field.results)
         if all(v is not None and v >= CONFIDENCE for v in los):
             break
     return len(field.results), field.correct()

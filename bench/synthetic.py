@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.ratings import ELO_PER_LOGIT, GameResult  # noqa: E402
+from leaderboard.ratings import ELO_PER_LOGIT, GameResult
 
 DEFAULT_LUCK = 0.8
 

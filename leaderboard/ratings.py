@@ -258,7 +258,8 @@ class _Objective:
         n = len(self.x)
         ge = w - nn * self.p
         g = np.bincount(ea, weights=ge, minlength=n) - np.bincount(eb, weights=ge, minlength=n)
-        h = diag = np.zeros(0)
+        h: np.ndarray = np.zeros(0)
+        diag: np.ndarray = np.zeros(0)
         if want_hessian:
             h = nn * self.p * (1.0 - self.p)
             diag = np.bincount(ea, weights=h, minlength=n) + np.bincount(eb, weights=h, minlength=n)

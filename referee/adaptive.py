@@ -261,7 +261,7 @@ def decide(
     games this run scheduled before (the first batch when both are 0).
     """
     check(entrants, settings)
-    n, k = len(entrants), settings.table_size
+    n = len(entrants)
     known = {e for g in played for e in g.entrants}
     ranking = rank(played) if known else Ranking((), ())
     order, los = full_ranking(entrants, ranking)

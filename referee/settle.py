@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from .adaptive import Decision, PlayedGame, RankFn, SettleError, SettleSettings, decide, default_budget
+from .adaptive import (
+    Decision,
+    PlayedGame,
+    RankFn,
+    SettleError,
+    SettleSettings,
+    decide,
+    default_budget,
+)
 from .store import Store
 from .tournament import (
     GameOutcome,
