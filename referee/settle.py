@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from .adaptive import (
     Decision,
+    PairState,
     PlayedGame,
     RankFn,
     SettleError,
@@ -86,9 +87,13 @@ def played_games(store: Store, keys: Mapping[int, str]) -> list[PlayedGame]:
     return sorted(out, key=lambda g: g.game_id)
 
 
-def describe(decision: Decision, games: int) -> str:
-    """One progress line: games so far and the pairs still open."""
-    open_pairs = decision.open_pairs
+def describe(decision: Decision, games: int, labels: Mapping[str, str] | None = None) -> str:
+    """One progress line: games so far and the pairs still open (entrants shown by ``labels``)."""
+    open_pairs = [
+        PairState(labels.get(p.upper, p.upper), labels.get(p.lower, p.lower), p.los, p.settled)
+        if labels else p
+        for p in decision.open_pairs
+    ]
     if decision.stop:
         head = "settled" if decision.reason == "settled" else "budget spent"
     else:
@@ -172,6 +177,7 @@ def _loop(store: Store, executor: Any, info: Any, settings: dict[str, Any], ss: 
           entrants: list[str], keys: Mapping[int, str], ids: Mapping[str, int], report: SettleReport,
           run_id: str, rank: RankFn, runner: Callable[..., list[GameOutcome]], log: Callable[[str], None],
           retry_delay: float) -> None:
+    names = {key: key.rsplit("@", 1)[0] for key in entrants}  # current versions: the name says it
     tables = 0
     batch = 0
     while True:
@@ -181,7 +187,7 @@ def _loop(store: Store, executor: Any, info: Any, settings: dict[str, Any], ss: 
             played = played_games(store, keys)
             decision = decide(entrants, played, ss, rank, tables_so_far=tables, games_so_far=report.games)
             report.decision = decision
-            log(describe(decision, len(played)))
+            log(describe(decision, len(played), names))
             if decision.stop:
                 report.reason = decision.reason
                 return

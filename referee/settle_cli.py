@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .adaptive import PlayedGame, Ranking
+from .adaptive import PairState, PlayedGame, Ranking
 
 
 def leaderboard_ranking(played: Sequence[PlayedGame]) -> Ranking:
@@ -50,7 +50,9 @@ def run_settled(directory: Path, options: Mapping[str, Any], *, confidence: floa
     click.echo(f"{report.games} games in {report.batches} batches ({report.played} played now, "
                f"{report.seconds:.1f} s); {what}")
     if report.decision is not None and report.decision.open_pairs:
-        click.echo("open: " + ", ".join(p.text() for p in report.decision.open_pairs))
+        click.echo("open: " + ", ".join(
+            PairState(p.upper.rsplit("@", 1)[0], p.lower.rsplit("@", 1)[0], p.los, p.settled).text()
+            for p in report.decision.open_pairs))
     with Store(directory, readonly=True) as store:
         table = standings_table(store)
         if table is not None:

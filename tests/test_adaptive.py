@@ -241,6 +241,7 @@ def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):
     assert report.reason == "settled" and report.exit_code == 0
     assert list(report.decision.order) == [f"{n}@1" for n in FIELD_NAMES]
     assert lines[-1].startswith(f"after {report.games} games: 0 of 11 pairs open; settled")
+    assert "@" not in "".join(lines)  # entrants by name
     assert "pairs open (" in lines[0] or "pairs open (" in lines[1]  # progress names the open pairs
     with Store(tmp_path, readonly=True) as store:
         assert store.recorded_count() == report.games
