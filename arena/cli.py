@@ -278,7 +278,18 @@ def tournament() -> None:
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
 @options.as_json("what the run did (no progress bar)")
-def tournament_run(directory: Path, dry_run: bool, no_progress: bool, as_json: bool, **overrides: Any) -> None:
+@click.option("--until-settled", is_flag=True,
+              help="Instead of a fixed schedule, play tables where neighbours' order is least settled "
+                   "until every neighbour pair's LOS reaches --confidence or --budget is spent.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+              default=defaults.SETTLE_CONFIDENCE, show_default=True,
+              help="--until-settled: the LOS at which a pair counts as settled.")
+@click.option("--budget", type=click.IntRange(min=1),
+              help=f"--until-settled: most games [{defaults.SETTLE_BUDGET_PER_ENTRANT} per entrant].")
+@click.option("--gauntlet", metavar="NAME", help="Play entrant NAME against the pool until its place is "
+                                                 "settled (implies --until-settled).")
+def tournament_run(directory: Path, dry_run: bool, no_progress: bool, as_json: bool, until_settled: bool,
+                   confidence: float, budget: int | None, gauntlet: str | None, **overrides: Any) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
 
     Options given are saved in the tournament; the next run without them uses the saved ones.
@@ -293,6 +304,13 @@ def tournament_run(directory: Path, dry_run: bool, no_progress: bool, as_json: b
     from .progress import TournamentProgress, render_summary
 
     try:
+        if until_settled or gauntlet:  # adaptive scheduling (referee/tournament/settle.py)
+            if dry_run:
+                raise click.UsageError("--dry-run shows a fixed schedule; adaptive tables depend on the results")
+            from .settle_cli import run_settled  # lazy: start-up time (module docstring)
+
+            sys.exit(run_settled(directory, overrides, confidence=confidence, budget=budget,
+                                 gauntlet=gauntlet, quiet=no_progress))
         if dry_run:
             with Store(directory, readonly=True) as store:
                 settings, versions, schedule = prepare_run(store, overrides)

@@ -139,7 +139,7 @@ def main() -> None:
         )
         print(f"  fit vs planted: mean |error| {err.mean():.1f} Elo, max {err.max():.1f} Elo")
         if n_bots == 100:
-            _, t_all = timed(compute_standings, results, bootstrap=b, seed=1)
+            _, t_all = timed(compute_standings, results, bootstrap=b, seed=1, interval="bootstrap")
             print(
                 f"  compute_standings end to end ({b} resamples, stats, online Elo): {t_all:.2f} s"
             )

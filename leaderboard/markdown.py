@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ratings import Row, Standings
+from .ratings import Row, Standings, describe_interval
 
 
 def fmt_wins(wins: float) -> str:
@@ -16,7 +16,7 @@ def fmt_faults(row: Row) -> str:
 
 
 def fmt_interval(row: Row) -> str:
-    return "-" if row.low is None else f"{row.low:.0f} to {row.high:.0f}"
+    return row.interval_text
 
 
 def fmt_los(standings: Standings, i: int) -> str:
@@ -89,13 +89,14 @@ def standings_markdown(
     ]
     if standings.bootstrap:
         notes.append(
-            f"95% interval: percentile bootstrap over {standings.bootstrap} resamples of whole "
-            "games (whole duplicate sets)."
+            "Interval: "
+            + describe_interval(standings.interval_method, standings.bootstrap, standings.seed)
+            + "."
         )
     if standings.los:
         notes.append(
             "LOS next: likelihood of superiority over the bot on the next line "
-            "(normal approximation of the bootstrap)."
+            "(normal approximation under the interval's covariance)."
         )
     notes += [
         (
@@ -131,6 +132,6 @@ def standings_text(standings: Standings) -> str:
     out = [line(rows[0]), line(["-" * w for w in widths])] + [line(r) for r in rows[1:]]
     out.append("")
     out.append(f"{standings.games} games. Rating: Bradley-Terry fit on the Elo scale, pool mean 1500"
-               + (f"; 95% bootstrap interval ({standings.bootstrap} resamples)" if standings.bootstrap else "")
+               + (f"; 95% interval: {standings.interval_method} (README, Ratings)" if standings.bootstrap else "")
                + ". LOS next: chance of being stronger than the next bot down.")
     return "\n".join(out) + "\n"

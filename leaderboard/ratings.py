@@ -14,16 +14,25 @@ What is published, and why:
   groups that never met – while pulling a bot with m pairwise outcomes towards 1500 by only about
   prior/(m + prior) of its distance (0.3 % at m = 300). ``prior=0`` gives the pure
   maximum-likelihood fit; it is only allowed when that fit exists (the "scored against" graph is
-  strongly connected) and without bootstrap.
-* **Interval** – 95 % percentile bootstrap: whole games are resampled with replacement (whole
-  duplicate sets when ``duplicate_set`` is given, because the games of a set share a deal and are
-  not independent) and the model is refitted, warm-started from the full fit. Hessian-based error
-  bars are deliberately not published: the pairs of one game are not independent observations, so
-  the model's own curvature understates the uncertainty.
+  strongly connected) and without intervals.
+* **Interval** – 95 %, from a covariance that stays honest at every size (:func:`robust_cov`,
+  ``IntervalMethod.ROBUST``, what is published). With few games it is the Laplace approximation of
+  the posterior (likelihood times the prior above), whose curvature includes the prior's, so a bot
+  with a handful of games, or a perfect score, keeps a wide interval. As resampling units (whole
+  games, or whole duplicate sets: the games of a set share a deal and are not independent)
+  accumulate, the curvature is replaced by the one measured from the units (the cluster-robust
+  sandwich), per bot with weight u/(u + PSEUDO_UNITS); the part still taken from the model carries
+  the design effect pooled over all bots (the pairs of one game are not independent, so the
+  model's own curvature alone would be too narrow). The percentile bootstrap over the same units is
+  kept as an option: it collapses with two or three units (a 6-game match gave "1747 to 1747") and
+  covers only from about 100 games per bot. Coverage by size and method: docs/standings-format.md
+  and ``python bench/coverage.py``. A bot in fewer than ``MIN_UNITS`` units is marked as not having
+  enough games to rank.
 * **Likelihood of superiority** – ``LOS[i][j] = Phi((r_i - r_j) / sd(r_i - r_j))``, ``sd`` from
-  the bootstrap covariance (normal approximation of the bootstrap, smooth where counting resamples
-  would jump in steps of 1/resamples and stick at exactly 0 or 1). ``None`` on the diagonal and
-  between bots of different components, whose ratings are not comparable.
+  the same covariance (for the bootstrap: the covariance of the resamples, smooth where counting
+  resamples would jump in steps of 1/resamples and stick at exactly 0 or 1). ``None`` on the
+  diagonal, between bots of different components, whose ratings are not comparable, and for a bot
+  without enough games to rank.
 * **Online Elo** – the familiar sequential Elo (start 1500, K=32, each of the n(n-1)/2 pairs of a
   game updated with K/(n-1) from pre-game ratings), in ``played_at`` order. Shown for familiarity
   only: it depends on the order of games and on K, which the fitted rating does not.
@@ -40,6 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from itertools import pairwise
 from typing import Literal
 
@@ -47,7 +57,7 @@ import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import LinearOperator, cg
-from scipy.special import expit, ndtr
+from scipy.special import expit, ndtr, ndtri
 
 from .results import GameResult  # noqa: F401 - re-exported: GameResult lived here
 from .stats import bot_stats
@@ -62,6 +72,15 @@ DENSE_MAX_BOTS = 300
 #: Up to this many bots the bootstrap factorises the full-data Hessian once (dense, 32 MB at 2000)
 #: and refits each resample with chord steps; above it, with warm-started Newton-CG.
 CHORD_MAX_BOTS = 2000
+#: The coverage level of every published interval.
+LEVEL = 0.95
+#: Bootstrap resamples, everywhere the bootstrap is used (standings, site, status).
+DEFAULT_RESAMPLES = 200
+#: A bot that took part in fewer resampling units (duplicate sets, or single games) is listed as
+#: not having enough games to be ranked; its (wide) interval is still shown.
+MIN_UNITS = 3
+#: Pseudo-units of the robust covariance: a bot's measured curvature gets weight u / (u + this).
+PSEUDO_UNITS = 10.0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -427,12 +446,121 @@ def bootstrap_elo(data: PairData, fit: Fit, *, resamples: int = 200, seed: int =
     return out
 
 
+def _centred(cov: np.ndarray, component: np.ndarray) -> np.ndarray:
+    """A covariance of logits as one of the published ratings: Elo, each bot's deviation from its
+    component's mean (``C V C^T`` with C the centring matrix, in O(n^2) rather than two products)."""
+    k = int(component.max()) + 1 if len(component) else 0
+    count = np.bincount(component, minlength=k).astype(np.float64)
+
+    def minus_component_means(m: np.ndarray) -> np.ndarray:  # (I - S) m, S the averaging matrix
+        sums = np.zeros((k, m.shape[1]))
+        np.add.at(sums, component, m)
+        return m - (sums / count[:, None])[component]
+
+    left = minus_component_means(cov)
+    return ELO_PER_LOGIT**2 * minus_component_means(left.T).T
+
+
+def _hessian(data: PairData, fit: Fit) -> tuple[np.ndarray, np.ndarray]:
+    """Minus the Hessian of the log-likelihood at the fit: (likelihood part, prior diagonal)."""
+    n, ea, eb = data.n_bots, data.edge_a, data.edge_b
+    w, nn = aggregate(data)
+    _, h, diag = _Objective(fit.logits, ea, eb, w, nn, 0.0).gradient(ea, eb, w, nn, 0.0)
+    px = expit(fit.logits)
+    return _dense_matrix(n, ea, eb, h, diag, False), fit.prior * px * (1.0 - px)
+
+
+def posterior_cov(data: PairData, fit: Fit) -> np.ndarray:
+    """Covariance (Elo, centred per component) of the Laplace approximation of the posterior.
+
+    The posterior is the pairwise likelihood times the prior (the virtual drawn games); its
+    curvature at the fit includes the prior's, so a bot with few games or a perfect score keeps a
+    wide distribution instead of the point a resampling of two or three units produces.
+    """
+    lik, prior = _hessian(data, fit)
+    cov = linalg.inv(lik + np.diag(prior))
+    return _centred(cov, fit.component)
+
+
+def unit_scores(data: PairData, fit: Fit) -> sparse.csr_matrix:
+    """Score (gradient of the log-likelihood) contributed by each resampling unit: units x bots."""
+    n = data.n_bots
+    d = fit.logits[data.edge_a] - fit.logits[data.edge_b]
+    resid = data.obs_score - expit(d)[data.obs_edge]
+    unit = data.game_unit[data.obs_game]
+    rows = np.concatenate([unit, unit])
+    cols = np.concatenate([data.edge_a[data.obs_edge], data.edge_b[data.obs_edge]])
+    return sparse.csr_matrix(
+        (np.concatenate([resid, -resid]), (rows, cols)), shape=(data.n_units, n)
+    )
+
+
+def sandwich_cov(data: PairData, fit: Fit) -> np.ndarray:
+    """Cluster-robust (sandwich) covariance, clusters = resampling units, Elo, centred.
+
+    ``H^-1 (u/(u-1) J + P) H^-1`` with H minus the posterior Hessian, J the sum over units of the
+    outer product of their scores (so correlation between the pairs of one game, and between the
+    games of a duplicate set, is measured, not assumed) and P the prior's curvature.
+    """
+    lik, prior = _hessian(data, fit)
+    hinv = linalg.inv(lik + np.diag(prior))
+    g = unit_scores(data, fit)
+    u = data.n_units
+    j = (g.T @ g).toarray() * (u / (u - 1) if u > 1 else 1.0)
+    cov = hinv @ (j + np.diag(prior)) @ hinv
+    return _centred(cov, fit.component)
+
+
+def robust_cov(data: PairData, fit: Fit, pseudo_units: float | None = None) -> np.ndarray:
+    """Posterior covariance whose curvature is the sandwich's, shrunk towards the model's when a bot
+    has few resampling units (Elo, centred).
+
+    ``H^-1 (D^1/2 J D^1/2 + (I-D)^1/2 L (I-D)^1/2 + P) H^-1``, L the likelihood's own curvature, J
+    the measured one (the sum of the units' score outer products, times u/(u-1)), P the prior's,
+    ``D = diag(u_i / (u_i + m))`` with u_i the units bot i took part in and m
+    :data:`PSEUDO_UNITS`. With few units J is mostly noise (and zero for a bot that won every
+    game), and this is the Laplace posterior; with many it is the cluster-robust sandwich, which
+    measures how much the pairs of one game, or the games of a duplicate set, really tell. L is
+    scaled by the design effect tr(J) / tr(L) pooled over all bots and all U units (stable long
+    before one bot's J is), shrunk towards 1 as ``(U kappa + m) / (U + m)`` and never below 1.
+    """
+    m = PSEUDO_UNITS if pseudo_units is None else pseudo_units
+    lik, prior = _hessian(data, fit)
+    hinv = linalg.inv(lik + np.diag(prior))
+    g = unit_scores(data, fit)
+    u = data.n_units
+    j = (g.T @ g).toarray() * (u / (u - 1) if u > 1 else 1.0)
+    units = units_per_bot(data).astype(np.float64)
+    d = np.sqrt(units / (units + m))
+    e = np.sqrt(1.0 - d * d)
+    # design effect pooled over all bots and units (stable long before any one bot's J is), itself
+    # shrunk towards 1 while units are few, and never below 1 for the model part
+    t_lik = float(np.trace(lik))
+    kappa = float(np.trace(j)) / t_lik if t_lik > 0 else 1.0
+    kappa = max(1.0, (u * kappa + m) / (u + m))
+    meat = d[:, None] * j * d[None, :] + kappa * e[:, None] * lik * e[None, :] + np.diag(prior)
+    cov = hinv @ meat @ hinv
+    return _centred(cov, fit.component)
+
+
+def units_per_bot(data: PairData) -> np.ndarray:
+    """How many resampling units (duplicate sets, or single games) each bot took part in."""
+    pairs = np.unique(data.game_unit[data.seat_game] * max(data.n_bots, 1) + data.seat_entrant)
+    return np.bincount(pairs % max(data.n_bots, 1), minlength=data.n_bots)
+
+
 def los_matrix(fit: Fit, samples: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
     """Likelihood of superiority from the normal approximation of the bootstrap covariance."""
-    n = len(fit.elo)
-    if n == 0 or len(samples) < 2:
+    if len(fit.elo) == 0 or len(samples) < 2:
         return ()
-    cov = np.atleast_2d(np.cov(samples, rowvar=False))
+    return los_from_cov(fit, np.atleast_2d(np.cov(samples, rowvar=False)))
+
+
+def los_from_cov(fit: Fit, cov: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
+    """``LOS[i][j] = Phi((r_i - r_j) / sd(r_i - r_j))`` for a covariance of the ratings (Elo)."""
+    n = len(fit.elo)
+    if n == 0:
+        return ()
     var = np.diag(cov)
     sd = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2.0 * cov, 0.0))
     diff = fit.elo[:, None] - fit.elo[None, :]
@@ -446,6 +574,101 @@ def los_matrix(fit: Fit, samples: np.ndarray) -> tuple[tuple[float | None, ...],
     return tuple(
         tuple(float(los[i, j]) if i != j and same[i, j] else None for j in range(n))
         for i in range(n)
+    )
+
+
+class IntervalMethod(str, Enum):
+    """How the uncertainty of the ratings is computed (see the module text and the coverage table in
+    docs/standings-format.md)."""
+
+    AUTO = "auto"  # what the standings publish: chosen by the number of units (see rating_intervals)
+    BOOTSTRAP = "bootstrap"
+    POSTERIOR = "posterior"
+    SANDWICH = "sandwich"
+    ROBUST = "robust"  # the posterior, its curvature measured from the data as units accumulate
+
+    def resolved(self) -> IntervalMethod:
+        """The method AUTO stands for."""
+        return IntervalMethod.ROBUST if self is IntervalMethod.AUTO else self
+
+
+@dataclass(frozen=True, eq=False)
+class Intervals:
+    """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the LOS
+    matrix, and whether each bot has played enough to be ranked (:data:`MIN_UNITS`)."""
+
+    method: IntervalMethod  # the method used (never AUTO)
+    low: np.ndarray
+    high: np.ndarray
+    cov: np.ndarray
+    los: tuple[tuple[float | None, ...], ...]
+    enough: np.ndarray
+    resamples: int  # bootstrap resamples (0 for the other methods)
+
+
+def rating_intervals(
+    data: PairData,
+    fit: Fit,
+    *,
+    method: IntervalMethod | str = IntervalMethod.AUTO,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Intervals:
+    """The :data:`LEVEL` intervals and LOS of a fit.
+
+    ``AUTO`` is :attr:`IntervalMethod.ROBUST`, the only method whose coverage stays within 90-97%
+    at every size measured (bench/coverage.py); ``resamples`` and ``seed`` matter only for the
+    bootstrap. Bots in fewer than :data:`MIN_UNITS` resampling units are marked as not having
+    enough games to rank (``enough``); their interval is still the honest, wide one.
+    """
+    method = IntervalMethod(method).resolved()
+    n = data.n_bots
+    units = units_per_bot(data)
+    enough = units >= MIN_UNITS
+    if fit.prior == 0:
+        raise ValueError("intervals need prior > 0 (without it a bot may have no finite rating)")
+    if method is IntervalMethod.BOOTSTRAP:
+        if not resamples:
+            raise ValueError("bootstrap intervals need resamples > 0")
+        samples = bootstrap_elo(data, fit, resamples=resamples, seed=seed)
+        tail = 50.0 * (1.0 - LEVEL)
+        low, high = np.percentile(samples, [tail, 100.0 - tail], axis=0)
+        cov = np.atleast_2d(np.cov(samples, rowvar=False)) if resamples > 1 else np.zeros((n, n))
+        return Intervals(method, low, high, cov, _claims(fit, cov, enough), enough, resamples)
+    if method is IntervalMethod.POSTERIOR:
+        cov = posterior_cov(data, fit)
+    elif method is IntervalMethod.SANDWICH:
+        cov = sandwich_cov(data, fit)
+    else:
+        cov = robust_cov(data, fit)
+    half = ndtri(0.5 + LEVEL / 2.0) * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    return Intervals(method, fit.elo - half, fit.elo + half, cov, _claims(fit, cov, enough), enough, 0)
+
+
+def _claims(fit: Fit, cov: np.ndarray, enough: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
+    """LOS, None wherever a bot has not played enough to be ranked: with one or two resampling
+    units no method can tell luck of the deal from strength, so no order is claimed."""
+    los = los_from_cov(fit, cov)
+    return tuple(
+        tuple(v if enough[i] and enough[j] else None for j, v in enumerate(row))
+        for i, row in enumerate(los)
+    )
+
+
+def ranking_with_los(
+    results: Sequence[GameResult], *, prior: float = DEFAULT_PRIOR
+) -> tuple[tuple[str, ...], tuple[float | None, ...]]:
+    """The order of the bots by rating (best first) and the published LOS of each over the next one
+    down (None between bots of different components): what an adaptive schedule settles on."""
+    data = prepare(results)
+    if data.n_bots == 0:
+        return (), ()
+    fit = fit_elo(data, prior=prior)
+    iv = rating_intervals(data, fit)
+    order = sorted(range(data.n_bots), key=lambda i: (-fit.elo[i], data.entrants[i]))
+    return (
+        tuple(data.entrants[i] for i in order),
+        tuple(iv.los[a][b] if iv.los else None for a, b in pairwise(order)),
     )
 
 
@@ -560,7 +783,7 @@ def ratings_over_time(
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the leaderboard. ``low``/``high`` are None without bootstrap."""
+    """One line of the leaderboard. ``low``/``high`` are None without intervals."""
 
     rank: int
     entrant: str
@@ -575,6 +798,11 @@ class Row:
     mean_place: float
     faults: tuple[tuple[str, int], ...]  # (kind, count), sorted by kind
     online_elo: float
+    enough_games: bool = True  # took part in at least MIN_UNITS resampling units
+
+    @property
+    def interval_text(self) -> str:
+        return format_interval(self.low, self.high, self.enough_games)
 
     def to_json_dict(self) -> dict:
         return {
@@ -582,6 +810,7 @@ class Row:
             "entrant": self.entrant,
             "rating": self.rating,
             "interval": None if self.low is None else [self.low, self.high],
+            "enough_games": self.enough_games,
             "component": self.component,
             "games": self.games,
             "wins": self.wins,
@@ -593,6 +822,40 @@ class Row:
         }
 
 
+#: How an interval reads everywhere (terminal, Markdown, site): rounded Elo, "to" between.
+INTERVAL_FORMAT = "{low:.0f} to {high:.0f}"
+#: Shown after the interval of a bot without enough games to be ranked.
+NOT_ENOUGH_GAMES = "not enough games"
+
+
+def format_interval(low: float | None, high: float | None, enough: bool = True) -> str:
+    """The one text form of a rating interval ("-" without intervals)."""
+    if low is None or high is None:
+        return "-"
+    text = INTERVAL_FORMAT.format(low=low, high=high)
+    return text if enough else f"{text} ({NOT_ENOUGH_GAMES})"
+
+
+def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -> str:
+    """One sentence on how the intervals were computed (the standings' ``method.interval``)."""
+    method = IntervalMethod(method)
+    level = f"{100 * LEVEL:g}%"
+    if method is IntervalMethod.BOOTSTRAP:
+        return (
+            f"{level} percentile bootstrap, {resamples} resamples of whole games (whole duplicate "
+            f"sets), seed {seed}"
+        )
+    if method is IntervalMethod.POSTERIOR:
+        return f"{level} normal interval of the Laplace approximation of the posterior (prior included)"
+    if method is IntervalMethod.SANDWICH:
+        return f"{level} normal interval of the cluster-robust (sandwich) covariance over whole games / duplicate sets"
+    return (
+        f"{level} normal interval of the posterior (prior included) whose curvature is measured from "
+        f"whole games / duplicate sets as they accumulate (weight u/(u+{PSEUDO_UNITS:g}) for a bot "
+        f"in u of them); bots in fewer than {MIN_UNITS} are marked as not having enough games to rank"
+    )
+
+
 @dataclass(frozen=True)
 class Standings:
     """The leaderboard: rows by rating (highest first) and LOS in the same order (``los[i][j]``)."""
@@ -600,10 +863,11 @@ class Standings:
     rows: tuple[Row, ...]
     los: tuple[tuple[float | None, ...], ...]
     games: int
-    bootstrap: int
+    bootstrap: int  # resamples when the method is the bootstrap; 0: no intervals
     seed: int
     prior: float
     k: float
+    interval_method: str = IntervalMethod.ROBUST.value
 
     def row(self, entrant: str) -> Row:
         for r in self.rows:
@@ -617,21 +881,23 @@ class Standings:
             "(draw = half a point), Elo scale (400/ln 10 per logit), mean 1500 per component, prior: "
             f"{self.prior:g} drawn virtual game(s) per bot against a 1500 opponent"
         )
-        interval = (
-            f"95% percentile bootstrap, {self.bootstrap} resamples of whole games (whole duplicate "
-            f"sets), seed {self.seed}"
-        )
         online = (
             f"classic online Elo, start 1500, K={self.k:g} split K/(n-1) per pair, in played_at "
             "order (depends on the order; for familiarity only)"
         )
         los = {"entrants": [r.entrant for r in self.rows], "matrix": [list(x) for x in self.los]}
+        on = bool(self.bootstrap)
         return {
             "games": self.games,
             "method": {
                 "rating": rating,
-                "interval": interval if self.bootstrap else None,
-                "los": "normal approximation of the bootstrap covariance" if self.los else None,
+                "interval": describe_interval(self.interval_method, self.bootstrap, self.seed)
+                if on
+                else None,
+                "los": "normal approximation of the rating difference under the interval's "
+                "covariance"
+                if self.los
+                else None,
                 "online_elo": online,
             },
             "rows": [r.to_json_dict() for r in self.rows],
@@ -642,16 +908,23 @@ class Standings:
 def compute_standings(
     results: Sequence[GameResult],
     *,
-    bootstrap: int = 200,
+    bootstrap: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     prior: float = DEFAULT_PRIOR,
     k: float = DEFAULT_K,
+    interval: IntervalMethod | str = IntervalMethod.AUTO,
 ) -> Standings:
-    """Everything the leaderboard shows, from the game records alone (input order is irrelevant)."""
+    """Everything the leaderboard shows, from the game records alone (input order is irrelevant).
+
+    ``interval`` chooses the method of the intervals and LOS (AUTO: what is published, see
+    :func:`rating_intervals`); ``bootstrap`` is the number of resamples when that method is the
+    bootstrap, and 0 turns intervals and LOS off.
+    """
     data = prepare(results)
     fit = fit_elo(data, prior=prior)
-    samples = bootstrap_elo(data, fit, resamples=bootstrap, seed=seed)
-    low, high = np.percentile(samples, [2.5, 97.5], axis=0) if bootstrap else (None, None)
+    iv = None
+    if bootstrap and data.n_bots:
+        iv = rating_intervals(data, fit, method=interval, resamples=bootstrap, seed=seed)
     stats = bot_stats(results)
     online = online_elo(results, k=k)
     order = sorted(range(data.n_bots), key=lambda i: (-fit.elo[i], data.entrants[i]))
@@ -668,8 +941,8 @@ def compute_standings(
                 rank=rank,
                 entrant=e,
                 rating=float(fit.elo[i]),
-                low=None if low is None else float(low[i]),
-                high=None if high is None else float(high[i]),
+                low=None if iv is None else float(iv.low[i]),
+                high=None if iv is None else float(iv.high[i]),
                 component=relabel[int(fit.component[i])],
                 games=s.games,
                 wins=s.wins,
@@ -678,9 +951,11 @@ def compute_standings(
                 mean_place=s.mean_place,
                 faults=s.faults,
                 online_elo=online[e],
+                enough_games=True if iv is None else bool(iv.enough[i]),
             )
         )
-    los = los_matrix(fit, samples)
-    if los:
-        los = tuple(tuple(los[i][j] for j in order) for i in order)
-    return Standings(tuple(rows), los, data.n_games, bootstrap, seed, prior, k)
+    los: tuple[tuple[float | None, ...], ...] = ()
+    if iv is not None and iv.los and data.n_bots > 1:
+        los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
+    method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
+    return Standings(tuple(rows), los, data.n_games, bootstrap, seed, prior, k, method)

@@ -107,7 +107,7 @@ def test_standings_document_follows_the_documented_schema(results, standings):
     for rank, row in enumerate(doc["rows"], 1):
         assert set(row) == {
             "rank", "entrant", "rating", "interval", "component", "games", "wins",
-            "outright_wins", "mean_penalty", "mean_place", "faults", "online_elo",
+            "outright_wins", "mean_penalty", "mean_place", "faults", "online_elo", "enough_games",
         }
         assert row["rank"] == rank
         low, high = row["interval"]
@@ -174,7 +174,7 @@ def test_markdown_table_has_one_line_per_bot_and_escapes_names(standings):
     for row in standings.rows:
         assert f"| {row.rank} |" in text
         assert f"{row.rating:.0f}" in text
-    assert "95% interval" in text and "bootstrap" in text
+    assert "95% interval" in text and "posterior" in text
 
 
 def test_terminal_table_lists_the_bots_in_rank_order(standings):

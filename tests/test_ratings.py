@@ -213,20 +213,24 @@ def test_duplicate_sets_are_resampled_whole():
         results.append(
             game(f"s{s}b", ("B", "A"), (1, 9) if a_first else (9, 1), duplicate_set=f"set{s}")
         )
-    whole = compute_standings(results, bootstrap=50, seed=1)
+    whole = compute_standings(results, bootstrap=50, seed=1, interval="bootstrap")
     for row in whole.rows:  # every set is one win each: every resample is an exact tie
         assert row.rating == pytest.approx(1500) and row.low == pytest.approx(1500)
         assert row.high == pytest.approx(1500)
     loose = [GameResult(g.game_id, g.entrants, g.penalties, g.places) for g in results]
-    by_game = compute_standings(loose, bootstrap=50, seed=1)
+    by_game = compute_standings(loose, bootstrap=50, seed=1, interval="bootstrap")
     assert by_game.row("A").high - by_game.row("A").low > 50
+    # the published (robust) interval measures the same: much narrower when the sets are kept whole
+    robust_whole = compute_standings(results).row("A")
+    robust_loose = compute_standings(loose).row("A")
+    assert robust_whole.high - robust_whole.low < 0.7 * (robust_loose.high - robust_loose.low)
 
 
 def test_bootstrap_is_deterministic_given_seed():
     results = model_games(np.array([0.4, 0.0, -0.4]), 80, 3, np.random.default_rng(4))
-    a = compute_standings(results, bootstrap=40, seed=1)
-    assert a == compute_standings(results, bootstrap=40, seed=1)
-    assert a != compute_standings(results, bootstrap=40, seed=2)
+    a = compute_standings(results, bootstrap=40, seed=1, interval="bootstrap")
+    assert a == compute_standings(results, bootstrap=40, seed=1, interval="bootstrap")
+    assert a != compute_standings(results, bootstrap=40, seed=2, interval="bootstrap")
 
 
 def test_online_elo_matches_hand_computation():
@@ -340,3 +344,89 @@ def test_bootstrap_chord_steps_fall_back_to_newton():
     for scale in (1e-3, 1e3):  # steps far too long (diverge) or far too short (crawl)
         chord = linalg.cho_factor(scale * np.eye(data.n_bots))
         assert np.allclose(R._fit_logits(*args, chord=chord), reference, atol=1e-8)
+
+
+# -- honest intervals with few games (the published method) -----------------------------------------
+
+
+def test_published_intervals_cover_about_95_percent_with_few_and_many_games():
+    """Coverage of the published (robust posterior) interval on Plackett-Luce tables (the pairwise
+    marginals are exactly Bradley-Terry, so the truth is the planted logits), 5 and 40 games per bot;
+    bench/coverage.py measures the full table, with hand luck and duplicate deals."""
+    logits = np.array([0.9, 0.45, 0.0, -0.1, -0.5, -0.75])
+    truth = centred_elo(logits)
+    rng = np.random.default_rng(99)
+    for games in (8, 60):  # 4-player games among 6 bots: about 5 and 40 games per bot
+        covered = total = 0
+        for _ in range(60):
+            data = prepare(model_games(logits, games, 4, rng))
+            fit = fit_elo(data)
+            iv = R.rating_intervals(data, fit)
+            idx = [data.entrants.index(f"b{i}") for i in range(len(logits)) if f"b{i}" in data.entrants]
+            t = truth[[int(data.entrants[j][1:]) for j in idx]]
+            covered += int(np.sum((iv.low[idx] <= t) & (t <= iv.high[idx])))
+            total += len(idx)
+        assert 0.89 <= covered / total <= 0.99, (games, covered / total)
+
+
+def test_a_six_game_match_shows_a_wide_interval_and_no_certainty():
+    # three bots, two duplicate deals of three games; "a" wins all six
+    results = [
+        game(f"d{d}r{r}", ("a", "b", "c")[r:] + ("a", "b", "c")[:r],
+             tuple({"a": 10, "b": 30, "c": 50}[e] for e in (("a", "b", "c")[r:] + ("a", "b", "c")[:r])),
+             duplicate_set=f"d{d}")
+        for d in range(2) for r in range(3)
+    ]
+    st = compute_standings(results)
+    top = st.row("a")
+    assert st.rows[0] is top and not top.enough_games
+    assert top.high - top.low > 300  # visibly wide, never a point such as "1747 to 1747"
+    assert "not enough games" in top.interval_text
+    # two duplicate sets cannot tell the luck of a deal from strength: no order is claimed
+    assert all(v is None for row in st.los for v in row)
+    # a third set makes it rankable, and still no certainty
+    more = results + [
+        game(f"d2r{r}", ("a", "b", "c")[r:] + ("a", "b", "c")[:r],
+             tuple({"a": 10, "b": 30, "c": 50}[e] for e in (("a", "b", "c")[r:] + ("a", "b", "c")[:r])),
+             duplicate_set="d2")
+        for r in range(3)
+    ]
+    st9 = compute_standings(more)
+    assert all(r.enough_games for r in st9.rows) and 0.5 < st9.los[0][1] < 0.995
+    doc = st.to_json_dict()
+    assert doc["rows"][0]["enough_games"] is False and "posterior" in doc["method"]["interval"]
+    # the old bootstrap over two units collapses: this is what the published method avoids
+    boot = compute_standings(results, interval="bootstrap").row("a")
+    assert boot.high - boot.low < 1e-6
+
+
+def test_interval_methods_agree_when_games_are_many():
+    results = model_games(np.array([0.6, 0.2, 0.0, -0.8]), 1500, 4, np.random.default_rng(3))
+    data = prepare(results)
+    fit = fit_elo(data)
+    width = {
+        m: R.rating_intervals(data, fit, method=m, resamples=100).high - fit.elo
+        for m in ("bootstrap", "sandwich", "robust", "posterior")
+    }
+    assert np.allclose(width["robust"], width["sandwich"], rtol=0.05)
+    assert np.allclose(width["robust"], width["bootstrap"], rtol=0.25)
+    assert R.format_interval(1500.4, 1620.6) == "1500 to 1621" and R.format_interval(None, None) == "-"
+
+
+def test_ranking_with_los_orders_bots_and_gives_neighbour_los():
+    results = model_games(np.array([1.0, 0.0, -1.0]), 300, 3, np.random.default_rng(5))
+    order, los = R.ranking_with_los(results)
+    assert order == ("b0", "b1", "b2") and len(los) == 2 and all(v > 0.95 for v in los)
+    st = compute_standings(results)
+    assert los[0] == pytest.approx(st.los[0][1]) and los[1] == pytest.approx(st.los[1][2])
+    assert R.ranking_with_los([]) == ((), ())
+
+
+def test_centred_covariance_equals_the_centring_matrix_product():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(7, 7))
+    cov = a @ a.T
+    comp = np.array([0, 1, 0, 0, 1, 2, 1])
+    same = (comp[:, None] == comp[None, :]).astype(float)
+    c = ELO_PER_LOGIT * (np.eye(7) - same / same.sum(axis=1, keepdims=True))
+    assert np.allclose(R._centred(cov, comp), c @ cov @ c.T)
