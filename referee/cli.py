@@ -261,5 +261,10 @@ def tournament_status(directory: Path, bootstrap: int) -> None:
         status["store"].close()
 
 
+# `referee serve`, `authors`, `submit --server`, `my-bots`, `withdraw`, ...: the arena service (arena/service_cli.py).
+from arena.service_cli import register as _register_service  # noqa: E402
+
+_register_service(main)
+
 if __name__ == "__main__":
     main()
