@@ -26,7 +26,7 @@ from .api import arena_pb2 as pb
 from .api import arena_pb2_grpc as pb_grpc
 from .serve import CHUNK_BYTES, is_loopback
 
-TOKEN_ENV = "TAKE5_TOKEN"
+TOKEN_ENV = "TAKE5_TOKEN"  # also named in arena/service_cli.py
 SERVER_ENV = "TAKE5_SERVER"
 
 

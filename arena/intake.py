@@ -23,7 +23,6 @@ through referee/archive.py, the one place an archive becomes a folder.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import hashlib
 import os
 import secrets
@@ -57,15 +56,12 @@ class Spool:
         for d in (self.uploads, self.tmp, self.bots):
             d.mkdir(parents=True, exist_ok=True)
 
-    def discard_partial(self, referenced: Iterable[str] = ()) -> int:
-        """Remove half-received uploads, half-unpacked folders and archives no submission refers to."""
-        keep = {Path(p).name for p in referenced}
+    def discard_partial(self) -> int:
+        """Remove half-received uploads and half-unpacked folders (left by a killed server)."""
         removed = 0
-        for path in self.uploads.iterdir():
-            if path.name.startswith(".part-") or path.name not in keep:
-                with contextlib.suppress(OSError):
-                    path.unlink()
-                    removed += 1
+        for path in self.uploads.glob(".part-*"):
+            path.unlink(missing_ok=True)
+            removed += 1
         for path in self.tmp.iterdir():
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
             removed += 1

@@ -164,8 +164,13 @@ class ArenaService(pb_grpc.ArenaServicer):
                                         max_bytes=max_bytes)
         finally:
             self.uploads.release()
-        row = self.p.db.record_submission(author, name, archive_sha256=md.archive_sha256,
-                                          archive_path=str(path), archive_bytes=md.archive_size)
+        try:
+            row = self.p.db.record_submission(author, name, archive_sha256=md.archive_sha256,
+                                              archive_path=str(path), archive_bytes=md.archive_size)
+        except ArenaError:
+            if not self.p.db.archive_referenced(str(path)):
+                path.unlink(missing_ok=True)
+            raise
         self.log(f"submission {row.id}: {author.name}/{name}, {md.archive_size} bytes")
         future = self.p.validator.submit(row)
         while True:
@@ -373,10 +378,10 @@ def _serve_locked(options: ServeOptions, settings: dict, db: ArenaDB, host: str,
                   credentials: Any, log: Callable[[str], None], ready: Callable[[int], None] | None) -> int:
     directory = options.directory
     spool = Spool(directory)
-    removed = spool.discard_partial(s.archive_path for s in db.unfinished_submissions())
+    removed = spool.discard_partial()
     if removed:
-        log(f"discarded {removed} half-received upload{'s' * (removed != 1)} or unpacked folder"
-            f"{'s' * (removed != 1)}")
+        log(f"discarded {removed} half-received upload{'s' * (removed != 1)} or half-unpacked folder"
+            f"{'s' * (removed != 1)} (the server was stopped during them)")
     publisher = Publisher(directory, options.ladder, log=log)
     ladder_holder: list[Ladder] = []
     validator = Validator(directory, db, spool, sandbox=settings["sandbox"], timeout=float(settings["timeout"]),

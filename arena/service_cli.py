@@ -18,7 +18,9 @@ from typing import Any
 
 import click
 
-from .client import SERVER_ENV, TOKEN_ENV
+# The same names as arena/client.py's (not imported here: `referee --help` stays fast).
+TOKEN_ENV = "TAKE5_TOKEN"
+SERVER_ENV = "TAKE5_SERVER"
 
 EXIT_REFUSED = 3
 
