@@ -47,7 +47,9 @@ from .ladder import Ladder, LadderConfig, Publisher
 
 DEFAULT_LISTEN = "127.0.0.1:50600"
 CHUNK_BYTES = 256 * 1024
-MAX_UPLOADS_AT_ONCE = 8
+MAX_UPLOADS_AT_ONCE = 8  # in all
+MAX_UPLOADS_PER_AUTHOR = 2  # at once
+UPLOAD_SECONDS = 300.0  # an upload still running after this is cut off (a client that stalls)
 
 _CODES: dict[type, grpc.StatusCode] = {
     AuthError: grpc.StatusCode.UNAUTHENTICATED,
@@ -118,6 +120,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.log = log
         self.stopping = threading.Event()
         self.uploads = threading.BoundedSemaphore(MAX_UPLOADS_AT_ONCE)
+        self.uploading: dict[str, int] = {}
+        self.uploading_lock = threading.Lock()
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -151,19 +155,33 @@ class ArenaService(pb_grpc.ArenaServicer):
         if md.archive_size > max_bytes:
             raise LimitExceeded(f"the archive has {md.archive_size} bytes; the limit is {max_bytes}")
         self.p.db.check_can_submit(author, name, md.archive_size)
-        if not self.uploads.acquire(timeout=5):
-            raise LimitExceeded("the arena is receiving too many uploads at once; try again in a minute")
+        with self.uploading_lock:
+            if self.uploading.get(author.name, 0) >= MAX_UPLOADS_PER_AUTHOR:
+                raise LimitExceeded(f"you have {MAX_UPLOADS_PER_AUTHOR} uploads in progress; wait for them")
+            self.uploading[author.name] = self.uploading.get(author.name, 0) + 1
+        # A client that stalls must not hold an upload slot for ever: cancel the call after a while
+        # (the stream then ends, short of its declared size, and the partial file is removed).
+        watchdog = threading.Timer(UPLOAD_SECONDS, context.cancel)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            def chunks() -> Iterator[bytes]:
-                for message in request_iterator:
-                    if message.WhichOneof("part") != "chunk":
-                        raise BadRequest("only archive chunks may follow the metadata")
-                    yield message.chunk
+            if not self.uploads.acquire(timeout=5):
+                raise LimitExceeded("the arena is receiving too many uploads at once; try again in a minute")
+            try:
+                def chunks() -> Iterator[bytes]:
+                    for message in request_iterator:
+                        if message.WhichOneof("part") != "chunk":
+                            raise BadRequest("only archive chunks may follow the metadata")
+                        yield message.chunk
 
-            path = self.p.spool.receive(chunks(), size=md.archive_size, sha256=md.archive_sha256,
-                                        max_bytes=max_bytes)
+                path = self.p.spool.receive(chunks(), size=md.archive_size, sha256=md.archive_sha256,
+                                            max_bytes=max_bytes)
+            finally:
+                self.uploads.release()
         finally:
-            self.uploads.release()
+            watchdog.cancel()
+            with self.uploading_lock:
+                self.uploading[author.name] -= 1
         try:
             row = self.p.db.record_submission(author, name, archive_sha256=md.archive_sha256,
                                               archive_path=str(path), archive_bytes=md.archive_size)
@@ -260,7 +278,8 @@ class ArenaService(pb_grpc.ArenaServicer):
                 record = store.record(gid)
             except StoreError:
                 raise NotFound(f"no recorded game {gid[:40]!r}") from None
-        return pb.GetGameRecordResponse(game_id=gid, record_json=json.dumps(record, ensure_ascii=False))
+        return pb.GetGameRecordResponse(game_id=gid, record_json=json.dumps(public_record(record),
+                                                                            ensure_ascii=False))
 
     # -- MyBotFaults -------------------------------------------------------------------------------
 
@@ -293,6 +312,19 @@ class ArenaService(pb_grpc.ArenaServicer):
                                  detail=str(fault.get("detail", ""))[:2000],
                                  log_tail=_log_tail(record, seat, fault), finished_at=finished)
         return reply
+
+
+def public_record(record: dict) -> dict:
+    """A record as anyone may read it: without the bots' own output (the turns' ``logs``), which only
+    each bot's author reads (MyBotFaults)."""
+    out = dict(record)
+    rounds = []
+    for rnd in record.get("rounds") or []:
+        rnd = dict(rnd)
+        rnd["turns"] = [{k: v for k, v in turn.items() if k != "logs"} for turn in rnd.get("turns") or []]
+        rounds.append(rnd)
+    out["rounds"] = rounds
+    return out
 
 
 def _log_tail(record: dict, seat: int, fault: dict) -> str:

@@ -583,3 +583,20 @@ def test_ladder_in_docker(tmp_path):
         wait_until(lambda: (directory / "site" / "standings.json").exists(), timeout=120, what="the site")
     finally:
         assert server.stop() == 0, server.log
+
+
+def test_public_records_leave_out_the_bots_output():
+    """Standings and records are public, a bot's own output is its author's: GetGameRecord drops the
+    turns' `logs`, MyBotFaults gives the author their seat's lines up to the fault."""
+    from arena.serve import _log_tail, public_record
+
+    record = {"game_id": "g", "rounds": [{"round": 1, "turns": [
+        {"plays": [1, 2], "logs": [[0, "mine: thinking"], [1, "theirs: secret plan"]]},
+        {"plays": [3, 4], "logs": [[0, "mine: oops"]]},
+        {"plays": [5, 6], "logs": [[0, "mine: after the fault"]]},
+    ]}]}
+    public = public_record(record)
+    assert "logs" not in json.dumps(public) and public["rounds"][0]["turns"][1]["plays"] == [3, 4]
+    assert record["rounds"][0]["turns"][0]["logs"]  # the stored record is untouched
+    tail = _log_tail(record, 0, {"round": 1, "turn": 2})
+    assert tail == "mine: thinking\nmine: oops"
