@@ -270,8 +270,7 @@ class ArenaDB:
             row = rows[0] if rows else None
         salt = row["salt"] if row is not None else b"\0" * 16
         digest = _hash(split[1] if split else token, salt)
-        good = row is not None and hmac.compare_digest(digest, row["token_hash"])
-        if not good:
+        if row is None or not hmac.compare_digest(digest, row["token_hash"]):
             raise AuthError("the token is not valid")
         if row["revoked_at"] is not None:
             raise AuthError("the token was revoked")

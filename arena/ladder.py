@@ -206,7 +206,7 @@ class Ladder:
             if outcome.game_id in seen:
                 return
             seen.add(outcome.game_id)
-            if outcome.ok:
+            if outcome.record is not None:
                 if store.record_game(outcome.game_id, outcome.record, run_id="ladder", seconds=outcome.seconds):
                     self.played += 1
                     self.on_games(1)

@@ -416,9 +416,14 @@ def _serve_locked(options: ServeOptions, settings: dict, db: ArenaDB, host: str,
             f"{'s' * (removed != 1)} (the server was stopped during them)")
     publisher = Publisher(directory, options.ladder, log=log)
     ladder_holder: list[Ladder] = []
+
+    def wake_ladder() -> None:
+        for lad in ladder_holder:
+            lad.wake()
+
     validator = Validator(directory, db, spool, sandbox=settings["sandbox"], timeout=float(settings["timeout"]),
                           limits=options.archive_limits, workers=options.validators,
-                          on_new_version=lambda: [lad.wake() for lad in ladder_holder], log=log)
+                          on_new_version=wake_ladder, log=log)
     executor_cm: contextlib.AbstractContextManager = contextlib.nullcontext((None, None))
     if options.play and settings["executor"] not in ("auto", "local"):
         from referee.executors import open_executor, parse_executor

@@ -125,13 +125,13 @@ def main() -> None:
         print(f"arena ladder: {len(played)} games in {args.window:.0f} s: {ladder_rate:.2f} games/s "
               f"({ladder_rate / base_rate:.2f} x tournament run)")
 
-        versions = []
+        versions: list[Path] = []
         for i in range(args.submissions):
-            folder = base / f"v{i}" / "changing"
-            folder.mkdir(parents=True)
+            changed = base / f"v{i}" / "changing"
+            changed.mkdir(parents=True)
             text = (ROOT / "example_bots" / "random" / "bot.py").read_text()
-            (folder / "bot.py").write_text(text + f"\n# version {i}\n")
-            versions.append(folder)
+            (changed / "bot.py").write_text(text + f"\n# version {i}\n")
+            versions.append(changed)
         t0 = time.time()
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             replies = list(pool.map(lambda f: client.submit("changing", pack_folder(f)), versions))
