@@ -18,7 +18,9 @@ it. The default :class:`GauntletPlanner`:
 The plan is written to the store before it is played: each planned batch is a schedule
 ``ladder-NNNNNN`` (the gauntlet's description names the version), with its games pending. At start
 the ladder first plays the pending games of earlier batches whose bots are all still active at the
-same versions; the deal seeds come from the batch number, so ids never repeat.
+same versions; the deal seeds come from the batch number, so ids never repeat. A game that fails for
+a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament, and failures
+in a row make the ladder wait longer and longer (up to a minute) before its next table.
 
 Publishing is a separate thread (:class:`Publisher`): standings.json and the static site are
 refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
@@ -201,16 +203,24 @@ class Ladder:
         seen: set[str] = set()
         retries = int(self.settings.get("retries", 3))
         attempts: dict[str, int] = {}
+        # Infrastructure failures in a row (no engine, ...): wait longer and longer before starting
+        # the next table, instead of planning and failing tables as fast as they fail.
+        streak = 0
+        backoff_until = 0.0
 
         def handle(outcome: GameOutcome) -> None:
+            nonlocal streak, backoff_until
             if outcome.game_id in seen:
                 return
             seen.add(outcome.game_id)
             if outcome.record is not None:
+                streak, backoff_until = 0, 0.0
                 if store.record_game(outcome.game_id, outcome.record, run_id="ladder", seconds=outcome.seconds):
                     self.played += 1
                     self.on_games(1)
             else:
+                streak += 1
+                backoff_until = time.monotonic() + min(60.0, 0.5 * 2 ** min(streak, 7))
                 self.infra += 1
                 store.record_infra_failure(outcome.game_id, outcome.infra_kind or "infra",
                                            outcome.infra_detail or "", run_id="ladder")
@@ -225,7 +235,8 @@ class Ladder:
                 for key in sorted(current):
                     if not self._has_gauntlet(store, key):
                         waiting.extendleft(reversed(self._plan_gauntlet(store, current, key)))
-            while len(in_flight) < self.concurrency and not self._stop.is_set():
+            while len(in_flight) < self.concurrency and not self._stop.is_set() \
+                    and time.monotonic() >= backoff_until:
                 if not waiting and len(current) >= k:
                     waiting.extend(self._plan_steady(store, current))
                 if not waiting:
@@ -241,7 +252,8 @@ class Ladder:
                                                   return_when=concurrent.futures.FIRST_COMPLETED)
             else:
                 done = set()
-                self._wake.wait(self.config.idle_seconds)
+                pause = max(self.config.idle_seconds, backoff_until - time.monotonic())
+                self._wake.wait(min(pause, 60.0))
                 self._wake.clear()
             while True:
                 try:
@@ -269,7 +281,6 @@ class Ladder:
                 retry = tuple(g for g in failed if attempts[g[0]] <= retries)
                 if retry:
                     waiting.append(replace(spec, games=retry))
-                    time.sleep(min(2.0, 0.2 * 2 ** attempts[retry[0][0]]))
         for fut in in_flight:
             fut.cancel()
 

@@ -213,6 +213,16 @@ def test_two_authors_submit_at_once(arena):
         ("lowest", "bob"), ("random", "alice")]
 
 
+def ensure_pool(arena) -> None:
+    """alice's random and bob's lowest are in the arena (submitted by the test above, or here when a
+    test runs alone)."""
+    directory, server, tokens = arena
+    for author, bot in (("alice", "random"), ("bob", "lowest")):
+        if not db_rows(directory, "SELECT 1 FROM arena_bots WHERE bot_name = ?", (bot,)):
+            with server.client(tokens[author]) as client:
+                assert client.submit(bot, pack_folder(BOTS / bot)).outcome == pb.SUBMIT_ACCEPTED
+
+
 def _token_file(directory: Path, name: str, tokens: dict) -> Path:
     path = directory.parent / f"{name}.token"
     path.write_text(tokens[name] + "\n")
@@ -222,7 +232,8 @@ def _token_file(directory: Path, name: str, tokens: dict) -> Path:
 
 def test_the_ladder_plays_and_standings_are_public(arena):
     directory, server, tokens = arena
-    wait_until(lambda: games_recorded(directory) >= 4, what="ladder games")
+    ensure_pool(arena)
+    wait_until(lambda: games_recorded(directory) >= 4, what="ladder games", server=server)
     server.wait_for(r"ladder: gauntlet for (random|lowest)@1")
     with server.client() as anonymous:  # public: no token
         def has_rows():
@@ -286,8 +297,7 @@ def test_wrong_missing_and_revoked_tokens(arena):
 
 def test_an_author_cannot_touch_another_authors_bot(arena):
     directory, server, tokens = arena
-    wait_until(lambda: db_rows(directory, "SELECT COUNT(*) FROM arena_bots WHERE bot_name = 'random'")[0][0] == 1,
-               what="alice's bot")
+    ensure_pool(arena)
     with server.client(tokens["bob"]) as bob:
         for call in (lambda: bob.withdraw("random"), lambda: bob.faults("random"),
                      lambda: bob.submit("random", pack_folder(BOTS / "random"))):
@@ -383,6 +393,7 @@ def test_refused_bot_reason_and_faults(arena):
 
 def test_limits_and_withdraw(arena):
     directory, server, tokens = arena
+    ensure_pool(arena)
     dave = add_author(directory, "dave", "--max-bots", "1", "--per-hour", "2", "--max-archive-mb", "0.05")
     big = directory.parent / "bigbot"
     big.mkdir()
@@ -600,3 +611,21 @@ def test_public_records_leave_out_the_bots_output():
     assert record["rounds"][0]["turns"][0]["logs"]  # the stored record is untouched
     tail = _log_tail(record, 0, {"round": 1, "turn": 2})
     assert tail == "mine: thinking\nmine: oops"
+
+
+def test_gauntlet_planner():
+    """A newcomer meets every other active bot; afterwards the least-played bot is seated first."""
+    from arena.ladder import GauntletPlanner, PoolView
+    from take5.shuffle import SplitMix64
+
+    planner = GauntletPlanner(gauntlet_tables=2)
+    pool = PoolView(("a@1", "b@1", "c@1", "new@1"), {"a@1": 10, "b@1": 4, "c@1": 7, "new@1": 0}, 3)
+    tables = planner.gauntlet("new@1", pool)
+    assert len(tables) == 6 and all(t[0] == "new@1" and len(set(t)) == 3 for t in tables)
+    for other in ("a@1", "b@1", "c@1"):
+        assert sum(other == t[1] for t in tables) == 2
+    assert planner.gauntlet("new@1", PoolView(("new@1", "a@1"), {}, 3)) == []  # cannot fill a table
+    rng = SplitMix64(1)
+    for _ in range(20):
+        table = planner.next_table(pool, rng)
+        assert "new@1" in table and len(set(table)) == 3
