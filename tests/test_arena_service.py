@@ -380,15 +380,26 @@ def test_hostile_archives_are_refused(arena):
     assert not list((spool / "uploads").glob(".part-*"))
 
 
-def test_refused_bot_reason_and_faults(arena):
+def test_refused_bot_reason_and_faults(arena, tmp_path):
+    """A bot that crashes at start is refused with the reason and its own output, which reaches the
+    author's terminal escaped (it tries to clear the screen and retitle the terminal)."""
     directory, server, tokens = arena
-    done = cli("submit", str(REPO / "tests" / "bots" / "crash_start"), "--name", "crasher", "--server",
-               server.address, token=tokens["carol"])
+    crasher = tmp_path / "crasher"
+    crasher.mkdir()
+    (crasher / "bot.py").write_text(
+        "import sys\n"
+        "print('crasher: missing weights.bin \\x1b[2J\\x1b]0;pwned\\x07', file=sys.stderr)\n"
+        "sys.exit(1)\n")
+    done = cli("submit", str(crasher), "--server", server.address, token=tokens["carol"])
     assert done.returncode == 3, done.stdout + done.stderr
     assert "REFUSED crasher" in done.stderr and "crash" in done.stderr
+    assert "missing weights.bin" in done.stderr and "\\x1b[2J" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
     with server.client(tokens["carol"]) as carol:
-        assert "crash" in carol.faults("crasher").last_refusal_output
+        assert "missing weights.bin" in carol.faults("crasher").last_refusal_output
         assert any(s.bot_name == "crasher" and s.status == "refused" for s in carol.my_bots().submissions)
+    shown = cli("my-faults", "crasher", "--server", server.address, token=tokens["carol"])
+    assert shown.returncode == 0 and "missing weights.bin" in shown.stdout and "\x1b" not in shown.stdout
 
 
 def test_limits_and_withdraw(arena):
