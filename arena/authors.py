@@ -370,9 +370,6 @@ class ArenaDB:
                        " finished_at = ? WHERE id = ?",
                        (status, version_id, detail[:2000], bot_output[-4096:], finished, sid))
 
-    def archive_referenced(self, archive_path: str) -> bool:
-        return bool(self._read("SELECT 1 FROM arena_submissions WHERE archive_path = ? LIMIT 1", (archive_path,)))
-
     def last_refusal(self, bot_name: str) -> SubmissionRow | None:
         rows = self._read("SELECT * FROM arena_submissions WHERE bot_name = ? AND status = 'refused'"
                           " ORDER BY received_at DESC LIMIT 1", (bot_name,))

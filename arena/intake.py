@@ -3,12 +3,12 @@
 Layout under the tournament directory::
 
     arena/uploads/.part-*        an upload in progress (discarded at start: a half-received upload)
-    arena/uploads/SHA256.tgz     a complete archive (content-addressed), fsync'd, renamed into place
+    arena/uploads/SHA-RAND.tgz   a complete archive (one per upload), fsync'd, renamed into place
     arena/tmp/                   folders being unpacked (discarded at start)
     arena/bots/NAME/SHA16/       an unpacked bot: the folder the store's version points at
 
 The order of writes is what makes the arena restart-safe: bytes go to a temporary file, which is
-fsync'd and renamed to its content address (and the directory fsync'd) before the submission row is
+fsync'd and renamed to its final name (and the directory fsync'd) before the submission row is
 committed (arena/authors.py); a row is only written for a complete archive whose size and SHA-256
 match what the client declared. A server killed before the commit leaves at most a temporary or an
 unreferenced file, which the next start removes; killed after it, the row is there and the
@@ -93,7 +93,7 @@ class Spool:
                 raise BadRequest(f"the upload ended after {got} of {size} bytes")
             if digest.hexdigest() != sha256:
                 raise BadRequest("the upload does not match its SHA-256")
-            final = self.uploads / f"{sha256}.tgz"
+            final = self.uploads / f"{sha256[:32]}-{secrets.token_hex(4)}.tgz"  # one file per upload
             os.replace(part, final)
             _fsync_dir(self.uploads)
             return final

@@ -186,8 +186,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             row = self.p.db.record_submission(author, name, archive_sha256=md.archive_sha256,
                                               archive_path=str(path), archive_bytes=md.archive_size)
         except ArenaError:
-            if not self.p.db.archive_referenced(str(path)):
-                path.unlink(missing_ok=True)
+            path.unlink(missing_ok=True)  # complete, but refused at the last moment (a limit): not kept
             raise
         self.log(f"submission {row.id}: {author.name}/{name}, {md.archive_size} bytes")
         future = self.p.validator.submit(row)

@@ -42,7 +42,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "sdk")]
 
 from arena.api import arena_pb2 as pb  # noqa: E402
 from arena.client import ArenaClient, pack_folder  # noqa: E402
-from referee.tournament import run_tournament, submit  # noqa: E402
+from referee.tournament import TournamentError, run_tournament, submit  # noqa: E402
 
 BOTS = (("random", "random"), ("lowest", "lowest"), ("heuristic", "heuristic"), ("random2", "random"))
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "sdk"), os.environ.get("PYTHONPATH", "")])}
@@ -69,7 +69,10 @@ def baseline(base: Path, sandbox: str, games: int) -> float:
     entrants = base / "baseline"
     t0 = time.perf_counter()
     for name, folder in BOTS:
-        submit(entrants, ROOT / "example_bots" / folder, name, sandbox=sandbox)
+        try:
+            submit(entrants, ROOT / "example_bots" / folder, name, sandbox=sandbox)
+        except TournamentError as error:  # e.g. a machine too loaded for the bots to start in time
+            raise SystemExit(f"bench/arena.py: cannot submit {name} here: {error}") from None
     per_submit = (time.perf_counter() - t0) / len(BOTS)
     print(f"local `referee submit` (validation): {per_submit:.2f} s per bot")
     t0 = time.perf_counter()
