@@ -155,6 +155,7 @@ class Ladder:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ladder", daemon=True)
+        self._in_flight: dict[concurrent.futures.Future, TableSpec] = {}
         self.error: str | None = None
 
     # -- control -------------------------------------------------------------------------------
@@ -182,14 +183,23 @@ class Ladder:
         if self.executor is None:
             own = concurrent.futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="ladder-table")
             self.executor = own
-        store = Store(self.directory)
+        failures = 0
         try:
-            self._loop(store)
-        except Exception as error:  # noqa: BLE001 - reported, the server keeps serving
-            self.error = f"{type(error).__name__}: {error}"
-            self.log("ladder stopped: " + self.error + "\n" + traceback.format_exc(limit=8))
+            while not self._stop.is_set():
+                store = Store(self.directory)
+                try:
+                    self._loop(store)
+                except Exception as error:  # noqa: BLE001 - reported; the ladder starts over from the store
+                    failures += 1
+                    self.error = f"{type(error).__name__}: {error}"
+                    self.log(f"ladder failed ({self.error}); starting over from the store\n"
+                             + traceback.format_exc(limit=8))
+                    # the tables still playing finish first, so that none is played twice at once
+                    concurrent.futures.wait(list(self._in_flight), timeout=300)
+                    self._stop.wait(min(60.0, 2.0 * failures))
+                finally:
+                    store.close()
         finally:
-            store.close()
             if own is not None:
                 own.shutdown(wait=False, cancel_futures=True)
 
@@ -199,6 +209,7 @@ class Ladder:
         if waiting:
             self.log(f"ladder: resuming {sum(len(s.games) for s in waiting)} games planned before the restart")
         in_flight: dict[concurrent.futures.Future, TableSpec] = {}
+        self._in_flight = in_flight
         finished: queue.SimpleQueue[GameOutcome] = queue.SimpleQueue()
         seen: set[str] = set()
         retries = int(self.settings.get("retries", 3))
