@@ -357,5 +357,12 @@ def tournament_status(directory: Path, bootstrap: int, bootstrap_seed: int, as_j
     render_status(status, bootstrap=bootstrap, seed=bootstrap_seed)
 
 
+# `referee serve`, `authors`, `submit --server`, `my-bots`, `withdraw`, ...: the arena service
+# (arena/service_cli.py); registered last, since it gives `submit` its remote form.
+from .service_cli import register as _register_service
+
+_register_service(main)
+
+
 if __name__ == "__main__":
     main()
