@@ -1,6 +1,6 @@
 """The continuous ladder: while the arena serves, games keep being played between the active bots.
 
-Every game goes through the tournament machinery (referee/tournament.py): a table is a
+Every game goes through the tournament machinery (referee/tournament/): a table is a
 :class:`~referee.tournament.TableSpec` (one deal, every rotation: a duplicate set), played by
 ``run_table`` on a ``concurrent.futures`` executor (local threads by default, or Dask), and each
 finished game is committed to the store with its record in one transaction, game ids unique. So the
@@ -8,12 +8,14 @@ ladder inherits the tournament's guarantees: nothing recorded twice, and a game 
 server is not recorded and is replayed from its seed.
 
 What to play next is a :class:`Planner`'s choice; :func:`make_planner` is the one place that picks
-it. The default :class:`GauntletPlanner`:
+it. The default :class:`SettlingPlanner`:
 
 * **Gauntlet**: a bot version that has not had one plays ``gauntlet_tables`` tables with each other
   active bot (the other seats filled with the least-played bots), before anything else is planned.
-* **Steady state**: one table at a time, the least-played active bot plus a seeded random choice of
-  the others.
+* **Steady state**: one table at a time, where the ranking is least settled: the window of
+  neighbours in the current order whose likelihoods of superiority are furthest from 95%, by the
+  rule of ``referee tournament run --until-settled`` (referee/tournament/adaptive.py). While a bot
+  has no game yet, the least-played active bot plus a seeded random choice of the others.
 
 The plan is written to the store before it is played: each planned batch is a schedule
 ``ladder-NNNNNN`` (the gauntlet's description names the version), with its games pending. At start
@@ -125,10 +127,33 @@ class GauntletPlanner:
         return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
 
 
+class SettlingPlanner(GauntletPlanner):
+    """The gauntlet first, then each next table where the ranking is least settled: the window of
+    neighbours in the current order whose likelihoods of superiority are furthest from the
+    confidence (referee.tournament.adaptive, the scheduler of ``tournament run --until-settled``).
+    Bots that have not played yet, or a pool too small for a window, get the least-played table."""
+
+    def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
+        k = pool.table_size
+        by_name = {key.rsplit("@", 1)[0]: key for key in pool.keys}  # current versions go by name
+        if len(by_name) < k or any(pool.games.get(key, 0) == 0 for key in pool.keys):
+            return super().next_table(pool, rng)
+        # lazy: numpy and scipy only once the ladder rates
+        from leaderboard.ratings import ranking_with_los
+        from referee.tournament.adaptive import neediest_table
+
+        order, los = ranking_with_los([r for r in pool.results() if all(e in by_name for e in r.entrants)])
+        if set(order) != set(by_name):
+            return super().next_table(pool, rng)
+        window = neediest_table(order, los, table_size=k, seed=rng.next_u64())
+        seats = [by_name[name] for name in window]
+        return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
+
+
 def make_planner(config: LadderConfig) -> Planner:
-    """The ladder's planner. The seam for an adaptive scheduler (games where the ranking is least
-    settled): return an object with ``gauntlet`` and ``next_table`` here."""
-    return GauntletPlanner(config.gauntlet_tables)
+    """The ladder's planner: a gauntlet for each new version, then tables where the ranking is
+    least settled."""
+    return SettlingPlanner(config.gauntlet_tables)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -312,3 +312,22 @@ def test_command_line_errors_are_usage_errors(tmp_path):
     assert out.exit_code == 2 and "no current entrant named 'nobody'" in out.output
     out = CliRunner().invoke(cli, base + ["--until-settled", "--confidence", "1.5"])
     assert out.exit_code == 2
+
+
+def test_the_ladder_plays_where_the_ranking_is_least_settled():
+    """The arena's ladder uses the same rule: after the gauntlet, the next table is the pair of
+    neighbours whose order is least settled (here c and d, who split their games), not a random one."""
+    from arena.ladder import PoolView, SettlingPlanner
+    from take5.shuffle import SplitMix64
+
+    results, n = [], 0
+    for winner, loser, count in [("a", "b", 30), ("b", "c", 30), ("c", "d", 6), ("d", "c", 6)]:
+        for _ in range(count):
+            results.append(GameResult(f"g{n}", (winner, loser), (1, 2), (1, 2)))
+            n += 1
+    keys = ("a@v1", "b@v1", "c@v1", "d@v1")
+    pool = PoolView(keys, dict.fromkeys(keys, 30), 2, lambda: results)
+    table = SettlingPlanner().next_table(pool, SplitMix64(1))
+    assert sorted(table) == ["c@v1", "d@v1"]
+    fresh = PoolView(keys, {**dict.fromkeys(keys, 30), "d@v1": 0}, 2, lambda: results)
+    assert "d@v1" in SettlingPlanner().next_table(fresh, SplitMix64(1))  # an unplayed bot plays first

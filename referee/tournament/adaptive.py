@@ -244,6 +244,17 @@ def _windows(order: list[str], need: list[float], settings: SettleSettings, coun
     return rows
 
 
+def neediest_table(order: Sequence[str], los_next: Sequence[float | None], *, table_size: int,
+                   confidence: float = DEFAULT_CONFIDENCE, seed: int = 0) -> tuple[str, ...]:
+    """The one table of ``table_size`` neighbours (in ``order``, best first) whose order is least
+    settled: what a continuously running ladder plays next, by the same rule as :func:`decide`."""
+    order = list(order)
+    settings = SettleSettings(table_size=table_size, seed=seed, confidence=confidence)
+    need = [0.0 if (v is not None and v >= confidence) else confidence - (v if v is not None else 0.5)
+            for v in los_next]
+    return _windows(order, need, settings, 1)[0]
+
+
 def decide(
     entrants: Sequence[str],
     played: Sequence[PlayedGame],
@@ -294,6 +305,7 @@ def decide(
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
+    "neediest_table",
     "Decision",
     "PairState",
     "PlayedGame",
