@@ -216,8 +216,9 @@ _ENGINE_SUSPECT = frozenset({"crash", "timeout", "connection", "resource"})
 
 def _docker_launcher(spec: TableSpec):
     """One Docker launcher per worker process and limits (images built once, one events stream)."""
-    from .docker_launch import DockerLauncher
-    from .docker_sandbox import DockerUnavailable, SandboxLimits
+    from .sandbox.errors import EngineUnavailable
+    from .sandbox.launcher import DockerLauncher
+    from .sandbox.limits import SandboxLimits
 
     key = (tuple(sorted(spec.limits.items())), spec.base_image)
     with _launchers_lock:
@@ -225,7 +226,7 @@ def _docker_launcher(spec: TableSpec):
         if launcher is None:
             try:
                 launcher = DockerLauncher(limits=SandboxLimits(**spec.limits), base_image=spec.base_image)
-            except DockerUnavailable as error:
+            except EngineUnavailable as error:
                 raise InfraError("engine-unavailable", str(error)) from None
             _launchers[key] = launcher
         return launcher
@@ -251,14 +252,10 @@ def _drop_launcher(launcher: Any) -> None:
 
 
 def _engine_answers() -> bool:
-    """Whether a Docker engine answers now (asked afresh: `Docker.check` remembers its answer)."""
-    from .docker_sandbox import Docker
+    """Whether a Docker engine answers now (asked afresh, on a new connection)."""
+    from .sandbox.engine import engine_answers
 
-    try:
-        Docker(timeout=20).run(["version", "--format", "{{.Server.Version}}"], timeout=20)
-        return True
-    except Exception:  # noqa: BLE001 - any failure to ask is "no"
-        return False
+    return engine_answers()
 
 
 def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = None) -> list[GameOutcome]:
@@ -280,7 +277,7 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
 
         refs = [parse_bot(seat.bot) for seat in spec.seats]
         if spec.sandbox == "docker":
-            from .docker_sandbox import ImageBuildError
+            from .sandbox.errors import ImageBuildError
 
             if not _engine_answers():
                 raise InfraError("engine-unavailable", "no Docker engine answers")
@@ -386,7 +383,8 @@ def submit(
         sandbox = settings["sandbox"]
         if ref.kind == "dockerfile" and sandbox != "docker":
             raise SubmitRefused("the folder has only a Dockerfile: it can only run in the docker sandbox")
-        from .docker_sandbox import ImageBuildError, source_hash
+        from .sandbox.errors import ImageBuildError
+        from .sandbox.legacy_build import source_hash
 
         try:
             digest = source_hash(folder)
@@ -395,8 +393,9 @@ def submit(
         image_id = None
         launcher = None
         if sandbox == "docker":
-            from .docker_launch import DockerLauncher
-            from .docker_sandbox import DockerUnavailable, SandboxLimits
+            from .sandbox.errors import EngineUnavailable
+            from .sandbox.launcher import DockerLauncher
+            from .sandbox.limits import SandboxLimits
 
             try:
                 launcher = DockerLauncher(
@@ -404,7 +403,7 @@ def submit(
                                          pids=int(settings["pids"])),
                     base_image=settings["base_image"],
                 )
-            except DockerUnavailable as error:
+            except EngineUnavailable as error:
                 raise TournamentError(
                     f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
                 ) from None

@@ -1,38 +1,46 @@
 """Bots in Docker containers for matches and tournaments: the launcher behind `--sandbox docker`.
 
-    from referee.docker_launch import DockerLauncher
-    from referee.docker_sandbox import SandboxLimits
+    from referee.sandbox.launcher import DockerLauncher
+    from referee.sandbox.limits import SandboxLimits
 
     with DockerLauncher(limits=SandboxLimits(memory="256m", cpus=1.0, pids=64)) as launcher:
         launcher.prepare(refs)                                # optional: build the images now
         result = run_match(refs, config, launcher=launcher)   # referee/match.py
 
 `DockerLauncher` is a match `Launcher`: called with a BotRef it returns a `DockerBot`, a `BotHandle`
-(referee/launch.py). What it does beyond the local launcher:
+(referee/launch.py). What it does:
 
-* Images: each bot folder becomes an image with `docker_sandbox.build_image` (reused while its
-  sources are unchanged). A bot whose image cannot be built is rejected before play; the build's
-  output is its log.
+* Images: each bot folder becomes an image (for now with `legacy_build.build_image`, reused while
+  its sources are unchanged). A bot whose image cannot be built is rejected before play; the
+  build's output is its log.
+* The image's own command: an image says how its bot starts (its ENTRYPOINT and CMD, e.g.
+  ``python3 /bot/bot.py`` or a static binary); the launcher runs exactly that, in any language,
+  with the sandbox flags (`limits.container_kwargs`) and ``TAKE5_LISTEN``. It never runs anything
+  else in a bot image, and asks nothing of an image by running it: what it needs comes from the
+  image's config and labels.
+* Output: the bot's stdout and stderr are best kept out of Docker's log pipeline (a flooding bot
+  makes dockerd and the container shim burn about a core of the host, outside the bot's CPU
+  quota). When the image has a POSIX shell (label ``take5.shell=/bin/sh``, or an image built on the
+  arena's Debian bases, label ``take5.image`` = ``base`` or ``python``) and the referee runs as root
+  (the socket folder is then a small tmpfs), the image's command is started through that shell
+  as ``umask 0; exec "$@" >/run/take5/output.log 2>&1``: the output goes to a file bounded by the
+  tmpfs, read without following links. Other images (a static binary) write to Docker's
+  json-file log, capped at `SandboxLimits.log_max_size`.
 * A fresh container per bot per game (`DockerBot.per_game`): the match starts every Docker bot
   anew before each game, so no memory carries over from one game to the next. The next game's
-  containers start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`),
-  so starting them costs the games CPU time but no waiting.
-* Pinned sockets: when a bot's socket appears, the referee opens it (O_PATH, not following links)
-  and connects through that descriptor (``unix:/proc/self/fd/N``) from then on, never again through
-  the path in the bot's writable socket folder: deleting the socket or replacing it with a symlink
-  cannot send the referee anywhere else.
-* Output: as root (the socket folder is then a small tmpfs) the bot's stdout and stderr go to a
-  file in that tmpfs, bounded by its size, instead of through Docker's log pipeline: a bot flooding
-  its output would otherwise make dockerd and the container shim burn about a core of the host,
-  outside the bot's CPU quota. The referee reads the file without following links.
-* Exits: one ``docker events`` stream reports every container's exit code and OOM kill at once. A
-  bot that dies is a fault carrying the cause: ``resource`` for an out-of-memory kill ("OOMKilled,
-  memory limit 256m, exit code 137"), ``crash`` for any other exit ("exit code 3"); see
-  `DockerBot.exit_fault`.
-* Cleanup: containers are labelled ``take5.arena=1``, ``take5.run=RUN``, ``take5.owner=...`` and
-  removed after their game, all of them at `close()` (also on Ctrl-C and SIGTERM through the match
-  command), and when the referee is killed outright (SIGKILL) by a small reaper process that
-  outlives it. A new launcher first removes containers whose owning referee process is gone.
+  containers start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
+* Pinned sockets (referee.sandbox.sockets): the referee connects through an O_PATH descriptor of
+  the bot's socket, never again through the path in the bot's writable folder.
+* Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
+  A bot that dies is a fault carrying the cause: ``resource`` for an out-of-memory kill
+  ("OOMKilled, memory limit 256m, exit code 137"), ``crash`` for any other exit ("exit code 3").
+* Cleanup (referee.sandbox.reaper): containers are labelled ``take5.arena=1``, ``take5.run=RUN``,
+  ``take5.owner=...`` and removed after their game, all of them at `close()` (also on Ctrl-C and
+  SIGTERM through the match command), and when the referee is killed outright (SIGKILL) by a
+  reaper process that outlives it. A new launcher first removes containers of dead referees.
+
+Every engine request is an Engine API call (docker-py); no ``docker`` process is spawned during a
+match.
 """
 
 from __future__ import annotations
@@ -41,337 +49,55 @@ import atexit
 import collections
 import concurrent.futures
 import dataclasses
-import json
 import logging
 import os
 import re
 import secrets
-import shutil
 import signal
-import socket
-import stat
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
-from . import faults
-from .botref import BotRef, parse_bot
-from .docker_sandbox import (
+from .. import faults
+from ..botref import BotRef, parse_bot
+from ..launch import AddressHandle, BotHandle
+from ..remote import CallFailed
+from . import containers, engine, sockets
+from .errors import ContainerStartError, ImageBuildError, SandboxError
+from .legacy_build import DEFAULT_SDK_DIR, ImageInfo, build_image
+from .limits import (
     CONTAINER_SOCKET_DIR,
     DEFAULT_BASE_IMAGE,
-    DEFAULT_SDK_DIR,
-    LABEL_ARENA,
-    LABEL_RUN,
-    REPO_ROOT,
-    SOCKET_NAME,
-    ContainerStartError,
-    Docker,
-    ImageBuildError,
-    ImageInfo,
-    RunningContainer,
-    SandboxError,
+    DEFAULT_CPUS,
+    DEFAULT_MEMORY,
+    DEFAULT_PIDS,
+    LABEL_GAME,
+    LABEL_OWNER,
     SandboxLimits,
-    build_image,
-    cleanup_leftovers,
-    default_docker,
-    start_bot_container,
+    size_bytes,
+    volume_tmpfs,
 )
-from .launch import AddressHandle, BotHandle
-from .remote import CallFailed
+from .reaper import ExitWatcher, owner_label, remove_orphans, start_reaper, stop_reaper
 
 log = logging.getLogger("take5.referee")
 
-LABEL_OWNER = "take5.owner"
-"""``host:boot-id:pid:start-time`` of the referee process that started the container."""
-OUTPUT_NAME = "output.log"
-"""The bot's stdout and stderr, in its socket folder (file output mode)."""
 TAIL_BYTES = 8192
-SOCKET_BASE = Path("/tmp")
-"""Where the socket folders of a run go (``/tmp/t5-RUN/cNNNN``), as with DockerSandbox."""
 MAX_STANDBY = 8
 """Containers started ahead per image at most (prefetch beyond this is ignored)."""
+SHELL_LABEL = "take5.shell"
+"""Image label: the path of a POSIX shell in the image (set by the image builder)."""
+SHELL_IMAGES = ("base", "python")
+"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh."""
 
 
-# -- owners and orphans ----------------------------------------------------------------------------
-
-
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
-    except OSError:
-        return "-"
-
-
-def _start_time(pid: int) -> str:
-    """The kernel's start time of a process (clock ticks since boot), "" when it does not exist."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return text.rsplit(")", 1)[1].split()[19]
-
-
-def owner_label(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{_boot_id()}:{pid}:{_start_time(pid) or '?'}"
-
-
-def owner_alive(owner: str) -> bool:
-    """Whether the referee process named by a take5.owner label may still run (unknown: True)."""
-    parts = owner.split(":")
-    if len(parts) != 4 or not parts[2].isdigit():
-        return True
-    host, boot, pid, started = parts
-    if host != socket.gethostname():
-        return True  # another machine's referee using the same engine: not ours to judge
-    if boot != _boot_id():
-        return False  # started before this machine's last boot
-    return _start_time(int(pid)) == started
-
-
-def remove_orphans(docker: Docker | None = None) -> int:
-    """Remove the containers (and socket folders) of runs whose referee process is gone.
-
-    Only containers with a take5.owner label are considered: a run without one (tests, tools using
-    docker_sandbox directly) cleans up after itself."""
-    docker = docker or default_docker()
-    fmt = '{{.Label "' + LABEL_RUN + '"}}\t{{.Label "' + LABEL_OWNER + '"}}'
-    proc = docker.run(["ps", "-a", "--filter", f"label={LABEL_ARENA}=1", "--filter", f"label={LABEL_OWNER}",
-                       "--format", fmt])
-    dead = set()
-    for line in proc.stdout.splitlines():
-        run, _, owner = line.partition("\t")
-        if run and not owner_alive(owner):
-            dead.add(run)
-    removed = 0
-    for run in sorted(dead):
-        removed += cleanup_leftovers(run, docker=docker)
-        sweep_socket_root(SOCKET_BASE / f"t5-{run}")
-    _sweep_dead_roots()
-    if removed:
-        log.warning("removed %d container(s) left over by earlier referee runs (%s)", removed, ", ".join(sorted(dead)))
-    return removed
-
-
-OWNER_FILE = "owner"
-"""In a run's socket root: the take5.owner label of the referee process that made it."""
-
-
-def sweep_socket_root(root: Path) -> None:
-    """Unmount whatever tmpfs is left under a run's socket root (a socket folder whose container
-    never came to be, because the referee died between mounting it and `docker run`), then
-    remove the root."""
-    try:
-        children = list(root.iterdir())
-    except OSError:
-        children = []
-    for child in children:
-        if os.path.ismount(child):
-            r = subprocess.run(["umount", str(child)], capture_output=True, check=False)
-            if r.returncode != 0:
-                subprocess.run(["umount", "-l", str(child)], capture_output=True, check=False)
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def _sweep_dead_roots() -> int:
-    """Socket roots (``/tmp/t5-RUN``) whose owner file names a referee process that is gone."""
-    swept = 0
-    for owner_file in SOCKET_BASE.glob(f"t5-*/{OWNER_FILE}"):
-        try:
-            owner = owner_file.read_text().strip()
-        except OSError:
-            continue
-        if not owner_alive(owner):
-            sweep_socket_root(owner_file.parent)
-            swept += 1
-    return swept
-
-
-# -- the reaper: cleans up when the referee is killed -----------------------------------------------
-
-
-def _start_reaper(run_id: str, socket_root: Path, docker: Docker) -> subprocess.Popen[bytes] | None:
-    """A process in its own session that removes the run's containers once the referee is gone.
-
-    It waits for end-of-file on a pipe only the referee holds: the referee closes it at `close()`
-    (after writing "done": nothing to do) or the kernel does when the referee dies in any way."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-    env["TAKE5_DOCKER"] = docker.binary
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "referee.docker_launch", "reap", run_id, str(socket_root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # neither a Ctrl-C in the terminal nor a group kill reach it
-            env=env,
-            cwd=str(REPO_ROOT),
-        )
-    except OSError as error:
-        log.warning("no reaper for the bot containers (%s): a killed referee leaves them until its next start", error)
-        return None
-
-
-def _reap(run_id: str, socket_root: str) -> int:
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
-    data = sys.stdin.buffer.read()
-    if data.strip() == b"done":
-        return 0
-    # The referee died. A `docker run` it had in flight may still create a container: look again.
-    for pause in (0.0, 1.0, 2.0, 4.0):
-        time.sleep(pause)
-        try:
-            cleanup_leftovers(run_id)
-        except SandboxError:
-            pass
-    sweep_socket_root(Path(socket_root))
-    return 0
-
-
-# -- container exits, as they happen -------------------------------------------------------------
-
-
-class _ExitWatcher:
-    """Follows ``docker events`` for one run: the exit code and OOM kill of each container."""
-
-    def __init__(self, docker: Docker, run_id: str) -> None:
-        self.codes: dict[str, int] = {}
-        self.oom: set[str] = set()
-        self.closing = False
-        self.healthy = True
-        exe = shutil.which(docker.binary) or docker.binary
-        argv = [
-            exe, "events", "--since", f"{time.time() - 1:.3f}", "--format", "{{json .}}",
-            "--filter", "type=container", "--filter", f"label={LABEL_RUN}={run_id}",
-            "--filter", "event=die", "--filter", "event=oom",
-        ]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        self.thread = threading.Thread(target=self._run, name=f"take5-events-{run_id}", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            cid = event.get("id") or (event.get("Actor") or {}).get("ID", "")
-            action = event.get("Action") or event.get("status", "")
-            if action == "oom":
-                self.oom.add(cid)
-            elif action == "die":
-                code = ((event.get("Actor") or {}).get("Attributes") or {}).get("exitCode", "")
-                self.codes[cid] = int(code) if str(code).lstrip("-").isdigit() else -1
-        if not self.closing:
-            self.healthy = False
-            log.warning("the docker events stream ended; bot exits are now found by docker inspect")
-
-    def exit_code(self, cid: str) -> int | None:
-        return self.codes.get(cid)
-
-    def close(self) -> None:
-        self.closing = True
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(2)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(2)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-# -- helpers ---------------------------------------------------------------------------------------
-
-
-def _size_bytes(text: str) -> int:
-    m = re.fullmatch(r"(\d+)([bkmg]?)", text.strip().lower())
-    if not m:
-        raise ValueError(f"not a size: {text!r}")
-    return int(m.group(1)) * {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
-
-
-def _pin(path: Path) -> int | None:
-    """An O_PATH descriptor of the socket at `path`, if a socket (not a link to one) is there."""
-    try:
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            return None
-        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if stat.S_ISSOCK(os.fstat(fd).st_mode):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
-
-
-def _container_cpu(cid: str) -> float:
-    """CPU seconds a running container has used, from its cgroup (cgroup v1 or v2); 0.0 if unknown."""
-    for path in (f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage",
-                 f"/sys/fs/cgroup/cpu,cpuacct/docker/{cid}/cpuacct.usage"):
-        try:
-            return int(Path(path).read_text()) / 1e9
-        except (OSError, ValueError):
-            pass
-    for path in (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat", f"/sys/fs/cgroup/docker/{cid}/cpu.stat"):
-        try:
-            for line in Path(path).read_text().splitlines():
-                if line.startswith("usage_usec "):
-                    return int(line.split()[1]) / 1e6
-        except (OSError, ValueError):
-            pass
-    return 0.0
-
-
-def _accepts(fd: int) -> bool:
-    """Whether the pinned socket accepts a connection (the bot's server listens)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.settimeout(1.0)
-        s.connect(f"/proc/self/fd/{fd}")
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def _read_output(path: Path, limit: int | None = TAIL_BYTES) -> bytes:
-    """The end (or all, limit None) of a regular file the bot may have tampered with; never follows links."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return b""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return b""
-        start = 0 if limit is None else max(0, st.st_size - limit)
-        os.lseek(fd, start, os.SEEK_SET)
-        chunks, left = [], st.st_size - start
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
+def image_shell(labels: Mapping[str, str]) -> str | None:
+    """The POSIX shell an image has, by its labels (never by running it); None if unknown."""
+    shell = labels.get(SHELL_LABEL, "")
+    if shell:
+        return shell if re.fullmatch(r"/[A-Za-z0-9_./-]{1,100}", shell) else None
+    return "/bin/sh" if labels.get("take5.image") in SHELL_IMAGES else None
 
 
 def _signal_name(code: int) -> str:
@@ -399,7 +125,7 @@ def exit_fault(code: int, oom: bool, memory: str, *, before_serving: bool = Fals
 @dataclasses.dataclass(eq=False)
 class _Image:
     info: ImageInfo
-    entrypoint: str | None
+    entrypoint: list[str] | None
     command: list[str] | None
     file_output: bool
     """The bot's output goes to OUTPUT_NAME in its socket tmpfs (else through Docker's logs)."""
@@ -412,7 +138,7 @@ class _Instance:
         self.image = image
         self.socket_dir = socket_dir
         self.game_id = game_id
-        self.future: concurrent.futures.Future[RunningContainer] = concurrent.futures.Future()
+        self.future: concurrent.futures.Future[containers.Container] = concurrent.futures.Future()
         self.pin: int | None = None
         self.oom: bool | None = None
         self.last_inspect = 0.0
@@ -421,11 +147,11 @@ class _Instance:
 
     @property
     def socket_path(self) -> Path:
-        return self.socket_dir / SOCKET_NAME
+        return self.socket_dir / "bot.sock"
 
     @property
-    def container(self) -> RunningContainer | None:
-        if self.future.done() and self.future.exception() is None:
+    def container(self) -> containers.Container | None:
+        if self.future.done() and not self.future.cancelled() and self.future.exception() is None:
             return self.future.result()
         return None
 
@@ -445,7 +171,7 @@ class DockerLauncher:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
     bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
-    The launcher is thread-safe.
+    The launcher is thread-safe. Raises EngineUnavailable when no engine answers.
     """
 
     def __init__(
@@ -457,14 +183,12 @@ class DockerLauncher:
         env: Mapping[str, str] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         run_id: str | None = None,
-        docker: Docker | None = None,
         max_parallel_starts: int = 8,
         reaper: bool = True,
         clean_orphans: bool = True,
-        build_options: Mapping[str, object] | None = None,
+        build_options: Mapping[str, Any] | None = None,
     ) -> None:
-        self.docker = docker or default_docker()
-        self.docker.check()  # DockerUnavailable, with the reason, before anything else
+        self.client = engine.client()  # EngineUnavailable, with the reason, before anything else
         prefix = os.environ.get("TAKE5_RUN_PREFIX", "") or "ref"  # tests tell their runs apart by it
         self.run_id = run_id or f"{prefix}-{secrets.token_hex(4)}"
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", self.run_id):
@@ -475,32 +199,33 @@ class DockerLauncher:
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.build_options = dict(build_options or {})
         self.owner = owner_label()
-        self.socket_root = SOCKET_BASE / f"t5-{self.run_id}"  # short: socket paths have 107 bytes
-        self.file_output = _can_mount_tmpfs()
+        self.socket_root = sockets.SOCKET_BASE / f"t5-{self.run_id}"  # short: socket paths have 107 bytes
+        self.file_output = sockets.can_mount_tmpfs() and limits.socket_dir_size is not None
         if self.file_output:
-            room = _size_bytes(limits.log_max_size) + (64 << 10)
-            have = _size_bytes(limits.socket_dir_size) if limits.socket_dir_size else 0
+            room = size_bytes(limits.log_max_size) + (64 << 10)
+            have = size_bytes(limits.socket_dir_size) if limits.socket_dir_size else 0
             if have < room:
                 limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
         self.limits = limits
-        self.orphans_removed = remove_orphans(self.docker) if clean_orphans else 0
+        self.orphans_removed = remove_orphans(self.client) if clean_orphans else 0
         self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
-        (self.socket_root / OWNER_FILE).write_text(self.owner + "\n")
+        (self.socket_root / sockets.OWNER_FILE).write_text(self.owner + "\n")
         self._lock = threading.RLock()
         self._images: dict[Path, _Image | ImageBuildError] = {}
         self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
         self._instances: set[_Instance] = set()
         self._counter = 0
         self._handles = 0
-        self._starts = concurrent.futures.ThreadPoolExecutor(max_parallel_starts, thread_name_prefix="take5-docker-start")
+        self._starts = concurrent.futures.ThreadPoolExecutor(max_parallel_starts,
+                                                             thread_name_prefix="take5-docker-start")
         self._removals = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="take5-docker-rm")
         self._closed = False
-        self.events = _ExitWatcher(self.docker, self.run_id)
-        self._reaper = _start_reaper(self.run_id, self.socket_root, self.docker) if reaper else None
+        self.events = ExitWatcher(self.run_id)
+        self._reaper = start_reaper(self.run_id, self.socket_root) if reaper else None
         self.container_cpu = 0.0
         """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown)."""
         self.start_seconds: list[float] = []
-        """Seconds from each `docker run` to its bot's socket, as measured by `DockerBot.ready`."""
+        """Seconds from each container's creation to its bot's socket, as measured by `DockerBot.ready`."""
         atexit.register(self.close)
 
     # -- images ------------------------------------------------------------------------------
@@ -515,8 +240,8 @@ class DockerLauncher:
     def prepare(self, refs: Iterable[BotRef | str]) -> dict[str, ImageInfo | ImageBuildError]:
         """Build (or find) the image of every bot folder among `refs`, by BOT argument text."""
         out: dict[str, ImageInfo | ImageBuildError] = {}
-        for ref in refs:
-            ref = ref if isinstance(ref, BotRef) else parse_bot(ref)
+        for item in refs:
+            ref = item if isinstance(item, BotRef) else parse_bot(item)
             if ref.kind == "address":
                 continue
             got = self._image(ref)
@@ -531,32 +256,31 @@ class DockerLauncher:
             if folder in self._images:
                 return self._images[folder]
         try:
-            info = build_image(folder, base_image=self.base_image, sdk_dir=self.sdk_dir, docker=self.docker,
-                               **self.build_options)  # type: ignore[arg-type]
+            info = build_image(folder, base_image=self.base_image, sdk_dir=self.sdk_dir, **self.build_options)
             image: _Image | ImageBuildError = self._runner(info)
         except ImageBuildError as error:
             image = error
+        except ContainerStartError as error:
+            image = ImageBuildError(f"{ref.text}: {error}")
         with self._lock:
             return self._images.setdefault(folder, image)
 
     def _runner(self, info: ImageInfo) -> _Image:
-        """How to run an image: its own command, wrapped in /bin/sh to send its output to a file
-        (with a tmpfs socket folder) and to create its socket with mode 0777 (umask 0: a referee
-        that is not root must be allowed to connect to a socket made by uid 10001)."""
-        data = self.docker.image_inspect(info.tag) or {}
-        config = data.get("Config") or {}
-        entry = list(config.get("Entrypoint") or [])
-        cmd = list(config.get("Cmd") or [])
-        if not (entry or cmd):
-            return _Image(info, None, None, False)
-        base = info.labels.get("take5.base", "")
-        if not base.startswith("take5/") and not _has_shell(self.docker, info.tag):
-            log.warning("%s has no /bin/sh: its output goes through docker logs", info.tag)
+        """How to run an image: its own command, through its shell when it has one and the output
+        can go to a file (see the module docstring); the shell also sets umask 0, so that a referee
+        that is not root may connect to a socket made by uid 10001."""
+        facts = containers.image_facts(self.client, info.tag)
+        command = list(facts.command)
+        if not command:
+            raise ImageBuildError(f"the image {info.tag} has no command (CMD or ENTRYPOINT) to start the bot")
+        volume_tmpfs(facts.volumes, self.limits)  # refused VOLUMEs reject the bot before play
+        shell = image_shell(facts.labels)
+        if shell is None:
             return _Image(info, None, None, False)
         script = 'umask 0000; exec "$@"'
         if self.file_output:
-            script += f" >{CONTAINER_SOCKET_DIR}/{OUTPUT_NAME} 2>&1"
-        return _Image(info, "/bin/sh", ["-c", script, "take5-bot", *entry, *cmd], self.file_output)
+            script += f" >{CONTAINER_SOCKET_DIR}/{sockets.OUTPUT_NAME} 2>&1"
+        return _Image(info, [shell], ["-c", script, "take5-bot", *command], self.file_output)
 
     # -- containers --------------------------------------------------------------------------
 
@@ -568,19 +292,20 @@ class DockerLauncher:
             self._counter += 1
             inst = _Instance(image, self.socket_root / f"c{self._counter:04d}", game_id)
             self._instances.add(inst)
-        self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
-        labels = {LABEL_OWNER: self.owner, "take5.bot": image.info.bot_name}
+        labels = {LABEL_OWNER: self.owner, LABEL_GAME: game_id, "take5.bot": image.info.bot_name}
 
         def start() -> None:
             if not inst.future.set_running_or_notify_cancel():
                 return
             try:
-                container = start_bot_container(
-                    image.info.tag, socket_dir=inst.socket_dir, limits=self.limits, labels=labels,
-                    run_id=self.run_id, game_id=game_id, env=self.env, command=image.command,
-                    entrypoint=image.entrypoint, docker=self.docker, owns_socket_dir=True,
+                sockets.prepare_socket_dir(inst.socket_dir, self.limits)
+                container = containers.start_container(
+                    self.client, image.info.tag, limits=self.limits, run_id=self.run_id,
+                    socket_dir=inst.socket_dir, labels=labels, env=self.env,
+                    entrypoint=image.entrypoint, command=image.command,
                 )
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits for it
+                sockets.release_socket_dir(inst.socket_dir)
                 inst.future.set_exception(error)
             else:
                 inst.future.set_result(container)
@@ -612,13 +337,20 @@ class DockerLauncher:
 
         For tournaments: call it with the next table's bots while a game plays; the handles of
         that table then take these containers instead of starting their own."""
-        for ref in refs:
-            ref = ref if isinstance(ref, BotRef) else parse_bot(ref)
+        for item in refs:
+            ref = item if isinstance(item, BotRef) else parse_bot(item)
             if ref.kind == "address":
                 continue
             got = self._image(ref)
             if not isinstance(got, ImageBuildError):
                 self._prefetch(got, game_id)
+
+    def _remove(self, inst: _Instance, container: containers.Container) -> None:
+        try:
+            containers.remove(self.client, container.id)
+        except Exception as error:  # noqa: BLE001 - the run's sweep at close() tries again
+            log.warning("removing %s: %s", container.name, error)
+        sockets.release_socket_dir(inst.socket_dir)
 
     def _retire(self, inst: _Instance, sink: _Output | None) -> concurrent.futures.Future[None]:
         """Stop and remove a container in the background, keeping the end of its output."""
@@ -637,14 +369,11 @@ class DockerLauncher:
                 except BaseException:  # noqa: BLE001 - it never started: nothing to remove
                     return
                 if sink is not None:
-                    sink.collect(inst, container)
-                used = _container_cpu(container.id)
+                    sink.collect(inst, container, self.client)
+                used = containers.cpu_seconds(container.id)
                 with self._lock:
                     self.container_cpu += used
-                try:
-                    container.remove(keep_record=False)
-                except SandboxError as error:
-                    log.warning("removing %s: %s", container.name, error)
+                self._remove(inst, container)
             finally:
                 with self._lock:
                     self._instances.discard(inst)
@@ -653,12 +382,12 @@ class DockerLauncher:
             return self._removals.submit(remove)
         except RuntimeError:  # closing: do it now
             remove()
-            done = concurrent.futures.Future()
-            done.set_result(None)
-            return done
+            now: concurrent.futures.Future[None] = concurrent.futures.Future()
+            now.set_result(None)
+            return now
 
     def exit_of(self, inst: _Instance) -> int | None:
-        """The container's exit code once it ended (from the events stream, else docker inspect)."""
+        """The container's exit code once it ended (from the event stream, else an inspection)."""
         container = inst.container
         if container is None:
             return None
@@ -668,8 +397,8 @@ class DockerLauncher:
         now = time.monotonic()
         if inst.inspected_code is None and now - inst.last_inspect >= 0.25:
             inst.last_inspect = now
-            st = container.status()
-            if not st.running and st.exit_code is not None:
+            st = containers.status(self.client, container.id)
+            if st is not None and not st.running and st.exit_code is not None:
                 inst.inspected_code = st.exit_code
                 inst.oom = st.oom_killed
         return inst.inspected_code
@@ -681,9 +410,10 @@ class DockerLauncher:
         if container.id in self.events.oom:
             return True
         if inst.oom is None:
-            try:
-                inst.oom = container.status().oom_killed  # the container is kept until retired
-            except SandboxError:
+            try:  # the container is kept until retired
+                st = containers.status(self.client, container.id)
+                inst.oom = bool(st and st.oom_killed)
+            except Exception:  # noqa: BLE001 - unknown counts as no
                 inst.oom = False
         return bool(inst.oom)
 
@@ -718,25 +448,16 @@ class DockerLauncher:
                 if not inst.future.done():
                     inst.future.cancel()
             self._removals.shutdown(wait=True)
-            containers = [inst.container for inst in left if inst.container is not None]
+            started = [(inst, inst.container) for inst in left if inst.container is not None]
             with concurrent.futures.ThreadPoolExecutor(4) as pool:
-                list(pool.map(lambda c: c.remove(keep_record=False), containers))
+                list(pool.map(lambda pair: self._remove(*pair), started))
             try:
-                cleanup_leftovers(self.run_id, docker=self.docker)
-            except SandboxError as error:
+                containers.remove_run(self.client, self.run_id)
+            except Exception as error:  # noqa: BLE001 - the reaper or the next launcher cleans up
                 log.warning("cleaning up run %s: %s", self.run_id, error)
-            sweep_socket_root(self.socket_root)
+            sockets.sweep_socket_root(self.socket_root)
             self.events.close()
-            if self._reaper is not None and self._reaper.stdin is not None:
-                try:
-                    self._reaper.stdin.write(b"done")
-                    self._reaper.stdin.close()
-                except OSError:
-                    pass
-                try:
-                    self._reaper.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
+            stop_reaper(self._reaper)
         finally:
             for sig, handler in zip(sigs, previous):
                 signal.signal(sig, handler)
@@ -760,38 +481,6 @@ def _bot_folder(ref: BotRef) -> Path | ImageBuildError:
     return ref.path.parent
 
 
-_shell_cache: dict[str, bool] = {}
-
-
-def _has_shell(docker: Docker, tag: str) -> bool:
-    if tag not in _shell_cache:
-        proc = docker.run(["run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", tag, "-c", "exit 0"],
-                          check=False, timeout=60)
-        _shell_cache[tag] = proc.returncode == 0
-    return _shell_cache[tag]
-
-
-_tmpfs_ok: bool | None = None
-
-
-def _can_mount_tmpfs() -> bool:
-    """Whether the referee can give each bot a tmpfs socket folder (root, with mount(8))."""
-    global _tmpfs_ok
-    if _tmpfs_ok is None:
-        _tmpfs_ok = False
-        if os.geteuid() == 0 and shutil.which("mount"):
-            probe = Path(tempfile.mkdtemp(prefix="t5-probe-"))
-            try:
-                r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "take5-probe", str(probe)],
-                                   capture_output=True, check=False)
-                if r.returncode == 0:
-                    _tmpfs_ok = True
-                    subprocess.run(["umount", str(probe)], capture_output=True, check=False)
-            finally:
-                shutil.rmtree(probe, ignore_errors=True)
-    return _tmpfs_ok
-
-
 # -- the handle ------------------------------------------------------------------------------------
 
 
@@ -804,12 +493,13 @@ class _Output:
         self.lock = threading.Lock()
         self.sections = 0
 
-    def collect(self, inst: _Instance, container: RunningContainer) -> None:
+    def collect(self, inst: _Instance, container: containers.Container, client: Any) -> None:
         if inst.image.file_output:
-            data = _read_output(inst.socket_dir / OUTPUT_NAME, None if self.log_path else TAIL_BYTES)
+            data = sockets.read_output(inst.socket_dir / sockets.OUTPUT_NAME,
+                                       None if self.log_path else TAIL_BYTES)
             text = data[-TAIL_BYTES:].decode("utf-8", errors="replace")
         else:
-            text = container.logs_tail(lines=100, max_bytes=TAIL_BYTES)
+            text = containers.logs_tail(client, container.id, lines=100, max_bytes=TAIL_BYTES)
             data = text.encode()
         with self.lock:
             self.sections += 1
@@ -870,25 +560,24 @@ class DockerBot:
         """Wait until the bot serves; the address to connect to (its pinned socket).
 
         Raises CallFailed: timeout (no socket in time), crash or resource (the container ended
-        first, with its cause), crash (docker could not start it)."""
+        first, with its cause), crash (the engine could not start it)."""
         inst = self._current
         if inst is None:
             raise CallFailed(faults.CRASH, "the bot was not started")
-        started = time.monotonic()
-        deadline = started + timeout
+        deadline = time.monotonic() + timeout
         try:
             inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
             raise CallFailed(faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s") from None
-        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - it is the bot's fault report
+        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - the bot's fault report
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise CallFailed(faults.CRASH, f"the bot's container could not be started: {first}") from None
         delay = 0.002
         while True:
             if inst.pin is None:
-                inst.pin = _pin(inst.socket_path)
+                inst.pin = sockets.pin(inst.socket_path)
             # Bound is not yet listening: connecting now would cost gRPC a reconnect backoff.
-            if inst.pin is not None and _accepts(inst.pin):
+            if inst.pin is not None and sockets.accepts(inst.pin):
                 container = inst.container
                 if container is not None:
                     self.launcher.start_seconds.append(time.monotonic() - container.started)
@@ -948,7 +637,7 @@ class DockerBot:
         text = self.output.text(limit)
         inst = self._current
         if inst is not None and inst.image.file_output:
-            live = _read_output(inst.socket_dir / OUTPUT_NAME, limit).decode("utf-8", errors="replace")
+            live = sockets.read_output(inst.socket_dir / sockets.OUTPUT_NAME, limit).decode("utf-8", errors="replace")
             text = (text + "\n" + live) if text else live
         return text[-limit:]
 
@@ -958,37 +647,17 @@ class DockerBot:
 
 def docker_launcher(
     *,
-    memory: str = "256m",
-    cpus: float = 1.0,
-    pids: int = 64,
+    memory: str = DEFAULT_MEMORY,
+    cpus: float = DEFAULT_CPUS,
+    pids: int = DEFAULT_PIDS,
     base_image: str = DEFAULT_BASE_IMAGE,
+    runtime: str | None = None,
     log_dir: str | os.PathLike[str] | None = None,
-    **kwargs,
+    **kwargs: Any,
 ) -> DockerLauncher:
     """A DockerLauncher from the command-line options (--memory, --cpus, --pids, --base-image)."""
-    limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids)
+    limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids, runtime=runtime)
     return DockerLauncher(limits=limits, base_image=base_image, log_dir=log_dir, **kwargs)
 
 
-__all__ = [
-    "ContainerStartError",
-    "DockerBot",
-    "DockerLauncher",
-    "SandboxLimits",
-    "docker_launcher",
-    "exit_fault",
-    "owner_alive",
-    "owner_label",
-    "remove_orphans",
-]
-
-
-def _main(argv: Sequence[str]) -> int:
-    if len(argv) == 3 and argv[0] == "reap":
-        return _reap(argv[1], argv[2])
-    print("usage: python -m referee.docker_launch reap RUN_ID SOCKET_ROOT", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+__all__ = ["DockerBot", "DockerLauncher", "docker_launcher", "exit_fault", "image_shell"]
