@@ -520,6 +520,18 @@ def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:
     return tag
 
 
+def _client_when_ready(path: Path, timeout: float = 30.0) -> Client:
+    """A Client once the bot listens (its socket may exist a moment before it accepts)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return Client(str(path))
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 @pytest.mark.docker
 def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path):
     tag = _image_with(client, tmp_path, f"take5-test/volume:{TOKEN}", (
@@ -534,10 +546,7 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
                                        socket_dir=folder)
         mounts = client.api.inspect_container(c.id)["Mounts"]
         assert [m for m in mounts if m.get("Type") == "volume"] == [], mounts
-        deadline = time.monotonic() + 30
-        while not (folder / "bot.sock").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        bot = Client(str(folder / "bot.sock"))
+        bot = _client_when_ready(folder / "bot.sock")
         assert bot("fill", dir="/data", cap=64 << 20) == [4 << 20, "ENOSPC"]
         bot.close()
     finally:
@@ -570,10 +579,7 @@ def test_an_image_with_its_own_command_and_no_shell_runs_as_it_is(client, tmp_pa
         assert facts.command == ("python3", "/srv/standin.py") and image_shell(facts.labels) is None
         sockets.prepare_socket_dir(folder, SandboxLimits())
         c = containers.start_container(client, tag, limits=SandboxLimits(), run_id=run, socket_dir=folder)
-        deadline = time.monotonic() + 30
-        while not (folder / "bot.sock").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        bot = Client(str(folder / "bot.sock"))
+        bot = _client_when_ready(folder / "bot.sock")
         assert bot("whoami")["uid"] == 10001
         bot.close()
         assert "standin bot listening" in containers.logs_tail(client, c.id)
@@ -581,6 +587,27 @@ def test_an_image_with_its_own_command_and_no_shell_runs_as_it_is(client, tmp_pa
         containers.remove_run(client, run)
         sockets.sweep_socket_root(folder.parent)
         client.images.remove(tag, force=True)
+
+
+@pytest.mark.docker
+def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_path):
+    """A bot folder whose image starts something else than python3 /bot/bot.py, with no shell known
+    from its labels (as a static binary's): the production launcher runs its ENTRYPOINT and CMD
+    unchanged, with the sandbox flags and TAKE5_LISTEN."""
+    bot = tmp_path / "own_command"
+    bot.mkdir()
+    shutil.copy(BOTS / "standin" / "bot.py", bot / "standin.py")
+    (bot / "Dockerfile").write_text(
+        "ARG TAKE5_BASE_IMAGE\nFROM ${TAKE5_BASE_IMAGE}\nCOPY standin.py /srv/standin.py\n"
+        "LABEL take5.image=static\nUSER 10001:10001\nENTRYPOINT [\"python3\"]\nCMD [\"/srv/standin.py\"]\n")
+    sb = make_sandbox()
+    handle, address = sb.start(bot)
+    assert Client(address)("whoami")["uid"] == 10001
+    state = sb.launcher.client.api.inspect_container(handle._current.container.id)
+    assert [state["Path"], *state["Args"]] == ["python3", "/srv/standin.py"]
+    assert state["HostConfig"]["ReadonlyRootfs"] and state["HostConfig"]["NetworkMode"] == "none"
+    assert not handle._current.image.file_output  # no shell to redirect it: Docker's capped log
+    assert "standin bot listening" in containers.logs_tail(sb.launcher.client, handle._current.container.id)
 
 
 @pytest.mark.docker
@@ -641,3 +668,14 @@ def test_build_failure_carries_the_build_output(client, sdk_copy):
     with pytest.raises(ImageBuildError) as err:
         lb.build_image(BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
     assert "T5-BUILD-MARKER" in err.value.output and "T5-BUILD-MARKER" in str(err.value)
+
+
+@pytest.mark.docker
+def test_an_unregistered_runtime_is_a_clear_start_error(client):
+    """--runtime runsc (gVisor) needs the runtime registered with the engine; without it the start
+    fails with the engine's reason and leaves nothing behind."""
+    run = f"pytest-{TOKEN}-rt"
+    with pytest.raises(ContainerStartError, match="runtime"):
+        containers.start_container(client, DEFAULT_BASE_IMAGE, limits=SandboxLimits(runtime="take5-no-such-runtime"),
+                                   run_id=run, socket_dir=None, entrypoint=["true"])
+    assert containers.list_containers(client, run_id=run) == []
