@@ -150,7 +150,10 @@ class CliLauncher(DockerLauncher):
         )
         started = time.monotonic()
         proc = subprocess.run(["docker", *cli_run_argv(kwargs, image.info.tag)], capture_output=True, text=True,
-                              check=True, timeout=120)
+                              check=False, timeout=120)
+        if proc.returncode != 0:
+            subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False, timeout=120)
+            raise RuntimeError(f"docker run failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
         return containers.Container(id=proc.stdout.strip(), name=name, image=image.info.tag,
                                     socket_dir=socket_dir, started=started)
 
@@ -196,9 +199,10 @@ def self_cpu() -> float:
 # -- start latency --------------------------------------------------------------------------------
 
 
-def _one_start(launcher: DockerLauncher, ref) -> tuple[float, float, float]:
-    """(seconds to the socket, seconds to the first answer, CPU seconds) of one container."""
-    c0, s0 = docker_cpu(), self_cpu()
+def _one_start(launcher: DockerLauncher, ref) -> tuple[float, float, float, float, float]:
+    """(seconds to the socket, seconds to the first answer, CPU seconds of the daemons, of the
+    container, of the referee and the processes it spawned) of one container."""
+    d0, c0, s0 = daemon_cpu(), launcher.container_cpu, self_cpu()
     handle = launcher(ref)
     handle.start()
     address = handle.ready(30)
@@ -214,24 +218,27 @@ def _one_start(launcher: DockerLauncher, ref) -> tuple[float, float, float]:
     handle.stop()
     for future in handle._retiring:
         future.result()
-    return socket_s, answer_s, docker_cpu() - c0 + self_cpu() - s0
+    return socket_s, answer_s, daemon_cpu() - d0, launcher.container_cpu - c0, self_cpu() - s0
 
 
 def start_latency(launchers: dict[str, DockerLauncher], bot: str, count: int) -> dict[str, dict]:
     """One container at a time, the paths taking turns: create -> socket -> first answer (Handshake)."""
     ref = parse_bot(bot)
-    samples: dict[str, list[tuple[float, float, float]]] = {path: [] for path in launchers}
+    samples: dict[str, list[tuple[float, ...]]] = {path: [] for path in launchers}
     for _ in range(count):
         for path, launcher in launchers.items():
             samples[path].append(_one_start(launcher, ref))
     out = {}
     for path, rows in samples.items():
-        socket_s, answer_s, cpu = zip(*rows)
+        socket_s, answer_s, daemons, container, referee = zip(*rows)
         out[path] = {
             "socket_median_s": round(statistics.median(socket_s), 3),
             "first_answer_median_s": round(statistics.median(answer_s), 3),
             "first_answer_max_s": round(max(answer_s), 3),
-            "cpu_per_container_s": round(statistics.median(cpu), 3),
+            "cpu_per_container_s": round(statistics.median([sum(r[2:]) for r in rows]), 3),
+            "cpu_daemons_s": round(statistics.median(daemons), 3),
+            "cpu_container_s": round(statistics.median(container), 3),
+            "cpu_referee_s": round(statistics.median(referee), 3),
             "count": count,
         }
     return out
@@ -282,6 +289,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=12, help="games per match (default 12)")
     ap.add_argument("--think-ms", type=float, default=20.0)
     ap.add_argument("--think-mode", nargs="+", choices=["cpu", "sleep"], default=["cpu", "sleep"])
+    ap.add_argument("--no-trivial", action="store_true", help="leave out the matches of trivial bots")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2], help="matches at once")
     ap.add_argument("--repeat", type=int, default=2, help="local/cli/api rounds per setting")
     ap.add_argument("--starts", type=int, default=8, help="containers per path for the start latency")
@@ -299,7 +307,7 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; images: cli on "
           f"{args.baseline_image or args.base_image}, api on {args.base_image}")
     results: dict = {"cores": os.cpu_count(), "think_ms": args.think_ms, "games_per_match": args.games}
-    kinds = [("trivial", lowest, {})] + [
+    kinds = [("trivial", lowest, {})] * (not args.no_trivial) + [
         (f"think-{mode}", think, {"TAKE5_THINK_MS": f"{args.think_ms:g}", "TAKE5_THINK_MODE": mode})
         for mode in args.think_mode
     ]
@@ -311,12 +319,15 @@ def main() -> None:
                 launcher = launchers[kind, path] = PATHS[path](env=env, base_image=base)
                 LAUNCHERS.append(launcher)
                 launcher.prepare([bot])
-        results["start"] = start_latency({p: launchers["trivial", p] for p in args.paths}, lowest, args.starts)
+        start_kind = kinds[0][0]
+        results["start"] = start_latency({p: launchers[start_kind, p] for p in args.paths}, kinds[0][1], args.starts)
         print("\ncontainer start (median of %d, one at a time):" % args.starts)
         for path, st in results["start"].items():
             print(f"  {path}: -> socket {st['socket_median_s']:.3f} s, -> first answer "
-                  f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); CPU per container "
-                  f"(dockerd, containerd, container, referee and its processes) {st['cpu_per_container_s']:.3f} s")
+                  f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); CPU-s per container "
+                  f"{st['cpu_per_container_s']:.3f} = dockerd+containerd {st['cpu_daemons_s']:.3f} (shared: other "
+                  f"users of the engine count too) + container {st['cpu_container_s']:.3f} + referee and the "
+                  f"processes it spawned {st['cpu_referee_s']:.3f}")
 
         if args.only_start:
             return
