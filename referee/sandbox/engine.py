@@ -20,6 +20,7 @@ The engine is found as the ``docker`` client finds it: ``DOCKER_HOST`` (and ``DO
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 _lock = threading.Lock()
 _client: docker.DockerClient | None = None
+_client_pid = 0
 
 POOL_SIZE = 32
 """HTTP connections kept to the engine: container starts and removals run in parallel threads."""
@@ -54,11 +56,13 @@ def connect(*, timeout: float = ENGINE_TIMEOUT) -> docker.DockerClient:
 
 
 def client() -> docker.DockerClient:
-    """The shared client of this process (made on first use; thread-safe)."""
-    global _client
+    """The shared client of this process (made on first use; thread-safe). A forked child makes
+    its own: the parent's pooled connections must not be shared."""
+    global _client, _client_pid
     with _lock:
-        if _client is None:
+        if _client is None or _client_pid != os.getpid():
             _client = connect()
+            _client_pid = os.getpid()
         return _client
 
 

@@ -75,6 +75,7 @@ from .limits import (
     DEFAULT_PIDS,
     LABEL_GAME,
     LABEL_OWNER,
+    SOCKET_NAME,
     SandboxLimits,
     size_bytes,
     volume_tmpfs,
@@ -147,7 +148,7 @@ class _Instance:
 
     @property
     def socket_path(self) -> Path:
-        return self.socket_dir / "bot.sock"
+        return self.socket_dir / SOCKET_NAME
 
     @property
     def container(self) -> containers.Container | None:
