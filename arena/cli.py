@@ -192,8 +192,8 @@ from .replay_cli import replay as _replay
 
 main.add_command(_replay)
 
-# `referee build`: a bot folder's Docker image (code in referee/sandbox_cli.py).
-from referee.sandbox_cli import build as _build
+# `referee build`: a bot folder's Docker image (arena/build_cli.py).
+from .build_cli import build as _build
 
 main.add_command(_build)
 

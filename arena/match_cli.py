@@ -192,7 +192,7 @@ def match(
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     launcher = None
     if sandbox == "docker":
-        from referee.sandbox_cli import docker_match_launcher  # lazy: only with --sandbox docker
+        from .build_cli import docker_match_launcher  # lazy: only with --sandbox docker
 
         try:
             launcher = docker_match_launcher(refs, memory=memory, cpus=cpus, pids=pids, base_image=base_image,

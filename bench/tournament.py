@@ -77,9 +77,9 @@ def main() -> None:
     print(f"games per second (4 example bots, tables of 2, duplicate deals, {args.games} games):")
     bench_games("local", args.games)
     if not args.no_docker:
-        from referee.docker_sandbox import docker_available
+        from referee.sandbox.engine import engine_answers
 
-        if docker_available():
+        if engine_answers():
             bench_games("docker", args.games)
         else:
             print("  docker: skipped (no engine answers; scripts/setup-docker.sh)")

@@ -178,7 +178,9 @@ else
 fi
 
 # --- 4. python runtime image --------------------------------------------------------------
-if [ "$FORCE" = 0 ] && [ "$built_base" = 0 ] && image_exists "$PY_IMAGE"; then
+# take5.compiled=stdlib: an image from before the standard library was byte-compiled is rebuilt.
+if [ "$FORCE" = 0 ] && [ "$built_base" = 0 ] && image_exists "$PY_IMAGE" \
+        && [ "$(docker image inspect -f '{{index .Config.Labels "take5.compiled"}}' "$PY_IMAGE")" = stdlib ]; then
     log "$PY_IMAGE exists (use --force to rebuild)"
 else
     # The wheels must match the base's Python: its take5.python label (a base imported before
@@ -209,12 +211,12 @@ ENV PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 RUN groupadd -g $BOT_UID bot \\
  && useradd -u $BOT_UID -g $BOT_UID -M -d /bot -s /usr/sbin/nologin bot \\
  && mkdir -p /bot /run/take5 \\
- && python3 -m compileall -q $SITE >/dev/null \\
+ && python3 -m compileall -q -j0 $SITE /usr/lib/python$pyver >/dev/null \\
  && python3 -c 'import grpc, google.protobuf; print("grpc", grpc.__version__, "protobuf", google.protobuf.__version__)'
 WORKDIR /bot
 USER $BOT_UID:$BOT_UID
 CMD ["python3", "/bot/bot.py"]
-LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf
+LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf take5.compiled=stdlib
 EOF
     log "building $PY_IMAGE"
     if ! docker build --network none --rm --force-rm -t "$PY_IMAGE" "$WORK/ctx" \

@@ -584,7 +584,7 @@ def _swallow(fn) -> None:
 @pytest.mark.docker
 @pytest.mark.slow
 def test_ladder_in_docker(tmp_path):
-    from referee.docker_sandbox import docker_available
+    from referee.sandbox.engine import engine_answers as docker_available
 
     if not docker_available():
         if os.environ.get("CI") == "true":

@@ -62,27 +62,30 @@ def example(name: str) -> str:
 
 @pytest.fixture(scope="session")
 def engine():
-    from referee import docker_sandbox as ds
+    from referee.sandbox import containers, engine
+    from referee.sandbox.errors import EngineUnavailable
+    from referee.sandbox.legacy_build import default_docker, prune_bot_images
+    from referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     try:
-        version = ds.check_docker(ds.Docker())
-    except ds.DockerUnavailable as exc:
+        version = engine.engine_version()
+    except EngineUnavailable as exc:
         _unavailable(str(exc))
-    if ds.Docker().image_inspect(ds.DEFAULT_BASE_IMAGE) is None:
-        _unavailable(f"base image {ds.DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
+    if default_docker().image_inspect(DEFAULT_BASE_IMAGE) is None:
+        _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield version
     left = _containers(lambda run, owner: run.startswith(f"pytest-{TOKEN}"))
     for run in {run for run, _ in left}:
-        ds.cleanup_leftovers(run)
+        containers.remove_run(engine.client(), run)
     assert not left, f"containers left behind: {left}"
     # Keep only the newest image of each bot (every SDK change gives them new source hashes).
-    ds.prune_bot_images([f"hostile_{name}" for name in HOSTILE] + ["lowest", "random"], keep=1)
+    prune_bot_images([f"hostile_{name}" for name in HOSTILE] + ["lowest", "random"], keep=1)
 
 
 @pytest.fixture(scope="session")
 def images(engine):
     """Every bot these tests run, built once (the referee then finds the images up to date)."""
-    from referee.docker_sandbox import build_image
+    from referee.sandbox.legacy_build import build_image
 
     folders = [hostile(name) for name in HOSTILE] + [example("lowest"), example("random")]
     started = time.monotonic()
@@ -94,12 +97,10 @@ def images(engine):
 
 def _containers(keep) -> list[tuple[str, str]]:
     """(run, owner) of the take5 containers for which keep(run, owner) holds."""
-    proc = subprocess.run(
-        ["docker", "ps", "-a", "--filter", "label=take5.arena=1", "--format",
-         '{{.Label "take5.run"}}\t{{.Label "take5.owner"}}'],
-        capture_output=True, text=True, check=True, timeout=60,
-    )
-    rows = [tuple(line.split("\t", 1)) for line in proc.stdout.splitlines() if "\t" in line]
+    from referee.sandbox import containers, engine
+
+    rows = [((s.get("Labels") or {}).get("take5.run", ""), (s.get("Labels") or {}).get("take5.owner", ""))
+            for s in containers.list_containers(engine.client())]
     return [(run, owner) for run, owner in rows if keep(run, owner)]
 
 
@@ -439,8 +440,15 @@ def test_killed_referee_leaves_no_container(images, tmp_path):
 def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
     """Containers whose owning referee process is gone (a crash before the reaper existed, a
     reboot) are removed when the next launcher starts; containers of live referees are kept."""
-    from referee.docker_launch import DockerLauncher, owner_label
-    from referee.docker_sandbox import list_containers, prepare_socket_dir, start_bot_container
+    from referee.sandbox import containers, engine, sockets
+    from referee.sandbox.launcher import DockerLauncher
+    from referee.sandbox.limits import SandboxLimits
+    from referee.sandbox.reaper import owner_label
+
+    client = engine.client()
+
+    def list_containers(run):
+        return containers.list_containers(client, run_id=run)
 
     gone = subprocess.Popen(["true"])
     dead_owner = owner_label(gone.pid)
@@ -450,12 +458,14 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
     info = images[example("lowest")]
     try:
         for run, owner in zip(runs, [dead_owner, owner_label()]):
-            start_bot_container(info.tag, socket_dir=Path(f"/tmp/t5-{run}") / "c0001", run_id=run,
-                                labels={"take5.owner": owner}, owns_socket_dir=True)
-        # A socket folder mounted by a referee that died before its `docker run`: no container
-        # names it, the owner file of its run's folder does.
+            folder = Path(f"/tmp/t5-{run}") / "c0001"
+            sockets.prepare_socket_dir(folder, SandboxLimits())
+            containers.start_container(client, info.tag, limits=SandboxLimits(), run_id=run, socket_dir=folder,
+                                       labels={"take5.owner": owner})
+        # A socket folder mounted by a referee that died before it created its container: no
+        # container names it, the owner file of its run's folder does.
         stray = Path(f"/tmp/t5-pytest-{TOKEN}-stray")
-        prepare_socket_dir(stray / "c0001")
+        sockets.prepare_socket_dir(stray / "c0001", SandboxLimits())
         (stray / "owner").write_text(dead_owner + "\n")
         assert os.path.ismount(stray / "c0001") or os.geteuid() != 0
         with DockerLauncher(reaper=False) as launcher:
@@ -465,18 +475,18 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
         assert not Path(f"/tmp/t5-{runs[0]}").exists()
         assert not stray.exists()
     finally:
-        from referee.docker_sandbox import cleanup_leftovers
-
         for run in runs:
-            cleanup_leftovers(run)
+            containers.remove_run(client, run)
+            sockets.sweep_socket_root(Path(f"/tmp/t5-{run}"))
 
 
 @pytest.mark.docker
 def test_containers_started_ahead_are_used(images):
     """The launcher API for tournaments: prefetch the next table's bots while a game plays; the
     match at that table then starts no container of its own."""
-    from referee.docker_launch import DockerLauncher
     from referee.match import MatchConfig, run_match
+
+    from referee.sandbox.launcher import DockerLauncher
 
     bots = [example("lowest"), example("random")]
     with DockerLauncher(run_id=f"pytest-{TOKEN}-ahead", reaper=False) as launcher:
@@ -488,6 +498,23 @@ def test_containers_started_ahead_are_used(images):
         assert result.exit_code == 0 and launcher._counter == 2 + 2 * 3  # a fresh pair per game
         assert len(launcher.start_seconds) == 8
     assert _containers(lambda run, owner: run == f"pytest-{TOKEN}-ahead") == []
+
+
+@pytest.mark.docker
+def test_no_docker_process_is_spawned_during_a_match(images, tmp_path):
+    """Every container request of a match is an Engine API call: a `docker` first on PATH that
+    records its calls is never run (images are up to date, so nothing is built)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "docker-calls"
+    (fake / "docker").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit 1\n')
+    (fake / "docker").chmod(0o755)
+    env = {"PATH": f"{fake}{os.pathsep}{os.environ.get('PATH', '')}", "TAKE5_DOCKER": ""}
+    run = referee(example("lowest"), example("random"), hostile("exit"), "--games", "2", "--threshold", "10",
+                  tmp_path=tmp_path, env=env)
+    check_complete(run, games=2)
+    assert run.faults(2) and run.faults(2)[0]["kind"] == "crash"  # exits were still seen
+    assert not calls.exists(), calls.read_text()
 
 
 # -- building ------------------------------------------------------------------------------------------
@@ -520,7 +547,7 @@ def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
 
 
 def test_missing_engine_is_a_clear_error(tmp_path):
-    env = {**os.environ, "TAKE5_DOCKER": "/nonexistent/docker"}
+    env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/take5-docker.sock"}
     proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", example("lowest"),
                            example("random")], cwd=ROOT, check=False, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2 and "--sandbox docker" in proc.stderr and "docker" in proc.stderr
@@ -537,7 +564,7 @@ def test_bad_limits_are_usage_errors():
 
 
 def test_exit_faults_name_their_cause():
-    from referee.docker_launch import exit_fault
+    from referee.sandbox.launcher import exit_fault
 
     assert exit_fault(137, True, "256m") == (
         "resource", "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, exit code 137)")
@@ -548,7 +575,7 @@ def test_exit_faults_name_their_cause():
 
 
 def test_owner_labels_tell_live_from_dead_referees():
-    from referee.docker_launch import owner_alive, owner_label
+    from referee.sandbox.reaper import owner_alive, owner_label
 
     assert owner_alive(owner_label())
     gone = subprocess.Popen(["true"])

@@ -321,14 +321,15 @@ def test_process_executor(tdir):
 
 @pytest.fixture(scope="module")
 def engine():
-    from referee import docker_sandbox as ds
+    from referee.sandbox.errors import EngineUnavailable
+    from referee.sandbox.legacy_build import default_docker
+    from referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     reason = None
     try:
-        ds.check_docker(ds.Docker())
-        if ds.Docker().image_inspect(ds.DEFAULT_BASE_IMAGE) is None:
-            reason = f"base image {ds.DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
-    except ds.DockerUnavailable as exc:
+        if default_docker().image_inspect(DEFAULT_BASE_IMAGE) is None:
+            reason = f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
+    except EngineUnavailable as exc:
         reason = f"no Docker engine answers: {exc}"
     if reason:
         if _ci():
@@ -355,7 +356,7 @@ def ddir(docker_entrants, tmp_path) -> Path:
 
 
 def _containers_of(pid: int) -> list[str]:
-    from referee.docker_launch import owner_label
+    from referee.sandbox.reaper import owner_label
 
     out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=take5.arena=1", "--filter",
                           f"label=take5.owner={owner_label(pid)}"], check=False, capture_output=True, text=True,

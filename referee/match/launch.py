@@ -2,7 +2,7 @@
 
 The match layer only needs an address to connect to, a way to stop the bot, and, when a call fails, to
 know whether the bot is still alive (a crash and a refused connection are different faults). Local
-processes (referee/match/local.py), Docker containers (referee/docker_sandbox.py) and bots someone else runs
+processes (referee/match/local.py), Docker containers (referee/sandbox/) and bots someone else runs
 (`AddressHandle`) all fit behind this interface.
 """
 
@@ -42,7 +42,7 @@ class BotHandle(Protocol):
         """The end of what the bot wrote to stderr and stdout, for diagnosing a fault."""
         ...
 
-    # Optional, looked up with getattr by the match (referee/docker_launch.py has them all):
+    # Optional, looked up with getattr by the match (referee/sandbox/launcher.py has them all):
     #   per_game: bool                 True: start the bot afresh before every game (Match._renew)
     #   ready(timeout) -> str          wait until the bot serves; the address to connect to, or
     #                                  raise remote.CallFailed (timeout, crash, resource)

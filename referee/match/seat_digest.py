@@ -2,7 +2,7 @@
 
 A record's `seats[i]` carries the bot's name, version and author from its handshake, but a bot says
 what it likes there. The digest is the referee's own: the sha256 of the bot folder and the SDK it
-ran with, the same hash that tags the bot's Docker image (`docker_sandbox.source_hash`), so anyone
+ran with, the same hash that tags the bot's Docker image (`referee.sandbox.legacy_build.source_hash`), so anyone
 holding the sources can recompute it. Bots given by address have no sources here, hence no digest.
 """
 
@@ -27,7 +27,7 @@ def seat_digest(ref: BotRef) -> dict[str, str]:
 def _folder_digest(folder: str) -> str | None:
     # Hashed once per folder per process: a match plays many games with the same sources.
     # lazy: the sandbox package only when a seat is a bot folder
-    from referee.docker_sandbox import source_hash
+    from referee.sandbox.legacy_build import source_hash
 
     try:
         return source_hash(Path(folder))

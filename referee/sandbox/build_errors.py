@@ -1,6 +1,6 @@
 """Errors of building a bot image, under one base.
 
-:class:`ImageBuildError` is what a caller catches: the bot cannot be built, and it is the bot's
+:class:`ImageBuildError` (referee/sandbox/errors.py, the sandbox's one error tree) is what a caller catches: the bot cannot be built, and it is the bot's
 fault (the referee reports it as "bot rejected", exit code 3). Its message is one line fit for an
 operator's terminal; ``output`` holds the build's own output (already stripped of control
 characters), for the bot's log.
@@ -9,18 +9,8 @@ characters), for the bot's log.
 from __future__ import annotations
 
 
-class ImageBuildError(Exception):
-    """A bot folder could not become an image."""
-
-    def __init__(self, message: str, output: str = "", *, bot_dir: str | None = None) -> None:
-        self.message = message
-        self.output = output
-        self.bot_dir = bot_dir
-        tail = "\n".join(output.strip().splitlines()[-25:])
-        super().__init__(
-            f"{message}\n--- build output (last lines) ---\n{tail}" if tail else message
-        )
-
+from . import errors
+from .errors import ImageBuildError
 
 class BuildRefused(ImageBuildError):
     """The folder breaks a rule or a limit; nothing was built (and nothing of it ran)."""
@@ -34,5 +24,8 @@ class BuildTimeout(BuildFailed):
     """The build took longer than its limit; it was cancelled and its containers removed."""
 
 
-class EngineUnavailable(ImageBuildError):
+class EngineUnavailable(ImageBuildError, errors.EngineUnavailable):
     """No Docker engine answers (start one with scripts/setup-docker.sh)."""
+
+
+__all__ = ["BuildFailed", "BuildRefused", "BuildTimeout", "EngineUnavailable", "ImageBuildError"]

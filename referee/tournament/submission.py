@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import defaults
-from ..docker_launch import DockerLauncher
-from ..docker_sandbox import DockerUnavailable, ImageBuildError, SandboxLimits, source_hash
 from ..kinds import SandboxKind
-from ..sandbox import build_errors, context
+from ..sandbox import context
+from ..sandbox.errors import EngineUnavailable, ImageBuildError
+from ..sandbox.launcher import DockerLauncher
+from ..sandbox.legacy_build import source_hash
+from ..sandbox.limits import SandboxLimits
 from ..match.botref import BadBotRef, BotRef, parse_bot
 from ..match.play import Match, MatchConfig
 from ..match.sanitize import clean_field, clean_text
@@ -71,7 +73,7 @@ def submit(
             raise SubmitRefusedError("the folder has only a Dockerfile: it can only run in the docker sandbox")
         try:
             context.scan(folder)  # the folder's limits and links, before anything reads its files
-        except build_errors.ImageBuildError as error:
+        except ImageBuildError as error:
             raise SubmitRefusedError(str(error)) from None
         try:
             digest = source_hash(folder)
@@ -86,7 +88,7 @@ def submit(
                                          pids=int(settings["pids"])),
                     base_image=settings["base_image"],
                 )
-            except DockerUnavailable as error:
+            except EngineUnavailable as error:
                 raise TournamentError(
                     f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
                 ) from None

@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import defaults
-from ..docker_launch import DockerLauncher
-from ..docker_sandbox import Docker, DockerUnavailable, ImageBuildError, SandboxLimits
 from ..kinds import InfraKind, SandboxKind
 from ..match.botref import parse_bot
 from ..match.faults import FaultKind
 from ..match.play import Match, MatchConfig
+from ..sandbox.engine import engine_answers
+from ..sandbox.errors import EngineUnavailable, ImageBuildError
+from ..sandbox.launcher import DockerLauncher
+from ..sandbox.limits import SandboxLimits
 from .errors import InfraError
 
 
@@ -84,7 +86,7 @@ def _docker_launcher(spec: TableSpec):
         if launcher is None:
             try:
                 launcher = DockerLauncher(limits=SandboxLimits(**spec.limits), base_image=spec.base_image)
-            except DockerUnavailable as error:
+            except EngineUnavailable as error:
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
             _launchers[key] = launcher
         return launcher
@@ -110,12 +112,8 @@ def _drop_launcher(launcher: Any) -> None:
 
 
 def _engine_answers() -> bool:
-    """Whether a Docker engine answers now (asked afresh: `Docker.check` remembers its answer)."""
-    try:
-        Docker(timeout=20).run(["version", "--format", "{{.Server.Version}}"], timeout=20)
-        return True
-    except Exception:  # noqa: BLE001 - any failure to ask is "no"
-        return False
+    """Whether a Docker engine answers now (asked afresh, on a new connection)."""
+    return engine_answers()
 
 
 def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = None) -> list[GameOutcome]:

@@ -229,8 +229,12 @@ def flood(n_bytes):
     err.flush()
 
 
+def fill_dir(req):
+    return fill(req["dir"], req.get("cap", 64 << 20))
+
+
 COMMANDS = {"whoami": whoami, "fs": fs, "net": net, "forkbomb": forkbomb, "spin": spin,
-            "limits": limits, "memhog": memhog}
+            "limits": limits, "memhog": memhog, "fill": fill_dir}
 
 
 def serve():

@@ -13,30 +13,35 @@ from pathlib import Path
 
 import click
 
-from .botref import BotRef
+from referee import defaults
+from referee.match.botref import BotRef
 
 
 @click.command("build")
 @click.argument("bot_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--name", help="The bot's name in the image's labels and tag (default: the folder's name).")
 @click.option("--version", "bot_version", help="The bot's version (default: its VERSION file or __version__/version in bot.py).")
-@click.option("--base-image", default="take5/python:3.11", show_default=True,
+@click.option("--base-image", default=defaults.BASE_IMAGE, show_default=True,
               help="The image to build on (scripts/setup-docker.sh makes the default).")
 @click.option("--force", is_flag=True, help="Build even if an image of the same sources exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the image's details as JSON.")
 def build(bot_dir: Path, name: str | None, bot_version: str | None, base_image: str, force: bool, as_json: bool) -> None:
     """Build the Docker image of the bot folder BOT_DIR, the way `referee match --sandbox docker` runs it.
 
-    The image holds the bot's folder in /bot, the take5 SDK, and the wheels of its requirements.txt
-    (binary wheels only, installed on the host, so no setup.py of the bot runs here). A folder with
-    its own Dockerfile is built with it (build-arg TAKE5_BASE_IMAGE). Images are tagged
-    take5-bot/NAME:HASH by a hash of their sources and reused while the sources are unchanged.
+    The folder is checked first (size, files, links; docs/security.md); a Python bot's image holds
+    its folder in /bot, the take5 SDK and the wheels of its requirements.txt (package names only,
+    binary wheels only: nothing of the bot runs on this machine); a folder with bot.toml runs
+    another language; a folder with its own Dockerfile is built with it, from the arena's base
+    images only, with no network. Images are tagged take5-bot/NAME:HASH by a hash of their sources
+    and reused while the sources are unchanged.
     """
-    from .docker_sandbox import DockerUnavailable, ImageBuildError, build_image
+    # lazy: docker-py only for this command (start-up time)
+    from referee.sandbox.errors import EngineUnavailable, ImageBuildError
+    from referee.sandbox.images import build_image
 
     try:
         info = build_image(bot_dir, name=name, version=bot_version, base_image=base_image, force=force)
-    except DockerUnavailable as error:
+    except EngineUnavailable as error:
         click.echo(f"referee build: no Docker engine: {error}", err=True)
         sys.exit(1)
     except ImageBuildError as error:
@@ -69,8 +74,10 @@ def docker_match_launcher(
     quiet: bool,
 ):
     """The launcher of `referee match --sandbox docker`, images built; usage errors exit 2."""
-    from .docker_launch import DockerLauncher
-    from .docker_sandbox import DockerUnavailable, ImageBuildError, SandboxLimits
+    # lazy: docker-py only with --sandbox docker (start-up time)
+    from referee.sandbox.errors import EngineUnavailable, ImageBuildError
+    from referee.sandbox.launcher import DockerLauncher
+    from referee.sandbox.limits import SandboxLimits
 
     try:
         limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids)
@@ -79,7 +86,7 @@ def docker_match_launcher(
     try:
         launcher = DockerLauncher(limits=limits, base_image=base_image,
                                   log_dir=Path(records) / "logs" if records is not None else None)
-    except DockerUnavailable as error:
+    except EngineUnavailable as error:
         raise click.UsageError(f"--sandbox docker: {error}") from None
     try:
         for text, got in launcher.prepare(refs).items():
