@@ -73,14 +73,22 @@ def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
 @click.option("--tournament", "-t", "tournament", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Also check every game recorded in this tournament's store.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the records that fail.")
-def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool) -> None:
+@click.option("--site", "site", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Check a published site: every record, and its standings recomputed from them.")
+def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool, site: Path | None) -> None:
     """Replay game RECORDS (files or folders of *.json) through the rules.
 
     Reports the first divergence of each record (round, turn, card, expected vs recorded).
     Exit code 0 when every record is valid, 1 otherwise.
     """
+    if site is not None:
+        from .publish_cli import verify_site
+
+        if records or tournament is not None:
+            raise click.UsageError("--site checks a published site alone: give no records or --tournament")
+        verify_site(site)
     if not records and tournament is None:
-        raise click.UsageError("name record files or folders, or --tournament DIR")
+        raise click.UsageError("name record files or folders, or --tournament DIR, or --site DIR")
 
     def documents():
         for path in iter_records(list(records)):

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from leaderboard.markdown import standings_text
-from leaderboard.publish import publish_site, standings_document
+from leaderboard.publish import standings_document
 from leaderboard.ratings import compute_standings
 from leaderboard.source import Games, SourceError, load_record_files, load_tournament
 
@@ -46,6 +46,8 @@ def _load(tournament: Path | None, records: tuple[Path, ...]) -> Games:
         raise click.BadParameter(str(error), param_hint="--tournament") from None
     for problem in games.problems:
         click.echo(f"skipped {problem}", err=True)
+    for gid, unrated in games.unrated.items():
+        click.echo(f"not rated: {gid}: {unrated.reason}", err=True)
     if not games.results:
         click.echo("no complete games to rate", err=True)
         sys.exit(1)
@@ -78,16 +80,51 @@ def standings(tournament: Path | None, records: tuple[Path, ...], bootstrap: int
 @click.option("--title", help="Title of the site (default: from the tournament).")
 @click.option("--timestamp/--no-timestamp", default=True, show_default=True,
               help="Show the time of publication (without it, the same games give identical files).")
+@click.option("--with-logs", is_flag=True,
+              help="Show the bots' log lines (kept in the records) beside each turn of the replays.")
+@click.option("--full", is_flag=True,
+              help="Write every file again (by default a site already in --out gets only the new games).")
 def publish(tournament: Path | None, records: tuple[Path, ...], bootstrap: int, seed: int, out: Path,
-            title: str | None, timestamp: bool) -> None:
+            title: str | None, timestamp: bool, with_logs: bool, full: bool) -> None:
     """Publish the standings as a static site: index.html, a page per bot, replays of every game,
-    standings.json and standings.md. The site opens from disk or any static host; it needs no
-    server and no network."""
+    standings.json, standings.md and a manifest (`referee verify --site` checks it). The site opens
+    from disk or any static host; it needs no server and no network. Publishing again into the
+    same folder writes only what the new games change."""
+    from leaderboard.site_build import write_site
+
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=seed)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if timestamp else None
-    index = publish_site(out, results=games.results, records=games.records, standings=table,
-                         title=title or games.title, generated_at=when)
-    click.echo(f"published {len(games.results)} games, {len(table.rows)} bots: {out}/")
+    try:
+        report = write_site(out, games, table, title=title or games.title, generated_at=when,
+                            with_logs=with_logs, full=full)
+    except OSError as error:
+        raise click.BadParameter(f"cannot write the site: {error}", param_hint="--out") from None
+    index = out / "index.html"
+    how = f"{report.written} replays written (the rest kept)" if report.incremental else "every file written"
+    click.echo(f"published {len(games.results)} rated games ({report.games} with replays; {how}), "
+               f"{len(table.rows)} bots: {out}/")
     click.echo(f"  standings: {out / 'standings.md'}, {out / 'standings.json'}")
     click.echo(f"  open {index.resolve().as_uri()}")
+
+
+def verify_site(site: Path) -> None:
+    """`referee verify --site DIR`: re-verify every record of a published site and recompute its
+    standings from exactly those records (leaderboard/site_check.py). Exits 0 when they agree,
+    1 when anything differs, 2 when DIR is no published site."""
+    from leaderboard.site_check import SiteCheckError, check_site
+
+    try:
+        check = check_site(site)
+    except SiteCheckError as error:
+        raise click.BadParameter(str(error), param_hint="--site") from None
+    for problem in check.problems:  # may quote bot names: no control character reaches the terminal
+        click.echo(f"{site}: " + "".join(c if c.isprintable() else repr(c)[1:-1] for c in problem))
+    if check.more:
+        click.echo(f"{site}: ... and {check.more} more problems")
+    if check.ok:
+        click.echo(f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated games "
+                   "recomputed and equal to standings.json")
+        sys.exit(0)
+    click.echo(f"{site}: FAILED: the published site does not match its records")
+    sys.exit(1)
