@@ -330,7 +330,7 @@
     var shown = names.slice(0, MAX_MATRIX);
     var head = el("tr", null, el("th", { scope: "col", text: "" }),
       shown.map(function (n) { return el("th", { scope: "col", class: "col-name", title: n }, el("a", { href: botHref(n), text: n })); }));
-    var body = shown.map(function (n) {
+    var body = shown.map(function (n, i) {
       return el("tr", null,
         el("th", { scope: "row", class: "row-name", title: n }, el("a", { href: botHref(n), text: n })),
         shown.map(function (m, j) {
@@ -507,7 +507,7 @@
         (names.length > MAX_LINES ? " Top " + MAX_LINES + " bots shown." : ""),
         el("div", { class: "scroll" }, lineChart(overTimeSeries(data, top), { legend: true, xLabel: "games played", yLabel: "rating", label: "ratings over time" }))));
     }
-    if (data.recent_games && data.recent_games.length) {
+    if (data.recent_games && data.recent_games.length && (data.game_pages || 0) > 1) {
       append(app, section("Recent games", "recent-section", "Newest first; open a game to step through it.",
         el("div", { class: "scroll" }, gamesTable(data.recent_games, false, "recent"))));
     }
