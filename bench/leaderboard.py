@@ -160,7 +160,7 @@ def run(size: int, cache: Path, work: Path) -> None:
     print(f"{games:>8,} games  standings   {cpu:7.2f} s CPU ({1e3 * cpu / games:.3f} ms/game)  "
           f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, {base_mb:.0f} MB; "
           f"ratio {cpu / base_cpu:.2f}]", flush=True)
-    s_cpu, s_mb, _ = measure(referee("tournament", "status", str(store)))
+    s_cpu, s_mb, _ = measure(referee("tournament", "status", "-t", str(store)))
     print(f"{'':>8}        tournament status {s_cpu:7.2f} s CPU  {s_mb:7.0f} MB peak", flush=True)
     site = work / f"site-{size}"
     shutil.rmtree(site, ignore_errors=True)

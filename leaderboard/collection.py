@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,7 @@ class Games:
         return self.read_records(0)
 
 
-def incomplete_reason(record: dict[str, Any]) -> str:
+def incomplete_reason(record: Mapping[str, Any]) -> str:
     rounds = record.get("rounds") or []
     where = f" in round {len(rounds)}" if rounds else ""
     return f"incomplete: the game was cut off{where} before its end"
@@ -83,7 +83,7 @@ def _deal_key(record: dict[str, Any], entrants: Iterable[str]) -> str:
     return json.dumps([record.get("seed"), record.get("settings"), sorted(entrants)], sort_keys=True)
 
 
-def _order_key(record: dict[str, Any], gid: str) -> tuple:
+def _order_key(record: Mapping[str, Any], gid: str) -> tuple:
     at = record.get("played_at")
     when = (at is None, at if isinstance(at, (int, float)) else 0, str(record.get("started_at") or ""))
     return (*when, natural_key(gid))
@@ -158,7 +158,7 @@ def scan_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
                  settings=dict(settings))
 
 
-def games_from_records(records: dict[str, dict[str, Any]], results: list[GameResult]) -> Games:
+def games_from_records(records: Mapping[str, Mapping[str, Any]], results: list[GameResult]) -> Games:
     """Games over records held in memory (tests, small publications): ``results`` as given."""
     rated = {g.game_id for g in results}
     order_of = {g.game_id: g.played_at for g in results}
@@ -174,6 +174,6 @@ def games_from_records(records: dict[str, dict[str, Any]], results: list[GameRes
 
     def read_records(start: int) -> Iterator[tuple[str, dict[str, Any]]]:
         for gid in order[start:]:
-            yield gid, records[gid]
+            yield gid, dict(records[gid])
 
     return Games("take5 arena standings", list(results), order, read_records, unrated=unrated)

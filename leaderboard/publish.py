@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .markdown import standings_markdown
 from .ratings import GameResult, Standings, ratings_over_time
 
 STANDINGS_FORMAT = "take5-standings"
@@ -251,7 +250,7 @@ def publish_site(
     from .site_build import write_site
 
     if games is None:
-        games = games_from_records(dict(records or {}), list(results))
+        games = games_from_records(records or {}, list(results))
     write_site(out_dir, games, standings, title=title, generated_at=generated_at,
                with_logs=with_logs, full=full)
     return Path(out_dir) / "index.html"

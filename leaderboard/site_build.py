@@ -342,8 +342,8 @@ def write_site(
     site["layout"] = {"bundle": BUNDLE, "folder_files": FOLDER_FILES, "page_size": LIST_PAGE}
     write("data/standings.js", f"window.TAKE5_STANDINGS = {_dump(site)};\n")
 
-    for page in PAGES:
-        shutil.copyfile(SITE_ASSETS / page, out / page)
+    for name in PAGES:
+        shutil.copyfile(SITE_ASSETS / name, out / name)
     (out / "assets").mkdir(exist_ok=True)
     for asset in ASSET_FILES:
         shutil.copyfile(SITE_ASSETS / asset, out / "assets" / asset)

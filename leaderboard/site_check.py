@@ -199,7 +199,8 @@ def _compare_standings(site: Path, head: Mapping[str, Any], results: list[GameRe
     except (OSError, ValueError) as error:
         check.add(f"cannot read standings.json: {error}")
         return
-    params = head.get("ratings") if isinstance(head.get("ratings"), dict) else {}
+    raw = head.get("ratings")
+    params: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         check.add("standings.json has no rows")
         return

@@ -6,6 +6,7 @@ Exit codes as everywhere: 0 success, 1 nothing to rate (no complete games), 2 ba
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -100,6 +101,9 @@ def publish(tournament: Path | None, records: tuple[Path, ...], bootstrap: int, 
                             with_logs=with_logs, full=full)
     except OSError as error:
         raise click.BadParameter(f"cannot write the site: {error}", param_hint="--out") from None
+    except (ValueError, sqlite3.Error) as error:  # a stored record that does not parse, ...
+        click.echo(f"cannot publish: a record could not be read: {error}", err=True)
+        sys.exit(1)
     index = out / "index.html"
     how = f"{report.written} replays written (the rest kept)" if report.incremental else "every file written"
     click.echo(f"published {len(games.results)} rated games ({report.games} with replays; {how}), "

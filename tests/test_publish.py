@@ -457,6 +457,27 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     assert CliRunner().invoke(main, ["verify", "--site", str(out)]).exit_code == 0
 
 
+def test_standings_and_status_read_results_never_records(tournament_dir, tmp_path):
+    """With every stored record unreadable, the standings and the status still work: they come
+    from the results table alone (memory independent of the records); publish reports the damage."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "t"
+    shutil.copytree(tournament_dir, copy)
+    with sqlite3.connect(copy / "tournament.sqlite") as db:
+        db.execute("UPDATE results SET record = 'not json'")
+    runner = CliRunner()
+    result = runner.invoke(main, ["standings", "--tournament", str(copy), "--bootstrap", "10"])
+    assert result.exit_code == 0, result.output
+    assert all(name in result.output for name in NAMES)
+    status = runner.invoke(main, ["tournament", "status", "-t", str(copy), "--bootstrap", "10"])
+    assert status.exit_code == 0, status.output
+    published = runner.invoke(main, ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"])
+    assert published.exit_code == 1 and "cannot publish" in published.output
+    assert "Traceback" not in published.output and published.exception is None or isinstance(published.exception, SystemExit)
+
+
 def test_a_directory_that_is_no_tournament(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     result = CliRunner().invoke(main, ["standings", "--tournament", str(tmp_path)])
