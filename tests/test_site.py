@@ -413,3 +413,88 @@ def test_hostile_strings_show_as_text_and_run_nothing(page, hostile, shots):
     assert not outside, outside
     assert not [u for u in requests if u.rsplit("/", 1)[-1] in ("x", "y")], requests
     assert not page.problems, page.problems
+
+
+# -- many games: paged lists, replay bundles in several folders, all loaded lazily -----------------------
+
+
+@pytest.fixture(scope="module")
+def big_site(tmp_path_factory, records):
+    """60 games published with tiny pages and bundles, so that the lists have many pages and the
+    replays lie in several bundles and folders."""
+    import pytest as _pytest
+
+    from leaderboard import site_build
+
+    base = [r for r in records.values() if r["complete"]]
+    many = {}
+    for i in range(60):
+        record = json.loads(json.dumps(base[i % len(base)]))
+        record["game_id"] = f"g{i:03d}"
+        record["started_at"] = f"2025-03-01T00:00:{i:02d}Z"
+        many[record["game_id"]] = record
+    results = results_from_records(many)
+    out = tmp_path_factory.mktemp("big")
+    with _pytest.MonkeyPatch.context() as mp:
+        mp.setattr(site_build, "BUNDLE", 7)
+        mp.setattr(site_build, "LIST_PAGE", 10)
+        mp.setattr(site_build, "FOLDER_FILES", 3)
+        publish_site(out, results=results, records=many, standings=compute_standings(results, bootstrap=0), title="Big")
+    assert len(list((out / "replays").iterdir())) == 3  # 9 bundles, 3 a folder
+    return out, many
+
+
+def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
+    site, many = big_site
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url.rsplit("/", 2)[-2] + "/" + r.url.rsplit("/", 1)[-1]))
+    open_page(page, site, "index.html")
+    rows = page.locator("table#all-games tbody tr")
+    assert rows.count() == 10 and rows.first.get_attribute("data-game") == "g059"
+    assert page.locator("#all-games-page").inner_text() == "page 1 of 6"
+    assert page.locator("table#recent tbody tr").count() == 30
+
+    def replay_files():
+        return [r for r in requests if re.fullmatch(r"\d{3}/\d{6}\.js", r)]
+
+    def list_pages():
+        return [r for r in requests if re.fullmatch(r"games/\d{6}\.js", r)]
+
+    assert replay_files() == [] and list_pages() == ["games/000005.js"]  # the newest page only
+    page.locator("#all-games-older").click()
+    page.wait_for_function("() => document.getElementById('all-games-page').dataset.page === '4'")
+    assert rows.first.get_attribute("data-game") == "g049" and rows.count() == 10
+    for _ in range(4):
+        page.locator("#all-games-older").click()
+    page.wait_for_function("() => document.getElementById('all-games-page').dataset.page === '0'")
+    assert rows.last.get_attribute("data-game") == "g000" and page.locator("#all-games-older").is_disabled()
+    page.screenshot(path=str(shots / "paged-index.png"), full_page=True)
+
+    # a replay from the oldest page: its bundle (games 0-6) is the only replay file loaded
+    rows.nth(3).locator("td a").first.click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("h1").inner_text() == "Game g006"
+    assert "n=6" in page.url
+    assert replay_files() == ["000/000000.js"], requests
+    step_through(page, many["g006"], shots, "paged")
+
+    # a link without the game number still finds the game (through the list pages)
+    open_page(page, site, "replay.html?game=g045")
+    assert page.locator("h1").inner_text() == "Game g045"
+    assert shown_rows(page) == many["g045"]["rounds"][0]["rows"]
+
+    # a bot's games, newest first, a page at a time
+    open_page(page, site, "bot.html?bot=alpha")
+    played = sorted((gid for gid, r in many.items() if "alpha" in [s["name"] for s in r["seats"]]), reverse=True)
+    games = page.locator("table#games tbody tr")
+    seen = []
+    while True:
+        seen += [games.nth(i).get_attribute("data-game") for i in range(games.count())]
+        older = page.locator("#games-older")
+        if older.count() == 0 or older.is_disabled():
+            break
+        before = page.locator("#games-page").get_attribute("data-page")
+        older.click()
+        page.wait_for_function(f"() => document.getElementById('games-page').dataset.page !== '{before}'")
+    assert seen == played
+    assert not page.problems, page.problems
