@@ -90,13 +90,17 @@ def engine_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
     return out
 
 
+JOBS = 1  # tables played at once (more than 1: worker processes)
+
+
 def build_store(folder: Path, games: int, seed: int = 0) -> None:
     """A tournament of ``games`` games (more are added to an existing store with another seed)."""
     if not (folder / "tournament.sqlite").exists():
         with Store(folder, create=True) as store:
             for name in BOTS:
                 store.add_version(name, source_hash=f"src-{name}", bot_dir=f"/bots/{name}", kind="python")
-    report = run_tournament(folder, {**SETTINGS, "games": games, "seed": seed}, runner=engine_runner)
+    executor = {"executor": "process", "concurrency": JOBS} if JOBS > 1 else {}
+    report = run_tournament(folder, {**SETTINGS, **executor, "games": games, "seed": seed}, runner=engine_runner)
     if report.unplayed:
         raise SystemExit(f"{folder}: {report.unplayed} games not played")
 
@@ -186,14 +190,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/take5-bench-leaderboard"))
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="tables played at once while building a store (worker processes; same records)")
+    parser.add_argument("--build-only", action="store_true", help="only build the stores missing in the cache")
     ns = parser.parse_args()
+    global JOBS
+    JOBS = ns.jobs
     ns.cache.mkdir(parents=True, exist_ok=True)
     work = ns.cache / "work"
     work.mkdir(exist_ok=True)
     print(f"stores of 8 bots at tables of 4 (duplicate deals); {BOOTSTRAP} bootstrap resamples; "
           "each command its own process")
     for size in ns.sizes:
-        run(size, ns.cache, work)
+        if ns.build_only:
+            cached_store(ns.cache, size)
+        else:
+            run(size, ns.cache, work)
 
 
 if __name__ == "__main__":
