@@ -239,7 +239,8 @@ def write_site(
     start = (kept // BUNDLE) * BUNDLE
     manifest_path = out / "manifest.jsonl"
     offsets: list[int] = list((state or {}).get("manifest_offsets", []))  # byte offset of each bundle
-    keep_bytes = offsets[start // BUNDLE] if start // BUNDLE < len(offsets) else 0
+    size = manifest_path.stat().st_size if kept and manifest_path.exists() else 0
+    keep_bytes = offsets[start // BUNDLE] if start // BUNDLE < len(offsets) else size
     offsets = offsets[: start // BUNDLE]
     if manifest_path.exists():
         with manifest_path.open("r+b") as f:
@@ -247,8 +248,11 @@ def write_site(
     position = start
     bundle: list[str] = []
     with manifest_path.open("ab") as manifest:
-        for gid, record in (games.read_records(start) if games.read_records else iter(())):
-            if position >= total or gid != order[position]:
+        reader = games.read_records(start) if games.read_records and start < total else iter(())
+        for gid, record in reader:
+            if position >= total:
+                break  # games recorded after the results were read (a tournament still playing)
+            if gid != order[position]:
                 raise ValueError(f"the records are not in publishing order at game {position} ({gid})")
             if not with_logs:
                 record = _strip_logs(record)
@@ -272,6 +276,9 @@ def write_site(
                 write(rel, _js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(bundle))))
                 report.written += len(bundle)
                 bundle = []
+    close = getattr(reader, "close", None)
+    if close is not None:
+        close()
     if position != total:
         raise ValueError(f"{total - position} records of the games to publish could not be read")
 

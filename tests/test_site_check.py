@@ -165,6 +165,14 @@ def test_republishing_writes_only_what_new_games_change(tmp_path, monkeypatch):
     assert again.incremental and again.written == 5
     assert files(inc) == files(full)
 
+    # a site whose last bundle is full, then new games; and nothing new at all
+    exact, exact_full = tmp_path / "exact", tmp_path / "exact-full"
+    publish(exact, dict(list(everything.items())[:70]))
+    assert publish(exact, dict(list(everything.items())[:70])).written == 0
+    assert publish(exact, everything).written == 25
+    publish(exact_full, everything)
+    assert files(exact) == files(exact_full) and check_site(exact).ok
+
     # another set of games (not a continuation): everything is written again, stale files go
     other = many_records(30)
     other.pop("g00003")
@@ -192,3 +200,20 @@ def test_logs_are_published_only_on_request(tmp_path, records):
     # switching logs on rewrites everything
     report = publish(tmp_path / "plain", some, with_logs=True)
     assert not report.incremental and files(tmp_path / "plain") == files(tmp_path / "logs")
+
+
+def test_games_recorded_while_publishing_wait_for_the_next_publication(tmp_path):
+    """A tournament still playing: records newer than the results read are not published yet."""
+    everything = many_records(12)
+    first = dict(list(everything.items())[:10])
+    results = results_from_records(first)
+    games = games_from_records(first, results)
+    read = games.read_records
+
+    def read_and_more(start):
+        yield from read(start)
+        yield from ((gid, r) for gid, r in list(everything.items())[10:])
+
+    games.read_records = read_and_more
+    report = write_site(tmp_path / "s", games, compute_standings(results, bootstrap=0))
+    assert report.games == 10 and check_site(tmp_path / "s").ok
