@@ -2,7 +2,10 @@
 
 Publishes a site from real games (tests/site_games.py), opens it from disk (file://) with every
 non-file request blocked and counted, and checks what a person would look at: the standings table
-and its interval bars, a bot page, and replays stepped through turn by turn against the records.
+and its interval bars, a bot page, and replays stepped through turn by turn against the records;
+that strings a bot controls (a name like ``<img src=x onerror=alert(1)>``, its handshake, fault
+details, log lines) show as text and run nothing; and that a site of many games pages its lists and
+loads one replay bundle at a time.
 Screenshots go to $TAKE5_SCREENSHOTS or a temporary folder (printed; `pytest -s` shows it).
 
 Needs the Debian package `chromium` and the Python package `playwright` (scripts/setup-browser.sh);
