@@ -567,7 +567,7 @@ class Store:
             g["v"].append(row["version_id"])
             g["s"].append(row["score"])
             g["p"].append(row["place"])
-            g["f"].append(tuple(json.loads(row["faults"])))
+            g["f"].append(() if row["faults"] == "[]" else tuple(json.loads(row["faults"])))
         return [
             SeatResult(gid, g["seq"], g["dup"], tuple(g["v"]), tuple(g["s"]), tuple(g["p"]), tuple(g["f"]))
             for gid, g in games.items()
