@@ -77,7 +77,7 @@ def standings(tournament: Path | None, records: tuple[Path, ...], bootstrap: int
 @click.command()
 @_source_options
 @click.option("--out", "-o", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write the site into (created; files of an earlier publication are replaced).")
+              help="Folder to write the site into (created; a site already there gets what the new games add).")
 @click.option("--title", help="Title of the site (default: from the tournament).")
 @click.option("--timestamp/--no-timestamp", default=True, show_default=True,
               help="Show the time of publication (without it, the same games give identical files).")
