@@ -138,15 +138,25 @@ def play(players: int, seed: int, variant: str, threshold: int, end_rule: str,
 @click.option("--tournament", "-t", "tournament", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Also check every game recorded in this tournament's store.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the records that fail.")
+@click.option("--site", "site", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Check a published site: every record, and its standings recomputed from them.")
 @options.as_json("one result per record")
-def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool, as_json: bool) -> None:
+def verify(records: tuple[Path, ...], tournament: Path | None, quiet: bool, site: Path | None,
+           as_json: bool) -> None:
     """Replay game RECORDS (files or folders of *.json) through the rules.
 
     Reports the first divergence of each record (round, turn, card, expected vs recorded).
-    Exit code 0 when every record is valid, 1 otherwise.
+    Exit code 0 when every record is valid, 1 otherwise. With --site DIR: check a published site
+    (every record re-verified, its standings recomputed from exactly those records).
     """
+    if site is not None:
+        from .publish_cli import verify_site  # lazy: start-up time (module docstring)
+
+        if records or tournament is not None:
+            raise click.UsageError("--site checks a published site alone: give no records or --tournament")
+        verify_site(site)
     if not records and tournament is None:
-        raise click.UsageError("name record files or folders, or --tournament DIR")
+        raise click.UsageError("name record files or folders, or --tournament DIR, or --site DIR")
 
     def judgements() -> Iterator[tuple[str, Judgement]]:
         for path in iter_records(list(records)):

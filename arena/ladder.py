@@ -474,7 +474,8 @@ class Publisher:
 
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""
-        from leaderboard.publish import publish_site, standings_document  # lazy: start-up time
+        from leaderboard.publish import standings_document  # lazy: start-up time
+        from leaderboard.site_build import publish_site  # lazy: start-up time
         from leaderboard.ratings import compute_standings  # lazy: start-up time
         from .source import load_tournament  # lazy: start-up time
 
@@ -490,7 +491,8 @@ class Publisher:
         doc = standings_document(table, games.results, title=title,
                                  generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC"))
         if self.config.site is not None:
-            publish_site(self.config.site, results=games.results, records=games.records, standings=table,
+            # streamed and incremental: only what the new games change is written
+            publish_site(self.config.site, results=games.results, games=games, standings=table,
                          title=title, generated_at=stamp.strftime("%Y-%m-%d %H:%M UTC"))
         with self.lock:
             self.document = doc

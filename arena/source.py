@@ -1,23 +1,22 @@
 """Where the games to rate and publish come from: a tournament directory, or game record files.
 
-Both give a :class:`Games`: the rated results, the records for replays, and a title. The rating and
-publishing code never reads files itself. This module sits in the app layer because it is where
-the referee's store meets the leaderboard's results: the referee and the leaderboard never import
-each other.
+Both give a :class:`~leaderboard.collection.Games`: the rated results, a title, and a reader that
+streams the records for replays one at a time. The rating and publishing code never reads files
+itself, and ``referee standings`` never reads a record: a store's standings come from its results
+table alone. This module sits in the app layer because it is where the referee's store meets the
+leaderboard's results: the referee and the leaderboard never import each other.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from take5.record import MalformedRecord, iter_records, load_record, verify_record
-
+from leaderboard.collection import Games, scan_record_files
 from leaderboard.ratings import Standings, compute_standings
-from leaderboard.results import GameResult, results_from_records
+from leaderboard.results import GameResult
 from referee import defaults
 from referee.store import DB_NAME, Store, StoreError
 from referee.tournament.status import entrant_labels
@@ -29,36 +28,15 @@ class SourceError(ArenaError):
     """The games cannot be read (missing directory, no games, ...): a message for the user."""
 
 
-@dataclass
-class Games:
-    title: str
-    results: list[GameResult]
-    records: dict[str, dict[str, Any]]
-    problems: list[str] = field(default_factory=list)  # records left out, and why
+__all__ = ["Games", "SourceError", "load_record_files", "load_tournament", "results_from_store",
+           "store_standings"]
 
 
 def load_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Games:
     """Records from files and folders (``*.json``, recursively). A record without a ``game_id``
-    is known by its file name. Incomplete records are replayable but not rated; with ``verify``
-    (the default) a record that fails `referee verify` is left out and reported."""
-    records: dict[str, dict[str, Any]] = {}
-    problems: list[str] = []
-    for path in iter_records([Path(p) for p in paths]):
-        try:
-            record = load_record(path)
-            divergence = verify_record(record) if verify else None
-        except MalformedRecord as error:
-            problems.append(f"{path}: {error}")
-            continue
-        if divergence is not None:
-            problems.append(f"{path}: invalid record: {divergence}")
-            continue
-        gid = str(record.get("game_id") or path.stem)
-        if gid in records:
-            problems.append(f"{path}: game id {gid!r} seen before; left out")
-            continue
-        records[gid] = record
-    return Games("take5 arena standings", results_from_records(records), records, problems)
+    is known by its file name. Incomplete records are replayable but not rated (and reported); with
+    ``verify`` (the default) a record that fails `referee verify` is left out and reported."""
+    return scan_record_files(paths, verify=verify)
 
 
 def load_tournament(directory: str | Path) -> Games:
@@ -72,7 +50,7 @@ def load_tournament(directory: str | Path) -> Games:
     if (folder / DB_NAME).exists():
         return _from_store(folder)
     games = load_record_files([folder])
-    if not games.records and not games.problems:
+    if not games.order and not games.problems:
         raise SourceError(
             f"{folder} is not a tournament directory (no {DB_NAME}) and holds no game records"
         )
@@ -89,12 +67,27 @@ def _from_store(folder: Path) -> Games:
         raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
     try:
         results = results_from_store(store)
-        records = dict(store.records())
+        places = store.game_places()
+        settings = store.settings()
     except sqlite3.Error as error:
         raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
     finally:
         store.close()
-    return Games(f"{folder.resolve().name} standings", results, records)
+    results.sort(key=lambda g: g.played_at)
+    order = [g.game_id for g in results]
+    seqs = [g.played_at for g in results]  # the store's sequence numbers
+
+    def read_records(start: int) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The records of ``order[start:]``, one at a time, from a store opened for this read."""
+        reader = Store(folder, readonly=True)
+        try:
+            yield from reader.records(after=seqs[start - 1] if start > 0 else None)
+        finally:
+            reader.close()
+
+    labels = {gid: f"table {t + 1}, game {r + 1}" for gid, (t, r) in places.items()}
+    return Games(f"{folder.resolve().name} standings", results, order, read_records,
+                 labels=labels, settings=settings)
 
 
 def results_from_store(store: Store, schedule_id: str | None = None) -> list[GameResult]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from .ratings import Row, Standings, describe_interval
 
 
@@ -59,27 +62,45 @@ def table_cells(standings: Standings) -> list[list[str]]:
     return cells
 
 
-def _md_escape(text: str) -> str:
-    out = text.replace("\\", "\\\\")
-    for ch in "|*_`[]<>#":
-        out = out.replace(ch, "\\" + ch)
-    return out.replace("\n", " ").replace("\r", " ")
+_PLAIN = re.compile(r"[0-9 .%-]*")
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def md_escape(text: str) -> str:
+    """Bot-controlled text as literal Markdown inline text, one line.
+
+    Every ASCII punctuation character gets a backslash (CommonMark lets any of them be escaped, so
+    none can open a link, an image, code, emphasis, raw HTML, an entity or a table cell), and every
+    control character (newlines included) becomes a space, so a name can never start a new line or
+    block.
+    """
+    return "".join(
+        "\\" + ch if ch in _PUNCTUATION else " " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 else ch
+        for ch in text
+    )
+
 
 
 def standings_markdown(
-    standings: Standings, *, title: str = "Standings", generated_at: str | None = None
+    standings: Standings,
+    *,
+    title: str = "Standings",
+    generated_at: str | None = None,
+    unrated: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """standings.md: heading, one-line summary, the table, and how to read it."""
-    lines = [f"# {_md_escape(title)}", ""]
+    """standings.md: heading, one-line summary, the table, how to read it, and the games that are
+    not rated (``unrated``: game id and reason) so none is left out silently."""
+    lines = [f"# {md_escape(title)}", ""]
     summary = f"{standings.games} games, {len(standings.rows)} bots"
     if generated_at:
-        summary += f", published {_md_escape(generated_at)}"
+        summary += f", published {md_escape(generated_at)}"
     lines += [summary + ".", ""]
     if standings.rows:
         lines.append("| " + " | ".join(HEADERS) + " |")
         lines.append("|" + "|".join("---:" if i in RIGHT else "---" for i in range(len(HEADERS))) + "|")
         for cells in table_cells(standings):
-            lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+            # the bot's name (and anything else not made of digits) is escaped; numbers stay legible
+            lines.append("| " + " | ".join(c if _PLAIN.fullmatch(c) else md_escape(c) for c in cells) + " |")
         lines.append("")
     notes = [
         (
@@ -114,6 +135,11 @@ def standings_markdown(
             "different pools are not comparable."
         )
     lines += [f"- {n}" for n in notes]
+    if unrated:
+        lines += ["", f"{len(unrated)} game(s) with a record are not rated:", ""]
+        lines += [f"- {md_escape(gid)}: {md_escape(why)}" for gid, why in unrated[:1000]]
+        if len(unrated) > 1000:
+            lines.append(f"- and {len(unrated) - 1000} more")
     return "\n".join(lines) + "\n"
 
 

@@ -1,26 +1,23 @@
-"""Publishing the leaderboard: standings.json, standings.md and a static site.
+"""Publishing the leaderboard: the documents (standings.json, standings.md) and the static site.
 
 Everything here is built from plain inputs - the games as :class:`GameResult`, their records (JSON
 documents, docs/record-format.md) and the computed :class:`Standings` - so it works the same for a
-tournament store, a folder of record files or a test.
+tournament store, a folder of record files or a test. This module holds the pieces every layer
+shares (records -> results, the standings document, the crosstable, file names); the site's files
+are written by leaderboard/site_build.py (streamed, sharded, compressed, incremental; its
+:func:`~leaderboard.site_build.publish_site` is the entry point).
 
 The site is static files only. It opens from disk (file://) or any static host, with no server and
 no network: the pages are hand-written HTML with one script (``assets/site.js``) and one style sheet,
-and the data is embedded in JavaScript files that set a global (``data/standings.js`` sets
-``window.TAKE5_STANDINGS``), loaded with ``<script>`` tags, because browsers block the fetch API
-on local files. Layout of a published site::
+and the data is in JavaScript files that set globals, loaded with ``<script>`` tags (also lazily, by
+the page), because browsers block the fetch API on local files. Pages::
 
-    index.html            standings with intervals, superiority matrix, crosstable, ratings over time
-    bot.html?bot=NAME     one bot: numbers, faults, head-to-head, its games
-    replay.html?game=ID   one game, step by step
-    standings.json        the documented standings (docs/standings-format.md)
-    standings.md          the standings table in Markdown
-    assets/site.js, assets/site.css
-    data/standings.js     window.TAKE5_STANDINGS = {standings.json + recent games}
-    data/bots/KEY.js      window.TAKE5_BOT = {that bot's games and faults}
-    games/KEY.js          window.TAKE5_GAME = {game_id, entrants, seed (text), record}
+    index.html            standings with intervals, superiority matrix, crosstable, ratings over
+                          time, tournament settings, every game (paged)
+    bot.html?bot=NAME     one bot: numbers, handshake info, faults, head-to-head, its games (paged)
+    replay.html?game=ID&n=N   one game, step by step (N: the game's number on the site)
 
-``KEY`` is :func:`file_key` of the bot name or game id (the JavaScript does the same encoding).
+``KEY`` in file names is :func:`file_key` of the bot name (the JavaScript does the same encoding).
 The output is a pure function of the inputs: publishing twice gives identical files.
 """
 
@@ -29,13 +26,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .markdown import standings_markdown
 from .ratings import Standings, ratings_over_time
 from .results import (  # noqa: F401 - re-exported: the record -> results path lived here
     GameResult,
@@ -50,8 +45,6 @@ STANDINGS_VERSION = 1
 SITE_ASSETS = Path(__file__).with_name("site")
 PAGES = ("index.html", "bot.html", "replay.html")
 ASSET_FILES = ("site.js", "site.css")
-#: Games listed on the front page (the newest).
-RECENT_GAMES = 30
 
 # --------------------------------------------------------------------------------------------------
 # Derived tables
@@ -125,56 +118,6 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _game_summary(g: GameResult) -> dict[str, Any]:
-    return {
-        "id": g.game_id,
-        "played_at": g.played_at,
-        "entrants": list(g.entrants),
-        "penalties": list(g.penalties),
-        "places": list(g.places),
-    }
-
-
-def bot_pages(
-    results: Sequence[GameResult], records: Mapping[str, Mapping[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """Per entrant: its games (newest first) and every fault with where it happened."""
-    pages: dict[str, dict[str, Any]] = {}
-    for g in sorted(results, key=lambda g: (-g.played_at, g.game_id)):
-        record = records.get(g.game_id)
-        record_faults = (record or {}).get("faults") or []
-        for seat, entrant in enumerate(g.entrants):
-            page = pages.setdefault(entrant, {"entrant": entrant, "games": [], "faults": []})
-            kinds = list(g.faults[seat]) if g.faults else []
-            page["games"].append(
-                {
-                    **_game_summary(g),
-                    "seat": seat,
-                    "place": g.places[seat],
-                    "penalty": g.penalties[seat],
-                    "faults": kinds,
-                    "replay": record is not None,
-                }
-            )
-            if seat < len(record_faults) and record_faults[seat]:
-                for f in record_faults[seat]:
-                    page["faults"].append(
-                        {
-                            "game": g.game_id,
-                            "round": f.get("round"),
-                            "turn": f.get("turn"),
-                            "kind": f.get("kind"),
-                            "detail": f.get("detail", ""),
-                        }
-                    )
-            else:
-                page["faults"].extend(
-                    {"game": g.game_id, "round": None, "turn": None, "kind": k, "detail": ""}
-                    for k in kinds
-                )
-    return pages
-
-
 # --------------------------------------------------------------------------------------------------
 # File names
 
@@ -204,85 +147,3 @@ def file_key(text: str) -> str:
     if len(key) > _MAX_KEY:
         key = key[:_MAX_KEY] + "~~" + _fnv1a(key)
     return key
-
-
-# --------------------------------------------------------------------------------------------------
-# Writing
-
-
-def _js(global_name: str, value: Any) -> str:
-    def dump(v: Any) -> str:
-        return json.dumps(v, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-    try:
-        body = dump(value)
-    except ValueError:  # a NaN or infinity somewhere (never expected): null it and go on
-        body = dump(_finite(value))
-    return f"window.{global_name} = {body};\n"
-
-
-def _clean(folder: Path, pattern: str) -> None:
-    """Remove files of an earlier publication that this one rewrites (never anything else)."""
-    if folder.is_dir():
-        for path in folder.glob(pattern):
-            if path.is_file():
-                path.unlink()
-
-
-def publish_site(
-    out_dir: str | Path,
-    *,
-    results: Sequence[GameResult],
-    records: Mapping[str, Mapping[str, Any]],
-    standings: Standings,
-    title: str = "take5 arena standings",
-    generated_at: str | None = None,
-) -> Path:
-    """Write the static site, standings.json and standings.md into ``out_dir``; return index.html.
-
-    ``records`` maps game id to record; every record gets a replay page (games without a record are
-    listed but not replayable). ``generated_at`` (any text, e.g. an ISO time) is shown and stored;
-    leave it None for byte-identical output from identical inputs.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    doc = standings_document(standings, results, title=title, generated_at=generated_at)
-
-    (out / "standings.json").write_text(
-        json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
-    )
-    (out / "standings.md").write_text(
-        standings_markdown(standings, title=title, generated_at=generated_at), encoding="utf-8"
-    )
-
-    for page in PAGES:
-        shutil.copyfile(SITE_ASSETS / page, out / page)
-    (out / "assets").mkdir(exist_ok=True)
-    for asset in ASSET_FILES:
-        shutil.copyfile(SITE_ASSETS / asset, out / "assets" / asset)
-
-    data = out / "data"
-    bots = data / "bots"
-    games = out / "games"
-    for folder in (data, bots, games):
-        folder.mkdir(exist_ok=True)
-    _clean(bots, "*.js")
-    _clean(games, "*.js")
-
-    recent = sorted(results, key=lambda g: (-g.played_at, g.game_id))[:RECENT_GAMES]
-    site = dict(doc)
-    site["recent_games"] = [
-        {**_game_summary(g), "replay": g.game_id in records} for g in recent
-    ]
-    (data / "standings.js").write_text(_js("TAKE5_STANDINGS", site), encoding="utf-8")
-
-    for entrant, bot_page in bot_pages(results, records).items():
-        (bots / f"{file_key(entrant)}.js").write_text(_js("TAKE5_BOT", bot_page), encoding="utf-8")
-
-    entrants_of = {g.game_id: list(g.entrants) for g in results}
-    for gid, record in records.items():
-        entrants = entrants_of.get(gid) or [seat_entrant(s) for s in record["seats"]]
-        # the seed as text too: a 64-bit seed does not survive as a JavaScript number
-        game = {"game_id": gid, "entrants": entrants, "seed": str(record.get("seed")), "record": record}
-        (games / f"{file_key(gid)}.js").write_text(_js("TAKE5_GAME", game), encoding="utf-8")
-    return out / "index.html"

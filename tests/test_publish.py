@@ -16,12 +16,12 @@ from leaderboard.publish import (
     STANDINGS_FORMAT,
     crosstable,
     file_key,
-    publish_site,
     result_from_record,
     results_from_records,
     standings_document,
 )
 from leaderboard.ratings import compute_standings
+from leaderboard.site_build import publish_site
 from arena.source import load_record_files
 from referee.cli import main
 
@@ -54,6 +54,25 @@ def read_js(path: Path, name: str):
     prefix = f"window.{name} = "
     assert text.startswith(prefix) and text.endswith(";\n")
     return json.loads(text[len(prefix) : -2])
+
+
+def read_data(site: Path, rel: str, table: str):
+    """The value a lazily loaded data file puts under its own path in window[table]."""
+    text = (site / rel).read_text(encoding="utf-8")
+    last = text.rstrip("\n").splitlines()[-1]
+    prefix = f"window.{table}[{json.dumps(rel)}] = "
+    assert last.startswith(prefix) and last.endswith(";"), last[:100]
+    return json.loads(last[len(prefix) : -1])
+
+
+def replays(site: Path) -> dict[str, dict]:
+    from leaderboard.site_build import decode_bundle
+
+    out = {}
+    for path in sorted((site / "replays").glob("*/*.js")):
+        for game in decode_bundle(path.read_text(encoding="utf-8")):
+            out[game["id"]] = game
+    return out
 
 
 # -- records -> results -----------------------------------------------------------------------
@@ -170,11 +189,55 @@ def test_markdown_table_has_one_line_per_bot_and_escapes_names(standings):
     columns = len(re.split(r"(?<!\\)\|", table[0]))
     for line in table:
         assert len(re.split(r"(?<!\\)\|", line)) == columns, line
-    assert "delta \\<b\\>&\\|x" in text
+    assert "delta \\<b\\>\\&\\|x" in text
     for row in standings.rows:
         assert f"| {row.rank} |" in text
         assert f"{row.rating:.0f}" in text
     assert "95% interval" in text and "posterior" in text
+
+
+HOSTILE_NAMES = [
+    "pipe|split",
+    "`code` ``more``",
+    "[click me](javascript:alert(1))",
+    "![img](http://127.0.0.1/x.png)",
+    "line one\n# heading\n| a | b |",
+    "<img src=x onerror=alert(1)>",
+    "*bold* _em_ &amp; &#60;",
+    "<https://evil.example>",
+    "back\\slash\\",
+]
+
+
+def test_markdown_shows_hostile_names_as_plain_text():
+    """Rendered by a CommonMark renderer with tables: every name is one cell of plain text - no
+    link, image, code, HTML, entity, heading or extra cell - and reads back as the name."""
+    from markdown_it import MarkdownIt
+
+    from leaderboard.ratings import GameResult
+
+    names = HOSTILE_NAMES + ["plain"]
+    games = [
+        GameResult(game_id=f"g{i}", entrants=(a, b), penalties=(10, 20), places=(1, 2), played_at=i)
+        for i, (a, b) in enumerate(zip(names, names[1:] + names[:1]))
+    ]
+    table = compute_standings(games, bootstrap=0)
+    text = standings_markdown(table, title="[t](javascript:x) <b>", unrated=[("g|9", "cut <off>\nbad")])
+    md = MarkdownIt("commonmark").enable("table")
+    html = md.render(text)
+    for forbidden in ("<a", "<img", "<code", "<em", "<strong", "<b>", "<h2", "<h3", "javascript:alert(1)</a"):
+        assert forbidden not in html, (forbidden, html)
+    tokens = md.parse(text)
+    rows = [t for t in tokens if t.type == "tr_open"]
+    assert len(rows) == 1 + len(names)
+    cells: list[str] = []
+    for i, t in enumerate(tokens):
+        if t.type == "td_open" and tokens[i + 1].type == "inline":
+            cells.append("".join(c.content for c in tokens[i + 1].children if c.type == "text"))
+    per_row = len(cells) // len(names)
+    shown = {cells[k * per_row + 1] for k in range(len(names))}  # the Bot column, as read
+    assert shown == {" ".join(n.split("\n")) if "\n" in n else n for n in names}
+    assert text.count("\n# ") == 0 and text.startswith("# \\[t\\]")
 
 
 def test_terminal_table_lists_the_bots_in_rank_order(standings):
@@ -188,26 +251,37 @@ def test_terminal_table_lists_the_bots_in_rank_order(standings):
 
 def test_site_has_pages_assets_and_data(site, records, results, standings):
     for name in ("index.html", "bot.html", "replay.html", "assets/site.js", "assets/site.css",
-                 "standings.json", "standings.md", "data/standings.js"):
+                 "standings.json", "standings.md", "data/standings.js", "manifest.json", "manifest.jsonl"):
         assert (site / name).is_file(), name
     doc = json.loads((site / "standings.json").read_text(encoding="utf-8"))
     assert doc == standings_document(standings, results, title="Test | cup")
     data = read_js(site / "data" / "standings.js", "TAKE5_STANDINGS")
-    assert {k: v for k, v in data.items() if k != "recent_games"} == doc
-    assert [g["id"] for g in data["recent_games"]][:2] == ["pro-1", "dup-r2"]
+    assert {k: v for k, v in data.items() if k in doc} == doc
+    assert [g["id"] for g in data["recent_games"]][:3] == ["cut-1", "pro-1", "dup-r2"]
+    assert data["unrated"]["count"] == 1 and data["unrated"]["games"][0]["id"] == "cut-1"
+    assert "cut off" in data["unrated"]["games"][0]["reason"]
+    games = replays(site)
+    assert set(games) == set(records)
     for gid, record in records.items():
-        game = read_js(site / "games" / f"{file_key(gid)}.js", "TAKE5_GAME")
-        assert game["game_id"] == gid and game["record"] == record
+        game = games[gid]
+        assert game["record"] == record
         assert game["entrants"] == [s["name"] for s in record["seats"]]
         assert game["seed"] == str(record["seed"])
+    listed = read_data(site, "data/games/000000.js", "TAKE5_PAGES")
+    assert [g["n"] for g in listed] == list(range(len(records)))
+    assert {g["id"] for g in listed} == set(records)
+    for g in listed:  # each game's number says where its replay is
+        assert g["id"] in {x["id"] for x in replays(site).values()}
     for name in NAMES:
-        bot = read_js(site / "data" / "bots" / f"{file_key(name)}.js", "TAKE5_BOT")
+        bot = read_data(site, f"data/bots/{file_key(name)}.js", "TAKE5_BOTS")
         mine = [g for g in results if name in g.entrants]
-        assert bot["entrant"] == name and len(bot["games"]) == len(mine)
-        for game in bot["games"]:
+        assert bot["entrant"] == name and bot["games"] == len(mine) and bot["pages"] == 1
+        page = read_data(site, f"data/bots/{file_key(name)}/000000.js", "TAKE5_PAGES")
+        assert len(page) == len(mine)
+        for game in page:
             assert game["entrants"][game["seat"]] == name
             assert game["place"] == game["places"][game["seat"]]
-    faulty = read_js(site / "data" / "bots" / f"{file_key(FAULTY)}.js", "TAKE5_BOT")
+    faulty = read_data(site, f"data/bots/{file_key(FAULTY)}.js", "TAKE5_BOTS")
     expected = sorted(
         f["kind"]
         for r in records.values()
@@ -216,7 +290,8 @@ def test_site_has_pages_assets_and_data(site, records, results, standings):
         if seat["name"] == FAULTY
         for f in r["faults"][s]
     )
-    assert sorted(f["kind"] for f in faulty["faults"]) == expected
+    # the bot page's fault log comes from the records: the cut-off game's faults are in it too
+    assert sorted(f["kind"] for f in faulty["faults"] if f["game"] != "cut-1") == expected
     crash = next(f for f in faulty["faults"] if f["kind"] == "crash")
     assert (crash["round"], crash["turn"]) == (2, 7) and "exited" in crash["detail"]
 
@@ -224,12 +299,12 @@ def test_site_has_pages_assets_and_data(site, records, results, standings):
 def test_publishing_is_deterministic_and_replaces_old_files(tmp_path, records, results, standings):
     a, b = tmp_path / "a", tmp_path / "b"
     publish_site(a, results=results, records=records, standings=standings, title="x")
-    (b / "games").mkdir(parents=True)
-    (b / "games" / "stale.js").write_text("old")
-    (b / "games" / "keep.txt").write_text("not ours")
+    (b / "replays" / "000").mkdir(parents=True)
+    (b / "replays" / "000" / "000007.js").write_text("old")
+    (b / "notes.txt").write_text("not ours")
     publish_site(b, results=results, records=records, standings=standings, title="x")
-    assert not (b / "games" / "stale.js").exists() and (b / "games" / "keep.txt").exists()
-    (b / "games" / "keep.txt").unlink()
+    assert not (b / "replays" / "000" / "000007.js").exists() and (b / "notes.txt").exists()
+    (b / "notes.txt").unlink()
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert files_a == files_b
@@ -280,7 +355,8 @@ def test_cli_standings_prints_the_table_and_json(record_dir):
     assert "95% interval" in result.output
     result = runner.invoke(main, ["standings", "--records", str(record_dir), "--json", "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    assert "not rated: cut-1: incomplete" in result.stderr  # reported, not silently skipped
+    doc = json.loads(result.stdout)
     assert doc["format"] == STANDINGS_FORMAT and len(doc["rows"]) == len(NAMES)
     assert doc["games"] == len(list(record_dir.glob("*.json"))) - 1  # the cut-off game is not rated
 
@@ -327,7 +403,7 @@ def test_invalid_records_are_left_out_and_reported(tmp_path, records):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     (tmp_path / "junk.json").write_text("{}")
     games = load_record_files([tmp_path])
-    assert list(games.records) == ["t000"]
+    assert games.order == ["t000"] and [gid for gid, _ in games.records()] == ["t000"]
     assert len(games.problems) == 2
 
 
@@ -372,17 +448,42 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     out = tmp_path / "site"
     result = runner.invoke(main, ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"])
     assert result.exit_code == 0, result.output
+    games = replays(out)
     # alpha played the first four stored games as v1 and the later ones as its current version
     complete = [gid for gid, r in records.items() if r["complete"]]
     with_alpha = [(k, gid) for k, gid in enumerate(complete) if "alpha" in [s["name"] for s in records[gid]["seats"]]]
     early = [gid for k, gid in with_alpha if k < 4]
     late = [gid for k, gid in with_alpha if k >= 4]
     assert early and late, "the test games must seat alpha both before and after its new version"
-    assert "alpha@v1" in read_js(out / "games" / f"{file_key(early[0])}.js", "TAKE5_GAME")["entrants"]
-    later = read_js(out / "games" / f"{file_key(late[0])}.js", "TAKE5_GAME")["entrants"]
+    assert "alpha@v1" in games[early[0]]["entrants"]
+    later = games[late[0]]["entrants"]
     assert "alpha" in later and "alpha@v1" not in later
+    assert games["t000"]["label"] == "table 1, game 1"
     assert (out / "data" / "bots" / f"{file_key('alpha@v1')}.js").is_file()
-    assert not (out / "games" / f"{file_key('cut-1')}.js").exists()  # a store holds finished games only
+    assert "cut-1" not in games  # a store holds finished games only
+    assert CliRunner().invoke(main, ["verify", "--site", str(out)]).exit_code == 0
+
+
+def test_standings_and_status_read_results_never_records(tournament_dir, tmp_path):
+    """With every stored record unreadable, the standings and the status still work: they come
+    from the results table alone (memory independent of the records); publish reports the damage."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "t"
+    shutil.copytree(tournament_dir, copy)
+    with sqlite3.connect(copy / "tournament.sqlite") as db:
+        db.execute("UPDATE results SET record = 'not json'")
+    runner = CliRunner()
+    result = runner.invoke(main, ["standings", "--tournament", str(copy), "--bootstrap", "10"])
+    assert result.exit_code == 0, result.output
+    assert all(name in result.output for name in NAMES)
+    status = runner.invoke(main, ["tournament", "status", "-t", str(copy), "--bootstrap", "10"])
+    assert status.exit_code == 0, status.output
+    published = runner.invoke(main, ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"])
+    assert published.exit_code == 1 and "cannot publish" in published.output
+    assert "Traceback" not in published.output
+    assert published.exception is None or isinstance(published.exception, SystemExit)
 
 
 def test_a_directory_that_is_no_tournament(tmp_path):

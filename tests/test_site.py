@@ -2,7 +2,10 @@
 
 Publishes a site from real games (tests/site_games.py), opens it from disk (file://) with every
 non-file request blocked and counted, and checks what a person would look at: the standings table
-and its interval bars, a bot page, and replays stepped through turn by turn against the records.
+and its interval bars, a bot page, and replays stepped through turn by turn against the records;
+that strings a bot controls (a name like ``<img src=x onerror=alert(1)>``, its handshake, fault
+details, log lines) show as text and run nothing; and that a site of many games pages its lists and
+loads one replay bundle at a time.
 Screenshots go to $TAKE5_SCREENSHOTS or a temporary folder (printed; `pytest -s` shows it).
 
 Needs the Debian package `chromium` and the Python package `playwright` (scripts/setup-browser.sh);
@@ -11,14 +14,17 @@ never `playwright install`. Skips without them, except under CI (env CI set), wh
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from site_games import FAULTY, NAMES, make_records
 
-from leaderboard.publish import file_key, publish_site, results_from_records
+from leaderboard.publish import file_key, results_from_records
+from leaderboard.site_build import publish_site
 from leaderboard.ratings import compute_standings
 
 pytestmark = pytest.mark.browser
@@ -116,15 +122,13 @@ def open_page(pg, site: Path, rel: str, *, clean: bool = True):
 
 
 def expected_rows(site: Path):
-    import json
-
     return json.loads((site / "standings.json").read_text(encoding="utf-8"))["rows"]
 
 
 # -- front page -----------------------------------------------------------------------------------
 
 
-def test_index_shows_the_standings_with_their_intervals(page, site, shots):
+def test_index_shows_the_standings_with_their_intervals(page, site, shots, records):
     open_page(page, site, "index.html")
     rows = expected_rows(site)
     assert page.title() == "Browser test cup"
@@ -154,7 +158,20 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots):
     assert page.locator("table#los tbody td").count() == n * n
     assert page.locator("table#crosstable tbody td").count() == n * n
     assert page.locator("#over-time-section svg path.series").count() == n
-    assert page.locator("table#recent tbody tr").count() >= 10
+    # the whole range is drawn: every point of every line inside the plot area (none cut off)
+    box = page.evaluate("""() => { const c = document.querySelector('#over-time-section svg rect');
+        return [Number(c.getAttribute('y')), Number(c.getAttribute('y')) + Number(c.getAttribute('height'))]; }""")
+    for d in page.locator("#over-time-section svg path.series").evaluate_all("ps => ps.map(p => p.getAttribute('d'))"):
+        ys = [float(y) for y in re.findall(r"[ML][\d.]+ ([\d.]+)", d)]
+        assert ys and all(box[0] <= y <= box[1] for y in ys), (box, min(ys), max(ys))
+    assert page.locator("table#all-games tbody tr").count() == len(records)  # one page, newest first
+    assert page.locator("table#all-games tbody tr").first.get_attribute("data-game") == "cut-1"
+    assert "not rated" in page.locator("table#all-games tbody tr").first.inner_text()
+    assert "cut off" in page.locator("#unrated").inner_text()
+    # bot names on both axes of both grids
+    for grid in ("los", "crosstable"):
+        assert page.locator(f"table#{grid} thead th.col-name").all_inner_texts() == [r["entrant"] for r in rows]
+        assert page.locator(f"table#{grid} tbody th.row-name").all_inner_texts() == [r["entrant"] for r in rows]
     faulty = page.locator(f"table#standings tr[data-entrant='{FAULTY}'] td.faults").inner_text()
     assert "timeout" in faulty and "crash" in faulty
     page.screenshot(path=str(shots / "index.png"), full_page=True)
@@ -313,3 +330,175 @@ def test_replay_of_a_cut_off_game_and_of_an_unknown_one(page, site, records):
     open_page(page, site, "replay.html?game=no-such-game", clean=False)
     assert "No replay of game no-such-game" in page.locator("p.error").inner_text()
     assert all("ERR_FILE_NOT_FOUND" in p for p in page.problems), page.problems
+
+
+# -- what bots control, and what organisers add ------------------------------------------------------
+
+EVIL = "<img src=x onerror=alert(1)>"
+EVIL_AUTHOR = "<script>alert(2)</script>"
+EVIL_VERSION = '"><svg onload=alert(3)>'
+EVIL_LOG = "<img src=y onerror=alert(4)> & </pre><b>bold</b>"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, records):
+    """A tournament-like site: a bot named like an HTML attack, with a hostile handshake, fault
+    detail and log lines; games labelled by table; the tournament's settings; logs published."""
+    from leaderboard.collection import games_from_records
+    from leaderboard.site_build import write_site
+
+    chosen = {}
+    for k, gid in enumerate(["t001", "t004", "t005"]):
+        record = json.loads(json.dumps(records[gid]))
+        for seat in record["seats"]:
+            if seat["name"] == "delta <b>&|x":
+                seat.update(name=EVIL, author=EVIL_AUTHOR, version=EVIL_VERSION, sdk="take5-python 1.0")
+        evil = next(s for s, seat in enumerate(record["seats"]) if seat["name"] == EVIL)
+        record["faults"][evil].append({"round": 1, "turn": 2, "kind": "timeout", "detail": EVIL_LOG})
+        record["rounds"][0]["turns"][1]["logs"] = [[evil, EVIL_LOG], [0, "plain line"]]
+        chosen[gid] = record
+    results = results_from_records(chosen)
+    games = games_from_records(chosen, results)
+    games.labels = {gid: f"table {k + 1}, game 1" for k, gid in enumerate(chosen)}
+    games.settings = {"players": 4, "variant": "standard", "threshold": 66, "end_rule": "at-or-above",
+                      "timeout": 1.0, "duplicate": True}
+    out = tmp_path_factory.mktemp("hostile")
+    write_site(out, games, compute_standings(results, bootstrap=20, seed=0), title=f"Cup {EVIL}", with_logs=True)
+    return out, chosen
+
+
+def test_hostile_strings_show_as_text_and_run_nothing(page, hostile, shots):
+    site, chosen = hostile
+    dialogs: list[str] = []
+    requests: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+
+    open_page(page, site, "index.html")
+    assert page.locator("h1").inner_text() == f"Cup {EVIL}"
+    assert EVIL in page.locator("table#standings td.name").all_inner_texts()
+    assert page.locator("table#los thead th.col-name").all_inner_texts().count(EVIL) == 1
+    settings = page.locator("#settings")
+    assert settings.locator("[data-key=players] dd").inner_text() == "4"
+    assert settings.locator("[data-key=threshold] dd").inner_text() == "66"
+    assert settings.locator("[data-key=duplicate] dd").inner_text() == "yes"
+    assert "table 1, game 1" in page.locator("table#all-games").inner_text()
+    page.screenshot(path=str(shots / "hostile-index.png"), full_page=True)
+
+    page.locator("table#standings td.name a", has_text=EVIL).click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("h1").inner_text() == EVIL
+    info = page.locator("#bot-info")
+    assert info.locator("[data-key=author] dd").inner_text() == EVIL_AUTHOR
+    assert info.locator("[data-key=version] dd").inner_text() == EVIL_VERSION
+    assert info.locator("[data-key=sdk] dd").inner_text() == "take5-python 1.0"
+    assert EVIL_LOG in page.locator("table#fault-log").inner_text()
+    assert page.locator("table#games tbody tr").count() == 3
+    page.screenshot(path=str(shots / "hostile-bot.png"), full_page=True)
+
+    link = page.locator("table#games tbody tr").last.locator("td").first.locator("a")
+    assert link.inner_text() == "table 1, game 1"
+    link.click()
+    page.wait_for_selector("body[data-ready='1']")
+    record = chosen["t001"]
+    assert page.locator("h1").inner_text() == "Table 1, game 1"
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#logs .log").count() == 0
+    page.keyboard.press("ArrowRight")  # turn 2: the logs of that turn, and the fault
+    logs = page.locator("#logs .log")
+    assert logs.count() == 2 and logs.first.locator("pre").inner_text() == EVIL_LOG
+    assert EVIL_LOG in page.locator("#takes .fault").inner_text()
+    page.screenshot(path=str(shots / "hostile-replay.png"), full_page=True)
+    step_through(page, record, shots, "hostile")
+
+    assert not dialogs, dialogs
+    assert not page.locator("img, svg[onload], script:not([src])").count()
+    outside = [u for u in requests if not u.startswith(site.as_uri() + "/")]
+    assert not outside, outside
+    assert not [u for u in requests if u.rsplit("/", 1)[-1] in ("x", "y")], requests
+    assert not page.problems, page.problems
+
+
+# -- many games: paged lists, replay bundles in several folders, all loaded lazily -----------------------
+
+
+@pytest.fixture(scope="module")
+def big_site(tmp_path_factory, records):
+    """60 games published with tiny pages and bundles, so that the lists have many pages and the
+    replays lie in several bundles and folders."""
+    import pytest as _pytest
+
+    from leaderboard import site_build
+
+    base = [r for r in records.values() if r["complete"]]
+    many = {}
+    for i in range(60):
+        record = json.loads(json.dumps(base[i % len(base)]))
+        record["game_id"] = f"g{i:03d}"
+        record["started_at"] = f"2025-03-01T00:00:{i:02d}Z"
+        many[record["game_id"]] = record
+    results = results_from_records(many)
+    out = tmp_path_factory.mktemp("big")
+    with _pytest.MonkeyPatch.context() as mp:
+        mp.setattr(site_build, "BUNDLE", 7)
+        mp.setattr(site_build, "LIST_PAGE", 10)
+        mp.setattr(site_build, "FOLDER_FILES", 3)
+        publish_site(out, results=results, records=many, standings=compute_standings(results, bootstrap=0), title="Big")
+    assert len(list((out / "replays").iterdir())) == 3  # 9 bundles, 3 a folder
+    return out, many
+
+
+def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
+    site, many = big_site
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url.rsplit("/", 2)[-2] + "/" + r.url.rsplit("/", 1)[-1]))
+    open_page(page, site, "index.html")
+    rows = page.locator("table#all-games tbody tr")
+    assert rows.count() == 10 and rows.first.get_attribute("data-game") == "g059"
+    assert page.locator("#all-games-page").inner_text() == "page 1 of 6"
+    assert page.locator("table#recent tbody tr").count() == 30
+
+    def replay_files():
+        return [r for r in requests if re.fullmatch(r"\d{3}/\d{6}\.js", r)]
+
+    def list_pages():
+        return [r for r in requests if re.fullmatch(r"games/\d{6}\.js", r)]
+
+    assert replay_files() == [] and list_pages() == ["games/000005.js"]  # the newest page only
+    page.locator("#all-games-older").click()
+    page.wait_for_function("() => document.getElementById('all-games-page').dataset.page === '4'")
+    assert rows.first.get_attribute("data-game") == "g049" and rows.count() == 10
+    for _ in range(4):
+        page.locator("#all-games-older").click()
+    page.wait_for_function("() => document.getElementById('all-games-page').dataset.page === '0'")
+    assert rows.last.get_attribute("data-game") == "g000" and page.locator("#all-games-older").is_disabled()
+    page.screenshot(path=str(shots / "paged-index.png"), full_page=True)
+
+    # a replay from the oldest page: its bundle (games 0-6) is the only replay file loaded
+    rows.nth(3).locator("td a").first.click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("h1").inner_text() == "Game g006"
+    assert "n=6" in page.url
+    assert replay_files() == ["000/000000.js"], requests
+    step_through(page, many["g006"], shots, "paged")
+
+    # a link without the game number still finds the game (through the list pages)
+    open_page(page, site, "replay.html?game=g045")
+    assert page.locator("h1").inner_text() == "Game g045"
+    assert shown_rows(page) == many["g045"]["rounds"][0]["rows"]
+
+    # a bot's games, newest first, a page at a time
+    open_page(page, site, "bot.html?bot=alpha")
+    played = sorted((gid for gid, r in many.items() if "alpha" in [s["name"] for s in r["seats"]]), reverse=True)
+    games = page.locator("table#games tbody tr")
+    seen = []
+    while True:
+        seen += [games.nth(i).get_attribute("data-game") for i in range(games.count())]
+        older = page.locator("#games-older")
+        if older.count() == 0 or older.is_disabled():
+            break
+        before = page.locator("#games-page").get_attribute("data-page")
+        older.click()
+        page.wait_for_function(f"() => document.getElementById('games-page').dataset.page !== '{before}'")
+    assert seen == played
+    assert not page.problems, page.problems

@@ -1,10 +1,12 @@
 /* take5 arena: the published leaderboard (index.html, bot.html, replay.html).
  *
  * Static pages, no framework, no network: the data comes from JavaScript files that set globals
- * (data/standings.js -> window.TAKE5_STANDINGS, data/bots/KEY.js -> window.TAKE5_BOT,
- * games/KEY.js -> window.TAKE5_GAME), loaded with <script> tags so that the pages also work when
- * opened straight from disk (file://), where the fetch API may not read files. Charts are inline SVG.
- * All text from the data goes into the page as text nodes, never as HTML.
+ * (data/standings.js -> window.TAKE5_STANDINGS; the others add an entry under their own path to
+ * window.TAKE5_BOTS, window.TAKE5_PAGES or window.TAKE5_REPLAYS), loaded with <script> tags, also
+ * lazily (a page of games, one replay bundle), so that the pages work when opened straight from disk
+ * (file://), where the fetch API may not read files. Replays come in bundles of many games, deflated
+ * and base64-encoded; DecompressionStream unpacks them. The layout is leaderboard/site_build.py's.
+ * Charts are inline SVG. All text from the data goes into the page as text nodes, never as HTML.
  */
 (function () {
   "use strict";
@@ -17,7 +19,6 @@
     "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939"];
   var MAX_MATRIX = 30;   // bots shown in the LOS matrix and the crosstable
   var MAX_LINES = 12;    // bots drawn in the ratings-over-time chart of the front page
-  var MAX_GAMES = 500;   // games listed at first on a bot page
 
   function el(tag, attrs) {
     var node = document.createElement(tag);
@@ -76,14 +77,67 @@
     return ("0000000" + h.toString(16)).slice(-8);
   }
 
+  var scripts = {};
   function loadScript(src) {
-    return new Promise(function (resolve, reject) {
-      var s = document.createElement("script");
-      s.src = src;
-      s.onload = resolve;
-      s.onerror = function () { reject(new Error("could not load " + src)); };
-      document.head.appendChild(s);
+    if (!scripts[src]) {
+      scripts[src] = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = src;
+        s.onload = resolve;
+        s.onerror = function () { delete scripts[src]; reject(new Error("could not load " + src)); };
+        document.head.appendChild(s);
+      });
+    }
+    return scripts[src];
+  }
+
+  /* The data a lazily loaded file put under its own path in window[table]. */
+  function loadData(table, path) {
+    return loadScript(path).then(function () {
+      var t = window[table] || {};
+      if (!Object.prototype.hasOwnProperty.call(t, path)) throw new Error("no data in " + path);
+      return t[path];
     });
+  }
+
+  function pad(n, width) { var t = String(n); while (t.length < width) t = "0" + t; return t; }
+
+  /* Where things live (leaderboard/site_build.py): by game number n, from 0 in publishing order. */
+  function layout() { return (window.TAKE5_STANDINGS && window.TAKE5_STANDINGS.layout) || { bundle: 100, folder_files: 1000, page_size: 1000 }; }
+  function bundlePath(n) {
+    var b = Math.floor(n / layout().bundle);
+    return "replays/" + pad(Math.floor(b / layout().folder_files), 3) + "/" + pad(b, 6) + ".js";
+  }
+  function pagePath(prefix, page) { return prefix + "/" + pad(page, 6) + ".js"; }
+
+  /* base64 of raw deflate -> text, with the browser's own DecompressionStream. */
+  function inflate(b64) {
+    var bin = atob(b64);
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+    return new Response(stream).text();
+  }
+
+  /* The games of the replay bundle that holds game number n. */
+  function loadBundle(n) {
+    var path = bundlePath(n);
+    return loadData("TAKE5_REPLAYS", path).then(inflate).then(JSON.parse);
+  }
+
+  /* Game number of a game id, when a link did not carry it: look through the game list pages,
+     newest first (a few hundred kilobytes a page). */
+  function findGame(id) {
+    var data = window.TAKE5_STANDINGS || {};
+    var page = (data.game_pages || 0) - 1;
+    function next() {
+      if (page < 0) return Promise.resolve(null);
+      return loadData("TAKE5_PAGES", pagePath("data/games", page--)).then(function (rows) {
+        var hit = rows.find(function (g) { return g.id === id; });
+        return hit ? hit.n : next();
+      });
+    }
+    return next();
   }
 
   function param(name) {
@@ -91,7 +145,8 @@
   }
 
   function botHref(name) { return "bot.html?bot=" + encodeURIComponent(name); }
-  function replayHref(id) { return "replay.html?game=" + encodeURIComponent(id); }
+  function replayHref(id, n) { return "replay.html?game=" + encodeURIComponent(id) + (n === undefined || n === null ? "" : "&n=" + n); }
+  function gameName(g) { return g.label || g.id; }
 
   function fixed(x, digits) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits); }
   function pct(x) { return x === null || x === undefined ? "–" : (100 * x).toFixed(0) + "%"; }
@@ -211,11 +266,8 @@
       "aria-label": opts.label || "chart" });
     if (!xs.length) return node;
     var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
-    // The first few games swing ratings wildly; scale to the rest (lines are clipped) when
-    // that leaves something to show.
-    var settled = [];
-    series.forEach(function (s) { s.points.forEach(function (p) { if (p[0] >= x0 + 0.1 * (x1 - x0)) settled.push(p[1]); }); });
-    if (settled.length >= 2) ys = settled;
+    // The whole range: the first games swing ratings wildly, and a chart that cut them off would
+    // hide where each bot started.
     var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
     if (x1 === x0) { x0 -= 1; x1 += 1; }
     var pad = Math.max(10, (y1 - y0) * 0.05); y0 -= pad; y1 += pad;
@@ -277,10 +329,10 @@
   function matrixTable(id, names, value, title, caption) {
     var shown = names.slice(0, MAX_MATRIX);
     var head = el("tr", null, el("th", { scope: "col", text: "" }),
-      shown.map(function (n, j) { return el("th", { scope: "col", class: "col-name", title: n }, el("span", { text: (j + 1) + "" })); }));
+      shown.map(function (n) { return el("th", { scope: "col", class: "col-name", title: n }, el("a", { href: botHref(n), text: n })); }));
     var body = shown.map(function (n, i) {
       return el("tr", null,
-        el("th", { scope: "row" }, el("span", { class: "idx", text: (i + 1) + " " }), el("a", { href: botHref(n), text: n })),
+        el("th", { scope: "row", class: "row-name", title: n }, el("a", { href: botHref(n), text: n })),
         shown.map(function (m, j) {
           var v = value(i, j);
           if (i === j) return el("td", { class: "self", text: "" });
@@ -296,18 +348,19 @@
   function gamesTable(games, own, id) {
     var rows = games.map(function (g) {
       var bySeat = g.entrants.map(function (name, s) { return s; });
-      bySeat.sort(function (a, b) { return g.places[a] - g.places[b] || a - b; });
+      if (g.places) bySeat.sort(function (a, b) { return g.places[a] - g.places[b] || a - b; });
       var seats = bySeat.map(function (s) {
         var name = g.entrants[s];
         var me = own && s === g.seat;
         return el("li", { class: me ? "me" : null },
-          el("span", { class: "place", text: g.places[s] + "." }), " ",
+          g.places ? el("span", { class: "place", text: g.places[s] + "." }) : null, " ",
           me ? el("strong", { text: name }) : el("a", { href: botHref(name), text: name }),
-          el("span", { class: "pen", text: " " + g.penalties[s] }));
+          g.penalties ? el("span", { class: "pen", text: " " + g.penalties[s] }) : null);
       });
       var cells = [
-        el("td", null, g.replay ? el("a", { href: replayHref(g.id), text: g.id }) : g.id),
-        el("td", { class: "num", text: g.played_at })
+        el("td", null, el("a", { href: replayHref(g.id, g.n), title: "game " + g.id, text: gameName(g) }),
+          g.unrated ? el("span", { class: "unrated", title: g.unrated, text: " not rated" }) : null),
+        el("td", { class: "num", text: g.n + 1 })
       ];
       if (own) {
         cells.push(el("td", { class: "num", text: g.place }));
@@ -317,12 +370,56 @@
       cells.push(el("td", null, el("ol", { class: "seats" }, seats)));
       return el("tr", { "data-game": g.id }, cells);
     });
-    var head = ["Game", "#"];
+    var head = ["Game", "No."];
     if (own) head = head.concat(["Place", "Penalty", "Faults"]);
     head.push("Table (place. bot penalty)");
     return el("table", { id: id, class: "games" },
       el("thead", null, el("tr", null, head.map(function (h) { return el("th", { scope: "col", text: h }); }))),
       el("tbody", null, rows));
+  }
+
+  /* A list of games, newest first, a page at a time: the pages are files under `prefix`, loaded when
+     shown. Returns the node and a promise of the first page shown. */
+  function gamePager(id, prefix, pages, own) {
+    var holder = el("div", { class: "scroll" });
+    var label = el("span", { class: "page-label", id: id + "-page" });
+    var page = pages - 1;
+    var newer = el("button", { type: "button", id: id + "-newer", text: "◀ newer" });
+    var older = el("button", { type: "button", id: id + "-older", text: "older ▶" });
+    function show(p) {
+      page = p;
+      newer.disabled = older.disabled = true;
+      return loadData("TAKE5_PAGES", pagePath(prefix, p)).then(function (rows) {
+        holder.textContent = "";
+        append(holder, gamesTable(rows.slice().reverse(), own, id));
+        label.textContent = "page " + (pages - p) + " of " + pages;
+        label.dataset.page = String(p);
+        newer.disabled = p >= pages - 1;
+        older.disabled = p <= 0;
+      }, function (error) {
+        holder.textContent = "";
+        append(holder, el("p", { class: "error", text: error.message }));
+      });
+    }
+    newer.addEventListener("click", function () { show(page + 1); });
+    older.addEventListener("click", function () { show(page - 1); });
+    var node = el("div", { class: "pager" }, pages > 1 ? el("div", { class: "controls" }, newer, label, older) : null, holder);
+    return { node: node, ready: pages > 0 ? show(pages - 1) : Promise.resolve() };
+  }
+
+  var SETTING_NAMES = { players: "Players per table", variant: "Variant", threshold: "Game ends at", end_rule: "End rule",
+    timeout: "Time per move (s)", start_timeout: "Start-up time (s)", max_faults: "Faults before forfeit",
+    duplicate: "Duplicate deals", games: "Games scheduled", sandbox: "Sandbox" };
+
+  function settingsList(settings) {
+    var keys = Object.keys(settings || {});
+    if (!keys.length) return null;
+    return el("dl", { id: "settings", class: "facts" }, keys.map(function (k) {
+      var v = settings[k];
+      if (v === true) v = "yes"; else if (v === false) v = "no"; else if (v === null) v = "–";
+      else if (typeof v === "object") v = JSON.stringify(v);
+      return el("div", { "data-key": k }, el("dt", { text: SETTING_NAMES[k] || k }), el("dd", { text: v }));
+    }));
   }
 
   function methodNotes(data) {
@@ -351,8 +448,10 @@
     app.textContent = "";
     var rows = data.rows || [];
     var multi = new Set(rows.map(function (r) { return r.component; })).size > 1;
-    var subtitle = data.games + " games · " + rows.length + " bots" + (data.generated_at ? " · published " + data.generated_at : "");
+    var subtitle = data.games + " rated games · " + rows.length + " bots" + (data.generated_at ? " · published " + data.generated_at : "");
     append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" })]));
+    var settings = settingsList(data.settings);
+    if (settings) append(app, section("Tournament settings", "settings-section", null, settings));
 
     var scale = intervalScale(rows);
     var los = data.los ? data.los.matrix : null;
@@ -408,12 +507,24 @@
         (names.length > MAX_LINES ? " Top " + MAX_LINES + " bots shown." : ""),
         el("div", { class: "scroll" }, lineChart(overTimeSeries(data, top), { legend: true, xLabel: "games played", yLabel: "rating", label: "ratings over time" }))));
     }
-    if (data.recent_games && data.recent_games.length) {
+    if (data.recent_games && data.recent_games.length && (data.game_pages || 0) > 1) {
       append(app, section("Recent games", "recent-section", "Newest first; open a game to step through it.",
         el("div", { class: "scroll" }, gamesTable(data.recent_games, false, "recent"))));
     }
+    var pager = gamePager("all-games", "data/games", data.game_pages || 0, false);
+    append(app, section("All games", "all-games-section",
+      (data.game_count || 0) + " games, newest first" + ((data.game_pages || 0) > 1 ? ", " + data.page_size + " a page." : "."), pager.node));
+    var unrated = data.unrated || { count: 0, games: [] };
+    if (unrated.count) {
+      append(app, section("Games not rated", "unrated-section",
+        unrated.count + " game(s) have a record but are not rated" + (unrated.count > unrated.games.length ? " (the first " + unrated.games.length + " listed)" : "") + ".",
+        el("ul", { id: "unrated" }, unrated.games.map(function (g) {
+          return el("li", null, el("a", { href: replayHref(g.id, g.n), text: g.id }), ": " + g.reason);
+        }))));
+    }
     append(app, section("How to read this", "method-section", null, methodNotes(data)));
     append(app, footer());
+    return pager.ready;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -440,6 +551,14 @@
     append(app, el("dl", { id: "bot-facts", class: "facts" }, facts.map(function (f) {
       return el("div", null, el("dt", { text: f[0] }), el("dd", { text: f[1] }));
     })));
+    var info = bot.info || (data.bots || {})[name] || {};
+    var INFO_NAMES = [["bot_name", "Calls itself"], ["version", "Version"], ["author", "Author"], ["sdk", "SDK"],
+      ["protocol_version", "Protocol"], ["kind", "Kind"], ["digest", "Image / source digest"]];
+    var shown = INFO_NAMES.filter(function (x) { return info[x[0]] !== undefined; });
+    append(app, section("Bot", "info-section", shown.length ? "From the bot's handshake in its newest game." : "No handshake information recorded.",
+      shown.length ? el("dl", { id: "bot-info", class: "facts" }, shown.map(function (x) {
+        return el("div", { "data-key": x[0] }, el("dt", { text: x[1] }), el("dd", { text: info[x[0]] }));
+      })) : null));
 
     if (data.over_time && data.over_time.points.length) {
       var series = overTimeSeries(data, [name], name);
@@ -456,17 +575,17 @@
       append(faultSection, el("table", { id: "fault-kinds", class: "small" },
         el("thead", null, el("tr", null, el("th", { text: "Kind" }), el("th", { text: "Count" }))),
         el("tbody", null, kinds.map(function (k) { return el("tr", null, el("td", { text: k }), el("td", { class: "num", text: r.faults[k] })); }))));
-      var log = (bot.faults || []).slice(0, 200);
+      var log = bot.faults || [];
       if (log.length) {
         append(faultSection, el("table", { id: "fault-log", class: "small" },
           el("thead", null, el("tr", null, ["Game", "Round", "Turn", "Kind", "Detail"].map(function (h) { return el("th", { text: h }); }))),
           el("tbody", null, log.map(function (f) {
-            return el("tr", null, el("td", null, el("a", { href: replayHref(f.game), text: f.game })),
+            return el("tr", null, el("td", null, el("a", { href: replayHref(f.game, f.n), text: f.label || f.game })),
               el("td", { class: "num", text: f.round === null ? "–" : f.round }),
               el("td", { class: "num", text: f.turn === null ? "–" : f.turn }),
               el("td", { text: f.kind }), el("td", { class: "detail", text: f.detail || "" }));
           }))));
-        if (bot.faults.length > log.length) append(faultSection, el("p", { class: "note", text: "First 200 of " + bot.faults.length + " faults." }));
+        if ((bot.fault_total || 0) > log.length) append(faultSection, el("p", { class: "note", text: "The newest " + log.length + " of " + bot.fault_total + " faults." }));
       }
     }
     append(app, faultSection);
@@ -492,20 +611,10 @@
     }
 
     // games
-    var games = bot.games || [];
-    var gamesSection = section("Games", "games-section", games.length + " games, newest first.");
-    var holder = el("div", { class: "scroll" }, gamesTable(games.slice(0, MAX_GAMES), true, "games"));
-    append(gamesSection, holder);
-    if (games.length > MAX_GAMES) {
-      append(gamesSection, el("button", { type: "button", id: "all-games", text: "Show all " + games.length + " games", onclick: function (ev) {
-        holder.textContent = "";
-        var table = gamesTable(games, true, "games");
-        append(holder, table);
-        ev.target.remove();
-      } }));
-    }
-    append(app, gamesSection);
+    var pager = gamePager("games", "data/bots/" + fileKey(name), bot.pages || 0, true);
+    append(app, section("Games", "games-section", (bot.games || 0) + " games, newest first" + ((bot.pages || 0) > 1 ? ", " + bot.page_size + " a page." : "."), pager.node));
     append(app, footer());
+    return pager.ready;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -514,7 +623,8 @@
   function cardNode(card, extra) {
     var h = bullHeads(card);
     return el("span", { class: "card h" + h + (extra ? " " + extra : ""), "data-card": card, title: card + ": " + h + " bull head" + (h > 1 ? "s" : "") },
-      el("span", { class: "n", text: card }), el("span", { class: "heads", text: "▾".repeat(h) }));
+      el("span", { class: "n", text: card }),
+      el("span", { class: "heads", "aria-label": h + " bull head" + (h > 1 ? "s" : "") }, el("span", { class: "bull", text: "♉" }), String(h)));
   }
 
   /* Every position of the game: the deal of each round (turn 0), then after each turn. */
@@ -525,7 +635,7 @@
       var hands = (round.hands || []).map(function (h) { return h.slice(); });
       var points = record.seats.map(function () { return 0; });
       steps.push({ ri: ri, round: round.round, turn: 0, rows: round.rows || [], hands: hands.map(function (h) { return h.slice(); }),
-        points: points.slice(), totals: before.slice(), plays: [], takes: [], end: false });
+        points: points.slice(), totals: before.slice(), plays: [], takes: [], end: false, logs: [] });
       (round.turns || []).forEach(function (turn, ti) {
         turn.plays.forEach(function (p) {
           var k = hands[p[0]] ? hands[p[0]].indexOf(p[1]) : -1;
@@ -534,7 +644,8 @@
         turn.takes.forEach(function (t) { points[t.seat] += heads(t.cards); });
         var last = ti === round.turns.length - 1 && round.scores !== undefined;
         steps.push({ ri: ri, round: round.round, turn: turn.turn, rows: turn.rows, hands: hands.map(function (h) { return h.slice(); }),
-          points: points.slice(), totals: before.map(function (b, s) { return b + points[s]; }), plays: turn.plays, takes: turn.takes, end: last });
+          points: points.slice(), totals: before.map(function (b, s) { return b + points[s]; }), plays: turn.plays, takes: turn.takes, end: last,
+          logs: Array.isArray(turn.logs) ? turn.logs : [] });
       });
       if (round.scores) before = round.scores.slice();
       else before = before.map(function (b, s) { return b + points[s]; });
@@ -544,16 +655,18 @@
 
   function renderReplay(game) {
     var record = game.record;
-    var names = game.entrants || record.seats.map(function (s) { return s.name; });
+    var names = game.entrants && game.entrants.length ? game.entrants : record.seats.map(function (s) { return s.name; });
     var n = names.length;
     var steps = replaySteps(record);
     var settings = record.settings || {};
-    document.title = "Game " + game.game_id;
+    var title = game.label ? game.label.charAt(0).toUpperCase() + game.label.slice(1) : "Game " + game.id;
+    document.title = title;
     var app = document.getElementById("app");
     app.textContent = "";
     var subtitle = n + " players · " + (settings.variant || "standard") + " · ends " + (settings.end_rule || "at-or-above") + " " + settings.threshold +
       " · seed " + (game.seed || record.seed) + " · rotation " + record.rotation + (record.complete ? "" : " · INCOMPLETE");
-    append(app, header("Game " + game.game_id, subtitle, [el("a", { href: "index.html", text: "← standings" })]));
+    if (game.label) subtitle = "game " + game.id + " · " + subtitle;
+    append(app, header(title, subtitle, [el("a", { href: "index.html", text: "← standings" })]));
 
     var label = el("span", { id: "step-label", "aria-live": "polite" });
     var range = el("input", { id: "step-range", type: "range", min: 0, max: steps.length - 1, value: 0, "aria-label": "position in the game" });
@@ -576,10 +689,13 @@
       el("thead", null, el("tr", null, ["Seat", "Bot", "Hand", "This round", "Total"].map(function (h) { return el("th", { scope: "col", text: h }); }))),
       scoreBody);
     var draftBox = el("div", { id: "draft" });
+    var logsBox = el("div", { id: "logs", class: "logs" });
+    var hasLogs = steps.some(function (st) { return st.logs.length; });
     append(app, controls,
       el("div", { class: "board" },
         el("div", { class: "left" }, el("h2", { text: "Rows" }), rowsBox, banner),
         el("div", { class: "right" }, el("h2", { text: "Cards revealed" }), playsBox, el("h2", { text: "Rows taken" }), takesBox)),
+      hasLogs ? [el("h2", { text: "Bot logs this turn" }), logsBox] : null,
       el("h2", { text: "Players" }), el("div", { class: "scroll" }, scores), draftBox);
 
     var seatRows = names.map(function (name, s) {
@@ -632,7 +748,7 @@
         var t = takenBy[i];
         append(rowsBox, el("div", { class: "row", "data-row": i },
           el("span", { class: "row-label", text: "Row " + (i + 1) }), slots,
-          el("span", { class: "row-heads", text: heads(row) + " ▾" }),
+          el("span", { class: "row-heads", title: "bull heads in this row" }, el("span", { class: "bull", text: "♉" }), " " + heads(row)),
           t ? el("span", { class: "took", text: "← " + names[t.seat] + " took " + heads(t.cards) }) : null));
       });
 
@@ -681,6 +797,16 @@
         banner.dataset.round = st.round;
       }
 
+      logsBox.textContent = "";
+      if (hasLogs) {
+        if (!st.logs.length) append(logsBox, el("p", { class: "note", text: "–" }));
+        st.logs.forEach(function (entry) {
+          var seat = Array.isArray(entry) ? entry[0] : null;
+          append(logsBox, el("div", { class: "log", "data-seat": seat },
+            el("strong", { text: (names[seat] !== undefined ? names[seat] : "seat " + seat) + ": " }),
+            el("pre", { text: Array.isArray(entry) ? String(entry[1]) : "" })));
+        });
+      }
       draftBox.textContent = "";
       if (round.draft && st.turn === 0) {
         append(draftBox, el("h2", { text: "Draft" }), el("p", { class: "note", text: "Open draft, first pick: " + names[round.draft.first] }),
@@ -729,24 +855,30 @@
       if (page === "replay") {
         var id = param("game");
         if (!id) return fail("No game given: open replay.html?game=GAME_ID (games are linked from the standings).");
-        loadScript("games/" + fileKey(id) + ".js").then(function () {
-          renderReplay(window.TAKE5_GAME);
-        }, function () { fail("No replay of game " + id + " in this site."); });
+        var n = param("n");
+        var where = n !== null && /^[0-9]+$/.test(n) ? Promise.resolve(Number(n)) : findGame(id);
+        where.then(function (k) {
+          if (k === null) throw new Error("not listed");
+          return loadBundle(k);
+        }).then(function (bundle) {
+          var game = bundle.find(function (g) { return g.id === id; });
+          if (!game) throw new Error("not in its bundle");
+          renderReplay(game);
+        }).catch(function () { fail("No replay of game " + id + " in this site."); });
         return;
       }
       var data = window.TAKE5_STANDINGS;
       if (!data) return fail("data/standings.js is missing: publish the site with `referee publish`.");
-      if (page === "index") { renderIndex(data); document.body.dataset.ready = "1"; return; }
+      var ready = function () { document.body.dataset.ready = "1"; };
+      if (page === "index") { Promise.resolve(renderIndex(data)).then(ready); return; }
       if (page === "bot") {
         var name = param("bot");
         if (!name) return fail("No bot given: open bot.html?bot=NAME.");
-        loadScript("data/bots/" + fileKey(name) + ".js").then(function () {
-          renderBot(data, window.TAKE5_BOT, name);
-          document.body.dataset.ready = "1";
+        loadData("TAKE5_BOTS", "data/bots/" + fileKey(name) + ".js").then(function (bot) {
+          return renderBot(data, bot, name);
         }, function () {
-          renderBot(data, { games: [], faults: [] }, name);
-          document.body.dataset.ready = "1";
-        });
+          return renderBot(data, { games: 0, pages: 0, faults: [] }, name);
+        }).then(ready);
       }
     } catch (error) {
       fail("Could not show this page: " + error.message);
@@ -754,7 +886,7 @@
     }
   }
 
-  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps };
+  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps, bundlePath: bundlePath };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

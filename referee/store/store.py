@@ -524,14 +524,27 @@ class Store:
             raise StoreError(f"game {game_id} is not recorded")
         return json.loads(row[0])
 
-    def records(self, schedule_id: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    def records(
+        self, schedule_id: str | None = None, *, after: int | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every recorded game in the order recorded, one at a time (a cursor, never all at once);
+        with ``after``, only those recorded after the game of sequence number ``after``."""
         sql = "SELECT r.game_id, r.record FROM results r"
         args: tuple = ()
         if schedule_id is not None:
             sql += " JOIN schedule_games s ON s.game_id = r.game_id WHERE s.schedule_id = ?"
             args = (schedule_id,)
+        if after is not None:
+            sql += (" AND" if schedule_id is not None else " WHERE") + " r.seq > ?"
+            args += (after,)
         for row in self.db.execute(sql + " ORDER BY r.seq", args):
             yield row[0], json.loads(row[1])
+
+    def game_places(self) -> dict[str, tuple[int, int]]:
+        """Game id -> (table number, rotation) of every recorded game: readable game labels
+        ("table 12, game 3") without reading a record."""
+        sql = "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id = r.game_id"
+        return {row[0]: (row[1], row[2]) for row in self.db.execute(sql)}
 
     def recorded_count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
@@ -556,7 +569,7 @@ class Store:
             g["v"].append(row["version_id"])
             g["s"].append(row["score"])
             g["p"].append(row["place"])
-            g["f"].append(tuple(json.loads(row["faults"])))
+            g["f"].append(() if row["faults"] == "[]" else tuple(json.loads(row["faults"])))
         return [
             SeatResult(gid, g["seq"], g["dup"], tuple(g["v"]), tuple(g["s"]), tuple(g["p"]), tuple(g["f"]))
             for gid, g in games.items()

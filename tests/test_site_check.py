@@ -1,0 +1,220 @@
+"""A published site can be checked by anyone (`referee verify --site`), and re-publishing is incremental.
+
+The check passes on a site as published, and fails after deleting one record, editing one score
+(in a record), editing one rating in standings.json, calling a complete game unrated, or changing a
+record's entrant. Re-publishing after new games writes only the new games' files (and the one
+partly filled bundle), and gives exactly the files a full publication gives.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from site_games import make_records
+
+from leaderboard import site_build
+from leaderboard.collection import games_from_records
+from leaderboard.publish import results_from_records
+from leaderboard.site_build import publish_site
+from leaderboard.ratings import compute_standings
+from leaderboard.site_build import decode_bundle, encode_bundle, write_site
+from leaderboard.site_check import check_site
+from referee.cli import main
+
+
+@pytest.fixture(scope="module")
+def records():
+    return make_records()
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory, records):
+    results = results_from_records(records)
+    out = tmp_path_factory.mktemp("site")
+    publish_site(out, results=results, records=records, standings=compute_standings(results, bootstrap=30, seed=2),
+                 title="check")
+    return out
+
+
+@pytest.fixture
+def site(published, tmp_path):
+    copy = tmp_path / "site"
+    shutil.copytree(published, copy)
+    return copy
+
+
+def verify(site: Path):
+    return CliRunner().invoke(main, ["verify", "--site", str(site)])
+
+
+def rewrite_bundle(site: Path, change) -> None:
+    """Apply ``change`` to the games of the (single) replay bundle and write it back."""
+    path = next((site / "replays").glob("*/*.js"))
+    rel = path.relative_to(site).as_posix()
+    games = decode_bundle(path.read_text(encoding="utf-8"))
+    change(games)
+    items = [json.dumps(g, ensure_ascii=False) for g in games]
+    path.write_text(site_build._js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items))), encoding="utf-8")
+
+
+def test_a_published_site_passes(site):
+    result = verify(site)
+    assert result.exit_code == 0, result.output
+    assert "ok" in result.output and "equal to standings.json" in result.output
+    check = check_site(site)
+    assert check.ok and check.games == 19 and check.rated == 18
+
+
+def test_deleting_one_record_fails(site):
+    rewrite_bundle(site, lambda games: games.pop(3))
+    result = verify(site)
+    assert result.exit_code == 1
+    assert "no record" in result.output and "a rated game is missing" in result.output
+
+
+def test_editing_one_score_fails(site):
+    def change(games):
+        games[0]["record"]["result"]["scores"][0] += 1
+
+    rewrite_bundle(site, change)
+    result = verify(site)
+    assert result.exit_code == 1
+    assert "hash" in result.output and "invalid record" in result.output
+
+
+def test_a_deleted_record_and_manifest_line_still_fail(site):
+    """Leaving a game out everywhere but standings.json: the recomputed standings differ."""
+    rewrite_bundle(site, lambda games: games.pop(0))
+    lines = (site / "manifest.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (site / "manifest.jsonl").write_text("".join(lines[1:]), encoding="utf-8")
+    result = verify(site)
+    assert result.exit_code == 1 and "rated games" in result.output
+
+
+def test_editing_one_rating_in_standings_json_fails(site):
+    doc = json.loads((site / "standings.json").read_text(encoding="utf-8"))
+    doc["rows"][1]["rating"] += 5
+    (site / "standings.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = verify(site)
+    assert result.exit_code == 1
+    assert f"{doc['rows'][1]['entrant']}: rating" in result.output
+
+
+def test_calling_a_complete_game_unrated_or_changing_entrants_fails(site):
+    path = site / "manifest.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    lines[0]["rated"] = False
+    lines[1]["entrants"] = list(reversed(lines[1]["entrants"]))
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    out = verify(site).output
+    assert "a complete game listed as not rated" in out and "not the record's seats" in out
+
+
+def test_a_folder_that_is_no_site(tmp_path):
+    result = verify(tmp_path)
+    assert result.exit_code == 2 and "not a published site" in result.output
+    assert CliRunner().invoke(main, ["verify", "--site", str(tmp_path), "x.json"]).exit_code == 2
+
+
+# -- incremental publishing -------------------------------------------------------------------------
+
+
+def many_records(n: int) -> dict[str, dict]:
+    """``n`` records (copies of the test games under new ids, each with its own start time)."""
+    base = [r for r in make_records().values() if r["complete"]]
+    out = {}
+    for i in range(n):
+        record = json.loads(json.dumps(base[i % len(base)]))
+        record["game_id"] = f"g{i:05d}"
+        record["started_at"] = f"2025-02-01T00:00:00.{i:06d}Z"
+        out[record["game_id"]] = record
+    return out
+
+
+def publish(out: Path, records: dict, **kw):
+    results = results_from_records(records)
+    games = games_from_records(records, results)
+    return write_site(out, games, compute_standings(results, bootstrap=0), title="inc", **kw)
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_republishing_writes_only_what_new_games_change(tmp_path, monkeypatch):
+    monkeypatch.setattr(site_build, "BUNDLE", 10)
+    monkeypatch.setattr(site_build, "LIST_PAGE", 25)
+    monkeypatch.setattr(site_build, "FOLDER_FILES", 3)
+    everything = many_records(95)
+    first = dict(list(everything.items())[:73])
+    inc, full = tmp_path / "inc", tmp_path / "full"
+
+    report = publish(inc, first)
+    assert not report.incremental and report.written == 73
+    assert sorted(p.parent.name for p in (inc / "replays").glob("*/*.js")) == ["000"] * 3 + ["001"] * 3 + ["002"] * 2
+    report = publish(inc, everything)
+    assert report.incremental and report.written == 95 - 70  # the partly filled bundle and the new games
+    publish(full, everything)
+    assert files(inc) == files(full)
+    assert check_site(inc).ok
+
+    again = publish(inc, everything)  # nothing new: only the last bundle is written again
+    assert again.incremental and again.written == 5
+    assert files(inc) == files(full)
+
+    # a site whose last bundle is full, then new games; and nothing new at all
+    exact, exact_full = tmp_path / "exact", tmp_path / "exact-full"
+    publish(exact, dict(list(everything.items())[:70]))
+    assert publish(exact, dict(list(everything.items())[:70])).written == 0
+    assert publish(exact, everything).written == 25
+    publish(exact_full, everything)
+    assert files(exact) == files(exact_full) and check_site(exact).ok
+
+    # another set of games (not a continuation): everything is written again, stale files go
+    other = many_records(30)
+    other.pop("g00003")
+    report = publish(inc, other)
+    assert not report.incremental and report.written == 29
+    assert files(inc) == files(publish_full(tmp_path / "other", other))
+
+
+def publish_full(out: Path, records: dict) -> Path:
+    publish(out, records)
+    return out
+
+
+def test_logs_are_published_only_on_request(tmp_path, records):
+    record = json.loads(json.dumps(records["t000"]))
+    record["rounds"][0]["turns"][0]["logs"] = [[0, "thinking <script>alert(1)</script>"]]
+    some = {"t000": record}
+    publish(tmp_path / "plain", some)
+    publish(tmp_path / "logs", some, with_logs=True)
+    plain = decode_bundle(next((tmp_path / "plain" / "replays").glob("*/*.js")).read_text())[0]["record"]
+    shown = decode_bundle(next((tmp_path / "logs" / "replays").glob("*/*.js")).read_text())[0]["record"]
+    assert "logs" not in plain["rounds"][0]["turns"][0]
+    assert shown["rounds"][0]["turns"][0]["logs"] == [[0, "thinking <script>alert(1)</script>"]]
+    assert check_site(tmp_path / "plain").ok and check_site(tmp_path / "logs").ok
+    # switching logs on rewrites everything
+    report = publish(tmp_path / "plain", some, with_logs=True)
+    assert not report.incremental and files(tmp_path / "plain") == files(tmp_path / "logs")
+
+
+def test_games_recorded_while_publishing_wait_for_the_next_publication(tmp_path):
+    """A tournament still playing: records newer than the results read are not published yet."""
+    everything = many_records(12)
+    first = dict(list(everything.items())[:10])
+    results = results_from_records(first)
+    games = games_from_records(first, results)
+    read = games.read_records
+
+    def read_and_more(start):
+        yield from read(start)
+        yield from ((gid, r) for gid, r in list(everything.items())[10:])
+
+    games.read_records = read_and_more
+    report = write_site(tmp_path / "s", games, compute_standings(results, bootstrap=0))
+    assert report.games == 10 and check_site(tmp_path / "s").ok
