@@ -494,9 +494,12 @@ def test_bot_with_its_own_dockerfile(make_sandbox):
 
 
 @pytest.mark.docker
-def test_foreign_base_is_asked_for_its_python_in_a_sandboxed_container(make_sandbox, sdk_copy, tmp_path):
-    """A base without take5's runtime labels: its Python version is asked in a container started
-    with the sandbox flags, grpcio/protobuf wheels are added, and the bot runs."""
+def test_a_foreign_base_without_labels_is_refused_and_never_run(make_sandbox, sdk_copy, tmp_path):
+    """A base image without take5's runtime labels is refused with a clear message: the referee
+    reads a base image's facts from its labels and never runs an image to find out (no container
+    of it is created, sandboxed or not)."""
+    from referee.sandbox.errors import ImageBuildError
+
     base = "take5/base:bookworm"
     if lb.default_docker().image_inspect(base) is None:
         _unavailable(f"{base} is missing (run scripts/setup-docker.sh)")
@@ -504,10 +507,11 @@ def test_foreign_base_is_asked_for_its_python_in_a_sandboxed_container(make_sand
     shutil.copytree(BOTS / "standin", bot)
     (bot / "nonce.txt").write_text(secrets.token_hex(8))
     sb = make_sandbox(base_image=base)
-    info = sb.launcher.image(str(bot))
-    assert info.built and info.labels["take5.base"] == base
-    _, address = sb.start(bot)
-    assert Client(address)("whoami")["uid"] == 10001
+    before = {c.id for c in sb.launcher.client.containers.list(all=True)}
+    with pytest.raises(ImageBuildError, match="take5.python"):
+        sb.launcher.image(str(bot))
+    created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
+    assert not [c for c in created if base in str(sb.launcher.client.containers.get(c).attrs["Config"]["Image"])]
 
 
 def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:
