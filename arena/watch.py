@@ -15,7 +15,6 @@ verifier does not check (`seats`, `logs`, `faults`) are read defensively.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from take5.rules import BULL_HEADS
+from take5.text import inert
 
 HEAD_STYLES = {1: "", 2: "cyan", 3: "yellow", 5: "bold red", 7: "bold magenta"}
 """Cards by bull heads: 1 plain, 2 (tens) cyan, 3 (multiples of 5) yellow, 5 (doubles) red, 7 (55)."""
@@ -32,18 +32,9 @@ MAX_SHOWN = 2000
 
 
 def escape_controls(text: str) -> str:
-    """`text` with control and format characters (ESC, CR, bidi overrides, ...) as visible escapes.
-
-    Newlines and tabs stay: log lines are lines.
-    """
-    out = []
-    for ch in text:
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
+    """`text` with control and format characters (ESC, CR, bidi overrides, ...) as visible escapes
+    (take5/text.py). Newlines and tabs stay: log lines are lines."""
+    return inert(text)
 
 
 def safe(value: Any, style: str = "", limit: int = MAX_SHOWN) -> Text:

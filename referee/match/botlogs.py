@@ -10,9 +10,10 @@ game (start-up banners) is dropped; output during a draft goes with turn 1.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from take5.text import inert
 
 LIMIT = 2000
 """Characters of one seat's output kept per turn (docs/record-format.md)."""
@@ -21,14 +22,7 @@ CUT = "\n[... cut: at most 2,000 characters per turn are kept]"
 
 def clean(text: str, limit: int = LIMIT) -> str:
     """`text` made inert and bounded: control characters escaped (newlines and tabs kept)."""
-    out = []
-    for ch in text:
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    cleaned = "".join(out).rstrip("\n")
+    cleaned = inert(text).rstrip("\n")
     if len(cleaned) > limit:
         cleaned = cleaned[: limit - len(CUT)] + CUT
     return cleaned

@@ -7,7 +7,8 @@ record. So each such string is cleaned once, at ingress, before it is stored in 
 
 * control characters are escaped, not dropped (``\\x1b`` becomes the four characters ``\\x1b``), so
   what the bot sent stays readable; this covers C0 and C1 controls, DEL, and the Unicode line/
-  paragraph separators and bidirectional overrides that can disguise text;
+  paragraph separators, format characters and bidirectional overrides that can disguise text
+  (one definition for the whole project: take5/text.py);
 * in a one-line field (:func:`clean_field`) newlines and tabs are escaped as well, so a bot cannot
   fake a line of output; in a multi-line text (:func:`clean_text`, for stderr) they are kept;
 * the length is capped (an ellipsis marks a cut).
@@ -18,21 +19,12 @@ and the site): this module only guarantees no control characters and a bounded s
 
 from __future__ import annotations
 
-import re
+from take5.text import inert
 
 #: Longest handshake field kept (name, version, author, sdk).
 FIELD_LIMIT = 100
 #: Longest error detail or output tail kept.
 TEXT_LIMIT = 4000
-
-_BIDI_AND_SEPARATORS = "\u2028\u2029\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_CONTROL_MULTILINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
-_CONTROL_ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _cap(text: str, limit: int) -> str:
@@ -41,11 +33,11 @@ def _cap(text: str, limit: int) -> str:
 
 def clean_field(text: object, limit: int = FIELD_LIMIT) -> str:
     """A one-line string from a bot: every control character escaped, at most ``limit`` characters."""
-    return _cap(_CONTROL_ONE_LINE.sub(_escape, str(text)), limit)
+    return _cap(inert(text, keep_lines=False), limit)
 
 
 def clean_text(text: object, limit: int = TEXT_LIMIT) -> str:
     """Multi-line text from a bot (its output): newlines and tabs kept, other controls escaped, and
     at most ``limit`` characters (the end is kept: the last lines say most about a failure)."""
-    cleaned = _CONTROL_MULTILINE.sub(_escape, str(text).replace("\r\n", "\n"))
+    cleaned = inert(str(text).replace("\r\n", "\n"))
     return cleaned if len(cleaned) <= limit else "..." + cleaned[-(limit - 3):]

@@ -24,7 +24,6 @@ import os
 import sys
 import time
 import traceback
-import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from .convert import (
 )
 from .game import Game, Phase, Player, Settings, View
 from .rules import DEFAULT_THRESHOLD, EndRule, Take5Error, Variant
+from .text import inert
 from .v1 import bot_pb2 as pb
 
 DEFAULT_OPPONENTS = ("random", "lowest", "heuristic")
@@ -400,11 +400,7 @@ def play_against(
 
 def _inert(text: str) -> str:
     """Text for the terminal: control characters of bot names and messages as visible escapes."""
-    return "".join(
-        ch if ch in "\n\t" or (ch.isprintable() and not unicodedata.category(ch).startswith("C"))
-        else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
-        for ch in text
-    )
+    return inert(text)
 
 
 def _positive(text: str) -> int:
