@@ -85,7 +85,7 @@ def engine():
 @pytest.fixture(scope="session")
 def images(engine):
     """Every bot these tests run, built once (the referee then finds the images up to date)."""
-    from referee.sandbox.legacy_build import build_image
+    from referee.sandbox.images import build_image
 
     folders = [hostile(name) for name in HOSTILE] + [example("lowest"), example("random")]
     started = time.monotonic()

@@ -595,23 +595,21 @@ def test_an_image_with_its_own_command_and_no_shell_runs_as_it_is(client, tmp_pa
 
 @pytest.mark.docker
 def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_path):
-    """A bot folder whose image starts something else than python3 /bot/bot.py, with no shell known
-    from its labels (as a static binary's): the production launcher runs its ENTRYPOINT and CMD
-    unchanged, with the sandbox flags and TAKE5_LISTEN."""
+    """A bot folder whose image starts something else than python3 /bot/bot.py: the production
+    launcher runs its ENTRYPOINT and CMD unchanged (behind the base image's shell, which only
+    redirects the output and sets the umask), with the sandbox flags and TAKE5_LISTEN."""
     bot = tmp_path / "own_command"
     bot.mkdir()
     shutil.copy(BOTS / "standin" / "bot.py", bot / "standin.py")
     (bot / "Dockerfile").write_text(
         "ARG TAKE5_BASE_IMAGE\nFROM ${TAKE5_BASE_IMAGE}\nCOPY standin.py /srv/standin.py\n"
-        "LABEL take5.image=static\nUSER 10001:10001\nENTRYPOINT [\"python3\"]\nCMD [\"/srv/standin.py\"]\n")
+        "USER 10001:10001\nENTRYPOINT [\"python3\"]\nCMD [\"/srv/standin.py\"]\n")
     sb = make_sandbox()
     handle, address = sb.start(bot)
     assert Client(address)("whoami")["uid"] == 10001
     state = sb.launcher.client.api.inspect_container(handle._current.container.id)
-    assert [state["Path"], *state["Args"]] == ["python3", "/srv/standin.py"]
+    assert [state["Path"], *state["Args"]][-2:] == ["python3", "/srv/standin.py"]
     assert state["HostConfig"]["ReadonlyRootfs"] and state["HostConfig"]["NetworkMode"] == "none"
-    assert not handle._current.image.file_output  # no shell to redirect it: Docker's capped log
-    assert "standin bot listening" in containers.logs_tail(sb.launcher.client, handle._current.container.id)
 
 
 @pytest.mark.docker
