@@ -245,7 +245,8 @@ def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeo
     v = done.version
     if as_json:
         click.echo(json.dumps({"name": v.name, "version": v.version, "created": done.created, "kind": v.kind,
-                               "source_hash": v.source_hash, "image_id": v.image_id, "smoke": done.smoke}, indent=1))
+                               "source_hash": v.source_hash, "image_id": v.image_id, "artifact": v.artifact,
+                               "smoke": done.smoke}, indent=1))
         return
     what = "new version" if done.created else "unchanged (same sources as)"
     click.echo(f"{v.name}: {what} v{v.version} (source {v.source_hash[:12]}"

@@ -44,7 +44,9 @@ BASE_IMAGE = "take5/python:3.11"
 DUPLICATE = True
 EXECUTOR = "auto"
 RETRIES = 3  # retries of a game after an infrastructure failure
-SMOKE_SEED = 20260  # the deal of the smoke games of `referee submit`
+#: Bytes of its own output (stderr, kept per turn in the records) each bot version may keep across
+#: a tournament's records; past it the oldest games' output of that bot is dropped.
+OUTPUT_BUDGET = 50 * 1024 * 1024
 
 # -- ratings --------------------------------------------------------------------------------------
 #: Bootstrap resamples of the 95% rating intervals, in every command that shows them.

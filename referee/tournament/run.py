@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..artifacts import ArtifactError, ArtifactStore
 from ..kinds import InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
@@ -97,15 +98,27 @@ def run_lock(directory: Path) -> Iterator[None]:
 
 
 def _table_specs(store: Store, sid: str, settings: Mapping[str, Any]) -> list[TableSpec]:
+    """The pending tables, each carrying the archives of its seats (table.py says why)."""
     versions = {v.id: v for v in store.versions()}
+    pending = store.schedule_games(sid, pending_only=True)
+    archives = ArtifactStore(store.directory / "artifacts")
+    data: dict[str, bytes] = {}
+    for version_id in sorted({s for g in pending for s in g.seats}):
+        v = versions[version_id]
+        if v.artifact and v.artifact not in data:
+            try:
+                data[v.artifact] = archives.get(v.artifact).data
+            except ArtifactError as error:
+                raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
     by_table: dict[int, list] = {}
-    for g in store.schedule_games(sid, pending_only=True):
+    for g in pending:
         by_table.setdefault(g.table_no, []).append(g)
     specs = []
     for table, games in by_table.items():
         first = games[0]
         seats = tuple(
-            SeatSpec(versions[v].key, versions[v].name, versions[v].version, v, versions[v].bot_dir)
+            SeatSpec(versions[v].key, versions[v].name, versions[v].version, v, versions[v].bot_dir,
+                     versions[v].artifact)
             for v in first.seats
         )
         specs.append(TableSpec(
@@ -116,6 +129,7 @@ def _table_specs(store: Store, sid: str, settings: Mapping[str, Any]) -> list[Ta
             sandbox=settings["sandbox"],
             limits={"memory": settings["memory"], "cpus": float(settings["cpus"]), "pids": int(settings["pids"])},
             base_image=settings["base_image"],
+            artifacts={a: data[a] for a in (versions[v].artifact for v in first.seats) if a},
         ))
     return specs
 
@@ -228,6 +242,7 @@ class _Driver:
         self.retry_delay = retry_delay
         self.limit = concurrency_of(settings)
         self.retries = int(settings["retries"])
+        self.output_budget = int(settings["output_budget"])
         self.waiting: deque[tuple[float, TableSpec, int]] = deque()  # (not before, table, attempt)
         self.in_flight: dict[concurrent.futures.Future, tuple[TableSpec, int]] = {}
         self.finished: queue.SimpleQueue[GameOutcome] = queue.SimpleQueue()
@@ -312,7 +327,8 @@ class _Driver:
         self.seen.add(outcome.game_id)
         if outcome.ok:
             assert outcome.record is not None
-            if self.store.record_game(outcome.game_id, outcome.record, run_id=self.run_id, seconds=outcome.seconds):
+            if self.store.record_game(outcome.game_id, outcome.record, run_id=self.run_id, seconds=outcome.seconds,
+                                      output_budget=self.output_budget):
                 self.report.played += 1
             if self.progress is not None:
                 self.progress.game(outcome, self.store)

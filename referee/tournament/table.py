@@ -5,6 +5,16 @@ that the bots of a table are started once for its games. A :class:`TableSpec` is
 :func:`run_table` is a top-level function, so any ``concurrent.futures`` executor (threads,
 processes, dask; referee/tournament/executors.py) can run it. :func:`run_table` never raises for a
 game: a game either ends with a record, or with an infrastructure failure that rates no one.
+
+Bots travel with the work: a seat names its version's artifact (the digest of the source archive
+validated at submission, referee/artifacts.py) and the spec carries the archives of its seats. The
+worker checks each digest, unpacks the archive once into its own cache (``TAKE5_ARTIFACT_CACHE``)
+and plays from there; its Docker engine builds each version's image once (images are tagged by a
+hash of their sources). The submitted folder is never read, so no file system is shared with the
+referee. Why the archives ride along with every table rather than being sent once per worker: a
+bot's sources are kilobytes (bench/tournament.py prints the figures), the same order as a game
+record coming back, and a spec that carries everything it needs can be retried on any worker,
+including one that joined a minute ago, with no per-worker state to keep in step.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import defaults
+from ..artifacts import ArtifactError, materialize
 from ..docker_launch import DockerLauncher
 from ..docker_sandbox import Docker, DockerUnavailable, ImageBuildError, SandboxLimits
 from ..kinds import InfraKind, SandboxKind
@@ -33,7 +44,8 @@ class SeatSpec:
     name: str
     version: int
     version_id: int
-    bot: str  # the bot folder (absolute), as `referee match` takes it
+    bot: str  # the folder it was submitted from (played only for versions without an artifact)
+    artifact: str | None = None  # "sha256:..." of the validated source archive: what plays
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ class TableSpec:
     sandbox: str = "local"
     limits: dict = field(default_factory=dict)  # memory, cpus, pids (docker)
     base_image: str = defaults.BASE_IMAGE
+    artifacts: dict[str, bytes] = field(default_factory=dict)  # digest -> archive, for its seats
 
 
 @dataclass(frozen=True)
@@ -132,7 +145,7 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
 
     launcher = None
     try:
-        refs = [parse_bot(seat.bot) for seat in spec.seats]
+        refs = [parse_bot(_seat_folder(spec, seat)) for seat in spec.seats]
         if spec.sandbox == SandboxKind.DOCKER:
             if not _engine_answers():
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "no Docker engine answers")
@@ -150,6 +163,7 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
             start_timeout=spec.start_timeout,
             max_faults=spec.max_faults,
             match_id=f"t{spec.table}",
+            game_ids=_game_ids(spec, n),
             **spec.game_settings,
         )
         with Match(refs, config, launcher=launcher) as match:
@@ -186,6 +200,22 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
         detail = f"{type(error).__name__}: {error}\n" + "".join(traceback.format_exc(limit=6))[-1500:]
         _fail_rest(spec, outcomes, emit, kind, detail)
     return outcomes
+
+
+def _seat_folder(spec: TableSpec, seat: SeatSpec) -> str:
+    """Where this worker plays ``seat`` from: its artifact in the cache (unpacked now if needed)."""
+    if seat.artifact is None:
+        return seat.bot  # a version submitted before artifacts existed: its folder, as then
+    try:
+        return str(materialize(seat.artifact, spec.artifacts.get(seat.artifact)))
+    except ArtifactError as error:
+        raise InfraError(InfraKind.ARTIFACT, f"{seat.key}: {error}") from None
+
+
+def _game_ids(spec: TableSpec, n: int) -> tuple[str, ...]:
+    """The game ids by rotation, so that a bot sees the id the tournament records."""
+    ids = dict((rotation, game_id) for game_id, rotation in spec.games)
+    return tuple(ids.get(r, f"t{spec.table}-g{r + 1}") for r in range(n))
 
 
 def _fail_rest(spec: TableSpec, outcomes: list[GameOutcome], emit: Callable, kind: str, detail: str) -> None:
