@@ -1,12 +1,20 @@
 """Bot versions as content-addressed artifacts (referee/artifacts.py)."""
 
+import json
 import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from referee.artifacts import ArtifactError, ArtifactStore, digest_of, is_cached, materialize, pack
+from referee.store import Store
+from referee.tournament import run_tournament, submission, submit
 
 
 def _bot(tmp: Path, name: str = "bot") -> Path:
@@ -85,17 +93,6 @@ def test_store_keeps_each_artifact_once_and_detects_corruption(tmp_path):
 
 # -- what was validated is what plays (referee submit -> tournament run) -----------------------------
 
-import json  # noqa: E402 - the tournament half of this file
-import re  # noqa: E402
-import shutil  # noqa: E402
-import sqlite3  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-
-from referee.store import Store  # noqa: E402
-from referee.tournament import run_tournament, submit  # noqa: E402
-from referee.tournament import submission  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
 
@@ -122,7 +119,8 @@ def _own_cache(tmp_path, monkeypatch):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
 
 
 def test_a_folder_changed_or_deleted_after_submit_changes_nothing(tmp_path):

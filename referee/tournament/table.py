@@ -214,7 +214,7 @@ def _seat_folder(spec: TableSpec, seat: SeatSpec) -> str:
 
 def _game_ids(spec: TableSpec, n: int) -> tuple[str, ...]:
     """The game ids by rotation, so that a bot sees the id the tournament records."""
-    ids = dict((rotation, game_id) for game_id, rotation in spec.games)
+    ids = {rotation: game_id for game_id, rotation in spec.games}
     return tuple(ids.get(r, f"t{spec.table}-g{r + 1}") for r in range(n))
 
 
