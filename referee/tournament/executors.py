@@ -11,8 +11,14 @@
 ``process``
     a process pool (``ProcessPoolExecutor``), for a referee whose own work becomes the bottleneck.
 ``dask:tcp://HOST:8786``
-    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. The
-    workers need this project installed, the bot folders at the same paths, and (Docker) the images.
+    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A
+    worker needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its
+    own Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each
+    table carries the validated archives of its bots, the worker unpacks them into its own cache
+    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once (referee/artifacts.py,
+    table.py). Workers send records back; the store stays with the referee. A worker lost with
+    its table (killed, its host gone) is the scheduler's to notice: dask runs the table again on
+    another worker, and a game is recorded once whatever happens (the store's unique game ids).
 ``dask:local``
     a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
 
