@@ -3,7 +3,7 @@
     python bench/tournament.py                 # everything (docker rows only when an engine answers)
     python bench/tournament.py --no-docker     # local processes only
     python bench/tournament.py --schedule-only
-    sudo python bench/tournament.py --cluster  # scale-out: Dask workers with their own Docker engines
+    python bench/tournament.py --cluster       # scale-out, as root: Dask workers with their own Docker engines
 
 Games per second: the example bots random, lowest, heuristic and random (as a 4th entrant) at tables
 of 2 with duplicate deals, at concurrency 1 and 2, each bot a local process (`--sandbox local`) or a

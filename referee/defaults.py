@@ -46,7 +46,7 @@ EXECUTOR = "auto"
 RETRIES = 3  # retries of a game after an infrastructure failure
 #: Bytes of its own output (stderr, kept per turn in the records) each bot version may keep across
 #: a tournament's records; past it the oldest games' output of that bot is dropped.
-OUTPUT_BUDGET = 50 * 1024 * 1024
+OUTPUT_BUDGET = 50_000_000  # 50 MB
 
 # -- ratings --------------------------------------------------------------------------------------
 #: Bootstrap resamples of the 95% rating intervals, in every command that shows them.
