@@ -276,6 +276,9 @@ def tournament() -> None:
 @options.docker_limits(stored=True)
 @click.option("--retries", type=click.IntRange(min=0),
               help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].")
+@click.option("--output-budget", type=click.IntRange(min=0), metavar="BYTES",
+              help="Bytes of its own output each bot version keeps in the records; past it its oldest "
+                   f"games' output is dropped [{defaults.OUTPUT_BUDGET:,}].")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
 @options.as_json("what the run did (no progress bar)")

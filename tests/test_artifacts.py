@@ -187,9 +187,9 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
     submit(tdir, flooder, "flooder", sandbox="local")
     submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local")
     budget = 40_000  # a game of this flooder keeps ~500 bytes a turn, 10-20 kB: a few games fit
-    report = run_tournament(tdir, {"players": 2, "games": 6, "sandbox": "local", "concurrency": 1,
-                                   "output_budget": budget})
-    assert report.unplayed == 0
+    done = _cli("tournament", "run", "-t", str(tdir), "-n", "2", "-g", "6", "-j", "1", "--sandbox", "local",
+                "--output-budget", str(budget), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
     with Store(tdir) as store:
         flood_id = next(v.id for v in store.versions() if v.name == "flooder")
         kept = []
