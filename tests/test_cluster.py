@@ -9,9 +9,9 @@ path. Then it kills a worker with SIGKILL in the middle of a game (its games are
 nothing lost or doubled) and stops an engine under a live worker (infrastructure, never a bot's
 fault). Everything it started is stopped in a finalizer.
 
-Non-Python bots (Node, static binaries) are not in this test yet: the Docker sandbox on this branch
-builds Python SDK bots and Dockerfile bots only; the bot images for other languages come with the
-hardened build.
+The bots: an SDK bot and a bot that brings its own Dockerfile (two build paths). Bots in other
+languages (Node, static binaries) are not in this test yet: the Docker sandbox on this branch builds
+Python SDK bots and Dockerfile bots only; the images for other languages come with the hardened build.
 """
 
 from __future__ import annotations
@@ -34,6 +34,17 @@ from referee.tournament import submit
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "cluster-local.sh"
 EXAMPLES = ROOT / "example_bots"
+#: The lowest example bot, built from its own Dockerfile (the path for bots in other languages).
+OWN_DOCKERFILE = """\
+ARG TAKE5_BASE_IMAGE=take5/python:3.11
+FROM ${TAKE5_BASE_IMAGE}
+COPY take5_sdk/take5 /opt/take5/sdk/take5
+COPY bot.py /bot/bot.py
+ENV PYTHONPATH=/opt/take5/sdk:${PYTHONPATH}
+USER 10001:10001
+WORKDIR /bot
+CMD ["python3", "/bot/bot.py"]
+"""
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -125,11 +136,14 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def submitted(cluster, tmp_path_factory) -> Path:
-    """Two Python bots submitted (validated on this machine's engine); their folders then deleted."""
+    """An SDK bot and a bot with its own Dockerfile, submitted (validated on this machine's engine);
+    their folders then deleted."""
     base = tmp_path_factory.mktemp("cluster")
     directory = base / "submitted"
-    for name in ("lowest", "random"):
-        folder = shutil.copytree(EXAMPLES / name, base / f"src-{name}")
+    for name, source in (("random", EXAMPLES / "random"), ("ownimage", EXAMPLES / "lowest")):
+        folder = shutil.copytree(source, base / f"src-{name}")
+        if name == "ownimage":
+            (folder / "Dockerfile").write_text(OWN_DOCKERFILE)
         submit(directory, folder, name, sandbox="docker")
         shutil.rmtree(folder)
     return directory
