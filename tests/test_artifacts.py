@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -226,3 +227,14 @@ def test_a_version_1_store_is_migrated(tmp_path):
         assert store.versions()[0].artifact is None  # submitted before archives: plays its folder
         assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
     assert submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local").version.artifact
+
+
+def test_a_refused_bot_leaves_no_copy_behind(tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(submission.SubmitRefusedError):
+        submit(tmp_path / "t", ROOT / "tests" / "bots" / "crash_start", "crasher", sandbox="local")
+    assert not list(scratch.iterdir())
+    assert not (tmp_path / "worker-cache").exists() or not list((tmp_path / "worker-cache").iterdir())
+    assert not (tmp_path / "t" / "artifacts").exists()

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import ArtifactError, ArtifactStore, materialize, pack
+from ..artifacts import Artifact, ArtifactError, ArtifactStore, materialize, pack
 from ..docker_launch import DockerLauncher
 from ..docker_sandbox import DockerUnavailable, ImageBuildError, SandboxLimits, source_hash
 from ..kinds import SandboxKind
@@ -68,9 +69,30 @@ def submit(
         raise TournamentError(f"{bot_dir}: not a bot folder")
     try:
         artifact = pack(folder)
-        snapshot = materialize(artifact.digest, artifact.data)
     except ArtifactError as error:
         raise SubmitRefusedError(str(error)) from None
+    # Validated from a private unpacked copy, removed afterwards (a refused bot leaves nothing);
+    # games unpack the same archive again into their worker's cache.
+    with tempfile.TemporaryDirectory(prefix="take5-submit-") as scratch:
+        try:
+            snapshot = materialize(artifact.digest, artifact.data, Path(scratch))
+        except ArtifactError as error:
+            raise SubmitRefusedError(str(error)) from None
+        return _validate(directory, folder, snapshot, artifact, name, sandbox=sandbox, timeout=timeout, log=log)
+
+
+def _validate(
+    directory: str | os.PathLike,
+    folder: Path,
+    snapshot: Path,
+    artifact: Artifact,
+    name: str,
+    *,
+    sandbox: str | None,
+    timeout: float | None,
+    log: Callable[[str], None],
+) -> Submitted:
+    """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
         ref = parse_bot(str(snapshot))
     except BadBotRef as error:
