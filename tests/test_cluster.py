@@ -232,14 +232,10 @@ def test_a_worker_whose_engine_is_down_is_infrastructure(cluster, submitted, tmp
             break
         time.sleep(0.2)
     code, output = _finish(_run(cluster, tdir, 4))
-    # Worker 1 cannot play: its tables fail as infrastructure and are retried; worker 2 plays them.
-    # (If every retry happened to land on worker 1, the games stay pending: exit 1, never a fault.)
-    assert code in (0, 1), output
-    with Store(tdir) as store:
+    # Worker 1 cannot play: its tables fail as infrastructure, worker 1 gets no new ones for a while,
+    # and worker 2 plays the retries. Nobody is blamed.
+    assert code == 0, output
+    with _check_every_game_once(tdir) as store:
         kinds = {f["kind"] for f in store.infra_failures()}
         assert kinds <= {"engine-unavailable"}, kinds
-        assert store.db.execute("SELECT COUNT(*) FROM seat_results WHERE faults != '[]'").fetchone()[0] == 0
-    cluster.start()  # engine 1 back: what was left is played now
-    code, output = _finish(_run(cluster, tdir, 4))
-    assert code == 0, output
-    _check_every_game_once(tdir).close()
+    cluster.start()  # engine 1 back, and the cluster whole again

@@ -88,6 +88,22 @@ def parse_executor(spec: str) -> ExecutorInfo:
     )
 
 
+def avoiding(executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]) -> dict:
+    """Keyword arguments for ``executor.submit`` that steer work away from the workers in
+    ``avoid`` (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the
+    others are preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
+    if info.kind != "dask" or not avoid:
+        return {}
+    client = getattr(executor, "_client", None)  # distributed's ClientExecutor
+    if client is None:
+        return {}
+    try:
+        healthy = [w for w in client.scheduler_info()["workers"] if w not in avoid]
+    except Exception:  # noqa: BLE001 - the scheduler cannot tell: no preference
+        return {}
+    return {"workers": healthy, "allow_other_workers": True} if healthy else {}
+
+
 @contextlib.contextmanager
 def open_executor(spec: str | ExecutorInfo, workers: int) -> Iterator[tuple[concurrent.futures.Executor, ExecutorInfo]]:
     """The executor named by ``spec`` with room for ``workers`` games at once; closed on exit

@@ -49,7 +49,7 @@ from ..artifacts import ArtifactError, ArtifactStore
 from ..kinds import InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
-from .executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
+from .executors import ExecutorInfo, avoiding, open_executor, parse_executor, resolve_auto
 from .schedule import Schedule
 from .settings import concurrency_of, game_settings, resolve_settings, schedule_for, schedule_id
 from .table import GameOutcome, SeatSpec, TableSpec, close_launchers, run_table
@@ -220,14 +220,18 @@ class _Driver:
     to :attr:`finished` as it ends (so a long table is stored game by game); other executors return
     a table's outcomes when it is done. A table whose games failed for infrastructure reasons goes
     back to :attr:`waiting` with those games only, after ``retry_delay * 2**attempt`` seconds, at most
-    ``retries`` times. Ctrl-C or SIGTERM stops submitting, abandons the tables in flight (their games
-    stay unrecorded and are replayed by the next run) and returns.
+    ``retries`` times. A Dask worker that reports its Docker engine gone is passed over for
+    :attr:`SICK_FOR` seconds while other workers remain (its engine may come back). Ctrl-C or
+    SIGTERM stops submitting, abandons the tables in flight (their games stay unrecorded and are
+    replayed by the next run) and returns.
     """
 
     #: seconds between two heartbeats of the run in the store (`tournament status` reads them)
     HEARTBEAT = 2.0
     #: seconds the loop waits for a table before it looks at the queue of finished games again
     POLL = 0.25
+    #: seconds a Dask worker whose Docker engine did not answer gets no new tables if others can
+    SICK_FOR = 60.0
 
     def __init__(self, store: Store, executor: concurrent.futures.Executor, info: ExecutorInfo,
                  settings: Mapping[str, Any], report: RunReport, run_id: str, *,
@@ -250,6 +254,7 @@ class _Driver:
         self.failed_tables: dict[int, list[tuple[str, int]]] = {}  # table -> (game id, rotation) to retry
         self.last_beat = 0.0
         self.stopping = False
+        self.sick: dict[str, float] = {}  # worker address -> when its engine failed
 
     def run(self, specs: list[TableSpec]) -> None:
         self.waiting.extend((0.0, s, 0) for s in specs)
@@ -285,7 +290,8 @@ class _Driver:
             if self.info.in_process:
                 fut = self.executor.submit(self.runner, spec, self.finished.put)
             else:
-                fut = self.executor.submit(self.runner, spec)
+                self.sick = {w: t for w, t in self.sick.items() if now - t < self.SICK_FOR}
+                fut = self.executor.submit(self.runner, spec, **avoiding(self.executor, self.info, set(self.sick)))
             self.in_flight[fut] = (spec, attempt)
 
     def _collect(self) -> None:
@@ -334,6 +340,8 @@ class _Driver:
                 self.progress.game(outcome, self.store)
             return
         kind, detail = outcome.infra_kind or "infra", outcome.infra_detail or ""
+        if kind == InfraKind.ENGINE_UNAVAILABLE and outcome.worker:
+            self.sick[outcome.worker] = time.monotonic()
         self.store.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
         self.report.infra.append((outcome.game_id, kind, detail))
         self.failed_tables.setdefault(spec.table, []).extend(g for g in spec.games if g[0] == outcome.game_id)

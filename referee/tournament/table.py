@@ -20,6 +20,7 @@ including one that joined a minute ago, with no per-worker state to keep in step
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 import traceback
@@ -75,6 +76,7 @@ class GameOutcome:
     infra_kind: str | None = None
     infra_detail: str | None = None
     seconds: float = 0.0
+    worker: str = ""  # the Dask worker that ran it ("" in the referee's process)
 
     @property
     def ok(self) -> bool:
@@ -202,6 +204,17 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
     return outcomes
 
 
+def _dask_worker() -> str:
+    """The address of the Dask worker running this, or "" (distributed is loaded only in one)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return ""
+    try:
+        return str(distributed.get_worker().address)
+    except ValueError:  # not inside a worker's task
+        return ""
+
+
 def _seat_folder(spec: TableSpec, seat: SeatSpec) -> str:
     """Where this worker plays ``seat`` from: its artifact in the cache (unpacked now if needed)."""
     if seat.artifact is None:
@@ -222,4 +235,4 @@ def _fail_rest(spec: TableSpec, outcomes: list[GameOutcome], emit: Callable, kin
     done = {o.game_id for o in outcomes}
     for game_id, _rotation in spec.games:
         if game_id not in done:
-            emit(GameOutcome(game_id, infra_kind=kind, infra_detail=detail))
+            emit(GameOutcome(game_id, infra_kind=kind, infra_detail=detail, worker=_dask_worker()))
