@@ -255,7 +255,8 @@ def submit(bot_dir: Path, name: str, directory: Path, sandbox: str | None, timeo
     v = done.version
     if as_json:
         click.echo(json.dumps({"name": v.name, "version": v.version, "created": done.created, "kind": v.kind,
-                               "source_hash": v.source_hash, "image_id": v.image_id, "smoke": done.smoke}, indent=1))
+                               "source_hash": v.source_hash, "image_id": v.image_id, "artifact": v.artifact,
+                               "smoke": done.smoke}, indent=1))
         return
     what = "new version" if done.created else "unchanged (same sources as)"
     click.echo(f"{v.name}: {what} v{v.version} (source {v.source_hash[:12]}"
@@ -285,6 +286,9 @@ def tournament() -> None:
 @options.docker_limits(stored=True)
 @click.option("--retries", type=click.IntRange(min=0),
               help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].")
+@click.option("--output-budget", type=click.IntRange(min=0), metavar="BYTES",
+              help="Bytes of its own output each bot version keeps in the records; past it its oldest "
+                   f"games' output is dropped [{defaults.OUTPUT_BUDGET:,}].")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
 @options.as_json("what the run did (no progress bar)")

@@ -164,6 +164,10 @@ def render_summary(report: Any, store: Store, console: Console | None = None) ->
         console.print(table)
 
 
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
+
+
 def render_status(status: Mapping[str, Any], console: Console | None = None, *,
                   bootstrap: int = defaults.BOOTSTRAP, seed: int = defaults.BOOTSTRAP_SEED) -> None:
     """`referee tournament status`: ``status`` from referee.tournament.status.tournament_status."""
@@ -177,6 +181,14 @@ def render_status(status: Mapping[str, Any], console: Console | None = None, *,
     for e in status["entrants"]:
         console.print(f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source {e['source_hash']}"
                       f"{', image ' + e['image_id'] if e['image_id'] else ''}, submitted {e['submitted_at'][:19]})")
+        out = e.get("output")
+        if out and (out["kept_bytes"] or out["dropped_games"]):
+            dropped = f", dropped from its {out['dropped_games']} oldest games" if out["dropped_games"] else ""
+            console.print(f"    its output: {_mb(out['kept_bytes'])} of {_mb(status['output_budget'])} kept "
+                          f"({out['kept_games']} games{dropped})")
+    if "output_budget" in status:
+        console.print(f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot version "
+                      "(the oldest games' output is dropped first)")
     schedule = status["schedule"]
     progress = status["progress"]
     if schedule:

@@ -3,12 +3,20 @@
     python bench/tournament.py                 # everything (docker rows only when an engine answers)
     python bench/tournament.py --no-docker     # local processes only
     python bench/tournament.py --schedule-only
+    python bench/tournament.py --cluster       # scale-out, as root: Dask workers with their own Docker engines
 
 Games per second: the example bots random, lowest, heuristic and random (as a 4th entrant) at tables
 of 2 with duplicate deals, at concurrency 1 and 2, each bot a local process (`--sandbox local`) or a
 fresh locked-down container per game (`--sandbox docker`), through the whole tournament path
 (schedule, store, executor, match layer, one transaction per game). Bot start-up is included: that
 is what a tournament pays.
+
+Scale-out (``--cluster``, root: it starts Docker engines): a local cluster from
+scripts/cluster-local.sh (one engine and one single-threaded Dask worker per worker, nothing shared),
+the same 4 bots in Docker at tables of 2: games/s with 1 worker, then with 2 (the second one added
+fresh), both after a warm-up run so that image builds are not counted; and the cost of shipping a bot
+to a fresh worker: the bytes of its archive and of one table's spec as sent, and the seconds from
+receiving the archive to an image ready on that worker's engine (digest check, unpack, build).
 
 Schedule creation: `referee.tournament.schedule.make_schedule` for 10, 100 and 1,000 entrants at tables of 4,
 each entrant at 10 tables (40 games with duplicate deals), best of 3.
@@ -17,7 +25,11 @@ each entrant at 10 tables (40 games with duplicate deals), best of 3.
 from __future__ import annotations
 
 import argparse
+import os
+import pickle
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +38,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.tournament.schedule import make_schedule
 from referee.store import Store
 from referee.tournament import run_tournament, submit
+from referee.tournament.schedule import make_schedule
 
 
 def bench_schedule() -> None:
@@ -65,12 +77,110 @@ def bench_games(sandbox: str, games: int) -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def _ship(digest: str, data: bytes, limits: dict, base_image: str) -> dict:
+    """On a worker: what a first table costs it for one bot (digest check, unpack, image build)."""
+    from referee.artifacts import materialize
+    from referee.sandbox.launcher import DockerLauncher
+    from referee.sandbox.limits import SandboxLimits
+    from referee.match.botref import parse_bot
+
+    t0 = time.perf_counter()
+    folder = materialize(digest, data)
+    t1 = time.perf_counter()
+    launcher = DockerLauncher(limits=SandboxLimits(**limits), base_image=base_image)
+    try:
+        launcher.prepare([parse_bot(str(folder))])
+    finally:
+        launcher.close()
+    return {"unpack": t1 - t0, "build": time.perf_counter() - t1, "host": os.environ.get("DOCKER_HOST", "")}
+
+
+def bench_cluster(games: int) -> None:
+    import distributed
+
+    from referee.artifacts import ArtifactStore
+    from referee.tournament.settings import resolve_settings
+    from referee.tournament.table import SeatSpec, TableSpec
+
+    script = ROOT / "scripts" / "cluster-local.sh"
+    base = Path(tempfile.mkdtemp(prefix="t5b-", dir="/tmp"))  # short: engine sockets live under it
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+
+    def cluster(*args: str) -> None:
+        subprocess.run(["bash", str(script), *args, "--root", str(base / "cluster")], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def play(target: Path) -> float:
+        t0 = time.perf_counter()
+        report = run_tournament(target, {"players": 2, "games": games, "sandbox": "docker", "concurrency": 2,
+                                         "executor": f"dask:{address}"})
+        seconds = time.perf_counter() - t0
+        if report.unplayed:
+            raise SystemExit(f"{report.unplayed} games unplayed: {report.infra[:1]}")
+        return report.played / seconds
+
+    try:
+        entrants = base / "entrants"
+        for name, folder in (("random", "random"), ("lowest", "lowest"), ("heuristic", "heuristic"),
+                             ("random2", "random")):
+            submit(entrants, ROOT / "example_bots" / folder, name, sandbox="docker")
+        cluster("start", "--workers", "1", "--threads", "1", "--port", str(port))
+        copies = [Path(shutil.copytree(entrants, base / f"t{i}")) for i in range(3)]
+        play(copies[0])  # warm-up: worker 1 builds the images
+        one = play(copies[1])
+        cluster("start", "--workers", "2", "--threads", "1", "--port", str(port))
+        with Store(entrants) as store:
+            version = next(v for v in store.versions() if v.name == "heuristic")
+            others = [v for v in store.versions() if v.name in ("random", "lowest")]
+            settings = resolve_settings(store.settings(), {"players": 2, "games": games})
+        archive = ArtifactStore(entrants / "artifacts").get(version.artifact)
+        with distributed.Client(address, timeout=30) as client:
+            fresh = [a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "take5-worker-2"]
+            limits = {"memory": settings["memory"], "cpus": float(settings["cpus"]), "pids": int(settings["pids"])}
+            t0 = time.perf_counter()
+            cost = client.submit(_ship, archive.digest, archive.data, limits, settings["base_image"],
+                                 workers=fresh, pure=False).result()
+            total = time.perf_counter() - t0
+            for v in others:  # the other bots too, so that the 2-worker figure counts no build
+                data = ArtifactStore(entrants / "artifacts").get(v.artifact).data
+                client.submit(_ship, v.artifact, data, limits, settings["base_image"], workers=fresh,
+                              pure=False).result()
+        with Store(copies[1]) as store:
+            record_bytes = max(len(pickle.dumps(r)) for _, r in store.records())
+            seated = [v for v in store.versions() if v.name in ("heuristic", "lowest")]
+            archives = ArtifactStore(copies[1] / "artifacts")
+            spec = TableSpec(table=0, deal_seed=1, seats=tuple(
+                SeatSpec(v.key, v.name, v.version, v.id, v.bot_dir, v.artifact) for v in seated),
+                games=(("0" * 16, 0), ("1" * 16, 1)), game_settings={}, sandbox="docker", limits=limits,
+                artifacts={v.artifact: archives.get(v.artifact).data for v in seated if v.artifact})
+            spec_bytes = len(pickle.dumps(spec))
+        two = play(copies[2])
+        print(f"scale-out (4 bots in Docker, tables of 2, {games} games, one single-threaded worker per engine):")
+        print(f"  1 worker : {one:6.2f} games/s")
+        print(f"  2 workers: {two:6.2f} games/s  ({two / one:.2f}x the 1-worker figure, same run)")
+        print(f"  shipping a bot to a fresh worker: archive {archive.size:,} bytes; "
+              f"digest check + unpack {cost['unpack'] * 1000:.0f} ms, image build {cost['build']:.1f} s, "
+              f"{total:.1f} s from submit to ready")
+        print(f"  a table's spec going out (2 seats, their archives): {spec_bytes:,} bytes; "
+              f"a game record coming back: up to {record_bytes:,} bytes")
+    finally:
+        cluster("stop")
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-docker", action="store_true")
     parser.add_argument("--schedule-only", action="store_true")
+    parser.add_argument("--cluster", action="store_true", help="only the scale-out figures (needs root)")
     parser.add_argument("--games", type=int, default=24, help="games per measurement (default 24)")
     args = parser.parse_args()
+    if args.cluster:
+        bench_cluster(args.games)
+        return
     bench_schedule()
     if args.schedule_only:
         return

@@ -1,5 +1,5 @@
 """The referee: plays bots against each other (``referee.match``), in the Docker sandbox
-(``referee.docker_sandbox``/``referee.docker_launch``), in tournaments (``referee.tournament``) kept in
+(``referee.sandbox``), in tournaments (``referee.tournament``) kept in
 a store (``referee.store``). The command line lives one layer up, in ``arena``.
 
 Old module names: the match and tournament modules used to sit flat in this folder

@@ -13,6 +13,7 @@ Why archives and not images pushed to a registry: a bot's source is small (kilob
 worker's engine must be able to build anyway (the hardened build runs on the worker), and no
 registry needs to be deployed, secured and kept in step with the store.
 
+What goes in is what the build would copy (the folder's scan: referee/sandbox/context.py).
 Determinism: members sorted by path, mtime 0, uid/gid 0, modes 0644/0755 (executable bits kept),
 no owner names, ustar format. The same folder content gives the same digest on every machine.
 """
@@ -29,13 +30,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import RefereeError
+from .sandbox.build_errors import BuildRefused
+from .sandbox.context import BotFolder, Kind, scan
+
 #: Where a worker keeps unpacked artifacts (one folder per digest), unless told otherwise.
 CACHE_ENV = "TAKE5_ARTIFACT_CACHE"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "/var/tmp")) / "take5-artifacts"
 _COMPLETE = ".take5-artifact-complete"
 
 
-class ArtifactError(Exception):
+class ArtifactError(RefereeError):
     """An artifact cannot be packed, found or trusted (digest mismatch, unsafe member)."""
 
 
@@ -62,40 +67,50 @@ def _hex(digest: str) -> str:
     return hexpart
 
 
-def pack(folder: str | os.PathLike[str]) -> Artifact:
-    """The deterministic archive of ``folder`` (regular files and folders only).
+def pack(folder: str | os.PathLike[str] | BotFolder) -> Artifact:
+    """The deterministic archive of a bot folder: exactly the entries the build would copy.
 
-    The folder is expected to have passed the bot-folder checks already (size and file limits,
-    symlinks); anything that is not a regular file or folder is refused here as well, so an
-    archive can never carry a link or a device.
+    The folder is scanned first (referee/sandbox/context.py: size, file-count, path and depth
+    limits; symlinks never followed, one that leads outside refused; caches and VCS folders left
+    out), or ``folder`` is such a scan already. Files are read by the scan's list: a file whose size
+    changed since, or that is no longer a plain file, refuses the pack (a folder being edited).
+    Symlinks that stay inside the folder are kept as symlinks (npm's ``node_modules/.bin``).
     """
-    root = Path(folder)
-    if not root.is_dir():
-        raise ArtifactError(f"{folder}: not a folder")
+    try:
+        scanned = folder if isinstance(folder, BotFolder) else scan(folder)
+    except BuildRefused as error:
+        raise ArtifactError(str(error)) from None
+    root = scanned.root
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            dirnames.sort()
-            base = Path(dirpath)
-            for name in [*sorted(dirnames), *sorted(filenames)]:
-                path = base / name
-                rel = path.relative_to(root).as_posix()
-                st = path.lstat()
-                info = tarfile.TarInfo(rel)
-                info.mtime = 0
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                if stat.S_ISDIR(st.st_mode):
-                    info.type = tarfile.DIRTYPE
-                    info.mode = 0o755
-                    tar.addfile(info)
-                elif stat.S_ISREG(st.st_mode):
+        for entry in sorted(scanned.entries, key=lambda e: e.path):
+            info = tarfile.TarInfo(entry.path)
+            info.mtime = 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            if entry.kind is Kind.DIR:
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            elif entry.kind is Kind.SYMLINK:
+                info.type = tarfile.SYMTYPE
+                info.linkname = entry.target
+                info.mode = 0o777
+                tar.addfile(info)
+            else:
+                path = root / entry.path
+                try:
+                    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+                except OSError as error:
+                    raise ArtifactError(f"{entry.path}: cannot be read ({error.strerror})") from None
+                with os.fdopen(fd, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    if not stat.S_ISREG(st.st_mode) or st.st_size != entry.size:
+                        raise ArtifactError(f"{entry.path} changed while the bot was being packed; "
+                                            "submit again with a folder nobody is changing")
                     info.size = st.st_size
-                    info.mode = 0o755 if st.st_mode & 0o111 else 0o644
-                    with path.open("rb") as f:
-                        tar.addfile(info, f)
-                else:
-                    raise ArtifactError(f"{rel}: not a regular file or folder (links and devices are refused)")
+                    info.mode = 0o755 if entry.executable else 0o644
+                    tar.addfile(info, f)
     data = buf.getvalue()
     return Artifact(digest_of(data), data)
 
@@ -166,9 +181,9 @@ def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> P
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             for member in tar.getmembers():
-                if not (member.isfile() or member.isdir()):
-                    raise ArtifactError(f"artifact {digest}: {member.name!r} is not a file or folder")
-            tar.extractall(tmp / "bot", filter="data")
+                if not (member.isfile() or member.isdir() or member.issym()):
+                    raise ArtifactError(f"artifact {digest}: {member.name!r} is not a file, folder or symlink")
+            tar.extractall(tmp / "bot", filter="data")  # refuses links that lead outside, devices, ..
         (tmp / _COMPLETE).touch()
         try:
             os.rename(tmp, target)

@@ -44,12 +44,14 @@ BASE_IMAGE = "take5/python:3.11"
 DUPLICATE = True
 EXECUTOR = "auto"
 RETRIES = 3  # retries of a game after an infrastructure failure
-SMOKE_SEED = 20260  # the deal of the smoke games of `referee submit`
 #: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables
 #: per entrant of the first batch (before any rating exists), and the game budget per entrant.
 SETTLE_CONFIDENCE = 0.95
 SETTLE_INITIAL_TABLES = 2
 SETTLE_BUDGET_PER_ENTRANT = 100
+#: Bytes of its own output (stderr, kept per turn in the records) each bot version may keep across
+#: a tournament's records; past it the oldest games' output of that bot is dropped.
+OUTPUT_BUDGET = 50_000_000  # 50 MB
 
 # -- ratings --------------------------------------------------------------------------------------
 #: Bootstrap resamples of the 95% rating intervals, in every command that shows them.

@@ -40,6 +40,8 @@ class InfraKind(StrEnum):
     """The referee's own failure."""
     EXECUTOR = "executor"
     """The executor (process pool, dask) lost the table."""
+    ARTIFACT = "artifact"
+    """A bot version's validated source archive is missing or does not match its digest."""
 
 
 class RunStatus(StrEnum):

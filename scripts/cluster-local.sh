@@ -2,7 +2,7 @@
 # A local Dask cluster of take5 workers, each with its OWN Docker engine, to try scale-out on one
 # machine exactly as it runs across hosts (no shared image store, no shared bot folders).
 #
-#   bash scripts/cluster-local.sh start [--workers N] [--port P] [--root DIR]
+#   bash scripts/cluster-local.sh start [--workers N] [--threads T] [--port P] [--root DIR]
 #   bash scripts/cluster-local.sh status [--root DIR]
 #   bash scripts/cluster-local.sh stop [--root DIR]
 #
@@ -12,8 +12,11 @@
 #      the bot base images are copied into it from this machine's main engine (`docker save | load`:
 #      on a real worker host, run scripts/setup-docker.sh there instead);
 #   2. a Dask scheduler on 127.0.0.1:P (default 8786);
-#   3. for each worker i: `dask worker` with DOCKER_HOST=unix://ROOT/engine-i/docker.sock and its own
-#      artifact cache TAKE5_ARTIFACT_CACHE=ROOT/worker-i/artifacts.
+#   3. for each worker i: `dask worker` (T threads, default 2: tables played at once) with
+#      DOCKER_HOST=unix://ROOT/engine-i/docker.sock and its own artifact cache
+#      TAKE5_ARTIFACT_CACHE=ROOT/worker-i/artifacts. Bots are not copied anywhere: each table carries
+#      its bots' validated archives, and each engine builds a bot's image the first time it needs it.
+#   start again: restarts whatever is not running (a killed worker, a stopped engine).
 # Then: referee tournament run --tournament T --executor dask:tcp://127.0.0.1:P
 #
 # Needs root, scripts/setup-docker.sh run once (docker.io, the base images) and the project installed
@@ -24,15 +27,17 @@ cd "$(dirname "$0")/.."
 CMD="${1:-}"
 [ $# -gt 0 ] && shift
 WORKERS=2
+THREADS=2
 PORT=8786
 ROOT="${TAKE5_CLUSTER_ROOT:-/var/tmp/take5-cluster}"
-IMAGES="${TAKE5_CLUSTER_IMAGES:-take5/python:3.11 take5/node:bookworm take5/static:bookworm}"
+IMAGES="${TAKE5_CLUSTER_IMAGES:-take5/base:bookworm take5/python:3.11 take5/node:18 take5/static:1}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --workers) WORKERS="$2"; shift 2 ;;
+        --threads) THREADS="$2"; shift 2 ;;
         --port) PORT="$2"; shift 2 ;;
         --root) ROOT="$2"; shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "cluster-local: unknown argument: $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -92,7 +97,7 @@ start() {
         alive "$(pid_of "$dir/worker.pid")" && continue
         DOCKER_HOST="unix://$(engine_sock "$i")" TAKE5_ARTIFACT_CACHE="$dir/artifacts" \
             nohup dask worker "tcp://127.0.0.1:$PORT" --host 127.0.0.1 --name "take5-worker-$i" \
-            --nworkers 1 --nthreads 2 --local-directory "$dir" --no-dashboard \
+            --nworkers 1 --nthreads "$THREADS" --local-directory "$dir" --no-dashboard \
             >>"$dir/worker.log" 2>&1 </dev/null &
         echo $! >"$dir/worker.pid"
     done
@@ -135,5 +140,5 @@ case "$CMD" in
     start) start ;;
     stop) stop ;;
     status) status ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,26p' "$0"; exit 2 ;;
 esac

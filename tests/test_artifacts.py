@@ -1,12 +1,21 @@
 """Bot versions as content-addressed artifacts (referee/artifacts.py)."""
 
+import json
 import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
 from referee.artifacts import ArtifactError, ArtifactStore, digest_of, is_cached, materialize, pack
+from referee.store import Store
+from referee.tournament import run_tournament, submission, submit
 
 
 def _bot(tmp: Path, name: str = "bot") -> Path:
@@ -81,3 +90,151 @@ def test_store_keeps_each_artifact_once_and_detects_corruption(tmp_path):
         store.get(art.digest)
     with pytest.raises(ArtifactError, match="not an artifact digest"):
         store.get("sha256:../../etc/passwd")
+
+
+# -- what was validated is what plays (referee submit -> tournament run) -----------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "example_bots"
+
+FLOODER = '''
+import sys
+from take5 import Bot, run
+
+class Flooder(Bot):
+    name = "flooder"
+    def pick_card(self, view):
+        sys.stderr.write("x" * 500 + "\\n")
+        sys.stderr.flush()
+        return min(view.hand)
+
+if __name__ == "__main__":
+    run(Flooder())
+'''
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    """Each test gets its own worker cache: nothing carries over from another test."""
+    monkeypatch.setenv("TAKE5_ARTIFACT_CACHE", str(tmp_path / "worker-cache"))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_a_folder_changed_or_deleted_after_submit_changes_nothing(tmp_path):
+    tdir = tmp_path / "t"
+    changed = shutil.copytree(EXAMPLES / "lowest", tmp_path / "changed")
+    deleted = shutil.copytree(EXAMPLES / "random", tmp_path / "deleted")
+    a = submit(tdir, changed, "changed", sandbox="local").version
+    b = submit(tdir, deleted, "deleted", sandbox="local").version
+    assert a.artifact and a.artifact.startswith("sha256:") and b.artifact
+    assert (tdir / "artifacts" / f"{a.artifact.split(':')[1]}.tar").is_file()
+    # After submission: one folder now crashes at start, the other is gone.
+    (changed / "bot.py").write_text("raise SystemExit('not the validated version')\n")
+    shutil.rmtree(deleted)
+    report = run_tournament(tdir, {"players": 2, "games": 4, "sandbox": "local", "concurrency": 1})
+    assert report.unplayed == 0 and not report.infra, report.infra
+    with Store(tdir) as store:
+        games = list(store.records())
+        assert len(games) == 4
+        for _gid, record in games:
+            assert record["faults"] == [[], []], record["faults"]  # the crashing edit never played
+            digests = {s["name"]: s.get("digest") for s in record["seats"]}
+            assert digests == {"changed": f"sha256:{a.source_hash}", "deleted": f"sha256:{b.source_hash}"}
+    done = _cli("verify", "--tournament", str(tdir))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_missing_archive_is_a_clear_error_not_a_bot_fault(tmp_path):
+    tdir = tmp_path / "t"
+    for name in ("lowest", "random"):
+        submit(tdir, EXAMPLES / name, name, sandbox="local")
+    for tar in (tdir / "artifacts").glob("*.tar"):
+        tar.write_bytes(tar.read_bytes() + b"tampered")
+    done = _cli("tournament", "run", "-t", str(tdir), "-n", "2", "-g", "2", "--sandbox", "local")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "corrupt" in done.stderr and "submit the bot again" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_smoke_games_look_like_tournament_games(tmp_path, monkeypatch):
+    seen = []
+    real = submission.Match
+
+    def spy(refs, config, **kw):
+        seen.append(config)
+        return real(refs, config, **kw)
+
+    monkeypatch.setattr(submission, "Match", spy)
+    for i in range(2):
+        submit(tmp_path / f"t{i}", EXAMPLES / "lowest", "lowest", sandbox="local")
+    assert len(seen) == 2
+    assert seen[0].seed != seen[1].seed, "the smoke deal is fixed: a bot could recognise it"
+    for config in seen:
+        ids = [config.plan(i, 2)[0] for i in range(2)]
+        assert all(re.fullmatch(r"[0-9a-f]{16}", g) for g in ids), ids  # the form of schedule.game_id
+        assert ids[0] != ids[1]
+    assert set(seen[0].game_ids).isdisjoint(seen[1].game_ids)
+
+
+def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
+    flooder = tmp_path / "flooder"
+    flooder.mkdir()
+    (flooder / "bot.py").write_text(FLOODER)
+    tdir = tmp_path / "t"
+    submit(tdir, flooder, "flooder", sandbox="local")
+    submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local")
+    budget = 40_000  # a game of this flooder keeps ~500 bytes a turn, 10-20 kB: a few games fit
+    done = _cli("tournament", "run", "-t", str(tdir), "-n", "2", "-g", "6", "-j", "1", "--sandbox", "local",
+                "--output-budget", str(budget), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    with Store(tdir) as store:
+        flood_id = next(v.id for v in store.versions() if v.name == "flooder")
+        kept = []
+        for _gid, record in store.records():
+            seat = next(i for i, s in enumerate(record["seats"]) if s["name"] == "flooder")
+            kept.append(sum(len(t.encode()) for r in record["rounds"] for turn in r["turns"]
+                            for s, t in turn.get("logs", ()) if s == seat))
+        usage = store.output_usage()[flood_id]
+    assert sum(kept) <= budget and sum(kept) == usage["kept_bytes"]
+    assert usage["dropped_games"] >= 1 and usage["kept_games"] >= 1
+    assert kept[0] == 0 and kept[-1] > 0, kept  # the oldest dropped first, the newest kept
+    done = _cli("verify", "--tournament", str(tdir))
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = _cli("tournament", "status", "-t", str(tdir), "--json")
+    flood = next(e for e in json.loads(status.stdout)["entrants"] if e["name"] == "flooder")
+    assert flood["output"]["kept_bytes"] == usage["kept_bytes"]
+    assert json.loads(status.stdout)["output_budget"] == budget
+    text = _cli("tournament", "status", "-t", str(tdir)).stdout
+    assert "its output:" in text and "oldest games" in text
+
+
+def test_a_version_1_store_is_migrated(tmp_path):
+    tdir = tmp_path / "t"
+    submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local")
+    db = sqlite3.connect(tdir / "tournament.sqlite")
+    db.execute("ALTER TABLE entrant_versions DROP COLUMN artifact")
+    db.execute("DROP TABLE bot_output")
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with Store(tdir, readonly=True) as store:  # read-only: read as it is
+        assert store.versions()[0].artifact is None and store.output_usage() == {}
+    with Store(tdir) as store:
+        assert store.versions()[0].artifact is None  # submitted before archives: plays its folder
+        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    assert submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local").version.artifact
+
+
+def test_a_refused_bot_leaves_no_copy_behind(tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(submission.SubmitRefusedError):
+        submit(tmp_path / "t", ROOT / "tests" / "bots" / "crash_start", "crasher", sandbox="local")
+    assert not list(scratch.iterdir())
+    assert not (tmp_path / "worker-cache").exists() or not list((tmp_path / "worker-cache").iterdir())
+    assert not (tmp_path / "t" / "artifacts").exists()

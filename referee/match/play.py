@@ -75,6 +75,9 @@ class MatchConfig:
     """Folder for the game records (one JSON file per game) and the bots' output logs."""
     match_id: str = ""
     """Prefix of the game ids; default "s<seed>"."""
+    game_ids: tuple[str, ...] = ()
+    """The game ids by game index, when the caller names its games (a tournament's own ids; smoke
+    games that look like them); else ``<prefix>-g<n>``."""
     stop_grace: float = defaults.STOP_GRACE
     """Seconds a bot has to exit after SIGTERM before it is killed."""
 
@@ -101,7 +104,8 @@ class MatchConfig:
         Duplicate deals: each seed is played `players` times with every rotation, so every bot gets
         every hand of a deal (seed + index // players, rotation index % players).
         """
-        return f"{self.prefix}-g{index + 1}", self.seed + index // players, index % players
+        game_id = self.game_ids[index] if index < len(self.game_ids) else f"{self.prefix}-g{index + 1}"
+        return game_id, self.seed + index // players, index % players
 
 
 # -- results -----------------------------------------------------------------------------------

@@ -11,13 +11,14 @@ referee killed at any moment (SIGKILL included) leaves either the whole game or 
 Only the referee's main process writes (games run elsewhere and send their records back); readers
 such as ``referee tournament status`` or the leaderboard may open the same file at any time.
 
-Schema (version 1)::
+Schema (version 2; a version-1 store gains the new column and table when opened for writing)::
 
     meta(key PK, value)                         schema_version, settings (JSON), created_at
     entrants(id PK, name UNIQUE, created_at, active)
     entrant_versions(id PK, entrant_id FK, version, source_hash, image_id, bot_dir, kind,
-                     submitted_at, validation JSON, UNIQUE(entrant_id, version),
-                     UNIQUE(entrant_id, source_hash))
+                     submitted_at, validation JSON, artifact (sha256:... of the validated source
+                     archive in DIR/artifacts/; NULL for versions submitted before version 2),
+                     UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
     schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
     schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
     games(game_id PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat),
@@ -26,6 +27,8 @@ Schema (version 1)::
     seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id, seat))
     infra_failures(id PK, game_id, run_id, at, kind, detail)
     runs(run_id PK, pid, host, started_at, heartbeat_at, ended_at, status, settings JSON, games, done)
+    bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
+        each record's turns (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import Any
 
 from ..errors import RefereeError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "tournament.sqlite"
 
 SCHEMA = """
@@ -67,6 +70,7 @@ CREATE TABLE IF NOT EXISTS entrant_versions (
     kind TEXT NOT NULL,
     submitted_at TEXT NOT NULL,
     validation TEXT NOT NULL DEFAULT '{}',
+    artifact TEXT,
     UNIQUE (entrant_id, version),
     UNIQUE (entrant_id, source_hash)
 );
@@ -138,6 +142,15 @@ CREATE TABLE IF NOT EXISTS runs (
     games INTEGER NOT NULL DEFAULT 0,
     done INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS bot_output (
+    game_id TEXT NOT NULL REFERENCES results(game_id),
+    seat INTEGER NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES entrant_versions(id),
+    bytes INTEGER NOT NULL,
+    dropped INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS bot_output_version ON bot_output(version_id, game_id);
 """
 
 
@@ -160,6 +173,8 @@ class EntrantVersion:
     kind: str
     submitted_at: str
     validation: dict
+    artifact: str | None = None
+    """The digest of the validated source archive (what plays); None: submitted before archives."""
 
     @property
     def key(self) -> str:
@@ -227,6 +242,17 @@ class Store:
                     raise StoreError(
                         f"{self.path} has schema version {version}; this referee knows {SCHEMA_VERSION}"
                     )
+                elif int(version) < SCHEMA_VERSION:
+                    self._migrate(int(version))
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older store up to :data:`SCHEMA_VERSION` (inside the opening transaction; new
+        tables were created by SCHEMA already)."""
+        if version < 2:
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(entrant_versions)")}
+            if "artifact" not in columns:
+                self.db.execute("ALTER TABLE entrant_versions ADD COLUMN artifact TEXT")
+        self._set_meta("schema_version", str(SCHEMA_VERSION))
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -289,6 +315,7 @@ class Store:
         kind: str,
         image_id: str | None = None,
         validation: Mapping[str, Any] | None = None,
+        artifact: str | None = None,
     ) -> tuple[EntrantVersion, bool]:
         """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
         whether it is new: the same source as an earlier version of this entrant gives that version
@@ -308,8 +335,9 @@ class Store:
             ).fetchone()
             if old is not None:
                 db.execute(
-                    "UPDATE entrant_versions SET image_id = ?, validation = ?, bot_dir = ? WHERE id = ?",
-                    (image_id, json.dumps(dict(validation or {})), bot_dir, old[0]),
+                    "UPDATE entrant_versions SET image_id = ?, validation = ?, bot_dir = ?,"
+                    " artifact = COALESCE(?, artifact) WHERE id = ?",
+                    (image_id, json.dumps(dict(validation or {})), bot_dir, artifact, old[0]),
                 )
                 created, version_id = False, old[0]
             else:
@@ -319,9 +347,9 @@ class Store:
                 ).fetchone()[0]
                 version_id = db.execute(
                     "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, bot_dir,"
-                    " kind, submitted_at, validation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (entrant_id, number, source_hash, image_id, bot_dir, kind, now(),
-                     json.dumps(dict(validation or {}))),
+                     json.dumps(dict(validation or {})), artifact),
                 ).lastrowid
                 created = True
         return self.version(version_id), created
@@ -336,6 +364,7 @@ class Store:
             id=row["id"], name=row["name"], version=row["version"], source_hash=row["source_hash"],
             image_id=row["image_id"], bot_dir=row["bot_dir"], kind=row["kind"],
             submitted_at=row["submitted_at"], validation=json.loads(row["validation"] or "{}"),
+            artifact=row["artifact"] if "artifact" in row.keys() else None,  # noqa: SIM118 - a Row's `in` looks at values; a version-1 store read only
         )
 
     def version(self, version_id: int) -> EntrantVersion:
@@ -462,9 +491,14 @@ class Store:
         *,
         run_id: str | None = None,
         seconds: float | None = None,
+        output_budget: int | None = None,
     ) -> bool:
         """Store a finished game: its record, one row per seat, status 'done', in one transaction.
-        Returns False (and changes nothing) if the game was already recorded."""
+        Returns False (and changes nothing) if the game was already recorded.
+
+        ``output_budget``: bytes of its own output (the turns' ``logs``) each entrant version may
+        keep across the tournament's records; past it, that bot's output is dropped from its oldest
+        records first (the games themselves stay whole: `logs` is optional in a record)."""
         game = self.game(game_id)
         result = record["result"]
         forfeited = set(result.get("forfeited", ()))
@@ -492,11 +526,54 @@ class Store:
                     "UPDATE games SET status = 'done', attempts = attempts + 1 WHERE game_id = ?",
                     (game_id,),
                 )
+                used = output_bytes(record, len(game.seats))
+                db.executemany(
+                    "INSERT INTO bot_output(game_id, seat, version_id, bytes) VALUES (?, ?, ?, ?)",
+                    [(game_id, seat, game.seats[seat], n) for seat, n in enumerate(used) if n],
+                )
+                if output_budget is not None:
+                    for version_id in {game.seats[seat] for seat, n in enumerate(used) if n}:
+                        self._keep_output_within(db, version_id, output_budget)
         except sqlite3.IntegrityError:
             if self.db.execute("SELECT 1 FROM results WHERE game_id = ?", (game_id,)).fetchone():
                 return False
             raise
         return True
+
+    @staticmethod
+    def _keep_output_within(db: sqlite3.Connection, version_id: int, budget: int) -> None:
+        """Drop ``version_id``'s output from its oldest records until what is kept fits ``budget``."""
+        total = db.execute(
+            "SELECT COALESCE(SUM(bytes), 0) FROM bot_output WHERE version_id = ? AND dropped = 0", (version_id,)
+        ).fetchone()[0]
+        if total <= budget:
+            return
+        rows = db.execute(
+            "SELECT o.game_id, o.seat, o.bytes, r.record FROM bot_output o JOIN results r ON r.game_id = o.game_id"
+            " WHERE o.version_id = ? AND o.dropped = 0 ORDER BY r.seq",
+            (version_id,),
+        )
+        for game_id, seat, size, text in rows.fetchall():
+            if total <= budget:
+                break
+            record = json.loads(text)
+            drop_output(record, seat)
+            db.execute("UPDATE results SET record = ? WHERE game_id = ?",
+                       (json.dumps(record, separators=(",", ":")), game_id))
+            db.execute("UPDATE bot_output SET dropped = 1 WHERE game_id = ? AND seat = ?", (game_id, seat))
+            total -= size
+
+    def output_usage(self) -> dict[int, dict[str, int]]:
+        """Per entrant version id: bytes of output kept, games whose output is kept, games whose
+        output was dropped to stay within the budget."""
+        try:
+            rows = self.db.execute(
+                "SELECT version_id, COALESCE(SUM(CASE WHEN dropped = 0 THEN bytes END), 0),"
+                " SUM(dropped = 0), SUM(dropped = 1) FROM bot_output GROUP BY version_id"
+            ).fetchall()
+        except sqlite3.OperationalError:  # a version-1 store opened read-only: no table yet
+            return {}
+        return {r[0]: {"kept_bytes": r[1], "kept_games": r[2], "dropped_games": r[3]} for r in rows}
 
     def record_infra_failure(self, game_id: str, kind: str, detail: str, *, run_id: str | None = None) -> None:
         """Note that a game could not be played for a reason that is nobody's fault; it stays pending."""
@@ -603,6 +680,29 @@ class Store:
     def last_run(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
         return None if row is None else dict(row)
+
+
+def output_bytes(record: Mapping[str, Any], seats: int) -> list[int]:
+    """Bytes (UTF-8) of each seat's own output kept in ``record``'s turns."""
+    used = [0] * seats
+    for rnd in record.get("rounds", []):
+        for turn in rnd.get("turns", []):
+            for seat, text in turn.get("logs", ()):
+                if isinstance(seat, int) and 0 <= seat < seats:
+                    used[seat] += len(str(text).encode())
+    return used
+
+
+def drop_output(record: dict[str, Any], seat: int) -> None:
+    """Remove seat ``seat``'s output from ``record``'s turns (in place)."""
+    for rnd in record.get("rounds", []):
+        for turn in rnd.get("turns", []):
+            if "logs" in turn:
+                kept = [entry for entry in turn["logs"] if entry[0] != seat]
+                if kept:
+                    turn["logs"] = kept
+                else:
+                    del turn["logs"]
 
 
 def pid_alive(pid: int | None, host: str | None) -> bool | None:

@@ -4,8 +4,9 @@ A record on its own says which bot played each seat, but nothing in it proves th
 names swapped give an equally consistent record. The store is what binds them: its schedule says
 which entrant version sits at each seat of each game. So, besides the rules (take5.record.judge),
 each stored record's seats must name exactly the entrant and version the schedule seated there,
-and where the record has a source digest, the digest submitted for that version (a bot folder edited
-after its submission plays code that was never submitted: its games fail here). Records are read as raw text so that one hostile row cannot stop the others.
+and where the record has a source digest, the digest of the archive submitted for that version
+(referee/artifacts.py: games play that archive, so a digest that differs means a record edited or
+played from code that was never submitted). Records are read as raw text so that one hostile row cannot stop the others.
 """
 
 from __future__ import annotations
@@ -67,9 +68,13 @@ def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
                 seated = []
                 for version_id in json.loads(seats_text or "[]"):
                     v = versions.get(version_id)
-                    seated.append({"name": v.name, "entrant": v.key, "version": v.version,
-                                   "digest": f"sha256:{v.source_hash}"}
-                                  if v else {"name": f"<unknown version {version_id}>"})
+                    if v is None:
+                        seated.append({"name": f"<unknown version {version_id}>"})
+                        continue
+                    want: dict[str, Any] = {"name": v.name, "entrant": v.key, "version": v.version}
+                    if v.artifact:  # versions from before archives have no digest to hold them to
+                        want["digest"] = v.artifact
+                    seated.append(want)
                 problem = seat_binding(doc, seated)
                 if problem:
                     judgement = Judgement(Verdict.INVALID, problem)

@@ -45,10 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..artifacts import ArtifactError, ArtifactStore
 from ..kinds import InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
-from .executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
+from .executors import ExecutorInfo, avoiding, open_executor, parse_executor, resolve_auto
 from .schedule import Schedule
 from .settings import concurrency_of, game_settings, resolve_settings, schedule_for, schedule_id
 from .table import GameOutcome, SeatSpec, TableSpec, close_launchers, run_table
@@ -97,15 +98,27 @@ def run_lock(directory: Path) -> Iterator[None]:
 
 
 def _table_specs(store: Store, sid: str, settings: Mapping[str, Any]) -> list[TableSpec]:
+    """The pending tables, each carrying the archives of its seats (table.py says why)."""
     versions = {v.id: v for v in store.versions()}
+    pending = store.schedule_games(sid, pending_only=True)
+    archives = ArtifactStore(store.directory / "artifacts")
+    data: dict[str, bytes] = {}
+    for version_id in sorted({s for g in pending for s in g.seats}):
+        v = versions[version_id]
+        if v.artifact and v.artifact not in data:
+            try:
+                data[v.artifact] = archives.get(v.artifact).data
+            except ArtifactError as error:
+                raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
     by_table: dict[int, list] = {}
-    for g in store.schedule_games(sid, pending_only=True):
+    for g in pending:
         by_table.setdefault(g.table_no, []).append(g)
     specs = []
     for table, games in by_table.items():
         first = games[0]
         seats = tuple(
-            SeatSpec(versions[v].key, versions[v].name, versions[v].version, v, versions[v].bot_dir)
+            SeatSpec(versions[v].key, versions[v].name, versions[v].version, v, versions[v].bot_dir,
+                     versions[v].artifact)
             for v in first.seats
         )
         specs.append(TableSpec(
@@ -116,6 +129,7 @@ def _table_specs(store: Store, sid: str, settings: Mapping[str, Any]) -> list[Ta
             sandbox=settings["sandbox"],
             limits={"memory": settings["memory"], "cpus": float(settings["cpus"]), "pids": int(settings["pids"])},
             base_image=settings["base_image"],
+            artifacts={a: data[a] for a in (versions[v].artifact for v in first.seats) if a},
         ))
     return specs
 
@@ -206,14 +220,18 @@ class _Driver:
     to :attr:`finished` as it ends (so a long table is stored game by game); other executors return
     a table's outcomes when it is done. A table whose games failed for infrastructure reasons goes
     back to :attr:`waiting` with those games only, after ``retry_delay * 2**attempt`` seconds, at most
-    ``retries`` times. Ctrl-C or SIGTERM stops submitting, abandons the tables in flight (their games
-    stay unrecorded and are replayed by the next run) and returns.
+    ``retries`` times. A Dask worker that reports its Docker engine gone is passed over for
+    :attr:`SICK_FOR` seconds while other workers remain (its engine may come back). Ctrl-C or
+    SIGTERM stops submitting, abandons the tables in flight (their games stay unrecorded and are
+    replayed by the next run) and returns.
     """
 
     #: seconds between two heartbeats of the run in the store (`tournament status` reads them)
     HEARTBEAT = 2.0
     #: seconds the loop waits for a table before it looks at the queue of finished games again
     POLL = 0.25
+    #: seconds a Dask worker whose Docker engine did not answer gets no new tables if others can
+    SICK_FOR = 60.0
 
     def __init__(self, store: Store, executor: concurrent.futures.Executor, info: ExecutorInfo,
                  settings: Mapping[str, Any], report: RunReport, run_id: str, *,
@@ -228,6 +246,7 @@ class _Driver:
         self.retry_delay = retry_delay
         self.limit = concurrency_of(settings)
         self.retries = int(settings["retries"])
+        self.output_budget = int(settings["output_budget"])
         self.waiting: deque[tuple[float, TableSpec, int]] = deque()  # (not before, table, attempt)
         self.in_flight: dict[concurrent.futures.Future, tuple[TableSpec, int]] = {}
         self.finished: queue.SimpleQueue[GameOutcome] = queue.SimpleQueue()
@@ -235,6 +254,7 @@ class _Driver:
         self.failed_tables: dict[int, list[tuple[str, int]]] = {}  # table -> (game id, rotation) to retry
         self.last_beat = 0.0
         self.stopping = False
+        self.sick: dict[str, float] = {}  # worker address -> when its engine failed
 
     def run(self, specs: list[TableSpec]) -> None:
         self.waiting.extend((0.0, s, 0) for s in specs)
@@ -270,7 +290,8 @@ class _Driver:
             if self.info.in_process:
                 fut = self.executor.submit(self.runner, spec, self.finished.put)
             else:
-                fut = self.executor.submit(self.runner, spec)
+                self.sick = {w: t for w, t in self.sick.items() if now - t < self.SICK_FOR}
+                fut = self.executor.submit(self.runner, spec, **avoiding(self.executor, self.info, set(self.sick)))
             self.in_flight[fut] = (spec, attempt)
 
     def _collect(self) -> None:
@@ -312,12 +333,15 @@ class _Driver:
         self.seen.add(outcome.game_id)
         if outcome.ok:
             assert outcome.record is not None
-            if self.store.record_game(outcome.game_id, outcome.record, run_id=self.run_id, seconds=outcome.seconds):
+            if self.store.record_game(outcome.game_id, outcome.record, run_id=self.run_id, seconds=outcome.seconds,
+                                      output_budget=self.output_budget):
                 self.report.played += 1
             if self.progress is not None:
                 self.progress.game(outcome, self.store)
             return
         kind, detail = outcome.infra_kind or "infra", outcome.infra_detail or ""
+        if kind == InfraKind.ENGINE_UNAVAILABLE and outcome.worker:
+            self.sick[outcome.worker] = time.monotonic()
         self.store.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
         self.report.infra.append((outcome.game_id, kind, detail))
         self.failed_tables.setdefault(spec.table, []).extend(g for g in spec.games if g[0] == outcome.game_id)

@@ -38,6 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "pids": defaults.PIDS,
     "base_image": defaults.BASE_IMAGE,
     "retries": defaults.RETRIES,
+    "output_budget": defaults.OUTPUT_BUDGET,
 }
 #: The settings that shape the schedule (and the game ids): changing one makes a new schedule.
 SCHEDULE_KEYS = ("players", "games", "seed", "duplicate", "variant", "threshold", "end_rule")

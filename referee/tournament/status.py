@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from ..kinds import RunStatus
 from ..store import Store, pid_alive, seconds_since
 
@@ -44,14 +45,19 @@ def tournament_status(directory: str | os.PathLike) -> dict[str, Any]:
             {"game_id": f["game_id"], "kind": f["kind"], "detail": f["detail"].splitlines()[0] if f["detail"] else ""}
             for f in store.infra_failures(current["schedule_id"] if current else None)
         ]
+        usage = store.output_usage()
+        budget = int(store.settings().get("output_budget", defaults.OUTPUT_BUDGET))
         return {
             "directory": str(Path(directory)),
             "settings": store.settings(),
             "entrants": [
                 {"name": v.name, "version": v.version, "kind": v.kind, "source_hash": v.source_hash[:12],
-                 "image_id": (v.image_id or "")[:19], "submitted_at": v.submitted_at}
+                 "image_id": (v.image_id or "")[:19], "artifact": (v.artifact or "")[:19],
+                 "submitted_at": v.submitted_at,
+                 "output": usage.get(v.id, {"kept_bytes": 0, "kept_games": 0, "dropped_games": 0})}
                 for v in store.versions()
             ],
+            "output_budget": budget,
             "schedule": current,
             "progress": progress,
             "recorded": store.recorded_count(),

@@ -4,22 +4,32 @@ Validation is what a tournament relies on later: the image builds (docker), the 
 answers the handshake and plays two smoke games (one deal, both rotations) against the random
 example bot within the tournament's limits, without a fault. A refused bot is reported with the
 reason and its own stderr.
+
+What was validated is what plays (referee/artifacts.py): the folder is packed FIRST into a
+content-addressed archive, and everything after (the source hash, the image, the smoke games) works
+on that archive unpacked into the artifact cache, never on the folder. The archive goes to the
+tournament's ``artifacts/`` folder and its digest to the store; tournament games play it, wherever
+they run, so a folder changed or deleted after submission changes nothing.
+
+Smoke games look like any other game to the bot: a fresh random deal and game ids of the same form
+as a tournament's, so a bot cannot behave well only while it is being checked.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import defaults
+from ..artifacts import Artifact, ArtifactError, ArtifactStore, materialize, pack
 from ..kinds import SandboxKind
 from ..sandbox import context
 from ..sandbox.errors import EngineUnavailable, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
-from ..sandbox.legacy_build import source_hash
 from ..sandbox.limits import SandboxLimits
 from ..match.botref import BadBotRef, BotRef, parse_bot
 from ..match.play import Match, MatchConfig
@@ -60,9 +70,36 @@ def submit(
     if not folder.is_dir():
         raise TournamentError(f"{bot_dir}: not a bot folder")
     try:
-        ref = parse_bot(str(folder))
-    except BadBotRef as error:
+        # the folder's limits and links first (context.scan), before anything reads its files
+        artifact = pack(context.scan(folder))
+    except (ImageBuildError, ArtifactError) as error:
         raise SubmitRefusedError(str(error)) from None
+    # Validated from a private unpacked copy, removed afterwards (a refused bot leaves nothing);
+    # games unpack the same archive again into their worker's cache.
+    with tempfile.TemporaryDirectory(prefix="take5-submit-") as scratch:
+        try:
+            snapshot = materialize(artifact.digest, artifact.data, Path(scratch))
+        except ArtifactError as error:
+            raise SubmitRefusedError(str(error)) from None
+        return _validate(directory, folder, snapshot, artifact, name, sandbox=sandbox, timeout=timeout, log=log)
+
+
+def _validate(
+    directory: str | os.PathLike,
+    folder: Path,
+    snapshot: Path,
+    artifact: Artifact,
+    name: str,
+    *,
+    sandbox: str | None,
+    timeout: float | None,
+    log: Callable[[str], None],
+) -> Submitted:
+    """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
+    try:
+        ref = parse_bot(str(snapshot))
+    except BadBotRef as error:
+        raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
     try:
         settings = resolve_settings(store.settings(), {"sandbox": sandbox, "timeout": timeout})
@@ -71,14 +108,7 @@ def submit(
         sandbox = settings["sandbox"]
         if ref.kind == "dockerfile" and sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError("the folder has only a Dockerfile: it can only run in the docker sandbox")
-        try:
-            context.scan(folder)  # the folder's limits and links, before anything reads its files
-        except ImageBuildError as error:
-            raise SubmitRefusedError(str(error)) from None
-        try:
-            digest = source_hash(folder)
-        except ImageBuildError as error:
-            raise SubmitRefusedError(str(error)) from None
+        digest = artifact.digest.removeprefix("sha256:")  # one identity for a version: its archive's
         image_id = None
         launcher = None
         if sandbox == SandboxKind.DOCKER:
@@ -94,7 +124,7 @@ def submit(
                 ) from None
         try:
             if launcher is not None:
-                log(f"building the image of {folder} ...")
+                log(f"building the image of {folder} (archive {artifact.digest[:19]}, {artifact.size} bytes) ...")
                 try:
                     info = launcher.image(ref)
                 except ImageBuildError as error:
@@ -106,9 +136,10 @@ def submit(
         finally:
             if launcher is not None:
                 launcher.close()
+        ArtifactStore(store.directory / "artifacts").put(artifact)
         version, created = store.add_version(
             name, source_hash=digest, bot_dir=str(folder), kind=ref.kind, image_id=image_id,
-            validation={"smoke": smoke, "sandbox": sandbox},
+            validation={"smoke": smoke, "sandbox": sandbox}, artifact=artifact.digest,
         )
         return Submitted(version, created, smoke)
     finally:
@@ -116,9 +147,13 @@ def submit(
 
 
 def _smoke(ref: BotRef, settings: Mapping[str, Any], launcher: DockerLauncher | None) -> str:
-    """Two games (one deal, both rotations) against the random bot; a fault refuses the bot."""
+    """Two games (one deal, both rotations) against the random bot; a fault refuses the bot.
+
+    The deal is random and the game ids have the form of a tournament's (16 hex digits,
+    referee/tournament/schedule.py), so the smoke games cannot be told from real ones."""
     config = MatchConfig(
-        games=2, seed=defaults.SMOKE_SEED, timeout=float(settings["timeout"]),
+        games=2, seed=secrets.randbits(63), game_ids=(secrets.token_hex(8), secrets.token_hex(8)),
+        timeout=float(settings["timeout"]),
         start_timeout=float(settings["start_timeout"]), max_faults=1, **game_settings(settings),
     )
     with Match([ref, parse_bot(str(RANDOM_BOT))], config, launcher=launcher) as match:

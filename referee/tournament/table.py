@@ -5,11 +5,22 @@ that the bots of a table are started once for its games. A :class:`TableSpec` is
 :func:`run_table` is a top-level function, so any ``concurrent.futures`` executor (threads,
 processes, dask; referee/tournament/executors.py) can run it. :func:`run_table` never raises for a
 game: a game either ends with a record, or with an infrastructure failure that rates no one.
+
+Bots travel with the work: a seat names its version's artifact (the digest of the source archive
+validated at submission, referee/artifacts.py) and the spec carries the archives of its seats. The
+worker checks each digest, unpacks the archive once into its own cache (``TAKE5_ARTIFACT_CACHE``)
+and plays from there; its Docker engine builds each version's image once (images are tagged by a
+hash of their sources). The submitted folder is never read, so no file system is shared with the
+referee. Why the archives ride along with every table rather than being sent once per worker: a
+bot's sources are kilobytes (bench/tournament.py prints the figures), the same order as a game
+record coming back, and a spec that carries everything it needs can be retried on any worker,
+including one that joined a minute ago, with no per-worker state to keep in step.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 import traceback
@@ -18,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import defaults
+from ..artifacts import ArtifactError, materialize
 from ..kinds import InfraKind, SandboxKind
 from ..match.botref import parse_bot
 from ..match.faults import FaultKind
@@ -35,7 +47,8 @@ class SeatSpec:
     name: str
     version: int
     version_id: int
-    bot: str  # the bot folder (absolute), as `referee match` takes it
+    bot: str  # the folder it was submitted from (played only for versions without an artifact)
+    artifact: str | None = None  # "sha256:..." of the validated source archive: what plays
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,7 @@ class TableSpec:
     sandbox: str = "local"
     limits: dict = field(default_factory=dict)  # memory, cpus, pids (docker)
     base_image: str = defaults.BASE_IMAGE
+    artifacts: dict[str, bytes] = field(default_factory=dict)  # digest -> archive, for its seats
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,7 @@ class GameOutcome:
     infra_kind: str | None = None
     infra_detail: str | None = None
     seconds: float = 0.0
+    worker: str = ""  # the Dask worker that ran it ("" in the referee's process)
 
     @property
     def ok(self) -> bool:
@@ -130,7 +145,7 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
 
     launcher = None
     try:
-        refs = [parse_bot(seat.bot) for seat in spec.seats]
+        refs = [parse_bot(_seat_folder(spec, seat)) for seat in spec.seats]
         if spec.sandbox == SandboxKind.DOCKER:
             if not _engine_answers():
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "no Docker engine answers")
@@ -148,6 +163,7 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
             start_timeout=spec.start_timeout,
             max_faults=spec.max_faults,
             match_id=f"t{spec.table}",
+            game_ids=_game_ids(spec, n),
             **spec.game_settings,
         )
         with Match(refs, config, launcher=launcher) as match:
@@ -186,8 +202,35 @@ def run_table(spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = N
     return outcomes
 
 
+def _dask_worker() -> str:
+    """The address of the Dask worker running this, or "" (distributed is loaded only in one)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return ""
+    try:
+        return str(distributed.get_worker().address)
+    except ValueError:  # not inside a worker's task
+        return ""
+
+
+def _seat_folder(spec: TableSpec, seat: SeatSpec) -> str:
+    """Where this worker plays ``seat`` from: its artifact in the cache (unpacked now if needed)."""
+    if seat.artifact is None:
+        return seat.bot  # a version submitted before artifacts existed: its folder, as then
+    try:
+        return str(materialize(seat.artifact, spec.artifacts.get(seat.artifact)))
+    except ArtifactError as error:
+        raise InfraError(InfraKind.ARTIFACT, f"{seat.key}: {error}") from None
+
+
+def _game_ids(spec: TableSpec, n: int) -> tuple[str, ...]:
+    """The game ids by rotation, so that a bot sees the id the tournament records."""
+    ids = {rotation: game_id for game_id, rotation in spec.games}
+    return tuple(ids.get(r, f"t{spec.table}-g{r + 1}") for r in range(n))
+
+
 def _fail_rest(spec: TableSpec, outcomes: list[GameOutcome], emit: Callable, kind: str, detail: str) -> None:
     done = {o.game_id for o in outcomes}
     for game_id, _rotation in spec.games:
         if game_id not in done:
-            emit(GameOutcome(game_id, infra_kind=kind, infra_detail=detail))
+            emit(GameOutcome(game_id, infra_kind=kind, infra_detail=detail, worker=_dask_worker()))
