@@ -5,7 +5,7 @@
   `os.walk` of the same folder, the least any check that looks at every file costs.
 * builds: the Python, Node.js and Go example bots from scratch (``force=True``) and again with an
   unchanged folder (the image is reused); for the Python bot the previous builder
-  (referee/sandbox/legacy_build.py) in the same run, as the baseline.
+  (bench/old_builder.py) in the same run, as the baseline.
 
 Run: python bench/build.py [--repeat 2]. Needs a Docker engine and the base images
 (scripts/setup-docker.sh), node_modules in example_bots/node and example_bots/go built
@@ -68,7 +68,7 @@ def refusal(repeat: int) -> None:
 
 
 def builds(repeat: int) -> None:
-    from referee.sandbox import legacy_build as old
+    import old_builder as old  # bench/old_builder.py: the baseline
 
     bots = {
         "python (lowest)": ROOT / "example_bots" / "lowest",

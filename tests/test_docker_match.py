@@ -64,14 +64,14 @@ def example(name: str) -> str:
 def engine():
     from referee.sandbox import containers, engine
     from referee.sandbox.errors import EngineUnavailable
-    from referee.sandbox.legacy_build import default_docker, prune_bot_images
+    from docker_images import image_exists, prune_bot_images
     from referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     try:
         version = engine.engine_version()
     except EngineUnavailable as exc:
         _unavailable(str(exc))
-    if default_docker().image_inspect(DEFAULT_BASE_IMAGE) is None:
+    if not image_exists(DEFAULT_BASE_IMAGE):
         _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield version
     left = _containers(lambda run, owner: run.startswith(f"pytest-{TOKEN}"))

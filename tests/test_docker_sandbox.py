@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.remote import CallFailed
 from referee.sandbox import containers, engine, sockets
-from referee.sandbox import legacy_build as lb
+from referee.sandbox import images
+from docker_images import image_exists, prune_bot_images
 from referee.sandbox.errors import ContainerStartError, EngineUnavailable, ImageBuildError
 from referee.sandbox.launcher import DockerLauncher, image_shell
 from referee.sandbox.limits import DEFAULT_BASE_IMAGE, SandboxLimits, container_kwargs, volume_tmpfs
@@ -115,35 +116,28 @@ def test_the_image_shell_comes_from_labels_only():
     assert image_shell({"take5.shell": "sh -c 'evil'"}) is None
 
 
-def test_requirements_allow_only_plain_lines():
-    assert lb.check_requirements("# c\nnumpy>=1.24  # why\n\nscipy[extra]==1.1 ; python_version>'3'\n") == [
-        "numpy>=1.24", "scipy[extra]==1.1 ; python_version>'3'"]
-    for bad in ["-e .", "--index-url https://x", "-r other.txt", "git+https://h/r.git",
-                "pkg @ https://h/p.whl", "pkg@file:///tmp/p", "./local", "/abs/path.whl",
-                "--extra-index-url=x"]:
-        with pytest.raises(ImageBuildError, match="not allowed"):
-            lb.check_requirements(f"numpy\n{bad}\n")
+def test_a_versions_digest_follows_files_not_caches(tmp_path):
+    """A version's identity is its archive's digest (referee/artifacts.py): caches and VCS folders
+    do not count, a file's content and its executable bit do."""
+    from referee.artifacts import pack
 
-
-def test_source_hash_follows_files_not_caches(tmp_path):
     bot = tmp_path / "bot"
-    shutil.copytree(BOTS / "standin", bot)
-    h1 = lb.source_hash(bot)
+    shutil.copytree(BOTS / "standin", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    h1 = pack(bot).digest
     (bot / "__pycache__").mkdir(exist_ok=True)
     (bot / "__pycache__" / "x.pyc").write_bytes(b"junk")
     (bot / ".git").mkdir()
     (bot / ".git" / "HEAD").write_text("ref")
-    assert lb.source_hash(bot) == h1
+    assert pack(bot).digest == h1
     (bot / "extra.txt").write_text("1")
-    h2 = lb.source_hash(bot)
+    h2 = pack(bot).digest
     assert h2 != h1
     os.chmod(bot / "extra.txt", 0o755)
-    assert lb.source_hash(bot) != h2
-    assert lb.source_hash(bot, extra=["name"]) != lb.source_hash(bot)
+    assert pack(bot).digest != h2
 
 
 def test_sdk_versions_come_from_the_sdk_sources():
-    version, protocol = lb.sdk_versions(REPO / "sdk")
+    version, protocol = images.sdk_versions(REPO / "sdk")
     assert version and version != "unknown"
     assert protocol and protocol != "unknown"
 
@@ -246,7 +240,7 @@ def client():
         c = engine.client()
     except EngineUnavailable as exc:
         _unavailable(str(exc))
-    if lb.default_docker().image_inspect(DEFAULT_BASE_IMAGE) is None:
+    if not image_exists(DEFAULT_BASE_IMAGE):
         _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield c
     # Nothing of this session may be left behind.
@@ -255,8 +249,8 @@ def client():
     for s in left:
         containers.remove(c, s["Id"])
     assert not left, f"containers left behind: {[s['Names'] for s in left]}"
-    lb.prune_bot_images(["standin", "dockerfile_bot"], keep=1)
-    lb.prune_bot_images(["cache-probe", "wheel-bot", "foreign"], keep=0)
+    prune_bot_images(["standin", "dockerfile_bot"], keep=1)
+    prune_bot_images(["cache-probe", "wheel-bot", "foreign"], keep=0)
 
 
 @pytest.fixture(scope="session")
@@ -501,7 +495,7 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(make_sandbox, sd
     from referee.sandbox.errors import ImageBuildError
 
     base = "take5/base:bookworm"
-    if lb.default_docker().image_inspect(base) is None:
+    if not image_exists(base):
         _unavailable(f"{base} is missing (run scripts/setup-docker.sh)")
     bot = tmp_path / "foreign"
     shutil.copytree(BOTS / "standin", bot)
@@ -617,15 +611,15 @@ def test_build_labels_and_no_rebuild_when_unchanged(client, sdk_copy, tmp_path):
     bot = tmp_path / "cache-probe"
     shutil.copytree(BOTS / "standin", bot)
     (bot / "nonce.txt").write_text(secrets.token_hex(8))  # a fresh hash: really builds
-    first = lb.build_image(bot, sdk_dir=sdk_copy)
+    first = images.build_image(bot, sdk_dir=sdk_copy)
     assert first.built
-    sdk_version, protocol = lb.sdk_versions(sdk_copy)
+    sdk_version, protocol = images.sdk_versions(sdk_copy)
     labels = first.labels
     assert labels["take5.bot"] == "cache-probe" and labels["take5.bot.version"] == "1.0-test"
     assert labels["take5.sdk.version"] == sdk_version and labels["take5.protocol"] == protocol
     assert labels["take5.source_hash"] == first.source_hash
     assert first.tag == f"take5-bot/cache-probe:{first.source_hash[:16]}"
-    again = lb.build_image(bot, sdk_dir=sdk_copy)
+    again = images.build_image(bot, sdk_dir=sdk_copy)
     assert not again.built and again.id == first.id and again.tag == first.tag
 
 
@@ -654,21 +648,21 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
     shutil.copytree(BOTS / "standin", bot)
     (bot / "requirements.txt").write_text("t5demo==0.1\n")
     (bot / "nonce.txt").write_text(secrets.token_hex(8))
-    info = lb.build_image(bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)])
+    info = images.build_image(bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)])
     code, out = containers.run_to_completion(
         client, info.tag, ["python3", "-c", "import t5demo, take5, grpc; print(t5demo.VALUE, t5demo.__file__)"],
         limits=SandboxLimits(), run_id=f"pytest-{TOKEN}-wheels")
     assert code == 0 and out.split() == ["42", "/opt/take5/site/t5demo/__init__.py"]
     (bot / "requirements.txt").write_text("t5demo==9.9\n")  # no such wheel
     with pytest.raises(ImageBuildError) as err:
-        lb.build_image(bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)])
+        images.build_image(bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)])
     assert "t5demo==9.9" in err.value.output
 
 
 @pytest.mark.docker
 def test_build_failure_carries_the_build_output(client, sdk_copy):
     with pytest.raises(ImageBuildError) as err:
-        lb.build_image(BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
+        images.build_image(BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
     assert "T5-BUILD-MARKER" in err.value.output and "T5-BUILD-MARKER" in str(err.value)
 
 

@@ -321,13 +321,14 @@ def test_process_executor(tdir):
 
 @pytest.fixture(scope="module")
 def engine():
+    from docker_images import image_exists
+    from referee.sandbox import engine as sandbox_engine
     from referee.sandbox.errors import EngineUnavailable
-    from referee.sandbox.legacy_build import default_docker
     from referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     reason = None
     try:
-        if default_docker().image_inspect(DEFAULT_BASE_IMAGE) is None:
+        if not image_exists(DEFAULT_BASE_IMAGE, sandbox_engine.client()):
             reason = f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
     except EngineUnavailable as exc:
         reason = f"no Docker engine answers: {exc}"

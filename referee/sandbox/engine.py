@@ -8,9 +8,9 @@ refused), and anything that means "no engine" (no socket, connection refused, pe
 a timeout) becomes one error, `EngineUnavailable`.
 
 Where the command line is still used, and why:
-* nowhere in a match or a build: images are built through the Engine API (referee/sandbox/images.py);
-  `referee.sandbox.legacy_build` (the previous builder, kept for `source_hash` and a few tests and
-  benchmarks until they move) still holds a command-line client;
+* nowhere in a match or a build: images are built through the Engine API too
+  (referee/sandbox/images.py); only bench/old_builder.py, the previous builder kept as a
+  benchmark's baseline, still drives the command line;
 * nothing else: the referee spawns no ``docker`` process during a match (a test checks it with a
   PATH without ``docker``).
 

@@ -1,11 +1,7 @@
-"""LEGACY, to be replaced by the image builder (referee/sandbox/images.py and its modules): turning
-a bot folder into an image, as the referee did before the sandbox package existed.
-
-Moved here unchanged in behaviour from referee/docker_sandbox.py, except that nothing here runs a
-container any more except through `referee.sandbox.containers` (the Python version of a foreign
-base image is asked in a sandboxed container) and that errors are those of `referee.sandbox.errors`.
-It still drives the ``docker`` command line for ``build``, ``pull`` and ``rmi``; the runtime
-(`referee.sandbox.launcher`) only needs `build_image` and `ImageInfo` from it.
+"""The builder the referee used before referee/sandbox/images.py, kept only as the same-run baseline
+of bench/build.py (the referee never runs it): turning a bot folder into an image with the
+``docker`` command line for ``build``, ``pull`` and ``rmi``. Containers (the Python version of a
+foreign base image) go through `referee.sandbox.containers` like every other container.
 
 Images (`build_image`)
     bot image = base image (``take5/python:3.11`` by default, made by ``scripts/setup-docker.sh``)
@@ -35,9 +31,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from . import containers, engine
-from .errors import EngineUnavailable, ImageBuildError, SandboxError
-from .limits import (
+from referee.sandbox import containers, engine
+from referee.sandbox.errors import EngineUnavailable, ImageBuildError, SandboxError
+from referee.sandbox.limits import (
     BOT_GID,
     BOT_UID,
     CONTAINER_SOCKET_DIR,
