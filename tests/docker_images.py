@@ -32,3 +32,35 @@ def prune_bot_images(names: Iterable[str], *, keep: int = 1, client: docker.Dock
             except docker.errors.APIError:
                 pass  # in use by a container, or already gone
     return removed
+
+
+BASE_IMAGES = ("take5/python:3.11", "take5/node:18", "take5/static:1")
+
+
+def in_ci() -> bool:
+    import os
+
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def unavailable(reason: str) -> None:
+    """Skip for want of a Docker engine, or fail in CI (where the engine is part of the set-up)."""
+    import pytest
+
+    if in_ci():
+        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping")
+    pytest.skip(reason)
+
+
+def client_with_base_images(timeout: int = 120) -> docker.DockerClient:
+    """A client of an engine that answers and has every base image, or skip/fail (see above)."""
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        unavailable(f"no Docker engine: {exc}")
+        raise
+    for base in BASE_IMAGES:
+        if not image_exists(base, client):
+            unavailable(f"base image {base} is missing (run scripts/setup-docker.sh)")
+    return client

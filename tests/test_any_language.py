@@ -17,36 +17,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import docker
 import pytest
+from docker_images import client_with_base_images, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str):
-    if _ci():
-        pytest.fail(f"{reason} -- CI is set, so these tests fail instead of skipping")
-    pytest.skip(reason)
-
 
 @pytest.fixture(scope="module")
 def engine():
-    docker = pytest.importorskip("docker")
-    try:
-        client = docker.from_env(timeout=60)
-        client.ping()
-    except docker.errors.DockerException as exc:
-        _unavailable(f"no Docker engine: {exc}")
-    for base in ("take5/python:3.11", "take5/node:18", "take5/static:1"):
-        try:
-            client.images.get(base)
-        except docker.errors.ImageNotFound:
-            _unavailable(f"base image {base} is missing (run scripts/setup-docker.sh)")
+    client = client_with_base_images(timeout=60)
     before = {img.id for img in client.images.list(filters={"label": "take5.bot"})}
     yield client
     for img in client.images.list(filters={"label": "take5.bot"}):
@@ -80,7 +63,7 @@ def node_bot(engine) -> Path:
     if not (folder / "node_modules" / "@grpc" / "grpc-js").is_dir():
         npm = shutil.which("npm")
         if npm is None:
-            _unavailable("npm is not installed: example_bots/node has no node_modules")
+            unavailable("npm is not installed: example_bots/node has no node_modules")
         proc = subprocess.run(
             [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund"],
             cwd=folder,
@@ -90,7 +73,7 @@ def node_bot(engine) -> Path:
             check=False,
         )
         if proc.returncode != 0:
-            _unavailable(f"npm install failed in {folder}:\n{proc.stderr[-2000:]}")
+            unavailable(f"npm install failed in {folder}:\n{proc.stderr[-2000:]}")
     return folder
 
 
@@ -100,7 +83,7 @@ def go_bot(engine) -> Path:
     binary = folder / "take5-go-bot"
     if not binary.is_file() or binary.stat().st_mtime < (folder / "main.go").stat().st_mtime:
         if shutil.which("go") is None:
-            _unavailable(
+            unavailable(
                 "Go is not installed (scripts/setup-go.sh): example_bots/go cannot be built"
             )
         proc = subprocess.run(
@@ -111,7 +94,7 @@ def go_bot(engine) -> Path:
             check=False,
         )
         if proc.returncode != 0:
-            _unavailable(f"example_bots/go/build.sh failed:\n{proc.stderr[-2000:]}")
+            unavailable(f"example_bots/go/build.sh failed:\n{proc.stderr[-2000:]}")
     return folder
 
 

@@ -26,7 +26,9 @@ import threading
 import time
 from pathlib import Path
 
+import docker
 import pytest
+from docker_images import client_with_base_images, unavailable
 
 from referee.sandbox import context, dockerfile, requirements
 from referee.sandbox.build_errors import BuildFailed, BuildRefused, BuildTimeout, ImageBuildError
@@ -37,29 +39,10 @@ TOKEN = secrets.token_hex(4)
 MARK = f"t5hostile.{TOKEN}"  # a label on the hostile Dockerfiles' steps: finds what they leave
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str):
-    if _ci():
-        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping")
-    pytest.skip(reason)
-
 
 @pytest.fixture(scope="module")
 def client():
-    docker = pytest.importorskip("docker")
-    try:
-        c = docker.from_env(timeout=120)
-        c.ping()
-    except docker.errors.DockerException as exc:
-        _unavailable(f"no Docker engine: {exc}")
-    for base in ("take5/python:3.11", "take5/node:18", "take5/static:1"):
-        try:
-            c.images.get(base)
-        except docker.errors.ImageNotFound:
-            _unavailable(f"base image {base} is missing (run scripts/setup-docker.sh)")
+    c = client_with_base_images(timeout=120)
     yield c
     leftovers = c.containers.list(all=True, filters={"label": MARK})
     images = c.images.list(all=True, filters={"label": MARK})

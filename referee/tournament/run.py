@@ -149,6 +149,16 @@ def prepare_run(store: Store, overrides: Mapping[str, Any]) -> tuple[dict[str, A
     return settings, versions, schedule_for(versions, settings)
 
 
+def executor_info(settings: Mapping[str, Any]) -> ExecutorInfo:
+    """Where this run's tables play, from the settings (``auto`` resolved); a bad value is a
+    TournamentError."""
+    try:
+        return parse_executor(resolve_auto(settings["executor"], sandbox=settings["sandbox"],
+                                           concurrency=concurrency_of(settings)))
+    except ValueError as error:
+        raise TournamentError(str(error)) from None
+
+
 def run_tournament(
     directory: str | os.PathLike,
     overrides: Mapping[str, Any] | None = None,
@@ -168,11 +178,7 @@ def run_tournament(
     started = time.perf_counter()
     try:
         settings, versions, schedule = prepare_run(store, overrides or {})
-        try:
-            info = parse_executor(resolve_auto(settings["executor"], sandbox=settings["sandbox"],
-                                               concurrency=concurrency_of(settings)))
-        except ValueError as error:
-            raise TournamentError(str(error)) from None
+        info = executor_info(settings)
         with run_lock(directory):
             store.set_settings(settings)
             sid = schedule_id(schedule)

@@ -36,8 +36,8 @@ from .adaptive import (
 )
 from ..store import Store
 from .errors import TournamentError
-from .executors import open_executor, parse_executor, resolve_auto
-from .run import RunReport, _Driver, _table_specs, prepare_run, run_lock
+from .executors import open_executor
+from .run import RunReport, _Driver, _table_specs, executor_info, prepare_run, run_lock
 from .settings import concurrency_of, game_settings
 from .table import GameOutcome, close_launchers, run_table
 
@@ -132,11 +132,7 @@ def run_until_settled(
             batch_tables=batch_tables, gauntlet=target, context=game_settings(settings),
         )
         report = SettleReport(ss.key(entrants))
-        try:
-            info = parse_executor(resolve_auto(settings["executor"], sandbox=settings["sandbox"],
-                                               concurrency=concurrency_of(settings)))
-        except ValueError as error:
-            raise TournamentError(str(error)) from None
+        info = executor_info(settings)
         with run_lock(directory):
             store.set_settings(settings)
             run_id = f"run-{secrets.token_hex(4)}"
