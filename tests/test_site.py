@@ -143,7 +143,8 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
         assert cells.nth(1).inner_text().strip() == row["entrant"]
         assert cells.nth(2).inner_text() == f"{row['rating']:.0f}"
         low, high = row["interval"]
-        assert cells.nth(3).inner_text() == f"{low:.0f} – {high:.0f}"
+        marked = "" if row["enough_games"] else " (not enough games)"  # the one interval text
+        assert cells.nth(3).inner_text() == f"{low:.0f} – {high:.0f}{marked}"
         # the interval is drawn: a bar from low to high around the dot of the rating
         bar = tr.locator("svg.interval line.ci")
         dot = tr.locator("svg.interval circle.rating")
@@ -154,6 +155,8 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
         assert tr.locator("svg.interval").bounding_box()["width"] > 100  # really laid out
         xs.append(cx)
     assert xs == sorted(xs, reverse=True)  # higher rating, further right
+    method = json.loads((site / "standings.json").read_text(encoding="utf-8"))["method"]["interval"]
+    assert method in page.locator("#standings-section").inner_text()  # the method is said, not assumed
     n = len(rows)
     assert page.locator("table#los tbody td").count() == n * n
     assert page.locator("table#crosstable tbody td").count() == n * n

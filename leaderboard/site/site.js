@@ -209,6 +209,12 @@
   // ---------------------------------------------------------------------------------------------
   // Charts
 
+  /* The one text form of a rating interval (as standings.md and the terminal print it). */
+  function intervalText(r) {
+    if (!r.interval) return "–";
+    return fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) + (r.enough_games === false ? " (not enough games)" : "");
+  }
+
   /* The interval of one bot on a shared axis: a bar from low to high and a dot at the rating. */
   function intervalScale(rows) {
     var lo = Infinity, hi = -Infinity;
@@ -468,7 +474,7 @@
         el("td", { class: "name" }, el("a", { href: botHref(r.entrant), text: r.entrant }),
           multi ? el("span", { class: "pool", text: " pool " + (r.component + 1) }) : null),
         el("td", { class: "num rating", text: fixed(r.rating, 0) }),
-        el("td", { class: "num ci-text", text: r.interval ? fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) : "–" }),
+        el("td", { class: "num ci-text", text: intervalText(r) }),
         el("td", { class: "interval-cell" }, intervalBar(scale, r)),
         el("td", { class: "num", text: pct(next), title: next === null ? null : "chance that " + r.entrant + " is stronger than " + rows[i + 1].entrant }),
         el("td", { class: "num", text: r.games }),
@@ -480,7 +486,10 @@
         el("td", { class: "num", text: fixed(r.online_elo, 0) }));
     });
     append(app, section("Standings", "standings-section",
-      "Rating on the Elo scale (pool mean 1500); the bar is the 95% bootstrap interval, the dot the rating." +
+      "Rating on the Elo scale (pool mean 1500); the bar is the 95% interval, the dot the rating" +
+      (data.method && data.method.interval ? " (" + data.method.interval + ")." : ".") +
+      (rows.some(function (r) { return r.enough_games === false; })
+        ? " A bot marked \u201cnot enough games\u201d has played too few to be ranked: its interval is shown, its order is not claimed." : "") +
       (multi ? " Bots of different pools never met, directly or through others: their ratings are not comparable." : ""),
       el("div", { class: "scroll" }, el("table", { id: "standings", class: "standings" }, el("thead", null, head), el("tbody", null, body)))));
 
@@ -542,7 +551,7 @@
 
     var facts = [
       ["Rating", fixed(r.rating, 0)],
-      ["95% interval", r.interval ? fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) : "–"],
+      ["95% interval", intervalText(r)],
       ["Games", r.games], ["Wins", wins(r.wins) + (r.outright_wins !== r.wins ? " (" + r.outright_wins + " outright)" : "")],
       ["Win %", r.games ? fixed(100 * r.wins / r.games, 1) : "–"],
       ["Mean penalty", fixed(r.mean_penalty, 1)], ["Mean place", fixed(r.mean_place, 2)],
