@@ -121,7 +121,7 @@ def test_watch_output_of_a_hostile_bot_is_inert(games) -> None:
     out = games["hostile-watch"].split("\ns0-g1: ")[0]
     assert "Result" in out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\r" not in out
-    assert "[bold red]bos" in out  # markup shown as the text it is (the name is cut to its length cap at entry)
+    assert "[bold red]bos" in out  # markup shown as text (the watch cuts a name at 40 characters, escapes counted)
     assert "[link=http://x]click[/link]" in out
 
 
