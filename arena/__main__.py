@@ -1,5 +1,5 @@
-"""`python3 -m arena`: the `referee` command."""
+"""`python3 -m arena`: the `referee` command, through its entry point."""
 
-from .cli import main
+from .entry import main
 
 main()

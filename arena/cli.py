@@ -2,7 +2,8 @@
 
 Exit codes shared by every subcommand: 0 success, 1 the command ran but found a problem (an invalid
 record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 130
-interrupted. Ctrl-C at any moment ends the command with 130 and one line, never a traceback.
+interrupted. Ctrl-C (or SIGTERM) at any moment ends the command with 130 and one line, never a
+traceback: arena/entry.py, the entry point, handles both from its first line.
 
 Start-up time matters (bench/startup.py): this module imports only click and the light parts of the
 lower layers; a subcommand imports what it needs (gRPC, numpy, scipy, rich, Docker) inside its
@@ -11,25 +12,13 @@ function, which is why several imports below sit in function bodies.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-
-def _quiet_interrupt(signum: int, frame: Any) -> None:
-    raise SystemExit(130)  # during start-up: nothing to clean up yet, and no traceback
-
-
-# Installed before the imports below, so that Ctrl-C while they load exits quietly; the command
-# itself runs with Python's own handler again (see ArenaGroup.main), so that KeyboardInterrupt
-# unwinds through the code that stops bots and closes stores.
-if signal.getsignal(signal.SIGINT) is signal.default_int_handler or getattr(
-        signal.getsignal(signal.SIGINT), "__name__", "") == "_quiet_interrupt":
-    signal.signal(signal.SIGINT, _quiet_interrupt)
-
-import json
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import click
 from take5 import RandomPlayer, Settings, Take5Error, play_game
@@ -39,7 +28,7 @@ from take5.rules import EndRule, Variant
 from referee import defaults
 from referee.errors import RefereeError
 
-from . import options
+from . import entry, options
 from .terminal import field
 from .transcript import transcript
 
@@ -52,6 +41,10 @@ def game_settings(players: int, variant: str, threshold: int, end_rule: str) -> 
         raise click.BadParameter(str(error)) from None
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 class ArenaGroup(click.Group):
     """click's group, with one way out for Ctrl-C (exit 130, one line) and for the referee's own
     errors (a one-line message, exit 2), whatever the subcommand."""
@@ -60,8 +53,12 @@ class ArenaGroup(click.Group):
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
-        if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_quiet_interrupt":
+        if signal.getsignal(signal.SIGINT) is entry.quiet_exit:  # started by the entry point
+            # While a command runs, both signals unwind through the code that stops bots and
+            # closes stores; a command with its own SIGTERM semantics (serve, tournament run)
+            # installs them inside.
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, _interrupt)
         try:
             try:
                 code = super().main(args, prog_name, complete_var, False, **extra)
@@ -376,7 +373,3 @@ def tournament_status(directory: Path, bootstrap: int, bootstrap_seed: int, as_j
 from .service_cli import register as _register_service
 
 _register_service(main)
-
-
-if __name__ == "__main__":
-    main()

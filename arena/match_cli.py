@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,10 +29,6 @@ from .terminal import block, field
 
 if TYPE_CHECKING:
     from referee.match.play import GameSummary, MatchResult
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _watcher() -> Any:
@@ -187,9 +182,6 @@ def match(
         config.settings(len(refs))
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
-    # Ctrl-C and SIGTERM both end the match cleanly (even where SIGINT was inherited as ignored).
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     launcher = None
     if sandbox == "docker":
         from .build_cli import docker_match_launcher  # lazy: only with --sandbox docker
@@ -200,10 +192,6 @@ def match(
         except KeyboardInterrupt:  # while building images: nothing was started
             click.echo("interrupted: no game was played", err=True)
             sys.exit(130)
-        finally:
-            if launcher is None:
-                signal.signal(signal.SIGTERM, previous)
-                signal.signal(signal.SIGINT, previous_int)
     try:
         runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
     except InvalidSettings as error:
@@ -225,8 +213,6 @@ def match(
     finally:
         if launcher is not None:
             launcher.close()  # every container of the run, also the ones started ahead
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
     result = runner.result(time.perf_counter() - started)
     if as_json:
         doc = result.to_dict()

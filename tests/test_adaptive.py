@@ -27,7 +27,7 @@ from referee.tournament.adaptive import (
     decide,
     full_ranking,
 )
-from referee.schedule import make_schedule
+from referee.tournament.schedule import make_schedule
 from referee.tournament.settle import batch_id, run_until_settled
 from arena.settle_cli import leaderboard_ranking
 from referee.store import Store

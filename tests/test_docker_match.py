@@ -263,36 +263,59 @@ def test_sleeper_times_out(images, tmp_path):
     assert "sleeping forever" in run.doc["logs"]["hostile_sleep"]
 
 
-def _daemon_cpu() -> float:
-    """CPU seconds used so far by dockerd and containerd (and children they reaped)."""
-    total = 0
-    for name in ("dockerd", "containerd"):
-        pids = subprocess.run(["pgrep", "-x", name], check=False, capture_output=True, text=True).stdout.split()
-        for pid in pids:
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += sum(int(x) for x in fields[11:15])
-    return total / os.sysconf("SC_CLK_TCK")
+class _LogPipelineWatch:
+    """The most bytes Docker's log pipeline (dockerd's json-file log of a container) held for any
+    container of an image, sampled while a match runs. What crosses that pipeline is what the host's
+    daemons pay for; counting bytes, not daemon CPU, keeps the check true on a busy shared host
+    (bench/sandbox.py measures the CPU)."""
+
+    def __init__(self, image_part: str) -> None:
+        import docker
+
+        self.client = docker.from_env()
+        self.image_part = image_part
+        self.seen: dict[str, int] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self.stop.wait(0.2):
+            for c in self.client.containers.list(filters={"label": "take5.arena=1"}):
+                if self.image_part not in str(c.attrs["Config"]["Image"]):
+                    continue
+                try:
+                    size = os.path.getsize(c.attrs["LogPath"]) if c.attrs.get("LogPath") else 0
+                except OSError:
+                    continue
+                self.seen[c.id] = max(size, self.seen.get(c.id, 0))
+
+    def __enter__(self) -> _LogPipelineWatch:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.client.close()
 
 
 @pytest.mark.docker
 def test_output_flood_is_bounded_and_not_paid_by_the_host(images, tmp_path):
     """Two threads write to stdout and stderr without end. Through Docker's log pipeline that costs
-    dockerd about a core; the bot's output goes to a bounded file in its own tmpfs instead."""
-    before = _daemon_cpu()
-    run = referee(hostile("flood"), example("lowest"), example("random"), "--threshold", "66",
-                  tmp_path=tmp_path)
-    daemons = _daemon_cpu() - before
+    dockerd about a core; the bot's output goes to a bounded file in its own tmpfs instead, and
+    dockerd's log of the container stays (nearly) empty."""
+    with _LogPipelineWatch("flood") as pipeline:
+        run = referee(hostile("flood"), example("lowest"), example("random"), "--threshold", "66",
+                      tmp_path=tmp_path)
     check_complete(run)
     assert run.code == 0, run.doc["games"][0]["faults"]
     log = run.log("hostile_flood")
     assert "flood xxxx" in log
     assert len(log) <= (1 << 20) + (64 << 10) + 4096  # --log size (1m) plus the folder's margin
     assert len(run.out) < 64 << 10
+    assert pipeline.seen, "the flood bot's container was never seen running"
     if os.geteuid() == 0:  # the output file needs the tmpfs socket folder
-        assert daemons < 0.6 * run.seconds, (daemons, run.seconds)  # through docker logs: ~1 core
+        assert max(pipeline.seen.values()) < 64 << 10, pipeline.seen
 
 
 @pytest.mark.docker
@@ -587,7 +610,7 @@ def test_owner_labels_tell_live_from_dead_referees():
 
 
 def test_dockerfile_only_folder_needs_the_docker_sandbox():
-    from referee.botref import parse_bot
+    from referee.match.botref import parse_bot
 
     ref = parse_bot(str(BOTS / "broken_build"))
     assert ref.kind == "dockerfile" and ref.default_name == "broken_build"

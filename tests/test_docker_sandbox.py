@@ -29,7 +29,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.remote import CallFailed
+from referee.match.remote import CallFailed
 from referee.sandbox import containers, engine, sockets
 from referee.sandbox import images
 from docker_images import image_exists, prune_bot_images
@@ -488,24 +488,28 @@ def test_bot_with_its_own_dockerfile(make_sandbox):
 
 
 @pytest.mark.docker
-def test_a_foreign_base_without_labels_is_refused_and_never_run(make_sandbox, sdk_copy, tmp_path):
+def test_a_foreign_base_without_labels_is_refused_and_never_run(make_sandbox, sdk_copy, client, tmp_path):
     """A base image without take5's runtime labels is refused with a clear message: the referee
     reads a base image's facts from its labels and never runs an image to find out (no container
-    of it is created, sandboxed or not)."""
+    of it is created, sandboxed or not). The test builds its own foreign image (uniquely named,
+    removed after), so that no image an engine happens to hold decides the outcome."""
     from referee.sandbox.errors import ImageBuildError
 
-    base = "take5/base:bookworm"
-    if not image_exists(base):
-        _unavailable(f"{base} is missing (run scripts/setup-docker.sh)")
-    bot = tmp_path / "foreign"
-    shutil.copytree(BOTS / "standin", bot)
-    (bot / "nonce.txt").write_text(secrets.token_hex(8))
-    sb = make_sandbox(base_image=base)
-    before = {c.id for c in sb.launcher.client.containers.list(all=True)}
-    with pytest.raises(ImageBuildError, match="take5.python"):
-        sb.launcher.image(str(bot))
-    created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
-    assert not [c for c in created if base in str(sb.launcher.client.containers.get(c).attrs["Config"]["Image"])]
+    base = f"take5-test/foreign:{secrets.token_hex(6)}"
+    _image_with(client, tmp_path, base, "FROM scratch\nCOPY bot.py /bot/bot.py\n")
+    try:
+        assert not client.images.get(base).labels
+        bot = tmp_path / "foreign"
+        shutil.copytree(BOTS / "standin", bot)
+        (bot / "nonce.txt").write_text(secrets.token_hex(8))
+        sb = make_sandbox(base_image=base)
+        before = {c.id for c in sb.launcher.client.containers.list(all=True)}
+        with pytest.raises(ImageBuildError, match="take5.python"):
+            sb.launcher.image(str(bot))
+        created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
+        assert not [c for c in created if base in str(sb.launcher.client.containers.get(c).attrs["Config"]["Image"])]
+    finally:
+        client.images.remove(base, force=True)
 
 
 def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:

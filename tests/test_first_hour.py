@@ -215,11 +215,14 @@ def test_a_missing_file_and_a_class_less_file(tmp_path: Path) -> None:
     assert usage.returncode == 2 and "must be at least 1" in usage.stderr
 
 
-def test_ctrl_c_ends_the_harness_without_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_ends_the_harness_without_a_traceback(tmp_path: Path, inherited: str) -> None:
+    """Also when the harness was started with SIGINT ignored, as a script's background jobs are."""
     source = "import sys, time\n" + HEAD + "    def pick_card(self, view):\n" \
         "        print('thinking', file=sys.stderr, flush=True)\n        time.sleep(0.2)\n        return min(view.hand)\n" + TAIL
     folder = write(tmp_path, "slow", source)
-    proc = subprocess.Popen([sys.executable, "-m", "take5.harness_entry", str(folder), "--games", "50"],
+    prefix = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"] if inherited == "ignored" else []
+    proc = subprocess.Popen([*prefix, sys.executable, "-m", "take5.harness_entry", str(folder), "--games", "50"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     assert proc.stderr.readline().strip() == "thinking"  # it is playing

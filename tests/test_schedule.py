@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 from collections import Counter
 
 import pytest
@@ -150,12 +149,9 @@ def test_duplicate_entrants_refused():
 
 
 @pytest.mark.parametrize("n", [10, 100, 1000])
-def test_schedule_creation_time(n):
-    t0 = time.process_time()  # CPU time: a loaded CI machine must not fail this
+def test_large_schedules_balance(n):
+    """Up to 1,000 entrants (bench/tournament.py reports how long that takes: ~0.2-0.4 s of CPU)."""
     s = make_schedule(names(n), table_size=4, games=40 * n // 4, seed=1)  # 40 games per entrant
-    elapsed = time.process_time() - t0
     assert s.table_spread <= 1
     if n == 1000:
-        # a guard against a blow-up only; bench/tournament.py reports the real time (~0.2-0.4 s)
-        assert elapsed < 3.0, f"{elapsed:.2f} s of CPU for 1,000 entrants"
         assert s.mode == "balanced" and s.pair_spread <= 1

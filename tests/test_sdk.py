@@ -170,11 +170,9 @@ class Buggy(Bot):
 def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
     remote = served(Buggy())
     view = Game(Settings(players=4), 1).view(0)
-    started = time.monotonic()
     with pytest.raises(CallFailed) as failed:
         RemoteBot.card_from(remote.pick_card_future(pick_card_request(view, "g", 5).SerializeToString(), 5), 5)
-    assert time.monotonic() - started < 2
-    assert failed.value.kind == "error"
+    assert failed.value.kind == "error"  # a hang would have been a "timeout", after the 5 s deadline
     assert "the bot raised KeyError: 'oops'" in failed.value.detail
     with pytest.raises(CallFailed) as failed:
         remote.choose_row(choose_row_request(a_choose_row_view(), "g", 5).SerializeToString(), 5)
@@ -291,10 +289,8 @@ def test_run_without_an_address_says_how(tmp_path: Path) -> None:
 # -- the harness ----------------------------------------------------------------------------------
 
 
-def test_play_against_the_example_bots_in_seconds() -> None:
-    started = time.monotonic()
+def test_play_against_the_example_bots() -> None:
     result = play_against(str(EXAMPLES / "heuristic"), games=8, seed=3)
-    assert time.monotonic() - started < 20
     assert result.names == ("heuristic", "random", "lowest", "heuristic#2")
     assert len(result.scores) == 8
     assert result.bot.mean_place < 2.5  # the heuristic beats random and lowest
