@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from .rules import (
     BULL_HEADS,
@@ -43,6 +43,9 @@ from .rules import (
     unseen_cards,
 )
 from .shuffle import SplitMix64
+
+if TYPE_CHECKING:  # the record's type lives with the records (take5.record imports this module)
+    from .record import GameRecord
 
 RECORD_FORMAT = "take5-record"
 RECORD_VERSION = 1
@@ -466,7 +469,7 @@ class Game:
         game_id: str | None = None,
         seats: Sequence[Mapping[str, Any]] | None = None,
         extra: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> GameRecord:
         """The game as a versioned JSON-ready document (docs/record-format.md)."""
         self._check_kept()
         n = self.settings.players
@@ -490,7 +493,7 @@ class Game:
         }
         if extra:
             doc.update(extra)
-        return doc
+        return cast("GameRecord", doc)
 
     # -- internals ---------------------------------------------------------------------------
 

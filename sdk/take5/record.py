@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from .audit import Divergence as Divergence  # re-exported: the record API names both
 from .audit import MalformedRecord as MalformedRecord
@@ -29,6 +29,124 @@ from .rules import IllegalMove, Take5Error
 
 MAX_RECORD_BYTES = 256 * 1024 * 1024
 """A record file larger than this is refused unread (the longest legal game is far smaller)."""
+
+
+# -- the record's shape (docs/record-format.md) -------------------------------------------------
+#
+# TypedDicts, not dataclasses: a record is JSON all its life (written by the engine, stored as
+# text, sent to workers and back, read from files nobody vouches for), so its type describes the
+# dicts as they are, at no cost, and a record needs no conversion on its way in or out. Reading an
+# untrusted one is `check_structure`'s job (take5.audit), not the type's. Keys the format marks
+# optional are in the `total=False` halves; a record may hold extra top-level keys (ignored).
+
+
+class SettingsRecord(TypedDict):
+    """``settings``: ``take5.Settings.to_dict()``."""
+
+    players: int
+    variant: Literal["standard", "professional"]
+    threshold: int
+    end_rule: Literal["at-or-above", "above"]
+
+
+class _SeatRequired(TypedDict):
+    name: str
+
+
+class SeatRecord(_SeatRequired, total=False):
+    """``seats[i]``: what played seat i (only ``name`` is required)."""
+
+    version: str | int
+    """What the bot said in its handshake; in a tournament, the entrant's version number."""
+    author: str
+    entrant: str
+    """In a tournament: ``name@version``."""
+    digest: str
+    """``sha256:...`` of the bot's source archive, where known."""
+    bot: str
+    kind: str
+    sdk: str
+    protocol_version: str
+    handshake: bool
+    bot_name: str
+
+
+class DraftRecord(TypedDict):
+    """``draft`` of a round (professional variant): the first drafter and the picks in order."""
+
+    first: int
+    picks: list[list[int]]
+    """``[seat, card]`` pairs."""
+
+
+class TakeRecord(TypedDict):
+    """A row taken into a bull pile."""
+
+    seat: int
+    row: int
+    card: int
+    cards: list[int]
+    reason: Literal["sixth-card", "low-card"]
+
+
+class _TurnRequired(TypedDict):
+    turn: int
+    plays: list[list[int]]
+    """``[seat, card]`` for every seat, in seat order."""
+    takes: list[TakeRecord]
+    rows: list[list[int]]
+
+
+class TurnRecord(_TurnRequired, total=False):
+    logs: list[list[Any]]
+    """Optional: ``[seat, text]``, each seat's own output during the turn (informative)."""
+
+
+class _RoundRequired(TypedDict):
+    round: int
+
+
+class RoundRecord(_RoundRequired, total=False):
+    """A round; a cut-off game's last round may lack its later keys."""
+
+    draft: DraftRecord
+    hands: list[list[int]]
+    rows: list[list[int]]
+    turns: list[TurnRecord]
+    points: list[int]
+    scores: list[int]
+
+
+class ResultRecord(TypedDict):
+    scores: list[int]
+    places: list[int]
+    standing: list[list[int]]
+    forfeited: list[int]
+
+
+class FaultRecord(TypedDict):
+    """A fault of a seat (docs/faults.md): ``kind`` is a fault kind."""
+
+    round: int
+    turn: int
+    kind: str
+    detail: str
+
+
+class GameRecord(TypedDict):
+    """A game record, format ``take5-record`` version 1 (docs/record-format.md)."""
+
+    format: Literal["take5-record"]
+    version: int
+    game_id: str | None
+    settings: SettingsRecord
+    seed: int
+    rotation: int
+    seats: list[SeatRecord]
+    rounds: list[RoundRecord]
+    complete: bool
+    result: ResultRecord
+    faults: list[list[FaultRecord]]
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
