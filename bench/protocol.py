@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import grpc
 
 import take5_arena.referee.match.play
-from take5_arena.referee.match import Match, MatchConfig
+from take5_arena.referee.match import CallLimits, Match, MatchConfig
 
 ECHO_METHOD = "/bench.Echo/Echo"
 REQUEST_BYTES = 300  # about a mid-game PickCardRequest
@@ -156,7 +156,7 @@ def main() -> None:
     echo = EchoTable()
     bot = str(ROOT / "example_bots" / "random")
     try:
-        with Match([bot] * 4, MatchConfig(games=10**6, seed=1, timeout=5.0)) as match:
+        with Match([bot] * 4, MatchConfig(games=10**6, seed=1, calls=CallLimits(timeout=5.0))) as match:
             match.play_game(0)  # warm up: connections, first calls
             match.games.clear()
             timed.pick[:] = [0, 0.0]

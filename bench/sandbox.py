@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from take5_arena.referee.match import Match, MatchConfig
+from take5_arena.referee.match import CallLimits, Match, MatchConfig
 from take5_arena.referee.match.botref import parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
@@ -287,7 +287,7 @@ def run_matches(
     bots: list[str], games: int, concurrency: int, launcher
 ) -> tuple[float, float, int]:
     """(seconds, CPU seconds of the referee + Docker, faults) for `concurrency` matches at once."""
-    config = MatchConfig(games=games, timeout=2.0, start_timeout=30.0)
+    config = MatchConfig(games=games, calls=CallLimits(timeout=2.0, start_timeout=30.0))
     faults = [0] * concurrency
     errors: list[BaseException] = []
 

@@ -663,6 +663,7 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
 def test_containers_started_ahead_are_used(images):
     """The launcher API for tournaments: prefetch the next table's bots while a game plays; the
     match at that table then starts no container of its own."""
+    from take5 import Settings
     from take5_arena.referee.match import MatchConfig, run_match
     from take5_arena.referee.sandbox.launcher import DockerLauncher
 
@@ -670,9 +671,17 @@ def test_containers_started_ahead_are_used(images):
     with DockerLauncher(run_id=f"pytest-{TOKEN}-ahead", reaper=False) as launcher:
         launcher.prefetch(bots, game_id="table-2")
         assert launcher._counter == 2
-        result = run_match(bots, MatchConfig(games=1, threshold=10), launcher=launcher)
+        result = run_match(
+            bots,
+            MatchConfig(games=1, game=Settings(players=len(bots), threshold=10)),
+            launcher=launcher,
+        )
         assert result.exit_code == 0 and launcher._counter == 2
-        result = run_match(bots, MatchConfig(games=3, threshold=10), launcher=launcher)
+        result = run_match(
+            bots,
+            MatchConfig(games=3, game=Settings(players=len(bots), threshold=10)),
+            launcher=launcher,
+        )
         assert result.exit_code == 0 and launcher._counter == 2 + 2 * 3  # a fresh pair per game
         assert len(launcher.start_seconds) == 8
     assert _containers(lambda run, owner: run == f"pytest-{TOKEN}-ahead") == []

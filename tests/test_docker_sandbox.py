@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from docker_images import image_exists, prune_bot_images
 
-from take5_arena.referee.match.remote import CallFailed
+from take5_arena.referee.match.remote import CallFailedError
 from take5_arena.referee.sandbox import containers, engine, images, sockets
 from take5_arena.referee.sandbox.errors import (
     ContainerStartError,
@@ -493,7 +493,7 @@ def test_fork_bomb_is_contained_by_the_pids_limit(make_sandbox):
 @pytest.mark.docker
 def test_memory_hog_is_oom_killed_and_reported(make_sandbox):
     sb = make_sandbox(limits=SandboxLimits(memory="64m"), env={"TAKE5_STANDIN_MODE": "memhog"})
-    with pytest.raises(CallFailed) as err:
+    with pytest.raises(CallFailedError) as err:
         sb.start()
     assert err.value.kind == "resource"
     assert "OOMKilled, memory limit 64m, exit code 137" in err.value.detail
@@ -536,7 +536,7 @@ def test_output_flood_is_bounded(make_sandbox):
     try:
         _, address = sb.start()
         assert Client(address)("ping") == {"pong": True}
-    except CallFailed as error:  # its output file is full: the write failed and the bot gave up
+    except CallFailedError as error:  # its output file is full: the write failed and the bot gave up
         assert sb.launcher.file_output and error.kind == "crash", error
     handle = sb.handles[-1]
     tail = handle.stderr_tail(4000)
@@ -553,14 +553,14 @@ def test_output_flood_is_bounded(make_sandbox):
 
 @pytest.mark.docker
 def test_start_failures_are_faults_with_their_cause(make_sandbox):
-    with pytest.raises(CallFailed) as err:
+    with pytest.raises(CallFailedError) as err:
         make_sandbox(env={"TAKE5_STANDIN_MODE": "crash"}).start()
     assert (err.value.kind, err.value.detail) == (
         "crash",
         "the bot's container exited before it served with exit code 3",
     )
 
-    with pytest.raises(CallFailed) as err:
+    with pytest.raises(CallFailedError) as err:
         make_sandbox(env={"TAKE5_STANDIN_MODE": "nosocket"}).start(timeout=1.5)
     assert err.value.kind == "timeout"
 

@@ -502,12 +502,12 @@ def test_interrupt_stops_every_bot(tmp_path: Path, sig: signal.Signals) -> None:
 
 def test_run_match_api_stops_bots_on_error(tmp_path: Path) -> None:
     """The library API cleans up too, whatever ends the match."""
-    from take5_arena.referee.match import Match, MatchConfig
+    from take5_arena.referee.match import CallLimits, Match, MatchConfig
 
     marker = uuid.uuid4().hex
     os.environ["TAKE5_TEST_MARKER"] = marker
     try:
-        config = MatchConfig(games=3, timeout=0.5, start_timeout=5)
+        config = MatchConfig(games=3, calls=CallLimits(timeout=0.5, start_timeout=5))
         with (
             pytest.raises(RuntimeError),
             Match([example("random"), example("lowest")], config) as match,

@@ -20,7 +20,7 @@ from take5.convert import choose_row_request, pick_card_request
 from take5.game import Game, Phase
 from take5.harness import HarnessError, load_bot
 from take5.harness import main as harness_main
-from take5_arena.referee.match.remote import CallFailed, RemoteBot
+from take5_arena.referee.match.remote import CallFailedError, RemoteBot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -193,7 +193,7 @@ class Buggy(Bot):
 def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
     remote = served(Buggy())
     view = Game(Settings(players=4), 1).view(0)
-    with pytest.raises(CallFailed) as failed:
+    with pytest.raises(CallFailedError) as failed:
         RemoteBot.card_from(
             remote.pick_card_future(pick_card_request(view, "g", 5).SerializeToString(), 5), 5
         )
@@ -201,7 +201,7 @@ def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
         failed.value.kind == "error"
     )  # a hang would have been a "timeout", after the 5 s deadline
     assert "the bot raised KeyError: 'oops'" in failed.value.detail
-    with pytest.raises(CallFailed) as failed:
+    with pytest.raises(CallFailedError) as failed:
         remote.choose_row(choose_row_request(a_choose_row_view(), "g", 5).SerializeToString(), 5)
     assert failed.value.kind == "error"
     assert "choose_row returned 'row two', a str, not an int" in failed.value.detail
@@ -286,7 +286,7 @@ def test_run_serves_and_stops_on_sigterm(tmp_path: Path, how: str) -> None:
         # a call stuck inside the bot
         view = Game(Settings(players=4), 1).view(0)
         future = remote.pick_card_future(pick_card_request(view, "g", 0.3).SerializeToString(), 0.3)
-        with pytest.raises(CallFailed) as failed:
+        with pytest.raises(CallFailedError) as failed:
             RemoteBot.card_from(future, 0.3)
         assert failed.value.kind == "timeout"
     finally:

@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from take5 import Settings
 from take5.rules import EndRule, InvalidSettings, Variant
 from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
 from take5_arena.referee import defaults
-from take5_arena.referee.match.botref import BadBotRef, parse_bot
+from take5_arena.referee.match.botref import BadBotRefError, parse_bot
 
 if TYPE_CHECKING:
-    from take5_arena.referee.match.play import GameSummary, MatchResult
+    from take5_arena.referee.match.results import GameSummary, MatchResult
 
 
 def _watcher() -> Any:
@@ -54,11 +55,12 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     """The human-readable report: standings, penalties, faults per bot, rejections, records."""
     c = result.config
     n = len(result.entries)
-    rule = "at or above" if c.end_rule.value == "at-or-above" else "above"
+    rules = c.settings(n)
+    rule = "at or above" if rules.end_rule.value == "at-or-above" else "above"
     lines = [
         f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} games"
-        f"{' (interrupted)' if interrupted else ''}, {c.variant.value}, game ends {rule} {c.threshold} points, "
-        f"timeout {c.timeout:g} s per call, forfeit after {c.max_faults} faults ({result.seconds:.1f} s)",
+        f"{' (interrupted)' if interrupted else ''}, {rules.variant.value}, game ends {rule} {rules.threshold} points, "
+        f"timeout {c.calls.timeout:g} s per call, forfeit after {c.calls.max_faults} faults ({result.seconds:.1f} s)",
         "",
         f"  {'#':>2}  {'bot':<20} {'games':>5} {'wins':>5} {'mean place':>11} {'points':>7} "
         f"{'mean points':>11} {'forfeits':>8} {'faults':>6}",
@@ -79,7 +81,8 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
             first = next((g, f) for g in result.games for f in g.faults[seat])
             game, fault = first
             lines.append(
-                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: {fault['kind']}: {field(fault['detail'])}"
+                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: "
+                f"{fault['kind']}: {field(fault['detail'])}"
             )
     if result.rejections:
         lines += ["", "Rejected before play (their seats forfeited every game):"]
@@ -161,7 +164,9 @@ def match(
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
     bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
     """
-    from take5_arena.referee.match.play import Match, MatchConfig  # lazy: gRPC costs start-up time
+    # lazy: gRPC costs start-up time
+    from take5_arena.referee.match.config import CallLimits, MatchConfig
+    from take5_arena.referee.match.play import Match
 
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
@@ -171,22 +176,27 @@ def match(
     for text in bots:
         try:
             refs.append(parse_bot(text))
-        except BadBotRef as error:
+        except BadBotRefError as error:
             raise click.BadParameter(str(error), param_hint="BOT") from None
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO if verbose else logging.WARNING,
         format="referee: %(message)s",
     )
+    try:  # the player count and the rules are checked before anything starts
+        rules = Settings(
+            players=len(refs),
+            variant=Variant(variant),
+            threshold=threshold,
+            end_rule=EndRule(end_rule),
+        )
+    except InvalidSettings as error:
+        raise click.BadParameter(str(error), param_hint="BOT") from None
     config = MatchConfig(
         games=games,
         seed=seed,
-        variant=Variant(variant),
-        threshold=threshold,
-        end_rule=EndRule(end_rule),
-        timeout=timeout,
-        start_timeout=start_timeout,
-        max_faults=max_faults,
+        game=rules,
+        calls=CallLimits(timeout=timeout, start_timeout=start_timeout, max_faults=max_faults),
         records=records,
     )
     if sandbox == "local":
@@ -196,10 +206,6 @@ def match(
                     f"{ref.text!r} has only a Dockerfile: run it with --sandbox docker",
                     param_hint="BOT",
                 )
-    try:
-        config.settings(len(refs))
-    except InvalidSettings as error:
-        raise click.BadParameter(str(error), param_hint="BOT") from None
     launcher = None
     if sandbox == "docker":
         from take5_arena.cli.build import docker_match_launcher  # lazy: only with --sandbox docker
@@ -217,10 +223,7 @@ def match(
         except KeyboardInterrupt:  # while building images: nothing was started
             click.echo("interrupted: no game was played", err=True)
             sys.exit(130)
-    try:
-        runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
-    except InvalidSettings as error:
-        raise click.BadParameter(str(error), param_hint="BOT") from None
+    runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
     interrupted = False
     names: list[str] = []
 

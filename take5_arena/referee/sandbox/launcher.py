@@ -8,7 +8,7 @@
         result = run_match(refs, config, launcher=launcher)   # take5_arena/referee/match/play.py
 
 `DockerLauncher` is a match `Launcher`: called with a BotRef it returns a `DockerBot`, a `BotHandle`
-(take5_arena/referee/match/launch.py). What it does:
+(take5_arena/referee/match/handle.py). What it does:
 
 * Images: each bot folder becomes an image (`images.build_image`, the checked builder; reused while
   its sources are unchanged). A bot whose image cannot be built is rejected before play; the
@@ -62,8 +62,9 @@ from typing import Any
 
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
-from ..match.launch import AddressHandle, BotHandle
-from ..match.remote import CallFailed
+from ..match.faults import FaultKind
+from ..match.handle import AddressHandle, BotHandle
+from ..match.remote import CallFailedError
 from . import containers, engine, sockets
 from .errors import ContainerStartError, ImageBuildError, SandboxError
 from .images import DEFAULT_SDK_DIR, ImageInfo, build_image
@@ -110,7 +111,7 @@ def _signal_name(code: int) -> str:
 
 def exit_fault(
     code: int, oom: bool, memory: str, *, before_serving: bool = False
-) -> tuple[str, str]:
+) -> tuple[FaultKind, str]:
     """(fault kind, detail) of a bot container that ended with `code` (docs: DockerBot.exit_fault)."""
     when = " before it served" if before_serving else ""
     if oom:
@@ -562,10 +563,10 @@ class _Output:
             return "\n".join(self.tails)[-limit:]
 
 
-class DockerBot:
+class DockerBot(BotHandle):
     """A bot folder run in a fresh container for each game (a `BotHandle`, made by DockerLauncher).
 
-    Besides the BotHandle methods, the match uses: `per_game` (restart before every game),
+    Besides the four methods every handle has, it overrides `per_game` (restart before every game),
     `ready(timeout)` (wait for the socket and pin it), `prefetch(game_id)` (start the next game's
     container now) and `exit_fault()` (why the container ended, as a fault).
     """
@@ -608,21 +609,21 @@ class DockerBot:
     def ready(self, timeout: float) -> str:
         """Wait until the bot serves; the address to connect to (its pinned socket).
 
-        Raises CallFailed: timeout (no socket in time), crash or resource (the container ended
+        Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
         first, with its cause), crash (the engine could not start it)."""
         inst = self._current
         if inst is None:
-            raise CallFailed(faults.CRASH, "the bot was not started")
+            raise CallFailedError(faults.CRASH, "the bot was not started")
         deadline = time.monotonic() + timeout
         try:
             inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            raise CallFailed(
+            raise CallFailedError(
                 faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s"
             ) from None
         except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - the bot's fault report
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise CallFailed(
+            raise CallFailedError(
                 faults.CRASH, f"the bot's container could not be started: {first}"
             ) from None
         delay = 0.002
@@ -637,7 +638,7 @@ class DockerBot:
                 return f"unix:/proc/self/fd/{inst.pin}"
             code = self.launcher.exit_of(inst)
             if code is not None:
-                raise CallFailed(
+                raise CallFailedError(
                     *exit_fault(
                         code,
                         self.launcher.oom_killed(inst),
@@ -646,7 +647,7 @@ class DockerBot:
                     )
                 )
             if time.monotonic() >= deadline:
-                raise CallFailed(
+                raise CallFailedError(
                     faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"
                 )
             time.sleep(delay)
@@ -667,7 +668,7 @@ class DockerBot:
             return None
         return -(code - 128) if code > 128 and _signal_name(code) else code
 
-    def exit_fault(self) -> tuple[str, str]:
+    def exit_fault(self) -> tuple[FaultKind, str]:
         """(kind, detail) for a bot whose container ended: resource when it was OOM-killed
         ("OOMKilled, memory limit 256m, exit code 137"), else crash ("exit code 3")."""
         inst = self._current
