@@ -92,7 +92,7 @@ def engine_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
             for i, s in enumerate(spec.seats)
         ]
         game = play_game(
-            players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation
+            players, spec.settings.game, spec.deal_seed, rotation=rotation
         )
         if spec.deal_seed % 17 == 0:  # now and then a slow answer
             game.faults.append(Fault(rotation % n, 1, 4, "timeout", "no answer within 1.0 s"))

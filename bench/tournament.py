@@ -117,7 +117,7 @@ def bench_cluster(games: int) -> None:
     import distributed
 
     from take5_arena.referee.artifacts import ArtifactStore
-    from take5_arena.referee.tournament.settings import resolve_settings
+    from take5_arena.referee.tournament.settings import TournamentSettings
     from take5_arena.referee.tournament.table import SeatSpec, TableSpec
 
     script = ROOT / "scripts" / "cluster-local.sh"
@@ -169,7 +169,9 @@ def bench_cluster(games: int) -> None:
         with Store(entrants) as store:
             version = next(v for v in store.versions() if v.name == "heuristic")
             others = [v for v in store.versions() if v.name in ("random", "lowest")]
-            settings = resolve_settings(store.settings(), {"players": 2, "games": games})
+            settings = TournamentSettings.from_json(store.settings()).updated(
+                {"players": 2, "games": games, "sandbox": "docker"}
+            )
         archive = ArtifactStore(entrants / "artifacts").get(version.artifact)
         with distributed.Client(address, timeout=30) as client:
             fresh = [
@@ -178,9 +180,9 @@ def bench_cluster(games: int) -> None:
                 if w["name"] == "take5-worker-2"
             ]
             limits = {
-                "memory": settings["memory"],
-                "cpus": float(settings["cpus"]),
-                "pids": int(settings["pids"]),
+                "memory": settings.limits.memory,
+                "cpus": settings.limits.cpus,
+                "pids": settings.limits.pids,
             }
             t0 = time.perf_counter()
             cost = client.submit(
@@ -188,7 +190,7 @@ def bench_cluster(games: int) -> None:
                 archive.digest,
                 archive.data,
                 limits,
-                settings["base_image"],
+                settings.base_image,
                 workers=fresh,
                 pure=False,
             ).result()
@@ -200,7 +202,7 @@ def bench_cluster(games: int) -> None:
                     v.artifact,
                     data,
                     limits,
-                    settings["base_image"],
+                    settings.base_image,
                     workers=fresh,
                     pure=False,
                 ).result()
@@ -215,9 +217,7 @@ def bench_cluster(games: int) -> None:
                     SeatSpec(v.key, v.name, v.version, v.id, v.bot_dir, v.artifact) for v in seated
                 ),
                 games=(("0" * 16, 0), ("1" * 16, 1)),
-                game_settings={},
-                sandbox="docker",
-                limits=limits,
+                settings=settings,
                 artifacts={v.artifact: archives.get(v.artifact).data for v in seated if v.artifact},
             )
             spec_bytes = len(pickle.dumps(spec))

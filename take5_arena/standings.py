@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from take5_arena.errors import ArenaError
 from take5_arena.leaderboard.collection import Games, scan_record_files
@@ -86,7 +86,9 @@ def _from_store(folder: Path) -> Games:
         """The records of ``order[start:]``, one at a time, from a store opened for this read."""
         reader = Store(folder, readonly=True)
         try:
-            yield from reader.records(after=seqs[start - 1] if start > 0 else None)
+            for game_id, record in reader.records(after=seqs[start - 1] if start > 0 else None):
+                # the leaderboard reads records as plain JSON (it also reads files nobody vouches for)
+                yield game_id, cast(dict[str, Any], record)
         finally:
             reader.close()
 

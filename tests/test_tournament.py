@@ -23,11 +23,13 @@ from click.testing import CliRunner
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import verify_record
 from take5_arena.cli.main import main as cli
+from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import (
     GameOutcome,
-    SubmitRefused,
+    SubmitRefusedError,
     TableSpec,
+    TournamentSettings,
     run_table,
     run_tournament,
     submit,
@@ -112,7 +114,7 @@ def test_submit_records_versions(tdir):
 
 
 def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
-    with pytest.raises(SubmitRefused) as refused:
+    with pytest.raises(SubmitRefusedError) as refused:
         submit(tdir, CRASHER, "crasher", sandbox="local")
     assert "crash" in refused.value.reason
     assert "segfault (simulated)" in refused.value.stderr
@@ -274,9 +276,7 @@ def fake_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def _fake_game(spec: TableSpec, gid: str, rotation: int) -> GameOutcome:
     n = len(spec.seats)
     players = [RandomPlayer(spec.deal_seed % 1000 + i) for i in range(n)]
-    game = play_game(
-        players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation
-    )
+    game = play_game(players, spec.settings.game, spec.deal_seed, rotation=rotation)
     record = game.record(
         game_id=gid, seats=[{"name": s.name, "entrant": s.key} for s in spec.seats]
     )
@@ -351,7 +351,7 @@ def test_run_table_reports_a_missing_bot_as_infrastructure(tmp_path):
         5,
         seats,
         (("g0", 0), ("g1", 1)),
-        {"variant": "standard", "threshold": 66, "end_rule": "at-or-above"},
+        TournamentSettings(game=Settings(players=2), sandbox=SandboxKind.LOCAL),
     )
     out = run_table(spec)
     assert [o.game_id for o in out] == ["g0", "g1"]

@@ -28,6 +28,7 @@ from take5.rules import EndRule, Variant
 from take5_arena.cli import entry, options
 from take5_arena.cli.terminal import field
 from take5_arena.cli.transcript import transcript
+from take5_arena.errors import ArenaError
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
 
@@ -50,7 +51,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 class ArenaGroup(click.Group):
-    """click's group, with one way out for Ctrl-C (exit 130, one line) and for the referee's own
+    """click's group, with one way out for Ctrl-C (exit 130, one line) and for the platform's own
     errors (a one-line message, exit 2), whatever the subcommand."""
 
     def main(
@@ -80,7 +81,7 @@ class ArenaGroup(click.Group):
             except (click.Abort, KeyboardInterrupt):
                 click.echo("\ninterrupted", err=True)
                 code = 130
-            except RefereeError as error:
+            except ArenaError as error:  # the platform's own errors: one line (take5_arena/errors.py)
                 click.echo(f"referee: {field(error)}", err=True)
                 code = 2
         except KeyboardInterrupt:  # a second Ctrl-C while reporting the first
@@ -348,7 +349,6 @@ def tournament() -> None:
 
 @tournament.command("run")
 @options.tournament_dir()
-@options.players(stored=True)
 @click.option(
     "--games",
     "-g",
@@ -357,38 +357,12 @@ def tournament() -> None:
     "[a complete round robin if at most 1,000 tables, else 10 tables per entrant].",
 )
 @options.seed(stored=True, help="Seed of the schedule and the deals.")
-@options.game_rules(stored=True)
 @click.option(
     "--duplicate/--no-duplicate",
     default=None,
     help="Replay each deal with the hands rotated through every seat [on].",
 )
-@options.call_limits(stored=True)
-@options.sandbox(default=None)
-@click.option(
-    "--executor",
-    help="auto, local (threads), process, dask:tcp://HOST:8786 or dask:local [auto: "
-    "threads; processes for local bots at concurrency > 1].",
-)
-@click.option(
-    "--concurrency",
-    "-j",
-    type=click.IntRange(min=1),
-    help="Tables played at once [CPUs / players].",
-)
-@options.docker_limits(stored=True)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].",
-)
-@click.option(
-    "--output-budget",
-    type=click.IntRange(min=0),
-    metavar="BYTES",
-    help="Bytes of its own output each bot version keeps in the records; past it its oldest "
-    f"games' output is dropped [{defaults.OUTPUT_BUDGET:,}].",
-)
+@options.play_settings()
 @click.option("--dry-run", is_flag=True, help="Print the schedule and play nothing.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, scripts).")
 @options.as_json("what the run did (no progress bar)")
@@ -437,7 +411,6 @@ def tournament_run(
     from take5_arena.cli.progress import TournamentProgress, render_summary
     from take5_arena.referee.store import Store
     from take5_arena.referee.tournament.run import prepare_run, run_tournament
-    from take5_arena.referee.tournament.settings import settings_summary
 
     try:
         if (
@@ -462,7 +435,7 @@ def tournament_run(
         if dry_run:
             with Store(directory, readonly=True) as store:
                 settings, versions, schedule = prepare_run(store, overrides)
-            click.echo(settings_summary(settings))
+            click.echo(settings.describe())
             click.echo(f"entrants: {', '.join(v.key for v in versions)}")
             click.echo(schedule.describe())
             for t in schedule.tables:

@@ -189,6 +189,57 @@ def docker_limits(*, stored: bool = False) -> Decorator:
     return apply
 
 
+def executor() -> Decorator:
+    """--executor and --concurrency: where tables play, and how many at once."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--concurrency",
+            "-j",
+            type=click.IntRange(min=1),
+            help="Tables played at once [CPUs / players].",
+        )(f)
+        f = click.option(
+            "--executor",
+            help="auto, local (threads), process, dask:tcp://HOST:8786 or dask:local [auto: "
+            "threads].",
+        )(f)
+        return f
+
+    return apply
+
+
+def play_settings() -> Decorator:
+    """The settings a tournament run and the arena's ladder share, each unset unless given (the
+    tournament's stored setting applies): the table size and the game's rules, the limits on each
+    call, the sandbox and its limits, where tables play, the retries of a game after an
+    infrastructure failure and each bot's output budget. The command gets them as keyword
+    arguments named as the settings' JSON keys (take5_arena/referee/tournament/settings.py)."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--output-budget",
+            type=click.IntRange(min=0),
+            metavar="BYTES",
+            help="Bytes of its own output each bot version keeps in the records; past it its "
+            f"oldest games' output is dropped [{defaults.OUTPUT_BUDGET:,}].",
+        )(f)
+        f = click.option(
+            "--retries",
+            type=click.IntRange(min=0),
+            help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].",
+        )(f)
+        f = executor()(f)
+        f = docker_limits(stored=True)(f)
+        f = sandbox(default=None)(f)
+        f = call_limits(stored=True)(f)
+        f = game_rules(stored=True)(f)
+        f = players(stored=True)(f)
+        return f
+
+    return apply
+
+
 def bootstrap() -> Decorator:
     """--bootstrap and --bootstrap-seed: the rating intervals, the same in every command."""
 

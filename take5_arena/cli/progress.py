@@ -23,8 +23,10 @@ from take5_arena.cli.terminal import markup
 from take5_arena.leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
 from take5_arena.referee import defaults
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.settings import DEFAULTS, settings_summary
+from take5_arena.referee.tournament.run import RunProgress, RunReport
+from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.status import entrant_labels
+from take5_arena.referee.tournament.table import GameOutcome
 from take5_arena.standings import store_standings
 
 
@@ -46,7 +48,7 @@ class _Leader:
         return f"{markup(label)} (mean place {total / n:.2f})"
 
 
-class TournamentProgress:
+class TournamentProgress(RunProgress):
     """The progress bar of `referee tournament run`: games done of total, rate, time left, leader."""
 
     def __init__(self, console: Console | None = None, *, enabled: bool = True) -> None:
@@ -59,7 +61,7 @@ class TournamentProgress:
         self.started = 0.0
         self.played = 0
 
-    def start(self, report: Any, store: Store) -> None:
+    def start(self, report: RunReport, store: Store) -> None:
         labels = entrant_labels(store)
         for r in store.seat_results(report.schedule_id):
             for version, place in zip(r.versions, r.places):
@@ -89,16 +91,16 @@ class TournamentProgress:
             infra="",
         )
 
-    def game(self, outcome: Any, store: Store) -> None:
+    def game(self, outcome: GameOutcome, store: Store) -> None:
         record = outcome.record
+        if record is None:
+            return
         for seat, place in zip(record["seats"], record["result"]["places"]):
-            self.leader.add(
-                seat.get("name", "?") if seat.get("version") is None else seat["name"], place
-            )
+            self.leader.add(seat["name"], place)
         self.played += 1
         self._update(advance=1)
 
-    def infra(self, outcome: Any) -> None:
+    def infra(self, outcome: GameOutcome) -> None:
         self.infra_count += 1
         self._update(advance=0)
 
@@ -168,7 +170,7 @@ def _console() -> Console:
     return console if console.is_terminal else Console(width=max(110, console.width))
 
 
-def render_summary(report: Any, store: Store, console: Console | None = None) -> None:
+def render_summary(report: RunReport, store: Store, console: Console | None = None) -> None:
     """The end of `referee tournament run`: what was played, failures, standings."""
     console = console or _console()
     rate = report.played / report.seconds if report.seconds > 0 else 0.0
@@ -219,7 +221,7 @@ def render_status(
     settings = status["settings"]
     console.print(f"[bold]tournament {markup(status['directory'], 1000)}[/bold]: {status['state']}")
     if settings:
-        console.print("settings: " + settings_summary({**DEFAULTS, **settings}))
+        console.print("settings: " + TournamentSettings.from_json(settings).describe())
     console.print(
         f"entrants: {len({e['name'] for e in status['entrants']})} "
         f"({len(status['entrants'])} versions)"

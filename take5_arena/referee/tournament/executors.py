@@ -35,10 +35,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..errors import RefereeError
+from .errors import TournamentError
 
 
-class ExecutorError(RefereeError, ValueError):
+class ExecutorError(TournamentError, ValueError):
     """A bad --executor value, or the executor cannot be reached."""
 
 

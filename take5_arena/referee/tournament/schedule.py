@@ -48,7 +48,7 @@ import numpy as np
 
 from take5.shuffle import SplitMix64
 
-from ..errors import RefereeError
+from .errors import TournamentError
 
 #: The largest complete round robin (tables) the scheduler will enumerate.
 MAX_COMPLETE_TABLES = 2_000_000
@@ -63,7 +63,7 @@ REPAIR_EVALS = 400_000
 DEFAULT_TABLES_PER_ENTRANT = 10
 
 
-class ScheduleError(RefereeError, ValueError):
+class ScheduleError(TournamentError, ValueError):
     """The entrants and settings admit no schedule (too few entrants, a bad table size, ...)."""
 
 
