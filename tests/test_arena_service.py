@@ -136,8 +136,10 @@ class Server:
         return self.proc.returncode
 
 
-def db_rows(directory: Path, sql: str, args: tuple = ()) -> list[tuple]:
-    con = sqlite3.connect(f"file:{directory / 'tournament.sqlite'}?mode=ro", uri=True, timeout=30)
+def db_rows(directory: Path, sql: str, args: tuple = (), *, db: str = "") -> list[tuple]:
+    """Rows read straight from the tournament's store, or (``arena_*`` tables) the accounts."""
+    db = db or ("accounts.sqlite" if "arena_" in sql else "tournament.sqlite")
+    con = sqlite3.connect(f"file:{directory / db}?mode=ro", uri=True, timeout=30)
     try:
         return con.execute(sql, args).fetchall()
     finally:
@@ -374,11 +376,13 @@ def test_wrong_missing_and_revoked_tokens(arena):
         assert code == grpc.StatusCode.UNAUTHENTICATED
     done = cli("submit", str(BOTS / "heuristic"), "--server", server.address, token=eve)
     assert done.returncode == 2 and "revoked" in done.stderr, done.stderr
-    # the store never holds a token
-    raw = (directory / "tournament.sqlite").read_bytes()
-    assert (
-        tokens["alice"].encode() not in raw and tokens["alice"].split("_", 2)[2].encode() not in raw
-    )
+    # neither the accounts nor the store ever hold a token (the accounts hold a salted hash)
+    for name in ("accounts.sqlite", "tournament.sqlite"):
+        raw = (directory / name).read_bytes()
+        assert (
+            tokens["alice"].encode() not in raw
+            and tokens["alice"].split("_", 2)[2].encode() not in raw
+        )
     listed = cli("authors", "list", "-t", str(directory))
     assert "eve" in listed.stdout and "revoked" in listed.stdout
 
@@ -863,7 +867,7 @@ def test_ladder_in_docker(tmp_path):
 def test_public_records_leave_out_the_bots_output():
     """Standings and records are public, a bot's own output is its author's: GetGameRecord drops the
     turns' `logs`, MyBotFaults gives the author their seat's lines up to the fault."""
-    from take5_arena.service.serve import _log_tail, public_record
+    from take5_arena.service.messages import log_tail, public_record
 
     record = {
         "game_id": "g",
@@ -881,7 +885,7 @@ def test_public_records_leave_out_the_bots_output():
     public = public_record(record)
     assert "logs" not in json.dumps(public) and public["rounds"][0]["turns"][1]["plays"] == [3, 4]
     assert record["rounds"][0]["turns"][0]["logs"]  # the stored record is untouched
-    tail = _log_tail(record, 0, {"round": 1, "turn": 2})
+    tail = log_tail(record, 0, {"round": 1, "turn": 2})
     assert tail == "mine: thinking\nmine: oops"
 
 

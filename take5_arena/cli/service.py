@@ -14,9 +14,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+from take5_arena.cli import options
+from take5_arena.service import defaults as service_defaults
+
+if TYPE_CHECKING:
+    from take5_arena.service.authors import Accounts
 
 # The same names as take5_arena/service/client.py's (not imported here: `referee --help` stays fast).
 TOKEN_ENV = "TAKE5_TOKEN"
@@ -102,7 +108,7 @@ def _fail(error: Any) -> None:
 @TOURNAMENT
 @click.option(
     "--listen",
-    default="127.0.0.1:50600",
+    default=service_defaults.LISTEN,
     show_default=True,
     metavar="HOST:PORT",
     help="Address to serve on (port 0: any free port).",
@@ -122,26 +128,12 @@ def _fail(error: Any) -> None:
     is_flag=True,
     help="Without TLS, listen on a non-loopback address anyway (tokens in clear text).",
 )
-@click.option(
-    "--players",
-    "-n",
-    type=click.IntRange(2, 10),
-    help="Players per ladder table [the tournament's, 4].",
-)
-@click.option("--sandbox", type=click.Choice(["docker", "local"]), help="Where bots run [docker].")
-@click.option("--timeout", type=click.FloatRange(min=0.001), help="Seconds per call [1].")
-@click.option(
-    "--concurrency",
-    "-j",
-    type=click.IntRange(min=1),
-    help="Ladder tables played at once [CPUs / players].",
-)
-@click.option("--executor", help="local (threads) or dask:tcp://HOST:8786 / dask:local [local].")
+@options.play_settings()
 @click.option(
     "--gauntlet",
     "gauntlet_tables",
     type=click.IntRange(min=0),
-    default=1,
+    default=service_defaults.GAUNTLET_TABLES,
     show_default=True,
     help="Tables a new bot version plays with each other active bot before the ladder goes on.",
 )
@@ -150,21 +142,29 @@ def _fail(error: Any) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Publish the static site here as games land [DIR/site].",
 )
-@click.option("--publish-every-games", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option(
-    "--publish-every-seconds", type=click.FloatRange(min=0.1), default=30.0, show_default=True
+    "--publish-every-games",
+    type=click.IntRange(min=1),
+    default=service_defaults.PUBLISH_EVERY_GAMES,
+    show_default=True,
+)
+@click.option(
+    "--publish-every-seconds",
+    type=click.FloatRange(min=0.1),
+    default=service_defaults.PUBLISH_EVERY_SECONDS,
+    show_default=True,
 )
 @click.option(
     "--bootstrap",
     type=click.IntRange(min=0),
-    default=100,
+    default=service_defaults.PUBLISH_BOOTSTRAP,
     show_default=True,
     help="Bootstrap resamples of the published intervals.",
 )
 @click.option(
     "--validators",
     type=click.IntRange(1, 16),
-    default=1,
+    default=service_defaults.VALIDATORS,
     show_default=True,
     help="Submissions validated at once.",
 )
@@ -175,11 +175,6 @@ def serve(
     cert: Path | None,
     key: Path | None,
     insecure_public: bool,
-    players: int | None,
-    sandbox: str | None,
-    timeout: float | None,
-    concurrency: int | None,
-    executor: str | None,
     gauntlet_tables: int,
     site: Path | None,
     publish_every_games: int,
@@ -187,30 +182,27 @@ def serve(
     bootstrap: int,
     validators: int,
     no_ladder: bool,
+    **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
     (`referee submit FOLDER --server`), and a ladder keeps playing games between the active bots,
-    refreshing the standings and the static site as they land. Stop it with Ctrl-C or SIGTERM; it
+    refreshing the standings and the static site as they land. The play and sandbox options are
+    those of `referee tournament run` (saved in the tournament). Stop it with Ctrl-C or SIGTERM; it
     resumes where it stopped (see README "Run an arena")."""
-    from take5_arena.referee.archive import ArchiveLimits  # lazy: start-up time
-    from take5_arena.service.ladder import LadderConfig  # lazy: start-up time
-    from take5_arena.service.serve import ServeError, ServeOptions  # lazy: start-up time
-    from take5_arena.service.serve import serve as run  # lazy: start-up time
+    # lazy: start-up time
+    from take5_arena.referee.archive import ArchiveLimits
+    from take5_arena.service.errors import ServeError
+    from take5_arena.service.ladder import LadderConfig
+    from take5_arena.service.serve import ServeOptions
+    from take5_arena.service.serve import serve as run
 
-    overrides = {
-        "players": players,
-        "sandbox": sandbox,
-        "timeout": timeout,
-        "concurrency": concurrency,
-        "executor": executor,
-    }
-    options = ServeOptions(
+    serve_options = ServeOptions(
         directory=directory,
         listen=listen,
         cert=cert,
         key=key,
         insecure_public=insecure_public,
-        overrides=overrides,
+        settings=settings,
         play=not no_ladder,
         validators=validators,
         archive_limits=ArchiveLimits(),
@@ -223,7 +215,7 @@ def serve(
         ),
     )
     try:
-        code = run(options, echo=lambda line: click.echo(line, err=True))
+        code = run(serve_options, echo=lambda line: click.echo(line, err=True))
     except ServeError as error:
         raise click.UsageError(str(error)) from None
     sys.exit(code)
@@ -237,9 +229,21 @@ def authors() -> None:
 @authors.command("add")
 @click.argument("name")
 @TOURNAMENT
-@click.option("--max-bots", type=click.IntRange(min=1), help="Active bots at once [3].")
-@click.option("--per-hour", type=click.IntRange(min=1), help="Submissions per hour [20].")
-@click.option("--max-archive-mb", type=click.FloatRange(min=0.01), help="Largest archive, MB [8].")
+@click.option(
+    "--max-bots",
+    type=click.IntRange(min=1),
+    help=f"Active bots at once [{service_defaults.MAX_ACTIVE_BOTS}].",
+)
+@click.option(
+    "--per-hour",
+    type=click.IntRange(min=1),
+    help=f"Submissions per hour [{service_defaults.MAX_SUBMISSIONS_PER_HOUR}].",
+)
+@click.option(
+    "--max-archive-mb",
+    type=click.FloatRange(min=0.01),
+    help=f"Largest archive, MB [{service_defaults.MAX_ARCHIVE_BYTES / 2**20:g}].",
+)
 @click.option(
     "--new-token",
     is_flag=True,
@@ -258,7 +262,8 @@ def authors_add(
     Only the token goes to stdout, so `referee authors add alice -t T > alice.token` keeps it in a file.
     """
     # lazy: start-up time
-    from take5_arena.service.authors import DEFAULT_LIMITS, ArenaError, Limits
+    from take5_arena.service.authors import DEFAULT_LIMITS, Limits
+    from take5_arena.service.errors import ServiceError
 
     limits = Limits(
         max_bots or DEFAULT_LIMITS.max_active_bots,
@@ -268,7 +273,7 @@ def authors_add(
     db = _db(directory, create=True)
     try:
         token = db.add_author(name, limits, new_token=new_token)
-    except ArenaError as error:
+    except ServiceError as error:
         raise click.UsageError(str(error)) from None
     finally:
         db.close()
@@ -314,12 +319,12 @@ def authors_list(directory: Path) -> None:
         db.close()
 
 
-def _db(directory: Path, *, create: bool = False):
+def _db(directory: Path, *, create: bool = False) -> Accounts:
     from take5_arena.referee.store import StoreError  # lazy: start-up time
-    from take5_arena.service.authors import ArenaDB  # lazy: start-up time
+    from take5_arena.service.authors import Accounts  # lazy: start-up time
 
     try:
-        return ArenaDB(directory, create=create)
+        return Accounts(directory, create=create)
     except StoreError as error:
         raise click.UsageError(str(error)) from None
 

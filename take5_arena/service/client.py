@@ -21,20 +21,14 @@ from pathlib import Path
 import grpc
 
 from take5_arena.referee.archive import ArchiveLimits, pack
+from take5_arena.service.address import is_loopback
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
-from take5_arena.service.serve import CHUNK_BYTES, is_loopback
+from take5_arena.service.defaults import CHUNK_BYTES
+from take5_arena.service.errors import ClientError
 
 TOKEN_ENV = "TAKE5_TOKEN"  # also named in take5_arena/cli/service.py
 SERVER_ENV = "TAKE5_SERVER"
-
-
-class ClientError(Exception):
-    """A call failed: ``code`` is the gRPC status (None: before any call), the message one line."""
-
-    def __init__(self, message: str, code: grpc.StatusCode | None = None):
-        self.code = code
-        super().__init__(message)
 
 
 def read_token(token_file: Path | None) -> str | None:
@@ -57,8 +51,9 @@ class Packed:
     sha256: str
 
 
-def pack_folder(folder: Path, limits: ArchiveLimits = ArchiveLimits()) -> Packed:
+def pack_folder(folder: Path, limits: ArchiveLimits | None = None) -> Packed:
     """The folder as the archive the server accepts (ArchiveError if it would be refused)."""
+    limits = limits or ArchiveLimits()
     buf = io.BytesIO()
     files = pack(folder, buf, limits)
     data = buf.getvalue()
