@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .game import Phase, Play, RowTake, Settings, View
-from .rules import EndRule, TakeReason, Variant
+from .rules import EndRule, Take5Error, TakeReason, Variant
 from .v1 import bot_pb2 as pb
 
 PROTOCOL_VERSION = "1.0"
@@ -41,7 +41,7 @@ _REASON_TO_PB = {
 _REASON_FROM_PB = {v: k for k, v in _REASON_TO_PB.items()}
 
 
-class ProtocolError(ValueError):
+class ProtocolError(Take5Error, ValueError):
     """A message that does not describe a valid game situation (a referee or protocol bug)."""
 
 

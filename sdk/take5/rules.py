@@ -2,6 +2,23 @@
 
 Pure functions over plain tuples, so the referee, the bots and the tests share one implementation
 (docs/rules.md sections 1 and 4). Rows are tuples of cards, oldest first; a table is a tuple of 4 rows.
+
+The SDK's errors are defined under one base, here (``except take5.Take5Error`` catches them all)::
+
+    Take5Error
+    ├── InvalidSettings (ValueError)     settings the rules do not allow
+    ├── IllegalMove (ValueError)         a decision the rules do not allow
+    │   ├── CardNotInHand
+    │   ├── CardNotInPool
+    │   └── InvalidRow
+    ├── NeedRowChoice                    a low card: its player must choose a row first
+    ├── WrongPhase                       a decision the game is not waiting for
+    ├── ProtocolError (ValueError)       convert.py: a message that is no valid game situation
+    ├── MalformedRecord                  audit.py: a record of the wrong shape
+    ├── RecordPathError                  record.py: a record cannot be written where asked
+    └── HarnessError                     harness.py: what the referee would count as a fault
+        ├── BotLoadError                 a bot file that cannot be loaded
+        └── BotRaised                    a bot that raised while asked for a move
 """
 
 from __future__ import annotations

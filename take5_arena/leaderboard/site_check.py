@@ -29,6 +29,7 @@ from typing import Any
 
 from take5.record import MalformedRecord, verify_record
 
+from .errors import LeaderboardError
 from .publish import result_from_record
 from .ratings import DEFAULT_K, DEFAULT_PRIOR, GameResult, compute_standings
 from .site_build import MANIFEST_FORMAT, decode_bundle, record_hash
@@ -38,7 +39,7 @@ TOLERANCE = 1e-6
 MAX_PROBLEMS = 50
 
 
-class SiteCheckError(Exception):
+class SiteCheckError(LeaderboardError):
     """The folder is not a published site (no manifest, unreadable): a message for the user."""
 
 

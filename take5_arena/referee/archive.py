@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
+from .errors import RefereeError
+
 #: Folders and files a packed bot leaves out (caches and version control, never needed to run).
 IGNORED_DIRS = frozenset(
     {
@@ -83,7 +85,7 @@ class ArchiveProblem(enum.Enum):
     EMPTY = "empty"
 
 
-class ArchiveError(Exception):
+class ArchiveError(RefereeError, ValueError):
     """An archive or folder refused: ``problem`` says which rule, the message says where."""
 
     def __init__(self, problem: ArchiveProblem, message: str):

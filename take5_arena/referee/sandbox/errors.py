@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 
+from ..errors import RefereeError
 
-class SandboxError(Exception):
+
+class SandboxError(RefereeError):
     """Base class of everything the sandbox raises on purpose."""
 
 
