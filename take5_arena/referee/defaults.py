@@ -26,7 +26,12 @@ SEED = 0
 # -- the match ------------------------------------------------------------------------------------
 GAMES = 1  # `referee match`: games played (each deal once per rotation)
 TIMEOUT = 1.0  # seconds per PickCard / ChooseRow / GameOver call
-START_TIMEOUT = 10.0  # seconds a bot has to start serving
+START_TIMEOUT = 30.0
+"""Seconds a bot has to start serving (wall-clock, from its launch: a process's imports, or a
+container's start). 30 s and not less because this clock runs on the host's time, not the bot's:
+on a loaded host a correct bot (or the arena's own house opponent) took more than 10 s to come up
+and was refused for it. A longer wait costs only for a bot that never starts, once per table (it is
+then out of the match). CPU-time allowances for the start come later (issue 25)."""
 HANDSHAKE_TIMEOUT = 2.0
 MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped

@@ -2,8 +2,9 @@
 
 Two things live here and nowhere else:
 
-* The defaults of the sandbox: memory, CPUs, pids, base image, timeouts (`DEFAULT_*`). Every
-  command-line option and every caller takes them from here.
+* The defaults of the sandbox: memory, CPUs, pids, base image (`DEFAULT_*`). Every
+  command-line option and every caller takes them from here. (The time a bot has to start is the
+  match's: take5_arena/referee/defaults.py's START_TIMEOUT.)
 * `container_kwargs`: the keyword arguments for docker-py's ``containers.create`` that lock a bot
   container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through which
   every container of a bot image is created, is its only production caller, and a test
@@ -41,8 +42,6 @@ DEFAULT_CPUS = 1.0
 DEFAULT_PIDS = 64
 DEFAULT_TMPFS = "16m"
 DEFAULT_BASE_IMAGE = "take5/python:3.11"
-DEFAULT_START_TIMEOUT = 30.0
-"""Seconds a bot container has from its start until its socket answers."""
 ENGINE_TIMEOUT = 60.0
 """Seconds one Engine API request may take before the engine counts as not answering."""
 
@@ -214,7 +213,6 @@ __all__ = [
     "DEFAULT_CPUS",
     "DEFAULT_MEMORY",
     "DEFAULT_PIDS",
-    "DEFAULT_START_TIMEOUT",
     "DEFAULT_TMPFS",
     "LISTEN_ADDRESS",
     "SOCKET_NAME",
