@@ -188,7 +188,7 @@ def serve(
     (`referee submit FOLDER --server`), and a ladder keeps playing games between the active bots,
     refreshing the standings and the static site as they land. The play and sandbox options are
     those of `referee tournament run` (saved in the tournament). Stop it with Ctrl-C or SIGTERM; it
-    resumes where it stopped (see README "Run an arena")."""
+    resumes where it stopped (docs/arena.md, "Running an arena")."""
     # lazy: start-up time
     from take5_arena.referee.archive import ArchiveLimits
     from take5_arena.service.errors import ServeError
