@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
 from take5_arena.referee.sandbox import context
-from take5_arena.referee.sandbox.build_errors import BuildRefused
+from take5_arena.referee.sandbox.build_errors import BuildRefusedError
 from take5_arena.referee.sandbox.images import build_image
 
 
@@ -50,7 +50,7 @@ def refusal(repeat: int) -> None:
             def run():
                 try:
                     fn()
-                except BuildRefused:
+                except BuildRefusedError:
                     return
                 raise AssertionError("not refused")
 

@@ -91,9 +91,7 @@ def engine_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
             Mixed(BOTS[s.name], spec.deal_seed % 100_000 + 7 * i + rotation)
             for i, s in enumerate(spec.seats)
         ]
-        game = play_game(
-            players, spec.settings.game, spec.deal_seed, rotation=rotation
-        )
+        game = play_game(players, spec.settings.game, spec.deal_seed, rotation=rotation)
         if spec.deal_seed % 17 == 0:  # now and then a slow answer
             game.faults.append(Fault(rotation % n, 1, 4, "timeout", "no answer within 1.0 s"))
         seats = [

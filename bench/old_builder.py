@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from take5_arena.referee.sandbox import containers, engine
-from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError, SandboxError
+from take5_arena.referee.sandbox.errors import EngineUnavailableError, ImageBuildError, SandboxError
 from take5_arena.referee.sandbox.limits import (
     BOT_GID,
     BOT_UID,
@@ -107,7 +107,7 @@ class Docker:
     def _argv(self, args: Sequence[str]) -> list[str]:
         exe = shutil.which(self.binary)
         if exe is None:
-            raise EngineUnavailable(
+            raise EngineUnavailableError(
                 f"no docker client `{self.binary}` on PATH for building images "
                 "(install docker.io, see scripts/setup-docker.sh)"
             )
@@ -148,7 +148,7 @@ class Docker:
         return proc
 
     def check(self) -> str:
-        """The engine's version; EngineUnavailable (with the reason) if none answers."""
+        """The engine's version; EngineUnavailableError (with the reason) if none answers."""
         return engine.engine_version()
 
     def image_inspect(self, ref: str) -> dict | None:

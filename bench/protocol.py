@@ -156,7 +156,9 @@ def main() -> None:
     echo = EchoTable()
     bot = str(ROOT / "example_bots" / "random")
     try:
-        with Match([bot] * 4, MatchConfig(games=10**6, seed=1, calls=CallLimits(timeout=5.0))) as match:
+        with Match(
+            [bot] * 4, MatchConfig(games=10**6, seed=1, calls=CallLimits(timeout=5.0))
+        ) as match:
             match.play_game(0)  # warm up: connections, first calls
             match.games.clear()
             timed.pick[:] = [0, 0.0]

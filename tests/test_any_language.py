@@ -227,9 +227,9 @@ def test_manifest_says_runtime_and_command():
     ],
 )
 def test_bad_manifests_are_refused_with_the_reason(text, expect):
-    from take5_arena.referee.sandbox.build_errors import BuildRefused
+    from take5_arena.referee.sandbox.build_errors import BuildRefusedError
     from take5_arena.referee.sandbox.manifest import parse_manifest
 
-    with pytest.raises(BuildRefused) as err:
+    with pytest.raises(BuildRefusedError) as err:
         parse_manifest(text)
     assert expect in str(err.value)

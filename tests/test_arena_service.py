@@ -29,7 +29,8 @@ import pytest
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
-from take5_arena.service.client import ArenaClient, ClientError, Packed, pack_folder
+from take5_arena.service.client import ArenaClient, Packed, pack_folder
+from take5_arena.service.errors import ClientError
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "example_bots"

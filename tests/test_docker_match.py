@@ -80,12 +80,12 @@ def engine():
     from docker_images import image_exists, prune_bot_images
 
     from take5_arena.referee.sandbox import containers, engine
-    from take5_arena.referee.sandbox.errors import EngineUnavailable
+    from take5_arena.referee.sandbox.errors import EngineUnavailableError
     from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     try:
         version = engine.engine_version()
-    except EngineUnavailable as exc:
+    except EngineUnavailableError as exc:
         _unavailable(str(exc))
     if not image_exists(DEFAULT_BASE_IMAGE):
         _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")

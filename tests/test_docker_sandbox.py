@@ -35,7 +35,7 @@ from take5_arena.referee.match.remote import CallFailedError
 from take5_arena.referee.sandbox import containers, engine, images, sockets
 from take5_arena.referee.sandbox.errors import (
     ContainerStartError,
-    EngineUnavailable,
+    EngineUnavailableError,
     ImageBuildError,
 )
 from take5_arena.referee.sandbox.launcher import DockerLauncher, image_shell
@@ -195,11 +195,11 @@ def test_sdk_versions_come_from_the_sdk_sources():
 
 def test_missing_engine_is_one_error_type(monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/take5-docker.sock")
-    with pytest.raises(EngineUnavailable, match="setup-docker"):
+    with pytest.raises(EngineUnavailableError, match="setup-docker"):
         engine.connect()
     assert engine.engine_answers() is False
     monkeypatch.setenv("DOCKER_HOST", "tcp://")
-    with pytest.raises(EngineUnavailable):
+    with pytest.raises(EngineUnavailableError):
         engine.connect()
 
 
@@ -306,7 +306,7 @@ def test_the_scan_finds_bypasses(tmp_path):
 def client():
     try:
         c = engine.client()
-    except EngineUnavailable as exc:
+    except EngineUnavailableError as exc:
         _unavailable(str(exc))
     if not image_exists(DEFAULT_BASE_IMAGE):
         _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
@@ -536,7 +536,9 @@ def test_output_flood_is_bounded(make_sandbox):
     try:
         _, address = sb.start()
         assert Client(address)("ping") == {"pong": True}
-    except CallFailedError as error:  # its output file is full: the write failed and the bot gave up
+    except (
+        CallFailedError
+    ) as error:  # its output file is full: the write failed and the bot gave up
         assert sb.launcher.file_output and error.kind == "crash", error
     handle = sb.handles[-1]
     tail = handle.stderr_tail(4000)

@@ -388,14 +388,14 @@ def engine():
     from docker_images import image_exists
 
     from take5_arena.referee.sandbox import engine as sandbox_engine
-    from take5_arena.referee.sandbox.errors import EngineUnavailable
+    from take5_arena.referee.sandbox.errors import EngineUnavailableError
     from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     reason = None
     try:
         if not image_exists(DEFAULT_BASE_IMAGE, sandbox_engine.client()):
             reason = f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
-    except EngineUnavailable as exc:
+    except EngineUnavailableError as exc:
         reason = f"no Docker engine answers: {exc}"
     if reason:
         if _ci():

@@ -8,6 +8,9 @@ valid only when both agree with it.
 
 Every way a file can be wrong ends in `MalformedRecord` (a one-line reason naming the place) or a
 `Divergence`; nothing a record holds can raise anything else (tests/test_verify_fuzz.py).
+
+The record's shape is typed here too: `GameRecord` and its parts (`SeatRecord`, `RoundRecord`,
+`TurnRecord`, ...), key for key as docs/record-format.md specifies them.
 """
 
 from __future__ import annotations
@@ -513,10 +516,19 @@ class RecordFile:
 __all__ = [
     "MAX_RECORD_BYTES",
     "Divergence",
+    "DraftRecord",
+    "FaultRecord",
+    "GameRecord",
     "Judgement",
     "MalformedRecord",
     "RecordFile",
     "RecordPathError",
+    "ResultRecord",
+    "RoundRecord",
+    "SeatRecord",
+    "SettingsRecord",
+    "TakeRecord",
+    "TurnRecord",
     "Verdict",
     "check_format",
     "iter_records",

@@ -53,14 +53,14 @@ def build(
     and reused while the sources are unchanged.
     """
     # lazy: docker-py only for this command (start-up time)
-    from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError
+    from take5_arena.referee.sandbox.errors import EngineUnavailableError, ImageBuildError
     from take5_arena.referee.sandbox.images import build_image
 
     try:
         info = build_image(
             bot_dir, name=name, version=bot_version, base_image=base_image, force=force
         )
-    except EngineUnavailable as error:
+    except EngineUnavailableError as error:
         click.echo(f"referee build: no Docker engine: {error}", err=True)
         sys.exit(1)
     except ImageBuildError as error:
@@ -108,7 +108,7 @@ def docker_match_launcher(
 ):
     """The launcher of `referee match --sandbox docker`, images built; usage errors exit 2."""
     # lazy: docker-py only with --sandbox docker (start-up time)
-    from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError
+    from take5_arena.referee.sandbox.errors import EngineUnavailableError, ImageBuildError
     from take5_arena.referee.sandbox.launcher import DockerLauncher
     from take5_arena.referee.sandbox.limits import SandboxLimits
 
@@ -124,7 +124,7 @@ def docker_match_launcher(
             base_image=base_image,
             log_dir=Path(records) / "logs" if records is not None else None,
         )
-    except EngineUnavailable as error:
+    except EngineUnavailableError as error:
         raise click.UsageError(f"--sandbox docker: {error}") from None
     try:
         for text, got in launcher.prepare(refs).items():

@@ -81,7 +81,7 @@ class ArenaGroup(click.Group):
             except (click.Abort, KeyboardInterrupt):
                 click.echo("\ninterrupted", err=True)
                 code = 130
-            except ArenaError as error:  # the platform's own errors: one line (take5_arena/errors.py)
+            except ArenaError as error:  # the platform's errors (take5_arena/errors.py): one line
                 click.echo(f"referee: {field(error)}", err=True)
                 code = 2
         except KeyboardInterrupt:  # a second Ctrl-C while reporting the first

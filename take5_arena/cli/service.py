@@ -67,7 +67,8 @@ def _client(
     need_token: bool = True,
 ):
     # lazy: start-up time
-    from take5_arena.service.client import ArenaClient, ClientError, read_token
+    from take5_arena.service.client import ArenaClient, read_token
+    from take5_arena.service.errors import ClientError
 
     if not server:
         raise click.UsageError(f"give --server HOST:PORT (or set {SERVER_ENV})")
@@ -344,7 +345,8 @@ def remote_submit(
     """`referee submit FOLDER --server HOST:PORT`: pack, upload, show the outcome."""
     from take5_arena.referee.archive import ArchiveError  # lazy: start-up time
     from take5_arena.service.api import arena_pb2 as pb  # lazy: start-up time
-    from take5_arena.service.client import ClientError, pack_folder, safe  # lazy: start-up time
+    from take5_arena.service.client import pack_folder, safe  # lazy: start-up time
+    from take5_arena.service.errors import ClientError  # lazy: start-up time
 
     bot_name = name or folder.resolve().name
     client = _client(server, token_file, ca, insecure)
@@ -394,7 +396,8 @@ def my_bots(
     """Your bots on the arena: versions, games, faults, and your recent submissions."""
     from google.protobuf.json_format import MessageToDict
 
-    from take5_arena.service.client import ClientError, safe  # lazy: start-up time
+    from take5_arena.service.client import safe  # lazy: start-up time
+    from take5_arena.service.errors import ClientError  # lazy: start-up time
 
     try:
         with _client(server, token_file, ca, insecure) as client:
@@ -434,7 +437,7 @@ def withdraw(
     name: str, server: str | None, token_file: Path | None, ca: Path | None, insecure: bool
 ) -> None:
     """Take your bot NAME out of the arena's ladder (its games stay recorded; submit it again to return)."""
-    from take5_arena.service.client import ClientError  # lazy: start-up time
+    from take5_arena.service.errors import ClientError  # lazy: start-up time
 
     try:
         with _client(server, token_file, ca, insecure) as client:
@@ -465,7 +468,8 @@ def my_faults(
     limit: int,
 ) -> None:
     """Your bot NAME's faults on the arena, newest first, with their causes and the bot's own output."""
-    from take5_arena.service.client import ClientError, safe  # lazy: start-up time
+    from take5_arena.service.client import safe  # lazy: start-up time
+    from take5_arena.service.errors import ClientError  # lazy: start-up time
 
     try:
         with _client(server, token_file, ca, insecure) as client:
@@ -494,7 +498,8 @@ def my_faults(
 @click.option("--json", "as_json", is_flag=True, help="Print standings.json.")
 def arena_standings(server: str | None, ca: Path | None, insecure: bool, as_json: bool) -> None:
     """The arena's current standings (public: no token needed)."""
-    from take5_arena.service.client import ClientError, safe  # lazy: start-up time
+    from take5_arena.service.client import safe  # lazy: start-up time
+    from take5_arena.service.errors import ClientError  # lazy: start-up time
 
     try:
         with _client(server, None, ca, insecure, need_token=False) as client:

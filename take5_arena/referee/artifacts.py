@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import RefereeError
-from .sandbox.build_errors import BuildRefused
+from .sandbox.build_errors import BuildRefusedError
 from .sandbox.context import BotFolder, Kind, scan
 
 #: Where a worker keeps unpacked artifacts (one folder per digest), unless told otherwise.
@@ -78,7 +78,7 @@ def pack(folder: str | os.PathLike[str] | BotFolder) -> Artifact:
     """
     try:
         scanned = folder if isinstance(folder, BotFolder) else scan(folder)
-    except BuildRefused as error:
+    except BuildRefusedError as error:
         raise ArtifactError(str(error)) from None
     root = scanned.root
     buf = io.BytesIO()

@@ -154,4 +154,4 @@ def safe(text: str) -> str:
     )
 
 
-__all__ = ["ArenaClient", "ClientError", "Packed", "pack_folder", "read_token", "safe"]
+__all__ = ["ArenaClient", "Packed", "pack_folder", "read_token", "safe"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import engine
-from .errors import ContainerStartError, EngineUnavailable
+from .errors import ContainerStartError, EngineUnavailableError
 from .limits import LABEL_ARENA, LABEL_RUN, SandboxLimits, container_kwargs
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def image_facts(client: docker.DockerClient, image: str) -> ImageFacts:
         ) from None
     except Exception as error:
         if engine.is_unavailable(error):
-            raise EngineUnavailable(str(error)) from None
+            raise EngineUnavailableError(str(error)) from None
         raise
     config = data.get("Config") or {}
     facts = ImageFacts(
@@ -140,7 +140,7 @@ def start_container(
     found and removed whatever happens to the referee. On any failure nothing is left behind.
 
     Raises ContainerStartError (no such image, refused VOLUMEs, the engine refused) or
-    EngineUnavailable."""
+    EngineUnavailableError."""
     import docker
     from docker.models.containers import _create_container_args
 
@@ -171,7 +171,7 @@ def start_container(
         ) from None
     except Exception as error:
         if engine.is_unavailable(error):
-            raise EngineUnavailable(f"creating a container of {image}: {error}") from None
+            raise EngineUnavailableError(f"creating a container of {image}: {error}") from None
         raise
     try:
         client.api.start(created_id)
@@ -182,7 +182,7 @@ def start_container(
                 f"starting a container of {image}: {error.explanation or error}"
             ) from None
         if isinstance(error, Exception) and engine.is_unavailable(error):
-            raise EngineUnavailable(f"starting a container of {image}: {error}") from None
+            raise EngineUnavailableError(f"starting a container of {image}: {error}") from None
         raise
     return Container(id=created_id, name=name, image=image, socket_dir=socket_dir, started=started)
 

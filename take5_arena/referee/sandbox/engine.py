@@ -5,7 +5,7 @@ image inspection) is one HTTP request on the engine's socket, about 2 ms, where 
 command-line process costs 25-70 ms of wall time and 12-14 ms of CPU. Errors come typed:
 `docker.errors.NotFound` (no such container or image), `docker.errors.APIError` (the engine
 refused), and anything that means "no engine" (no socket, connection refused, permission denied,
-a timeout) becomes one error, `EngineUnavailable`.
+a timeout) becomes one error, `EngineUnavailableError`.
 
 Where the command line is still used, and why:
 * nowhere in a match or a build: images are built through the Engine API too
@@ -24,7 +24,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from .errors import EngineUnavailable
+from .errors import EngineUnavailableError
 from .limits import ENGINE_TIMEOUT
 
 if TYPE_CHECKING:
@@ -39,19 +39,19 @@ POOL_SIZE = 32
 
 
 def connect(*, timeout: float = ENGINE_TIMEOUT) -> docker.DockerClient:
-    """A new client that has seen the engine answer a ping; EngineUnavailable (with the reason) if not."""
+    """A new client that has seen the engine answer a ping; EngineUnavailableError (with the reason) if not."""
     import docker
     import requests
 
     try:
         client = docker.DockerClient.from_env(timeout=int(timeout), max_pool_size=POOL_SIZE)
     except docker.errors.DockerException as error:
-        raise EngineUnavailable(_reason(error)) from None
+        raise EngineUnavailableError(_reason(error)) from None
     try:
         client.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as error:
         client.close()
-        raise EngineUnavailable(_reason(error)) from None
+        raise EngineUnavailableError(_reason(error)) from None
     return client
 
 
@@ -71,18 +71,18 @@ def engine_answers(*, timeout: float = 20.0) -> bool:
     try:
         connect(timeout=timeout).close()
         return True
-    except EngineUnavailable:
+    except EngineUnavailableError:
         return False
 
 
 def engine_version() -> str:
-    """The engine's version, e.g. ``20.10.24``; EngineUnavailable if none answers."""
+    """The engine's version, e.g. ``20.10.24``; EngineUnavailableError if none answers."""
     import docker
 
     try:
         return str(client().version().get("Version", "?"))
     except docker.errors.DockerException as error:
-        raise EngineUnavailable(_reason(error)) from None
+        raise EngineUnavailableError(_reason(error)) from None
 
 
 def is_unavailable(error: BaseException) -> bool:
@@ -107,7 +107,7 @@ def _reason(error: BaseException) -> str:
 
 
 __all__ = [
-    "EngineUnavailable",
+    "EngineUnavailableError",
     "client",
     "connect",
     "engine_answers",

@@ -18,7 +18,7 @@ limits checked before any copy). Every build is a legacy-builder build through t
 ``rm``/``forcerm`` (no intermediate container is left, even on failure), a memory and CPU limit on
 each build container, and a deadline (:class:`BuildLimits`): when it passes, the referee closes
 its connection, which makes the engine cancel the build and kill its RUN container; the bot is
-refused (:class:`~.build_errors.BuildTimeout`), the referee never hangs. Intermediate images of a
+refused (:class:`~.build_errors.BuildTimeoutError`), the referee never hangs. Intermediate images of a
 failed or refused build are removed.
 
 Facts the referee needs about a base image (its Python version, whether grpcio is installed) are
@@ -54,10 +54,10 @@ import docker.errors  # type: ignore[import-untyped]
 from .. import defaults
 from . import dockerfile as df
 from .build_errors import (
-    BuildFailed,
-    BuildRefused,
-    BuildTimeout,
-    EngineUnavailable,
+    BuildEngineUnavailableError,
+    BuildFailedError,
+    BuildRefusedError,
+    BuildTimeoutError,
     ImageBuildError,
 )
 from .context import MAX_CONTROL_BYTES, BotFolder, ContextWriter, FolderLimits, Kind, scan
@@ -149,7 +149,7 @@ def engine(client: object | None = None) -> docker.DockerClient:
         c.ping()
         return c
     except docker.errors.DockerException as exc:
-        raise EngineUnavailable(
+        raise BuildEngineUnavailableError(
             f"no Docker engine answers ({exc}); start one with scripts/setup-docker.sh"
         ) from None
 
@@ -175,9 +175,9 @@ def build_image(
     ``base_image`` is the Python runtime image (and ``$TAKE5_BASE_IMAGE`` of Dockerfile bots).
     ``pip_args`` are the operator's extra pip arguments (e.g. ``--no-index --find-links DIR``).
     ``build_network`` must be ``"none"`` (kept for the old signature). Raises
-    :class:`~.build_errors.ImageBuildError`: :class:`BuildRefused` (a rule or limit, nothing ran),
-    :class:`BuildFailed` / :class:`BuildTimeout` (the sandboxed build failed),
-    :class:`EngineUnavailable`.
+    :class:`~.build_errors.ImageBuildError`: :class:`BuildRefusedError` (a rule or limit, nothing ran),
+    :class:`BuildFailedError` / :class:`BuildTimeoutError` (the sandboxed build failed),
+    :class:`BuildEngineUnavailableError`.
     """
     if build_network != "none":
         raise ValueError("bot images are built with no network (build_network='none')")
@@ -200,7 +200,9 @@ def build_image(
             captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
             for control in ("Dockerfile", "requirements.txt", MANIFEST):
                 if folder.has(control) and control not in captured:
-                    raise BuildRefused(f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB")
+                    raise BuildRefusedError(
+                        f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB"
+                    )
             if kind == "dockerfile":
                 base = base_image
             elif manifest is not None:
@@ -213,7 +215,7 @@ def build_image(
             sdk_version, protocol = sdk_versions(sdk)
             bot_name = name or (manifest.name if manifest and manifest.name else bot.name)
             if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
-                raise BuildRefused(
+                raise BuildRefusedError(
                     f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters"
                 )
             given_version = (
@@ -239,7 +241,7 @@ def build_image(
                         captured["requirements.txt"].decode("utf-8", "replace")
                     )
                 elif folder.has("requirements.txt", Kind.SYMLINK):
-                    raise BuildRefused("requirements.txt is a symlink: make it a plain file")
+                    raise BuildRefusedError("requirements.txt is a symlink: make it a plain file")
             h = ctx.hash.copy()
             for item in (
                 BUILDER_VERSION,
@@ -319,8 +321,10 @@ def build_image(
                     df.check_image_config(image.get("Config") or {}, allowed_labels)
                     if int(image.get("Size") or 0) > limits.max_image_bytes:
                         size_mb, limit_mb = int(image["Size"]) >> 20, limits.max_image_bytes >> 20
-                        raise BuildRefused(f"the image is {size_mb} MB, the limit is {limit_mb} MB")
-                except BuildRefused:
+                        raise BuildRefusedError(
+                            f"the image is {size_mb} MB, the limit is {limit_mb} MB"
+                        )
+                except BuildRefusedError:
                     _remove_image(client, tag)
                     raise
                 seconds = time.monotonic() - t0
@@ -338,7 +342,7 @@ def _kind(folder: BotFolder) -> tuple[str, Manifest | None]:
     """("dockerfile" | "manifest" | "python", manifest). Control files must be plain files."""
     for control in ("Dockerfile", MANIFEST, "bot.py"):
         if folder.has(control, Kind.SYMLINK):
-            raise BuildRefused(f"{control} is a symlink: make it a plain file")
+            raise BuildRefusedError(f"{control} is a symlink: make it a plain file")
     if folder.has("Dockerfile"):
         return "dockerfile", None
     if folder.has(MANIFEST):
@@ -352,7 +356,7 @@ def _kind(folder: BotFolder) -> tuple[str, Manifest | None]:
         if folder.has("run")
         else ""
     )
-    raise BuildRefused(
+    raise BuildRefusedError(
         f"bot folder {folder.root.name!r} has no bot.py, {MANIFEST} or Dockerfile{hint}"
     )
 
@@ -419,7 +423,7 @@ def _inspect(client: docker.DockerClient, ref: str) -> dict[str, Any] | None:
     except docker.errors.NotFound:
         return None
     except docker.errors.APIError as exc:
-        raise BuildFailed(f"inspecting image {ref}: {exc.explanation or exc}") from None
+        raise BuildFailedError(f"inspecting image {ref}: {exc.explanation or exc}") from None
 
 
 def _base(client: docker.DockerClient, ref: str) -> dict[str, Any]:
@@ -564,13 +568,13 @@ def _build(
     image_id = ""
     error = ""
     if time.monotonic() >= deadline:
-        raise BuildTimeout(
+        raise BuildTimeoutError(
             f"building {bot.name!r} took longer than {limits.timeout:g}s", "".join(output)
         )
     try:
         events, timer, expired = _stream(client, context, params, deadline)
     except docker.errors.APIError as exc:
-        raise BuildFailed(
+        raise BuildFailedError(
             f"the engine refused to build {bot.name!r}: {_clean(str(exc.explanation or exc))}"
         ) from None
     try:
@@ -594,13 +598,13 @@ def _build(
     out = "".join(output)[-64 * 1024 :]
     if expired[0]:
         _forget(client, nonce)
-        raise BuildTimeout(
+        raise BuildTimeoutError(
             f"building {bot.name!r} took longer than {limits.timeout:g}s; the build was cancelled",
             out,
         )
     if error or not image_id:
         _forget(client, nonce)
-        raise BuildFailed(
+        raise BuildFailedError(
             f"building {bot.name!r} failed: {(error or 'no image was made').strip()[:300]}", out
         )
     return image_id

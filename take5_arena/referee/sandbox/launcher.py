@@ -177,7 +177,7 @@ class DockerLauncher:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
     bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
-    The launcher is thread-safe. Raises EngineUnavailable when no engine answers.
+    The launcher is thread-safe. Raises EngineUnavailableError when no engine answers.
     """
 
     def __init__(
@@ -194,7 +194,9 @@ class DockerLauncher:
         clean_orphans: bool = True,
         build_options: Mapping[str, Any] | None = None,
     ) -> None:
-        self.client = engine.client()  # EngineUnavailable, with the reason, before anything else
+        self.client = (
+            engine.client()
+        )  # EngineUnavailableError, with the reason, before anything else
         prefix = (
             os.environ.get("TAKE5_RUN_PREFIX", "") or "ref"
         )  # tests tell their runs apart by it

@@ -33,7 +33,7 @@ from ..match.config import MatchConfig
 from ..match.play import Match
 from ..match.sanitize import clean_field, clean_text
 from ..sandbox import context
-from ..sandbox.errors import EngineUnavailable, ImageBuildError
+from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
 from ..store import EntrantVersion, Store
 from .errors import SubmitRefusedError, TournamentError
@@ -122,7 +122,7 @@ def _validate(
         if settings.sandbox == SandboxKind.DOCKER:
             try:
                 launcher = DockerLauncher(limits=settings.limits, base_image=settings.base_image)
-            except EngineUnavailable as error:
+            except EngineUnavailableError as error:
                 raise TournamentError(
                     f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
                 ) from None

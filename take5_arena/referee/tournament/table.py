@@ -36,7 +36,7 @@ from ..match.config import MatchConfig
 from ..match.faults import FaultKind
 from ..match.play import Launcher, Match
 from ..sandbox.engine import engine_answers
-from ..sandbox.errors import EngineUnavailable, ImageBuildError
+from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
 from ..sandbox.limits import SandboxLimits
 from .errors import InfraError
@@ -108,7 +108,7 @@ def _docker_launcher(settings: TournamentSettings) -> DockerLauncher:
         if launcher is None:
             try:
                 launcher = DockerLauncher(limits=settings.limits, base_image=settings.base_image)
-            except EngineUnavailable as error:
+            except EngineUnavailableError as error:
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
             _launchers[key] = launcher
         return launcher
