@@ -19,6 +19,7 @@ from take5_arena.referee import defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
+"""What each function here returns: a decorator that adds options to a command (generic in F)."""
 
 VARIANTS = click.Choice(["standard", "professional"])
 END_RULES = click.Choice(["at-or-above", "above"])
@@ -48,7 +49,7 @@ def players(*, stored: bool = False) -> Decorator:
     )
 
 
-class Seed(click.ParamType):
+class Seed(click.ParamType[int]):
     """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit seed)."""
 
     name = "integer"

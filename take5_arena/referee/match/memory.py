@@ -99,9 +99,9 @@ class _Connection:
     def handshake(self, timeout: float) -> BotInfo:
         bot = self.bot
         return BotInfo(
-            name=clean_field(getattr(bot, "name", "") or self.handle.name),
-            version=clean_field(str(getattr(bot, "version", "") or "")),
-            author=clean_field(str(getattr(bot, "author", "") or "")),
+            name=clean_field(bot.name or self.handle.name),
+            version=clean_field(str(bot.version or "")),
+            author=clean_field(str(bot.author or "")),
             sdk=clean_field(f"{sdk_version()} (in memory)"),
             protocol_version=PROTOCOL_VERSION,
         )

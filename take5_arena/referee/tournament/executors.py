@@ -11,7 +11,7 @@
 ``process``
     a process pool (``ProcessPoolExecutor``), for a referee whose own work becomes the bottleneck.
 ``dask:tcp://HOST:8786``
-    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A
+    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A  # type: ignore[no-untyped-call]
     worker needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its
     own Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each
     table carries the validated archives of its bots, the worker unpacks them into its own cache
@@ -34,6 +34,7 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import TournamentError
 
@@ -92,7 +93,9 @@ def parse_executor(spec: str) -> ExecutorInfo:
     )
 
 
-def avoiding(executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]) -> dict:
+def avoiding(
+    executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]
+) -> dict[str, Any]:
     """Keyword arguments for ``executor.submit`` that steer work away from the workers in
     ``avoid`` (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the
     others are preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
@@ -140,7 +143,7 @@ def open_executor(
     cluster = None
     try:
         if info.address == "local":
-            cluster = distributed.LocalCluster(
+            cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
@@ -148,9 +151,9 @@ def open_executor(
                 dashboard_address=None,
                 silence_logs=40,
             )
-            client = distributed.Client(cluster, set_as_default=False)
+            client = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         else:
-            client = distributed.Client(info.address, timeout=10, set_as_default=False)
+            client = distributed.Client(info.address, timeout=10, set_as_default=False)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as error:
         if cluster is not None:
             cluster.close()
@@ -158,8 +161,8 @@ def open_executor(
     try:
         # Each submission is retried by us (infrastructure failures), never by dask behind our back;
         # pure=False: the same spec submitted again (a retry) must run again.
-        yield client.get_executor(pure=False, retries=0), info
+        yield client.get_executor(pure=False, retries=0), info  # type: ignore[no-untyped-call]
     finally:
-        client.close()
+        client.close()  # type: ignore[no-untyped-call]
         if cluster is not None:
             cluster.close()

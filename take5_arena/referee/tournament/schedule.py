@@ -40,7 +40,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -494,18 +494,3 @@ def _repair(n: int, k: int, rows: list[list[int]], pairs: np.ndarray, rng: Split
 def spread(values: Iterable[int]) -> int:
     vals = list(values)
     return max(vals) - min(vals) if vals else 0
-
-
-def schedule_from_mapping(
-    entrants: Iterable[str], settings: Mapping[str, Any], context: Any = None
-) -> Schedule:
-    """:func:`make_schedule` with the tournament settings' keys (``players``, ``games``, ``seed``,
-    ``duplicate``)."""
-    return make_schedule(
-        entrants,
-        table_size=int(settings["players"]),
-        games=settings.get("games"),
-        seed=int(settings.get("seed", 0)),
-        duplicate=bool(settings.get("duplicate", True)),
-        context=context,
-    )
