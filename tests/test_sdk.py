@@ -159,7 +159,7 @@ def test_runtime_answers_every_call(served) -> None:
     game = Game(Settings(players=4), 5)
     view = game.view(1)
     request = pick_card_request(view, "g-7", 0.8).SerializeToString()
-    assert RemoteBot.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(view.hand)
+    assert remote.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(view.hand)
     kind, seen, left = bot.seen[-1]
     assert kind == "pick" and seen == view
     assert 0 < left <= 0.8
@@ -171,7 +171,7 @@ def test_runtime_answers_every_call(served) -> None:
     draft = Game(Settings(players=3, variant="professional"), 0)
     draft_view = draft.view(draft.drafter)
     request = pick_card_request(draft_view, "g-8", 0.8).SerializeToString()
-    assert RemoteBot.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(draft_view.pool)
+    assert remote.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(draft_view.pool)
     assert bot.seen[-1][0] == "draft"
 
     from take5.convert import game_over_request
@@ -194,7 +194,7 @@ def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
     remote = served(Buggy())
     view = Game(Settings(players=4), 1).view(0)
     with pytest.raises(CallFailedError) as failed:
-        RemoteBot.card_from(
+        remote.card_from(
             remote.pick_card_future(pick_card_request(view, "g", 5).SerializeToString(), 5), 5
         )
     assert (
@@ -287,7 +287,7 @@ def test_run_serves_and_stops_on_sigterm(tmp_path: Path, how: str) -> None:
         view = Game(Settings(players=4), 1).view(0)
         future = remote.pick_card_future(pick_card_request(view, "g", 0.3).SerializeToString(), 0.3)
         with pytest.raises(CallFailedError) as failed:
-            RemoteBot.card_from(future, 0.3)
+            remote.card_from(future, 0.3)
         assert failed.value.kind == "timeout"
     finally:
         remote.close()
