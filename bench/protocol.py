@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import grpc
 
-import take5_arena.referee.match.play
+import take5_arena.referee.match.turns
 from take5_arena.referee.match import CallLimits, Match, MatchConfig
 
 ECHO_METHOD = "/bench.Echo/Echo"
@@ -123,12 +123,13 @@ class EchoTable:
 
 
 class Timed:
-    """Time spent in the referee's PickCard rounds and ChooseRow calls (wraps take5_arena.referee.match.play._Table)."""
+    """Time spent in the referee's PickCard rounds and ChooseRow calls (wraps the turn protocol,
+    take5_arena.referee.match.turns.GameTurns)."""
 
     def __init__(self) -> None:
         self.pick = [0, 0.0]
         self.row = [0, 0.0]
-        table = take5_arena.referee.match.play._Table
+        table = take5_arena.referee.match.turns.GameTurns
         for name, slot in (("play_turn", self.pick), ("choose_row", self.row)):
             original = getattr(table, name)
 
