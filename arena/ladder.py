@@ -139,7 +139,7 @@ class SettlingPlanner(GauntletPlanner):
         if len(by_name) < k or any(pool.games.get(key, 0) == 0 for key in pool.keys):
             return super().next_table(pool, rng)
         # lazy: numpy and scipy only once the ladder rates
-        from leaderboard.ratings import ranking_with_los
+        from leaderboard.standings import ranking_with_los
         from referee.tournament.adaptive import neediest_table
 
         order, los = ranking_with_los([r for r in pool.results() if all(e in by_name for e in r.entrants)])
@@ -476,7 +476,7 @@ class Publisher:
         """Compute the standings now, keep them, and write the site (if configured)."""
         from leaderboard.publish import standings_document  # lazy: start-up time
         from leaderboard.site_build import publish_site  # lazy: start-up time
-        from leaderboard.ratings import compute_standings  # lazy: start-up time
+        from leaderboard.standings import compute_standings  # lazy: start-up time
         from .source import load_tournament  # lazy: start-up time
 
         with self.lock:

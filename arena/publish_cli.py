@@ -66,7 +66,7 @@ def standings(tournament: Path | None, records: tuple[Path, ...], bootstrap: int
     # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
     from leaderboard.markdown import standings_text
     from leaderboard.publish import standings_document
-    from leaderboard.ratings import compute_standings
+    from leaderboard.standings import compute_standings
 
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
@@ -98,7 +98,7 @@ def publish(tournament: Path | None, records: tuple[Path, ...], bootstrap: int, 
     from disk or any static host; it needs no server and no network. Publishing again into the
     same folder writes only what the new games change."""
     # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
-    from leaderboard.ratings import compute_standings
+    from leaderboard.standings import compute_standings
     from leaderboard.site_build import write_site
 
     games = _load(tournament, records)

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from leaderboard.ratings import GameResult, ranking_with_los
+from leaderboard.results import GameResult
+from leaderboard.standings import ranking_with_los
 from referee.store import Store
 from referee.tournament.adaptive import PairState, PlayedGame, Ranking
 from referee.tournament.settle import run_until_settled

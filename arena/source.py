@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard.collection import Games, scan_record_files
-from leaderboard.ratings import Standings, compute_standings
+from leaderboard.standings import Standings, compute_standings
 from leaderboard.results import GameResult
 from referee import defaults
 from referee.store import DB_NAME, Store, StoreError

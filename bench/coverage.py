@@ -37,14 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from leaderboard.ratings import (
-    DEFAULT_RESAMPLES,
-    IntervalMethod,
-    fit_elo,
-    los_from_cov,
-    prepare,
-    rating_intervals,
-)
+from leaderboard.fit import fit_elo, prepare
+from leaderboard.intervals import DEFAULT_RESAMPLES, IntervalMethod, los_from_cov, rating_intervals
 
 BOTS = 8
 SEATS = 4

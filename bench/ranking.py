@@ -36,7 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from leaderboard.ratings import GameResult, ranking_with_los
+from leaderboard.results import GameResult
+from leaderboard.standings import ranking_with_los
 from referee.tournament.adaptive import PlayedGame, Ranking, SettleSettings, decide
 
 SEATS = 4

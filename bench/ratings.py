@@ -1,4 +1,4 @@
-"""Benchmark of the rating fit and bootstrap (leaderboard/ratings.py).
+"""Benchmark of the rating fit and bootstrap (leaderboard/fit.py).
 
 Synthetic 4-player games (100,000 of them) among 10, 100 and 1,000 bots with planted strengths
 (finishing order drawn from a Plackett-Luce model, so pairwise outcomes follow the planted logits).
@@ -29,16 +29,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.ratings import (
-    DEFAULT_PRIOR,
-    ELO_PER_LOGIT,
-    GameResult,
-    aggregate,
-    bootstrap_elo,
-    compute_standings,
-    fit_elo,
-    prepare,
-)
+from leaderboard.fit import DEFAULT_PRIOR, ELO_PER_LOGIT, aggregate, bootstrap_elo, fit_elo, prepare
+from leaderboard.results import GameResult
+from leaderboard.standings import compute_standings
 
 GAMES = 100_000
 SEATS = 4

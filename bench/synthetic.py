@@ -22,7 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.ratings import ELO_PER_LOGIT, GameResult
+from leaderboard.fit import ELO_PER_LOGIT
+from leaderboard.results import GameResult
 
 DEFAULT_LUCK = 0.8
 

@@ -26,7 +26,7 @@ from typing import Any
 from take5.record import MalformedRecord, iter_records, load_record, verify_record
 
 from .results import natural_key, result_from_record, seat_entrant
-from .ratings import GameResult
+from .results import GameResult
 
 RecordReader = Callable[[int], Iterator[tuple[str, dict[str, Any]]]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .ratings import Row, Standings, describe_interval
+from .standings import Row, Standings, describe_interval
 
 
 def fmt_wins(wins: float) -> str:

@@ -31,7 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .ratings import Standings, ratings_over_time
+from .online import ratings_over_time
+from .standings import Standings
 from .results import (  # noqa: F401 - re-exported: the record -> results path lived here
     GameResult,
     natural_key,

@@ -53,7 +53,8 @@ from .collection import Games, games_from_records
 from .markdown import standings_markdown
 from .publish import ASSET_FILES, PAGES, SITE_ASSETS, _finite, file_key, standings_document
 from .results import seat_entrant
-from .ratings import GameResult, Standings
+from .results import GameResult
+from .standings import Standings
 
 LAYOUT_VERSION = 2
 BUNDLE = 100  # records per replay file

@@ -1,6 +1,6 @@
 """Descriptive per-bot statistics (no model): games, wins, penalties, places, faults.
 
-Kept apart from :mod:`leaderboard.ratings` because these numbers are plain counts and means that
+Kept apart from the rating modules (:mod:`leaderboard.fit`, ...) because these numbers are plain counts and means that
 anybody can check by hand against the game records; the rating model does not use them.
 """
 

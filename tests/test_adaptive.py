@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.ratings import GameResult, ranking_with_los
+from leaderboard.results import GameResult
+from leaderboard.standings import ranking_with_los
 from referee.tournament.adaptive import (
     PlayedGame,
     Ranking,

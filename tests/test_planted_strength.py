@@ -16,7 +16,8 @@ import pytest
 from take5 import Settings, cheapest_row, penalty, play_game, target_row
 from take5.rules import MAX_ROW_LENGTH
 
-from leaderboard.ratings import GameResult, compute_standings
+from leaderboard.results import GameResult
+from leaderboard.standings import compute_standings
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC_BOT = ROOT / "example_bots" / "heuristic" / "bot.py"

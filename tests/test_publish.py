@@ -20,7 +20,7 @@ from leaderboard.publish import (
     results_from_records,
     standings_document,
 )
-from leaderboard.ratings import compute_standings
+from leaderboard.standings import compute_standings
 from leaderboard.site_build import publish_site
 from arena.source import load_record_files
 from referee.cli import main
@@ -214,7 +214,7 @@ def test_markdown_shows_hostile_names_as_plain_text():
     link, image, code, HTML, entity, heading or extra cell - and reads back as the name."""
     from markdown_it import MarkdownIt
 
-    from leaderboard.ratings import GameResult
+    from leaderboard.results import GameResult
 
     names = HOSTILE_NAMES + ["plain"]
     games = [

@@ -10,18 +10,12 @@ import random
 import numpy as np
 import pytest
 
-from leaderboard import ratings as R
-from leaderboard.ratings import (
-    ELO_PER_LOGIT,
-    GameResult,
-    bootstrap_elo,
-    compute_standings,
-    fit_elo,
-    fit_ratings,
-    online_elo,
-    prepare,
-    ratings_over_time,
-)
+from leaderboard import fit as F
+from leaderboard import intervals as I
+from leaderboard.fit import ELO_PER_LOGIT, bootstrap_elo, fit_elo, fit_ratings, prepare
+from leaderboard.online import online_elo, ratings_over_time
+from leaderboard.results import GameResult
+from leaderboard.standings import compute_standings, format_interval, ranking_with_los
 from leaderboard.stats import bot_stats
 
 
@@ -312,8 +306,8 @@ def test_sparse_solver_agrees_with_dense(monkeypatch):
     data = prepare(results)
     dense = fit_elo(data)
     dense_boot = bootstrap_elo(data, dense, resamples=3, seed=0)
-    monkeypatch.setattr(R, "DENSE_MAX_BOTS", 1)
-    monkeypatch.setattr(R, "CHORD_MAX_BOTS", 1)
+    monkeypatch.setattr(F, "DENSE_MAX_BOTS", 1)
+    monkeypatch.setattr(F, "CHORD_MAX_BOTS", 1)
     sparse = fit_elo(data)
     assert np.allclose(dense.elo, sparse.elo, atol=1e-6)
     assert np.allclose(dense_boot, bootstrap_elo(data, sparse, resamples=3, seed=0), atol=1e-3)
@@ -338,12 +332,12 @@ def test_bootstrap_chord_steps_fall_back_to_newton():
 
     results = model_games(np.linspace(1, -1, 5), 200, 4, np.random.default_rng(12))
     data = prepare(results)
-    w, nn = R.aggregate(data)
+    w, nn = F.aggregate(data)
     args = (data.n_bots, data.edge_a, data.edge_b, w, nn, 1.0)
-    reference = R._fit_logits(*args)
+    reference = F._fit_logits(*args)
     for scale in (1e-3, 1e3):  # steps far too long (diverge) or far too short (crawl)
         chord = linalg.cho_factor(scale * np.eye(data.n_bots))
-        assert np.allclose(R._fit_logits(*args, chord=chord), reference, atol=1e-8)
+        assert np.allclose(F._fit_logits(*args, chord=chord), reference, atol=1e-8)
 
 
 # -- honest intervals with few games (the published method) -----------------------------------------
@@ -361,7 +355,7 @@ def test_published_intervals_cover_about_95_percent_with_few_and_many_games():
         for _ in range(60):
             data = prepare(model_games(logits, games, 4, rng))
             fit = fit_elo(data)
-            iv = R.rating_intervals(data, fit)
+            iv = I.rating_intervals(data, fit)
             idx = [data.entrants.index(f"b{i}") for i in range(len(logits)) if f"b{i}" in data.entrants]
             t = truth[[int(data.entrants[j][1:]) for j in idx]]
             covered += int(np.sum((iv.low[idx] <= t) & (t <= iv.high[idx])))
@@ -405,21 +399,21 @@ def test_interval_methods_agree_when_games_are_many():
     data = prepare(results)
     fit = fit_elo(data)
     width = {
-        m: R.rating_intervals(data, fit, method=m, resamples=100).high - fit.elo
+        m: I.rating_intervals(data, fit, method=m, resamples=100).high - fit.elo
         for m in ("bootstrap", "sandwich", "robust", "posterior")
     }
     assert np.allclose(width["robust"], width["sandwich"], rtol=0.05)
     assert np.allclose(width["robust"], width["bootstrap"], rtol=0.25)
-    assert R.format_interval(1500.4, 1620.6) == "1500 to 1621" and R.format_interval(None, None) == "-"
+    assert format_interval(1500.4, 1620.6) == "1500 to 1621" and format_interval(None, None) == "-"
 
 
 def test_ranking_with_los_orders_bots_and_gives_neighbour_los():
     results = model_games(np.array([1.0, 0.0, -1.0]), 300, 3, np.random.default_rng(5))
-    order, los = R.ranking_with_los(results)
+    order, los = ranking_with_los(results)
     assert order == ("b0", "b1", "b2") and len(los) == 2 and all(v > 0.95 for v in los)
     st = compute_standings(results)
     assert los[0] == pytest.approx(st.los[0][1]) and los[1] == pytest.approx(st.los[1][2])
-    assert R.ranking_with_los([]) == ((), ())
+    assert ranking_with_los([]) == ((), ())
 
 
 def test_centred_covariance_equals_the_centring_matrix_product():
@@ -429,4 +423,4 @@ def test_centred_covariance_equals_the_centring_matrix_product():
     comp = np.array([0, 1, 0, 0, 1, 2, 1])
     same = (comp[:, None] == comp[None, :]).astype(float)
     c = ELO_PER_LOGIT * (np.eye(7) - same / same.sum(axis=1, keepdims=True))
-    assert np.allclose(R._centred(cov, comp), c @ cov @ c.T)
+    assert np.allclose(I.centred(cov, comp), c @ cov @ c.T)

@@ -25,7 +25,7 @@ from site_games import FAULTY, NAMES, make_records
 
 from leaderboard.publish import file_key, results_from_records
 from leaderboard.site_build import publish_site
-from leaderboard.ratings import compute_standings
+from leaderboard.standings import compute_standings
 
 pytestmark = pytest.mark.browser
 

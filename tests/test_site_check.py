@@ -20,7 +20,7 @@ from leaderboard import site_build
 from leaderboard.collection import games_from_records
 from leaderboard.publish import results_from_records
 from leaderboard.site_build import publish_site
-from leaderboard.ratings import compute_standings
+from leaderboard.standings import compute_standings
 from leaderboard.site_build import decode_bundle, encode_bundle, write_site
 from leaderboard.site_check import check_site
 from referee.cli import main
