@@ -9,6 +9,7 @@ adaptive scheduler all show the same numbers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -18,6 +19,8 @@ from .fit import DEFAULT_PRIOR, fit_elo, prepare
 from .intervals import (
     DEFAULT_RESAMPLES,
     LEVEL,
+    MIN_DF,
+    MIN_RESULTS,
     MIN_UNITS,
     PSEUDO_UNITS,
     IntervalMethod,
@@ -64,7 +67,7 @@ class Row:
     mean_place: float
     faults: tuple[tuple[str, int], ...]  # (kind, count), sorted by kind
     online_elo: float
-    enough_games: bool = True  # took part in at least MIN_UNITS resampling units
+    enough_games: bool = True  # its games tell enough to rank it (leaderboard.intervals)
 
     @property
     def interval_text(self) -> str:
@@ -90,14 +93,16 @@ class Row:
 
 #: How an interval reads everywhere (terminal, Markdown, site): rounded Elo, "to" between.
 INTERVAL_FORMAT = "{low:.0f} to {high:.0f}"
-#: Shown after the interval of a bot without enough games to be ranked.
+#: Shown instead of an interval for a bot whose games do not tell enough to rank it.
 NOT_ENOUGH_GAMES = "not enough games"
 
 
 def format_interval(low: float | None, high: float | None, enough: bool = True) -> str:
-    """The one text form of a rating interval ("-" without intervals)."""
+    """The one text form of a rating interval: "1650 to 1892", "not enough games" for a bot that
+    has no honest interval yet, "-" without intervals. (An older method still gives such a bot an
+    interval; it is then followed by "(not enough games)".)"""
     if low is None or high is None:
-        return "-"
+        return "-" if enough else NOT_ENOUGH_GAMES
     text = INTERVAL_FORMAT.format(low=low, high=high)
     return text if enough else f"{text} ({NOT_ENOUGH_GAMES})"
 
@@ -115,6 +120,20 @@ def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -
         return f"{level} normal interval of the Laplace approximation of the posterior (prior included)"
     if method is IntervalMethod.SANDWICH:
         return f"{level} normal interval of the cluster-robust (sandwich) covariance over whole games / duplicate sets"
+    if method in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
+        blend = (
+            f", each bot's curvature moving to the measured one as its units accumulate "
+            f"(weight u/(u+{PSEUDO_UNITS:g}))"
+            if method is IntervalMethod.BLENDED
+            else ""
+        )
+        return (
+            f"{level} t interval of the posterior (prior included) with the design effect measured "
+            f"over all whole games / duplicate sets of the tournament (Pearson, t degrees of freedom "
+            f"from the units){blend}; LOS with the field's own spread as prior; a bot whose games "
+            f"count fewer than {MIN_RESULTS:g} effective pairwise results, or a tournament with "
+            f"fewer than {MIN_DF} degrees of freedom, gets no interval (not enough games)"
+        )
     return (
         f"{level} normal interval of the posterior (prior included) whose curvature is measured from "
         f"whole games / duplicate sets as they accumulate (weight u/(u+{PSEUDO_UNITS:g}) for a bot "
@@ -207,8 +226,8 @@ def compute_standings(
                 rank=rank,
                 entrant=e,
                 rating=float(fit.elo[i]),
-                low=None if iv is None else float(iv.low[i]),
-                high=None if iv is None else float(iv.high[i]),
+                low=None if iv is None or math.isnan(iv.low[i]) else float(iv.low[i]),
+                high=None if iv is None or math.isnan(iv.high[i]) else float(iv.high[i]),
                 component=relabel[int(fit.component[i])],
                 games=s.games,
                 wins=s.wins,
