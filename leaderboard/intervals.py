@@ -243,15 +243,20 @@ def blended_cov(data: PairData, fit: Fit, phi: float, pseudo_units: float = PSEU
 
 def effective_results(data: PairData, phi: float) -> FloatArray:
     """What each bot's games tell, as a number of independent pairwise results: its pairwise
-    results against other bots divided by the design effect ``phi``.
+    results against other bots divided by the design effect ``phi``, counted as at least 1.
 
     Counted from the schedule, not from the fitted probabilities, so that whether a bot is shown
-    never depends on how lucky its results were (a rule on the fitted information would hide
-    exactly the bots whose luck was extreme, and the intervals left would cover too often).
+    does not depend on how lucky its results were (a rule on the fitted information would hide
+    exactly the bots whose luck was extreme, and the intervals left would cover too often). For
+    the same reason ``phi`` counts as at least 1 here: duplicate deals can make the true design
+    effect a little smaller, but a measured one below 1 in a small tournament is mostly luck, and
+    showing the bots of exactly those tournaments covered 38% (8 bots, 5 games of 4 each, real
+    games: bench/coverage.py). So a bot with fewer than ``MIN_RESULTS`` pairwise results is never
+    ranked.
     """
     n = data.n_bots
     count = sum_by(data.edge_a[data.obs_edge], None, n) + sum_by(data.edge_b[data.obs_edge], None, n)
-    out: FloatArray = count / max(phi, 1e-9)
+    out: FloatArray = count / max(phi, 1.0)
     return out
 
 
