@@ -46,8 +46,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from leaderboard.fit import ELO_PER_LOGIT, fit_elo, one_blas_thread, prepare
-from leaderboard.intervals import IntervalMethod, rating_intervals
+from take5_arena.leaderboard.fit import ELO_PER_LOGIT, fit_elo, one_blas_thread, prepare
+from take5_arena.leaderboard.intervals import IntervalMethod, rating_intervals
 
 SPAN = 350.0  # Elo from the best to the worst bot of a Plackett-Luce field
 GAMES_PER_BOT = (2, 5, 20, 100, 500)
@@ -73,8 +73,11 @@ class Cell:
     @property
     def label(self) -> str:
         deals = "duplicate" if self.duplicate else "single"
-        what = (f"newcomers, {self.newcomer_units} unit{'s' * (self.newcomer_units > 1)}"
-                if self.newcomer_units else f"{self.bots} bots")
+        what = (
+            f"newcomers, {self.newcomer_units} unit{'s' * (self.newcomer_units > 1)}"
+            if self.newcomer_units
+            else f"{self.bots} bots"
+        )
         return f"{self.truth} | {self.seats} | {deals} | {what}"
 
 
@@ -85,8 +88,9 @@ def strengths(truth: str, n: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, n)
 
 
-def play(truth: str, power: np.ndarray, tables: np.ndarray, rng: np.random.Generator,
-         duplicate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def play(
+    truth: str, power: np.ndarray, tables: np.ndarray, rng: np.random.Generator, duplicate: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if truth == "pl":
         return synthetic.play(power, tables, rng, duplicate=duplicate)
     return synthetic.play_real(power, tables, rng, duplicate=duplicate)
@@ -97,15 +101,21 @@ def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], object]
     k, per = cell.seats, (cell.seats if cell.duplicate else 1)
     power = strengths(cell.truth, cell.bots)
     if not cell.newcomer_units:
-        tables = synthetic.random_tables(cell.bots, max(1, math.ceil(cell.bots * cell.games_per_bot / (k * per))), k, rng)
+        tables = synthetic.random_tables(
+            cell.bots, max(1, math.ceil(cell.bots * cell.games_per_bot / (k * per))), k, rng
+        )
         seats, places, table_of = play(cell.truth, power, tables, rng, cell.duplicate)
         return list(range(cell.bots)), (seats, places, table_of, power)
-    field_tables = synthetic.random_tables(cell.bots, math.ceil(cell.bots * FIELD_GAMES / (k * per)), k, rng)
+    field_tables = synthetic.random_tables(
+        cell.bots, math.ceil(cell.bots * FIELD_GAMES / (k * per)), k, rng
+    )
     clones = rng.choice(cell.bots, size=NEWCOMERS, replace=False)
     rows = []
     for j in range(NEWCOMERS):
-        for _ in range(cell.newcomer_units):
-            rows.append([cell.bots + j, *rng.choice(cell.bots, size=k - 1, replace=False)])
+        rows.extend(
+            [cell.bots + j, *rng.choice(cell.bots, size=k - 1, replace=False)]
+            for _ in range(cell.newcomer_units)
+        )
     tables = np.concatenate([field_tables, np.array(rows, dtype=np.intp)])
     power = np.concatenate([power, power[clones]])
     seats, places, table_of = play(cell.truth, power, tables, rng, cell.duplicate)
@@ -131,14 +141,24 @@ def measure(cell: Cell, methods: list[IntervalMethod], rng: np.random.Generator,
     np.add.at(count, a, 1.0)
     np.add.at(count, b, 1.0)
     out: dict[str, object] = {
-        "idx": idx, "elo": fit.elo, "component": fit.component, "score": score, "count": count,
-        "games": len(results) * cell.seats, "clones": clones, "measured": bots,
+        "idx": idx,
+        "elo": fit.elo,
+        "component": fit.component,
+        "score": score,
+        "count": count,
+        "games": len(results) * cell.seats,
+        "clones": clones,
+        "measured": bots,
     }
     for m in methods:
         if m is IntervalMethod.BOOTSTRAP and cell.bots > 8:
             continue
         iv = rating_intervals(data, fit, method=m, seed=rep)
-        los = np.array([[np.nan if v is None else v for v in row] for row in iv.los]) if iv.los else np.zeros((0, 0))
+        los = (
+            np.array([[np.nan if v is None else v for v in row] for row in iv.los])
+            if iv.los
+            else np.zeros((0, 0))
+        )
         out[m.value] = (iv.low, iv.high, iv.enough, los, iv.information)
     cell.reps.append(out)
 
@@ -225,8 +245,11 @@ def ratio(num: list[float], den: list[float]) -> tuple[float, float]:
 
 
 def tally(cell: Cell, method: str) -> Tally:
-    t = Tally(claims={b: [] for b in range(len(BINS))}, wrong={b: [] for b in range(len(BINS))},
-              claimed={b: [] for b in range(len(BINS))})
+    t = Tally(
+        claims={b: [] for b in range(len(BINS))},
+        wrong={b: [] for b in range(len(BINS))},
+        claimed={b: [] for b in range(len(BINS))},
+    )
     for r in cell.reps:
         if method not in r:
             continue
@@ -288,26 +311,41 @@ def report(rows: list[dict[str, object]], methods: list[str]) -> None:
         v = row["cov"][m][0]  # type: ignore[index]
         return "yes" if 0.93 <= v <= 0.97 else "no"
 
-    print(f"| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in 93-97% | "
-          f"LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% wrong |")
+    print(
+        f"| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in 93-97% | "
+        f"LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% wrong |"
+    )
     print("|---" * 13 + "|")
     for row in rows:
         shown = row["shown"]
-        print(f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | {row['gpb']:.0f} | "
-              f"{row['reps']} | {100 * shown.get(new, 0.0):.0f}% | {cov_text(row, new)} | "  # type: ignore[attr-defined]
-              f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "  # type: ignore[attr-defined]
-              f"{cov_text(row, old)} | {los_text(row, old)} |")
+        print(
+            f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | {row['gpb']:.0f} | "
+            f"{row['reps']} | {100 * shown.get(new, 0.0):.0f}% | {cov_text(row, new)} | "  # type: ignore[attr-defined]
+            f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "  # type: ignore[attr-defined]
+            f"{cov_text(row, old)} | {los_text(row, old)} |"
+        )
     print("\nEvery method on the same tournaments (cells where it shows an interval):\n")
-    print("| method | cells | coverage in 93-97% | lowest | median | highest | cells with LOS >= 95% wrong > 5% (20+ claims) |")
+    print(
+        "| method | cells | coverage in 93-97% | lowest | median | highest "
+        "| cells with LOS >= 95% wrong > 5% (20+ claims) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for m in methods:
-        covs = [row["cov"][m][0] for row in rows if m in row["cov"] and not math.isnan(row["cov"][m][0])]  # type: ignore[index, operator]
-        bad = sum(1 for row in rows if m in row["wrong"] and row["wrong"][m][2] >= 20 and row["wrong"][m][0] > 0.05)  # type: ignore[index, operator]
+        covs = [
+            row["cov"][m][0] for row in rows if m in row["cov"] and not math.isnan(row["cov"][m][0])
+        ]  # type: ignore[index, operator]
+        bad = sum(
+            1
+            for row in rows
+            if m in row["wrong"] and row["wrong"][m][2] >= 20 and row["wrong"][m][0] > 0.05
+        )  # type: ignore[index, operator]
         if not covs:
             continue
         inside = sum(1 for c in covs if 0.93 <= c <= 0.97)
-        print(f"| {m} | {len(covs)} | {inside} | {100 * min(covs):.1f}% | {100 * float(np.median(covs)):.1f}% | "
-              f"{100 * max(covs):.1f}% | {bad} |")
+        print(
+            f"| {m} | {len(covs)} | {inside} | {100 * min(covs):.1f}% | {100 * float(np.median(covs)):.1f}% | "
+            f"{100 * max(covs):.1f}% | {bad} |"
+        )
     sys.stdout.flush()
 
 
@@ -329,16 +367,24 @@ def grid(quick: bool, truths: list[str]) -> list[Cell]:
                             continue
                         seen.add(tables)
                         cells.append(Cell(truth, k, dup, n, g))
-                for u in ((1, 5) if quick else NEWCOMER_UNITS):
-                    cells.append(Cell(truth, k, dup, FIELD, FIELD_GAMES, newcomer_units=u))
+                cells.extend(
+                    Cell(truth, k, dup, FIELD, FIELD_GAMES, newcomer_units=u)
+                    for u in ((1, 5) if quick else NEWCOMER_UNITS)
+                )
     return cells
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="tables of 4 and 10, 8 and 32 bots, fewer sizes")
-    ap.add_argument("--intervals", type=int, default=0,
-                    help="bot-intervals per cell (default 2000 pl / 600 games; quick: 400 / 160)")
+    ap.add_argument(
+        "--quick", action="store_true", help="tables of 4 and 10, 8 and 32 bots, fewer sizes"
+    )
+    ap.add_argument(
+        "--intervals",
+        type=int,
+        default=0,
+        help="bot-intervals per cell (default 2000 pl / 600 games; quick: 400 / 160)",
+    )
     ap.add_argument("--truth", choices=("pl", "games", "both"), default="both")
     ap.add_argument("--methods", default="", help="extra methods, comma-separated")
     ap.add_argument("--seed", type=int, default=1)
@@ -347,11 +393,21 @@ def main() -> None:
     methods = [NEW, OLD] + [IntervalMethod(m) for m in args.methods.split(",") if m]
     cells = grid(args.quick, truths)
     started = time.perf_counter()
-    print(f"{len(cells)} cells; methods: {', '.join(m.value for m in methods)} "
-          f"({NEW.value} is published, {OLD.value} was)\n", file=sys.stderr)
+    print(
+        f"{len(cells)} cells; methods: {', '.join(m.value for m in methods)} "
+        f"({NEW.value} is published, {OLD.value} was)\n",
+        file=sys.stderr,
+    )
     for ci, cell in enumerate(cells):
-        want = args.intervals or {("pl", False): 2000, ("games", False): 600,
-                                  ("pl", True): 400, ("games", True): 160}[(cell.truth, args.quick)]
+        want = (
+            args.intervals
+            or {
+                ("pl", False): 2000,
+                ("games", False): 600,
+                ("pl", True): 400,
+                ("games", True): 160,
+            }[(cell.truth, args.quick)]
+        )
         per = NEWCOMERS if cell.newcomer_units else cell.bots
         reps = max(4, math.ceil(want / per))
         if cell.truth == "games" and cell.games_per_bot >= 500 and not cell.newcomer_units:
@@ -360,22 +416,37 @@ def main() -> None:
         t0 = time.perf_counter()
         for rep in range(reps):
             measure(cell, methods, rng, rep)
-        print(f"  [{ci + 1}/{len(cells)}] {cell.label} {cell.games_per_bot}: {reps} reps, "
-              f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        print(
+            f"  [{ci + 1}/{len(cells)}] {cell.label} {cell.games_per_bot}: {reps} reps, "
+            f"{time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     targets(cells)
     pooled = {m.value: {b: [0.0, 0.0, 0.0] for b in range(len(BINS))} for m in methods}
     by_size: dict[tuple[str, str], dict[int, list[float]]] = {}
     rows: list[dict[str, object]] = []
     for cell in cells:
-        gpb = sum(r["games"] for r in cell.reps) / (len(cell.reps) * (cell.bots + (NEWCOMERS if cell.newcomer_units else 0)))  # type: ignore[misc]
+        gpb = sum(r["games"] for r in cell.reps) / (
+            len(cell.reps) * (cell.bots + (NEWCOMERS if cell.newcomer_units else 0))
+        )  # type: ignore[misc]
         if cell.newcomer_units:
             gpb = cell.newcomer_units * (cell.seats if cell.duplicate else 1)
         tallies = {m.value: tally(cell, m.value) for m in methods}
         row: dict[str, object] = {
-            "truth": cell.truth, "seats": cell.seats, "deals": "duplicate" if cell.duplicate else "single",
-            "bots": (f"{NEWCOMERS} newcomers ({cell.newcomer_units} unit{'s' * (cell.newcomer_units > 1)}) + {cell.bots}"
-                     if cell.newcomer_units else str(cell.bots)),
-            "gpb": gpb, "reps": len(cell.reps), "shown": {}, "cov": {}, "wrong": {},
+            "truth": cell.truth,
+            "seats": cell.seats,
+            "deals": "duplicate" if cell.duplicate else "single",
+            "bots": (
+                f"{NEWCOMERS} newcomers ({cell.newcomer_units} unit{'s' * (cell.newcomer_units > 1)}) + {cell.bots}"
+                if cell.newcomer_units
+                else str(cell.bots)
+            ),
+            "gpb": gpb,
+            "reps": len(cell.reps),
+            "shown": {},
+            "cov": {},
+            "wrong": {},
         }
         for m in methods:
             t = tallies[m.value]
@@ -407,7 +478,10 @@ def main() -> None:
                 c, w, claimed = table[b]
                 rng_text = f"{100 * lo:.0f}-{min(100, 100 * hi):.0f}%"
                 if c:
-                    print(f"| {m.value} | {label} | {rng_text} | {c:.0f} | {100 * claimed / c:.1f}% | {100 * (1 - w / c):.1f}% |")
+                    print(
+                        f"| {m.value} | {label} | {rng_text} | {c:.0f} | "
+                        f"{100 * claimed / c:.1f}% | {100 * (1 - w / c):.1f}% |"
+                    )
                 else:
                     print(f"| {m.value} | {label} | {rng_text} | 0 | - | - |")
     print(f"\n{time.perf_counter() - started:.0f} s", file=sys.stderr)

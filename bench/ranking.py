@@ -5,7 +5,7 @@ on, tables of 4), gaps between neighbours drawn from 50-150 Elo (seeded). For ea
 repetition three runs play synthetic games until the stop rule of ``referee tournament run
 --until-settled`` holds (every neighbour pair's published LOS at least 95%) or the budget is spent:
 
-* adaptive    - the scheduler of referee/tournament/adaptive.py with the leaderboard's ranking function: the
+* adaptive    - the scheduler of take5_arena/referee/tournament/adaptive.py with the leaderboard's ranking function: the
                 exact code path of the command, with the synthetic model in place of the bots;
 * fixed+stop  - a fixed balanced round robin (every bot at the same number of tables), the same
                 batches and the same stop rule: the gain here is the scheduler's choice of tables
@@ -16,7 +16,7 @@ repetition three runs play synthetic games until the stop rule of ``referee tour
                 a grid, 40 repetitions per point), i.e. the games a fixed schedule needs for the same
                 correctness - if one knew in advance how many to play, which a tournament does not.
 
-The budget is the command's default (``referee.defaults.SETTLE_BUDGET_PER_ENTRANT`` games per
+The budget is the command's default (``take5_arena.referee.defaults.SETTLE_BUDGET_PER_ENTRANT`` games per
 entrant, ``--budget-per-bot`` to try another). It prints games used (mean and median over
 repetitions), how often the run settled within the budget, how often the final order is the true
 one and how often it settled in a wrong order, each as a rate with its 95% (Wilson) interval over
@@ -41,12 +41,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
-
-from leaderboard.results import GameResult
-from leaderboard.standings import ranking_with_los
 from scipy.stats import binomtest
 
-from referee.tournament.adaptive import PlayedGame, Ranking, SettleSettings, decide, default_budget
+from take5_arena.leaderboard.board import ranking_with_los
+from take5_arena.leaderboard.results import GameResult
+from take5_arena.referee.tournament.adaptive import (
+    PlayedGame,
+    Ranking,
+    SettleSettings,
+    decide,
+    default_budget,
+)
 
 SEATS = 4
 CONFIDENCE = 0.95
@@ -97,11 +102,15 @@ def rate(hits: int, n: int) -> str:
 def run_adaptive(strength: np.ndarray, seed: int, budget: int) -> tuple[int, bool, bool]:
     """Games played, whether the final order is the true one, whether it settled."""
     field = Field(strength, np.random.default_rng([seed, 1]))
-    settings = SettleSettings(SEATS, duplicate=True, seed=seed, confidence=CONFIDENCE, budget=budget)
+    settings = SettleSettings(
+        SEATS, duplicate=True, seed=seed, confidence=CONFIDENCE, budget=budget
+    )
     played: list[PlayedGame] = []
     tables = games = 0
     while True:
-        d = decide(field.names, played, settings, field.rank, tables_so_far=tables, games_so_far=games)
+        d = decide(
+            field.names, played, settings, field.rank, tables_so_far=tables, games_so_far=games
+        )
         if d.stop:
             return games, field.correct(), d.reason == "settled"
         played += field.play([t.seats for t in d.tables])
@@ -112,13 +121,15 @@ def run_adaptive(strength: np.ndarray, seed: int, budget: int) -> tuple[int, boo
 def run_fixed(strength: np.ndarray, seed: int, budget: int, batch: int) -> tuple[int, bool, bool]:
     field = Field(strength, np.random.default_rng([seed, 2]))
     n = len(strength)
-    rows = synthetic.random_tables(n, math.ceil(budget / SEATS), SEATS, np.random.default_rng([seed, 3]))
+    rows = synthetic.random_tables(
+        n, math.ceil(budget / SEATS), SEATS, np.random.default_rng([seed, 3])
+    )
     first = math.ceil(n * 2 / SEATS)  # the same first batch size as the adaptive run
     done = 0
     check = 0  # look after every batch, or once 5% more games are in, whichever is later
     while done < len(rows):
         step = first if done == 0 else batch
-        field.play([tuple(field.names[i] for i in r) for r in rows[done:done + step]])
+        field.play([tuple(field.names[i] for i in r) for r in rows[done : done + step]])
         done += step
         if len(field.results) < check and done < len(rows):
             continue
@@ -134,7 +145,9 @@ def fixed_correct_rate(strength: np.ndarray, games: int, reps: int, seed: int) -
     ok = 0
     for rep in range(reps):
         field = Field(strength, np.random.default_rng([seed, rep, 4]))
-        rows = synthetic.random_tables(n, max(1, games // SEATS), SEATS, np.random.default_rng([seed, rep, 5]))
+        rows = synthetic.random_tables(
+            n, max(1, games // SEATS), SEATS, np.random.default_rng([seed, rep, 5])
+        )
         field.play([tuple(field.names[i] for i in r) for r in rows])
         ok += field.correct()
     return ok / reps
@@ -145,8 +158,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--quick", action="store_true", help="8 bots only, 8 repetitions")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--budget-per-bot", type=int, default=0,
-                    help="games per bot (default: the command's, SETTLE_BUDGET_PER_ENTRANT)")
+    ap.add_argument(
+        "--budget-per-bot",
+        type=int,
+        default=0,
+        help="games per bot (default: the command's, SETTLE_BUDGET_PER_ENTRANT)",
+    )
     args = ap.parse_args()
     reps = 8 if args.quick else args.reps
     fields = (8,) if args.quick else (8, 32)
@@ -168,31 +185,45 @@ def main() -> None:
         ad_settled = np.array([s for _, _, s in ad])
         fx_settled = np.array([s for _, _, s in fx])
         ad_wrong = int(sum(1 for _, c, s in ad if s and not c))
-        print(f"{n} bots, gaps {gaps.min():.0f}-{gaps.max():.0f} Elo (mean {gaps.mean():.0f}), "
-              f"budget {budget} games ({budget // n} per bot)")
-        print(f"  adaptive     games mean {ad_games.mean():7.0f}  median {np.median(ad_games):7.0f}  "
-              f"settled {rate(int(ad_settled.sum()), reps)}")
-        print(f"               true order {rate(int(sum(c for _, c, _ in ad)), reps)}; "
-              f"settled in a wrong order {rate(ad_wrong, reps)}")
+        print(
+            f"{n} bots, gaps {gaps.min():.0f}-{gaps.max():.0f} Elo (mean {gaps.mean():.0f}), "
+            f"budget {budget} games ({budget // n} per bot)"
+        )
+        print(
+            f"  adaptive     games mean {ad_games.mean():7.0f}  median {np.median(ad_games):7.0f}  "
+            f"settled {rate(int(ad_settled.sum()), reps)}"
+        )
+        print(
+            f"               true order {rate(int(sum(c for _, c, _ in ad)), reps)}; "
+            f"settled in a wrong order {rate(ad_wrong, reps)}"
+        )
         bound = "" if fx_settled.all() else "at least "
-        print(f"  fixed+stop   games mean {fx_games.mean():7.0f}  median {np.median(fx_games):7.0f}  "
-              f"settled {rate(int(fx_settled.sum()), reps)}; true order "
-              f"{rate(int(sum(c for _, c, _ in fx)), reps)}")
-        print(f"               = {bound}{fx_games.mean() / ad_games.mean():.2f} x adaptive"
-              + (" (runs that did not settle count the budget)" if bound else ""))
-        grid = sorted({int(ad_games.mean() * f) // SEATS * SEATS for f in (0.5, 1, 1.5, 2, 3, 4, 6)})
+        print(
+            f"  fixed+stop   games mean {fx_games.mean():7.0f}  median {np.median(fx_games):7.0f}  "
+            f"settled {rate(int(fx_settled.sum()), reps)}; true order "
+            f"{rate(int(sum(c for _, c, _ in fx)), reps)}"
+        )
+        print(
+            f"               = {bound}{fx_games.mean() / ad_games.mean():.2f} x adaptive"
+            + (" (runs that did not settle count the budget)" if bound else "")
+        )
+        grid = sorted(
+            {int(ad_games.mean() * f) // SEATS * SEATS for f in (0.5, 1, 1.5, 2, 3, 4, 6)}
+        )
         needed = None
         for games in grid:
-            rate = fixed_correct_rate(strength, games, max(reps, FIXED_REPS), args.seed)
-            print(f"  fixed        {games:7d} games: true order {rate:5.0%}")
-            if rate >= ad_ok:
+            share = fixed_correct_rate(strength, games, max(reps, FIXED_REPS), args.seed)
+            print(f"  fixed        {games:7d} games: true order {share:5.0%}")
+            if share >= ad_ok:
                 needed = games
                 break
         if needed is None:
             print(f"  fixed        needs more than {grid[-1]} games for {ad_ok:.0%} correct")
         else:
-            print(f"  fixed needs {needed} games for the adaptive correctness ({ad_ok:.0%}) = "
-                  f"{needed / ad_games.mean():.2f} x adaptive")
+            print(
+                f"  fixed needs {needed} games for the adaptive correctness ({ad_ok:.0%}) = "
+                f"{needed / ad_games.mean():.2f} x adaptive"
+            )
         print(f"  ({time.perf_counter() - started:.0f} s)\n", flush=True)
 
 

@@ -35,9 +35,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.fit import DEFAULT_PRIOR, ELO_PER_LOGIT, aggregate, bootstrap_elo, fit_elo, prepare
-from leaderboard.results import GameResult
-from leaderboard.standings import compute_standings
+from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.fit import (
+    DEFAULT_PRIOR,
+    ELO_PER_LOGIT,
+    aggregate,
+    bootstrap_elo,
+    fit_elo,
+    prepare,
+)
+from take5_arena.leaderboard.results import GameResult
 
 GAMES = 100_000
 SEATS = 4
@@ -86,7 +93,7 @@ def naive_python(results: list[GameResult], prior: float, tol: float = 1e-10) ->
                 wins[b] = wins.get(b, 0.0) + 1.0 - s
                 key = (a, b) if a < b else (b, a)
                 games[key] = games.get(key, 0.0) + 1.0
-    gamma = {e: 1.0 for e in wins}
+    gamma = dict.fromkeys(wins, 1.0)
     for _ in range(100_000):
         denom = {e: prior / (gamma[e] + 1.0) for e in gamma}
         for (a, b), n_ab in games.items():
@@ -118,10 +125,11 @@ def threads_bench(calls: int = 40) -> None:
     import multiprocessing
     import statistics
 
-    from leaderboard import fit as fit_module
-    from leaderboard import intervals as intervals_module
-    from leaderboard.standings import ranking_with_los
     from threadpoolctl import threadpool_info
+
+    from take5_arena.leaderboard import fit as fit_module
+    from take5_arena.leaderboard import intervals as intervals_module
+    from take5_arena.leaderboard.board import ranking_with_los
 
     blas = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
     print(f"BLAS thread pools: {blas} threads by default; {os.cpu_count()} cpu(s)")
@@ -134,8 +142,16 @@ def threads_bench(calls: int = 40) -> None:
             who = rng.choice(n, size=SEATS, replace=False)
             perf = strength[who] + rng.gumbel(size=SEATS)
             places = tuple(int(p) for p in 1 + np.argsort(np.argsort(-perf)))
-            results.append(GameResult(f"g{g:06d}", tuple(f"b{i:03d}" for i in who), places, places,
-                                      duplicate_set=None, played_at=g))
+            results.append(
+                GameResult(
+                    f"g{g:06d}",
+                    tuple(f"b{i:03d}" for i in who),
+                    places,
+                    places,
+                    duplicate_set=None,
+                    played_at=g,
+                )
+            )
         cases.append((n, results))
 
     def measure(results: list[GameResult]) -> tuple[float, float]:
@@ -156,15 +172,19 @@ def threads_bench(calls: int = 40) -> None:
             for n, results in cases:
                 ranking_with_los(results)  # warm up
                 one = measure(results)
-                fit_module.one_blas_thread = intervals_module.one_blas_thread = contextlib.nullcontext  # type: ignore[assignment]
+                fit_module.one_blas_thread = intervals_module.one_blas_thread = (
+                    contextlib.nullcontext
+                )  # type: ignore[assignment]
                 try:
                     default = measure(results)
                 finally:
                     fit_module.one_blas_thread = intervals_module.one_blas_thread = published
-                print(f"  {'loaded' if load else 'idle':6} ({load} busy processes), {n:2} bots, "
-                      f"{len(results)} games: one BLAS thread {1e3 * one[0]:7.1f} ms wall "
-                      f"{1e3 * one[1]:7.1f} ms CPU; default threads {1e3 * default[0]:7.1f} ms wall "
-                      f"{1e3 * default[1]:7.1f} ms CPU = {default[0] / one[0]:.1f} x wall")
+                print(
+                    f"  {'loaded' if load else 'idle':6} ({load} busy processes), {n:2} bots, "
+                    f"{len(results)} games: one BLAS thread {1e3 * one[0]:7.1f} ms wall "
+                    f"{1e3 * one[1]:7.1f} ms CPU; default threads {1e3 * default[0]:7.1f} ms wall "
+                    f"{1e3 * default[1]:7.1f} ms CPU = {default[0] / one[0]:.1f} x wall"
+                )
         finally:
             for p in burners:
                 p.terminate()

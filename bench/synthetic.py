@@ -22,8 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.fit import ELO_PER_LOGIT
-from leaderboard.results import GameResult
+from take5_arena.leaderboard.fit import ELO_PER_LOGIT
+from take5_arena.leaderboard.results import GameResult
 
 DEFAULT_LUCK = 0.8
 
@@ -59,7 +59,9 @@ def play(
     hands = luck * rng.standard_normal((t, k))  # quality of each hand of the table's deal
     if duplicate:
         rot = np.arange(k)
-        held = (np.arange(k)[None, :] - rot[:, None]) % k  # held[r, s]: hand of seat s at rotation r
+        held = (
+            np.arange(k)[None, :] - rot[:, None]
+        ) % k  # held[r, s]: hand of seat s at rotation r
         luck_of = hands[:, held]  # (t, k rotations, k seats)
         seats = np.repeat(tables[:, None, :], k, axis=1)
         table_of = np.repeat(np.arange(t), k)
@@ -169,7 +171,7 @@ def play_real(
                     deal_rng.shuffle(deck)
                     decks.append(deck)
                 deck = decks[rnd]
-                hands = [deck[4 + 10 * ((s + r) % k):14 + 10 * ((s + r) % k)] for s in range(k)]
+                hands = [deck[4 + 10 * ((s + r) % k) : 14 + 10 * ((s + r) % k)] for s in range(k)]
                 table = Table(deck[:4], [1] * 4, [BULL_HEADS[c] for c in deck[:4]])
                 play_out(table, hands, play_rng, eps, points=scores)
                 rnd += 1

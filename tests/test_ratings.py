@@ -10,13 +10,13 @@ import random
 import numpy as np
 import pytest
 
-from leaderboard import fit as F
-from leaderboard import intervals as I
-from leaderboard.fit import ELO_PER_LOGIT, bootstrap_elo, fit_elo, fit_ratings, prepare
-from leaderboard.online import online_elo, ratings_over_time
-from leaderboard.results import GameResult
-from leaderboard.standings import compute_standings, format_interval, ranking_with_los
-from leaderboard.stats import bot_stats
+from take5_arena.leaderboard import fit as F
+from take5_arena.leaderboard import intervals as I
+from take5_arena.leaderboard.board import compute_standings, format_interval, ranking_with_los
+from take5_arena.leaderboard.fit import ELO_PER_LOGIT, bootstrap_elo, fit_elo, fit_ratings, prepare
+from take5_arena.leaderboard.online import online_elo, ratings_over_time
+from take5_arena.leaderboard.results import GameResult
+from take5_arena.leaderboard.stats import bot_stats
 
 
 def places_from(penalties) -> tuple[int, ...]:
@@ -118,7 +118,7 @@ def test_agrees_with_hunter_mm_reference():
             wins[a] = wins.get(a, 0) + s
             wins[b] = wins.get(b, 0) + 1 - s
             games[(a, b)] = games.get((a, b), 0) + 1
-    gamma = {e: 1.0 for e in wins}
+    gamma = dict.fromkeys(wins, 1.0)
     for _ in range(5000):  # MM with the virtual drawn games against a fixed gamma = 1 opponent
         den = {e: prior / (gamma[e] + 1) for e in gamma}
         for (a, b), n in games.items():
@@ -378,8 +378,9 @@ def test_the_design_effect_is_what_the_seats_of_one_game_share():
         assert disp.df == 600 * (k - 1) - 11
 
 
-def ten_seat_sets(field: list[str], sets: int, prefix: str, rng: np.random.Generator,
-                  newcomer: str | None = None) -> list[GameResult]:
+def ten_seat_sets(
+    field: list[str], sets: int, prefix: str, rng: np.random.Generator, newcomer: str | None = None
+) -> list[GameResult]:
     """Duplicate sets of 10 seats (every rotation of a deal) among ``field``, each with
     ``newcomer`` in it when given; places drawn at random."""
     out = []
@@ -416,10 +417,16 @@ def test_a_newcomer_with_one_informative_set_is_ranked_and_a_thin_field_is_not()
 def test_a_six_game_match_claims_nothing():
     # three bots, two duplicate deals of three games; "a" wins all six
     results = [
-        game(f"d{d}r{r}", ("a", "b", "c")[r:] + ("a", "b", "c")[:r],
-             tuple({"a": 10, "b": 30, "c": 50}[e] for e in (("a", "b", "c")[r:] + ("a", "b", "c")[:r])),
-             duplicate_set=f"d{d}")
-        for d in range(2) for r in range(3)
+        game(
+            f"d{d}r{r}",
+            ("a", "b", "c")[r:] + ("a", "b", "c")[:r],
+            tuple(
+                {"a": 10, "b": 30, "c": 50}[e] for e in (("a", "b", "c")[r:] + ("a", "b", "c")[:r])
+            ),
+            duplicate_set=f"d{d}",
+        )
+        for d in range(2)
+        for r in range(3)
     ]
     st = compute_standings(results)
     top = st.row("a")
@@ -443,7 +450,9 @@ def test_los_does_not_claim_an_order_the_field_does_not_have():
         iv = I.rating_intervals(data, fit)
         assert iv.enough.all()
         claims += sum(v is not None and v >= 0.95 for row in iv.los for v in row)
-        flat += sum(v is not None and v >= 0.95 for row in I.los_from_cov(fit, iv.cov, iv.df) for v in row)
+        flat += sum(
+            v is not None and v >= 0.95 for row in I.los_from_cov(fit, iv.cov, iv.df) for v in row
+        )
     assert claims <= 2 < flat
 
 
@@ -452,7 +461,9 @@ def test_linear_algebra_runs_on_one_blas_thread_and_restores_the_setting():
 
     before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
     with F.one_blas_thread():
-        assert all(lib["num_threads"] == 1 for lib in threadpool_info() if lib["user_api"] == "blas")
+        assert all(
+            lib["num_threads"] == 1 for lib in threadpool_info() if lib["user_api"] == "blas"
+        )
     assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == before
 
 
