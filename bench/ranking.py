@@ -1,7 +1,7 @@
 """Games needed to settle a ranking: adaptive scheduling against a fixed round robin, in one run.
 
 Planted fields of 8 and 32 bots (bench/synthetic.py: planted strengths, hand luck, duplicate deals
-on, tables of 4), gaps between neighbours drawn from 50-150 Elo (seeded). For each field and
+on, tables of 4), gaps between neighbours drawn from 50-150 Elo (seeded; ``--gaps`` for others). For each field and
 repetition three runs play synthetic games until the stop rule of ``referee tournament run
 --until-settled`` holds (every neighbour pair's published LOS at least 95%) or the budget is spent:
 
@@ -60,8 +60,8 @@ CONFIDENCE = 0.95
 FIXED_REPS = 40
 
 
-def planted(n: int, seed: int) -> np.ndarray:
-    gaps = np.random.default_rng(seed).uniform(50, 150, n - 1)
+def planted(n: int, seed: int, low: float = 50.0, high: float = 150.0) -> np.ndarray:
+    gaps = np.random.default_rng(seed).uniform(low, high, n - 1)
     elo = -np.concatenate([[0.0], np.cumsum(gaps)])
     return (elo - elo.mean()) / synthetic.ELO_PER_LOGIT  # logits, best first (bot 0)
 
@@ -164,16 +164,23 @@ def main() -> None:
         default=0,
         help="games per bot (default: the command's, SETTLE_BUDGET_PER_ENTRANT)",
     )
+    ap.add_argument("--gaps", default="50,150", help="Elo between neighbours: LOW,HIGH (uniform)")
+    ap.add_argument("--fields", default="", help="field sizes, comma-separated (default 8,32)")
     args = ap.parse_args()
+    low, high = (float(x) for x in args.gaps.split(","))
     reps = 8 if args.quick else args.reps
-    fields = (8,) if args.quick else (8, 32)
+    fields = (
+        tuple(int(x) for x in args.fields.split(","))
+        if args.fields
+        else ((8,) if args.quick else (8, 32))
+    )
     print(
         f"tables of {SEATS}, duplicate deals, hand luck {synthetic.DEFAULT_LUCK} logits, stop at "
         f"LOS >= {CONFIDENCE:.0%} for every neighbour pair; {reps} repetitions per field\n"
     )
     for n in fields:
         started = time.perf_counter()
-        strength = planted(n, args.seed + n)
+        strength = planted(n, args.seed + n, low, high)
         gaps = -np.diff(strength) * synthetic.ELO_PER_LOGIT
         budget = args.budget_per_bot * n if args.budget_per_bot else default_budget(n)
         batch = max(2, math.ceil(n / SEATS))

@@ -142,6 +142,16 @@ def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -
     )
 
 
+def describe_los(method: IntervalMethod | str) -> str:
+    """One sentence on how the LOS were computed (the standings' ``method.los``)."""
+    if IntervalMethod(method) in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
+        return (
+            "the rating difference under the interval's covariance (t with the design effect's "
+            "degrees of freedom), with the field's own spread of ratings as the prior"
+        )
+    return "normal approximation of the rating difference under the interval's covariance"
+
+
 @dataclass(frozen=True)
 class Standings:
     """The leaderboard: rows by rating (highest first) and LOS in the same order (``los[i][j]``)."""
@@ -180,10 +190,7 @@ class Standings:
                 "interval": describe_interval(self.interval_method, self.bootstrap, self.seed)
                 if on
                 else None,
-                "los": "normal approximation of the rating difference under the interval's "
-                "covariance"
-                if self.los
-                else None,
+                "los": describe_los(self.interval_method) if self.los else None,
                 "online_elo": online,
             },
             "rows": [r.to_json_dict() for r in self.rows],
