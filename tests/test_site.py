@@ -214,6 +214,22 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
     page.screenshot(path=str(shots / "index.png"), full_page=True)
 
 
+def test_a_bot_without_enough_games_shows_no_interval(page, tmp_path):
+    """Two games: no bot's games tell enough to rank it, so no interval is drawn or printed."""
+    few = make_records(games=2)
+    results = results_from_records(few)
+    standings = compute_standings(results, bootstrap=100, seed=0)
+    assert not any(r.enough_games for r in standings.rows)
+    publish_site(tmp_path, results=results, records=few, standings=standings, title="Thin cup")
+    open_page(page, tmp_path, "index.html")
+    rows = page.locator("table#standings tbody tr")
+    assert rows.count() == len(standings.rows)
+    for i in range(rows.count()):
+        assert rows.nth(i).locator("td").nth(3).inner_text() == "not enough games"
+        assert rows.nth(i).locator("svg.interval line.ci").count() == 0
+    assert "no honest interval yet" in page.locator("body").inner_text()
+
+
 def test_file_keys_are_the_same_in_javascript(page, site):
     open_page(page, site, "index.html")
     names = NAMES + ["Alpha", "a/b", "über", "名前", "x" * 300, "", "t001"]
