@@ -1,20 +1,28 @@
 """How uncertain a fit is: the 95% intervals, the likelihood of superiority, and who is rankable.
 
-* **Interval** - 95 %, from a covariance that stays honest at every size (:func:`robust_cov`,
-  ``IntervalMethod.ROBUST``, what is published). With few games it is the Laplace approximation of
-  the posterior (likelihood times the prior of :mod:`.fit`), whose curvature includes the
-  prior's, so a bot with a handful of games, or a perfect score, keeps a wide interval. As
-  resampling units (whole games, or whole duplicate sets: the games of a set share a deal and are
-  not independent) accumulate, the curvature is replaced by the one measured from the units (the
-  cluster-robust sandwich), per bot with weight u/(u + PSEUDO_UNITS); the part still taken from the
-  model carries the design effect pooled over all bots. The percentile bootstrap over the same
-  units is kept as an option. Coverage by size and method: docs/standings-format.md and
-  ``python bench/coverage.py``. A bot in fewer than ``MIN_UNITS`` units is marked as not having
-  enough games to rank.
-* **Likelihood of superiority** - ``LOS[i][j] = Phi((r_i - r_j) / sd(r_i - r_j))``, ``sd`` from
-  the same covariance (for the bootstrap: the covariance of the resamples, smooth where counting
-  resamples would jump in steps of 1/resamples). ``None`` on the diagonal, between bots of
-  different components, whose ratings are not comparable, and for a bot without enough games.
+What is published (``IntervalMethod.DESIGN``, what ``AUTO`` stands for), and why:
+
+* **Interval** - the rating plus or minus t standard errors, from ``phi H^-1 L H^-1``
+  (:func:`design_cov`): L the pairwise likelihood's curvature, H = L + P with the prior's, and
+  ``phi`` the tournament's design effect (:func:`dispersion`), Pearson's statistic over the
+  resampling units (whole games, or whole duplicate sets) with its degrees of freedom for the t
+  quantile. The pairs of one game share its luck, the games of a duplicate set share its hands: a
+  model that counts them as independent results is too sure at tables of 10 (70-80% coverage) and
+  with duplicate deals, and a bot's own few units are too few to measure that for one bot. Pooled
+  over the tournament, ``phi`` is known from a few units on, so even a newcomer's one set is judged.
+* **Who is ranked** - a bot whose pairwise results, divided by ``phi``, are worth at least
+  :data:`MIN_RESULTS` independent ones, in a tournament that measures ``phi`` with at least
+  :data:`MIN_DF` degrees of freedom (:func:`effective_results`). Other bots get no interval (NaN)
+  and no LOS: with fewer results no method measured gives an honest interval.
+* **Likelihood of superiority** - from the same covariance with the field's own spread as the prior
+  (:func:`superiority`), t with the same degrees of freedom. ``None`` on the diagonal, between bots
+  of different components (not comparable), and for a bot without enough games.
+
+The older methods stay as options and as the bench's baselines: the Laplace posterior, the
+cluster-robust sandwich, ``ROBUST`` (published before: the posterior moving per bot to the sandwich
+as its units accumulate), ``BLENDED`` (the same with the pooled ``phi``) and the percentile bootstrap;
+under them a bot in fewer than :data:`MIN_UNITS` units is marked but keeps its interval. Coverage by
+method at every size the project runs: docs/standings-format.md and ``python bench/coverage.py``.
 
 Kept apart from the fit because a fit has one answer while its uncertainty has several candidate
 methods, measured against each other by bench/coverage.py.
