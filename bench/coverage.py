@@ -297,7 +297,7 @@ def report(rows: list[dict[str, object]], methods: list[str]) -> None:
         if m not in row["cov"]:  # type: ignore[operator]
             return "not enough"
         v, e = row["cov"][m]  # type: ignore[index]
-        return "-" if math.isnan(v) else fmt(v, e)
+        return "not enough" if math.isnan(v) else fmt(v, e)
 
     def los_text(row: dict[str, object], m: str) -> str:
         if m not in row["wrong"]:  # type: ignore[operator]
