@@ -490,8 +490,8 @@ class Publisher:
 
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""
-        from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
         from take5_arena.leaderboard.board import compute_standings  # lazy: start-up time
+        from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
         from take5_arena.leaderboard.site_build import publish_site  # lazy: start-up time
         from take5_arena.standings import load_tournament  # lazy: start-up time
 

@@ -11,7 +11,7 @@
 ``process``
     a process pool (``ProcessPoolExecutor``), for a referee whose own work becomes the bottleneck.
 ``dask:tcp://HOST:8786``
-    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A  # type: ignore[no-untyped-call]
+    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A
     worker needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its
     own Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each
     table carries the validated archives of its bots, the worker unpacks them into its own cache
