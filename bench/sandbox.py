@@ -42,13 +42,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from take5_arena.referee import defaults
 from take5_arena.referee.match import Match, MatchConfig
 from take5_arena.referee.match.botref import parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import containers
 from take5_arena.referee.sandbox.launcher import DockerLauncher
-from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE, container_kwargs
+from take5_arena.referee.sandbox.limits import container_kwargs
 
 THINK_BOT = '''\
 """Bench bot: spends TAKE5_THINK_MS per decision (busy on the CPU, or asleep), then plays low."""
@@ -343,7 +344,7 @@ def main() -> None:
         help="container paths to measure (default both: the cli baseline and the api)",
     )
     ap.add_argument(
-        "--base-image", default=DEFAULT_BASE_IMAGE, help="what the bot images are built on"
+        "--base-image", default=defaults.BASE_IMAGE, help="what the bot images are built on"
     )
     ap.add_argument(
         "--baseline-image",

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5_arena.cli.settle import leaderboard_ranking
 from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
@@ -33,7 +34,6 @@ from take5_arena.referee.tournament.adaptive import (
 from take5_arena.referee.tournament.schedule import make_schedule
 from take5_arena.referee.tournament.settle import batch_id, run_until_settled
 
-ROOT = Path(__file__).resolve().parent.parent
 NAMES = [f"bot{i}" for i in range(8)]
 
 

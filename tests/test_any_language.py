@@ -19,10 +19,9 @@ from pathlib import Path
 
 import docker
 import pytest
-from docker_images import client_with_base_images, unavailable
+from docker_images import client_with_base_images
+from support import EXAMPLES, ROOT, unavailable
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
 
 

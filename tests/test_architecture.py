@@ -17,8 +17,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 #: layer (a module-name prefix) -> its folder or file
 LAYERS = {
     "take5": ROOT / "sdk" / "take5",
@@ -171,33 +171,3 @@ def test_the_entry_points_import_nothing_before_their_signal_handlers():
         "signal",
         "sys",
     ]
-
-
-def test_imports_inside_functions_are_documented_lazy_imports():
-    """An import of the project's own code inside a function hides a cycle, unless it is a lazy
-    import for start-up time; those say so in a comment ("lazy") in the function, on or above it."""
-    bad = []
-    for layer, folder in LAYERS.items():
-        for path in _files(folder):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            tree = ast.parse("\n".join(lines), str(path))
-            for func in ast.walk(tree):
-                if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    continue
-                for node in ast.walk(func):
-                    if not isinstance(node, (ast.Import, ast.ImportFrom)):
-                        continue
-                    names = (
-                        [a.name for a in node.names]
-                        if isinstance(node, ast.Import)
-                        else [node.module or ""]
-                    )
-                    ours = (isinstance(node, ast.ImportFrom) and node.level > 0) or any(
-                        layer_of(n) is not None for n in names
-                    )
-                    if not ours:
-                        continue
-                    context = " ".join(lines[func.lineno - 1 : node.lineno]).lower()
-                    if "lazy" not in context:
-                        bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not bad, "imports inside functions without a 'lazy' reason:\n" + "\n".join(bad)

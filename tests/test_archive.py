@@ -13,13 +13,12 @@ import os
 import tarfile
 import uuid
 import zipfile
-from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits, ArchiveProblem, pack, unpack
 
-REPO = Path(__file__).resolve().parent.parent
 SMALL = ArchiveLimits(
     max_total_bytes=1 << 20,
     max_file_bytes=512 * 1024,
@@ -386,9 +385,9 @@ def test_pack_refuses_a_fifo_and_too_many_files(tmp_path):
 
 def test_example_bot_packs_and_unpacks(tmp_path):
     buf = io.BytesIO()
-    pack(REPO / "example_bots" / "heuristic", buf)
+    pack(ROOT / "example_bots" / "heuristic", buf)
     buf.seek(0)
     done = unpack(buf, tmp_path / "h")
     assert (done.folder / "bot.py").read_bytes() == (
-        REPO / "example_bots" / "heuristic" / "bot.py"
+        ROOT / "example_bots" / "heuristic" / "bot.py"
     ).read_bytes()

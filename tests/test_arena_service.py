@@ -26,14 +26,13 @@ from pathlib import Path
 
 import grpc
 import pytest
+from support import EXAMPLES, ROOT
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.client import ArenaClient, ClientError, Packed, pack_folder
 
-REPO = Path(__file__).resolve().parent.parent
-BOTS = REPO / "example_bots"
-PROTO = REPO / "proto" / "take5" / "arena" / "v1" / "arena.proto"
+PROTO = ROOT / "proto" / "take5" / "arena" / "v1" / "arena.proto"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -229,7 +228,7 @@ def test_generated_code_matches_the_proto(tmp_path):
         ],
         check=True,
         capture_output=True,
-        cwd=REPO,
+        cwd=ROOT,
     )
     fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
     committed = descriptor_pb2.FileDescriptorProto()
@@ -267,7 +266,7 @@ def test_two_authors_submit_at_once(arena):
                 "-m",
                 "take5_arena",
                 "submit",
-                str(BOTS / bot),
+                str(EXAMPLES / bot),
                 "--server",
                 server.address,
                 "--token-file",
@@ -300,7 +299,7 @@ def ensure_pool(arena) -> None:
     for author, bot in (("alice", "random"), ("bob", "lowest")):
         if not db_rows(directory, "SELECT 1 FROM arena_bots WHERE bot_name = ?", (bot,)):
             with server.client(tokens[author]) as client:
-                assert client.submit(bot, pack_folder(BOTS / bot)).outcome == pb.SUBMIT_ACCEPTED
+                assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
 
 
 def _token_file(directory: Path, name: str, tokens: dict) -> Path:
@@ -370,9 +369,9 @@ def test_wrong_missing_and_revoked_tokens(arena):
         assert cli("authors", "revoke", "eve", "-t", str(directory)).returncode == 0
         code, message = _code(client.my_bots)
         assert code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in message
-        code, message = _code(lambda: client.submit("evebot", pack_folder(BOTS / "heuristic")))
+        code, message = _code(lambda: client.submit("evebot", pack_folder(EXAMPLES / "heuristic")))
         assert code == grpc.StatusCode.UNAUTHENTICATED
-    done = cli("submit", str(BOTS / "heuristic"), "--server", server.address, token=eve)
+    done = cli("submit", str(EXAMPLES / "heuristic"), "--server", server.address, token=eve)
     assert done.returncode == 2 and "revoked" in done.stderr, done.stderr
     # the store never holds a token
     raw = (directory / "tournament.sqlite").read_bytes()
@@ -390,7 +389,7 @@ def test_an_author_cannot_touch_another_authors_bot(arena):
         for call in (
             lambda: bob.withdraw("random"),
             lambda: bob.faults("random"),
-            lambda: bob.submit("random", pack_folder(BOTS / "random")),
+            lambda: bob.submit("random", pack_folder(EXAMPLES / "random")),
         ):
             code, message = _code(call)
             assert code == grpc.StatusCode.PERMISSION_DENIED and "another author" in message, (
@@ -535,11 +534,13 @@ def test_limits_and_withdraw(arena):
     )
     big = directory.parent / "bigbot"
     big.mkdir()
-    (big / "bot.py").write_text((BOTS / "random" / "bot.py").read_text())
+    (big / "bot.py").write_text((EXAMPLES / "random" / "bot.py").read_text())
     (big / "data.bin").write_bytes(os.urandom(100_000))
     with server.client(dave) as client:
-        assert client.submit("dave-1", pack_folder(BOTS / "random")).outcome == pb.SUBMIT_ACCEPTED
-        code, message = _code(lambda: client.submit("dave-2", pack_folder(BOTS / "lowest")))
+        assert (
+            client.submit("dave-1", pack_folder(EXAMPLES / "random")).outcome == pb.SUBMIT_ACCEPTED
+        )
+        code, message = _code(lambda: client.submit("dave-2", pack_folder(EXAMPLES / "lowest")))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "active bots" in message, message
         code, message = _code(lambda: client.submit("dave-1", pack_folder(big)))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit" in message, message
@@ -548,8 +549,10 @@ def test_limits_and_withdraw(arena):
         assert db_rows(directory, "SELECT active FROM entrants WHERE name = 'dave-1'") == [(0,)]
         assert client.withdraw("dave-1").was_active is False
         # withdrawn: room for another bot, but the hourly limit (2) stops the third submission
-        assert client.submit("dave-2", pack_folder(BOTS / "lowest")).outcome == pb.SUBMIT_ACCEPTED
-        code, message = _code(lambda: client.submit("dave-1", pack_folder(BOTS / "random")))
+        assert (
+            client.submit("dave-2", pack_folder(EXAMPLES / "lowest")).outcome == pb.SUBMIT_ACCEPTED
+        )
+        code, message = _code(lambda: client.submit("dave-1", pack_folder(EXAMPLES / "random")))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "per hour" in message, message
         shown = cli("my-bots", "--server", server.address, token=dave)
         assert "dave-1 (withdrawn)" in shown.stdout and "dave-2 (active)" in shown.stdout, (
@@ -631,7 +634,7 @@ def test_tls_with_a_self_signed_certificate(tmp_path):
         assert "with TLS" in server.log
         done = cli(
             "submit",
-            str(BOTS / "random"),
+            str(EXAMPLES / "random"),
             "--server",
             server.address,
             "--ca",
@@ -664,7 +667,7 @@ def test_no_tls_means_loopback_only(tmp_path):
 
 
 SLOW_BOT = (
-    (BOTS / "random" / "bot.py")
+    (EXAMPLES / "random" / "bot.py")
     .read_text()
     .replace(
         'if __name__ == "__main__":',
@@ -693,13 +696,13 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
     try:
         with server.client(token) as client:
             for bot in ("random", "lowest"):
-                assert client.submit(bot, pack_folder(BOTS / bot)).outcome == pb.SUBMIT_ACCEPTED
+                assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
         wait_until(lambda: games_recorded(directory) >= 2, what="ladder games", server=server)
 
         # 1. killed during an upload: the half-received archive is discarded at the restart
         release = threading.Event()
         data = (
-            pack_folder(BOTS / "heuristic").data + b"\0" * 600_000
+            pack_folder(EXAMPLES / "heuristic").data + b"\0" * 600_000
         )  # several chunks; never completed
 
         def stream():
@@ -844,7 +847,7 @@ def test_ladder_in_docker(tmp_path):
     try:
         for bot in ("random", "lowest"):
             done = cli(
-                "submit", str(BOTS / bot), "--server", server.address, token=token, timeout=600
+                "submit", str(EXAMPLES / bot), "--server", server.address, token=token, timeout=600
             )
             assert done.returncode == 0, done.stderr
             assert "image" in server.log or True

@@ -27,13 +27,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT, unavailable
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import submit
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "cluster-local.sh"
-EXAMPLES = ROOT / "example_bots"
 #: The lowest example bot, built from its own Dockerfile (the path for bots in other languages).
 OWN_DOCKERFILE = """\
 ARG TAKE5_BASE_IMAGE=take5/python:3.11
@@ -49,15 +48,9 @@ CMD ["python3", "/bot/bot.py"]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
 def _need(condition: bool, reason: str) -> None:
     if not condition:
-        if _ci():
-            pytest.fail(f"{reason} -- CI is set, so this test fails instead of skipping")
-        pytest.skip(reason)
+        unavailable(reason)
 
 
 def _free_port() -> int:

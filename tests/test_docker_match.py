@@ -26,12 +26,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support import DOCKER_BOTS, EXAMPLES, ROOT, unavailable
 
 from take5.record import load_record, verify_record
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "tests" / "docker_bots"
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
 HOSTILE = [
     "oom",
@@ -48,24 +46,9 @@ HOSTILE = [
 ]
 NET_PORT = 47815  # hostile_net tries 127.0.0.1 on this port; the test listens there on the host
 
-sys.path.insert(0, str(ROOT))
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str):
-    if _ci():
-        pytest.fail(
-            f"{reason} -- CI is set, so the docker tests fail instead of skipping "
-            "(run scripts/setup-docker.sh in .ci/run)"
-        )
-    pytest.skip(reason)
-
 
 def hostile(name: str) -> str:
-    return str(BOTS / f"hostile_{name}")
+    return str(DOCKER_BOTS / f"hostile_{name}")
 
 
 def example(name: str) -> str:
@@ -79,16 +62,16 @@ def example(name: str) -> str:
 def engine():
     from docker_images import image_exists, prune_bot_images
 
+    from take5_arena.referee.defaults import BASE_IMAGE
     from take5_arena.referee.sandbox import containers, engine
     from take5_arena.referee.sandbox.errors import EngineUnavailable
-    from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     try:
         version = engine.engine_version()
     except EngineUnavailable as exc:
-        _unavailable(str(exc))
-    if not image_exists(DEFAULT_BASE_IMAGE):
-        _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
+        unavailable(str(exc))
+    if not image_exists(BASE_IMAGE):
+        unavailable(f"base image {BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield version
     left = _containers(lambda run, owner: run.startswith(f"pytest-{TOKEN}"))
     for run in {run for run, _ in left}:
@@ -720,7 +703,7 @@ def test_build_command(images):
     assert ok.returncode == 0, ok.stderr
     assert f"{images[example('lowest')].tag} is up to date" in ok.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "take5_arena", "build", str(BOTS / "broken_build")],
+        [sys.executable, "-m", "take5_arena", "build", str(DOCKER_BOTS / "broken_build")],
         cwd=ROOT,
         check=False,
         capture_output=True,
@@ -735,7 +718,7 @@ def test_build_command(images):
 @pytest.mark.docker
 def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
     run = referee(
-        str(BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path
+        str(DOCKER_BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path
     )
     assert run.code == 3, run.err[-2000:]
     (rejection,) = run.doc["rejections"]
@@ -836,7 +819,7 @@ def test_owner_labels_tell_live_from_dead_referees():
 def test_dockerfile_only_folder_needs_the_docker_sandbox():
     from take5_arena.referee.match.botref import parse_bot
 
-    ref = parse_bot(str(BOTS / "broken_build"))
+    ref = parse_bot(str(DOCKER_BOTS / "broken_build"))
     assert ref.kind == "dockerfile" and ref.default_name == "broken_build"
     proc = subprocess.run(
         [
@@ -844,7 +827,7 @@ def test_dockerfile_only_folder_needs_the_docker_sandbox():
             "-m",
             "take5_arena",
             "match",
-            str(BOTS / "broken_build"),
+            str(DOCKER_BOTS / "broken_build"),
             example("lowest"),
         ],
         cwd=ROOT,

@@ -19,18 +19,16 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from docker_images import image_exists, prune_bot_images
+from support import DOCKER_BOTS, ROOT, unavailable
 
+from take5_arena.referee.defaults import BASE_IMAGE
 from take5_arena.referee.match.remote import CallFailed
 from take5_arena.referee.sandbox import containers, engine, images, sockets
 from take5_arena.referee.sandbox.errors import (
@@ -40,29 +38,12 @@ from take5_arena.referee.sandbox.errors import (
 )
 from take5_arena.referee.sandbox.launcher import DockerLauncher, image_shell
 from take5_arena.referee.sandbox.limits import (
-    DEFAULT_BASE_IMAGE,
     SandboxLimits,
     container_kwargs,
     volume_tmpfs,
 )
 
-HERE = Path(__file__).resolve().parent
-BOTS = HERE / "docker_bots"
-REPO = HERE.parent
 TOKEN = secrets.token_hex(3)  # this test session's containers: run ids start with pytest-TOKEN
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str):
-    if _ci():
-        pytest.fail(
-            f"{reason} -- CI is set, so the docker tests fail instead of skipping "
-            "(run scripts/setup-docker.sh in .ci/run)"
-        )
-    pytest.skip(reason)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -173,7 +154,7 @@ def test_a_versions_digest_follows_files_not_caches(tmp_path):
     from take5_arena.referee.artifacts import pack
 
     bot = tmp_path / "bot"
-    shutil.copytree(BOTS / "standin", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(DOCKER_BOTS / "standin", bot, ignore=shutil.ignore_patterns("__pycache__"))
     h1 = pack(bot).digest
     (bot / "__pycache__").mkdir(exist_ok=True)
     (bot / "__pycache__" / "x.pyc").write_bytes(b"junk")
@@ -188,7 +169,7 @@ def test_a_versions_digest_follows_files_not_caches(tmp_path):
 
 
 def test_sdk_versions_come_from_the_sdk_sources():
-    version, protocol = images.sdk_versions(REPO / "sdk")
+    version, protocol = images.sdk_versions(ROOT / "sdk")
     assert version and version != "unknown"
     assert protocol and protocol != "unknown"
 
@@ -265,8 +246,8 @@ def _python_creations(path: Path) -> list[tuple[str, int]]:
 def test_every_container_of_a_bot_image_goes_through_start_container():
     bypasses, the_way = [], []
     for top in SCANNED:
-        for path in sorted((REPO / top).rglob("*")):
-            rel = path.relative_to(REPO).as_posix()
+        for path in sorted((ROOT / top).rglob("*")):
+            rel = path.relative_to(ROOT).as_posix()
             if path.suffix == ".py":
                 for func, line in _python_creations(path):
                     if (rel, func) == THE_WAY:
@@ -307,9 +288,9 @@ def client():
     try:
         c = engine.client()
     except EngineUnavailable as exc:
-        _unavailable(str(exc))
-    if not image_exists(DEFAULT_BASE_IMAGE):
-        _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
+        unavailable(str(exc))
+    if not image_exists(BASE_IMAGE):
+        unavailable(f"base image {BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield c
     # Nothing of this session may be left behind.
     left = [
@@ -329,9 +310,9 @@ def sdk_copy(tmp_path_factory):
     """A snapshot of the SDK, so that edits to sdk/ during the test session do not change hashes."""
     dst = tmp_path_factory.mktemp("sdk")
     shutil.copytree(
-        REPO / "sdk" / "take5", dst / "take5", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        ROOT / "sdk" / "take5", dst / "take5", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
-    shutil.copy(REPO / "sdk" / "pyproject.toml", dst / "pyproject.toml")
+    shutil.copy(ROOT / "sdk" / "pyproject.toml", dst / "pyproject.toml")
     return dst
 
 
@@ -348,7 +329,7 @@ class Sandbox:
         )
         self.handles: list = []
 
-    def start(self, bot: Path = BOTS / "standin", timeout: float = 30.0):
+    def start(self, bot: Path = DOCKER_BOTS / "standin", timeout: float = 30.0):
         handle = self.launcher(str(bot))
         self.handles.append(handle)
         handle.start()
@@ -567,7 +548,7 @@ def test_start_failures_are_faults_with_their_cause(make_sandbox):
 
 @pytest.mark.docker
 def test_bot_with_its_own_dockerfile(make_sandbox):
-    _, address = make_sandbox().start(BOTS / "dockerfile_bot")
+    _, address = make_sandbox().start(DOCKER_BOTS / "dockerfile_bot")
     client = Client(address)
     assert client("ping") == {"pong": True, "kind": "dockerfile"}
     client.close()
@@ -588,7 +569,7 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(
     try:
         assert not client.images.get(base).labels
         bot = tmp_path / "foreign"
-        shutil.copytree(BOTS / "standin", bot)
+        shutil.copytree(DOCKER_BOTS / "standin", bot)
         (bot / "nonce.txt").write_text(secrets.token_hex(8))
         sb = make_sandbox(base_image=base)
         before = {c.id for c in sb.launcher.client.containers.list(all=True)}
@@ -608,7 +589,7 @@ def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:
     """An image built here from a known Dockerfile (no bot folder involved: this tests the runtime)."""
     ctx = tmp_path / tag.replace("/", "-").replace(":", "-")
     ctx.mkdir()
-    shutil.copy(BOTS / "standin" / "bot.py", ctx / "bot.py")
+    shutil.copy(DOCKER_BOTS / "standin" / "bot.py", ctx / "bot.py")
     (ctx / "Dockerfile").write_text(dockerfile)
     client.images.build(path=str(ctx), tag=tag, network_mode="none", rm=True, forcerm=True)
     return tag
@@ -633,7 +614,7 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
         tmp_path,
         f"take5-test/volume:{TOKEN}",
         (
-            f'FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/data"]\n'
+            f'FROM {BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/data"]\n'
             'USER 10001:10001\nCMD ["python3", "/bot/bot.py"]\n'
         ),
     )
@@ -660,7 +641,7 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
         tmp_path,
         f"take5-test/volume-bad:{TOKEN}",
         (
-            f'FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/run/take5/x"]\n'
+            f'FROM {BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/run/take5/x"]\n'
             'CMD ["python3", "/bot/bot.py"]\n'
         ),
     )
@@ -683,7 +664,7 @@ def test_an_image_with_its_own_command_and_no_shell_runs_as_it_is(client, tmp_pa
         tmp_path,
         f"take5-test/own-cmd:{TOKEN}",
         (
-            f"FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /srv/standin.py\n"
+            f"FROM {BASE_IMAGE}\nCOPY bot.py /srv/standin.py\n"
             'LABEL take5.image=static\nENTRYPOINT ["python3"]\nCMD ["/srv/standin.py"]\n'
         ),
     )
@@ -713,7 +694,7 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
     redirects the output and sets the umask), with the sandbox flags and TAKE5_LISTEN."""
     bot = tmp_path / "own_command"
     bot.mkdir()
-    shutil.copy(BOTS / "standin" / "bot.py", bot / "standin.py")
+    shutil.copy(DOCKER_BOTS / "standin" / "bot.py", bot / "standin.py")
     (bot / "Dockerfile").write_text(
         "ARG TAKE5_BASE_IMAGE\nFROM ${TAKE5_BASE_IMAGE}\nCOPY standin.py /srv/standin.py\n"
         'USER 10001:10001\nENTRYPOINT ["python3"]\nCMD ["/srv/standin.py"]\n'
@@ -729,7 +710,7 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
 @pytest.mark.docker
 def test_build_labels_and_no_rebuild_when_unchanged(client, sdk_copy, tmp_path):
     bot = tmp_path / "cache-probe"
-    shutil.copytree(BOTS / "standin", bot)
+    shutil.copytree(DOCKER_BOTS / "standin", bot)
     (bot / "nonce.txt").write_text(secrets.token_hex(8))  # a fresh hash: really builds
     first = images.build_image(bot, sdk_dir=sdk_copy)
     assert first.built
@@ -765,7 +746,7 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
     wheels.mkdir()
     _make_wheel(wheels, "t5demo", "0.1", {"t5demo/__init__.py": "VALUE = 42\n"})
     bot = tmp_path / "wheel-bot"
-    shutil.copytree(BOTS / "standin", bot)
+    shutil.copytree(DOCKER_BOTS / "standin", bot)
     (bot / "requirements.txt").write_text("t5demo==0.1\n")
     (bot / "nonce.txt").write_text(secrets.token_hex(8))
     info = images.build_image(
@@ -790,7 +771,7 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
 @pytest.mark.docker
 def test_build_failure_carries_the_build_output(client, sdk_copy):
     with pytest.raises(ImageBuildError) as err:
-        images.build_image(BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
+        images.build_image(DOCKER_BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
     assert "T5-BUILD-MARKER" in err.value.output and "T5-BUILD-MARKER" in str(err.value)
 
 
@@ -802,7 +783,7 @@ def test_an_unregistered_runtime_is_a_clear_start_error(client):
     with pytest.raises(ContainerStartError, match="runtime"):
         containers.start_container(
             client,
-            DEFAULT_BASE_IMAGE,
+            BASE_IMAGE,
             limits=SandboxLimits(runtime="take5-no-such-runtime"),
             run_id=run,
             socket_dir=None,

@@ -18,11 +18,11 @@ import venv
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 import take5
 from take5.harness import BotLoadError, BotRaised, HarnessError, load_bot
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import docker
 import pytest
 from docker_images import client_with_base_images
+from support import EXAMPLES, ROOT
 
 from take5_arena.referee.sandbox import context, dockerfile, requirements
 from take5_arena.referee.sandbox.build_errors import (
@@ -38,8 +39,6 @@ from take5_arena.referee.sandbox.build_errors import (
     ImageBuildError,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(4)
 MARK = f"t5hostile.{TOKEN}"  # a label on the hostile Dockerfiles' steps: finds what they leave
 

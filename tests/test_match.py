@@ -19,16 +19,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT, TEST_BOTS
 
 from take5.record import load_record, verify_record
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "tests" / "bots"
-EXAMPLES = ROOT / "example_bots"
-
 
 def bot(name: str) -> str:
-    return str(BOTS / name)
+    return str(TEST_BOTS / name)
 
 
 def example(name: str) -> str:

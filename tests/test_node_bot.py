@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5.record import load_record, verify_record
 
-ROOT = Path(__file__).resolve().parent.parent
 NODE_BOT = ROOT / "example_bots" / "node"
 
 pytestmark = pytest.mark.node

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import random
-from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5 import Settings, cheapest_row, penalty, play_game, target_row
 from take5.rules import MAX_ROW_LENGTH
 from take5_arena.leaderboard.ratings import GameResult, compute_standings
 
-ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC_BOT = ROOT / "example_bots" / "heuristic" / "bot.py"
 
 

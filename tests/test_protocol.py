@@ -12,6 +12,7 @@ import pytest
 from google.protobuf import descriptor_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import ROOT
 
 from take5 import Game, Phase, RandomPlayer, Settings
 from take5.convert import (
@@ -27,7 +28,6 @@ from take5.convert import (
 )
 from take5.v1 import bot_pb2 as pb
 
-ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto" / "take5" / "v1" / "bot.proto"
 GENERATED = ROOT / "sdk" / "take5" / "v1"
 NODE_COPY = ROOT / "example_bots" / "node" / "proto" / "take5" / "v1" / "bot.proto"

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT
 
 import take5
 from take5 import Bot, CallContext, GameOver, Settings, View, play_against, serve
@@ -22,8 +23,6 @@ from take5.harness import HarnessError, load_bot
 from take5.harness import main as harness_main
 from take5_arena.referee.match.remote import CallFailed, RemoteBot
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 OURS = ("random", "lowest", "heuristic")
 
 

@@ -11,11 +11,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
+
+from support import ROOT
 
 from take5_arena.referee.match.sanitize import clean_field, clean_text
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _referee(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import EXAMPLES, ROOT, unavailable
 
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import verify_record
@@ -34,13 +35,7 @@ from take5_arena.referee.tournament import (
 )
 from take5_arena.standings import store_standings as standings
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 CRASHER = ROOT / "tests" / "bots" / "crash_mid"  # exits on round 1, turn 3 of every game
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -387,20 +382,18 @@ def test_process_executor(tdir):
 def engine():
     from docker_images import image_exists
 
+    from take5_arena.referee.defaults import BASE_IMAGE
     from take5_arena.referee.sandbox import engine as sandbox_engine
     from take5_arena.referee.sandbox.errors import EngineUnavailable
-    from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     reason = None
     try:
-        if not image_exists(DEFAULT_BASE_IMAGE, sandbox_engine.client()):
-            reason = f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
+        if not image_exists(BASE_IMAGE, sandbox_engine.client()):
+            reason = f"base image {BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
     except EngineUnavailable as exc:
         reason = f"no Docker engine answers: {exc}"
     if reason:
-        if _ci():
-            pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping")
-        pytest.skip(reason)
+        unavailable(reason)
     return True
 
 

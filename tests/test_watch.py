@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from support import ROOT
 
 from take5.record import load_record, verify_record
-from take5_arena.cli.watch import LiveWatcher, Renderer, escape_controls
+from take5_arena.cli.watch import LiveWatcher, Renderer, safe
 from take5_arena.referee.match import botlogs
 
-ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC = str(ROOT / "example_bots" / "heuristic")
 LOWEST = str(ROOT / "example_bots" / "lowest")
 
@@ -229,8 +229,9 @@ def test_replay_steps_with_enter_in_a_terminal(games) -> None:
     assert b"Round 1, turn 2" not in output
 
 
-def test_escape_controls() -> None:
-    assert escape_controls("a\x1b[0mb\tc\nd\u202e\x7f") == "a\\x1b[0mb\tc\nd\\u202e\\x7f"
+def test_safe_is_the_sdk_escaper_as_plain_text() -> None:
+    text = safe("a\x1b[0mb\tc\nd\u202e\x7f[bold]e")
+    assert text.plain == "a\\x1b[0mb\tc\nd\\u202e\\x7f[bold]e" and not text.spans
     assert (
         botlogs.clean("x" * 5000).endswith("per turn are kept]")
         and len(botlogs.clean("x" * 5000)) <= 2000

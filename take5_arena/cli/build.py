@@ -15,6 +15,10 @@ import click
 
 from take5_arena.referee import defaults
 from take5_arena.referee.match.botref import BotRef
+from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError
+from take5_arena.referee.sandbox.images import build_image
+from take5_arena.referee.sandbox.launcher import DockerLauncher
+from take5_arena.referee.sandbox.limits import SandboxLimits
 
 
 @click.command("build")
@@ -52,10 +56,6 @@ def build(
     images only, with no network. Images are tagged take5-bot/NAME:HASH by a hash of their sources
     and reused while the sources are unchanged.
     """
-    # lazy: docker-py only for this command (start-up time)
-    from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError
-    from take5_arena.referee.sandbox.images import build_image
-
     try:
         info = build_image(
             bot_dir, name=name, version=bot_version, base_image=base_image, force=force
@@ -105,13 +105,8 @@ def docker_match_launcher(
     base_image: str,
     records: Path | None,
     quiet: bool,
-):
+) -> DockerLauncher:
     """The launcher of `referee match --sandbox docker`, images built; usage errors exit 2."""
-    # lazy: docker-py only with --sandbox docker (start-up time)
-    from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError
-    from take5_arena.referee.sandbox.launcher import DockerLauncher
-    from take5_arena.referee.sandbox.limits import SandboxLimits
-
     try:
         limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids)
     except ValueError as error:

@@ -16,27 +16,21 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
 
 from take5.rules import EndRule, InvalidSettings, Variant
 from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
+from take5_arena.cli.watch import LiveWatcher
 from take5_arena.referee import defaults
 from take5_arena.referee.match.botref import BadBotRef, parse_bot
+from take5_arena.referee.match.play import GameSummary, Match, MatchConfig, MatchResult
 
 if TYPE_CHECKING:
-    from take5_arena.referee.match.play import GameSummary, MatchResult
-
-
-def _watcher() -> Any:
-    # lazy: rich and the renderer only when --watch is given (start-up time)
-    from rich.console import Console
-
-    from take5_arena.cli.watch import LiveWatcher
-
-    return LiveWatcher(Console(highlight=False))
+    from take5_arena.referee.sandbox.launcher import DockerLauncher
 
 
 def _game_line(summary: GameSummary, names: list[str]) -> str:
@@ -161,8 +155,6 @@ def match(
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
     bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
     """
-    from take5_arena.referee.match.play import Match, MatchConfig  # lazy: gRPC costs start-up time
-
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
     if watch and as_json:
@@ -200,9 +192,9 @@ def match(
         config.settings(len(refs))
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
-    launcher = None
+    launcher: DockerLauncher | None = None
     if sandbox == "docker":
-        from take5_arena.cli.build import docker_match_launcher  # lazy: only with --sandbox docker
+        from take5_arena.cli.build import docker_match_launcher
 
         try:
             launcher = docker_match_launcher(
@@ -218,7 +210,8 @@ def match(
             click.echo("interrupted: no game was played", err=True)
             sys.exit(130)
     try:
-        runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
+        watcher = LiveWatcher(Console(highlight=False)) if watch else None
+        runner = Match(refs, config, launcher=launcher, observer=watcher)
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
     interrupted = False

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,13 +20,18 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from take5_arena.cli.terminal import markup
+from take5_arena.cli.terminal import field
 from take5_arena.leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
 from take5_arena.referee import defaults
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.settings import DEFAULTS, settings_summary
 from take5_arena.referee.tournament.status import entrant_labels
 from take5_arena.standings import store_standings
+
+
+def markup(text: object, limit: int = 300) -> str:
+    """A one-line value for rich's console.print: escaped for the terminal and for rich markup."""
+    return escape(field(text, limit))
 
 
 class _Leader:

@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+from rich.console import Console
+
 from take5_arena.cli.progress import standings_table
 from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
 from take5_arena.referee.store import Store
@@ -37,7 +40,6 @@ def run_settled(
     quiet: bool = False,
 ) -> int:
     """Run until settled and print the outcome; returns the exit code (raises TournamentError)."""
-    import click
 
     def log(line: str) -> None:
         if not quiet:
@@ -76,7 +78,5 @@ def run_settled(
     with Store(directory, readonly=True) as store:
         table = standings_table(store)
         if table is not None:
-            from rich.console import Console
-
             Console(file=sys.stdout).print(table)
     return report.exit_code

@@ -32,15 +32,9 @@ MAX_SHOWN = 2000
 """Characters of one bot string shown at most (a turn's log is already bounded by the referee)."""
 
 
-def escape_controls(text: str) -> str:
-    """`text` with control and format characters (ESC, CR, bidi overrides, ...) as visible escapes
-    (take5/text.py). Newlines and tabs stay: log lines are lines."""
-    return inert(text)
-
-
 def safe(value: Any, style: str = "", limit: int = MAX_SHOWN) -> Text:
     """A bot-controlled value as inert text: never markup, never a terminal control sequence."""
-    text = escape_controls(value if isinstance(value, str) else str(value))
+    text = inert(value)  # newlines and tabs stay: log lines are lines
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return Text(text, style=style)
@@ -301,7 +295,6 @@ __all__ = [
     "LiveWatcher",
     "Renderer",
     "card_text",
-    "escape_controls",
     "safe",
     "seat_names",
     "turn_logs",

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
+from take5.text import inert
+
 #: Folders and files a packed bot leaves out (caches and version control, never needed to run).
 IGNORED_DIRS = frozenset(
     {
@@ -115,7 +117,7 @@ DEFAULT_LIMITS = ArchiveLimits()
 
 def _shown(name: str) -> str:
     """A member name as it may appear in a message: escaped, shortened (it is the uploader's text)."""
-    text = name.encode("unicode_escape", errors="backslashreplace").decode("ascii", "replace")
+    text = inert(name, keep_lines=False)
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 

@@ -7,6 +7,9 @@ address that is not loopback unless ``--insecure`` asks for it.
 
 The token comes from ``--token-file`` or the ``TAKE5_TOKEN`` environment variable (never a command
 line argument, which other users of the machine can read), and travels as ``authorization: Bearer``.
+
+What the server sends back (bot names, a bot's output, fault details) is returned as sent: the
+command line shows it through take5_arena/cli/terminal.py, the SDK's one definition of inert text.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.serve import CHUNK_BYTES, is_loopback
 
-TOKEN_ENV = "TAKE5_TOKEN"  # also named in take5_arena/cli/service.py
+TOKEN_ENV = "TAKE5_TOKEN"
 SERVER_ENV = "TAKE5_SERVER"
 
 
@@ -148,15 +151,4 @@ class ArenaClient:
         )
 
 
-def safe(text: str) -> str:
-    """Text from the server (a bot's output, a bot's name) made safe for a terminal: every control
-    character but newline and tab is escaped, so a bot cannot move the cursor or recolour the screen."""
-    return "".join(
-        c
-        if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127 and not 0x80 <= ord(c) < 0xA0)
-        else f"\\x{ord(c):02x}"
-        for c in text
-    )
-
-
-__all__ = ["ArenaClient", "ClientError", "Packed", "pack_folder", "read_token", "safe"]
+__all__ = ["ArenaClient", "ClientError", "Packed", "pack_folder", "read_token"]

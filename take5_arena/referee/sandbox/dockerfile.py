@@ -30,10 +30,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 from .build_errors import BuildRefused
+from .manifest import RUNTIMES
 
 BASE_ARG = "TAKE5_BASE_IMAGE"
-ALLOWED_BASES = ("take5/python:3.11", "take5/node:18", "take5/static:1", "take5/base:bookworm")
-"""The arena's base images (made by scripts/setup-docker.sh, without any registry)."""
+ALLOWED_BASES = (*RUNTIMES.values(), "take5/base:bookworm")
+"""The arena's base images: each runtime's and the one they are built on (all made by
+scripts/setup-docker.sh, without any registry)."""
 
 _KNOWN = {
     "FROM",

@@ -24,8 +24,8 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from .. import defaults
 from .errors import EngineUnavailable
-from .limits import ENGINE_TIMEOUT
 
 if TYPE_CHECKING:
     import docker
@@ -38,7 +38,7 @@ POOL_SIZE = 32
 """HTTP connections kept to the engine: container starts and removals run in parallel threads."""
 
 
-def connect(*, timeout: float = ENGINE_TIMEOUT) -> docker.DockerClient:
+def connect(*, timeout: float = defaults.ENGINE_TIMEOUT) -> docker.DockerClient:
     """A new client that has seen the engine answer a ping; EngineUnavailable (with the reason) if not."""
     import docker
     import requests

@@ -51,6 +51,8 @@ from typing import Any
 import docker  # type: ignore[import-untyped]
 import docker.errors  # type: ignore[import-untyped]
 
+from take5.text import inert
+
 from .. import defaults
 from . import dockerfile as df
 from .build_errors import (
@@ -66,8 +68,6 @@ from .requirements import install_wheels, parse_requirements
 
 log = logging.getLogger("take5_arena.referee.sandbox.images")
 
-DEFAULT_SDK_DIR = defaults.SDK_DIR
-DEFAULT_BASE_IMAGE = RUNTIMES[Runtime.PYTHON]
 IMAGE_REPOSITORY = "take5-bot"
 BUILDER_VERSION = "2"
 """Bumped when the way images are built changes, so that old images are rebuilt."""
@@ -159,8 +159,8 @@ def build_image(
     *,
     name: str | None = None,
     version: str | None = None,
-    base_image: str = DEFAULT_BASE_IMAGE,
-    sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+    base_image: str = defaults.BASE_IMAGE,
+    sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR,
     force: bool = False,
     pip_args: Sequence[str] = (),
     build_network: str = "none",
@@ -381,7 +381,7 @@ def _slug(name: str) -> str:
     return s[:60] or "bot"
 
 
-def sdk_versions(sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR) -> tuple[str, str]:
+def sdk_versions(sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR) -> tuple[str, str]:
     """(sdk version, protocol version) read from the SDK's sources without importing them."""
     sdk = Path(sdk_dir) / "take5"
 
@@ -493,11 +493,9 @@ def _generated_dockerfile(base: str, command: Sequence[str], *, python: bool) ->
 # -- the build ----------------------------------------------------------------------------------------
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-
-
 def _clean(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Build output (the bot's own commands print it): lines kept, every other control escaped."""
+    return inert(text)
 
 
 def _stream(

@@ -60,19 +60,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
 from ..match.launch import AddressHandle, BotHandle
 from ..match.remote import CallFailed
 from . import containers, engine, sockets
 from .errors import ContainerStartError, ImageBuildError, SandboxError
-from .images import DEFAULT_SDK_DIR, ImageInfo, build_image
+from .images import ImageInfo, build_image
 from .limits import (
     CONTAINER_SOCKET_DIR,
-    DEFAULT_BASE_IMAGE,
-    DEFAULT_CPUS,
-    DEFAULT_MEMORY,
-    DEFAULT_PIDS,
     LABEL_GAME,
     LABEL_OWNER,
     SOCKET_NAME,
@@ -183,8 +180,8 @@ class DockerLauncher:
         self,
         *,
         limits: SandboxLimits = SandboxLimits(),
-        base_image: str = DEFAULT_BASE_IMAGE,
-        sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+        base_image: str = defaults.BASE_IMAGE,
+        sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR,
         env: Mapping[str, str] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         run_id: str | None = None,
@@ -710,10 +707,10 @@ class DockerBot:
 
 def docker_launcher(
     *,
-    memory: str = DEFAULT_MEMORY,
-    cpus: float = DEFAULT_CPUS,
-    pids: int = DEFAULT_PIDS,
-    base_image: str = DEFAULT_BASE_IMAGE,
+    memory: str = defaults.MEMORY,
+    cpus: float = defaults.CPUS,
+    pids: int = defaults.PIDS,
+    base_image: str = defaults.BASE_IMAGE,
     runtime: str | None = None,
     log_dir: str | os.PathLike[str] | None = None,
     **kwargs: Any,

@@ -20,6 +20,7 @@ import enum
 import sys
 from typing import Any
 
+from .. import defaults
 from .build_errors import BuildRefused
 
 if sys.version_info >= (3, 11):
@@ -39,7 +40,7 @@ class Runtime(enum.Enum):
 
 
 RUNTIMES: dict[Runtime, str] = {
-    Runtime.PYTHON: "take5/python:3.11",
+    Runtime.PYTHON: defaults.BASE_IMAGE,
     Runtime.NODE: "take5/node:18",
     Runtime.STATIC: "take5/static:1",
 }
