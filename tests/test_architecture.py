@@ -14,6 +14,8 @@ module.
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,85 @@ def test_the_entry_points_import_nothing_before_their_signal_handlers():
         "signal",
         "sys",
     ]
+
+
+#: Modules being restructured elsewhere in the same step (issue 22): checked once that lands.
+ALL_PENDING = {
+    "take5_arena.referee.match.play",
+    "take5_arena.referee.store",
+    "take5_arena.referee.tournament.adaptive",
+    "take5_arena.service.authors",
+    "take5_arena.service.ladder",
+    "take5_arena.service.serve",
+}
+
+
+def _isort_key(name: str) -> tuple[int, list[int | str]]:
+    """ruff's order for __all__ (RUF022): CONSTANTS, then Classes, then the rest, each natural."""
+    kind = 0 if len(name) > 1 and name.upper() == name else 1 if name[:1].isupper() else 2
+    return kind, [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _declared_all(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def _public_bindings(tree: ast.Module, is_package: bool) -> set[str]:
+    """The public names a module binds itself: functions, classes and assignments at its top level,
+    and in a package's __init__ what it imports from its own modules. Loggers and type variables
+    are public by name only."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            value = node.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, (ast.Name, ast.Attribute))
+                and (getattr(value.func, "id", None) or getattr(value.func, "attr", None))
+                in ("getLogger", "TypeVar")
+            ):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.ImportFrom) and is_package and node.level:
+            names |= {a.asname or a.name for a in node.names}
+    return {n for n in names if not n.startswith("_")}
+
+
+def _modules_with_all() -> list[tuple[str, Path, list[str], ast.Module]]:
+    found = []
+    for folder in (LAYERS["take5"], ROOT / "take5_arena"):
+        for path in _files(folder):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            declared = _declared_all(tree)
+            if declared is not None:
+                found.append((_module_name(path), path, declared, tree))
+    return found
+
+
+@pytest.mark.parametrize(
+    "module, path, declared, tree",
+    [m for m in _modules_with_all() if m[0] not in ALL_PENDING],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_all_is_sorted_and_is_what_the_module_exports(module, path, declared, tree):
+    """`__all__` lists each public name the module defines (a package's __init__: re-exports), in
+    ruff's order, and every name in it exists (also the ones a module loads on first use)."""
+    assert declared == sorted(set(declared), key=_isort_key), f"{module}: __all__ is not sorted"
+    imported = importlib.import_module(module)
+    assert [n for n in declared if not hasattr(imported, n)] == [], f"{module}: missing names"
+    unlisted = _public_bindings(tree, path.name == "__init__.py") - set(declared)
+    assert not unlisted, f"{module} defines public names not in __all__: {sorted(unlisted)}"
+
+
+def test_the_sdk_and_the_platform_declare_all():
+    """The SDK's package and the platform's package entry points say what they export."""
+    modules = {m for m, *_ in _modules_with_all()}
+    assert {"take5", "take5.bots", "take5_arena.referee.match"} <= modules

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT, referee_env
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
@@ -42,7 +42,7 @@ PROTO = ROOT / "proto" / "take5" / "arena" / "v1" / "arena.proto"
 def cli(
     *args: str, token: str | None = None, stdin: str | None = None, timeout: float = 240
 ) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("TAKE5_TOKEN", "TAKE5_SERVER")}
+    env = {k: v for k, v in referee_env().items() if k not in ("TAKE5_TOKEN", "TAKE5_SERVER")}
     if token is not None:
         env["TAKE5_TOKEN"] = token
     return subprocess.run(
@@ -83,6 +83,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            env=referee_env(),
             start_new_session=True,
         )
         self.lines: list[str] = []
@@ -258,7 +259,7 @@ def test_every_field_is_documented():
 
 def test_two_authors_submit_at_once(arena):
     directory, server, tokens = arena
-    env = {k: v for k, v in os.environ.items() if k != "TAKE5_TOKEN"}
+    env = {k: v for k, v in referee_env().items() if k != "TAKE5_TOKEN"}
     procs = [
         subprocess.Popen(
             [
@@ -526,6 +527,106 @@ def test_refused_bot_reason_and_faults(arena, tmp_path):
     )
 
 
+#: What a hostile arena (or a bot's text it passes on unescaped) sends: bidi overrides and
+#: isolates, zero-width characters, a BOM, terminal escapes (CSI, OSC), BEL, CR, a C1 control, DEL.
+HOSTILE = (
+    "\u202egnp.exe\u202c \u2066x\u2069\u200b\u200d\u200f\ufeff \x1b[2J\x1b]0;pwned\x07\r\x9b\x7f"
+)
+RAW = ("\u202e", "\u202c", "\u2066", "\u2069", "\u200b", "\u200d", "\u200f", "\ufeff", "\x1b", "\x07", "\r", "\x9b", "\x7f")  # fmt: skip
+
+
+class HostileArena(pb_grpc.ArenaServicer):
+    """An arena whose every string field is HOSTILE: the client must show none of it raw."""
+
+    def SubmitBot(self, request_iterator, context):
+        for _ in request_iterator:
+            pass
+        return pb.SubmitBotResponse(
+            outcome=pb.SUBMIT_REFUSED,
+            submission_id=HOSTILE,
+            bot_name=HOSTILE,
+            reason=HOSTILE,
+            bot_output=f"line 1 {HOSTILE}\nline 2 {HOSTILE}\n",
+        )
+
+    def ListMyBots(self, request, context):
+        version = pb.BotVersion(version=1, source_hash=HOSTILE, submitted_at=HOSTILE)
+        return pb.ListMyBotsResponse(
+            author=HOSTILE,
+            bots=[pb.MyBot(name=HOSTILE, active=True, versions=[version])],
+            submissions=[
+                pb.Submission(
+                    submission_id=HOSTILE,
+                    bot_name=HOSTILE,
+                    received_at=HOSTILE,
+                    status=HOSTILE,
+                    version=1,
+                    detail=HOSTILE,
+                )
+            ],
+            limits=pb.AuthorLimits(max_active_bots=3),
+        )
+
+    def WithdrawBot(self, request, context):
+        return pb.WithdrawBotResponse(bot_name=HOSTILE, was_active=True)
+
+    def Standings(self, request, context):
+        row = pb.StandingsRow(rank=1, bot=HOSTILE, rating=1500.0)
+        return pb.StandingsResponse(
+            rows=[row], games=1, computed_at=HOSTILE, standings_json=json.dumps({"bot": HOSTILE})
+        )
+
+    def MyBotFaults(self, request, context):
+        fault = pb.BotFault(
+            game_id=HOSTILE,
+            version=1,
+            kind=HOSTILE,
+            detail=HOSTILE,
+            log_tail=f"{HOSTILE}\n{HOSTILE}",
+            finished_at=HOSTILE,
+        )
+        return pb.MyBotFaultsResponse(
+            bot_name=HOSTILE, faults=[fault], last_refusal_output=f"{HOSTILE}\n"
+        )
+
+
+def test_the_client_shows_a_hostile_arenas_text_inert(tmp_path):
+    """Whatever the arena sends back, the author's terminal gets the SDK's visible escapes
+    (take5/text.py) for every control and format character: `referee submit --server`, `my-bots`,
+    `my-faults`, `withdraw` and `arena-standings` (also --json), each a real process."""
+    from concurrent import futures
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    pb_grpc.add_ArenaServicer_to_server(HostileArena(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.py").write_text("print('hi')\n")
+    address = f"127.0.0.1:{port}"
+    try:
+        runs = {
+            "submit": cli("submit", str(bot), "--server", address, token="t"),
+            "my-bots": cli("my-bots", "--server", address, token="t"),
+            "my-faults": cli("my-faults", "x", "--server", address, token="t"),
+            "withdraw": cli("withdraw", "x", "--server", address, token="t"),
+            "arena-standings": cli("arena-standings", "--server", address),
+            "arena-standings --json": cli("arena-standings", "--json", "--server", address),
+        }
+    finally:
+        server.stop(None)
+    assert runs["submit"].returncode == 3, runs["submit"].stderr
+    for what, done in runs.items():
+        assert "Traceback" not in done.stderr, (what, done.stderr)
+        shown = done.stdout + done.stderr
+        raw = [hex(ord(c)) for c in RAW if c in shown]
+        assert not raw, (what, raw, shown)
+        if what != "arena-standings --json":
+            assert "\\u202egnp.exe\\u202c" in shown and "\\x1b[2J" in shown, (what, shown)
+    doc = json.loads(runs["arena-standings --json"].stdout)
+    assert doc == {"bot": HOSTILE}  # the same text, every character outside ASCII escaped
+
+
 def test_limits_and_withdraw(arena):
     directory, server, tokens = arena
     ensure_pool(arena)
@@ -739,7 +840,7 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
         (slow / "bot.py").write_text(SLOW_BOT)
         submit = subprocess.Popen(
             [sys.executable, "-m", "take5_arena", "submit", str(slow), "--server", server.address],
-            env={**os.environ, "TAKE5_TOKEN": token},
+            env=referee_env(TAKE5_TOKEN=token),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -652,11 +652,12 @@ def test_containers_started_ahead_are_used(images):
     bots = [example("lowest"), example("random")]
     with DockerLauncher(run_id=f"pytest-{TOKEN}-ahead", reaper=False) as launcher:
         launcher.prefetch(bots, game_id="table-2")
-        assert launcher._counter == 2
+        assert launcher.containers_created == 2
         result = run_match(bots, MatchConfig(games=1, threshold=10), launcher=launcher)
-        assert result.exit_code == 0 and launcher._counter == 2
+        assert result.exit_code == 0 and launcher.containers_created == 2
         result = run_match(bots, MatchConfig(games=3, threshold=10), launcher=launcher)
-        assert result.exit_code == 0 and launcher._counter == 2 + 2 * 3  # a fresh pair per game
+        # a fresh pair per game
+        assert result.exit_code == 0 and launcher.containers_created == 2 + 2 * 3
         assert len(launcher.start_seconds) == 8
     assert _containers(lambda run, owner: run == f"pytest-{TOKEN}-ahead") == []
 

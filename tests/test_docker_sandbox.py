@@ -522,12 +522,13 @@ def test_output_flood_is_bounded(make_sandbox):
     handle = sb.handles[-1]
     tail = handle.stderr_tail(4000)
     assert "flood" in tail and len(tail) <= 4000
-    inst = handle._current
+    container, socket_dir = handle.container, handle.socket_dir
+    assert container is not None and socket_dir is not None
     if sb.launcher.file_output:  # as root: a file in the bot's small tmpfs
-        size = (inst.socket_dir / "output.log").stat().st_size
+        size = (socket_dir / "output.log").stat().st_size
         assert size <= (256 << 10) + (64 << 10), size
     else:  # Docker's json-file log, one file of at most 256k
-        log_path = sb.launcher.client.api.inspect_container(inst.container.id)["LogPath"]
+        log_path = sb.launcher.client.api.inspect_container(container.id)["LogPath"]
         if os.access(log_path, os.R_OK):
             assert os.path.getsize(log_path) <= 400 << 10
 
@@ -702,7 +703,8 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
     sb = make_sandbox()
     handle, address = sb.start(bot)
     assert Client(address)("whoami")["uid"] == 10001
-    state = sb.launcher.client.api.inspect_container(handle._current.container.id)
+    assert handle.container is not None
+    state = sb.launcher.client.api.inspect_container(handle.container.id)
     assert [state["Path"], *state["Args"]][-2:] == ["python3", "/srv/standin.py"]
     assert state["HostConfig"]["ReadonlyRootfs"] and state["HostConfig"]["NetworkMode"] == "none"
 

@@ -23,7 +23,6 @@ from take5_arena.leaderboard.publish import results_from_records
 from take5_arena.leaderboard.ratings import compute_standings
 from take5_arena.leaderboard.site_build import (
     decode_bundle,
-    encode_bundle,
     publish_site,
     write_site,
 )
@@ -68,7 +67,7 @@ def rewrite_bundle(site: Path, change) -> None:
     change(games)
     items = [json.dumps(g, ensure_ascii=False) for g in games]
     path.write_text(
-        site_build._js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items))),
+        site_build.bundle_file(rel, items),
         encoding="utf-8",
     )
 

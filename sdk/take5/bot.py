@@ -435,5 +435,6 @@ __all__ = [
     "bot_name",
     "listen_address",
     "run",
+    "sdk_version",
     "serve",
 ]

@@ -667,6 +667,10 @@ class RandomPlayer:
 
 __all__ = [
     "BULL_HEADS",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "RECORD_FORMAT",
+    "RECORD_VERSION",
     "Fault",
     "Game",
     "Phase",

@@ -43,7 +43,7 @@ from .text import inert
 from .v1 import bot_pb2 as pb
 
 DEFAULT_OPPONENTS = ("random", "lowest", "heuristic")
-SDK_DIR = Path(__file__).resolve().parent
+_SDK_DIR = Path(__file__).resolve().parent
 """Frames in here are the harness's, not the bot's, and are left out of what a bot author is shown
 (except the bundled bots' own code in take5/bots)."""
 
@@ -81,7 +81,7 @@ def bot_traceback(error: BaseException) -> str:
     )
     tb.stack = traceback.StackSummary.from_list(frames[first:])
     # Chained exceptions were raised and caught inside the bot: their frames are all its own.
-    return "".join(tb.format()).rstrip() + hint_for(error)
+    return "".join(tb.format()).rstrip() + _hint_for(error)
 
 
 def _is_bot_frame(filename: str) -> bool:
@@ -91,16 +91,14 @@ def _is_bot_frame(filename: str) -> bool:
         path = Path(filename).resolve()
     except (OSError, ValueError):
         return True
-    return not path.is_relative_to(SDK_DIR) or path.is_relative_to(SDK_DIR / "bots")
+    return not path.is_relative_to(_SDK_DIR) or path.is_relative_to(_SDK_DIR / "bots")
 
 
-def hint_for(error: BaseException) -> str:
+def _hint_for(error: BaseException) -> str:
     """A line of advice for the mistakes newcomers make most, or ''."""
     text = str(error)
     if isinstance(error, AttributeError) and "'View' object" in text:
-        return (
-            f"\nhint: a View has {', '.join(view_fields())} (help(take5.View) says what each holds)"
-        )
+        return f"\nhint: a View has {', '.join(_view_fields())} (help(take5.View) says what each holds)"
     if isinstance(error, NotImplementedError) and "must define pick_card" in text:
         return "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a card of view.hand"
     if (
@@ -117,7 +115,7 @@ def hint_for(error: BaseException) -> str:
     return ""
 
 
-def view_fields() -> list[str]:
+def _view_fields() -> list[str]:
     """What a bot may read from a View: its fields and properties, and its methods as name()."""
     names = list(View._fields)
     for name, value in vars(View).items():
@@ -534,9 +532,12 @@ __all__ = [
     "BotRaised",
     "HarnessError",
     "HarnessResult",
+    "SeatStats",
+    "bot_file",
     "bot_traceback",
     "calls_run",
     "load_bot",
     "main",
     "play_against",
+    "resolve",
 ]

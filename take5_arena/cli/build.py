@@ -1,4 +1,5 @@
-"""`referee build` (a bot folder's Docker image) and the Docker side of `referee match --sandbox docker`.
+"""`referee build` (a bot folder's Docker image) and the Docker side of `referee match --sandbox
+docker`.
 
 Exit codes of `referee build`: 0 built or already up to date; 1 the build failed (its own output is
 shown) or no Docker engine answers; 2 bad usage.

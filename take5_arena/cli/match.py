@@ -1,4 +1,5 @@
-"""`referee match`: the command-line face of take5_arena/referee/match/play.py (summary, JSON, exit codes).
+"""`referee match`: the command-line face of take5_arena/referee/match/play.py (summary, JSON, exit
+codes).
 
 Exit codes (also in docs/faults.md):
   0   every game was played and no bot faulted
@@ -50,17 +51,19 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     n = len(result.entries)
     rule = "at or above" if c.end_rule.value == "at-or-above" else "above"
     lines = [
-        f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} games"
-        f"{' (interrupted)' if interrupted else ''}, {c.variant.value}, game ends {rule} {c.threshold} points, "
-        f"timeout {c.timeout:g} s per call, forfeit after {c.max_faults} faults ({result.seconds:.1f} s)",
+        f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} "
+        f"games{' (interrupted)' if interrupted else ''}, {c.variant.value}, game ends {rule} "
+        f"{c.threshold} points, timeout {c.timeout:g} s per call, forfeit after {c.max_faults} "
+        f"faults ({result.seconds:.1f} s)",
         "",
         f"  {'#':>2}  {'bot':<20} {'games':>5} {'wins':>5} {'mean place':>11} {'points':>7} "
         f"{'mean points':>11} {'forfeits':>8} {'faults':>6}",
     ]
     for rank, st in enumerate(result.standings, 1):
         lines.append(
-            f"  {rank:>2}  {field(st.name):<20} {st.games:>5} {st.wins:>5g} {st.mean_place:>11.2f} {st.points:>7} "
-            f"{st.mean_points:>11.1f} {st.forfeits:>8} {st.fault_count:>6}"
+            f"  {rank:>2}  {field(st.name):<20} {st.games:>5} {st.wins:>5g} "
+            f"{st.mean_place:>11.2f} {st.points:>7} {st.mean_points:>11.1f} {st.forfeits:>8} "
+            f"{st.fault_count:>6}"
         )
     faulty = [st for st in result.standings if st.faults]
     if faulty:
@@ -73,7 +76,8 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
             first = next((g, f) for g in result.games for f in g.faults[seat])
             game, fault = first
             lines.append(
-                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: {fault['kind']}: {field(fault['detail'])}"
+                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: "
+                f"{fault['kind']}: {field(fault['detail'])}"
             )
     if result.rejections:
         lines += ["", "Rejected before play (their seats forfeited every game):"]
@@ -87,7 +91,8 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     if c.records is not None:
         lines += [
             "",
-            f"Records: {c.records} ({len(result.games)} games; check them with `referee verify {c.records}`)",
+            f"Records: {c.records} ({len(result.games)} games; check them with `referee verify "
+            f"{c.records}`)",
         ]
     return "\n".join(lines)
 

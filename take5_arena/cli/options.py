@@ -1,5 +1,5 @@
-"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py: one name,
-one help text and one default for each option wherever it appears.
+"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py:
+one name, one help text and one default for each option wherever it appears.
 
 Two kinds of default: a command that plays on its own (``referee play``, ``referee match``) shows
 the default value (``show_default``); a tournament command leaves an option unset (None) when it is
@@ -49,7 +49,8 @@ def players(*, stored: bool = False) -> Decorator:
 
 
 class Seed(click.ParamType):
-    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit seed)."""
+    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit
+    seed)."""
 
     name = "integer"
 
@@ -60,7 +61,8 @@ class Seed(click.ParamType):
             text = str(value).strip()
         if len(text) > 40 or not text.lstrip("+-").isdigit() or not 0 <= int(text) < 2**64:
             self.fail(
-                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 to 2**64-1)",
+                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 "
+                "to 2**64-1)",
                 param,
                 ctx,
             )
@@ -91,7 +93,8 @@ def game_rules(*, stored: bool = False) -> Decorator:
             stored=stored,
             default=defaults.THRESHOLD,
             type=click.IntRange(1, MAX_THRESHOLD),
-            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round {MAX_ROUNDS}).",
+            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round "
+            f"{MAX_ROUNDS}).",
         )(f)
         f = _option(
             "--variant",
@@ -162,7 +165,8 @@ def docker_limits(*, stored: bool = False) -> Decorator:
             "--base-image",
             stored=stored,
             default=defaults.BASE_IMAGE,
-            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the default).",
+            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the "
+            "default).",
         )(f)
         f = _option(
             "--pids",
@@ -182,7 +186,8 @@ def docker_limits(*, stored: bool = False) -> Decorator:
             "--memory",
             stored=stored,
             default=defaults.MEMORY,
-            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource fault).",
+            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource "
+            "fault).",
         )(f)
         return f
 

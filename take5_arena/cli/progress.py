@@ -232,8 +232,9 @@ def render_status(
     )
     for e in status["entrants"]:
         console.print(
-            f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source {e['source_hash']}"
-            f"{', image ' + e['image_id'] if e['image_id'] else ''}, submitted {e['submitted_at'][:19]})"
+            f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source "
+            f"{e['source_hash']}{', image ' + e['image_id'] if e['image_id'] else ''}, submitted "
+            f"{e['submitted_at'][:19]})"
         )
         out = e.get("output")
         if out and (out["kept_bytes"] or out["dropped_games"]):
@@ -248,8 +249,8 @@ def render_status(
             )
     if "output_budget" in status:
         console.print(
-            f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot version "
-            "(the oldest games' output is dropped first)"
+            f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot "
+            "version (the oldest games' output is dropped first)"
         )
     schedule = status["schedule"]
     progress = status["progress"]

@@ -37,7 +37,8 @@ def _source_options(command: Any) -> Any:
         "-t",
         "tournament",
         type=click.Path(file_okay=False, path_type=Path),
-        help="The tournament directory (its store: every recorded game; a folder of records works too).",
+        help="The tournament directory (its store: every recorded game; a folder of records works "
+        "too).",
     )(command)
     return options.bootstrap()(command)
 
@@ -94,7 +95,8 @@ def standings(
     "out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder to write the site into (created; a site already there gets what the new games add).",
+    help="Folder to write the site into (created; a site already there gets what the new games "
+    "add).",
 )
 @click.option("--title", help="Title of the site (default: from the tournament).")
 @click.option(

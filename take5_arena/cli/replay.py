@@ -2,7 +2,8 @@
 
 The record is checked against the rules first (`take5.record.verify_record`): only a record that
 replays exactly is shown, so the numbers on screen are the game's, whatever the file claims. Its
-optional parts (seat names, bot logs, fault texts) are bot-controlled and shown inert (take5_arena/cli/watch.py).
+optional parts (seat names, bot logs, fault texts) are bot-controlled and shown inert
+(take5_arena/cli/watch.py).
 
 Interactive when stdout is a terminal (Enter for the next turn, q to stop); `--all` prints every
 turn and `--round R` one round, for scripts, pipes and tests. Exit codes: 0 shown; 1 the record

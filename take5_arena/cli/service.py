@@ -307,8 +307,9 @@ def authors_list(directory: Path) -> None:
             state = "active" if a.active else f"revoked {a.revoked_at}"
             bots = ", ".join(db.bots_of(a.name)) or "-"
             click.echo(
-                f"{a.name:<20} {state:<10} bots: {bots}  (limits: {a.limits.max_active_bots} active, "
-                f"{a.limits.max_submissions_per_hour}/hour, {a.limits.max_archive_bytes // 1024} KiB)"
+                f"{a.name:<20} {state:<10} bots: {bots}  (limits: {a.limits.max_active_bots} "
+                f"active, {a.limits.max_submissions_per_hour}/hour, "
+                f"{a.limits.max_archive_bytes // 1024} KiB)"
             )
     finally:
         db.close()
@@ -344,8 +345,8 @@ def remote_submit(
         )
         sys.exit(2)
     click.echo(
-        f"submitting {field(bot_name)}: {packed.files} files, {len(packed.data)} bytes to {field(server)}; "
-        "the arena builds it and plays two smoke games ...",
+        f"submitting {field(bot_name)}: {packed.files} files, {len(packed.data)} bytes to "
+        f"{field(server)}; the arena builds it and plays two smoke games ...",
         err=True,
     )
     try:
@@ -500,6 +501,7 @@ def arena_standings(server: str | None, ca: Path | None, insecure: bool, as_json
     click.echo(f"{reply.games} games (computed {field(reply.computed_at or 'never')})")
     for r in reply.rows:
         click.echo(
-            f"{r.rank:>3}. {field(r.bot):<24} {r.rating:7.1f}  [{r.rating_low:.0f}, {r.rating_high:.0f}]  "
-            f"{r.games} games, mean penalty {r.mean_penalty:.1f}, {r.faults} faults"
+            f"{r.rank:>3}. {field(r.bot):<24} {r.rating:7.1f}  [{r.rating_low:.0f}, "
+            f"{r.rating_high:.0f}]  {r.games} games, mean penalty {r.mean_penalty:.1f}, "
+            f"{r.faults} faults"
         )

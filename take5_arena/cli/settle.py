@@ -1,8 +1,8 @@
 """The command side of ``referee tournament run --until-settled`` / ``--gauntlet``.
 
 This is app-layer glue: it hands the leaderboard's ranking (order and LOS of neighbours, the same
-numbers the standings publish) to the run loop of take5_arena/referee/tournament/settle.py, prints one line per batch and
-the standings at the end.
+numbers the standings publish) to the run loop of take5_arena/referee/tournament/settle.py, prints
+one line per batch and the standings at the end.
 """
 
 from __future__ import annotations
@@ -55,10 +55,12 @@ def run_settled(
         log=log,
     )
     what = {
-        "settled": f"settled: every {'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has "
-        f"LOS >= {confidence:.0%}",
+        "settled": "settled: every "
+        f"{'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has LOS >= "
+        f"{confidence:.0%}",
         "budget": "the budget is spent before the ranking settled (raise --budget to go on)",
-        "unplayed": f"{report.unplayed} games not played (infrastructure); run the same command again",
+        "unplayed": f"{report.unplayed} games not played (infrastructure); run the same command "
+        "again",
         "interrupted": "interrupted: run the same command again to resume",
     }.get(report.reason, report.reason)
     click.echo(

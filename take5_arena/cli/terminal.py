@@ -1,12 +1,12 @@
 """Text on the operator's terminal: nothing that came from a bot or a record reaches it raw.
 
-The referee escapes bot strings where they enter (take5_arena/referee/match/sanitize.py); game records read
-from files were never through that door, and a record is just as hostile as a bot. So the app layer
-escapes again where it prints: :func:`field` for a value inside a line (a name, a fault detail: no
-newline survives), :func:`block` for multi-line output (a bot's stderr); values put into rich
-markup are escaped for it as well (cli/progress.py's ``markup``: ``[bold]`` in a bot's name must
-print as text, not change the style). Every one of them is the SDK's one definition of inert text
-(take5/text.py) with a length cap.
+The referee escapes bot strings where they enter (take5_arena/referee/match/sanitize.py); game
+records read from files were never through that door, and a record is just as hostile as a bot. So
+the app layer escapes again where it prints: :func:`field` for a value inside a line (a name, a
+fault detail: no newline survives), :func:`block` for multi-line output (a bot's stderr); values put
+into rich markup are escaped for it as well (cli/progress.py's ``markup``: ``[bold]`` in a bot's
+name must print as text, not change the style). Every one of them is the SDK's one definition of
+inert text (take5/text.py) with a length cap.
 """
 
 from __future__ import annotations

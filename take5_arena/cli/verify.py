@@ -97,8 +97,8 @@ def verify(
 
 def verify_site(site: Path) -> None:
     """`referee verify --site DIR`: re-verify every record of a published site and recompute its
-    standings from exactly those records (take5_arena/leaderboard/site_check.py). Exits 0 when they agree,
-    1 when anything differs, 2 when DIR is no published site."""
+    standings from exactly those records (take5_arena/leaderboard/site_check.py). Exits 0 when they
+    agree, 1 when anything differs, 2 when DIR is no published site."""
     # The leaderboard (numpy, scipy) only for a site: `referee verify FILE` starts without it.
     from take5_arena.leaderboard.site_check import SiteCheckError, check_site
 
@@ -112,8 +112,8 @@ def verify_site(site: Path) -> None:
         click.echo(f"{site}: ... and {check.more} more problems")
     if check.ok:
         click.echo(
-            f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated games "
-            "recomputed and equal to standings.json"
+            f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated "
+            "games recomputed and equal to standings.json"
         )
         sys.exit(0)
     click.echo(f"{site}: FAILED: the published site does not match its records")

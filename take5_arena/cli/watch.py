@@ -2,15 +2,15 @@
 
 One renderer serves both ways of watching: `referee match --watch` hands it the game's record as it
 grows (the match calls an observer after every turn) and `referee replay RECORD` hands it a finished
-record. Everything is drawn from the record (docs/record-format.md), so what you watch is exactly what
-was recorded and what `referee verify` checks.
+record. Everything is drawn from the record (docs/record-format.md), so what you watch is exactly
+what was recorded and what `referee verify` checks.
 
-Bot strings are hostile. A bot chooses its name, the text of its errors and its log lines, and may put
-terminal escape sequences or rich markup in any of them. Every such string goes through `safe()`:
-control and format characters become visible escapes (``\\x1b``) and the result is a rich `Text`
-(never markup), so nothing a bot sends can move the cursor, recolour the terminal or forge a line.
-Numbers from a record are used only after the record passed `verify_record`; the optional parts a
-verifier does not check (`seats`, `logs`, `faults`) are read defensively.
+Bot strings are hostile. A bot chooses its name, the text of its errors and its log lines, and may
+put terminal escape sequences or rich markup in any of them. Every such string goes through
+`safe()`: control and format characters become visible escapes (``\\x1b``) and the result is a rich
+`Text` (never markup), so nothing a bot sends can move the cursor, recolour the terminal or forge a
+line. Numbers from a record are used only after the record passed `verify_record`; the optional
+parts a verifier does not check (`seats`, `logs`, `faults`) are read defensively.
 """
 
 from __future__ import annotations
@@ -292,6 +292,8 @@ class LiveWatcher:
 
 
 __all__ = [
+    "HEAD_STYLES",
+    "MAX_SHOWN",
     "LiveWatcher",
     "Renderer",
     "card_text",

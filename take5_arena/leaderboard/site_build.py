@@ -122,6 +122,12 @@ def decode_bundle(text: str) -> list[dict[str, Any]]:
     return games
 
 
+def bundle_file(rel: str, items: list[str]) -> str:
+    """The whole text of the replay bundle file at ``rel`` (see :func:`encode_bundle`), as
+    :func:`write_site` writes it and :func:`decode_bundle` reads it."""
+    return _js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items)))
+
+
 def _dump(value: Any) -> str:
     return json.dumps(_finite(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
@@ -313,7 +319,7 @@ def write_site(
             position += 1
             if position % BUNDLE == 0 or position == total:
                 rel = bundle_path(position - 1)
-                write(rel, _js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(bundle))))
+                write(rel, bundle_file(rel, bundle))
                 report.written += len(bundle)
                 bundle = []
     close = getattr(reader, "close", None)

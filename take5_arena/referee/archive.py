@@ -453,6 +453,9 @@ def pack(folder: str | os.PathLike, out: BinaryIO, limits: ArchiveLimits = DEFAU
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "IGNORED_DIRS",
+    "IGNORED_FILES",
+    "IGNORED_SUFFIXES",
     "ArchiveError",
     "ArchiveLimits",
     "ArchiveProblem",

@@ -151,4 +151,12 @@ class ArenaClient:
         )
 
 
-__all__ = ["ArenaClient", "ClientError", "Packed", "pack_folder", "read_token"]
+__all__ = [
+    "SERVER_ENV",
+    "TOKEN_ENV",
+    "ArenaClient",
+    "ClientError",
+    "Packed",
+    "pack_folder",
+    "read_token",
+]

@@ -107,6 +107,7 @@ def _reason(error: BaseException) -> str:
 
 
 __all__ = [
+    "POOL_SIZE",
     "EngineUnavailable",
     "client",
     "connect",

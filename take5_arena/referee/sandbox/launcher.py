@@ -237,6 +237,11 @@ class DockerLauncher:
         """Seconds from each container's creation to its bot's socket, as measured by `DockerBot.ready`."""
         atexit.register(self.close)
 
+    @property
+    def containers_created(self) -> int:
+        """Bot containers this launcher has created so far, the ones started ahead included."""
+        return self._counter
+
     # -- images ------------------------------------------------------------------------------
 
     def image(self, ref: BotRef | str) -> ImageInfo:
@@ -602,6 +607,17 @@ class DockerBot:
         self._current = inst or self.launcher._take(self.image)
         return f"unix:{self._current.socket_path}"
 
+    @property
+    def container(self) -> containers.Container | None:
+        """The container of the game being played (None before it is created or between games)."""
+        return self._current.container if self._current is not None else None
+
+    @property
+    def socket_dir(self) -> Path | None:
+        """The host folder mounted at /run/take5 in the current container (its socket, and its
+        output file when the sandbox runs as root)."""
+        return self._current.socket_dir if self._current is not None else None
+
     def ready(self, timeout: float) -> str:
         """Wait until the bot serves; the address to connect to (its pinned socket).
 
@@ -720,4 +736,14 @@ def docker_launcher(
     return DockerLauncher(limits=limits, base_image=base_image, log_dir=log_dir, **kwargs)
 
 
-__all__ = ["DockerBot", "DockerLauncher", "docker_launcher", "exit_fault", "image_shell"]
+__all__ = [
+    "MAX_STANDBY",
+    "SHELL_IMAGES",
+    "SHELL_LABEL",
+    "TAIL_BYTES",
+    "DockerBot",
+    "DockerLauncher",
+    "docker_launcher",
+    "exit_fault",
+    "image_shell",
+]

@@ -253,6 +253,7 @@ __all__ = [
     "ExitWatcher",
     "owner_alive",
     "owner_label",
+    "reap",
     "remove_orphans",
     "start_reaper",
     "stop_reaper",
