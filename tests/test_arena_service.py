@@ -529,64 +529,67 @@ def test_refused_bot_reason_and_faults(arena, tmp_path):
 
 #: What a hostile arena (or a bot's text it passes on unescaped) sends: bidi overrides and
 #: isolates, zero-width characters, a BOM, terminal escapes (CSI, OSC), BEL, CR, a C1 control, DEL.
-HOSTILE = (
+HOSTILE_TEXT = (
     "\u202egnp.exe\u202c \u2066x\u2069\u200b\u200d\u200f\ufeff \x1b[2J\x1b]0;pwned\x07\r\x9b\x7f"
 )
-RAW = ("\u202e", "\u202c", "\u2066", "\u2069", "\u200b", "\u200d", "\u200f", "\ufeff", "\x1b", "\x07", "\r", "\x9b", "\x7f")  # fmt: skip
+RAW_CONTROLS = ("\u202e", "\u202c", "\u2066", "\u2069", "\u200b", "\u200d", "\u200f", "\ufeff", "\x1b", "\x07", "\r", "\x9b", "\x7f")  # fmt: skip
 
 
 class HostileArena(pb_grpc.ArenaServicer):
-    """An arena whose every string field is HOSTILE: the client must show none of it raw."""
+    """An arena whose every string field is HOSTILE_TEXT: the client must show none of it raw."""
 
     def SubmitBot(self, request_iterator, context):
         for _ in request_iterator:
             pass
         return pb.SubmitBotResponse(
             outcome=pb.SUBMIT_REFUSED,
-            submission_id=HOSTILE,
-            bot_name=HOSTILE,
-            reason=HOSTILE,
-            bot_output=f"line 1 {HOSTILE}\nline 2 {HOSTILE}\n",
+            submission_id=HOSTILE_TEXT,
+            bot_name=HOSTILE_TEXT,
+            reason=HOSTILE_TEXT,
+            bot_output=f"line 1 {HOSTILE_TEXT}\nline 2 {HOSTILE_TEXT}\n",
         )
 
     def ListMyBots(self, request, context):
-        version = pb.BotVersion(version=1, source_hash=HOSTILE, submitted_at=HOSTILE)
+        version = pb.BotVersion(version=1, source_hash=HOSTILE_TEXT, submitted_at=HOSTILE_TEXT)
         return pb.ListMyBotsResponse(
-            author=HOSTILE,
-            bots=[pb.MyBot(name=HOSTILE, active=True, versions=[version])],
+            author=HOSTILE_TEXT,
+            bots=[pb.MyBot(name=HOSTILE_TEXT, active=True, versions=[version])],
             submissions=[
                 pb.Submission(
-                    submission_id=HOSTILE,
-                    bot_name=HOSTILE,
-                    received_at=HOSTILE,
-                    status=HOSTILE,
+                    submission_id=HOSTILE_TEXT,
+                    bot_name=HOSTILE_TEXT,
+                    received_at=HOSTILE_TEXT,
+                    status=HOSTILE_TEXT,
                     version=1,
-                    detail=HOSTILE,
+                    detail=HOSTILE_TEXT,
                 )
             ],
             limits=pb.AuthorLimits(max_active_bots=3),
         )
 
     def WithdrawBot(self, request, context):
-        return pb.WithdrawBotResponse(bot_name=HOSTILE, was_active=True)
+        return pb.WithdrawBotResponse(bot_name=HOSTILE_TEXT, was_active=True)
 
     def Standings(self, request, context):
-        row = pb.StandingsRow(rank=1, bot=HOSTILE, rating=1500.0)
+        row = pb.StandingsRow(rank=1, bot=HOSTILE_TEXT, rating=1500.0)
         return pb.StandingsResponse(
-            rows=[row], games=1, computed_at=HOSTILE, standings_json=json.dumps({"bot": HOSTILE})
+            rows=[row],
+            games=1,
+            computed_at=HOSTILE_TEXT,
+            standings_json=json.dumps({"bot": HOSTILE_TEXT}),
         )
 
     def MyBotFaults(self, request, context):
         fault = pb.BotFault(
-            game_id=HOSTILE,
+            game_id=HOSTILE_TEXT,
             version=1,
-            kind=HOSTILE,
-            detail=HOSTILE,
-            log_tail=f"{HOSTILE}\n{HOSTILE}",
-            finished_at=HOSTILE,
+            kind=HOSTILE_TEXT,
+            detail=HOSTILE_TEXT,
+            log_tail=f"{HOSTILE_TEXT}\n{HOSTILE_TEXT}",
+            finished_at=HOSTILE_TEXT,
         )
         return pb.MyBotFaultsResponse(
-            bot_name=HOSTILE, faults=[fault], last_refusal_output=f"{HOSTILE}\n"
+            bot_name=HOSTILE_TEXT, faults=[fault], last_refusal_output=f"{HOSTILE_TEXT}\n"
         )
 
 
@@ -619,12 +622,12 @@ def test_the_client_shows_a_hostile_arenas_text_inert(tmp_path):
     for what, done in runs.items():
         assert "Traceback" not in done.stderr, (what, done.stderr)
         shown = done.stdout + done.stderr
-        raw = [hex(ord(c)) for c in RAW if c in shown]
+        raw = [hex(ord(c)) for c in RAW_CONTROLS if c in shown]
         assert not raw, (what, raw, shown)
         if what != "arena-standings --json":
             assert "\\u202egnp.exe\\u202c" in shown and "\\x1b[2J" in shown, (what, shown)
     doc = json.loads(runs["arena-standings --json"].stdout)
-    assert doc == {"bot": HOSTILE}  # the same text, every character outside ASCII escaped
+    assert doc == {"bot": HOSTILE_TEXT}  # the same text, every character outside ASCII escaped
 
 
 def test_limits_and_withdraw(arena):
