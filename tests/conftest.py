@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+import support
 from click.testing import CliRunner, Result
 from support import EXAMPLES, in_ci
 
@@ -68,3 +69,15 @@ def empty_tournament(tmp_path: Path) -> Path:
     directory = tmp_path / "tournament"
     Store(directory, create=True).close()
     return directory
+
+
+@pytest.fixture(scope="session")
+def node_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Node.js example bot, ready to run, in a temporary copy (support.node_example)."""
+    return support.node_example(tmp_path_factory.mktemp("examples") / "node")
+
+
+@pytest.fixture(scope="session")
+def go_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go example bot, built, in a temporary copy (support.go_example)."""
+    return support.go_example(tmp_path_factory.mktemp("examples") / "go")

@@ -7,6 +7,7 @@ Imported as ``support`` (pytest puts tests/ on the path, as for docker_images.py
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,48 @@ def referee(
         input=input,
         check=False,
     )
+
+
+def node_example(dest: Path) -> Path:
+    """example_bots/node copied to ``dest`` (a folder named ``node``), with its node_modules: copied
+    from the checkout where a developer installed them, else installed by npm into the copy. The
+    checkout is only read."""
+    source = EXAMPLES / "node"
+    shutil.copytree(source, dest, symlinks=True)
+    if (dest / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        return dest
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        unavailable("Node.js and npm are not installed (scripts/test.sh installs them with apt)")
+    install = subprocess.run(
+        [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund"],
+        cwd=dest,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if install.returncode != 0:
+        unavailable(f"npm install failed for example_bots/node:\n{install.stderr[-2000:]}")
+    return dest
+
+
+def go_example(dest: Path) -> Path:
+    """example_bots/go copied to ``dest`` (a folder named ``go``) and built there by its build.sh
+    (the checkout's binary, if any, is not used and the checkout is only read)."""
+    shutil.copytree(
+        EXAMPLES / "go", dest, ignore=shutil.ignore_patterns("take5-go-bot", "take5-go-bot.tmp")
+    )
+    if shutil.which("go") is None:
+        unavailable("Go is not installed (scripts/setup-go.sh): example_bots/go cannot be built")
+    build = subprocess.run(
+        ["sh", str(dest / "build.sh")],
+        env=dict(os.environ, PROTO_DIR=str(ROOT / "proto")),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if build.returncode != 0:
+        unavailable(f"example_bots/go/build.sh failed:\n{build.stderr[-2000:]}")
+    return dest
