@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import functools
 import signal
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 import support
 from click.testing import CliRunner, Result
+from hypothesis.configuration import set_hypothesis_home_dir
 from support import EXAMPLES, in_ci
 
 from take5_arena.cli.main import main
@@ -48,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     tests/test_match.py checks separately that a command started with SIGINT ignored still stops."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Hypothesis keeps its examples (a failure found is replayed first next time) outside the
+    # checkout: no test run writes into the source tree.
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "take5-hypothesis")
 
 
 @pytest.fixture
