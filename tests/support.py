@@ -25,7 +25,8 @@ DOCKER_BOTS = ROOT / "tests" / "docker_bots"
 
 
 def in_ci() -> bool:
-    """``CI`` is set (and not to a false value): a test that cannot run fails instead of skipping."""
+    """``CI`` is set (and not to a false value): a test that cannot run fails instead of
+    skipping."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 

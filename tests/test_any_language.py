@@ -167,7 +167,7 @@ def test_node_and_go_bots_play_a_docker_tournament(node_bot, go_bot, opponents, 
     assert "node" in standings.stdout and "go" in standings.stdout
 
 
-# -- bot.toml (no engine needed) --------------------------------------------------------------------
+# -- bot.toml (no engine needed) -------------------------------------------------------------------
 
 
 def test_manifest_says_runtime_and_command():

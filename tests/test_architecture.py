@@ -119,7 +119,8 @@ def test_the_walker_sees_imports_inside_functions(tmp_path):
     assert any(name == "take5_arena.referee.store" for _, name in imports_of(source))
     probe = tmp_path / "probe.py"  # read as if it were take5_arena/referee/probe.py
     probe.write_text(
-        "def f():\n    from ..leaderboard import ratings\n    import take5_arena.leaderboard.publish\n"
+        "def f():\n    from ..leaderboard import ratings\n    import "
+        "take5_arena.leaderboard.publish\n"
     )
     names = [n for _, n in imports_of(probe, "take5_arena.referee.probe")]
     assert names == ["take5_arena.leaderboard", "take5_arena.leaderboard.publish"]

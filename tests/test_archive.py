@@ -2,7 +2,8 @@
 one-line error, nothing is written outside the unpack folder, and nothing is left behind.
 
 The attacks are built with tarfile's writer (and by hand where it would not write them); the
-unpacker under test is take5_arena/referee/archive.py, the one place an uploaded archive becomes a folder.
+unpacker under test is take5_arena/referee/archive.py, the one place an uploaded archive becomes a
+folder.
 """
 
 from __future__ import annotations
@@ -258,7 +259,8 @@ def test_tar_bomb_total_size_stops_early(place):
 
 
 def test_gzip_bomb_in_a_header_stops_while_inflating(place):
-    """A pax header declaring 64 MB: tarfile would read it into memory; the bounded reader stops it."""
+    """A pax header declaring 64 MB: tarfile would read it into memory; the bounded reader stops
+    it."""
     header = tarfile.TarInfo("././@PaxHeader")
     header.type = tarfile.XHDTYPE
     header.size = 64 * 1024 * 1024

@@ -214,7 +214,8 @@ def arena(tmp_path_factory):
 
 
 def test_generated_code_matches_the_proto(tmp_path):
-    """take5_arena/service/api/arena_pb2.py is what protoc makes of the .proto now (else: scripts/gen-proto.sh)."""
+    """take5_arena/service/api/arena_pb2.py is what protoc makes of the .proto now (else:
+    scripts/gen-proto.sh)."""
     from google.protobuf import descriptor_pb2
 
     out = tmp_path / "arena.desc"
@@ -426,7 +427,8 @@ HOSTILE = {
 
 
 def _bomb() -> bytes:
-    """A gzip bomb: 90 MB of zeros in about 90 KB; the unpacked total passes the limit while inflating."""
+    """A gzip bomb: 90 MB of zeros in about 90 KB; the unpacked total passes the limit while
+    inflating."""
     raw = io.BytesIO()
     with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
         with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
@@ -532,7 +534,7 @@ def test_refused_bot_reason_and_faults(arena, tmp_path):
 HOSTILE_TEXT = (
     "\u202egnp.exe\u202c \u2066x\u2069\u200b\u200d\u200f\ufeff \x1b[2J\x1b]0;pwned\x07\r\x9b\x7f"
 )
-RAW_CONTROLS = ("\u202e", "\u202c", "\u2066", "\u2069", "\u200b", "\u200d", "\u200f", "\ufeff", "\x1b", "\x07", "\r", "\x9b", "\x7f")  # fmt: skip
+RAW_CONTROLS = tuple("\u202e\u202c\u2066\u2069\u200b\u200d\u200f\ufeff\x1b\x07\r\x9b\x7f")
 
 
 class HostileArena(pb_grpc.ArenaServicer):
@@ -775,7 +777,8 @@ SLOW_BOT = (
     .read_text()
     .replace(
         'if __name__ == "__main__":',
-        'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: validation takes a while',
+        'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: '
+        "validation takes a while",
         1,
     )
 )
@@ -901,8 +904,8 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
             lambda: (
                 db_rows(
                     directory,
-                    f"SELECT COUNT(*) FROM games g JOIN schedule_games s ON "
-                    f"s.game_id = g.game_id WHERE g.status = 'pending' AND s.schedule_id IN ({marks})",
+                    "SELECT COUNT(*) FROM games g JOIN schedule_games s ON s.game_id = g.game_id "
+                    f"WHERE g.status = 'pending' AND s.schedule_id IN ({marks})",
                     tuple(planned),
                 )[0][0]
                 == 0

@@ -100,7 +100,7 @@ def test_store_keeps_each_artifact_once_and_detects_corruption(tmp_path):
         store.get("sha256:../../etc/passwd")
 
 
-# -- what was validated is what plays (referee submit -> tournament run) -----------------------------
+# -- what was validated is what plays (referee submit -> tournament run) ---------------------------
 
 
 FLOODER = """

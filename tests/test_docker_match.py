@@ -55,7 +55,7 @@ def example(name: str) -> str:
     return str(EXAMPLES / name)
 
 
-# -- fixtures ----------------------------------------------------------------------------------------
+# -- fixtures --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -204,13 +204,14 @@ def only_faults_of(run: Run, seat: int, games: int = 1) -> None:
 HOSTILE_TABLE = ("--threshold", "10", "--timeout", "1", "--max-faults", "2")
 
 
-# -- clean play, fresh containers ----------------------------------------------------------------------
+# -- clean play, fresh containers ------------------------------------------------------------------
 
 
 @pytest.mark.docker
 def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
-    """hostile_memory plays an illegal card once it remembers an earlier game (in memory or in /tmp):
-    in a fresh container per game it never does, where a local process does from game 2 on."""
+    """hostile_memory plays an illegal card once it remembers an earlier game (in memory or in
+    /tmp): in a fresh container per game it never does, where a local process does from game 2 on.
+    """
     bots = [hostile("memory"), example("lowest"), example("random")]
     run = referee(*bots, "--games", "3", "--threshold", "10", tmp_path=tmp_path)
     check_complete(run, games=3)
@@ -245,7 +246,7 @@ def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
     assert {f["kind"] for f in doc["games"][1]["faults"][0]} == {"illegal-card"}
 
 
-# -- hostile bots ---------------------------------------------------------------------------------------
+# -- hostile bots ----------------------------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -530,7 +531,7 @@ def test_writes_outside_the_tmpfs_fail(images, tmp_path):
         assert error == "ENOSPC" and written <= (1 << 20) + (64 << 10)
 
 
-# -- cleanup ----------------------------------------------------------------------------------------
+# -- cleanup ---------------------------------------------------------------------------------------
 
 
 def _wait(predicate, timeout: float) -> bool:
@@ -688,7 +689,7 @@ def test_no_docker_process_is_spawned_during_a_match(images, tmp_path):
     assert not calls.exists(), calls.read_text()
 
 
-# -- building ------------------------------------------------------------------------------------------
+# -- building --------------------------------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -728,7 +729,7 @@ def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
     assert "T5-BUILD-MARKER" in run.log("broken_build")
 
 
-# -- without an engine -----------------------------------------------------------------------------------
+# -- without an engine -----------------------------------------------------------------------------
 
 
 def test_missing_engine_is_a_clear_error(tmp_path):
@@ -792,7 +793,8 @@ def test_exit_faults_name_their_cause():
 
     assert exit_fault(137, True, "256m") == (
         "resource",
-        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, exit code 137)",
+        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, "
+        "exit code 137)",
     )
     assert exit_fault(3, False, "256m") == ("crash", "the bot's container exited with exit code 3")
     assert exit_fault(137, False, "256m") == (

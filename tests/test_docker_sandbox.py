@@ -1,7 +1,7 @@
-"""take5_arena.referee.sandbox: the pure parts, the one-way-to-create-a-container rule, and @pytest.mark.docker
-tests of the production launcher (the `DockerLauncher` matches and tournaments use) against a real
-engine (scripts/setup-docker.sh starts one). Without an engine the docker tests skip, except with
-CI set, where they fail.
+"""take5_arena.referee.sandbox: the pure parts, the one-way-to-create-a-container rule, and
+@pytest.mark.docker tests of the production launcher (the `DockerLauncher` matches and tournaments
+use) against a real engine (scripts/setup-docker.sh starts one). Without an engine the docker tests
+skip, except with CI set, where they fail.
 
 The docker tests use tests/docker_bots/standin: a plain-socket stand-in for an SDK bot that runs the
 hostile probes (escape attempts, fork bomb, memory hog, CPU spin, output flood) from inside, started
@@ -149,8 +149,8 @@ def test_the_image_shell_comes_from_labels_only():
 
 
 def test_a_versions_digest_follows_files_not_caches(tmp_path):
-    """A version's identity is its archive's digest (take5_arena/referee/artifacts.py): caches and VCS folders
-    do not count, a file's content and its executable bit do."""
+    """A version's identity is its archive's digest (take5_arena/referee/artifacts.py): caches and
+    VCS folders do not count, a file's content and its executable bit do."""
     from take5_arena.referee.artifacts import pack
 
     bot = tmp_path / "bot"
@@ -184,7 +184,7 @@ def test_missing_engine_is_one_error_type(monkeypatch):
         engine.connect()
 
 
-# -- every container of a bot image goes through one function ---------------------------------------
+# -- every container of a bot image goes through one function --------------------------------------
 
 SCANNED = ("take5_arena", "bench", "scripts")
 THE_WAY = ("take5_arena/referee/sandbox/containers.py", "start_container")
@@ -489,7 +489,8 @@ def test_memory_hog_is_oom_killed_and_reported(make_sandbox):
         time.sleep(0.05)
     assert handle.exit_fault() == (
         "resource",
-        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 64m, exit code 137)",
+        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 64m, "
+        "exit code 137)",
     )
     client.close()
     handle.stop()
@@ -587,7 +588,8 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(
 
 
 def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:
-    """An image built here from a known Dockerfile (no bot folder involved: this tests the runtime)."""
+    """An image built here from a known Dockerfile (no bot folder involved: this tests the
+    runtime)."""
     ctx = tmp_path / tag.replace("/", "-").replace(":", "-")
     ctx.mkdir()
     shutil.copy(DOCKER_BOTS / "standin" / "bot.py", ctx / "bot.py")
@@ -730,7 +732,8 @@ def _make_wheel(dest: Path, name: str, version: str, files: dict[str, str]) -> P
     dist = f"{name}-{version}.dist-info"
     meta = {
         f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: take5-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: take5-tests\nRoot-Is-Purelib: true\nTag: "
+        "py3-none-any\n",
     }
     allfiles = {**files, **meta}
     record = "".join(f"{p},,\n" for p in allfiles) + f"{dist}/RECORD,,\n"

@@ -1,4 +1,5 @@
-"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the real engine.
+"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the
+real engine.
 
 Each test is an attack a bot author could make at build time, written before the defence:
 requirements that make pip build a local package on the host (its build backend writes a marker
@@ -243,7 +244,7 @@ def test_a_plain_name_never_builds_an_sdist_or_a_folder_of_that_name(build, tmp_
     assert not marker.exists(), "the bot's build backend ran on the host"
 
 
-# -- 2. symlinks: never followed, outside ones refused, no host content anywhere --------------------
+# -- 2. symlinks: never followed, outside ones refused, no host content anywhere -------------------
 
 
 @pytest.fixture
@@ -368,7 +369,7 @@ def test_a_match_with_a_linking_bot_rejects_it_and_leaks_nothing(client, tmp_pat
     assert "HOST-SECRET" not in everything
 
 
-# -- 7. limits, checked before any copy ------------------------------------------------------------------
+# -- 7. limits, checked before any copy ------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -417,7 +418,7 @@ def test_each_limit_names_itself_the_figure_and_the_limit(limits, make, expect, 
     assert expect in str(err.value) and "the limit is" in str(err.value)
 
 
-# -- 3. Dockerfile bots: no network, allowed bases only, no ADD, no VOLUME -----------------------------------
+# -- 3. Dockerfile bots: no network, allowed bases only, no ADD, no VOLUME -------------------------
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,8 @@ HEURISTIC_BOT = ROOT / "example_bots" / "heuristic" / "bot.py"
 
 
 def danger(rows, card: int, players: int) -> float:
-    """Rough expected bull heads of playing `card` now: certain takes in full, a risky row partly."""
+    """Rough expected bull heads of playing `card` now: certain takes in full, a risky row
+    partly."""
     index = target_row(rows, card)
     if index is None:
         return penalty(rows[cheapest_row(rows)]) + 0.5

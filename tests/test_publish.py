@@ -1,4 +1,5 @@
-"""Publishing without a browser: records -> results, standings.json, standings.md, site files, CLI."""
+"""Publishing without a browser: records -> results, standings.json, standings.md, site files,
+CLI."""
 
 from __future__ import annotations
 

@@ -174,7 +174,8 @@ def test_cli_verify_checks_a_tournament_store(tmp_path, referee_cli):
     result = referee_cli(["verify", "--tournament", str(tournament)])
     assert result.exit_code == 0, result.output
     assert "2 of 2 records valid" in result.output
-    # Swap the two seats' names in one stored record: consistent on its own, but not what was seated.
+    # Swap the two seats' names in one stored record: consistent on its own, but not what was
+    # seated.
     import sqlite3
 
     db = sqlite3.connect(tournament / "tournament.sqlite")

@@ -1,4 +1,5 @@
-"""The SDK a bot author sees: `from take5 import Bot, run`, the runtime over a real socket, the harness."""
+"""The SDK a bot author sees: `from take5 import Bot, run`, the runtime over a real socket, the
+harness."""
 
 from __future__ import annotations
 

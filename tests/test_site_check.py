@@ -1,4 +1,5 @@
-"""A published site can be checked by anyone (`referee verify --site`), and re-publishing is incremental.
+"""A published site can be checked by anyone (`referee verify --site`), and re-publishing is
+incremental.
 
 The check passes on a site as published, and fails after deleting one record, editing one score
 (in a record), editing one rating in standings.json, calling a complete game unrated, or changing a
@@ -131,7 +132,7 @@ def test_a_folder_that_is_no_site(tmp_path):
     assert CliRunner().invoke(main, ["verify", "--site", str(tmp_path), "x.json"]).exit_code == 2
 
 
-# -- incremental publishing -------------------------------------------------------------------------
+# -- incremental publishing ------------------------------------------------------------------------
 
 
 def many_records(n: int) -> dict[str, dict]:

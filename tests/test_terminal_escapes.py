@@ -72,7 +72,8 @@ def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
 
 
 def test_verify_escapes_what_a_hostile_record_file_brings(tmp_path):
-    """A record file is as hostile as a bot: its name and what it holds reach the terminal escaped."""
+    """A record file is as hostile as a bot: its name and what it holds reach the terminal
+    escaped."""
     (tmp_path / "evil\x1b]0;pwned\x07.json").write_text('{"format": "\x1b[2J', encoding="utf-8")
     done = _referee("verify", str(tmp_path))
     assert done.returncode == 1

@@ -38,7 +38,7 @@ from take5_arena.standings import store_standings as standings
 CRASHER = ROOT / "tests" / "bots" / "crash_mid"  # exits on round 1, turn 3 of every game
 
 
-# -- helpers ------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def recorded(directory: Path) -> int:
@@ -91,7 +91,7 @@ def tdir(local_entrants, tmp_path) -> Path:
     return target
 
 
-# -- submit -----------------------------------------------------------------------------------------
+# -- submit ----------------------------------------------------------------------------------------
 
 
 def test_submit_records_versions(tdir):
@@ -120,7 +120,7 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
         assert "crasher" not in {v.name for v in store.versions()}
 
 
-# -- running ----------------------------------------------------------------------------------------
+# -- running ---------------------------------------------------------------------------------------
 
 
 def test_local_tournament_end_to_end(tdir):
@@ -233,7 +233,7 @@ def test_a_bot_that_crashes_in_every_game(tdir):
     store.close()
 
 
-# -- infrastructure failures (a runner standing in for the match layer) -----------------------------
+# -- infrastructure failures (a runner standing in for the match layer) ----------------------------
 
 FLAKY: dict[str, int] = {}
 
@@ -353,7 +353,7 @@ def test_run_table_reports_a_missing_bot_as_infrastructure(tmp_path):
     assert all(o.record is None and o.infra_kind == "referee-error" for o in out)
 
 
-# -- executors --------------------------------------------------------------------------------------
+# -- executors -------------------------------------------------------------------------------------
 
 
 def test_dask_local_cluster_executor(tdir):
@@ -375,7 +375,7 @@ def test_process_executor(tdir):
     check_complete(tdir).close()
 
 
-# -- Docker -----------------------------------------------------------------------------------------
+# -- Docker ----------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")

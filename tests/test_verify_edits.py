@@ -1,4 +1,5 @@
-"""Edits a hostile organiser or a careless user could make to a record, and inputs that must not crash.
+"""Edits a hostile organiser or a careless user could make to a record, and inputs that must not
+crash.
 
 Each edit must be caught by `referee verify`, by the independent checker alone (take5.audit), with a
 message naming where: round, turn, seat. Each bad input gets a one-line reason and the documented

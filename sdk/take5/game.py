@@ -3,11 +3,11 @@
 `Game` is a state machine in the style of a chess board: it tells which decisions it waits for
 (`phase`, `waiting_for`), gives each seat its view (`view`), and takes decisions (`draft`, `play`,
 `choose_row`). It never asks anybody anything itself, so the same engine serves in-process bots,
-remote bots over gRPC (asked concurrently by the referee) and tests. `play_game` is the simple driver
-for in-process `Player` objects.
+remote bots over gRPC (asked concurrently by the referee) and tests. `play_game` is the simple
+driver for in-process `Player` objects.
 
-No I/O, no clock, no global state: a game is fully determined by its settings, seed, rotation and the
-decisions given to it.
+No I/O, no clock, no global state: a game is fully determined by its settings, seed, rotation and
+the decisions given to it.
 """
 
 from __future__ import annotations
@@ -198,7 +198,8 @@ class View(NamedTuple):
         return tuple(points)
 
     def unseen(self) -> tuple[int, ...]:
-        """Cards this seat has not seen: in other hands or undealt (empty in the professional game)."""
+        """Cards this seat has not seen: in other hands or undealt (empty in the professional
+        game)."""
         known: list[int] = list(self.played_cards)
         for take in self.takes:
             known.extend(take.cards)
@@ -269,7 +270,8 @@ _SIXTH_CARD, _LOW_CARD = TakeReason.SIXTH_CARD, TakeReason.LOW_CARD
 
 
 class Game:
-    """One game, advanced by decisions. Mutable like a chess board; views and results are immutable."""
+    """One game, advanced by decisions. Mutable like a chess board; views and results are
+    immutable."""
 
     def __init__(
         self,
@@ -422,7 +424,8 @@ class Game:
         self._place_pending()
 
     def forfeit(self, seat: int) -> None:
-        """Rank `seat` last in this game whatever its score; the match layer keeps playing for it."""
+        """Rank `seat` last in this game whatever its score; the match layer keeps playing for
+        it."""
         if not 0 <= seat < self.settings.players:
             raise ValueError(f"no seat {seat}")
         self.forfeited.add(seat)

@@ -5,11 +5,11 @@
 
 or from a shell: ``take5-harness path/to/bot.py --games 20``.
 
-Each view a bot gets here has made the round trip through the protocol's messages (as it would from the
-referee), and an illegal answer stops the run with a `HarnessError` saying where, because a bot author
-wants to see the bug, not a default move; an exception in the bot shows the bot's own frames only.
-Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic, search) or any bot files,
-so the SDK alone is enough.
+Each view a bot gets here has made the round trip through the protocol's messages (as it would from
+the referee), and an illegal answer stops the run with a `HarnessError` saying where, because a bot
+author wants to see the bug, not a default move; an exception in the bot shows the bot's own frames
+only. Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic, search) or any bot
+files, so the SDK alone is enough.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ class HarnessError(Take5Error):
 
 
 class BotLoadError(HarnessError):
-    """A bot file could not be loaded: a syntax error, an exception while importing it, no Bot class."""
+    """A bot file could not be loaded: a syntax error, an exception while importing it, no Bot
+    class."""
 
 
 class BotRaised(HarnessError):
@@ -98,9 +99,15 @@ def _hint_for(error: BaseException) -> str:
     """A line of advice for the mistakes newcomers make most, or ''."""
     text = str(error)
     if isinstance(error, AttributeError) and "'View' object" in text:
-        return f"\nhint: a View has {', '.join(_view_fields())} (help(take5.View) says what each holds)"
+        return (
+            f"\nhint: a View has {', '.join(_view_fields())} (help(take5.View) says what each "
+            "holds)"
+        )
     if isinstance(error, NotImplementedError) and "must define pick_card" in text:
-        return "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a card of view.hand"
+        return (
+            "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a "
+            "card of view.hand"
+        )
     if (
         isinstance(error, TypeError)
         and "positional argument" in text
@@ -111,7 +118,10 @@ def _hint_for(error: BaseException) -> str:
         "grpc",
         "google",
     ):
-        return "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of take5 arena)"
+        return (
+            "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of "
+            "take5 arena)"
+        )
     return ""
 
 
@@ -168,8 +178,9 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     """An instance of the Bot subclass defined in a bot file (or a folder's bot.py).
 
     The file is imported under a private module name, so its ``if __name__ == "__main__": run(...)``
-    does not start a server. A file that defines no Bot class but imports exactly one (as the example
-    bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to the class.
+    does not start a server. A file that defines no Bot class but imports exactly one (as the
+    example bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to
+    the class.
     """
     file = bot_file(path)
     name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(
@@ -218,7 +229,8 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
 
 
 def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Player:
-    """A player from a bundled bot's name (take5.bots), a bot file or folder, a Bot class or instance."""
+    """A player from a bundled bot's name (take5.bots), a bot file or folder, a Bot class or
+    instance."""
     if isinstance(opponent, type):
         return opponent()
     if not isinstance(opponent, (str, os.PathLike)):
@@ -232,7 +244,8 @@ def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Play
     if cls is not None:
         return cls()
     raise HarnessError(
-        f"unknown opponent {text!r}: give a bot file or folder, or one of the bundled bots: {', '.join(BUILTIN)}"
+        f"unknown opponent {text!r}: give a bot file or folder, or one of the bundled bots: "
+        f"{', '.join(BUILTIN)}"
     )
 
 
@@ -379,10 +392,11 @@ def play_against(
     time_limit: float = 1.0,
     wire: bool = True,
 ) -> HarnessResult:
-    """Play `games` games of `bot` (seat 0) against `opponents`, in-process; raise on an illegal answer.
+    """Play `games` games of `bot` (seat 0) against `opponents`, in-process; raise on an illegal
+    answer.
 
-    Deals are duplicated like the referee's matches: seed + i // players with every rotation, so luck
-    evens out over a multiple of the player count. `time_limit` only counts slow decisions.
+    Deals are duplicated like the referee's matches: seed + i // players with every rotation, so
+    luck evens out over a multiple of the player count. `time_limit` only counts slow decisions.
     """
     me = resolve(bot)
     players: list[Player] = [me] + [resolve(o) for o in opponents]
@@ -462,8 +476,8 @@ def _positive(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be served;
-    2 bad usage; 130 interrupted."""
+    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be
+    served; 2 bad usage; 130 interrupted."""
     from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     parser = argparse.ArgumentParser(
@@ -476,7 +490,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=list(DEFAULT_OPPONENTS),
         metavar="OPPONENT",
-        help=f"bundled bots ({', '.join(BUILTIN)}) or bot files/folders; default: {' '.join(DEFAULT_OPPONENTS)}",
+        help=f"bundled bots ({', '.join(BUILTIN)}) or bot files/folders; default: "
+        f"{' '.join(DEFAULT_OPPONENTS)}",
     )
     parser.add_argument("--games", type=_positive, default=12)
     parser.add_argument("--seed", type=int, default=0)
@@ -509,8 +524,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not calls_run(file):
             cls = type(bot).__name__
             print(
-                f"take5-harness: {file} never calls run(...): the referee starts a bot as `python3 bot.py`, "
-                "and this one would exit at once without serving. End the file with:\n\n"
+                f"take5-harness: {file} never calls run(...): the referee starts a bot as "
+                "`python3 bot.py`, and this one would exit at once without serving. "
+                "End the file with:\n\n"
                 f'    if __name__ == "__main__":\n        run({cls}())\n\n'
                 "(with `from take5 import Bot, run`)",
                 file=sys.stderr,

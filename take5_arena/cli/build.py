@@ -48,7 +48,8 @@ def build(
     force: bool,
     as_json: bool,
 ) -> None:
-    """Build the Docker image of the bot folder BOT_DIR, the way `referee match --sandbox docker` runs it.
+    """Build the Docker image of the bot folder BOT_DIR, the way `referee match --sandbox docker`
+    runs it.
 
     The folder is checked first (size, files, links; docs/security.md); a Python bot's image holds
     its folder in /bot, the take5 SDK and the wheels of its requirements.txt (package names only,

@@ -53,7 +53,8 @@ class _Leader:
 
 
 class TournamentProgress:
-    """The progress bar of `referee tournament run`: games done of total, rate, time left, leader."""
+    """The progress bar of `referee tournament run`: games done of total, rate, time left,
+    leader."""
 
     def __init__(self, console: Console | None = None, *, enabled: bool = True) -> None:
         self.console = console or Console(stderr=True)
@@ -169,7 +170,8 @@ def standings_table(
 
 
 def _console() -> Console:
-    """stdout; at least 110 columns when it is not a terminal (logs, CI), so tables stay readable."""
+    """stdout; at least 110 columns when it is not a terminal (logs, CI), so tables stay
+    readable."""
     console = Console()
     return console if console.is_terminal else Console(width=max(110, console.width))
 
@@ -220,7 +222,8 @@ def render_status(
     bootstrap: int = defaults.BOOTSTRAP,
     seed: int = defaults.BOOTSTRAP_SEED,
 ) -> None:
-    """`referee tournament status`: ``status`` from take5_arena.referee.tournament.status.tournament_status."""
+    """`referee tournament status`: ``status`` from
+    take5_arena.referee.tournament.status.tournament_status."""
     console = console or _console()
     settings = status["settings"]
     console.print(f"[bold]tournament {markup(status['directory'], 1000)}[/bold]: {status['state']}")

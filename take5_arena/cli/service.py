@@ -258,7 +258,8 @@ def authors_add(
 ) -> None:
     """Add author NAME and print their token, once (the arena keeps only a salted hash).
 
-    Only the token goes to stdout, so `referee authors add alice -t T > alice.token` keeps it in a file.
+    Only the token goes to stdout, so `referee authors add alice -t T > alice.token` keeps it in a
+    file.
     """
     limits = Limits(
         max_bots or DEFAULT_LIMITS.max_active_bots,
@@ -284,7 +285,8 @@ def authors_add(
 @click.argument("name")
 @TOURNAMENT
 def authors_revoke(name: str, directory: Path) -> None:
-    """Revoke author NAME's token at once (their bots keep playing; `referee withdraw` stops them)."""
+    """Revoke author NAME's token at once (their bots keep playing; `referee withdraw` stops
+    them)."""
     db = _db(directory)
     try:
         if not db.revoke(name):
@@ -429,7 +431,8 @@ def my_bots(
 def withdraw(
     name: str, server: str | None, token_file: Path | None, ca: Path | None, insecure: bool
 ) -> None:
-    """Take your bot NAME out of the arena's ladder (its games stay recorded; submit it again to return)."""
+    """Take your bot NAME out of the arena's ladder (its games stay recorded; submit it again to
+    return)."""
     try:
         with _client(server, token_file, ca, insecure) as client:
             reply = client.withdraw(name)
@@ -455,7 +458,8 @@ def my_faults(
     insecure: bool,
     limit: int,
 ) -> None:
-    """Your bot NAME's faults on the arena, newest first, with their causes and the bot's own output."""
+    """Your bot NAME's faults on the arena, newest first, with their causes and the bot's own
+    output."""
     try:
         with _client(server, token_file, ca, insecure) as client:
             reply = client.faults(name, limit)

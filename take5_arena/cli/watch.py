@@ -26,7 +26,8 @@ from take5.rules import BULL_HEADS
 from take5.text import inert
 
 HEAD_STYLES = {1: "", 2: "cyan", 3: "yellow", 5: "bold red", 7: "bold magenta"}
-"""Cards by bull heads: 1 plain, 2 (tens) cyan, 3 (multiples of 5) yellow, 5 (doubles) red, 7 (55)."""
+"""Cards by bull heads: 1 plain, 2 (tens) cyan, 3 (multiples of 5) yellow, 5 (doubles) red, 7 (55).
+"""
 
 MAX_SHOWN = 2000
 """Characters of one bot string shown at most (a turn's log is already bounded by the referee)."""
@@ -47,7 +48,8 @@ def card_text(card: int) -> Text:
 
 
 def seat_names(record: Mapping[str, Any]) -> list[str]:
-    """The seats' names (seat numbers when a record has none): bot-controlled, so shown via safe()."""
+    """The seats' names (seat numbers when a record has none): bot-controlled, so shown via
+    safe()."""
     n = int(record["settings"]["players"])
     seats = record.get("seats")
     names = []

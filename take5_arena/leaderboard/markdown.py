@@ -1,4 +1,5 @@
-"""The standings as text: a Markdown table (standings.md) and a fixed-width table for the terminal."""
+"""The standings as text: a Markdown table (standings.md) and a fixed-width table for the
+terminal."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@
 ``referee verify --site DIR`` runs :func:`check_site`. Anyone who downloads a site can run it; it
 trusts nothing of the site but the records themselves and the rating parameters:
 
-1. every game of the manifest (``manifest.jsonl``, take5_arena/leaderboard/site_build.py) has its record in the
-   replay file the manifest names, and the record's SHA-256 is the one listed (so a record edited
-   after publishing, or deleted, is found);
+1. every game of the manifest (``manifest.jsonl``, take5_arena/leaderboard/site_build.py) has its
+   record in the replay file the manifest names, and the record's SHA-256 is the one listed (so a
+   record edited after publishing, or deleted, is found);
 2. every record replays through the rules (:func:`take5.record.verify_record`), and a game listed as
    rated is complete while a game listed as not rated is not (a finished game cannot be left out of
    the standings by calling it unrated);

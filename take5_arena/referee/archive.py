@@ -1,4 +1,5 @@
-"""Bot archives: packing a bot folder for upload, and the one place an uploaded archive becomes a folder.
+"""Bot archives: packing a bot folder for upload, and the one place an uploaded archive becomes a
+folder.
 
 An uploaded archive is hostile. Whoever wrote it may try to write outside the folder it is unpacked
 into (``../`` or absolute member names, symlinks or hard links pointing out, a link then a file
@@ -116,7 +117,8 @@ DEFAULT_LIMITS = ArchiveLimits()
 
 
 def _shown(name: str) -> str:
-    """A member name as it may appear in a message: escaped, shortened (it is the uploader's text)."""
+    """A member name as it may appear in a message: escaped, shortened (it is the uploader's
+    text)."""
     text = inert(name, keep_lines=False)
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
@@ -323,7 +325,8 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
                             if copied > limits.max_file_bytes or written > limits.max_total_bytes:
                                 raise ArchiveError(
                                     ArchiveProblem.TOO_LARGE,
-                                    f"member {_shown(member.name)}: more bytes than the limits allow",
+                                    f"member {_shown(member.name)}: more bytes than the limits "
+                                    "allow",
                                 )
                             out.write(chunk)
                     if copied != member.size:

@@ -150,8 +150,8 @@ def check_dockerfile(
 ) -> DockerfilePlan:
     """Check a bot's Dockerfile against the rules in the module docstring.
 
-    ``base_ids`` maps image ids (``sha256:...``) of allowed bases to their names, so a Dockerfile may
-    pin its base by id. Raises :class:`BuildRefused` naming the line and the rule."""
+    ``base_ids`` maps image ids (``sha256:...``) of allowed bases to their names, so a Dockerfile
+    may pin its base by id. Raises :class:`BuildRefused` naming the line and the rule."""
     if len(text.encode("utf-8", "replace")) > _MAX_BYTES:
         raise BuildRefused(f"Dockerfile is larger than {_MAX_BYTES // 1024} KB")
     if "\0" in text:

@@ -39,7 +39,8 @@ POOL_SIZE = 32
 
 
 def connect(*, timeout: float = defaults.ENGINE_TIMEOUT) -> docker.DockerClient:
-    """A new client that has seen the engine answer a ping; EngineUnavailable (with the reason) if not."""
+    """A new client that has seen the engine answer a ping; EngineUnavailable (with the reason) if
+    not."""
     import docker
     import requests
 
@@ -86,7 +87,8 @@ def engine_version() -> str:
 
 
 def is_unavailable(error: BaseException) -> bool:
-    """Whether an exception raised by a request means the engine went away (not a refused request)."""
+    """Whether an exception raised by a request means the engine went away (not a refused
+    request)."""
     import docker
     import requests
 

@@ -20,7 +20,8 @@ class SandboxError(Exception):
 
 
 class EngineUnavailable(SandboxError):
-    """No Docker engine answers (not running, no socket, no permission): run scripts/setup-docker.sh."""
+    """No Docker engine answers (not running, no socket, no permission): run
+    scripts/setup-docker.sh."""
 
 
 class ImageBuildError(SandboxError):

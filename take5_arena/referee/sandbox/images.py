@@ -410,7 +410,7 @@ def _hash_tree(h: Any, root: Path, limits: FolderLimits) -> None:
         h.update(tmp.hash.digest())
 
 
-# -- base images ------------------------------------------------------------------------------------
+# -- base images -----------------------------------------------------------------------------------
 
 
 def _inspect(client: docker.DockerClient, ref: str) -> dict[str, Any] | None:
@@ -456,8 +456,8 @@ def _add_python_site(
     pyver = base_labels.get(LABEL_PYTHON, "")
     if not re.fullmatch(r"3\.\d+", pyver):
         raise ImageBuildError(
-            f"base image {base} has no {LABEL_PYTHON} label (e.g. {LABEL_PYTHON}=3.11): the referee "
-            "reads a base image's facts from its labels and never runs it to find out"
+            f"base image {base} has no {LABEL_PYTHON} label (e.g. {LABEL_PYTHON}=3.11): the "
+            "referee reads a base image's facts from its labels and never runs it to find out"
         )
     if "grpcio" not in base_labels.get(LABEL_RUNTIME, ""):
         reqs = [*parse_requirements("grpcio\nprotobuf\n"), *reqs]
@@ -481,16 +481,16 @@ def _generated_dockerfile(base: str, command: Sequence[str], *, python: bool) ->
         # Byte-compiled here, in the sandboxed build step (the root fs is read-only at game time);
         # a syntax error is left to fail at run time, with its traceback in the bot's log.
         run = (
-            f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 /bot "
-            ">/dev/null 2>&1 || true\n"
+            f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 "
+            "/bot >/dev/null 2>&1 || true\n"
         )
     return (
-        f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\nWORKDIR /bot\n"
-        f"ENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
+        f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\n"
+        f"WORKDIR /bot\nENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
     )
 
 
-# -- the build ----------------------------------------------------------------------------------------
+# -- the build -------------------------------------------------------------------------------------
 
 
 def _clean(text: str) -> str:

@@ -29,15 +29,16 @@
 * A fresh container per bot per game (`DockerBot.per_game`): the match starts every Docker bot
   anew before each game, so no memory carries over from one game to the next. The next game's
   containers start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
-* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH descriptor of
-  the bot's socket, never again through the path in the bot's writable folder.
+* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
+  descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
   A bot that dies is a fault carrying the cause: ``resource`` for an out-of-memory kill
   ("OOMKilled, memory limit 256m, exit code 137"), ``crash`` for any other exit ("exit code 3").
-* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``, ``take5.run=RUN``,
-  ``take5.owner=...`` and removed after their game, all of them at `close()` (also on Ctrl-C and
-  SIGTERM through the match command), and when the referee is killed outright (SIGKILL) by a
-  reaper process that outlives it. A new launcher first removes containers of dead referees.
+* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``,
+  ``take5.run=RUN``, ``take5.owner=...`` and removed after their game, all of them at `close()`
+  (also on Ctrl-C and SIGTERM through the match command), and when the referee is killed outright
+  (SIGKILL) by a reaper process that outlives it. A new launcher first removes containers of dead
+  referees.
 
 Every engine request is an Engine API call (docker-py); no ``docker`` process is spawned during a
 match.
@@ -87,7 +88,8 @@ MAX_STANDBY = 8
 SHELL_LABEL = "take5.shell"
 """Image label: the path of a POSIX shell in the image (set by the image builder)."""
 SHELL_IMAGES = ("base", "python")
-"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh."""
+"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh.
+"""
 
 
 def image_shell(labels: Mapping[str, str]) -> str | None:
@@ -108,7 +110,8 @@ def _signal_name(code: int) -> str:
 def exit_fault(
     code: int, oom: bool, memory: str, *, before_serving: bool = False
 ) -> tuple[str, str]:
-    """(fault kind, detail) of a bot container that ended with `code` (docs: DockerBot.exit_fault)."""
+    """(fault kind, detail) of a bot container that ended with `code` (docs:
+    DockerBot.exit_fault)."""
     when = " before it served" if before_serving else ""
     if oom:
         detail = (
@@ -172,8 +175,8 @@ class DockerLauncher:
     `limits`: memory (no swap), CPUs, pids, tmpfs and log sizes of each container. `base_image`:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
     bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
-    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
-    The launcher is thread-safe. Raises EngineUnavailable when no engine answers.
+    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
+    default). The launcher is thread-safe. Raises EngineUnavailable when no engine answers.
     """
 
     def __init__(
@@ -232,9 +235,11 @@ class DockerLauncher:
         self.events = ExitWatcher(self.run_id)
         self._reaper = start_reaper(self.run_id, self.socket_root) if reaper else None
         self.container_cpu = 0.0
-        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown)."""
+        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown).
+        """
         self.start_seconds: list[float] = []
-        """Seconds from each container's creation to its bot's socket, as measured by `DockerBot.ready`."""
+        """Seconds from each container's creation to its bot's socket, as measured by
+        `DockerBot.ready`."""
         atexit.register(self.close)
 
     @property
@@ -552,9 +557,8 @@ class _Output:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 mode = "ab" if self.sections > 1 else "wb"
                 with open(self.log_path, mode) as fh:
-                    fh.write(
-                        f"[take5: container {container.name}, game {inst.game_id or '-'}]\n".encode()
-                    )
+                    heading = f"[take5: container {container.name}, game {inst.game_id or '-'}]\n"
+                    fh.write(heading.encode())
                     fh.write(data)
                     if data and not data.endswith(b"\n"):
                         fh.write(b"\n")

@@ -5,8 +5,8 @@ Two things live here and nowhere else:
 * `SandboxLimits`, the resources of one bot container, whose defaults (memory, CPUs, pids, tmpfs)
   are take5_arena/referee/defaults.py's, the one home of every default.
 * `container_kwargs`: the keyword arguments for docker-py's ``containers.create`` that lock a bot
-  container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through which
-  every container of a bot image is created, is its only production caller, and a test
+  container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through
+  which every container of a bot image is created, is its only production caller, and a test
   (tests/test_docker_sandbox.py) fails if any other code creates or runs a container.
 
 What the flags mean, as ``docker run`` would spell them:
@@ -71,7 +71,8 @@ class SandboxLimits:
     """Size of /tmp (noexec), of /dev/shm and of each tmpfs replacing a declared VOLUME."""
     nofile: int = 1024
     log_max_size: str = "1m"
-    """The bot's output kept at most: Docker's json-file log, or the output file in its socket tmpfs."""
+    """The bot's output kept at most: Docker's json-file log, or the output file in its socket
+    tmpfs."""
     socket_dir_size: str | None = "256k"
     """tmpfs on the host socket folder (as root); None: a plain folder."""
     runtime: str | None = None
@@ -85,7 +86,8 @@ class SandboxLimits:
                 )
         if self.socket_dir_size is not None and not _SIZE.fullmatch(self.socket_dir_size.lower()):
             raise ValueError(
-                f"SandboxLimits.socket_dir_size={self.socket_dir_size!r}: expected a size like '256k'"
+                f"SandboxLimits.socket_dir_size={self.socket_dir_size!r}: expected a size like "
+                "'256k'"
             )
         if not self.cpus > 0:
             raise ValueError("SandboxLimits.cpus must be > 0")

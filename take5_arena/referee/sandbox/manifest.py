@@ -63,7 +63,8 @@ class Manifest:
 
 def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest:
     """Parse ``bot.toml`` (its bytes as copied into the build context). ``files`` are the folder's
-    file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``."""
+    file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``.
+    """
     try:
         doc: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("take5.referee")
 
 
-# -- owners ------------------------------------------------------------------------------------------
+# -- owners ----------------------------------------------------------------------------------------
 
 
 def _boot_id() -> str:
@@ -74,7 +74,7 @@ def owner_alive(owner: str) -> bool:
     return _start_time(int(pid)) == started
 
 
-# -- orphans ------------------------------------------------------------------------------------------
+# -- orphans ---------------------------------------------------------------------------------------
 
 
 def remove_orphans(client: docker.DockerClient) -> int:
@@ -115,7 +115,7 @@ def _sweep_dead_roots() -> int:
     return swept
 
 
-# -- exits, as they happen ---------------------------------------------------------------------------
+# -- exits, as they happen -------------------------------------------------------------------------
 
 
 class ExitWatcher:
@@ -176,7 +176,7 @@ class ExitWatcher:
         self._client.close()
 
 
-# -- the reaper process --------------------------------------------------------------------------------
+# -- the reaper process ----------------------------------------------------------------------------
 
 
 def start_reaper(run_id: str, socket_root: Path) -> subprocess.Popen[bytes] | None:
@@ -197,7 +197,8 @@ def start_reaper(run_id: str, socket_root: Path) -> subprocess.Popen[bytes] | No
         )
     except OSError as error:
         log.warning(
-            "no reaper for the bot containers (%s): a killed referee leaves them until its next start",
+            "no reaper for the bot containers (%s): a killed referee leaves them until its next "
+            "start",
             error,
         )
         return None
@@ -219,7 +220,8 @@ def stop_reaper(reaper: subprocess.Popen[bytes] | None) -> None:
 
 
 def reap(run_id: str, socket_root: str) -> int:
-    """The reaper's body: wait for the referee to end; if it did not say "done", clean up after it."""
+    """The reaper's body: wait for the referee to end; if it did not say "done", clean up after
+    it."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     data = sys.stdin.buffer.read()
