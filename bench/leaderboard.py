@@ -198,7 +198,7 @@ def run(size: int, cache: Path, work: Path) -> None:
     with Store(store, readonly=True) as s:
         games = s.recorded_count()
     base_cpu, base_mb, _ = measure(baseline(store))
-    cpu, mb, wall = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
+    cpu, mb, _ = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
     print(
         f"{games:>8,} games  standings   {cpu:7.2f} s CPU ({1e3 * cpu / games:.3f} ms/game)  "
         f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, "

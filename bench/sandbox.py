@@ -298,7 +298,7 @@ def run_matches(
             with Match(bots, config, launcher=launcher) as match:
                 result = match.play()
             faults[i] = result.fault_count + len(result.rejections)
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - raised again once the threads joined
             errors.append(error)
 
     c0, s0 = docker_cpu(), self_cpu()
@@ -385,7 +385,7 @@ def main() -> None:
         results["start"] = start_latency(
             {p: launchers[start_kind, p] for p in args.paths}, kinds[0][1], args.starts
         )
-        print("\ncontainer start (median of %d, one at a time):" % args.starts)
+        print(f"\ncontainer start (median of {args.starts}, one at a time):")
         for path, st in results["start"].items():
             print(
                 f"  {path}: -> socket {st['socket_median_s']:.3f} s, -> first answer "

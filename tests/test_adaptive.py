@@ -88,15 +88,15 @@ def simulate(
         )
         if d.stop:
             return games, d.order, d.reason
-        for g in d.games:
-            played.append(
-                PlayedGame(
-                    g.game_id,
-                    g.seats,
-                    planted_places(strength, g.seats, g.deal_seed, g.rotation),
-                    g.duplicate_set,
-                )
+        played.extend(
+            PlayedGame(
+                g.game_id,
+                g.seats,
+                planted_places(strength, g.seats, g.deal_seed, g.rotation),
+                g.duplicate_set,
             )
+            for g in d.games
+        )
         tables += len(d.tables)
         games += len(d.games)
 
@@ -116,7 +116,7 @@ def fixed_until_settled(strength: dict[str, float], confidence: float, seed: int
     return len(results)
 
 
-PLANTED = {name: s for name, s in zip(NAMES, (2.4, 2.0, 1.0, 0.6, -0.4, -0.8, -1.8, -2.2))}
+PLANTED = dict(zip(NAMES, (2.4, 2.0, 1.0, 0.6, -0.4, -0.8, -1.8, -2.2)))
 # Twelve bots in close pairs (0.5 logit, 87 Elo) far from each other (1 logit): a fixed schedule
 # spends most games on pairs whose order is clear.
 FIELD_NAMES = [f"bot{i:02d}" for i in range(12)]

@@ -46,10 +46,12 @@ def _special(name: str, kind: bytes, **attrs) -> tuple[tarfile.TarInfo, None]:
 
 def make_tgz(entries, *, fmt=tarfile.PAX_FORMAT, level: int = 6) -> bytes:
     raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=fmt) as tar:
-            for info, data in entries:
-                tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=fmt) as tar,
+    ):
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
     return raw.getvalue()
 
 
@@ -102,7 +104,7 @@ def refused(
 
 
 def test_dotdot_path(place):
-    _, _, outside = place
+    _, _, _outside = place
     error = refused(
         make_tgz([_file("bot.py"), _file("../outside/evil", b"pwned")]),
         place,

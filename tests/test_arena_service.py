@@ -163,10 +163,12 @@ def games_recorded(directory: Path) -> int:
 
 def make_tgz(entries) -> bytes:
     raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            for info, data in entries:
-                tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
     return raw.getvalue()
 
 
@@ -312,7 +314,7 @@ def _token_file(directory: Path, name: str, tokens: dict) -> Path:
 
 
 def test_the_ladder_plays_and_standings_are_public(arena):
-    directory, server, tokens = arena
+    directory, server, _tokens = arena
     ensure_pool(arena)
     wait_until(lambda: games_recorded(directory) >= 4, what="ladder games", server=server)
     server.wait_for(r"ladder: gauntlet for (random|lowest)@1")
@@ -331,7 +333,7 @@ def test_the_ladder_plays_and_standings_are_public(arena):
         with pytest.raises(ClientError) as caught:
             anonymous.record("no-such-game")
         assert caught.value.code == grpc.StatusCode.NOT_FOUND
-    wait_until(lambda: (directory / "site" / "standings.json").exists(), what="the published site")
+    wait_until((directory / "site" / "standings.json").exists, what="the published site")
     site = json.loads((directory / "site" / "standings.json").read_text())
     assert {r["entrant"] for r in site["rows"]} >= {"random", "lowest"}
     shown = cli("arena-standings", "--server", server.address)
@@ -405,6 +407,31 @@ def test_an_author_cannot_touch_another_authors_bot(arena):
     assert db_rows(directory, "SELECT active FROM entrants WHERE name = 'random'") == [(1,)]
 
 
+def _bomb() -> bytes:
+    """A gzip bomb: 90 MB of zeros in about 90 KB; the unpacked total passes the limit while
+    inflating."""
+    raw = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        zeros = b"\0" * (30 * 1024 * 1024)
+        for i in range(3):
+            info = tarfile.TarInfo(f"blob{i}")
+            info.size = len(zeros)
+            tar.addfile(info, io.BytesIO(zeros))
+    return raw.getvalue()
+
+
+def _zip() -> bytes:
+    import zipfile
+
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as z:
+        z.writestr("bot.py", "print(1)")
+    return raw.getvalue()
+
+
 HOSTILE = {
     "dotdot": lambda: make_tgz([member("bot.py"), member("../../escaped", b"pwned")]),
     "absolute": lambda: make_tgz([member("/tmp/take5-arena-escaped", b"pwned")]),
@@ -421,32 +448,9 @@ HOSTILE = {
     "duplicate": lambda: make_tgz([member("bot.py", b"ok"), member("bot.py", b"evil")]),
     "deep": lambda: make_tgz([member("d/" * 40 + "bot.py")]),
     "many-files": lambda: make_tgz([member(f"f{i}", b"") for i in range(2500)]),
-    "bomb": lambda: _bomb(),
-    "zip": lambda: _zip(),
+    "bomb": _bomb,
+    "zip": _zip,
 }
-
-
-def _bomb() -> bytes:
-    """A gzip bomb: 90 MB of zeros in about 90 KB; the unpacked total passes the limit while
-    inflating."""
-    raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            zeros = b"\0" * (30 * 1024 * 1024)
-            for i in range(3):
-                info = tarfile.TarInfo(f"blob{i}")
-                info.size = len(zeros)
-                tar.addfile(info, io.BytesIO(zeros))
-    return raw.getvalue()
-
-
-def _zip() -> bytes:
-    import zipfile
-
-    raw = io.BytesIO()
-    with zipfile.ZipFile(raw, "w") as z:
-        z.writestr("bot.py", "print(1)")
-    return raw.getvalue()
 
 
 def test_hostile_archives_are_refused(arena):
@@ -503,7 +507,7 @@ def test_hostile_archives_are_refused(arena):
 def test_refused_bot_reason_and_faults(arena, tmp_path):
     """A bot that crashes at start is refused with the reason and its own output, which reaches the
     author's terminal escaped (it tries to clear the screen and retitle the terminal)."""
-    directory, server, tokens = arena
+    _directory, server, tokens = arena
     crasher = tmp_path / "crasher"
     crasher.mkdir()
     (crasher / "bot.py").write_text(
@@ -633,7 +637,7 @@ def test_the_client_shows_a_hostile_arenas_text_inert(tmp_path):
 
 
 def test_limits_and_withdraw(arena):
-    directory, server, tokens = arena
+    directory, server, _tokens = arena
     ensure_pool(arena)
     dave = add_author(
         directory, "dave", "--max-bots", "1", "--per-hour", "2", "--max-archive-mb", "0.05"
@@ -864,7 +868,7 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
         ids_before = {r[0] for r in db_rows(directory, "SELECT game_id FROM results")}
         server.kill()
         release.set()
-        out, err = submit.communicate(timeout=60)
+        _out, err = submit.communicate(timeout=60)
         assert submit.returncode == 1 and "cannot reach" in err, err
         channel.close()
         assert list((directory / "arena" / "uploads").glob(".part-*")), (
@@ -957,15 +961,12 @@ def test_ladder_in_docker(tmp_path):
                 "submit", str(EXAMPLES / bot), "--server", server.address, token=token, timeout=600
             )
             assert done.returncode == 0, done.stderr
-            assert "image" in server.log or True
         wait_until(
             lambda: games_recorded(directory) >= 2, timeout=300, what="ladder games in Docker"
         )
         record = json.loads(db_rows(directory, "SELECT record FROM results LIMIT 1")[0][0])
         assert record["complete"]
-        wait_until(
-            lambda: (directory / "site" / "standings.json").exists(), timeout=120, what="the site"
-        )
+        wait_until((directory / "site" / "standings.json").exists, timeout=120, what="the site")
     finally:
         assert server.stop() == 0, server.log
 

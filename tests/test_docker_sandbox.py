@@ -230,13 +230,13 @@ def _python_creations(path: Path) -> list[tuple[str, int]]:
             if isinstance(
                 child, ast.Call
             ):  # a command line handed to a call: os.system("docker run ...")
-                for arg in [*child.args, *(k.value for k in child.keywords)]:
-                    if (
-                        isinstance(arg, ast.Constant)
-                        and isinstance(arg.value, str)
-                        and _SHELL_RUN.search(arg.value)
-                    ):
-                        found.append((name, child.lineno))
+                found.extend(
+                    (name, child.lineno)
+                    for arg in [*child.args, *(k.value for k in child.keywords)]
+                    if isinstance(arg, ast.Constant)
+                    and isinstance(arg.value, str)
+                    and _SHELL_RUN.search(arg.value)
+                )
             visit(child, name)
 
     visit(tree, "<module>")
@@ -575,7 +575,7 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(
         (bot / "nonce.txt").write_text(secrets.token_hex(8))
         sb = make_sandbox(base_image=base)
         before = {c.id for c in sb.launcher.client.containers.list(all=True)}
-        with pytest.raises(ImageBuildError, match="take5.python"):
+        with pytest.raises(ImageBuildError, match=r"take5\.python"):
             sb.launcher.image(str(bot))
         created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
         assert not [

@@ -280,8 +280,8 @@ def test_relative_escapes_are_refused_and_inside_links_kept(tmp_path, secret):
     (bot / "bin" / "tool").symlink_to("../lib/real.py")  # like node_modules/.bin
     with context.ContextWriter() as ctx:
         ctx.add_folder(context.scan(bot), "bot")
-        tar = tarfile.open(fileobj=ctx.fileobj())
-        member = tar.getmember("bot/bin/tool")
+        with tarfile.open(fileobj=ctx.fileobj()) as tar:
+            member = tar.getmember("bot/bin/tool")
         assert member.issym() and member.linkname == "../lib/real.py"
 
 
@@ -569,6 +569,8 @@ def test_the_context_tar_holds_only_root_owned_readable_files(tmp_path):
     os.chmod(bot / "bot.py", 0o600)
     with context.ContextWriter() as ctx:
         ctx.add_folder(context.scan(bot), "bot")
-        tar = tarfile.open(fileobj=io.BytesIO(ctx.fileobj().read()))
-    for m in tar.getmembers():
+        data = ctx.fileobj().read()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = tar.getmembers()
+    for m in members:
         assert (m.uid, m.gid) == (0, 0) and m.mode in (0o644, 0o755, 0o777), (m.name, oct(m.mode))

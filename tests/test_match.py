@@ -597,7 +597,7 @@ def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path: Path, delay: float |
                 float(delay)
             )  # not a timing assertion: only where in its start the signal lands
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -650,7 +650,7 @@ def test_ctrl_c_reaches_a_command_started_with_sigint_ignored(tmp_path: Path) ->
         while not list(waiting.iterdir()) and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -17,11 +17,10 @@ from take5_arena.leaderboard.publish import (
     STANDINGS_FORMAT,
     crosstable,
     file_key,
-    result_from_record,
-    results_from_records,
     standings_document,
 )
 from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.results import result_from_record, results_from_records
 from take5_arena.leaderboard.site_build import publish_site
 from take5_arena.standings import load_record_files
 

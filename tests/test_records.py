@@ -39,7 +39,7 @@ def test_changed_card_is_caught_at_its_turn():
     doc = record_of()
     bad = copy.deepcopy(doc)
     turn = bad["rounds"][1]["turns"][4]
-    seat, card = turn["plays"][2]
+    seat, _card = turn["plays"][2]
     other = next(c for c in range(1, 105) if c not in bad["rounds"][1]["hands"][seat])
     turn["plays"][2][1] = other
     divergence = verify_record(bad)

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 from site_games import FAULTY, NAMES, make_records
 
-from take5_arena.leaderboard.publish import file_key, results_from_records
+from take5_arena.leaderboard.publish import file_key
 from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.results import results_from_records
 from take5_arena.leaderboard.site_build import publish_site
 
 pytestmark = pytest.mark.browser
@@ -404,7 +405,7 @@ def hostile(tmp_path_factory, records):
     from take5_arena.leaderboard.site_build import write_site
 
     chosen = {}
-    for k, gid in enumerate(["t001", "t004", "t005"]):
+    for gid in ["t001", "t004", "t005"]:
         record = json.loads(json.dumps(records[gid]))
         for seat in record["seats"]:
             if seat["name"] == "delta <b>&|x":

@@ -300,10 +300,10 @@ class HarnessResult:
             f"{s.variant.value}, game ends at {s.threshold} points ({self.seconds:.2f} s)",
             f"  {'bot':<20} {'wins':>5} {'mean place':>11} {'mean points':>12}",
         ]
-        for st in sorted(self.stats, key=lambda x: (x.mean_place, x.mean_points)):
-            lines.append(
-                f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}"
-            )
+        lines += [
+            f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}"
+            for st in sorted(self.stats, key=lambda x: (x.mean_place, x.mean_points))
+        ]
         lines.append(f"  slowest decision of {self.names[0]}: {self.slowest * 1000:.1f} ms")
         if self.slow_calls:
             lines.append(f"  WARNING: {self.slow_calls} decisions took longer than the time limit")

@@ -69,17 +69,15 @@ def turn_logs(turn: Mapping[str, Any]) -> list[tuple[int, str]]:
     logs = turn.get("logs")
     if not isinstance(logs, list):
         return []
-    out = []
-    for item in logs:
-        if (
-            isinstance(item, (list, tuple))
-            and len(item) == 2
-            and isinstance(item[0], int)
-            and not isinstance(item[0], bool)
-            and isinstance(item[1], str)
-        ):
-            out.append((item[0], item[1]))
-    return out
+    return [
+        (item[0], item[1])
+        for item in logs
+        if isinstance(item, (list, tuple))
+        and len(item) == 2
+        and isinstance(item[0], int)
+        and not isinstance(item[0], bool)
+        and isinstance(item[1], str)
+    ]
 
 
 class Renderer:

@@ -29,13 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .ratings import Standings, ratings_over_time
-from .results import (  # noqa: F401 - re-exported: the record -> results path lived here
-    GameResult,
-    natural_key,
-    result_from_record,
-    results_from_records,
-    seat_entrant,
-)
+from .results import GameResult
 
 STANDINGS_FORMAT = "take5-standings"
 STANDINGS_VERSION = 1

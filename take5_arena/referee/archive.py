@@ -35,6 +35,7 @@ points out of the folder, at a directory, or nowhere is refused.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import gzip
 import io
@@ -292,7 +293,8 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
     root_fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
-            tar = tarfile.open(fileobj=io.BufferedReader(reader, 64 * 1024), mode="r|")
+            # closed in the finally below, which keeps the archive's own error
+            tar = tarfile.open(fileobj=io.BufferedReader(reader, 64 * 1024), mode="r|")  # noqa: SIM115
         except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
             raise ArchiveError(
                 ArchiveProblem.MALFORMED, f"not a gzip-compressed tar archive ({error})"
@@ -344,10 +346,9 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
                 ArchiveProblem.MALFORMED, f"a corrupt or truncated archive ({error})"
             ) from None
         finally:
-            try:
+            # closing after an error may fail again; the error stands
+            with contextlib.suppress(Exception):
                 tar.close()
-            except Exception:  # noqa: BLE001 - closing after an error may fail again; the error stands
-                pass
     finally:
         os.close(root_fd)
     if files == 0:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import atexit
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import os
@@ -707,10 +708,8 @@ class DockerBot:
 
     def stderr_tail(self, limit: int = 2000) -> str:
         for future in self._retiring:
-            try:
+            with contextlib.suppress(Exception):  # only for diagnostics
                 future.result(timeout=10)
-            except Exception:  # noqa: BLE001 - only for diagnostics
-                pass
         self._retiring = [f for f in self._retiring if not f.done()]
         text = self.output.text(limit)
         inst = self._current

@@ -171,7 +171,7 @@ def container_kwargs(
         "security_opt": ["no-new-privileges"],
         "mem_limit": limits.memory,
         "memswap_limit": limits.memory,
-        "nano_cpus": int(round(limits.cpus * 1e9)),
+        "nano_cpus": round(limits.cpus * 1e9),
         "pids_limit": limits.pids,
         "ulimits": [
             Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
