@@ -19,13 +19,13 @@ import venv
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import ROOT, in_ci
 
 import take5
 from take5.harness import BotLoadError, BotRaised, HarnessError, load_bot
 
 README = ROOT / "README.md"
-CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+CI = in_ci()
 
 
 def readme_bot() -> str:

@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import support
 from site_games import FAULTY, NAMES, make_records
 
 from take5_arena.leaderboard.publish import file_key
@@ -52,10 +53,8 @@ def chromium_path() -> str | None:
     return found
 
 
-def unavailable(reason: str):
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set, so this is an error; run scripts/setup-browser.sh)")
-    pytest.skip(f"{reason}; run scripts/setup-browser.sh")
+def unavailable(reason: str) -> None:
+    support.unavailable(f"{reason}; run scripts/setup-browser.sh")
 
 
 @pytest.fixture(scope="module")

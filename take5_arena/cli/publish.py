@@ -74,7 +74,8 @@ def standings(
 ) -> None:
     """Print the standings of a tournament (or of game records).
 
-    Ratings are a Bradley-Terry fit on the Elo scale with 95% bootstrap intervals; see the README.
+    Ratings are a Bradley-Terry fit on the Elo scale with 95% intervals
+    (docs/organisers/standings.md).
     """
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)

@@ -7,12 +7,9 @@ command-line process costs 25-70 ms of wall time and 12-14 ms of CPU. Errors com
 refused), and anything that means "no engine" (no socket, connection refused, permission denied,
 a timeout) becomes one error, `EngineUnavailable`.
 
-Where the command line is still used, and why:
-* nowhere in a match or a build: images are built through the Engine API too
-  (take5_arena/referee/sandbox/images.py); only bench/old_builder.py, the previous builder kept as a
-  benchmark's baseline, still drives the command line;
-* nothing else: the referee spawns no ``docker`` process during a match (a test checks it with a
-  PATH without ``docker``).
+The command line is used nowhere: images are built through the Engine API too
+(take5_arena/referee/sandbox/images.py), and the referee spawns no ``docker`` process during a match
+(a test checks it with a PATH without ``docker``).
 
 The engine is found as the ``docker`` client finds it: ``DOCKER_HOST`` (and ``DOCKER_TLS_VERIFY``,
 ``DOCKER_CERT_PATH``), else ``unix:///var/run/docker.sock``.
