@@ -350,7 +350,7 @@ def serve(bot: Bot, address: str, *, max_message: int = 4 * 1024 * 1024) -> BotS
         options=[("grpc.max_receive_message_length", max_message), ("grpc.so_reuseport", 0)],
     )
     servicer = _Servicer(bot)
-    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)
+    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as error:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -18,7 +18,13 @@ from take5.rules import MAX_ROUNDS, MAX_THRESHOLD
 from take5_arena.referee import defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
-Decorator = Callable[[F], F]
+
+
+class Decorator(Protocol):
+    """What ``click.option`` returns: it gives a command's function one more parameter."""
+
+    def __call__(self, function: F, /) -> F: ...
+
 
 VARIANTS = click.Choice(["standard", "professional"])
 END_RULES = click.Choice(["at-or-above", "above"])
@@ -48,7 +54,7 @@ def players(*, stored: bool = False) -> Decorator:
     )
 
 
-class Seed(click.ParamType):
+class Seed(click.ParamType[int]):
     """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit
     seed)."""
 

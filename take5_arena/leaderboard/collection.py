@@ -25,8 +25,7 @@ from typing import Any
 
 from take5.record import MalformedRecord, iter_records, load_record, verify_record
 
-from .ratings import GameResult
-from .results import natural_key, result_from_record, seat_entrant
+from .results import GameResult, natural_key, result_from_record, seat_entrant
 
 RecordReader = Callable[[int], Iterator[tuple[str, dict[str, Any]]]]
 
@@ -71,7 +70,7 @@ def incomplete_reason(record: Mapping[str, Any]) -> str:
 class _Summary:
     gid: str
     path: Path
-    key: tuple
+    key: tuple[Any, ...]
     deal: str
     result: GameResult | None
     entrants: tuple[str, ...]
@@ -85,7 +84,7 @@ def _deal_key(record: dict[str, Any], entrants: Iterable[str]) -> str:
     )
 
 
-def _order_key(record: Mapping[str, Any], gid: str) -> tuple:
+def _order_key(record: Mapping[str, Any], gid: str) -> tuple[Any, ...]:
     at = record.get("played_at")
     when = (
         at is None,

@@ -95,7 +95,8 @@ def standings_document(
         }
     else:
         doc["over_time"] = None
-    return _finite(doc)
+    finite: dict[str, Any] = _finite(doc)
+    return finite
 
 
 def _finite(value: Any) -> Any:

@@ -81,7 +81,7 @@ def result_from_record(
     )
 
 
-def natural_key(text: str) -> tuple:
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key with digit runs as numbers: g2 before g10."""
     return tuple(
         (0, int(part), part) if part.isdigit() else (1, 0, part)
@@ -105,7 +105,7 @@ def results_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[GameR
     """
     complete = {gid: r for gid, r in records.items() if r.get("complete", False)}
 
-    def order(gid: str) -> tuple:
+    def order(gid: str) -> tuple[Any, ...]:
         r = complete[gid]
         at = r.get("played_at")
         when = (

@@ -53,8 +53,8 @@ from typing import Any
 from .collection import Games, games_from_records
 from .markdown import standings_markdown
 from .publish import ASSET_FILES, PAGES, SITE_ASSETS, _finite, file_key, standings_document
-from .ratings import GameResult, Standings
-from .results import seat_entrant
+from .ratings import Standings
+from .results import GameResult, seat_entrant
 
 LAYOUT_VERSION = 2
 BUNDLE = 100  # records per replay file

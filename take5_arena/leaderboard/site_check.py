@@ -29,8 +29,8 @@ from typing import Any
 
 from take5.record import MalformedRecord, verify_record
 
-from .ratings import DEFAULT_K, DEFAULT_PRIOR, GameResult, compute_standings
-from .results import result_from_record
+from .ratings import DEFAULT_K, DEFAULT_PRIOR, compute_standings
+from .results import GameResult, result_from_record
 from .site_build import MANIFEST_FORMAT, decode_bundle, record_hash
 
 #: relative tolerance when comparing recomputed numbers with the published ones
@@ -93,7 +93,7 @@ def _manifest(site: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
+        return bool(a == b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
     if isinstance(a, list) and isinstance(b, list):

@@ -260,8 +260,8 @@ class Unpacked:
 
 
 def unpack(
-    archive: str | os.PathLike | BinaryIO,
-    dest: str | os.PathLike,
+    archive: str | os.PathLike[str] | BinaryIO,
+    dest: str | os.PathLike[str],
     limits: ArchiveLimits = DEFAULT_LIMITS,
 ) -> Unpacked:
     """Unpack a gzip-compressed tar (a path or a binary file) into ``dest``, which must not exist.
@@ -399,7 +399,9 @@ def _walk(folder: Path) -> Iterable[tuple[str, Path]]:
             yield (here / name).relative_to(folder).as_posix(), here / name
 
 
-def pack(folder: str | os.PathLike, out: BinaryIO, limits: ArchiveLimits = DEFAULT_LIMITS) -> int:
+def pack(
+    folder: str | os.PathLike[str], out: BinaryIO, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> int:
     """Write a deterministic tar.gz of the bot ``folder`` to ``out``; return the number of files.
 
     Refuses (ArchiveError) what :func:`unpack` would refuse, and symlinks that leave the folder.

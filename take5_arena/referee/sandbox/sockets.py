@@ -54,7 +54,7 @@ def mount_tmpfs(path: Path, options: str) -> bool:
         _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
         options.encode(),
     )
-    return rc == 0
+    return bool(rc == 0)
 
 
 def umount(path: Path) -> None:
