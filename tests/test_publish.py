@@ -11,6 +11,7 @@ import pytest
 from site_games import FAULTY, NAMES, make_records
 
 from take5.text import inert
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.markdown import standings_markdown, standings_text
 from take5_arena.leaderboard.publish import (
     SITE_ASSETS,
@@ -19,7 +20,6 @@ from take5_arena.leaderboard.publish import (
     file_key,
     standings_document,
 )
-from take5_arena.leaderboard.ratings import compute_standings
 from take5_arena.leaderboard.results import result_from_record, results_from_records
 from take5_arena.leaderboard.site_build import publish_site
 from take5_arena.standings import load_record_files
@@ -234,7 +234,7 @@ def test_markdown_shows_hostile_names_as_plain_text():
     control and format characters (newlines, bidi overrides) as the SDK's visible escapes."""
     from markdown_it import MarkdownIt
 
-    from take5_arena.leaderboard.ratings import GameResult
+    from take5_arena.leaderboard.results import GameResult
 
     names = HOSTILE_NAMES + ["plain"]
     games = [

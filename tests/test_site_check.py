@@ -19,8 +19,8 @@ from site_games import make_records
 
 from take5_arena.cli.main import main
 from take5_arena.leaderboard import site_build
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.collection import games_from_records
-from take5_arena.leaderboard.ratings import compute_standings
 from take5_arena.leaderboard.results import results_from_records
 from take5_arena.leaderboard.site_build import (
     decode_bundle,

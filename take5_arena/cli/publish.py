@@ -17,9 +17,9 @@ import click
 
 from take5_arena.cli import options
 from take5_arena.cli.terminal import field
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.markdown import standings_text
 from take5_arena.leaderboard.publish import standings_document
-from take5_arena.leaderboard.ratings import compute_standings
 from take5_arena.leaderboard.site_build import write_site
 from take5_arena.standings import Games, SourceError, load_record_files, load_tournament
 

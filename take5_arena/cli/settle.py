@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 
 from take5_arena.cli.progress import standings_table
-from take5_arena.leaderboard.ratings import ranking_with_los
+from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.adaptive import PairState, PlayedGame, Ranking

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from take5.text import inert
 
-from .ratings import Row, Standings, describe_interval
+from .board import Row, Standings, describe_interval, describe_los
 
 
 def fmt_wins(wins: float) -> str:
@@ -130,8 +130,9 @@ def standings_markdown(
         )
     if standings.los:
         notes.append(
-            "LOS next: likelihood of superiority over the bot on the next line "
-            "(normal approximation under the interval's covariance)."
+            "LOS next: likelihood of superiority over the bot on the next line ("
+            + describe_los(standings.interval_method)
+            + ")."
         )
     notes += [
         (

@@ -29,7 +29,9 @@ from typing import Any
 
 from take5.record import MalformedRecord, verify_record
 
-from .ratings import DEFAULT_K, DEFAULT_PRIOR, compute_standings
+from .board import compute_standings
+from .fit import DEFAULT_PRIOR
+from .online import DEFAULT_K
 from .results import GameResult, result_from_record
 from .site_build import MANIFEST_FORMAT, decode_bundle, record_hash
 
