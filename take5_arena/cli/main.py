@@ -9,9 +9,10 @@ Start-up time matters (bench/startup.py): a bot author runs `referee play`, `ver
 dozens of times an hour. So the group is lazy, as click's documentation recommends for large
 command lines: :data:`COMMANDS` names each subcommand, the module that defines it and its one-line
 help, and a subcommand's module is imported only when that subcommand runs or shows its own help.
-`referee --help` imports click and this module, nothing else. Each subcommand's module imports what
-it needs at its top. The few imports left inside functions are the ones that save a noticeable
-moment of a command that does not always need them, and they are all listed here:
+`referee --help` imports click, this module and the referee's error base, nothing else. Each
+subcommand's module imports what it needs at its top. The few imports left inside functions are
+the ones that save a noticeable moment of a command that does not always need them, and they are
+all listed here:
 
 * ``referee --version`` and the one-line report of a referee error load the SDK only when asked
   (this module; `referee --help` needs neither);
@@ -162,7 +163,7 @@ class ArenaGroup(click.Group):
                 click.echo("\ninterrupted", err=True)
                 code = 130
             except RefereeError as error:
-                from take5_arena.cli.terminal import field  # the SDK's escaper, only on an error
+                from take5_arena.cli.terminal import field
 
                 click.echo(f"referee: {field(error)}", err=True)
                 code = 2
@@ -174,7 +175,7 @@ class ArenaGroup(click.Group):
 def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from take5_arena.referee.defaults import VERSION  # the SDK's version: loads the SDK
+    from take5_arena.referee.defaults import VERSION
 
     click.echo(f"referee, version {VERSION}")
     ctx.exit()

@@ -99,7 +99,6 @@ def verify_site(site: Path) -> None:
     """`referee verify --site DIR`: re-verify every record of a published site and recompute its
     standings from exactly those records (take5_arena/leaderboard/site_check.py). Exits 0 when they
     agree, 1 when anything differs, 2 when DIR is no published site."""
-    # The leaderboard (numpy, scipy) only for a site: `referee verify FILE` starts without it.
     from take5_arena.leaderboard.site_check import SiteCheckError, check_site
 
     try:
