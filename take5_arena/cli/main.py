@@ -60,6 +60,9 @@ COMMANDS: Mapping[str, Subcommand] = {
     "authors": Subcommand(
         "take5_arena.cli.service:authors", "Add, revoke and list an arena's authors and tokens."
     ),
+    "backup": Subcommand(
+        "take5_arena.cli.backup:backup", "Copy a tournament or arena, also while it serves."
+    ),
     "build": Subcommand("take5_arena.cli.build:build", "Build the Docker image of a bot folder."),
     "match": Subcommand("take5_arena.cli.match:match", "Play a match between 2 to 10 bots."),
     "my-bots": Subcommand(
@@ -76,6 +79,9 @@ COMMANDS: Mapping[str, Subcommand] = {
     ),
     "replay": Subcommand(
         "take5_arena.cli.replay:replay", "Step through a recorded game in the terminal."
+    ),
+    "restore": Subcommand(
+        "take5_arena.cli.backup:restore", "Restore a backup made by `referee backup`."
     ),
     "serve": Subcommand(
         "take5_arena.cli.service:serve", "Run the arena service on a tournament directory."

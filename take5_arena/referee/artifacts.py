@@ -35,6 +35,8 @@ from .errors import RefereeError
 from .sandbox.build_errors import BuildRefusedError
 from .sandbox.context import BotFolder, Kind, scan
 
+#: The folder of a tournament directory that holds its artifacts (:class:`ArtifactStore`).
+FOLDER = "artifacts"
 #: Where a worker keeps unpacked artifacts (one folder per digest), unless told otherwise.
 CACHE_ENV = "TAKE5_ARTIFACT_CACHE"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "/var/tmp")) / "take5-artifacts"

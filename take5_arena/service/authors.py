@@ -496,6 +496,21 @@ class Accounts:
         return {r[0]: r[1] for r in rows}
 
 
+def unfinished_uploads(path: Path) -> list[str]:
+    """The upload files (their names in ``arena/uploads``) of the submissions still to validate, in
+    the accounts file ``path``, opened read-only: what a backup of the arena must carry besides the
+    databases, for the restored arena to validate them at its start."""
+    db = sqlite3.connect(_uri(path, readonly=True), uri=True, timeout=30.0)
+    try:
+        rows = db.execute(
+            "SELECT archive_path FROM arena_submissions WHERE status IN ('received', 'validating')"
+            " ORDER BY received_at, id"
+        ).fetchall()
+    finally:
+        db.close()
+    return [Path(row[0]).name for row in rows]
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
@@ -611,4 +626,5 @@ __all__ = [
     "SubmissionRow",
     "SubmissionStatus",
     "check_name",
+    "unfinished_uploads",
 ]

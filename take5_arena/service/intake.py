@@ -218,8 +218,13 @@ class Validator:
 
         self.db.set_status(row.id, SubmissionStatus.VALIDATING)
         try:
+            # The upload is this arena's, wherever its directory lives now (moved, or restored
+            # from a backup): the row's path is read for its name only.
             folder = self.spool.unpack(
-                Path(row.archive_path), row.bot_name, row.archive_sha256, self.limits
+                self.spool.uploads / Path(row.archive_path).name,
+                row.bot_name,
+                row.archive_sha256,
+                self.limits,
             )
         except ArchiveError as error:
             return Validated(

@@ -1,0 +1,314 @@
+"""``referee backup`` and ``referee restore``: an arena (or any tournament) copied while it serves.
+
+A backup is a folder laid out like the tournament directory it was taken from, so that
+``referee verify --tournament BACKUP`` reads it as it is::
+
+    take5-backup.json         the manifest: what was copied, each file's size and SHA-256
+    accounts.sqlite           the accounts (an arena's; absent for a plain tournament)
+    tournament.sqlite         the store
+    artifacts/HEX.tar         every archive the store plays
+    arena/uploads/NAME.tgz    the uploads of submissions recorded but not yet validated
+
+The order makes the two databases agree without a transaction across them
+(docs/architecture.md, "Who owns which data"): the accounts are copied first, then the store. A
+submission validated between the two copies is then "validating" in the accounts and has its
+version in the store, which the restored arena handles as after any restart (it validates the
+submission again and finds the version); the other order could leave an accepted submission whose
+version the copy lacks. Each database is one snapshot taken with SQLite's online backup API
+(take5_arena/referee/store/backup.py), so ``serve`` goes on writing meanwhile.
+
+The copy is made in a hidden folder beside DEST, checked (each database's integrity, each archive's
+digest, every recorded game replayed through the rules: ``referee verify --tournament``), and only
+then renamed to DEST: a DEST that exists is a whole backup. A restore checks every file against the
+manifest before it copies anything, checks the result the same way and renames it into place. The
+folders are the owner's alone (0700, files 0600): the store holds every bot's output, the accounts
+hold token hashes.
+
+Not in a backup, because a running arena remakes them: ``site/`` (the next publication writes it),
+``arena/bots/`` (the folders submissions were validated from; games play the archives) and uploads
+already validated (their archive is in ``artifacts/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from take5_arena.referee.defaults import VERSION
+from take5_arena.referee.store import DB_NAME
+from take5_arena.referee.store.backup import (
+    BackupError,
+    CopiedFile,
+    check_tournament,
+    copy_tournament,
+    fsync_dir,
+    games_recorded,
+    integrity_problem,
+    make_dir,
+    online_copy,
+    unplayable_versions,
+    write_file,
+)
+from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
+
+MANIFEST = "take5-backup.json"
+FORMAT = "take5-backup"
+FORMAT_VERSION = 1
+UPLOADS = "arena/uploads"
+#: The only paths a backup may hold: a manifest naming anything else is not a backup of ours.
+_PATHS = re.compile(
+    rf"{re.escape(DB_NAME)}|{re.escape(ACCOUNTS_NAME)}|artifacts/[0-9a-f]{{64}}\.tar"
+    rf"|{UPLOADS}/[A-Za-z0-9_-][A-Za-z0-9._-]{{0,127}}\.tgz"
+)
+_MANIFEST_LIMIT = 64 << 20
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    """What a backup or a restore did, and what its check found."""
+
+    path: Path
+    files: list[CopiedFile]
+    games: int
+    problems: list[str] = field(default_factory=list)
+    """What the check of the copy found (each line as the check said it; bot text inside)."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+    def count(self, prefix: str) -> int:
+        return sum(1 for f in self.files if f.path.startswith(prefix))
+
+
+def backup(
+    directory: Path, dest: Path, *, progress: Callable[[str], None] = lambda _line: None
+) -> BackupReport:
+    """Copy the arena or tournament at ``directory`` into the new folder ``dest`` (see the module
+    text); raises BackupError, with nothing left behind, when it cannot."""
+    directory = Path(directory)
+    if not (directory / DB_NAME).is_file():
+        raise BackupError(f"{directory} is not a tournament directory (no {DB_NAME})")
+    work = _work_folder(dest)
+    try:
+        files: list[CopiedFile] = []
+        if (directory / ACCOUNTS_NAME).is_file():
+            progress(f"copying {ACCOUNTS_NAME}")
+            files.append(online_copy(directory / ACCOUNTS_NAME, work / ACCOUNTS_NAME))
+        progress(f"copying {DB_NAME} and the archives it plays")
+        files += copy_tournament(directory, work)
+        if (work / ACCOUNTS_NAME).exists():
+            files += _copy_uploads(directory, work, unfinished_uploads(work / ACCOUNTS_NAME))
+        warnings = [
+            f"{key} has no archive (submitted before archives): it plays from the folder it was "
+            "submitted from, which the backup does not hold"
+            for key in unplayable_versions(work)
+        ]
+        _write_manifest(work, directory, files)
+        progress("checking the copy (verify --tournament)")
+        problems = _check(work)
+        games = games_recorded(work)
+        fsync_dir(work)
+        if dest.exists():
+            dest.rmdir()  # empty, checked before the copy
+        os.rename(work, dest)
+        fsync_dir(dest.parent)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return BackupReport(dest, files, games, problems, warnings)
+
+
+def restore(
+    source: Path, directory: Path, *, progress: Callable[[str], None] = lambda _line: None
+) -> BackupReport:
+    """Restore the backup ``source`` into ``directory`` (new, or an empty folder); raises
+    BackupError, with nothing written there, when the backup is not whole."""
+    source = Path(source)
+    directory = Path(directory)
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise BackupError(
+            f"{directory} exists and is not an empty folder: restore into a new folder"
+        )
+    files = read_manifest(source)
+    work = _work_folder(directory)
+    try:
+        progress(f"copying {len(files)} files, each checked against the manifest")
+        for entry in files:
+            _copy_checked(source, work, entry)
+        progress("checking the restored tournament (verify --tournament)")
+        problems = _check(work)
+        games = games_recorded(work)
+        fsync_dir(work)
+        if directory.exists():
+            directory.rmdir()  # empty, checked above
+        os.rename(work, directory)
+        fsync_dir(directory.parent)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return BackupReport(directory, files, games, problems)
+
+
+def read_manifest(source: Path) -> list[CopiedFile]:
+    """The files a backup holds, from its manifest; BackupError when ``source`` is not a backup."""
+    path = source / MANIFEST
+    try:
+        with path.open("rb") as f:
+            raw = f.read(_MANIFEST_LIMIT + 1)
+    except FileNotFoundError:
+        raise BackupError(f"{source} is not a backup (no {MANIFEST})") from None
+    except OSError as error:
+        raise BackupError(f"{path}: cannot be read ({error.strerror})") from None
+    if len(raw) > _MANIFEST_LIMIT:
+        raise BackupError(f"{path}: too large for a manifest")
+    try:
+        doc: Any = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise BackupError(f"{path}: not a manifest ({type(error).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise BackupError(f"{path}: not a {FORMAT} manifest")
+    if doc.get("version") != FORMAT_VERSION:
+        raise BackupError(
+            f"{path}: backup format version {str(doc.get('version'))[:20]!r}; this referee "
+            f"restores version {FORMAT_VERSION}"
+        )
+    entries = doc.get("files")
+    if not isinstance(entries, list):
+        raise BackupError(f"{path}: no list of files")
+    files: list[CopiedFile] = []
+    seen: set[str] = set()
+    for entry in entries:
+        name = entry.get("path") if isinstance(entry, dict) else None
+        size = entry.get("bytes") if isinstance(entry, dict) else None
+        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not _PATHS.fullmatch(name) or name in seen:
+            raise BackupError(f"{path}: a file the backup may not hold: {str(name)[:80]!r}")
+        if (
+            not isinstance(size, int)
+            or isinstance(size, bool)
+            or size < 0
+            or not isinstance(digest, str)
+            or not re.fullmatch(r"[0-9a-f]{64}", digest)
+        ):
+            raise BackupError(f"{path}: {name}: no valid size and SHA-256")
+        seen.add(name)
+        files.append(CopiedFile(name, size, digest))
+    if DB_NAME not in seen:
+        raise BackupError(f"{path}: the backup holds no {DB_NAME}")
+    return files
+
+
+def _work_folder(dest: Path) -> Path:
+    """A new owner-only folder beside ``dest``, where the copy is made before it is renamed."""
+    parent = dest.parent
+    if dest.exists() and not dest.is_dir():
+        raise BackupError(f"{dest} exists and is not a folder")
+    if dest.is_dir() and any(dest.iterdir()):
+        raise BackupError(f"{dest} exists and is not empty: give a new folder")
+    if not parent.is_dir():
+        raise BackupError(f"{parent}: no such folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BackupError(f"{parent}: not writable")
+    for stale in parent.glob(f".{dest.name}.partial-*"):  # left by a copy that was killed
+        shutil.rmtree(stale, ignore_errors=True)
+    work = parent / f".{dest.name}.partial-{secrets.token_hex(4)}"
+    try:
+        work.mkdir(mode=0o700)
+    except OSError as error:
+        raise BackupError(f"{work}: cannot be created ({error.strerror})") from None
+    return work
+
+
+def _copy_uploads(directory: Path, work: Path, names: list[str]) -> list[CopiedFile]:
+    copied = []
+    for name in names:
+        relative = f"{UPLOADS}/{name}"
+        if not _PATHS.fullmatch(relative):
+            continue  # not an upload of ours: the restored arena reports the submission as gone
+        make_dir(work / "arena")
+        make_dir(work / UPLOADS)
+        try:
+            copied.append(_copy_file(directory / relative, work / relative, relative))
+        except FileNotFoundError:
+            continue  # validated meanwhile: the store copy was taken later, it is done there
+    return copied
+
+
+def _copy_file(source: Path, target: Path, name: str) -> CopiedFile:
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as src:
+        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+            raise BackupError(f"{source}: not a regular file")
+        data = src.read()
+    write_file(target, data)
+    return CopiedFile(name, len(data), hashlib.sha256(data).hexdigest())
+
+
+def _copy_checked(source: Path, work: Path, entry: CopiedFile) -> None:
+    """One file of a backup copied into ``work``, refused unless it is what the manifest says."""
+    path = source / entry.path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise BackupError(f"{source}: {entry.path} is missing") from None
+    except OSError as error:
+        raise BackupError(f"{source}: {entry.path}: cannot be read ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(src.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size != entry.bytes:
+            raise BackupError(f"{source}: {entry.path} is not the file the manifest names")
+        data = src.read(entry.bytes + 1)
+    if len(data) != entry.bytes or hashlib.sha256(data).hexdigest() != entry.sha256:
+        raise BackupError(f"{source}: {entry.path} is damaged (its SHA-256 differs)")
+    parts = entry.path.split("/")
+    folder = work
+    for part in parts[:-1]:
+        folder = folder / part
+        make_dir(folder)
+    write_file(work / entry.path, data)
+
+
+def _write_manifest(work: Path, directory: Path, files: list[CopiedFile]) -> None:
+    doc = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "referee": VERSION,
+        "source": str(directory.resolve()),
+        "files": [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256} for f in files],
+    }
+    write_file(work / MANIFEST, (json.dumps(doc, indent=1) + "\n").encode())
+
+
+def _check(directory: Path) -> list[str]:
+    problems = list(check_tournament(directory))
+    if (directory / ACCOUNTS_NAME).exists():
+        problem = integrity_problem(directory / ACCOUNTS_NAME)
+        if problem:
+            problems.append(f"{ACCOUNTS_NAME}: {problem}")
+    return problems
+
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "UPLOADS",
+    "BackupError",
+    "BackupReport",
+    "backup",
+    "read_manifest",
+    "restore",
+]
