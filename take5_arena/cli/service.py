@@ -174,6 +174,11 @@ def _fail(error: ClientError) -> None:
     help="Submissions validated at once.",
 )
 @click.option("--no-ladder", is_flag=True, help="Accept submissions but play no ladder games.")
+@click.option(
+    "--metrics",
+    metavar="HOST:PORT",
+    help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here.",
+)
 def serve(
     directory: Path,
     listen: str,
@@ -187,6 +192,7 @@ def serve(
     bootstrap: int,
     validators: int,
     no_ladder: bool,
+    metrics: str | None,
     **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
@@ -204,6 +210,7 @@ def serve(
         play=not no_ladder,
         validators=validators,
         archive_limits=ArchiveLimits(),
+        metrics=metrics,
         ladder=LadderConfig(
             gauntlet_tables=gauntlet_tables,
             every_games=publish_every_games,

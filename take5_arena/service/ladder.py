@@ -233,6 +233,14 @@ class Ladder:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
+    @property
+    def games_in_flight(self) -> int:
+        """Games of the tables being played now (take5_arena/service/metrics.py reads it)."""
+        driver = self._driver
+        if driver is None:
+            return 0
+        return sum(len(spec.games) for spec, _attempt in list(driver.in_flight.values()))
+
     # -- the loop ----------------------------------------------------------------------------------
 
     def _run(self) -> None:

@@ -47,6 +47,7 @@ from take5_arena.service.authors import Accounts
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool, Validator
 from take5_arena.service.ladder import Ladder, LadderConfig, Publisher
+from take5_arena.service.metrics import ServeMetrics
 from take5_arena.service.servicer import ArenaService, ServiceParts
 
 
@@ -64,6 +65,8 @@ class ServeOptions:
     """Run the ladder."""
     validators: int = defaults.VALIDATORS
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    metrics: str | None = None
+    """HOST:PORT of the health check and Prometheus metrics (take5_arena/service/metrics.py)."""
 
 
 def serve(
@@ -190,10 +193,12 @@ class _Server:
                 options.archive_limits,
             )
             service = ArenaService(parts, log)
+            metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder)
             server = grpc.server(
                 concurrent.futures.ThreadPoolExecutor(
                     max_workers=defaults.SERVER_THREADS, thread_name_prefix="rpc"
                 ),
+                interceptors=metrics.interceptors(),
                 options=[
                     ("grpc.max_receive_message_length", defaults.CHUNK_BYTES + 4096),
                     ("grpc.max_send_message_length", defaults.MAX_SEND_BYTES),
@@ -229,6 +234,7 @@ class _Server:
                 if ladder is not None:
                     ladder.start()
                 self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
+                metrics.start(log)
                 if ready is not None:
                     ready(bound)
                 while not self.stop.wait(1.0):
@@ -237,6 +243,7 @@ class _Server:
                 for s, handler in previous.items():
                     signal.signal(s, handler)
                 log("arena stopping ...")
+                metrics.stop()
                 service.stopping.set()
                 server.stop(grace=defaults.STOP_GRACE).wait(defaults.STOP_GRACE + 2)
                 if ladder is not None:

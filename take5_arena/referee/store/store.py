@@ -39,7 +39,7 @@ import socket
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
@@ -214,6 +214,19 @@ class VersionStats:
 
     games: int
     faults: int
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts over everything recorded up to a point (:meth:`Store.tally`): games, the faults in
+    them by kind, and the infrastructure failures by kind. ``seq`` and ``infra_id`` mark the point,
+    so that the next tally reads only what came after it (a metrics scrape costs what is new)."""
+
+    seq: int = 0
+    infra_id: int = 0
+    games: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    infra: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -755,6 +768,33 @@ class Store:
             sql += " WHERE f.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
             args = (schedule_id,)
         return [dict(r) for r in self.db.execute(sql + " ORDER BY f.id", args)]
+
+    def tally(self, since: Tally | None = None) -> Tally:
+        """``since`` (or nothing) with what was recorded after it added: one read transaction."""
+        since = since or Tally()
+        faults, infra = dict(since.faults), dict(since.infra)
+        db = self.db
+        db.execute("BEGIN")  # deferred: a read transaction, also on a read-only store
+        try:
+            seq, games = db.execute(
+                "SELECT COALESCE(MAX(seq), ?), COUNT(*) FROM results WHERE seq > ?",
+                (since.seq, since.seq),
+            ).fetchone()
+            for kind, n in db.execute(
+                "SELECT j.value, COUNT(*) FROM results r JOIN seat_results s ON s.game_id = "
+                "r.game_id, json_each(s.faults) j WHERE r.seq > ? AND r.seq <= ? GROUP BY j.value",
+                (since.seq, seq),
+            ):
+                faults[str(kind)] = faults.get(str(kind), 0) + n
+            infra_id = since.infra_id
+            for row_id, kind in db.execute(
+                "SELECT id, kind FROM infra_failures WHERE id > ? ORDER BY id", (since.infra_id,)
+            ):
+                infra[kind] = infra.get(kind, 0) + 1
+                infra_id = row_id
+        finally:
+            db.execute("COMMIT")
+        return Tally(seq, infra_id, since.games + games, faults, infra)
 
     def record(self, game_id: str) -> GameRecord:
         row = self.db.execute("SELECT record FROM results WHERE game_id = ?", (game_id,)).fetchone()

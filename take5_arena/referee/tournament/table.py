@@ -115,6 +115,12 @@ def _docker_launcher(settings: TournamentSettings) -> DockerLauncher:
         return launcher
 
 
+def docker_launchers() -> list[DockerLauncher]:
+    """This process's Docker launchers (take5_arena/service/metrics.py reads their start times)."""
+    with _launchers_lock:
+        return list(_launchers.values())
+
+
 def close_launchers() -> None:
     """Close this process's Docker launchers (their containers are removed)."""
     with _launchers_lock:

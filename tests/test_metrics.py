@@ -1,0 +1,119 @@
+"""`referee serve --metrics HOST:PORT`: the health check and the Prometheus metrics of a real server
+(local sandbox, tables of 2), scraped over HTTP on loopback and parsed with prometheus_client's own
+parser."""
+
+from __future__ import annotations
+
+import socket
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from support import EXAMPLES
+from test_arena_service import Server, add_author, cli, games_recorded, wait_until
+
+from take5_arena.service.api import arena_pb2 as pb
+from take5_arena.service.client import pack_folder
+from take5_arena.service.errors import ClientError
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+@pytest.mark.slow
+def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
+    directory = tmp_path / "T"
+    token = add_author(directory, "alice", "--per-hour", "100")
+    add_author(directory, "bob")
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = Server(
+        directory,
+        *("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0"),
+        *("--metrics", f"127.0.0.1:{port}"),
+    )
+    try:
+        server.wait_for(r"metrics on http://127\.0\.0\.1:\d+/metrics")
+        assert _get(f"{base}/healthz") == (200, "ok\n")
+        assert _get(f"{base}/nothing")[0] == 404
+        with server.client(token) as client:
+            for bot in ("random", "lowest"):
+                assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
+            with pytest.raises(ClientError):
+                client.withdraw("no-such-bot")
+        with server.client("t5a_000000000000_wrong") as stranger, pytest.raises(ClientError):
+            stranger.my_bots()
+        wait_until(lambda: games_recorded(directory) >= 3, what="ladder games", server=server)
+
+        status, text = _get(f"{base}/metrics")
+        assert status == 200
+        got = _samples(text)
+        assert got[("take5_arena_games_total", ())] >= 3
+        assert got[("take5_arena_ladder_games_total", ())] >= 3
+        assert got[("take5_arena_ladder_up", ())] == 1
+        assert got[("take5_arena_active_bots", ())] == 2
+        assert got[("take5_arena_active_authors", ())] == 2
+        assert ("take5_arena_games_in_flight", ()) in got
+        for state in ("received", "validating"):
+            assert got[("take5_arena_validation_queue", (("state", state),))] == 0
+        # the RPCs, timed and counted by method; the refused ones by their status code
+        submits = got[("take5_arena_rpc_seconds_count", (("method", "SubmitBot"),))]
+        assert submits == 2
+
+        def errors(method: str, code: str) -> float | None:
+            return got.get(("take5_arena_rpc_errors_total", (("code", code), ("method", method))))
+
+        assert errors("WithdrawBot", "NOT_FOUND") == 1
+        assert errors("ListMyBots", "UNAUTHENTICATED") == 1
+        assert errors("SubmitBot", "OK") is None
+        assert "take5_arena_container_start_seconds" in text  # the local sandbox starts none
+
+        # a counter only goes up, and a second scrape reads only what is new
+        wait_until(
+            lambda: games_recorded(directory) > got[("take5_arena_games_total", ())],
+            what="one more game",
+        )
+        again = _samples(_get(f"{base}/metrics")[1])
+        assert again[("take5_arena_games_total", ())] > got[("take5_arena_games_total", ())]
+        assert again[("take5_arena_games_total", ())] <= games_recorded(directory)
+    finally:
+        assert server.stop() == 0, server.log
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{base}/healthz", timeout=5)
+
+
+def test_a_bad_metrics_address_is_one_line(tmp_path: Path) -> None:
+    done = cli("serve", "-t", str(tmp_path / "T"), "--no-ladder", "--metrics", "nowhere")
+    assert done.returncode == 2 and "HOST:PORT" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = cli(
+            "serve", "-t", str(tmp_path / "T"), "--no-ladder", "--sandbox", "local",
+            "--metrics", f"127.0.0.1:{port}",
+        )  # fmt: skip
+    assert done.returncode == 2 and "cannot listen" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
