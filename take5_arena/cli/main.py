@@ -74,6 +74,9 @@ COMMANDS: Mapping[str, Subcommand] = {
     "play": Subcommand(
         "take5_arena.cli.play:play", "Play one game of random players and print its transcript."
     ),
+    "prune": Subcommand(
+        "take5_arena.cli.prune:prune", "Remove old uploads, validated folders and cached archives."
+    ),
     "publish": Subcommand(
         "take5_arena.cli.publish:publish", "Publish the standings as a static site."
     ),

@@ -21,6 +21,7 @@ the same digest on every machine.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -28,6 +29,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,6 +180,8 @@ def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> P
     hexpart = _hex(digest)
     target = cache / hexpart
     if (target / _COMPLETE).exists():
+        with contextlib.suppress(OSError):  # its time says when it was last used (prune_cache)
+            os.utime(target / _COMPLETE)
         return target / "bot"
     if data is None:
         raise ArtifactError(f"artifact {digest} is not cached here and was not sent")
@@ -207,3 +211,44 @@ def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> P
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target / "bot"
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A file or folder removed by a prune (or that a dry run would remove), and its size."""
+
+    path: Path
+    bytes: int
+
+
+def tree_bytes(path: Path) -> int:
+    """The bytes of the files under ``path`` (symlinks not followed)."""
+    if not path.is_dir() or path.is_symlink():
+        return path.lstat().st_size
+    return sum(p.lstat().st_size for p in path.rglob("*") if not p.is_dir() or p.is_symlink())
+
+
+def prune_cache(cache: Path, older_than: float, *, dry_run: bool = False) -> list[Pruned]:
+    """Remove the unpacked artifacts of this worker's ``cache`` not used for ``older_than`` seconds
+    (:func:`materialize` marks each use), and unpacking folders left by a killed worker. Safe at any
+    time: a table carries the archives of its seats, so an entry removed is unpacked again when a
+    table needs it; the age keeps the folders of games being played."""
+    removed: list[Pruned] = []
+    if not cache.is_dir():
+        return removed
+    horizon = time.time() - older_than
+    for entry in sorted(cache.iterdir()):
+        if not entry.is_dir() or entry.is_symlink():
+            continue
+        marker = entry / _COMPLETE
+        stamp = marker if marker.exists() else entry
+        try:
+            if stamp.stat().st_mtime >= horizon:
+                continue
+            size = tree_bytes(entry)
+        except OSError:
+            continue
+        if not dry_run:
+            shutil.rmtree(entry, ignore_errors=True)
+        removed.append(Pruned(entry, size))
+    return removed
