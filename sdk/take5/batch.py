@@ -179,10 +179,11 @@ class Batch:
         self._draws = np.zeros(g, dtype=np.int64)
         self._rotation = np.zeros(g, dtype=np.int32)
         self._picks = np.zeros((0, g), dtype=np.int16)
+        self._played = np.zeros((n, g), dtype=np.int8)
 
     _ARRAYS = (
         "_state", "_rows", "_hands", "_held", "_points", "_scores", "_round",
-        "_over", "_out", "_seeds", "_draws", "_rotation", "_picks",
+        "_over", "_out", "_seeds", "_draws", "_rotation", "_picks", "_played",
     )  # fmt: skip
 
     # -- constructors --------------------------------------------------------------------------
@@ -367,6 +368,12 @@ class Batch:
         return array
 
     @property
+    def played(self) -> Int8:
+        """(G, n): the cards revealed in the latest turn (0 in games that took no part in it;
+        read-only)."""
+        return _read_only(_transposed(self._played))
+
+    @property
     def active(self) -> Bool:
         """(G,): the games that still play this round (cards in hand, game not over)."""
         return (self._held > 0) & ~self._over
@@ -422,16 +429,19 @@ class Batch:
 
     # -- playing ---------------------------------------------------------------------------------
 
-    def play_turn(self, cards: ArrayLike, rows: ArrayLike | None = None) -> Int32:
-        """Every active game plays one turn: `cards[g, seat]` is each seat's card, which must be in
-        its hand (ValueError). Returns the bull heads each seat took in this turn (G, n).
+    def play_turn(self, cards: ArrayLike | Policy, rows: ArrayLike | None = None) -> Int32:
+        """Every active game plays one turn and returns the bull heads each seat took (G, n).
 
-        `rows[g, seat]`, if given, is the row a seat takes when its card is lower than every row
-        (the engine's `choose_row`, decided before the reveal); otherwise the cheapest row.
+        `cards` is a policy, or the cards themselves: `cards[g, seat]` for each seat, which must be
+        in its hand (ValueError). `rows[g, seat]`, if given, is the row a seat takes when its card
+        is lower than every row (the engine's `choose_row`, decided before the reveal); otherwise
+        the cheapest row. The cards played are in `played` afterwards.
         """
         shape = (len(self), self.players)
-        chosen = np.broadcast_to(np.asarray(cards), shape).T.astype(np.int16)
         choice = None if rows is None else np.broadcast_to(np.asarray(rows), shape).T.astype(np.int16)
+        if callable(cards):
+            return _transposed(self._turn(None, choice, cards, None))
+        chosen = np.broadcast_to(np.asarray(cards), shape).T.astype(np.int16)
         return _transposed(self._turn(chosen, choice, None, None))
 
     def play_round(self, policy: Policy | None = None, *, first: ArrayLike | None = None) -> Int32:
@@ -503,6 +513,7 @@ class Batch:
         else:
             index = np.flatnonzero(act)
             if not len(index):
+                self._played = np.zeros_like(self._played)
                 return np.zeros_like(self._points)
         hands = self._hands if index is None else _part(self._hands, index)
         held = self._held if index is None else self._held[index]
@@ -522,6 +533,11 @@ class Batch:
             slots = _find_slots(hands, held, cards if index is None else cards[:, index])
         played = _take_slots(hands, slots)
         held -= 1
+        if index is None:
+            self._played = played
+        else:
+            self._played = np.zeros_like(self._played)
+            self._played[:, index] = played
         keep = self.keep_cards
         if index is None:
             state, rows_now, out = self._state, self._rows, self._out
@@ -573,8 +589,8 @@ class Batch:
                 self._picks = np.zeros((picks_count, len(self)), dtype=np.int16)
             self._picks[:, index] = picks.T
         else:
-            deck = _shuffle(self._seeds[index], self._draws[index])
-            self._draws[index] += _SHUFFLE_STEPS
+            deck, used = _shuffle(self._seeds[index], self._draws[index])
+            self._draws[index] += used
             position = (np.arange(n) - self._rotation[index][:, None]) % n  # of each seat
             take = position[:, :, None] * HAND_SIZE + np.arange(HAND_SIZE)
             hands = np.take_along_axis(deck[:, None, :], take, 2).astype(np.int8)
@@ -747,10 +763,13 @@ def _greedy_slots(state: Int32, hands: Int8) -> Int8:
     return slots
 
 
-def _shuffle(seeds: NDArray[np.uint64], draws: NDArray[np.int64]) -> NDArray[np.int32]:
+def _shuffle(
+    seeds: NDArray[np.uint64], draws: NDArray[np.int64]
+) -> tuple[Int32, NDArray[np.int64]]:
     """Each game's shuffled deck, as take5.shuffle makes it: Fisher-Yates from the end with the
-    SplitMix64 stream of its seed, `draws` draws in. A draw the generator would reject (a chance
-    below 1e-16 per shuffle) sends that game through the plain implementation."""
+    SplitMix64 stream of its seed, `draws` draws in; and the draws each shuffle took. A draw the
+    generator would reject (a chance below 1e-16 per shuffle) sends that game through the plain
+    implementation."""
     k = len(seeds)
     with np.errstate(over="ignore"):
         state = seeds[:, None] + (draws.astype(np.uint64)[:, None] + _STEPS) * np.uint64(_GOLDEN)
@@ -767,21 +786,21 @@ def _shuffle(seeds: NDArray[np.uint64], draws: NDArray[np.int64]) -> NDArray[np.
         deck[i] = flat[at]
         flat[at] = top
     result: Int32 = deck.T.copy()
+    used = np.full(k, _SHUFFLE_STEPS, dtype=np.int64)
     for g in np.flatnonzero((z > _KEEP).any(1)):
-        result[g], extra = _shuffle_one(int(seeds[g]), int(draws[g]))
-        draws[g] += extra  # beyond the usual 103, which the caller adds
-    return result
+        result[g], used[g] = _shuffle_one(int(seeds[g]), int(draws[g]))
+    return result, used
 
 
 def _shuffle_one(seed: int, draws: int) -> tuple[NDArray[np.int32], int]:
-    """One game's shuffle the plain way; the deck and the draws it took beyond the usual 103."""
+    """One game's shuffle the plain way; the deck and the draws it took."""
     from .shuffle import SplitMix64
 
     rng = SplitMix64(0)
     rng.state = (seed + draws * _GOLDEN) & _MASK
     deck = rng.shuffled(range(1, CARD_COUNT + 1))
     used = ((rng.state - seed) * pow(_GOLDEN, -1, 1 << 64)) & _MASK
-    return np.array(deck, dtype=np.int32), used - draws - _SHUFFLE_STEPS
+    return np.array(deck, dtype=np.int32), used - draws
 
 
 # -- policies --------------------------------------------------------------------------------------
