@@ -531,7 +531,7 @@ class Batch:
                     slots = np.where(forced, _find_slots(hands, held, sub, forced), slots)
         else:
             slots = _find_slots(hands, held, cards if index is None else cards[:, index])
-        played = _take_slots(hands, slots)
+        played = _take_slots(hands, held, slots)
         held -= 1
         if index is None:
             self._played = played
@@ -700,14 +700,20 @@ def _place(state: Int32, rows: Int16 | None, cards: Int8, choice: Int16 | None) 
     return pts
 
 
+def _filled(hands: Int8, held: Int8) -> Int8:
+    """The hand slots that hold a card in some game (a view): hands are sorted with NO_CARD last,
+    so the later slots are left out of the work, which halves it over a round."""
+    top = max(int(held.max()), 1) if len(held) else 1
+    part: Int8 = hands[:top]
+    return part
+
+
 def _find_slots(hands: Int8, held: Int8, cards: Int16, where: Bool | None = None) -> Int8:
     """The slot of each seat's card in its (sorted) hand; ValueError if a card is not there
     (`where`: only these seats are checked)."""
+    hands = _filled(hands, held)
     slots = _count(hands < cards)
-    n, k = cards.shape
-    clipped = np.minimum(slots, HAND_SIZE - 1)
-    found = hands.reshape(-1)[clipped.astype(np.intp) * (n * k) + np.arange(n * k).reshape(n, k)]
-    ok = (found == cards) & (slots < held)
+    ok = (_cards_at(hands, np.minimum(slots, len(hands) - 1)) == cards) & (slots < held)
     if where is not None:
         ok |= ~where
     if not ok.all():
@@ -717,16 +723,18 @@ def _find_slots(hands: Int8, held: Int8, cards: Int16, where: Bool | None = None
     return slots
 
 
-def _count(below: Bool) -> NDArray[np.int8]:
+def _count(below: Bool) -> Int8:
     """Along the first axis, how many are true (through int8: much faster than a bool sum)."""
     counts: Int8 = below.view(np.int8).sum(0, dtype=np.int8)
     return counts
 
 
-def _take_slots(hands: Int8, slots: Int8) -> Int8:
+def _take_slots(hands: Int8, held: Int8, slots: Int8) -> Int8:
     """Remove the card at each seat's slot from its hand, keeping hands sorted; return the cards."""
+    hands = _filled(hands, held)
     cards = _cards_at(hands, slots)
-    moves = _SLOT_AFTER > slots  # the slots that move down by one
+    top = len(hands)
+    moves = _SLOT_AFTER[: top - 1] > slots  # the slots that move down by one
     low, high = hands[:-1], hands[1:]
     low += moves * (high - low)
     hands[-1] = NO_CARD
@@ -813,7 +821,7 @@ def greedy_cards(batch: Batch) -> Int8:
     (Its key: cost * 256 + (card - row end) for a card that fits a row; cost * 256 + 150 + card for
     a low card, whose cost is the cheapest row's bull heads.)
     """
-    slots = _greedy_slots(batch._state, batch._hands)
+    slots = _greedy_slots(batch._state, _filled(batch._hands, batch._held))
     return _transposed(_cards_at(batch._hands, slots))
 
 
@@ -869,8 +877,11 @@ class EpsilonGreedy:
         eps = self.randomness
         greedy_slots = None
         if not (eps >= 1).all():
-            sub = (lambda a: a) if index is None else (lambda a: _part(a, index))
-            greedy_slots = _greedy_slots(sub(batch._state), sub(batch._hands))
+            hands = _filled(batch._hands, held)
+            if index is None:
+                greedy_slots = _greedy_slots(batch._state, hands)
+            else:
+                greedy_slots = _greedy_slots(_part(batch._state, index), _part(hands, index))
             if (eps <= 0).all():
                 return greedy_slots
         assert self.rng is not None
