@@ -123,7 +123,7 @@ def test_bundled_opponents_need_no_checkout() -> None:
 def test_the_search_bot_beats_the_heuristic() -> None:
     from take5.bots import HeuristicBot, SearchBot
 
-    result = take5.play_against(SearchBot(rollouts=12), [HeuristicBot(), "random", "lowest"], games=8, seed=5)
+    result = take5.play_against(SearchBot(rollouts=128), [HeuristicBot(), "random", "lowest"], games=8, seed=5)
     assert result.bot.mean_place < result.stats[1].mean_place  # deterministic: a fixed number of rollouts
 
 

@@ -102,6 +102,7 @@ _STEPS = np.arange(1, _SHUFFLE_STEPS + 1, dtype=np.uint64)
 _NO_KEY16 = np.int32(16 << 14)
 """Added to 16 times the greedy key of a card that is not there: every real key is below 2**13."""
 _I32_16 = np.int32(16)
+_BELOW_ONE = 1.0 - 2.0**-30
 _ROW_INDEX32 = np.arange(ROW_COUNT, dtype=np.int32)[:, None]
 _SIZE_OF = _HEADS16.astype(np.int32) * 8 + 1
 """_SIZE_OF[card]: the low 16 bits of a row of that one card (see Batch.__init__)."""
@@ -865,7 +866,6 @@ class EpsilonGreedy:
         per_seat = eps[:, None] if eps.ndim else eps
         self._threshold = per_seat.astype(np.float32)
         self._scale = np.divide(1.0, per_seat, out=np.zeros_like(per_seat), where=per_seat > 0)
-        self._scale = self._scale.astype(np.float32)
 
     def __call__(self, batch: Batch) -> Int8:
         return _transposed(_cards_at(batch._hands, self._slots(batch, None)))
@@ -896,8 +896,8 @@ class EpsilonGreedy:
             draws = np.tile(shared, (1, len(batch) // self.period))
             if index is not None:
                 draws = draws[:, index]
-        scale = self._scale if greedy_slots is not None else np.float32(1.0)
-        random_slots = np.minimum((draws * scale * held).astype(np.int8), held - 1)
+        share = draws if greedy_slots is None else np.minimum(draws * self._scale, _BELOW_ONE)
+        random_slots = np.minimum((share * held).astype(np.int8), held - 1)
         if greedy_slots is None:
             return random_slots
         return np.where(draws < self._threshold, random_slots, greedy_slots)
