@@ -40,18 +40,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "sdk")]
 
-from arena.api import arena_pb2 as pb  # noqa: E402
-from arena.client import ArenaClient, pack_folder  # noqa: E402
-from referee.tournament import TournamentError, run_tournament, submit  # noqa: E402
+from take5_arena.referee.tournament import TournamentError, run_tournament, submit
+from take5_arena.service.api import arena_pb2 as pb
+from take5_arena.service.client import ArenaClient, pack_folder
 
-BOTS = (("random", "random"), ("lowest", "lowest"), ("heuristic", "heuristic"), ("random2", "random"))
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "sdk"), os.environ.get("PYTHONPATH", "")])}
+BOTS = (
+    ("random", "random"),
+    ("lowest", "lowest"),
+    ("heuristic", "heuristic"),
+    ("random2", "random"),
+)
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "sdk"), os.environ.get("PYTHONPATH", "")]),
+}
 
 
 def finished_times(directory: Path, since: float | None = None) -> list[float]:
     con = sqlite3.connect(f"file:{directory / 'tournament.sqlite'}?mode=ro", uri=True, timeout=30)
     try:
-        stamps = [datetime.fromisoformat(r[0]).timestamp() for r in con.execute("SELECT finished_at FROM results")]
+        stamps = [
+            datetime.fromisoformat(r[0]).timestamp()
+            for r in con.execute("SELECT finished_at FROM results")
+        ]
     finally:
         con.close()
     return sorted(t for t in stamps if since is None or t >= since)
@@ -76,7 +87,9 @@ def baseline(base: Path, sandbox: str, games: int) -> float:
     per_submit = (time.perf_counter() - t0) / len(BOTS)
     print(f"local `referee submit` (validation): {per_submit:.2f} s per bot")
     t0 = time.perf_counter()
-    report = run_tournament(entrants, {"players": 2, "games": games, "sandbox": sandbox, "concurrency": 1})
+    report = run_tournament(
+        entrants, {"players": 2, "games": games, "sandbox": sandbox, "concurrency": 1}
+    )
     seconds = time.perf_counter() - t0
     rate = report.played / seconds
     print(f"tournament run: {report.played} games in {seconds:.1f} s: {rate:.2f} games/s")
@@ -86,7 +99,9 @@ def baseline(base: Path, sandbox: str, games: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sandbox", choices=["local", "docker"], default="local")
-    parser.add_argument("--window", type=float, default=40.0, help="seconds of ladder play measured")
+    parser.add_argument(
+        "--window", type=float, default=40.0, help="seconds of ladder play measured"
+    )
     parser.add_argument("--games", type=int, default=40, help="games of the baseline tournament")
     parser.add_argument("--submissions", type=int, default=6)
     args = parser.parse_args()
@@ -96,14 +111,57 @@ def main() -> None:
         base_rate = baseline(base, args.sandbox, args.games)
 
         arena = base / "arena"
-        token = subprocess.run([sys.executable, "-m", "referee.cli", "authors", "add", "bench", "-t", str(arena),
-                                "--per-hour", "10000", "--max-bots", "100"], capture_output=True, text=True,
-                               env=ENV, check=True).stdout.strip()
+        token = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "take5_arena",
+                "authors",
+                "add",
+                "bench",
+                "-t",
+                str(arena),
+                "--per-hour",
+                "10000",
+                "--max-bots",
+                "100",
+            ],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            check=True,
+        ).stdout.strip()
         server = subprocess.Popen(
-            [sys.executable, "-m", "referee.cli", "serve", "-t", str(arena), "--listen", "127.0.0.1:0",
-             "--sandbox", args.sandbox, "--players", "2", "-j", "1", "--publish-every-games", "50",
-             "--publish-every-seconds", "30", "--bootstrap", "20", "--validators", "2"],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=ENV, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "take5_arena",
+                "serve",
+                "-t",
+                str(arena),
+                "--listen",
+                "127.0.0.1:0",
+                "--sandbox",
+                args.sandbox,
+                "--players",
+                "2",
+                "-j",
+                "1",
+                "--publish-every-games",
+                "50",
+                "--publish-every-seconds",
+                "30",
+                "--bootstrap",
+                "20",
+                "--validators",
+                "2",
+            ],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=ENV,
+            start_new_session=True,
+        )
         assert server.stderr is not None
         address = None
         for line in server.stderr:
@@ -125,8 +183,10 @@ def main() -> None:
         time.sleep(args.window)
         played = finished_times(arena, since=t0)
         ladder_rate = len(played) / args.window
-        print(f"arena ladder: {len(played)} games in {args.window:.0f} s: {ladder_rate:.2f} games/s "
-              f"({ladder_rate / base_rate:.2f} x tournament run)")
+        print(
+            f"arena ladder: {len(played)} games in {args.window:.0f} s: {ladder_rate:.2f} games/s "
+            f"({ladder_rate / base_rate:.2f} x tournament run)"
+        )
 
         versions: list[Path] = []
         for i in range(args.submissions):
@@ -141,9 +201,11 @@ def main() -> None:
         seconds = time.time() - t0
         accepted = sum(r.outcome == pb.SUBMIT_ACCEPTED for r in replies)
         during = finished_times(arena, since=t0)
-        print(f"submissions while the ladder plays: {accepted} of {len(replies)} accepted in {seconds:.1f} s: "
-              f"{accepted / seconds:.2f} submissions/s ({seconds / max(1, accepted):.2f} s each); ladder meanwhile "
-              f"{len(during) / seconds:.2f} games/s")
+        print(
+            f"submissions while the ladder plays: {accepted} of {len(replies)} accepted in {seconds:.1f} s: "
+            f"{accepted / seconds:.2f} submissions/s ({seconds / max(1, accepted):.2f} s each); ladder meanwhile "
+            f"{len(during) / seconds:.2f} games/s"
+        )
         client.close()
     finally:
         if server is not None:

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from referee.sandbox import context
-from referee.sandbox.build_errors import BuildRefused
-from referee.sandbox.images import build_image
+from take5_arena.referee.sandbox import context
+from take5_arena.referee.sandbox.build_errors import BuildRefused
+from take5_arena.referee.sandbox.images import build_image
 
 
 def timed(fn) -> float:

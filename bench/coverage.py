@@ -8,7 +8,7 @@ interval of a bot contains its target rating (the fit's limit under the model, s
 ``synthetic.target_elo``), and among the pairs whose LOS is at least 95%, how often the order is
 wrong (an honest LOS: at most about 5%).
 
-Methods (leaderboard/ratings.py):
+Methods (take5_arena/leaderboard/ratings.py):
 
 * bootstrap - percentile bootstrap over resampling units (games, or duplicate sets), the resamples
   of ``DEFAULT_RESAMPLES``;
@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from leaderboard.ratings import (
+from take5_arena.leaderboard.ratings import (
     DEFAULT_RESAMPLES,
     IntervalMethod,
     fit_elo,

@@ -66,16 +66,21 @@ def rate(fn, seconds: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved windows per measurement")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="interleaved windows per measurement"
+    )
     args = parser.parse_args()
-    print(f"{'players':>7} {'inline g/s':>11} {'no-record g/s':>14} {'+record g/s':>12} {'ratio':>6}")
+    print(
+        f"{'players':>7} {'inline g/s':>11} {'no-record g/s':>14} {'+record g/s':>12} {'ratio':>6}"
+    )
     for n in (2, 4, 10):
         settings = Settings(players=n)
 
         def engine(seed: int, record: bool, n: int = n, settings: Settings = settings) -> None:
             # Without records, the engine skips building the record altogether (keep_record=False).
-            game = play_game([RandomPlayer(seed * 100 + i) for i in range(n)], settings, seed,
-                             keep_record=record)
+            game = play_game(
+                [RandomPlayer(seed * 100 + i) for i in range(n)], settings, seed, keep_record=record
+            )
             if record:
                 game.record()
 
@@ -83,7 +88,9 @@ def main() -> None:
         # on a shared machine hits all three alike.
         inline = bare = recorded = 0.0
         for _ in range(args.repeats):
-            inline = max(inline, rate(lambda s, n=n: inline_game(n, s), args.seconds / args.repeats))
+            inline = max(
+                inline, rate(lambda s, n=n: inline_game(n, s), args.seconds / args.repeats)
+            )
             bare = max(bare, rate(lambda s: engine(s, False), args.seconds / args.repeats))
             recorded = max(recorded, rate(lambda s: engine(s, True), args.seconds / args.repeats))
         print(f"{n:>7} {inline:>11.0f} {bare:>14.0f} {recorded:>12.0f} {recorded / inline:>6.2f}")

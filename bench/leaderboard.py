@@ -10,7 +10,7 @@ with the engine instead of bot processes; the records have the shape of the matc
 with name, entrant, version and handshake fields, a timeout fault now and then). A store is built
 once per size into the cache folder and reused (100,000 games take a while to play).
 
-For each size, each command runs as its own process (``python -m referee.cli``) and the figures are
+For each size, each command runs as its own process (``python -m take5_arena``) and the figures are
 that process's CPU time (user + system) and peak resident memory (``wait4``'s ``ru_maxrss``):
 
 * ``standings``: ``referee standings -t DIR`` (results table only), and ``referee tournament status``;
@@ -40,14 +40,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from take5 import Fault, Settings, cheapest_row, cost_of_card, play_game  # noqa: E402
+from take5 import Fault, Settings, cheapest_row, cost_of_card, play_game
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import GameOutcome, TableSpec, run_tournament
 
-from referee.store import Store  # noqa: E402
-from referee.tournament import GameOutcome, TableSpec, run_tournament  # noqa: E402
-
-BOTS = {"ace": 0.95, "blade": 0.85, "comet": 0.75, "dune": 0.6, "ember": 0.45, "flint": 0.3,
-        "gale": 0.15, "haze": 0.0}
-SETTINGS = {"players": 4, "sandbox": "local", "executor": "local", "concurrency": 1, "duplicate": True}
+BOTS = {
+    "ace": 0.95,
+    "blade": 0.85,
+    "comet": 0.75,
+    "dune": 0.6,
+    "ember": 0.45,
+    "flint": 0.3,
+    "gale": 0.15,
+    "haze": 0.0,
+}
+SETTINGS = {
+    "players": 4,
+    "sandbox": "local",
+    "executor": "local",
+    "concurrency": 1,
+    "duplicate": True,
+}
 BOOTSTRAP = 200
 
 
@@ -74,13 +87,26 @@ def engine_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
     out = []
     n = len(spec.seats)
     for gid, rotation in spec.games:
-        players = [Mixed(BOTS[s.name], spec.deal_seed % 100_000 + 7 * i + rotation) for i, s in enumerate(spec.seats)]
-        game = play_game(players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation)
+        players = [
+            Mixed(BOTS[s.name], spec.deal_seed % 100_000 + 7 * i + rotation)
+            for i, s in enumerate(spec.seats)
+        ]
+        game = play_game(
+            players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation
+        )
         if spec.deal_seed % 17 == 0:  # now and then a slow answer
             game.faults.append(Fault(rotation % n, 1, 4, "timeout", "no answer within 1.0 s"))
         seats = [
-            {"name": s.name, "entrant": s.key, "version": s.version, "bot_name": s.name, "kind": "python",
-             "author": f"{s.name} team", "sdk": "take5-python 1.0", "protocol_version": 1}
+            {
+                "name": s.name,
+                "entrant": s.key,
+                "version": s.version,
+                "bot_name": s.name,
+                "kind": "python",
+                "author": f"{s.name} team",
+                "sdk": "take5-python 1.0",
+                "protocol_version": 1,
+            }
             for s in spec.seats
         ]
         record = game.record(game_id=gid, seats=seats)
@@ -98,9 +124,13 @@ def build_store(folder: Path, games: int, seed: int = 0) -> None:
     if not (folder / "tournament.sqlite").exists():
         with Store(folder, create=True) as store:
             for name in BOTS:
-                store.add_version(name, source_hash=f"src-{name}", bot_dir=f"/bots/{name}", kind="python")
+                store.add_version(
+                    name, source_hash=f"src-{name}", bot_dir=f"/bots/{name}", kind="python"
+                )
     executor = {"executor": "process", "concurrency": JOBS} if JOBS > 1 else {}
-    report = run_tournament(folder, {**SETTINGS, **executor, "games": games, "seed": seed}, runner=engine_runner)
+    report = run_tournament(
+        folder, {**SETTINGS, **executor, "games": games, "seed": seed}, runner=engine_runner
+    )
     if report.unplayed:
         raise SystemExit(f"{folder}: {report.unplayed} games not played")
 
@@ -121,7 +151,12 @@ def cached_store(cache: Path, games: int) -> Path:
 
 def measure(args: list[str]) -> tuple[float, float, float]:
     """(CPU seconds, peak MB, wall seconds) of one command run as its own process."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "sdk"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT), str(ROOT / "sdk"), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     t0 = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -134,12 +169,14 @@ def measure(args: list[str]) -> tuple[float, float, float]:
 
 
 def referee(*args: str) -> list[str]:
-    return [sys.executable, "-m", "referee.cli", *args]
+    return [sys.executable, "-m", "take5_arena", *args]
 
 
 def baseline(folder: Path) -> list[str]:
-    code = ("import sys; from referee.store import Store; s = Store(sys.argv[1], readonly=True); "
-            "n = sum(1 for _ in s.records()); s.close()")
+    code = (
+        "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], readonly=True); "
+        "n = sum(1 for _ in s.records()); s.close()"
+    )
     return [sys.executable, "-c", code, str(folder)]
 
 
@@ -161,27 +198,57 @@ def run(size: int, cache: Path, work: Path) -> None:
         games = s.recorded_count()
     base_cpu, base_mb, _ = measure(baseline(store))
     cpu, mb, wall = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
-    print(f"{games:>8,} games  standings   {cpu:7.2f} s CPU ({1e3 * cpu / games:.3f} ms/game)  "
-          f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, {base_mb:.0f} MB; "
-          f"ratio {cpu / base_cpu:.2f}]", flush=True)
+    print(
+        f"{games:>8,} games  standings   {cpu:7.2f} s CPU ({1e3 * cpu / games:.3f} ms/game)  "
+        f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, {base_mb:.0f} MB; "
+        f"ratio {cpu / base_cpu:.2f}]",
+        flush=True,
+    )
     s_cpu, s_mb, _ = measure(referee("tournament", "status", "-t", str(store)))
     print(f"{'':>8}        tournament status {s_cpu:7.2f} s CPU  {s_mb:7.0f} MB peak", flush=True)
     site = work / f"site-{size}"
     shutil.rmtree(site, ignore_errors=True)
-    p_cpu, p_mb, _ = measure(referee("publish", "-t", str(store), "-o", str(site), "--bootstrap", str(BOOTSTRAP),
-                                     "--no-timestamp", "--full"))
+    p_cpu, p_mb, _ = measure(
+        referee(
+            "publish",
+            "-t",
+            str(store),
+            "-o",
+            str(site),
+            "--bootstrap",
+            str(BOOTSTRAP),
+            "--no-timestamp",
+            "--full",
+        )
+    )
     size_b, files, widest = site_size(site)
-    print(f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  {p_mb:7.0f} MB peak   "
-          f"site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), {files:,} files, "
-          f"at most {widest:,} in a folder", flush=True)
+    print(
+        f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  {p_mb:7.0f} MB peak   "
+        f"site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), {files:,} files, "
+        f"at most {widest:,} in a folder",
+        flush=True,
+    )
     more = work / f"store-{size}-plus"
     shutil.rmtree(more, ignore_errors=True)
     shutil.copytree(store, more)
     build_store(more, 1000, seed=1)
-    r_cpu, r_mb, _ = measure(referee("publish", "-t", str(more), "-o", str(site), "--bootstrap", str(BOOTSTRAP),
-                                     "--no-timestamp"))
-    print(f"{'':>8}        re-publish  {r_cpu:7.2f} s CPU after 1,000 new games  {r_mb:7.0f} MB peak   "
-          f"{100 * r_cpu / p_cpu:.1f}% of the full publish", flush=True)
+    r_cpu, r_mb, _ = measure(
+        referee(
+            "publish",
+            "-t",
+            str(more),
+            "-o",
+            str(site),
+            "--bootstrap",
+            str(BOOTSTRAP),
+            "--no-timestamp",
+        )
+    )
+    print(
+        f"{'':>8}        re-publish  {r_cpu:7.2f} s CPU after 1,000 new games  {r_mb:7.0f} MB peak   "
+        f"{100 * r_cpu / p_cpu:.1f}% of the full publish",
+        flush=True,
+    )
     shutil.rmtree(more, ignore_errors=True)
     shutil.rmtree(site, ignore_errors=True)
 
@@ -190,17 +257,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/take5-bench-leaderboard"))
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="tables played at once while building a store (worker processes; same records)")
-    parser.add_argument("--build-only", action="store_true", help="only build the stores missing in the cache")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="tables played at once while building a store (worker processes; same records)",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="only build the stores missing in the cache"
+    )
     ns = parser.parse_args()
     global JOBS
     JOBS = ns.jobs
     ns.cache.mkdir(parents=True, exist_ok=True)
     work = ns.cache / "work"
     work.mkdir(exist_ok=True)
-    print(f"stores of 8 bots at tables of 4 (duplicate deals); {BOOTSTRAP} bootstrap resamples; "
-          "each command its own process")
+    print(
+        f"stores of 8 bots at tables of 4 (duplicate deals); {BOOTSTRAP} bootstrap resamples; "
+        "each command its own process"
+    )
     for size in ns.sizes:
         if ns.build_only:
             cached_store(ns.cache, size)

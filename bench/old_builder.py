@@ -1,7 +1,7 @@
-"""The builder the referee used before referee/sandbox/images.py, kept only as the same-run baseline
+"""The builder the referee used before take5_arena/referee/sandbox/images.py, kept only as the same-run baseline
 of bench/build.py (the referee never runs it): turning a bot folder into an image with the
 ``docker`` command line for ``build``, ``pull`` and ``rmi``. Containers (the Python version of a
-foreign base image) go through `referee.sandbox.containers` like every other container.
+foreign base image) go through `take5_arena.referee.sandbox.containers` like every other container.
 
 Images (`build_image`)
     bot image = base image (``take5/python:3.11`` by default, made by ``scripts/setup-docker.sh``)
@@ -31,9 +31,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from referee.sandbox import containers, engine
-from referee.sandbox.errors import EngineUnavailable, ImageBuildError, SandboxError
-from referee.sandbox.limits import (
+from take5_arena.referee.sandbox import containers, engine
+from take5_arena.referee.sandbox.errors import EngineUnavailable, ImageBuildError, SandboxError
+from take5_arena.referee.sandbox.limits import (
     BOT_GID,
     BOT_UID,
     CONTAINER_SOCKET_DIR,
@@ -42,7 +42,7 @@ from referee.sandbox.limits import (
     SandboxLimits,
 )
 
-log = logging.getLogger("referee.docker")
+log = logging.getLogger("take5.referee.docker")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_SDK_DIR = REPO_ROOT / "sdk"
@@ -63,8 +63,19 @@ BUILDER_VERSION = "1"
 MAX_BOT_BYTES = 64 * 1024 * 1024
 
 _IGNORED_DIRS = {
-    "__pycache__", ".git", ".hg", ".svn", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".hypothesis", ".tox", ".idea", ".vscode",
+    "__pycache__",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".idea",
+    ".vscode",
 }
 _IGNORED_SUFFIXES = (".pyc", ".pyo")
 _IGNORED_FILES = {".DS_Store"}
@@ -127,9 +138,13 @@ class Docker:
             out = exc.stdout or ""
             if isinstance(out, bytes):
                 out = out.decode(errors="replace")
-            raise DockerCommandError(argv, None, out, f"`docker {args[0]}` timed out after {exc.timeout}s") from None
+            raise DockerCommandError(
+                argv, None, out, f"`docker {args[0]}` timed out after {exc.timeout}s"
+            ) from None
         if proc.returncode != 0 and check:
-            raise DockerCommandError(argv, proc.returncode, proc.stdout if merge_output else proc.stderr)
+            raise DockerCommandError(
+                argv, proc.returncode, proc.stdout if merge_output else proc.stderr
+            )
         return proc
 
     def check(self) -> str:
@@ -145,7 +160,9 @@ class Docker:
         except docker.errors.NotFound:
             return None
         except docker.errors.APIError as error:
-            raise DockerCommandError(["docker", "image", "inspect", ref], None, str(error.explanation or error))
+            raise DockerCommandError(
+                ["docker", "image", "inspect", ref], None, str(error.explanation or error)
+            )
 
 
 _default_docker: Docker | None = None
@@ -184,7 +201,9 @@ def _bot_files(root: Path) -> list[Path]:
     """Files of a folder, sorted, without caches and VCS dirs. Symlinks are listed, not followed."""
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_DIRS and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _IGNORED_DIRS and not d.endswith(".egg-info")
+        )
         d = Path(dirpath)
         for link in (x for x in dirnames if (d / x).is_symlink()):
             out.append(d / link)
@@ -203,7 +222,9 @@ def _hash_tree(h: hashlib._Hash, root: Path, prefix: str) -> int:
         if stat.S_ISLNK(st.st_mode):
             h.update(f"{prefix}/{rel}\0link\0{os.readlink(path)}\0".encode())
         elif stat.S_ISREG(st.st_mode):
-            h.update(f"{prefix}/{rel}\0{'x' if st.st_mode & 0o111 else '-'}\0{st.st_size}\0".encode())
+            h.update(
+                f"{prefix}/{rel}\0{'x' if st.st_mode & 0o111 else '-'}\0{st.st_size}\0".encode()
+            )
             with open(path, "rb") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     h.update(chunk)
@@ -228,7 +249,9 @@ def source_hash(
         h.update(f"{item}\0".encode())
     size = _hash_tree(h, Path(bot_dir), "bot")
     if size > MAX_BOT_BYTES:
-        raise ImageBuildError(f"bot folder {bot_dir} has {size} bytes, more than {MAX_BOT_BYTES}", bot_dir=bot_dir)
+        raise ImageBuildError(
+            f"bot folder {bot_dir} has {size} bytes, more than {MAX_BOT_BYTES}", bot_dir=bot_dir
+        )
     _hash_tree(h, Path(sdk_dir) / "take5", "sdk")
     return h.hexdigest()
 
@@ -244,11 +267,17 @@ def sdk_versions(sdk_dir: str | os.PathLike = DEFAULT_SDK_DIR) -> tuple[str, str
     """(sdk version, protocol version) read from the SDK's sources without importing them."""
     sdk = Path(sdk_dir)
     version = ""
-    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", _read_text(sdk / "take5" / "__init__.py"), re.MULTILINE)
+    m = re.search(
+        r"""^__version__\s*=\s*["']([^"']+)["']""",
+        _read_text(sdk / "take5" / "__init__.py"),
+        re.MULTILINE,
+    )
     if m:
         version = m.group(1)
     else:
-        m = re.search(r"""^version\s*=\s*["']([^"']+)["']""", _read_text(sdk / "pyproject.toml"), re.MULTILINE)
+        m = re.search(
+            r"""^version\s*=\s*["']([^"']+)["']""", _read_text(sdk / "pyproject.toml"), re.MULTILINE
+        )
         version = m.group(1) if m else "unknown"
     protocol = ""
     for py in sorted((sdk / "take5").rglob("*.py")):
@@ -282,8 +311,9 @@ def _bot_version(bot_dir: Path) -> str | None:
         return v.splitlines()[0].strip()
     text = _read_text(bot_dir / "bot.py")
     # __version__ = "..." at module level, else the SDK Bot's class attribute `version = "..."`.
-    m = (re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.MULTILINE)
-         or re.search(r"""^\s+version\s*=\s*["']([^"']+)["']""", text, re.MULTILINE))
+    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.MULTILINE) or re.search(
+        r"""^\s+version\s*=\s*["']([^"']+)["']""", text, re.MULTILINE
+    )
     return m.group(1) if m else None
 
 
@@ -340,11 +370,27 @@ def pip_target_install(
     major, minor = python_version.split(".")[:2]
     arch = platform.machine() or "x86_64"
     cmd = [
-        os.environ.get("TAKE5_PIP_PYTHON", "") or _host_python(), "-m", "pip", "install",
-        "--disable-pip-version-check", "--no-input", "--no-compile", "--no-warn-script-location",
-        "--target", str(target), "--only-binary=:all:",
-        "--python-version", f"{major}.{minor}", "--implementation", "cp",
-        "--abi", f"cp{major}{minor}", "--abi", "abi3", "--abi", "none",
+        os.environ.get("TAKE5_PIP_PYTHON", "") or _host_python(),
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--no-compile",
+        "--no-warn-script-location",
+        "--target",
+        str(target),
+        "--only-binary=:all:",
+        "--python-version",
+        f"{major}.{minor}",
+        "--implementation",
+        "cp",
+        "--abi",
+        f"cp{major}{minor}",
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
     ]
     for plat in _manylinux_platforms(arch):
         cmd += ["--platform", plat]
@@ -352,16 +398,27 @@ def pip_target_install(
     log.debug("pip: %s", " ".join(cmd))
     try:
         proc = subprocess.run(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, errors="replace", timeout=timeout, check=False,
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        out = (
+            exc.stdout.decode(errors="replace")
+            if isinstance(exc.stdout, bytes)
+            else (exc.stdout or "")
+        )
         raise ImageBuildError(f"pip install timed out after {timeout}s", out) from None
     if proc.returncode != 0:
         raise ImageBuildError(
             f"pip could not install wheels for Python {major}.{minor} ({', '.join(requirements)}); "
-            "only binary wheels are allowed", proc.stdout,
+            "only binary wheels are allowed",
+            proc.stdout,
         )
     return proc.stdout
 
@@ -404,10 +461,13 @@ def _base_python_version(docker: Docker, base_image: str, base: dict) -> str:
     if labels.get("take5.python"):
         return labels["take5.python"]
     if base["Id"] not in _python_versions:
-        # Asked in a sandboxed container, like every container of an image (referee.sandbox.containers).
+        # Asked in a sandboxed container, like every container of an image (take5_arena.referee.sandbox.containers).
         code, out = containers.run_to_completion(
-            engine.client(), base_image, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            limits=SandboxLimits(), run_id="probe",
+            engine.client(),
+            base_image,
+            ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            limits=SandboxLimits(),
+            run_id="probe",
         )
         if code != 0 or not re.fullmatch(r"\d+\.\d+", out.strip()):
             raise ImageBuildError(f"cannot find python3 in base image {base_image}", out)
@@ -421,7 +481,11 @@ def _ensure_base(docker: Docker, base_image: str) -> dict:
         proc = docker.run(["pull", base_image], check=False, timeout=600, merge_output=True)
         base = docker.image_inspect(base_image) if proc.returncode == 0 else None
         if base is None:
-            hint = " (run scripts/setup-docker.sh to build it)" if base_image.startswith("take5/") else ""
+            hint = (
+                " (run scripts/setup-docker.sh to build it)"
+                if base_image.startswith("take5/")
+                else ""
+            )
             raise ImageBuildError(
                 f"base image {base_image} is not present locally and could not be pulled{hint}",
                 proc.stdout,
@@ -485,7 +549,9 @@ def build_image(
     base_id = base["Id"]
     given_version = version or _bot_version(bot)
     digest = source_hash(
-        bot, sdk, extra=(bot_name, given_version or "", base_image, base_id, *pip_args),
+        bot,
+        sdk,
+        extra=(bot_name, given_version or "", base_image, base_id, *pip_args),
     )
     bot_version = given_version or f"0+{digest[:8]}"
     tag = f"{IMAGE_REPOSITORY}/{_slug(bot_name)}:{digest[:16]}"
@@ -501,16 +567,27 @@ def build_image(
 
     def info(image: dict, built: bool, seconds: float) -> ImageInfo:
         return ImageInfo(
-            tag=tag, id=image["Id"], bot_name=bot_name, bot_version=bot_version,
-            sdk_version=sdk_version, protocol_version=protocol, source_hash=digest,
-            base_image=base_image, built=built, build_seconds=seconds,
+            tag=tag,
+            id=image["Id"],
+            bot_name=bot_name,
+            bot_version=bot_version,
+            sdk_version=sdk_version,
+            protocol_version=protocol,
+            source_hash=digest,
+            base_image=base_image,
+            built=built,
+            build_seconds=seconds,
             labels=dict((image.get("Config") or {}).get("Labels") or {}),
         )
 
     with _lock_for(tag):
         if not force:
             existing = docker.image_inspect(tag)
-            if existing and ((existing.get("Config") or {}).get("Labels") or {}).get(LABEL_SOURCE_HASH) == digest:
+            if (
+                existing
+                and ((existing.get("Config") or {}).get("Labels") or {}).get(LABEL_SOURCE_HASH)
+                == digest
+            ):
                 log.info("image %s is up to date", tag)
                 return info(existing, False, 0.0)
         t0 = time.monotonic()
@@ -536,7 +613,9 @@ def build_image(
                 if (bot / "requirements.txt").is_file():
                     reqs += check_requirements(_read_text(bot / "requirements.txt"))
                 if reqs:
-                    output.append(pip_target_install(reqs, site, python_version=pyver, pip_args=pip_args))
+                    output.append(
+                        pip_target_install(reqs, site, python_version=pyver, pip_args=pip_args)
+                    )
                 for p in root.rglob("*"):
                     if not p.is_symlink():
                         os.chmod(p, 0o755 if p.is_dir() or os.stat(p).st_mode & 0o111 else 0o644)
@@ -544,13 +623,20 @@ def build_image(
                 # host when its Python has the image's version (no RUN step, faster), else in a RUN.
                 compiled = _host_compile([(site, SITE_DIR), (root / "bot", "/bot")], pyver)
                 dockerfile = Path(tmp) / "Dockerfile"
-                dockerfile.write_text(_python_dockerfile(base_image, labels, compile_in_image=not compiled))
+                dockerfile.write_text(
+                    _python_dockerfile(base_image, labels, compile_in_image=not compiled)
+                )
                 label_args = []
             cmd = [
-                "build", "--network", build_network,
+                "build",
+                "--network",
+                build_network,
                 *(["--no-cache"] if force else []),
                 *_build_cmd_extra(docker),
-                "-f", str(dockerfile), "-t", tag,
+                "-f",
+                str(dockerfile),
+                "-t",
+                tag,
                 *(["--build-arg", f"TAKE5_BASE_IMAGE={base_image}"] if own_dockerfile else []),
                 *label_args,
             ]
@@ -558,16 +644,21 @@ def build_image(
             try:
                 proc = docker.run(cmd, check=False, timeout=timeout, merge_output=True)
             except DockerCommandError as exc:  # timeout
-                raise ImageBuildError(f"building {tag} from {bot}: {exc}", "\n".join(output) + exc.stderr,
-                                      bot_dir=bot) from None
+                raise ImageBuildError(
+                    f"building {tag} from {bot}: {exc}", "\n".join(output) + exc.stderr, bot_dir=bot
+                ) from None
             output.append(proc.stdout)
             if proc.returncode != 0:
                 raise ImageBuildError(
-                    f"docker build of {bot} failed (exit {proc.returncode})", "\n".join(output), bot_dir=bot
+                    f"docker build of {bot} failed (exit {proc.returncode})",
+                    "\n".join(output),
+                    bot_dir=bot,
                 )
         image = docker.image_inspect(tag)
         if image is None:
-            raise ImageBuildError(f"docker build said it succeeded but {tag} is missing", "\n".join(output))
+            raise ImageBuildError(
+                f"docker build said it succeeded but {tag} is missing", "\n".join(output)
+            )
         seconds = time.monotonic() - t0
         log.info("built %s in %.1fs", tag, seconds)
         return info(image, True, seconds)
@@ -580,8 +671,16 @@ def prune_bot_images(
     newest, and drop untagged leftovers of rebuilt bots. Images in use by a container are kept
     (``docker rmi`` refuses them). Returns the removed image references."""
     docker = docker or default_docker()
-    proc = docker.run(["images", "--filter", f"label={LABEL_BOT}", "--no-trunc", "--format",
-                       "{{.ID}}\t{{.Repository}}:{{.Tag}}\t{{.CreatedAt}}"])
+    proc = docker.run(
+        [
+            "images",
+            "--filter",
+            f"label={LABEL_BOT}",
+            "--no-trunc",
+            "--format",
+            "{{.ID}}\t{{.Repository}}:{{.Tag}}\t{{.CreatedAt}}",
+        ]
+    )
     wanted = set(names) if names is not None else None
     by_bot: dict[str, list[tuple[str, str, str]]] = {}
     for line in proc.stdout.splitlines():
@@ -619,7 +718,10 @@ def _host_compile(dirs: Sequence[tuple[Path, str]], pyver: str) -> bool:
         # A file that does not compile (a bot's syntax error) is left alone: it fails at run time
         # with its traceback in the container log, which is where the bot author looks.
         compileall.compile_dir(
-            str(d), quiet=2, workers=1, ddir=ddir,
+            str(d),
+            quiet=2,
+            workers=1,
+            ddir=ddir,
             invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
         )
         for p in d.rglob("__pycache__"):
@@ -629,13 +731,18 @@ def _host_compile(dirs: Sequence[tuple[Path, str]], pyver: str) -> bool:
     return True
 
 
-def _python_dockerfile(base_image: str, labels: Mapping[str, str], *, compile_in_image: bool) -> str:
+def _python_dockerfile(
+    base_image: str, labels: Mapping[str, str], *, compile_in_image: bool
+) -> str:
     # One COPY of a staged tree (/bot, /opt/take5/site, /run/take5) and no RUN step when the .pyc
     # files were compiled on the host: with the legacy builder every RUN starts a container.
     # --user 10001:10001 works without a passwd entry, so foreign bases need no useradd.
     label_line = " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())
-    run = (f"RUN python3 -m compileall -q {SITE_DIR} /bot >/dev/null 2>&1 || true\n"
-           if compile_in_image else "")
+    run = (
+        f"RUN python3 -m compileall -q {SITE_DIR} /bot >/dev/null 2>&1 || true\n"
+        if compile_in_image
+        else ""
+    )
     return f"""\
 FROM {base_image}
 USER 0
@@ -649,9 +756,15 @@ LABEL {label_line}
 """
 
 
-
-
 __all__ = [
-    "DEFAULT_SDK_DIR", "Docker", "DockerCommandError", "ImageInfo", "build_image", "check_requirements",
-    "default_docker", "prune_bot_images", "sdk_versions", "source_hash",
+    "DEFAULT_SDK_DIR",
+    "Docker",
+    "DockerCommandError",
+    "ImageInfo",
+    "build_image",
+    "check_requirements",
+    "default_docker",
+    "prune_bot_images",
+    "sdk_versions",
+    "source_hash",
 ]

@@ -2,7 +2,7 @@
 
 What is measured, in one run:
 
-* match: `referee.match.Match` with 4 copies of example_bots/random, each a local process serving on
+* match: `take5_arena.referee.match.Match` with 4 copies of example_bots/random, each a local process serving on
   its own Unix socket. Time per turn = time inside games / turns played (PickCard to all 4 seats at
   once, the engine, the occasional ChooseRow, and the GameOver calls at the end of each game).
 * echo: 4 processes each serving a gRPC method that returns its request unchanged, on its own Unix
@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 sys.path.insert(0, str(ROOT))
 
-import grpc  # noqa: E402
+import grpc
 
-import referee.match.play  # noqa: E402
-from referee.match import Match, MatchConfig  # noqa: E402
+import take5_arena.referee.match.play
+from take5_arena.referee.match import Match, MatchConfig
 
 ECHO_METHOD = "/bench.Echo/Echo"
 REQUEST_BYTES = 300  # about a mid-game PickCardRequest
@@ -45,7 +45,8 @@ REQUEST_BYTES = 300  # about a mid-game PickCardRequest
 def echo_server(address: str) -> None:
     """Serve the echo method until SIGTERM (run in a child process)."""
     handler = grpc.method_handlers_generic_handler(
-        "bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request)}
+        "bench.Echo",
+        {"Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request)},
     )
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     server.add_generic_rpc_handlers((handler,))
@@ -61,7 +62,7 @@ def echo_server(address: str) -> None:
 class EchoTable:
     """4 echo processes, each on its own Unix socket, and the two ways of calling them at once.
 
-    "threads": blocking calls on long-lived threads, as the referee makes them (referee/remote.py);
+    "threads": blocking calls on long-lived threads, as the referee makes them (take5_arena/referee/match/remote.py);
     "futures": grpc's own futures (each call on an idle channel starts a polling thread).
     """
 
@@ -69,7 +70,9 @@ class EchoTable:
         self.folder = Path(tempfile.mkdtemp(prefix="take5-bench-"))
         addresses = [f"unix:{self.folder / f'echo{i}.sock'}" for i in range(fan_out)]
         self.procs = [
-            subprocess.Popen([sys.executable, __file__, "--echo-server", address], start_new_session=True)
+            subprocess.Popen(
+                [sys.executable, __file__, "--echo-server", address], start_new_session=True
+            )
             for address in addresses
         ]
         self.channels = []
@@ -84,7 +87,10 @@ class EchoTable:
         self.sample(0.5, keep=False)  # warm up
 
     def with_threads(self) -> None:
-        pending = [pool.submit(call, self.payload, timeout=5) for pool, call in zip(self.threads, self.calls)]
+        pending = [
+            pool.submit(call, self.payload, timeout=5)
+            for pool, call in zip(self.threads, self.calls)
+        ]
         for future in pending:
             future.result()
 
@@ -117,12 +123,12 @@ class EchoTable:
 
 
 class Timed:
-    """Time spent in the referee's PickCard rounds and ChooseRow calls (wraps referee.match.play._Table)."""
+    """Time spent in the referee's PickCard rounds and ChooseRow calls (wraps take5_arena.referee.match.play._Table)."""
 
     def __init__(self) -> None:
         self.pick = [0, 0.0]
         self.row = [0, 0.0]
-        table = referee.match.play._Table
+        table = take5_arena.referee.match.play._Table
         for name, slot in (("play_turn", self.pick), ("choose_row", self.row)):
             original = getattr(table, name)
 
@@ -143,7 +149,9 @@ def main() -> None:
     if args.echo_server:
         echo_server(args.echo_server)
         return
-    print(f"take5 protocol benchmark: 4 bots as local processes over gRPC on Unix sockets ({os.cpu_count()} cores)")
+    print(
+        f"take5 protocol benchmark: 4 bots as local processes over gRPC on Unix sockets ({os.cpu_count()} cores)"
+    )
     timed = Timed()
     echo = EchoTable()
     bot = str(ROOT / "example_bots" / "random")
@@ -168,14 +176,20 @@ def main() -> None:
     turns = sum(g.turns for g in games)
     per_turn = in_games / turns
     mean = {name: statistics.fmean(values) for name, values in echo.samples.items()}
-    print(f"  match: {len(games)} games, {turns} turns: {len(games) / in_games:.1f} games/s, {turns / in_games:.0f} turns/s")
+    print(
+        f"  match: {len(games)} games, {turns} turns: {len(games) / in_games:.1f} games/s, {turns / in_games:.0f} turns/s"
+    )
     print(f"  time per turn:           {per_turn * 1000:.3f} ms")
-    print(f"    PickCard to 4 bots:    {timed.pick[1] / timed.pick[0] * 1000:.3f} ms per turn (views, encoding, 4 calls at once)")
+    print(
+        f"    PickCard to 4 bots:    {timed.pick[1] / timed.pick[0] * 1000:.3f} ms per turn (views, encoding, 4 calls at once)"
+    )
     print(
         f"    ChooseRow:             {timed.row[1] / turns * 1000:.3f} ms per turn "
         f"({timed.row[0] / turns:.2f} calls per turn, {timed.row[1] / max(1, timed.row[0]) * 1000:.3f} ms each)"
     )
-    print(f"    the rest:              {(per_turn - (timed.pick[1] + timed.row[1]) / turns) * 1000:.3f} ms per turn (engine, GameOver)")
+    print(
+        f"    the rest:              {(per_turn - (timed.pick[1] + timed.row[1]) / turns) * 1000:.3f} ms per turn (engine, GameOver)"
+    )
     for name, label in (("threads", "as the referee calls"), ("futures", "with grpc futures")):
         values = echo.samples[name]
         print(
@@ -187,6 +201,7 @@ def main() -> None:
         ratio = value / baseline
         verdict = "within" if ratio <= 1.5 else "ABOVE"
         print(f"  ratio {what} / best echo: {ratio:.2f} ({verdict} the 1.5 target)")
+
 
 if __name__ == "__main__":
     main()

@@ -5,7 +5,7 @@ on, tables of 4), gaps between neighbours drawn from 50-150 Elo (seeded). For ea
 repetition three runs play synthetic games until the stop rule of ``referee tournament run
 --until-settled`` holds (every neighbour pair's published LOS at least 95%) or the budget is spent:
 
-* adaptive    - the scheduler of referee/tournament/adaptive.py with the leaderboard's ranking function: the
+* adaptive    - the scheduler of take5_arena/referee/tournament/adaptive.py with the leaderboard's ranking function: the
                 exact code path of the command, with the synthetic model in place of the bots;
 * fixed+stop  - a fixed balanced round robin (every bot at the same number of tables), the same
                 batches and the same stop rule: the gain here is the scheduler's choice of tables;
@@ -36,8 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from leaderboard.ratings import GameResult, ranking_with_los
-from referee.tournament.adaptive import PlayedGame, Ranking, SettleSettings, decide
+from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
+from take5_arena.referee.tournament.adaptive import PlayedGame, Ranking, SettleSettings, decide
 
 SEATS = 4
 CONFIDENCE = 0.95

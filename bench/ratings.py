@@ -1,4 +1,4 @@
-"""Benchmark of the rating fit and bootstrap (leaderboard/ratings.py).
+"""Benchmark of the rating fit and bootstrap (take5_arena/leaderboard/ratings.py).
 
 Synthetic 4-player games (100,000 of them) among 10, 100 and 1,000 bots with planted strengths
 (finishing order drawn from a Plackett-Luce model, so pairwise outcomes follow the planted logits).
@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.ratings import (
+from take5_arena.leaderboard.ratings import (
     DEFAULT_PRIOR,
     ELO_PER_LOGIT,
     GameResult,

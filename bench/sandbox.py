@@ -3,7 +3,7 @@ bots against the same 4 bots as local processes, in the same run, at the same co
 
 Two ways of running the containers are measured side by side, on the same images:
 
-* ``api``: the production launcher (referee.sandbox.launcher.DockerLauncher), every container
+* ``api``: the production launcher (take5_arena.referee.sandbox.launcher.DockerLauncher), every container
   request an Engine API call through docker-py;
 * ``cli``: the baseline, the way the referee worked before: the same launcher, but each container
   is created with a ``docker run`` process and removed with a ``docker rm -f`` process (its flags
@@ -42,13 +42,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.match import Match, MatchConfig
-from referee.match.botref import parse_bot
-from referee.match.local import LocalBot
-from referee.match.remote import RemoteBot
-from referee.sandbox import containers
-from referee.sandbox.launcher import DockerLauncher
-from referee.sandbox.limits import DEFAULT_BASE_IMAGE, container_kwargs
+from take5_arena.referee.match import Match, MatchConfig
+from take5_arena.referee.match.botref import parse_bot
+from take5_arena.referee.match.local import LocalBot
+from take5_arena.referee.match.remote import RemoteBot
+from take5_arena.referee.sandbox import containers
+from take5_arena.referee.sandbox.launcher import DockerLauncher
+from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE, container_kwargs
 
 THINK_BOT = '''\
 """Bench bot: spends TAKE5_THINK_MS per decision (busy on the CPU, or asleep), then plays low."""
@@ -114,17 +114,27 @@ def cli_run_argv(kwargs: dict, image: str) -> list[str]:
     argv += [a for opt in kw.pop("security_opt") for a in ("--security-opt", opt)]
     argv += ["--memory", kw.pop("mem_limit"), "--memory-swap", kw.pop("memswap_limit")]
     argv += ["--cpus", f"{kw.pop('nano_cpus') / 1e9:g}", "--pids-limit", str(kw.pop("pids_limit"))]
-    argv += [a for u in kw.pop("ulimits") for a in ("--ulimit", f"{u['Name']}={u['Soft']}:{u['Hard']}")]
+    argv += [
+        a for u in kw.pop("ulimits") for a in ("--ulimit", f"{u['Name']}={u['Soft']}:{u['Hard']}")
+    ]
     argv += [a for path, opts in kw.pop("tmpfs").items() for a in ("--tmpfs", f"{path}:{opts}")]
     argv += ["--shm-size", kw.pop("shm_size"), "--restart", kw.pop("restart_policy")["Name"]]
     if kw.pop("init"):
         argv.append("--init")
     argv += ["--hostname", kw.pop("hostname")]
     log = kw.pop("log_config")
-    argv += ["--log-driver", log["Type"], *(a for k, v in log["Config"].items() for a in ("--log-opt", f"{k}={v}"))]
+    argv += [
+        "--log-driver",
+        log["Type"],
+        *(a for k, v in log["Config"].items() for a in ("--log-opt", f"{k}={v}")),
+    ]
     argv += [a for k, v in kw.pop("environment").items() for a in ("--env", f"{k}={v}")]
     argv += [a for k, v in kw.pop("labels").items() for a in ("--label", f"{k}={v}")]
-    argv += [a for m in kw.pop("mounts") for a in ("--mount", f"type={m['Type']},source={m['Source']},target={m['Target']}")]
+    argv += [
+        a
+        for m in kw.pop("mounts")
+        for a in ("--mount", f"type={m['Type']},source={m['Source']},target={m['Target']}")
+    ]
     if "runtime" in kw:
         argv += ["--runtime", kw.pop("runtime")]
     entrypoint = kw.pop("entrypoint", None)
@@ -144,28 +154,54 @@ class CliLauncher(DockerLauncher):
         facts = containers.image_facts(self.client, image.info.tag)
         name = containers.container_name(self.run_id)
         kwargs = container_kwargs(
-            name=name, limits=self.limits, socket_dir=str(socket_dir),
-            labels={"take5.run": self.run_id, **labels}, env=self.env, entrypoint=image.entrypoint,
-            command=image.command, volumes=facts.volumes,
+            name=name,
+            limits=self.limits,
+            socket_dir=str(socket_dir),
+            labels={"take5.run": self.run_id, **labels},
+            env=self.env,
+            entrypoint=image.entrypoint,
+            command=image.command,
+            volumes=facts.volumes,
         )
         started = time.monotonic()
-        proc = subprocess.run(["docker", *cli_run_argv(kwargs, image.info.tag)], capture_output=True, text=True,
-                              check=False, timeout=120)
+        proc = subprocess.run(
+            ["docker", *cli_run_argv(kwargs, image.info.tag)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if proc.returncode != 0:
-            subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False, timeout=120)
-            raise RuntimeError(f"docker run failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
-        return containers.Container(id=proc.stdout.strip(), name=name, image=image.info.tag,
-                                    socket_dir=socket_dir, started=started)
+            subprocess.run(
+                ["docker", "rm", "-f", name], capture_output=True, check=False, timeout=120
+            )
+            raise RuntimeError(
+                f"docker run failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
+            )
+        return containers.Container(
+            id=proc.stdout.strip(),
+            name=name,
+            image=image.info.tag,
+            socket_dir=socket_dir,
+            started=started,
+        )
 
     def _delete(self, container):
-        subprocess.run(["docker", "rm", "-f", "-v", container.id], capture_output=True, check=False, timeout=120)
+        subprocess.run(
+            ["docker", "rm", "-f", "-v", container.id],
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
 
 
 # -- CPU accounting -----------------------------------------------------------------------------
 
 
 def _pids(name: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-x", name], check=False, capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        ["pgrep", "-x", name], check=False, capture_output=True, text=True
+    ).stdout.split()
     return [int(p) for p in out]
 
 
@@ -247,7 +283,9 @@ def start_latency(launchers: dict[str, DockerLauncher], bot: str, count: int) ->
 # -- throughput -----------------------------------------------------------------------------------
 
 
-def run_matches(bots: list[str], games: int, concurrency: int, launcher) -> tuple[float, float, int]:
+def run_matches(
+    bots: list[str], games: int, concurrency: int, launcher
+) -> tuple[float, float, int]:
     """(seconds, CPU seconds of the referee + Docker, faults) for `concurrency` matches at once."""
     config = MatchConfig(games=games, timeout=2.0, start_timeout=30.0)
     faults = [0] * concurrency
@@ -289,24 +327,44 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=12, help="games per match (default 12)")
     ap.add_argument("--think-ms", type=float, default=20.0)
     ap.add_argument("--think-mode", nargs="+", choices=["cpu", "sleep"], default=["cpu", "sleep"])
-    ap.add_argument("--no-trivial", action="store_true", help="leave out the matches of trivial bots")
+    ap.add_argument(
+        "--no-trivial", action="store_true", help="leave out the matches of trivial bots"
+    )
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2], help="matches at once")
     ap.add_argument("--repeat", type=int, default=2, help="local/cli/api rounds per setting")
-    ap.add_argument("--starts", type=int, default=8, help="containers per path for the start latency")
-    ap.add_argument("--paths", nargs="+", choices=list(PATHS), default=list(PATHS),
-                    help="container paths to measure (default both: the cli baseline and the api)")
-    ap.add_argument("--base-image", default=DEFAULT_BASE_IMAGE, help="what the bot images are built on")
-    ap.add_argument("--baseline-image", help="base image of the cli baseline's bot images (default: --base-image), "
-                    "e.g. an image from before the standard library was byte-compiled")
+    ap.add_argument(
+        "--starts", type=int, default=8, help="containers per path for the start latency"
+    )
+    ap.add_argument(
+        "--paths",
+        nargs="+",
+        choices=list(PATHS),
+        default=list(PATHS),
+        help="container paths to measure (default both: the cli baseline and the api)",
+    )
+    ap.add_argument(
+        "--base-image", default=DEFAULT_BASE_IMAGE, help="what the bot images are built on"
+    )
+    ap.add_argument(
+        "--baseline-image",
+        help="base image of the cli baseline's bot images (default: --base-image), "
+        "e.g. an image from before the standard library was byte-compiled",
+    )
     ap.add_argument("--only-start", action="store_true", help="measure the start only")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
 
     lowest = str(ROOT / "example_bots" / "lowest")
     think = think_bot()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; images: cli on "
-          f"{args.baseline_image or args.base_image}, api on {args.base_image}")
-    results: dict = {"cores": os.cpu_count(), "think_ms": args.think_ms, "games_per_match": args.games}
+    print(
+        f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; images: cli on "
+        f"{args.baseline_image or args.base_image}, api on {args.base_image}"
+    )
+    results: dict = {
+        "cores": os.cpu_count(),
+        "think_ms": args.think_ms,
+        "games_per_match": args.games,
+    }
     kinds = [("trivial", lowest, {})] * (not args.no_trivial) + [
         (f"think-{mode}", think, {"TAKE5_THINK_MS": f"{args.think_ms:g}", "TAKE5_THINK_MODE": mode})
         for mode in args.think_mode
@@ -315,24 +373,32 @@ def main() -> None:
     try:
         for kind, bot, env in kinds:
             for path in args.paths:
-                base = (args.baseline_image or args.base_image) if path == "cli" else args.base_image
+                base = (
+                    (args.baseline_image or args.base_image) if path == "cli" else args.base_image
+                )
                 launcher = launchers[kind, path] = PATHS[path](env=env, base_image=base)
                 LAUNCHERS.append(launcher)
                 launcher.prepare([bot])
         start_kind = kinds[0][0]
-        results["start"] = start_latency({p: launchers[start_kind, p] for p in args.paths}, kinds[0][1], args.starts)
+        results["start"] = start_latency(
+            {p: launchers[start_kind, p] for p in args.paths}, kinds[0][1], args.starts
+        )
         print("\ncontainer start (median of %d, one at a time):" % args.starts)
         for path, st in results["start"].items():
-            print(f"  {path}: -> socket {st['socket_median_s']:.3f} s, -> first answer "
-                  f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); CPU-s per container "
-                  f"{st['cpu_per_container_s']:.3f} = dockerd+containerd {st['cpu_daemons_s']:.3f} (shared: other "
-                  f"users of the engine count too) + container {st['cpu_container_s']:.3f} + referee and the "
-                  f"processes it spawned {st['cpu_referee_s']:.3f}")
+            print(
+                f"  {path}: -> socket {st['socket_median_s']:.3f} s, -> first answer "
+                f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); CPU-s per container "
+                f"{st['cpu_per_container_s']:.3f} = dockerd+containerd {st['cpu_daemons_s']:.3f} (shared: other "
+                f"users of the engine count too) + container {st['cpu_container_s']:.3f} + referee and the "
+                f"processes it spawned {st['cpu_referee_s']:.3f}"
+            )
 
         if args.only_start:
             return
-        print(f"\n{'bots':<12} {'conc':>4} {'path':>4} {'local g/s':>10} {'docker g/s':>11} {'ratio':>6} "
-              f"{'local cpu/g':>11} {'docker cpu/g':>12} {'faults':>6}")
+        print(
+            f"\n{'bots':<12} {'conc':>4} {'path':>4} {'local g/s':>10} {'docker g/s':>11} {'ratio':>6} "
+            f"{'local cpu/g':>11} {'docker cpu/g':>12} {'faults':>6}"
+        )
         rows = []
         for kind, bot, env in kinds:
             bots = [bot] * 4
@@ -354,17 +420,23 @@ def main() -> None:
                 for path in args.paths:
                     rate = statistics.median(rates[path])
                     row = {
-                        "bots": kind, "concurrency": conc, "path": path,
-                        "local_games_per_s": round(local_rate, 3), "docker_games_per_s": round(rate, 3),
+                        "bots": kind,
+                        "concurrency": conc,
+                        "path": path,
+                        "local_games_per_s": round(local_rate, 3),
+                        "docker_games_per_s": round(rate, 3),
                         "ratio": round(rate / local_rate, 3),
                         "local_cpu_per_game_s": round(statistics.median(local_cpu), 3),
                         "docker_cpu_per_game_s": round(statistics.median(cpus[path]), 3),
                         "faults": faults[path],
                     }
                     rows.append(row)
-                    print(f"{kind:<12} {conc:>4} {path:>4} {local_rate:>10.2f} {rate:>11.2f} {row['ratio']:>6.2f} "
-                          f"{row['local_cpu_per_game_s']:>11.2f} {row['docker_cpu_per_game_s']:>12.2f} "
-                          f"{faults[path]:>6}", flush=True)
+                    print(
+                        f"{kind:<12} {conc:>4} {path:>4} {local_rate:>10.2f} {rate:>11.2f} {row['ratio']:>6.2f} "
+                        f"{row['local_cpu_per_game_s']:>11.2f} {row['docker_cpu_per_game_s']:>12.2f} "
+                        f"{faults[path]:>6}",
+                        flush=True,
+                    )
         results["throughput"] = rows
     finally:
         for launcher in launchers.values():

@@ -30,7 +30,9 @@ HEAVY = ("numpy", "scipy", "grpc", "docker", "google.protobuf", "rich")
 
 def env(root: Path = ROOT) -> dict[str, str]:
     e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "sdk"), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    e["PYTHONPATH"] = os.pathsep.join(
+        [str(root), str(root / "sdk"), e.get("PYTHONPATH", "")]
+    ).rstrip(os.pathsep)
     return e
 
 
@@ -38,7 +40,14 @@ def timed(argv: list[str], root: Path = ROOT) -> tuple[float, float]:
     """Wall and CPU (user + system) seconds of one run of ``argv`` with ``root`` first on the path."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, env=env(root), cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        argv,
+        env=env(root),
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -52,18 +61,28 @@ def measure(argv: list[str], repeat: int, root: Path = ROOT) -> tuple[float, flo
 
 def export(rev: str) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="take5-startup-"))
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
 
 def heavy_imports() -> list[str]:
-    code = ("import sys; sys.argv=['referee','--help']\n"
-            "try:\n    from arena.cli import main\nexcept ImportError:\n    from referee.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True, check=False)
-    return [m for m in out.stderr.strip().splitlines()[-1].split(",") if m] if out.stderr.strip() else []
+    code = (
+        "import sys; sys.argv=['referee','--help']\n"
+        "try:\n    from take5_arena.cli.main import main\nexcept ImportError:\n    from take5_arena.cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env(), capture_output=True, text=True, check=False
+    )
+    return (
+        [m for m in out.stderr.strip().splitlines()[-1].split(",") if m]
+        if out.stderr.strip()
+        else []
+    )
 
 
 def main() -> None:
@@ -73,8 +92,8 @@ def main() -> None:
     args = parser.parse_args()
     cases = {
         "python3 -c pass (baseline)": [sys.executable, "-c", "pass"],
-        "referee --help": [sys.executable, "-m", "referee.cli", "--help"],
-        "referee play -n 4": [sys.executable, "-m", "referee.cli", "play", "-n", "4"],
+        "referee --help": [sys.executable, "-m", "take5_arena", "--help"],
+        "referee play -n 4": [sys.executable, "-m", "take5_arena", "play", "-n", "4"],
     }
     old_root = export(args.against) if args.against else None
     try:

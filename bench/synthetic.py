@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from leaderboard.ratings import ELO_PER_LOGIT, GameResult
+from take5_arena.leaderboard.ratings import ELO_PER_LOGIT, GameResult
 
 DEFAULT_LUCK = 0.8
 
@@ -58,7 +58,9 @@ def play(
     hands = luck * rng.standard_normal((t, k))  # quality of each hand of the table's deal
     if duplicate:
         rot = np.arange(k)
-        held = (np.arange(k)[None, :] - rot[:, None]) % k  # held[r, s]: hand of seat s at rotation r
+        held = (
+            np.arange(k)[None, :] - rot[:, None]
+        ) % k  # held[r, s]: hand of seat s at rotation r
         luck_of = hands[:, held]  # (t, k rotations, k seats)
         seats = np.repeat(tables[:, None, :], k, axis=1)
         table_of = np.repeat(np.arange(t), k)

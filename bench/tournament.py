@@ -18,7 +18,7 @@ fresh), both after a warm-up run so that image builds are not counted; and the c
 to a fresh worker: the bytes of its archive and of one table's spec as sent, and the seconds from
 receiving the archive to an image ready on that worker's engine (digest check, unpack, build).
 
-Schedule creation: `referee.tournament.schedule.make_schedule` for 10, 100 and 1,000 entrants at tables of 4,
+Schedule creation: `take5_arena.referee.tournament.schedule.make_schedule` for 10, 100 and 1,000 entrants at tables of 4,
 each entrant at 10 tables (40 games with duplicate deals), best of 3.
 """
 
@@ -38,9 +38,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.store import Store
-from referee.tournament import run_tournament, submit
-from referee.tournament.schedule import make_schedule
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import run_tournament, submit
+from take5_arena.referee.tournament.schedule import make_schedule
 
 
 def bench_schedule() -> None:
@@ -49,40 +49,54 @@ def bench_schedule() -> None:
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()
-            s = make_schedule([f"bot{i:04d}@1" for i in range(n)], table_size=4, games=10 * n, seed=1)
+            s = make_schedule(
+                [f"bot{i:04d}@1" for i in range(n)], table_size=4, games=10 * n, seed=1
+            )
             best = min(best, time.perf_counter() - t0)
-        print(f"  {n:>5} entrants: {best * 1000:8.1f} ms  ({len(s.tables)} tables, {len(s.games)} games, {s.mode}, "
-              f"pair spread {s.pair_spread}, table spread {s.table_spread})")
+        print(
+            f"  {n:>5} entrants: {best * 1000:8.1f} ms  ({len(s.tables)} tables, {len(s.games)} games, {s.mode}, "
+            f"pair spread {s.pair_spread}, table spread {s.table_spread})"
+        )
 
 
 def bench_games(sandbox: str, games: int) -> None:
     base = Path(tempfile.mkdtemp(prefix="take5-bench-"))
     try:
         entrants = base / "entrants"
-        for name, folder in (("random", "random"), ("lowest", "lowest"), ("heuristic", "heuristic"),
-                             ("random2", "random")):
+        for name, folder in (
+            ("random", "random"),
+            ("lowest", "lowest"),
+            ("heuristic", "heuristic"),
+            ("random2", "random"),
+        ):
             submit(entrants, ROOT / "example_bots" / folder, name, sandbox=sandbox)
         for concurrency in (1, 2):
             target = base / f"{sandbox}-{concurrency}"
             shutil.copytree(entrants, target)
             t0 = time.perf_counter()
-            report = run_tournament(target, {"players": 2, "games": games, "sandbox": sandbox,
-                                             "concurrency": concurrency})
+            report = run_tournament(
+                target,
+                {"players": 2, "games": games, "sandbox": sandbox, "concurrency": concurrency},
+            )
             seconds = time.perf_counter() - t0
             with Store(target) as store:
-                faults = store.db.execute("SELECT COUNT(*) FROM seat_results WHERE faults != '[]'").fetchone()[0]
-            print(f"  {sandbox:>6}, concurrency {concurrency}: {report.played / seconds:6.2f} games/s "
-                  f"({report.played} games in {seconds:.1f} s, {faults} seats with faults)")
+                faults = store.db.execute(
+                    "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
+                ).fetchone()[0]
+            print(
+                f"  {sandbox:>6}, concurrency {concurrency}: {report.played / seconds:6.2f} games/s "
+                f"({report.played} games in {seconds:.1f} s, {faults} seats with faults)"
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
 
 def _ship(digest: str, data: bytes, limits: dict, base_image: str) -> dict:
     """On a worker: what a first table costs it for one bot (digest check, unpack, image build)."""
-    from referee.artifacts import materialize
-    from referee.sandbox.launcher import DockerLauncher
-    from referee.sandbox.limits import SandboxLimits
-    from referee.match.botref import parse_bot
+    from take5_arena.referee.artifacts import materialize
+    from take5_arena.referee.match.botref import parse_bot
+    from take5_arena.referee.sandbox.launcher import DockerLauncher
+    from take5_arena.referee.sandbox.limits import SandboxLimits
 
     t0 = time.perf_counter()
     folder = materialize(digest, data)
@@ -92,15 +106,19 @@ def _ship(digest: str, data: bytes, limits: dict, base_image: str) -> dict:
         launcher.prepare([parse_bot(str(folder))])
     finally:
         launcher.close()
-    return {"unpack": t1 - t0, "build": time.perf_counter() - t1, "host": os.environ.get("DOCKER_HOST", "")}
+    return {
+        "unpack": t1 - t0,
+        "build": time.perf_counter() - t1,
+        "host": os.environ.get("DOCKER_HOST", ""),
+    }
 
 
 def bench_cluster(games: int) -> None:
     import distributed
 
-    from referee.artifacts import ArtifactStore
-    from referee.tournament.settings import resolve_settings
-    from referee.tournament.table import SeatSpec, TableSpec
+    from take5_arena.referee.artifacts import ArtifactStore
+    from take5_arena.referee.tournament.settings import resolve_settings
+    from take5_arena.referee.tournament.table import SeatSpec, TableSpec
 
     script = ROOT / "scripts" / "cluster-local.sh"
     base = Path(tempfile.mkdtemp(prefix="t5b-", dir="/tmp"))  # short: engine sockets live under it
@@ -110,13 +128,25 @@ def bench_cluster(games: int) -> None:
     address = f"tcp://127.0.0.1:{port}"
 
     def cluster(*args: str) -> None:
-        subprocess.run(["bash", str(script), *args, "--root", str(base / "cluster")], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["bash", str(script), *args, "--root", str(base / "cluster")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def play(target: Path) -> float:
         t0 = time.perf_counter()
-        report = run_tournament(target, {"players": 2, "games": games, "sandbox": "docker", "concurrency": 2,
-                                         "executor": f"dask:{address}"})
+        report = run_tournament(
+            target,
+            {
+                "players": 2,
+                "games": games,
+                "sandbox": "docker",
+                "concurrency": 2,
+                "executor": f"dask:{address}",
+            },
+        )
         seconds = time.perf_counter() - t0
         if report.unplayed:
             raise SystemExit(f"{report.unplayed} games unplayed: {report.infra[:1]}")
@@ -124,8 +154,12 @@ def bench_cluster(games: int) -> None:
 
     try:
         entrants = base / "entrants"
-        for name, folder in (("random", "random"), ("lowest", "lowest"), ("heuristic", "heuristic"),
-                             ("random2", "random")):
+        for name, folder in (
+            ("random", "random"),
+            ("lowest", "lowest"),
+            ("heuristic", "heuristic"),
+            ("random2", "random"),
+        ):
             submit(entrants, ROOT / "example_bots" / folder, name, sandbox="docker")
         cluster("start", "--workers", "1", "--threads", "1", "--port", str(port))
         copies = [Path(shutil.copytree(entrants, base / f"t{i}")) for i in range(3)]
@@ -138,44 +172,84 @@ def bench_cluster(games: int) -> None:
             settings = resolve_settings(store.settings(), {"players": 2, "games": games})
         archive = ArtifactStore(entrants / "artifacts").get(version.artifact)
         with distributed.Client(address, timeout=30) as client:
-            fresh = [a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "take5-worker-2"]
-            limits = {"memory": settings["memory"], "cpus": float(settings["cpus"]), "pids": int(settings["pids"])}
+            fresh = [
+                a
+                for a, w in client.scheduler_info()["workers"].items()
+                if w["name"] == "take5-worker-2"
+            ]
+            limits = {
+                "memory": settings["memory"],
+                "cpus": float(settings["cpus"]),
+                "pids": int(settings["pids"]),
+            }
             t0 = time.perf_counter()
-            cost = client.submit(_ship, archive.digest, archive.data, limits, settings["base_image"],
-                                 workers=fresh, pure=False).result()
+            cost = client.submit(
+                _ship,
+                archive.digest,
+                archive.data,
+                limits,
+                settings["base_image"],
+                workers=fresh,
+                pure=False,
+            ).result()
             total = time.perf_counter() - t0
             for v in others:  # the other bots too, so that the 2-worker figure counts no build
                 data = ArtifactStore(entrants / "artifacts").get(v.artifact).data
-                client.submit(_ship, v.artifact, data, limits, settings["base_image"], workers=fresh,
-                              pure=False).result()
+                client.submit(
+                    _ship,
+                    v.artifact,
+                    data,
+                    limits,
+                    settings["base_image"],
+                    workers=fresh,
+                    pure=False,
+                ).result()
         with Store(copies[1]) as store:
             record_bytes = max(len(pickle.dumps(r)) for _, r in store.records())
             seated = [v for v in store.versions() if v.name in ("heuristic", "lowest")]
             archives = ArtifactStore(copies[1] / "artifacts")
-            spec = TableSpec(table=0, deal_seed=1, seats=tuple(
-                SeatSpec(v.key, v.name, v.version, v.id, v.bot_dir, v.artifact) for v in seated),
-                games=(("0" * 16, 0), ("1" * 16, 1)), game_settings={}, sandbox="docker", limits=limits,
-                artifacts={v.artifact: archives.get(v.artifact).data for v in seated if v.artifact})
+            spec = TableSpec(
+                table=0,
+                deal_seed=1,
+                seats=tuple(
+                    SeatSpec(v.key, v.name, v.version, v.id, v.bot_dir, v.artifact) for v in seated
+                ),
+                games=(("0" * 16, 0), ("1" * 16, 1)),
+                game_settings={},
+                sandbox="docker",
+                limits=limits,
+                artifacts={v.artifact: archives.get(v.artifact).data for v in seated if v.artifact},
+            )
             spec_bytes = len(pickle.dumps(spec))
         two = play(copies[2])
-        print(f"scale-out (4 bots in Docker, tables of 2, {games} games, one single-threaded worker per engine):")
+        print(
+            f"scale-out (4 bots in Docker, tables of 2, {games} games, one single-threaded worker per engine):"
+        )
         print(f"  1 worker : {one:6.2f} games/s")
         print(f"  2 workers: {two:6.2f} games/s  ({two / one:.2f}x the 1-worker figure, same run)")
-        print(f"  shipping a bot to a fresh worker: archive {archive.size:,} bytes; "
-              f"digest check + unpack {cost['unpack'] * 1000:.0f} ms, image build {cost['build']:.1f} s, "
-              f"{total:.1f} s from submit to ready")
-        print(f"  a table's spec going out (2 seats, their archives): {spec_bytes:,} bytes; "
-              f"a game record coming back: up to {record_bytes:,} bytes")
+        print(
+            f"  shipping a bot to a fresh worker: archive {archive.size:,} bytes; "
+            f"digest check + unpack {cost['unpack'] * 1000:.0f} ms, image build {cost['build']:.1f} s, "
+            f"{total:.1f} s from submit to ready"
+        )
+        print(
+            f"  a table's spec going out (2 seats, their archives): {spec_bytes:,} bytes; "
+            f"a game record coming back: up to {record_bytes:,} bytes"
+        )
     finally:
         cluster("stop")
         shutil.rmtree(base, ignore_errors=True)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--no-docker", action="store_true")
     parser.add_argument("--schedule-only", action="store_true")
-    parser.add_argument("--cluster", action="store_true", help="only the scale-out figures (needs root)")
+    parser.add_argument(
+        "--cluster", action="store_true", help="only the scale-out figures (needs root)"
+    )
     parser.add_argument("--games", type=int, default=24, help="games per measurement (default 24)")
     args = parser.parse_args()
     if args.cluster:
@@ -187,7 +261,7 @@ def main() -> None:
     print(f"games per second (4 example bots, tables of 2, duplicate deals, {args.games} games):")
     bench_games("local", args.games)
     if not args.no_docker:
-        from referee.sandbox.engine import engine_answers
+        from take5_arena.referee.sandbox.engine import engine_answers
 
         if engine_answers():
             bench_games("docker", args.games)

@@ -4,15 +4,15 @@
 # tests/test_arena_service.py fail when they are stale. Needs grpcio-tools (pip install "take5-arena[test]").
 #
 # * proto/take5/v1/bot.proto (the bot protocol) -> sdk/take5/v1/bot_pb2*.py (the SDK's package)
-# * proto/take5/arena/v1/arena.proto (the arena service) -> arena/api/arena_pb2*.py, generated under
-#   the import path arena/api so that it never shadows the SDK's `take5` package.
+# * proto/take5/arena/v1/arena.proto (the arena service) -> take5_arena/service/api/arena_pb2*.py, generated under
+#   the import path take5_arena/service/api so that it never shadows the SDK's `take5` package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m grpc_tools.protoc -Iproto --python_out=sdk --pyi_out=sdk --grpc_python_out=sdk proto/take5/v1/bot.proto
 mkdir -p example_bots/node/proto/take5/v1
 cp proto/take5/v1/bot.proto example_bots/node/proto/take5/v1/bot.proto
 echo "generated sdk/take5/v1/bot_pb2.py, bot_pb2.pyi, bot_pb2_grpc.py; copied the .proto to example_bots/node/proto"
-mkdir -p arena/api
-python3 -m grpc_tools.protoc -Iarena/api=proto/take5/arena/v1 --python_out=. --pyi_out=. --grpc_python_out=. \
+mkdir -p take5_arena/service/api
+python3 -m grpc_tools.protoc -Itake5_arena/service/api=proto/take5/arena/v1 --python_out=. --pyi_out=. --grpc_python_out=. \
     proto/take5/arena/v1/arena.proto
-echo "generated arena/api/arena_pb2.py, arena_pb2.pyi, arena_pb2_grpc.py"
+echo "generated take5_arena/service/api/arena_pb2.py, arena_pb2.pyi, arena_pb2_grpc.py"

@@ -2,10 +2,11 @@
 # Set up a local Docker engine and the bot base images for take5 arena, without any registry.
 #
 #   bash scripts/setup-docker.sh            # install (if missing), start dockerd, build images
-#   bash scripts/setup-docker.sh --force    # rebuild both images even if they exist
+#   bash scripts/setup-docker.sh --force    # rebuild every image even if it is up to date
 #   bash scripts/setup-docker.sh --engine-only   # only make sure an engine answers
 #
-# Steps, each skipped when already done (so running it twice is cheap, ~1 s):
+# Steps, each skipped when already done (so running it twice is cheap, ~1 s); an image is rebuilt
+# when its take5.definition label is not the version of the script's recipe for it (see ensure):
 #   1. apt-get install docker.io mmdebstrap        (only if one of them is missing)
 #   2. start `dockerd --iptables=false --bridge=none` in the background when `docker info`
 #      does not answer; wait until it does (TAKE5_DOCKERD_TIMEOUT seconds, default 60)
@@ -40,7 +41,7 @@ for arg in "$@"; do
     case "$arg" in
         --force) FORCE=1 ;;
         --engine-only) ENGINE_ONLY=1 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | cut -c3-; exit 0 ;;
         *) echo "setup-docker: unknown argument: $arg (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -140,15 +141,35 @@ image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 WORK=$(mktemp -d "${TAKE5_SETUP_WORKDIR:-/var/tmp}/take5-setup.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
+# Each image is built by one function below. Its definition version is a hash of that function's
+# text and of the settings it reads (for an image built FROM another, of that image's version too),
+# kept in the image's take5.definition label. An image whose label is not what this script would
+# build now is rebuilt: a machine that kept an image made by an older script cannot go on using it,
+# and no test can pass because of what an old engine happens to hold.
+definition() {  # definition FUNCTION [EXTRA...]: the version of what FUNCTION builds
+    { declare -f "$1"; shift; printf '%s\n' "$SUITE" "$BOT_UID" "$SITE" "$@"; } | sha256sum | cut -c1-16
+}
+label_of() { docker image inspect -f "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null || true; }
+# ensure IMAGE FUNCTION VERSION: build IMAGE with FUNCTION unless it exists at that version.
+ensure() {
+    local image=$1 build=$2 version=$3 have
+    have=$(label_of "$image" take5.definition)
+    if [ "$FORCE" = 0 ] && [ "$have" = "$version" ]; then
+        log "$image is up to date (definition $version; --force rebuilds it)"
+        return 0
+    fi
+    if [ "$FORCE" = 0 ] && image_exists "$image"; then
+        log "rebuilding $image: it was built from definition ${have:-(none)}, this script's is $version"
+    fi
+    "$build" "$image" "$version"
+}
+
 # --- 3. base image ------------------------------------------------------------------------
-built_base=0
-if [ "$FORCE" = 0 ] && image_exists "$BASE_IMAGE"; then
-    log "$BASE_IMAGE exists (use --force to rebuild)"
-else
-    log "building $BASE_IMAGE with mmdebstrap ($SUITE, no registry)"
+build_base() {  # IMAGE VERSION
+    log "building $1 with mmdebstrap ($SUITE, no registry)"
     # Leave out docs, man pages and translations: they only make the image bigger.
     # Downloads from Debian's mirror (15-90 s here, depending on the mirror); one retry.
-    attempt=1
+    local attempt=1 basepy
     until mmdebstrap --variant=apt --include=python3-minimal,libpython3.11-stdlib \
             --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -167,34 +188,24 @@ else
     tar -xOf "$WORK/base.tar" ./var/lib/dpkg/status >"$WORK/base-status" 2>/dev/null || true
     basepy=$(awk '/^Package: python3-minimal$/{p=1} p&&/^Version:/{print $2; exit}' "$WORK/base-status" \
         | sed 's/^[0-9]*://' | cut -d. -f1,2)
-    [ -n "$basepy" ] || die "cannot find the python3 version in the $BASE_IMAGE file system"
+    [ -n "$basepy" ] || die "cannot find the python3 version in the $1 file system"
     docker import \
         --change 'CMD ["/bin/bash"]' \
-        --change "LABEL take5.image=base take5.suite=$SUITE take5.python=$basepy" \
-        "$WORK/base.tar" "$BASE_IMAGE" >/dev/null
+        --change "LABEL take5.image=base take5.suite=$SUITE take5.python=$basepy take5.definition=$2" \
+        "$WORK/base.tar" "$1" >/dev/null
     rm -f "$WORK/base.tar"
-    built_base=1
-    log "$BASE_IMAGE built ($(elapsed))"
-fi
+    log "$1 built ($(elapsed))"
+}
 
 # --- 4. python runtime image --------------------------------------------------------------
-# take5.compiled=stdlib: an image from before the standard library was byte-compiled is rebuilt;
-# take5.runtime without numpy: an image from before the SDK needed numpy (take5.batch) is rebuilt.
-if [ "$FORCE" = 0 ] && [ "$built_base" = 0 ] && image_exists "$PY_IMAGE" \
-        && [ "$(docker image inspect -f '{{index .Config.Labels "take5.compiled"}}' "$PY_IMAGE")" = stdlib ] \
-        && docker image inspect -f '{{index .Config.Labels "take5.runtime"}}' "$PY_IMAGE" | grep -q numpy; then
-    log "$PY_IMAGE exists (use --force to rebuild)"
-else
-    # The wheels must match the base's Python: its take5.python label (a base imported before
-    # the label existed is asked once, with no network).
-    pyver=$(docker image inspect -f '{{index .Config.Labels "take5.python"}}' "$BASE_IMAGE" 2>/dev/null || true)
-    if [ -z "$pyver" ]; then
-        pyver=$(docker run --rm --network none "$BASE_IMAGE" \
-            python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') \
-            || die "cannot run python3 in $BASE_IMAGE"
-    fi
+build_python() {  # IMAGE VERSION
+    # The wheels must match the base's Python: its take5.python label.
+    local pyver abi
+    pyver=$(label_of "$BASE_IMAGE" take5.python)
+    [ -n "$pyver" ] || die "$BASE_IMAGE has no take5.python label (rebuild it: --force)"
     abi="cp${pyver/./}"
     log "installing grpcio protobuf numpy wheels for Python $pyver on the host (pip --target)"
+    rm -rf "$WORK/ctx"
     mkdir -p "$WORK/ctx/site"
     if ! "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
             --target "$WORK/ctx/site" --only-binary=:all: \
@@ -220,24 +231,22 @@ RUN groupadd -g $BOT_UID bot \\
 WORKDIR /bot
 USER $BOT_UID:$BOT_UID
 CMD ["python3", "/bot/bot.py"]
-LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf,numpy take5.compiled=stdlib
+LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf,numpy take5.definition=$2
 EOF
-    log "building $PY_IMAGE"
-    if ! docker build --network none --rm --force-rm -t "$PY_IMAGE" "$WORK/ctx" \
+    log "building $1"
+    if ! docker build --network none --rm --force-rm -t "$1" "$WORK/ctx" \
             >"$WORK/build.log" 2>&1 </dev/null; then
         tail -n 40 "$WORK/build.log" >&2 || true
-        die "docker build of $PY_IMAGE failed (last lines above)"
+        die "docker build of $1 failed (last lines above)"
     fi
     grep -E '^grpc ' "$WORK/build.log" | sed 's/^/setup-docker:   /' >&2 || true
-    log "$PY_IMAGE built ($(elapsed))"
-fi
+    log "$1 built ($(elapsed))"
+}
 
 # --- 5. node runtime image ----------------------------------------------------------------
-if [ "$FORCE" = 0 ] && image_exists "$NODE_IMAGE"; then
-    log "$NODE_IMAGE exists (use --force to rebuild)"
-else
-    log "building $NODE_IMAGE with mmdebstrap ($SUITE + nodejs, no registry)"
-    attempt=1
+build_node() {  # IMAGE VERSION
+    log "building $1 with mmdebstrap ($SUITE + nodejs, no registry)"
+    local attempt=1 nodever
     until mmdebstrap --variant=essential --include=nodejs \
             --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -256,23 +265,22 @@ else
     tar -xOf "$WORK/node.tar" ./var/lib/dpkg/status >"$WORK/node-status" 2>/dev/null || true
     nodever=$(awk '/^Package: nodejs$/{p=1} p&&/^Version:/{print $2; exit}' "$WORK/node-status" \
         | sed 's/^[0-9]*://; s/[-~+].*//')
-    [ -n "$nodever" ] || die "cannot find the nodejs version in the $NODE_IMAGE file system"
+    [ -n "$nodever" ] || die "cannot find the nodejs version in the $1 file system"
     docker import \
         --change 'CMD ["node", "/bot/bot.js"]' \
         --change 'WORKDIR /bot' \
         --change "USER $BOT_UID:$BOT_UID" \
         --change 'ENV HOME=/tmp NODE_ENV=production' \
-        --change "LABEL take5.image=node take5.suite=$SUITE take5.node=$nodever take5.shell=/bin/sh" \
-        "$WORK/node.tar" "$NODE_IMAGE" >/dev/null
+        --change "LABEL take5.image=node take5.suite=$SUITE take5.node=$nodever take5.shell=/bin/sh take5.definition=$2" \
+        "$WORK/node.tar" "$1" >/dev/null
     rm -f "$WORK/node.tar"
-    log "$NODE_IMAGE built with node $nodever ($(elapsed))"
-fi
+    log "$1 built with node $nodever ($(elapsed))"
+}
 
 # --- 6. static-binary image ----------------------------------------------------------------
-if [ "$FORCE" = 0 ] && image_exists "$STATIC_IMAGE"; then
-    log "$STATIC_IMAGE exists (use --force to rebuild)"
-else
-    log "building $STATIC_IMAGE (static busybox from Debian, no registry)"
+build_static() {  # IMAGE VERSION
+    log "building $1 (static busybox from Debian, no registry)"
+    rm -rf "$WORK/static" "$WORK/static-deb"
     mkdir -p "$WORK/static-deb" "$WORK/static/bin" "$WORK/static/bot" "$WORK/static/run/take5" \
         "$WORK/static/tmp" "$WORK/static/etc"
     # apt-get download fetches the .deb without installing it on this host.
@@ -291,10 +299,17 @@ else
         --change 'WORKDIR /bot' \
         --change "USER $BOT_UID:$BOT_UID" \
         --change 'ENV HOME=/tmp PATH=/bot:/bin' \
-        --change "LABEL take5.image=static take5.shell=/bin/sh" \
-        "$WORK/static.tar" "$STATIC_IMAGE" >/dev/null
+        --change "LABEL take5.image=static take5.shell=/bin/sh take5.definition=$2" \
+        "$WORK/static.tar" "$1" >/dev/null
     rm -rf "$WORK/static" "$WORK/static-deb" "$WORK/static.tar"
-    log "$STATIC_IMAGE built ($(elapsed))"
-fi
+    log "$1 built ($(elapsed))"
+}
+
+base_version=$(definition build_base)
+ensure "$BASE_IMAGE" build_base "$base_version"
+# The python image is built FROM the base: a new base means a new python image.
+ensure "$PY_IMAGE" build_python "$(definition build_python "$BASE_IMAGE" "$base_version")"
+ensure "$NODE_IMAGE" build_node "$(definition build_node)"
+ensure "$STATIC_IMAGE" build_static "$(definition build_static)"
 
 log "ready in $(elapsed): $(docker version --format 'engine {{.Server.Version}}' 2>/dev/null || echo engine ?), images $BASE_IMAGE $PY_IMAGE $NODE_IMAGE $STATIC_IMAGE"

@@ -4,6 +4,7 @@ the few listed here and in README.md ("Skips allowed in CI"): CI must not pass b
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -28,3 +29,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         return
     report.outcome = "failed"
     report.longrepr = f"skipped in CI, which the suite does not allow: {reason}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Commands the tests start get SIGINT as a terminal gives it: at its default.
+
+    CI runners (and shells, for a script's background jobs) start the suite with SIGINT ignored,
+    and a child inherits that until its own code installs a handler: a signal that lands while
+    the interpreter itself is still starting is then lost, not delivered, which no code of ours
+    can change. A Python-level handler here is reset to the default in every child at exec.
+    tests/test_match.py checks separately that a command started with SIGINT ignored still stops."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -18,7 +18,9 @@ def image_exists(ref: str, client: docker.DockerClient | None = None) -> bool:
         return False
 
 
-def prune_bot_images(names: Iterable[str], *, keep: int = 1, client: docker.DockerClient | None = None) -> list[str]:
+def prune_bot_images(
+    names: Iterable[str], *, keep: int = 1, client: docker.DockerClient | None = None
+) -> list[str]:
     """Keep the ``keep`` newest images of each named bot; remove the rest (images in use stay)."""
     client = client or docker.from_env()
     removed: list[str] = []

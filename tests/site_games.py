@@ -55,18 +55,28 @@ def make_records(games: int = 14) -> dict[str, dict]:
                 game.faults.append(Fault(seat, 2, 7, "crash", "the bot exited with code 1"))
                 game.forfeit(seat)
         gid = f"t{g:03d}"
-        records[gid] = game.record(game_id=gid, seats=seats(names), extra={"started_at": f"2025-01-01T10:{g:02d}:00Z"})
+        records[gid] = game.record(
+            game_id=gid, seats=seats(names), extra={"started_at": f"2025-01-01T10:{g:02d}:00Z"}
+        )
     # a duplicate deal: one seed played with every rotation by the same three bots
     trio = ["alpha", "bravo", "delta <b>&|x"]
     for rotation in range(3):
         players = [Mixed(STRENGTHS[n], 7 + rotation) for n in trio]
         game = play_game(players, Settings(players=3), seed=4242, rotation=rotation)
         gid = f"dup-r{rotation}"
-        records[gid] = game.record(game_id=gid, seats=seats(trio), extra={"started_at": f"2025-01-01T11:0{rotation}:00Z"})
+        records[gid] = game.record(
+            game_id=gid, seats=seats(trio), extra={"started_at": f"2025-01-01T11:0{rotation}:00Z"}
+        )
     # a professional game (open draft)
     pro = ["bravo", "alpha", "charlie"]
-    game = play_game([Mixed(STRENGTHS[n], 99) for n in pro], Settings(players=3, variant="professional", threshold=40), seed=3)
-    records["pro-1"] = game.record(game_id="pro-1", seats=seats(pro), extra={"started_at": "2025-01-01T12:00:00Z"})
+    game = play_game(
+        [Mixed(STRENGTHS[n], 99) for n in pro],
+        Settings(players=3, variant="professional", threshold=40),
+        seed=3,
+    )
+    records["pro-1"] = game.record(
+        game_id="pro-1", seats=seats(pro), extra={"started_at": "2025-01-01T12:00:00Z"}
+    )
     # a game cut off in its second round
     cut = Game(Settings(players=4), seed=77)
     players = [Mixed(STRENGTHS[n], 5) for n in NAMES]
@@ -77,4 +87,3 @@ def make_records(games: int = 14) -> dict[str, dict]:
             cut.choose_row(players[s].choose_row(cut.view(s)))
     records["cut-1"] = cut.record(game_id="cut-1", seats=seats(NAMES))
     return records
-

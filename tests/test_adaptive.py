@@ -1,5 +1,5 @@
-"""Adaptive scheduling: the pure scheduler (referee/tournament/adaptive.py) and the run loop until settled
-(referee/tournament/settle.py) on a planted field, including resuming after SIGKILL.
+"""Adaptive scheduling: the pure scheduler (take5_arena/referee/tournament/adaptive.py) and the run loop until settled
+(take5_arena/referee/tournament/settle.py) on a planted field, including resuming after SIGKILL.
 
 Games are played by an in-process stand-in for the match layer: each seat's performance is its
 planted strength plus noise seeded by the game's deal and rotation, so a game always has the same
@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.ratings import GameResult, ranking_with_los
-from referee.tournament.adaptive import (
+from take5_arena.cli.settle import leaderboard_ranking
+from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import GameOutcome, TableSpec, TournamentError
+from take5_arena.referee.tournament.adaptive import (
     PlayedGame,
     Ranking,
     SettleError,
@@ -27,11 +30,8 @@ from referee.tournament.adaptive import (
     decide,
     full_ranking,
 )
-from referee.schedule import make_schedule
-from referee.tournament.settle import batch_id, run_until_settled
-from arena.settle_cli import leaderboard_ranking
-from referee.store import Store
-from referee.tournament import GameOutcome, TableSpec, TournamentError
+from take5_arena.referee.tournament.schedule import make_schedule
+from take5_arena.referee.tournament.settle import batch_id, run_until_settled
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = [f"bot{i}" for i in range(8)]
@@ -39,9 +39,11 @@ NAMES = [f"bot{i}" for i in range(8)]
 
 # -- helpers --------------------------------------------------------------------------------------
 
+
 def fixed_ranking(order: Sequence[str], los: Sequence[float | None]):
     def rank(played: Sequence[PlayedGame]) -> Ranking:
         return Ranking(tuple(order), tuple(los))
+
     return rank
 
 
@@ -52,10 +54,15 @@ def noise(*parts: object) -> float:
     return -math.log(-math.log(u))
 
 
-def planted_places(strength: dict[str, float], seats: Sequence[str], deal: int, rotation: int) -> tuple[int, ...]:
+def planted_places(
+    strength: dict[str, float], seats: Sequence[str], deal: int, rotation: int
+) -> tuple[int, ...]:
     k = len(seats)
     hand = [0.8 * noise("hand", deal, p) for p in range(k)]  # shared by the games of a deal
-    perf = [strength[e] + hand[(s - rotation) % k] + noise("play", deal, rotation, s) for s, e in enumerate(seats)]
+    perf = [
+        strength[e] + hand[(s - rotation) % k] + noise("play", deal, rotation, s)
+        for s, e in enumerate(seats)
+    ]
     ranked = sorted(range(k), key=lambda s: -perf[s])
     places = [0] * k
     for p, s in enumerate(ranked):
@@ -63,18 +70,32 @@ def planted_places(strength: dict[str, float], seats: Sequence[str], deal: int, 
     return tuple(places)
 
 
-def simulate(strength: dict[str, float], settings: SettleSettings) -> tuple[int, tuple[str, ...], str]:
+def simulate(
+    strength: dict[str, float], settings: SettleSettings
+) -> tuple[int, tuple[str, ...], str]:
     """The scheduler with the leaderboard's ranking on planted games, in memory."""
     played: list[PlayedGame] = []
     tables = games = 0
     while True:
-        d = decide(sorted(strength), played, settings, leaderboard_ranking, tables_so_far=tables,
-                   games_so_far=games)
+        d = decide(
+            sorted(strength),
+            played,
+            settings,
+            leaderboard_ranking,
+            tables_so_far=tables,
+            games_so_far=games,
+        )
         if d.stop:
             return games, d.order, d.reason
         for g in d.games:
-            played.append(PlayedGame(g.game_id, g.seats, planted_places(strength, g.seats, g.deal_seed, g.rotation),
-                                     g.duplicate_set))
+            played.append(
+                PlayedGame(
+                    g.game_id,
+                    g.seats,
+                    planted_places(strength, g.seats, g.deal_seed, g.rotation),
+                    g.duplicate_set,
+                )
+            )
         tables += len(d.tables)
         games += len(d.games)
 
@@ -85,7 +106,7 @@ def fixed_until_settled(strength: dict[str, float], confidence: float, seed: int
     results: list[GameResult] = []
     step = 8  # the same batch as the adaptive run (2 tables of 4 games)
     for start in range(0, len(sched.games), step):
-        for g in sched.games[start:start + step]:
+        for g in sched.games[start : start + step]:
             p = planted_places(strength, g.seats, g.deal_seed, g.rotation)
             results.append(GameResult(g.game_id, g.seats, p, p, g.duplicate_set))
         _, los = ranking_with_los(results)
@@ -103,6 +124,7 @@ FIELD = dict(zip(FIELD_NAMES, (3.0, 2.5, 1.5, 1.0, 0.0, -0.5, -1.5, -2.0, -3.0, 
 
 # -- the pure scheduler ---------------------------------------------------------------------------
 
+
 def test_first_batch_seats_everyone_then_tables_go_to_the_open_pair():
     s = SettleSettings(table_size=4, seed=3)
     first = decide(NAMES, [], s, fixed_ranking(NAMES, [0.99] * 7))
@@ -111,12 +133,20 @@ def test_first_batch_seats_everyone_then_tables_go_to_the_open_pair():
     assert {g.rotation for g in first.games} == {0, 1, 2, 3}
     played = [PlayedGame(g.game_id, g.seats, (1, 2, 3, 4), g.duplicate_set) for g in first.games]
     los = [0.99, 0.99, 0.99, 0.6, 0.99, 0.99, 0.99]  # only bot3 > bot4 is open
-    nxt = decide(NAMES, played, s, fixed_ranking(NAMES, los), tables_so_far=len(first.tables),
-                 games_so_far=len(first.games))
+    nxt = decide(
+        NAMES,
+        played,
+        s,
+        fixed_ranking(NAMES, los),
+        tables_so_far=len(first.tables),
+        games_so_far=len(first.games),
+    )
     assert not nxt.stop and [p.upper + ">" + p.lower for p in nxt.open_pairs] == ["bot3>bot4"]
     assert nxt.tables and all({"bot3", "bot4"} <= set(t.seats) for t in nxt.tables)
     # table indices continue, so deals and game ids never repeat
-    assert [t.index for t in nxt.tables] == list(range(len(first.tables), len(first.tables) + len(nxt.tables)))
+    assert [t.index for t in nxt.tables] == list(
+        range(len(first.tables), len(first.tables) + len(nxt.tables))
+    )
     assert not {g.game_id for g in nxt.games} & {g.game_id for g in first.games}
 
 
@@ -126,21 +156,41 @@ def test_decisions_are_a_pure_function_of_inputs():
     played = [PlayedGame("g", tuple(NAMES[:4]), (1, 2, 3, 4))]
     a = decide(NAMES, played, s, rank, tables_so_far=4, games_so_far=16)
     assert a == decide(list(reversed(NAMES)), played, s, rank, tables_so_far=4, games_so_far=16)
-    b = decide(NAMES, played, SettleSettings(table_size=4, seed=6), rank, tables_so_far=4, games_so_far=16)
+    b = decide(
+        NAMES, played, SettleSettings(table_size=4, seed=6), rank, tables_so_far=4, games_so_far=16
+    )
     assert [t.deal_seed for t in a.tables] != [t.deal_seed for t in b.tables]
 
 
 def test_stops_when_settled_or_when_the_budget_is_spent():
     played = [PlayedGame("g", tuple(NAMES[:4]), (1, 2, 3, 4))]
-    settled = decide(NAMES, played, SettleSettings(table_size=4), fixed_ranking(NAMES, [0.96] * 7),
-                     tables_so_far=4, games_so_far=16)
+    settled = decide(
+        NAMES,
+        played,
+        SettleSettings(table_size=4),
+        fixed_ranking(NAMES, [0.96] * 7),
+        tables_so_far=4,
+        games_so_far=16,
+    )
     assert settled.stop and settled.reason == "settled" and not settled.tables
-    spent = decide(NAMES, played, SettleSettings(table_size=4, budget=18), fixed_ranking(NAMES, [0.5] * 7),
-                   tables_so_far=4, games_so_far=16)
+    spent = decide(
+        NAMES,
+        played,
+        SettleSettings(table_size=4, budget=18),
+        fixed_ranking(NAMES, [0.5] * 7),
+        tables_so_far=4,
+        games_so_far=16,
+    )
     assert spent.stop and spent.reason == "budget" and len(spent.open_pairs) == 7
     # a batch never goes past the budget
-    near = decide(NAMES, played, SettleSettings(table_size=4, budget=20), fixed_ranking(NAMES, [0.5] * 7),
-                  tables_so_far=4, games_so_far=16)
+    near = decide(
+        NAMES,
+        played,
+        SettleSettings(table_size=4, budget=20),
+        fixed_ranking(NAMES, [0.5] * 7),
+        tables_so_far=4,
+        games_so_far=16,
+    )
     assert len(near.games) == 4
 
 
@@ -152,11 +202,22 @@ def test_gauntlet_tables_always_seat_the_new_bot_near_its_place():
     d = decide(NAMES, played, s, fixed_ranking(order, los), tables_so_far=2, games_so_far=8)
     assert [(p.upper, p.lower) for p in d.pairs] == [("bot4", "bot5"), ("bot5", "bot6")]
     assert all("bot5" in t.seats and "bot4" in t.seats for t in d.tables)
-    done = decide(NAMES, played, s, fixed_ranking(order, [0.5] * 4 + [0.97, 0.99, 0.5]), tables_so_far=2,
-                  games_so_far=8)
+    done = decide(
+        NAMES,
+        played,
+        s,
+        fixed_ranking(order, [0.5] * 4 + [0.97, 0.99, 0.5]),
+        tables_so_far=2,
+        games_so_far=8,
+    )
     assert done.stop and done.reason == "settled"  # the pool's own open pairs do not matter
     with pytest.raises(SettleError):
-        decide(NAMES, played, SettleSettings(table_size=4, gauntlet="nobody"), fixed_ranking(order, los))
+        decide(
+            NAMES,
+            played,
+            SettleSettings(table_size=4, gauntlet="nobody"),
+            fixed_ranking(order, los),
+        )
 
 
 def test_entrants_without_games_rank_last_with_unknown_pairs():
@@ -166,10 +227,13 @@ def test_entrants_without_games_rank_last_with_unknown_pairs():
 
 # -- a planted field with the leaderboard's ranking --------------------------------------------------
 
+
 def test_planted_field_settles_in_the_true_order_with_fewer_games_than_a_fixed_round_robin():
     adaptive = fixed = 0
     for seed in (1, 2):
-        games, order, reason = simulate(PLANTED, SettleSettings(table_size=4, seed=seed, budget=4000))
+        games, order, reason = simulate(
+            PLANTED, SettleSettings(table_size=4, seed=seed, budget=4000)
+        )
         assert reason == "settled" and list(order) == NAMES
         adaptive += games
         fixed += fixed_until_settled(PLANTED, 0.95, seed=seed)
@@ -180,17 +244,33 @@ def test_gauntlet_settles_a_new_bot_against_a_rated_pool():
     pool = {n: PLANTED[n] for n in NAMES if n != "bot3"}
     # the pool has played a round robin already; bot3 is new
     sched = make_schedule(sorted(pool), table_size=4, games=96, seed=2)
-    played = [PlayedGame(g.game_id, g.seats, planted_places(pool, g.seats, g.deal_seed, g.rotation), g.duplicate_set)
-              for g in sched.games]
+    played = [
+        PlayedGame(
+            g.game_id,
+            g.seats,
+            planted_places(pool, g.seats, g.deal_seed, g.rotation),
+            g.duplicate_set,
+        )
+        for g in sched.games
+    ]
     settings = SettleSettings(table_size=4, seed=12, gauntlet="bot3", budget=2000)
     tables = games = 0
     while True:
-        d = decide(NAMES, played, settings, leaderboard_ranking, tables_so_far=tables, games_so_far=games)
+        d = decide(
+            NAMES, played, settings, leaderboard_ranking, tables_so_far=tables, games_so_far=games
+        )
         if d.stop:
             break
         assert all("bot3" in t.seats for t in d.tables)
-        played += [PlayedGame(g.game_id, g.seats, planted_places(PLANTED, g.seats, g.deal_seed, g.rotation),
-                              g.duplicate_set) for g in d.games]
+        played += [
+            PlayedGame(
+                g.game_id,
+                g.seats,
+                planted_places(PLANTED, g.seats, g.deal_seed, g.rotation),
+                g.duplicate_set,
+            )
+            for g in d.games
+        ]
         tables, games = tables + len(d.tables), games + len(d.games)
     assert d.reason == "settled"
     i = d.order.index("bot3")
@@ -198,6 +278,7 @@ def test_gauntlet_settles_a_new_bot_against_a_rated_pool():
 
 
 # -- the run loop on a tournament store ---------------------------------------------------------------
+
 
 def planted_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
     """Stands in for the match layer: planted results (FIELD), a pure function of the game."""
@@ -220,7 +301,9 @@ def planted_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def make_tournament(directory: Path) -> None:
     with Store(directory, create=True) as store:
         for name in FIELD_NAMES:
-            store.add_version(name, source_hash=name, bot_dir=str(ROOT / "example_bots" / "random"), kind="python")
+            store.add_version(
+                name, source_hash=name, bot_dir=str(ROOT / "example_bots" / "random"), kind="python"
+            )
 
 
 OPTIONS = {"players": 4, "seed": 1, "sandbox": "local", "executor": "local", "concurrency": 1}
@@ -229,15 +312,23 @@ OPTIONS = {"players": 4, "seed": 1, "sandbox": "local", "executor": "local", "co
 def scheduled(directory: Path) -> list[tuple[str, list[str]]]:
     """Every batch of the run with its game ids, in order."""
     with Store(directory, readonly=True) as store:
-        sids = [r[0] for r in store.db.execute("SELECT schedule_id FROM schedules ORDER BY schedule_id")]
+        sids = [
+            r[0] for r in store.db.execute("SELECT schedule_id FROM schedules ORDER BY schedule_id")
+        ]
         return [(sid, [g.game_id for g in store.schedule_games(sid)]) for sid in sids]
 
 
 def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):
     make_tournament(tmp_path)
     lines: list[str] = []
-    report = run_until_settled(tmp_path, OPTIONS, rank=leaderboard_ranking, confidence=0.95,
-                               runner=planted_runner, log=lines.append)
+    report = run_until_settled(
+        tmp_path,
+        OPTIONS,
+        rank=leaderboard_ranking,
+        confidence=0.95,
+        runner=planted_runner,
+        log=lines.append,
+    )
     assert report.reason == "settled" and report.exit_code == 0
     assert list(report.decision.order) == [f"{n}@1" for n in FIELD_NAMES]
     assert lines[-1].startswith(f"after {report.games} games: 0 of 11 pairs open; settled")
@@ -248,23 +339,37 @@ def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):
     fixed = fixed_until_settled(FIELD, 0.95, seed=1)
     assert report.games < fixed, (report.games, fixed)
     # running again changes nothing: the ranking is settled
-    again = run_until_settled(tmp_path, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner)
+    again = run_until_settled(
+        tmp_path, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner
+    )
     assert again.reason == "settled" and again.played == 0 and again.games == report.games
     # a budget below what was played stops at once, with exit code 1 when not settled
-    stricter = run_until_settled(tmp_path, OPTIONS, rank=leaderboard_ranking, confidence=0.999,
-                                 budget=8, runner=planted_runner)
+    stricter = run_until_settled(
+        tmp_path,
+        OPTIONS,
+        rank=leaderboard_ranking,
+        confidence=0.999,
+        budget=8,
+        runner=planted_runner,
+    )
     assert stricter.reason == "budget" and stricter.exit_code == 1 and stricter.played == 0
     with pytest.raises(TournamentError, match="gauntlet"):
-        run_until_settled(tmp_path, OPTIONS, rank=leaderboard_ranking, confidence=0.95, gauntlet="zzz",
-                          runner=planted_runner)
+        run_until_settled(
+            tmp_path,
+            OPTIONS,
+            rank=leaderboard_ranking,
+            confidence=0.95,
+            gauntlet="zzz",
+            runner=planted_runner,
+        )
 
 
 KILLER = """
 import os, signal, sys
 sys.path[:0] = {paths!r}
 import tests.test_adaptive as t
-from referee.tournament.settle import run_until_settled
-from arena.settle_cli import leaderboard_ranking
+from take5_arena.referee.tournament.settle import run_until_settled
+from take5_arena.cli.settle import leaderboard_ranking
 count = [0]
 def runner(spec, on_game=None):
     def counted(outcome):
@@ -282,17 +387,29 @@ def test_resume_after_sigkill_schedules_what_an_uninterrupted_run_would(tmp_path
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     make_tournament(whole)
     make_tournament(killed)
-    run_until_settled(whole, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner)
+    run_until_settled(
+        whole, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner
+    )
     paths = [str(ROOT), str(ROOT / "sdk")] + sys.path
     for kill_at in (5, 21):  # inside the first batch, then inside a later one
         proc = subprocess.run(
-            [sys.executable, "-c", KILLER.format(paths=paths, kill_at=kill_at, directory=str(killed))],
-            check=False, cwd=ROOT, capture_output=True, text=True, timeout=600,
+            [
+                sys.executable,
+                "-c",
+                KILLER.format(paths=paths, kill_at=kill_at, directory=str(killed)),
+            ],
+            check=False,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     with Store(killed, readonly=True) as store:
         assert 0 < store.recorded_count() < sum(len(g) for _, g in scheduled(whole))
-    report = run_until_settled(killed, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner)
+    report = run_until_settled(
+        killed, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner
+    )
     assert report.reason == "settled"
     assert scheduled(killed) == scheduled(whole)
     assert all(sid.startswith("settle-") for sid, _ in scheduled(whole))
@@ -302,7 +419,7 @@ def test_resume_after_sigkill_schedules_what_an_uninterrupted_run_would(tmp_path
 def test_command_line_errors_are_usage_errors(tmp_path):
     from click.testing import CliRunner
 
-    from referee.cli import main as cli
+    from take5_arena.cli.main import main as cli
 
     make_tournament(tmp_path)
     base = ["tournament", "run", "--tournament", str(tmp_path), "--sandbox", "local"]
@@ -317,8 +434,8 @@ def test_command_line_errors_are_usage_errors(tmp_path):
 def test_the_ladder_plays_where_the_ranking_is_least_settled():
     """The arena's ladder uses the same rule: after the gauntlet, the next table is the pair of
     neighbours whose order is least settled (here c and d, who split their games), not a random one."""
-    from arena.ladder import PoolView, SettlingPlanner
     from take5.shuffle import SplitMix64
+    from take5_arena.service.ladder import PoolView, SettlingPlanner
 
     results, n = [], 0
     for winner, loser, count in [("a", "b", 30), ("b", "c", 30), ("c", "d", 6), ("d", "c", 6)]:
@@ -330,4 +447,6 @@ def test_the_ladder_plays_where_the_ranking_is_least_settled():
     table = SettlingPlanner().next_table(pool, SplitMix64(1))
     assert sorted(table) == ["c@v1", "d@v1"]
     fresh = PoolView(keys, {**dict.fromkeys(keys, 30), "d@v1": 0}, 2, lambda: results)
-    assert "d@v1" in SettlingPlanner().next_table(fresh, SplitMix64(1))  # an unplayed bot plays first
+    assert "d@v1" in SettlingPlanner().next_table(
+        fresh, SplitMix64(1)
+    )  # an unplayed bot plays first

@@ -26,7 +26,6 @@ EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
 
 
-
 @pytest.fixture(scope="module")
 def engine():
     client = client_with_base_images(timeout=60)
@@ -104,7 +103,7 @@ def match(*args: str, tmp_path: Path, timeout: float = 600) -> tuple[int, dict, 
     argv = [
         sys.executable,
         "-m",
-        "referee.cli",
+        "take5_arena",
         "match",
         "--sandbox",
         "docker",
@@ -179,7 +178,7 @@ def test_node_and_go_bots_play_a_docker_tournament(node_bot, go_bot, opponents, 
 
     def referee(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "referee.cli", *args],
+            [sys.executable, "-m", "take5_arena", *args],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -204,7 +203,7 @@ def test_node_and_go_bots_play_a_docker_tournament(node_bot, go_bot, opponents, 
 
 
 def test_manifest_says_runtime_and_command():
-    from referee.sandbox.manifest import Runtime, parse_manifest
+    from take5_arena.referee.sandbox.manifest import Runtime, parse_manifest
 
     m = parse_manifest(
         b'runtime = "static"\ncommand = ["take5-go-bot", "--x"]\n', frozenset({"take5-go-bot"})
@@ -228,8 +227,8 @@ def test_manifest_says_runtime_and_command():
     ],
 )
 def test_bad_manifests_are_refused_with_the_reason(text, expect):
-    from referee.sandbox.build_errors import BuildRefused
-    from referee.sandbox.manifest import parse_manifest
+    from take5_arena.referee.sandbox.build_errors import BuildRefused
+    from take5_arena.referee.sandbox.manifest import parse_manifest
 
     with pytest.raises(BuildRefused) as err:
         parse_manifest(text)

@@ -2,7 +2,7 @@
 one-line error, nothing is written outside the unpack folder, and nothing is left behind.
 
 The attacks are built with tarfile's writer (and by hand where it would not write them); the
-unpacker under test is referee/archive.py, the one place an uploaded archive becomes a folder.
+unpacker under test is take5_arena/referee/archive.py, the one place an uploaded archive becomes a folder.
 """
 
 from __future__ import annotations
@@ -17,11 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from referee.archive import ArchiveError, ArchiveLimits, ArchiveProblem, pack, unpack
+from take5_arena.referee.archive import ArchiveError, ArchiveLimits, ArchiveProblem, pack, unpack
 
 REPO = Path(__file__).resolve().parent.parent
-SMALL = ArchiveLimits(max_total_bytes=1 << 20, max_file_bytes=512 * 1024, max_entries=100, max_depth=8,
-                      max_archive_bytes=8 << 20)
+SMALL = ArchiveLimits(
+    max_total_bytes=1 << 20,
+    max_file_bytes=512 * 1024,
+    max_entries=100,
+    max_depth=8,
+    max_archive_bytes=8 << 20,
+)
 
 
 def _file(name: str, data: bytes = b"x", mode: int = 0o644) -> tuple[tarfile.TarInfo, bytes | None]:
@@ -75,7 +80,9 @@ def place(tmp_path):
     return parent, parent / "bot", outside
 
 
-def refused(data: bytes, place, problem: ArchiveProblem, limits: ArchiveLimits = SMALL) -> ArchiveError:
+def refused(
+    data: bytes, place, problem: ArchiveProblem, limits: ArchiveLimits = SMALL
+) -> ArchiveError:
     parent, dest, outside = place
     archive = parent.parent / "upload.tgz"
     archive.write_bytes(data)
@@ -96,8 +103,11 @@ def refused(data: bytes, place, problem: ArchiveProblem, limits: ArchiveLimits =
 
 def test_dotdot_path(place):
     _, _, outside = place
-    error = refused(make_tgz([_file("bot.py"), _file("../outside/evil", b"pwned")]), place,
-                    ArchiveProblem.PATH_ESCAPE)
+    error = refused(
+        make_tgz([_file("bot.py"), _file("../outside/evil", b"pwned")]),
+        place,
+        ArchiveProblem.PATH_ESCAPE,
+    )
     assert "'..'" in str(error)
 
 
@@ -117,7 +127,12 @@ def test_control_characters_and_backslashes(place):
 
 
 def test_deeply_nested_path(place):
-    refused(make_tgz([_file("d/" * 40 + "f")]), place, ArchiveProblem.TOO_DEEP, ArchiveLimits(max_depth=16))
+    refused(
+        make_tgz([_file("d/" * 40 + "f")]),
+        place,
+        ArchiveProblem.TOO_DEEP,
+        ArchiveLimits(max_depth=16),
+    )
 
 
 def test_very_long_path(place):
@@ -129,39 +144,63 @@ def test_very_long_path(place):
 
 
 def test_symlink_out(place):
-    refused(make_tgz([_file("bot.py"), _special("passwd", tarfile.SYMTYPE, linkname="/etc/passwd")]),
-            place, ArchiveProblem.LINK)
+    refused(
+        make_tgz([_file("bot.py"), _special("passwd", tarfile.SYMTYPE, linkname="/etc/passwd")]),
+        place,
+        ArchiveProblem.LINK,
+    )
 
 
 def test_symlink_then_write_through_it(place):
     _, _, outside = place
-    refused(make_tgz([_special("out", tarfile.SYMTYPE, linkname=str(outside)), _file("out/evil", b"pwned")]),
-            place, ArchiveProblem.LINK)
+    refused(
+        make_tgz(
+            [_special("out", tarfile.SYMTYPE, linkname=str(outside)), _file("out/evil", b"pwned")]
+        ),
+        place,
+        ArchiveProblem.LINK,
+    )
 
 
 def test_symlink_inside_is_refused_too(place):
-    refused(make_tgz([_file("bot.py"), _special("alias.py", tarfile.SYMTYPE, linkname="bot.py")]),
-            place, ArchiveProblem.LINK)
+    refused(
+        make_tgz([_file("bot.py"), _special("alias.py", tarfile.SYMTYPE, linkname="bot.py")]),
+        place,
+        ArchiveProblem.LINK,
+    )
 
 
 def test_hard_link(place):
-    refused(make_tgz([_file("bot.py"), _special("h", tarfile.LNKTYPE, linkname="/etc/shadow")]),
-            place, ArchiveProblem.LINK)
-    refused(make_tgz([_file("bot.py"), _special("h", tarfile.LNKTYPE, linkname="bot.py")]),
-            place, ArchiveProblem.LINK)
+    refused(
+        make_tgz([_file("bot.py"), _special("h", tarfile.LNKTYPE, linkname="/etc/shadow")]),
+        place,
+        ArchiveProblem.LINK,
+    )
+    refused(
+        make_tgz([_file("bot.py"), _special("h", tarfile.LNKTYPE, linkname="bot.py")]),
+        place,
+        ArchiveProblem.LINK,
+    )
 
 
 @pytest.mark.parametrize("kind", [tarfile.CHRTYPE, tarfile.BLKTYPE, tarfile.FIFOTYPE])
 def test_device_files_and_fifos(place, kind):
-    refused(make_tgz([_file("bot.py"), _special("dev", kind, devmajor=1, devminor=3)]), place,
-            ArchiveProblem.SPECIAL_FILE)
+    refused(
+        make_tgz([_file("bot.py"), _special("dev", kind, devmajor=1, devminor=3)]),
+        place,
+        ArchiveProblem.SPECIAL_FILE,
+    )
 
 
 def test_setuid_bits_are_dropped(tmp_path):
-    data = make_tgz([_file("bot.py", b"print(1)\n", mode=0o4755), _file("data.txt", b"d", mode=0o6666)])
+    data = make_tgz(
+        [_file("bot.py", b"print(1)\n", mode=0o4755), _file("data.txt", b"d", mode=0o6666)]
+    )
     done = unpack(io.BytesIO(data), tmp_path / "bot", SMALL)
     assert (done.folder / "bot.py").stat().st_mode & 0o7777 == 0o755
-    assert (done.folder / "data.txt").stat().st_mode & 0o7777 == 0o644  # setuid/setgid without x: 0644
+    assert (
+        done.folder / "data.txt"
+    ).stat().st_mode & 0o7777 == 0o644  # setuid/setgid without x: 0644
     data = make_tgz([_file("plain.txt", b"d", mode=0o666)])
     done = unpack(io.BytesIO(data), tmp_path / "bot2", SMALL)
     assert (done.folder / "plain.txt").stat().st_mode & 0o7777 == 0o644
@@ -172,11 +211,19 @@ def test_setuid_bits_are_dropped(tmp_path):
 
 
 def test_duplicate_file(place):
-    refused(make_tgz([_file("bot.py", b"good"), _file("bot.py", b"evil")]), place, ArchiveProblem.DUPLICATE)
+    refused(
+        make_tgz([_file("bot.py", b"good"), _file("bot.py", b"evil")]),
+        place,
+        ArchiveProblem.DUPLICATE,
+    )
 
 
 def test_duplicate_spelled_differently(place):
-    refused(make_tgz([_file("bot.py", b"good"), _file("./bot.py", b"evil")]), place, ArchiveProblem.DUPLICATE)
+    refused(
+        make_tgz([_file("bot.py", b"good"), _file("./bot.py", b"evil")]),
+        place,
+        ArchiveProblem.DUPLICATE,
+    )
 
 
 def test_file_where_a_folder_is_needed(place):
@@ -205,7 +252,9 @@ def test_tar_bomb_total_size_stops_early(place):
     with pytest.raises(ArchiveError) as caught:
         unpack(reader, dest, SMALL)
     assert caught.value.problem is ArchiveProblem.TOO_LARGE
-    assert reader.read_bytes < len(data) / 4, "the limit must stop unpacking, not be checked afterwards"
+    assert reader.read_bytes < len(data) / 4, (
+        "the limit must stop unpacking, not be checked afterwards"
+    )
     assert list(parent.iterdir()) == []
 
 
@@ -242,7 +291,12 @@ def test_file_count_bomb_stops_early(place):
 
 
 def test_compressed_upload_too_large(place):
-    refused(os.urandom(200_000), place, ArchiveProblem.TOO_LARGE, ArchiveLimits(max_archive_bytes=100_000))
+    refused(
+        os.urandom(200_000),
+        place,
+        ArchiveProblem.TOO_LARGE,
+        ArchiveLimits(max_archive_bytes=100_000),
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -295,7 +349,9 @@ def test_pack_unpack_round_trip_is_deterministic(tmp_path):
     assert first.getvalue() == second.getvalue()
     first.seek(0)
     done = unpack(first, tmp_path / "out")
-    got = sorted(p.relative_to(done.folder).as_posix() for p in done.folder.rglob("*") if p.is_file())
+    got = sorted(
+        p.relative_to(done.folder).as_posix() for p in done.folder.rglob("*") if p.is_file()
+    )
     assert got == ["alias.py", "bot.py", "lib/helper.py", "run.sh"]
     assert (done.folder / "alias.py").read_text() == "print('hi')\n"
     assert not (done.folder / "alias.py").is_symlink()
@@ -333,4 +389,6 @@ def test_example_bot_packs_and_unpacks(tmp_path):
     pack(REPO / "example_bots" / "heuristic", buf)
     buf.seek(0)
     done = unpack(buf, tmp_path / "h")
-    assert (done.folder / "bot.py").read_bytes() == (REPO / "example_bots" / "heuristic" / "bot.py").read_bytes()
+    assert (done.folder / "bot.py").read_bytes() == (
+        REPO / "example_bots" / "heuristic" / "bot.py"
+    ).read_bytes()

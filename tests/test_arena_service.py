@@ -27,9 +27,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from arena.api import arena_pb2 as pb
-from arena.api import arena_pb2_grpc as pb_grpc
-from arena.client import ArenaClient, ClientError, Packed, pack_folder
+from take5_arena.service.api import arena_pb2 as pb
+from take5_arena.service.api import arena_pb2_grpc as pb_grpc
+from take5_arena.service.client import ArenaClient, ClientError, Packed, pack_folder
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "example_bots"
@@ -40,12 +40,20 @@ PROTO = REPO / "proto" / "take5" / "arena" / "v1" / "arena.proto"
 # Helpers: the CLI, a server process, the database
 
 
-def cli(*args: str, token: str | None = None, stdin: str | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+def cli(
+    *args: str, token: str | None = None, stdin: str | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("TAKE5_TOKEN", "TAKE5_SERVER")}
     if token is not None:
         env["TAKE5_TOKEN"] = token
-    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "take5_arena", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        input=stdin,
+    )
 
 
 def add_author(directory: Path, name: str, *extra: str) -> str:
@@ -62,8 +70,21 @@ class Server:
     def __init__(self, directory: Path, *args: str):
         self.directory = directory
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "referee.cli", "serve", "-t", str(directory), "--listen", "127.0.0.1:0", *args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "take5_arena",
+                "serve",
+                "-t",
+                str(directory),
+                "--listen",
+                "127.0.0.1:0",
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         self.lines: list[str] = []
         self.cond = threading.Condition()
@@ -92,8 +113,10 @@ class Server:
                     if m:
                         return m
                 left = deadline - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None and not self.cond.wait(0.5):
-                    raise AssertionError(f"no {pattern!r} in the server's log:\n" + "\n".join(self.lines))
+                if left <= 0 or (self.proc.poll() is not None and not self.cond.wait(0.5)):
+                    raise AssertionError(
+                        f"no {pattern!r} in the server's log:\n" + "\n".join(self.lines)
+                    )
                 self.cond.wait(min(left, 1.0))
 
     def client(self, token: str | None = None, **kw) -> ArenaClient:
@@ -121,11 +144,16 @@ def db_rows(directory: Path, sql: str, args: tuple = ()) -> list[tuple]:
         con.close()
 
 
-def wait_until(condition, timeout: float = 120, what: str = "", server: Server | None = None) -> None:
+def wait_until(
+    condition, timeout: float = 120, what: str = "", server: Server | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}" + (f"; the server's log:\n{server.log}" if server else ""))
+            raise AssertionError(
+                f"timed out waiting for {what}"
+                + (f"; the server's log:\n{server.log}" if server else "")
+            )
         time.sleep(0.3)
 
 
@@ -162,37 +190,70 @@ def packed(data: bytes) -> Packed:
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory):
     directory = tmp_path_factory.mktemp("arena") / "T"
-    tokens = {name: add_author(directory, name, "--per-hour", "100") for name in ("alice", "bob", "carol")}
-    server = Server(directory, "--sandbox", "local", "--players", "2", "-j", "1", "--publish-every-games", "2",
-                    "--publish-every-seconds", "1", "--bootstrap", "10")
+    tokens = {
+        name: add_author(directory, name, "--per-hour", "100") for name in ("alice", "bob", "carol")
+    }
+    server = Server(
+        directory,
+        "--sandbox",
+        "local",
+        "--players",
+        "2",
+        "-j",
+        "1",
+        "--publish-every-games",
+        "2",
+        "--publish-every-seconds",
+        "1",
+        "--bootstrap",
+        "10",
+    )
     yield directory, server, tokens
     assert server.stop() == 0, server.log
     assert "arena stopped" in server.log
 
 
 def test_generated_code_matches_the_proto(tmp_path):
-    """arena/api/arena_pb2.py is what protoc makes of the .proto now (else: scripts/gen-proto.sh)."""
+    """take5_arena/service/api/arena_pb2.py is what protoc makes of the .proto now (else: scripts/gen-proto.sh)."""
     from google.protobuf import descriptor_pb2
 
     out = tmp_path / "arena.desc"
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-Iarena/api={PROTO.parent}",
-                    f"--descriptor_set_out={out}", str(PROTO)], check=True, capture_output=True, cwd=REPO)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-Itake5_arena/service/api={PROTO.parent}",
+            f"--descriptor_set_out={out}",
+            str(PROTO),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=REPO,
+    )
     fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
     committed = descriptor_pb2.FileDescriptorProto()
     pb.DESCRIPTOR.CopyToProto(committed)
     for message in fresh.message_type:
         for field in message.field:
             field.ClearField("json_name")
-    assert committed == fresh, "arena/api/arena_pb2.py is stale: run scripts/gen-proto.sh and commit"
+    assert committed == fresh, (
+        "take5_arena/service/api/arena_pb2.py is stale: run scripts/gen-proto.sh and commit"
+    )
 
 
 def test_every_field_is_documented():
     """Every service, call, message, field and enum value has a comment just above it."""
     lines = PROTO.read_text().splitlines()
-    declaration = re.compile(r"^\s*(service \w+|rpc \w+|message \w+|enum \w+|oneof \w+|"
-                             r"(repeated )?[\w.]+ \w+ = \d+;|[A-Z_]+ = \d+;)")
-    missing = [line.strip() for i, line in enumerate(lines)
-               if declaration.match(line) and not lines[i - 1].strip().startswith("//")]
+    declaration = re.compile(
+        r"^\s*(service \w+|rpc \w+|message \w+|enum \w+|oneof \w+|"
+        r"(repeated )?[\w.]+ \w+ = \d+;|[A-Z_]+ = \d+;)"
+    )
+    missing = [
+        line.strip()
+        for i, line in enumerate(lines)
+        if declaration.match(line) and not lines[i - 1].strip().startswith("//")
+    ]
     assert not missing, f"undocumented in arena.proto: {missing}"
 
 
@@ -200,17 +261,36 @@ def test_two_authors_submit_at_once(arena):
     directory, server, tokens = arena
     env = {k: v for k, v in os.environ.items() if k != "TAKE5_TOKEN"}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "referee.cli", "submit", str(BOTS / bot), "--server", server.address,
-                          "--token-file", str(tf)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        for bot, tf in (("random", _token_file(directory, "alice", tokens)),
-                        ("lowest", _token_file(directory, "bob", tokens)))
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "take5_arena",
+                "submit",
+                str(BOTS / bot),
+                "--server",
+                server.address,
+                "--token-file",
+                str(tf),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for bot, tf in (
+            ("random", _token_file(directory, "alice", tokens)),
+            ("lowest", _token_file(directory, "bob", tokens)),
+        )
     ]
     outs = [p.communicate(timeout=240) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert "new version v1" in out and "smoke games without a fault" in out, out
     assert db_rows(directory, "SELECT bot_name, author FROM arena_bots ORDER BY bot_name") == [
-        ("lowest", "bob"), ("random", "alice")]
+        ("lowest", "bob"),
+        ("random", "alice"),
+    ]
 
 
 def ensure_pool(arena) -> None:
@@ -236,8 +316,10 @@ def test_the_ladder_plays_and_standings_are_public(arena):
     wait_until(lambda: games_recorded(directory) >= 4, what="ladder games", server=server)
     server.wait_for(r"ladder: gauntlet for (random|lowest)@1")
     with server.client() as anonymous:  # public: no token
+
         def has_rows():
             return len(anonymous.standings().rows) >= 2
+
         wait_until(has_rows, what="standings through the API")
         reply = anonymous.standings()
         assert {r.bot for r in reply.rows} >= {"random", "lowest"}
@@ -276,8 +358,12 @@ def test_wrong_missing_and_revoked_tokens(arena):
             code, message = _code(client.my_bots)
         assert code == grpc.StatusCode.UNAUTHENTICATED, (token, code, message)
         assert ("no token" if token is None else "not valid") in message
-    done = cli("my-bots", "--server", server.address, token=bad)  # the real client: one line, exit 2
-    assert done.returncode == 2 and "not valid" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    done = cli(
+        "my-bots", "--server", server.address, token=bad
+    )  # the real client: one line, exit 2
+    assert done.returncode == 2 and "not valid" in done.stderr and "Traceback" not in done.stderr, (
+        done.stderr
+    )
     eve = add_author(directory, "eve")
     with server.client(eve) as client:
         assert client.my_bots().author == "eve"
@@ -290,7 +376,9 @@ def test_wrong_missing_and_revoked_tokens(arena):
     assert done.returncode == 2 and "revoked" in done.stderr, done.stderr
     # the store never holds a token
     raw = (directory / "tournament.sqlite").read_bytes()
-    assert tokens["alice"].encode() not in raw and tokens["alice"].split("_", 2)[2].encode() not in raw
+    assert (
+        tokens["alice"].encode() not in raw and tokens["alice"].split("_", 2)[2].encode() not in raw
+    )
     listed = cli("authors", "list", "-t", str(directory))
     assert "eve" in listed.stdout and "revoked" in listed.stdout
 
@@ -299,10 +387,15 @@ def test_an_author_cannot_touch_another_authors_bot(arena):
     directory, server, tokens = arena
     ensure_pool(arena)
     with server.client(tokens["bob"]) as bob:
-        for call in (lambda: bob.withdraw("random"), lambda: bob.faults("random"),
-                     lambda: bob.submit("random", pack_folder(BOTS / "random"))):
+        for call in (
+            lambda: bob.withdraw("random"),
+            lambda: bob.faults("random"),
+            lambda: bob.submit("random", pack_folder(BOTS / "random")),
+        ):
             code, message = _code(call)
-            assert code == grpc.StatusCode.PERMISSION_DENIED and "another author" in message, message
+            assert code == grpc.StatusCode.PERMISSION_DENIED and "another author" in message, (
+                message
+            )
         assert [b.name for b in bob.my_bots().bots] == ["lowest"]
         code, _ = _code(lambda: bob.withdraw("nosuchbot"))
         assert code == grpc.StatusCode.NOT_FOUND
@@ -314,9 +407,15 @@ def test_an_author_cannot_touch_another_authors_bot(arena):
 HOSTILE = {
     "dotdot": lambda: make_tgz([member("bot.py"), member("../../escaped", b"pwned")]),
     "absolute": lambda: make_tgz([member("/tmp/take5-arena-escaped", b"pwned")]),
-    "symlink": lambda: make_tgz([member("bot.py"), member("link", None, tarfile.SYMTYPE, linkname="/etc/passwd")]),
-    "hardlink": lambda: make_tgz([member("bot.py"), member("h", None, tarfile.LNKTYPE, linkname="bot.py")]),
-    "device": lambda: make_tgz([member("bot.py"), member("null", None, tarfile.CHRTYPE, devmajor=1, devminor=3)]),
+    "symlink": lambda: make_tgz(
+        [member("bot.py"), member("link", None, tarfile.SYMTYPE, linkname="/etc/passwd")]
+    ),
+    "hardlink": lambda: make_tgz(
+        [member("bot.py"), member("h", None, tarfile.LNKTYPE, linkname="bot.py")]
+    ),
+    "device": lambda: make_tgz(
+        [member("bot.py"), member("null", None, tarfile.CHRTYPE, devmajor=1, devminor=3)]
+    ),
     "fifo": lambda: make_tgz([member("bot.py"), member("pipe", None, tarfile.FIFOTYPE)]),
     "duplicate": lambda: make_tgz([member("bot.py", b"ok"), member("bot.py", b"evil")]),
     "deep": lambda: make_tgz([member("d/" * 40 + "bot.py")]),
@@ -356,26 +455,45 @@ def test_hostile_archives_are_refused(arena):
             data = build()
             reply = carol.submit(f"hostile-{kind}", packed(data))
             assert reply.outcome == pb.SUBMIT_REFUSED, (kind, reply)
-            assert reply.reason.startswith("unsafe archive: ") and "\n" not in reply.reason, reply.reason
+            assert reply.reason.startswith("unsafe archive: ") and "\n" not in reply.reason, (
+                reply.reason
+            )
             assert not (spool / "bots" / f"hostile-{kind}").exists()
             assert list((spool / "tmp").iterdir()) == []
-        assert not Path("/tmp/take5-arena-escaped").exists() and not (directory.parent.parent / "escaped").exists()
+        assert (
+            not Path("/tmp/take5-arena-escaped").exists()
+            and not (directory.parent.parent / "escaped").exists()
+        )
         # an upload whose bytes do not match what was declared is never recorded
         data = make_tgz([member("bot.py")])
         liar = Packed(data, 1, hashlib.sha256(b"something else").hexdigest())
         with pytest.raises(ClientError) as caught:
             carol.submit("liar", liar)
-        assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT and "SHA-256" in str(caught.value)
+        assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT and "SHA-256" in str(
+            caught.value
+        )
         # a declared size over the limit is refused before the upload
         big = Packed(b"", 1, "0" * 64)
         stub = pb_grpc.ArenaStub(carol.channel)
-        request = iter([pb.SubmitBotRequest(metadata=pb.SubmitMetadata(
-            bot_name="big", archive_size=10**10, archive_sha256=big.sha256))])
+        request = iter(
+            [
+                pb.SubmitBotRequest(
+                    metadata=pb.SubmitMetadata(
+                        bot_name="big", archive_size=10**10, archive_sha256=big.sha256
+                    )
+                )
+            ]
+        )
         with pytest.raises(grpc.RpcError) as rpc:
             stub.SubmitBot(request, metadata=carol.metadata, timeout=60)
         assert rpc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert db_rows(directory, "SELECT COUNT(*) FROM arena_submissions WHERE bot_name IN ('liar', 'big')") == [(0,)]
-    statuses = {r[0] for r in db_rows(directory, "SELECT status FROM arena_submissions WHERE author = 'carol'")}
+    assert db_rows(
+        directory, "SELECT COUNT(*) FROM arena_submissions WHERE bot_name IN ('liar', 'big')"
+    ) == [(0,)]
+    statuses = {
+        r[0]
+        for r in db_rows(directory, "SELECT status FROM arena_submissions WHERE author = 'carol'")
+    }
     assert statuses == {"refused"}
     assert not list((spool / "uploads").glob(".part-*"))
 
@@ -389,7 +507,8 @@ def test_refused_bot_reason_and_faults(arena, tmp_path):
     (crasher / "bot.py").write_text(
         "import sys\n"
         "print('crasher: missing weights.bin \\x1b[2J\\x1b]0;pwned\\x07', file=sys.stderr)\n"
-        "sys.exit(1)\n")
+        "sys.exit(1)\n"
+    )
     done = cli("submit", str(crasher), "--server", server.address, token=tokens["carol"])
     assert done.returncode == 3, done.stdout + done.stderr
     assert "REFUSED crasher" in done.stderr and "crash" in done.stderr
@@ -397,15 +516,23 @@ def test_refused_bot_reason_and_faults(arena, tmp_path):
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr
     with server.client(tokens["carol"]) as carol:
         assert "missing weights.bin" in carol.faults("crasher").last_refusal_output
-        assert any(s.bot_name == "crasher" and s.status == "refused" for s in carol.my_bots().submissions)
+        assert any(
+            s.bot_name == "crasher" and s.status == "refused" for s in carol.my_bots().submissions
+        )
     shown = cli("my-faults", "crasher", "--server", server.address, token=tokens["carol"])
-    assert shown.returncode == 0 and "missing weights.bin" in shown.stdout and "\x1b" not in shown.stdout
+    assert (
+        shown.returncode == 0
+        and "missing weights.bin" in shown.stdout
+        and "\x1b" not in shown.stdout
+    )
 
 
 def test_limits_and_withdraw(arena):
     directory, server, tokens = arena
     ensure_pool(arena)
-    dave = add_author(directory, "dave", "--max-bots", "1", "--per-hour", "2", "--max-archive-mb", "0.05")
+    dave = add_author(
+        directory, "dave", "--max-bots", "1", "--per-hour", "2", "--max-archive-mb", "0.05"
+    )
     big = directory.parent / "bigbot"
     big.mkdir()
     (big / "bot.py").write_text((BOTS / "random" / "bot.py").read_text())
@@ -425,15 +552,28 @@ def test_limits_and_withdraw(arena):
         code, message = _code(lambda: client.submit("dave-1", pack_folder(BOTS / "random")))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "per hour" in message, message
         shown = cli("my-bots", "--server", server.address, token=dave)
-        assert "dave-1 (withdrawn)" in shown.stdout and "dave-2 (active)" in shown.stdout, shown.stdout
+        assert "dave-1 (withdrawn)" in shown.stdout and "dave-2 (active)" in shown.stdout, (
+            shown.stdout
+        )
         # the ladder leaves a withdrawn bot alone
         client.withdraw("dave-2")
     count = games_recorded(directory)
-    wait_until(lambda: games_recorded(directory) >= count + 4, what="more ladder games", server=server)
-    versions = {r[0] for r in db_rows(directory, "SELECT v.id FROM entrant_versions v JOIN entrants e "
-                                      "ON e.id = v.entrant_id WHERE e.name LIKE 'dave-%'")}
-    late = db_rows(directory, "SELECT sr.version_id FROM seat_results sr JOIN results r ON r.game_id = sr.game_id "
-                   "WHERE r.seq > (SELECT MAX(seq) FROM results) - 2")
+    wait_until(
+        lambda: games_recorded(directory) >= count + 4, what="more ladder games", server=server
+    )
+    versions = {
+        r[0]
+        for r in db_rows(
+            directory,
+            "SELECT v.id FROM entrant_versions v JOIN entrants e "
+            "ON e.id = v.entrant_id WHERE e.name LIKE 'dave-%'",
+        )
+    }
+    late = db_rows(
+        directory,
+        "SELECT sr.version_id FROM seat_results sr JOIN results r ON r.game_id = sr.game_id "
+        "WHERE r.seq > (SELECT MAX(seq) FROM results) - 2",
+    )
     assert not versions & {r[0] for r in late}
 
 
@@ -442,26 +582,41 @@ def test_limits_and_withdraw(arena):
 
 
 def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    import ipaddress
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
-    import ipaddress
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.now(timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
-            .not_valid_after(now + timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert_path, key_path
 
 
@@ -469,14 +624,26 @@ def test_tls_with_a_self_signed_certificate(tmp_path):
     directory = tmp_path / "T"
     token = add_author(directory, "alice")
     cert, key = _self_signed(tmp_path)
-    server = Server(directory, "--cert", str(cert), "--key", str(key), "--no-ladder", "--sandbox", "local")
+    server = Server(
+        directory, "--cert", str(cert), "--key", str(key), "--no-ladder", "--sandbox", "local"
+    )
     try:
         assert "with TLS" in server.log
-        done = cli("submit", str(BOTS / "random"), "--server", server.address, "--ca", str(cert), token=token)
+        done = cli(
+            "submit",
+            str(BOTS / "random"),
+            "--server",
+            server.address,
+            "--ca",
+            str(cert),
+            token=token,
+        )
         assert done.returncode == 0 and "new version v1" in done.stdout, done.stderr
         with server.client(token, ca=cert) as client:
             assert [b.name for b in client.my_bots().bots] == ["random"]
-        plain = cli("my-bots", "--server", server.address, token=token)  # plain text to a TLS server
+        plain = cli(
+            "my-bots", "--server", server.address, token=token
+        )  # plain text to a TLS server
         assert plain.returncode == 1 and "cannot reach" in plain.stderr
     finally:
         assert server.stop() == 0
@@ -484,7 +651,11 @@ def test_tls_with_a_self_signed_certificate(tmp_path):
 
 def test_no_tls_means_loopback_only(tmp_path):
     done = cli("serve", "-t", str(tmp_path / "T"), "--listen", "0.0.0.0:0", "--no-ladder")
-    assert done.returncode == 2 and "loopback only" in done.stderr and "--insecure-public" in done.stderr
+    assert (
+        done.returncode == 2
+        and "loopback only" in done.stderr
+        and "--insecure-public" in done.stderr
+    )
     assert "Traceback" not in done.stderr
 
 
@@ -492,15 +663,32 @@ def test_no_tls_means_loopback_only(tmp_path):
 # Restart safety
 
 
-SLOW_BOT = (BOTS / "random" / "bot.py").read_text().replace(
-    'if __name__ == "__main__":',
-    'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: validation takes a while', 1)
+SLOW_BOT = (
+    (BOTS / "random" / "bot.py")
+    .read_text()
+    .replace(
+        'if __name__ == "__main__":',
+        'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: validation takes a while',
+        1,
+    )
+)
 
 
 def test_sigkill_during_upload_validation_and_game(tmp_path):
     directory = tmp_path / "T"
     token = add_author(directory, "alice", "--per-hour", "100")
-    args = ("--sandbox", "local", "--players", "2", "-j", "1", "--publish-every-seconds", "1", "--bootstrap", "0")
+    args = (
+        "--sandbox",
+        "local",
+        "--players",
+        "2",
+        "-j",
+        "1",
+        "--publish-every-seconds",
+        "1",
+        "--bootstrap",
+        "0",
+    )
     server = Server(directory, *args)
     try:
         with server.client(token) as client:
@@ -510,31 +698,56 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
 
         # 1. killed during an upload: the half-received archive is discarded at the restart
         release = threading.Event()
-        data = pack_folder(BOTS / "heuristic").data + b"\0" * 600_000  # several chunks; never completed
+        data = (
+            pack_folder(BOTS / "heuristic").data + b"\0" * 600_000
+        )  # several chunks; never completed
 
         def stream():
-            yield pb.SubmitBotRequest(metadata=pb.SubmitMetadata(
-                bot_name="half", archive_size=len(data), archive_sha256=hashlib.sha256(data).hexdigest()))
+            yield pb.SubmitBotRequest(
+                metadata=pb.SubmitMetadata(
+                    bot_name="half",
+                    archive_size=len(data),
+                    archive_sha256=hashlib.sha256(data).hexdigest(),
+                )
+            )
             yield pb.SubmitBotRequest(chunk=data[:200_000])
             release.wait(60)
 
         channel = grpc.insecure_channel(server.address)
         stub = pb_grpc.ArenaStub(channel)
-        call = threading.Thread(target=lambda: _swallow(lambda: stub.SubmitBot(
-            stream(), metadata=[("authorization", f"Bearer {token}")], timeout=60)), daemon=True)
+        call = threading.Thread(
+            target=lambda: _swallow(
+                lambda: stub.SubmitBot(
+                    stream(), metadata=[("authorization", f"Bearer {token}")], timeout=60
+                )
+            ),
+            daemon=True,
+        )
         call.start()
-        wait_until(lambda: list((directory / "arena" / "uploads").glob(".part-*")), what="an upload in progress")
+        wait_until(
+            lambda: list((directory / "arena" / "uploads").glob(".part-*")),
+            what="an upload in progress",
+        )
 
         # 2. ... while a game is being played (the ladder never stops), and
         # 3. ... while a submission is being validated
         slow = tmp_path / "slow"
         slow.mkdir()
         (slow / "bot.py").write_text(SLOW_BOT)
-        submit = subprocess.Popen([sys.executable, "-m", "referee.cli", "submit", str(slow), "--server",
-                                   server.address], env={**os.environ, "TAKE5_TOKEN": token},
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: db_rows(directory, "SELECT status FROM arena_submissions WHERE bot_name = 'slow'")
-                   == [("validating",)], what="the validation to start")
+        submit = subprocess.Popen(
+            [sys.executable, "-m", "take5_arena", "submit", str(slow), "--server", server.address],
+            env={**os.environ, "TAKE5_TOKEN": token},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_until(
+            lambda: (
+                db_rows(directory, "SELECT status FROM arena_submissions WHERE bot_name = 'slow'")
+                == [("validating",)]
+            ),
+            what="the validation to start",
+        )
         before = games_recorded(directory)
         planned = [r[0] for r in db_rows(directory, "SELECT schedule_id FROM schedules")]
         marks = ",".join("?" * len(planned))
@@ -544,28 +757,51 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
         out, err = submit.communicate(timeout=60)
         assert submit.returncode == 1 and "cannot reach" in err, err
         channel.close()
-        assert list((directory / "arena" / "uploads").glob(".part-*")), "the kill left the partial upload"
+        assert list((directory / "arena" / "uploads").glob(".part-*")), (
+            "the kill left the partial upload"
+        )
         versions_before = db_rows(directory, "SELECT COUNT(*) FROM entrant_versions")[0][0]
-        assert db_rows(directory, "SELECT COUNT(*) FROM arena_submissions WHERE bot_name = 'half'") == [(0,)]
+        assert db_rows(
+            directory, "SELECT COUNT(*) FROM arena_submissions WHERE bot_name = 'half'"
+        ) == [(0,)]
 
         server = Server(directory, *args)
         server.wait_for(r"discarded \d+ half-received upload")
         assert not list((directory / "arena" / "uploads").glob(".part-*"))
         server.wait_for(r"validating submission .* \(alice/slow\) recorded before the restart")
-        wait_until(lambda: db_rows(directory, "SELECT status FROM arena_submissions WHERE bot_name = 'slow'")
-                   == [("accepted",)], what="the recorded submission to be validated after the restart", server=server)
-        assert db_rows(directory, "SELECT COUNT(*) FROM entrant_versions")[0][0] == versions_before + 1
+        wait_until(
+            lambda: (
+                db_rows(directory, "SELECT status FROM arena_submissions WHERE bot_name = 'slow'")
+                == [("accepted",)]
+            ),
+            what="the recorded submission to be validated after the restart",
+            server=server,
+        )
+        assert (
+            db_rows(directory, "SELECT COUNT(*) FROM entrant_versions")[0][0] == versions_before + 1
+        )
         with server.client(token) as client:
             mine = client.my_bots()
         assert {b.name for b in mine.bots} == {"random", "lowest", "slow"}
         assert all(len(b.versions) == 1 for b in mine.bots)
         # no finished game lost or doubled; the ladder goes on (and replays the game cut off)
-        wait_until(lambda: games_recorded(directory) >= before + 4, what="ladder games after the restart")
+        wait_until(
+            lambda: games_recorded(directory) >= before + 4, what="ladder games after the restart"
+        )
         ids = [r[0] for r in db_rows(directory, "SELECT game_id FROM results")]
         assert len(ids) == len(set(ids)) and ids_before <= set(ids)
-        wait_until(lambda: db_rows(directory, f"SELECT COUNT(*) FROM games g JOIN schedule_games s ON "
-                   f"s.game_id = g.game_id WHERE g.status = 'pending' AND s.schedule_id IN ({marks})",
-                   tuple(planned))[0][0] == 0, what="the games planned before the kill to be played")
+        wait_until(
+            lambda: (
+                db_rows(
+                    directory,
+                    f"SELECT COUNT(*) FROM games g JOIN schedule_games s ON "
+                    f"s.game_id = g.game_id WHERE g.status = 'pending' AND s.schedule_id IN ({marks})",
+                    tuple(planned),
+                )[0][0]
+                == 0
+            ),
+            what="the games planned before the kill to be played",
+        )
     finally:
         server.stop()
 
@@ -584,7 +820,7 @@ def _swallow(fn) -> None:
 @pytest.mark.docker
 @pytest.mark.slow
 def test_ladder_in_docker(tmp_path):
-    from referee.sandbox.engine import engine_answers as docker_available
+    from take5_arena.referee.sandbox.engine import engine_answers as docker_available
 
     if not docker_available():
         if os.environ.get("CI") == "true":
@@ -592,17 +828,34 @@ def test_ladder_in_docker(tmp_path):
         pytest.skip("no Docker engine")
     directory = tmp_path / "T"
     token = add_author(directory, "alice")
-    server = Server(directory, "--sandbox", "docker", "--players", "2", "-j", "1", "--bootstrap", "0",
-                    "--publish-every-games", "1")
+    server = Server(
+        directory,
+        "--sandbox",
+        "docker",
+        "--players",
+        "2",
+        "-j",
+        "1",
+        "--bootstrap",
+        "0",
+        "--publish-every-games",
+        "1",
+    )
     try:
         for bot in ("random", "lowest"):
-            done = cli("submit", str(BOTS / bot), "--server", server.address, token=token, timeout=600)
+            done = cli(
+                "submit", str(BOTS / bot), "--server", server.address, token=token, timeout=600
+            )
             assert done.returncode == 0, done.stderr
             assert "image" in server.log or True
-        wait_until(lambda: games_recorded(directory) >= 2, timeout=300, what="ladder games in Docker")
+        wait_until(
+            lambda: games_recorded(directory) >= 2, timeout=300, what="ladder games in Docker"
+        )
         record = json.loads(db_rows(directory, "SELECT record FROM results LIMIT 1")[0][0])
         assert record["complete"]
-        wait_until(lambda: (directory / "site" / "standings.json").exists(), timeout=120, what="the site")
+        wait_until(
+            lambda: (directory / "site" / "standings.json").exists(), timeout=120, what="the site"
+        )
     finally:
         assert server.stop() == 0, server.log
 
@@ -610,13 +863,21 @@ def test_ladder_in_docker(tmp_path):
 def test_public_records_leave_out_the_bots_output():
     """Standings and records are public, a bot's own output is its author's: GetGameRecord drops the
     turns' `logs`, MyBotFaults gives the author their seat's lines up to the fault."""
-    from arena.serve import _log_tail, public_record
+    from take5_arena.service.serve import _log_tail, public_record
 
-    record = {"game_id": "g", "rounds": [{"round": 1, "turns": [
-        {"plays": [1, 2], "logs": [[0, "mine: thinking"], [1, "theirs: secret plan"]]},
-        {"plays": [3, 4], "logs": [[0, "mine: oops"]]},
-        {"plays": [5, 6], "logs": [[0, "mine: after the fault"]]},
-    ]}]}
+    record = {
+        "game_id": "g",
+        "rounds": [
+            {
+                "round": 1,
+                "turns": [
+                    {"plays": [1, 2], "logs": [[0, "mine: thinking"], [1, "theirs: secret plan"]]},
+                    {"plays": [3, 4], "logs": [[0, "mine: oops"]]},
+                    {"plays": [5, 6], "logs": [[0, "mine: after the fault"]]},
+                ],
+            }
+        ],
+    }
     public = public_record(record)
     assert "logs" not in json.dumps(public) and public["rounds"][0]["turns"][1]["plays"] == [3, 4]
     assert record["rounds"][0]["turns"][0]["logs"]  # the stored record is untouched
@@ -626,8 +887,8 @@ def test_public_records_leave_out_the_bots_output():
 
 def test_gauntlet_planner():
     """A newcomer meets every other active bot; afterwards the least-played bot is seated first."""
-    from arena.ladder import GauntletPlanner, PoolView
     from take5.shuffle import SplitMix64
+    from take5_arena.service.ladder import GauntletPlanner, PoolView
 
     planner = GauntletPlanner(gauntlet_tables=2)
     pool = PoolView(("a@1", "b@1", "c@1", "new@1"), {"a@1": 10, "b@1": 4, "c@1": 7, "new@1": 0}, 3)

@@ -1,4 +1,4 @@
-"""Bot versions as content-addressed artifacts (referee/artifacts.py)."""
+"""Bot versions as content-addressed artifacts (take5_arena/referee/artifacts.py)."""
 
 import json
 import os
@@ -13,9 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from referee.artifacts import ArtifactError, ArtifactStore, digest_of, is_cached, materialize, pack
-from referee.store import Store
-from referee.tournament import run_tournament, submission, submit
+from take5_arena.referee.artifacts import (
+    ArtifactError,
+    ArtifactStore,
+    digest_of,
+    is_cached,
+    materialize,
+    pack,
+)
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import run_tournament, submission, submit
 
 
 def _bot(tmp: Path, name: str = "bot") -> Path:
@@ -68,7 +75,7 @@ def test_concurrent_materialize_unpacks_once(tmp_path):
     def one():
         try:
             paths.append(materialize(art.digest, art.data, cache))
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             errors.append(error)
 
     threads = [threading.Thread(target=one) for _ in range(8)]
@@ -97,7 +104,7 @@ def test_store_keeps_each_artifact_once_and_detects_corruption(tmp_path):
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
 
-FLOODER = '''
+FLOODER = """
 import sys
 from take5 import Bot, run
 
@@ -110,7 +117,7 @@ class Flooder(Bot):
 
 if __name__ == "__main__":
     run(Flooder())
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -120,8 +127,13 @@ def _own_cache(tmp_path, monkeypatch):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "take5_arena", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_a_folder_changed_or_deleted_after_submit_changes_nothing(tmp_path):
@@ -143,7 +155,10 @@ def test_a_folder_changed_or_deleted_after_submit_changes_nothing(tmp_path):
         for _gid, record in games:
             assert record["faults"] == [[], []], record["faults"]  # the crashing edit never played
             digests = {s["name"]: s.get("digest") for s in record["seats"]}
-            assert digests == {"changed": f"sha256:{a.source_hash}", "deleted": f"sha256:{b.source_hash}"}
+            assert digests == {
+                "changed": f"sha256:{a.source_hash}",
+                "deleted": f"sha256:{b.source_hash}",
+            }
     done = _cli("verify", "--tournament", str(tdir))
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -175,7 +190,9 @@ def test_smoke_games_look_like_tournament_games(tmp_path, monkeypatch):
     assert seen[0].seed != seen[1].seed, "the smoke deal is fixed: a bot could recognise it"
     for config in seen:
         ids = [config.plan(i, 2)[0] for i in range(2)]
-        assert all(re.fullmatch(r"[0-9a-f]{16}", g) for g in ids), ids  # the form of schedule.game_id
+        assert all(re.fullmatch(r"[0-9a-f]{16}", g) for g in ids), (
+            ids
+        )  # the form of schedule.game_id
         assert ids[0] != ids[1]
     assert set(seen[0].game_ids).isdisjoint(seen[1].game_ids)
 
@@ -188,16 +205,38 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
     submit(tdir, flooder, "flooder", sandbox="local")
     submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local")
     budget = 40_000  # a game of this flooder keeps ~500 bytes a turn, 10-20 kB: a few games fit
-    done = _cli("tournament", "run", "-t", str(tdir), "-n", "2", "-g", "6", "-j", "1", "--sandbox", "local",
-                "--output-budget", str(budget), "--no-progress")
+    done = _cli(
+        "tournament",
+        "run",
+        "-t",
+        str(tdir),
+        "-n",
+        "2",
+        "-g",
+        "6",
+        "-j",
+        "1",
+        "--sandbox",
+        "local",
+        "--output-budget",
+        str(budget),
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     with Store(tdir) as store:
         flood_id = next(v.id for v in store.versions() if v.name == "flooder")
         kept = []
         for _gid, record in store.records():
             seat = next(i for i, s in enumerate(record["seats"]) if s["name"] == "flooder")
-            kept.append(sum(len(t.encode()) for r in record["rounds"] for turn in r["turns"]
-                            for s, t in turn.get("logs", ()) if s == seat))
+            kept.append(
+                sum(
+                    len(t.encode())
+                    for r in record["rounds"]
+                    for turn in r["turns"]
+                    for s, t in turn.get("logs", ())
+                    if s == seat
+                )
+            )
         usage = store.output_usage()[flood_id]
     assert sum(kept) <= budget and sum(kept) == usage["kept_bytes"]
     assert usage["dropped_games"] >= 1 and usage["kept_games"] >= 1
@@ -225,7 +264,10 @@ def test_a_version_1_store_is_migrated(tmp_path):
         assert store.versions()[0].artifact is None and store.output_usage() == {}
     with Store(tdir) as store:
         assert store.versions()[0].artifact is None  # submitted before archives: plays its folder
-        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+        assert (
+            store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+            == "2"
+        )
     assert submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local").version.artifact
 
 
@@ -236,5 +278,7 @@ def test_a_refused_bot_leaves_no_copy_behind(tmp_path, monkeypatch):
     with pytest.raises(submission.SubmitRefusedError):
         submit(tmp_path / "t", ROOT / "tests" / "bots" / "crash_start", "crasher", sandbox="local")
     assert not list(scratch.iterdir())
-    assert not (tmp_path / "worker-cache").exists() or not list((tmp_path / "worker-cache").iterdir())
+    assert not (tmp_path / "worker-cache").exists() or not list(
+        (tmp_path / "worker-cache").iterdir()
+    )
     assert not (tmp_path / "t" / "artifacts").exists()

@@ -8,12 +8,21 @@ import json
 import click
 from click.testing import CliRunner
 
-from arena.cli import main
-from referee import defaults
-from referee.store import Store
+from take5_arena.cli.main import main
+from take5_arena.referee import defaults
+from take5_arena.referee.store import Store
 
-RESULT_COMMANDS = ("play", "verify", "match", "submit", "tournament run", "tournament status", "standings",
-                   "publish", "build")
+RESULT_COMMANDS = (
+    "play",
+    "verify",
+    "match",
+    "submit",
+    "tournament run",
+    "tournament status",
+    "standings",
+    "publish",
+    "build",
+)
 
 
 def command(path: str) -> click.Command:
@@ -43,14 +52,22 @@ def test_one_bootstrap_everywhere():
 
 def test_shared_options_carry_the_defaults_module():
     match, run = command("match"), command("tournament run")
-    for name, value in (("--threshold", defaults.THRESHOLD), ("--timeout", defaults.TIMEOUT),
-                        ("--max-faults", defaults.MAX_FAULTS), ("--memory", defaults.MEMORY),
-                        ("--cpus", defaults.CPUS), ("--pids", defaults.PIDS),
-                        ("--base-image", defaults.BASE_IMAGE)):
+    for name, value in (
+        ("--threshold", defaults.THRESHOLD),
+        ("--timeout", defaults.TIMEOUT),
+        ("--max-faults", defaults.MAX_FAULTS),
+        ("--memory", defaults.MEMORY),
+        ("--cpus", defaults.CPUS),
+        ("--pids", defaults.PIDS),
+        ("--base-image", defaults.BASE_IMAGE),
+    ):
         assert option(match, name).default == value, name
         stored = option(run, name)  # a tournament keeps its own setting unless the option is given
-        assert stored.default is None and stored.help and stored.help.endswith(
-            f"[{value:g}]" if isinstance(value, float) else f"[{value}]"), (name, stored.help)
+        assert (
+            stored.default is None
+            and stored.help
+            and stored.help.endswith(f"[{value:g}]" if isinstance(value, float) else f"[{value}]")
+        ), (name, stored.help)
     assert option(match, "--sandbox").default == defaults.MATCH_SANDBOX == "local"
     assert option(run, "--sandbox").default is None  # the tournament's; docker for a new one
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.store import Store
-from referee.tournament import submit
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import submit
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "cluster-local.sh"
@@ -71,8 +71,14 @@ def _engine(root: Path, i: int) -> dict[str, str]:
 
 
 def _docker(root: Path, i: int, *args: str) -> str:
-    return subprocess.run(["docker", *args], env=_engine(root, i), capture_output=True, text=True,
-                          timeout=60, check=True).stdout
+    return subprocess.run(
+        ["docker", *args],
+        env=_engine(root, i),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
 
 
 def _bot_images(root: Path, i: int) -> set[str]:
@@ -100,11 +106,18 @@ class Cluster:
         self.address = f"tcp://127.0.0.1:{port}"
 
     def script(self, command: str, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run(["bash", str(SCRIPT), command, "--root", str(self.root), *extra],
-                              capture_output=True, text=True, timeout=400, check=False)
+        done = subprocess.run(
+            ["bash", str(SCRIPT), command, "--root", str(self.root), *extra],
+            capture_output=True,
+            text=True,
+            timeout=400,
+            check=False,
+        )
         if check and done.returncode != 0:
             logs = "".join(f"\n--- {p}\n{p.read_text()[-3000:]}" for p in self.root.glob("*/*.log"))
-            raise AssertionError(f"cluster-local.sh {command}: {done.returncode}\n{done.stderr}{logs}")
+            raise AssertionError(
+                f"cluster-local.sh {command}: {done.returncode}\n{done.stderr}{logs}"
+            )
         return done
 
     def start(self) -> None:
@@ -114,10 +127,17 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster():
     _need(os.geteuid() == 0, "starting Docker engines needs root")
-    _need(shutil.which("dockerd") is not None and shutil.which("dask") is not None,
-          "needs dockerd (scripts/setup-docker.sh) and the dask command (pip install -e '.[dask]')")
-    ok = subprocess.run(["docker", "image", "inspect", "take5/python:3.11"], capture_output=True, check=False)
-    _need(ok.returncode == 0, "the base image take5/python:3.11 is missing (run scripts/setup-docker.sh)")
+    _need(
+        shutil.which("dockerd") is not None and shutil.which("dask") is not None,
+        "needs dockerd (scripts/setup-docker.sh) and the dask command (pip install -e '.[dask]')",
+    )
+    ok = subprocess.run(
+        ["docker", "image", "inspect", "take5/python:3.11"], capture_output=True, check=False
+    )
+    _need(
+        ok.returncode == 0,
+        "the base image take5/python:3.11 is missing (run scripts/setup-docker.sh)",
+    )
     # A short root: dockerd's and containerd's sockets live under it (108 bytes at most for a path).
     root = Path(tempfile.mkdtemp(prefix="t5c-", dir="/tmp"))
     c = Cluster(root, _free_port())
@@ -126,7 +146,9 @@ def cluster():
         yield c
     finally:
         c.script("stop", check=False)
-        mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if str(root) in line]
+        mounts = [
+            line for line in Path("/proc/mounts").read_text().splitlines() if str(root) in line
+        ]
         for line in reversed(mounts):  # anything an engine left mounted (normally nothing)
             subprocess.run(["umount", "-l", line.split()[1]], check=False, capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
@@ -155,9 +177,28 @@ def _copy(submitted: Path, tmp_path: Path) -> Path:
 
 def _run(cluster: Cluster, tdir: Path, games: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "tournament", "run", "-t", str(tdir), "-n", "2", "-g", str(games),
-         "--sandbox", "docker", "--concurrency", "2", "--executor", f"dask:{cluster.address}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "tournament",
+            "run",
+            "-t",
+            str(tdir),
+            "-n",
+            "2",
+            "-g",
+            str(games),
+            "--sandbox",
+            "docker",
+            "--concurrency",
+            "2",
+            "--executor",
+            f"dask:{cluster.address}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -173,10 +214,17 @@ def _check_every_game_once(tdir: Path) -> Store:
     recorded = [r[0] for r in store.db.execute("SELECT game_id FROM results")]
     assert len(recorded) == len(set(recorded)), "a game was recorded twice"
     assert set(recorded) == scheduled, f"{len(scheduled - set(recorded))} games not recorded"
-    bot_faults = store.db.execute("SELECT COUNT(*) FROM seat_results WHERE faults != '[]'").fetchone()[0]
+    bot_faults = store.db.execute(
+        "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
+    ).fetchone()[0]
     assert bot_faults == 0, "a bot was blamed for something"
-    verified = subprocess.run([sys.executable, "-m", "referee.cli", "verify", "--tournament", str(tdir)],
-                              capture_output=True, text=True, timeout=120, check=False)
+    verified = subprocess.run(
+        [sys.executable, "-m", "take5_arena", "verify", "--tournament", str(tdir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert verified.returncode == 0, verified.stdout + verified.stderr
     return store
 
@@ -184,7 +232,9 @@ def _check_every_game_once(tdir: Path) -> Store:
 def test_a_tournament_across_two_engines_with_no_shared_paths(cluster, submitted, tmp_path):
     tdir = _copy(submitted, tmp_path)
     with Store(tdir) as store:
-        assert not any(Path(v.bot_dir).exists() for v in store.versions())  # the submitted folders are gone
+        assert not any(
+            Path(v.bot_dir).exists() for v in store.versions()
+        )  # the submitted folders are gone
     code, output = _finish(_run(cluster, tdir, 4))
     assert code == 0, output
     with _check_every_game_once(tdir) as store:

@@ -26,13 +26,26 @@ import time
 from pathlib import Path
 
 import pytest
+
 from take5.record import load_record, verify_record
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "docker_bots"
 EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
-HOSTILE = ["oom", "exit", "fork", "spin", "sleep", "flood", "socket", "snoop", "net", "write", "memory"]
+HOSTILE = [
+    "oom",
+    "exit",
+    "fork",
+    "spin",
+    "sleep",
+    "flood",
+    "socket",
+    "snoop",
+    "net",
+    "write",
+    "memory",
+]
 NET_PORT = 47815  # hostile_net tries 127.0.0.1 on this port; the test listens there on the host
 
 sys.path.insert(0, str(ROOT))
@@ -44,8 +57,10 @@ def _ci() -> bool:
 
 def _unavailable(reason: str):
     if _ci():
-        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping "
-                    "(run scripts/setup-docker.sh in .ci/run)")
+        pytest.fail(
+            f"{reason} -- CI is set, so the docker tests fail instead of skipping "
+            "(run scripts/setup-docker.sh in .ci/run)"
+        )
     pytest.skip(reason)
 
 
@@ -62,10 +77,11 @@ def example(name: str) -> str:
 
 @pytest.fixture(scope="session")
 def engine():
-    from referee.sandbox import containers, engine
-    from referee.sandbox.errors import EngineUnavailable
     from docker_images import image_exists, prune_bot_images
-    from referee.sandbox.limits import DEFAULT_BASE_IMAGE
+
+    from take5_arena.referee.sandbox import containers, engine
+    from take5_arena.referee.sandbox.errors import EngineUnavailable
+    from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     try:
         version = engine.engine_version()
@@ -85,22 +101,29 @@ def engine():
 @pytest.fixture(scope="session")
 def images(engine):
     """Every bot these tests run, built once (the referee then finds the images up to date)."""
-    from referee.sandbox.images import build_image
+    from take5_arena.referee.sandbox.images import build_image
 
     folders = [hostile(name) for name in HOSTILE] + [example("lowest"), example("random")]
     started = time.monotonic()
     built = {folder: build_image(folder) for folder in folders}
-    print(f"\nimages ready in {time.monotonic() - started:.1f} s "
-          f"({sum(1 for i in built.values() if i.built)} built)")
+    print(
+        f"\nimages ready in {time.monotonic() - started:.1f} s "
+        f"({sum(1 for i in built.values() if i.built)} built)"
+    )
     return built
 
 
 def _containers(keep) -> list[tuple[str, str]]:
     """(run, owner) of the take5 containers for which keep(run, owner) holds."""
-    from referee.sandbox import containers, engine
+    from take5_arena.referee.sandbox import containers, engine
 
-    rows = [((s.get("Labels") or {}).get("take5.run", ""), (s.get("Labels") or {}).get("take5.owner", ""))
-            for s in containers.list_containers(engine.client())]
+    rows = [
+        (
+            (s.get("Labels") or {}).get("take5.run", ""),
+            (s.get("Labels") or {}).get("take5.owner", ""),
+        )
+        for s in containers.list_containers(engine.client())
+    ]
     return [(run, owner) for run, owner in rows if keep(run, owner)]
 
 
@@ -115,7 +138,9 @@ def _socket_roots(prefix: str) -> list[Path]:
 class Run:
     """One `referee match --sandbox docker ... --json --records DIR` run."""
 
-    def __init__(self, proc: subprocess.Popen[str], out: str, err: str, records: Path, seconds: float) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[str], out: str, err: str, records: Path, seconds: float
+    ) -> None:
         self.pid = proc.pid
         self.code = proc.returncode
         self.out = out
@@ -140,17 +165,35 @@ class Run:
     def report(self, name: str) -> dict:
         lines = [line for line in self.log(name).splitlines() if line.startswith("REPORT ")]
         assert lines, self.log(name)[-2000:]
-        return json.loads(lines[0][len("REPORT "):])
+        return json.loads(lines[0][len("REPORT ") :])
 
 
-def referee(*args: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
+def referee(
+    *args: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> Run:
     prefix = f"pytest-{TOKEN}-{secrets.token_hex(2)}"
     records = tmp_path / f"records-{prefix}"
-    argv = [sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", *args,
-            "--json", "--records", str(records)]
+    argv = [
+        sys.executable,
+        "-m",
+        "take5_arena",
+        "match",
+        "--sandbox",
+        "docker",
+        *args,
+        "--json",
+        "--records",
+        str(records),
+    ]
     started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "TAKE5_RUN_PREFIX": prefix, **(env or {})})
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TAKE5_RUN_PREFIX": prefix, **(env or {})},
+    )
     out, err = proc.communicate(timeout=timeout)
     run = Run(proc, out, err, records, time.monotonic() - started)
     assert _owned_by(run.pid) == [], f"containers outlived the match:\n{err[-3000:]}"
@@ -194,9 +237,26 @@ def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
     for name in ("hostile_memory", "lowest", "random"):
         assert run.log(name).count("[take5: container ") == 3
 
-    local = subprocess.run([sys.executable, "-m", "referee.cli", "match", *bots, "--games", "2",
-                            "--threshold", "10", "--json"], cwd=ROOT, check=False, capture_output=True, text=True,
-                           timeout=60, env={**os.environ, "TAKE5_MEMORY_MARK": str(tmp_path / "seen")})
+    local = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "match",
+            *bots,
+            "--games",
+            "2",
+            "--threshold",
+            "10",
+            "--json",
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TAKE5_MEMORY_MARK": str(tmp_path / "seen")},
+    )
     doc = json.loads(local.stdout)
     assert doc["games"][0]["faults"][0] == []
     assert {f["kind"] for f in doc["games"][1]["faults"][0]} == {"illegal-card"}
@@ -207,8 +267,15 @@ def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
 
 @pytest.mark.docker
 def test_memory_hog_is_oom_killed_a_resource_fault(images, tmp_path):
-    run = referee(hostile("oom"), example("lowest"), example("random"), *HOSTILE_TABLE, "--memory", "128m",
-                  tmp_path=tmp_path)
+    run = referee(
+        hostile("oom"),
+        example("lowest"),
+        example("random"),
+        *HOSTILE_TABLE,
+        "--memory",
+        "128m",
+        tmp_path=tmp_path,
+    )
     check_complete(run)
     assert run.code == 1
     (fault,) = run.faults(0)
@@ -222,7 +289,9 @@ def test_memory_hog_is_oom_killed_a_resource_fault(images, tmp_path):
 
 @pytest.mark.docker
 def test_nonzero_exit_is_a_crash_with_its_exit_code(images, tmp_path):
-    run = referee(hostile("exit"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path)
+    run = referee(
+        hostile("exit"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path
+    )
     check_complete(run)
     (fault,) = run.faults(0)
     assert fault["kind"] == "crash" and (fault["round"], fault["turn"]) == (1, 2)
@@ -233,20 +302,31 @@ def test_nonzero_exit_is_a_crash_with_its_exit_code(images, tmp_path):
 
 @pytest.mark.docker
 def test_fork_bomb_is_held_by_the_pids_limit(images, tmp_path):
-    run = referee(hostile("fork"), example("lowest"), example("random"), *HOSTILE_TABLE, "--pids", "32",
-                  tmp_path=tmp_path)
+    run = referee(
+        hostile("fork"),
+        example("lowest"),
+        example("random"),
+        *HOSTILE_TABLE,
+        "--pids",
+        "32",
+        tmp_path=tmp_path,
+    )
     check_complete(run)
     assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
     assert run.faults(0)[0]["detail"] == "no answer to PickCard within 1 s"
     assert run.record()["result"]["forfeited"] == [0]
     only_faults_of(run, 0)
     log = run.log("hostile_fork")
-    assert "fork bomb" in log and "Resource temporarily unavailable" in log  # EAGAIN: the limit held
+    assert (
+        "fork bomb" in log and "Resource temporarily unavailable" in log
+    )  # EAGAIN: the limit held
 
 
 @pytest.mark.docker
 def test_cpu_spinner_times_out(images, tmp_path):
-    run = referee(hostile("spin"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path)
+    run = referee(
+        hostile("spin"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path
+    )
     check_complete(run)
     assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
     assert run.record()["result"]["forfeited"] == [0]
@@ -255,7 +335,9 @@ def test_cpu_spinner_times_out(images, tmp_path):
 
 @pytest.mark.docker
 def test_sleeper_times_out(images, tmp_path):
-    run = referee(hostile("sleep"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path)
+    run = referee(
+        hostile("sleep"), example("lowest"), example("random"), *HOSTILE_TABLE, tmp_path=tmp_path
+    )
     check_complete(run)
     assert [(f["kind"], f["turn"]) for f in run.faults(0)] == [("timeout", 2), ("timeout", 3)]
     assert run.record()["result"]["forfeited"] == [0]
@@ -263,36 +345,65 @@ def test_sleeper_times_out(images, tmp_path):
     assert "sleeping forever" in run.doc["logs"]["hostile_sleep"]
 
 
-def _daemon_cpu() -> float:
-    """CPU seconds used so far by dockerd and containerd (and children they reaped)."""
-    total = 0
-    for name in ("dockerd", "containerd"):
-        pids = subprocess.run(["pgrep", "-x", name], check=False, capture_output=True, text=True).stdout.split()
-        for pid in pids:
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += sum(int(x) for x in fields[11:15])
-    return total / os.sysconf("SC_CLK_TCK")
+class _LogPipelineWatch:
+    """The most bytes Docker's log pipeline (dockerd's json-file log of a container) held for any
+    container of an image, sampled while a match runs. What crosses that pipeline is what the host's
+    daemons pay for; counting bytes, not daemon CPU, keeps the check true on a busy shared host
+    (bench/sandbox.py measures the CPU)."""
+
+    def __init__(self, image_part: str) -> None:
+        import docker
+
+        self.client = docker.from_env()
+        self.image_part = image_part
+        self.seen: dict[str, int] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self.stop.wait(0.2):
+            for c in self.client.containers.list(filters={"label": "take5.arena=1"}):
+                if self.image_part not in str(c.attrs["Config"]["Image"]):
+                    continue
+                try:
+                    size = os.path.getsize(c.attrs["LogPath"]) if c.attrs.get("LogPath") else 0
+                except OSError:
+                    continue
+                self.seen[c.id] = max(size, self.seen.get(c.id, 0))
+
+    def __enter__(self) -> _LogPipelineWatch:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.client.close()
 
 
 @pytest.mark.docker
 def test_output_flood_is_bounded_and_not_paid_by_the_host(images, tmp_path):
     """Two threads write to stdout and stderr without end. Through Docker's log pipeline that costs
-    dockerd about a core; the bot's output goes to a bounded file in its own tmpfs instead."""
-    before = _daemon_cpu()
-    run = referee(hostile("flood"), example("lowest"), example("random"), "--threshold", "66",
-                  tmp_path=tmp_path)
-    daemons = _daemon_cpu() - before
+    dockerd about a core; the bot's output goes to a bounded file in its own tmpfs instead, and
+    dockerd's log of the container stays (nearly) empty."""
+    with _LogPipelineWatch("flood") as pipeline:
+        run = referee(
+            hostile("flood"),
+            example("lowest"),
+            example("random"),
+            "--threshold",
+            "66",
+            tmp_path=tmp_path,
+        )
     check_complete(run)
     assert run.code == 0, run.doc["games"][0]["faults"]
     log = run.log("hostile_flood")
     assert "flood xxxx" in log
     assert len(log) <= (1 << 20) + (64 << 10) + 4096  # --log size (1m) plus the folder's margin
     assert len(run.out) < 64 << 10
+    assert pipeline.seen, "the flood bot's container was never seen running"
     if os.geteuid() == 0:  # the output file needs the tmpfs socket folder
-        assert daemons < 0.6 * run.seconds, (daemons, run.seconds)  # through docker logs: ~1 core
+        assert max(pipeline.seen.values()) < 64 << 10, pipeline.seen
 
 
 @pytest.mark.docker
@@ -300,11 +411,23 @@ def test_replaced_socket_cannot_redirect_the_referee(images, tmp_path):
     """The bot swaps its socket for a symlink to /var/run/docker.sock and cuts the connection: the
     referee reconnects through the socket it pinned (without pinning it would follow the link to
     the host's Docker daemon and lose the bot)."""
-    run = referee(hostile("socket"), example("lowest"), example("random"), "--threshold", "10",
-                  tmp_path=tmp_path)
+    run = referee(
+        hostile("socket"),
+        example("lowest"),
+        example("random"),
+        "--threshold",
+        "10",
+        tmp_path=tmp_path,
+    )
     check_complete(run)
-    assert run.faults(0) == [{"round": 1, "turn": 3, "kind": "connection",
-                              "detail": "PickCard: the bot cannot be reached (connection lost)"}]
+    assert run.faults(0) == [
+        {
+            "round": 1,
+            "turn": 3,
+            "kind": "connection",
+            "detail": "PickCard: the bot cannot be reached (connection lost)",
+        }
+    ]
     assert run.record()["result"]["forfeited"] == []
     only_faults_of(run, 0)
     log = run.log("hostile_socket")
@@ -315,8 +438,15 @@ def test_replaced_socket_cannot_redirect_the_referee(images, tmp_path):
 @pytest.mark.docker
 def test_snooping_bot_sees_only_its_own_container(images, tmp_path):
     needle = f"T5SECRET{secrets.token_hex(8)}"
-    run = referee(hostile("snoop"), example("lowest"), example("random"), "--threshold", "10",
-                  tmp_path=tmp_path, env={"TAKE5_SECRET": needle, "TAKE5_TEST_MARKER": needle})
+    run = referee(
+        hostile("snoop"),
+        example("lowest"),
+        example("random"),
+        "--threshold",
+        "10",
+        tmp_path=tmp_path,
+        env={"TAKE5_SECRET": needle, "TAKE5_TEST_MARKER": needle},
+    )
     check_complete(run)
     assert run.code == 0
     report = run.report("hostile_snoop")
@@ -324,10 +454,22 @@ def test_snooping_bot_sees_only_its_own_container(images, tmp_path):
     assert needle not in run.log("hostile_snoop")
     # Only its own processes: docker-init (pid 1) and the bot; no referee, no other bot.
     init, bot = (report["processes"][pid] for pid in sorted(report["processes"], key=int))
-    assert report["processes"]["1"] == init and init.startswith("/sbin/docker-init"), report["processes"]
+    assert report["processes"]["1"] == init and init.startswith("/sbin/docker-init"), report[
+        "processes"
+    ]
     assert bot == "python3 /bot/bot.py"
-    assert set(report["env"]) <= {"HOME", "HOSTNAME", "LC_CTYPE", "LANG", "PATH", "PWD", "PYTHONDONTWRITEBYTECODE",
-                                  "PYTHONPATH", "PYTHONUNBUFFERED", "TAKE5_LISTEN"}, report["env"]
+    assert set(report["env"]) <= {
+        "HOME",
+        "HOSTNAME",
+        "LC_CTYPE",
+        "LANG",
+        "PATH",
+        "PWD",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONPATH",
+        "PYTHONUNBUFFERED",
+        "TAKE5_LISTEN",
+    }, report["env"]
     assert set(report["socket_dir"]) <= {"bot.sock", "output.log"}
     assert report["hostname"] == "bot"
 
@@ -357,8 +499,14 @@ def test_network_is_unreachable(images, tmp_path):
         thread = threading.Thread(target=accept_loop, daemon=True)
         thread.start()
     try:
-        run = referee(hostile("net"), example("lowest"), example("random"), "--threshold", "10",
-                      tmp_path=tmp_path)
+        run = referee(
+            hostile("net"),
+            example("lowest"),
+            example("random"),
+            "--threshold",
+            "10",
+            tmp_path=tmp_path,
+        )
     finally:
         stop.set()
         if listener is not None:
@@ -377,8 +525,14 @@ def test_network_is_unreachable(images, tmp_path):
 
 @pytest.mark.docker
 def test_writes_outside_the_tmpfs_fail(images, tmp_path):
-    run = referee(hostile("write"), example("lowest"), example("random"), "--threshold", "10",
-                  tmp_path=tmp_path)
+    run = referee(
+        hostile("write"),
+        example("lowest"),
+        example("random"),
+        "--threshold",
+        "10",
+        tmp_path=tmp_path,
+    )
     check_complete(run)
     assert run.code == 0
     report = run.report("hostile_write")
@@ -408,12 +562,31 @@ def _wait(predicate, timeout: float) -> bool:
 def _start_long_match(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     prefix = f"pytest-{TOKEN}-{secrets.token_hex(2)}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", hostile("sleep"), example("lowest"),
-         "--games", "20", "--timeout", "5", "--records", str(tmp_path / "records")],
-        cwd=ROOT, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "match",
+            "--sandbox",
+            "docker",
+            hostile("sleep"),
+            example("lowest"),
+            "--games",
+            "20",
+            "--timeout",
+            "5",
+            "--records",
+            str(tmp_path / "records"),
+        ],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env={**os.environ, "TAKE5_RUN_PREFIX": prefix},
     )
-    assert _wait(lambda: len(_owned_by(proc.pid)) >= 2, 60), "the match did not start its containers"
+    assert _wait(lambda: len(_owned_by(proc.pid)) >= 2, 60), (
+        "the match did not start its containers"
+    )
     return proc, prefix
 
 
@@ -440,10 +613,10 @@ def test_killed_referee_leaves_no_container(images, tmp_path):
 def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
     """Containers whose owning referee process is gone (a crash before the reaper existed, a
     reboot) are removed when the next launcher starts; containers of live referees are kept."""
-    from referee.sandbox import containers, engine, sockets
-    from referee.sandbox.launcher import DockerLauncher
-    from referee.sandbox.limits import SandboxLimits
-    from referee.sandbox.reaper import owner_label
+    from take5_arena.referee.sandbox import containers, engine, sockets
+    from take5_arena.referee.sandbox.launcher import DockerLauncher
+    from take5_arena.referee.sandbox.limits import SandboxLimits
+    from take5_arena.referee.sandbox.reaper import owner_label
 
     client = engine.client()
 
@@ -460,8 +633,14 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
         for run, owner in zip(runs, [dead_owner, owner_label()]):
             folder = Path(f"/tmp/t5-{run}") / "c0001"
             sockets.prepare_socket_dir(folder, SandboxLimits())
-            containers.start_container(client, info.tag, limits=SandboxLimits(), run_id=run, socket_dir=folder,
-                                       labels={"take5.owner": owner})
+            containers.start_container(
+                client,
+                info.tag,
+                limits=SandboxLimits(),
+                run_id=run,
+                socket_dir=folder,
+                labels={"take5.owner": owner},
+            )
         # A socket folder mounted by a referee that died before it created its container: no
         # container names it, the owner file of its run's folder does.
         stray = Path(f"/tmp/t5-pytest-{TOKEN}-stray")
@@ -484,9 +663,8 @@ def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
 def test_containers_started_ahead_are_used(images):
     """The launcher API for tournaments: prefetch the next table's bots while a game plays; the
     match at that table then starts no container of its own."""
-    from referee.match import MatchConfig, run_match
-
-    from referee.sandbox.launcher import DockerLauncher
+    from take5_arena.referee.match import MatchConfig, run_match
+    from take5_arena.referee.sandbox.launcher import DockerLauncher
 
     bots = [example("lowest"), example("random")]
     with DockerLauncher(run_id=f"pytest-{TOKEN}-ahead", reaper=False) as launcher:
@@ -510,8 +688,17 @@ def test_no_docker_process_is_spawned_during_a_match(images, tmp_path):
     (fake / "docker").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit 1\n')
     (fake / "docker").chmod(0o755)
     env = {"PATH": f"{fake}{os.pathsep}{os.environ.get('PATH', '')}", "TAKE5_DOCKER": ""}
-    run = referee(example("lowest"), example("random"), hostile("exit"), "--games", "2", "--threshold", "10",
-                  tmp_path=tmp_path, env=env)
+    run = referee(
+        example("lowest"),
+        example("random"),
+        hostile("exit"),
+        "--games",
+        "2",
+        "--threshold",
+        "10",
+        tmp_path=tmp_path,
+        env=env,
+    )
     check_complete(run, games=2)
     assert run.faults(2) and run.faults(2)[0]["kind"] == "crash"  # exits were still seen
     assert not calls.exists(), calls.read_text()
@@ -522,12 +709,24 @@ def test_no_docker_process_is_spawned_during_a_match(images, tmp_path):
 
 @pytest.mark.docker
 def test_build_command(images):
-    ok = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT, check=False,
-                        capture_output=True, text=True, timeout=300)
+    ok = subprocess.run(
+        [sys.executable, "-m", "take5_arena", "build", example("lowest")],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stderr
     assert f"{images[example('lowest')].tag} is up to date" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "referee.cli", "build", str(BOTS / "broken_build")], cwd=ROOT, check=False,
-                         capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "take5_arena", "build", str(BOTS / "broken_build")],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 1
     assert "T5-BUILD-MARKER" in bad.stderr  # the build's own output
     assert "FAILED" in bad.stderr
@@ -535,7 +734,9 @@ def test_build_command(images):
 
 @pytest.mark.docker
 def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
-    run = referee(str(BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path)
+    run = referee(
+        str(BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path
+    )
     assert run.code == 3, run.err[-2000:]
     (rejection,) = run.doc["rejections"]
     assert rejection["kind"] == "crash" and "image could not be built" in rejection["detail"]
@@ -548,34 +749,80 @@ def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
 
 def test_missing_engine_is_a_clear_error(tmp_path):
     env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/take5-docker.sock"}
-    proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", example("lowest"),
-                           example("random")], cwd=ROOT, check=False, capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "match",
+            "--sandbox",
+            "docker",
+            example("lowest"),
+            example("random"),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--sandbox docker" in proc.stderr and "docker" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "referee.cli", "build", example("lowest")], cwd=ROOT, check=False,
-                          capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "take5_arena", "build", example("lowest")],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "no Docker engine" in proc.stderr
 
 
 def test_bad_limits_are_usage_errors():
-    proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker", "--memory", "lots",
-                           example("lowest"), example("random")], cwd=ROOT, check=False, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "match",
+            "--sandbox",
+            "docker",
+            "--memory",
+            "lots",
+            example("lowest"),
+            example("random"),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--memory" in proc.stderr
 
 
 def test_exit_faults_name_their_cause():
-    from referee.sandbox.launcher import exit_fault
+    from take5_arena.referee.sandbox.launcher import exit_fault
 
     assert exit_fault(137, True, "256m") == (
-        "resource", "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, exit code 137)")
+        "resource",
+        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, exit code 137)",
+    )
     assert exit_fault(3, False, "256m") == ("crash", "the bot's container exited with exit code 3")
-    assert exit_fault(137, False, "256m") == ("crash", "the bot's container exited with exit code 137 (killed by SIGKILL)")
+    assert exit_fault(137, False, "256m") == (
+        "crash",
+        "the bot's container exited with exit code 137 (killed by SIGKILL)",
+    )
     assert exit_fault(1, False, "1g", before_serving=True) == (
-        "crash", "the bot's container exited before it served with exit code 1")
+        "crash",
+        "the bot's container exited before it served with exit code 1",
+    )
 
 
 def test_owner_labels_tell_live_from_dead_referees():
-    from referee.sandbox.reaper import owner_alive, owner_label
+    from take5_arena.referee.sandbox.reaper import owner_alive, owner_label
 
     assert owner_alive(owner_label())
     gone = subprocess.Popen(["true"])
@@ -587,10 +834,23 @@ def test_owner_labels_tell_live_from_dead_referees():
 
 
 def test_dockerfile_only_folder_needs_the_docker_sandbox():
-    from referee.botref import parse_bot
+    from take5_arena.referee.match.botref import parse_bot
 
     ref = parse_bot(str(BOTS / "broken_build"))
     assert ref.kind == "dockerfile" and ref.default_name == "broken_build"
-    proc = subprocess.run([sys.executable, "-m", "referee.cli", "match", str(BOTS / "broken_build"),
-                           example("lowest")], cwd=ROOT, check=False, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "match",
+            str(BOTS / "broken_build"),
+            example("lowest"),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--sandbox docker" in proc.stderr

@@ -1,4 +1,4 @@
-"""referee.sandbox: the pure parts, the one-way-to-create-a-container rule, and @pytest.mark.docker
+"""take5_arena.referee.sandbox: the pure parts, the one-way-to-create-a-container rule, and @pytest.mark.docker
 tests of the production launcher (the `DockerLauncher` matches and tournaments use) against a real
 engine (scripts/setup-docker.sh starts one). Without an engine the docker tests skip, except with
 CI set, where they fail.
@@ -29,13 +29,22 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.remote import CallFailed
-from referee.sandbox import containers, engine, sockets
-from referee.sandbox import images
 from docker_images import image_exists, prune_bot_images
-from referee.sandbox.errors import ContainerStartError, EngineUnavailable, ImageBuildError
-from referee.sandbox.launcher import DockerLauncher, image_shell
-from referee.sandbox.limits import DEFAULT_BASE_IMAGE, SandboxLimits, container_kwargs, volume_tmpfs
+
+from take5_arena.referee.match.remote import CallFailed
+from take5_arena.referee.sandbox import containers, engine, images, sockets
+from take5_arena.referee.sandbox.errors import (
+    ContainerStartError,
+    EngineUnavailable,
+    ImageBuildError,
+)
+from take5_arena.referee.sandbox.launcher import DockerLauncher, image_shell
+from take5_arena.referee.sandbox.limits import (
+    DEFAULT_BASE_IMAGE,
+    SandboxLimits,
+    container_kwargs,
+    volume_tmpfs,
+)
 
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "docker_bots"
@@ -49,8 +58,10 @@ def _ci() -> bool:
 
 def _unavailable(reason: str):
     if _ci():
-        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping "
-                    "(run scripts/setup-docker.sh in .ci/run)")
+        pytest.fail(
+            f"{reason} -- CI is set, so the docker tests fail instead of skipping "
+            "(run scripts/setup-docker.sh in .ci/run)"
+        )
     pytest.skip(reason)
 
 
@@ -59,8 +70,13 @@ def _unavailable(reason: str):
 
 
 def test_container_kwargs_lock_the_container_down():
-    kw = container_kwargs(name="n1", limits=SandboxLimits(memory="128m", cpus=0.5, pids=32),
-                          socket_dir="/tmp/t5-x/c001", labels={"take5.run": "r1"}, env={"A": "1"})
+    kw = container_kwargs(
+        name="n1",
+        limits=SandboxLimits(memory="128m", cpus=0.5, pids=32),
+        socket_dir="/tmp/t5-x/c001",
+        labels={"take5.run": "r1"},
+        env={"A": "1"},
+    )
     assert kw["network_mode"] == "none" and kw["read_only"] is True
     assert kw["user"] == "10001:10001" and kw["cap_drop"] == ["ALL"]
     assert kw["security_opt"] == ["no-new-privileges"]
@@ -68,17 +84,40 @@ def test_container_kwargs_lock_the_container_down():
     assert kw["nano_cpus"] == 500_000_000 and kw["pids_limit"] == 32
     assert kw["restart_policy"] == {"Name": "no"} and kw["init"] is True
     assert kw["tmpfs"] == {"/tmp": "rw,noexec,nosuid,nodev,size=16m"} and kw["shm_size"] == "16m"
-    assert {(u["Name"], u["Soft"], u["Hard"]) for u in kw["ulimits"]} == {("nofile", 1024, 1024), ("core", 0, 0)}
+    assert {(u["Name"], u["Soft"], u["Hard"]) for u in kw["ulimits"]} == {
+        ("nofile", 1024, 1024),
+        ("core", 0, 0),
+    }
     assert kw["log_config"]["Type"] == "json-file"
     assert kw["log_config"]["Config"] == {"max-size": "1m", "max-file": "1"}
     assert kw["labels"] == {"take5.arena": "1", "take5.run": "r1"}
-    assert kw["environment"] == {"TAKE5_LISTEN": "unix:/run/take5/bot.sock", "HOME": "/tmp", "A": "1"}
+    assert kw["environment"] == {
+        "TAKE5_LISTEN": "unix:/run/take5/bot.sock",
+        "HOME": "/tmp",
+        "A": "1",
+    }
     (mount,) = kw["mounts"]
-    assert (mount["Type"], mount["Source"], mount["Target"]) == ("bind", "/tmp/t5-x/c001", "/run/take5")
-    for absent in ("privileged", "auto_remove", "entrypoint", "command", "runtime", "volumes", "cap_add"):
+    assert (mount["Type"], mount["Source"], mount["Target"]) == (
+        "bind",
+        "/tmp/t5-x/c001",
+        "/run/take5",
+    )
+    for absent in (
+        "privileged",
+        "auto_remove",
+        "entrypoint",
+        "command",
+        "runtime",
+        "volumes",
+        "cap_add",
+    ):
         assert absent not in kw
-    assert container_kwargs(name="n", limits=SandboxLimits(runtime="runsc"), socket_dir=None,
-                            labels={})["runtime"] == "runsc"
+    assert (
+        container_kwargs(
+            name="n", limits=SandboxLimits(runtime="runsc"), socket_dir=None, labels={}
+        )["runtime"]
+        == "runsc"
+    )
 
 
 def test_limits_are_validated():
@@ -93,9 +132,21 @@ def test_limits_are_validated():
 def test_declared_volumes_become_capped_tmpfs_or_are_refused():
     limits = SandboxLimits(tmpfs="8m")
     assert volume_tmpfs(["/data", "/var/lib/x/", "/tmp"], limits) == {
-        "/data": "rw,noexec,nosuid,nodev,size=8m", "/var/lib/x": "rw,noexec,nosuid,nodev,size=8m"}
-    for bad in ["relative", "/", "/proc/self", "/sys", "/dev/x", "/run/take5", "/run/take5/x", "/a,b",
-                "/a:b", "/a\nb"]:
+        "/data": "rw,noexec,nosuid,nodev,size=8m",
+        "/var/lib/x": "rw,noexec,nosuid,nodev,size=8m",
+    }
+    for bad in [
+        "relative",
+        "/",
+        "/proc/self",
+        "/sys",
+        "/dev/x",
+        "/run/take5",
+        "/run/take5/x",
+        "/a,b",
+        "/a:b",
+        "/a\nb",
+    ]:
         with pytest.raises(ContainerStartError, match="VOLUME"):
             volume_tmpfs([bad], limits)
     with pytest.raises(ContainerStartError, match="at most"):
@@ -117,9 +168,9 @@ def test_the_image_shell_comes_from_labels_only():
 
 
 def test_a_versions_digest_follows_files_not_caches(tmp_path):
-    """A version's identity is its archive's digest (referee/artifacts.py): caches and VCS folders
+    """A version's identity is its archive's digest (take5_arena/referee/artifacts.py): caches and VCS folders
     do not count, a file's content and its executable bit do."""
-    from referee.artifacts import pack
+    from take5_arena.referee.artifacts import pack
 
     bot = tmp_path / "bot"
     shutil.copytree(BOTS / "standin", bot, ignore=shutil.ignore_patterns("__pycache__"))
@@ -154,12 +205,9 @@ def test_missing_engine_is_one_error_type(monkeypatch):
 
 # -- every container of a bot image goes through one function ---------------------------------------
 
-SCANNED = ("referee", "arena", "bench", "scripts")
-THE_WAY = ("referee/sandbox/containers.py", "start_container")
+SCANNED = ("take5_arena", "bench", "scripts")
+THE_WAY = ("take5_arena/referee/sandbox/containers.py", "start_container")
 ALLOWED = {
-    # The arena's own base image, made by the script from Debian packages a moment before: no bot
-    # author influenced it. (Asking its Python version; the flags do not matter for it.)
-    ("scripts/setup-docker.sh", 'pyver=$(docker run --rm --network none "$BASE_IMAGE" \\'),
     # The bench's baseline of the old command-line path: its flags are made from container_kwargs.
     ("bench/sandbox.py", "cli_run_argv"),
 }
@@ -175,20 +223,38 @@ def _python_creations(path: Path) -> list[tuple[str, int]]:
 
     def visit(node: ast.AST, func: str) -> None:
         for child in ast.iter_child_nodes(node):
-            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            name = (
+                child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            )
             if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
                 attr, owner = child.func.attr, child.func.value
                 if attr in _CREATE_METHODS or (
-                        attr in ("create", "run") and isinstance(owner, ast.Attribute) and owner.attr == "containers"):
+                    attr in ("create", "run")
+                    and isinstance(owner, ast.Attribute)
+                    and owner.attr == "containers"
+                ):
                     found.append((name, child.lineno))
             if isinstance(child, (ast.List, ast.Tuple)):
-                words = [e.value for e in child.elts[:3] if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                words = [
+                    e.value
+                    for e in child.elts[:3]
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]
                 if words[:1] in (["run"], ["create"]) or (
-                        words[:1] and words[0].endswith("docker") and set(words[1:3]) & {"run", "create"}):
+                    words[:1]
+                    and words[0].endswith("docker")
+                    and set(words[1:3]) & {"run", "create"}
+                ):
                     found.append((name, child.lineno))
-            if isinstance(child, ast.Call):  # a command line handed to a call: os.system("docker run ...")
+            if isinstance(
+                child, ast.Call
+            ):  # a command line handed to a call: os.system("docker run ...")
                 for arg in [*child.args, *(k.value for k in child.keywords)]:
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _SHELL_RUN.search(arg.value):
+                    if (
+                        isinstance(arg, ast.Constant)
+                        and isinstance(arg.value, str)
+                        and _SHELL_RUN.search(arg.value)
+                    ):
                         found.append((name, child.lineno))
             visit(child, name)
 
@@ -213,8 +279,10 @@ def test_every_container_of_a_bot_image_goes_through_start_container():
                     if _SHELL_RUN.search(code) and (rel, text.strip()) not in ALLOWED:
                         bypasses.append(f"{rel}:{number}: {text.strip()}")
     assert the_way, "start_container no longer creates containers: update this test"
-    assert bypasses == [], ("containers created without referee.sandbox.containers.start_container "
-                            "(and so without the sandbox flags):\n" + "\n".join(bypasses))
+    assert bypasses == [], (
+        "containers created without take5_arena.referee.sandbox.containers.start_container "
+        "(and so without the sandbox flags):\n" + "\n".join(bypasses)
+    )
 
 
 def test_the_scan_finds_bypasses(tmp_path):
@@ -244,8 +312,11 @@ def client():
         _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield c
     # Nothing of this session may be left behind.
-    left = [s for s in containers.list_containers(c)
-            if (s.get("Labels") or {}).get("take5.run", "").startswith(f"pytest-{TOKEN}")]
+    left = [
+        s
+        for s in containers.list_containers(c)
+        if (s.get("Labels") or {}).get("take5.run", "").startswith(f"pytest-{TOKEN}")
+    ]
     for s in left:
         containers.remove(c, s["Id"])
     assert not left, f"containers left behind: {[s['Names'] for s in left]}"
@@ -257,7 +328,9 @@ def client():
 def sdk_copy(tmp_path_factory):
     """A snapshot of the SDK, so that edits to sdk/ during the test session do not change hashes."""
     dst = tmp_path_factory.mktemp("sdk")
-    shutil.copytree(REPO / "sdk" / "take5", dst / "take5", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        REPO / "sdk" / "take5", dst / "take5", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
     shutil.copy(REPO / "sdk" / "pyproject.toml", dst / "pyproject.toml")
     return dst
 
@@ -266,8 +339,13 @@ class Sandbox:
     """A production DockerLauncher for the stand-in bot, with a helper to start one container."""
 
     def __init__(self, client, sdk_dir: Path, **kwargs):
-        self.launcher = DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", sdk_dir=sdk_dir,
-                                       reaper=False, clean_orphans=False, **kwargs)
+        self.launcher = DockerLauncher(
+            run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}",
+            sdk_dir=sdk_dir,
+            reaper=False,
+            clean_orphans=False,
+            **kwargs,
+        )
         self.handles: list = []
 
     def start(self, bot: Path = BOTS / "standin", timeout: float = 30.0):
@@ -320,8 +398,9 @@ class Client:
 def _host_addresses() -> list[str]:
     addrs = {"127.0.0.1"}
     try:
-        out = subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True, timeout=10,
-                             check=False).stdout
+        out = subprocess.run(
+            ["ip", "-o", "addr", "show"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
         for line in out.splitlines():
             parts = line.split()
             if len(parts) > 3 and parts[2] in ("inet", "inet6"):
@@ -428,7 +507,9 @@ def test_memory_hog_is_oom_killed_and_reported(make_sandbox):
     while handle.exit_status() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert handle.exit_fault() == (
-        "resource", "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 64m, exit code 137)")
+        "resource",
+        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 64m, exit code 137)",
+    )
     client.close()
     handle.stop()
     assert "eating memory" in handle.stderr_tail() or "memhog" not in handle.stderr_tail()
@@ -448,8 +529,10 @@ def test_cpu_spinner_is_limited(make_sandbox):
 
 @pytest.mark.docker
 def test_output_flood_is_bounded(make_sandbox):
-    sb = make_sandbox(limits=SandboxLimits(log_max_size="256k"),
-                      env={"TAKE5_STANDIN_MODE": "flood", "TAKE5_STANDIN_FLOOD": str(16 << 20)})
+    sb = make_sandbox(
+        limits=SandboxLimits(log_max_size="256k"),
+        env={"TAKE5_STANDIN_MODE": "flood", "TAKE5_STANDIN_FLOOD": str(16 << 20)},
+    )
     try:
         _, address = sb.start()
         assert Client(address)("ping") == {"pong": True}
@@ -472,7 +555,10 @@ def test_output_flood_is_bounded(make_sandbox):
 def test_start_failures_are_faults_with_their_cause(make_sandbox):
     with pytest.raises(CallFailed) as err:
         make_sandbox(env={"TAKE5_STANDIN_MODE": "crash"}).start()
-    assert (err.value.kind, err.value.detail) == ("crash", "the bot's container exited before it served with exit code 3")
+    assert (err.value.kind, err.value.detail) == (
+        "crash",
+        "the bot's container exited before it served with exit code 3",
+    )
 
     with pytest.raises(CallFailed) as err:
         make_sandbox(env={"TAKE5_STANDIN_MODE": "nosocket"}).start(timeout=1.5)
@@ -488,24 +574,34 @@ def test_bot_with_its_own_dockerfile(make_sandbox):
 
 
 @pytest.mark.docker
-def test_a_foreign_base_without_labels_is_refused_and_never_run(make_sandbox, sdk_copy, tmp_path):
+def test_a_foreign_base_without_labels_is_refused_and_never_run(
+    make_sandbox, sdk_copy, client, tmp_path
+):
     """A base image without take5's runtime labels is refused with a clear message: the referee
     reads a base image's facts from its labels and never runs an image to find out (no container
-    of it is created, sandboxed or not)."""
-    from referee.sandbox.errors import ImageBuildError
+    of it is created, sandboxed or not). The test builds its own foreign image (uniquely named,
+    removed after), so that no image an engine happens to hold decides the outcome."""
+    from take5_arena.referee.sandbox.errors import ImageBuildError
 
-    base = "take5/base:bookworm"
-    if not image_exists(base):
-        _unavailable(f"{base} is missing (run scripts/setup-docker.sh)")
-    bot = tmp_path / "foreign"
-    shutil.copytree(BOTS / "standin", bot)
-    (bot / "nonce.txt").write_text(secrets.token_hex(8))
-    sb = make_sandbox(base_image=base)
-    before = {c.id for c in sb.launcher.client.containers.list(all=True)}
-    with pytest.raises(ImageBuildError, match="take5.python"):
-        sb.launcher.image(str(bot))
-    created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
-    assert not [c for c in created if base in str(sb.launcher.client.containers.get(c).attrs["Config"]["Image"])]
+    base = f"take5-test/foreign:{secrets.token_hex(6)}"
+    _image_with(client, tmp_path, base, "FROM scratch\nCOPY bot.py /bot/bot.py\n")
+    try:
+        assert not client.images.get(base).labels
+        bot = tmp_path / "foreign"
+        shutil.copytree(BOTS / "standin", bot)
+        (bot / "nonce.txt").write_text(secrets.token_hex(8))
+        sb = make_sandbox(base_image=base)
+        before = {c.id for c in sb.launcher.client.containers.list(all=True)}
+        with pytest.raises(ImageBuildError, match="take5.python"):
+            sb.launcher.image(str(bot))
+        created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
+        assert not [
+            c
+            for c in created
+            if base in str(sb.launcher.client.containers.get(c).attrs["Config"]["Image"])
+        ]
+    finally:
+        client.images.remove(base, force=True)
 
 
 def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:
@@ -532,16 +628,23 @@ def _client_when_ready(path: Path, timeout: float = 30.0) -> Client:
 
 @pytest.mark.docker
 def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path):
-    tag = _image_with(client, tmp_path, f"take5-test/volume:{TOKEN}", (
-        f"FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME [\"/data\"]\n"
-        "USER 10001:10001\nCMD [\"python3\", \"/bot/bot.py\"]\n"))
+    tag = _image_with(
+        client,
+        tmp_path,
+        f"take5-test/volume:{TOKEN}",
+        (
+            f'FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/data"]\n'
+            'USER 10001:10001\nCMD ["python3", "/bot/bot.py"]\n'
+        ),
+    )
     run = f"pytest-{TOKEN}-vol"
     folder = sockets.SOCKET_BASE / f"t5-{run}" / "c0001"
     try:
         assert containers.image_facts(client, tag).volumes == ("/data",)
         sockets.prepare_socket_dir(folder, SandboxLimits())
-        c = containers.start_container(client, tag, limits=SandboxLimits(tmpfs="4m"), run_id=run,
-                                       socket_dir=folder)
+        c = containers.start_container(
+            client, tag, limits=SandboxLimits(tmpfs="4m"), run_id=run, socket_dir=folder
+        )
         mounts = client.api.inspect_container(c.id)["Mounts"]
         assert [m for m in mounts if m.get("Type") == "volume"] == [], mounts
         bot = _client_when_ready(folder / "bot.sock")
@@ -552,12 +655,20 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
         sockets.sweep_socket_root(folder.parent)
         client.images.remove(tag, force=True)
 
-    bad = _image_with(client, tmp_path, f"take5-test/volume-bad:{TOKEN}", (
-        f"FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME [\"/run/take5/x\"]\n"
-        "CMD [\"python3\", \"/bot/bot.py\"]\n"))
+    bad = _image_with(
+        client,
+        tmp_path,
+        f"take5-test/volume-bad:{TOKEN}",
+        (
+            f'FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/run/take5/x"]\n'
+            'CMD ["python3", "/bot/bot.py"]\n'
+        ),
+    )
     try:
         with pytest.raises(ContainerStartError, match="VOLUME '/run/take5/x'"):
-            containers.start_container(client, bad, limits=SandboxLimits(), run_id=run, socket_dir=None)
+            containers.start_container(
+                client, bad, limits=SandboxLimits(), run_id=run, socket_dir=None
+            )
         assert containers.list_containers(client, run_id=run) == []
     finally:
         client.images.remove(bad, force=True)
@@ -567,16 +678,24 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
 def test_an_image_with_its_own_command_and_no_shell_runs_as_it_is(client, tmp_path):
     """A static-binary-like image (no take5 labels, so no shell is assumed): the launcher runs its
     ENTRYPOINT/CMD unchanged, and its output goes through Docker's bounded log."""
-    tag = _image_with(client, tmp_path, f"take5-test/own-cmd:{TOKEN}", (
-        f"FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /srv/standin.py\n"
-        "LABEL take5.image=static\nENTRYPOINT [\"python3\"]\nCMD [\"/srv/standin.py\"]\n"))
+    tag = _image_with(
+        client,
+        tmp_path,
+        f"take5-test/own-cmd:{TOKEN}",
+        (
+            f"FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /srv/standin.py\n"
+            'LABEL take5.image=static\nENTRYPOINT ["python3"]\nCMD ["/srv/standin.py"]\n'
+        ),
+    )
     run = f"pytest-{TOKEN}-own"
     folder = sockets.SOCKET_BASE / f"t5-{run}" / "c0001"
     try:
         facts = containers.image_facts(client, tag)
         assert facts.command == ("python3", "/srv/standin.py") and image_shell(facts.labels) is None
         sockets.prepare_socket_dir(folder, SandboxLimits())
-        c = containers.start_container(client, tag, limits=SandboxLimits(), run_id=run, socket_dir=folder)
+        c = containers.start_container(
+            client, tag, limits=SandboxLimits(), run_id=run, socket_dir=folder
+        )
         bot = _client_when_ready(folder / "bot.sock")
         assert bot("whoami")["uid"] == 10001
         bot.close()
@@ -597,7 +716,8 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
     shutil.copy(BOTS / "standin" / "bot.py", bot / "standin.py")
     (bot / "Dockerfile").write_text(
         "ARG TAKE5_BASE_IMAGE\nFROM ${TAKE5_BASE_IMAGE}\nCOPY standin.py /srv/standin.py\n"
-        "USER 10001:10001\nENTRYPOINT [\"python3\"]\nCMD [\"/srv/standin.py\"]\n")
+        'USER 10001:10001\nENTRYPOINT ["python3"]\nCMD ["/srv/standin.py"]\n'
+    )
     sb = make_sandbox()
     handle, address = sb.start(bot)
     assert Client(address)("whoami")["uid"] == 10001
@@ -648,14 +768,22 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
     shutil.copytree(BOTS / "standin", bot)
     (bot / "requirements.txt").write_text("t5demo==0.1\n")
     (bot / "nonce.txt").write_text(secrets.token_hex(8))
-    info = images.build_image(bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)])
+    info = images.build_image(
+        bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)]
+    )
     code, out = containers.run_to_completion(
-        client, info.tag, ["python3", "-c", "import t5demo, take5, grpc; print(t5demo.VALUE, t5demo.__file__)"],
-        limits=SandboxLimits(), run_id=f"pytest-{TOKEN}-wheels")
+        client,
+        info.tag,
+        ["python3", "-c", "import t5demo, take5, grpc; print(t5demo.VALUE, t5demo.__file__)"],
+        limits=SandboxLimits(),
+        run_id=f"pytest-{TOKEN}-wheels",
+    )
     assert code == 0 and out.split() == ["42", "/opt/take5/site/t5demo/__init__.py"]
     (bot / "requirements.txt").write_text("t5demo==9.9\n")  # no such wheel
     with pytest.raises(ImageBuildError) as err:
-        images.build_image(bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)])
+        images.build_image(
+            bot, sdk_dir=sdk_copy, pip_args=["--no-index", "--find-links", str(wheels)]
+        )
     assert "t5demo==9.9" in err.value.output
 
 
@@ -672,6 +800,12 @@ def test_an_unregistered_runtime_is_a_clear_start_error(client):
     fails with the engine's reason and leaves nothing behind."""
     run = f"pytest-{TOKEN}-rt"
     with pytest.raises(ContainerStartError, match="runtime"):
-        containers.start_container(client, DEFAULT_BASE_IMAGE, limits=SandboxLimits(runtime="take5-no-such-runtime"),
-                                   run_id=run, socket_dir=None, entrypoint=["true"])
+        containers.start_container(
+            client,
+            DEFAULT_BASE_IMAGE,
+            limits=SandboxLimits(runtime="take5-no-such-runtime"),
+            run_id=run,
+            socket_dir=None,
+            entrypoint=["true"],
+        )
     assert containers.list_containers(client, run_id=run) == []

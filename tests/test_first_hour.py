@@ -18,6 +18,7 @@ import venv
 from pathlib import Path
 
 import pytest
+
 import take5
 from take5.harness import BotLoadError, BotRaised, HarnessError, load_bot
 
@@ -42,27 +43,39 @@ def write(tmp_path: Path, name: str, source: str) -> Path:
 
 def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "take5.harness_entry", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+        [sys.executable, "-m", "take5.harness_entry", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
     )
 
 
 def referee_match(*bots: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "referee.cli", "match", *bots, "--threshold", "10"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        [sys.executable, "-m", "take5_arena", "match", *bots, "--threshold", "10"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
 
 
 # -- the README, literally, in a fresh venv ---------------------------------------------------------
 
-NETWORK = re.compile(r"(NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
-                     r"No matching distribution found for (grpcio|protobuf|setuptools))", re.IGNORECASE)
+NETWORK = re.compile(
+    r"(NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
+    r"No matching distribution found for (grpcio|protobuf|setuptools))",
+    re.IGNORECASE,
+)
 
 
 @pytest.mark.slow
 def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
     """`python3 -m venv`, `pip install ./sdk`, the README's bot, `take5-harness mybot --games 20`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    }
     where = tmp_path / "venv"
     try:
         venv.create(where, with_pip=True)
@@ -73,18 +86,30 @@ def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
     bin_dir = where / "bin"
     # `pip install ./sdk` from a copy: building the wheel writes build/ and *.egg-info next to it
     sdk = tmp_path / "sdk"
-    shutil.copytree(ROOT / "sdk", sdk, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    shutil.copytree(
+        ROOT / "sdk", sdk, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
+    )
     install = subprocess.run(
         [str(bin_dir / "pip"), "install", "--quiet", "./sdk"],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
     )
     if install.returncode != 0 and NETWORK.search(install.stderr) and not CI:
-        pytest.skip(f"no package index to install grpcio/protobuf from: {install.stderr.strip()[-300:]}")
+        pytest.skip(
+            f"no package index to install grpcio/protobuf from: {install.stderr.strip()[-300:]}"
+        )
     assert install.returncode == 0, install.stderr
     write(tmp_path, "mybot", readme_bot())
     run = subprocess.run(
         [str(bin_dir / "take5-harness"), "mybot", "--games", "20"],
-        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr
     assert "mybot vs random, lowest, heuristic: 20 games" in run.stdout
@@ -93,8 +118,14 @@ def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
         "import sys, take5; sys.path.insert(0, 'mybot'); from bot import MyBot; "
         "print(take5.__file__); print(take5.play_against(MyBot(), games=4).summary())"
     )
-    py = subprocess.run([str(bin_dir / "python"), "-c", code], capture_output=True, text=True, timeout=120,
-                        env=env, cwd=tmp_path)
+    py = subprocess.run(
+        [str(bin_dir / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
     assert py.returncode == 0, py.stderr
     assert str(where) in py.stdout.splitlines()[0]
     assert "mybot vs random, lowest, heuristic: 4 games" in py.stdout
@@ -113,18 +144,26 @@ def test_bundled_opponents_need_no_checkout() -> None:
 
     assert set(BUILTIN) == {"random", "lowest", "heuristic", "search"}
     for name, cls in BUILTIN.items():
-        assert Path(sys.modules[cls.__module__].__file__).is_relative_to(Path(take5.__file__).parent)
+        assert Path(sys.modules[cls.__module__].__file__).is_relative_to(
+            Path(take5.__file__).parent
+        )
         result = take5.play_against(cls, ["random", "lowest"], games=3)
         assert result.names[0] == name and len(result.scores) == 3
-    with pytest.raises(HarnessError, match="one of the bundled bots: random, lowest, heuristic, search"):
+    with pytest.raises(
+        HarnessError, match="one of the bundled bots: random, lowest, heuristic, search"
+    ):
         take5.play_against(BUILTIN["lowest"](), ["nobody"])
 
 
 def test_the_search_bot_beats_the_heuristic() -> None:
     from take5.bots import HeuristicBot, SearchBot
 
-    result = take5.play_against(SearchBot(rollouts=128), [HeuristicBot(), "random", "lowest"], games=8, seed=5)
-    assert result.bot.mean_place < result.stats[1].mean_place  # deterministic: a fixed number of rollouts
+    result = take5.play_against(
+        SearchBot(rollouts=128), [HeuristicBot(), "random", "lowest"], games=8, seed=5
+    )
+    assert (
+        result.bot.mean_place < result.stats[1].mean_place
+    )  # deterministic: a fixed number of rollouts
 
 
 # -- the usual slips ----------------------------------------------------------------------------------
@@ -134,34 +173,59 @@ TAIL = "\nif __name__ == '__main__':\n    run(MyBot())\n"
 
 
 def test_forgetting_run_is_caught_by_the_harness_and_the_referee(tmp_path: Path) -> None:
-    folder = write(tmp_path, "norun", "from take5 import Bot\n\nclass MyBot(Bot):\n    def pick_card(self, view):\n"
-                                      "        return min(view.hand)\n")
+    folder = write(
+        tmp_path,
+        "norun",
+        "from take5 import Bot\n\nclass MyBot(Bot):\n    def pick_card(self, view):\n"
+        "        return min(view.hand)\n",
+    )
     run = harness(str(folder), "--games", "2")
     assert run.returncode == 1
-    assert "never calls run(...)" in run.stderr and "run(MyBot())" in run.stderr and "Traceback" not in run.stderr
+    assert (
+        "never calls run(...)" in run.stderr
+        and "run(MyBot())" in run.stderr
+        and "Traceback" not in run.stderr
+    )
     assert "2 games" in run.stdout  # the games were still played and shown
     match = referee_match(str(folder), str(ROOT / "example_bots" / "lowest"))
     assert match.returncode == 3
-    assert "the bot exited with status 0 before it served — did you call run(MyBot())?" in match.stdout
+    assert (
+        "the bot exited with status 0 before it served — did you call run(MyBot())?" in match.stdout
+    )
 
 
 def test_a_syntax_error_shows_the_line_not_the_harness(tmp_path: Path) -> None:
-    folder = write(tmp_path, "broken", HEAD + "    def pick_card(self, view)\n        return 1\n" + TAIL)
+    folder = write(
+        tmp_path, "broken", HEAD + "    def pick_card(self, view)\n        return 1\n" + TAIL
+    )
     run = harness(str(folder))
     assert run.returncode == 1
     assert f"{folder / 'bot.py'} has a syntax error" in run.stderr
-    assert 'line 6' in run.stderr and "SyntaxError: expected ':'" in run.stderr and "^" in run.stderr
-    assert "Traceback" not in run.stderr and "importlib" not in run.stderr and "harness.py" not in run.stderr
+    assert (
+        "line 6" in run.stderr and "SyntaxError: expected ':'" in run.stderr and "^" in run.stderr
+    )
+    assert (
+        "Traceback" not in run.stderr
+        and "importlib" not in run.stderr
+        and "harness.py" not in run.stderr
+    )
 
 
 def test_an_exception_in_pick_card_shows_only_the_bots_frames(tmp_path: Path) -> None:
-    source = HEAD + "    def pick_card(self, view):\n        return helper(view)\n\n\n" + \
-        "def helper(view):\n    return view.hand[0] // (view.turn - 1)\n" + TAIL
+    source = (
+        HEAD
+        + "    def pick_card(self, view):\n        return helper(view)\n\n\n"
+        + "def helper(view):\n    return view.hand[0] // (view.turn - 1)\n"
+        + TAIL
+    )
     folder = write(tmp_path, "raises", source)
     run = harness(str(folder))
     assert run.returncode == 1
     lines = run.stderr.splitlines()
-    assert lines[0] == "take5-harness: mybot: harness-g1, round 1, turn 1: pick_card raised ZeroDivisionError"
+    assert (
+        lines[0]
+        == "take5-harness: mybot: harness-g1, round 1, turn 1: pick_card raised ZeroDivisionError"
+    )
     frames = [line for line in lines if line.strip().startswith("File ")]
     assert len(frames) == 2 and all(str(folder / "bot.py") in f for f in frames)
     assert "harness.py" not in run.stderr and lines[-1].startswith("ZeroDivisionError")
@@ -173,14 +237,22 @@ def test_an_exception_in_pick_card_shows_only_the_bots_frames(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("return str(min(view.hand))", "pick_card returned '{c}', a str, not an int: return {c}, not '{c}'"),
+        (
+            "return str(min(view.hand))",
+            "pick_card returned '{c}', a str, not an int: return {c}, not '{c}'",
+        ),
         ("x = min(view.hand)", "pick_card returned None: did you forget `return`?"),
-        ("return float(min(view.hand))", "pick_card returned {c}.0, a float, not an int: return {c}, not {c}.0"),
+        (
+            "return float(min(view.hand))",
+            "pick_card returned {c}.0, a float, not an int: return {c}, not {c}.0",
+        ),
         ("return 105", "pick_card returned 105, which is not in your hand ["),
     ],
 )
 def test_wrong_answers_get_one_message_everywhere(tmp_path: Path, body: str, message: str) -> None:
-    folder = write(tmp_path, "wrong", HEAD + f"    def pick_card(self, view):\n        {body}\n" + TAIL)
+    folder = write(
+        tmp_path, "wrong", HEAD + f"    def pick_card(self, view):\n        {body}\n" + TAIL
+    )
     card = min(take5.Game(take5.Settings(players=4), 0).view(0).hand)
     expected = message.format(c=card)
     run = harness(str(folder))
@@ -190,19 +262,30 @@ def test_wrong_answers_get_one_message_everywhere(tmp_path: Path, body: str, mes
     match = referee_match(str(folder), str(ROOT / "example_bots" / "lowest"))
     assert match.returncode == 1
     if "not in your hand" in expected:
-        assert "pick_card returned 105, which is not in your hand [" in match.stdout  # the bot's log
+        assert (
+            "pick_card returned 105, which is not in your hand [" in match.stdout
+        )  # the bot's log
     else:
-        assert f"PickCard: INTERNAL: {message.format(c=min(take5.Game(take5.Settings(players=2), 0).view(0).hand))}" \
+        assert (
+            f"PickCard: INTERNAL: {message.format(c=min(take5.Game(take5.Settings(players=2), 0).view(0).hand))}"
             in match.stdout
+        )
     assert "not a whole number" not in match.stdout + run.stderr
 
 
 def test_a_wrong_view_field_lists_the_right_ones(tmp_path: Path) -> None:
-    folder = write(tmp_path, "attr", HEAD + "    def pick_card(self, view):\n        return min(view.cards)\n" + TAIL)
+    folder = write(
+        tmp_path,
+        "attr",
+        HEAD + "    def pick_card(self, view):\n        return min(view.cards)\n" + TAIL,
+    )
     run = harness(str(folder))
     assert run.returncode == 1
     assert "AttributeError: 'View' object has no attribute 'cards'" in run.stderr
-    assert "hint: a View has seat, settings, phase, round, turn, hand, rows" in run.stderr and "unseen()" in run.stderr
+    assert (
+        "hint: a View has seat, settings, phase, round, turn, hand, rows" in run.stderr
+        and "unseen()" in run.stderr
+    )
 
 
 def test_a_missing_file_and_a_class_less_file(tmp_path: Path) -> None:
@@ -215,12 +298,22 @@ def test_a_missing_file_and_a_class_less_file(tmp_path: Path) -> None:
     assert usage.returncode == 2 and "must be at least 1" in usage.stderr
 
 
-def test_ctrl_c_ends_the_harness_without_a_traceback(tmp_path: Path) -> None:
-    source = "import sys, time\n" + HEAD + "    def pick_card(self, view):\n" \
-        "        print('thinking', file=sys.stderr, flush=True)\n        time.sleep(0.2)\n        return min(view.hand)\n" + TAIL
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_ends_the_harness_without_a_traceback(tmp_path: Path, inherited: str) -> None:
+    """Also when the harness was started with SIGINT ignored, as a script's background jobs are."""
+    source = (
+        "import sys, time\n" + HEAD + "    def pick_card(self, view):\n"
+        "        print('thinking', file=sys.stderr, flush=True)\n        time.sleep(0.2)\n        return min(view.hand)\n"
+        + TAIL
+    )
     folder = write(tmp_path, "slow", source)
-    proc = subprocess.Popen([sys.executable, "-m", "take5.harness_entry", str(folder), "--games", "50"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    prefix = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"] if inherited == "ignored" else []
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, "-m", "take5.harness_entry", str(folder), "--games", "50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     assert proc.stderr.readline().strip() == "thinking"  # it is playing
     proc.send_signal(signal.SIGINT)
@@ -241,5 +334,7 @@ def test_ctrl_c_while_the_harness_loads() -> None:
         "from take5.harness_entry import main\n"
         "sys.exit(main())\n"
     )
-    run = subprocess.run([sys.executable, "-c", code, "mybot"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", code, "mybot"], capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 130 and run.stderr == "take5-harness: interrupted\n"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from take5 import Game, RandomPlayer, Settings, play_game
 from take5.audit import SplitMix64 as AuditSplitMix64
 from take5.audit import audit_record
@@ -39,7 +40,11 @@ def splitmix_vectors() -> dict[str, Any]:
         outputs = [rng.next_u64() for _ in range(6)]
         below = [rng.below(n) for n in (1, 2, 3, 10, 104, 2**63 + 1)]
         shuffle = rng.shuffled(list(range(10)))
-        out[str(seed)] = {"next_u64": outputs, "below(1,2,3,10,104,2**63+1)": below, "shuffled(0..9)": shuffle}
+        out[str(seed)] = {
+            "next_u64": outputs,
+            "below(1,2,3,10,104,2**63+1)": below,
+            "shuffled(0..9)": shuffle,
+        }
     return out
 
 
@@ -52,8 +57,15 @@ def deal_vectors() -> dict[str, Any]:
     for seed, players, rotation in [(0, 2, 0), (7, 4, 1), (42, 10, 9), (2**64 - 1, 5, 3)]:
         game = Game(Settings(players=players), seed, rotation=rotation)
         first = game.round_log[0]
-        tables.append({"seed": seed, "players": players, "rotation": rotation,
-                       "hands": first["hands"], "rows": first["rows"]})
+        tables.append(
+            {
+                "seed": seed,
+                "players": players,
+                "rotation": rotation,
+                "hands": first["hands"],
+                "rows": first["rows"],
+            }
+        )
     return {"decks (rounds 1 and 2)": decks, "round 1": tables}
 
 
@@ -79,7 +91,10 @@ def golden_records() -> dict[str, dict[str, Any]]:
     for name, (settings, seed, rotation) in specs.items():
         players = [RandomPlayer(seed * 10 + i) for i in range(settings.players)]
         game = play_game(players, settings, seed, rotation=rotation)
-        seats = [{"name": f"random-{i + 1}", "version": "1", "author": "take5 arena"} for i in range(settings.players)]
+        seats = [
+            {"name": f"random-{i + 1}", "version": "1", "author": "take5 arena"}
+            for i in range(settings.players)
+        ]
         records[name] = game.record(game_id=name, seats=seats)
     # A seat that crashed in round 2 and forfeited: the default moves played on for it.
     game = Game(Settings(3, "standard", 40), 106)
@@ -92,11 +107,15 @@ def golden_records() -> dict[str, dict[str, Any]]:
         game.play([p.pick_card(game.view(s)) for s, p in enumerate(players)])
         while game.phase is Phase.CHOOSE_ROW:
             game.choose_row(0)
-    records["forfeit"] = game.record(game_id="forfeit", seats=[{"name": n} for n in ("a", "b", "c")])
+    records["forfeit"] = game.record(
+        game_id="forfeit", seats=[{"name": n} for n in ("a", "b", "c")]
+    )
     # A game cut off half-way through round 2 (complete: false).
     game = Game(Settings(4, "standard", 66), 107)
     _cut(game, 15)
-    records["cut-off"] = game.record(game_id="cut-off", seats=[{"name": n} for n in ("a", "b", "c", "d")])
+    records["cut-off"] = game.record(
+        game_id="cut-off", seats=[{"name": n} for n in ("a", "b", "c", "d")]
+    )
     return records
 
 
@@ -108,8 +127,13 @@ def test_splitmix64_reference_values():
     # Published SplitMix64 outputs (the reference C implementation): seed 0, and seed 1234567.
     assert SplitMix64(0).next_u64() == 0xE220A8397B1DCDAF
     rng = SplitMix64(1234567)
-    assert [rng.next_u64() for _ in range(5)] == [6457827717110365317, 3203168211198807973, 9817491932198370423,
-                                                   4593380528125082431, 16408922859458223821]
+    assert [rng.next_u64() for _ in range(5)] == [
+        6457827717110365317,
+        3203168211198807973,
+        9817491932198370423,
+        4593380528125082431,
+        16408922859458223821,
+    ]
 
 
 def test_splitmix64_golden():
@@ -132,8 +156,13 @@ RECORDS = sorted(p.stem for p in (GOLDEN / "records").glob("*.json"))
 
 
 def test_every_variant_and_end_rule_is_pinned():
-    kinds = {(load_record(GOLDEN / "records" / f"{name}.json")["settings"]["variant"],
-              load_record(GOLDEN / "records" / f"{name}.json")["settings"]["end_rule"]) for name in RECORDS}
+    kinds = {
+        (
+            load_record(GOLDEN / "records" / f"{name}.json")["settings"]["variant"],
+            load_record(GOLDEN / "records" / f"{name}.json")["settings"]["end_rule"],
+        )
+        for name in RECORDS
+    }
     assert kinds == {(v, e) for v in ("standard", "professional") for e in ("at-or-above", "above")}
     assert {"forfeit", "cut-off"} <= set(RECORDS)
 
@@ -149,7 +178,9 @@ def test_golden_record_verifies(name):
 @pytest.mark.parametrize("name", RECORDS)
 def test_engine_still_writes_the_golden_record(name):
     path = GOLDEN / "records" / f"{name}.json"
-    assert _text(golden_records()[name]) == path.read_text(), f"the engine no longer writes {path.name}"
+    assert _text(golden_records()[name]) == path.read_text(), (
+        f"the engine no longer writes {path.name}"
+    )
 
 
 def write() -> None:
@@ -162,5 +193,7 @@ def write() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python3 tests/test_golden.py --write   (only together with a new record version)")
+        sys.exit(
+            "usage: python3 tests/test_golden.py --write   (only together with a new record version)"
+        )
     write()

@@ -1,4 +1,4 @@
-"""Hostile bot folders against the image builder (referee/sandbox/images.py), on the real engine.
+"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the real engine.
 
 Each test is an attack a bot author could make at build time, written before the defence:
 requirements that make pip build a local package on the host (its build backend writes a marker
@@ -28,16 +28,20 @@ from pathlib import Path
 
 import docker
 import pytest
-from docker_images import client_with_base_images, unavailable
+from docker_images import client_with_base_images
 
-from referee.sandbox import context, dockerfile, requirements
-from referee.sandbox.build_errors import BuildFailed, BuildRefused, BuildTimeout, ImageBuildError
+from take5_arena.referee.sandbox import context, dockerfile, requirements
+from take5_arena.referee.sandbox.build_errors import (
+    BuildFailed,
+    BuildRefused,
+    BuildTimeout,
+    ImageBuildError,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(4)
 MARK = f"t5hostile.{TOKEN}"  # a label on the hostile Dockerfiles' steps: finds what they leave
-
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +62,7 @@ def client():
 @pytest.fixture
 def build(client):
     """build_image on this engine; removes the images the test made."""
-    from referee.sandbox.images import build_image
+    from take5_arena.referee.sandbox.images import build_image
 
     made: list[str] = []
 
@@ -71,7 +75,7 @@ def build(client):
     for tag in made:
         try:
             client.images.remove(tag, force=True)
-        except Exception:  # noqa: BLE001 - already gone
+        except Exception:
             pass
 
 
@@ -339,7 +343,7 @@ def test_a_match_with_a_linking_bot_rejects_it_and_leaks_nothing(client, tmp_pat
         [
             sys.executable,
             "-m",
-            "referee.cli",
+            "take5_arena",
             "match",
             "--sandbox",
             "docker",

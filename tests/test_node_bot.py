@@ -29,14 +29,22 @@ def node_bot() -> Path:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         if os.environ.get("CI"):  # scripts/test.sh installs them: in CI a missing Node is a failure
-            pytest.fail("Node.js and npm are not installed (scripts/test.sh installs them with apt)")
-        pytest.skip("Node.js and npm are not installed (apt-get install nodejs npm): the Node bot cannot run here")
+            pytest.fail(
+                "Node.js and npm are not installed (scripts/test.sh installs them with apt)"
+            )
+        pytest.skip(
+            "Node.js and npm are not installed (apt-get install nodejs npm): the Node bot cannot run here"
+        )
     version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     if int(version.lstrip("v").split(".")[0]) < 18:
         pytest.skip(f"Node.js {version} is too old for @grpc/grpc-js (needs 18 or later)")
     if not (NODE_BOT / "node_modules" / "@grpc" / "grpc-js").is_dir():
         install = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"], cwd=NODE_BOT, capture_output=True, text=True, timeout=600
+            [npm, "install", "--no-audit", "--no-fund"],
+            cwd=NODE_BOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         if install.returncode != 0:
             message = f"npm install failed in {NODE_BOT}:\n{install.stderr[-2000:]}"
@@ -49,16 +57,23 @@ def node_bot() -> Path:
 def match(*args: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list[Path]]:
     records = tmp_path / "records"
     proc = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "match", *args, "--records", str(records), "--json"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [sys.executable, "-m", "take5_arena", "match", *args, "--records", str(records), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     return proc, sorted(records.glob("*.json"))
 
 
 def test_node_bot_plays_a_clean_match(node_bot: Path, tmp_path: Path) -> None:
     proc, files = match(
-        str(node_bot), str(ROOT / "example_bots" / "random"), str(ROOT / "example_bots" / "heuristic"),
-        "--games", "3", tmp_path=tmp_path,
+        str(node_bot),
+        str(ROOT / "example_bots" / "random"),
+        str(ROOT / "example_bots" / "heuristic"),
+        "--games",
+        "3",
+        tmp_path=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
@@ -83,7 +98,11 @@ def test_node_bot_plays_a_clean_match(node_bot: Path, tmp_path: Path) -> None:
 
 def test_node_bot_drafts_in_the_professional_variant(node_bot: Path, tmp_path: Path) -> None:
     proc, files = match(
-        str(node_bot), str(ROOT / "example_bots" / "lowest"), "--variant", "professional", tmp_path=tmp_path
+        str(node_bot),
+        str(ROOT / "example_bots" / "lowest"),
+        "--variant",
+        "professional",
+        tmp_path=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = load_record(files[0])
@@ -93,7 +112,10 @@ def test_node_bot_drafts_in_the_professional_variant(node_bot: Path, tmp_path: P
 
 def test_node_bot_without_address(node_bot: Path) -> None:
     proc = subprocess.run(
-        [str(node_bot / "run")], capture_output=True, text=True, timeout=30,
+        [str(node_bot / "run")],
+        capture_output=True,
+        text=True,
+        timeout=30,
         env={k: v for k, v in os.environ.items() if k != "TAKE5_LISTEN"},
     )
     assert proc.returncode == 2

@@ -13,10 +13,10 @@ import random
 from pathlib import Path
 
 import pytest
+
 from take5 import Settings, cheapest_row, penalty, play_game, target_row
 from take5.rules import MAX_ROW_LENGTH
-
-from leaderboard.ratings import GameResult, compute_standings
+from take5_arena.leaderboard.ratings import GameResult, compute_standings
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC_BOT = ROOT / "example_bots" / "heuristic" / "bot.py"
@@ -62,7 +62,9 @@ class Planted:
         return self.rng.randrange(len(view.rows))
 
 
-def play_pool(strengths: dict[str, float], games: int, heuristic_factory, seed: int) -> list[GameResult]:
+def play_pool(
+    strengths: dict[str, float], games: int, heuristic_factory, seed: int
+) -> list[GameResult]:
     """`games` 4-player games; each seats 4 of the bots (all when there are 4) in random order."""
     names = list(strengths)
     rng = random.Random(seed)

@@ -32,7 +32,9 @@ PROTO = ROOT / "proto" / "take5" / "v1" / "bot.proto"
 GENERATED = ROOT / "sdk" / "take5" / "v1"
 NODE_COPY = ROOT / "example_bots" / "node" / "proto" / "take5" / "v1" / "bot.proto"
 
-grpc_tools = pytest.importorskip("grpc_tools", reason="grpcio-tools is needed to compile the .proto (pip install grpcio-tools)")
+grpc_tools = pytest.importorskip(
+    "grpc_tools", reason="grpcio-tools is needed to compile the .proto (pip install grpcio-tools)"
+)
 
 
 def protoc(*args: str) -> None:
@@ -53,7 +55,9 @@ def test_generated_code_matches_the_proto(tmp_path: Path) -> None:
     for message in fresh.message_type:  # protoc adds derived JSON names to descriptor sets only
         for field in message.field:
             field.ClearField("json_name")
-    assert committed == fresh, "sdk/take5/v1/bot_pb2.py is stale: run scripts/gen-proto.sh and commit"
+    assert committed == fresh, (
+        "sdk/take5/v1/bot_pb2.py is stale: run scripts/gen-proto.sh and commit"
+    )
 
 
 def test_generated_files_are_what_protoc_writes(tmp_path: Path) -> None:
@@ -61,11 +65,15 @@ def test_generated_files_are_what_protoc_writes(tmp_path: Path) -> None:
     files, so a mismatch is a failure (install `.[test]`, or regenerate with scripts/gen-proto.sh)."""
     protoc(f"--python_out={tmp_path}", f"--pyi_out={tmp_path}", f"--grpc_python_out={tmp_path}")
     header = re.search(r"Protobuf Python Version: (\S+)", (GENERATED / "bot_pb2.py").read_text())
-    fresh_header = re.search(r"Protobuf Python Version: (\S+)", (tmp_path / "take5/v1/bot_pb2.py").read_text())
+    fresh_header = re.search(
+        r"Protobuf Python Version: (\S+)", (tmp_path / "take5/v1/bot_pb2.py").read_text()
+    )
     if header is None or fresh_header is None or header.group(1) != fresh_header.group(1):
-        pytest.fail(f"the installed grpcio-tools writes protobuf {fresh_header and fresh_header.group(1)}, the "
-                    f"committed files {header and header.group(1)}: pip install -e '.[test]' (pinned), or run "
-                    "scripts/gen-proto.sh and commit")
+        pytest.fail(
+            f"the installed grpcio-tools writes protobuf {fresh_header and fresh_header.group(1)}, the "
+            f"committed files {header and header.group(1)}: pip install -e '.[test]' (pinned), or run "
+            "scripts/gen-proto.sh and commit"
+        )
     for name in ("bot_pb2.py", "bot_pb2.pyi", "bot_pb2_grpc.py"):
         assert (tmp_path / "take5" / "v1" / name).read_text() == (GENERATED / name).read_text(), (
             f"sdk/take5/v1/{name} is stale: run scripts/gen-proto.sh and commit"
@@ -73,7 +81,9 @@ def test_generated_files_are_what_protoc_writes(tmp_path: Path) -> None:
 
 
 def test_node_bot_ships_the_same_proto() -> None:
-    assert NODE_COPY.read_bytes() == PROTO.read_bytes(), "run scripts/gen-proto.sh to refresh the Node bot's copy"
+    assert NODE_COPY.read_bytes() == PROTO.read_bytes(), (
+        "run scripts/gen-proto.sh to refresh the Node bot's copy"
+    )
 
 
 _DECLARATION = re.compile(
@@ -163,7 +173,9 @@ def test_hidden_information_stays_hidden() -> None:
 
 def test_game_over_round_trip() -> None:
     over = GameOver("m-g1", 1, Settings(players=3), (10, 5, 70), (2, 1, 3), (2,), 4, 1)
-    back = game_over_from_request(pb.GameOverRequest.FromString(game_over_request(over, 1).SerializeToString()))
+    back = game_over_from_request(
+        pb.GameOverRequest.FromString(game_over_request(over, 1).SerializeToString())
+    )
     assert back == over
     assert back.place == 1 and back.won and back.score == 5
 
@@ -171,4 +183,6 @@ def test_game_over_round_trip() -> None:
 def test_missing_answer_fields_are_detectable() -> None:
     """`optional` answer fields: an empty answer is a fault, not silently card 0 or row 0."""
     assert not pb.PickCardResponse().HasField("card")
-    assert pb.ChooseRowResponse.FromString(pb.ChooseRowResponse(row=0).SerializeToString()).HasField("row")
+    assert pb.ChooseRowResponse.FromString(
+        pb.ChooseRowResponse(row=0).SerializeToString()
+    ).HasField("row")

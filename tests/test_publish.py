@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 from site_games import FAULTY, NAMES, make_records
 
-from leaderboard.markdown import standings_markdown, standings_text
-from leaderboard.publish import (
+from take5_arena.cli.main import main
+from take5_arena.leaderboard.markdown import standings_markdown, standings_text
+from take5_arena.leaderboard.publish import (
     SITE_ASSETS,
     STANDINGS_FORMAT,
     crosstable,
@@ -20,10 +21,9 @@ from leaderboard.publish import (
     results_from_records,
     standings_document,
 )
-from leaderboard.ratings import compute_standings
-from leaderboard.site_build import publish_site
-from arena.source import load_record_files
-from referee.cli import main
+from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.site_build import publish_site
+from take5_arena.standings import load_record_files
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,9 @@ def standings(results):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, records, results, standings):
     out = tmp_path_factory.mktemp("site")
-    index = publish_site(out, results=results, records=records, standings=standings, title="Test | cup")
+    index = publish_site(
+        out, results=results, records=records, standings=standings, title="Test | cup"
+    )
     assert index == out / "index.html"
     return out
 
@@ -66,7 +68,7 @@ def read_data(site: Path, rel: str, table: str):
 
 
 def replays(site: Path) -> dict[str, dict]:
-    from leaderboard.site_build import decode_bundle
+    from take5_arena.leaderboard.site_build import decode_bundle
 
     out = {}
     for path in sorted((site / "replays").glob("*/*.js")):
@@ -92,7 +94,9 @@ def test_result_from_record_takes_seats_scores_places_and_fault_kinds(records):
 def test_results_skip_incomplete_games_order_by_start_and_group_duplicate_deals(records, results):
     ids = [g.game_id for g in sorted(results, key=lambda g: g.played_at)]
     assert "cut-1" not in ids and len(ids) == len(records) - 1
-    assert [g.played_at for g in sorted(results, key=lambda g: g.played_at)] == list(range(len(ids)))
+    assert [g.played_at for g in sorted(results, key=lambda g: g.played_at)] == list(
+        range(len(ids))
+    )
     assert ids[:3] == ["t000", "t001", "t002"] and ids[-1] == "pro-1"
     dup = {g.game_id: g.duplicate_set for g in results if g.game_id.startswith("dup-")}
     assert len(dup) == 3 and len(set(dup.values())) == 1 and None not in dup.values()
@@ -101,7 +105,9 @@ def test_results_skip_incomplete_games_order_by_start_and_group_duplicate_deals(
 
 def test_games_without_times_are_ordered_by_id_with_numbers_as_numbers(records):
     base = records["t000"]
-    named = {gid: {**base, "game_id": gid, "started_at": None} for gid in ("s0-g10", "s0-g2", "s0-g1")}
+    named = {
+        gid: {**base, "game_id": gid, "started_at": None} for gid in ("s0-g10", "s0-g2", "s0-g1")
+    }
     order = sorted(results_from_records(named), key=lambda g: g.played_at)
     assert [g.game_id for g in order] == ["s0-g1", "s0-g2", "s0-g10"]
 
@@ -125,8 +131,19 @@ def test_standings_document_follows_the_documented_schema(results, standings):
     assert sorted(names) == sorted(NAMES)
     for rank, row in enumerate(doc["rows"], 1):
         assert set(row) == {
-            "rank", "entrant", "rating", "interval", "component", "games", "wins",
-            "outright_wins", "mean_penalty", "mean_place", "faults", "online_elo", "enough_games",
+            "rank",
+            "entrant",
+            "rating",
+            "interval",
+            "component",
+            "games",
+            "wins",
+            "outright_wins",
+            "mean_penalty",
+            "mean_place",
+            "faults",
+            "online_elo",
+            "enough_games",
         }
         assert row["rank"] == rank
         low, high = row["interval"]
@@ -168,8 +185,10 @@ def test_crosstable_counts_pairwise_meetings_and_points(results):
             both = [g for g in results if a in g.entrants and b in g.entrants]
             assert table["meetings"][i][j] == table["meetings"][j][i] == len(both)
             expected = sum(
-                1.0 if g.places[g.entrants.index(a)] < g.places[g.entrants.index(b)]
-                else 0.5 if g.places[g.entrants.index(a)] == g.places[g.entrants.index(b)]
+                1.0
+                if g.places[g.entrants.index(a)] < g.places[g.entrants.index(b)]
+                else 0.5
+                if g.places[g.entrants.index(a)] == g.places[g.entrants.index(b)]
                 else 0.0
                 for g in both
             )
@@ -214,7 +233,7 @@ def test_markdown_shows_hostile_names_as_plain_text():
     link, image, code, HTML, entity, heading or extra cell - and reads back as the name."""
     from markdown_it import MarkdownIt
 
-    from leaderboard.ratings import GameResult
+    from take5_arena.leaderboard.ratings import GameResult
 
     names = HOSTILE_NAMES + ["plain"]
     games = [
@@ -222,10 +241,22 @@ def test_markdown_shows_hostile_names_as_plain_text():
         for i, (a, b) in enumerate(zip(names, names[1:] + names[:1]))
     ]
     table = compute_standings(games, bootstrap=0)
-    text = standings_markdown(table, title="[t](javascript:x) <b>", unrated=[("g|9", "cut <off>\nbad")])
+    text = standings_markdown(
+        table, title="[t](javascript:x) <b>", unrated=[("g|9", "cut <off>\nbad")]
+    )
     md = MarkdownIt("commonmark").enable("table")
     html = md.render(text)
-    for forbidden in ("<a", "<img", "<code", "<em", "<strong", "<b>", "<h2", "<h3", "javascript:alert(1)</a"):
+    for forbidden in (
+        "<a",
+        "<img",
+        "<code",
+        "<em",
+        "<strong",
+        "<b>",
+        "<h2",
+        "<h3",
+        "javascript:alert(1)</a",
+    ):
         assert forbidden not in html, (forbidden, html)
     tokens = md.parse(text)
     rows = [t for t in tokens if t.type == "tr_open"]
@@ -250,8 +281,18 @@ def test_terminal_table_lists_the_bots_in_rank_order(standings):
 
 
 def test_site_has_pages_assets_and_data(site, records, results, standings):
-    for name in ("index.html", "bot.html", "replay.html", "assets/site.js", "assets/site.css",
-                 "standings.json", "standings.md", "data/standings.js", "manifest.json", "manifest.jsonl"):
+    for name in (
+        "index.html",
+        "bot.html",
+        "replay.html",
+        "assets/site.js",
+        "assets/site.css",
+        "standings.json",
+        "standings.md",
+        "data/standings.js",
+        "manifest.json",
+        "manifest.jsonl",
+    ):
         assert (site / name).is_file(), name
     doc = json.loads((site / "standings.json").read_text(encoding="utf-8"))
     assert doc == standings_document(standings, results, title="Test | cup")
@@ -326,8 +367,24 @@ def test_site_needs_no_network():
 
 
 def test_file_keys_are_safe_distinct_and_bounded():
-    names = ["alpha", "Alpha", "ALPHA", "a b", "a/b", "a\\b", "..", ".", "", "über", "名前",
-             "a~20b", "a b" * 200, "a b" * 201, "con", "x.js"]
+    names = [
+        "alpha",
+        "Alpha",
+        "ALPHA",
+        "a b",
+        "a/b",
+        "a\\b",
+        "..",
+        ".",
+        "",
+        "über",
+        "名前",
+        "a~20b",
+        "a b" * 200,
+        "a b" * 201,
+        "con",
+        "x.js",
+    ]
     keys = [file_key(n) for n in names]
     assert len(set(keys)) == len(keys)
     for key in keys:
@@ -353,7 +410,9 @@ def test_cli_standings_prints_the_table_and_json(record_dir):
     for name in NAMES:
         assert name in result.output
     assert "95% interval" in result.output
-    result = runner.invoke(main, ["standings", "--records", str(record_dir), "--json", "--bootstrap", "50"])
+    result = runner.invoke(
+        main, ["standings", "--records", str(record_dir), "--json", "--bootstrap", "50"]
+    )
     assert result.exit_code == 0, result.output
     assert "not rated: cut-1: incomplete" in result.stderr  # reported, not silently skipped
     doc = json.loads(result.stdout)
@@ -362,7 +421,9 @@ def test_cli_standings_prints_the_table_and_json(record_dir):
 
 
 def test_cli_standings_of_a_tournament_directory_of_records(record_dir):
-    result = CliRunner().invoke(main, ["standings", "--tournament", str(record_dir), "--bootstrap", "0"])
+    result = CliRunner().invoke(
+        main, ["standings", "--tournament", str(record_dir), "--bootstrap", "0"]
+    )
     assert result.exit_code == 0, result.output
     assert all(name in result.output for name in NAMES)
 
@@ -370,7 +431,17 @@ def test_cli_standings_of_a_tournament_directory_of_records(record_dir):
 def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path):
     out = tmp_path / "site"
     result = CliRunner().invoke(
-        main, ["publish", "--records", str(record_dir), "--out", str(out), "--bootstrap", "50", "--no-timestamp"]
+        main,
+        [
+            "publish",
+            "--records",
+            str(record_dir),
+            "--out",
+            str(out),
+            "--bootstrap",
+            "50",
+            "--no-timestamp",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert (out / "index.html").is_file() and (out / "standings.json").is_file()
@@ -378,17 +449,23 @@ def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path):
 
 
 def test_cli_usage_errors_and_nothing_to_rate(tmp_path, record_dir, records):
-    from referee.store import Store
+    from take5_arena.referee.store import Store
 
     runner = CliRunner()
     assert runner.invoke(main, ["standings"]).exit_code == 2
-    both = runner.invoke(main, ["standings", "--records", str(record_dir), "--tournament", str(record_dir)])
+    both = runner.invoke(
+        main, ["standings", "--records", str(record_dir), "--tournament", str(record_dir)]
+    )
     assert both.exit_code == 2
-    assert runner.invoke(main, ["standings", "--tournament", str(tmp_path / "missing")]).exit_code == 2
+    assert (
+        runner.invoke(main, ["standings", "--tournament", str(tmp_path / "missing")]).exit_code == 2
+    )
     unfinished = tmp_path / "unfinished"
     unfinished.mkdir()
     (unfinished / "cut.json").write_text(json.dumps(records["cut-1"]))
-    result = runner.invoke(main, ["publish", "--records", str(unfinished), "--out", str(tmp_path / "s")])
+    result = runner.invoke(
+        main, ["publish", "--records", str(unfinished), "--out", str(tmp_path / "s")]
+    )
     assert result.exit_code == 1 and "no complete games" in result.output
     Store(tmp_path / "new", create=True).close()  # a tournament before its first game
     result = runner.invoke(main, ["standings", "--tournament", str(tmp_path / "new")])
@@ -414,22 +491,35 @@ def test_invalid_records_are_left_out_and_reported(tmp_path, records):
 def tournament_dir(tmp_path_factory, records):
     """A tournament store holding the complete test games; alpha has an older version (v1) that
     played the first games and is rated apart from its current version."""
-    from referee.store import Store
+    from take5_arena.referee.store import Store
 
     folder = tmp_path_factory.mktemp("tournament")
     complete = {gid: r for gid, r in records.items() if r["complete"]}
     with Store(folder, create=True) as store:
         ids = {}
         for name in NAMES:
-            version, _ = store.add_version(name, source_hash=f"h-{name}", bot_dir=f"/bots/{name}", kind="python")
+            version, _ = store.add_version(
+                name, source_hash=f"h-{name}", bot_dir=f"/bots/{name}", kind="python"
+            )
             ids[name] = version.id
-        newer, _ = store.add_version("alpha", source_hash="h-alpha-2", bot_dir="/bots/alpha2", kind="python")
+        newer, _ = store.add_version(
+            "alpha", source_hash="h-alpha-2", bot_dir="/bots/alpha2", kind="python"
+        )
         games = []
         for k, (gid, record) in enumerate(complete.items()):
             names = [s["name"] for s in record["seats"]]
             seats = [newer.id if n == "alpha" and k >= 4 else ids[n] for n in names]
-            games.append({"game_id": gid, "table": k, "rotation": record["rotation"], "deal_seed": record["seed"],
-                          "duplicate_set": f"set-{record['seed']}", "seats": seats, "settings": record["settings"]})
+            games.append(
+                {
+                    "game_id": gid,
+                    "table": k,
+                    "rotation": record["rotation"],
+                    "deal_seed": record["seed"],
+                    "duplicate_set": f"set-{record['seed']}",
+                    "seats": seats,
+                    "settings": record["settings"],
+                }
+            )
         store.save_schedule("s1", games, description="test", settings={}, entrants=[])
         for gid, record in complete.items():
             store.record_game(gid, record)
@@ -438,7 +528,9 @@ def tournament_dir(tmp_path_factory, records):
 
 def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp_path):
     runner = CliRunner()
-    result = runner.invoke(main, ["standings", "--tournament", str(tournament_dir), "--json", "--bootstrap", "20"])
+    result = runner.invoke(
+        main, ["standings", "--tournament", str(tournament_dir), "--json", "--bootstrap", "20"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["games"] == len([r for r in records.values() if r["complete"]])
@@ -446,12 +538,18 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     assert doc["title"] == f"{tournament_dir.name} standings"
 
     out = tmp_path / "site"
-    result = runner.invoke(main, ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"])
+    result = runner.invoke(
+        main, ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"]
+    )
     assert result.exit_code == 0, result.output
     games = replays(out)
     # alpha played the first four stored games as v1 and the later ones as its current version
     complete = [gid for gid, r in records.items() if r["complete"]]
-    with_alpha = [(k, gid) for k, gid in enumerate(complete) if "alpha" in [s["name"] for s in records[gid]["seats"]]]
+    with_alpha = [
+        (k, gid)
+        for k, gid in enumerate(complete)
+        if "alpha" in [s["name"] for s in records[gid]["seats"]]
+    ]
     early = [gid for k, gid in with_alpha if k < 4]
     late = [gid for k, gid in with_alpha if k >= 4]
     assert early and late, "the test games must seat alpha both before and after its new version"
@@ -480,7 +578,9 @@ def test_standings_and_status_read_results_never_records(tournament_dir, tmp_pat
     assert all(name in result.output for name in NAMES)
     status = runner.invoke(main, ["tournament", "status", "-t", str(copy), "--bootstrap", "10"])
     assert status.exit_code == 0, status.output
-    published = runner.invoke(main, ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"])
+    published = runner.invoke(
+        main, ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"]
+    )
     assert published.exit_code == 1 and "cannot publish" in published.output
     assert "Traceback" not in published.output
     assert published.exception is None or isinstance(published.exception, SystemExit)
@@ -502,4 +602,7 @@ def test_standings_and_tournament_status_print_the_same_intervals(tournament_dir
     assert table.exit_code == 0 and status.exit_code == 0, table.output + status.output
     intervals = re.compile(r"\b\d{3,4} to \d{3,4}\b")
     found = sorted(intervals.findall(table.output))
-    assert found and found == sorted(intervals.findall(status.output)), (table.output, status.output)
+    assert found and found == sorted(intervals.findall(status.output)), (
+        table.output,
+        status.output,
+    )

@@ -10,8 +10,8 @@ import random
 import numpy as np
 import pytest
 
-from leaderboard import ratings as R
-from leaderboard.ratings import (
+from take5_arena.leaderboard import ratings as R
+from take5_arena.leaderboard.ratings import (
     ELO_PER_LOGIT,
     GameResult,
     bootstrap_elo,
@@ -22,7 +22,7 @@ from leaderboard.ratings import (
     prepare,
     ratings_over_time,
 )
-from leaderboard.stats import bot_stats
+from take5_arena.leaderboard.stats import bot_stats
 
 
 def places_from(penalties) -> tuple[int, ...]:

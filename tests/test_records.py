@@ -7,10 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import MalformedRecord, load_record, verify_record
-
-from referee.cli import main
+from take5_arena.cli.main import main
 
 
 def record_of(players=4, seed=7, variant="standard", **kw):
@@ -19,8 +19,10 @@ def record_of(players=4, seed=7, variant="standard", **kw):
     return json.loads(json.dumps(game.record(game_id="g1")))
 
 
-@pytest.mark.parametrize("variant,players", [("standard", 2), ("standard", 4), ("standard", 10),
-                                             ("professional", 3), ("professional", 6)])
+@pytest.mark.parametrize(
+    "variant,players",
+    [("standard", 2), ("standard", 4), ("standard", 10), ("professional", 3), ("professional", 6)],
+)
 def test_played_records_verify_clean(variant, players):
     assert verify_record(record_of(players, variant=variant)) is None
 
@@ -100,13 +102,19 @@ def test_cli_play_writes_a_record_that_verifies(tmp_path):
     path = tmp_path / "game.json"
     result = runner.invoke(main, ["play", "--players", "4", "--seed", "7", "--record", str(path)])
     assert result.exit_code == 0, result.output
-    assert "Round 1" in result.output and "Final standing" in result.output and "takes row" in result.output
+    assert (
+        "Round 1" in result.output
+        and "Final standing" in result.output
+        and "takes row" in result.output
+    )
     result = runner.invoke(main, ["verify", str(path)])
     assert result.exit_code == 0 and "ok" in result.output
 
 
 def test_cli_play_professional_and_threshold(tmp_path):
-    result = CliRunner().invoke(main, ["play", "-n", "3", "--variant", "professional", "--threshold", "10"])
+    result = CliRunner().invoke(
+        main, ["play", "-n", "3", "--variant", "professional", "--threshold", "10"]
+    )
     assert result.exit_code == 0, result.output
     assert "open draft" in result.output
 
@@ -141,11 +149,36 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
     runner = CliRunner()
     tournament = tmp_path / "t"
     for name in ("random", "lowest"):
-        result = runner.invoke(main, ["submit", str(bots / name), "--name", name, "-t", str(tournament),
-                                      "--sandbox", "local"])
+        result = runner.invoke(
+            main,
+            [
+                "submit",
+                str(bots / name),
+                "--name",
+                name,
+                "-t",
+                str(tournament),
+                "--sandbox",
+                "local",
+            ],
+        )
         assert result.exit_code == 0, result.output
-    result = runner.invoke(main, ["tournament", "run", "-t", str(tournament), "--players", "2",
-                                  "--games", "2", "--sandbox", "local", "--no-progress"])
+    result = runner.invoke(
+        main,
+        [
+            "tournament",
+            "run",
+            "-t",
+            str(tournament),
+            "--players",
+            "2",
+            "--games",
+            "2",
+            "--sandbox",
+            "local",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
     assert result.exit_code == 0, result.output
@@ -154,12 +187,20 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
     import sqlite3
 
     db = sqlite3.connect(tournament / "tournament.sqlite")
-    game_id, text = db.execute("SELECT game_id, record FROM results ORDER BY seq LIMIT 1").fetchone()
+    game_id, text = db.execute(
+        "SELECT game_id, record FROM results ORDER BY seq LIMIT 1"
+    ).fetchone()
     doc = json.loads(text)
-    doc["seats"][0]["name"], doc["seats"][1]["name"] = doc["seats"][1]["name"], doc["seats"][0]["name"]
+    doc["seats"][0]["name"], doc["seats"][1]["name"] = (
+        doc["seats"][1]["name"],
+        doc["seats"][0]["name"],
+    )
     db.execute("UPDATE results SET record = ? WHERE game_id = ?", (json.dumps(doc), game_id))
-    db.execute("INSERT INTO results(game_id, record, finished_at) SELECT game_id || 'x', ?, finished_at "
-               "FROM results WHERE game_id = ?", ("[" * 50_000 + "]" * 50_000, game_id))
+    db.execute(
+        "INSERT INTO results(game_id, record, finished_at) SELECT game_id || 'x', ?, finished_at "
+        "FROM results WHERE game_id = ?",
+        ("[" * 50_000 + "]" * 50_000, game_id),
+    )
     db.commit()
     db.close()
     result = runner.invoke(main, ["verify", "--tournament", str(tournament)])

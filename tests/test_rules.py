@@ -29,8 +29,8 @@ from take5 import (
     target_row,
 )
 
-
 # 1. Cards
+
 
 def test_rule_1_cards_numbered_1_to_104():
     assert deck() == tuple(range(1, 105))
@@ -59,6 +59,7 @@ def test_rule_1_deck_holds_171_bull_heads():
 
 
 # 2. Set-up of a round
+
 
 def test_rule_2_deal_ten_cards_each_and_four_rows():
     for players in range(2, 11):
@@ -96,6 +97,7 @@ def test_rule_2_same_seed_same_deal():
 
 # 3. A turn
 
+
 def test_rule_3_cards_are_chosen_together_then_revealed():
     game = Game(Settings(players=3), seed=1)
     assert game.waiting_for == (0, 1, 2)
@@ -113,6 +115,7 @@ def test_rule_3_revealed_cards_placed_lowest_first():
 
 
 # 4. Placing a card
+
 
 def test_rule_4_row_accepts_only_higher_cards():
     rows = ((50,), (60,), (70,), (80,))
@@ -182,6 +185,7 @@ def test_rule_4_invalid_decisions_raise():
 
 # 5. End of a round and scoring
 
+
 def test_rule_5_round_ends_after_ten_turns():
     game = Game(Settings(players=3), seed=5)
     for turn in range(1, 11):
@@ -207,6 +211,7 @@ def test_rule_5_score_is_bull_heads_taken():
 
 
 # 6. End of the game
+
 
 def test_rule_6_game_ends_at_or_above_threshold():
     settings = Settings(players=2, threshold=66)
@@ -239,9 +244,12 @@ def test_rule_6_fewest_points_wins_and_ties_share_a_place():
 
 # 7. Professional variant
 
+
 def test_rule_7_only_cards_up_to_10n_plus_4():
     assert deck(Variant.PROFESSIONAL, 3) == tuple(range(1, 35))
-    game = play_game([RandomPlayer(i) for i in range(3)], Settings(players=3, variant="professional"), seed=0)
+    game = play_game(
+        [RandomPlayer(i) for i in range(3)], Settings(players=3, variant="professional"), seed=0
+    )
     for rnd in game.round_log:
         cards = [c for h in rnd["hands"] for c in h] + [r[0] for r in rnd["rows"]]
         assert sorted(cards) == list(range(1, 35))
@@ -296,13 +304,16 @@ def test_rule_7_hands_are_public():
 
 # 8. Information sets
 
+
 def test_rule_8_standard_view_holds_what_a_player_may_know():
     game = Game(Settings(players=3), seed=2)
     game.play([h[-1] for h in game.hands])
     view = game.view(2)
     assert view.round == 1 and view.turn == 2 and view.players == 3
     assert view.scores == (0, 0, 0) and view.settings == game.settings
-    assert [tuple(p) for p in view.plays[0]] == [tuple(p) for p in game.round_log[0]["turns"][0]["plays"]]
+    assert [tuple(p) for p in view.plays[0]] == [
+        tuple(p) for p in game.round_log[0]["turns"][0]["plays"]
+    ]
     assert view.takes == tuple(game.view(0).takes)
     assert view.hands is None and view.pool == ()
     assert set(view.hand) == set(game.hands[2])
@@ -319,6 +330,7 @@ def test_rule_8_view_never_shows_undealt_cards():
 
 
 # 9. Worked example
+
 
 def test_rule_9_worked_example_first_turn():
     rows = ((3,), (2,), (58,), (96,))

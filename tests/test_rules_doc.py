@@ -34,6 +34,9 @@ def test_rules_copy_is_in_the_repository():
 
 def test_rules_copy_matches_the_shared_text():
     if not SHARED.is_file():
-        pytest.skip("no ../shared/RULES.md beside this clone (only the team's machines and CI have it)")
+        pytest.skip(
+            "no ../shared/RULES.md beside this clone (only the team's machines and CI have it)"
+        )
     assert _body(COPY.read_text()) == _body(SHARED.read_text()), (
-        "docs/rules.md differs from ../shared/RULES.md: copy the shared text (the source of truth)")
+        "docs/rules.md differs from ../shared/RULES.md: copy the shared text (the source of truth)"
+    )

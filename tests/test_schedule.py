@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import time
 from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.tournament.schedule import (
+from take5_arena.referee.tournament.schedule import (
     ScheduleError,
     deal_seed,
     default_tables,
@@ -44,7 +43,7 @@ def check_balanced(s) -> None:
 @given(pools())
 def test_pair_and_game_balance_within_one(pool):
     """Tables of 2-4 (the common sizes) for up to 20 entrants: always within one. (Tables of 5-6 on
-    small pools can end with a pair spread of 2, see referee/tournament/schedule.py.)"""
+    small pools can end with a pair spread of 2, see take5_arena/referee/tournament/schedule.py.)"""
     n, k, games, seed, duplicate = pool
     s = make_schedule(names(n), table_size=k, games=games, seed=seed, duplicate=duplicate)
     check_balanced(s)
@@ -57,7 +56,9 @@ def test_pair_and_game_balance_within_one(pool):
 def test_schedule_is_a_pure_function(pool):
     n, k, games, seed, duplicate = pool
     a = make_schedule(names(n), table_size=k, games=games, seed=seed, duplicate=duplicate)
-    b = make_schedule(list(reversed(names(n))), table_size=k, games=games, seed=seed, duplicate=duplicate)
+    b = make_schedule(
+        list(reversed(names(n))), table_size=k, games=games, seed=seed, duplicate=duplicate
+    )
     assert a == b  # the same schedule whatever the order in which entrants are given
     assert [g.game_id for g in a.games] == [g.game_id for g in b.games]
 
@@ -137,7 +138,12 @@ def test_default_tables():
 
 @pytest.mark.parametrize(
     "n,k,games,error",
-    [(3, 4, 10, "cannot fill"), (4, 1, 10, "2 to 10"), (4, 11, 10, "2 to 10"), (4, 2, 0, "at least 1")],
+    [
+        (3, 4, 10, "cannot fill"),
+        (4, 1, 10, "2 to 10"),
+        (4, 11, 10, "2 to 10"),
+        (4, 2, 0, "at least 1"),
+    ],
 )
 def test_bad_settings(n, k, games, error):
     with pytest.raises(ScheduleError, match=error):
@@ -150,12 +156,9 @@ def test_duplicate_entrants_refused():
 
 
 @pytest.mark.parametrize("n", [10, 100, 1000])
-def test_schedule_creation_time(n):
-    t0 = time.process_time()  # CPU time: a loaded CI machine must not fail this
+def test_large_schedules_balance(n):
+    """Up to 1,000 entrants (bench/tournament.py reports how long that takes: ~0.2-0.4 s of CPU)."""
     s = make_schedule(names(n), table_size=4, games=40 * n // 4, seed=1)  # 40 games per entrant
-    elapsed = time.process_time() - t0
     assert s.table_spread <= 1
     if n == 1000:
-        # a guard against a blow-up only; bench/tournament.py reports the real time (~0.2-0.4 s)
-        assert elapsed < 3.0, f"{elapsed:.2f} s of CPU for 1,000 entrants"
         assert s.mode == "balanced" and s.pair_spread <= 1

@@ -23,20 +23,29 @@ from pathlib import Path
 import pytest
 from site_games import FAULTY, NAMES, make_records
 
-from leaderboard.publish import file_key, results_from_records
-from leaderboard.site_build import publish_site
-from leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.publish import file_key, results_from_records
+from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.site_build import publish_site
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
 def chromium_path() -> str | None:
-    found = os.environ.get("TAKE5_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    found = (
+        os.environ.get("TAKE5_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
     if found is None and os.path.exists("/usr/bin/chromium"):
         found = "/usr/bin/chromium"
     return found
@@ -76,8 +85,14 @@ def site(tmp_path_factory, records):
     results = results_from_records(records)
     standings = compute_standings(results, bootstrap=100, seed=0)
     out = tmp_path_factory.mktemp("published")
-    publish_site(out, results=results, records=records, standings=standings, title="Browser test cup",
-                 generated_at="2025-01-01 12:00 UTC")
+    publish_site(
+        out,
+        results=results,
+        records=records,
+        standings=standings,
+        title="Browser test cup",
+        generated_at="2025-01-01 12:00 UTC",
+    )
     return out
 
 
@@ -87,7 +102,9 @@ def shots(tmp_path_factory):
     folder.mkdir(parents=True, exist_ok=True)
     print(f"\nsite screenshots: {folder}")
     yield folder
-    print(f"\nsite screenshots saved in {folder}: {', '.join(sorted(p.name for p in folder.glob('*.png')))}")
+    print(
+        f"\nsite screenshots saved in {folder}: {', '.join(sorted(p.name for p in folder.glob('*.png')))}"
+    )
 
 
 @pytest.fixture
@@ -107,7 +124,12 @@ def page(browser):
     context.route("**/*", guard)
     pg = context.new_page()
     pg.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    pg.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    pg.on(
+        "console",
+        lambda msg: (
+            problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None
+        ),
+    )
     pg.problems = problems
     yield pg
     context.close()
@@ -156,7 +178,9 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
         xs.append(cx)
     assert xs == sorted(xs, reverse=True)  # higher rating, further right
     method = json.loads((site / "standings.json").read_text(encoding="utf-8"))["method"]["interval"]
-    assert method in page.locator("#standings-section").inner_text()  # the method is said, not assumed
+    assert (
+        method in page.locator("#standings-section").inner_text()
+    )  # the method is said, not assumed
     n = len(rows)
     assert page.locator("table#los tbody td").count() == n * n
     assert page.locator("table#crosstable tbody td").count() == n * n
@@ -164,17 +188,25 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
     # the whole range is drawn: every point of every line inside the plot area (none cut off)
     box = page.evaluate("""() => { const c = document.querySelector('#over-time-section svg rect');
         return [Number(c.getAttribute('y')), Number(c.getAttribute('y')) + Number(c.getAttribute('height'))]; }""")
-    for d in page.locator("#over-time-section svg path.series").evaluate_all("ps => ps.map(p => p.getAttribute('d'))"):
+    for d in page.locator("#over-time-section svg path.series").evaluate_all(
+        "ps => ps.map(p => p.getAttribute('d'))"
+    ):
         ys = [float(y) for y in re.findall(r"[ML][\d.]+ ([\d.]+)", d)]
         assert ys and all(box[0] <= y <= box[1] for y in ys), (box, min(ys), max(ys))
-    assert page.locator("table#all-games tbody tr").count() == len(records)  # one page, newest first
+    assert page.locator("table#all-games tbody tr").count() == len(
+        records
+    )  # one page, newest first
     assert page.locator("table#all-games tbody tr").first.get_attribute("data-game") == "cut-1"
     assert "not rated" in page.locator("table#all-games tbody tr").first.inner_text()
     assert "cut off" in page.locator("#unrated").inner_text()
     # bot names on both axes of both grids
     for grid in ("los", "crosstable"):
-        assert page.locator(f"table#{grid} thead th.col-name").all_inner_texts() == [r["entrant"] for r in rows]
-        assert page.locator(f"table#{grid} tbody th.row-name").all_inner_texts() == [r["entrant"] for r in rows]
+        assert page.locator(f"table#{grid} thead th.col-name").all_inner_texts() == [
+            r["entrant"] for r in rows
+        ]
+        assert page.locator(f"table#{grid} tbody th.row-name").all_inner_texts() == [
+            r["entrant"] for r in rows
+        ]
     faulty = page.locator(f"table#standings tr[data-entrant='{FAULTY}'] td.faults").inner_text()
     assert "timeout" in faulty and "crash" in faulty
     page.screenshot(path=str(shots / "index.png"), full_page=True)
@@ -183,7 +215,9 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
 def test_file_keys_are_the_same_in_javascript(page, site):
     open_page(page, site, "index.html")
     names = NAMES + ["Alpha", "a/b", "über", "名前", "x" * 300, "", "t001"]
-    assert page.evaluate("names => names.map(window.Take5.fileKey)", names) == [file_key(n) for n in names]
+    assert page.evaluate("names => names.map(window.Take5.fileKey)", names) == [
+        file_key(n) for n in names
+    ]
 
 
 # -- bot page -------------------------------------------------------------------------------------
@@ -195,10 +229,15 @@ def test_bot_page_lists_its_games_and_faults(page, site, shots, records):
     page.wait_for_selector("body[data-ready='1']")
     assert not page.problems, page.problems
     assert page.locator("h1").inner_text() == FAULTY
-    played = [r for r in records.values() if r["complete"] and FAULTY in [s["name"] for s in r["seats"]]]
+    played = [
+        r for r in records.values() if r["complete"] and FAULTY in [s["name"] for s in r["seats"]]
+    ]
     assert page.locator("table#games tbody tr").count() == len(played)
     kinds = page.locator("table#fault-kinds tbody tr")
-    assert sorted(kinds.nth(i).locator("td").first.inner_text() for i in range(kinds.count())) == ["crash", "timeout"]
+    assert sorted(kinds.nth(i).locator("td").first.inner_text() for i in range(kinds.count())) == [
+        "crash",
+        "timeout",
+    ]
     assert page.locator("table#fault-log tbody tr").count() >= 3
     assert page.locator("table#h2h tbody tr").count() == len(NAMES) - 1
     page.screenshot(path=str(shots / "bot.png"), full_page=True)
@@ -244,7 +283,9 @@ def step_through(page, record, shots, prefix: str) -> int:
         assert position(page) == (rnd["round"], 0)
         assert shown_rows(page) == rnd["rows"]
         assert shown_column(page, "total") == totals
-        hands = page.evaluate("() => Array.from(document.querySelectorAll('#scores tbody tr')).map(tr => tr.querySelectorAll('.hand .card').length)")
+        hands = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#scores tbody tr')).map(tr => tr.querySelectorAll('.hand .card').length)"
+        )
         assert hands == [len(h) for h in rnd["hands"]]
         if rnd["round"] == 1:
             page.screenshot(path=str(shots / f"{prefix}-deal.png"), full_page=True)
@@ -254,10 +295,14 @@ def step_through(page, record, shots, prefix: str) -> int:
             assert position(page) == (rnd["round"], turn["turn"])
             assert shown_rows(page) == turn["rows"], (rnd["round"], turn["turn"])
             revealed = sorted(
-                page.evaluate("() => Array.from(document.querySelectorAll('#plays li')).map(li => [Number(li.dataset.seat), Number(li.querySelector('.card').dataset.card)])")
+                page.evaluate(
+                    "() => Array.from(document.querySelectorAll('#plays li')).map(li => [Number(li.dataset.seat), Number(li.querySelector('.card').dataset.card)])"
+                )
             )
             assert revealed == sorted(map(list, turn["plays"]))
-            takers = page.evaluate("() => Array.from(document.querySelectorAll('#takes .take')).map(t => Number(t.dataset.seat))")
+            takers = page.evaluate(
+                "() => Array.from(document.querySelectorAll('#takes .take')).map(t => Number(t.dataset.seat))"
+            )
             assert takers == [t["seat"] for t in turn["takes"]]
             if turn["takes"] and not (shots / f"{prefix}-take.png").exists():
                 page.screenshot(path=str(shots / f"{prefix}-take.png"), full_page=True)
@@ -317,7 +362,9 @@ def test_replay_steps_through_a_game_turn_by_turn(page, site, shots, records):
 
 def test_replay_of_a_professional_game_shows_the_draft(page, site, shots, records):
     open_page(page, site, "replay.html?game=pro-1")
-    assert page.locator("#draft ol.draft li").count() == len(records["pro-1"]["rounds"][0]["draft"]["picks"])
+    assert page.locator("#draft ol.draft li").count() == len(
+        records["pro-1"]["rounds"][0]["draft"]["picks"]
+    )
     page.screenshot(path=str(shots / "replay-professional.png"), full_page=True)
     step_through(page, records["pro-1"], shots, "professional")
 
@@ -347,26 +394,42 @@ EVIL_LOG = "<img src=y onerror=alert(4)> & </pre><b>bold</b>"
 def hostile(tmp_path_factory, records):
     """A tournament-like site: a bot named like an HTML attack, with a hostile handshake, fault
     detail and log lines; games labelled by table; the tournament's settings; logs published."""
-    from leaderboard.collection import games_from_records
-    from leaderboard.site_build import write_site
+    from take5_arena.leaderboard.collection import games_from_records
+    from take5_arena.leaderboard.site_build import write_site
 
     chosen = {}
     for k, gid in enumerate(["t001", "t004", "t005"]):
         record = json.loads(json.dumps(records[gid]))
         for seat in record["seats"]:
             if seat["name"] == "delta <b>&|x":
-                seat.update(name=EVIL, author=EVIL_AUTHOR, version=EVIL_VERSION, sdk="take5-python 1.0")
+                seat.update(
+                    name=EVIL, author=EVIL_AUTHOR, version=EVIL_VERSION, sdk="take5-python 1.0"
+                )
         evil = next(s for s, seat in enumerate(record["seats"]) if seat["name"] == EVIL)
-        record["faults"][evil].append({"round": 1, "turn": 2, "kind": "timeout", "detail": EVIL_LOG})
+        record["faults"][evil].append(
+            {"round": 1, "turn": 2, "kind": "timeout", "detail": EVIL_LOG}
+        )
         record["rounds"][0]["turns"][1]["logs"] = [[evil, EVIL_LOG], [0, "plain line"]]
         chosen[gid] = record
     results = results_from_records(chosen)
     games = games_from_records(chosen, results)
     games.labels = {gid: f"table {k + 1}, game 1" for k, gid in enumerate(chosen)}
-    games.settings = {"players": 4, "variant": "standard", "threshold": 66, "end_rule": "at-or-above",
-                      "timeout": 1.0, "duplicate": True}
+    games.settings = {
+        "players": 4,
+        "variant": "standard",
+        "threshold": 66,
+        "end_rule": "at-or-above",
+        "timeout": 1.0,
+        "duplicate": True,
+    }
     out = tmp_path_factory.mktemp("hostile")
-    write_site(out, games, compute_standings(results, bootstrap=20, seed=0), title=f"Cup {EVIL}", with_logs=True)
+    write_site(
+        out,
+        games,
+        compute_standings(results, bootstrap=20, seed=0),
+        title=f"Cup {EVIL}",
+        with_logs=True,
+    )
     return out, chosen
 
 
@@ -431,7 +494,7 @@ def big_site(tmp_path_factory, records):
     replays lie in several bundles and folders."""
     import pytest as _pytest
 
-    from leaderboard import site_build
+    from take5_arena.leaderboard import site_build
 
     base = [r for r in records.values() if r["complete"]]
     many = {}
@@ -446,7 +509,13 @@ def big_site(tmp_path_factory, records):
         mp.setattr(site_build, "BUNDLE", 7)
         mp.setattr(site_build, "LIST_PAGE", 10)
         mp.setattr(site_build, "FOLDER_FILES", 3)
-        publish_site(out, results=results, records=many, standings=compute_standings(results, bootstrap=0), title="Big")
+        publish_site(
+            out,
+            results=results,
+            records=many,
+            standings=compute_standings(results, bootstrap=0),
+            title="Big",
+        )
     assert len(list((out / "replays").iterdir())) == 3  # 9 bundles, 3 a folder
     return out, many
 
@@ -454,7 +523,10 @@ def big_site(tmp_path_factory, records):
 def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
     site, many = big_site
     requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url.rsplit("/", 2)[-2] + "/" + r.url.rsplit("/", 1)[-1]))
+    page.on(
+        "request",
+        lambda r: requests.append(r.url.rsplit("/", 2)[-2] + "/" + r.url.rsplit("/", 1)[-1]),
+    )
     open_page(page, site, "index.html")
     rows = page.locator("table#all-games tbody tr")
     assert rows.count() == 10 and rows.first.get_attribute("data-game") == "g059"
@@ -474,7 +546,10 @@ def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
     for _ in range(4):
         page.locator("#all-games-older").click()
     page.wait_for_function("() => document.getElementById('all-games-page').dataset.page === '0'")
-    assert rows.last.get_attribute("data-game") == "g000" and page.locator("#all-games-older").is_disabled()
+    assert (
+        rows.last.get_attribute("data-game") == "g000"
+        and page.locator("#all-games-older").is_disabled()
+    )
     page.screenshot(path=str(shots / "paged-index.png"), full_page=True)
 
     # a replay from the oldest page: its bundle (games 0-6) is the only replay file loaded
@@ -492,7 +567,9 @@ def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
 
     # a bot's games, newest first, a page at a time
     open_page(page, site, "bot.html?bot=alpha")
-    played = sorted((gid for gid, r in many.items() if "alpha" in [s["name"] for s in r["seats"]]), reverse=True)
+    played = sorted(
+        (gid for gid, r in many.items() if "alpha" in [s["name"] for s in r["seats"]]), reverse=True
+    )
     games = page.locator("table#games tbody tr")
     seen = []
     while True:
@@ -502,6 +579,8 @@ def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
             break
         before = page.locator("#games-page").get_attribute("data-page")
         older.click()
-        page.wait_for_function(f"() => document.getElementById('games-page').dataset.page !== '{before}'")
+        page.wait_for_function(
+            f"() => document.getElementById('games-page').dataset.page !== '{before}'"
+        )
     assert seen == played
     assert not page.problems, page.problems

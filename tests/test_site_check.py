@@ -16,14 +16,18 @@ import pytest
 from click.testing import CliRunner
 from site_games import make_records
 
-from leaderboard import site_build
-from leaderboard.collection import games_from_records
-from leaderboard.publish import results_from_records
-from leaderboard.site_build import publish_site
-from leaderboard.ratings import compute_standings
-from leaderboard.site_build import decode_bundle, encode_bundle, write_site
-from leaderboard.site_check import check_site
-from referee.cli import main
+from take5_arena.cli.main import main
+from take5_arena.leaderboard import site_build
+from take5_arena.leaderboard.collection import games_from_records
+from take5_arena.leaderboard.publish import results_from_records
+from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.site_build import (
+    decode_bundle,
+    encode_bundle,
+    publish_site,
+    write_site,
+)
+from take5_arena.leaderboard.site_check import check_site
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +39,13 @@ def records():
 def published(tmp_path_factory, records):
     results = results_from_records(records)
     out = tmp_path_factory.mktemp("site")
-    publish_site(out, results=results, records=records, standings=compute_standings(results, bootstrap=30, seed=2),
-                 title="check")
+    publish_site(
+        out,
+        results=results,
+        records=records,
+        standings=compute_standings(results, bootstrap=30, seed=2),
+        title="check",
+    )
     return out
 
 
@@ -58,7 +67,10 @@ def rewrite_bundle(site: Path, change) -> None:
     games = decode_bundle(path.read_text(encoding="utf-8"))
     change(games)
     items = [json.dumps(g, ensure_ascii=False) for g in games]
-    path.write_text(site_build._js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items))), encoding="utf-8")
+    path.write_text(
+        site_build._js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items))),
+        encoding="utf-8",
+    )
 
 
 def test_a_published_site_passes(site):
@@ -142,7 +154,11 @@ def publish(out: Path, records: dict, **kw):
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_republishing_writes_only_what_new_games_change(tmp_path, monkeypatch):
@@ -155,9 +171,14 @@ def test_republishing_writes_only_what_new_games_change(tmp_path, monkeypatch):
 
     report = publish(inc, first)
     assert not report.incremental and report.written == 73
-    assert sorted(p.parent.name for p in (inc / "replays").glob("*/*.js")) == ["000"] * 3 + ["001"] * 3 + ["002"] * 2
+    assert (
+        sorted(p.parent.name for p in (inc / "replays").glob("*/*.js"))
+        == ["000"] * 3 + ["001"] * 3 + ["002"] * 2
+    )
     report = publish(inc, everything)
-    assert report.incremental and report.written == 95 - 70  # the partly filled bundle and the new games
+    assert (
+        report.incremental and report.written == 95 - 70
+    )  # the partly filled bundle and the new games
     publish(full, everything)
     assert files(inc) == files(full)
     assert check_site(inc).ok
@@ -193,8 +214,12 @@ def test_logs_are_published_only_on_request(tmp_path, records):
     some = {"t000": record}
     publish(tmp_path / "plain", some)
     publish(tmp_path / "logs", some, with_logs=True)
-    plain = decode_bundle(next((tmp_path / "plain" / "replays").glob("*/*.js")).read_text())[0]["record"]
-    shown = decode_bundle(next((tmp_path / "logs" / "replays").glob("*/*.js")).read_text())[0]["record"]
+    plain = decode_bundle(next((tmp_path / "plain" / "replays").glob("*/*.js")).read_text())[0][
+        "record"
+    ]
+    shown = decode_bundle(next((tmp_path / "logs" / "replays").glob("*/*.js")).read_text())[0][
+        "record"
+    ]
     assert "logs" not in plain["rounds"][0]["turns"][0]
     assert shown["rounds"][0]["turns"][0]["logs"] == [[0, "thinking <script>alert(1)</script>"]]
     assert check_site(tmp_path / "plain").ok and check_site(tmp_path / "logs").ok

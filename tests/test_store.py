@@ -5,13 +5,15 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from take5 import RandomPlayer, Settings, play_game
 
-from referee.store import Store, StoreError
+from take5 import RandomPlayer, Settings, play_game
+from take5_arena.referee.store import Store, StoreError
 
 
 def record_for(game_id: str, players: int, seed: int) -> dict:
-    game = play_game([RandomPlayer(seed + i) for i in range(players)], Settings(players=players), seed)
+    game = play_game(
+        [RandomPlayer(seed + i) for i in range(players)], Settings(players=players), seed
+    )
     return game.record(game_id=game_id, seats=[{"name": f"p{i}"} for i in range(players)])
 
 
@@ -25,11 +27,20 @@ def scheduled(store: Store, n_games: int = 3) -> tuple[str, list[int]]:
     a, _ = store.add_version("alpha", source_hash="a1", bot_dir="/bots/a", kind="python")
     b, _ = store.add_version("beta", source_hash="b1", bot_dir="/bots/b", kind="python")
     games = [
-        {"game_id": f"g{i}", "table": 0, "rotation": i % 2, "deal_seed": 7, "duplicate_set": "g0",
-         "seats": [a.id, b.id], "settings": {"variant": "standard"}}
+        {
+            "game_id": f"g{i}",
+            "table": 0,
+            "rotation": i % 2,
+            "deal_seed": 7,
+            "duplicate_set": "g0",
+            "seats": [a.id, b.id],
+            "settings": {"variant": "standard"},
+        }
         for i in range(n_games)
     ]
-    assert store.save_schedule("s1", games, description="test", settings={}, entrants=["alpha@1", "beta@1"])
+    assert store.save_schedule(
+        "s1", games, description="test", settings={}, entrants=["alpha@1", "beta@1"]
+    )
     return "s1", [a.id, b.id]
 
 
@@ -43,9 +54,13 @@ def test_wal_mode(store):
 
 
 def test_versions(store):
-    v1, new = store.add_version("alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:1")
+    v1, new = store.add_version(
+        "alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:1"
+    )
     assert new and v1.version == 1 and v1.key == "alpha@1"
-    same, new = store.add_version("alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:2")
+    same, new = store.add_version(
+        "alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:2"
+    )
     assert not new and same.id == v1.id and same.image_id == "sha256:2"
     v2, new = store.add_version("alpha", source_hash="h2", bot_dir="/a", kind="python")
     assert new and v2.version == 2
@@ -78,7 +93,9 @@ def test_unique_constraint_in_the_schema(store):
     scheduled(store)
     store.record_game("g1", record_for("g1", 2, 1))
     with pytest.raises(sqlite3.IntegrityError):
-        store.db.execute("INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')")
+        store.db.execute(
+            "INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')"
+        )
 
 
 def test_a_failed_write_leaves_nothing(store):
@@ -99,7 +116,9 @@ def test_infra_failures_keep_the_game_pending(store):
     sid, _ = scheduled(store)
     store.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")
     game = store.game("g1")
-    assert game.status == "pending" and game.attempts == 1 and "engine-unavailable" in game.last_error
+    assert (
+        game.status == "pending" and game.attempts == 1 and "engine-unavailable" in game.last_error
+    )
     assert store.progress(sid)["infra_failures"] == 1
     assert store.infra_failures(sid)[0]["kind"] == "engine-unavailable"
 
@@ -107,8 +126,17 @@ def test_infra_failures_keep_the_game_pending(store):
 def test_schedule_saved_once_and_games_shared(store):
     sid, ids = scheduled(store)
     assert not store.save_schedule(sid, [], description="again", settings={}, entrants=[])
-    other = [{"game_id": "g0", "table": 5, "rotation": 0, "deal_seed": 7, "duplicate_set": "g0",
-              "seats": ids, "settings": {}}]
+    other = [
+        {
+            "game_id": "g0",
+            "table": 5,
+            "rotation": 0,
+            "deal_seed": 7,
+            "duplicate_set": "g0",
+            "seats": ids,
+            "settings": {},
+        }
+    ]
     assert store.save_schedule("s2", other, description="", settings={}, entrants=[])
     assert store.current_schedule()["schedule_id"] == "s2"
     assert store.game("g0").table_no == 0  # a known game keeps its row

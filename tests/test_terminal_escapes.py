@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.match.sanitize import clean_field, clean_text
+from take5_arena.referee.match.sanitize import clean_field, clean_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,8 +21,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def _referee(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "sdk"), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=ROOT, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "take5_arena", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
 
 
 def test_clean_field_escapes_every_control_character_and_caps():
@@ -38,7 +45,9 @@ def test_clean_text_keeps_lines_and_the_end():
 
 def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
     bot = str(ROOT / "tests" / "bots" / "escapes")
-    done = _referee("match", bot, str(ROOT / "example_bots" / "random"), "--games", "1", "--max-faults", "1")
+    done = _referee(
+        "match", bot, str(ROOT / "example_bots" / "random"), "--games", "1", "--max-faults", "1"
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out and "\x9b" not in out
@@ -46,9 +55,19 @@ def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
     forged = [line for line in out.splitlines() if line.startswith("referee: all bots passed")]
     assert not forged, out
 
-    as_json = _referee("match", bot, str(ROOT / "example_bots" / "random"), "--games", "1", "--max-faults",
-                       "1", "--json")
-    assert "\x1b" not in as_json.stdout and "\\u001b" not in as_json.stdout  # not raw, not JSON-escaped raw
+    as_json = _referee(
+        "match",
+        bot,
+        str(ROOT / "example_bots" / "random"),
+        "--games",
+        "1",
+        "--max-faults",
+        "1",
+        "--json",
+    )
+    assert (
+        "\x1b" not in as_json.stdout and "\\u001b" not in as_json.stdout
+    )  # not raw, not JSON-escaped raw
     doc = json.loads(as_json.stdout)
     assert "\\x1b[2J" in json.dumps(doc)  # the bot's text, escaped at ingress, is in the result
 

@@ -16,5 +16,11 @@ def test_lines_are_kept_or_escaped_as_asked():
 
 
 def test_printable_text_is_unchanged():
-    for text in ("plain", "naïve café – 6 nimmt! ♉", "[bold]markup[/] is text here", "  spaces  ", ""):
+    for text in (
+        "plain",
+        "naïve café – 6 nimmt! ♉",
+        "[bold]markup[/] is text here",
+        "  spaces  ",
+        "",
+    ):
         assert inert(text) == text

@@ -19,13 +19,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import verify_record
-
-from arena.source import store_standings as standings
-from referee.cli import main as cli
-from referee.store import Store
-from referee.tournament import (
+from take5_arena.cli.main import main as cli
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import (
     GameOutcome,
     SubmitRefused,
     TableSpec,
@@ -33,6 +32,7 @@ from referee.tournament import (
     run_tournament,
     submit,
 )
+from take5_arena.standings import store_standings as standings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -65,7 +65,9 @@ def check_complete(directory: Path) -> Store:
     rows = store.db.execute("SELECT game_id FROM results").fetchall()
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)), "a game was recorded twice"
-    assert set(scheduled) <= set(ids), f"{len(set(scheduled) - set(ids))} scheduled games not recorded"
+    assert set(scheduled) <= set(ids), (
+        f"{len(set(scheduled) - set(ids))} scheduled games not recorded"
+    )
     for gid, record in store.records(sid):
         assert record["game_id"] == gid
         assert verify_record(record) is None, gid
@@ -74,7 +76,7 @@ def check_complete(directory: Path) -> Store:
 
 
 def referee_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "referee.cli", *args]
+    return [sys.executable, "-m", "take5_arena", *args]
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +116,9 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
         submit(tdir, CRASHER, "crasher", sandbox="local")
     assert "crash" in refused.value.reason
     assert "segfault (simulated)" in refused.value.stderr
-    result = CliRunner().invoke(cli, ["submit", str(CRASHER), "--name", "crasher", "-t", str(tdir),
-                                      "--sandbox", "local"])
+    result = CliRunner().invoke(
+        cli, ["submit", str(CRASHER), "--name", "crasher", "-t", str(tdir), "--sandbox", "local"]
+    )
     assert result.exit_code == 1
     assert "REFUSED crasher" in result.output and "segfault (simulated)" in result.output
     with Store(tdir) as store:
@@ -126,8 +129,9 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
 
 
 def test_local_tournament_end_to_end(tdir):
-    report = run_tournament(tdir, {"players": 3, "games": 6, "sandbox": "local", "concurrency": 2,
-                                   "executor": "local"})  # threads: games reach the store one by one
+    report = run_tournament(
+        tdir, {"players": 3, "games": 6, "sandbox": "local", "concurrency": 2, "executor": "local"}
+    )  # threads: games reach the store one by one
     assert report.exit_code == 0 and report.played == 6 and report.total == 6
     store = check_complete(tdir)
     table = standings(store, bootstrap=20)
@@ -146,8 +150,22 @@ def test_local_tournament_end_to_end(tdir):
 
 
 def test_dry_run_prints_the_schedule_and_plays_nothing(tdir):
-    result = CliRunner().invoke(cli, ["tournament", "run", "-t", str(tdir), "-n", "2", "-g", "12", "--dry-run",
-                                      "--sandbox", "local"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "tournament",
+            "run",
+            "-t",
+            str(tdir),
+            "-n",
+            "2",
+            "-g",
+            "12",
+            "--dry-run",
+            "--sandbox",
+            "local",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "every 2-subset of the 3 entrants plays 2 times" in result.output
     assert result.output.count("table ") == 6
@@ -157,10 +175,24 @@ def test_dry_run_prints_the_schedule_and_plays_nothing(tdir):
 def test_resume_after_sigkill(tdir):
     """Kill a real run with SIGKILL once some games are stored; the same command finishes the
     tournament: every scheduled game stored exactly once, every record valid."""
-    args = referee_cmd("tournament", "run", "-t", str(tdir), "-n", "2", "-g", "12", "--sandbox", "local",
-                       "-j", "1", "--no-progress")
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    args = referee_cmd(
+        "tournament",
+        "run",
+        "-t",
+        str(tdir),
+        "-n",
+        "2",
+        "-g",
+        "12",
+        "--sandbox",
+        "local",
+        "-j",
+        "1",
+        "--no-progress",
+    )
+    proc = subprocess.Popen(
+        args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     deadline = time.monotonic() + 60
     while recorded(tdir) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -223,7 +255,11 @@ def fake_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
             if i == 0 and mode == 2:  # one game ends, then the engine goes away
                 out.append(_fake_game(spec, gid, _rotation))
             else:
-                out.append(GameOutcome(gid, infra_kind="engine-unavailable", infra_detail="no engine (test)"))
+                out.append(
+                    GameOutcome(
+                        gid, infra_kind="engine-unavailable", infra_detail="no engine (test)"
+                    )
+                )
             if on_game:
                 on_game(out[-1])
         return out
@@ -238,16 +274,26 @@ def fake_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def _fake_game(spec: TableSpec, gid: str, rotation: int) -> GameOutcome:
     n = len(spec.seats)
     players = [RandomPlayer(spec.deal_seed % 1000 + i) for i in range(n)]
-    game = play_game(players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation)
-    record = game.record(game_id=gid, seats=[{"name": s.name, "entrant": s.key} for s in spec.seats])
+    game = play_game(
+        players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation
+    )
+    record = game.record(
+        game_id=gid, seats=[{"name": s.name, "entrant": s.key} for s in spec.seats]
+    )
     return GameOutcome(gid, record, seconds=0.0)
 
 
 def test_infrastructure_failures_are_retried_and_rate_no_one(tdir):
     FLAKY.clear()
-    FLAKY.update({"0": 2, "1": 1, "2": 0})  # table 0: one game then engine gone; 1: runner raises; 2: all fail
-    report = run_tournament(tdir, {"players": 3, "games": 9, "sandbox": "local", "concurrency": 2,
-                                  "executor": "local"}, runner=fake_runner, retry_delay=0.01)
+    FLAKY.update(
+        {"0": 2, "1": 1, "2": 0}
+    )  # table 0: one game then engine gone; 1: runner raises; 2: all fail
+    report = run_tournament(
+        tdir,
+        {"players": 3, "games": 9, "sandbox": "local", "concurrency": 2, "executor": "local"},
+        runner=fake_runner,
+        retry_delay=0.01,
+    )
     assert report.exit_code == 0 and report.played == 9
     kinds = sorted(kind for _, kind, _ in report.infra)
     assert kinds.count("engine-unavailable") == 2 + 3 and kinds.count("executor") == 3
@@ -261,9 +307,12 @@ def test_infrastructure_failures_are_retried_and_rate_no_one(tdir):
 def test_a_lasting_infrastructure_failure_leaves_games_for_the_next_run(tdir):
     FLAKY.clear()
     FLAKY.update({"1": 0, "1-left": 99})
-    report = run_tournament(tdir, {"players": 3, "games": 9, "sandbox": "local", "retries": 2,
-                                  "executor": "local"},
-                            runner=fake_runner, retry_delay=0.01)
+    report = run_tournament(
+        tdir,
+        {"players": 3, "games": 9, "sandbox": "local", "retries": 2, "executor": "local"},
+        runner=fake_runner,
+        retry_delay=0.01,
+    )
     assert report.unplayed == 3 and report.exit_code == 1
     assert sum(1 for _, kind, _ in report.infra if kind == "engine-unavailable") == 3 * 3
     assert recorded(tdir) == 6
@@ -275,7 +324,11 @@ def test_a_lasting_infrastructure_failure_leaves_games_for_the_next_run(tdir):
 
 def test_a_new_version_keeps_the_old_games(tdir):
     FLAKY.clear()
-    run_tournament(tdir, {"players": 3, "games": 3, "sandbox": "local", "executor": "local"}, runner=fake_runner)
+    run_tournament(
+        tdir,
+        {"players": 3, "games": 3, "sandbox": "local", "executor": "local"},
+        runner=fake_runner,
+    )
     submit(tdir, EXAMPLES / "random", "lowest", sandbox="local")  # lowest v2 (other sources)
     report = run_tournament(tdir, {}, runner=fake_runner)
     assert report.played == 3 and report.done_before == 0  # a new schedule, new games
@@ -287,12 +340,19 @@ def test_a_new_version_keeps_the_old_games(tdir):
 
 def test_run_table_reports_a_missing_bot_as_infrastructure(tmp_path):
     """The referee's own trouble (here: a bot folder gone since submission) rates no one."""
-    from referee.tournament import SeatSpec
+    from take5_arena.referee.tournament import SeatSpec
 
-    seats = (SeatSpec("a@1", "a", 1, 1, str(EXAMPLES / "random")),
-             SeatSpec("b@1", "b", 1, 2, str(tmp_path / "gone")))
-    spec = TableSpec(0, 5, seats, (("g0", 0), ("g1", 1)), {"variant": "standard", "threshold": 66,
-                                                          "end_rule": "at-or-above"})
+    seats = (
+        SeatSpec("a@1", "a", 1, 1, str(EXAMPLES / "random")),
+        SeatSpec("b@1", "b", 1, 2, str(tmp_path / "gone")),
+    )
+    spec = TableSpec(
+        0,
+        5,
+        seats,
+        (("g0", 0), ("g1", 1)),
+        {"variant": "standard", "threshold": 66, "end_rule": "at-or-above"},
+    )
     out = run_table(spec)
     assert [o.game_id for o in out] == ["g0", "g1"]
     assert all(o.record is None and o.infra_kind == "referee-error" for o in out)
@@ -303,15 +363,19 @@ def test_run_table_reports_a_missing_bot_as_infrastructure(tmp_path):
 
 def test_dask_local_cluster_executor(tdir):
     pytest.importorskip("distributed")
-    report = run_tournament(tdir, {"players": 2, "games": 6, "sandbox": "local", "executor": "dask:local",
-                                   "concurrency": 2})
+    report = run_tournament(
+        tdir,
+        {"players": 2, "games": 6, "sandbox": "local", "executor": "dask:local", "concurrency": 2},
+    )
     assert report.exit_code == 0 and report.played == 6
     check_complete(tdir).close()
 
 
 def test_process_executor(tdir):
-    report = run_tournament(tdir, {"players": 3, "games": 3, "sandbox": "local", "executor": "process",
-                                   "concurrency": 1})
+    report = run_tournament(
+        tdir,
+        {"players": 3, "games": 3, "sandbox": "local", "executor": "process", "concurrency": 1},
+    )
     assert report.exit_code == 0 and report.played == 3
     check_complete(tdir).close()
 
@@ -322,9 +386,10 @@ def test_process_executor(tdir):
 @pytest.fixture(scope="module")
 def engine():
     from docker_images import image_exists
-    from referee.sandbox import engine as sandbox_engine
-    from referee.sandbox.errors import EngineUnavailable
-    from referee.sandbox.limits import DEFAULT_BASE_IMAGE
+
+    from take5_arena.referee.sandbox import engine as sandbox_engine
+    from take5_arena.referee.sandbox.errors import EngineUnavailable
+    from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     reason = None
     try:
@@ -357,11 +422,23 @@ def ddir(docker_entrants, tmp_path) -> Path:
 
 
 def _containers_of(pid: int) -> list[str]:
-    from referee.sandbox.reaper import owner_label
+    from take5_arena.referee.sandbox.reaper import owner_label
 
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=take5.arena=1", "--filter",
-                          f"label=take5.owner={owner_label(pid)}"], check=False, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "-aq",
+            "--filter",
+            "label=take5.arena=1",
+            "--filter",
+            f"label=take5.owner={owner_label(pid)}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return out.stdout.split()
 
 
@@ -369,10 +446,24 @@ def _containers_of(pid: int) -> list[str]:
 def test_docker_tournament_resumes_after_sigkill(ddir):
     with Store(ddir) as store:
         store.add_version("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
-    args = referee_cmd("tournament", "run", "-t", str(ddir), "-n", "2", "-g", "12", "--sandbox", "docker",
-                       "-j", "1", "--no-progress")
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    args = referee_cmd(
+        "tournament",
+        "run",
+        "-t",
+        str(ddir),
+        "-n",
+        "2",
+        "-g",
+        "12",
+        "--sandbox",
+        "docker",
+        "-j",
+        "1",
+        "--no-progress",
+    )
+    proc = subprocess.Popen(
+        args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while recorded(ddir) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
@@ -462,9 +553,26 @@ def test_docker_engine_disappearing_mid_tournament(ddir, tmp_path):
     sock = Path("/tmp") / f"t5proxy-{os.getpid()}.sock"
     proxy = DockerProxy(sock).start()
     env = {**os.environ, "DOCKER_HOST": f"unix://{sock}"}
-    args = referee_cmd("tournament", "run", "-t", str(ddir), "-n", "2", "-g", "16", "--sandbox", "docker",
-                       "-j", "1", "--retries", "1", "--no-progress")
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    args = referee_cmd(
+        "tournament",
+        "run",
+        "-t",
+        str(ddir),
+        "-n",
+        "2",
+        "-g",
+        "16",
+        "--sandbox",
+        "docker",
+        "-j",
+        "1",
+        "--retries",
+        "1",
+        "--no-progress",
+    )
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         deadline = time.monotonic() + 120
         while recorded(ddir) < 2 and time.monotonic() < deadline and proc.poll() is None:
@@ -482,11 +590,17 @@ def test_docker_engine_disappearing_mid_tournament(ddir, tmp_path):
     assert 2 <= gone_at < 16
     assert store.infra_failures()
     for _gid, record in store.records():  # no game recorded while the engine was gone
-        assert not any(f["kind"] in ("crash", "timeout", "connection") for seat in record["faults"] for f in seat)
+        assert not any(
+            f["kind"] in ("crash", "timeout", "connection")
+            for seat in record["faults"]
+            for f in seat
+        )
     store.close()
     proxy = DockerProxy(sock).start()  # the engine is back
     try:
-        done = subprocess.run(args, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            args, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        )
     finally:
         proxy.stop()
     assert done.returncode == 0, done.stdout + done.stderr

@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from take5 import RandomPlayer, Settings, play_game
 from take5.audit import audit_record, check_structure
 from take5.record import MalformedRecord, replay_record
@@ -31,8 +32,12 @@ def records(draw) -> dict[str, Any]:
     seed = draw(st.integers(-(2**63), 2**64 - 1))
     rotation = draw(st.integers(0, players - 1))
     decisions = draw(st.integers(0, 2**32))
-    game = play_game([RandomPlayer(decisions + i) for i in range(players)],
-                     Settings(players, variant, threshold, end_rule), seed, rotation=rotation)
+    game = play_game(
+        [RandomPlayer(decisions + i) for i in range(players)],
+        Settings(players, variant, threshold, end_rule),
+        seed,
+        rotation=rotation,
+    )
     return json.loads(json.dumps(game.record()))
 
 
@@ -59,7 +64,9 @@ def leaves(doc: Any, path: tuple = ()) -> list[tuple]:
     return [path] if isinstance(doc, int) and not isinstance(doc, bool) else []
 
 
-@settings(max_examples=max(EXAMPLES // 4, 50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=max(EXAMPLES // 4, 50), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(records(), st.data())
 def test_both_checkers_reach_the_same_verdict_on_an_edited_record(doc, data):
     paths = [p for p in leaves(doc) if p[0] in ("rounds", "result")]

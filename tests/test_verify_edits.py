@@ -16,22 +16,27 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from take5 import Game, RandomPlayer, Settings, play_game
 from take5.audit import audit_record
 from take5.game import Fault
 from take5.record import MalformedRecord, replay_record, verify_record
-
-from referee.cli import main
+from take5_arena.cli.main import main
 
 
 def record_of(players=4, seed=7, variant="standard", forfeit=None, **kw):
-    game = play_game([RandomPlayer(seed * 10 + i) for i in range(players)],
-                     Settings(players=players, variant=variant, **kw), seed)
+    game = play_game(
+        [RandomPlayer(seed * 10 + i) for i in range(players)],
+        Settings(players=players, variant=variant, **kw),
+        seed,
+    )
     if forfeit is not None:
         game.faults.append(Fault(forfeit, 1, 3, "crash", "the bot exited with status 1"))
         game.forfeit(forfeit)
-    seats = [{"name": f"bot{i}", "version": "1.0", "author": "someone", "digest": f"sha256:{i:064x}"}
-             for i in range(players)]
+    seats = [
+        {"name": f"bot{i}", "version": "1.0", "author": "someone", "digest": f"sha256:{i:064x}"}
+        for i in range(players)
+    ]
     return json.loads(json.dumps(game.record(game_id="g1", seats=seats)))
 
 
@@ -101,25 +106,39 @@ def test_a_crash_without_a_forfeit_is_caught():
 def test_deleted_seat_entry():
     doc = record_of()
     del doc["seats"][2]
-    with pytest.raises(MalformedRecord, match="seats: the seats of a 4-player game must hold 4 entries, not 3"):
+    with pytest.raises(
+        MalformedRecord, match="seats: the seats of a 4-player game must hold 4 entries, not 3"
+    ):
         audit_record(doc)
     with pytest.raises(MalformedRecord):
         verify_record(doc)
 
 
 def test_swapped_seat_names_are_caught_against_the_tournament_store(tmp_path):
-    from referee.store.verify import seat_binding
+    from take5_arena.referee.store.verify import seat_binding
 
     doc = record_of(2)
-    seated = [{"name": "bot0", "entrant": "bot0@1", "version": 1}, {"name": "bot1", "entrant": "bot1@1", "version": 1}]
+    seated = [
+        {"name": "bot0", "entrant": "bot0@1", "version": 1},
+        {"name": "bot1", "entrant": "bot1@1", "version": 1},
+    ]
     for seat, want in enumerate(seated):
         doc["seats"][seat].update(want)
     assert seat_binding(doc, seated) is None
-    doc["seats"][0]["name"], doc["seats"][1]["name"] = doc["seats"][1]["name"], doc["seats"][0]["name"]
-    assert seat_binding(doc, seated) == "seat 0: the record says name \"bot1\", the schedule seated \"bot0\""
-    doc["seats"][0]["name"], doc["seats"][1]["name"] = doc["seats"][1]["name"], doc["seats"][0]["name"]
+    doc["seats"][0]["name"], doc["seats"][1]["name"] = (
+        doc["seats"][1]["name"],
+        doc["seats"][0]["name"],
+    )
+    assert (
+        seat_binding(doc, seated)
+        == 'seat 0: the record says name "bot1", the schedule seated "bot0"'
+    )
+    doc["seats"][0]["name"], doc["seats"][1]["name"] = (
+        doc["seats"][1]["name"],
+        doc["seats"][0]["name"],
+    )
     doc["seats"][0], doc["seats"][1] = doc["seats"][1], doc["seats"][0]  # whole entries swapped
-    assert seat_binding(doc, seated).startswith("seat 0: the record says name \"bot1\"")
+    assert seat_binding(doc, seated).startswith('seat 0: the record says name "bot1"')
 
 
 def test_seats_name_what_played_them():
@@ -130,7 +149,9 @@ def test_seats_name_what_played_them():
 def test_professional_record_relabelled_standard_names_the_place():
     doc = record_of(3, variant="professional")
     doc["settings"]["variant"] = "standard"
-    with pytest.raises(MalformedRecord, match=r"^round 1: the round has a draft, but the game is standard"):
+    with pytest.raises(
+        MalformedRecord, match=r"^round 1: the round has a draft, but the game is standard"
+    ):
         verify_record(doc)
     doc = record_of(3)
     doc["settings"]["variant"] = "professional"
@@ -142,14 +163,19 @@ def test_professional_record_relabelled_standard_names_the_place():
 def test_card_of_the_wrong_type_names_the_place(value):
     doc = record_of()
     doc["rounds"][1]["turns"][3]["plays"][2][1] = value
-    with pytest.raises(MalformedRecord, match=r"^round 2, turn 4: the card of a play must be a whole number"):
+    with pytest.raises(
+        MalformedRecord, match=r"^round 2, turn 4: the card of a play must be a whole number"
+    ):
         verify_record(doc)
 
 
 def test_seat_true_and_huge_rotation_are_refused():
     doc = record_of()
     doc["rounds"][0]["turns"][0]["plays"][1][0] = True
-    with pytest.raises(MalformedRecord, match="round 1, turn 1: the seat of a play must be a whole number, not true"):
+    with pytest.raises(
+        MalformedRecord,
+        match="round 1, turn 1: the seat of a play must be a whole number, not true",
+    ):
         verify_record(doc)
     doc = record_of()
     doc["rotation"] = 10**30
@@ -168,16 +194,27 @@ def test_changed_play_is_caught_by_the_checker_alone_with_its_seat():
     turn["plays"][2][1] = other
     audit = audit_record(doc)
     assert (audit.round, audit.turn, audit.seat, audit.card) == (2, 5, 2, other)
-    assert str(audit).startswith(f"round 2, turn 5, seat 2, card {other}: the seat does not hold this card")
+    assert str(audit).startswith(
+        f"round 2, turn 5, seat 2, card {other}: the seat does not hold this card"
+    )
 
 
 def test_changed_take_row_and_score_are_caught_by_the_checker_alone():
     doc = record_of(seed=11)
-    rnd, t, take = next((r, t, take) for r in doc["rounds"] for t in r["turns"] for take in t["takes"]
-                        if take["reason"] == "low-card")
+    rnd, t, take = next(
+        (r, t, take)
+        for r in doc["rounds"]
+        for t in r["turns"]
+        for take in t["takes"]
+        if take["reason"] == "low-card"
+    )
     bad = copy.deepcopy(doc)
     index = doc["rounds"].index(rnd)
-    bad_take = next(tk for tk in bad["rounds"][index]["turns"][t["turn"] - 1]["takes"] if tk["card"] == take["card"])
+    bad_take = next(
+        tk
+        for tk in bad["rounds"][index]["turns"][t["turn"] - 1]["takes"]
+        if tk["card"] == take["card"]
+    )
     bad_take["row"] = (take["row"] + 1) % 4
     assert audit_record(bad).round == rnd["round"] and audit_record(bad).turn == t["turn"]
     bad = copy.deepcopy(doc)
@@ -225,13 +262,22 @@ def _judge(doc):
 
 def run_cli(*args, cwd=None):
     env = dict(os.environ)
-    return subprocess.run([sys.executable, "-m", "referee.cli", *args], check=False, capture_output=True,
-                          text=True, timeout=120, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "take5_arena", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+    )
 
 
 def test_deeply_nested_json_does_not_stop_a_folder_run(tmp_path):
     (tmp_path / "a_deep.json").write_text("[" * 100_000 + "]" * 100_000)
-    (tmp_path / "b_seed.json").write_text('{"format": "take5-record", "version": 1, "seed": ' + "7" * 5000 + "}")
+    (tmp_path / "b_seed.json").write_text(
+        '{"format": "take5-record", "version": 1, "seed": ' + "7" * 5000 + "}"
+    )
     (tmp_path / "c_good.json").write_text(json.dumps(record_of()))
     result = run_cli("verify", str(tmp_path))
     assert result.returncode == 1, result.stderr
@@ -257,7 +303,9 @@ def test_cli_verify_messages_for_each_edit(tmp_path):
         (tmp_path / f"{name}.json").write_text(json.dumps(doc))
     runner = CliRunner()
     result = runner.invoke(main, ["verify", str(tmp_path)])
-    assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert (result.exit_code == 1 and result.exception is None) or isinstance(
+        result.exception, SystemExit
+    )
     lines = dict(line.split(": ", 1) for line in result.output.splitlines() if ": " in line)
     assert lines[str(tmp_path / "incomplete.json")].startswith("INVALID: round")
     assert "MALFORMED: seats:" in lines[str(tmp_path / "seat_deleted.json")]
@@ -267,12 +315,15 @@ def test_cli_verify_messages_for_each_edit(tmp_path):
     assert "0 of 5 records valid" in result.output
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--threshold", "1000000000"], "is not in the range 1<=x<=1000"),
-    (["--threshold", "0"], "is not in the range 1<=x<=1000"),
-    (["--seed", "9" * 5000], "is not a 64-bit whole number"),
-    (["--seed", str(2**64)], "is not a 64-bit whole number"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--threshold", "1000000000"], "is not in the range 1<=x<=1000"),
+        (["--threshold", "0"], "is not in the range 1<=x<=1000"),
+        (["--seed", "9" * 5000], "is not a 64-bit whole number"),
+        (["--seed", str(2**64)], "is not a 64-bit whole number"),
+    ],
+)
 def test_cli_play_refuses_bad_values(args, message):
     result = CliRunner().invoke(main, ["play", *args])
     assert result.exit_code == 2 and message in result.output
@@ -282,10 +333,12 @@ def test_cli_play_refuses_bad_values(args, message):
 def test_cli_play_checks_the_record_path_before_playing(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    for path, message in [(blocker / "sub" / "game.json", "is not a folder"),
-                          (Path("/proc/take5-test/game.json"), "cannot"),
-                          (Path("/proc/game.json"), "cannot write the record"),
-                          (tmp_path, "directory")]:
+    for path, message in [
+        (blocker / "sub" / "game.json", "is not a folder"),
+        (Path("/proc/take5-test/game.json"), "cannot"),
+        (Path("/proc/game.json"), "cannot write the record"),
+        (tmp_path, "directory"),
+    ]:
         result = CliRunner().invoke(main, ["play", "--record", str(path)])
         assert result.exit_code == 2, (path, result.output)
         assert message in result.output and "Round 1" not in result.output  # refused before playing
@@ -302,16 +355,17 @@ def test_cli_play_keeps_an_existing_record_until_the_new_one_is_written(tmp_path
 
 
 def test_threshold_and_rounds_are_bounded():
-    from take5 import MAX_ROUNDS, MAX_THRESHOLD, InvalidSettings, audit
-
+    from take5 import MAX_ROUNDS, MAX_THRESHOLD, InvalidSettings, audit, rules
     from take5 import game as engine_module
-    from take5 import rules
 
     # The checker restates the documents on purpose; the engine must say the same.
     assert (audit.MAX_THRESHOLD, audit.MAX_ROUNDS) == (MAX_THRESHOLD, MAX_ROUNDS)
     assert (audit.MIN_SEED, audit.MAX_SEED) == (rules.MIN_SEED, rules.MAX_SEED)
-    assert (audit.FORMAT, audit.VERSION) == (engine_module.RECORD_FORMAT, engine_module.RECORD_VERSION)
-    assert audit.MAX_PLAYERS == {v.value: top for v, top in engine_module.MAX_PLAYERS.items()}
+    assert (audit.FORMAT, audit.VERSION) == (
+        engine_module.RECORD_FORMAT,
+        engine_module.RECORD_VERSION,
+    )
+    assert {v.value: top for v, top in engine_module.MAX_PLAYERS.items()} == audit.MAX_PLAYERS
     assert [audit.heads(c) for c in range(1, 105)] == list(rules.BULL_HEADS[1:])
     with pytest.raises(InvalidSettings, match="from 1 to 1000"):
         Settings(threshold=MAX_THRESHOLD + 1)
@@ -323,7 +377,9 @@ def test_threshold_and_rounds_are_bounded():
     original = engine.MAX_ROUNDS
     engine.MAX_ROUNDS = audit.MAX_ROUNDS = 2
     try:
-        game = play_game([RandomPlayer(i) for i in range(2)], Settings(players=2, threshold=MAX_THRESHOLD), 1)
+        game = play_game(
+            [RandomPlayer(i) for i in range(2)], Settings(players=2, threshold=MAX_THRESHOLD), 1
+        )
         doc = json.loads(json.dumps(game.record()))
         assert both(doc) == (None, None)  # both checkers apply the cap
     finally:
@@ -338,9 +394,14 @@ def test_the_independent_checker_shares_no_code_with_the_engine():
     import take5.audit
 
     tree = ast.parse(Path(take5.audit.__file__).read_text())
-    imported = [(node.module, [a.name for a in node.names]) for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom)]
-    imported += [(a.name, []) for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+    imported = [
+        (node.module, [a.name for a in node.names])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+    ]
+    imported += [
+        (a.name, []) for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names
+    ]
     ours = ("take5", "rules", "game", "shuffle", "record")
     take5_imports = [(m, names) for m, names in imported if m and m.startswith(ours)]
     assert take5_imports == [("rules", ["Take5Error"])]  # the error base class, nothing else
@@ -358,7 +419,9 @@ def test_cli_verify_names_missing_files_and_skips_folders_named_json(tmp_path):
     (tmp_path / "good.json").write_text(json.dumps(record_of()))
     result = CliRunner().invoke(main, ["verify", str(tmp_path), str(tmp_path / "missing.json")])
     assert result.exit_code == 1
-    assert "missing.json: MALFORMED: cannot read" in result.output and "no such file" in result.output
+    assert (
+        "missing.json: MALFORMED: cannot read" in result.output and "no such file" in result.output
+    )
     assert "folder.json" not in result.output and "1 of 2 records valid" in result.output
 
 

@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from take5.record import load_record, verify_record
 
-from arena.watch import LiveWatcher, Renderer, escape_controls
-from referee.match import botlogs
+from take5.record import load_record, verify_record
+from take5_arena.cli.watch import LiveWatcher, Renderer, escape_controls
+from take5_arena.referee.match import botlogs
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC = str(ROOT / "example_bots" / "heuristic")
 LOWEST = str(ROOT / "example_bots" / "lowest")
 
-CHATTY = '''
+CHATTY = """
 import sys
 from take5 import Bot, run
 
@@ -41,9 +41,9 @@ class Chatty(Bot):
 
 if __name__ == "__main__":
     run(Chatty())
-'''
+"""
 
-HOSTILE = r'''
+HOSTILE = r"""
 import sys
 from take5 import Bot, run
 
@@ -58,7 +58,7 @@ class Hostile(Bot):
 
 if __name__ == "__main__":
     run(Hostile())
-'''
+"""
 
 
 def write_bot(tmp_path: Path, name: str, source: str) -> str:
@@ -70,7 +70,11 @@ def write_bot(tmp_path: Path, name: str, source: str) -> str:
 
 def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [sys.executable, "-m", "take5_arena", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
 
 
@@ -82,7 +86,9 @@ def games(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, source in (("chatty", CHATTY), ("hostile", HOSTILE)):
         bot = write_bot(tmp, name, source)
         records = tmp / f"{name}-records"
-        run = referee("match", bot, HEURISTIC, "--threshold", "15", "--records", str(records), "--watch")
+        run = referee(
+            "match", bot, HEURISTIC, "--threshold", "15", "--records", str(records), "--watch"
+        )
         assert run.returncode == 0, run.stderr
         out[name] = records / "s0-g1.json"
         out[f"{name}-watch"] = run.stdout  # type: ignore[assignment]
@@ -96,7 +102,10 @@ def test_logs_are_kept_per_turn(games) -> None:
         for turn in rnd["turns"]:
             logs = turn["logs"]
             assert [seat for seat, _ in logs] == [0]  # the heuristic says nothing
-            assert logs[0][1] == f"turn {turn['turn']}: thinking about {min(p[1] for p in turn['plays'] if p[0] == 0)}"
+            assert (
+                logs[0][1]
+                == f"turn {turn['turn']}: thinking about {min(p[1] for p in turn['plays'] if p[0] == 0)}"
+            )
 
 
 def test_hostile_logs_are_bounded_and_inert(games) -> None:
@@ -121,13 +130,17 @@ def test_watch_output_of_a_hostile_bot_is_inert(games) -> None:
     out = games["hostile-watch"].split("\ns0-g1: ")[0]
     assert "Result" in out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\r" not in out
-    assert "[bold red]bos" in out  # markup shown as text (the watch cuts a name at 40 characters, escapes counted)
+    assert (
+        "[bold red]bos" in out
+    )  # markup shown as text (the watch cuts a name at 40 characters, escapes counted)
     assert "[link=http://x]click[/link]" in out
 
 
 def render(record: dict, *, width: int = 120) -> tuple[str, str]:
     """What a colour terminal would receive (raw, with rich's own escape codes) and the plain text."""
-    console = Console(record=True, force_terminal=True, color_system="truecolor", width=width, file=io.StringIO())
+    console = Console(
+        record=True, force_terminal=True, color_system="truecolor", width=width, file=io.StringIO()
+    )
     watcher = LiveWatcher(console)
     watcher(record)
     raw = console.export_text(styles=True, clear=False)
@@ -147,11 +160,19 @@ def test_rendering_in_a_colour_terminal_keeps_bot_strings_inert(games) -> None:
 def test_replay_all_and_round(games) -> None:
     run = referee("replay", str(games["chatty"]), "--all")
     assert run.returncode == 0, run.stderr
-    assert "Round 1, turn 10" in run.stdout and "log chatty | turn 3" in run.stdout and "Result" in run.stdout
+    assert (
+        "Round 1, turn 10" in run.stdout
+        and "log chatty | turn 3" in run.stdout
+        and "Result" in run.stdout
+    )
     one = referee("replay", str(games["chatty"]), "--round", "1")
     assert one.returncode == 0 and "Round 1, turn 1" in one.stdout and "Round 2" not in one.stdout
     missing = referee("replay", str(games["chatty"]), "--round", "99")
-    assert missing.returncode == 2 and "no round 99" in missing.stderr and "Traceback" not in missing.stderr
+    assert (
+        missing.returncode == 2
+        and "no round 99" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
 
 
 def test_replay_refuses_bad_records(tmp_path: Path, games) -> None:
@@ -164,7 +185,11 @@ def test_replay_refuses_bad_records(tmp_path: Path, games) -> None:
     doc["seats"][0]["name"] = "\x1b[31mred"
     (tmp_path / "forged.json").write_text(json.dumps(doc))
     forged = referee("replay", str(tmp_path / "forged.json"), "--all")
-    assert forged.returncode == 1 and "does not follow the rules" in forged.stderr and forged.stdout == ""
+    assert (
+        forged.returncode == 1
+        and "does not follow the rules" in forged.stderr
+        and forged.stdout == ""
+    )
 
 
 def test_replay_steps_with_enter_in_a_terminal(games) -> None:
@@ -172,7 +197,9 @@ def test_replay_steps_with_enter_in_a_terminal(games) -> None:
     pid, fd = pty.fork()
     if pid == 0:  # the child: the replay, with the pty as its terminal
         os.chdir(ROOT)
-        os.execv(sys.executable, [sys.executable, "-m", "referee.cli", "replay", str(games["chatty"])])
+        os.execv(
+            sys.executable, [sys.executable, "-m", "take5_arena", "replay", str(games["chatty"])]
+        )
     output = b""
 
     def read_until(marker: bytes, count: int = 1, timeout: float = 60) -> None:
@@ -204,7 +231,10 @@ def test_replay_steps_with_enter_in_a_terminal(games) -> None:
 
 def test_escape_controls() -> None:
     assert escape_controls("a\x1b[0mb\tc\nd\u202e\x7f") == "a\\x1b[0mb\tc\nd\\u202e\\x7f"
-    assert botlogs.clean("x" * 5000).endswith("per turn are kept]") and len(botlogs.clean("x" * 5000)) <= 2000
+    assert (
+        botlogs.clean("x" * 5000).endswith("per turn are kept]")
+        and len(botlogs.clean("x" * 5000)) <= 2000
+    )
 
 
 def test_renderer_reads_optional_parts_defensively(games) -> None:

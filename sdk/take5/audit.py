@@ -70,7 +70,9 @@ class Divergence:
         return text
 
 
-def _place(round_: int | None, turn: int | None, seat: int | None = None, card: int | None = None) -> str:
+def _place(
+    round_: int | None, turn: int | None, seat: int | None = None, card: int | None = None
+) -> str:
     where = []
     if round_ is not None:
         where.append(f"round {round_}")
@@ -123,7 +125,9 @@ def _whole(value: Any, where: str, what: str, low: int, high: int) -> int:
     return value
 
 
-def _list(value: Any, where: str, what: str, length: int | None = None, most: int | None = None) -> list[Any]:
+def _list(
+    value: Any, where: str, what: str, length: int | None = None, most: int | None = None
+) -> list[Any]:
     if not isinstance(value, list):
         raise _bad(where, f"{what} must be a list, not {_type(value)}")
     if length is not None and len(value) != length:
@@ -163,7 +167,9 @@ def check_structure(doc: Any) -> None:
     if not isinstance(doc, dict):
         raise MalformedRecord(f"a record is a JSON object, not {_type(doc)}")
     if doc.get("format") != FORMAT:
-        raise MalformedRecord(f"not a game record (format is {short(doc.get('format'))}, not {FORMAT!r})")
+        raise MalformedRecord(
+            f"not a game record (format is {short(doc.get('format'))}, not {FORMAT!r})"
+        )
     if doc.get("version") != VERSION or isinstance(doc.get("version"), bool):
         raise MalformedRecord(
             f"record version {short(doc.get('version'))} is not supported (this referee reads {VERSION})"
@@ -171,11 +177,22 @@ def check_structure(doc: Any) -> None:
     settings = _object(_key(doc, "settings", "record"), "settings", "the settings")
     variant = settings.get("variant", "standard")
     if not isinstance(variant, str) or variant not in MAX_PLAYERS:
-        raise _bad("settings", f"unknown variant {short(variant)} (use 'standard' or 'professional')")
-    n = _whole(_key(settings, "players", "settings"), "settings", "players", MIN_PLAYERS, MAX_PLAYERS[variant])
+        raise _bad(
+            "settings", f"unknown variant {short(variant)} (use 'standard' or 'professional')"
+        )
+    n = _whole(
+        _key(settings, "players", "settings"),
+        "settings",
+        "players",
+        MIN_PLAYERS,
+        MAX_PLAYERS[variant],
+    )
     _whole(settings.get("threshold", 66), "settings", "the threshold", 1, MAX_THRESHOLD)
     if settings.get("end_rule", END_RULES[0]) not in END_RULES:
-        raise _bad("settings", f"unknown end rule {short(settings.get('end_rule'))} (use 'at-or-above' or 'above')")
+        raise _bad(
+            "settings",
+            f"unknown end rule {short(settings.get('end_rule'))} (use 'at-or-above' or 'above')",
+        )
     _whole(_key(doc, "seed", "record"), "record", "the seed", MIN_SEED, MAX_SEED)
     _whole(doc.get("rotation", 0), "record", "the rotation", 0, n - 1)
     if doc.get("game_id") is not None and not isinstance(doc["game_id"], str):
@@ -183,7 +200,9 @@ def check_structure(doc: Any) -> None:
     complete = doc.get("complete", True)
     if not isinstance(complete, bool):
         raise _bad("record", f"'complete' must be true or false, not {_type(complete)}")
-    seats = _list(_key(doc, "seats", "record"), "seats", f"the seats of a {n}-player game", length=n)
+    seats = _list(
+        _key(doc, "seats", "record"), "seats", f"the seats of a {n}-player game", length=n
+    )
     for seat, entry in enumerate(seats):
         where = f"seat {seat}"
         _object(entry, where, "a seat entry")
@@ -207,7 +226,12 @@ def check_structure(doc: Any) -> None:
             _whole(seat, "result", "a seat of standing", 0, n - 1)
     for seat in _list(result.get("forfeited", []), "result", "forfeited", most=n):
         _whole(seat, "result", "a forfeited seat", 0, n - 1)
-    faults = _list(doc.get("faults", [[] for _ in range(n)]), "faults", f"the faults of a {n}-player game", length=n)
+    faults = _list(
+        doc.get("faults", [[] for _ in range(n)]),
+        "faults",
+        f"the faults of a {n}-player game",
+        length=n,
+    )
     for seat, seat_faults in enumerate(faults):
         for fault in _list(seat_faults, f"seat {seat}", "its faults"):
             where = f"seat {seat}, a fault"
@@ -223,10 +247,16 @@ def _check_round(rnd: Any, number: int, n: int, variant: str, last_cut: bool) ->
     _object(rnd, where, "a round")
     _whole(_key(rnd, "round", where), where, "the round number", 1, MAX_ROUNDS)
     if variant == "standard" and "draft" in rnd:
-        raise _bad(where, "the round has a draft, but the game is standard (only the professional variant drafts)")
+        raise _bad(
+            where,
+            "the round has a draft, but the game is standard (only the professional variant drafts)",
+        )
     if variant == "professional":
         if "draft" not in rnd:
-            raise _bad(where, "the round has no draft, but the game is professional (every round opens with one)")
+            raise _bad(
+                where,
+                "the round has no draft, but the game is professional (every round opens with one)",
+            )
         draft = _object(rnd["draft"], where, "the draft")
         _whole(_key(draft, "first", where), where, "the first drafter", 0, n - 1)
         for pick in _list(_key(draft, "picks", where), where, "the draft picks", most=HAND * n):
@@ -237,7 +267,10 @@ def _check_round(rnd: Any, number: int, n: int, variant: str, last_cut: bool) ->
         return
     for seat, hand in enumerate(_list(_key(rnd, "hands", where), where, "the hands", length=n)):
         if len(_cards(hand, f"{where}, seat {seat}", "the hand", HAND)) != HAND:
-            raise _bad(f"{where}, seat {seat}", f"a hand at the start of play holds {HAND} cards, not {len(hand)}")
+            raise _bad(
+                f"{where}, seat {seat}",
+                f"a hand at the start of play holds {HAND} cards, not {len(hand)}",
+            )
     for row in _list(_key(rnd, "rows", where), where, "the starting rows", length=ROWS):
         if len(_cards(row, where, "a starting row", 1)) != 1:
             raise _bad(where, "a starting row holds one card")
@@ -262,7 +295,10 @@ def _check_turn(turn: Any, where: str, n: int) -> None:
         _whole(_key(take, "card", where), where, "the card of a take", 1, CARDS)
         _cards(_key(take, "cards", where), where, "the cards taken", ROW_MAX)
         if _key(take, "reason", where) not in REASONS:
-            raise _bad(where, f"unknown take reason {short(take['reason'])} (use 'sixth-card' or 'low-card')")
+            raise _bad(
+                where,
+                f"unknown take reason {short(take['reason'])} (use 'sixth-card' or 'low-card')",
+            )
     for row in _list(_key(turn, "rows", where), where, "the rows", length=ROWS):
         if not _cards(row, where, "a row", ROW_MAX):
             raise _bad(where, "a row is empty")
@@ -315,7 +351,9 @@ def standing(scores: Sequence[int], forfeited: Sequence[int]) -> tuple[list[int]
     """Places (1 = best; equal totals share; forfeited seats below all others) and seats by place."""
     keys = [(1 if seat in forfeited else 0, score) for seat, score in enumerate(scores)]
     places = [1 + sum(1 for other in keys if other < key) for key in keys]
-    groups = [[seat for seat in range(len(scores)) if places[seat] == p] for p in sorted(set(places))]
+    groups = [
+        [seat for seat in range(len(scores)) if places[seat] == p] for p in sorted(set(places))
+    ]
     return places, groups
 
 
@@ -347,7 +385,9 @@ class _Audit:
         for index, rnd in enumerate(rounds):
             number = index + 1
             if over:
-                return Divergence(number, None, None, "a round after the game ended", None, rnd["round"])
+                return Divergence(
+                    number, None, None, "a round after the game ended", None, rnd["round"]
+                )
             if rnd["round"] != number:
                 return Divergence(number, None, None, "round number", number, rnd["round"])
             last = index == len(rounds) - 1
@@ -360,14 +400,28 @@ class _Audit:
             over = top > self.threshold if self.above else top >= self.threshold
             over = over or number >= MAX_ROUNDS
         if self.complete and not over:
-            return Divergence(None, None, None, "the game ends before a total reaches the threshold",
-                              "more rounds", len(rounds))
+            return Divergence(
+                None,
+                None,
+                None,
+                "the game ends before a total reaches the threshold",
+                "more rounds",
+                len(rounds),
+            )
         if not self.complete and over:
-            return Divergence(len(rounds), None, None, "the game reached its end, but the record says it did "
-                              "not (complete: false)", True, False)
+            return Divergence(
+                len(rounds),
+                None,
+                None,
+                "the game reached its end, but the record says it did not (complete: false)",
+                True,
+                False,
+            )
         return self.faults_and_result(len(rounds))
 
-    def round(self, rnd: Mapping[str, Any], number: int, cut_allowed: bool) -> tuple[Divergence | None, bool]:
+    def round(
+        self, rnd: Mapping[str, Any], number: int, cut_allowed: bool
+    ) -> tuple[Divergence | None, bool]:
         """Check one round; (divergence, whether the round was played to its end)."""
         n = self.n
         if self.professional:
@@ -379,29 +433,44 @@ class _Audit:
             hands: list[list[int]] = [[] for _ in range(n)]
             for k, (seat, card) in enumerate(draft["picks"]):
                 if seat != (first + k) % n:
-                    return Divergence(number, 0, card, "drafting seat", (first + k) % n, seat, seat=seat), False
+                    return Divergence(
+                        number, 0, card, "drafting seat", (first + k) % n, seat, seat=seat
+                    ), False
                 if card not in pool:
-                    return Divergence(number, 0, card, "the card is not in the draft pool", None, card, seat=seat), False
+                    return Divergence(
+                        number, 0, card, "the card is not in the draft pool", None, card, seat=seat
+                    ), False
                 pool.remove(card)
                 hands[seat].append(card)
             if len(draft["picks"]) < HAND * n:
                 if cut_allowed and "hands" not in rnd:
                     return None, False
-                return Divergence(number, 0, None, "the draft is incomplete", HAND * n, len(draft["picks"])), False
+                return Divergence(
+                    number, 0, None, "the draft is incomplete", HAND * n, len(draft["picks"])
+                ), False
             hands = [sorted(hand) for hand in hands]
             rows = [[card] for card in sorted(pool)]
         else:
             deck = self.rng.shuffle(range(1, CARDS + 1))
             hands = [[] for _ in range(n)]
             for position in range(n):
-                hands[(position + self.rotation) % n] = sorted(deck[position * HAND : (position + 1) * HAND])
+                hands[(position + self.rotation) % n] = sorted(
+                    deck[position * HAND : (position + 1) * HAND]
+                )
             rows = [[card] for card in deck[n * HAND : n * HAND + ROWS]]
         if "hands" not in rnd:
             return Divergence(number, None, None, "the round has no hands"), False
         for seat in range(n):
             if rnd["hands"][seat] != hands[seat]:
-                return Divergence(number, None, None, "hand at the start of play", hands[seat],
-                                  rnd["hands"][seat], seat=seat), False
+                return Divergence(
+                    number,
+                    None,
+                    None,
+                    "hand at the start of play",
+                    hands[seat],
+                    rnd["hands"][seat],
+                    seat=seat,
+                ), False
         if rnd["rows"] != rows:
             return Divergence(number, None, None, "starting rows", rows, rnd["rows"]), False
         points = [0] * n
@@ -413,27 +482,56 @@ class _Audit:
         if len(turns) < HAND:
             if cut_allowed and "points" not in rnd:
                 return None, False
-            return Divergence(number, len(turns) + 1, None, "the round has turns missing", HAND, len(turns)), False
+            return Divergence(
+                number, len(turns) + 1, None, "the round has turns missing", HAND, len(turns)
+            ), False
         for seat in range(n):
             self.scores[seat] += points[seat]
-        for key, expected, what in (("points", points, "points taken this round"),
-                                    ("scores", self.scores, "totals after the round")):
+        for key, expected, what in (
+            ("points", points, "points taken this round"),
+            ("scores", self.scores, "totals after the round"),
+        ):
             recorded = rnd.get(key)
             if recorded != expected:
-                seat = next((s for s in range(n) if recorded is None or recorded[s] != expected[s]), None)
+                seat = next(
+                    (s for s in range(n) if recorded is None or recorded[s] != expected[s]), None
+                )
                 return Divergence(number, None, None, what, expected, recorded, seat=seat), False
         return None, True
 
-    def turn(self, turn: Mapping[str, Any], number: int, t: int, hands: list[list[int]],
-             rows: list[list[int]], points: list[int]) -> Divergence | None:
+    def turn(
+        self,
+        turn: Mapping[str, Any],
+        number: int,
+        t: int,
+        hands: list[list[int]],
+        rows: list[list[int]],
+        points: list[int],
+    ) -> Divergence | None:
         if turn["turn"] != t:
             return Divergence(number, t, None, "turn number", t, turn["turn"])
         plays = turn["plays"]
         for seat, (played_by, card) in enumerate(plays):
             if played_by != seat:
-                return Divergence(number, t, None, "plays must list every seat in order", seat, played_by, seat=seat)
+                return Divergence(
+                    number,
+                    t,
+                    None,
+                    "plays must list every seat in order",
+                    seat,
+                    played_by,
+                    seat=seat,
+                )
             if card not in hands[seat]:
-                return Divergence(number, t, card, "the seat does not hold this card", hands[seat], card, seat=seat)
+                return Divergence(
+                    number,
+                    t,
+                    card,
+                    "the seat does not hold this card",
+                    hands[seat],
+                    card,
+                    seat=seat,
+                )
         for seat, (_, card) in enumerate(plays):
             hands[seat].remove(card)
         recorded = turn["takes"]
@@ -447,20 +545,35 @@ class _Audit:
                     continue
                 reason = "sixth-card"
             else:
-                chosen = [take["row"] for take in recorded if take["card"] == card and take["reason"] == "low-card"]
+                chosen = [
+                    take["row"]
+                    for take in recorded
+                    if take["card"] == card and take["reason"] == "low-card"
+                ]
                 if not chosen:
-                    return Divergence(number, t, card, "a card lower than every row needs a recorded row choice",
-                                      "a low-card take", None, seat=seat)
+                    return Divergence(
+                        number,
+                        t,
+                        card,
+                        "a card lower than every row needs a recorded row choice",
+                        "a low-card take",
+                        None,
+                        seat=seat,
+                    )
                 i, reason = chosen[0], "low-card"
             taken, rows[i] = rows[i], [card]
             points[seat] += sum(heads(c) for c in taken)
-            expected.append({"seat": seat, "row": i, "card": card, "cards": taken, "reason": reason})
+            expected.append(
+                {"seat": seat, "row": i, "card": card, "cards": taken, "reason": reason}
+            )
         for index in range(max(len(expected), len(recorded))):
             want = expected[index] if index < len(expected) else None
             got = recorded[index] if index < len(recorded) else None
             if want != got:
                 which = want or got or {}
-                return Divergence(number, t, which.get("card"), "row taken", want, got, seat=which.get("seat"))
+                return Divergence(
+                    number, t, which.get("card"), "row taken", want, got, seat=which.get("seat")
+                )
         if turn["rows"] != rows:
             return Divergence(number, t, None, "rows after the turn", rows, turn["rows"])
         return None
@@ -473,20 +586,44 @@ class _Audit:
         for seat in range(n):
             for fault in faults[seat]:
                 if fault["round"] > played_rounds:
-                    return Divergence(fault["round"], fault["turn"], None, "a fault in a round the game never "
-                                      "reached", None, fault["kind"], seat=seat)
+                    return Divergence(
+                        fault["round"],
+                        fault["turn"],
+                        None,
+                        "a fault in a round the game never reached",
+                        None,
+                        fault["kind"],
+                        seat=seat,
+                    )
                 if fault["kind"] in FORFEIT_AT_ONCE and seat not in forfeited:
-                    return Divergence(fault["round"], fault["turn"], None, f"a {fault['kind']} fault forfeits "
-                                      "the game at once (docs/faults.md), but the seat is not forfeited",
-                                      seat=seat)
+                    return Divergence(
+                        fault["round"],
+                        fault["turn"],
+                        None,
+                        f"a {fault['kind']} fault forfeits "
+                        "the game at once (docs/faults.md), but the seat is not forfeited",
+                        seat=seat,
+                    )
         for seat in forfeited:
             if not faults[seat]:
-                return Divergence(None, None, None, "the seat forfeited, but no fault is recorded for it (a "
-                                  "forfeit follows from faults, docs/faults.md)", None, "forfeited", seat=seat)
+                return Divergence(
+                    None,
+                    None,
+                    None,
+                    "the seat forfeited, but no fault is recorded for it (a "
+                    "forfeit follows from faults, docs/faults.md)",
+                    None,
+                    "forfeited",
+                    seat=seat,
+                )
         want_forfeited = sorted(set(forfeited))
         places, groups = standing(self.scores, want_forfeited)
-        expected: dict[str, list[Any]] = {"scores": self.scores, "places": places, "standing": groups,
-                                          "forfeited": want_forfeited}
+        expected: dict[str, list[Any]] = {
+            "scores": self.scores,
+            "places": places,
+            "standing": groups,
+            "forfeited": want_forfeited,
+        }
         for key, want in expected.items():
             if result.get(key, [] if key == "forfeited" else None) != want:
                 got = result.get(key)

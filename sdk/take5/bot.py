@@ -141,26 +141,44 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         self.in_flight = 0
 
     def _call(
-        self, context: grpc.ServicerContext, game_id: str, time_limit_ms: int, method: Callable[..., Any], *args: Any
+        self,
+        context: grpc.ServicerContext,
+        game_id: str,
+        time_limit_ms: int,
+        method: Callable[..., Any],
+        *args: Any,
     ) -> Any:
         with self.lock:
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
                 # The referee has given up on this call already (it waited behind a slow one).
-                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the bot was asked")
-            limit = time_limit_ms / 1000 if time_limit_ms else (remaining if remaining is not None else math.inf)
+                context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    "the deadline passed before the bot was asked",
+                )
+            limit = (
+                time_limit_ms / 1000
+                if time_limit_ms
+                else (remaining if remaining is not None else math.inf)
+            )
             self.in_flight += 1
             try:
                 self.bot.context = CallContext(game_id, limit, time.monotonic())
                 return method(*args)
-            except Exception as error:  # noqa: BLE001 - every bot bug must reach the referee
-                log.exception("%s.%s raised", type(self.bot).__name__, getattr(method, "__name__", "?"))
-                context.abort(grpc.StatusCode.INTERNAL, f"the bot raised {type(error).__name__}: {error}")
+            except Exception as error:
+                log.exception(
+                    "%s.%s raised", type(self.bot).__name__, getattr(method, "__name__", "?")
+                )
+                context.abort(
+                    grpc.StatusCode.INTERNAL, f"the bot raised {type(error).__name__}: {error}"
+                )
             finally:
                 self.bot.context = None
                 self.in_flight -= 1
 
-    def Handshake(self, request: pb.HandshakeRequest, context: grpc.ServicerContext) -> pb.HandshakeResponse:
+    def Handshake(
+        self, request: pb.HandshakeRequest, context: grpc.ServicerContext
+    ) -> pb.HandshakeResponse:
         try:
             major, _ = parse_version(request.protocol_version)
         except ProtocolError:
@@ -180,20 +198,28 @@ class _Servicer(bot_pb2_grpc.BotServicer):
             protocol_version=PROTOCOL_VERSION,
         )
 
-    def PickCard(self, request: pb.PickCardRequest, context: grpc.ServicerContext) -> pb.PickCardResponse:
+    def PickCard(
+        self, request: pb.PickCardRequest, context: grpc.ServicerContext
+    ) -> pb.PickCardResponse:
         view = view_from_proto(request.view)
         if view.phase is Phase.DRAFT:
-            card = self._call(context, request.game_id, request.time_limit_ms, self.bot.draft_card, view)
+            card = self._call(
+                context, request.game_id, request.time_limit_ms, self.bot.draft_card, view
+            )
             return pb.PickCardResponse(card=_answer(card, "draft_card", view.pool, context))
         card = self._call(context, request.game_id, request.time_limit_ms, self.bot.pick_card, view)
         return pb.PickCardResponse(card=_answer(card, "pick_card", view.hand, context))
 
-    def ChooseRow(self, request: pb.ChooseRowRequest, context: grpc.ServicerContext) -> pb.ChooseRowResponse:
+    def ChooseRow(
+        self, request: pb.ChooseRowRequest, context: grpc.ServicerContext
+    ) -> pb.ChooseRowResponse:
         view = view_from_proto(request.view, revealed=request.revealed, card=request.card)
         row = self._call(context, request.game_id, request.time_limit_ms, self.bot.choose_row, view)
         return pb.ChooseRowResponse(row=_answer(row, "choose_row", range(len(view.rows)), context))
 
-    def GameOver(self, request: pb.GameOverRequest, context: grpc.ServicerContext) -> pb.GameOverResponse:
+    def GameOver(
+        self, request: pb.GameOverRequest, context: grpc.ServicerContext
+    ) -> pb.GameOverResponse:
         result = game_over_from_request(request)
         self._call(context, request.game_id, request.time_limit_ms, self.bot.game_over, result)
         return pb.GameOverResponse()
@@ -247,7 +273,9 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _answer(value: Any, method: str, allowed: Sequence[int] | range, context: grpc.ServicerContext) -> int:
+def _answer(
+    value: Any, method: str, allowed: Sequence[int] | range, context: grpc.ServicerContext
+) -> int:
     """The answer as a protocol integer. A wrong type is the bot's error (an error status with the
     reason); a whole number that is not legal goes to the referee, which judges it (a fault), and
     the author reads why in the bot's log."""
@@ -257,7 +285,9 @@ def _answer(value: Any, method: str, allowed: Sequence[int] | range, context: gr
         context.abort(grpc.StatusCode.INTERNAL, problem)
     number = operator.index(value)
     if not 0 <= number < 2**32:
-        context.abort(grpc.StatusCode.INTERNAL, f"{method} returned {number}, which is out of range")
+        context.abort(
+            grpc.StatusCode.INTERNAL, f"{method} returned {number}, which is out of range"
+        )
     if problem is not None:
         log.warning("%s: the referee counts a fault", problem)
     return number
@@ -335,7 +365,9 @@ def listen_address(argv: Sequence[str] | None = None) -> str | None:
     return known.listen or os.environ.get(LISTEN_ENV) or None
 
 
-def run(bot: Bot | type[Bot], *, listen: str | None = None, argv: Sequence[str] | None = None) -> None:
+def run(
+    bot: Bot | type[Bot], *, listen: str | None = None, argv: Sequence[str] | None = None
+) -> None:
     """Serve `bot` until SIGTERM (or Ctrl-C), logging to stderr; the referee starts it this way.
 
     The address comes from `listen`, else ``--listen`` in `argv` (default sys.argv), else the
@@ -371,7 +403,13 @@ def run(bot: Bot | type[Bot], *, listen: str | None = None, argv: Sequence[str] 
     except OSError as error:
         log.error("%s", error)
         raise SystemExit(1) from None
-    log.info("%s %s (%s) serving on %s", bot_name(bot), getattr(bot, "version", ""), sdk_version(), server.address)
+    log.info(
+        "%s %s (%s) serving on %s",
+        bot_name(bot),
+        getattr(bot, "version", ""),
+        sdk_version(),
+        server.address,
+    )
     try:
         while not stop.wait(0.5):
             pass

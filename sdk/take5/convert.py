@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from .game import Phase, Play, RowTake, Settings, View
 from .rules import EndRule, TakeReason, Variant
@@ -27,11 +27,17 @@ _PHASE_TO_PB = {
     Phase.CHOOSE_ROW: pb.PHASE_CHOOSE_ROW,
 }
 _PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
-_VARIANT_TO_PB = {Variant.STANDARD: pb.VARIANT_STANDARD, Variant.PROFESSIONAL: pb.VARIANT_PROFESSIONAL}
+_VARIANT_TO_PB = {
+    Variant.STANDARD: pb.VARIANT_STANDARD,
+    Variant.PROFESSIONAL: pb.VARIANT_PROFESSIONAL,
+}
 _VARIANT_FROM_PB: dict[int, Variant] = {int(v): k for k, v in _VARIANT_TO_PB.items()}
 _END_RULE_TO_PB = {EndRule.AT_OR_ABOVE: pb.END_RULE_AT_OR_ABOVE, EndRule.ABOVE: pb.END_RULE_ABOVE}
 _END_RULE_FROM_PB: dict[int, EndRule] = {int(v): k for k, v in _END_RULE_TO_PB.items()}
-_REASON_TO_PB = {TakeReason.SIXTH_CARD: pb.TAKE_REASON_SIXTH_CARD, TakeReason.LOW_CARD: pb.TAKE_REASON_LOW_CARD}
+_REASON_TO_PB = {
+    TakeReason.SIXTH_CARD: pb.TAKE_REASON_SIXTH_CARD,
+    TakeReason.LOW_CARD: pb.TAKE_REASON_LOW_CARD,
+}
 _REASON_FROM_PB = {v: k for k, v in _REASON_TO_PB.items()}
 
 
@@ -94,7 +100,9 @@ def view_to_proto(view: View, settings: pb.Settings | None = None) -> pb.View:
         scores=view.scores,
         plays=[pb.Turn(plays=[pb.Play(seat=p[0], card=p[1]) for p in turn]) for turn in view.plays],
         takes=[
-            pb.RowTake(seat=t.seat, row=t.row, card=t.card, cards=t.cards, reason=_REASON_TO_PB[t.reason])
+            pb.RowTake(
+                seat=t.seat, row=t.row, card=t.card, cards=t.cards, reason=_REASON_TO_PB[t.reason]
+            )
             for t in view.takes
         ],
         hands=[pb.Hand(cards=hand) for hand in view.hands] if view.hands is not None else (),
@@ -127,27 +135,39 @@ def view_from_proto(
     hands = None
     if settings.variant is Variant.PROFESSIONAL:
         hands = tuple([tuple(h.cards) for h in message.hands])
-    return _new(View, (
-        message.seat,
-        settings,
-        phase,
-        message.round,
-        message.turn,
-        tuple(message.hand),
-        tuple([tuple(r.cards) for r in message.rows]),
-        tuple(message.scores),
-        tuple([_plays(t.plays) for t in message.plays]),
-        tuple(
-            [
-                _new(RowTake, (t.seat, t.row, t.card, tuple(t.cards), _REASON_FROM_PB.get(t.reason, TakeReason.LOW_CARD)))
-                for t in message.takes
-            ]
+    return _new(
+        View,
+        (
+            message.seat,
+            settings,
+            phase,
+            message.round,
+            message.turn,
+            tuple(message.hand),
+            tuple([tuple(r.cards) for r in message.rows]),
+            tuple(message.scores),
+            tuple([_plays(t.plays) for t in message.plays]),
+            tuple(
+                [
+                    _new(
+                        RowTake,
+                        (
+                            t.seat,
+                            t.row,
+                            t.card,
+                            tuple(t.cards),
+                            _REASON_FROM_PB.get(t.reason, TakeReason.LOW_CARD),
+                        ),
+                    )
+                    for t in message.takes
+                ]
+            ),
+            _plays(revealed),
+            card,
+            hands,
+            tuple(message.pool),
         ),
-        _plays(revealed),
-        card,
-        hands,
-        tuple(message.pool),
-    ))
+    )
 
 
 # -- requests ----------------------------------------------------------------------------------
@@ -161,7 +181,9 @@ def pick_card_request(view: View, game_id: str, time_limit: float) -> pb.PickCar
     """PickCard for a PLAY or DRAFT view; `time_limit` in seconds."""
     if view.phase not in (Phase.PLAY, Phase.DRAFT):
         raise ValueError(f"PickCard is for the play and draft phases, not {view.phase.value}")
-    return pb.PickCardRequest(game_id=game_id, time_limit_ms=time_limit_ms(time_limit), view=view_to_proto(view))
+    return pb.PickCardRequest(
+        game_id=game_id, time_limit_ms=time_limit_ms(time_limit), view=view_to_proto(view)
+    )
 
 
 def choose_row_request(view: View, game_id: str, time_limit: float) -> pb.ChooseRowRequest:
@@ -288,7 +310,9 @@ def pick_card_requests(views: Sequence[View], game_id: str, time_limit: float) -
         return []
     first = views[0]
     shared = view_to_proto(first._replace(seat=0, hand=())).SerializeToString()
-    head = pb.PickCardRequest(game_id=game_id, time_limit_ms=time_limit_ms(time_limit)).SerializeToString()
+    head = pb.PickCardRequest(
+        game_id=game_id, time_limit_ms=time_limit_ms(time_limit)
+    ).SerializeToString()
     out = []
     for view in views:
         if view.round != first.round or view.turn != first.turn or view.phase is not first.phase:

@@ -206,7 +206,9 @@ class View(NamedTuple):
             for hand in self.hands:
                 known.extend(hand)
         known.extend(self.pool)
-        return unseen_cards(self.hand, self.rows, known, self.settings.variant, self.settings.players)
+        return unseen_cards(
+            self.hand, self.rows, known, self.settings.variant, self.settings.players
+        )
 
 
 @dataclass(frozen=True)
@@ -307,7 +309,9 @@ class Game:
         self._plays: tuple[tuple[Play, ...], ...] = ()
         self._takes: tuple[RowTake, ...] = ()
         self._revealed: tuple[Play, ...] = ()
-        self._pending: list[tuple[int, int]] = []  # (card, seat) of this turn still to place, lowest first
+        self._pending: list[
+            tuple[int, int]
+        ] = []  # (card, seat) of this turn still to place, lowest first
         self._draft_order: list[int] = []
         self._draft_picks: list[list[int]] = []
         self._rounds: list[dict[str, Any]] = []
@@ -476,7 +480,9 @@ class Game:
             "settings": self.settings.to_dict(),
             "seed": self.seed,
             "rotation": self.rotation,
-            "seats": [dict(s) for s in seats] if seats else [{"name": f"seat{i}"} for i in range(n)],
+            "seats": [dict(s) for s in seats]
+            if seats
+            else [{"name": f"seat{i}"} for i in range(n)],
             "rounds": self._rounds,
             "complete": self.is_over,
             "result": self.result().to_dict(),

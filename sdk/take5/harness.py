@@ -76,7 +76,9 @@ def bot_traceback(error: BaseException) -> str:
     """
     tb = traceback.TracebackException.from_exception(error)
     frames = list(tb.stack)
-    first = next((i for i, frame in enumerate(frames) if _is_bot_frame(frame.filename)), len(frames))
+    first = next(
+        (i for i, frame in enumerate(frames) if _is_bot_frame(frame.filename)), len(frames)
+    )
     tb.stack = traceback.StackSummary.from_list(frames[first:])
     # Chained exceptions were raised and caught inside the bot: their frames are all its own.
     return "".join(tb.format()).rstrip() + hint_for(error)
@@ -96,14 +98,21 @@ def hint_for(error: BaseException) -> str:
     """A line of advice for the mistakes newcomers make most, or ''."""
     text = str(error)
     if isinstance(error, AttributeError) and "'View' object" in text:
-        return f"\nhint: a View has {', '.join(view_fields())} (help(take5.View) says what each holds)"
+        return (
+            f"\nhint: a View has {', '.join(view_fields())} (help(take5.View) says what each holds)"
+        )
     if isinstance(error, NotImplementedError) and "must define pick_card" in text:
         return "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a card of view.hand"
-    if isinstance(error, TypeError) and "positional argument" in text and any(
-        m in text for m in ("pick_card", "choose_row", "draft_card")
+    if (
+        isinstance(error, TypeError)
+        and "positional argument" in text
+        and any(m in text for m in ("pick_card", "choose_row", "draft_card"))
     ):
         return "\nhint: each decision method takes (self, view): `def pick_card(self, view):`"
-    if isinstance(error, (ModuleNotFoundError, ImportError)) and getattr(error, "name", "") in ("grpc", "google"):
+    if isinstance(error, (ModuleNotFoundError, ImportError)) and getattr(error, "name", "") in (
+        "grpc",
+        "google",
+    ):
         return "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of take5 arena)"
     return ""
 
@@ -131,7 +140,13 @@ def calls_run(file: Path) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
             if name in ("run", "serve"):
                 return True
     return False
@@ -142,7 +157,9 @@ def bot_file(path: str | os.PathLike[str]) -> Path:
     file = Path(path)
     if file.is_dir():
         if not (file / "bot.py").is_file():
-            raise BotLoadError(f"{path} is a folder without a bot.py: give the bot's file or put it in bot.py")
+            raise BotLoadError(
+                f"{path} is a folder without a bot.py: give the bot's file or put it in bot.py"
+            )
         file = file / "bot.py"
     if not file.is_file():
         raise BotLoadError(f"no bot file at {path}")
@@ -157,7 +174,9 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to the class.
     """
     file = bot_file(path)
-    name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(".", "_")
+    name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(
+        ".", "_"
+    )
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         raise BotLoadError(f"cannot import {file}")
@@ -168,12 +187,20 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     try:
         spec.loader.exec_module(module)
     except Exception as error:
-        what = "has a syntax error" if isinstance(error, SyntaxError) else f"raised {type(error).__name__} when loaded"
+        what = (
+            "has a syntax error"
+            if isinstance(error, SyntaxError)
+            else f"raised {type(error).__name__} when loaded"
+        )
         raise BotLoadError(f"{file} {what}:\n{bot_traceback(error)}") from error
     finally:
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
-    found = [obj for obj in vars(module).values() if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot]
+    found = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot
+    ]
     classes = [c for c in found if c.__module__ == name] or found
     leaves = [c for c in classes if not any(o is not c and issubclass(o, c) for o in classes)]
     if len(leaves) != 1:
@@ -187,7 +214,9 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     try:
         return leaves[0]()
     except Exception as error:
-        raise BotLoadError(f"{leaves[0].__name__}() raised {type(error).__name__}:\n{bot_traceback(error)}") from error
+        raise BotLoadError(
+            f"{leaves[0].__name__}() raised {type(error).__name__}:\n{bot_traceback(error)}"
+        ) from error
 
 
 def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Player:
@@ -261,7 +290,9 @@ class HarnessResult:
             f"  {'bot':<20} {'wins':>5} {'mean place':>11} {'mean points':>12}",
         ]
         for st in sorted(self.stats, key=lambda x: (x.mean_place, x.mean_points)):
-            lines.append(f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}")
+            lines.append(
+                f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}"
+            )
         lines.append(f"  slowest decision of {self.names[0]}: {self.slowest * 1000:.1f} ms")
         if self.slow_calls:
             lines.append(f"  WARNING: {self.slow_calls} decisions took longer than the time limit")
@@ -308,7 +339,9 @@ class _Seat:
         if isinstance(player, Bot):
             player.context = CallContext(game_id, self.time_limit, time.monotonic())
         where = f"{game_id}, round {view.round}, turn {view.turn}"
-        what = {Phase.PLAY: "pick_card", Phase.DRAFT: "draft_card", Phase.CHOOSE_ROW: "choose_row"}[view.phase]
+        what = {Phase.PLAY: "pick_card", Phase.DRAFT: "draft_card", Phase.CHOOSE_ROW: "choose_row"}[
+            view.phase
+        ]
         started = time.perf_counter()
         try:
             answer = method(view)
@@ -324,8 +357,11 @@ class _Seat:
         if took > self.time_limit:
             self.slow_calls += 1
         allowed = (
-            range(len(view.rows)) if view.phase is Phase.CHOOSE_ROW
-            else view.pool if view.phase is Phase.DRAFT else view.hand
+            range(len(view.rows))
+            if view.phase is Phase.CHOOSE_ROW
+            else view.pool
+            if view.phase is Phase.DRAFT
+            else view.hand
         )
         problem = answer_problem(what, answer, allowed)
         if problem is not None:
@@ -356,8 +392,12 @@ def play_against(
     for player in players:
         name = bot_name(player)
         names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
-    settings = Settings(players=len(players), variant=Variant(variant), threshold=threshold,
-                        end_rule=EndRule(end_rule))
+    settings = Settings(
+        players=len(players),
+        variant=Variant(variant),
+        threshold=threshold,
+        end_rule=EndRule(end_rule),
+    )
     seats = [_Seat(p, n, time_limit, wire) for p, n in zip(players, names)]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []
@@ -383,10 +423,23 @@ def play_against(
             if hook is None:
                 continue
             try:
-                hook(GameOver(game_id, seat, settings, result.scores, result.places, result.forfeited, game.round, 0))
+                hook(
+                    GameOver(
+                        game_id,
+                        seat,
+                        settings,
+                        result.scores,
+                        result.places,
+                        result.forfeited,
+                        game.round,
+                        0,
+                    )
+                )
             except Exception as error:
-                raise BotRaised(f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
-                                bot_traceback(error)) from error
+                raise BotRaised(
+                    f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
+                    bot_traceback(error),
+                ) from error
     return HarnessResult(
         names=tuple(names),
         scores=tuple(all_scores),
@@ -429,9 +482,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--games", type=_positive, default=12)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--variant", choices=[v.value for v in Variant], default=Variant.STANDARD.value)
+    parser.add_argument(
+        "--variant", choices=[v.value for v in Variant], default=Variant.STANDARD.value
+    )
     parser.add_argument("--threshold", type=_positive, default=DEFAULT_THRESHOLD)
-    parser.add_argument("--time-limit", type=float, default=1.0, help="seconds per decision to warn about")
+    parser.add_argument(
+        "--time-limit", type=float, default=1.0, help="seconds per decision to warn about"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:

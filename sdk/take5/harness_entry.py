@@ -1,15 +1,25 @@
-"""The `take5-harness` command's entry point: nothing but a guard around the harness's import.
+"""The `take5-harness` command's entry point: signals first, then the harness.
 
-Importing the harness loads grpc and protobuf, which takes a noticeable moment; a Ctrl-C then must
-end the command quietly (exit 130), not with a traceback of import machinery.
+Importing the harness loads grpc and protobuf, which takes a noticeable moment. :func:`main`
+installs its handlers before that, whatever the signals' inherited disposition (a script's
+background jobs start with SIGINT ignored, and a stop request must never be lost): Ctrl-C or
+SIGTERM at any moment ends the command with exit code 130 and one line, never a traceback.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def main() -> int:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         from .harness import main as harness_main  # lazy: a Ctrl-C while grpc loads is caught here
 

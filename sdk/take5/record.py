@@ -87,7 +87,9 @@ def replay_record(doc: Mapping[str, Any]) -> Divergence | None:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         if isinstance(error, Take5Error):
             raise
-        raise MalformedRecord(f"the record is malformed ({type(error).__name__}: {error})") from None
+        raise MalformedRecord(
+            f"the record is malformed ({type(error).__name__}: {error})"
+        ) from None
 
 
 def _verify(doc: Mapping[str, Any]) -> Divergence | None:
@@ -103,35 +105,66 @@ def _verify(doc: Mapping[str, Any]) -> Divergence | None:
     for recorded in rounds:
         number = recorded["round"]
         if game.is_over:
-            return Divergence(number, None, None, "the game was already over", "no more rounds", number)
+            return Divergence(
+                number, None, None, "the game was already over", "no more rounds", number
+            )
         if number != game.round:
             return Divergence(game.round, None, None, "round number", game.round, number)
         expected = game.round_log[number - 1]
         if "draft" in recorded or "draft" in expected:
             draft = recorded.get("draft") or {}
             if draft.get("first") != expected["draft"]["first"]:
-                return Divergence(number, None, None, "first drafter", expected["draft"]["first"], draft.get("first"))
+                return Divergence(
+                    number,
+                    None,
+                    None,
+                    "first drafter",
+                    expected["draft"]["first"],
+                    draft.get("first"),
+                )
             for seat, card in draft["picks"]:
                 if game.phase is not Phase.DRAFT:
-                    return Divergence(number, None, card, "draft pick after the draft ended", None, [seat, card])
+                    return Divergence(
+                        number, None, card, "draft pick after the draft ended", None, [seat, card]
+                    )
                 if seat != game.drafter:
-                    return Divergence(number, 0, card, "drafting seat", game.drafter, seat, seat=seat)
+                    return Divergence(
+                        number, 0, card, "drafting seat", game.drafter, seat, seat=seat
+                    )
                 try:
                     game.draft(card)
                 except IllegalMove as error:
-                    return Divergence(number, None, card, f"illegal draft pick ({error})", None, [seat, card])
+                    return Divergence(
+                        number, None, card, f"illegal draft pick ({error})", None, [seat, card]
+                    )
             if game.phase is Phase.DRAFT:
                 if "hands" not in recorded and not doc.get("complete", True):
                     break  # a partial record of a game cut off in the draft
-                return Divergence(number, None, None, "the draft is incomplete", "10 cards per seat", len(draft["picks"]))
+                return Divergence(
+                    number,
+                    None,
+                    None,
+                    "the draft is incomplete",
+                    "10 cards per seat",
+                    len(draft["picks"]),
+                )
         if "hands" not in recorded:
             return Divergence(number, None, None, "the round has no hands")
         for seat in range(n):
             if recorded["hands"][seat] != expected["hands"][seat]:
-                return Divergence(number, None, None, "hand at the start of play", expected["hands"][seat],
-                                  recorded["hands"][seat], seat=seat)
+                return Divergence(
+                    number,
+                    None,
+                    None,
+                    "hand at the start of play",
+                    expected["hands"][seat],
+                    recorded["hands"][seat],
+                    seat=seat,
+                )
         if recorded["rows"] != expected["rows"]:
-            return Divergence(number, None, None, "starting rows", expected["rows"], recorded["rows"])
+            return Divergence(
+                number, None, None, "starting rows", expected["rows"], recorded["rows"]
+            )
         for turn in recorded["turns"]:
             divergence = _replay_turn(game, number, turn, n, expected)
             if divergence:
@@ -139,21 +172,34 @@ def _verify(doc: Mapping[str, Any]) -> Divergence | None:
         if game.round == number and game.phase is not Phase.OVER and "points" not in expected:
             if recorded.get("points") is None and not doc.get("complete", True):
                 break  # a partial record of a game cut off mid-round
-            return Divergence(number, game.turn, None, "the round has turns missing", 10, len(recorded["turns"]))
-        for key, what in (("points", "points taken this round"), ("scores", "scores after the round")):
+            return Divergence(
+                number, game.turn, None, "the round has turns missing", 10, len(recorded["turns"])
+            )
+        for key, what in (
+            ("points", "points taken this round"),
+            ("scores", "scores after the round"),
+        ):
             if recorded.get(key) != expected[key]:
                 return Divergence(number, None, None, what, expected[key], recorded.get(key))
     if doc.get("complete", True) and not game.is_over:
         return Divergence(None, None, None, "the game ends too early", "more rounds", len(rounds))
     if not doc.get("complete", True) and game.is_over:
-        return Divergence(len(rounds), None, None, "the game reached its end, but the record says it did not "
-                          "(complete: false)", True, False)
+        return Divergence(
+            len(rounds),
+            None,
+            None,
+            "the game reached its end, but the record says it did not (complete: false)",
+            True,
+            False,
+        )
     for seat in doc["result"].get("forfeited", []):
         game.forfeit(seat)
     expected_result = game.result().to_dict()
     for key in ("scores", "places", "standing", "forfeited"):
         if doc["result"].get(key) != expected_result[key]:
-            return Divergence(None, None, None, f"final {key}", expected_result[key], doc["result"].get(key))
+            return Divergence(
+                None, None, None, f"final {key}", expected_result[key], doc["result"].get(key)
+            )
     return None
 
 
@@ -161,29 +207,51 @@ def _replay_turn(
     game: Game, number: int, turn: Mapping[str, Any], n: int, expected_round: Mapping[str, Any]
 ) -> Divergence | None:
     if game.round != number or game.phase is not Phase.PLAY:
-        return Divergence(number, turn.get("turn"), None, "a turn after the round ended", None, turn.get("turn"))
+        return Divergence(
+            number, turn.get("turn"), None, "a turn after the round ended", None, turn.get("turn")
+        )
     if turn["turn"] != game.turn:
         return Divergence(number, game.turn, None, "turn number", game.turn, turn["turn"])
     plays = turn["plays"]
     seats = [seat for seat, _ in plays]
     if seats != list(range(n)):
-        return Divergence(number, game.turn, None, "plays must list every seat in order", list(range(n)), seats)
+        return Divergence(
+            number, game.turn, None, "plays must list every seat in order", list(range(n)), seats
+        )
     cards = [card for _, card in plays]
     for seat, card in enumerate(cards):
         if card not in game.hands[seat]:
-            return Divergence(number, game.turn, card, "the seat does not hold this card", sorted(game.hands[seat]),
-                              card, seat=seat)
-    low_choices = {t["card"]: t["row"] for t in turn.get("takes", []) if t.get("reason") == "low-card"}
+            return Divergence(
+                number,
+                game.turn,
+                card,
+                "the seat does not hold this card",
+                sorted(game.hands[seat]),
+                card,
+                seat=seat,
+            )
+    low_choices = {
+        t["card"]: t["row"] for t in turn.get("takes", []) if t.get("reason") == "low-card"
+    }
     this_turn = game.turn
     game.play(cards)
     while game.phase is Phase.CHOOSE_ROW:  # type: ignore[comparison-overlap]  # game.play() changed it
         card = game.view(game.waiting_for[0]).card
         if card not in low_choices:
-            return Divergence(number, this_turn, card, "a low card needs a recorded row choice", "a low-card take", None)
+            return Divergence(
+                number,
+                this_turn,
+                card,
+                "a low card needs a recorded row choice",
+                "a low-card take",
+                None,
+            )
         try:
             game.choose_row(low_choices[card])
         except IllegalMove as error:
-            return Divergence(number, this_turn, card, f"invalid row choice ({error})", None, low_choices[card])
+            return Divergence(
+                number, this_turn, card, f"invalid row choice ({error})", None, low_choices[card]
+            )
     expected = expected_round["turns"][-1]
     for index, take in enumerate(expected["takes"]):
         recorded_takes = turn.get("takes", [])
@@ -194,7 +262,9 @@ def _replay_turn(
         extra = turn["takes"][len(expected["takes"])]
         return Divergence(number, this_turn, extra.get("card"), "row taken", None, extra)
     if turn.get("rows") != expected["rows"]:
-        return Divergence(number, this_turn, None, "rows after the turn", expected["rows"], turn.get("rows"))
+        return Divergence(
+            number, this_turn, None, "rows after the turn", expected["rows"], turn.get("rows")
+        )
     return None
 
 
@@ -222,7 +292,11 @@ class Judgement:
     """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1: ...")."""
 
     def __str__(self) -> str:
-        return self.verdict.value if self.verdict is Verdict.VALID else f"{self.verdict.value}: {self.reason}"
+        return (
+            self.verdict.value
+            if self.verdict is Verdict.VALID
+            else f"{self.verdict.value}: {self.reason}"
+        )
 
 
 def judge(doc: Any) -> Judgement:
@@ -268,14 +342,20 @@ class RecordFile:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            raise RecordPathError(f"cannot write the record to {self.path}: {parent} is not a folder") from None
+            raise RecordPathError(
+                f"cannot write the record to {self.path}: {parent} is not a folder"
+            ) from None
         except OSError as error:
-            raise RecordPathError(f"cannot create the folder {parent}: {error.strerror or error}") from None
+            raise RecordPathError(
+                f"cannot create the folder {parent}: {error.strerror or error}"
+            ) from None
         name = parent / f".{self.path.name}.{secrets.token_hex(6)}.tmp"
         try:  # mode 0666 less the umask, as a plain open() would give the record itself
             os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except OSError as error:
-            raise RecordPathError(f"cannot write the record to {self.path}: {error.strerror or error}") from None
+            raise RecordPathError(
+                f"cannot write the record to {self.path}: {error.strerror or error}"
+            ) from None
         self._temporary: Path | None = name
 
     def write(self, doc: Mapping[str, Any]) -> Path:
@@ -287,7 +367,9 @@ class RecordFile:
             os.replace(self._temporary, self.path)
         except OSError as error:
             self.discard()
-            raise RecordPathError(f"cannot write the record to {self.path}: {error.strerror or error}") from None
+            raise RecordPathError(
+                f"cannot write the record to {self.path}: {error.strerror or error}"
+            ) from None
         self._temporary = None
         return self.path
 

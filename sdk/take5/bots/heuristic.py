@@ -60,4 +60,3 @@ class HeuristicBot(Bot):
         best = min(cost for cost, _ in scored)
         candidates = [card for cost, card in scored if cost == best]
         return max(candidates) if best == 0 else min(candidates)
-

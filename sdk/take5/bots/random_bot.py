@@ -22,7 +22,9 @@ class RandomBot(Bot):
 
     def _rng(self, view: View) -> random.Random:
         # hash() of numbers and tuples of numbers is not salted per process (only str and bytes are).
-        return random.Random(hash((self.seed, view.seat, view.round, view.turn, view.hand, view.rows, view.pool)))
+        return random.Random(
+            hash((self.seed, view.seat, view.round, view.turn, view.hand, view.rows, view.pool))
+        )
 
     def pick_card(self, view: View) -> int:
         return self._rng(view).choice(view.hand)

@@ -1,4 +1,5 @@
 """Plays a card that is not in its hand: the last card of the first row."""
+
 from take5 import Bot, run
 
 

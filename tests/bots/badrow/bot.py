@@ -1,4 +1,5 @@
 """Plays its lowest card (so it often has to choose a row), then names a row that does not exist."""
+
 from take5 import Bot, run
 
 

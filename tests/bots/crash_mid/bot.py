@@ -1,4 +1,5 @@
 """Plays normally, then the process dies on round 1, turn 3."""
+
 import os
 
 from take5 import Bot, run

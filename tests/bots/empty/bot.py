@@ -1,4 +1,5 @@
 """Answers with valid but empty messages: no card, no row."""
+
 import os
 import signal
 import threading

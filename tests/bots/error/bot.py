@@ -1,4 +1,5 @@
 """Raises an exception on round 1, turn 1 of each game (a bug), then plays normally."""
+
 from take5 import Bot, run
 
 

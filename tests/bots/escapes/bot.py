@@ -1,6 +1,7 @@
 """A hostile name: ANSI and OSC escapes, a fake newline forging a referee line, rich markup; it
 then answers an illegal card with an error whose details carry the same escapes, and prints them to
 stderr."""
+
 import sys
 
 from take5 import Bot, run

@@ -1,4 +1,5 @@
 """Answers PickCard and ChooseRow with bytes that do not decode as protobuf."""
+
 import os
 import signal
 import threading

@@ -2,6 +2,7 @@
 
 With TAKE5_TEST_WAITING set to a folder, it first leaves a file there named by its pid, so that a
 test can wait until the bot is really stuck in PickCard instead of sleeping."""
+
 import os
 import time
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Answers PickCard with a 2 MB message (a valid PickCardResponse padded with an unknown field)."""
+
 import os
 import signal
 import threading

@@ -1,4 +1,5 @@
 """Answers one call too late (round 1, turn 2 of each game), then plays its highest card on time."""
+
 import time
 
 from take5 import Bot, run

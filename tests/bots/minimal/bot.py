@@ -1,4 +1,5 @@
 """Written from the .proto with plain grpcio, implementing only the two required calls."""
+
 import os
 import signal
 import threading

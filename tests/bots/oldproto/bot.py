@@ -1,4 +1,5 @@
 """Claims protocol 2.0 in its handshake: the referee must refuse it before any game."""
+
 import os
 import signal
 import threading

@@ -1,4 +1,5 @@
 """Never starts serving and ignores SIGTERM: the referee must give up and kill it."""
+
 import signal
 import time
 

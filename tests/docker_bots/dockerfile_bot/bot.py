@@ -1,4 +1,5 @@
 """Answers every line on $TAKE5_LISTEN with {"pong": true, "kind": "dockerfile"}."""
+
 import json
 import os
 import socket

@@ -52,7 +52,9 @@ def probe():
         connect["@/containerd-shim"] = err(exc)
     finally:
         s.close()
-    connect["/var/run/docker.sock"] = "present" if os.path.exists("/var/run/docker.sock") else "absent"
+    connect["/var/run/docker.sock"] = (
+        "present" if os.path.exists("/var/run/docker.sock") else "absent"
+    )
     report["connect"] = connect
     report["isolated"] = report["interfaces"] == ["lo"] and not routes
     if report["isolated"]:

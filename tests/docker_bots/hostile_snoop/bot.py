@@ -26,7 +26,9 @@ def snoop():
     for d in sorted(glob.glob("/proc/[0-9]*")):
         pid = d.rsplit("/", 1)[1]
         cmd = read(f"{d}/cmdline")
-        report["processes"][pid] = (cmd or b"").replace(b"\0", b" ").decode(errors="replace").strip()
+        report["processes"][pid] = (
+            (cmd or b"").replace(b"\0", b" ").decode(errors="replace").strip()
+        )
         env = read(f"{d}/environ")
         if env is None:
             report["unreadable"].append(f"{d}/environ")
@@ -36,7 +38,18 @@ def snoop():
                     report["found"].append(f"{d}/{where}: {needle}")
     report["env"] = sorted(os.environ)
     report["socket_dir"] = sorted(os.listdir("/run/take5"))
-    places = ["/run", "/tmp", "/var/run", "/var/tmp", "/home", "/root", "/mnt", "/srv", "/opt", "/etc"]
+    places = [
+        "/run",
+        "/tmp",
+        "/var/run",
+        "/var/tmp",
+        "/home",
+        "/root",
+        "/mnt",
+        "/srv",
+        "/opt",
+        "/etc",
+    ]
     seen = 0
     for top in places:
         for dirpath, dirnames, filenames in os.walk(top):
@@ -51,7 +64,9 @@ def snoop():
                     if data and needle.encode() in data:
                         report["found"].append(f"{path}: {needle}")
     report["files_read"] = seen
-    report["mounts"] = [line.split()[4] for line in (read("/proc/self/mountinfo") or b"").decode().splitlines()]
+    report["mounts"] = [
+        line.split()[4] for line in (read("/proc/self/mountinfo") or b"").decode().splitlines()
+    ]
     report["hostname"] = (read("/etc/hostname") or b"").decode().strip()
     return report
 

@@ -45,8 +45,23 @@ def fill(folder, cap=64 << 20):
 
 
 def probe():
-    places = ["/", "/bot", "/bot/bot.py", "/etc", "/etc/passwd", "/opt/take5/site", "/usr/bin", "/var/tmp",
-              "/home", "/root", "/run", "/proc/sys/kernel/hostname", "/sys/fs/cgroup", "/tmp", "/dev/shm"]
+    places = [
+        "/",
+        "/bot",
+        "/bot/bot.py",
+        "/etc",
+        "/etc/passwd",
+        "/opt/take5/site",
+        "/usr/bin",
+        "/var/tmp",
+        "/home",
+        "/root",
+        "/run",
+        "/proc/sys/kernel/hostname",
+        "/sys/fs/cgroup",
+        "/tmp",
+        "/dev/shm",
+    ]
     report = {"write": {}}
     for place in places:
         target = os.path.join(place, "t5-probe") if os.path.isdir(place) else place

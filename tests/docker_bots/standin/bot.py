@@ -41,9 +41,15 @@ def proc_status():
 
 def whoami(_req):
     return {
-        "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "groups": os.getgroups(),
-        "cwd": os.getcwd(), "hostname": socket.gethostname(), "listen": os.environ.get("TAKE5_LISTEN"),
-        "python": sys.version.split()[0], "status": proc_status(),
+        "uid": os.getuid(),
+        "euid": os.geteuid(),
+        "gid": os.getgid(),
+        "groups": os.getgroups(),
+        "cwd": os.getcwd(),
+        "hostname": socket.gethostname(),
+        "listen": os.environ.get("TAKE5_LISTEN"),
+        "python": sys.version.split()[0],
+        "status": proc_status(),
         "pythonpath": os.environ.get("PYTHONPATH"),
     }
 
@@ -81,8 +87,19 @@ def fill(dirname, cap):
 
 def fs(req):
     out = {"write": {}}
-    for d in ("/", "/bot", "/etc", "/opt/take5/site", "/usr/bin", "/var/tmp", "/root", "/home", "/tmp",
-              "/dev/shm", "/run/take5"):
+    for d in (
+        "/",
+        "/bot",
+        "/etc",
+        "/opt/take5/site",
+        "/usr/bin",
+        "/var/tmp",
+        "/root",
+        "/home",
+        "/tmp",
+        "/dev/shm",
+        "/run/take5",
+    ):
         out["write"][d] = try_write(os.path.join(d, "probe.txt"))
     # noexec /tmp: copy an executable there and try to run it.
     try:
@@ -145,7 +162,9 @@ def net(req):
     # Only once nothing but loopback exists (so no packet can leave this namespace) try an
     # outside documentation address and a DNS lookup.
     for host, port in req.get("outside", []):
-        out["outside"][f"{host}:{port}"] = connect(host, port) if isolated else "skipped: not isolated"
+        out["outside"][f"{host}:{port}"] = (
+            connect(host, port) if isolated else "skipped: not isolated"
+        )
     if req.get("dns"):
         if isolated:
             try:
@@ -233,8 +252,16 @@ def fill_dir(req):
     return fill(req["dir"], req.get("cap", 64 << 20))
 
 
-COMMANDS = {"whoami": whoami, "fs": fs, "net": net, "forkbomb": forkbomb, "spin": spin,
-            "limits": limits, "memhog": memhog, "fill": fill_dir}
+COMMANDS = {
+    "whoami": whoami,
+    "fs": fs,
+    "net": net,
+    "forkbomb": forkbomb,
+    "spin": spin,
+    "limits": limits,
+    "memhog": memhog,
+    "fill": fill_dir,
+}
 
 
 def serve():
@@ -256,7 +283,7 @@ def serve():
                         os._exit(int(req.get("code", 0)))
                     else:
                         resp = COMMANDS[cmd](req)
-                except Exception as exc:  # noqa: BLE001 - report, keep serving
+                except Exception as exc:
                     resp = {"error": f"{type(exc).__name__}: {exc}"}
                 f.write(json.dumps(resp).encode() + b"\n")
                 f.flush()

@@ -1,0 +1,258 @@
+"""`referee match`: the command-line face of take5_arena/referee/match/play.py (summary, JSON, exit codes).
+
+Exit codes (also in docs/faults.md):
+  0   every game was played and no bot faulted
+  1   every game was played, but some bot faulted (and maybe forfeited games)
+  2   bad usage: an unknown BOT, a bad option, a player count the variant does not allow
+  3   a bot was rejected before play (it did not start, or its handshake failed or named an
+      incompatible protocol); the games were still played, its seat forfeiting each
+  130 interrupted (Ctrl-C or SIGTERM): every bot was stopped; the games finished so far are reported
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from take5.rules import EndRule, InvalidSettings, Variant
+from take5_arena.cli import options
+from take5_arena.cli.terminal import block, field
+from take5_arena.referee import defaults
+from take5_arena.referee.match.botref import BadBotRef, parse_bot
+
+if TYPE_CHECKING:
+    from take5_arena.referee.match.play import GameSummary, MatchResult
+
+
+def _watcher() -> Any:
+    # lazy: rich and the renderer only when --watch is given (start-up time)
+    from rich.console import Console
+
+    from take5_arena.cli.watch import LiveWatcher
+
+    return LiveWatcher(Console(highlight=False))
+
+
+def _game_line(summary: GameSummary, names: list[str]) -> str:
+    order = sorted(range(len(names)), key=lambda s: (summary.places[s], s))
+    parts = []
+    for seat in order:
+        mark = " (forfeit)" if seat in summary.forfeited else ""
+        parts.append(f"{field(names[seat])} {summary.scores[seat]}{mark}")
+    faults = sum(len(f) for f in summary.faults)
+    tail = f", {faults} fault{'s' if faults != 1 else ''}" if faults else ""
+    return f"{summary.game_id}: {', '.join(parts)} ({summary.seconds:.2f} s{tail})"
+
+
+def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
+    """The human-readable report: standings, penalties, faults per bot, rejections, records."""
+    c = result.config
+    n = len(result.entries)
+    rule = "at or above" if c.end_rule.value == "at-or-above" else "above"
+    lines = [
+        f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} games"
+        f"{' (interrupted)' if interrupted else ''}, {c.variant.value}, game ends {rule} {c.threshold} points, "
+        f"timeout {c.timeout:g} s per call, forfeit after {c.max_faults} faults ({result.seconds:.1f} s)",
+        "",
+        f"  {'#':>2}  {'bot':<20} {'games':>5} {'wins':>5} {'mean place':>11} {'points':>7} "
+        f"{'mean points':>11} {'forfeits':>8} {'faults':>6}",
+    ]
+    for rank, st in enumerate(result.standings, 1):
+        lines.append(
+            f"  {rank:>2}  {field(st.name):<20} {st.games:>5} {st.wins:>5g} {st.mean_place:>11.2f} {st.points:>7} "
+            f"{st.mean_points:>11.1f} {st.forfeits:>8} {st.fault_count:>6}"
+        )
+    faulty = [st for st in result.standings if st.faults]
+    if faulty:
+        lines += ["", "Faults (docs/faults.md):"]
+        seat_of = {e.name: i for i, e in enumerate(result.entries)}
+        for st in faulty:
+            kinds = ", ".join(f"{kind} x{count}" for kind, count in st.faults.items())
+            lines.append(f"  {field(st.name)}: {kinds}")
+            seat = seat_of[st.name]
+            first = next((g, f) for g in result.games for f in g.faults[seat])
+            game, fault = first
+            lines.append(
+                f"    first: {game.game_id} round {fault['round']} turn {fault['turn']}: {fault['kind']}: {field(fault['detail'])}"
+            )
+    if result.rejections:
+        lines += ["", "Rejected before play (their seats forfeited every game):"]
+        for r in result.rejections:
+            lines.append(f"  {field(r.name)} ({field(r.bot)}): {r.kind}: {field(r.detail)}")
+    if result.logs:
+        lines += ["", "Last output of bots with faults:"]
+        for name, text in result.logs.items():
+            lines.append(f"  --- {field(name)}")
+            lines += [f"  | {line}" for line in block(text).splitlines()[-8:]]
+    if c.records is not None:
+        lines += [
+            "",
+            f"Records: {c.records} ({len(result.games)} games; check them with `referee verify {c.records}`)",
+        ]
+    return "\n".join(lines)
+
+
+@click.command("match")
+@click.argument("bots", nargs=-1, required=True, metavar="BOT BOT [BOT...]")
+@click.option(
+    "--games",
+    "-g",
+    default=defaults.GAMES,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Games to play.",
+)
+@options.seed(help="Seed of the first deal; each deal is played once per rotation.")
+@options.game_rules()
+@options.call_limits()
+@click.option(
+    "--records",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each game's record (and the bots' output logs) here.",
+)
+@options.as_json("the result")
+@click.option("--verbose", "-v", is_flag=True, help="Log every fault as it happens (stderr).")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Show each game in the terminal as it is played, with the bots' logs.",
+)
+@options.sandbox(default=defaults.MATCH_SANDBOX)
+@options.docker_limits()
+def match(
+    bots: tuple[str, ...],
+    games: int,
+    seed: int,
+    variant: str,
+    threshold: int,
+    end_rule: str,
+    timeout: float,
+    start_timeout: float,
+    max_faults: int,
+    records: Path | None,
+    as_json: bool,
+    verbose: bool,
+    sandbox: str = defaults.MATCH_SANDBOX,
+    memory: str = defaults.MEMORY,
+    cpus: float = defaults.CPUS,
+    pids: int = defaults.PIDS,
+    base_image: str = defaults.BASE_IMAGE,
+    watch: bool = False,
+) -> None:
+    """Play a match between 2 to 10 bots and print the standings.
+
+    A BOT is a folder with a bot.py (or an executable `run` script), a bot .py file, or the gRPC
+    address of a running bot (unix:/path/bot.sock or host:port). Folders and files are started as
+    local processes, each serving on a Unix socket in a private temporary folder, and stopped at the
+    end (also on Ctrl-C).
+
+    With --sandbox docker each bot folder is built into an image (`referee build`) and runs in a
+    fresh container for every game: no network, read-only files, --memory, --cpus and --pids
+    limits. A bot killed for memory is a resource fault; any other exit a crash fault, with the
+    exit code in the record.
+
+    Faults (late answer, crash, illegal card or row, ...) get a default move and are recorded; a bot
+    forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
+    bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
+    """
+    from take5_arena.referee.match.play import Match, MatchConfig  # lazy: gRPC costs start-up time
+
+    if not 2 <= len(bots) <= 10:
+        raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
+    if watch and as_json:
+        raise click.UsageError("--watch and --json both write to stdout: choose one")
+    refs = []
+    for text in bots:
+        try:
+            refs.append(parse_bot(text))
+        except BadBotRef as error:
+            raise click.BadParameter(str(error), param_hint="BOT") from None
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if verbose else logging.WARNING,
+        format="referee: %(message)s",
+    )
+    config = MatchConfig(
+        games=games,
+        seed=seed,
+        variant=Variant(variant),
+        threshold=threshold,
+        end_rule=EndRule(end_rule),
+        timeout=timeout,
+        start_timeout=start_timeout,
+        max_faults=max_faults,
+        records=records,
+    )
+    if sandbox == "local":
+        for ref in refs:
+            if ref.kind == "dockerfile":
+                raise click.BadParameter(
+                    f"{ref.text!r} has only a Dockerfile: run it with --sandbox docker",
+                    param_hint="BOT",
+                )
+    try:
+        config.settings(len(refs))
+    except InvalidSettings as error:
+        raise click.BadParameter(str(error), param_hint="BOT") from None
+    launcher = None
+    if sandbox == "docker":
+        from take5_arena.cli.build import docker_match_launcher  # lazy: only with --sandbox docker
+
+        try:
+            launcher = docker_match_launcher(
+                refs,
+                memory=memory,
+                cpus=cpus,
+                pids=pids,
+                base_image=base_image,
+                records=records,
+                quiet=as_json,
+            )
+        except KeyboardInterrupt:  # while building images: nothing was started
+            click.echo("interrupted: no game was played", err=True)
+            sys.exit(130)
+    try:
+        runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
+    except InvalidSettings as error:
+        raise click.BadParameter(str(error), param_hint="BOT") from None
+    interrupted = False
+    names: list[str] = []
+
+    def progress(summary: GameSummary) -> None:
+        if not as_json:
+            click.echo(_game_line(summary, names))
+
+    started = time.perf_counter()
+    try:
+        with runner:
+            names[:] = [e.name for e in runner.entrants]
+            runner.play(progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if launcher is not None:
+            launcher.close()  # every container of the run, also the ones started ahead
+    result = runner.result(time.perf_counter() - started)
+    if as_json:
+        doc = result.to_dict()
+        doc["interrupted"] = interrupted
+        if interrupted:
+            doc["exit_code"] = 130
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo("")
+        click.echo(summary_text(result, interrupted=interrupted))
+    if interrupted:
+        click.echo("interrupted: every bot was stopped", err=True)
+        sys.exit(130)
+    sys.exit(result.exit_code)
+
+
+if __name__ == "__main__":
+    match()

@@ -1,0 +1,231 @@
+"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py: one name,
+one help text and one default for each option wherever it appears.
+
+Two kinds of default: a command that plays on its own (``referee play``, ``referee match``) shows
+the default value (``show_default``); a tournament command leaves an option unset (None) when it is
+not given, so that the tournament's stored setting applies, and names the default in brackets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from take5.rules import MAX_ROUNDS, MAX_THRESHOLD
+from take5_arena.referee import defaults
+
+F = TypeVar("F", bound=Callable[..., Any])
+Decorator = Callable[[F], F]
+
+VARIANTS = click.Choice(["standard", "professional"])
+END_RULES = click.Choice(["at-or-above", "above"])
+SANDBOXES = click.Choice(list(defaults.SANDBOXES))
+
+
+def _option(*names: str, stored: bool, default: Any, help: str, **kw: Any) -> Decorator:
+    """An option with a default (``stored=False``) or unset unless given (``stored=True``)."""
+    if stored:
+        shown = (
+            "none"
+            if default is None
+            else (f"{default:g}" if isinstance(default, float) else str(default))
+        )
+        return click.option(*names, default=None, help=f"{help} [{shown}]", **kw)
+    return click.option(*names, default=default, show_default=True, help=help, **kw)
+
+
+def players(*, stored: bool = False) -> Decorator:
+    return _option(
+        "--players",
+        "-n",
+        stored=stored,
+        default=defaults.PLAYERS,
+        type=int,
+        help="Players at each table (2-10; 2-6 professional).",
+    )
+
+
+class Seed(click.ParamType):
+    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit seed)."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            text = str(value)
+        else:
+            text = str(value).strip()
+        if len(text) > 40 or not text.lstrip("+-").isdigit() or not 0 <= int(text) < 2**64:
+            self.fail(
+                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 to 2**64-1)",
+                param,
+                ctx,
+            )
+        return int(text)
+
+
+def seed(
+    *,
+    stored: bool = False,
+    help: str = "Seed of the deals (64-bit): the same seed gives the same games.",
+) -> Decorator:
+    return _option("--seed", stored=stored, default=defaults.SEED, type=Seed(), help=help)
+
+
+def game_rules(*, stored: bool = False) -> Decorator:
+    """--variant, --threshold, --end-rule."""
+
+    def apply(f: F) -> F:
+        f = _option(
+            "--end-rule",
+            stored=stored,
+            default=defaults.END_RULE,
+            type=END_RULES,
+            help="Whether the game ends at the threshold or only above it.",
+        )(f)
+        f = _option(
+            "--threshold",
+            stored=stored,
+            default=defaults.THRESHOLD,
+            type=click.IntRange(1, MAX_THRESHOLD),
+            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round {MAX_ROUNDS}).",
+        )(f)
+        f = _option(
+            "--variant",
+            stored=stored,
+            default=defaults.VARIANT,
+            type=VARIANTS,
+            help="Standard rules, or the professional variant (draft).",
+        )(f)
+        return f
+
+    return apply
+
+
+def call_limits(*, stored: bool = False) -> Decorator:
+    """--timeout, --max-faults (and --start-timeout)."""
+
+    def apply(f: F) -> F:
+        f = _option(
+            "--max-faults",
+            stored=stored,
+            default=defaults.MAX_FAULTS,
+            type=click.IntRange(min=1),
+            help="Faults in a game after which a bot forfeits it.",
+        )(f)
+        f = _option(
+            "--start-timeout",
+            stored=stored,
+            default=defaults.START_TIMEOUT,
+            type=click.FloatRange(min=0.01),
+            help="Seconds a bot has to start serving.",
+        )(f)
+        f = _option(
+            "--timeout",
+            stored=stored,
+            default=defaults.TIMEOUT,
+            type=click.FloatRange(min=0.001),
+            help="Seconds a bot has for each call.",
+        )(f)
+        return f
+
+    return apply
+
+
+def sandbox(*, default: str | None) -> Decorator:
+    """--sandbox. ``referee match`` runs the bots a developer names on their own machine by default
+    (local); tournaments and submissions run strangers' code in Docker by default."""
+    if default is None:
+        return click.option(
+            "--sandbox",
+            type=SANDBOXES,
+            default=None,
+            help=f"Where bots run [the tournament's; {defaults.TOURNAMENT_SANDBOX} for a new one].",
+        )
+    return click.option(
+        "--sandbox",
+        type=SANDBOXES,
+        default=default,
+        show_default=True,
+        help="Run bots as local processes, or each in a fresh locked-down Docker container.",
+    )
+
+
+def docker_limits(*, stored: bool = False) -> Decorator:
+    """--memory, --cpus, --pids, --base-image."""
+
+    def apply(f: F) -> F:
+        f = _option(
+            "--base-image",
+            stored=stored,
+            default=defaults.BASE_IMAGE,
+            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the default).",
+        )(f)
+        f = _option(
+            "--pids",
+            stored=stored,
+            default=defaults.PIDS,
+            type=click.IntRange(min=8),
+            help="Docker: processes and threads each bot may have.",
+        )(f)
+        f = _option(
+            "--cpus",
+            stored=stored,
+            default=defaults.CPUS,
+            type=click.FloatRange(min=0.01),
+            help="Docker: CPUs each bot may use.",
+        )(f)
+        f = _option(
+            "--memory",
+            stored=stored,
+            default=defaults.MEMORY,
+            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource fault).",
+        )(f)
+        return f
+
+    return apply
+
+
+def bootstrap() -> Decorator:
+    """--bootstrap and --bootstrap-seed: the rating intervals, the same in every command."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--bootstrap-seed",
+            "--seed",
+            "bootstrap_seed",
+            default=defaults.BOOTSTRAP_SEED,
+            show_default=True,
+            type=int,
+            help="Seed of the bootstrap (same seed, same intervals).",
+        )(f)
+        f = click.option(
+            "--bootstrap",
+            default=defaults.BOOTSTRAP,
+            show_default=True,
+            type=click.IntRange(min=0),
+            help="Bootstrap resamples for the 95% rating intervals (0: no intervals).",
+        )(f)
+        return f
+
+    return apply
+
+
+def as_json(what: str = "the result") -> Decorator:
+    return click.option(
+        "--json", "as_json", is_flag=True, help=f"Print {what} as JSON (for scripts)."
+    )
+
+
+def tournament_dir(*, required: bool = True, exists: bool = False) -> Decorator:
+    return click.option(
+        "--tournament",
+        "-t",
+        "directory",
+        required=required,
+        type=click.Path(file_okay=False, exists=exists, path_type=Path),
+        help="The tournament directory (its SQLite store: settings, entrants, games).",
+    )

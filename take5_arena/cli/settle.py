@@ -1,0 +1,82 @@
+"""The command side of ``referee tournament run --until-settled`` / ``--gauntlet``.
+
+This is app-layer glue: it hands the leaderboard's ranking (order and LOS of neighbours, the same
+numbers the standings publish) to the run loop of take5_arena/referee/tournament/settle.py, prints one line per batch and
+the standings at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from take5_arena.cli.progress import standings_table
+from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament.adaptive import PairState, PlayedGame, Ranking
+from take5_arena.referee.tournament.settle import run_until_settled
+
+
+def leaderboard_ranking(played: Sequence[PlayedGame]) -> Ranking:
+    """The leaderboard's order and LOS of each bot over the next one down."""
+    order, los = ranking_with_los(
+        [GameResult(g.game_id, g.entrants, g.places, g.places, g.duplicate_set) for g in played]
+    )
+    return Ranking(order, los)
+
+
+def run_settled(
+    directory: Path,
+    options: Mapping[str, Any],
+    *,
+    confidence: float,
+    budget: int | None,
+    gauntlet: str | None,
+    quiet: bool = False,
+) -> int:
+    """Run until settled and print the outcome; returns the exit code (raises TournamentError)."""
+    import click
+
+    def log(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    report = run_until_settled(
+        directory,
+        options,
+        rank=leaderboard_ranking,
+        confidence=confidence,
+        budget=budget,
+        gauntlet=gauntlet,
+        log=log,
+    )
+    what = {
+        "settled": f"settled: every {'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has "
+        f"LOS >= {confidence:.0%}",
+        "budget": "the budget is spent before the ranking settled (raise --budget to go on)",
+        "unplayed": f"{report.unplayed} games not played (infrastructure); run the same command again",
+        "interrupted": "interrupted: run the same command again to resume",
+    }.get(report.reason, report.reason)
+    click.echo(
+        f"{report.games} games in {report.batches} batches ({report.played} played now, "
+        f"{report.seconds:.1f} s); {what}"
+    )
+    if report.decision is not None and report.decision.open_pairs:
+        click.echo(
+            "open: "
+            + ", ".join(
+                PairState(
+                    p.upper.rsplit("@", 1)[0], p.lower.rsplit("@", 1)[0], p.los, p.settled
+                ).text()
+                for p in report.decision.open_pairs
+            )
+        )
+    with Store(directory, readonly=True) as store:
+        table = standings_table(store)
+        if table is not None:
+            from rich.console import Console
+
+            Console(file=sys.stdout).print(table)
+    return report.exit_code

@@ -1,0 +1,577 @@
+"""Writing the static site for any number of games: streamed, sharded, compressed, incremental.
+
+Memory holds the results (a few hundred bytes a game) and one replay bundle, never all records;
+every folder holds a bounded number of files; a re-publish writes only what new games change.
+
+Layout (all paths relative to the site folder)::
+
+    index.html, bot.html, replay.html, assets/      the pages (take5_arena/leaderboard/site/)
+    standings.json, standings.md                    the standings (docs/standings-format.md)
+    manifest.json                                   what was published, with the rating parameters
+    manifest.jsonl                                  one line per published game: its record hash
+    data/standings.js                               window.TAKE5_STANDINGS: standings, settings,
+                                                    bots' handshake info, newest games, page counts
+    data/games/NNNNNN.js                            the game list, LIST_PAGE games a page, oldest
+                                                    first: window.TAKE5_PAGES[path] = [...]
+    data/bots/KEY.js                                one bot: game count, pages, newest faults
+    data/bots/KEY/NNNNNN.js                         that bot's games, LIST_PAGE a page
+    replays/FFF/NNNNNN.js                           BUNDLE records, JSON compressed (raw deflate) and
+                                                    base64-encoded: window.TAKE5_REPLAYS[path] = "..."
+                                                    (FOLDER_FILES bundles a folder)
+    data/state.json                                 what a re-publish needs to add to this site
+
+Game number ``n`` (its position in publishing order, from 0) fixes where everything about it lives:
+bundle ``n // BUNDLE`` in folder ``n // BUNDLE // FOLDER_FILES``, list page ``n // LIST_PAGE``; so a
+link to a replay is ``replay.html?game=ID&n=N``, and the page loads one bundle of ``BUNDLE`` games.
+The browser decompresses a bundle with ``DecompressionStream`` (no library, works from file://).
+
+**Incremental publishing.** ``data/state.json`` keeps how many games the site holds and a digest of
+their ids in order. When the new publishing order starts with exactly those games (a tournament
+that played more games), only the last, partly filled bundle and list pages and the new ones are
+written, and the manifest is appended to; the standings pages (a few hundred kilobytes) are always
+rewritten. Anything else (other games, a different order, ``--with-logs`` switched, another
+layout version) publishes everything again, after removing the old generated files.
+
+**The manifest** lets anyone check the published standings (``referee verify --site``, see
+take5_arena/leaderboard/site_check.py): for every game its record's SHA-256 (of :func:`canonical_json`), where
+its replay is, whether it is rated (and why not), its entrants as rated and its duplicate set.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .collection import Games, games_from_records
+from .markdown import standings_markdown
+from .publish import ASSET_FILES, PAGES, SITE_ASSETS, _finite, file_key, standings_document
+from .ratings import GameResult, Standings
+from .results import seat_entrant
+
+LAYOUT_VERSION = 2
+BUNDLE = 100  # records per replay file
+FOLDER_FILES = 1000  # replay files per folder
+LIST_PAGE = 1000  # games per page of a game list
+RECENT_GAMES = 30  # newest games on the front page
+BOT_FAULTS = 200  # newest faults (with their details) on a bot page
+MANIFEST_FORMAT = "take5-site-manifest"
+STATE_FORMAT = "take5-site-state"
+#: tournament settings shown on the front page, in this order
+SHOWN_SETTINGS = (
+    "players",
+    "variant",
+    "threshold",
+    "end_rule",
+    "timeout",
+    "start_timeout",
+    "max_faults",
+    "duplicate",
+    "games",
+    "sandbox",
+)
+#: handshake fields of a record's seat shown on a bot page
+SEAT_INFO = ("version", "author", "sdk", "protocol_version", "kind", "bot_name", "digest")
+MAX_INFO = 200  # characters kept of each handshake field
+
+
+def canonical_json(record: Any) -> str:
+    """The one serialisation of a record that its manifest hash is taken of."""
+    return json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def record_hash(record: Any) -> str:
+    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
+
+
+def bundle_path(n: int) -> str:
+    """Where the replay of game number ``n`` is (relative to the site)."""
+    b = n // BUNDLE
+    return f"replays/{b // FOLDER_FILES:03d}/{b:06d}.js"
+
+
+def page_path(prefix: str, page: int) -> str:
+    return f"{prefix}/{page:06d}.js"
+
+
+def encode_bundle(items: list[str]) -> str:
+    """One replay bundle: a JSON list of games (each ``{"id", "entrants", "seed", "label",
+    "record"}``, given as JSON text) as raw deflate, base64-encoded."""
+    body = "[" + ",".join(items) + "]"
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+    packed = deflate.compress(body.encode("utf-8")) + deflate.flush()
+    return base64.b64encode(packed).decode("ascii")
+
+
+def decode_bundle(text: str) -> list[dict[str, Any]]:
+    """The games of one replay bundle file (its whole text, as written by :func:`write_site`)."""
+    last = text.rstrip().splitlines()[-1]
+    start, end = last.index('"', last.index("=")) + 1, last.rindex('"')
+    raw = zlib.decompress(base64.b64decode(last[start:end], validate=True), -15)
+    games = json.loads(raw.decode("utf-8"))
+    if not isinstance(games, list) or not all(isinstance(g, dict) for g in games):
+        raise ValueError("a replay bundle holds a list of games")
+    return games
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(_finite(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _js_assign(table: str, key: str, value_json: str) -> str:
+    return (
+        f"window.{table} = window.{table} || {{}};\n"
+        f"window.{table}[{json.dumps(key)}] = {value_json};\n"
+    )
+
+
+def _write(path: Path, text: str) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+def _strip_logs(record: dict[str, Any]) -> dict[str, Any]:
+    """The record without the bots' log lines (``turn.logs``): those are published only on request."""
+    rounds = record.get("rounds")
+    if not isinstance(rounds, list) or not any(
+        isinstance(t, dict) and "logs" in t
+        for r in rounds
+        if isinstance(r, dict)
+        for t in r.get("turns") or []
+    ):
+        return record
+    out = dict(record)
+    out["rounds"] = [
+        {**r, "turns": [{k: v for k, v in t.items() if k != "logs"} for t in r.get("turns") or []]}
+        if isinstance(r, dict)
+        else r
+        for r in rounds
+    ]
+    return out
+
+
+def _seat_info(seat: Mapping[str, Any]) -> dict[str, str]:
+    return {k: str(seat[k])[:MAX_INFO] for k in SEAT_INFO if seat.get(k) not in (None, "", [], {})}
+
+
+@dataclass
+class PublishReport:
+    games: int  # games on the site
+    written: int  # replays written by this run (a re-publish: the new ones, and their bundle's)
+    incremental: bool
+    bytes_written: int
+    files_written: int
+
+
+class _Digest:
+    """A running digest of game ids in order (sha256 over id + newline)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+
+    def add(self, gid: str) -> None:
+        self.h.update(gid.encode("utf-8") + b"\n")
+
+    def hex(self) -> str:
+        return self.h.hexdigest()
+
+
+def _read_state(out: Path) -> dict[str, Any] | None:
+    try:
+        state = json.loads((out / "data" / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(state, dict)
+        or state.get("format") != STATE_FORMAT
+        or state.get("version") != LAYOUT_VERSION
+    ):
+        return None
+    return state
+
+
+def _clean_generated(out: Path) -> None:
+    """Remove what an earlier publication generated (never anything else in the folder)."""
+    for sub in ("replays", "data", "games"):
+        folder = out / sub
+        if folder.is_dir():
+            shutil.rmtree(folder)
+    for name in ("manifest.jsonl", "manifest.json"):
+        (out / name).unlink(missing_ok=True)
+
+
+def write_site(
+    out_dir: str | Path,
+    games: Games,
+    standings: Standings,
+    *,
+    title: str = "take5 arena standings",
+    generated_at: str | None = None,
+    with_logs: bool = False,
+    full: bool = False,
+) -> PublishReport:
+    """Write (or bring up to date) the static site in ``out_dir``; see the module text.
+
+    ``with_logs`` publishes the bots' log lines kept in the records (off by default: a public site
+    shows them only when the organiser opts in). ``full`` ignores what is already there.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results = games.results
+    order = games.order
+    total = len(order)
+    result_of: dict[str, GameResult] = {g.game_id: g for g in results}
+
+    # -- how much of the old site stays ------------------------------------------------------------
+    state = None if full else _read_state(out)
+    kept = 0
+    if (
+        state is not None
+        and state.get("with_logs") == with_logs
+        and 0 < state.get("games", 0) <= total
+    ):
+        digest = _Digest()
+        for gid in order[: state["games"]]:
+            digest.add(gid)
+        if digest.hex() == state.get("digest"):
+            kept = int(state["games"])
+    if kept == 0:
+        _clean_generated(out)
+        state = None
+    bots_state: dict[str, dict[str, Any]] = (state or {}).get("bots", {})
+    report = PublishReport(total, 0, kept > 0, 0, 0)
+
+    def write(rel: str, text: str) -> None:
+        report.bytes_written += _write(out / rel, text)
+        report.files_written += 1
+
+    # -- replays and manifest: from the start of the last, partly filled bundle ----------------------
+    start = (kept // BUNDLE) * BUNDLE
+    manifest_path = out / "manifest.jsonl"
+    offsets: list[int] = list(
+        (state or {}).get("manifest_offsets", [])
+    )  # byte offset of each bundle
+    size = manifest_path.stat().st_size if kept and manifest_path.exists() else 0
+    keep_bytes = offsets[start // BUNDLE] if start // BUNDLE < len(offsets) else size
+    offsets = offsets[: start // BUNDLE]
+    if manifest_path.exists():
+        with manifest_path.open("r+b") as f:
+            f.truncate(keep_bytes)
+    position = start
+    bundle: list[str] = []
+    with manifest_path.open("ab") as manifest:
+        reader = games.read_records(start) if games.read_records and start < total else iter(())
+        for gid, record in reader:
+            if position >= total:
+                break  # games recorded after the results were read (a tournament still playing)
+            if gid != order[position]:
+                raise ValueError(
+                    f"the records are not in publishing order at game {position} ({gid})"
+                )
+            if not with_logs:
+                record = _strip_logs(record)
+            text = canonical_json(record)
+            if position % BUNDLE == 0:
+                offsets.append(manifest.tell())
+            manifest.write(
+                _manifest_line(position, gid, text, record, result_of.get(gid), games).encode(
+                    "utf-8"
+                )
+            )
+            _note_bot_info(
+                bots_state,
+                record,
+                result_of.get(gid),
+                gid,
+                position,
+                games.labels.get(gid),
+                new=position >= kept,
+            )
+            result = result_of.get(gid)
+            entrants = (
+                list(result.entrants)
+                if result
+                else list(games.unrated[gid].entrants)
+                if gid in games.unrated
+                else []
+            )
+            # the seed as text too: a 64-bit seed does not survive as a JavaScript number
+            bundle.append(
+                f'{{"id":{json.dumps(gid, ensure_ascii=False)},"entrants":{_dump(entrants)},'
+                f'"seed":{json.dumps(str(record.get("seed")))},"label":{json.dumps(games.labels.get(gid), ensure_ascii=False)},'
+                f'"record":{text}}}'
+            )
+            position += 1
+            if position % BUNDLE == 0 or position == total:
+                rel = bundle_path(position - 1)
+                write(rel, _js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(bundle))))
+                report.written += len(bundle)
+                bundle = []
+    close = getattr(reader, "close", None)
+    if close is not None:
+        close()
+    if position != total:
+        raise ValueError(f"{total - position} records of the games to publish could not be read")
+
+    # -- the game list: pages from the first one that changed ------------------------------------------
+    entry_of = _entries(games, result_of)
+    first_page = kept // LIST_PAGE
+    for page in range(first_page, (total + LIST_PAGE - 1) // LIST_PAGE):
+        rel = page_path("data/games", page)
+        rows = [entry_of(n) for n in range(page * LIST_PAGE, min(total, (page + 1) * LIST_PAGE))]
+        write(rel, _js_assign("TAKE5_PAGES", rel, _dump(rows)))
+
+    # -- bot pages -------------------------------------------------------------------------------------
+    bot_counts: dict[str, int] = {}
+    pending: dict[str, list[dict[str, Any]]] = {}
+    old_counts = {b: int(s.get("games", 0)) for b, s in bots_state.items()}
+    position_of = {gid: n for n, gid in enumerate(order)}
+    for g in results:
+        n = position_of[g.game_id]
+        for seat, entrant in enumerate(g.entrants):
+            i = bot_counts.get(entrant, 0)
+            bot_counts[entrant] = i + 1
+            if i >= (old_counts.get(entrant, 0) // LIST_PAGE) * LIST_PAGE:
+                entry = dict(entry_of(n))
+                entry.update(
+                    seat=seat,
+                    place=g.places[seat],
+                    penalty=g.penalties[seat],
+                    faults=list(g.faults[seat]) if g.faults else [],
+                )
+                rows = pending.setdefault(entrant, [])
+                rows.append(entry)
+                if (i + 1) % LIST_PAGE == 0:
+                    _flush_bot_page(write, entrant, i // LIST_PAGE, rows)
+                    pending[entrant] = []
+    for entrant, rows in pending.items():
+        if rows:
+            _flush_bot_page(write, entrant, (bot_counts[entrant] - 1) // LIST_PAGE, rows)
+    for entrant in set(bot_counts) | set(bots_state):
+        b = bots_state.setdefault(entrant, {})
+        b["games"] = bot_counts.get(entrant, 0)
+        summary = {
+            "entrant": entrant,
+            "games": b["games"],
+            "pages": (b["games"] + LIST_PAGE - 1) // LIST_PAGE,
+            "page_size": LIST_PAGE,
+            "info": b.get("info", {}),
+            "faults": b.get("faults", []),
+            "fault_total": b.get("fault_total", 0),
+        }
+        rel = f"data/bots/{file_key(entrant)}.js"
+        write(rel, _js_assign("TAKE5_BOTS", rel, _dump(summary)))
+
+    # -- standings -------------------------------------------------------------------------------------
+    doc = standings_document(standings, results, title=title, generated_at=generated_at)
+    write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    write(
+        "standings.md",
+        standings_markdown(
+            standings,
+            title=title,
+            generated_at=generated_at,
+            unrated=[(gid, u.reason) for gid, u in games.unrated.items()],
+        ),
+    )
+    site = dict(doc)
+    site["settings"] = {k: games.settings[k] for k in SHOWN_SETTINGS if k in games.settings}
+    site["bots"] = {b: s.get("info", {}) for b, s in sorted(bots_state.items())}
+    site["recent_games"] = [
+        entry_of(n) for n in range(total - 1, max(-1, total - 1 - RECENT_GAMES), -1)
+    ]
+    site["game_count"] = total
+    site["game_pages"] = (total + LIST_PAGE - 1) // LIST_PAGE
+    site["page_size"] = LIST_PAGE
+    site["unrated"] = {
+        "count": len(games.unrated),
+        "games": [
+            {"id": gid, "reason": u.reason, "n": position_of.get(gid)}
+            for gid, u in list(games.unrated.items())[:100]
+        ],
+    }
+    site["with_logs"] = with_logs
+    site["layout"] = {"bundle": BUNDLE, "folder_files": FOLDER_FILES, "page_size": LIST_PAGE}
+    write("data/standings.js", f"window.TAKE5_STANDINGS = {_dump(site)};\n")
+
+    for name in PAGES:
+        shutil.copyfile(SITE_ASSETS / name, out / name)
+    (out / "assets").mkdir(exist_ok=True)
+    for asset in ASSET_FILES:
+        shutil.copyfile(SITE_ASSETS / asset, out / "assets" / asset)
+
+    manifest_head = {
+        "format": MANIFEST_FORMAT,
+        "version": 1,
+        "games": total,
+        "rated": len(results),
+        "unrated": len(games.unrated),
+        "with_logs": with_logs,
+        "hash": "sha256 of the record as JSON with sorted keys, no spaces, UTF-8 (logs removed unless with_logs)",
+        "ratings": {
+            "bootstrap": standings.bootstrap,
+            "seed": standings.seed,
+            "prior": standings.prior,
+            "k": standings.k,
+        },
+        "lines": "manifest.jsonl",
+    }
+    write("manifest.json", json.dumps(manifest_head, indent=1) + "\n")
+
+    digest = _Digest()
+    for gid in order:
+        digest.add(gid)
+    new_state = {
+        "format": STATE_FORMAT,
+        "version": LAYOUT_VERSION,
+        "games": total,
+        "digest": digest.hex(),
+        "with_logs": with_logs,
+        "manifest_offsets": offsets,
+        "bots": bots_state,
+    }
+    write("data/state.json", json.dumps(new_state, ensure_ascii=False) + "\n")
+    return report
+
+
+def _flush_bot_page(write: Any, entrant: str, page: int, rows: list[dict[str, Any]]) -> None:
+    rel = page_path(f"data/bots/{file_key(entrant)}", page)
+    write(rel, _js_assign("TAKE5_PAGES", rel, _dump(rows)))
+
+
+def _entries(games: Games, result_of: Mapping[str, GameResult]) -> Any:
+    order, labels, unrated = games.order, games.labels, games.unrated
+
+    def entry(n: int) -> dict[str, Any]:
+        gid = order[n]
+        e: dict[str, Any] = {"id": gid, "n": n}
+        if gid in labels:
+            e["label"] = labels[gid]
+        g = result_of.get(gid)
+        if g is not None:
+            e.update(entrants=list(g.entrants), penalties=list(g.penalties), places=list(g.places))
+        else:
+            u = unrated.get(gid)
+            e.update(entrants=list(u.entrants) if u else [], unrated=u.reason if u else "not rated")
+        return e
+
+    return entry
+
+
+def _manifest_line(
+    n: int, gid: str, text: str, record: Mapping[str, Any], result: GameResult | None, games: Games
+) -> str:
+    line: dict[str, Any] = {
+        "n": n,
+        "game": gid,
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "replay": bundle_path(n),
+        "rated": result is not None,
+    }
+    if result is not None:
+        line.update(
+            entrants=list(result.entrants),
+            duplicate_set=result.duplicate_set,
+            played_at=result.played_at,
+        )
+    else:
+        u = games.unrated.get(gid)
+        line["why"] = u.reason if u else "not rated"
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _note_bot_info(
+    bots: dict[str, dict[str, Any]],
+    record: Mapping[str, Any],
+    result: GameResult | None,
+    gid: str,
+    n: int,
+    label: str | None,
+    *,
+    new: bool,
+) -> None:
+    """Keep each bot's newest handshake info and newest faults (with details) while streaming
+    (faults only of games ``new`` to the site: a re-publish reads a few games again)."""
+    seats = record.get("seats") or []
+    faults = record.get("faults") or []
+    for s, seat in enumerate(seats):
+        if not isinstance(seat, Mapping):
+            continue
+        try:
+            entrant = result.entrants[s] if result is not None else seat_entrant(seat)
+        except (IndexError, ValueError):
+            continue
+        b = bots.setdefault(entrant, {})
+        info = _seat_info(seat)
+        if info:
+            b["info"] = info
+        seat_faults = faults[s] if s < len(faults) and isinstance(faults[s], list) else []
+        if seat_faults and new:
+            log = b.setdefault("faults", [])
+            log[0:0] = [
+                {
+                    "game": gid,
+                    "n": n,
+                    "label": label,
+                    "round": f.get("round"),
+                    "turn": f.get("turn"),
+                    "kind": str(f.get("kind", "?"))[:MAX_INFO],
+                    "detail": str(f.get("detail", ""))[:2000],
+                }
+                for f in seat_faults
+                if isinstance(f, Mapping)
+            ]
+            del log[BOT_FAULTS:]
+            b["fault_total"] = b.get("fault_total", 0) + len(seat_faults)
+
+
+def read_site_records(site: str | Path) -> Iterator[tuple[str, str, Any]]:
+    """(replay file, game id, record) of every replay bundle of a published site, file by file."""
+    root = Path(site)
+    for path in sorted((root / "replays").glob("*/*.js")):
+        rel = path.relative_to(root).as_posix()
+        for game in decode_bundle(path.read_text(encoding="utf-8")):
+            yield rel, str(game.get("id")), game.get("record")
+
+
+def publish_site(
+    out_dir: str | Path,
+    *,
+    results: Sequence[GameResult],
+    records: Mapping[str, Mapping[str, Any]] | None = None,
+    standings: Standings,
+    games: Any = None,
+    title: str = "take5 arena standings",
+    generated_at: str | None = None,
+    with_logs: bool = False,
+    full: bool = False,
+) -> Path:
+    """Write the static site, standings.json and standings.md into ``out_dir``; return index.html.
+
+    The games come either as ``games`` (a :class:`take5_arena.leaderboard.collection.Games`, streamed: what
+    ``referee publish`` uses) or as ``records`` held in memory (game id -> record; every record gets a
+    replay, games without a record are listed but not replayable). The writing itself, streamed,
+    sharded and incremental, is take5_arena/leaderboard/site_build.py. ``generated_at`` (any text, e.g. an ISO
+    time) is shown and stored; leave it None for byte-identical output from identical inputs.
+    """
+    if games is None:
+        games = games_from_records(records or {}, list(results))
+    write_site(
+        out_dir,
+        games,
+        standings,
+        title=title,
+        generated_at=generated_at,
+        with_logs=with_logs,
+        full=full,
+    )
+    return Path(out_dir) / "index.html"

@@ -1,0 +1,206 @@
+"""Bot versions as content-addressed artifacts: what was validated is exactly what plays, anywhere.
+
+``referee submit`` packs the bot folder it validates into a deterministic tar archive whose SHA-256
+is the version's identity (:func:`pack`), and keeps it in the tournament's ``artifacts/`` folder
+(:class:`ArtifactStore`). Games never read the submitted folder again: a worker — a thread of this
+referee, another process, or a Dask worker on another host with its own Docker engine — receives
+the archive with the work, checks its digest, unpacks it once into its own cache
+(:func:`materialize`) and builds or reuses the image from there (images are tagged by a hash of
+their sources, so each engine builds a version once). Nothing assumes a shared file system, and a
+folder changed (or deleted) after submission changes nothing.
+
+Why archives and not images pushed to a registry: a bot's source is small (kilobytes), every
+worker's engine must be able to build anyway (the hardened build runs on the worker), and no
+registry needs to be deployed, secured and kept in step with the store.
+
+What goes in is what the build would copy (the folder's scan: take5_arena/referee/sandbox/context.py).
+Determinism: members sorted by path, mtime 0, uid/gid 0, modes 0644/0755 (executable bits kept),
+no owner names, ustar format. The same folder content gives the same digest on every machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import RefereeError
+from .sandbox.build_errors import BuildRefused
+from .sandbox.context import BotFolder, Kind, scan
+
+#: Where a worker keeps unpacked artifacts (one folder per digest), unless told otherwise.
+CACHE_ENV = "TAKE5_ARTIFACT_CACHE"
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "/var/tmp")) / "take5-artifacts"
+_COMPLETE = ".take5-artifact-complete"
+
+
+class ArtifactError(RefereeError):
+    """An artifact cannot be packed, found or trusted (digest mismatch, unsafe member)."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A packed bot version: ``digest`` is ``sha256:<hex>`` of ``data`` (a tar archive)."""
+
+    digest: str
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+def digest_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _hex(digest: str) -> str:
+    algo, _, hexpart = digest.partition(":")
+    if algo != "sha256" or len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
+        raise ArtifactError(f"not an artifact digest: {digest[:80]!r}")
+    return hexpart
+
+
+def pack(folder: str | os.PathLike[str] | BotFolder) -> Artifact:
+    """The deterministic archive of a bot folder: exactly the entries the build would copy.
+
+    The folder is scanned first (take5_arena/referee/sandbox/context.py: size, file-count, path and depth
+    limits; symlinks never followed, one that leads outside refused; caches and VCS folders left
+    out), or ``folder`` is such a scan already. Files are read by the scan's list: a file whose size
+    changed since, or that is no longer a plain file, refuses the pack (a folder being edited).
+    Symlinks that stay inside the folder are kept as symlinks (npm's ``node_modules/.bin``).
+    """
+    try:
+        scanned = folder if isinstance(folder, BotFolder) else scan(folder)
+    except BuildRefused as error:
+        raise ArtifactError(str(error)) from None
+    root = scanned.root
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for entry in sorted(scanned.entries, key=lambda e: e.path):
+            info = tarfile.TarInfo(entry.path)
+            info.mtime = 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            if entry.kind is Kind.DIR:
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            elif entry.kind is Kind.SYMLINK:
+                info.type = tarfile.SYMTYPE
+                info.linkname = entry.target
+                info.mode = 0o777
+                tar.addfile(info)
+            else:
+                path = root / entry.path
+                try:
+                    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+                except OSError as error:
+                    raise ArtifactError(
+                        f"{entry.path}: cannot be read ({error.strerror})"
+                    ) from None
+                with os.fdopen(fd, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    if not stat.S_ISREG(st.st_mode) or st.st_size != entry.size:
+                        raise ArtifactError(
+                            f"{entry.path} changed while the bot was being packed; "
+                            "submit again with a folder nobody is changing"
+                        )
+                    info.size = st.st_size
+                    info.mode = 0o755 if entry.executable else 0o644
+                    tar.addfile(info, f)
+    data = buf.getvalue()
+    return Artifact(digest_of(data), data)
+
+
+class ArtifactStore:
+    """A folder of artifacts named by digest (the tournament's ``artifacts/``)."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+
+    def path(self, digest: str) -> Path:
+        return self.folder / f"{_hex(digest)}.tar"
+
+    def put(self, artifact: Artifact) -> Path:
+        """Write ``artifact`` once (atomically: a crash never leaves half an archive)."""
+        target = self.path(artifact.digest)
+        if target.exists():
+            return target
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".incoming-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(artifact.data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    def get(self, digest: str) -> Artifact:
+        try:
+            data = self.path(digest).read_bytes()
+        except FileNotFoundError:
+            raise ArtifactError(f"artifact {digest} is missing from {self.folder}") from None
+        if digest_of(data) != digest:
+            raise ArtifactError(f"artifact {digest} in {self.folder} is corrupt (digest mismatch)")
+        return Artifact(digest, data)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
+
+
+def is_cached(digest: str, cache: Path | None = None) -> bool:
+    return ((cache or cache_dir()) / _hex(digest) / _COMPLETE).exists()
+
+
+def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> Path:
+    """The folder of artifact ``digest`` in this worker's cache, unpacked from ``data`` if needed.
+
+    ``data`` is checked against ``digest`` before anything is unpacked; members are unpacked with
+    tarfile's ``data`` filter (no links, devices, absolute or ``..`` paths). Concurrent callers
+    unpack into private temporary folders and the first rename wins.
+    """
+    cache = cache or cache_dir()
+    hexpart = _hex(digest)
+    target = cache / hexpart
+    if (target / _COMPLETE).exists():
+        return target / "bot"
+    if data is None:
+        raise ArtifactError(f"artifact {digest} is not cached here and was not sent")
+    if digest_of(data) != digest:
+        raise ArtifactError(f"artifact {digest}: the data received does not match its digest")
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=cache, prefix=f".{hexpart[:12]}-"))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for member in tar.getmembers():
+                if not (member.isfile() or member.isdir() or member.issym()):
+                    raise ArtifactError(
+                        f"artifact {digest}: {member.name!r} is not a file, folder or symlink"
+                    )
+            tar.extractall(
+                tmp / "bot", filter="data"
+            )  # refuses links that lead outside, devices, ..
+        (tmp / _COMPLETE).touch()
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not (target / _COMPLETE).exists():
+                raise
+    except (tarfile.TarError, OSError) as error:
+        raise ArtifactError(f"artifact {digest} cannot be unpacked: {error}") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target / "bot"

@@ -1,0 +1,71 @@
+"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match layer, the
+tournament settings and the sandbox limits all read them from here.
+
+Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
+the rules, so the rules engine owns them); this module only re-exports them under one roof. The
+Docker sandbox modules keep their own literals for now (they are being rewritten into
+take5_arena/referee/sandbox/ and will read these).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from take5 import __version__ as take5_version
+from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
+
+from .kinds import SandboxKind
+
+# -- the game -------------------------------------------------------------------------------------
+PLAYERS = 4
+THRESHOLD = DEFAULT_THRESHOLD  # 66: the game ends when a score reaches it
+VARIANT = Variant.STANDARD.value
+END_RULE = EndRule.AT_OR_ABOVE.value
+SEED = 0
+
+# -- the match ------------------------------------------------------------------------------------
+GAMES = 1  # `referee match`: games played (each deal once per rotation)
+TIMEOUT = 1.0  # seconds per PickCard / ChooseRow / GameOver call
+START_TIMEOUT = 10.0  # seconds a bot has to start serving
+HANDSHAKE_TIMEOUT = 2.0
+MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
+STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped
+
+# -- the sandbox ----------------------------------------------------------------------------------
+SANDBOXES = tuple(kind.value for kind in SandboxKind)
+#: Where a bot runs when nothing says otherwise. `referee match` runs the bots a developer names on
+#: their own machine (``local``); tournaments and `referee submit` run strangers' code (``docker``).
+MATCH_SANDBOX = SandboxKind.LOCAL.value
+TOURNAMENT_SANDBOX = SandboxKind.DOCKER.value
+MEMORY = "256m"  # per bot, also its swap limit (no swap)
+CPUS = 1.0
+PIDS = 64
+BASE_IMAGE = "take5/python:3.11"
+
+# -- tournaments ----------------------------------------------------------------------------------
+DUPLICATE = True
+EXECUTOR = "auto"
+RETRIES = 3  # retries of a game after an infrastructure failure
+#: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables
+#: per entrant of the first batch (before any rating exists), and the game budget per entrant.
+SETTLE_CONFIDENCE = 0.95
+SETTLE_INITIAL_TABLES = 2
+SETTLE_BUDGET_PER_ENTRANT = 100
+#: Bytes of its own output (stderr, kept per turn in the records) each bot version may keep across
+#: a tournament's records; past it the oldest games' output of that bot is dropped.
+OUTPUT_BUDGET = 50_000_000  # 50 MB
+
+# -- ratings --------------------------------------------------------------------------------------
+#: Bootstrap resamples of the 95% rating intervals, in every command that shows them.
+BOOTSTRAP = 200
+BOOTSTRAP_SEED = 0
+
+# -- the package ----------------------------------------------------------------------------------
+#: The project's checkout: bot images get the SDK from its sources (sdk/take5), and smoke games
+#: take their house opponents from example_bots/.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SDK_DIR = REPO_ROOT / "sdk"
+EXAMPLE_BOTS = REPO_ROOT / "example_bots"
+DISTRIBUTION = "take5-arena"
+#: One version for the whole project and its SDK: both pyproject.toml files read take5.__version__.
+VERSION = take5_version

@@ -1,0 +1,57 @@
+"""The referee's vocabularies as enums: where a bot runs, why a game could not be played, how a
+tournament run ended. (Fault kinds, what a bot did wrong, are in take5_arena/referee/match/faults.py.)
+
+Each is a ``str`` enum: a member is its own JSON value and equals its string, so the store and the
+records hold the same text as before these were enums, and old stores read back unchanged.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class StrEnum(str, Enum):
+    """A ``str`` enum that prints as its value (``enum.StrEnum`` is Python 3.11+)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class SandboxKind(StrEnum):
+    """Where a bot runs."""
+
+    DOCKER = "docker"
+    """A fresh locked-down container per game (no network, read-only files, memory/CPU/pids limits)."""
+    LOCAL = "local"
+    """A local process of the operator's user: only for bots the operator trusts."""
+
+
+class InfraKind(StrEnum):
+    """Why a tournament game was not played: nobody's fault, rates no one, retried later."""
+
+    ENGINE_UNAVAILABLE = "engine-unavailable"
+    """No Docker engine answers (or it stopped answering during the game)."""
+    IMAGE = "image"
+    """A bot's image, which built at submission, does not build now."""
+    REFEREE_ERROR = "referee-error"
+    """The referee's own failure."""
+    EXECUTOR = "executor"
+    """The executor (process pool, dask) lost the table."""
+    ARTIFACT = "artifact"
+    """A bot version's validated source archive is missing or does not match its digest."""
+
+
+class RunStatus(StrEnum):
+    """How a `referee tournament run` ended (the ``status`` of a run in the store)."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    """Every scheduled game is recorded."""
+    INCOMPLETE = "incomplete"
+    """Games are left unplayed after infrastructure failures: run again."""
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+    """The run itself stopped on an error."""

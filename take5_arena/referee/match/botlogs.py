@@ -1,0 +1,51 @@
+"""Each bot's own output, turn by turn, kept in the game record (a turn's optional `logs`).
+
+A bot author debugs by reading what their bot printed next to the turn it printed it in. Local bots
+write to a pipe the referee drains (take5_arena/referee/match/local.py); after every turn the match takes what each bot
+wrote since the last turn (`take_output()` on its handle, where the launcher has one) and keeps it
+here, bounded and made inert: at most `LIMIT` characters per seat per turn, control characters as
+visible escapes (a log is read in terminals and web pages). Output from before the first turn of a
+game (start-up banners) is dropped; output during a draft goes with turn 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from take5.text import inert
+
+LIMIT = 2000
+"""Characters of one seat's output kept per turn (docs/record-format.md)."""
+CUT = "\n[... cut: at most 2,000 characters per turn are kept]"
+
+
+def clean(text: str, limit: int = LIMIT) -> str:
+    """`text` made inert and bounded: control characters escaped (newlines and tabs kept)."""
+    cleaned = inert(text).rstrip("\n")
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - len(CUT)] + CUT
+    return cleaned
+
+
+def take(handles: Sequence[Any]) -> list[list[Any]]:
+    """What each handle's bot wrote since the last call, as [[seat, text], ...] (seats that wrote)."""
+    logs: list[list[Any]] = []
+    for seat, handle in enumerate(handles):
+        take_output = getattr(handle, "take_output", None)
+        if take_output is None:
+            continue
+        text = clean(take_output())
+        if text.strip():
+            logs.append([seat, text])
+    return logs
+
+
+def attach(record: Mapping[str, Any], logs: Mapping[tuple[int, int], list[list[Any]]]) -> None:
+    """Put the logs kept per (round, turn) into the record's turn objects (a record from
+    `Game.record` shares them with the game: this only adds their `logs` key, again and again)."""
+    for rnd in record.get("rounds", []):
+        for turn in rnd.get("turns", []):
+            kept = logs.get((rnd["round"], turn["turn"]))
+            if kept:
+                turn["logs"] = kept

@@ -1,0 +1,726 @@
+"""Bots in Docker containers for matches and tournaments: the launcher behind `--sandbox docker`.
+
+    from take5_arena.referee.sandbox.launcher import DockerLauncher
+    from take5_arena.referee.sandbox.limits import SandboxLimits
+
+    with DockerLauncher(limits=SandboxLimits(memory="256m", cpus=1.0, pids=64)) as launcher:
+        launcher.prepare(refs)                                # optional: build the images now
+        result = run_match(refs, config, launcher=launcher)   # take5_arena/referee/match/play.py
+
+`DockerLauncher` is a match `Launcher`: called with a BotRef it returns a `DockerBot`, a `BotHandle`
+(take5_arena/referee/match/launch.py). What it does:
+
+* Images: each bot folder becomes an image (`images.build_image`, the checked builder; reused while
+  its sources are unchanged). A bot whose image cannot be built is rejected before play; the
+  build's output is its log.
+* The image's own command: an image says how its bot starts (its ENTRYPOINT and CMD, e.g.
+  ``python3 /bot/bot.py`` or a static binary); the launcher runs exactly that, in any language,
+  with the sandbox flags (`limits.container_kwargs`) and ``TAKE5_LISTEN``. It never runs anything
+  else in a bot image, and asks nothing of an image by running it: what it needs comes from the
+  image's config and labels.
+* Output: the bot's stdout and stderr are best kept out of Docker's log pipeline (a flooding bot
+  makes dockerd and the container shim burn about a core of the host, outside the bot's CPU
+  quota). When the image has a POSIX shell (label ``take5.shell=/bin/sh``, or an image built on the
+  arena's Debian bases, label ``take5.image`` = ``base`` or ``python``) and the referee runs as root
+  (the socket folder is then a small tmpfs), the image's command is started through that shell
+  as ``umask 0; exec "$@" >/run/take5/output.log 2>&1``: the output goes to a file bounded by the
+  tmpfs, read without following links. Other images (a static binary) write to Docker's
+  json-file log, capped at `SandboxLimits.log_max_size`.
+* A fresh container per bot per game (`DockerBot.per_game`): the match starts every Docker bot
+  anew before each game, so no memory carries over from one game to the next. The next game's
+  containers start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
+* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH descriptor of
+  the bot's socket, never again through the path in the bot's writable folder.
+* Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
+  A bot that dies is a fault carrying the cause: ``resource`` for an out-of-memory kill
+  ("OOMKilled, memory limit 256m, exit code 137"), ``crash`` for any other exit ("exit code 3").
+* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``, ``take5.run=RUN``,
+  ``take5.owner=...`` and removed after their game, all of them at `close()` (also on Ctrl-C and
+  SIGTERM through the match command), and when the referee is killed outright (SIGKILL) by a
+  reaper process that outlives it. A new launcher first removes containers of dead referees.
+
+Every engine request is an Engine API call (docker-py); no ``docker`` process is spawned during a
+match.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import concurrent.futures
+import dataclasses
+import logging
+import os
+import re
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..match import faults
+from ..match.botref import BotRef, parse_bot
+from ..match.launch import AddressHandle, BotHandle
+from ..match.remote import CallFailed
+from . import containers, engine, sockets
+from .errors import ContainerStartError, ImageBuildError, SandboxError
+from .images import DEFAULT_SDK_DIR, ImageInfo, build_image
+from .limits import (
+    CONTAINER_SOCKET_DIR,
+    DEFAULT_BASE_IMAGE,
+    DEFAULT_CPUS,
+    DEFAULT_MEMORY,
+    DEFAULT_PIDS,
+    LABEL_GAME,
+    LABEL_OWNER,
+    SOCKET_NAME,
+    SandboxLimits,
+    size_bytes,
+    volume_tmpfs,
+)
+from .reaper import ExitWatcher, owner_label, remove_orphans, start_reaper, stop_reaper
+
+log = logging.getLogger("take5.referee")
+
+TAIL_BYTES = 8192
+MAX_STANDBY = 8
+"""Containers started ahead per image at most (prefetch beyond this is ignored)."""
+SHELL_LABEL = "take5.shell"
+"""Image label: the path of a POSIX shell in the image (set by the image builder)."""
+SHELL_IMAGES = ("base", "python")
+"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh."""
+
+
+def image_shell(labels: Mapping[str, str]) -> str | None:
+    """The POSIX shell an image has, by its labels (never by running it); None if unknown."""
+    shell = labels.get(SHELL_LABEL, "")
+    if shell:
+        return shell if re.fullmatch(r"/[A-Za-z0-9_./-]{1,100}", shell) else None
+    return "/bin/sh" if labels.get("take5.image") in SHELL_IMAGES else None
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(code - 128).name
+    except ValueError:
+        return ""
+
+
+def exit_fault(
+    code: int, oom: bool, memory: str, *, before_serving: bool = False
+) -> tuple[str, str]:
+    """(fault kind, detail) of a bot container that ended with `code` (docs: DockerBot.exit_fault)."""
+    when = " before it served" if before_serving else ""
+    if oom:
+        detail = (
+            f"the bot ran out of memory{when}: its container was OOM-killed "
+            f"(OOMKilled, memory limit {memory}, exit code {code})"
+        )
+        return faults.RESOURCE, detail
+    name = _signal_name(code) if code > 128 else ""
+    how = f" (killed by {name})" if name else ""
+    return faults.CRASH, f"the bot's container exited{when} with exit code {code}{how}"
+
+
+# -- one container of a bot -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(eq=False)
+class _Image:
+    info: ImageInfo
+    entrypoint: list[str] | None
+    command: list[str] | None
+    file_output: bool
+    """The bot's output goes to OUTPUT_NAME in its socket tmpfs (else through Docker's logs)."""
+
+
+class _Instance:
+    """One container of a bot (starting, running or ended) and the referee's pin on its socket."""
+
+    def __init__(self, image: _Image, socket_dir: Path, game_id: str) -> None:
+        self.image = image
+        self.socket_dir = socket_dir
+        self.game_id = game_id
+        self.future: concurrent.futures.Future[containers.Container] = concurrent.futures.Future()
+        self.pin: int | None = None
+        self.oom: bool | None = None
+        self.last_inspect = 0.0
+        self.inspected_code: int | None = None
+        self.retired = False
+
+    @property
+    def socket_path(self) -> Path:
+        return self.socket_dir / SOCKET_NAME
+
+    @property
+    def container(self) -> containers.Container | None:
+        if self.future.done() and not self.future.cancelled() and self.future.exception() is None:
+            return self.future.result()
+        return None
+
+    def unpin(self) -> None:
+        if self.pin is not None:
+            try:
+                os.close(self.pin)
+            except OSError:
+                pass
+            self.pin = None
+
+
+class DockerLauncher:
+    """Starts bots in locked-down containers, a fresh one per game; see the module docstring.
+
+    `limits`: memory (no swap), CPUs, pids, tmpfs and log sizes of each container. `base_image`:
+    what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
+    bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
+    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
+    The launcher is thread-safe. Raises EngineUnavailable when no engine answers.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: SandboxLimits = SandboxLimits(),
+        base_image: str = DEFAULT_BASE_IMAGE,
+        sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+        env: Mapping[str, str] | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
+        run_id: str | None = None,
+        max_parallel_starts: int = 8,
+        reaper: bool = True,
+        clean_orphans: bool = True,
+        build_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.client = engine.client()  # EngineUnavailable, with the reason, before anything else
+        prefix = (
+            os.environ.get("TAKE5_RUN_PREFIX", "") or "ref"
+        )  # tests tell their runs apart by it
+        self.run_id = run_id or f"{prefix}-{secrets.token_hex(4)}"
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", self.run_id):
+            raise ValueError(f"run_id {self.run_id!r}: use letters, digits, _ . - (at most 41)")
+        self.base_image = base_image
+        self.sdk_dir = Path(sdk_dir)
+        self.env = dict(env or {})
+        self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.build_options = dict(build_options or {})
+        self.owner = owner_label()
+        self.socket_root = (
+            sockets.SOCKET_BASE / f"t5-{self.run_id}"
+        )  # short: socket paths have 107 bytes
+        self.file_output = sockets.can_mount_tmpfs() and limits.socket_dir_size is not None
+        if self.file_output:
+            room = size_bytes(limits.log_max_size) + (64 << 10)
+            have = size_bytes(limits.socket_dir_size) if limits.socket_dir_size else 0
+            if have < room:
+                limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
+        self.limits = limits
+        self.orphans_removed = remove_orphans(self.client) if clean_orphans else 0
+        self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
+        (self.socket_root / sockets.OWNER_FILE).write_text(self.owner + "\n")
+        self._lock = threading.RLock()
+        self._images: dict[Path, _Image | ImageBuildError] = {}
+        self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
+        self._instances: set[_Instance] = set()
+        self._counter = 0
+        self._handles = 0
+        self._starts = concurrent.futures.ThreadPoolExecutor(
+            max_parallel_starts, thread_name_prefix="take5-docker-start"
+        )
+        self._removals = concurrent.futures.ThreadPoolExecutor(
+            4, thread_name_prefix="take5-docker-rm"
+        )
+        self._closed = False
+        self.events = ExitWatcher(self.run_id)
+        self._reaper = start_reaper(self.run_id, self.socket_root) if reaper else None
+        self.container_cpu = 0.0
+        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown)."""
+        self.start_seconds: list[float] = []
+        """Seconds from each container's creation to its bot's socket, as measured by `DockerBot.ready`."""
+        atexit.register(self.close)
+
+    # -- images ------------------------------------------------------------------------------
+
+    def image(self, ref: BotRef | str) -> ImageInfo:
+        """The image of a bot folder, built now unless up to date; raises ImageBuildError."""
+        got = self._image(ref if isinstance(ref, BotRef) else parse_bot(ref))
+        if isinstance(got, ImageBuildError):
+            raise got
+        return got.info
+
+    def prepare(self, refs: Iterable[BotRef | str]) -> dict[str, ImageInfo | ImageBuildError]:
+        """Build (or find) the image of every bot folder among `refs`, by BOT argument text."""
+        out: dict[str, ImageInfo | ImageBuildError] = {}
+        for item in refs:
+            ref = item if isinstance(item, BotRef) else parse_bot(item)
+            if ref.kind == "address":
+                continue
+            got = self._image(ref)
+            out[ref.text] = got if isinstance(got, ImageBuildError) else got.info
+        return out
+
+    def _image(self, ref: BotRef) -> _Image | ImageBuildError:
+        folder = _bot_folder(ref)
+        if isinstance(folder, ImageBuildError):
+            return folder
+        with self._lock:
+            if folder in self._images:
+                return self._images[folder]
+        try:
+            info = build_image(
+                folder,
+                base_image=self.base_image,
+                sdk_dir=self.sdk_dir,
+                docker=self.client,
+                **self.build_options,
+            )
+            image: _Image | ImageBuildError = self._runner(info)
+        except ImageBuildError as error:
+            image = error
+        except ContainerStartError as error:
+            image = ImageBuildError(f"{ref.text}: {error}")
+        with self._lock:
+            return self._images.setdefault(folder, image)
+
+    def _runner(self, info: ImageInfo) -> _Image:
+        """How to run an image: its own command, through its shell when it has one and the output
+        can go to a file (see the module docstring); the shell also sets umask 0, so that a referee
+        that is not root may connect to a socket made by uid 10001."""
+        facts = containers.image_facts(self.client, info.tag)
+        command = list(facts.command)
+        if not command:
+            raise ImageBuildError(
+                f"the image {info.tag} has no command (CMD or ENTRYPOINT) to start the bot"
+            )
+        volume_tmpfs(facts.volumes, self.limits)  # refused VOLUMEs reject the bot before play
+        shell = image_shell(facts.labels)
+        if shell is None:
+            return _Image(info, None, None, False)
+        script = 'umask 0000; exec "$@"'
+        if self.file_output:
+            script += f" >{CONTAINER_SOCKET_DIR}/{sockets.OUTPUT_NAME} 2>&1"
+        return _Image(info, [shell], ["-c", script, "take5-bot", *command], self.file_output)
+
+    # -- containers --------------------------------------------------------------------------
+
+    def _spawn(self, image: _Image, game_id: str) -> _Instance:
+        """Start a container in the background (see _Instance.future)."""
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the docker launcher is closed")
+            self._counter += 1
+            inst = _Instance(image, self.socket_root / f"c{self._counter:04d}", game_id)
+            self._instances.add(inst)
+        labels = {LABEL_OWNER: self.owner, LABEL_GAME: game_id, "take5.bot": image.info.bot_name}
+
+        def start() -> None:
+            if not inst.future.set_running_or_notify_cancel():
+                return
+            try:
+                sockets.prepare_socket_dir(inst.socket_dir, self.limits)
+                container = self._create(image, inst.socket_dir, labels)
+            except BaseException as error:  # noqa: BLE001 - handed to whoever waits for it
+                sockets.release_socket_dir(inst.socket_dir)
+                inst.future.set_exception(error)
+            else:
+                inst.future.set_result(container)
+
+        try:
+            self._starts.submit(start)
+        except RuntimeError as error:  # the pool was shut down: closing
+            inst.future.set_exception(SandboxError(str(error)))
+        return inst
+
+    def _create(
+        self, image: _Image, socket_dir: Path, labels: Mapping[str, str]
+    ) -> containers.Container:
+        """Create and start one container (a method only so that bench/sandbox.py can time the old
+        command-line path against it)."""
+        return containers.start_container(
+            self.client,
+            image.info.tag,
+            limits=self.limits,
+            run_id=self.run_id,
+            socket_dir=socket_dir,
+            labels=labels,
+            env=self.env,
+            entrypoint=image.entrypoint,
+            command=image.command,
+        )
+
+    def _delete(self, container: containers.Container) -> None:
+        containers.remove(self.client, container.id)
+
+    def _take(self, image: _Image, game_id: str = "") -> _Instance:
+        """A container started ahead for `image` if there is one, else a new one."""
+        with self._lock:
+            pool = self._standby.get(image.info.tag)
+            if pool:
+                return pool.pop(0)
+        return self._spawn(image, game_id)
+
+    def _prefetch(self, image: _Image, game_id: str) -> None:
+        with self._lock:
+            if self._closed or len(self._standby[image.info.tag]) >= MAX_STANDBY:
+                return
+        inst = self._spawn(image, game_id)
+        with self._lock:
+            self._standby[image.info.tag].append(inst)
+
+    def prefetch(self, refs: Iterable[BotRef | str], *, game_id: str = "") -> None:
+        """Start one container per bot folder in `refs` now, for the next game that needs one.
+
+        For tournaments: call it with the next table's bots while a game plays; the handles of
+        that table then take these containers instead of starting their own."""
+        for item in refs:
+            ref = item if isinstance(item, BotRef) else parse_bot(item)
+            if ref.kind == "address":
+                continue
+            got = self._image(ref)
+            if not isinstance(got, ImageBuildError):
+                self._prefetch(got, game_id)
+
+    def _remove(self, inst: _Instance, container: containers.Container) -> None:
+        try:
+            self._delete(container)
+        except Exception as error:  # noqa: BLE001 - the run's sweep at close() tries again
+            log.warning("removing %s: %s", container.name, error)
+        sockets.release_socket_dir(inst.socket_dir)
+
+    def _retire(self, inst: _Instance, sink: _Output | None) -> concurrent.futures.Future[None]:
+        """Stop and remove a container in the background, keeping the end of its output."""
+        with self._lock:
+            if inst.retired:
+                done: concurrent.futures.Future[None] = concurrent.futures.Future()
+                done.set_result(None)
+                return done
+            inst.retired = True
+        inst.unpin()
+
+        def remove() -> None:
+            try:
+                try:
+                    container = inst.future.result()
+                except BaseException:  # noqa: BLE001 - it never started: nothing to remove
+                    return
+                if sink is not None:
+                    sink.collect(inst, container, self.client)
+                used = containers.cpu_seconds(container.id)
+                with self._lock:
+                    self.container_cpu += used
+                self._remove(inst, container)
+            finally:
+                with self._lock:
+                    self._instances.discard(inst)
+
+        try:
+            return self._removals.submit(remove)
+        except RuntimeError:  # closing: do it now
+            remove()
+            now: concurrent.futures.Future[None] = concurrent.futures.Future()
+            now.set_result(None)
+            return now
+
+    def exit_of(self, inst: _Instance) -> int | None:
+        """The container's exit code once it ended (from the event stream, else an inspection)."""
+        container = inst.container
+        if container is None:
+            return None
+        code = self.events.exit_code(container.id)
+        if code is not None or self.events.healthy:
+            return code
+        now = time.monotonic()
+        if inst.inspected_code is None and now - inst.last_inspect >= 0.25:
+            inst.last_inspect = now
+            st = containers.status(self.client, container.id)
+            if st is not None and not st.running and st.exit_code is not None:
+                inst.inspected_code = st.exit_code
+                inst.oom = st.oom_killed
+        return inst.inspected_code
+
+    def oom_killed(self, inst: _Instance) -> bool:
+        container = inst.container
+        if container is None:
+            return False
+        if container.id in self.events.oom:
+            return True
+        if inst.oom is None:
+            try:  # the container is kept until retired
+                st = containers.status(self.client, container.id)
+                inst.oom = bool(st and st.oom_killed)
+            except Exception:  # noqa: BLE001 - unknown counts as no
+                inst.oom = False
+        return bool(inst.oom)
+
+    # -- the launcher interface ----------------------------------------------------------------
+
+    def __call__(self, ref: BotRef | str) -> BotHandle:
+        ref = ref if isinstance(ref, BotRef) else parse_bot(ref)
+        if ref.kind == "address":
+            return AddressHandle(ref.address)
+        with self._lock:
+            self._handles += 1
+            number = self._handles
+        log_path = (
+            self.log_dir / f"bot{number}-{ref.default_name}.log"
+            if self.log_dir is not None
+            else None
+        )
+        return DockerBot(self, ref, self._image(ref), log_path=log_path)
+
+    def close(self) -> None:
+        """Remove every container of the run (waiting for starts in flight); idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        main = threading.current_thread() is threading.main_thread()
+        sigs = (signal.SIGINT, signal.SIGTERM)
+        previous = [signal.signal(sig, signal.SIG_IGN) for sig in sigs] if main else []
+        try:
+            self._starts.shutdown(wait=True, cancel_futures=True)
+            with self._lock:
+                left = list(self._instances)
+                self._standby.clear()
+            for inst in left:
+                inst.unpin()
+                if not inst.future.done():
+                    inst.future.cancel()
+            self._removals.shutdown(wait=True)
+            started = [(inst, inst.container) for inst in left if inst.container is not None]
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                list(pool.map(lambda pair: self._remove(*pair), started))
+            try:
+                containers.remove_run(self.client, self.run_id)
+            except Exception as error:  # noqa: BLE001 - the reaper or the next launcher cleans up
+                log.warning("cleaning up run %s: %s", self.run_id, error)
+            sockets.sweep_socket_root(self.socket_root)
+            self.events.close()
+            stop_reaper(self._reaper)
+        finally:
+            for sig, handler in zip(sigs, previous):
+                signal.signal(sig, handler)
+            atexit.unregister(self.close)
+
+    def __enter__(self) -> DockerLauncher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _bot_folder(ref: BotRef) -> Path | ImageBuildError:
+    if ref.path is None:
+        return ImageBuildError(f"{ref.text}: not a bot folder")
+    if ref.path.name not in ("bot.py", "run") and not (ref.path.parent / "Dockerfile").is_file():
+        return ImageBuildError(
+            f"{ref.text}: --sandbox docker runs bot folders (with bot.py or a Dockerfile), "
+            f"not single files: put it in a folder as bot.py"
+        )
+    return ref.path.parent
+
+
+# -- the handle ------------------------------------------------------------------------------------
+
+
+class _Output:
+    """What a bot wrote, kept across its containers: a bounded tail, and its log file if any."""
+
+    def __init__(self, log_path: Path | None) -> None:
+        self.log_path = log_path
+        self.tails: collections.deque[str] = collections.deque(maxlen=3)
+        self.lock = threading.Lock()
+        self.sections = 0
+
+    def collect(self, inst: _Instance, container: containers.Container, client: Any) -> None:
+        if inst.image.file_output:
+            data = sockets.read_output(
+                inst.socket_dir / sockets.OUTPUT_NAME, None if self.log_path else TAIL_BYTES
+            )
+            text = data[-TAIL_BYTES:].decode("utf-8", errors="replace")
+        else:
+            text = containers.logs_tail(client, container.id, lines=100, max_bytes=TAIL_BYTES)
+            data = text.encode()
+        with self.lock:
+            self.sections += 1
+            if text.strip():
+                self.tails.append(text)
+            if self.log_path is not None:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                mode = "ab" if self.sections > 1 else "wb"
+                with open(self.log_path, mode) as fh:
+                    fh.write(
+                        f"[take5: container {container.name}, game {inst.game_id or '-'}]\n".encode()
+                    )
+                    fh.write(data)
+                    if data and not data.endswith(b"\n"):
+                        fh.write(b"\n")
+
+    def text(self, limit: int) -> str:
+        with self.lock:
+            return "\n".join(self.tails)[-limit:]
+
+
+class DockerBot:
+    """A bot folder run in a fresh container for each game (a `BotHandle`, made by DockerLauncher).
+
+    Besides the BotHandle methods, the match uses: `per_game` (restart before every game),
+    `ready(timeout)` (wait for the socket and pin it), `prefetch(game_id)` (start the next game's
+    container now) and `exit_fault()` (why the container ended, as a fault).
+    """
+
+    per_game = True
+
+    def __init__(
+        self,
+        launcher: DockerLauncher,
+        ref: BotRef,
+        image: _Image | ImageBuildError,
+        *,
+        log_path: Path | None = None,
+    ) -> None:
+        self.launcher = launcher
+        self.ref = ref
+        self.label = ref.text
+        self.image = image
+        self.output = _Output(log_path)
+        self._retiring: list[concurrent.futures.Future[None]] = []
+        self._current: _Instance | None = None
+        self._next: _Instance | None = None
+        if isinstance(image, ImageBuildError):
+            if log_path is not None:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_path.write_text(f"{image}\n{image.output}", encoding="utf-8")
+            self.output.tails.append(f"{image}\n{image.output[-TAIL_BYTES:]}")
+        else:
+            self._next = launcher._take(image)  # the first game's container starts now
+
+    def start(self) -> str:
+        if isinstance(self.image, ImageBuildError):
+            raise OSError(f"its image could not be built: {str(self.image).splitlines()[0]}")
+        if self._current is not None:
+            self._retire_current()
+        inst, self._next = self._next, None
+        self._current = inst or self.launcher._take(self.image)
+        return f"unix:{self._current.socket_path}"
+
+    def ready(self, timeout: float) -> str:
+        """Wait until the bot serves; the address to connect to (its pinned socket).
+
+        Raises CallFailed: timeout (no socket in time), crash or resource (the container ended
+        first, with its cause), crash (the engine could not start it)."""
+        inst = self._current
+        if inst is None:
+            raise CallFailed(faults.CRASH, "the bot was not started")
+        deadline = time.monotonic() + timeout
+        try:
+            inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except concurrent.futures.TimeoutError:
+            raise CallFailed(
+                faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s"
+            ) from None
+        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - the bot's fault report
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise CallFailed(
+                faults.CRASH, f"the bot's container could not be started: {first}"
+            ) from None
+        delay = 0.002
+        while True:
+            if inst.pin is None:
+                inst.pin = sockets.pin(inst.socket_path)
+            # Bound is not yet listening: connecting now would cost gRPC a reconnect backoff.
+            if inst.pin is not None and sockets.accepts(inst.pin):
+                container = inst.container
+                if container is not None:
+                    self.launcher.start_seconds.append(time.monotonic() - container.started)
+                return f"unix:/proc/self/fd/{inst.pin}"
+            code = self.launcher.exit_of(inst)
+            if code is not None:
+                raise CallFailed(
+                    *exit_fault(
+                        code,
+                        self.launcher.oom_killed(inst),
+                        self.launcher.limits.memory,
+                        before_serving=True,
+                    )
+                )
+            if time.monotonic() >= deadline:
+                raise CallFailed(
+                    faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+
+    def prefetch(self, game_id: str = "") -> None:
+        """Start a container for the next game now (it waits, ready, for the next `start`)."""
+        if not isinstance(self.image, ImageBuildError):
+            self.launcher._prefetch(self.image, game_id)
+
+    def exit_status(self) -> int | None:
+        """The container's exit code once it ended; 128+N (killed by signal N) as -N."""
+        inst = self._current
+        if inst is None:
+            return None
+        code = self.launcher.exit_of(inst)
+        if code is None:
+            return None
+        return -(code - 128) if code > 128 and _signal_name(code) else code
+
+    def exit_fault(self) -> tuple[str, str]:
+        """(kind, detail) for a bot whose container ended: resource when it was OOM-killed
+        ("OOMKilled, memory limit 256m, exit code 137"), else crash ("exit code 3")."""
+        inst = self._current
+        code = self.launcher.exit_of(inst) if inst is not None else None
+        if inst is None or code is None:
+            return faults.CRASH, "the bot's container ended"
+        return exit_fault(code, self.launcher.oom_killed(inst), self.launcher.limits.memory)
+
+    def _retire_current(self) -> None:
+        if self._current is not None:
+            self._retiring.append(self.launcher._retire(self._current, self.output))
+            self._current = None
+
+    def stop(self, grace: float = 1.0) -> None:
+        """Remove the bot's container (in the background: `DockerLauncher.close` waits for it)."""
+        self._retire_current()
+        if self._next is not None:
+            self.launcher._retire(self._next, None)
+            self._next = None
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        for future in self._retiring:
+            try:
+                future.result(timeout=10)
+            except Exception:  # noqa: BLE001 - only for diagnostics
+                pass
+        self._retiring = [f for f in self._retiring if not f.done()]
+        text = self.output.text(limit)
+        inst = self._current
+        if inst is not None and inst.image.file_output:
+            live = sockets.read_output(inst.socket_dir / sockets.OUTPUT_NAME, limit).decode(
+                "utf-8", errors="replace"
+            )
+            text = (text + "\n" + live) if text else live
+        return text[-limit:]
+
+    def __repr__(self) -> str:
+        return f"<DockerBot {self.label}>"
+
+
+def docker_launcher(
+    *,
+    memory: str = DEFAULT_MEMORY,
+    cpus: float = DEFAULT_CPUS,
+    pids: int = DEFAULT_PIDS,
+    base_image: str = DEFAULT_BASE_IMAGE,
+    runtime: str | None = None,
+    log_dir: str | os.PathLike[str] | None = None,
+    **kwargs: Any,
+) -> DockerLauncher:
+    """A DockerLauncher from the command-line options (--memory, --cpus, --pids, --base-image)."""
+    limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids, runtime=runtime)
+    return DockerLauncher(limits=limits, base_image=base_image, log_dir=log_dir, **kwargs)
+
+
+__all__ = ["DockerBot", "DockerLauncher", "docker_launcher", "exit_fault", "image_shell"]

@@ -1,0 +1,225 @@
+"""What a bot container may use, and the security flags every bot container is created with.
+
+Two things live here and nowhere else:
+
+* The defaults of the sandbox: memory, CPUs, pids, base image, timeouts (`DEFAULT_*`). Every
+  command-line option and every caller takes them from here.
+* `container_kwargs`: the keyword arguments for docker-py's ``containers.create`` that lock a bot
+  container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through which
+  every container of a bot image is created, is its only production caller, and a test
+  (tests/test_docker_sandbox.py) fails if any other code creates or runs a container.
+
+What the flags mean, as ``docker run`` would spell them:
+
+    --network none --read-only --user 10001:10001 --cap-drop ALL
+    --security-opt no-new-privileges --init --restart no --hostname bot
+    --memory M --memory-swap M (no swap) --cpus C --pids-limit P
+    --ulimit nofile=N:N --ulimit core=0:0
+    --tmpfs /tmp:rw,noexec,nosuid,nodev,size=16m --shm-size 16m
+    --log-driver json-file --log-opt max-size=1m --log-opt max-file=1
+    --mount type=bind,source=<the bot's socket folder>,target=/run/take5
+    --env TAKE5_LISTEN=unix:/run/take5/bot.sock --env HOME=/tmp
+
+and, for each path the image's config declares as a VOLUME, a size-capped ``--tmpfs`` (Docker would
+otherwise give every container an anonymous volume on the host's disk, writable without bound).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import ContainerStartError
+
+# -- defaults (one definition each; the command-line options show these) --------------------------
+
+DEFAULT_MEMORY = "256m"
+DEFAULT_CPUS = 1.0
+DEFAULT_PIDS = 64
+DEFAULT_TMPFS = "16m"
+DEFAULT_BASE_IMAGE = "take5/python:3.11"
+DEFAULT_START_TIMEOUT = 30.0
+"""Seconds a bot container has from its start until its socket answers."""
+ENGINE_TIMEOUT = 60.0
+"""Seconds one Engine API request may take before the engine counts as not answering."""
+
+# -- what a bot container sees ---------------------------------------------------------------------
+
+BOT_UID = 10001
+BOT_GID = 10001
+CONTAINER_SOCKET_DIR = "/run/take5"
+SOCKET_NAME = "bot.sock"
+LISTEN_ADDRESS = f"unix:{CONTAINER_SOCKET_DIR}/{SOCKET_NAME}"
+
+LABEL_ARENA = "take5.arena"
+LABEL_RUN = "take5.run"
+LABEL_GAME = "take5.game"
+LABEL_OWNER = "take5.owner"
+"""``host:boot-id:pid:start-time`` of the referee process that started the container."""
+LABEL_SOCKET_DIR = "take5.socket_dir"
+
+MAX_VOLUMES = 8
+"""An image declaring more VOLUMEs than this is refused (each becomes a tmpfs)."""
+_SIZE = re.compile(r"\d+[bkmg]?")
+_FORBIDDEN_VOLUME_ROOTS = ("/proc", "/sys", "/dev", CONTAINER_SOCKET_DIR)
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxLimits:
+    """The resources of one bot container. Sizes are Docker's: ``256m``, ``1g``, ``64k``."""
+
+    memory: str = DEFAULT_MEMORY
+    """Memory limit, also the memory+swap limit: no swap."""
+    cpus: float = DEFAULT_CPUS
+    pids: int = DEFAULT_PIDS
+    tmpfs: str = DEFAULT_TMPFS
+    """Size of /tmp (noexec), of /dev/shm and of each tmpfs replacing a declared VOLUME."""
+    nofile: int = 1024
+    log_max_size: str = "1m"
+    """The bot's output kept at most: Docker's json-file log, or the output file in its socket tmpfs."""
+    socket_dir_size: str | None = "256k"
+    """tmpfs on the host socket folder (as root); None: a plain folder."""
+    runtime: str | None = None
+    """An OCI runtime registered with the engine instead of runc (e.g. ``runsc``, gVisor)."""
+
+    def __post_init__(self) -> None:
+        for field in ("memory", "tmpfs", "log_max_size"):
+            if not _SIZE.fullmatch(str(getattr(self, field)).lower()):
+                raise ValueError(
+                    f"SandboxLimits.{field}={getattr(self, field)!r}: expected a size like '256m'"
+                )
+        if self.socket_dir_size is not None and not _SIZE.fullmatch(self.socket_dir_size.lower()):
+            raise ValueError(
+                f"SandboxLimits.socket_dir_size={self.socket_dir_size!r}: expected a size like '256k'"
+            )
+        if not self.cpus > 0:
+            raise ValueError("SandboxLimits.cpus must be > 0")
+        if self.pids < 8:
+            raise ValueError("SandboxLimits.pids must be >= 8 (a bot runtime needs a few threads)")
+        if self.nofile < 16:
+            raise ValueError("SandboxLimits.nofile must be >= 16")
+        if self.runtime is not None and not re.fullmatch(
+            r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", self.runtime
+        ):
+            raise ValueError(f"SandboxLimits.runtime={self.runtime!r}: not a runtime name")
+
+
+def size_bytes(text: str) -> int:
+    """Bytes of a Docker size (``256m`` -> 268435456)."""
+    m = re.fullmatch(r"(\d+)([bkmg]?)", text.strip().lower())
+    if not m:
+        raise ValueError(f"not a size: {text!r}")
+    return int(m.group(1)) * {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
+
+
+def volume_tmpfs(volumes: Iterable[str], limits: SandboxLimits) -> dict[str, str]:
+    """A size-capped tmpfs for each VOLUME an image declares; refuses paths no tmpfs may cover.
+
+    Raises ContainerStartError for a relative or odd path, one under /proc, /sys, /dev or the socket
+    folder, the root itself, or more than MAX_VOLUMES of them."""
+    paths = sorted(set(volumes))
+    if len(paths) > MAX_VOLUMES:
+        raise ContainerStartError(
+            f"the image declares {len(paths)} VOLUMEs (at most {MAX_VOLUMES})"
+        )
+    out: dict[str, str] = {}
+    for path in paths:
+        norm = posixpath.normpath(path) if path.startswith("/") else ""
+        bad = (
+            not norm
+            or norm == "/"
+            or not path.isprintable()
+            or "," in path
+            or ":" in path
+            or any(norm == root or norm.startswith(root + "/") for root in _FORBIDDEN_VOLUME_ROOTS)
+        )
+        if bad:
+            raise ContainerStartError(
+                f"the image declares VOLUME {path!r}, which the sandbox refuses"
+            )
+        if norm in ("/tmp", "/dev/shm"):
+            continue  # a tmpfs already
+        out[norm] = f"rw,noexec,nosuid,nodev,size={limits.tmpfs}"
+    return out
+
+
+def container_kwargs(
+    *,
+    name: str,
+    limits: SandboxLimits,
+    socket_dir: str | None,
+    labels: Mapping[str, str],
+    env: Mapping[str, str] | None = None,
+    entrypoint: Sequence[str] | None = None,
+    command: Sequence[str] | None = None,
+    volumes: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The keyword arguments of ``containers.create`` for one bot container (pure).
+
+    `socket_dir`: the host folder mounted at /run/take5 (None: no mount, for a container that only
+    runs a command to completion). `entrypoint`/`command` replace the image's own (None: keep them).
+    `volumes`: the paths the image declares as VOLUMEs (see `volume_tmpfs`)."""
+    # Imported here: the defaults above are read by every command, which need not load docker-py.
+    from docker.types import LogConfig, Mount, Ulimit
+
+    tmpfs = {"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs}", **volume_tmpfs(volumes, limits)}
+    environment = {"TAKE5_LISTEN": LISTEN_ADDRESS, "HOME": "/tmp", **(env or {})}
+    kwargs: dict[str, Any] = {
+        "name": name,
+        "detach": True,
+        "network_mode": "none",
+        "read_only": True,
+        "user": f"{BOT_UID}:{BOT_GID}",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "mem_limit": limits.memory,
+        "memswap_limit": limits.memory,
+        "nano_cpus": int(round(limits.cpus * 1e9)),
+        "pids_limit": limits.pids,
+        "ulimits": [
+            Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        "tmpfs": tmpfs,
+        "shm_size": limits.tmpfs,
+        "restart_policy": {"Name": "no"},
+        "init": True,
+        "hostname": "bot",
+        "log_config": LogConfig(
+            type="json-file", config={"max-size": limits.log_max_size, "max-file": "1"}
+        ),
+        "environment": environment,
+        "labels": {LABEL_ARENA: "1", **labels},
+        "mounts": []
+        if socket_dir is None
+        else [Mount(target=CONTAINER_SOCKET_DIR, source=socket_dir, type="bind", read_only=False)],
+    }
+    if limits.runtime is not None:
+        kwargs["runtime"] = limits.runtime
+    if entrypoint is not None:
+        kwargs["entrypoint"] = list(entrypoint)
+    if command is not None:
+        kwargs["command"] = list(command)
+    return kwargs
+
+
+__all__ = [
+    "BOT_GID",
+    "BOT_UID",
+    "CONTAINER_SOCKET_DIR",
+    "DEFAULT_BASE_IMAGE",
+    "DEFAULT_CPUS",
+    "DEFAULT_MEMORY",
+    "DEFAULT_PIDS",
+    "DEFAULT_START_TIMEOUT",
+    "DEFAULT_TMPFS",
+    "LISTEN_ADDRESS",
+    "SOCKET_NAME",
+    "SandboxLimits",
+    "container_kwargs",
+    "size_bytes",
+    "volume_tmpfs",
+]

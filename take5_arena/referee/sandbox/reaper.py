@@ -1,0 +1,259 @@
+"""Nothing of a run outlives it: the exit watcher, the orphan sweep and the reaper process.
+
+* `ExitWatcher` follows the engine's event stream for one run (Engine API ``/events``, filtered by
+  the run's label): the exit code and the OOM kill of every container as they happen, so that the
+  referee knows why a bot ended without inspecting it.
+* Every container carries ``take5.owner=host:boot-id:pid:start-time``, naming the referee process
+  that started it. `remove_orphans` (called by each new launcher) removes the containers and socket
+  folders of referee processes that are gone (a crash, a reboot).
+* `start_reaper` starts a small process in its own session that waits for end-of-file on a pipe
+  only the referee holds. At a clean close the referee writes "done"; when the referee dies in any
+  way (SIGKILL included) the kernel closes the pipe and the reaper removes the run's containers
+  and socket folders at once. It imports docker-py only then, so it costs almost nothing meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import defaults
+from . import containers, sockets
+from .limits import LABEL_OWNER, LABEL_RUN
+
+if TYPE_CHECKING:
+    import docker
+
+log = logging.getLogger("take5.referee")
+
+
+# -- owners ------------------------------------------------------------------------------------------
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+    except OSError:
+        return "-"
+
+
+def _start_time(pid: int) -> str:
+    """The kernel's start time of a process (clock ticks since boot), "" when it does not exist."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return text.rsplit(")", 1)[1].split()[19]
+
+
+def owner_label(pid: int | None = None) -> str:
+    """The take5.owner label naming process `pid` (default: this one)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{_boot_id()}:{pid}:{_start_time(pid) or '?'}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the referee process named by a take5.owner label may still run (unknown: True)."""
+    parts = owner.split(":")
+    if len(parts) != 4 or not parts[2].isdigit():
+        return True
+    host, boot, pid, started = parts
+    if host != socket.gethostname():
+        return True  # another machine's referee using the same engine: not ours to judge
+    if boot != _boot_id():
+        return False  # started before this machine's last boot
+    return _start_time(int(pid)) == started
+
+
+# -- orphans ------------------------------------------------------------------------------------------
+
+
+def remove_orphans(client: docker.DockerClient) -> int:
+    """Remove the containers and socket folders of runs whose referee process is gone; how many
+    containers. Only containers with a take5.owner label are judged."""
+    dead: set[str] = set()
+    doomed: list[str] = []
+    for summary in containers.list_containers(client, labels=[LABEL_OWNER]):
+        labels = summary.get("Labels") or {}
+        if not owner_alive(labels.get(LABEL_OWNER, "")):
+            doomed.append(summary["Id"])
+            dead.add(labels.get(LABEL_RUN, ""))
+    removed = sum(1 for cid in doomed if containers.remove(client, cid))
+    for run in sorted(dead):
+        if run:
+            sockets.sweep_socket_root(sockets.SOCKET_BASE / f"t5-{run}")
+    _sweep_dead_roots()
+    if removed:
+        log.warning(
+            "removed %d container(s) left over by earlier referee runs (%s)",
+            removed,
+            ", ".join(sorted(dead)),
+        )
+    return removed
+
+
+def _sweep_dead_roots() -> int:
+    """Socket roots (``/tmp/t5-RUN``) whose owner file names a referee process that is gone."""
+    swept = 0
+    for owner_file in sockets.SOCKET_BASE.glob(f"t5-*/{sockets.OWNER_FILE}"):
+        try:
+            owner = owner_file.read_text().strip()
+        except OSError:
+            continue
+        if not owner_alive(owner):
+            sockets.sweep_socket_root(owner_file.parent)
+            swept += 1
+    return swept
+
+
+# -- exits, as they happen ---------------------------------------------------------------------------
+
+
+class ExitWatcher:
+    """Follows the engine's events for one run: the exit code and OOM kill of each container.
+
+    Uses a connection of its own (a stream holds it for the run's lifetime). If the stream ends
+    before `close`, `healthy` turns False and callers fall back to inspecting containers."""
+
+    def __init__(self, run_id: str) -> None:
+        # lazy: docker-py only once a run starts (the reaper imports this module)
+        from . import engine
+
+        self.codes: dict[str, int] = {}
+        self.oom: set[str] = set()
+        self.closing = False
+        self.healthy = True
+        self._client = engine.connect()
+        self._stream = self._client.events(
+            since=int(time.time()) - 1,
+            decode=True,
+            filters={
+                "type": "container",
+                "label": f"{LABEL_RUN}={run_id}",
+                "event": ["die", "oom"],
+            },
+        )
+        self.thread = threading.Thread(target=self._run, name=f"take5-events-{run_id}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for event in self._stream:
+                cid = event.get("id") or (event.get("Actor") or {}).get("ID", "")
+                action = event.get("Action") or event.get("status", "")
+                if action == "oom":
+                    self.oom.add(cid)
+                elif action == "die":
+                    code = str(
+                        ((event.get("Actor") or {}).get("Attributes") or {}).get("exitCode", "")
+                    )
+                    self.codes[cid] = int(code) if code.lstrip("-").isdigit() else -1
+        except Exception:  # noqa: BLE001 - a closed or broken stream ends the same way
+            pass
+        if not self.closing:
+            self.healthy = False
+            log.warning("the Docker event stream ended; bot exits are now found by inspection")
+
+    def exit_code(self, container_id: str) -> int | None:
+        return self.codes.get(container_id)
+
+    def close(self) -> None:
+        self.closing = True
+        try:
+            self._stream.close()
+        except Exception:  # noqa: BLE001 - closing a broken stream
+            pass
+        self.thread.join(2)
+        self._client.close()
+
+
+# -- the reaper process --------------------------------------------------------------------------------
+
+
+def start_reaper(run_id: str, socket_root: Path) -> subprocess.Popen[bytes] | None:
+    """The reaper of a run (see the module docstring); None, with a warning, if it cannot start."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(defaults.REPO_ROOT), env.get("PYTHONPATH", "")) if p
+    )
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "take5_arena.referee.sandbox.reaper", run_id, str(socket_root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # neither a Ctrl-C in the terminal nor a group kill reach it
+            env=env,
+            cwd=str(defaults.REPO_ROOT),
+        )
+    except OSError as error:
+        log.warning(
+            "no reaper for the bot containers (%s): a killed referee leaves them until its next start",
+            error,
+        )
+        return None
+
+
+def stop_reaper(reaper: subprocess.Popen[bytes] | None) -> None:
+    """Tell the reaper the run ended cleanly, and wait for it."""
+    if reaper is None or reaper.stdin is None:
+        return
+    try:
+        reaper.stdin.write(b"done")
+        reaper.stdin.close()
+    except OSError:
+        pass
+    try:
+        reaper.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def reap(run_id: str, socket_root: str) -> int:
+    """The reaper's body: wait for the referee to end; if it did not say "done", clean up after it."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    data = sys.stdin.buffer.read()
+    if data.strip() == b"done":
+        return 0
+    from . import engine  # lazy: docker-py only when the referee died (module text)
+
+    # The referee died. A create it had in flight may still make a container: look again.
+    for pause in (0.0, 1.0, 2.0, 4.0):
+        time.sleep(pause)
+        try:
+            containers.remove_run(engine.client(), run_id)
+        except Exception:  # noqa: BLE001 - keep trying; nothing to report to
+            pass
+    sockets.sweep_socket_root(Path(socket_root))
+    return 0
+
+
+def _main(argv: Sequence[str]) -> int:
+    if len(argv) == 2:
+        return reap(argv[0], argv[1])
+    print("usage: python -m take5_arena.referee.sandbox.reaper RUN_ID SOCKET_ROOT", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
+
+
+__all__ = [
+    "ExitWatcher",
+    "owner_alive",
+    "owner_label",
+    "remove_orphans",
+    "start_reaper",
+    "stop_reaper",
+]

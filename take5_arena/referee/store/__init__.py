@@ -1,0 +1,28 @@
+"""A tournament's store: one SQLite file holding settings, entrants, schedules, games and runs
+(the design is in take5_arena/referee/store/store.py)."""
+
+from .store import (
+    DB_NAME,
+    SCHEMA_VERSION,
+    EntrantVersion,
+    SeatResult,
+    Store,
+    StoredGame,
+    StoreError,
+    now,
+    pid_alive,
+    seconds_since,
+)
+
+__all__ = [
+    "DB_NAME",
+    "SCHEMA_VERSION",
+    "EntrantVersion",
+    "SeatResult",
+    "Store",
+    "StoreError",
+    "StoredGame",
+    "now",
+    "pid_alive",
+    "seconds_since",
+]

@@ -1,0 +1,817 @@
+"""The tournament store: one SQLite database in the tournament's directory, the source of truth.
+
+It holds the settings, the entrants and their versions, the schedules (which games, in which order),
+every scheduled game with its status, every finished game with its full record and per-seat results,
+the infrastructure failures and the runs of the referee. WAL mode, foreign keys on.
+
+Every finished game is written in one transaction (:meth:`Store.record_game`: the record, the seats,
+the game's status), and ``results.game_id`` is UNIQUE, so a game can never be recorded twice, and a
+referee killed at any moment (SIGKILL included) leaves either the whole game or none of it.
+
+Only the referee's main process writes (games run elsewhere and send their records back); readers
+such as ``referee tournament status`` or the leaderboard may open the same file at any time.
+
+Schema (version 2; a version-1 store gains the new column and table when opened for writing)::
+
+    meta(key PK, value)                         schema_version, settings (JSON), created_at
+    entrants(id PK, name UNIQUE, created_at, active)
+    entrant_versions(id PK, entrant_id FK, version, source_hash, image_id, bot_dir, kind,
+                     submitted_at, validation JSON, artifact (sha256:... of the validated source
+                     archive in DIR/artifacts/; NULL for versions submitted before version 2),
+                     UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
+    schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
+    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
+    games(game_id PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat),
+          settings JSON (game settings), status 'pending'|'done', attempts, last_error, scheduled_at)
+    results(seq PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
+    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id, seat))
+    infra_failures(id PK, game_id, run_id, at, kind, detail)
+    runs(run_id PK, pid, host, started_at, heartbeat_at, ended_at, status, settings JSON, games, done)
+    bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
+        each record's turns (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import RefereeError
+
+SCHEMA_VERSION = 2
+DB_NAME = "tournament.sqlite"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entrants (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    active INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS entrant_versions (
+    id INTEGER PRIMARY KEY,
+    entrant_id INTEGER NOT NULL REFERENCES entrants(id),
+    version INTEGER NOT NULL,
+    source_hash TEXT NOT NULL,
+    image_id TEXT,
+    bot_dir TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    submitted_at TEXT NOT NULL,
+    validation TEXT NOT NULL DEFAULT '{}',
+    artifact TEXT,
+    UNIQUE (entrant_id, version),
+    UNIQUE (entrant_id, source_hash)
+);
+CREATE TABLE IF NOT EXISTS schedules (
+    schedule_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    description TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    entrants TEXT NOT NULL,
+    games INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    game_id TEXT PRIMARY KEY,
+    table_no INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    deal_seed INTEGER NOT NULL,
+    duplicate_set TEXT NOT NULL,
+    seats TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    scheduled_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS schedule_games (
+    schedule_id TEXT NOT NULL REFERENCES schedules(schedule_id),
+    position INTEGER NOT NULL,
+    game_id TEXT NOT NULL REFERENCES games(game_id),
+    PRIMARY KEY (schedule_id, position)
+);
+CREATE INDEX IF NOT EXISTS schedule_games_game ON schedule_games(game_id);
+CREATE TABLE IF NOT EXISTS results (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    game_id TEXT NOT NULL UNIQUE REFERENCES games(game_id),
+    record TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    seconds REAL,
+    run_id TEXT
+);
+CREATE TABLE IF NOT EXISTS seat_results (
+    game_id TEXT NOT NULL REFERENCES results(game_id),
+    seat INTEGER NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES entrant_versions(id),
+    score INTEGER NOT NULL,
+    place INTEGER NOT NULL,
+    forfeited INTEGER NOT NULL,
+    faults TEXT NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS seat_results_version ON seat_results(version_id);
+CREATE TABLE IF NOT EXISTS infra_failures (
+    id INTEGER PRIMARY KEY,
+    game_id TEXT NOT NULL,
+    run_id TEXT,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    pid INTEGER,
+    host TEXT,
+    started_at TEXT NOT NULL,
+    heartbeat_at TEXT,
+    ended_at TEXT,
+    status TEXT NOT NULL,
+    schedule_id TEXT,
+    settings TEXT NOT NULL DEFAULT '{}',
+    games INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS bot_output (
+    game_id TEXT NOT NULL REFERENCES results(game_id),
+    seat INTEGER NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES entrant_versions(id),
+    bytes INTEGER NOT NULL,
+    dropped INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS bot_output_version ON bot_output(version_id, game_id);
+"""
+
+
+class StoreError(RefereeError):
+    """The store cannot do what was asked (not a tournament directory, a newer schema, ...)."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class EntrantVersion:
+    id: int
+    name: str
+    version: int
+    source_hash: str
+    image_id: str | None
+    bot_dir: str
+    kind: str
+    submitted_at: str
+    validation: dict
+    artifact: str | None = None
+    """The digest of the validated source archive (what plays); None: submitted before archives."""
+
+    @property
+    def key(self) -> str:
+        """The id of this version in schedules: ``name@version``."""
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    game_id: str
+    table_no: int
+    rotation: int
+    deal_seed: int
+    duplicate_set: str
+    seats: tuple[int, ...]  # entrant version ids by seat
+    settings: dict
+    status: str
+    attempts: int
+    last_error: str | None
+
+
+@dataclass(frozen=True)
+class SeatResult:
+    game_id: str
+    seq: int
+    duplicate_set: str
+    versions: tuple[int, ...]
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    faults: tuple[tuple[str, ...], ...]
+
+
+class Store:
+    """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it."""
+
+    def __init__(
+        self, directory: str | os.PathLike, *, create: bool = False, readonly: bool = False
+    ):
+        self.directory = Path(directory)
+        self.path = self.directory / DB_NAME
+        if not self.path.exists():
+            if not create:
+                raise StoreError(
+                    f"{self.directory} is not a tournament directory (no {DB_NAME}); "
+                    "`referee submit BOT_DIR --name NAME --tournament DIR` creates one"
+                )
+            self.directory.mkdir(parents=True, exist_ok=True)
+        uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+        self.db = sqlite3.connect(
+            uri, uri=readonly, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.execute("PRAGMA busy_timeout = 30000")
+        if not readonly:
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute(
+                "PRAGMA synchronous = NORMAL"
+            )  # WAL: durable at checkpoints, never torn
+            with self.transaction():
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                version = self._meta("schema_version")
+                if version is None:
+                    self._set_meta("schema_version", str(SCHEMA_VERSION))
+                    self._set_meta("created_at", now())
+                elif int(version) > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path} has schema version {version}; this referee knows {SCHEMA_VERSION}"
+                    )
+                elif int(version) < SCHEMA_VERSION:
+                    self._migrate(int(version))
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older store up to :data:`SCHEMA_VERSION` (inside the opening transaction; new
+        tables were created by SCHEMA already)."""
+        if version < 2:
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(entrant_versions)")}
+            if "artifact" not in columns:
+                self.db.execute("ALTER TABLE entrant_versions ADD COLUMN artifact TEXT")
+        self._set_meta("schema_version", str(SCHEMA_VERSION))
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection):
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, exc_type, exc, tb) -> None:
+            if exc_type is None:
+                self.db.execute("COMMIT")
+            else:
+                self.db.execute("ROLLBACK")
+
+    def transaction(self) -> _Tx:
+        """``with store.transaction():`` - one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
+        return Store._Tx(self.db)
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    # -- settings ------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        value = self._meta("settings")
+        return json.loads(value) if value else {}
+
+    def set_settings(self, settings: Mapping[str, Any]) -> None:
+        with self.transaction():
+            self._set_meta("settings", json.dumps(dict(settings), sort_keys=True))
+
+    # -- entrants ------------------------------------------------------------------------------
+
+    def add_version(
+        self,
+        name: str,
+        *,
+        source_hash: str,
+        bot_dir: str,
+        kind: str,
+        image_id: str | None = None,
+        validation: Mapping[str, Any] | None = None,
+        artifact: str | None = None,
+    ) -> tuple[EntrantVersion, bool]:
+        """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
+        whether it is new: the same source as an earlier version of this entrant gives that version
+        (its image id updated)."""
+        with self.transaction() as db:
+            row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                entrant_id = db.execute(
+                    "INSERT INTO entrants(name, created_at) VALUES (?, ?)", (name, now())
+                ).lastrowid
+            else:
+                entrant_id = row[0]
+                db.execute("UPDATE entrants SET active = 1 WHERE id = ?", (entrant_id,))
+            old = db.execute(
+                "SELECT id FROM entrant_versions WHERE entrant_id = ? AND source_hash = ?",
+                (entrant_id, source_hash),
+            ).fetchone()
+            if old is not None:
+                db.execute(
+                    "UPDATE entrant_versions SET image_id = ?, validation = ?, bot_dir = ?,"
+                    " artifact = COALESCE(?, artifact) WHERE id = ?",
+                    (image_id, json.dumps(dict(validation or {})), bot_dir, artifact, old[0]),
+                )
+                created, version_id = False, old[0]
+            else:
+                number = db.execute(
+                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id = ?",
+                    (entrant_id,),
+                ).fetchone()[0]
+                version_id = db.execute(
+                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, bot_dir,"
+                    " kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        entrant_id,
+                        number,
+                        source_hash,
+                        image_id,
+                        bot_dir,
+                        kind,
+                        now(),
+                        json.dumps(dict(validation or {})),
+                        artifact,
+                    ),
+                ).lastrowid
+                created = True
+        return self.version(version_id), created
+
+    _VERSION_SQL = (
+        "SELECT v.*, e.name FROM entrant_versions v JOIN entrants e ON e.id = v.entrant_id"
+    )
+
+    @staticmethod
+    def _version(row: sqlite3.Row) -> EntrantVersion:
+        return EntrantVersion(
+            id=row["id"],
+            name=row["name"],
+            version=row["version"],
+            source_hash=row["source_hash"],
+            image_id=row["image_id"],
+            bot_dir=row["bot_dir"],
+            kind=row["kind"],
+            submitted_at=row["submitted_at"],
+            validation=json.loads(row["validation"] or "{}"),
+            artifact=row["artifact"] if "artifact" in row.keys() else None,  # noqa: SIM118 - a Row's `in` looks at values; a version-1 store read only
+        )
+
+    def version(self, version_id: int) -> EntrantVersion:
+        row = self.db.execute(f"{self._VERSION_SQL} WHERE v.id = ?", (version_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no entrant version {version_id}")
+        return self._version(row)
+
+    def versions(self) -> list[EntrantVersion]:
+        """Every version of every entrant, by name and version."""
+        rows = self.db.execute(f"{self._VERSION_SQL} ORDER BY e.name, v.version").fetchall()
+        return [self._version(r) for r in rows]
+
+    def current_versions(self) -> list[EntrantVersion]:
+        """The latest version of every active entrant, by name: the ones a new schedule uses."""
+        rows = self.db.execute(
+            f"{self._VERSION_SQL} WHERE e.active = 1 AND v.version = "
+            "(SELECT MAX(version) FROM entrant_versions w WHERE w.entrant_id = v.entrant_id) "
+            "ORDER BY e.name"
+        ).fetchall()
+        return [self._version(r) for r in rows]
+
+    def withdraw(self, name: str) -> bool:
+        """Leave entrant ``name`` out of future schedules (its games stay recorded)."""
+        with self.transaction() as db:
+            return db.execute("UPDATE entrants SET active = 0 WHERE name = ?", (name,)).rowcount > 0
+
+    # -- schedules and games -------------------------------------------------------------------
+
+    def save_schedule(
+        self,
+        schedule_id: str,
+        games: Sequence[Mapping[str, Any]],
+        *,
+        description: str,
+        settings: Mapping[str, Any],
+        entrants: Sequence[str],
+    ) -> bool:
+        """Store a schedule and its games (``game_id, table, rotation, deal_seed, duplicate_set,
+        seats`` (version ids), ``settings``). Games already known (same id) are kept as they are.
+        Returns whether the schedule is new."""
+        with self.transaction() as db:
+            if db.execute(
+                "SELECT 1 FROM schedules WHERE schedule_id = ?", (schedule_id,)
+            ).fetchone():
+                self._set_meta("current_schedule", schedule_id)
+                return False
+            db.execute(
+                "INSERT INTO schedules(schedule_id, created_at, description, settings, entrants, games)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    schedule_id,
+                    now(),
+                    description,
+                    json.dumps(dict(settings), sort_keys=True),
+                    json.dumps(list(entrants)),
+                    len(games),
+                ),
+            )
+            stamp = now()
+            db.executemany(
+                "INSERT OR IGNORE INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
+                " seats, settings, scheduled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        g["game_id"],
+                        g["table"],
+                        g["rotation"],
+                        g["deal_seed"],
+                        g["duplicate_set"],
+                        json.dumps(list(g["seats"])),
+                        json.dumps(dict(g["settings"]), sort_keys=True),
+                        stamp,
+                    )
+                    for g in games
+                ],
+            )
+            db.executemany(
+                "INSERT INTO schedule_games(schedule_id, position, game_id) VALUES (?, ?, ?)",
+                [(schedule_id, i, g["game_id"]) for i, g in enumerate(games)],
+            )
+            self._set_meta("current_schedule", schedule_id)
+        return True
+
+    def current_schedule(self) -> dict[str, Any] | None:
+        sid = self._meta("current_schedule")
+        if sid is None:
+            return None
+        row = self.db.execute("SELECT * FROM schedules WHERE schedule_id = ?", (sid,)).fetchone()
+        return (
+            None
+            if row is None
+            else {
+                "schedule_id": row["schedule_id"],
+                "created_at": row["created_at"],
+                "description": row["description"],
+                "settings": json.loads(row["settings"]),
+                "entrants": json.loads(row["entrants"]),
+                "games": row["games"],
+            }
+        )
+
+    @staticmethod
+    def _game(row: sqlite3.Row) -> StoredGame:
+        return StoredGame(
+            game_id=row["game_id"],
+            table_no=row["table_no"],
+            rotation=row["rotation"],
+            deal_seed=row["deal_seed"],
+            duplicate_set=row["duplicate_set"],
+            seats=tuple(json.loads(row["seats"])),
+            settings=json.loads(row["settings"]),
+            status=row["status"],
+            attempts=row["attempts"],
+            last_error=row["last_error"],
+        )
+
+    def schedule_games(self, schedule_id: str, *, pending_only: bool = False) -> list[StoredGame]:
+        """The games of a schedule in schedule order (only those not yet recorded, if asked)."""
+        sql = (
+            "SELECT g.* FROM schedule_games s JOIN games g ON g.game_id = s.game_id "
+            "WHERE s.schedule_id = ?"
+            + (" AND g.status = 'pending'" if pending_only else "")
+            + " ORDER BY s.position"
+        )
+        return [self._game(r) for r in self.db.execute(sql, (schedule_id,))]
+
+    def game(self, game_id: str) -> StoredGame:
+        row = self.db.execute("SELECT * FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no game {game_id}")
+        return self._game(row)
+
+    def progress(self, schedule_id: str) -> dict[str, int]:
+        row = self.db.execute(
+            "SELECT COUNT(*) AS total, COALESCE(SUM(g.status = 'done'), 0) AS done, "
+            "COALESCE(SUM(g.attempts), 0) AS attempts "
+            "FROM schedule_games s JOIN games g ON g.game_id = s.game_id WHERE s.schedule_id = ?",
+            (schedule_id,),
+        ).fetchone()
+        failures = self.db.execute(
+            "SELECT COUNT(*) FROM infra_failures f JOIN schedule_games s ON s.game_id = f.game_id "
+            "WHERE s.schedule_id = ?",
+            (schedule_id,),
+        ).fetchone()[0]
+        return {"total": row["total"], "done": row["done"], "infra_failures": failures}
+
+    # -- results -------------------------------------------------------------------------------
+
+    def record_game(
+        self,
+        game_id: str,
+        record: Mapping[str, Any],
+        *,
+        run_id: str | None = None,
+        seconds: float | None = None,
+        output_budget: int | None = None,
+    ) -> bool:
+        """Store a finished game: its record, one row per seat, status 'done', in one transaction.
+        Returns False (and changes nothing) if the game was already recorded.
+
+        ``output_budget``: bytes of its own output (the turns' ``logs``) each entrant version may
+        keep across the tournament's records; past it, that bot's output is dropped from its oldest
+        records first (the games themselves stay whole: `logs` is optional in a record)."""
+        game = self.game(game_id)
+        result = record["result"]
+        forfeited = set(result.get("forfeited", ()))
+        faults = record.get("faults") or [[] for _ in game.seats]
+        if len(result["scores"]) != len(game.seats):
+            raise StoreError(
+                f"game {game_id}: the record has {len(result['scores'])} seats, "
+                f"the schedule {len(game.seats)}"
+            )
+        try:
+            with self.transaction() as db:
+                db.execute(
+                    "INSERT INTO results(game_id, record, finished_at, seconds, run_id) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (game_id, json.dumps(record, separators=(",", ":")), now(), seconds, run_id),
+                )
+                db.executemany(
+                    "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, faults)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            game_id,
+                            seat,
+                            version_id,
+                            result["scores"][seat],
+                            result["places"][seat],
+                            int(seat in forfeited),
+                            json.dumps([f["kind"] for f in faults[seat]]),
+                        )
+                        for seat, version_id in enumerate(game.seats)
+                    ],
+                )
+                db.execute(
+                    "UPDATE games SET status = 'done', attempts = attempts + 1 WHERE game_id = ?",
+                    (game_id,),
+                )
+                used = output_bytes(record, len(game.seats))
+                db.executemany(
+                    "INSERT INTO bot_output(game_id, seat, version_id, bytes) VALUES (?, ?, ?, ?)",
+                    [(game_id, seat, game.seats[seat], n) for seat, n in enumerate(used) if n],
+                )
+                if output_budget is not None:
+                    for version_id in {game.seats[seat] for seat, n in enumerate(used) if n}:
+                        self._keep_output_within(db, version_id, output_budget)
+        except sqlite3.IntegrityError:
+            if self.db.execute("SELECT 1 FROM results WHERE game_id = ?", (game_id,)).fetchone():
+                return False
+            raise
+        return True
+
+    @staticmethod
+    def _keep_output_within(db: sqlite3.Connection, version_id: int, budget: int) -> None:
+        """Drop ``version_id``'s output from its oldest records until what is kept fits ``budget``."""
+        total = db.execute(
+            "SELECT COALESCE(SUM(bytes), 0) FROM bot_output WHERE version_id = ? AND dropped = 0",
+            (version_id,),
+        ).fetchone()[0]
+        if total <= budget:
+            return
+        rows = db.execute(
+            "SELECT o.game_id, o.seat, o.bytes, r.record FROM bot_output o JOIN results r ON r.game_id = o.game_id"
+            " WHERE o.version_id = ? AND o.dropped = 0 ORDER BY r.seq",
+            (version_id,),
+        )
+        for game_id, seat, size, text in rows.fetchall():
+            if total <= budget:
+                break
+            record = json.loads(text)
+            drop_output(record, seat)
+            db.execute(
+                "UPDATE results SET record = ? WHERE game_id = ?",
+                (json.dumps(record, separators=(",", ":")), game_id),
+            )
+            db.execute(
+                "UPDATE bot_output SET dropped = 1 WHERE game_id = ? AND seat = ?", (game_id, seat)
+            )
+            total -= size
+
+    def output_usage(self) -> dict[int, dict[str, int]]:
+        """Per entrant version id: bytes of output kept, games whose output is kept, games whose
+        output was dropped to stay within the budget."""
+        try:
+            rows = self.db.execute(
+                "SELECT version_id, COALESCE(SUM(CASE WHEN dropped = 0 THEN bytes END), 0),"
+                " SUM(dropped = 0), SUM(dropped = 1) FROM bot_output GROUP BY version_id"
+            ).fetchall()
+        except sqlite3.OperationalError:  # a version-1 store opened read-only: no table yet
+            return {}
+        return {r[0]: {"kept_bytes": r[1], "kept_games": r[2], "dropped_games": r[3]} for r in rows}
+
+    def record_infra_failure(
+        self, game_id: str, kind: str, detail: str, *, run_id: str | None = None
+    ) -> None:
+        """Note that a game could not be played for a reason that is nobody's fault; it stays pending."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO infra_failures(game_id, run_id, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+                (game_id, run_id, now(), kind, detail[-4000:]),
+            )
+            db.execute(
+                "UPDATE games SET attempts = attempts + 1, last_error = ? WHERE game_id = ?",
+                (f"{kind}: {detail}"[:2000], game_id),
+            )
+
+    def infra_failures(self, schedule_id: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT f.* FROM infra_failures f"
+        args: tuple = ()
+        if schedule_id is not None:
+            sql += " WHERE f.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
+            args = (schedule_id,)
+        return [dict(r) for r in self.db.execute(sql + " ORDER BY f.id", args)]
+
+    def record(self, game_id: str) -> dict[str, Any]:
+        row = self.db.execute("SELECT record FROM results WHERE game_id = ?", (game_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"game {game_id} is not recorded")
+        return json.loads(row[0])
+
+    def records(
+        self, schedule_id: str | None = None, *, after: int | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every recorded game in the order recorded, one at a time (a cursor, never all at once);
+        with ``after``, only those recorded after the game of sequence number ``after``."""
+        sql = "SELECT r.game_id, r.record FROM results r"
+        args: tuple = ()
+        if schedule_id is not None:
+            sql += " JOIN schedule_games s ON s.game_id = r.game_id WHERE s.schedule_id = ?"
+            args = (schedule_id,)
+        if after is not None:
+            sql += (" AND" if schedule_id is not None else " WHERE") + " r.seq > ?"
+            args += (after,)
+        for row in self.db.execute(sql + " ORDER BY r.seq", args):
+            yield row[0], json.loads(row[1])
+
+    def game_places(self) -> dict[str, tuple[int, int]]:
+        """Game id -> (table number, rotation) of every recorded game: readable game labels
+        ("table 12, game 3") without reading a record."""
+        sql = "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id = r.game_id"
+        return {row[0]: (row[1], row[2]) for row in self.db.execute(sql)}
+
+    def recorded_count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+    def seat_results(self, schedule_id: str | None = None) -> list[SeatResult]:
+        """Every recorded game as per-seat tuples, in the order recorded (for ratings)."""
+        sql = (
+            "SELECT r.seq, r.game_id, g.duplicate_set, sr.seat, sr.version_id, sr.score, sr.place, "
+            "sr.faults FROM results r JOIN games g ON g.game_id = r.game_id "
+            "JOIN seat_results sr ON sr.game_id = r.game_id"
+        )
+        args: tuple = ()
+        if schedule_id is not None:
+            sql += " WHERE r.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
+            args = (schedule_id,)
+        games: dict[str, dict[str, Any]] = {}
+        for row in self.db.execute(sql + " ORDER BY r.seq, sr.seat", args):
+            g = games.setdefault(
+                row["game_id"],
+                {
+                    "seq": row["seq"],
+                    "dup": row["duplicate_set"],
+                    "v": [],
+                    "s": [],
+                    "p": [],
+                    "f": [],
+                },
+            )
+            g["v"].append(row["version_id"])
+            g["s"].append(row["score"])
+            g["p"].append(row["place"])
+            g["f"].append(() if row["faults"] == "[]" else tuple(json.loads(row["faults"])))
+        return [
+            SeatResult(
+                gid, g["seq"], g["dup"], tuple(g["v"]), tuple(g["s"]), tuple(g["p"]), tuple(g["f"])
+            )
+            for gid, g in games.items()
+        ]
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    def begin_run(
+        self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
+    ) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO runs(run_id, pid, host, started_at, heartbeat_at, status, schedule_id,"
+                " settings, games) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (
+                    run_id,
+                    os.getpid(),
+                    socket.gethostname(),
+                    now(),
+                    now(),
+                    schedule_id,
+                    json.dumps(dict(settings), sort_keys=True),
+                    games,
+                ),
+            )
+
+    def heartbeat(self, run_id: str, done: int) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE runs SET heartbeat_at = ?, done = ? WHERE run_id = ?", (now(), done, run_id)
+            )
+
+    def end_run(self, run_id: str, status: str, done: int) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE run_id = ?",
+                (now(), status, done, now(), run_id),
+            )
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM runs ORDER BY started_at")]
+
+    def last_run(self) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
+        return None if row is None else dict(row)
+
+
+def output_bytes(record: Mapping[str, Any], seats: int) -> list[int]:
+    """Bytes (UTF-8) of each seat's own output kept in ``record``'s turns."""
+    used = [0] * seats
+    for rnd in record.get("rounds", []):
+        for turn in rnd.get("turns", []):
+            for seat, text in turn.get("logs", ()):
+                if isinstance(seat, int) and 0 <= seat < seats:
+                    used[seat] += len(str(text).encode())
+    return used
+
+
+def drop_output(record: dict[str, Any], seat: int) -> None:
+    """Remove seat ``seat``'s output from ``record``'s turns (in place)."""
+    for rnd in record.get("rounds", []):
+        for turn in rnd.get("turns", []):
+            if "logs" in turn:
+                kept = [entry for entry in turn["logs"] if entry[0] != seat]
+                if kept:
+                    turn["logs"] = kept
+                else:
+                    del turn["logs"]
+
+
+def pid_alive(pid: int | None, host: str | None) -> bool | None:
+    """Whether process ``pid`` on ``host`` still runs (None: another host, cannot tell)."""
+    if pid is None:
+        return False
+    if host and host != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (killed, not yet reaped by its parent) is not running.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def seconds_since(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return time.time() - datetime.fromisoformat(stamp).timestamp()

@@ -1,0 +1,165 @@
+"""Where tournament games run: any ``concurrent.futures.Executor``.
+
+``--executor`` values (:func:`open_executor`):
+
+``auto`` (default)
+    ``local`` threads. (Kept as a name so that a future default can differ per sandbox.)
+``local``
+    a thread pool in the referee. Each game's bots are separate processes or containers anyway, so
+    the referee's threads mostly wait on gRPC calls; threads also let finished games reach the store
+    one by one while a table's duplicate set is still playing.
+``process``
+    a process pool (``ProcessPoolExecutor``), for a referee whose own work becomes the bottleneck.
+``dask:tcp://HOST:8786``
+    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A
+    worker needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its
+    own Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each
+    table carries the validated archives of its bots, the worker unpacks them into its own cache
+    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once (take5_arena/referee/artifacts.py,
+    table.py). Workers send records back; the store stays with the referee. A worker lost with
+    its table (killed, its host gone) is the scheduler's to notice: dask runs the table again on
+    another worker, and a game is recorded once whatever happens (the store's unique game ids).
+``dask:local``
+    a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
+
+Work is submitted as a picklable spec to a top-level function (``take5_arena.referee.tournament.table.run_table``), so
+the same tournament code runs on every executor.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..errors import RefereeError
+
+
+class ExecutorError(RefereeError, ValueError):
+    """A bad --executor value, or the executor cannot be reached."""
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_concurrency(table_size: int) -> int:
+    """Tables played at once by default: the bots of a table think at the same time (their picks
+    are simultaneous), so about one CPU per seat: ``max(1, cpus // table_size)``."""
+    return max(1, cpu_count() // max(1, table_size))
+
+
+@dataclass(frozen=True)
+class ExecutorInfo:
+    kind: str  # "local", "process", "dask"
+    address: str = ""
+    in_process: bool = True  # whether submitted functions run in this process (callbacks work)
+
+    def describe(self) -> str:
+        return {"local": "local threads", "process": "local processes"}.get(
+            self.kind, f"dask {self.address}"
+        )
+
+
+def resolve_auto(spec: str, *, sandbox: str, concurrency: int) -> str:
+    """What ``auto`` means for these settings (see the module text)."""
+    if (spec or "auto").strip() != "auto":
+        return spec
+    return "local"
+
+
+def parse_executor(spec: str) -> ExecutorInfo:
+    spec = (spec or "local").strip()
+    if spec in ("local", "thread", "threads"):
+        return ExecutorInfo("local")
+    if spec in ("process", "processes"):
+        return ExecutorInfo("process", in_process=False)
+    if spec.startswith("dask:"):
+        address = spec[len("dask:") :]
+        if not address:
+            raise ExecutorError(
+                "dask: needs a scheduler address (dask:tcp://host:8786) or dask:local"
+            )
+        return ExecutorInfo("dask", address, in_process=False)
+    raise ExecutorError(
+        f"unknown executor {spec!r}: use auto, local, process, dask:tcp://HOST:PORT or dask:local"
+    )
+
+
+def avoiding(executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]) -> dict:
+    """Keyword arguments for ``executor.submit`` that steer work away from the workers in
+    ``avoid`` (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the
+    others are preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
+    if info.kind != "dask" or not avoid:
+        return {}
+    client = getattr(executor, "_client", None)  # distributed's ClientExecutor
+    if client is None:
+        return {}
+    try:
+        healthy = [w for w in client.scheduler_info()["workers"] if w not in avoid]
+    except Exception:  # noqa: BLE001 - the scheduler cannot tell: no preference
+        return {}
+    return {"workers": healthy, "allow_other_workers": True} if healthy else {}
+
+
+@contextlib.contextmanager
+def open_executor(
+    spec: str | ExecutorInfo, workers: int
+) -> Iterator[tuple[concurrent.futures.Executor, ExecutorInfo]]:
+    """The executor named by ``spec`` with room for ``workers`` games at once; closed on exit
+    (pending work cancelled; a local cluster shut down)."""
+    info = spec if isinstance(spec, ExecutorInfo) else parse_executor(spec)
+    workers = max(1, workers)
+    if info.kind == "local":
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="take5-table")
+        try:
+            yield pool, info
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return
+    if info.kind == "process":
+        # spawn, not fork: the referee may hold threads and open connections.
+        ppool = concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn")
+        )
+        try:
+            yield ppool, info
+        finally:
+            ppool.shutdown(wait=False, cancel_futures=True)
+        return
+    try:  # an optional dependency (the [dask] extra): imported only when asked for
+        import distributed
+    except ImportError as error:  # pragma: no cover - installed with the [dask] extra
+        raise ExecutorError("dask executors need `pip install 'dask[distributed]'`") from error
+    cluster = None
+    try:
+        if info.address == "local":
+            cluster = distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=40,
+            )
+            client = distributed.Client(cluster, set_as_default=False)
+        else:
+            client = distributed.Client(info.address, timeout=10, set_as_default=False)
+    except (OSError, TimeoutError) as error:
+        if cluster is not None:
+            cluster.close()
+        raise ExecutorError(f"cannot reach the dask scheduler {info.address}: {error}") from error
+    try:
+        # Each submission is retried by us (infrastructure failures), never by dask behind our back;
+        # pure=False: the same spec submitted again (a retry) must run again.
+        yield client.get_executor(pure=False, retries=0), info
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,265 @@
+"""Running a tournament until its ranking is settled (``referee tournament run --until-settled``).
+
+The tables come from the pure scheduler (take5_arena/referee/tournament/adaptive.py), batch by batch; this module plays
+them with the tournament machinery (take5_arena/referee/tournament/: table specs, executors, retries of
+infrastructure failures, the store) and keeps the store the source of truth:
+
+* each batch is saved as a schedule of its own, ``settle-KEY-NNNN`` (KEY identifies the entrants, the
+  game settings, the seed and the scheduler's settings), *before* any of its games is played;
+* on start, the batches already saved are finished first (their games not yet recorded are played),
+  and only then is the scheduler asked for the next batch, from every recorded game among the
+  current entrants. A run killed at any point (SIGKILL included) and started again therefore
+  schedules exactly the tables the uninterrupted run would have (given the same results).
+
+The ratings come from a ranking function passed in by the caller (the app layer passes the
+leaderboard's), never from an import of the leaderboard here.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from ..store import Store
+from .adaptive import (
+    Decision,
+    PairState,
+    PlayedGame,
+    RankFn,
+    SettleError,
+    SettleSettings,
+    decide,
+    default_budget,
+)
+from .errors import TournamentError
+from .executors import open_executor
+from .run import RunReport, _Driver, _table_specs, executor_info, prepare_run, run_lock
+from .settings import concurrency_of, game_settings
+from .table import GameOutcome, close_launchers, run_table
+
+
+@dataclass
+class SettleReport:
+    """How a run ended: ``reason`` is "settled", "budget", "unplayed" or "interrupted"."""
+
+    key: str
+    reason: str = ""
+    decision: Decision | None = None
+    batches: int = 0
+    games: int = 0  # games of this run's batches (recorded or not)
+    played: int = 0  # played by this invocation
+    unplayed: int = 0
+    infra: list[tuple[str, str, str]] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """0 settled; 1 the budget ran out first, or games could not be played; 130 interrupted."""
+        if self.interrupted:
+            return 130
+        return 0 if self.reason == "settled" else 1
+
+
+def batch_id(key: str, batch: int) -> str:
+    return f"settle-{key}-{batch:04d}"
+
+
+def played_games(store: Store, keys: Mapping[int, str]) -> list[PlayedGame]:
+    """Every recorded game whose seats are all current entrants (version id -> key), by game id."""
+    out = [
+        PlayedGame(r.game_id, tuple(keys[v] for v in r.versions), tuple(r.places), r.duplicate_set)
+        for r in store.seat_results()
+        if all(v in keys for v in r.versions)
+    ]
+    return sorted(out, key=lambda g: g.game_id)
+
+
+def describe(decision: Decision, games: int, labels: Mapping[str, str] | None = None) -> str:
+    """One progress line: games so far and the pairs still open (entrants shown by ``labels``)."""
+    open_pairs = [
+        PairState(labels.get(p.upper, p.upper), labels.get(p.lower, p.lower), p.los, p.settled)
+        if labels
+        else p
+        for p in decision.open_pairs
+    ]
+    if decision.stop:
+        head = "settled" if decision.reason == "settled" else "budget spent"
+    else:
+        head = f"next {len(decision.tables)} table{'s' * (len(decision.tables) != 1)}"
+    pairs = ", ".join(p.text() for p in open_pairs[:8]) + (" ..." if len(open_pairs) > 8 else "")
+    return (
+        f"after {games} games: {len(open_pairs)} of {len(decision.pairs)} pairs open"
+        + (f" ({pairs})" if open_pairs else "")
+        + f"; {head}"
+    )
+
+
+def run_until_settled(
+    directory: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    rank: RankFn,
+    confidence: float,
+    budget: int | None = None,
+    gauntlet: str | None = None,
+    batch_tables: int | None = None,
+    runner: Callable[..., list[GameOutcome]] = run_table,
+    log: Callable[[str], None] = lambda line: None,
+    retry_delay: float = 2.0,
+) -> SettleReport:
+    """Play batches chosen by :func:`take5_arena.referee.tournament.adaptive.decide` until it says stop (module text).
+
+    ``gauntlet``: an entrant name; only its place is settled. ``budget``: games of this run (all
+    batches, also those of earlier invocations). ``log`` gets one line per batch.
+    """
+    directory = Path(directory)
+    started = time.perf_counter()
+    store = Store(directory)
+    try:
+        settings, versions, _ = prepare_run(store, overrides or {})
+        keys = {v.id: v.key for v in versions}
+        ids = {v.key: v.id for v in versions}
+        entrants = sorted(keys.values())
+        target = None
+        if gauntlet is not None:
+            target = next((v.key for v in versions if v.name == gauntlet), None)
+            if target is None:
+                raise TournamentError(f"gauntlet: no current entrant named {gauntlet!r}")
+        ss = SettleSettings(
+            table_size=int(settings["players"]),
+            duplicate=bool(settings["duplicate"]),
+            seed=int(settings["seed"]),
+            confidence=confidence,
+            budget=budget,
+            batch_tables=batch_tables,
+            gauntlet=target,
+            context=game_settings(settings),
+        )
+        report = SettleReport(ss.key(entrants))
+        info = executor_info(settings)
+        with run_lock(directory):
+            store.set_settings(settings)
+            run_id = f"run-{secrets.token_hex(4)}"
+            store.begin_run(
+                run_id,
+                schedule_id=f"settle-{report.key}",
+                settings=settings,
+                games=budget or default_budget(len(entrants)),
+            )
+            status = "failed"
+            try:
+                with open_executor(info, concurrency_of(settings)) as (executor, info):
+                    _loop(
+                        store,
+                        executor,
+                        info,
+                        settings,
+                        ss,
+                        entrants,
+                        keys,
+                        ids,
+                        report,
+                        run_id,
+                        rank,
+                        runner,
+                        log,
+                        retry_delay,
+                    )
+                status = (
+                    "interrupted"
+                    if report.interrupted
+                    else ("finished" if report.reason in ("settled", "budget") else "incomplete")
+                )
+            except KeyboardInterrupt:
+                report.interrupted, report.reason, status = True, "interrupted", "interrupted"
+            finally:
+                report.seconds = time.perf_counter() - started
+                store.end_run(run_id, status, report.played)
+                if settings["sandbox"] == "docker" and info.in_process:
+                    close_launchers()
+        return report
+    except SettleError as error:
+        raise TournamentError(str(error)) from None
+    finally:
+        store.close()
+
+
+def _loop(
+    store: Store,
+    executor: Any,
+    info: Any,
+    settings: dict[str, Any],
+    ss: SettleSettings,
+    entrants: list[str],
+    keys: Mapping[int, str],
+    ids: Mapping[str, int],
+    report: SettleReport,
+    run_id: str,
+    rank: RankFn,
+    runner: Callable[..., list[GameOutcome]],
+    log: Callable[[str], None],
+    retry_delay: float,
+) -> None:
+    names = {key: key.rsplit("@", 1)[0] for key in entrants}  # current versions: the name says it
+    tables = 0
+    batch = 0
+    while True:
+        sid = batch_id(report.key, batch)
+        games = store.schedule_games(sid)
+        if not games:  # not scheduled yet: every earlier batch is complete, decide the next one
+            played = played_games(store, keys)
+            decision = decide(
+                entrants, played, ss, rank, tables_so_far=tables, games_so_far=report.games
+            )
+            report.decision = decision
+            log(describe(decision, len(played), names))
+            if decision.stop:
+                report.reason = decision.reason
+                return
+            store.save_schedule(
+                sid,
+                [
+                    {
+                        **g.to_dict(),
+                        "seats": [ids[k] for k in g.seats],
+                        "settings": game_settings(settings),
+                    }
+                    for g in decision.games
+                ],
+                description=f"until settled, batch {batch}: {len(decision.tables)} tables, "
+                f"{len(decision.games)} games",
+                settings=settings,
+                entrants=entrants,
+            )
+            games = store.schedule_games(sid)
+        tables += len({g.table_no for g in games})
+        report.games += len(games)
+        report.batches = batch + 1
+        pending = [g for g in games if g.status == "pending"]
+        if pending:
+            part = RunReport(cast(Any, None), sid, len(games), len(games) - len(pending))
+            _Driver(
+                store,
+                executor,
+                info,
+                settings,
+                part,
+                run_id,
+                runner=runner,
+                progress=None,
+                retry_delay=retry_delay,
+            ).run(_table_specs(store, sid, settings))
+            report.played += part.played
+            report.infra += part.infra
+            if part.interrupted:
+                report.interrupted, report.reason = True, "interrupted"
+                return
+            if part.unplayed:  # the next decision needs these results: stop, the next run retries
+                report.unplayed, report.reason = part.unplayed, "unplayed"
+                return
+        batch += 1

@@ -1,0 +1,162 @@
+"""The author's side of the arena service: a small typed client over arena.proto.
+
+Transport: ``--ca FILE`` means TLS trusting that certificate (a self-signed one); ``--insecure``
+means plain text; otherwise loopback addresses are plain text (the server's default) and every other
+address is TLS with the system's root certificates. A token is never sent in plain text to an
+address that is not loopback unless ``--insecure`` asks for it.
+
+The token comes from ``--token-file`` or the ``TAKE5_TOKEN`` environment variable (never a command
+line argument, which other users of the machine can read), and travels as ``authorization: Bearer``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from take5_arena.referee.archive import ArchiveLimits, pack
+from take5_arena.service.api import arena_pb2 as pb
+from take5_arena.service.api import arena_pb2_grpc as pb_grpc
+from take5_arena.service.serve import CHUNK_BYTES, is_loopback
+
+TOKEN_ENV = "TAKE5_TOKEN"  # also named in take5_arena/cli/service.py
+SERVER_ENV = "TAKE5_SERVER"
+
+
+class ClientError(Exception):
+    """A call failed: ``code`` is the gRPC status (None: before any call), the message one line."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None):
+        self.code = code
+        super().__init__(message)
+
+
+def read_token(token_file: Path | None) -> str | None:
+    if token_file is not None:
+        try:
+            text = token_file.read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise ClientError(
+                f"cannot read the token file: {error.strerror}: {token_file}"
+            ) from None
+        return text.splitlines()[0].strip() if text else None
+    value = os.environ.get(TOKEN_ENV, "").strip()
+    return value or None
+
+
+@dataclass
+class Packed:
+    data: bytes
+    files: int
+    sha256: str
+
+
+def pack_folder(folder: Path, limits: ArchiveLimits = ArchiveLimits()) -> Packed:
+    """The folder as the archive the server accepts (ArchiveError if it would be refused)."""
+    buf = io.BytesIO()
+    files = pack(folder, buf, limits)
+    data = buf.getvalue()
+    return Packed(data, files, hashlib.sha256(data).hexdigest())
+
+
+class ArenaClient:
+    def __init__(
+        self,
+        server: str,
+        *,
+        token: str | None = None,
+        ca: Path | None = None,
+        insecure: bool = False,
+        timeout: float = 600.0,
+    ):
+        host = server.rpartition(":")[0] or server
+        self.server = server
+        self.timeout = timeout
+        if ca is not None:
+            try:
+                roots = ca.read_bytes()
+            except OSError as error:
+                raise ClientError(
+                    f"cannot read the CA certificate: {error.strerror}: {ca}"
+                ) from None
+            self.channel = grpc.secure_channel(
+                server, grpc.ssl_channel_credentials(root_certificates=roots)
+            )
+        elif insecure or is_loopback(host):
+            self.channel = grpc.insecure_channel(server)
+        else:
+            self.channel = grpc.secure_channel(server, grpc.ssl_channel_credentials())
+        self.stub = pb_grpc.ArenaStub(self.channel)
+        self.metadata = [("authorization", f"Bearer {token}")] if token else []
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> ArenaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, fn, request, timeout: float | None = None):  # type: ignore[no-untyped-def]
+        try:
+            return fn(request, metadata=self.metadata, timeout=timeout or self.timeout)
+        except grpc.RpcError as error:
+            code = error.code() if hasattr(error, "code") else None
+            details = error.details() if hasattr(error, "details") else str(error)
+            if code == grpc.StatusCode.UNAVAILABLE:
+                details = (
+                    f"cannot reach the arena at {self.server} ({(details or '').splitlines()[0]})"
+                )
+            elif code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                details = f"no answer from the arena at {self.server} in time"
+            raise ClientError((details or str(code)).splitlines()[0], code) from None
+
+    def submit(self, bot_name: str, packed: Packed) -> pb.SubmitBotResponse:
+        def messages() -> Iterator[pb.SubmitBotRequest]:
+            yield pb.SubmitBotRequest(
+                metadata=pb.SubmitMetadata(
+                    bot_name=bot_name, archive_size=len(packed.data), archive_sha256=packed.sha256
+                )
+            )
+            for i in range(0, len(packed.data), CHUNK_BYTES):
+                yield pb.SubmitBotRequest(chunk=packed.data[i : i + CHUNK_BYTES])
+
+        return self._call(self.stub.SubmitBot, messages())
+
+    def my_bots(self) -> pb.ListMyBotsResponse:
+        return self._call(self.stub.ListMyBots, pb.ListMyBotsRequest(), 60)
+
+    def withdraw(self, bot_name: str) -> pb.WithdrawBotResponse:
+        return self._call(self.stub.WithdrawBot, pb.WithdrawBotRequest(bot_name=bot_name), 60)
+
+    def standings(self) -> pb.StandingsResponse:
+        return self._call(self.stub.Standings, pb.StandingsRequest(), 60)
+
+    def record(self, game_id: str) -> pb.GetGameRecordResponse:
+        return self._call(self.stub.GetGameRecord, pb.GetGameRecordRequest(game_id=game_id), 60)
+
+    def faults(self, bot_name: str, limit: int = 50) -> pb.MyBotFaultsResponse:
+        return self._call(
+            self.stub.MyBotFaults, pb.MyBotFaultsRequest(bot_name=bot_name, limit=limit), 60
+        )
+
+
+def safe(text: str) -> str:
+    """Text from the server (a bot's output, a bot's name) made safe for a terminal: every control
+    character but newline and tab is escaped, so a bot cannot move the cursor or recolour the screen."""
+    return "".join(
+        c
+        if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127 and not 0x80 <= ord(c) < 0xA0)
+        else f"\\x{ord(c):02x}"
+        for c in text
+    )
+
+
+__all__ = ["ArenaClient", "ClientError", "Packed", "pack_folder", "read_token", "safe"]
