@@ -42,13 +42,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from take5 import Game, RandomPlayer, Settings, play_game  # noqa: E402
-from take5.batch import Batch, EpsilonGreedy  # noqa: E402
-from take5.shuffle import SplitMix64  # noqa: E402
-from take5.sim import Table, play_out, sample_hands  # noqa: E402
-from take5.vector import VectorEnv  # noqa: E402
+from take5 import Game, RandomPlayer, Settings, play_game
+from take5.batch import Batch, EpsilonGreedy
+from take5.shuffle import SplitMix64
+from take5.sim import Table, play_out, sample_hands
+from take5.vector import VectorEnv
 
 PLAYERS = (2, 4, 10)
 BATCHES = (1, 64, 1024)
@@ -147,7 +147,8 @@ TS_DRIVER = r"""
 import { runGame } from %(runner)s;
 const players = Number(process.argv[2]);
 const seconds = Number(process.argv[3]);
-const cfg = (seed) => ({ players: Array.from({ length: players }, (_, i) => ({ id: `p${i}`, strategy: 'random' })), seed: `s${seed}` });
+const seats = Array.from({ length: players }, (_, i) => ({ id: `p${i}`, strategy: 'random' }));
+const cfg = (seed) => ({ players: seats, seed: `s${seed}` });
 for (let i = 0; i < 300; i++) runGame(cfg(i));  // the JIT warms up first
 const start = process.cpuUsage();
 let games = 0, used = 0;
@@ -175,7 +176,10 @@ def ts_games(folder: Path, players: int, seconds: float) -> float | str:
         driver.write_text(TS_DRIVER % {"runner": json.dumps(str(runner))})
         proc = subprocess.run(
             [str(tsx), str(driver), str(players), str(seconds)],
-            capture_output=True, text=True, timeout=600, cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=folder,
         )
     if proc.returncode != 0:
         return f"node failed: {proc.stderr.strip().splitlines()[-1:]}"
@@ -230,16 +234,24 @@ def verdict(ok: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per measurement")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved windows per measurement")
-    parser.add_argument("--ts-engine", type=Path, default=os.environ.get("TAKE5_TS_ENGINE"),
-                        help=f"a checkout of {TS_ENGINE_REPO} with node_modules (or $TAKE5_TS_ENGINE)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="interleaved windows per measurement"
+    )
+    parser.add_argument(
+        "--ts-engine",
+        type=Path,
+        default=os.environ.get("TAKE5_TS_ENGINE"),
+        help=f"a checkout of {TS_ENGINE_REPO} with node_modules (or $TAKE5_TS_ENGINE)",
+    )
     parser.add_argument("--quick", action="store_true", help="short windows (wide error)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.repeats = 0.6, 2
-    print(f"bench/sim.py: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, "
-          f"{args.seconds:g} CPU-s per figure, best of {args.repeats}")
+    print(
+        f"bench/sim.py: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, "
+        f"{args.seconds:g} CPU-s per figure, best of {args.repeats}"
+    )
     out: dict[str, object] = {}
 
     print("\n1. rest-of-round rollouts per CPU-second (turn 1, greedy with randomness 0.5)")
@@ -250,38 +262,51 @@ def main() -> None:
             r = rollouts(players, size, args.seconds, args.repeats)
             ratio = r["take5.batch"] / r["take5.sim"]
             table.append({"players": players, "batch": size, **r, "ratio": ratio})
-            print(f"  {players:>7} {size:>6} {r['take5.sim']:>11.0f} {r['take5.batch']:>12.0f}"
-                  f" {ratio:>6.1f}x", flush=True)
+            print(
+                f"  {players:>7} {size:>6} {r['take5.sim']:>11.0f} {r['take5.batch']:>12.0f}"
+                f" {ratio:>6.1f}x",
+                flush=True,
+            )
     target = next(t for t in table if t["players"] == 4 and t["batch"] == 1024)["ratio"]
     print(f"  target >= 10x at batch 1,024 and 4 players: {target:.1f}x, {verdict(target >= 10)}")
     out["rollouts"] = table
 
     print(f"\n2. full random games per CPU-second (batch of {GAME_BATCH} for take5.batch)")
-    print(f"  {'players':>7} {'take5.batch':>12} {'play_game':>10} {'take5.sim':>10} "
-          f"{'TypeScript':>11} {'batch/TS':>9} {'batch/play_game':>16}")
+    print(
+        f"  {'players':>7} {'take5.batch':>12} {'play_game':>10} {'take5.sim':>10} "
+        f"{'TypeScript':>11} {'batch/TS':>9} {'batch/play_game':>16}"
+    )
     games = []
     for players in PLAYERS:
         r = full_games(players, args.seconds, args.repeats)
-        ts: float | str = "not run" if args.ts_engine is None else ts_games(
-            args.ts_engine, players, args.seconds)
+        ts: float | str = (
+            "not run" if args.ts_engine is None else ts_games(args.ts_engine, players, args.seconds)
+        )
         row = {"players": players, **r, "typescript": ts}
         ts_text = f"{ts:>11.0f}" if isinstance(ts, float) else f"{'-':>11}"
         vs_ts = f"{r['take5.batch'] / ts:>8.1f}x" if isinstance(ts, float) else f"{'-':>9}"
-        print(f"  {players:>7} {r['take5.batch']:>12.0f} {r['take5.play_game']:>10.0f} "
-              f"{r['take5.sim']:>10.0f} {ts_text} {vs_ts} "
-              f"{r['take5.batch'] / r['take5.play_game']:>15.1f}x", flush=True)
+        print(
+            f"  {players:>7} {r['take5.batch']:>12.0f} {r['take5.play_game']:>10.0f} "
+            f"{r['take5.sim']:>10.0f} {ts_text} {vs_ts} "
+            f"{r['take5.batch'] / r['take5.play_game']:>15.1f}x",
+            flush=True,
+        )
         if isinstance(ts, str) and args.ts_engine is not None:
             print(f"      TypeScript engine: {ts}")
         games.append(row)
     four = next(g for g in games if g["players"] == 4)
     if isinstance(four["typescript"], float):
         ratio = four["take5.batch"] / four["typescript"]
-        print(f"  target >= 1.5x the TypeScript engine at 4 players: {ratio:.1f}x, {verdict(ratio >= 1.5)}")
+        print(
+            f"  target >= 1.5x the TypeScript engine at 4 players: {ratio:.1f}x, {verdict(ratio >= 1.5)}"
+        )
     else:
         print(f"  TypeScript engine not measured (--ts-engine DIR: a checkout of {TS_ENGINE_REPO})")
     out["games"] = games
 
-    print(f"\n3. agent steps per CPU-second (random legal actions; {GAME_BATCH} games for VectorEnv)")
+    print(
+        f"\n3. agent steps per CPU-second (random legal actions; {GAME_BATCH} games for VectorEnv)"
+    )
     print(f"  {'players':>7} {'VectorEnv':>10} {'Take5Env (AEC)':>15} {'ratio':>7}")
     steps = []
     for players in PLAYERS:
@@ -292,7 +317,9 @@ def main() -> None:
         print(f"  {players:>7} {r['VectorEnv']:>10.0f} {aec_text} {ratio_text}", flush=True)
         steps.append({"players": players, **r})
     low = min(s["VectorEnv"] for s in steps)
-    print(f"  target >= 100,000 agent steps per CPU-second: lowest {low:,.0f}, {verdict(low >= 100_000)}")
+    print(
+        f"  target >= 100,000 agent steps per CPU-second: lowest {low:,.0f}, {verdict(low >= 100_000)}"
+    )
     out["agent_steps"] = steps
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

@@ -297,13 +297,9 @@ def round_robin_tables(names: Sequence[str]) -> list[tuple[str, ...]]:
     """Every 4 of the bots (all of them with 4), each table in every seat order."""
     if len(names) < PLAYERS:
         raise SystemExit(f"a round robin needs {PLAYERS} example bots, found {list(names)}")
-    tables = []
     groups = list(itertools.combinations(names, PLAYERS))
     orders = list(itertools.permutations(range(PLAYERS)))
-    for order in orders:
-        for group in groups:
-            tables.append(tuple(group[i] for i in order))
-    return tables
+    return [tuple(group[i] for i in order) for order in orders for group in groups]
 
 
 def example_bots() -> list[str]:
@@ -337,7 +333,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--variant", choices=[v.value for v in Variant], default="standard")
     parser.add_argument(
-        "--against", nargs="+", default=[OPPONENT], metavar="BOT",
+        "--against",
+        nargs="+",
+        default=[OPPONENT],
+        metavar="BOT",
         help="opponents of the first experiment, 3 copies at a table (default: random)",
     )
     parser.add_argument("--skip", choices=["random", "roundrobin"], action="append", default=[])

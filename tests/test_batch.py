@@ -75,7 +75,9 @@ def assert_same(batch: Batch, games: list[Game], index: np.ndarray) -> None:
     for name, value in expected.items():
         if not np.array_equal(value, got[name]):
             bad = index[np.flatnonzero((value != got[name]).reshape(len(index), -1).any(1))[0]]
-            pytest.fail(f"{name} differ in game {bad}: engine {games[bad].rows}, {games[bad].hands}")
+            pytest.fail(
+                f"{name} differ in game {bad}: engine {games[bad].rows}, {games[bad].hands}"
+            )
 
 
 def replay_drafts(batch: Batch, games: list[Game]) -> None:
@@ -199,8 +201,13 @@ def test_a_rejected_draw_deals_as_the_engine():
     batch = Batch.deal(settings_, [seed, 5])
     games = [Game(settings_, seed), Game(settings_, 5)]
     assert batch._draws.tolist() == [104, 103]  # one draw more for the rejection (later rounds)
-    play_both(batch, games, EpsilonGreedy(1.0, np.random.default_rng(1)), "cheapest",
-              np.random.default_rng(2))
+    play_both(
+        batch,
+        games,
+        EpsilonGreedy(1.0, np.random.default_rng(1)),
+        "cheapest",
+        np.random.default_rng(2),
+    )
 
 
 def test_the_plain_shuffle_gives_the_same_decks(monkeypatch):
@@ -208,8 +215,9 @@ def test_the_plain_shuffle_gives_the_same_decks(monkeypatch):
     monkeypatch.setattr(batch_module, "_KEEP", np.zeros_like(batch_module._KEEP))
     settings_ = Settings(players=3, threshold=40)
     batch = Batch.deal(settings_, range(20))
-    play_both(batch, [Game(settings_, s) for s in range(20)], greedy, "cheapest",
-              np.random.default_rng(0))
+    play_both(
+        batch, [Game(settings_, s) for s in range(20)], greedy, "cheapest", np.random.default_rng(0)
+    )
 
 
 def test_a_game_ends_after_the_last_round(monkeypatch):
@@ -217,8 +225,9 @@ def test_a_game_ends_after_the_last_round(monkeypatch):
     monkeypatch.setattr(game_module, "MAX_ROUNDS", 2)
     settings_ = Settings(players=3, threshold=1000)
     batch = Batch.deal(settings_, range(10))
-    play_both(batch, [Game(settings_, s) for s in range(10)], greedy, "cheapest",
-              np.random.default_rng(0))
+    play_both(
+        batch, [Game(settings_, s) for s in range(10)], greedy, "cheapest", np.random.default_rng(0)
+    )
     assert (batch.round == 2).all() and batch.over.all()
 
 
@@ -242,13 +251,14 @@ def engine_views(settings_: Settings, seed: int):
             game.choose_row(players[seat].choose_row(game.view(seat)))
 
 
-@pytest.mark.parametrize("variant,players", [("standard", 2), ("standard", 5), ("standard", 10),
-                                             ("professional", 4)])
+@pytest.mark.parametrize(
+    "variant,players", [("standard", 2), ("standard", 5), ("standard", 10), ("professional", 4)]
+)
 def test_determinized_hands_respect_what_the_seat_knows(variant, players):
     settings_ = Settings(players=players, variant=Variant(variant), threshold=40)
     rng = np.random.default_rng(players)
     for seed in range(3):
-        for game, view in engine_views(settings_, seed):
+        for _, view in engine_views(settings_, seed):
             batch = Batch.determinize(view, 16, rng)
             extra = 1 if view.phase is Phase.CHOOSE_ROW else 0
             size = len(view.hand) + extra
@@ -259,8 +269,12 @@ def test_determinized_hands_respect_what_the_seat_knows(variant, players):
             assert all(len(set(row)) == len(row) for row in dealt.tolist())  # no card twice
             hidden = set(view.unseen()) | {p.card for p in view.revealed}
             if view.hands is not None:  # public hands: the real ones
-                real = np.array([sorted(h + tuple(p.card for p in view.revealed if p.seat == s))
-                                 for s, h in enumerate(view.hands)])
+                real = np.array(
+                    [
+                        sorted(h + tuple(p.card for p in view.revealed if p.seat == s))
+                        for s, h in enumerate(view.hands)
+                    ]
+                )
                 assert (batch.hands[:, :, :size] == real).all()
             else:
                 assert set(dealt.ravel()) - set(mine) <= hidden
@@ -303,9 +317,18 @@ def test_rollouts_from_views_agree_with_the_engine(variant, players):
 
 
 def test_choose_row_views_need_the_revealed_cards():
-    view = View(seat=0, settings=Settings(players=2), phase=Phase.CHOOSE_ROW, round=1, turn=10,
-                hand=(), rows=((13,), (23,), (16, 17, 18, 19, 21), (57,)), scores=(0, 0),
-                revealed=(game_module.Play(0, 5), game_module.Play(1, 25)), card=5)
+    view = View(
+        seat=0,
+        settings=Settings(players=2),
+        phase=Phase.CHOOSE_ROW,
+        round=1,
+        turn=10,
+        hand=(),
+        rows=((13,), (23,), (16, 17, 18, 19, 21), (57,)),
+        scores=(0, 0),
+        revealed=(game_module.Play(0, 5), game_module.Play(1, 25)),
+        card=5,
+    )
     batch = Batch.determinize(view, 4, np.random.default_rng(0)).tile(4)
     rows = np.repeat(np.arange(4), 4)[:, None] * np.ones((1, 2), dtype=int)
     taken = batch.play_turn(revealed_cards(view), rows=rows)
@@ -327,7 +350,9 @@ def test_greedy_is_take5_sim_greedy_card():
         while not batch.over.all():
             cards = greedy_cards(batch)
             for g in np.flatnonzero(batch.active):
-                table = Table(batch.ends[g].tolist(), batch.lens[g].tolist(), batch.heads[g].tolist())
+                table = Table(
+                    batch.ends[g].tolist(), batch.lens[g].tolist(), batch.heads[g].tolist()
+                )
                 for seat in range(players):
                     assert cards[g, seat] == greedy_card(table, sorted_hand(batch, g, seat))
                     checked += 1
@@ -357,7 +382,7 @@ def test_random_cards_are_uniform_and_periods_repeat():
         EpsilonGreedy(0.5, rng, period=7)(tiled)
     with pytest.raises(ValueError, match="rng"):
         EpsilonGreedy(0.5)
-    with pytest.raises(ValueError, match="between|from 0 to 1"):
+    with pytest.raises(ValueError, match=r"from 0 to 1"):
         EpsilonGreedy(1.5, rng)
 
 
@@ -415,10 +440,11 @@ def test_without_cards_the_points_are_the_same():
     rng_a, rng_b = np.random.default_rng(4), np.random.default_rng(4)
     full = Batch.deal(Settings(players=6), range(50))
     lean = Batch.deal(Settings(players=6), range(50), keep_cards=False)
-    assert np.array_equal(full.play_game(EpsilonGreedy(0.5, rng_a)),
-                          lean.play_game(EpsilonGreedy(0.5, rng_b)))
+    assert np.array_equal(
+        full.play_game(EpsilonGreedy(0.5, rng_a)), lean.play_game(EpsilonGreedy(0.5, rng_b))
+    )
     with pytest.raises(ValueError, match="keep_cards"):
-        lean.rows
+        _ = lean.rows
 
 
 def test_bad_input_is_refused():
@@ -426,8 +452,16 @@ def test_bad_input_is_refused():
     other = sorted_hand(batch, 0, 1)
     with pytest.raises(ValueError, match="not in the hand"):
         batch.play_turn([[other[0], other[1]]])
-    low = View(seat=0, settings=Settings(players=2), phase=Phase.PLAY, round=1, turn=10,
-               hand=(2,), rows=((13,), (23,), (33,), (43,)), scores=(0, 0))
+    low = View(
+        seat=0,
+        settings=Settings(players=2),
+        phase=Phase.PLAY,
+        round=1,
+        turn=10,
+        hand=(2,),
+        rows=((13,), (23,), (33,), (43,)),
+        scores=(0, 0),
+    )
     low_batch = Batch.determinize(low, 1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="row choice"):
         low_batch.play_turn([[2, int(low_batch.hands[0, 1, 0])]], rows=[[7, 7]])

@@ -43,9 +43,13 @@ def test_the_features_hold_the_heuristics_expected_penalty():
                 feats = card_features(obs, cards)[0]
                 unseen = view.unseen()
                 for slot, card in enumerate(view.hand):
-                    mine = 10 * (feats[slot, FEATURES.index("cost now")]
-                                 + feats[slot, FEATURES.index("fill risk")])
-                    assert mine == pytest.approx(heuristic.expected_penalty(view, card, unseen), abs=1e-4)
+                    mine = 10 * (
+                        feats[slot, FEATURES.index("cost now")]
+                        + feats[slot, FEATURES.index("fill risk")]
+                    )
+                    assert mine == pytest.approx(
+                        heuristic.expected_penalty(view, card, unseen), abs=1e-4
+                    )
                     checked += 1
                 game.play([p.pick_card(game.view(s)) for s, p in enumerate(players)])
             else:
@@ -87,8 +91,8 @@ def python_image() -> str:
     """The Python base image (scripts/setup-docker.sh's TAKE5_PYTHON_IMAGE, else the default),
     which must carry numpy: an image built before the SDK needed it is rebuilt by the script."""
     sys.path.insert(0, str(ROOT))
-    from referee.sandbox import engine
-    from referee.sandbox.errors import EngineUnavailable
+    from take5_arena.referee.sandbox import engine
+    from take5_arena.referee.sandbox.errors import EngineUnavailable
 
     image = os.environ.get("TAKE5_PYTHON_IMAGE", "take5/python:3.11")
     try:
@@ -97,22 +101,46 @@ def python_image() -> str:
     except EngineUnavailable as exc:
         _unavailable(str(exc))
     except Exception as exc:  # docker.errors.ImageNotFound and the like
-        _unavailable(f"base image {image} is missing ({type(exc).__name__}): run scripts/setup-docker.sh")
+        _unavailable(
+            f"base image {image} is missing ({type(exc).__name__}): run scripts/setup-docker.sh"
+        )
     if "numpy" not in labels.get("take5.runtime", "").split(","):
-        _unavailable(f"base image {image} has no numpy (take5.runtime={labels.get('take5.runtime')!r}):"
-                     " rebuild it with scripts/setup-docker.sh")
+        _unavailable(
+            f"base image {image} has no numpy (take5.runtime={labels.get('take5.runtime')!r}):"
+            " rebuild it with scripts/setup-docker.sh"
+        )
     return image
 
 
 @pytest.mark.docker
 def test_it_plays_a_docker_match_without_a_fault(python_image, tmp_path):
     prefix = f"pytest-trained-{secrets.token_hex(3)}"
-    argv = [sys.executable, "-m", "referee.cli", "match", "--sandbox", "docker",
-            "--base-image", python_image, str(BOT), str(ROOT / "example_bots" / "random"),
-            str(ROOT / "example_bots" / "heuristic"), "--games", "2", "--json",
-            "--records", str(tmp_path / "records")]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TAKE5_RUN_PREFIX": prefix})
+    argv = [
+        sys.executable,
+        "-m",
+        "take5_arena",
+        "match",
+        "--sandbox",
+        "docker",
+        "--base-image",
+        python_image,
+        str(BOT),
+        str(ROOT / "example_bots" / "random"),
+        str(ROOT / "example_bots" / "heuristic"),
+        "--games",
+        "2",
+        "--json",
+        "--records",
+        str(tmp_path / "records"),
+    ]
+    proc = subprocess.run(
+        argv,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TAKE5_RUN_PREFIX": prefix},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     assert doc["games_played"] == 2 and doc["exit_code"] == 0

@@ -103,8 +103,13 @@ try:
 except ImportError as error:
     print(error)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(SDK)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(SDK)},
+    )
     assert "take5.env needs pettingzoo and gymnasium" in out.stdout
 
 
@@ -112,8 +117,9 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (rng.random(mask.shape) * mask).argmax(2)
 
 
-@pytest.mark.parametrize("players,variant", [(4, "standard"), (2, "standard"), (10, "standard"),
-                                             (5, "professional")])
+@pytest.mark.parametrize(
+    "players,variant", [(4, "standard"), (2, "standard"), (10, "standard"), (5, "professional")]
+)
 def test_vector_games_return_minus_their_scores(players, variant):
     env = VectorEnv(games=16, players=players, variant=variant, seed=3)
     obs, mask = env.reset()
@@ -137,7 +143,7 @@ def test_vector_games_return_minus_their_scores(players, variant):
 def test_vector_env_is_seeded_and_checks_actions():
     def run(seed):
         env = VectorEnv(games=8, players=3, seed=seed)
-        obs, mask = env.reset()
+        _, mask = env.reset()
         rng = np.random.default_rng(1)
         total = 0.0
         for _ in range(30):
@@ -149,7 +155,7 @@ def test_vector_env_is_seeded_and_checks_actions():
     (a, obs_a), (b, obs_b) = run(5), run(5)
     assert a == b and np.array_equal(obs_a, obs_b)
     env = VectorEnv(games=2, players=2, seed=0)
-    obs, mask = env.reset()
+    _, mask = env.reset()
     with pytest.raises(ValueError, match="not in the hand"):
         env.step(np.zeros((2, 2), dtype=int) + int(np.flatnonzero(mask[0, 1] == 0)[0]))
     with pytest.raises(ValueError, match="shape"):
@@ -157,4 +163,4 @@ def test_vector_env_is_seeded_and_checks_actions():
     with pytest.raises(ValueError, match="not a card"):
         env.step(np.full((2, 2), 105))
     with pytest.raises(RuntimeError, match="reset"):
-        VectorEnv(games=1).batch
+        _ = VectorEnv(games=1).batch

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from take5 import Game, Phase, Play, RandomPlayer, Settings, Variant, View, play_game
 from take5.bot import Bot, CallContext
 from take5.harness import load_bot

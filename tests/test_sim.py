@@ -7,6 +7,7 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from take5 import Game, Phase, RandomPlayer, Settings, Variant, penalty
 from take5.rules import cheapest_row as rules_cheapest_row
 from take5.rules import place_card, target_row

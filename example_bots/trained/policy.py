@@ -24,18 +24,18 @@ from take5.encode import HAND, HELD, OTHERS, ROWS, SEATS, TOTALS
 CARDS = np.arange(1, CARD_COUNT + 1, dtype=np.float32)  # card c at index c - 1
 HEADS = np.array(BULL_HEADS[1:], dtype=np.float32)
 FEATURES = (
-    "low",            # lower than every row's end: it takes a row
-    "cost now",       # bull heads it takes if placed now (the cheapest row for a low card) / 10
-    "gap",            # (card - its row's end) / 104
-    "between",        # the others' cards between its row's end and it / 10
-    "room",           # free places in its row / 5
-    "fill risk",      # chance the others fill its row first, times the row's bull heads + 1, / 10
-    "under",          # the share of the others' cards lower than it (a low card's risk)
-    "card",           # the card / 104
-    "its heads",      # its own bull heads / 7
-    "row heads",      # its row's bull heads / 10
-    "hand",           # cards in hand / 10
-    "standing",       # own total / threshold
+    "low",  # lower than every row's end: it takes a row
+    "cost now",  # bull heads it takes if placed now (the cheapest row for a low card) / 10
+    "gap",  # (card - its row's end) / 104
+    "between",  # the others' cards between its row's end and it / 10
+    "room",  # free places in its row / 5
+    "fill risk",  # chance the others fill its row first, times the row's bull heads + 1, / 10
+    "under",  # the share of the others' cards lower than it (a low card's risk)
+    "card",  # the card / 104
+    "its heads",  # its own bull heads / 7
+    "row heads",  # its row's bull heads / 10
+    "hand",  # cards in hand / 10
+    "standing",  # own total / threshold
 )
 # P(X >= k) for X ~ Binomial(m, p) needs C(m, i) for i < k <= 5 and m <= 9 others.
 _COMB = np.array([[comb(m, i) for i in range(MAX_ROW_LENGTH)] for m in range(10)], dtype=np.float32)

@@ -57,8 +57,9 @@ def sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum((cumulative < draw).sum(-1), probs.shape[-1] - 1)
 
 
-def gradients(policy: Policy, feats: np.ndarray, cards: np.ndarray, slots: np.ndarray,
-              advantage: np.ndarray) -> list[np.ndarray]:
+def gradients(
+    policy: Policy, feats: np.ndarray, cards: np.ndarray, slots: np.ndarray, advantage: np.ndarray
+) -> list[np.ndarray]:
     """The policy gradient of mean(advantage * log pi(slot)), for w1, b1, w2."""
     scores, hidden = policy.scores(feats)  # (B, K), (B, K, H)
     probs = softmax(scores, cards)
@@ -86,7 +87,9 @@ def heuristic_slots(feats: np.ndarray, cards: np.ndarray) -> np.ndarray:
     return np.where(best[..., 0] == 0, highest, np.argmax(ties, -1))
 
 
-def evaluate(policy: Policy, opponent: str, games: int, players: int, seed: int) -> tuple[float, float]:
+def evaluate(
+    policy: Policy, opponent: str, games: int, players: int, seed: int
+) -> tuple[float, float]:
     """Seat 0 plays the policy's best card, the others `opponent` ("random" or "heuristic"):
     the win rate of seat 0 (a shared first place counts 1/k) and its mean score."""
     env = VectorEnv(games=games, players=players, seed=seed)
@@ -117,8 +120,9 @@ def evaluate(policy: Policy, opponent: str, games: int, players: int, seed: int)
     return wins / games, scores / games
 
 
-def opponent_slots(kind: np.ndarray, feats: np.ndarray, cards: np.ndarray,
-                   rng: np.random.Generator) -> np.ndarray:
+def opponent_slots(
+    kind: np.ndarray, feats: np.ndarray, cards: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """The slots the fixed players choose: heuristic where kind is 1, random where it is 2."""
     random_slots = sample((cards > 0).astype(float), rng)
     return np.where(kind == 1, heuristic_slots(feats, cards), random_slots)
@@ -139,8 +143,13 @@ def imitate(policy: Policy, seconds: float, games: int, players: int, lr: float,
         feats = card_features(obs, cards)
         labels = heuristic_slots(feats, cards)
         flat = feats.reshape((-1,) + feats.shape[2:])
-        grads = gradients(policy, flat, cards.reshape(-1, cards.shape[-1]), labels.reshape(-1),
-                          np.ones(labels.size, dtype=np.float32))
+        grads = gradients(
+            policy,
+            flat,
+            cards.reshape(-1, cards.shape[-1]),
+            labels.reshape(-1),
+            np.ones(labels.size, dtype=np.float32),
+        )
         adam.step(params, grads)
         noisy = rng.random(labels.shape) < 0.2
         slots = np.where(noisy, sample((cards > 0).astype(float), rng), labels)
@@ -195,9 +204,12 @@ def train(args: argparse.Namespace) -> Policy:
             last_report = used
             vs_random = evaluate(policy, "random", 256, players, 10_000 + rounds)
             vs_heuristic = evaluate(policy, "heuristic", 256, players, 20_000 + rounds)
-            print(f"{used:6.0f} CPU-s, {rounds:5d} updates ({rounds * int(learner.sum()) * 10:,}"
-                  f" decisions): vs 3 random {vs_random[0]:.0%} (mean score {vs_random[1]:.1f}),"
-                  f" vs 3 heuristic {vs_heuristic[0]:.0%} ({vs_heuristic[1]:.1f})", flush=True)
+            print(
+                f"{used:6.0f} CPU-s, {rounds:5d} updates ({rounds * int(learner.sum()) * 10:,}"
+                f" decisions): vs 3 random {vs_random[0]:.0%} (mean score {vs_random[1]:.1f}),"
+                f" vs 3 heuristic {vs_heuristic[0]:.0%} ({vs_heuristic[1]:.1f})",
+                flush=True,
+            )
     return policy
 
 
@@ -211,8 +223,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--report", type=float, default=30.0, help="CPU seconds between reports")
     parser.add_argument("--start", type=Path, help="continue from these weights")
-    parser.add_argument("--imitate", type=float, default=0.0,
-                        help="CPU seconds of imitating the heuristic first (0: learn from scratch)")
+    parser.add_argument(
+        "--imitate",
+        type=float,
+        default=0.0,
+        help="CPU seconds of imitating the heuristic first (0: learn from scratch)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "weights.npz")
     args = parser.parse_args()
     policy = train(args)

@@ -69,6 +69,7 @@ from .rules import (
     EndRule,
     Variant,
 )
+from .shuffle import SplitMix64
 
 __all__ = [
     "NO_CARD",
@@ -439,7 +440,9 @@ class Batch:
         the cheapest row. The cards played are in `played` afterwards.
         """
         shape = (len(self), self.players)
-        choice = None if rows is None else np.broadcast_to(np.asarray(rows), shape).T.astype(np.int16)
+        choice = (
+            None if rows is None else np.broadcast_to(np.asarray(rows), shape).T.astype(np.int16)
+        )
         if callable(cards):
             return _transposed(self._turn(None, choice, cards, None))
         chosen = np.broadcast_to(np.asarray(cards), shape).T.astype(np.int16)
@@ -456,7 +459,9 @@ class Batch:
         taken = np.zeros_like(self._points)
         forced = None
         if first is not None:
-            forced = np.broadcast_to(np.asarray(first), (len(self), self.players)).T.astype(np.int16)
+            forced = np.broadcast_to(np.asarray(first), (len(self), self.players)).T.astype(
+                np.int16
+            )
         while self.active.any():
             taken += self._turn(None, None, policy, forced)
             forced = None
@@ -720,7 +725,9 @@ def _find_slots(hands: Int8, held: Int8, cards: Int16, where: Bool | None = None
     if not ok.all():
         seat, g = np.argwhere(~ok)[0]
         hand = [int(c) for c in hands[: int(held[g]), seat, g]]
-        raise ValueError(f"game {g}, seat {seat}: card {int(cards[seat, g])} is not in the hand {hand}")
+        raise ValueError(
+            f"game {g}, seat {seat}: card {int(cards[seat, g])} is not in the hand {hand}"
+        )
     return slots
 
 
@@ -749,7 +756,7 @@ def _greedy_slots(state: Int32, hands: Int8) -> Int8:
     compete: the lowest card (if it is lower than every row) and the lowest card behind each row.
     Their keys are packed as key * 16 + slot, so that one minimum picks the card and says where it
     is; on equal keys the lower slot (the lower card, as greedy_card wants) wins."""
-    n, k = hands.shape[1:]
+    k = hands.shape[2]
     by_end = np.stack(_sort_packed([state[r] for r in range(ROW_COUNT)]))  # ascending ends
     ends = (by_end >> 18).astype(np.int8)
     low16 = by_end & 0xFFFF
@@ -803,8 +810,6 @@ def _shuffle(
 
 def _shuffle_one(seed: int, draws: int) -> tuple[NDArray[np.int32], int]:
     """One game's shuffle the plain way; the deck and the draws it took."""
-    from .shuffle import SplitMix64
-
     rng = SplitMix64(0)
     rng.state = (seed + draws * _GOLDEN) & _MASK
     deck = rng.shuffled(range(1, CARD_COUNT + 1))

@@ -40,7 +40,7 @@ numpy only).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar, cast
 
 try:
     import numpy as np
@@ -75,9 +75,16 @@ def _spaces(agents: list[str]) -> tuple[dict[str, spaces.Space[Any]], dict[str, 
     return observation, {agent: spaces.Discrete(ACTIONS) for agent in agents}
 
 
-def _settings(players: int, variant: Variant | str, threshold: int, end_rule: EndRule | str) -> Settings:
-    return Settings(players=players, variant=variant, threshold=threshold,  # type: ignore[arg-type]
-                    end_rule=end_rule)  # type: ignore[arg-type]  # Settings checks and converts them
+def _settings(
+    players: int, variant: Variant | str, threshold: int, end_rule: EndRule | str
+) -> Settings:
+    # Settings checks strings and converts them (with the SDK's error messages).
+    return Settings(
+        players=players,
+        variant=cast(Variant, variant),
+        threshold=threshold,
+        end_rule=cast(EndRule, end_rule),
+    )
 
 
 def _totals(game: Game) -> list[int]:
@@ -99,7 +106,11 @@ def _render(game: Game, agents: list[str]) -> str:
 class Take5Env(AECEnv):
     """6 nimmt! for 2-10 agents ("player_0", ...); see the module text for spaces and rewards."""
 
-    metadata: dict[str, Any] = {"name": "take5_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "take5_v0",
+        "render_modes": ["ansi"],
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -133,10 +144,10 @@ class Take5Env(AECEnv):
             seed = random.getrandbits(63)
         self.game = Game(self.settings, seed)
         self.agents = self.possible_agents[:]
-        self.rewards = {agent: 0.0 for agent in self.agents}
-        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
-        self.terminations = {agent: False for agent in self.agents}
-        self.truncations = {agent: False for agent in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self._chosen: dict[int, int] = {}
         self._select()
@@ -155,7 +166,9 @@ class Take5Env(AECEnv):
         seat = self.agent_name_mapping[agent]
         view = self._view(seat)
         if action is None or not action_mask(view)[int(action)]:
-            raise ValueError(f"{agent}: action {action!r} is not legal now (see the observation's action_mask)")
+            raise ValueError(
+                f"{agent}: action {action!r} is not legal now (see the observation's action_mask)"
+            )
         action = int(action)
         self._cumulative_rewards[agent] = 0.0
         before = _totals(game)
@@ -172,7 +185,7 @@ class Take5Env(AECEnv):
         after = _totals(game)
         self.rewards = {a: float(before[i] - after[i]) for i, a in enumerate(self.agents)}
         if game.is_over:
-            self.terminations = {a: True for a in self.agents}
+            self.terminations = dict.fromkeys(self.agents, True)
         self._select()
         self._accumulate_rewards()
         if self.render_mode == "ansi" and game.phase is Phase.PLAY and not self._chosen:
@@ -215,7 +228,7 @@ class Take5ParallelEnv(ParallelEnv):
     (every agent's card in a play turn; one agent's row choice or draft pick otherwise). The same
     spaces, observations and rewards as `Take5Env`; see the module text."""
 
-    metadata: dict[str, Any] = {"name": "take5_parallel_v0", "render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"name": "take5_parallel_v0", "render_modes": ["ansi"]}
 
     def __init__(
         self,
@@ -283,8 +296,8 @@ class Take5ParallelEnv(ParallelEnv):
         agents = self.agents
         rewards = {a: float(before[i] - after[i]) for i, a in enumerate(agents)}
         over = game.is_over
-        terminations = {a: over for a in agents}
-        truncations = {a: False for a in agents}
+        terminations = dict.fromkeys(agents, over)
+        truncations = dict.fromkeys(agents, False)
         observations, infos = self._observe()
         if over:
             self.agents = []

@@ -225,8 +225,7 @@ def play_out(
         order = sorted(range(4), key=ends.__getitem__)
         sends = [ends[r] for r in order]
         add = [min(heads) * 256 + 150]
-        for r in order:
-            add.append((heads[r] * 256 if lens[r] >= 5 else 0) - ends[r])
+        add.extend((heads[r] * 256 if lens[r] >= 5 else 0) - ends[r] for r in order)
         plays = []
         for seat in seats:
             hand = hands[seat]

@@ -110,7 +110,9 @@ class VectorEnv:
         """
         batch = self.batch
         chosen = np.asarray(actions)
-        if chosen.shape != (self.games, self.players) or not np.issubdtype(chosen.dtype, np.integer):
+        if chosen.shape != (self.games, self.players) or not np.issubdtype(
+            chosen.dtype, np.integer
+        ):
             raise ValueError(f"actions must be whole numbers of shape {(self.games, self.players)}")
         if ((chosen < 0) | (chosen >= ACTIONS - 4)).any():
             raise ValueError("an action is not a card (cards are actions 0 to 103)")

@@ -31,8 +31,15 @@ class SearchBot(Bot):
     version = "2.0"
     author = "take5 arena"
 
-    def __init__(self, seed: int = 0, budget: float = 0.02, *, rollouts: int | None = None,
-                 randomness: float = 0.5, block: int = 64) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        budget: float = 0.02,
+        *,
+        rollouts: int | None = None,
+        randomness: float = 0.5,
+        block: int = 64,
+    ) -> None:
         self.budget = budget
         """Seconds per decision (less when the referee's deadline is nearer)."""
         self.rollouts = rollouts
