@@ -105,6 +105,7 @@ _NO_KEY16 = np.int32(16 << 14)
 _I32_16 = np.int32(16)
 _BELOW_ONE = 1.0 - 2.0**-30
 _ROW_INDEX32 = np.arange(ROW_COUNT, dtype=np.int32)[:, None]
+_SEAT_INDEX32 = np.arange(16, dtype=np.int32)[:, None]
 _SIZE_OF = _HEADS16.astype(np.int32) * 8 + 1
 """_SIZE_OF[card]: the low 16 bits of a row of that one card (see Batch.__init__)."""
 _SLOT_AFTER = np.arange(1, HAND_SIZE, dtype=np.int8)[:, None, None]
@@ -667,7 +668,7 @@ def _place(state: Int32, rows: Int16 | None, cards: Int8, choice: Int16 | None) 
     the cheapest row. (np.where is slow next to arithmetic, so two-way choices are sums.)"""
     n, k = cards.shape
     games = np.arange(k)
-    ranked = np.stack(_sort_packed([cards[s].astype(np.int32) * 16 + s for s in range(n)]))
+    ranked = np.stack(_sort_packed(list(cards.astype(np.int32) * 16 + _SEAT_INDEX32[:n])))
     seats = ranked & 15
     limits = (ranked >> 4) << 18  # (n, G): (card * 4) << 16, to compare with the row states
     sizes_of = _SIZE_OF[ranked >> 4]
@@ -868,6 +869,8 @@ class EpsilonGreedy:
         self.randomness = eps
         self.rng = rng
         self.period = period
+        self._always_random = bool((eps >= 1).all())
+        self._never_random = bool((eps <= 0).all())
         per_seat = eps[:, None] if eps.ndim else eps
         self._threshold = per_seat.astype(np.float32)
         self._scale = np.divide(1.0, per_seat, out=np.zeros_like(per_seat), where=per_seat > 0)
@@ -879,15 +882,14 @@ class EpsilonGreedy:
         """Each seat's slot (n, G') in the hands of the games at `index` (None: all)."""
         held = batch._held if index is None else batch._held[index]
         n, k = batch.players, len(held)
-        eps = self.randomness
         greedy_slots = None
-        if not (eps >= 1).all():
+        if not self._always_random:
             hands = _filled(batch._hands, held)
             if index is None:
                 greedy_slots = _greedy_slots(batch._state, hands)
             else:
                 greedy_slots = _greedy_slots(_part(batch._state, index), _part(hands, index))
-            if (eps <= 0).all():
+            if self._never_random:
                 return greedy_slots
         assert self.rng is not None
         # One uniform draw per seat decides both: below the seat's randomness it plays a random
