@@ -23,8 +23,8 @@ round after round), `play_turn` places the cards as `Game.play` does, and rounds
 `Game`. A low card takes the cheapest row (the referee's default move) unless `play_turn` is told
 which row that seat takes; only the lowest card of a turn can be lower than every row.
 
-What a batch holds, for G games of n seats (numpy views of the batch's own arrays: changing them
-changes the batch):
+What a batch holds, for G games of n seats (read-only views of the batch's own arrays; `ends`,
+`lens` and `heads` are computed from them): change a batch only by playing it.
 
 - `rows` (G, 4, 5) the cards of each row, oldest first, valid below `lens`; `ends`, `lens`, `heads`
   (G, 4) each row's last card, number of cards and bull heads;
