@@ -74,7 +74,7 @@ def standings(
 ) -> None:
     """Print the standings of a tournament (or of game records).
 
-    Ratings are a Bradley-Terry fit on the Elo scale with 95% bootstrap intervals; see the README.
+    Ratings are a Bradley-Terry fit on the Elo scale with 95% intervals (docs/organisers/standings.md).
     """
     # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
     from take5_arena.leaderboard.markdown import standings_text

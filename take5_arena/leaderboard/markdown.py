@@ -173,7 +173,7 @@ def standings_text(standings: Standings) -> str:
     out.append(
         f"{standings.games} games. Rating: Bradley-Terry fit on the Elo scale, pool mean 1500"
         + (
-            f"; 95% interval: {standings.interval_method} (README, Ratings)"
+            f"; 95% interval: {standings.interval_method} (docs/organisers/standings.md, Ratings)"
             if standings.bootstrap
             else ""
         )
