@@ -350,7 +350,8 @@ class MonteCarloBot(Bot):
         rollouts = 0
         check = 32
         block = FIRST_BLOCK
-        per_rollout = 0.0  # seconds, measured on the last block
+        per_rollout = 0.0  # seconds on the budget's clock, measured on the last block
+        now = time.thread_time if self.clock == "cpu" else time.monotonic
         stages = max(1, math.ceil(math.log2(k)))
         for stage in range(stages):
             remaining = stages - stage
@@ -369,10 +370,10 @@ class MonteCarloBot(Bot):
                 elif per_rollout:  # no block much past the stage's end
                     fits = int(stage_end.left() / (per_rollout * len(alive)))
                     size = max(1, min(size, fits))
-                started = time.perf_counter()
+                started = now()
                 for c, row in zip(alive, simulate(alive, size)):
                     scores[c].append(row)
-                per_rollout = (time.perf_counter() - started) / (size * len(alive))
+                per_rollout = (now() - started) / (size * len(alive))
                 deals += size
                 done += size * len(alive)
                 block = min(block * 2, LAST_BLOCK)
