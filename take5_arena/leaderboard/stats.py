@@ -1,7 +1,8 @@
 """Descriptive per-bot statistics (no model): games, wins, penalties, places, faults.
 
-Kept apart from :mod:`take5_arena.leaderboard.ratings` because these numbers are plain counts and means that
-anybody can check by hand against the game records; the rating model does not use them.
+Kept apart from the rating modules (:mod:`.fit`, :mod:`.intervals`, ...) because these numbers are
+plain counts and means that anybody can check by hand against the game records; the rating model
+does not use them.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ class BotStats:
     """Counts for one entrant. A bot seated twice in one game (self-play) counts once per seat.
 
     ``wins`` splits a shared first place (take5.outcome.win_shares): k seats sharing place 1 each
-    get 1/k, so the wins of all bots add up to the number of games. ``outright_wins`` counts only unshared first places.
-    ``faults`` lists (kind, count) pairs sorted by kind.
+    get 1/k, so the wins of all bots add up to the number of games. ``outright_wins`` counts only
+    unshared first places. ``faults`` lists (kind, count) pairs sorted by kind.
     """
 
     entrant: str
