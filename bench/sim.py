@@ -1,5 +1,5 @@
-"""Simulator speed: take5.batch (many games in numpy arrays) beside today's take5.sim, the engine and
-the public TypeScript engine, in one run, all in CPU time of what is measured.
+"""Simulator speed: take5.batch (many games in numpy arrays) beside today's take5.sim, the engine
+and the public TypeScript engine, in one run, all in CPU time of what is measured.
 
 1. Rest-of-round rollouts per CPU-second, at 2, 4 and 10 players, batches of 1, 64 and 1,024: from
    the first turn of a round (every hand full), each seat plays its greedy card or, half of the
@@ -20,7 +20,7 @@ the public TypeScript engine, in one run, all in CPU time of what is measured.
 
 Each figure is the best of --repeats short windows, the two sides interleaved, so that other load
 on a shared machine hits both alike. The TypeScript engine is not part of this repository: clone it
-beside, `npm install` there (it brings tsx), and pass its folder; its code is only run, never copied.
+beside, `npm install` there (it brings tsx), and pass its folder; its code is run, never copied.
 
 Run: python bench/sim.py [--seconds S] [--repeats R] [--ts-engine DIR] [--quick]
 """
@@ -186,7 +186,7 @@ def ts_games(folder: Path, players: int, seconds: float) -> float | str:
     return float(json.loads(proc.stdout.strip().splitlines()[-1])["rate"])
 
 
-# -- 3. agent steps -----------------------------------------------------------------------------------
+# -- 3. agent steps --------------------------------------------------------------------------------
 
 
 def agent_steps(players: int, seconds: float, repeats: int) -> dict[str, float]:
@@ -224,7 +224,7 @@ def agent_steps(players: int, seconds: float, repeats: int) -> dict[str, float]:
     return best_of(sides, seconds, repeats)
 
 
-# -- the report ---------------------------------------------------------------------------------------
+# -- the report ------------------------------------------------------------------------------------
 
 
 def verdict(ok: bool) -> str:
@@ -298,7 +298,8 @@ def main() -> None:
     if isinstance(four["typescript"], float):
         ratio = four["take5.batch"] / four["typescript"]
         print(
-            f"  target >= 1.5x the TypeScript engine at 4 players: {ratio:.1f}x, {verdict(ratio >= 1.5)}"
+            "  target >= 1.5x the TypeScript engine at 4 players: "
+            f"{ratio:.1f}x, {verdict(ratio >= 1.5)}"
         )
     else:
         print(f"  TypeScript engine not measured (--ts-engine DIR: a checkout of {TS_ENGINE_REPO})")
@@ -318,7 +319,8 @@ def main() -> None:
         steps.append({"players": players, **r})
     low = min(s["VectorEnv"] for s in steps)
     print(
-        f"  target >= 100,000 agent steps per CPU-second: lowest {low:,.0f}, {verdict(low >= 100_000)}"
+        "  target >= 100,000 agent steps per CPU-second: "
+        f"lowest {low:,.0f}, {verdict(low >= 100_000)}"
     )
     out["agent_steps"] = steps
     if args.json:

@@ -1,7 +1,8 @@
 """Strength of the example bots: win rate, mean penalty and time per decision (not a timed test).
 
 Two experiments, 4-player standard games (threshold 66; `--variant professional` for the other),
-played in-process with the engine (`take5.play_game`), each bot called directly with the engine's views:
+played in-process with the engine (`take5.play_game`), each bot called directly with the engine's
+views:
 
 1. each example bot against 3 random bots (example_bots/random), the bot's seat rotating; with
    `--against heuristic montecarlo ...`, also against 3 copies of each of those;
@@ -9,24 +10,24 @@ played in-process with the engine (`take5.play_game`), each bot called directly 
    (with exactly 4 example bots, every game seats all of them).
 
 A win is a first place; a shared first place counts 1/k among k players (a two-way tie: a half). The
-95% interval is mean +- 1.96 standard errors of these per-game win scores. Games are played in batches
-until every bot's interval is within +-`--halfwidth` (default 3 points) or `--max-games` is reached,
-with at least `--min-games`; the stopping point is printed. (Stopping on the interval's width biases
-the estimate negligibly once a few hundred games are in.)
+95% interval is mean +- 1.96 standard errors of these per-game win scores. Games are played in
+batches until every bot's interval is within +-`--halfwidth` (default 3 points) or `--max-games` is
+reached, with at least `--min-games`; the stopping point is printed. (Stopping on the interval's
+width biases the estimate negligibly once a few hundred games are in.)
 
 Time per decision is measured for each pick_card / choose_row / draft_card call, on the clock (mean,
 99th percentile, maximum) and in CPU time of the calling thread (mean, maximum). For a bot that
 says how many rollouts its last decision played (`last_rollouts`: the search bots), the mean per
 card decision is printed too. A search bot thinks
-for a budget (`--budget`, default its own: at most 100 ms). By default (`--clock cpu`) it counts that
-budget in CPU time, so its strength here does not depend on what else the machine runs: that is the
-strength it has in the arena, where a bot owns its CPU and CPU time is wall time. With `--clock wall`
-it counts the clock as it does by default in the arena: on a busy machine it then does fewer rollouts
-and plays weaker (the load average is printed). With `--time-limit S` every call also carries a
-referee deadline of S seconds (`Bot.time_left()`), always kept on the clock.
+for a budget (`--budget`, default its own: at most 100 ms). By default (`--clock cpu`) it counts
+that budget in CPU time, so its strength here does not depend on what else the machine runs: that is
+the strength it has in the arena, where a bot owns its CPU and CPU time is wall time. With `--clock
+wall` it counts the clock as it does by default in the arena: on a busy machine it then does fewer
+rollouts and plays weaker (the load average is printed). With `--time-limit S` every call also
+carries a referee deadline of S seconds (`Bot.time_left()`), always kept on the clock.
 
-Reference: the best published open-source bot wins 82% of 4-player games against 3 random bots with a
-mean final score of 27.5; the target for our best bot is at least 90% at <= 100 ms per decision.
+Reference: the best published open-source bot wins 82% of 4-player games against 3 random bots with
+a mean final score of 27.5; the target for our best bot is at least 90% at <= 100 ms per decision.
 
 Run: python bench/strength.py            (the full run: about 10-25 minutes on 2 free cores)
      python bench/strength.py --quick    (a minute or two: wide intervals)
@@ -234,9 +235,11 @@ def print_table(title: str, rows: list[dict[str, Any]]) -> None:
     )
     for r in rows:
         print(
-            f"  {r['bot']:<12} {r['games']:>6} {100 * r['win_rate']:>7.1f} +- {100 * r['win_halfwidth']:<4.1f}"
+            f"  {r['bot']:<12} {r['games']:>6} {100 * r['win_rate']:>7.1f} "
+            f"+- {100 * r['win_halfwidth']:<4.1f}"
             f" {r['mean_penalty']:>8.1f} +- {r['penalty_se']:<3.1f}   {r['mean_ms']:>17.1f} "
-            f"{r['p99_ms']:>6.1f} {r['max_ms']:>6.1f}   {r['mean_cpu_ms']:>8.1f} {r['max_cpu_ms']:>6.1f}"
+            f"{r['p99_ms']:>6.1f} {r['max_ms']:>6.1f}   "
+            f"{r['mean_cpu_ms']:>8.1f} {r['max_cpu_ms']:>6.1f}"
             + (f"   {r['mean_rollouts']:>17.0f}" if r.get("mean_rollouts") is not None else "")
         )
 
@@ -329,7 +332,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--clock",
         choices=["cpu", "wall"],
         default="cpu",
-        help="how search bots count their budget (default cpu: results independent of the machine's load)",
+        help="how search bots count their budget "
+        "(default cpu: results independent of the machine's load)",
     )
     parser.add_argument("--variant", choices=[v.value for v in Variant], default="standard")
     parser.add_argument(

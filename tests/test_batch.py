@@ -231,7 +231,7 @@ def test_a_game_ends_after_the_last_round(monkeypatch):
     assert (batch.round == 2).all() and batch.over.all()
 
 
-# -- positions from views ----------------------------------------------------------------------------
+# -- positions from views --------------------------------------------------------------------------
 
 
 def engine_views(settings_: Settings, seed: int):
@@ -401,7 +401,7 @@ def test_first_cards_are_played_first():
     assert (batch.held == 0).all() and np.array_equal(batch.points, by_hand.points)
 
 
-# -- copies, masks, bad input ------------------------------------------------------------------------
+# -- copies, masks, bad input ----------------------------------------------------------------------
 
 
 def test_copies_are_independent_and_replace_puts_games_in():

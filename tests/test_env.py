@@ -78,7 +78,7 @@ def test_row_choice_and_illegal_actions() -> None:
     assert encode(view).shape == env.observation_space("player_0")["observation"].shape
 
 
-# -- the parallel environment ------------------------------------------------------------------------
+# -- the parallel environment ----------------------------------------------------------------------
 
 from pettingzoo.test import parallel_api_test  # noqa: E402
 

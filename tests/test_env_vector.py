@@ -1,5 +1,5 @@
 """The encoder (take5.encode) and the batch environment (take5.vector): one observation size for
-every table, the same vectors from a view and from a batch, and no pettingzoo or gymnasium needed."""
+every table, the same vectors from a view and from a batch, no pettingzoo or gymnasium needed."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The Monte Carlo example bot: legal answers, its time budget and the referee's deadline, determinism,
-its opponent model, and that it beats random bots clearly (a loose, seeded threshold)."""
+"""The Monte Carlo example bot: legal answers, its time budget and the referee's deadline,
+determinism, its opponent model, and that it beats random bots clearly (a loose, seeded bound)."""
 
 from __future__ import annotations
 

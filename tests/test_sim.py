@@ -1,5 +1,5 @@
-"""take5.sim, the fast simulator for bots: it must agree with the rules engine, and its sampling must
-respect what a seat knows (docs/rules.md 8)."""
+"""take5.sim, the fast simulator for bots: it must agree with the rules engine, and its sampling
+must respect what a seat knows (docs/rules.md 8)."""
 
 from __future__ import annotations
 

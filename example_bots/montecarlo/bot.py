@@ -8,10 +8,10 @@ For every decision (a card to play, a row to take, a card to draft) the bot:
 2. for each candidate, plays it and then the rest of the round with the fast rollout policy: every
    seat plays its greedy card (fewest bull heads now), an opponent plays a random card instead as
    often as that opponent has been seen to (see "opponents" below);
-3. scores the rollout as its own bull heads minus a share of the opponents' mean (only the ranking at
-   the end of the game counts, so what hurts the others is worth a little);
-4. compares candidates on the same deals and random draws (common random numbers) and drops the worse
-   half at regular points (successive halving), so the time goes to the close calls.
+3. scores the rollout as its own bull heads minus a share of the opponents' mean (only the ranking
+   at the end of the game counts, so what hurts the others is worth a little);
+4. compares candidates on the same deals and random draws (common random numbers) and drops the
+   worse half at regular points (successive halving), so the time goes to the close calls.
 
 The rollouts of card and row choices run on the batched simulator (take5.batch): a block of deals
 times every candidate still in the running is one batch; blocks double from 16 to 256 deals, never
@@ -20,11 +20,12 @@ decision of its 90 ms budget, up to about 10,000 (bench/strength.py prints the m
 the same search one rollout at a time with take5.sim, as this bot did before, made about 1,100.
 Draft picks (professional variant) still use take5.sim.
 
-Opponents: after each round the bot replays it (the rows it saw each turn and every card revealed) and
-asks, turn by turn, whether each opponent played the card the greedy policy would have played from the
-hand it then held (the cards it played later). A Bayesian estimate over the probability of "random
-card instead" follows for each opponent and is used in the rollouts from then on: random players are
-simulated as random, careful ones as careful. It starts at 0.5, one estimate per game (by game id).
+Opponents: after each round the bot replays it (the rows it saw each turn and every card revealed)
+and asks, turn by turn, whether each opponent played the card the greedy policy would have played
+from the hand it then held (the cards it played later). A Bayesian estimate over the probability of
+"random card instead" follows for each opponent and is used in the rollouts from then on: random
+players are simulated as random, careful ones as careful. It starts at 0.5, one estimate per game
+(by game id).
 
 Time: it stops at its budget (default 90 ms a decision, to answer within 100 ms) or a safety margin
 before the referee's deadline (`Bot.time_left()`), whichever comes first, and answers with the best
@@ -66,10 +67,10 @@ class OpponentModel:
 
     `observe(view)` is called with every view the bot gets; when a round is over it is replayed: for
     each opponent and turn, was the revealed card the greedy card (`take5.sim.greedy_card`) of the
-    hand held then? The hand is known after the fact: the cards the opponent played from that turn on
-    (in the standard game the round's last card is never seen, so the turn-9 and turn-10 hands are
-    left out and the others miss one card; in the professional variant the hands are public). The
-    likelihood of "greedy with probability 1-e, else uniform" is accumulated over a grid of e.
+    hand held then? The hand is known after the fact: the cards the opponent played from that turn
+    on (in the standard game the round's last card is never seen, so the turn-9 and turn-10 hands
+    are left out and the others miss one card; in the professional variant the hands are public).
+    The likelihood of "greedy with probability 1-e, else uniform" is accumulated over a grid of e.
     """
 
     def __init__(self) -> None:
@@ -85,7 +86,7 @@ class OpponentModel:
         self._seat = 0
 
     def randomness(self, seat: int, default: float = 0.5) -> float:
-        """The posterior mean of `seat`'s randomness (uniform prior over GRID: 0.5 before any data)."""
+        """The posterior mean of `seat`'s randomness (uniform prior over GRID: 0.5 before data)."""
         ll = self.loglik.get(seat)
         if not ll:
             return default
@@ -193,8 +194,8 @@ class MonteCarloBot(Bot):
     - `relative`: weight of the opponents' mean penalty in the score (0: only its own penalty).
     - `win_weight`: what losing the game costs, in bull heads, when a rollout's round ends the game.
     - `clock`: "wall" counts the budget on the clock; "cpu" in CPU time of the bot's thread, so that
-      its strength does not depend on how busy the machine is (benchmarks). The referee's deadline is
-      always kept on the clock.
+      its strength does not depend on how busy the machine is (benchmarks). The referee's deadline
+      is always kept on the clock.
     """
 
     name = "montecarlo"
@@ -266,8 +267,8 @@ class MonteCarloBot(Bot):
         eps = self._randomness(view)
         score = self._scorer(view)
         rng = self._np_rng
-        # The chooser's card is the lowest of the turn (docs/rules.md 4): every other revealed card is
-        # placed after it, and all of them are known. The batch plays the turn with the row taken.
+        # The chooser's card is the lowest of the turn (docs/rules.md 4): every other revealed card
+        # is placed after it, and all of them are known. The batch plays the turn, the row taken.
         revealed = revealed_cards(view)
 
         def simulate(rows: Sequence[int], deals: int) -> np.ndarray:
@@ -442,7 +443,7 @@ class MonteCarloBot(Bot):
 
     @property
     def model(self) -> OpponentModel:
-        """The opponent model of the game being played (games are told apart by the referee's id)."""
+        """The opponent model of the game being played (games told apart by the referee's id)."""
         game_id = self.context.game_id if self.context is not None else None
         model = self._models.get(game_id)
         if model is None:

@@ -50,8 +50,8 @@ def hand_cards(obs: np.ndarray) -> np.ndarray:
 
 
 def card_features(obs: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """The features of some cards (..., K; 0: no card) in their observations (..., OBSERVATION_SIZE):
-    (..., K, len(FEATURES)), all 0 for no card."""
+    """The features of some cards (..., K; 0: no card) in their observations (...,
+    OBSERVATION_SIZE): (..., K, len(FEATURES)), all 0 for no card."""
     rows = obs[..., ROWS].reshape(obs.shape[:-1] + (ROW_COUNT, CARD_COUNT))
     others = obs[..., OTHERS]
     lens = rows.sum(-1)  # (..., 4)

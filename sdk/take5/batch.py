@@ -10,18 +10,18 @@ operations per turn::
     from take5.batch import Batch, EpsilonGreedy
 
     rng = np.random.default_rng(1)
-    batch = Batch.determinize(view, 512, rng)           # 512 deals of the cards this seat has not seen
-    points = batch.play_round(EpsilonGreedy(0.5, rng))  # the rest of the round in all of them: (512, n)
+    batch = Batch.determinize(view, 512, rng)           # 512 deals of the cards not seen
+    points = batch.play_round(EpsilonGreedy(0.5, rng))  # the rest of the round in all: (512, n)
 
     games = Batch.deal(Settings(players=4), seeds=range(1000))  # as Game(settings, seed) deals
     games.play_game(EpsilonGreedy(1.0, rng))            # random cards to the end of every game
     games.scores                                        # (1000, 4) final scores
 
-The results are exactly the engine's (tests/test_batch.py plays every turn of thousands of games both
-ways): `Batch.deal` deals what `Game(settings, seed, rotation=...)` deals (the same SplitMix64 stream,
-round after round), `play_turn` places the cards as `Game.play` does, and rounds and games end as in
-`Game`. A low card takes the cheapest row (the referee's default move) unless `play_turn` is told
-which row that seat takes; only the lowest card of a turn can be lower than every row.
+The results are exactly the engine's (tests/test_batch.py plays every turn of thousands of games
+both ways): `Batch.deal` deals what `Game(settings, seed, rotation=...)` deals (the same SplitMix64
+stream, round after round), `play_turn` places the cards as `Game.play` does, and rounds and games
+end as in `Game`. A low card takes the cheapest row (the referee's default move) unless `play_turn`
+is told which row that seat takes; only the lowest card of a turn can be lower than every row.
 
 What a batch holds, for G games of n seats (read-only views of the batch's own arrays; `ends`,
 `lens` and `heads` are computed from them): change a batch only by playing it.
@@ -639,7 +639,7 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# -- the rules, vectorised: every array here has the game axis last ---------------------------------
+# -- the rules, vectorised: every array here has the game axis last --------------------------------
 
 
 def _sort_packed(values: Sequence[Int32]) -> list[Int32]:

@@ -7,13 +7,15 @@
     env.reset(seed=1)
     for agent in env.agent_iter():
         obs, reward, termination, truncation, info = env.last()
-        action = None if termination or truncation else env.action_space(agent).sample(obs["action_mask"])
+        done = termination or truncation
+        action = None if done else env.action_space(agent).sample(obs["action_mask"])
         env.step(action)
 
     par = Take5ParallelEnv(players=4)               # parallel: all agents of a play turn at once
     observations, infos = par.reset(seed=1)
     while par.agents:
-        actions = {a: par.action_space(a).sample(observations[a]["action_mask"]) for a in par.agents}
+        actions = {a: par.action_space(a).sample(observations[a]["action_mask"])
+                   for a in par.agents}
         observations, rewards, terminations, truncations, infos = par.step(actions)
 
 The game is `take5.Game`, the same engine the referee plays and checks records with, so a policy
@@ -282,7 +284,8 @@ class Take5ParallelEnv(ParallelEnv):
             action = actions.get(agent)
             if action is None or not action_mask(game.view(seat))[int(action)]:
                 raise ValueError(
-                    f"{agent}: action {action!r} is not legal now (see the observation's action_mask)"
+                    f"{agent}: action {action!r} is not legal now "
+                    "(see the observation's action_mask)"
                 )
             chosen.append(int(action))
         before = _totals(game)
