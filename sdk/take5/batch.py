@@ -81,10 +81,10 @@ __all__ = [
     "revealed_cards",
 ]
 
-Int8 = NDArray[np.int8]
-Int16 = NDArray[np.int16]
-Int32 = NDArray[np.int32]
-Bool = NDArray[np.bool_]
+_Int8 = NDArray[np.int8]
+_Int16 = NDArray[np.int16]
+_Int32 = NDArray[np.int32]
+_Bool = NDArray[np.bool_]
 
 NO_CARD = 127
 """What fills the hand slots past `held`: higher than every card."""
@@ -294,72 +294,72 @@ class Batch:
         return self.settings.players
 
     @property
-    def rows(self) -> Int16:
+    def rows(self) -> _Int16:
         """(G, 4, 5): the cards of each row, oldest first, valid below `lens` (read-only)."""
         return _read_only(self._cards_kept("rows").transpose(2, 1, 0))
 
     @property
-    def ends(self) -> Int16:
+    def ends(self) -> _Int16:
         """(G, 4): each row's last card (a new array)."""
-        ends: Int16 = (self._state >> 18).astype(np.int16)
+        ends: _Int16 = (self._state >> 18).astype(np.int16)
         return _transposed(ends)
 
     @property
-    def lens(self) -> Int16:
+    def lens(self) -> _Int16:
         """(G, 4): how many cards each row holds (a new array)."""
-        lens: Int16 = (self._state & 7).astype(np.int16)
+        lens: _Int16 = (self._state & 7).astype(np.int16)
         return _transposed(lens)
 
     @property
-    def heads(self) -> Int16:
+    def heads(self) -> _Int16:
         """(G, 4): each row's bull heads (a new array)."""
-        heads: Int16 = ((self._state & 0xFFFF) >> 3).astype(np.int16)
+        heads: _Int16 = ((self._state & 0xFFFF) >> 3).astype(np.int16)
         return _transposed(heads)
 
     @property
-    def hands(self) -> Int8:
+    def hands(self) -> _Int8:
         """(G, n, 10): each seat's hand, ascending, then NO_CARD (read-only)."""
         return _read_only(self._hands.transpose(2, 1, 0))
 
     @property
-    def held(self) -> Int8:
+    def held(self) -> _Int8:
         """(G,): the cards each hand holds (read-only)."""
         return _read_only(self._held)
 
     @property
-    def points(self) -> Int32:
+    def points(self) -> _Int32:
         """(G, n): bull heads taken this round (read-only)."""
         return _read_only(self._points.T)
 
     @property
-    def scores(self) -> Int32:
+    def scores(self) -> _Int32:
         """(G, n): the totals of the rounds before this one (the final scores once over;
         read-only)."""
         return _read_only(self._scores.T)
 
     @property
-    def totals(self) -> Int32:
+    def totals(self) -> _Int32:
         """(G, n): each seat's score with this round's points so far (a new array)."""
-        totals: Int32 = self._scores + self._points
+        totals: _Int32 = self._scores + self._points
         return _transposed(totals)
 
     @property
-    def round(self) -> Int32:
+    def round(self) -> _Int32:
         """(G,): the round being played (1 for the first; read-only)."""
         return _read_only(self._round)
 
     @property
-    def over(self) -> Bool:
+    def over(self) -> _Bool:
         """(G,): whether the game has ended (read-only)."""
         return _read_only(self._over)
 
     @property
-    def out(self) -> Bool:
+    def out(self) -> _Bool:
         """(G, 105): cards on the rows, taken or revealed this round (index = card; read-only)."""
         return _read_only(self._cards_kept("out").T)
 
     @property
-    def picks(self) -> Int16:
+    def picks(self) -> _Int16:
         """(G, 10n): the latest draft's picks in draft order (professional variant): pick t went
         to seat (first + t) % n, where first = (round - 1 + rotation) % n; read-only)."""
         return _read_only(self._picks.T)
@@ -371,13 +371,13 @@ class Batch:
         return array
 
     @property
-    def played(self) -> Int8:
+    def played(self) -> _Int8:
         """(G, n): the cards revealed in the latest turn (0 in games that took no part in it;
         read-only)."""
         return _read_only(_transposed(self._played))
 
     @property
-    def active(self) -> Bool:
+    def active(self) -> _Bool:
         """(G,): the games that still play this round (cards in hand, game not over)."""
         return (self._held > 0) & ~self._over
 
@@ -432,7 +432,7 @@ class Batch:
 
     # -- playing ---------------------------------------------------------------------------------
 
-    def play_turn(self, cards: ArrayLike | Policy, rows: ArrayLike | None = None) -> Int32:
+    def play_turn(self, cards: ArrayLike | Policy, rows: ArrayLike | None = None) -> _Int32:
         """Every active game plays one turn and returns the bull heads each seat took (G, n).
 
         `cards` is a policy, or the cards themselves: `cards[g, seat]` for each seat, which must be
@@ -449,7 +449,7 @@ class Batch:
         chosen = np.broadcast_to(np.asarray(cards), shape).T.astype(np.int16)
         return _transposed(self._turn(chosen, choice, None, None))
 
-    def play_round(self, policy: Policy | None = None, *, first: ArrayLike | None = None) -> Int32:
+    def play_round(self, policy: Policy | None = None, *, first: ArrayLike | None = None) -> _Int32:
         """Play the active games to the end of their round with `policy` (default `greedy`).
 
         `first[g, seat]`, where it is not 0, is the card that seat plays in the first turn (the
@@ -468,12 +468,12 @@ class Batch:
             forced = None
         return _transposed(taken)
 
-    def end_round(self, rng: np.random.Generator | None = None) -> Bool:
+    def end_round(self, rng: np.random.Generator | None = None) -> _Bool:
         """Score the games whose round is over (`held == 0`, game not over): the round's points go
         into the scores; the game ends at the threshold (or after round MAX_ROUNDS); otherwise the
         next round is dealt (professional variant: drafted at random with `rng`). Returns the
         games scored (G,)."""
-        done: Bool = (self._held == 0) & ~self._over
+        done: _Bool = (self._held == 0) & ~self._over
         index = np.flatnonzero(done)
         if not len(index):
             return done
@@ -494,7 +494,7 @@ class Batch:
         *,
         first: ArrayLike | None = None,
         rng: np.random.Generator | None = None,
-    ) -> Int32:
+    ) -> _Int32:
         """Play every game to its end with `policy` (`first` as in `play_round`); returns the final
         scores (G, n), also in `scores`. `rng` drafts the rounds of the professional variant."""
         self.play_round(policy, first=first)
@@ -508,11 +508,11 @@ class Batch:
 
     def _turn(
         self,
-        cards: Int16 | None,
-        rows: Int16 | None,
+        cards: _Int16 | None,
+        rows: _Int16 | None,
         policy: Policy | None,
-        first: Int16 | None,
-    ) -> Int32:
+        first: _Int16 | None,
+    ) -> _Int32:
         """One turn of the active games, with the given cards or the policy's; points (n, G)."""
         act = self.active
         if act.all():
@@ -642,7 +642,7 @@ def _whole(value: object) -> bool:
 # -- the rules, vectorised: every array here has the game axis last --------------------------------
 
 
-def _sort_packed(values: Sequence[Int32]) -> list[Int32]:
+def _sort_packed(values: Sequence[_Int32]) -> list[_Int32]:
     """The values of each game sorted ascending, through a sorting network (tiny sorts are slow in
     numpy; a network is a few elementwise min/max over all games at once)."""
     items = list(values)
@@ -652,15 +652,15 @@ def _sort_packed(values: Sequence[Int32]) -> list[Int32]:
     return items
 
 
-def _row_state(end: Any, row: Any, heads: Any, length: Any) -> Int32:
+def _row_state(end: Any, row: Any, heads: Any, length: Any) -> _Int32:
     """The int32 a row is kept as (see Batch.__init__)."""
-    state: Int32 = ((np.asarray(end, dtype=np.int32) * 4 + row) << 16) | (
+    state: _Int32 = ((np.asarray(end, dtype=np.int32) * 4 + row) << 16) | (
         np.asarray(heads, dtype=np.int32) * 8 + length
     )
     return state
 
 
-def _place(state: Int32, rows: Int16 | None, cards: Int8, choice: Int16 | None) -> Int32:
+def _place(state: _Int32, rows: _Int16 | None, cards: _Int8, choice: _Int16 | None) -> _Int32:
     """Place one card per seat and game, lowest first (docs/rules.md 4), changing the rows (`state`
     and, unless None, `rows`) in place; return the bull heads each seat takes (n, G).
 
@@ -707,15 +707,15 @@ def _place(state: Int32, rows: Int16 | None, cards: Int8, choice: Int16 | None) 
     return pts
 
 
-def _filled(hands: Int8, held: Int8) -> Int8:
+def _filled(hands: _Int8, held: _Int8) -> _Int8:
     """The hand slots that hold a card in some game (a view): hands are sorted with NO_CARD last,
     so the later slots are left out of the work, which halves it over a round."""
     top = max(int(held.max()), 1) if len(held) else 1
-    part: Int8 = hands[:top]
+    part: _Int8 = hands[:top]
     return part
 
 
-def _find_slots(hands: Int8, held: Int8, cards: Int16, where: Bool | None = None) -> Int8:
+def _find_slots(hands: _Int8, held: _Int8, cards: _Int16, where: _Bool | None = None) -> _Int8:
     """The slot of each seat's card in its (sorted) hand; ValueError if a card is not there
     (`where`: only these seats are checked)."""
     hands = _filled(hands, held)
@@ -732,13 +732,13 @@ def _find_slots(hands: Int8, held: Int8, cards: Int16, where: Bool | None = None
     return slots
 
 
-def _count(below: Bool) -> Int8:
+def _count(below: _Bool) -> _Int8:
     """Along the first axis, how many are true (through int8: much faster than a bool sum)."""
-    counts: Int8 = below.view(np.int8).sum(0, dtype=np.int8)
+    counts: _Int8 = below.view(np.int8).sum(0, dtype=np.int8)
     return counts
 
 
-def _take_slots(hands: Int8, held: Int8, slots: Int8) -> Int8:
+def _take_slots(hands: _Int8, held: _Int8, slots: _Int8) -> _Int8:
     """Remove the card at each seat's slot from its hand, keeping hands sorted; return the cards."""
     hands = _filled(hands, held)
     cards = _cards_at(hands, slots)
@@ -750,7 +750,7 @@ def _take_slots(hands: Int8, held: Int8, slots: Int8) -> Int8:
     return cards
 
 
-def _greedy_slots(state: Int32, hands: Int8) -> Int8:
+def _greedy_slots(state: _Int32, hands: _Int8) -> _Int8:
     """The slot of each seat's greedy card (see `greedy_cards`), (n, G).
 
     In a sorted hand the best card behind a row is the lowest one there, so five cards of each hand
@@ -776,13 +776,13 @@ def _greedy_slots(state: Int32, hands: Int8) -> Int8:
     lowest = hands[0].astype(np.int32)
     base = ((state & 0xFFFF) >> 3).min(0) * (256 * 16) + 150 * 16  # the cheapest row's cost
     low_key = base + lowest * 16 + (lowest > ends[0]) * _NO_KEY16
-    slots: Int8 = (np.minimum(packed, low_key) & 15).astype(np.int8)
+    slots: _Int8 = (np.minimum(packed, low_key) & 15).astype(np.int8)
     return slots
 
 
 def _shuffle(
     seeds: NDArray[np.uint64], draws: NDArray[np.int64]
-) -> tuple[Int32, NDArray[np.int64]]:
+) -> tuple[_Int32, NDArray[np.int64]]:
     """Each game's shuffled deck, as take5.shuffle makes it: Fisher-Yates from the end with the
     SplitMix64 stream of its seed, `draws` draws in; and the draws each shuffle took. A draw the
     generator would reject (a chance below 1e-16 per shuffle) sends that game through the plain
@@ -802,7 +802,7 @@ def _shuffle(
         top = deck[i].copy()
         deck[i] = flat[at]
         flat[at] = top
-    result: Int32 = deck.T.copy()
+    result: _Int32 = deck.T.copy()
     used = np.full(k, _SHUFFLE_STEPS, dtype=np.int64)
     for g in np.flatnonzero((z > _KEEP).any(1)):
         result[g], used[g] = _shuffle_one(int(seeds[g]), int(draws[g]))
@@ -821,7 +821,7 @@ def _shuffle_one(seed: int, draws: int) -> tuple[NDArray[np.int32], int]:
 # -- policies --------------------------------------------------------------------------------------
 
 
-def greedy_cards(batch: Batch) -> Int8:
+def greedy_cards(batch: Batch) -> _Int8:
     """Each seat's greedy card (G, n): the fewest bull heads if placed now, then the closest to its
     row's end, ties to the lowest card: `take5.sim.greedy_card` on the sorted hand.
 
@@ -836,10 +836,10 @@ greedy: Policy = greedy_cards
 """The greedy policy (`greedy_cards` for every seat): `EpsilonGreedy(0)` without the object."""
 
 
-def _cards_at(hands: Int8, slots: Int8) -> Int8:
+def _cards_at(hands: _Int8, slots: _Int8) -> _Int8:
     n, k = slots.shape
     flat = slots.astype(np.intp) * (n * k) + np.arange(n * k).reshape(n, k)
-    cards: Int8 = hands.reshape(-1)[flat]
+    cards: _Int8 = hands.reshape(-1)[flat]
     return cards
 
 
@@ -875,10 +875,10 @@ class EpsilonGreedy:
         self._threshold = per_seat.astype(np.float32)
         self._scale = np.divide(1.0, per_seat, out=np.zeros_like(per_seat), where=per_seat > 0)
 
-    def __call__(self, batch: Batch) -> Int8:
+    def __call__(self, batch: Batch) -> _Int8:
         return _transposed(_cards_at(batch._hands, self._slots(batch, None)))
 
-    def _slots(self, batch: Batch, index: NDArray[np.intp] | None) -> Int8:
+    def _slots(self, batch: Batch, index: NDArray[np.intp] | None) -> _Int8:
         """Each seat's slot (n, G') in the hands of the games at `index` (None: all)."""
         held = batch._held if index is None else batch._held[index]
         n, k = batch.players, len(held)

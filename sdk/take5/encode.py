@@ -91,16 +91,16 @@ HELD = slice(SEATS.stop, SEATS.stop + 1)
 OBSERVATION_SIZE: int = HELD.stop
 """The length of every observation: 856."""
 
-Float = NDArray[np.float32]
+_Float = NDArray[np.float32]
 
 
-def _standing(totals: Any, threshold: int) -> Float:
+def _standing(totals: Any, threshold: int) -> _Float:
     """Totals / threshold, capped at 1, as float32 (one formula for both encoders)."""
-    share: Float = np.minimum(np.asarray(totals, dtype=np.float32) / np.float32(threshold), 1)
+    share: _Float = np.minimum(np.asarray(totals, dtype=np.float32) / np.float32(threshold), 1)
     return share.astype(np.float32)
 
 
-def encode(view: View) -> Float:
+def encode(view: View) -> _Float:
     """The observation vector of one seat's view (see the module text)."""
     out = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
 
@@ -143,7 +143,7 @@ def action_mask(view: View) -> NDArray[np.int8]:
     return mask
 
 
-def encode_batch(batch: Batch) -> Float:
+def encode_batch(batch: Batch) -> _Float:
     """Every seat's observation in every game of a batch, (G, n, OBSERVATION_SIZE): what `encode`
     gives for that seat's view of a play turn (games that are over or between rounds included as
     they stand). The batch must keep its cards (`keep_cards=True`, the default)."""
