@@ -10,18 +10,18 @@ import os
 import secrets
 import subprocess
 import sys
-from pathlib import Path
 
+import docker.errors
 import numpy as np
 import pytest
+from support import EXAMPLES, ROOT, referee_env, unavailable
 
 from take5 import Game, Phase, RandomPlayer, Settings, play_against
 from take5.bots import HeuristicBot
 from take5.encode import encode
 from take5.harness import load_bot
 
-ROOT = Path(__file__).resolve().parent.parent
-BOT = ROOT / "example_bots" / "trained"
+BOT = EXAMPLES / "trained"
 sys.path.insert(0, str(BOT))
 
 from policy import FEATURES, card_features, hand_cards  # noqa: E402
@@ -76,36 +76,23 @@ def test_its_folder_asks_for_no_extra_wheels():
 # -- in Docker -------------------------------------------------------------------------------------
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str) -> None:
-    if _ci():
-        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def python_image() -> str:
-    """The Python base image (scripts/setup-docker.sh's TAKE5_PYTHON_IMAGE, else the default),
-    which must carry numpy: an image built before the SDK needed it is rebuilt by the script."""
-    sys.path.insert(0, str(ROOT))
-    from take5_arena.referee.sandbox import engine
-    from take5_arena.referee.sandbox.errors import EngineUnavailable
+    """The Python base image (scripts/setup-docker.sh's TAKE5_PYTHON_IMAGE, else the referee's
+    default), which must carry numpy: an image built before the SDK needed it is rebuilt by the
+    script."""
+    from docker_images import client_with_base_images
 
-    image = os.environ.get("TAKE5_PYTHON_IMAGE", "take5/python:3.11")
+    from take5_arena.referee import defaults
+
+    image = os.environ.get("TAKE5_PYTHON_IMAGE", defaults.BASE_IMAGE)
+    client = client_with_base_images()
     try:
-        engine.engine_version()
-        labels = engine.client().images.get(image).attrs["Config"]["Labels"] or {}
-    except EngineUnavailable as exc:
-        _unavailable(str(exc))
-    except Exception as exc:  # docker.errors.ImageNotFound and the like
-        _unavailable(
-            f"base image {image} is missing ({type(exc).__name__}): run scripts/setup-docker.sh"
-        )
+        labels = client.images.get(image).attrs["Config"]["Labels"] or {}
+    except docker.errors.ImageNotFound:
+        unavailable(f"base image {image} is missing: run scripts/setup-docker.sh")
     if "numpy" not in labels.get("take5.runtime", "").split(","):
-        _unavailable(
+        unavailable(
             f"base image {image} has no numpy (take5.runtime={labels.get('take5.runtime')!r}):"
             " rebuild it with scripts/setup-docker.sh"
         )
@@ -114,32 +101,16 @@ def python_image() -> str:
 
 @pytest.mark.docker
 def test_it_plays_a_docker_match_without_a_fault(python_image, tmp_path):
-    prefix = f"pytest-trained-{secrets.token_hex(3)}"
-    argv = [
-        sys.executable,
-        "-m",
-        "take5_arena",
-        "match",
-        "--sandbox",
-        "docker",
-        "--base-image",
-        python_image,
-        str(BOT),
-        str(ROOT / "example_bots" / "random"),
-        str(ROOT / "example_bots" / "heuristic"),
-        "--games",
-        "2",
-        "--json",
-        "--records",
-        str(tmp_path / "records"),
-    ]
+    argv = ["match", "--sandbox", "docker", "--base-image", python_image, str(BOT)]
+    argv += [str(EXAMPLES / "random"), str(EXAMPLES / "heuristic"), "--games", "2", "--json"]
     proc = subprocess.run(
-        argv,
+        [sys.executable, "-m", "take5_arena", *argv, "--records", str(tmp_path / "records")],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "TAKE5_RUN_PREFIX": prefix},
+        env=referee_env(TAKE5_RUN_PREFIX=f"pytest-trained-{secrets.token_hex(3)}"),
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
