@@ -13,17 +13,21 @@ it did before; bench/sim.py measures both). It is the short version of example_b
 (which adds successive halving, an opponent model and more): a starting point for your own search
 bot. With `rollouts=N` it plays N deals per decision whatever the time, which makes it
 deterministic.
+
+numpy and take5.batch are imported when a SearchBot is made, not with `take5.bots`: the other
+bundled bots (and the example bots that serve them) start without loading numpy.
 """
 
 from __future__ import annotations
 
 import time
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from take5 import Bot, View
-from take5.batch import Batch, EpsilonGreedy
 from take5.sim import Table, greedy_card
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class SearchBot(Bot):
@@ -48,11 +52,17 @@ class SearchBot(Bot):
         """How often a simulated player plays a random card instead of the greedy one."""
         self.block = block
         """Deals per batch: the search checks the clock after each."""
-        self.rng = np.random.default_rng(seed)
+        import numpy as np
+
+        self.rng: np.random.Generator = np.random.default_rng(seed)
         self.last_rollouts = 0
         """How many rollouts the last decision played (deals times cards)."""
 
     def pick_card(self, view: View) -> int:
+        import numpy as np
+
+        from take5.batch import Batch, EpsilonGreedy
+
         hand = list(view.hand)
         if len(hand) == 1:
             return hand[0]
