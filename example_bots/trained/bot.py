@@ -3,8 +3,8 @@
 Each card of the hand is described by a few features of take5.encode's observation (policy.py:
 what it takes now, how likely its row fills first, the card itself, ...), a small network scores
 them, and the bot plays the best-scored card. The weights (weights.npz) come from train.py, a few
-CPU-minutes of REINFORCE in numpy; docs/training.md walks through it. Rows are the SDK default
-(the cheapest row), draft picks too.
+CPU-minutes of REINFORCE in numpy; docs/authors/training.md walks through it. Rows are the SDK
+default (the cheapest row), draft picks too.
 
 It needs numpy, which the SDK depends on and the arena's Python image carries, so requirements.txt
 lists nothing.
