@@ -14,6 +14,10 @@ if [ "$(id -u)" = 0 ]; then
     if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
     fi
+    # systemd-analyze checks the units in deploy/ (tests/test_deploy.py); no systemd runs here.
+    if ! command -v systemd-analyze >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null
+    fi
     bash scripts/setup-docker.sh
     bash scripts/setup-go.sh
     [ -f scripts/setup-browser.sh ] && bash scripts/setup-browser.sh
