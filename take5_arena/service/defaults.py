@@ -46,6 +46,12 @@ MAX_FAULTS_SHOWN = 500
 MAX_ACTIVE_BOTS = 3
 MAX_SUBMISSIONS_PER_HOUR = 20
 MAX_ARCHIVE_BYTES = 8 * 1024 * 1024
+AUTH_RETRY_SECONDS = 1.0
+"""After a wrong secret for a token id, seconds before that id's secret is hashed again."""
+MAX_STORED_BYTES = 128 * 1024 * 1024
+"""Archive bytes kept for one author: the accepted versions and the uploads waiting."""
+MAX_WAITING_PER_AUTHOR = 3
+"""Submissions of one author received and not yet judged, at once."""
 
 # -- the ladder and the publisher -----------------------------------------------------------------
 GAUNTLET_TABLES = 1
