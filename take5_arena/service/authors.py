@@ -646,6 +646,14 @@ class Accounts:
         )
         return [self._submission(r) for r in rows]
 
+    def judged_with_archives(self) -> list[SubmissionRow]:
+        """Judged submissions whose upload is still on disk (left by an older arena): removed."""
+        rows = self._read(
+            "SELECT * FROM arena_submissions WHERE status IN ('accepted', 'unchanged', 'refused')"
+            " AND archive_path != ''"
+        )
+        return [self._submission(r) for r in rows]
+
     def set_status(
         self,
         sid: str,
@@ -682,11 +690,13 @@ class Accounts:
                 (sid,),
             )
 
-    def last_refusal(self, bot_name: str) -> SubmissionRow | None:
+    def last_refusal(self, bot_name: str, author: str) -> SubmissionRow | None:
+        """The author's last refused submission of ``bot_name`` (a name need not be held to have
+        been refused)."""
         rows = self._read(
-            "SELECT * FROM arena_submissions WHERE bot_name = ? AND status = 'refused'"
-            " ORDER BY received_at DESC LIMIT 1",
-            (bot_name,),
+            "SELECT * FROM arena_submissions WHERE bot_name = ? AND author = ?"
+            " AND status = 'refused' ORDER BY received_at DESC LIMIT 1",
+            (bot_name, author),
         )
         return self._submission(rows[0]) if rows else None
 
