@@ -282,3 +282,32 @@ def test_a_refused_bot_leaves_no_copy_behind(tmp_path, monkeypatch):
         (tmp_path / "worker-cache").iterdir()
     )
     assert not (tmp_path / "t" / "artifacts").exists()
+
+
+def test_a_planted_cache_folder_is_not_played(tmp_path, caplog):
+    """Code planted under the victim's digest with the completion marker is moved aside, reported
+    and replaced by the archive's own content."""
+    art = pack(_bot(tmp_path))
+    cache = tmp_path / "cache"
+    bot = materialize(art.digest, art.data, cache)
+    (bot / "bot.py").write_text("print('planted')\n")
+    with caplog.at_level("WARNING"):
+        again = materialize(art.digest, art.data, cache)
+    assert (again / "bot.py").read_text() == "print('hi')\n"
+    assert "does not match its digest" in caplog.text
+    (again / "bot.py").write_text("print('planted')\n")
+    with pytest.raises(ArtifactError, match="does not match its digest"):
+        materialize(art.digest, None, cache)
+
+
+def test_a_cache_open_to_others_is_refused(tmp_path):
+    art = pack(_bot(tmp_path))
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    with pytest.raises(ArtifactError, match="mode 0700"):
+        materialize(art.digest, art.data, cache)
+    assert not list(cache.iterdir())
+    fresh = tmp_path / "fresh"
+    materialize(art.digest, art.data, fresh)
+    assert fresh.stat().st_mode & 0o777 == 0o700
