@@ -146,7 +146,8 @@ CREATE TABLE IF NOT EXISTS arena_submissions (
     archive_path TEXT NOT NULL,
     archive_bytes INTEGER NOT NULL,
     received_at TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('received', 'validating', 'accepted', 'unchanged', 'refused')),
+    status TEXT NOT NULL
+        CHECK (status IN ('received', 'validating', 'accepted', 'unchanged', 'refused')),
     version_id INTEGER,
     detail TEXT NOT NULL DEFAULT '',
     bot_output TEXT NOT NULL DEFAULT '',
@@ -158,7 +159,8 @@ CREATE INDEX IF NOT EXISTS arena_submissions_author ON arena_submissions(author,
 
 MIGRATIONS: dict[int, str] = {
     2: f"""
-ALTER TABLE arena_authors ADD COLUMN max_stored_bytes INTEGER NOT NULL DEFAULT {defaults.MAX_STORED_BYTES};
+ALTER TABLE arena_authors
+    ADD COLUMN max_stored_bytes INTEGER NOT NULL DEFAULT {defaults.MAX_STORED_BYTES};
 ALTER TABLE arena_submissions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE arena_bots_v2 (
     bot_name TEXT PRIMARY KEY,
@@ -317,8 +319,9 @@ class Accounts:
                 raise BadRequestError(f"author {name!r} exists (--new-token replaces the token)")
             if exists:
                 db.execute(
-                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?, revoked_at = NULL,"
-                    " max_active_bots = ?, max_submissions_per_hour = ?, max_archive_bytes = ?,"
+                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?,"
+                    " revoked_at = NULL, max_active_bots = ?, max_submissions_per_hour = ?,"
+                    " max_archive_bytes = ?,"
                     " max_stored_bytes = ? WHERE name = ?",
                     (
                         token_id,
@@ -334,7 +337,8 @@ class Accounts:
             else:
                 db.execute(
                     "INSERT INTO arena_authors(name, token_id, salt, token_hash, created_at,"
-                    " max_active_bots, max_submissions_per_hour, max_archive_bytes, max_stored_bytes)"
+                    " max_active_bots, max_submissions_per_hour, max_archive_bytes,"
+                    " max_stored_bytes)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
@@ -498,7 +502,8 @@ class Accounts:
             if house is not None and house != bot_name:
                 raise PermissionDeniedError(f"the bot name {house!r} is taken")
             db.execute(
-                "INSERT INTO arena_bots(bot_name, name_key, author, created_at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO arena_bots(bot_name, name_key, author, created_at)"
+                " VALUES (?, ?, ?, ?)",
                 (bot_name, name_key(bot_name), author, now()),
             )
 
@@ -540,7 +545,8 @@ class Accounts:
     # -- submissions -------------------------------------------------------------------------------
 
     def check_can_submit(self, author: Author, bot_name: str, archive_bytes: int = 0) -> None:
-        """Ownership and the author's limits, before the upload (checked again when it is recorded)."""
+        """Ownership and the author's limits, before the upload (checked again when it is
+        recorded)."""
         with self.lock:
             self._check_can_submit(self.db, author, bot_name, archive_bytes)
 
@@ -669,8 +675,8 @@ class Accounts:
         finished = now() if SubmissionStatus(status).finished else None
         with self.tx() as db:
             db.execute(
-                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?, bot_output = ?,"
-                " finished_at = ?, attempts = attempts + ? WHERE id = ?",
+                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?,"
+                " bot_output = ?, finished_at = ?, attempts = attempts + ? WHERE id = ?",
                 (
                     SubmissionStatus(status).value,
                     version_id,
@@ -718,7 +724,8 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _create(db: sqlite3.Connection, *, migrate: bool = True) -> None:
     """The accounts' tables (inside the caller's transaction), moved on to the current schema
-    version by :data:`MIGRATIONS` (``migrate=False``: left at version 1, for a copy of old tables)."""
+    version by :data:`MIGRATIONS` (``migrate=False``: left at version 1, for a copy of old
+    tables)."""
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
@@ -825,6 +832,10 @@ __all__ = [
     "ACCOUNTS_NAME",
     "DEFAULT_LIMITS",
     "HOUSE",
+    "PBKDF2_ITERATIONS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "TOKEN_PREFIX",
     "Accounts",
     "Author",
     "BotClaim",

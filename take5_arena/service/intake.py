@@ -9,10 +9,10 @@ Layout under the tournament directory::
 
 The order of writes is what makes the arena restart-safe: bytes go to a temporary file, which is
 fsync'd and renamed to its final name (and the directory fsync'd) before the submission row is
-committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size and SHA-256
-match what the client declared. A server killed before the commit leaves at most a temporary or an
-unreferenced file, which the next start removes; killed after it, the row is there and the
-submission is validated at the next start.
+committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size
+and SHA-256 match what the client declared. A server killed before the commit leaves at most a
+temporary or an unreferenced file, which the next start removes; killed after it, the row is there
+and the submission is validated at the next start.
 
 Validation (take5_arena/service/submissions.py) reads the archive back from here; once a submission
 is judged its upload is removed (:meth:`Spool.discard`), and a refused bot's folder too. Unpacking
@@ -67,8 +67,8 @@ class Spool:
     def receive(self, chunks: Iterable[bytes], *, size: int, sha256: str, max_bytes: int) -> Path:
         """Write an upload; return its archive path once complete and durable.
 
-        Raises LimitExceededError (more than ``max_bytes``) or BadRequestError (size or digest differ from the
-        declared ones); a failed upload leaves nothing.
+        Raises LimitExceededError (more than ``max_bytes``) or BadRequestError (size or digest
+        differ from the declared ones); a failed upload leaves nothing.
         """
         upload = self.begin(size=size, sha256=sha256, max_bytes=max_bytes)
         try:
@@ -93,7 +93,8 @@ class Spool:
         return self.bots / bot_name / sha256[:16]
 
     def unpack(self, archive: Path, bot_name: str, sha256: str, limits: ArchiveLimits) -> Path:
-        """The bot's folder for this archive, unpacked (once) through take5_arena/referee/archive.py."""
+        """The bot's folder for this archive, unpacked (once) through
+        take5_arena/referee/archive.py."""
         dest = self.unpacked(bot_name, sha256)
         if dest.is_dir():
             return dest

@@ -223,7 +223,8 @@ class _Server:
                 if settings.sandbox == SandboxKind.DOCKER:
                     close_launchers()
                 log(
-                    f"arena stopped: {ladder.played if ladder else 0} ladder games played in this run"
+                    f"arena stopped: {ladder.played if ladder else 0} ladder games played in this "
+                    "run"
                 )
         return 130 if self.interrupted else 0
 
@@ -285,7 +286,7 @@ class _RpcServer:
         )
         pb_grpc.add_ArenaServicer_to_server(self.service, server)  # type: ignore[no-untyped-call]
         try:
-            bound = (
+            bound: int = (
                 server.add_secure_port(address, self.credentials)
                 if self.credentials
                 else server.add_insecure_port(address)

@@ -160,7 +160,7 @@ async def _next(stream: AsyncIterator[_T], seconds: float, what: str) -> _T | No
         return await asyncio.wait_for(anext(stream), seconds)
     except StopAsyncIteration:
         return None
-    except TimeoutError:
+    except asyncio.TimeoutError:
         raise LimitExceededError(f"no {what} within {seconds:g} s: the upload is cut off") from None
 
 
@@ -181,7 +181,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.counts = _Counts()
         self._standings: tuple[object, pb.StandingsResponse] | None = None
 
-    # -- helpers -------------------------------------------------------------------------------
+    # -- helpers -----------------------------------------------------------------------------------
 
     async def run(self, fn: Callable[..., _T], *args: Any) -> _T:
         """``fn(*args)`` on the blocking pool."""
@@ -208,7 +208,7 @@ class ArenaService(pb_grpc.ArenaServicer):
     def _reply(self, row: SubmissionRow) -> pb.SubmitBotResponse:
         return messages.submission(row, self._version(row.version_id))
 
-    # -- SubmitBot / GetSubmission ---------------------------------------------------------------------
+    # -- SubmitBot / GetSubmission -----------------------------------------------------------------
 
     @_rpc
     async def SubmitBot(
@@ -235,19 +235,21 @@ class ArenaService(pb_grpc.ArenaServicer):
                     max_bytes=declared.max_bytes,
                 )
             )
+
+            async def receive() -> None:
+                while True:
+                    message = await _next(request_iterator, defaults.CHUNK_SECONDS, "archive chunk")
+                    if message is None:
+                        return
+                    if message.WhichOneof("part") != "chunk":
+                        raise BadRequestError("only archive chunks may follow the metadata")
+                    await self.run(upload.write, message.chunk)
+
             try:
-                async with asyncio.timeout(defaults.UPLOAD_SECONDS):
-                    while True:
-                        message = await _next(
-                            request_iterator, defaults.CHUNK_SECONDS, "archive chunk"
-                        )
-                        if message is None:
-                            break
-                        if message.WhichOneof("part") != "chunk":
-                            raise BadRequestError("only archive chunks may follow the metadata")
-                        await self.run(upload.write, message.chunk)
+                # asyncio.wait_for, not asyncio.timeout: the arena runs on Python 3.10 too.
+                await asyncio.wait_for(receive(), defaults.UPLOAD_SECONDS)
                 path = await self.run(upload.finish)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 upload.abort()
                 raise LimitExceededError(
                     f"the upload took longer than {defaults.UPLOAD_SECONDS:g} s: it is cut off"
@@ -293,12 +295,12 @@ class ArenaService(pb_grpc.ArenaServicer):
                 if row.status.finished or left <= 0 or self.stopping.is_set():
                     return row
                 changed.clear()
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(changed.wait(), min(left, 1.0))
         finally:
             unsubscribe()
 
-    # -- ListMyBots / WithdrawBot -------------------------------------------------------------------
+    # -- ListMyBots / WithdrawBot ------------------------------------------------------------------
 
     @_rpc
     async def ListMyBots(
@@ -336,7 +338,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         with Store(self.p.directory) as store:
             return store.withdraw(name)
 
-    # -- public: Standings / GetGameRecord ------------------------------------------------------------
+    # -- public: Standings / GetGameRecord ---------------------------------------------------------
 
     @_rpc
     async def Standings(

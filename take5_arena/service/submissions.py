@@ -119,7 +119,7 @@ class SubmissionQueue:
             for i in range(max(1, workers))
         ]
 
-    # -- life cycle ------------------------------------------------------------------------------
+    # -- life cycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Start the workers, with the submissions a stopped server left unjudged queued first."""
@@ -217,7 +217,7 @@ class SubmissionQueue:
             except Exception as error:  # noqa: BLE001 - one watcher's failure is not the queue's
                 self.log(f"a submission watcher failed: {type(error).__name__}: {error}")
 
-    # -- the workers ---------------------------------------------------------------------------------
+    # -- the workers -------------------------------------------------------------------------------
 
     def _next(self) -> str | None:
         with self._cond:
