@@ -832,6 +832,7 @@ __all__ = [
     "ACCOUNTS_NAME",
     "DEFAULT_LIMITS",
     "HOUSE",
+    "MIGRATIONS",
     "PBKDF2_ITERATIONS",
     "SCHEMA",
     "SCHEMA_VERSION",

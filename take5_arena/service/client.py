@@ -202,6 +202,7 @@ class ArenaClient:
 
 
 __all__ = [
+    "FOLLOW_WAIT_SECONDS",
     "SERVER_ENV",
     "TOKEN_ENV",
     "ArenaClient",
