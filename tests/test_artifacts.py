@@ -299,14 +299,24 @@ def test_a_planted_cache_folder_is_not_played(tmp_path, caplog):
         materialize(art.digest, None, cache)
 
 
-def test_a_cache_open_to_others_is_refused(tmp_path):
+def test_a_cache_open_to_others_is_closed_and_another_users_is_refused(tmp_path, caplog):
     art = pack(_bot(tmp_path))
     cache = tmp_path / "cache"
-    cache.mkdir(mode=0o777)
+    cache.mkdir()
     cache.chmod(0o777)
-    with pytest.raises(ArtifactError, match="mode 0700"):
+    with caplog.at_level("WARNING"):
         materialize(art.digest, art.data, cache)
-    assert not list(cache.iterdir())
+    assert cache.stat().st_mode & 0o777 == 0o700 and "open to others" in caplog.text
     fresh = tmp_path / "fresh"
     materialize(art.digest, art.data, fresh)
     assert fresh.stat().st_mode & 0o777 == 0o700
+    link = tmp_path / "link"
+    link.symlink_to(fresh)
+    with pytest.raises(ArtifactError, match="not a folder"):
+        materialize(art.digest, art.data, link)
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 12345, 12345)
+        with pytest.raises(ArtifactError, match="must belong to this user"):
+            materialize(art.digest, art.data, theirs)

@@ -172,8 +172,10 @@ def is_cached(digest: str, cache: Path | None = None) -> bool:
 
 def check_cache(cache: Path) -> Path:
     """``cache``, created if needed as a folder of this user's with mode 0700; ArtifactError if it
-    is anything else (another user's, open to others, a symlink): whoever can write there could
-    plant a bot for any digest."""
+    is another user's or not a folder (a symlink): whoever can write there could plant a bot for any
+    digest. A folder of this user's that is open to others (an older cache, made 0755) is closed to
+    mode 0700 with a warning: what it already holds is safe to keep, since every folder is checked
+    against its digest before it is played (:func:`verify_cached`)."""
     try:
         cache.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.lstat(cache)
@@ -181,11 +183,22 @@ def check_cache(cache: Path) -> Path:
         raise ArtifactError(f"the artifact cache {cache} cannot be created: {error}") from None
     if not stat.S_ISDIR(st.st_mode):
         raise ArtifactError(f"the artifact cache {cache} is not a folder (a symlink?)")
-    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+    if st.st_uid != os.geteuid():
         raise ArtifactError(
-            f"the artifact cache {cache} must belong to this user (uid {os.geteuid()}) with mode "
-            f"0700; it has uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):04o}: fix it, or set "
-            f"{CACHE_ENV} to a folder of this user's"
+            f"the artifact cache {cache} must belong to this user (uid {os.geteuid()}); it belongs "
+            f"to uid {st.st_uid}: set {CACHE_ENV} to a folder of this user's"
+        )
+    if st.st_mode & 0o077:
+        try:
+            os.chmod(cache, 0o700)
+        except OSError as error:
+            raise ArtifactError(
+                f"the artifact cache {cache} cannot be made 0700: {error}"
+            ) from None
+        log.warning(
+            "artifact cache %s was open to others (mode %04o): now 0700",
+            cache,
+            stat.S_IMODE(st.st_mode),
         )
     return cache
 
