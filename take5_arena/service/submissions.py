@@ -31,7 +31,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
@@ -305,7 +305,7 @@ class SubmissionQueue:
             return Outcome(SubmissionStatus.REFUSED, f"unsafe archive: {error}")
         except FileNotFoundError:
             return Outcome(SubmissionStatus.REFUSED, "the archive is gone; submit again")
-        outcome = self.validate(row, folder)
+        outcome = _unplaced(self.validate(row, folder), folder, row.bot_name)
         if outcome.status == SubmissionStatus.REFUSED:
             self._forget(folder)
         elif outcome.status == SubmissionStatus.ACCEPTED or (
@@ -365,6 +365,21 @@ class SubmissionQueue:
         shutil.rmtree(folder, ignore_errors=True)
         if folder.parent.is_dir() and not any(folder.parent.iterdir()):
             folder.parent.rmdir()
+
+
+def _unplaced(outcome: Outcome, folder: Path, bot_name: str) -> Outcome:
+    """``outcome`` with the arena's own folder of the bot named as the bot (what the author sent):
+    a reason such as "'/srv/arena/bots/x/1a2b...': the folder has neither bot.py ..." would tell
+    every author where the arena keeps its files."""
+    here = str(folder)
+    if here not in outcome.detail and here not in outcome.bot_output:
+        return outcome
+    shown = f"your bot {bot_name}"
+    return replace(
+        outcome,
+        detail=outcome.detail.replace(f"'{here}'", shown).replace(here, shown),
+        bot_output=outcome.bot_output.replace(here, "."),
+    )
 
 
 __all__ = ["Declared", "Outcome", "SubmissionQueue", "Validate"]
