@@ -92,7 +92,10 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 
 def hostile(kind: str, address: str, token: str, stop: threading.Event) -> None:
     """One hostile client: its attack, again and again until ``stop``."""
-    channel = grpc.insecure_channel(address)
+    # A connection of its own, as a client on another machine has (channels of one process to one
+    # address otherwise share a connection, and the honest clients' calls would queue behind the
+    # hostile streams in the benchmark's own process).
+    channel = grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
     stub = pb_grpc.ArenaStub(channel)
 
     def idle() -> Iterator[pb.SubmitBotRequest]:
@@ -157,11 +160,21 @@ def honest(
     return validated
 
 
-def phase(address: str, tokens: list[str], hostile_tokens: list[str], seconds: float, tag: str):
+def phase(
+    address: str,
+    tokens: list[str],
+    hostile_tokens: list[str],
+    seconds: float,
+    tag: str,
+    kinds: tuple[str, ...] = KINDS,
+):
     stop = threading.Event()
     attackers = [
         threading.Thread(
-            target=hostile, args=(KINDS[i % 4], address, t, stop), daemon=True, name=f"h{i}"
+            target=hostile,
+            args=(kinds[i % len(kinds)], address, t, stop),
+            daemon=True,
+            name=f"h{i}",
         )
         for i, t in enumerate(hostile_tokens)
     ]
@@ -196,7 +209,9 @@ def main() -> None:
     ap.add_argument("--hostile", type=int, default=50)
     ap.add_argument("--honest", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--kinds", default=",".join(KINDS), help="The hostile kinds, comma-separated.")
     args = ap.parse_args()
+    kinds = tuple(args.kinds.split(","))
     with tempfile.TemporaryDirectory(prefix="arena-load-") as tmp:
         directory = Path(tmp) / "T"
         accounts = Accounts(directory, create=True)
@@ -210,7 +225,7 @@ def main() -> None:
             cpu0 = server.cpu_seconds()
             lat_b, ok_b = phase(server.address, base, [], args.seconds, "base")
             cpu1 = server.cpu_seconds()
-            lat_a, ok_a = phase(server.address, under, evil, args.seconds, "honest")
+            lat_a, ok_a = phase(server.address, under, evil, args.seconds, "honest", kinds)
             cpu2 = server.cpu_seconds()
         finally:
             server.stop()

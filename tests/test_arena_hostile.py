@@ -53,7 +53,9 @@ def test_silent_upload_streams_do_not_stall_another_author(arena):
         return
         yield  # a generator that sends nothing until released
 
-    channels = [grpc.insecure_channel(server.address) for _ in range(SILENT_STREAMS)]
+    # Each stream on a connection of its own (channels of one process share one otherwise).
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    channels = [grpc.insecure_channel(server.address, options=own) for _ in range(SILENT_STREAMS)]
     try:
         futures = [
             pb_grpc.ArenaStub(ch).SubmitBot.future(
