@@ -63,10 +63,9 @@ def check_moved(directory: Path) -> None:
         assert not accounts.author("bob").active
         with pytest.raises(AuthenticationError, match="not valid"):
             accounts.authenticate(token()[:-1] + ("x" if token()[-1] != "x" else "y"))
-        assert accounts.owner("alicebot") == "alice" and accounts.bots_of("alice") == [
-            "alicebot",
-            "alicebot2",
-        ]
+        # a name is claimed by an accepted version only: the never-validated alicebot2 is free
+        assert accounts.owner("alicebot") == "alice" and accounts.bots_of("alice") == ["alicebot"]
+        assert accounts.owner("AliceBot") == "alice" and accounts.owner("alicebot2") is None
         submissions = {s.bot_name: s for s in accounts.submissions_of("alice")}
         assert submissions["alicebot"].status is SubmissionStatus.ACCEPTED
         assert submissions["alicebot"].version_id == 1

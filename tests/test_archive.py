@@ -368,7 +368,7 @@ def test_pack_refuses_a_symlink_out(tmp_path):
     (bot / "secrets").symlink_to("/etc/passwd")
     with pytest.raises(ArchiveError) as caught:
         pack(bot, io.BytesIO())
-    assert caught.value.problem is ArchiveProblem.LINK and "out of the folder" in str(caught.value)
+    assert caught.value.problem is ArchiveProblem.LINK and "outside" in str(caught.value)
 
 
 def test_pack_refuses_a_fifo_and_too_many_files(tmp_path):
@@ -395,3 +395,19 @@ def test_example_bot_packs_and_unpacks(tmp_path):
     assert (done.folder / "bot.py").read_bytes() == (
         ROOT / "example_bots" / "heuristic" / "bot.py"
     ).read_bytes()
+
+
+def test_pack_takes_what_a_local_build_takes(tmp_path):
+    """A remote submit sends node_modules (a Node bot needs it) and leaves caches out, as the
+    build's own scan of the folder does."""
+    bot = tmp_path / "bot"
+    (bot / "node_modules" / "@grpc" / "grpc-js").mkdir(parents=True)
+    (bot / "node_modules" / "@grpc" / "grpc-js" / "index.js").write_text("module.exports = 1\n")
+    (bot / "__pycache__").mkdir()
+    (bot / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (bot / "bot.js").write_text("require('@grpc/grpc-js')\n")
+    buf = io.BytesIO()
+    pack(bot, buf)
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue()), mode="r:gz") as tar:
+        names = {m.name for m in tar.getmembers() if m.isfile()}
+    assert names == {"bot.js", "node_modules/@grpc/grpc-js/index.js"}

@@ -28,6 +28,7 @@ import grpc
 import pytest
 from support import EXAMPLES, ROOT, referee_env, unavailable
 
+from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.client import ArenaClient, Packed, pack_folder
@@ -67,7 +68,7 @@ def add_author(directory: Path, name: str, *extra: str) -> str:
 class Server:
     """`referee serve` as a child process; its log lines are collected as they come."""
 
-    def __init__(self, directory: Path, *args: str):
+    def __init__(self, directory: Path, *args: str, env: dict[str, str] | None = None):
         self.directory = directory
         self.proc = subprocess.Popen(
             [
@@ -84,7 +85,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env=referee_env(),
+            env=env or referee_env(),
             start_new_session=True,
         )
         self.lines: list[str] = []
@@ -452,7 +453,9 @@ HOSTILE = {
     "fifo": lambda: make_tgz([member("bot.py"), member("pipe", None, tarfile.FIFOTYPE)]),
     "duplicate": lambda: make_tgz([member("bot.py", b"ok"), member("bot.py", b"evil")]),
     "deep": lambda: make_tgz([member("d/" * 40 + "bot.py")]),
-    "many-files": lambda: make_tgz([member(f"f{i}", b"") for i in range(2500)]),
+    "many-files": lambda: make_tgz(
+        [member(f"f{i}", b"") for i in range(ArchiveLimits().max_entries + 1)]
+    ),
     "bomb": _bomb,
     "zip": _zip,
 }

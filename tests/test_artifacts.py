@@ -281,3 +281,42 @@ def test_a_refused_bot_leaves_no_copy_behind(tmp_path, monkeypatch):
         (tmp_path / "worker-cache").iterdir()
     )
     assert not (tmp_path / "t" / "artifacts").exists()
+
+
+def test_a_planted_cache_folder_is_not_played(tmp_path, caplog):
+    """Code planted under the victim's digest with the completion marker is moved aside, reported
+    and replaced by the archive's own content."""
+    art = pack(_bot(tmp_path))
+    cache = tmp_path / "cache"
+    bot = materialize(art.digest, art.data, cache)
+    (bot / "bot.py").write_text("print('planted')\n")
+    with caplog.at_level("WARNING"):
+        again = materialize(art.digest, art.data, cache)
+    assert (again / "bot.py").read_text() == "print('hi')\n"
+    assert "does not match its digest" in caplog.text
+    (again / "bot.py").write_text("print('planted')\n")
+    with pytest.raises(ArtifactError, match="does not match its digest"):
+        materialize(art.digest, None, cache)
+
+
+def test_a_cache_open_to_others_is_closed_and_another_users_is_refused(tmp_path, caplog):
+    art = pack(_bot(tmp_path))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    with caplog.at_level("WARNING"):
+        materialize(art.digest, art.data, cache)
+    assert cache.stat().st_mode & 0o777 == 0o700 and "open to others" in caplog.text
+    fresh = tmp_path / "fresh"
+    materialize(art.digest, art.data, fresh)
+    assert fresh.stat().st_mode & 0o777 == 0o700
+    link = tmp_path / "link"
+    link.symlink_to(fresh)
+    with pytest.raises(ArtifactError, match="not a folder"):
+        materialize(art.digest, art.data, link)
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 12345, 12345)
+        with pytest.raises(ArtifactError, match="must belong to this user"):
+            materialize(art.digest, art.data, theirs)

@@ -273,6 +273,8 @@ def render_status(
             f"last run: {run['run_id']} started {run['started_at'][:19]}, {run['status']}, "
             f"pid {run['pid']} on {run['host']}, heartbeat {str(run['heartbeat_at'])[:19]}"
         )
+    if status.get("ladder"):
+        console.print(f"ladder: {markup(status['ladder'], 300)}")
     if status["infra_failures"]:
         kinds = Counter(f["kind"] for f in status["infra_failures"])
         console.print(

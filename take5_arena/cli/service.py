@@ -1,4 +1,5 @@
-"""The arena service's commands: ``serve``, ``authors add|revoke|list`` (the organiser's), and
+"""The arena service's commands: ``serve``, ``authors add|revoke|list|withdraw|ban|unban`` (the
+organiser's), and
 ``submit --server``, ``my-bots``, ``withdraw``, ``my-faults``, ``arena-standings`` (an author's).
 
 The remote form of ``submit`` (:func:`remote_submit` and its options) is used by cli/submit.py,
@@ -26,6 +27,7 @@ from take5_arena.cli.terminal import block, field
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.store import StoreError
 from take5_arena.service import defaults as service_defaults
+from take5_arena.service import logs
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.authors import DEFAULT_LIMITS, Accounts, Limits
 from take5_arena.service.client import (
@@ -37,6 +39,7 @@ from take5_arena.service.client import (
 )
 from take5_arena.service.errors import ClientError, ServeError, ServiceError
 from take5_arena.service.ladder import LadderConfig
+from take5_arena.service.organiser import holdings, revoke_author, unban_bot, withdraw_bot
 from take5_arena.service.serve import ServeOptions
 from take5_arena.service.serve import serve as run
 
@@ -219,8 +222,10 @@ def serve(
             bootstrap=bootstrap,
         ),
     )
+
+    logs.configure()
     try:
-        code = run(serve_options, echo=lambda line: click.echo(line, err=True))
+        code = run(serve_options)
     except ServeError as error:
         raise click.UsageError(str(error)) from None
     sys.exit(code)
@@ -250,6 +255,11 @@ def authors() -> None:
     help=f"Largest archive, MB [{service_defaults.MAX_ARCHIVE_BYTES / 2**20:g}].",
 )
 @click.option(
+    "--max-stored-mb",
+    type=click.FloatRange(min=0.01),
+    help=f"Archive MB kept for the author [{service_defaults.MAX_STORED_BYTES / 2**20:g}].",
+)
+@click.option(
     "--new-token",
     is_flag=True,
     help="The author exists: replace its token (the old one stops working).",
@@ -260,6 +270,7 @@ def authors_add(
     max_bots: int | None,
     per_hour: int | None,
     max_archive_mb: float | None,
+    max_stored_mb: float | None,
     new_token: bool,
 ) -> None:
     """Add author NAME and print their token, once (the arena keeps only a salted hash).
@@ -271,6 +282,7 @@ def authors_add(
         max_bots or DEFAULT_LIMITS.max_active_bots,
         per_hour or DEFAULT_LIMITS.max_submissions_per_hour,
         int(max_archive_mb * 1024 * 1024) if max_archive_mb else DEFAULT_LIMITS.max_archive_bytes,
+        int(max_stored_mb * 1024 * 1024) if max_stored_mb else DEFAULT_LIMITS.max_stored_bytes,
     )
     db = _db(directory, create=True)
     try:
@@ -290,22 +302,27 @@ def authors_add(
 @authors.command("revoke")
 @click.argument("name")
 @TOURNAMENT
-def authors_revoke(name: str, directory: Path) -> None:
-    """Revoke author NAME's token at once (their bots keep playing; `referee withdraw` stops
-    them)."""
+@click.option("--reason", default="", help="Why (shown to the author with their withdrawn bots).")
+def authors_revoke(name: str, directory: Path, reason: str) -> None:
+    """Revoke author NAME's token at once and withdraw every bot they hold."""
     db = _db(directory)
     try:
-        if not db.revoke(name):
-            raise click.UsageError(f"no author {name!r}")
+        withdrawn = revoke_author(directory, db, name, reason)
+    except ServiceError as error:
+        raise click.UsageError(str(error)) from None
     finally:
         db.close()
-    click.echo(f"author {name}: token revoked")
+    click.echo(
+        f"author {name}: token revoked; bots withdrawn: {', '.join(withdrawn) or 'none active'}"
+    )
 
 
 @authors.command("list")
 @TOURNAMENT
 def authors_list(directory: Path) -> None:
-    """The authors, their limits and their bots."""
+    """The authors and their limits, then every bot with who holds it (the organiser's own
+    bots, entered with `referee submit -t`, as "(house)")."""
+
     db = _db(directory)
     try:
         rows = db.authors()
@@ -313,14 +330,68 @@ def authors_list(directory: Path) -> None:
             click.echo("no authors (`referee authors add NAME -t DIR`)")
         for a in rows:
             state = "active" if a.active else f"revoked {a.revoked_at}"
-            bots = ", ".join(db.bots_of(a.name)) or "-"
             click.echo(
-                f"{a.name:<20} {state:<10} bots: {bots}  (limits: {a.limits.max_active_bots} "
-                f"active, {a.limits.max_submissions_per_hour}/hour, "
-                f"{a.limits.max_archive_bytes // 1024} KiB)"
+                f"{a.name:<20} {state:<10} (limits: {a.limits.max_active_bots} active, "
+                f"{a.limits.max_submissions_per_hour}/hour, "
+                f"{a.limits.max_archive_bytes // 1024} KiB archives, "
+                f"{a.limits.max_stored_bytes // 2**20} MiB kept)"
             )
+        held = holdings(directory, db)
+        if held:
+            click.echo("bots:")
+        for h in held:
+            note = f"  ({field(h.note)})" if h.note else ""
+            click.echo(f"  {h.owner:<20} {h.bot_name:<24} {h.state:<9} {h.versions} versions{note}")
     finally:
         db.close()
+
+
+def _withdraw_command(name: str, ban: bool) -> click.Command:
+    @click.command(name)
+    @click.argument("bot")
+    @TOURNAMENT
+    @click.option(
+        "--reason",
+        required=True,
+        help="Why: the bot's author reads it in `referee my-bots`.",
+    )
+    def command(bot: str, directory: Path, reason: str) -> None:
+
+        db = _db(directory)
+        try:
+            claim = withdraw_bot(directory, db, bot, reason, ban=ban)
+        except ServiceError as error:
+            raise click.UsageError(str(error)) from None
+        finally:
+            db.close()
+        click.echo(f"{claim.bot_name} ({claim.owner}): {'banned' if ban else 'withdrawn'}")
+
+    command.help = (
+        "Ban BOT: withdraw it, and its author may not submit it again (any owner's bot)."
+        if ban
+        else "Withdraw BOT from the ladder, whoever holds it (its author may submit it again)."
+    )
+    return command
+
+
+authors.add_command(_withdraw_command("withdraw", ban=False))
+authors.add_command(_withdraw_command("ban", ban=True))
+
+
+@authors.command("unban")
+@click.argument("bot")
+@TOURNAMENT
+def authors_unban(bot: str, directory: Path) -> None:
+    """Let BOT's author submit it again (it stays withdrawn until they do)."""
+
+    db = _db(directory)
+    try:
+        unban_bot(db, bot)
+    except ServiceError as error:
+        raise click.UsageError(str(error)) from None
+    finally:
+        db.close()
+    click.echo(f"{bot}: no longer banned")
 
 
 def _db(directory: Path, *, create: bool = False) -> Accounts:
@@ -357,9 +428,18 @@ def remote_submit(
         f"{field(server)}; the arena builds it and plays two smoke games ...",
         err=True,
     )
+
+    def waiting(reply: Any) -> None:
+        click.echo(f"{field(bot_name)}: pending: {field(reply.waiting)}", err=True)
+
     try:
         with client:
-            reply = client.submit(bot_name, packed)
+            reply = client.upload(bot_name, packed)
+            click.echo(
+                f"{field(bot_name)}: received as {field(reply.submission_id)}; validating ...",
+                err=True,
+            )
+            reply = client.follow(reply, on_wait=waiting)
     except ClientError as error:
         _fail(error)
         return
@@ -372,10 +452,10 @@ def remote_submit(
             click.echo("\n".join(block(reply.bot_output).rstrip().splitlines()[-30:]), err=True)
         sys.exit(EXIT_REFUSED)
     if reply.outcome == pb.SUBMIT_PENDING:
+        why = f" ({field(reply.waiting)})" if reply.waiting else ""
         click.echo(
-            f"{field(bot_name)}: received as {field(reply.submission_id)}; not validated yet: "
-            "`referee my-bots` "
-            "shows the outcome"
+            f"{field(bot_name)}: received as {field(reply.submission_id)}; not judged yet{why}: "
+            "`referee my-bots` shows the outcome"
         )
         return
     what = "new version" if reply.outcome == pb.SUBMIT_ACCEPTED else "unchanged (same sources as)"
@@ -408,10 +488,15 @@ def my_bots(
         f"author {field(reply.author)}: {len(reply.bots)} bots "
         f"(limits: {reply.limits.max_active_bots} active, "
         f"{reply.limits.max_submissions_per_hour} submissions/hour, "
-        f"{reply.limits.max_archive_bytes // 1024} KiB archives)"
+        f"{reply.limits.max_archive_bytes // 1024} KiB archives, "
+        f"{reply.limits.max_stored_bytes // 2**20} MiB kept, {reply.limits.max_waiting} waiting)"
     )
     for bot in reply.bots:
-        click.echo(f"  {field(bot.name)} ({'active' if bot.active else 'withdrawn'})")
+        state = bot.state or ("active" if bot.active else "withdrawn")
+        if state == "refused":
+            state = "refused: never accepted, the name is not yours"
+        note = f": {field(bot.organiser_note, 500)}" if bot.organiser_note else ""
+        click.echo(f"  {field(bot.name)} ({field(state)}{note})")
         for v in bot.versions:
             click.echo(
                 f"    v{v.version}  {field(v.submitted_at)}  source {field(v.source_hash[:12])}  "
@@ -510,8 +595,10 @@ def arena_standings(server: str | None, ca: Path | None, insecure: bool, as_json
         return
     click.echo(f"{reply.games} games (computed {field(reply.computed_at or 'never')})")
     for r in reply.rows:
+        interval = (
+            f"[{r.rating_low:.0f}, {r.rating_high:.0f}]" if r.has_interval else "[not enough games]"
+        )
         click.echo(
-            f"{r.rank:>3}. {field(r.bot):<24} {r.rating:7.1f}  [{r.rating_low:.0f}, "
-            f"{r.rating_high:.0f}]  {r.games} games, mean penalty {r.mean_penalty:.1f}, "
-            f"{r.faults} faults"
+            f"{r.rank:>3}. {field(r.bot):<24} {r.rating:7.1f}  {interval}  "
+            f"{r.games} games, mean penalty {r.mean_penalty:.1f}, {r.faults} faults"
         )

@@ -28,7 +28,9 @@ Every refusal is an :class:`ArchiveError` with a :class:`ArchiveProblem` kind an
 that names the offending member (escaped, it is the uploader's text).
 
 :func:`pack` is the client side: a deterministic tar.gz of a bot folder (sorted, no owners, no
-times) that refuses what :func:`unpack` would refuse, so an author learns it before uploading.
+times) that refuses what :func:`unpack` would refuse, so an author learns it before uploading. What
+it takes from the folder is the build's own scan (take5_arena/referee/sandbox/context.py), the one
+listing of a bot folder: a remote ``referee submit --server`` sends what a local one validates.
 Symlinks that stay inside the folder and point at a file are stored as that file; a symlink that
 points out of the folder, at a directory, or nowhere is refused.
 """
@@ -44,7 +46,6 @@ import shutil
 import stat
 import tarfile
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
@@ -52,24 +53,8 @@ from typing import IO, BinaryIO
 from take5.text import inert
 
 from .errors import RefereeError
-
-#: Folders and files a packed bot leaves out (caches and version control, never needed to run).
-IGNORED_DIRS = frozenset(
-    {
-        "__pycache__",
-        ".git",
-        ".hg",
-        ".svn",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        "node_modules",
-        ".venv",
-        "venv",
-    }
-)
-IGNORED_SUFFIXES = (".pyc", ".pyo")
-IGNORED_FILES = frozenset({".DS_Store"})
+from .sandbox.build_errors import BuildRefusedError
+from .sandbox.context import Kind, scan
 
 
 class ArchiveProblem(enum.Enum):
@@ -104,8 +89,8 @@ class ArchiveLimits:
 
     max_total_bytes: int = 64 * 1024 * 1024  # unpacked, all files
     max_file_bytes: int = 32 * 1024 * 1024  # one file
-    max_entries: int = 2000  # files and directories
-    max_depth: int = 16  # path components
+    max_entries: int = 10_000  # files and directories (a bot folder's limit: FolderLimits)
+    max_depth: int = 32  # path components (likewise)
     max_path_chars: int = 400
     max_archive_bytes: int = 32 * 1024 * 1024  # the compressed upload
 
@@ -385,20 +370,24 @@ def _open_dirs(root_fd: int, parts: list[str]) -> int:
 # Packing (the author's side)
 
 
-def _walk(folder: Path) -> Iterable[tuple[str, Path]]:
-    """(archive name, path) of every file to pack, sorted; directories are implied."""
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in IGNORED_DIRS and not d.endswith(".egg-info")
+def _listing(folder: Path) -> list[tuple[str, Path]]:
+    """(archive name, path) of every file to pack, sorted: the build's own scan of the folder
+    (take5_arena/referee/sandbox/context.py), so that a bot sent to an arena holds exactly what
+    ``referee submit -t`` and ``referee build`` take from the same folder (``node_modules`` too);
+    directories are implied."""
+    try:
+        scanned = scan(folder)
+    except BuildRefusedError as error:
+        line = str(error).splitlines()[0]
+        problem = (
+            ArchiveProblem.SPECIAL_FILE
+            if "not a regular file" in line
+            else ArchiveProblem.LINK
+            if "symlink" in line
+            else ArchiveProblem.TOO_LARGE
         )
-        here = Path(dirpath)
-        for d in dirnames:
-            if (here / d).is_symlink():
-                yield (here / d).relative_to(folder).as_posix(), here / d
-        for name in sorted(filenames):
-            if name in IGNORED_FILES or name.endswith(IGNORED_SUFFIXES):
-                continue
-            yield (here / name).relative_to(folder).as_posix(), here / name
+        raise ArchiveError(problem, line) from None
+    return sorted((e.path, folder / e.path) for e in scanned.entries if e.kind is not Kind.DIR)
 
 
 def pack(
@@ -411,7 +400,7 @@ def pack(
     root = Path(folder).resolve()
     if not root.is_dir():
         raise ArchiveError(ArchiveProblem.MALFORMED, f"{folder}: not a folder")
-    entries = sorted(_walk(root))
+    entries = _listing(root)
     if not entries:
         raise ArchiveError(ArchiveProblem.EMPTY, f"{folder}: no files to submit")
     if len(entries) > limits.max_entries:
@@ -461,9 +450,6 @@ def pack(
 
 __all__ = [
     "DEFAULT_LIMITS",
-    "IGNORED_DIRS",
-    "IGNORED_FILES",
-    "IGNORED_SUFFIXES",
     "ArchiveError",
     "ArchiveLimits",
     "ArchiveProblem",

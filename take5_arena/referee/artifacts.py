@@ -5,9 +5,10 @@ is the version's identity (:func:`pack`), and keeps it in the tournament's ``art
 (:class:`ArtifactStore`). Games never read the submitted folder again: a worker — a thread of this
 referee, another process, or a Dask worker on another host with its own Docker engine — receives
 the archive with the work, checks its digest, unpacks it once into its own cache
-(:func:`materialize`) and builds or reuses the image from there (images are tagged by a hash of
-their sources, so each engine builds a version once). Nothing assumes a shared file system, and a
-folder changed (or deleted) after submission changes nothing.
+(:func:`materialize`: a folder of the worker's user, mode 0700, whose entries are re-checked
+against their digest each time they are used) and builds or reuses the image from there (images
+are tagged by a hash of their sources, so each engine builds a version once). Nothing assumes a
+shared file system, and a folder changed (or deleted) after submission changes nothing.
 
 Why archives and not images pushed to a registry: a bot's source is small (kilobytes), every
 worker's engine must be able to build anyway (the hardened build runs on the worker), and no
@@ -24,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import logging
 import os
+import secrets
 import shutil
 import stat
 import tarfile
@@ -43,6 +46,7 @@ FOLDER = "artifacts"
 CACHE_ENV = "TAKE5_ARTIFACT_CACHE"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "/var/tmp")) / "take5-artifacts"
 _COMPLETE = ".take5-artifact-complete"
+log = logging.getLogger(__name__)
 
 
 class ArtifactError(RefereeError):
@@ -169,25 +173,86 @@ def is_cached(digest: str, cache: Path | None = None) -> bool:
     return ((cache or cache_dir()) / _hex(digest) / _COMPLETE).exists()
 
 
+def check_cache(cache: Path) -> Path:
+    """``cache``, created if needed as a folder of this user's with mode 0700; ArtifactError if it
+    is another user's or not a folder (a symlink): whoever can write there could plant a bot for any
+    digest. A folder of this user's that is open to others (an older cache, made 0755) is closed to
+    mode 0700 with a warning: what it already holds is safe to keep, since every folder is checked
+    against its digest before it is played (:func:`verify_cached`)."""
+    try:
+        cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.lstat(cache)
+    except OSError as error:
+        raise ArtifactError(f"the artifact cache {cache} cannot be created: {error}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise ArtifactError(f"the artifact cache {cache} is not a folder (a symlink?)")
+    if st.st_uid != os.geteuid():
+        raise ArtifactError(
+            f"the artifact cache {cache} must belong to this user (uid {os.geteuid()}); it belongs "
+            f"to uid {st.st_uid}: set {CACHE_ENV} to a folder of this user's"
+        )
+    if st.st_mode & 0o077:
+        try:
+            os.chmod(cache, 0o700)
+        except OSError as error:
+            raise ArtifactError(
+                f"the artifact cache {cache} cannot be made 0700: {error}"
+            ) from None
+        log.warning(
+            "artifact cache %s was open to others (mode %04o): now 0700",
+            cache,
+            stat.S_IMODE(st.st_mode),
+        )
+    return cache
+
+
+def verify_cached(digest: str, folder: Path) -> bool:
+    """Whether ``folder`` (a cached, unpacked artifact) still packs to ``digest``: what a worker
+    plays is re-checked against the digest every time, so a folder planted or edited in the cache
+    is never played."""
+    try:
+        return pack(folder).digest == digest
+    except ArtifactError:
+        return False
+
+
 def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> Path:
     """The folder of artifact ``digest`` in this worker's cache, unpacked from ``data`` if needed.
 
     ``data`` is checked against ``digest`` before anything is unpacked; members are unpacked with
     tarfile's ``data`` filter (no links, devices, absolute or ``..`` paths). Concurrent callers
-    unpack into private temporary folders and the first rename wins.
+    unpack into private temporary folders and the first rename wins. The cache must be this user's,
+    mode 0700 (:func:`check_cache`), and a cached folder is played only if it still packs to its
+    digest (:func:`verify_cached`): one that does not is moved aside, reported (a warning in the
+    log) and unpacked again from ``data`` (without ``data``, ArtifactError).
     """
-    cache = cache or cache_dir()
+    cache = check_cache(cache or cache_dir())
     hexpart = _hex(digest)
     target = cache / hexpart
     if (target / _COMPLETE).exists():
-        with contextlib.suppress(OSError):  # its time says when it was last used (prune_cache)
-            os.utime(target / _COMPLETE)
-        return target / "bot"
+        if verify_cached(digest, target / "bot"):
+            with contextlib.suppress(OSError):  # its time says when it was last used (prune_cache)
+                os.utime(target / _COMPLETE)
+            return target / "bot"
+        aside = cache / f".rejected-{hexpart[:12]}-{secrets.token_hex(4)}"
+        with contextlib.suppress(OSError):
+            os.rename(target, aside)
+        log.warning(
+            "artifact cache %s: the folder for %s does not match its digest (planted or changed); "
+            "moved aside to %s, not played",
+            cache,
+            digest,
+            aside.name,
+        )
+        if data is None:
+            raise ArtifactError(
+                f"artifact {digest}: the cached folder does not match its digest (moved aside to "
+                f"{aside}), and the archive was not sent"
+            )
     if data is None:
         raise ArtifactError(f"artifact {digest} is not cached here and was not sent")
     if digest_of(data) != digest:
         raise ArtifactError(f"artifact {digest}: the data received does not match its digest")
-    cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=cache, prefix=f".{hexpart[:12]}-"))
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:

@@ -4,10 +4,18 @@ accounts, in their own SQLite file ``DIR/accounts.sqlite`` beside the tournament
 
     meta(key PK, value)                                        schema_version, created_at
     arena_authors(name PK, token_id UNIQUE, salt, token_hash, created_at, revoked_at,
-                  max_active_bots, max_submissions_per_hour, max_archive_bytes)
-    arena_bots(bot_name PK, author FK, created_at)             who owns a bot name (first to submit)
+                  max_active_bots, max_submissions_per_hour, max_archive_bytes, max_stored_bytes)
+    arena_bots(bot_name PK, name_key UNIQUE, author FK NULL, created_at, note, banned_at)
+                                                               who owns a bot name (NULL: the house)
     arena_submissions(id PK, author, bot_name, archive_sha256, archive_path, archive_bytes,
-                      received_at, status, version_id, detail, bot_output, finished_at)
+                      received_at, status, version_id, detail, bot_output, finished_at, attempts)
+
+Names (take5_arena/referee/names.py): one rule, ASCII only, unique by their case-folded key. A name
+is claimed (a row in ``arena_bots``) only when a version of it is accepted, so a refused upload
+claims nothing; a name that the tournament's store already has as an entrant and that no author
+claimed is the organiser's (a "house" bot, entered with ``referee submit -t``): no author can
+submit to it or withdraw it. The organiser's own commands (take5_arena/service/organiser.py) can
+withdraw or ban any bot, with a note its author reads.
 
 Why a file of its own (docs/architecture.md, "Who owns which data"): the store is the tournament's
 record, which is copied, published and verified (``referee verify --tournament``), while this file
@@ -27,13 +35,16 @@ Tokens: ``t5a_<token id>_<secret>``. The token id (12 hex digits) finds the auth
 a constant-time comparison. The token is printed once, when the author is added; the database never
 holds it. With 256 random bits a slow password hash buys nothing against guessing, so the iteration
 count is modest (every call is authenticated); the salt and the hash keep a stolen database from
-being a list of working tokens. An unknown token id costs the same hash as a wrong secret.
+being a list of working tokens. An unknown token id is refused without a hash: the id finds the
+row, the secret is what guards it (:meth:`Accounts.authenticate` bounds the hashing work any caller
+can cause).
 
-A submission row is written, in one transaction with the claim of the bot name, only once the whole
-upload is on disk (fsync'd and renamed into place by take5_arena/service/intake.py): a row is the
-arena's promise that the submission will be validated, also after a crash. Status
-(:class:`SubmissionStatus`): ``received`` -> ``validating`` -> ``accepted`` | ``unchanged`` |
-``refused``.
+A submission row is written only once the whole upload is on disk (fsync'd and renamed into place
+by take5_arena/service/intake.py): a row is the arena's promise that the submission will be
+validated, also after a crash. Status (:class:`SubmissionStatus`):
+``received`` -> ``validating`` -> ``accepted`` | ``unchanged`` | ``refused``; a validation that
+failed for the arena's own reasons goes back to ``received`` with its ``attempts`` counted and a
+detail that says it waits to be tried again (take5_arena/service/submissions.py).
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from take5_arena.referee.kinds import StrEnum
+from take5_arena.referee.names import name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, now
 from take5_arena.service import defaults
 from take5_arena.service.errors import (
@@ -66,10 +79,11 @@ from take5_arena.service.errors import (
 )
 
 ACCOUNTS_NAME = "accounts.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TOKEN_PREFIX = "t5a"
 PBKDF2_ITERATIONS = 20_000
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+HOUSE = "(house)"
+"""The owner shown for the organiser's bots (no author can have this name)."""
 
 
 class SubmissionStatus(StrEnum):
@@ -96,6 +110,8 @@ class Limits:
     max_active_bots: int = defaults.MAX_ACTIVE_BOTS
     max_submissions_per_hour: int = defaults.MAX_SUBMISSIONS_PER_HOUR
     max_archive_bytes: int = defaults.MAX_ARCHIVE_BYTES
+    max_stored_bytes: int = defaults.MAX_STORED_BYTES
+    """Archive bytes the arena keeps for the author: accepted versions and uploads waiting."""
 
 
 DEFAULT_LIMITS = Limits()
@@ -139,6 +155,34 @@ CREATE TABLE IF NOT EXISTS arena_submissions (
 );
 CREATE INDEX IF NOT EXISTS arena_submissions_author ON arena_submissions(author, received_at);
 """
+"""Version 1 of the tables (an arena made then is moved on by :data:`MIGRATIONS`)."""
+
+MIGRATIONS: dict[int, str] = {
+    2: f"""
+ALTER TABLE arena_authors
+    ADD COLUMN max_stored_bytes INTEGER NOT NULL DEFAULT {defaults.MAX_STORED_BYTES};
+ALTER TABLE arena_submissions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE arena_bots_v2 (
+    bot_name TEXT PRIMARY KEY,
+    name_key TEXT NOT NULL UNIQUE,
+    author TEXT REFERENCES arena_authors(name),
+    created_at TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    banned_at TEXT
+);
+INSERT OR IGNORE INTO arena_bots_v2(bot_name, name_key, author, created_at)
+    SELECT b.bot_name, lower(b.bot_name), b.author, b.created_at FROM arena_bots b
+    WHERE EXISTS (SELECT 1 FROM arena_submissions s WHERE s.bot_name = b.bot_name
+                  AND s.status IN ('accepted', 'unchanged'))
+    ORDER BY b.created_at;
+DROP TABLE arena_bots;
+ALTER TABLE arena_bots_v2 RENAME TO arena_bots
+""",
+}
+"""Schema version -> the statements that make it from the one before. Version 2: names claimed only
+by an accepted version (squatted names of version 1, never accepted, are released), unique by
+their case-folded key, and owned by the house when ``author`` is NULL; organiser notes and bans;
+the stored-bytes limit; validation attempts."""
 
 
 @dataclass(frozen=True)
@@ -167,15 +211,32 @@ class SubmissionRow:
     detail: str
     bot_output: str
     finished_at: str | None
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class BotClaim:
+    """Who holds a bot name, and what the organiser said about it."""
+
+    bot_name: str
+    author: str | None
+    """None: the organiser's (a house bot)."""
+    created_at: str
+    note: str = ""
+    """The organiser's reason for a withdrawal or a ban (the author reads it)."""
+    banned_at: str | None = None
+
+    @property
+    def owner(self) -> str:
+        return self.author or HOUSE
 
 
 def check_name(kind: str, name: str) -> str:
-    """``name`` if it is a valid author or bot name, else BadRequestError saying what is valid."""
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise BadRequestError(
-            f"{kind} name {name[:60]!r}: use 1-40 letters, digits, '-', '_' or '.', "
-            "starting with a letter or digit"
-        )
+    """``name`` if it is a valid author or bot name (take5_arena/referee/names.py), else
+    BadRequestError saying what is valid."""
+    problem = name_problem(kind, name)
+    if problem is not None:
+        raise BadRequestError(problem)
     return name
 
 
@@ -203,6 +264,10 @@ class Accounts:
         self.lock = threading.RLock()
         with self.tx() as db:
             _create(db)
+        # token id -> (stored hash, the token that matched it): a token checked once is not hashed
+        # again while its row is unchanged (a new token or a revocation changes what is compared)
+        self._verified: dict[str, tuple[bytes, str]] = {}
+        self._failed_at: dict[str, float] = {}
 
     def close(self) -> None:
         with self.lock:
@@ -254,9 +319,10 @@ class Accounts:
                 raise BadRequestError(f"author {name!r} exists (--new-token replaces the token)")
             if exists:
                 db.execute(
-                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?, revoked_at "
-                    "= NULL, max_active_bots = ?, max_submissions_per_hour = ?, max_archive_bytes "
-                    "= ? WHERE name = ?",
+                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?,"
+                    " revoked_at = NULL, max_active_bots = ?, max_submissions_per_hour = ?,"
+                    " max_archive_bytes = ?,"
+                    " max_stored_bytes = ? WHERE name = ?",
                     (
                         token_id,
                         salt,
@@ -264,14 +330,16 @@ class Accounts:
                         limits.max_active_bots,
                         limits.max_submissions_per_hour,
                         limits.max_archive_bytes,
+                        limits.max_stored_bytes,
                         name,
                     ),
                 )
             else:
                 db.execute(
                     "INSERT INTO arena_authors(name, token_id, salt, token_hash, created_at,"
-                    " max_active_bots, max_submissions_per_hour, max_archive_bytes)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " max_active_bots, max_submissions_per_hour, max_archive_bytes,"
+                    " max_stored_bytes)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
                         token_id,
@@ -281,6 +349,7 @@ class Accounts:
                         limits.max_active_bots,
                         limits.max_submissions_per_hour,
                         limits.max_archive_bytes,
+                        limits.max_stored_bytes,
                     ),
                 )
         return f"{TOKEN_PREFIX}_{token_id}_{secret}"
@@ -303,7 +372,10 @@ class Accounts:
             row["created_at"],
             row["revoked_at"],
             Limits(
-                row["max_active_bots"], row["max_submissions_per_hour"], row["max_archive_bytes"]
+                row["max_active_bots"],
+                row["max_submissions_per_hour"],
+                row["max_archive_bytes"],
+                row["max_stored_bytes"],
             ),
         )
 
@@ -317,34 +389,87 @@ class Accounts:
         return self._author(rows[0])
 
     def authenticate(self, token: str | None) -> Author:
-        """The author whose token this is, or AuthError (the same work for every wrong token)."""
+        """The author whose token this is, or AuthenticationError.
+
+        Bounded work for any token: a malformed token or an unknown token id is refused without
+        hashing (the id only finds the row; the 256-bit secret is what a guesser lacks); a token
+        already verified against its row's unchanged hash is not hashed again; and after a wrong
+        secret, the same token id is not hashed again for :data:`defaults.AUTH_RETRY_SECONDS`, so
+        a flood of wrong secrets costs one hash a second, not one a call.
+        """
         if not token:
             raise AuthenticationError("no token: pass --token-file or set TAKE5_TOKEN")
         split = _split_token(token)
-        row = None
-        if split is not None:
-            rows = self._read("SELECT * FROM arena_authors WHERE token_id = ?", (split[0],))
-            row = rows[0] if rows else None
-        salt = row["salt"] if row is not None else b"\0" * 16
-        digest = _hash(split[1] if split else token, salt)
-        if row is None or not hmac.compare_digest(digest, row["token_hash"]):
+        if split is None:
             raise AuthenticationError("the token is not valid")
+        token_id, secret = split
+        rows = self._read("SELECT * FROM arena_authors WHERE token_id = ?", (token_id,))
+        if not rows:
+            raise AuthenticationError("the token is not valid")
+        row = rows[0]
+        known = self._verified.get(token_id)
+        if (
+            known is None
+            or known[0] != row["token_hash"]
+            or not hmac.compare_digest(known[1], token)
+        ):
+            failed = self._failed_at.get(token_id)
+            if failed is not None and time.monotonic() - failed < defaults.AUTH_RETRY_SECONDS:
+                raise AuthenticationError("the token is not valid")
+            if not hmac.compare_digest(_hash(secret, row["salt"]), row["token_hash"]):
+                self._failed_at[token_id] = time.monotonic()
+                raise AuthenticationError("the token is not valid")
+            self._failed_at.pop(token_id, None)
+            self._verified[token_id] = (row["token_hash"], token)
         if row["revoked_at"] is not None:
             raise AuthenticationError("the token was revoked")
         return self._author(row)
 
     # -- bots ------------------------------------------------------------------------------------
 
-    def owner(self, bot_name: str) -> str | None:
-        rows = self._read("SELECT author FROM arena_bots WHERE bot_name = ?", (bot_name,))
-        return rows[0][0] if rows else None
+    @staticmethod
+    def _claim(row: sqlite3.Row) -> BotClaim:
+        return BotClaim(
+            row["bot_name"], row["author"], row["created_at"], row["note"], row["banned_at"]
+        )
 
-    def check_owner(self, author: Author, bot_name: str, *, must_exist: bool = True) -> None:
-        owner = self.owner(bot_name)
-        if owner is None and must_exist:
-            raise NotFoundError(f"you have no bot named {bot_name!r}")
-        if owner is not None and owner != author.name:
-            raise PermissionDeniedError(f"the bot {bot_name!r} belongs to another author")
+    def claim_of(self, bot_name: str) -> BotClaim | None:
+        """Who holds ``bot_name`` or a name that differs from it only in case; a name the store
+        has as an entrant and no author claimed is the house's."""
+        rows = self._read("SELECT * FROM arena_bots WHERE name_key = ?", (name_key(bot_name),))
+        if rows:
+            return self._claim(rows[0])
+        house = self._house_name(bot_name)
+        return BotClaim(house, None, "") if house is not None else None
+
+    def _house_name(self, bot_name: str) -> str | None:
+        """The store's entrant whose name has ``bot_name``'s key, if any."""
+        key = name_key(bot_name)
+        with Store(self.directory, readonly=True) as store:
+            return next((n for n in store.entrant_states() if name_key(n) == key), None)
+
+    def owner(self, bot_name: str) -> str | None:
+        """The author who holds ``bot_name`` (:data:`HOUSE` for the organiser's), or None."""
+        claim = self.claim_of(bot_name)
+        return claim.owner if claim is not None else None
+
+    def check_owner(self, author: Author, bot_name: str, *, must_exist: bool = True) -> BotClaim:
+        """The author's claim on ``bot_name``; PermissionDeniedError if someone else holds it."""
+        claim = self.claim_of(bot_name)
+        if claim is None:
+            if must_exist:
+                raise NotFoundError(f"you have no bot named {bot_name!r}")
+            return BotClaim(bot_name, author.name, "")
+        if claim.author != author.name:
+            whose = "the organiser" if claim.author is None else "another author"
+            raise PermissionDeniedError(f"the bot name {claim.bot_name!r} belongs to {whose}")
+        if claim.bot_name != bot_name and must_exist:
+            raise NotFoundError(f"you have no bot named {bot_name!r} (you have {claim.bot_name!r})")
+        return claim
+
+    def claims(self) -> list[BotClaim]:
+        """Every claimed bot name, by name (the house's noted ones included)."""
+        return [self._claim(r) for r in self._read("SELECT * FROM arena_bots ORDER BY bot_name")]
 
     def bots_of(self, author: str) -> list[str]:
         return [
@@ -353,6 +478,56 @@ class Accounts:
                 "SELECT bot_name FROM arena_bots WHERE author = ? ORDER BY bot_name", (author,)
             )
         ]
+
+    def claims_of(self, author: str) -> list[BotClaim]:
+        return [
+            self._claim(r)
+            for r in self._read(
+                "SELECT * FROM arena_bots WHERE author = ? ORDER BY bot_name", (author,)
+            )
+        ]
+
+    def claim(self, author: str, bot_name: str) -> None:
+        """Claim ``bot_name`` for ``author`` (a version of it was accepted). PermissionDeniedError
+        if another author, or the house, holds it or a name equal to it but for case."""
+        with self.tx() as db:
+            row = db.execute(
+                "SELECT author, bot_name FROM arena_bots WHERE name_key = ?", (name_key(bot_name),)
+            ).fetchone()
+            if row is not None:
+                if row[0] != author or row[1] != bot_name:
+                    raise PermissionDeniedError(f"the bot name {row[1]!r} is taken")
+                return
+            house = self._house_name(bot_name)
+            if house is not None and house != bot_name:
+                raise PermissionDeniedError(f"the bot name {house!r} is taken")
+            db.execute(
+                "INSERT INTO arena_bots(bot_name, name_key, author, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (bot_name, name_key(bot_name), author, now()),
+            )
+
+    def set_note(self, bot_name: str, note: str, *, ban: bool | None = None) -> None:
+        """The organiser's note on a bot (why it was withdrawn), and whether it is banned (None:
+        unchanged). A house bot gets a row of its own (author NULL) to hold it."""
+        claim = self.claim_of(bot_name)
+        if claim is None:
+            raise NotFoundError(f"no bot named {bot_name!r}")
+        with self.tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO arena_bots(bot_name, name_key, author, created_at)"
+                " VALUES (?, ?, NULL, ?)",
+                (claim.bot_name, name_key(claim.bot_name), now()),
+            )
+            db.execute(
+                "UPDATE arena_bots SET note = ? WHERE bot_name = ?",
+                (note[: defaults.DETAIL_CHARS], claim.bot_name),
+            )
+            if ban is not None:
+                db.execute(
+                    "UPDATE arena_bots SET banned_at = ? WHERE bot_name = ?",
+                    (now() if ban else None, claim.bot_name),
+                )
 
     def active_bots_of(self, author: str) -> list[str]:
         """The author's bots that play (their entrant is active) or wait for validation."""
@@ -365,7 +540,7 @@ class Accounts:
             )
         }
         playing = self._playing()
-        return [name for name in self.bots_of(author) if name in playing or name in waiting]
+        return sorted({n for n in self.bots_of(author) if n in playing} | waiting)
 
     # -- submissions -------------------------------------------------------------------------------
 
@@ -379,11 +554,18 @@ class Accounts:
         self, db: sqlite3.Connection, author: Author, bot_name: str, archive_bytes: int
     ) -> None:
         check_name("bot", bot_name)
-        owner = db.execute(
-            "SELECT author FROM arena_bots WHERE bot_name = ?", (bot_name,)
-        ).fetchone()
-        if owner is not None and owner[0] != author.name:
-            raise PermissionDeniedError(f"the bot name {bot_name!r} belongs to another author")
+        claim = self.claim_of(bot_name)
+        if claim is not None and claim.author != author.name:
+            whose = "the organiser" if claim.author is None else "another author"
+            raise PermissionDeniedError(f"the bot name {claim.bot_name!r} belongs to {whose}")
+        if claim is not None and claim.bot_name != bot_name:
+            raise BadRequestError(
+                f"you have this bot as {claim.bot_name!r}: names differ only in case are one name"
+            )
+        if claim is not None and claim.banned_at is not None:
+            raise PermissionDeniedError(
+                f"the organiser banned {bot_name!r}: {claim.note or 'no reason given'}"
+            )
         if archive_bytes > author.limits.max_archive_bytes:
             raise LimitExceededError(
                 f"the archive has {archive_bytes} bytes; your limit is "
@@ -398,6 +580,21 @@ class Accounts:
             raise LimitExceededError(
                 f"{recent} submissions in the last hour; your limit is "
                 f"{author.limits.max_submissions_per_hour} per hour"
+            )
+        waiting, stored = db.execute(
+            "SELECT COALESCE(SUM(status IN ('received', 'validating')), 0),"
+            " COALESCE(SUM(CASE WHEN status IN ('received', 'validating', 'accepted')"
+            " THEN archive_bytes ELSE 0 END), 0) FROM arena_submissions WHERE author = ?",
+            (author.name,),
+        ).fetchone()
+        if waiting >= defaults.MAX_WAITING_PER_AUTHOR:
+            raise LimitExceededError(
+                f"you have {waiting} submissions waiting to be validated; wait for their outcome"
+            )
+        if stored + archive_bytes > author.limits.max_stored_bytes:
+            raise LimitExceededError(
+                f"the arena keeps {stored} bytes of your bots; with {archive_bytes} more it would "
+                f"pass your limit of {author.limits.max_stored_bytes}"
             )
         active = set(self.active_bots_of(author.name))
         if bot_name not in active and len(active) >= author.limits.max_active_bots:
@@ -415,14 +612,11 @@ class Accounts:
         archive_path: str,
         archive_bytes: int,
     ) -> SubmissionRow:
-        """Commit a fully received upload (the limits checked again, the bot name claimed)."""
+        """Commit a fully received upload (the limits checked again). The name is not claimed:
+        that happens when a version of it is accepted (:meth:`claim`)."""
         sid = f"s-{datetime.now(timezone.utc).strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
         with self.tx() as db:
             self._check_can_submit(db, author, bot_name, archive_bytes)
-            db.execute(
-                "INSERT OR IGNORE INTO arena_bots(bot_name, author, created_at) VALUES (?, ?, ?)",
-                (bot_name, author.name, now()),
-            )
             db.execute(
                 "INSERT INTO arena_submissions(id, author, bot_name, archive_sha256, archive_path,"
                 " archive_bytes, received_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'received')",
@@ -458,6 +652,14 @@ class Accounts:
         )
         return [self._submission(r) for r in rows]
 
+    def judged_with_archives(self) -> list[SubmissionRow]:
+        """Judged submissions whose upload is still on disk (left by an older arena): removed."""
+        rows = self._read(
+            "SELECT * FROM arena_submissions WHERE status IN ('accepted', 'unchanged', 'refused')"
+            " AND archive_path != ''"
+        )
+        return [self._submission(r) for r in rows]
+
     def set_status(
         self,
         sid: str,
@@ -466,27 +668,41 @@ class Accounts:
         version_id: int | None = None,
         detail: str = "",
         bot_output: str = "",
+        attempt: bool = False,
     ) -> None:
+        """Set a submission's status; ``attempt``: one more validation attempt failed for the
+        arena's own reasons (counted; the submission waits to be tried again)."""
         finished = now() if SubmissionStatus(status).finished else None
         with self.tx() as db:
             db.execute(
-                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?, bot_output "
-                "= ?, finished_at = ? WHERE id = ?",
+                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?,"
+                " bot_output = ?, finished_at = ?, attempts = attempts + ? WHERE id = ?",
                 (
                     SubmissionStatus(status).value,
                     version_id,
                     detail[: defaults.DETAIL_CHARS],
                     bot_output[-defaults.OUTPUT_TAIL :],
                     finished,
+                    int(attempt),
                     sid,
                 ),
             )
 
-    def last_refusal(self, bot_name: str) -> SubmissionRow | None:
+    def forget_archive(self, sid: str) -> None:
+        """The upload of a judged submission is gone from disk (its bytes no longer count)."""
+        with self.tx() as db:
+            db.execute(
+                "UPDATE arena_submissions SET archive_path = '' WHERE id = ?",
+                (sid,),
+            )
+
+    def last_refusal(self, bot_name: str, author: str) -> SubmissionRow | None:
+        """The author's last refused submission of ``bot_name`` (a name need not be held to have
+        been refused)."""
         rows = self._read(
-            "SELECT * FROM arena_submissions WHERE bot_name = ? AND status = 'refused'"
-            " ORDER BY received_at DESC LIMIT 1",
-            (bot_name,),
+            "SELECT * FROM arena_submissions WHERE bot_name = ? AND author = ?"
+            " AND status = 'refused' ORDER BY received_at DESC LIMIT 1",
+            (bot_name, author),
         )
         return self._submission(rows[0]) if rows else None
 
@@ -521,20 +737,35 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _create(db: sqlite3.Connection) -> None:
-    """The accounts' tables (inside the caller's transaction), and their schema version."""
+def _create(db: sqlite3.Connection, *, migrate: bool = True) -> None:
+    """The accounts' tables (inside the caller's transaction), moved on to the current schema
+    version by :data:`MIGRATIONS` (``migrate=False``: left at version 1, for a copy of old
+    tables)."""
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if version is None:
         db.execute(
-            "INSERT INTO meta(key, value) VALUES ('schema_version', ?), ('created_at', ?)",
-            (str(SCHEMA_VERSION), now()),
+            "INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('created_at', ?)",
+            (now(),),
         )
-    elif int(version[0]) > SCHEMA_VERSION:
+        current = 1
+    else:
+        current = int(version[0])
+    if current > SCHEMA_VERSION:
         raise ServiceError(
-            f"the accounts have schema version {version[0]}; this arena knows {SCHEMA_VERSION}"
+            f"the accounts have schema version {current}; this arena knows {SCHEMA_VERSION}"
+        )
+    if not migrate:
+        return
+    for target in range(current + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[target].split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+            (str(target),),
         )
 
 
@@ -589,7 +820,7 @@ def _copy_old_accounts(store_path: Path, target: Path, tables: set[str]) -> None
     try:
         db.execute("ATTACH DATABASE ? AS old", (_uri(store_path, readonly=True),))
         db.execute("BEGIN IMMEDIATE")
-        _create(db)
+        _create(db, migrate=False)
         for table in reversed(_TABLES):  # parents first: the foreign keys hold on every row
             if table in tables:
                 columns = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
@@ -615,13 +846,15 @@ def _copy_old_accounts(store_path: Path, target: Path, tables: set[str]) -> None
 __all__ = [
     "ACCOUNTS_NAME",
     "DEFAULT_LIMITS",
-    "NAME_RE",
+    "HOUSE",
+    "MIGRATIONS",
     "PBKDF2_ITERATIONS",
     "SCHEMA",
     "SCHEMA_VERSION",
     "TOKEN_PREFIX",
     "Accounts",
     "Author",
+    "BotClaim",
     "Limits",
     "SubmissionRow",
     "SubmissionStatus",

@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +36,8 @@ Reply = TypeVar("Reply")
 
 TOKEN_ENV = "TAKE5_TOKEN"
 SERVER_ENV = "TAKE5_SERVER"
+FOLLOW_WAIT_SECONDS = 25
+"""Seconds one GetSubmission long poll asks to wait (the server caps it)."""
 
 
 def read_token(token_file: Path | None) -> str | None:
@@ -127,7 +130,47 @@ class ArenaClient:
             raise ClientError(f"the arena answered {method} with a {type(answer).__name__}")
         return answer
 
-    def submit(self, bot_name: str, packed: Packed) -> pb.SubmitBotResponse:
+    def submit(
+        self,
+        bot_name: str,
+        packed: Packed,
+        *,
+        follow: bool = True,
+        on_wait: Callable[[pb.SubmitBotResponse], None] | None = None,
+    ) -> pb.SubmitBotResponse:
+        """Upload; with ``follow``, then wait for the outcome (:meth:`follow`)."""
+        reply = self.upload(bot_name, packed)
+        return self.follow(reply, on_wait=on_wait) if follow else reply
+
+    def follow(
+        self,
+        reply: pb.SubmitBotResponse,
+        *,
+        on_wait: Callable[[pb.SubmitBotResponse], None] | None = None,
+        timeout: float | None = None,
+    ) -> pb.SubmitBotResponse:
+        """Long-poll the submission until it is judged (or ``timeout`` seconds, default the
+        client's); ``on_wait`` hears each answer that says why the arena waits."""
+        deadline = time.monotonic() + (timeout if timeout is not None else self.timeout)
+        said = ""
+        while reply.outcome == pb.SUBMIT_PENDING:
+            if reply.waiting and reply.waiting != said and on_wait is not None:
+                on_wait(reply)
+                said = reply.waiting
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            wait = int(min(left, FOLLOW_WAIT_SECONDS)) or 1
+            reply = self.submission(reply.submission_id, wait_seconds=wait)
+        return reply
+
+    def submission(self, submission_id: str, *, wait_seconds: int = 0) -> pb.SubmitBotResponse:
+        request = pb.GetSubmissionRequest(submission_id=submission_id, wait_seconds=wait_seconds)
+        return self._call("GetSubmission", request, pb.SubmitBotResponse, wait_seconds + 30)
+
+    def upload(self, bot_name: str, packed: Packed) -> pb.SubmitBotResponse:
+        """Send the archive; the arena answers once it is stored (SUBMIT_PENDING and the id)."""
+
         def messages() -> Iterator[pb.SubmitBotRequest]:
             yield pb.SubmitBotRequest(
                 metadata=pb.SubmitMetadata(
@@ -159,6 +202,7 @@ class ArenaClient:
 
 
 __all__ = [
+    "FOLLOW_WAIT_SECONDS",
     "SERVER_ENV",
     "TOKEN_ENV",
     "ArenaClient",

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 # -- the server -----------------------------------------------------------------------------------
 LISTEN = "127.0.0.1:50600"
-SERVER_THREADS = 16
-"""Calls served at once."""
+BLOCKING_THREADS = 8
+"""Threads for the calls' blocking work (SQLite, the disk, token hashes); the calls themselves are
+coroutines on one event loop (take5_arena/service/servicer.py)."""
 MAX_SEND_BYTES = 64 * 1024 * 1024
 """Largest answer (a game record, the standings)."""
+MAX_STREAMS_PER_CONNECTION = 16
+"""Calls one connection carries at once (HTTP/2 concurrent streams)."""
+MAX_CALLS_PER_AUTHOR = 8
+"""Calls of one author in progress at once (uploads are counted apart)."""
+MAX_WAIT_SECONDS = 30.0
+"""Longest wait of one GetSubmission call (a long poll)."""
 STOP_GRACE = 3.0
 """Seconds the calls in progress get to finish when the server stops."""
 LADDER_STOP_SECONDS = 10.0
@@ -20,16 +27,28 @@ LADDER_STOP_SECONDS = 10.0
 # -- uploads --------------------------------------------------------------------------------------
 CHUNK_BYTES = 256 * 1024
 """Largest archive chunk of a SubmitBot message."""
-MAX_UPLOADS_AT_ONCE = 8
-"""Uploads received at once, in all."""
 MAX_UPLOADS_PER_AUTHOR = 2
 """Uploads received at once from one author."""
-UPLOAD_SLOT_WAIT = 5.0
-"""Seconds an upload waits for a free slot before it is refused (RESOURCE_EXHAUSTED)."""
-UPLOAD_SECONDS = 300.0
-"""An upload still running after this is cut off (a client that stalls)."""
+MAX_UPLOADS_AT_ONCE = 16
+"""Uploads received at once in all, past which an author who has one open gets no second."""
+MAX_UPLOADERS = 64
+"""Uploads received at once in all, past which nobody gets one: until then every author gets at
+least one, whatever the others hold."""
+FIRST_MESSAGE_SECONDS = 10.0
+"""Seconds a SubmitBot stream has for its first message (the metadata) before it is cut off."""
+CHUNK_SECONDS = 20.0
+"""Seconds within which each next chunk of an upload must come."""
+UPLOAD_SECONDS = 120.0
+"""An upload still running after this is cut off (a client that trickles)."""
 VALIDATORS = 1
 """Submissions validated at once."""
+RETRY_FIRST_SECONDS = 5.0
+"""Seconds before a validation that failed for the arena's own reasons is tried again (then twice
+as long each time, up to RETRY_MAX_SECONDS)."""
+RETRY_MAX_SECONDS = 300.0
+BOUNDED_ATTEMPTS = 3
+"""Attempts of a validation whose failure may be the bot's own or the host's (its container did not
+start in time, its build ran out of time) before it is refused."""
 
 # -- what the service keeps and shows -------------------------------------------------------------
 OUTPUT_TAIL = 4096
@@ -46,6 +65,12 @@ MAX_FAULTS_SHOWN = 500
 MAX_ACTIVE_BOTS = 3
 MAX_SUBMISSIONS_PER_HOUR = 20
 MAX_ARCHIVE_BYTES = 8 * 1024 * 1024
+AUTH_RETRY_SECONDS = 1.0
+"""After a wrong secret for a token id, seconds before that id's secret is hashed again."""
+MAX_STORED_BYTES = 128 * 1024 * 1024
+"""Archive bytes kept for one author: the accepted versions and the uploads waiting."""
+MAX_WAITING_PER_AUTHOR = 3
+"""Submissions of one author received and not yet judged, at once."""
 
 # -- the ladder and the publisher -----------------------------------------------------------------
 GAUNTLET_TABLES = 1

@@ -214,6 +214,7 @@ class Ladder:
         self._streak = 0
         self._backoff_until = 0.0
         self.error: str | None = None
+        self._note: str | None = ""
 
     # -- control -------------------------------------------------------------------------------
 
@@ -269,6 +270,7 @@ class Ladder:
                         self._stop.wait(min(60.0, 2.0 * failures))
                 status = RunStatus.INTERRUPTED
             finally:
+                store.set_note("ladder", None)
                 store.end_run(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
@@ -295,6 +297,7 @@ class Ladder:
             current = {v.key: v for v in store.current_versions()}
             # drop planned tables of bots withdrawn or replaced meanwhile
             driver.discard(_seated_among(set(current)))
+            self._say_if_short(store, len(current), k)
             if len(current) >= k:
                 for key in sorted(current):
                     if not self._has_gauntlet(store, key):
@@ -311,6 +314,20 @@ class Ladder:
                 self._wake.wait(min(pause, 60.0))
                 self._wake.clear()
         driver.cancel()
+
+    def _say_if_short(self, store: Store, active: int, seats: int) -> None:
+        """Say (in the log and ``referee tournament status``) when there are too few active bots
+        to fill a table, once each time that changes."""
+        short = active < seats
+        note = (
+            f"waiting for bots: {active} active, a table needs {seats}; no games are played"
+            if short
+            else None
+        )
+        if note != self._note:
+            self._note = note
+            store.set_note("ladder", note)
+            self.log(f"ladder: {note}" if note else f"ladder: {active} active bots: playing")
 
     def _landed(self) -> None:
         self._streak, self._backoff_until = 0, 0.0
@@ -464,9 +481,10 @@ class Publisher:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop, after publishing the games that landed since the last publication."""
         self._stop.set()
         self._kick.set()
-        self._thread.join(60)
+        self._thread.join(120)
 
     def games_landed(self, n: int) -> None:
         with self.lock:
@@ -496,10 +514,17 @@ class Publisher:
             self._kick.wait(0.25)
             self._kick.clear()
             if self._due():
-                try:
-                    self.publish()
-                except Exception as error:  # noqa: BLE001 - reported; the next publication retries
-                    self.log(f"publishing failed: {type(error).__name__}: {error}")
+                self._publish_logged()
+        with self.lock:
+            pending = self._pending
+        if pending:  # stopping: what landed since the last publication is published, last
+            self._publish_logged()
+
+    def _publish_logged(self) -> None:
+        try:
+            self.publish()
+        except Exception as error:  # noqa: BLE001 - reported; the next publication retries
+            self.log(f"publishing failed: {type(error).__name__}: {error}")
 
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""

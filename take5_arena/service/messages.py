@@ -14,58 +14,76 @@ from take5.record import FaultRecord, GameRecord
 from take5_arena.referee.store import EntrantVersion, FaultedGame, VersionStats
 from take5_arena.service import defaults
 from take5_arena.service.api import arena_pb2 as pb
-from take5_arena.service.authors import Author, SubmissionRow, SubmissionStatus
-from take5_arena.service.intake import Validated
+from take5_arena.service.authors import Author, BotClaim, SubmissionRow, SubmissionStatus
 
 _OUTCOMES = {
     SubmissionStatus.ACCEPTED: pb.SUBMIT_ACCEPTED,
     SubmissionStatus.UNCHANGED: pb.SUBMIT_UNCHANGED,
     SubmissionStatus.REFUSED: pb.SUBMIT_REFUSED,
 }
+_WAITING = "waiting: "
 
 
-def submit_pending(row: SubmissionRow) -> pb.SubmitBotResponse:
-    """The upload is stored and will be validated; the client did not wait for the verdict."""
-    return pb.SubmitBotResponse(
-        outcome=pb.SUBMIT_PENDING, submission_id=row.id, bot_name=row.bot_name
-    )
-
-
-def submit_verdict(row: SubmissionRow, result: Validated) -> pb.SubmitBotResponse:
-    outcome = _OUTCOMES.get(result.status, pb.SUBMIT_REFUSED)
+def submission(row: SubmissionRow, version: EntrantVersion | None = None) -> pb.SubmitBotResponse:
+    """A submission as it is now (``version``: the one it became, if judged so)."""
+    outcome = _OUTCOMES.get(row.status, pb.SUBMIT_PENDING)
     refused = outcome == pb.SUBMIT_REFUSED
+    judged = row.status.finished
     return pb.SubmitBotResponse(
         outcome=outcome,
         submission_id=row.id,
         bot_name=row.bot_name,
-        version=result.version,
-        source_hash=result.source_hash,
-        validation="" if refused else result.detail,
-        reason=result.detail if refused else "",
-        bot_output=result.bot_output[-defaults.OUTPUT_TAIL :],
+        version=version.version if version is not None and not refused else 0,
+        source_hash=version.source_hash if version is not None and not refused else "",
+        validation=row.detail if judged and not refused else "",
+        reason=row.detail if refused else "",
+        bot_output=row.bot_output[-defaults.OUTPUT_TAIL :] if refused else "",
+        status=row.status.value,
+        waiting=row.detail.removeprefix(_WAITING)
+        if not judged and row.detail.startswith(_WAITING)
+        else "",
+        attempts=row.attempts,
     )
 
 
 def my_bots(
     author: Author,
-    names: Sequence[str],
+    claims: Sequence[BotClaim],
     active: Mapping[str, bool],
     versions: Sequence[EntrantVersion],
     stats: Mapping[int, VersionStats],
-    submissions: Iterable[SubmissionRow],
+    submissions: Sequence[SubmissionRow],
 ) -> pb.ListMyBotsResponse:
+    """An author's bots: the names they hold, with their state and the organiser's note, then the
+    names of their recent submissions that they do not hold (waiting, or refused every time)."""
     reply = pb.ListMyBotsResponse(
         author=author.name,
         limits=pb.AuthorLimits(
             max_active_bots=author.limits.max_active_bots,
             max_submissions_per_hour=author.limits.max_submissions_per_hour,
             max_archive_bytes=author.limits.max_archive_bytes,
+            max_stored_bytes=author.limits.max_stored_bytes,
+            max_waiting=defaults.MAX_WAITING_PER_AUTHOR,
         ),
     )
-    for name in names:
-        bot = reply.bots.add(name=name, active=active.get(name, False))
+    held = {c.bot_name for c in claims}
+    waiting = {s.bot_name for s in submissions if not s.status.finished}
+    for claim in claims:
+        playing = active.get(claim.bot_name, False)
+        state = (
+            "banned"
+            if claim.banned_at is not None
+            else "active"
+            if playing
+            else "waiting"
+            if claim.bot_name in waiting
+            else "withdrawn"
+        )
+        bot = reply.bots.add(
+            name=claim.bot_name, active=playing, state=state, organiser_note=claim.note
+        )
         for v in versions:
-            if v.name == name:
+            if v.name == claim.bot_name:
                 done = stats.get(v.id, VersionStats(0, 0))
                 bot.versions.add(
                     version=v.version,
@@ -75,6 +93,9 @@ def my_bots(
                     games=done.games,
                     faults=done.faults,
                 )
+    others = sorted({s.bot_name for s in submissions} - held)
+    for name in others:
+        reply.bots.add(name=name, active=False, state="waiting" if name in waiting else "refused")
     number = {v.id: v.version for v in versions}
     for s in submissions:
         reply.submissions.add(
@@ -100,13 +121,15 @@ def standings(doc: Mapping[str, Any] | None, computed_at: str) -> pb.StandingsRe
         standings_json=json.dumps(doc, ensure_ascii=False),
     )
     for row in doc.get("rows", []):
-        low, high = row.get("interval") or (row["rating"], row["rating"])
+        interval = row.get("interval")
+        low, high = interval or (0.0, 0.0)
         reply.rows.add(
             rank=int(row["rank"]),
             bot=str(row["entrant"]),
             rating=float(row["rating"]),
             rating_low=float(low),
             rating_high=float(high),
+            has_interval=interval is not None,
             games=int(row["games"]),
             mean_penalty=float(row.get("mean_penalty") or 0.0),
             faults=int(sum((row.get("faults") or {}).values())),
@@ -189,6 +212,5 @@ __all__ = [
     "my_bots",
     "public_record",
     "standings",
-    "submit_pending",
-    "submit_verdict",
+    "submission",
 ]

@@ -16,7 +16,7 @@ latency, which the launchers of this process keep (bots played on Dask workers s
 The endpoint has no authentication and no TLS: it says how many games, faults and bots there are,
 nothing a bot or an author sent. Bind it to loopback or to the network Prometheus scrapes from.
 serve.py touches this module in four places: it makes a :class:`ServeMetrics` (a null one without
-``--metrics``), passes :meth:`~ServeMetrics.interceptors` to ``grpc.server``, and calls
+``--metrics``), passes :meth:`~ServeMetrics.interceptors` to ``grpc.aio.server``, and calls
 :meth:`~ServeMetrics.start` once serving and :meth:`~ServeMetrics.stop` when stopping.
 """
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import socketserver
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -89,7 +89,7 @@ class ServeMetrics:
 
     # -- the life cycle (serve.py) -------------------------------------------------------------
 
-    def interceptors(self) -> list[grpc.ServerInterceptor]:
+    def interceptors(self) -> list[grpc.aio.ServerInterceptor]:
         return [_RpcInterceptor(self)] if self.address else []
 
     def start(self, log: Callable[[str], None]) -> None:
@@ -241,16 +241,17 @@ class _StateCollector(Collector):
             self.seen_starts[id(launcher)] = len(starts)
 
 
-class _RpcInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
-    """Times every RPC and counts the ones that end with a status other than OK."""
+class _RpcInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Times every RPC and counts the ones that end with a status other than OK (the arena's
+    server is ``grpc.aio``: its handlers are coroutines, a streamed answer an async iterator)."""
 
     def __init__(self, metrics: ServeMetrics) -> None:
         self.metrics = metrics
 
-    def intercept_service(
-        self, continuation: Callable[[Any], _Handler], handler_call_details: Any
+    async def intercept_service(
+        self, continuation: Callable[[Any], Awaitable[_Handler]], handler_call_details: Any
     ) -> _Handler:
-        handler = continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         if handler is None:
             return None
         method = str(handler_call_details.method).rsplit("/", 1)[-1]
@@ -272,35 +273,44 @@ class _RpcInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
     def _timed(self, method: str, behaviour: Any, *, streams: bool) -> Callable[..., Any]:
         seconds = self.metrics.rpc_seconds.labels(method)
 
-        def done(context: grpc.ServicerContext, started: float, failed: bool) -> None:
+        def done(context: Any, started: float, failed: bool) -> None:
             seconds.observe(time.perf_counter() - started)
             code = context.code()
-            if failed or (code is not None and code != grpc.StatusCode.OK):
-                name = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+            if failed or (code is not None and code != grpc.StatusCode.OK and code != 0):
+                name = code.name if isinstance(code, grpc.StatusCode) else _code_name(code)
                 self.metrics.rpc_errors.labels(method, name).inc()
 
         if streams:
 
-            def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
                 started, failed = time.perf_counter(), True
                 try:
-                    yield from behaviour(request, context)
+                    async for reply in behaviour(request, context):
+                        yield reply
                     failed = False
                 finally:
                     done(context, started, failed)
 
             return stream
 
-        def unary(request: Any, context: grpc.ServicerContext) -> Any:
+        async def unary(request: Any, context: Any) -> Any:
             started, failed = time.perf_counter(), True
             try:
-                reply = behaviour(request, context)
+                reply = await behaviour(request, context)
                 failed = False
                 return reply
             finally:
                 done(context, started, failed)
 
         return unary
+
+
+def _code_name(code: object) -> str:
+    """A status code as grpc.aio's context may give it (an int), by its name."""
+    for status in grpc.StatusCode:
+        if status.value[0] == code:
+            return str(status.name)
+    return "UNKNOWN"
 
 
 class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):

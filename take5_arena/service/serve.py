@@ -3,16 +3,23 @@
 One process holds the tournament (the same run lock as ``referee tournament run``, so the two never
 play the same store at once) and runs, side by side:
 
-* the gRPC server and its methods (take5_arena/service/servicer.py);
-* the validation workers (take5_arena/service/intake.py): an upload is spooled to disk, recorded,
-  unpacked through take5_arena/referee/archive.py and validated with ``referee submit``'s code on a
-  worker thread;
+* the gRPC server and its methods (take5_arena/service/servicer.py), a ``grpc.aio`` server on an
+  event loop of its own thread;
+* the submission queue (take5_arena/service/submissions.py): an upload is spooled to disk
+  (take5_arena/service/intake.py), recorded and answered with its id; the queue's workers unpack it
+  through take5_arena/referee/archive.py and validate it with ``referee submit``'s code;
 * the ladder and the publisher (take5_arena/service/ladder.py): games keep being played between the
   active bots, on the tournament's table driver, from the validated archives, and the standings
   and the static site are refreshed as they land.
 
 The tournament's settings are the store's, with the options of ``serve`` (the same sandbox and
 play options as ``referee tournament run``: take5_arena/cli/options.py) given now; they are saved.
+
+Stopping (SIGTERM, Ctrl-C): the server refuses new calls and lets those in progress finish, the
+ladder stops (its tables in flight are abandoned and replayed next time), and the publisher
+publishes once more, last, so that the site has every game recorded.
+
+Every line of the log has its UTC time and level (take5_arena/service/logs.py).
 
 Transport security: with ``--cert/--key`` the server speaks TLS only. Without them it refuses to
 listen anywhere but loopback (tokens would cross the network in clear text) unless
@@ -21,16 +28,18 @@ listen anywhere but loopback (tokens would cross the network in clear text) unle
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import grpc
+import grpc.aio
 
 from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
@@ -40,15 +49,16 @@ from take5_arena.referee.tournament.executors import ExecutorInfo, open_executor
 from take5_arena.referee.tournament.run import executor_info, run_lock
 from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.table import close_launchers
-from take5_arena.service import defaults
+from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts
 from take5_arena.service.errors import ServeError
-from take5_arena.service.intake import Spool, Validator
+from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, LadderConfig, Publisher
 from take5_arena.service.metrics import ServeMetrics
 from take5_arena.service.servicer import ArenaService, ServiceParts
+from take5_arena.service.submissions import SubmissionQueue
 
 
 @dataclass
@@ -72,10 +82,13 @@ class ServeOptions:
 def serve(
     options: ServeOptions,
     *,
-    echo: Callable[[str], None] = print,
+    echo: Callable[[str], None] | None = None,
     ready: Callable[[int], None] | None = None,
 ) -> int:
-    """Run the arena until SIGTERM or SIGINT; return the exit code (0, or 130 after Ctrl-C)."""
+    """Run the arena until SIGTERM or SIGINT; return the exit code (0, or 130 after Ctrl-C).
+
+    The log goes to ``echo`` if given, else to the service's logger (take5_arena/service/logs.py,
+    which the command line configures)."""
     host, port = split_address(options.listen)
     tls = options.cert is not None or options.key is not None
     if tls and (options.cert is None or options.key is None):
@@ -95,11 +108,7 @@ def serve(
             raise ServeError(f"cannot read the certificate or key: {error}") from None
 
     directory = options.directory
-    log_lock = threading.Lock()
-
-    def log(line: str) -> None:
-        with log_lock:
-            echo(line)
+    log: Callable[[str], None] = echo if echo is not None else logs.logger().info
 
     accounts = Accounts(directory, create=True)
     try:
@@ -159,7 +168,7 @@ class _Server:
             for ladder in ladders:
                 ladder.wake()
 
-        validator = Validator(
+        queue = SubmissionQueue(
             directory,
             self.accounts,
             spool,
@@ -183,54 +192,20 @@ class _Server:
                     log=log,
                 )
                 ladders.append(ladder)
-            parts = ServiceParts(
-                directory,
-                self.accounts,
-                spool,
-                validator,
-                publisher,
-                ladder,
-                options.archive_limits,
+            parts = ServiceParts(directory, self.accounts, spool, queue, publisher, ladder)
+            blocking = concurrent.futures.ThreadPoolExecutor(
+                max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
-            service = ArenaService(parts, log)
+            service = ArenaService(parts, log, blocking)
             metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder)
-            server = grpc.server(
-                concurrent.futures.ThreadPoolExecutor(
-                    max_workers=defaults.SERVER_THREADS, thread_name_prefix="rpc"
-                ),
-                interceptors=metrics.interceptors(),
-                options=[
-                    ("grpc.max_receive_message_length", defaults.CHUNK_BYTES + 4096),
-                    ("grpc.max_send_message_length", defaults.MAX_SEND_BYTES),
-                    ("grpc.so_reuseport", 0),
-                ],
-            )
-            pb_grpc.add_ArenaServicer_to_server(service, server)  # type: ignore[no-untyped-call]
-            address = f"{host}:{port}"
-            try:
-                bound = (
-                    server.add_secure_port(address, credentials)
-                    if credentials
-                    else server.add_insecure_port(address)
-                )
-            except RuntimeError:
-                bound = 0
-            if not bound:
-                raise ServeError(
-                    f"cannot listen on {address} (in use, or not an address of this machine)"
-                )
+            rpc = _RpcServer(service, credentials, metrics.interceptors())
+            bound = rpc.start(f"{host}:{port}")
             previous = {
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
             }
             try:
-                server.start()
                 publisher.start()
-                for row in self.accounts.unfinished_submissions():
-                    log(
-                        f"validating submission {row.id} ({row.author}/{row.bot_name}) recorded "
-                        "before the restart"
-                    )
-                    validator.submit(row)
+                queue.start()
                 if ladder is not None:
                     ladder.start()
                 self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
@@ -245,11 +220,12 @@ class _Server:
                 log("arena stopping ...")
                 metrics.stop()
                 service.stopping.set()
-                server.stop(grace=defaults.STOP_GRACE).wait(defaults.STOP_GRACE + 2)
+                rpc.stop(defaults.STOP_GRACE)
+                queue.close()
                 if ladder is not None:
                     ladder.stop(timeout=defaults.LADDER_STOP_SECONDS)
-                validator.close(wait=False)
-                publisher.stop()
+                publisher.stop()  # publishes what landed since the last publication, last
+                blocking.shutdown(wait=False, cancel_futures=True)
                 if settings.sandbox == SandboxKind.DOCKER:
                     close_launchers()
                 log(
@@ -288,6 +264,66 @@ class _Server:
             f"{settings.sandbox}, executor {self.info.describe()}; "
             f"site: {options.ladder.site or 'not published'}"
         )
+
+
+class _RpcServer:
+    """The ``grpc.aio`` server on an event loop in a thread of its own."""
+
+    def __init__(
+        self,
+        service: ArenaService,
+        credentials: Any,
+        interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    ) -> None:
+        self.service = service
+        self.credentials = credentials
+        self.interceptors = list(interceptors)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="rpc-loop", daemon=True)
+        self.server: grpc.aio.Server | None = None
+
+    def start(self, address: str) -> int:
+        """Listen on ``address``; the port bound (ServeError if none)."""
+        self.thread.start()
+        return asyncio.run_coroutine_threadsafe(self._start(address), self.loop).result(30)
+
+    async def _start(self, address: str) -> int:
+        server = grpc.aio.server(
+            interceptors=self.interceptors,
+            options=[
+                ("grpc.max_receive_message_length", defaults.CHUNK_BYTES + 4096),
+                ("grpc.max_send_message_length", defaults.MAX_SEND_BYTES),
+                ("grpc.max_concurrent_streams", defaults.MAX_STREAMS_PER_CONNECTION),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
+        pb_grpc.add_ArenaServicer_to_server(self.service, server)  # type: ignore[no-untyped-call]
+        try:
+            bound: int = (
+                server.add_secure_port(address, self.credentials)
+                if self.credentials
+                else server.add_insecure_port(address)
+            )
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            raise ServeError(
+                f"cannot listen on {address} (in use, or not an address of this machine)"
+            )
+        await server.start()
+        self.server = server
+        return bound
+
+    def stop(self, grace: float) -> None:
+        """Refuse new calls, give those in progress ``grace`` seconds, then stop the loop."""
+        if self.server is not None:
+            done = asyncio.run_coroutine_threadsafe(self.server.stop(grace), self.loop)
+            try:
+                done.result(grace + 5)
+            except (concurrent.futures.TimeoutError, RuntimeError):
+                pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
 
 
 __all__ = ["ServeOptions", "serve"]

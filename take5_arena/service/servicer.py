@@ -1,11 +1,25 @@
 """The arena's gRPC methods (proto/take5/arena/v1/arena.proto): who may call what, and what each
-call reads and writes.
+call reads and writes, on a ``grpc.aio`` server.
 
-Authors submit, list, withdraw and read the faults of their own bots (a token in every call,
-take5_arena/service/authors.py); standings and records are public. The data comes from the
-tournament's store through its methods (take5_arena/referee/store/), the accounts
-(take5_arena/service/authors.py) and the publisher (take5_arena/service/ladder.py); the replies
-are written by take5_arena/service/messages.py.
+Why asyncio: every author is an adversary of every other, and a thread-per-call server lets a few
+streams that never send (or wait for a validation) hold every thread. Here a call that waits costs
+a coroutine, not a thread; what blocks (SQLite, the disk, hashing a token) runs on a small thread
+pool (:attr:`ArenaService.blocking`), and what takes long (validation) runs in the submission queue
+(take5_arena/service/submissions.py), which the calls only follow. The bounds, all enforced before
+a byte of an upload is read (:mod:`take5_arena.service.defaults`):
+
+* a SubmitBot stream must send its first message within ``FIRST_MESSAGE_SECONDS``, each later
+  chunk within ``CHUNK_SECONDS``, and finish within ``UPLOAD_SECONDS`` (RESOURCE_EXHAUSTED);
+* an author has at most ``MAX_UPLOADS_PER_AUTHOR`` uploads open at once; a second one only while
+  fewer than ``MAX_UPLOADS_AT_ONCE`` are open in all, and never more than ``MAX_UPLOADERS``;
+* an author has at most ``MAX_CALLS_PER_AUTHOR`` calls in progress at once (a long poll counts);
+* one connection carries at most ``MAX_STREAMS_PER_CONNECTION`` calls at once, and a message is at
+  most one chunk and its envelope (the transport refuses more, unread).
+
+Authors submit, follow, list, withdraw and read the faults of their own bots (a token in every call,
+take5_arena/service/authors.py); standings and records are public. The core (submissions, names,
+ownership) is plain Python in take5_arena/service/submissions.py and authors.py; this module only
+maps calls onto it, and take5_arena/service/messages.py writes the replies.
 
 Errors reach the client as gRPC status codes with a one-line message (the table is in the .proto):
 a :class:`~take5_arena.service.errors.RequestError` as its own ``code``, a store error as
@@ -15,23 +29,25 @@ to the server's log).
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import grpc
+import grpc.aio
 
-from take5_arena.referee.archive import ArchiveLimits
-from take5_arena.referee.store import Store, StoreError
+from take5_arena.referee.store import EntrantVersion, Store, StoreError
 from take5_arena.service import defaults, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
-from take5_arena.service.authors import Accounts, Author, check_name
+from take5_arena.service.authors import Accounts, Author, SubmissionRow, check_name
 from take5_arena.service.errors import (
     BadRequestError,
     LimitExceededError,
@@ -39,11 +55,13 @@ from take5_arena.service.errors import (
     RequestError,
     ServiceError,
 )
-from take5_arena.service.intake import Spool, Validated, Validator
+from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, Publisher
+from take5_arena.service.submissions import SubmissionQueue
 
 _Request = TypeVar("_Request")
 _Reply = TypeVar("_Reply")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -53,192 +71,296 @@ class ServiceParts:
     directory: Path
     accounts: Accounts
     spool: Spool
-    validator: Validator
+    queue: SubmissionQueue
     publisher: Publisher
     ladder: Ladder | None
-    archive_limits: ArchiveLimits
-
-
-def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-    context.abort(code, message)
-    raise AssertionError("unreachable: context.abort raises")
 
 
 def _rpc(
-    method: Callable[[ArenaService, _Request, grpc.ServicerContext], _Reply],
-) -> Callable[[ArenaService, _Request, grpc.ServicerContext], _Reply]:
+    method: Callable[
+        [ArenaService, _Request, grpc.aio.ServicerContext[Any, Any]], Awaitable[_Reply]
+    ],
+) -> Callable[[ArenaService, _Request, grpc.aio.ServicerContext[Any, Any]], Awaitable[_Reply]]:
     """Arena errors become their status code; anything else is INTERNAL (and logged)."""
 
     @functools.wraps(method)
-    def wrapper(self: ArenaService, request: _Request, context: grpc.ServicerContext) -> _Reply:
+    async def wrapper(
+        self: ArenaService, request: _Request, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> _Reply:
         try:
-            return method(self, request, context)
+            return await method(self, request, context)
+        except grpc.aio.AbortError:
+            raise
         except RequestError as error:
-            _abort(context, error.code, str(error))
+            await context.abort(error.code, str(error))
         except StoreError as error:
-            _abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
         except ServiceError as error:
-            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except asyncio.CancelledError:
+            raise
         except Exception as error:  # noqa: BLE001 - the client gets a clean status, the log the details
             self.log(
                 f"{method.__name__} failed: {type(error).__name__}: {error}\n"
                 + traceback.format_exc(limit=8)
             )
-            _abort(context, grpc.StatusCode.INTERNAL, "the arena failed on this call (see its log)")
+            await context.abort(
+                grpc.StatusCode.INTERNAL, "the arena failed on this call (see its log)"
+            )
+        raise AssertionError("unreachable: context.abort raises")
 
     return wrapper
 
 
-class ArenaService(pb_grpc.ArenaServicer):
-    """The gRPC methods (documented in arena.proto)."""
+class _Counts:
+    """Calls and uploads in progress, per author and in all (on the event loop: no lock)."""
 
-    def __init__(self, parts: ServiceParts, log: Callable[[str], None]) -> None:
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+        self.uploads: dict[str, int] = {}
+        self.uploads_total = 0
+
+    @contextlib.contextmanager
+    def call(self, author: str) -> Iterator[None]:
+        if self.calls.get(author, 0) >= defaults.MAX_CALLS_PER_AUTHOR:
+            raise LimitExceededError(
+                f"you have {defaults.MAX_CALLS_PER_AUTHOR} calls in progress; wait for them"
+            )
+        self.calls[author] = self.calls.get(author, 0) + 1
+        try:
+            yield
+        finally:
+            self.calls[author] -= 1
+
+    @contextlib.contextmanager
+    def upload(self, author: str) -> Iterator[None]:
+        mine = self.uploads.get(author, 0)
+        if mine >= defaults.MAX_UPLOADS_PER_AUTHOR:
+            raise LimitExceededError(
+                f"you have {defaults.MAX_UPLOADS_PER_AUTHOR} uploads in progress; wait for them"
+            )
+        if self.uploads_total >= defaults.MAX_UPLOADERS or (
+            mine and self.uploads_total >= defaults.MAX_UPLOADS_AT_ONCE
+        ):
+            raise LimitExceededError(
+                "the arena is receiving too many uploads at once; try again in a minute"
+            )
+        self.uploads[author] = mine + 1
+        self.uploads_total += 1
+        try:
+            yield
+        finally:
+            self.uploads[author] -= 1
+            self.uploads_total -= 1
+
+
+async def _next(stream: AsyncIterator[_T], seconds: float, what: str) -> _T | None:
+    """The stream's next message within ``seconds`` (None at its end), else RESOURCE_EXHAUSTED."""
+    try:
+        return await asyncio.wait_for(anext(stream), seconds)
+    except StopAsyncIteration:
+        return None
+    except asyncio.TimeoutError:
+        raise LimitExceededError(f"no {what} within {seconds:g} s: the upload is cut off") from None
+
+
+class ArenaService(pb_grpc.ArenaServicer):
+    """The gRPC methods (documented in arena.proto), as coroutines on the server's event loop."""
+
+    def __init__(
+        self,
+        parts: ServiceParts,
+        log: Callable[[str], None],
+        blocking: concurrent.futures.Executor,
+    ) -> None:
         self.p = parts
         self.log = log
+        self.blocking = blocking
+        """Where the calls' blocking work runs (SQLite, the disk, token hashes)."""
         self.stopping = threading.Event()
-        self.uploads = threading.BoundedSemaphore(defaults.MAX_UPLOADS_AT_ONCE)
-        self.uploading: dict[str, int] = {}
-        self.uploading_lock = threading.Lock()
+        self.counts = _Counts()
+        self._standings: tuple[object, pb.StandingsResponse] | None = None
 
-    # -- helpers -------------------------------------------------------------------------------
+    # -- helpers -----------------------------------------------------------------------------------
 
-    def author(self, context: grpc.ServicerContext) -> Author:
+    async def run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(*args)`` on the blocking pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.blocking, fn, *args)
+
+    async def author(self, context: grpc.aio.ServicerContext[Any, Any]) -> Author:
         token = None
-        for key, value in context.invocation_metadata():
+        for key, value in context.invocation_metadata() or ():
             if key == "authorization" and isinstance(value, str):
                 scheme, _, rest = value.partition(" ")
                 if scheme.lower() == "bearer":
                     token = rest.strip()
-        return self.p.accounts.authenticate(token)
+        return await self.run(self.p.accounts.authenticate, token)
 
     def store(self) -> Store:
         return Store(self.p.directory, readonly=True)
 
-    # -- SubmitBot --------------------------------------------------------------------------------
+    def _version(self, version_id: int | None) -> EntrantVersion | None:
+        if version_id is None:
+            return None
+        with self.store() as store:
+            return store.version(version_id)
+
+    def _reply(self, row: SubmissionRow) -> pb.SubmitBotResponse:
+        return messages.submission(row, self._version(row.version_id))
+
+    # -- SubmitBot / GetSubmission -----------------------------------------------------------------
 
     @_rpc
-    def SubmitBot(
-        self, request_iterator: Iterator[pb.SubmitBotRequest], context: grpc.ServicerContext
+    async def SubmitBot(
+        self,
+        request_iterator: AsyncIterator[pb.SubmitBotRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> pb.SubmitBotResponse:
-        author = self.author(context)
-        first = next(request_iterator, None)
-        if first is None or first.WhichOneof("part") != "metadata":
-            raise BadRequestError("the first message of SubmitBot must carry the metadata")
-        md = first.metadata
-        name = check_name("bot", md.bot_name)
-        if len(md.archive_sha256) != 64 or any(
-            c not in "0123456789abcdef" for c in md.archive_sha256
-        ):
-            raise BadRequestError("archive_sha256 must be 64 lowercase hex digits")
-        if md.archive_size <= 0:
-            raise BadRequestError("archive_size must be given")
-        max_bytes = min(author.limits.max_archive_bytes, self.p.archive_limits.max_archive_bytes)
-        if md.archive_size > max_bytes:
-            raise LimitExceededError(
-                f"the archive has {md.archive_size} bytes; the limit is {max_bytes}"
+        if self.stopping.is_set():
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the arena is stopping; try again")
+        author = await self.author(context)
+        with self.counts.upload(author.name):
+            first = await _next(request_iterator, defaults.FIRST_MESSAGE_SECONDS, "metadata")
+            if first is None or first.WhichOneof("part") != "metadata":
+                raise BadRequestError("the first message of SubmitBot must carry the metadata")
+            md = first.metadata
+            declared = await self.run(
+                self.p.queue.check, author, md.bot_name, md.archive_size, md.archive_sha256
             )
-        self.p.accounts.check_can_submit(author, name, md.archive_size)
-        with self.uploading_lock:
-            if self.uploading.get(author.name, 0) >= defaults.MAX_UPLOADS_PER_AUTHOR:
-                raise LimitExceededError(
-                    f"you have {defaults.MAX_UPLOADS_PER_AUTHOR} uploads in progress; wait for them"
+            upload = await self.run(
+                functools.partial(
+                    self.p.spool.begin,
+                    size=declared.size,
+                    sha256=declared.sha256,
+                    max_bytes=declared.max_bytes,
                 )
-            self.uploading[author.name] = self.uploading.get(author.name, 0) + 1
-        # A client that stalls must not hold an upload slot for ever: cancel the call after a while
-        # (the stream then ends, short of its declared size, and the partial file is removed).
-        watchdog = threading.Timer(defaults.UPLOAD_SECONDS, context.cancel)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            if not self.uploads.acquire(timeout=defaults.UPLOAD_SLOT_WAIT):
-                raise LimitExceededError(
-                    "the arena is receiving too many uploads at once; try again in a minute"
-                )
-            try:
-
-                def chunks() -> Iterator[bytes]:
-                    for message in request_iterator:
-                        if message.WhichOneof("part") != "chunk":
-                            raise BadRequestError("only archive chunks may follow the metadata")
-                        yield message.chunk
-
-                path = self.p.spool.receive(
-                    chunks(), size=md.archive_size, sha256=md.archive_sha256, max_bytes=max_bytes
-                )
-            finally:
-                self.uploads.release()
-        finally:
-            watchdog.cancel()
-            with self.uploading_lock:
-                self.uploading[author.name] -= 1
-        try:
-            row = self.p.accounts.record_submission(
-                author,
-                name,
-                archive_sha256=md.archive_sha256,
-                archive_path=str(path),
-                archive_bytes=md.archive_size,
             )
-        except ServiceError:
-            path.unlink(missing_ok=True)  # complete, but refused at the last moment (a limit)
-            raise
-        self.log(f"submission {row.id}: {author.name}/{name}, {md.archive_size} bytes")
-        future = self.p.validator.submit(row)
-        while True:
-            try:
-                result: Validated = future.result(timeout=0.5)
-                break
-            except concurrent.futures.TimeoutError:
-                if self.stopping.is_set() or not context.is_active():
-                    return messages.submit_pending(row)
-        return messages.submit_verdict(row, result)
 
-    # -- ListMyBots / WithdrawBot
-    # -------------------------------------------------------------------
+            async def receive() -> None:
+                while True:
+                    message = await _next(request_iterator, defaults.CHUNK_SECONDS, "archive chunk")
+                    if message is None:
+                        return
+                    if message.WhichOneof("part") != "chunk":
+                        raise BadRequestError("only archive chunks may follow the metadata")
+                    await self.run(upload.write, message.chunk)
+
+            try:
+                # asyncio.wait_for, not asyncio.timeout: the arena runs on Python 3.10 too.
+                await asyncio.wait_for(receive(), defaults.UPLOAD_SECONDS)
+                path = await self.run(upload.finish)
+            except asyncio.TimeoutError:
+                upload.abort()
+                raise LimitExceededError(
+                    f"the upload took longer than {defaults.UPLOAD_SECONDS:g} s: it is cut off"
+                ) from None
+            except BaseException:
+                upload.abort()
+                raise
+        row = await self.run(self.p.queue.record, author, declared, path)
+        return await self.run(self._reply, row)
 
     @_rpc
-    def ListMyBots(
-        self, request: pb.ListMyBotsRequest, context: grpc.ServicerContext
+    async def GetSubmission(
+        self, request: pb.GetSubmissionRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.SubmitBotResponse:
+        author = await self.author(context)
+        with self.counts.call(author.name):
+            sid = request.submission_id
+            if not sid or len(sid) > 100:
+                raise BadRequestError("give a submission id")
+            row = await self.run(self.p.accounts.submission, sid)
+            if row.author != author.name:
+                raise NotFoundError(f"you have no submission {sid[:40]!r}")
+            wait = min(float(request.wait_seconds), defaults.MAX_WAIT_SECONDS)
+            if wait > 0 and not row.status.finished:
+                row = await self._wait(sid, wait)
+            return await self.run(self._reply, row)
+
+    async def _wait(self, sid: str, seconds: float) -> SubmissionRow:
+        """The submission once judged, or after ``seconds`` (the queue tells; nothing polls)."""
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+
+        def tell(row: SubmissionRow) -> None:
+            if row.id == sid:
+                loop.call_soon_threadsafe(changed.set)
+
+        unsubscribe = self.p.queue.subscribe(tell)
+        try:
+            deadline = loop.time() + seconds
+            while True:
+                row = await self.run(self.p.accounts.submission, sid)
+                left = deadline - loop.time()
+                if row.status.finished or left <= 0 or self.stopping.is_set():
+                    return row
+                changed.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(changed.wait(), min(left, 1.0))
+        finally:
+            unsubscribe()
+
+    # -- ListMyBots / WithdrawBot ------------------------------------------------------------------
+
+    @_rpc
+    async def ListMyBots(
+        self, request: pb.ListMyBotsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListMyBotsResponse:
-        author = self.author(context)
-        names = self.p.accounts.bots_of(author.name)
+        author = await self.author(context)
+        with self.counts.call(author.name):
+            return await self.run(self._my_bots, author)
+
+    def _my_bots(self, author: Author) -> pb.ListMyBotsResponse:
+        claims = self.p.accounts.claims_of(author.name)
+        names = {c.bot_name for c in claims}
         with self.store() as store:
             active = store.entrant_states()
             versions = [v for v in store.versions() if v.name in names]
             stats = store.version_stats()
         submissions = self.p.accounts.submissions_of(author.name)
-        return messages.my_bots(author, names, active, versions, stats, submissions)
+        return messages.my_bots(author, claims, active, versions, stats, submissions)
 
     @_rpc
-    def WithdrawBot(
-        self, request: pb.WithdrawBotRequest, context: grpc.ServicerContext
+    async def WithdrawBot(
+        self, request: pb.WithdrawBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.WithdrawBotResponse:
-        author = self.author(context)
-        name = check_name("bot", request.bot_name)
-        self.p.accounts.check_owner(author, name)
-        with Store(self.p.directory) as store:
-            was_active = store.withdraw(name)
+        author = await self.author(context)
+        with self.counts.call(author.name):
+            name = check_name("bot", request.bot_name)
+            await self.run(self.p.accounts.check_owner, author, name)
+            was_active = await self.run(self._withdraw, name)
         if self.p.ladder is not None:
             self.p.ladder.wake()
         self.log(f"withdrawn: {author.name}/{name}")
         return pb.WithdrawBotResponse(bot_name=name, was_active=was_active)
 
-    # -- public: Standings / GetGameRecord
-    # ------------------------------------------------------------
+    def _withdraw(self, name: str) -> bool:
+        with Store(self.p.directory) as store:
+            return store.withdraw(name)
+
+    # -- public: Standings / GetGameRecord ---------------------------------------------------------
 
     @_rpc
-    def Standings(
-        self, request: pb.StandingsRequest, context: grpc.ServicerContext
+    async def Standings(
+        self, request: pb.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.StandingsResponse:
-        return messages.standings(*self.p.publisher.latest())
+        doc, computed_at = self.p.publisher.latest()
+        cached = self._standings
+        if cached is None or cached[0] is not doc:  # built once per publication
+            cached = (doc, messages.standings(doc, computed_at))
+            self._standings = cached
+        return cached[1]
 
     @_rpc
-    def GetGameRecord(
-        self, request: pb.GetGameRecordRequest, context: grpc.ServicerContext
+    async def GetGameRecord(
+        self, request: pb.GetGameRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetGameRecordResponse:
         gid = request.game_id
         if not gid or len(gid) > 100:
             raise BadRequestError("give a game id")
+        return await self.run(self._record, gid)
+
+    def _record(self, gid: str) -> pb.GetGameRecordResponse:
         with self.store() as store:
             try:
                 record = store.record(gid)
@@ -249,14 +371,21 @@ class ArenaService(pb_grpc.ArenaServicer):
     # -- MyBotFaults -------------------------------------------------------------------------------
 
     @_rpc
-    def MyBotFaults(
-        self, request: pb.MyBotFaultsRequest, context: grpc.ServicerContext
+    async def MyBotFaults(
+        self, request: pb.MyBotFaultsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.MyBotFaultsResponse:
-        author = self.author(context)
-        name = check_name("bot", request.bot_name)
-        self.p.accounts.check_owner(author, name)
-        limit = min(int(request.limit or defaults.FAULTS_SHOWN), defaults.MAX_FAULTS_SHOWN)
-        refusal = self.p.accounts.last_refusal(name)
+        author = await self.author(context)
+        with self.counts.call(author.name):
+            name = check_name("bot", request.bot_name)
+            limit = min(int(request.limit or defaults.FAULTS_SHOWN), defaults.MAX_FAULTS_SHOWN)
+            return await self.run(self._faults, author, name, limit)
+
+    def _faults(self, author: Author, name: str, limit: int) -> pb.MyBotFaultsResponse:
+        accounts = self.p.accounts
+        claim = accounts.check_owner(author, name, must_exist=False)
+        refusal = accounts.last_refusal(name, author.name)
+        if claim.author == author.name and claim.created_at == "" and refusal is None:
+            raise NotFoundError(f"you have no bot named {name!r}")  # neither held nor submitted
         with self.store() as store:
             versions = {v.id: v.version for v in store.versions() if v.name == name}
             games = store.faulted_games(list(versions), limit)

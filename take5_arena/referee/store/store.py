@@ -345,6 +345,18 @@ class Store:
             (key, value),
         )
 
+    def set_note(self, key: str, text: str | None) -> None:
+        """A line a long-running part leaves for ``referee tournament status`` (None: cleared),
+        e.g. the arena's ladder saying why it plays no table."""
+        with self.transaction() as db:
+            if text is None:
+                db.execute("DELETE FROM meta WHERE key = ?", (f"note.{key}",))
+            else:
+                self._set_meta(f"note.{key}", text)
+
+    def note(self, key: str) -> str | None:
+        return self._meta(f"note.{key}")
+
     # -- settings ------------------------------------------------------------------------------
 
     def settings(self) -> dict[str, Any]:

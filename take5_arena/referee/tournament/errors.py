@@ -20,6 +20,23 @@ class SubmitRefusedError(TournamentError):
         super().__init__(reason)
 
 
+class SubmitDeferredError(TournamentError):
+    """A bot could not be validated for the arena's own reasons, not the bot's: no engine, the
+    arena's own opponent did not start, a build killed by the host. The caller tries again later and
+    tells the author the submission is pending, never refused.
+
+    ``bounded``: the cause may also be the bot's (its container did not start in time, its build
+    ran out of time on a loaded host), so a caller tries a few times only, then refuses with
+    ``reason``; unbounded causes are tried until the arena can validate again.
+    """
+
+    def __init__(self, reason: str, stderr: str = "", *, bounded: bool = False):
+        self.reason = reason
+        self.stderr = stderr
+        self.bounded = bounded
+        super().__init__(reason)
+
+
 class InfraError(RefereeError):
     """Not a bot's fault: the game cannot be played now (engine unavailable, image, referee
     error)."""

@@ -82,4 +82,5 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             "run": run,
             "state": state,
             "infra_failures": pending_errors,
+            "ladder": store.note("ladder"),
         }

@@ -31,12 +31,20 @@ from ..kinds import SandboxKind
 from ..match.botref import BadBotRefError, BotRef, parse_bot
 from ..match.config import MatchConfig
 from ..match.play import Match
+from ..match.results import Rejection
 from ..match.sanitize import clean_field, clean_text
+from ..names import name_problem
 from ..sandbox import context
+from ..sandbox.build_errors import (
+    BuildEngineUnavailableError,
+    BuildFailedError,
+    BuildRefusedError,
+    BuildTimeoutError,
+)
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
 from ..store import EntrantVersion, Store
-from .errors import SubmitRefusedError, TournamentError
+from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .settings import TournamentSettings
 
 RANDOM_BOT = defaults.EXAMPLE_BOTS / "random"
@@ -60,12 +68,15 @@ def submit(
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
-    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the tournament's
-    settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot does not
-    build, start, shake hands, or play its smoke games without a fault.
+    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the
+    tournament's settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot
+    does not build, start, shake hands, or play its smoke games without a fault, and
+    :class:`SubmitDeferredError` when it could not be validated for the arena's own reasons
+    (:func:`build_failure`, :func:`start_failure`).
     """
-    if not name or not all(c.isalnum() or c in "-_." for c in name) or len(name) > 40:
-        raise TournamentError(f"name {name!r}: use 1-40 letters, digits, - _ .")
+    problem = name_problem("bot", name)
+    if problem is not None:
+        raise TournamentError(problem)
     folder = Path(bot_dir).resolve()
     if not folder.is_dir():
         raise TournamentError(f"{bot_dir}: not a bot folder")
@@ -123,7 +134,7 @@ def _validate(
             try:
                 launcher = DockerLauncher(limits=settings.limits, base_image=settings.base_image)
             except EngineUnavailableError as error:
-                raise TournamentError(
+                raise SubmitDeferredError(
                     f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox "
                     "local"
                 ) from None
@@ -136,10 +147,7 @@ def _validate(
                 try:
                     info = launcher.image(ref)
                 except ImageBuildError as error:
-                    raise SubmitRefusedError(
-                        f"the image does not build: {clean_field(str(error).splitlines()[0])}",
-                        clean_text(error.output),
-                    ) from None
+                    raise build_failure(error) from None
                 image_id = info.id
             log(f"smoke games against the random example bot ({settings.sandbox}) ...")
             smoke = _smoke(ref, settings, launcher)
@@ -175,12 +183,13 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
         game_ids=(secrets.token_hex(8), secrets.token_hex(8)),
     )
     with Match([ref, parse_bot(str(RANDOM_BOT))], config, launcher=launcher) as match:
-        for rejection in match.rejections:
-            if rejection.bot == ref.text:
-                raise SubmitRefusedError(
-                    f"{rejection.kind}: {rejection.detail}",
-                    clean_text(match.entrants[0].handle.stderr_tail(4000)),
-                )
+        # the arena's own opponent first: if it did not start either, the host is to blame
+        for rejection in sorted(match.rejections, key=lambda r: r.bot == ref.text):
+            raise start_failure(
+                rejection,
+                house=rejection.bot != ref.text,
+                stderr=clean_text(match.entrants[0].handle.stderr_tail(4000)),
+            )
         result = match.play()
         for game in result.games:
             if game.faults[0]:
@@ -196,3 +205,48 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
         f"handshake ok ({info.name or ref.default_name} {info.version or ''}".rstrip()
         + f"), {len(scores)} smoke games without a fault, penalties {scores}"
     )
+
+
+# -- whose fault: the bot's (refused) or the arena's (deferred) ------------------------------------
+
+_KILLED_MARKS = (
+    "exit code: 137",
+    "non-zero code: 137",
+    "signal: killed",
+    "no space left on device",
+)
+
+
+def build_failure(error: ImageBuildError) -> SubmitRefusedError | SubmitDeferredError:
+    """What a failed image build means for the submission: the bot's own failure (refused), or the
+    arena's (deferred): no engine, the engine failing the request, a build killed by the host (out
+    of memory or disk), or, a few times, a build that ran out of time on a loaded host."""
+    line = clean_field(str(error).splitlines()[0])
+    output = clean_text(error.output)
+    if isinstance(error, BuildRefusedError):
+        return SubmitRefusedError(f"the image does not build: {line}", output)
+    if isinstance(error, (BuildEngineUnavailableError, EngineUnavailableError)):
+        return SubmitDeferredError(f"the arena's Docker engine is not available: {line}")
+    if isinstance(error, BuildTimeoutError):
+        return SubmitDeferredError(f"the image did not build in time: {line}", output, bounded=True)
+    if isinstance(error, BuildFailedError) and any(
+        mark in (error.output + str(error)).lower() for mark in _KILLED_MARKS
+    ):
+        return SubmitDeferredError(
+            f"the build was killed by the host (memory or disk): {line}", output, bounded=True
+        )
+    return SubmitRefusedError(f"the image does not build: {line}", output)
+
+
+def start_failure(
+    rejection: Rejection, *, house: bool, stderr: str = ""
+) -> SubmitRefusedError | SubmitDeferredError:
+    """What a bot rejected before play means: the arena's own opponent failing to start is the
+    arena's failure; the submitted bot not starting in time may be the host's load, so it is
+    deferred (bounded); any other rejection of the submitted bot is its own."""
+    what = f"{rejection.kind}: {rejection.detail}"
+    if house:
+        return SubmitDeferredError(f"the arena's own opponent did not start ({what})")
+    if "did not start within" in rejection.detail:
+        return SubmitDeferredError(what, stderr, bounded=True)
+    return SubmitRefusedError(what, stderr)

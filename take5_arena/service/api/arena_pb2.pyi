@@ -39,7 +39,7 @@ class SubmitMetadata(_message.Message):
     def __init__(self, bot_name: _Optional[str] = ..., archive_size: _Optional[int] = ..., archive_sha256: _Optional[str] = ...) -> None: ...
 
 class SubmitBotResponse(_message.Message):
-    __slots__ = ("outcome", "submission_id", "bot_name", "version", "source_hash", "validation", "reason", "bot_output")
+    __slots__ = ("outcome", "submission_id", "bot_name", "version", "source_hash", "validation", "reason", "bot_output", "status", "waiting", "attempts")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     SUBMISSION_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,9 @@ class SubmitBotResponse(_message.Message):
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     BOT_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     outcome: SubmitOutcome
     submission_id: str
     bot_name: str
@@ -56,7 +59,18 @@ class SubmitBotResponse(_message.Message):
     validation: str
     reason: str
     bot_output: str
-    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ..., submission_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[int] = ..., source_hash: _Optional[str] = ..., validation: _Optional[str] = ..., reason: _Optional[str] = ..., bot_output: _Optional[str] = ...) -> None: ...
+    status: str
+    waiting: str
+    attempts: int
+    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ..., submission_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[int] = ..., source_hash: _Optional[str] = ..., validation: _Optional[str] = ..., reason: _Optional[str] = ..., bot_output: _Optional[str] = ..., status: _Optional[str] = ..., waiting: _Optional[str] = ..., attempts: _Optional[int] = ...) -> None: ...
+
+class GetSubmissionRequest(_message.Message):
+    __slots__ = ("submission_id", "wait_seconds")
+    SUBMISSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WAIT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    submission_id: str
+    wait_seconds: int
+    def __init__(self, submission_id: _Optional[str] = ..., wait_seconds: _Optional[int] = ...) -> None: ...
 
 class ListMyBotsRequest(_message.Message):
     __slots__ = ()
@@ -75,14 +89,18 @@ class ListMyBotsResponse(_message.Message):
     def __init__(self, author: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[MyBot, _Mapping]]] = ..., submissions: _Optional[_Iterable[_Union[Submission, _Mapping]]] = ..., limits: _Optional[_Union[AuthorLimits, _Mapping]] = ...) -> None: ...
 
 class MyBot(_message.Message):
-    __slots__ = ("name", "active", "versions")
+    __slots__ = ("name", "active", "versions", "state", "organiser_note")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ORGANISER_NOTE_FIELD_NUMBER: _ClassVar[int]
     name: str
     active: bool
     versions: _containers.RepeatedCompositeFieldContainer[BotVersion]
-    def __init__(self, name: _Optional[str] = ..., active: _Optional[bool] = ..., versions: _Optional[_Iterable[_Union[BotVersion, _Mapping]]] = ...) -> None: ...
+    state: str
+    organiser_note: str
+    def __init__(self, name: _Optional[str] = ..., active: _Optional[bool] = ..., versions: _Optional[_Iterable[_Union[BotVersion, _Mapping]]] = ..., state: _Optional[str] = ..., organiser_note: _Optional[str] = ...) -> None: ...
 
 class BotVersion(_message.Message):
     __slots__ = ("version", "source_hash", "submitted_at", "validation", "games", "faults")
@@ -121,14 +139,18 @@ class Submission(_message.Message):
     def __init__(self, submission_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., received_at: _Optional[str] = ..., status: _Optional[str] = ..., version: _Optional[int] = ..., detail: _Optional[str] = ..., bot_output: _Optional[str] = ..., archive_sha256: _Optional[str] = ...) -> None: ...
 
 class AuthorLimits(_message.Message):
-    __slots__ = ("max_active_bots", "max_submissions_per_hour", "max_archive_bytes")
+    __slots__ = ("max_active_bots", "max_submissions_per_hour", "max_archive_bytes", "max_stored_bytes", "max_waiting")
     MAX_ACTIVE_BOTS_FIELD_NUMBER: _ClassVar[int]
     MAX_SUBMISSIONS_PER_HOUR_FIELD_NUMBER: _ClassVar[int]
     MAX_ARCHIVE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_STORED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAITING_FIELD_NUMBER: _ClassVar[int]
     max_active_bots: int
     max_submissions_per_hour: int
     max_archive_bytes: int
-    def __init__(self, max_active_bots: _Optional[int] = ..., max_submissions_per_hour: _Optional[int] = ..., max_archive_bytes: _Optional[int] = ...) -> None: ...
+    max_stored_bytes: int
+    max_waiting: int
+    def __init__(self, max_active_bots: _Optional[int] = ..., max_submissions_per_hour: _Optional[int] = ..., max_archive_bytes: _Optional[int] = ..., max_stored_bytes: _Optional[int] = ..., max_waiting: _Optional[int] = ...) -> None: ...
 
 class WithdrawBotRequest(_message.Message):
     __slots__ = ("bot_name",)
@@ -161,7 +183,7 @@ class StandingsResponse(_message.Message):
     def __init__(self, rows: _Optional[_Iterable[_Union[StandingsRow, _Mapping]]] = ..., games: _Optional[int] = ..., computed_at: _Optional[str] = ..., standings_json: _Optional[str] = ...) -> None: ...
 
 class StandingsRow(_message.Message):
-    __slots__ = ("rank", "bot", "rating", "rating_low", "rating_high", "games", "mean_penalty", "faults")
+    __slots__ = ("rank", "bot", "rating", "rating_low", "rating_high", "games", "mean_penalty", "faults", "has_interval")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     RATING_FIELD_NUMBER: _ClassVar[int]
@@ -170,6 +192,7 @@ class StandingsRow(_message.Message):
     GAMES_FIELD_NUMBER: _ClassVar[int]
     MEAN_PENALTY_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
+    HAS_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     rating: float
@@ -178,7 +201,8 @@ class StandingsRow(_message.Message):
     games: int
     mean_penalty: float
     faults: int
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., rating: _Optional[float] = ..., rating_low: _Optional[float] = ..., rating_high: _Optional[float] = ..., games: _Optional[int] = ..., mean_penalty: _Optional[float] = ..., faults: _Optional[int] = ...) -> None: ...
+    has_interval: bool
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., rating: _Optional[float] = ..., rating_low: _Optional[float] = ..., rating_high: _Optional[float] = ..., games: _Optional[int] = ..., mean_penalty: _Optional[float] = ..., faults: _Optional[int] = ..., has_interval: _Optional[bool] = ...) -> None: ...
 
 class GetGameRecordRequest(_message.Message):
     __slots__ = ("game_id",)

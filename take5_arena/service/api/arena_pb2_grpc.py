@@ -40,6 +40,11 @@ class ArenaStub:
                 request_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotRequest.SerializeToString,
                 response_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotResponse.FromString,
                 _registered_method=True)
+        self.GetSubmission = channel.unary_unary(
+                '/take5.arena.v1.Arena/GetSubmission',
+                request_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.GetSubmissionRequest.SerializeToString,
+                response_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotResponse.FromString,
+                _registered_method=True)
         self.ListMyBots = channel.unary_unary(
                 '/take5.arena.v1.Arena/ListMyBots',
                 request_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.ListMyBotsRequest.SerializeToString,
@@ -78,15 +83,29 @@ class ArenaServicer:
         within the arena's size and file-count limits.
 
         The server writes the upload to disk, and once the whole archive has arrived it records the
-        submission (from then on it survives a restart of the server). Then it unpacks and validates
-        the bot (its image builds, it starts, answers the handshake and plays two smoke games without a
-        fault) and answers with the outcome. A new or changed bot that passes becomes the bot's current
-        version and starts playing the ladder: first a gauntlet against every other active bot, then
-        ladder games. Submitting a name that exists and is yours replaces it (a new version; earlier
-        versions' games stay recorded); submitting the same sources again changes nothing.
+        submission (from then on it survives a restart of the server) and answers at once with
+        SUBMIT_PENDING and the submission's id. The arena then unpacks and validates the bot from its
+        queue (its image builds, it starts, answers the handshake and plays two smoke games without a
+        fault); GetSubmission follows it to the outcome. A new or changed bot that passes becomes the
+        bot's current version and starts playing the ladder: first a gauntlet against every other
+        active bot, then ladder games. Submitting a name that exists and is yours replaces it (a new
+        version; earlier versions' games stay recorded); submitting the same sources again changes
+        nothing. A name is yours once a version of it is accepted: a refused submission claims nothing.
 
-        If the connection breaks after the upload completed, the validation goes on: ListMyBots
-        shows its outcome.
+        Limits, enforced before the upload is read: the first message must come within a few seconds
+        of the call, the chunks must keep coming, and an author has at most a few uploads open at once
+        (the arena too, in all); past them the stream is refused with RESOURCE_EXHAUSTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSubmission(self, request, context):
+        """One of your submissions as it is now (token required), or, with `wait_seconds`, as soon as it
+        is judged (a long poll: the answer comes when the outcome is known or the wait is over, and the
+        outcome is then SUBMIT_PENDING). A validation that failed for the arena's own reasons (no
+        engine, the arena's own opponent not starting, a build killed by the host) stays pending, with
+        `waiting` saying why, and is tried again: it is never refused for that.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -137,6 +156,11 @@ def add_ArenaServicer_to_server(servicer, server):
             'SubmitBot': grpc.stream_unary_rpc_method_handler(
                     servicer.SubmitBot,
                     request_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotRequest.FromString,
+                    response_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotResponse.SerializeToString,
+            ),
+            'GetSubmission': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSubmission,
+                    request_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.GetSubmissionRequest.FromString,
                     response_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotResponse.SerializeToString,
             ),
             'ListMyBots': grpc.unary_unary_rpc_method_handler(
@@ -192,6 +216,33 @@ class Arena:
             target,
             '/take5.arena.v1.Arena/SubmitBot',
             take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotRequest.SerializeToString,
+            take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSubmission(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/take5.arena.v1.Arena/GetSubmission',
+            take5__arena_dot_service_dot_api_dot_arena__pb2.GetSubmissionRequest.SerializeToString,
             take5__arena_dot_service_dot_api_dot_arena__pb2.SubmitBotResponse.FromString,
             options,
             channel_credentials,
