@@ -434,12 +434,13 @@ def tournament_run(
             )
         if dry_run:
             with Store(directory, readonly=True) as store:
-                settings, versions, schedule = prepare_run(store, overrides)
+                settings, versions, schedule, dealer = prepare_run(store, overrides, preview=True)
             click.echo(settings.describe())
             click.echo(f"entrants: {', '.join(v.key for v in versions)}")
             click.echo(schedule.describe())
-            for t in schedule.tables:
-                click.echo(f"  table {t.index:>4}  deal {t.deal_seed:>19}  " + "  ".join(t.seats))
+            for t in schedule.tables:  # a secret deal's seed is shown nowhere before it is played
+                deal = "secret" if dealer.secret else str(t.deal_seed)
+                click.echo(f"  table {t.index:>4}  deal {deal:>19}  " + "  ".join(t.seats))
             return
         progress = TournamentProgress(enabled=not (no_progress or as_json))
         report = run_tournament(directory, overrides, progress=progress)

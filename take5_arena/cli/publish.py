@@ -77,9 +77,9 @@ def standings(
     Ratings are a Bradley-Terry fit on the Elo scale with 95% intervals (docs/organisers/standings.md).
     """
     # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
+    from take5_arena.leaderboard.board import compute_standings
     from take5_arena.leaderboard.markdown import standings_text
     from take5_arena.leaderboard.publish import standings_document
-    from take5_arena.leaderboard.board import compute_standings
 
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)

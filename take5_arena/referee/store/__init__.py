@@ -4,6 +4,7 @@
 from .store import (
     DB_NAME,
     SCHEMA_VERSION,
+    DealSeason,
     EntrantVersion,
     FaultedGame,
     ScheduleInfo,
@@ -12,6 +13,7 @@ from .store import (
     StoredGame,
     StoreError,
     VersionStats,
+    WithheldError,
     now,
     pid_alive,
     seconds_since,
@@ -20,6 +22,7 @@ from .store import (
 __all__ = [
     "DB_NAME",
     "SCHEMA_VERSION",
+    "DealSeason",
     "EntrantVersion",
     "FaultedGame",
     "ScheduleInfo",
@@ -28,6 +31,7 @@ __all__ = [
     "StoreError",
     "StoredGame",
     "VersionStats",
+    "WithheldError",
     "now",
     "pid_alive",
     "seconds_since",
