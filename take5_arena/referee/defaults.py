@@ -1,10 +1,9 @@
-"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match layer, the
-tournament settings and the sandbox limits all read them from here.
+"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match
+layer, the tournament settings and the Docker sandbox (referee/sandbox/limits.py) all read them
+from here.
 
 Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
-the rules, so the rules engine owns them); this module only re-exports them under one roof. The
-Docker sandbox modules keep their own literals for now (they are being rewritten into
-take5_arena/referee/sandbox/ and will read these).
+the rules, so the rules engine owns them); this module only names them under one roof.
 """
 
 from __future__ import annotations
@@ -45,7 +44,11 @@ TOURNAMENT_SANDBOX = SandboxKind.DOCKER.value
 MEMORY = "256m"  # per bot, also its swap limit (no swap)
 CPUS = 1.0
 PIDS = 64
+TMPFS = "16m"  # size of a bot container's /tmp, /dev/shm and each tmpfs replacing a VOLUME
+#: The Python runtime's image, which bot images are built on (scripts/setup-docker.sh makes it);
+#: the other runtimes' images are in referee/sandbox/manifest.py.
 BASE_IMAGE = "take5/python:3.11"
+ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engine counts as gone
 
 # -- tournaments ----------------------------------------------------------------------------------
 DUPLICATE = True

@@ -119,7 +119,8 @@ class Entrant:
 
 
 def unique_names(entrants: Sequence[Entrant]) -> None:
-    """Give bots that call themselves the same a ``#2``, ``#3`` suffix (names are unique in a game)."""
+    """Give bots that call themselves the same a ``#2``, ``#3`` suffix (names are unique in a
+    game)."""
     seen: dict[str, int] = {}
     for entrant in entrants:
         base = entrant.name or "bot"

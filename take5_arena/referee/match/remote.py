@@ -118,7 +118,10 @@ def exited_before_serving(status: int) -> str:
     that defines its class but never starts serving it."""
     text = f"the bot {describe_exit(status)} before it served"
     if status == 0:
-        text += ' — did you call run(MyBot())? A Python bot ends with: if __name__ == "__main__": run(MyBot())'
+        text += (
+            " — did you call run(MyBot())? A Python bot ends with: if __name__ == "
+            '"__main__": run(MyBot())'
+        )
     return text
 
 
@@ -170,9 +173,9 @@ class RemoteBot:
     ) -> None:
         """Wait until the bot accepts connections.
 
-        `exit_status` is given for a bot the referee started: CallFailedError(crash) as soon as its process
-        ends, CallFailedError(timeout) if it does not serve in time. Without it (a bot given by address),
-        CallFailedError(connection) when nothing accepts a connection in time.
+        `exit_status` is given for a bot the referee started: CallFailedError(crash) as soon as its
+        process ends, CallFailedError(timeout) if it does not serve in time. Without it (a bot given
+        by address), CallFailedError(connection) when nothing accepts a connection in time.
         """
         deadline = time.monotonic() + timeout
         launched = exit_status is not None
@@ -215,7 +218,8 @@ class RemoteBot:
             ready.cancel()
 
     def handshake(self, timeout: float) -> BotInfo:
-        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version differs."""
+        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version
+        differs."""
         request = pb.HandshakeRequest(
             protocol_version=PROTOCOL_VERSION,
             referee=referee_version(),

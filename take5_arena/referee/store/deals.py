@@ -1,13 +1,13 @@
 """A tournament's deal keys: the secret key of the current season on disk, its commitment in the
 store, and its revelation (docs/security.md, "Deals").
 
-The key is made from the operating system's cryptographic random source (:func:`secrets.token_bytes`)
-and written to ``DIR/secret/deal-key-N`` (the folder 0700, the file 0600) before its commitment
-(the key's SHA-256, take5.shuffle.key_commitment) goes into the store, so that a commitment never
-names a key that was lost in a crash; a key file whose season the store does not know yet (a crash
-between the two writes) is taken up by the next call. A second process making the same season's
-key at the same moment loses the race cleanly: the file is created with ``link``, which fails if it
-exists, and the loser reads the winner's file.
+The key is made from the operating system's cryptographic random source
+(:func:`secrets.token_bytes`) and written to ``DIR/secret/deal-key-N`` (the folder 0700, the file
+0600) before its commitment (the key's SHA-256, take5.shuffle.key_commitment) goes into the store,
+so that a commitment never names a key that was lost in a crash; a key file whose season the store
+does not know yet (a crash between the two writes) is taken up by the next call. A second process
+making the same season's key at the same moment loses the race cleanly: the file is created with
+``link``, which fails if it exists, and the loser reads the winner's file.
 
 Nothing here prints or logs a key. :class:`SeasonKey` keeps it out of its ``repr``; the table
 specs that workers get carry seeds, never the key (take5_arena/referee/tournament/driver.py).
@@ -80,8 +80,8 @@ def _read(directory: Path, season: int, commitment: str) -> SeasonKey:
             raise ValueError("not the key of this season")
     except FileNotFoundError:
         raise DealKeyError(
-            f"the secret deal key of season {season} is missing ({path}): restore it from a backup; "
-            "no game can be scheduled without it"
+            f"the secret deal key of season {season} is missing ({path}): restore it from a "
+            "backup; no game can be scheduled without it"
         ) from None
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise DealKeyError(f"{path} is not a deal key: {error}") from None

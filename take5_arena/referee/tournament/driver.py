@@ -2,8 +2,8 @@
 (:class:`TableDriver`), for every caller: ``referee tournament run`` (run.py), ``--until-settled``
 (settle.py) and the arena's ladder (take5_arena/service/ladder.py).
 
-:func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\ s:
-one per table (its duplicate set), each carrying its seats' validated source archives from the
+:func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\
+s: one per table (its duplicate set), each carrying its seats' validated source archives from the
 tournament's ``artifacts/`` folder, so that what plays is what was validated at submission, on any
 worker (table.py says why the archives travel with the work).
 
@@ -36,6 +36,7 @@ from types import FrameType
 from typing import Protocol
 
 from take5 import Settings, Take5Error
+from take5.record import DealRecord
 
 from ..artifacts import ArtifactError, ArtifactStore
 from ..kinds import InfraKind
@@ -130,11 +131,11 @@ def table_specs(
                 artifacts={s.artifact: data[s.artifact] for s in seats if s.artifact},
                 deal=None
                 if first.deal_season is None
-                else {
-                    "season": first.deal_season,
-                    "commitment": commitments.get(first.deal_season),
-                    "id": first.deal_id,
-                },
+                else DealRecord(
+                    season=first.deal_season,
+                    commitment=commitments.get(first.deal_season),
+                    id=first.deal_id,
+                ),
             )
         )
     return specs
