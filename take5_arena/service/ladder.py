@@ -577,6 +577,7 @@ class Publisher:
 __all__ = [
     "BATCH_TABLES",
     "GAUNTLET",
+    "LADDER_NAMESPACE",
     "LADDER_PREFIX",
     "GauntletPlanner",
     "Ladder",

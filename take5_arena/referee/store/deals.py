@@ -180,6 +180,8 @@ def reveal(store: Store, *, abandon: bool = False) -> Revealed:
 
 
 __all__ = [
+    "KEY_FORMAT",
+    "SECRET_DIR",
     "DealKeyError",
     "Revealed",
     "SeasonKey",

@@ -822,12 +822,9 @@ class Store:
         keep across the tournament's records; past it, that bot's output is dropped from its oldest
         records first (the games themselves stay whole: `logs` is optional in a record)."""
         game = self.game(game_id)
-        result = record["result"]
-        forfeited = set(result.get("forfeited", ()))
-        faults = record.get("faults") or [[] for _ in game.seats]
-        if len(result["scores"]) != len(game.seats):
+        if len(record["result"]["scores"]) != len(game.seats):
             raise StoreError(
-                f"game {game_id}: the record has {len(result['scores'])} seats, "
+                f"game {game_id}: the record has {len(record['result']['scores'])} seats, "
                 f"the schedule {len(game.seats)}"
             )
         try:
@@ -840,18 +837,7 @@ class Store:
                 db.executemany(
                     "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, "
                     "faults) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            game_id,
-                            seat,
-                            version_id,
-                            result["scores"][seat],
-                            result["places"][seat],
-                            int(seat in forfeited),
-                            json.dumps([f["kind"] for f in faults[seat]]),
-                        )
-                        for seat, version_id in enumerate(game.seats)
-                    ],
+                    [(game_id, *row) for row in seat_rows(record, game.seats)],
                 )
                 db.execute(
                     "UPDATE games SET status = 'done', attempts = attempts + 1,"
@@ -1082,6 +1068,31 @@ class Store:
     def last_run(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
         return None if row is None else dict(row)
+
+
+SeatRow = tuple[int, int, int, int, int, str]
+"""A seat_results row without its game id: seat, version id, score, place, forfeited (0 or 1), the
+fault kinds (a JSON list)."""
+
+
+def seat_rows(record: Mapping[str, Any], seats: Sequence[int]) -> list[SeatRow]:
+    """The seat_results rows of a game from its record and its seats' version ids: the one rule by
+    which the results table follows from the records (:meth:`Store.record_game` writes these rows,
+    and take5_arena/referee/store/integrity.py checks a store's rows against them)."""
+    result = record["result"]
+    forfeited = set(result.get("forfeited", ()))
+    faults = record.get("faults") or [[] for _ in seats]
+    return [
+        (
+            seat,
+            version_id,
+            result["scores"][seat],
+            result["places"][seat],
+            int(seat in forfeited),
+            json.dumps([f["kind"] for f in faults[seat]]),
+        )
+        for seat, version_id in enumerate(seats)
+    ]
 
 
 def _fault_kinds(game_id: str, seat: int, text: Any) -> tuple[str, ...]:

@@ -82,4 +82,15 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             "run": run,
             "state": state,
             "infra_failures": pending_errors,
+            # the deal keys' commitments from the start, each key once revealed (docs/security.md)
+            "deal_keys": [
+                {
+                    "season": k.season,
+                    "commitment": k.commitment,
+                    "created_at": k.created_at,
+                    "key": k.key,
+                    "revealed_at": k.revealed_at,
+                }
+                for k in store.deal_seasons()
+            ],
         }
