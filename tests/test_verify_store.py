@@ -313,3 +313,36 @@ def test_a_seat_of_no_entrant_edited_in_both_tables(store: tuple[Path, sqlite3.C
     refused = _cli(["standings", "-t", str(directory)])
     assert refused.exit_code == 2 and "no entrant has version id 999" in refused.output
     assert refused.exception is None or isinstance(refused.exception, SystemExit)
+
+
+def test_a_deal_with_a_rotation_still_to_play_is_not_published(
+    store: tuple[Path, sqlite3.Connection],
+) -> None:
+    """Its recorded games stay out of the standings until every rotation is played, so that no
+    author reads a deal that is still to come (docs/security.md, "Deals")."""
+    directory, db = store
+    game = _games(db)[0]
+    (dup,) = db.execute("SELECT duplicate_set FROM games WHERE game_id = ?", (game,)).fetchone()
+    db.execute(
+        "INSERT INTO games(game_id, table_no, rotation, deal_seed, duplicate_set, seats, settings,"
+        " status, scheduled_at, deal_season, deal_id) SELECT 'g-to-come', table_no, rotation,"
+        " 0, duplicate_set, seats, settings, 'pending', scheduled_at, deal_season, deal_id"
+        " FROM games WHERE game_id = ?",
+        (game,),
+    )
+    (schedule,) = db.execute("SELECT schedule_id FROM schedules").fetchone()
+    db.execute(
+        "INSERT INTO schedule_games(schedule_id, position, game_id) VALUES (?, 99, 'g-to-come')",
+        (schedule,),
+    )
+    db.execute("UPDATE schedules SET games = games + 1")
+    db.commit()
+    (in_deal,) = db.execute(
+        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
+        " WHERE g.duplicate_set = ?",
+        (dup,),
+    ).fetchone()
+    assert _cli(["verify", "--tournament", str(directory)]).exit_code == 0
+    result = _cli(["standings", "-t", str(directory), "--json", "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["games"] == 6 - in_deal
