@@ -334,7 +334,8 @@ def make_schedule(
     c = math.comb(n, k) if subsets is None else len(subsets)
     deals = deals or public_deals(seed)
 
-    mode, cycles, rows = "complete", 0, None
+    mode, cycles = "complete", 0
+    rows: Sequence[Sequence[int]] | None = None
     if 2 * requested < c:
         rows, ok = _balanced(n, k, requested, rng, group=group)
         if ok or c > FALLBACK_FACTOR * requested:
@@ -434,7 +435,7 @@ def _balanced(
     attempts: int = 6,
     *,
     group: list[int] | None = None,
-) -> tuple[list, bool]:
+) -> tuple[list[list[int]], bool]:
     """At least ``tables`` tables of ``k`` out of ``n`` and whether their pair counts are within one
     (else the attempt that came closest). Each attempt takes the next table count from ``tables`` up
     that the counting condition allows, so a failed search tries a slightly larger schedule (with
