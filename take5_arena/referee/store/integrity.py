@@ -82,7 +82,7 @@ def findings(store: Store) -> Iterator[Finding]:
         recorded.add(game_id)
         seqs.append(seq)
         yield from _game(game_id, text, games.get(game_id), game_id in scheduled, stored, keys)
-    for game_id in stored.keys() - recorded:
+    for game_id in sorted(stored.keys() - recorded, key=str):
         yield Finding(str(game_id), "the results table has seats of it, but it has no record")
     for game_id, (_seats, status, *_rest) in games.items():
         if status == "done" and game_id not in recorded:
@@ -253,7 +253,10 @@ def _kinds(text: Any) -> Any:
 
 def _holes(db: sqlite3.Connection, seqs: list[int]) -> Iterator[Finding]:
     """Deleted results: holes in the sequence numbers, or fewer than the store ever handed out."""
-    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'results'").fetchone()
+    try:
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'results'").fetchone()
+    except sqlite3.OperationalError:  # no table was ever given an AUTOINCREMENT row
+        row = None
     last = max([*seqs, row[0] if row is not None and isinstance(row[0], int) else 0])
     have = set(seqs)
     missing = [n for n in range(1, last + 1) if n not in have]
