@@ -2,9 +2,11 @@
 
 Both give a :class:`~take5_arena.leaderboard.collection.Games`: the rated results, a title, and a
 reader that streams the records for replays one at a time. The rating and publishing code never
-reads files itself, and ``referee standings`` never reads a record: a store's standings come from
-its results table alone. This module sits in the app layer because it is where the referee's store
-meets the leaderboard's results: the referee and the leaderboard never import each other.
+reads files itself. A store's standings come from its results table, once that table has been
+checked against the records (take5_arena/referee/store/integrity.py: a store that fails is refused
+with :class:`UnverifiedStoreError`); the records' replay through the rules is `referee verify`'s.
+This module sits in the app layer because it is where the referee's store meets the leaderboard's
+results: the referee and the leaderboard never import each other.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from take5_arena.leaderboard.collection import Games, scan_record_files
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee import defaults
 from take5_arena.referee.store import DB_NAME, Store, StoreError
+from take5_arena.referee.store.integrity import findings
 from take5_arena.referee.tournament.status import entrant_labels
 
 
@@ -27,9 +30,15 @@ class SourceError(ArenaError):
     """The games cannot be read (missing directory, no games, ...): a message for the user."""
 
 
+class UnverifiedStoreError(SourceError):
+    """The store's results table does not follow from its records (edited, or games deleted):
+    its standings are not published (take5_arena/referee/store/integrity.py)."""
+
+
 __all__ = [
     "Games",
     "SourceError",
+    "UnverifiedStoreError",
     "load_record_files",
     "load_tournament",
     "results_from_store",
@@ -71,9 +80,20 @@ def _from_store(folder: Path) -> Games:
     except sqlite3.Error as error:  # not a database, unreadable, ...
         raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
     try:
-        results = results_from_store(store)
+        found = [str(f) for f in findings(store)]
+        if found:
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise UnverifiedStoreError(
+                f"{folder}: the results table does not follow from the records, so its standings "
+                f"are not published: {found[0]}{more}; `referee verify --tournament {folder}` "
+                "lists every finding"
+            )
+        # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
+        results = results_from_store(store, published_only=True)
         places = store.game_places()
         settings = store.settings()
+    except StoreError as error:  # a row the checks above let through, e.g. an unknown version
+        raise SourceError(f"{folder}: {error}") from None
     except sqlite3.Error as error:
         raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
     finally:
@@ -81,12 +101,16 @@ def _from_store(folder: Path) -> Games:
     results.sort(key=lambda g: g.played_at)
     order = [g.game_id for g in results]
     seqs = [g.played_at for g in results]  # the store's sequence numbers
+    rated = set(order)
 
     def read_records(start: int) -> Iterator[tuple[str, dict[str, Any]]]:
         """The records of ``order[start:]``, one at a time, from a store opened for this read."""
         reader = Store(folder, readonly=True)
         try:
-            for game_id, record in reader.records(after=seqs[start - 1] if start > 0 else None):
+            after = seqs[start - 1] if start > 0 else None
+            for game_id, record in reader.records(after=after, published_only=True):
+                if game_id not in rated:  # a deal finished since the results were read
+                    continue
                 # the leaderboard reads records as plain JSON (it also reads files nobody vouches
                 # for)
                 yield game_id, cast(dict[str, Any], record)
@@ -104,11 +128,19 @@ def _from_store(folder: Path) -> Games:
     )
 
 
-def results_from_store(store: Store, schedule_id: str | None = None) -> list[GameResult]:
-    """The recorded games of a tournament as results, in the order recorded. Entrants are labelled
-    as in every standings of a tournament: an entrant's latest version by its name, older versions
-    as ``name@vN`` (take5_arena.referee.tournament.status.entrant_labels)."""
+def results_from_store(
+    store: Store, schedule_id: str | None = None, *, published_only: bool = False
+) -> list[GameResult]:
+    """The recorded games of a tournament as results, in the order recorded (``published_only``:
+    not those of a deal with rotations still to play). Entrants are labelled as in every standings
+    of a tournament: an entrant's latest version by its name, older versions as ``name@vN``
+    (take5_arena.referee.tournament.status.entrant_labels)."""
     labels = entrant_labels(store)
+    rows = store.seat_results(schedule_id, published_only=published_only)
+    for r in rows:
+        unknown = [v for v in r.versions if v not in labels]
+        if unknown:
+            raise StoreError(f"game {r.game_id}: no entrant has version id {unknown[0]!r}")
     return [
         GameResult(
             game_id=r.game_id,
@@ -119,7 +151,7 @@ def results_from_store(store: Store, schedule_id: str | None = None) -> list[Gam
             faults=r.faults,
             played_at=r.seq,
         )
-        for r in store.seat_results(schedule_id)
+        for r in rows
     ]
 
 

@@ -22,7 +22,7 @@ from take5_arena.referee.artifacts import (
     materialize,
     pack,
 )
-from take5_arena.referee.store import Store
+from take5_arena.referee.store import SCHEMA_VERSION, Store
 from take5_arena.referee.tournament import run_tournament, submission, submit
 
 
@@ -263,10 +263,9 @@ def test_a_version_1_store_is_migrated(tmp_path):
         assert store.versions()[0].artifact is None and store.output_usage() == {}
     with Store(tdir) as store:
         assert store.versions()[0].artifact is None  # submitted before archives: plays its folder
-        assert (
-            store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-            == "2"
-        )
+        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[
+            0
+        ] == str(SCHEMA_VERSION)
     assert submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local").version.artifact
 
 

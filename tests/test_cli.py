@@ -22,6 +22,7 @@ RESULT_COMMANDS = (
     "submit",
     "tournament run",
     "tournament status",
+    "tournament reveal",
     "standings",
     "publish",
     "build",

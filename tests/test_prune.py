@@ -1,8 +1,9 @@
 """`referee prune`: old uploads, validated folders and cached archives go, what plays stays.
 
-An arena made by the real server (local sandbox, no ladder) holds two accepted bots' uploads and
-folders; one of each is made old by hand (its modification times), listed by a dry run that changes
-nothing, then removed, and the ladder then plays both bots from their archives."""
+An arena made by the real server (local sandbox, no ladder) holds two accepted bots' validated
+folders (their uploads are gone once judged); one is made old by hand (its modification times),
+listed by a dry run that changes nothing, then removed, and the ladder then plays both bots from
+their archives."""
 
 from __future__ import annotations
 
@@ -40,21 +41,23 @@ def test_prune_an_arena(tmp_path: Path) -> None:
     uploads = sorted((directory / "arena" / "uploads").glob("*.tgz"))
     folders = sorted((directory / "arena" / "bots").glob("*/*"))
     artifacts = sorted((directory / "artifacts").iterdir())
-    assert len(uploads) == len(folders) == len(artifacts) == 2
-    for path in [uploads[0], folders[0]]:
-        _age(path, 30)
+    # The arena removes a judged submission's upload itself; prune takes what an older arena, or
+    # a server killed before it could, left behind.
+    assert not uploads
+    assert len(folders) == len(artifacts) == 2
+    _age(folders[0], 30)
 
     dry = referee("prune", "-t", str(directory), "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
     listed = {Path(r["path"]) for r in json.loads(dry.stdout)["removed"]}
-    assert listed == {uploads[0], folders[0]}
-    assert all(p.exists() for p in uploads + folders)
+    assert listed == {folders[0]}
+    assert all(p.exists() for p in folders)
 
     done = referee("prune", "-t", str(directory), "--older-than", "7")
     assert done.returncode == 0, done.stderr
-    assert "freed" in done.stdout and "2 entries" in done.stdout
-    assert not uploads[0].exists() and not folders[0].exists()
-    assert uploads[1].exists() and folders[1].exists()  # younger than 7 days
+    assert "freed" in done.stdout and "1 entry" in done.stdout
+    assert not folders[0].exists()
+    assert folders[1].exists()  # younger than 7 days
     assert sorted((directory / "artifacts").iterdir()) == artifacts
     # what plays stays: the ladder plays both bots from their archives
     server = Server(
@@ -69,7 +72,7 @@ def test_prune_an_arena(tmp_path: Path) -> None:
 
     # --older-than 0 still keeps what is younger than an hour (being written now)
     done = referee("prune", "-t", str(directory), "--older-than", "0")
-    assert done.returncode == 0 and uploads[1].exists() and folders[1].exists()
+    assert done.returncode == 0 and folders[1].exists()
 
 
 def test_prune_a_worker_cache(tmp_path: Path) -> None:

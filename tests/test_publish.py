@@ -550,9 +550,12 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     assert referee_cli(["verify", "--site", str(out)]).exit_code == 0
 
 
-def test_standings_and_status_read_results_never_records(tournament_dir, tmp_path, referee_cli):
-    """With every stored record unreadable, the standings and the status still work: they come
-    from the results table alone (memory independent of the records); publish reports the damage."""
+def test_standings_refuse_results_their_records_cannot_vouch_for(
+    tournament_dir, tmp_path, referee_cli
+):
+    """With every stored record unreadable, the results table cannot be checked against them:
+    standings and publish refuse in one line (exit 1; docs/security.md, "Results"); the status,
+    which rates from the results table alone, still works."""
     import shutil
     import sqlite3
 
@@ -561,14 +564,15 @@ def test_standings_and_status_read_results_never_records(tournament_dir, tmp_pat
     with sqlite3.connect(copy / "tournament.sqlite") as db:
         db.execute("UPDATE results SET record = 'not json'")
     result = referee_cli(["standings", "--tournament", str(copy), "--bootstrap", "10"])
-    assert result.exit_code == 0, result.output
-    assert all(name in result.output for name in NAMES)
+    assert result.exit_code == 1, result.output
+    assert "does not follow from the records" in result.output
+    assert "cannot be read" in result.output and len(result.output.splitlines()) == 1
     status = referee_cli(["tournament", "status", "-t", str(copy), "--bootstrap", "10"])
     assert status.exit_code == 0, status.output
     published = referee_cli(
         ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"]
     )
-    assert published.exit_code == 1 and "cannot publish" in published.output
+    assert published.exit_code == 1 and "does not follow from the records" in published.output
     assert "Traceback" not in published.output
     assert published.exception is None or isinstance(published.exception, SystemExit)
 

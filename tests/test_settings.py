@@ -11,7 +11,7 @@ import pytest
 from take5 import Settings
 from take5.rules import EndRule, Variant
 from take5_arena.referee import defaults
-from take5_arena.referee.kinds import SandboxKind
+from take5_arena.referee.kinds import DealMode, SandboxKind
 from take5_arena.referee.sandbox.limits import SandboxLimits
 from take5_arena.referee.tournament import TournamentError, TournamentSettings
 from take5_arena.referee.tournament.settings import KEYS
@@ -44,12 +44,26 @@ OLD_STORE_JSON = {
 
 def test_an_old_stores_settings_read_back_the_same() -> None:
     settings = TournamentSettings.from_json(OLD_STORE_JSON)
-    assert settings.to_json() == OLD_STORE_JSON
+    # what it holds reads back the same; what it lacks: its deals were (and stay) from its seed
+    assert settings.to_json() == {**OLD_STORE_JSON, "deals": "public", "separate_authors": True}
+    assert settings.deals is DealMode.PUBLIC
     assert settings.game == Settings(players=3, variant=Variant.STANDARD, threshold=66)
     assert settings.calls.start_timeout == 10.0  # what the store says, not today's default
     assert settings.sandbox is SandboxKind.LOCAL
     assert settings.limits == SandboxLimits(memory="256m", cpus=1.0, pids=64)
-    assert json.loads(json.dumps(settings.to_json())) == OLD_STORE_JSON
+    assert json.loads(json.dumps(settings.to_json())) == settings.to_json()
+
+
+def test_a_new_tournament_deals_secretly_and_a_given_seed_is_public() -> None:
+    new = TournamentSettings.from_json({})
+    assert new.deals is DealMode.SECRET and "secret deals" in new.describe()
+    seeded = new.updated({"seed": 7})
+    assert seeded.deals is DealMode.PUBLIC and seeded.seed == 7
+    assert "deals from public seed 7 (predictable)" in seeded.describe()
+    assert new.updated({"seed": 7, "deals": "secret"}).deals is DealMode.SECRET  # seating only
+    assert TournamentSettings.from_json(new.to_json()) == new
+    with pytest.raises(TournamentError, match="deals must be secret or public"):
+        new.updated({"deals": "maybe"})
 
 
 def test_missing_keys_take_their_defaults_and_unknown_keys_are_ignored() -> None:

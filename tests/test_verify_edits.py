@@ -320,6 +320,8 @@ def test_cli_verify_messages_for_each_edit(tmp_path, referee_cli):
         (["--threshold", "0"], "is not in the range 1<=x<=1000"),
         (["--seed", "9" * 5000], "is not a 64-bit whole number"),
         (["--seed", str(2**64)], "is not a 64-bit whole number"),
+        (["--seed", str(-(2**63) - 1)], "is not a 64-bit whole number"),
+        (["--seed", "--5"], "is not a 64-bit whole number"),
     ],
 )
 def test_cli_play_refuses_bad_values(args, message, referee_cli):
@@ -428,3 +430,14 @@ def test_cli_verify_shows_control_characters_in_file_names_escaped(tmp_path, ref
     result = referee_cli(["verify", str(tmp_path)])
     assert result.exit_code == 1
     assert "\x1b" not in result.output and "evil\\x1b[2Jname.json: MALFORMED" in result.output
+
+
+@pytest.mark.parametrize("seed", [-1, -(2**63), 2**64 - 1])
+def test_cli_play_takes_every_seed_a_record_may_hold(tmp_path, referee_cli, seed):
+    """A record's seed may be negative (docs/record-format.md): --seed takes it, and the game it
+    plays is the record's (verify replays it)."""
+    path = tmp_path / "game.json"
+    result = referee_cli(["play", "--seed", str(seed), "--record", str(path), "-q"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(path.read_text())["seed"] == seed
+    assert referee_cli(["verify", str(path)]).exit_code == 0

@@ -72,6 +72,8 @@ class SeatRecord(_SeatRequired, total=False):
     protocol_version: str
     handshake: bool
     bot_name: str
+    owner: str
+    """In a tournament or arena: the entrant's author as the organiser knows it."""
 
 
 class DraftRecord(TypedDict):
@@ -136,9 +138,17 @@ class FaultRecord(TypedDict):
     detail: str
 
 
-class GameRecord(TypedDict):
-    """A game record, format ``take5-record`` version 1 (docs/record-format.md)."""
+class DealRecord(TypedDict):
+    """``deal``: a deal from a tournament's secret key (docs/security.md, "Deals"), not the key."""
 
+    season: int
+    commitment: str | None
+    """SHA-256 of the season's key, in hex (take5.shuffle.key_commitment)."""
+    id: str | None
+    """The deal identity the key's HMAC was taken of (take5.shuffle.keyed_seed)."""
+
+
+class _GameRequired(TypedDict):
     format: Literal["take5-record"]
     version: int
     game_id: str | None
@@ -150,6 +160,13 @@ class GameRecord(TypedDict):
     complete: bool
     result: ResultRecord
     faults: list[list[FaultRecord]]
+
+
+class GameRecord(_GameRequired, total=False):
+    """A game record, format ``take5-record`` version 1 (docs/record-format.md)."""
+
+    deal: DealRecord
+    """Optional: where the seed came from when it came from a secret key."""
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
@@ -520,6 +537,7 @@ class RecordFile:
 
 __all__ = [
     "MAX_RECORD_BYTES",
+    "DealRecord",
     "Divergence",
     "DraftRecord",
     "FaultRecord",

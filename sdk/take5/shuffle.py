@@ -14,10 +14,23 @@ any program can reproduce a deal:
   and j.
 - One generator serves a whole game: round 1 shuffles first, round 2 continues the same stream, and
   so on.
+
+Tournaments deal from a secret key (docs/security.md, "Deals"): a game's seed is
+:func:`keyed_seed` of the tournament's key and the game's deal identity, and the tournament
+publishes :func:`key_commitment` of the key before its first game and the key itself when it is
+over. Both are stated here in full too, so that anyone can check a tournament's seeds once its key
+is revealed:
+
+- the key is 32 bytes, published as 64 lowercase hex digits; its commitment is the SHA-256 of those
+  32 bytes, in hex;
+- a seed is the first 8 bytes of HMAC-SHA256(key, identity as UTF-8), read big-endian, shifted right
+  by one bit (63 bits: a seed fits a signed 64-bit integer).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -58,3 +71,28 @@ class SplitMix64:
             j = self.below(i + 1)
             out[i], out[j] = out[j], out[i]
         return out
+
+
+#: Bytes of a tournament's deal key.
+KEY_BYTES = 32
+
+
+def key_commitment(key: bytes) -> str:
+    """The commitment a tournament publishes to its deal key: the key's SHA-256, in hex."""
+    return hashlib.sha256(key).hexdigest()
+
+
+def keyed_seed(key: bytes, identity: str) -> int:
+    """The seed of the deal named ``identity`` under ``key`` (see the module text): 63 bits."""
+    digest = hmac.new(key, identity.encode("utf-8"), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def parse_key(text: str) -> bytes:
+    """A revealed key from its 64 hex digits; ValueError for anything else."""
+    if not isinstance(text, str) or len(text) != 2 * KEY_BYTES:
+        raise ValueError(f"a deal key is {2 * KEY_BYTES} hex digits")
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise ValueError(f"a deal key is {2 * KEY_BYTES} hex digits") from None

@@ -96,7 +96,8 @@ COMMANDS: Mapping[str, Subcommand] = {
         "take5_arena.cli.submit:submit", "Add a bot to a tournament, or send it to an arena."
     ),
     "tournament": Subcommand(
-        "take5_arena.cli.tournament:tournament", "Run a tournament of submitted bots; its status."
+        "take5_arena.cli.tournament:tournament",
+        "Run a tournament of submitted bots; its status; reveal its deal key.",
     ),
     "verify": Subcommand(
         "take5_arena.cli.verify:verify", "Replay game records through the rules; check a site."

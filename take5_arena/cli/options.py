@@ -55,8 +55,9 @@ def players(*, stored: bool = False) -> Decorator:
 
 
 class Seed(click.ParamType[int]):
-    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit
-    seed)."""
+    """A 64-bit whole number: every seed a record may hold (-2**63 to 2**64-1,
+    docs/record-format.md), so that any record's game can be played again with its --seed; refused
+    with a short message however long the text (a 5,000-digit seed)."""
 
     name = "integer"
 
@@ -65,10 +66,11 @@ class Seed(click.ParamType[int]):
             text = str(value)
         else:
             text = str(value).strip()
-        if len(text) > 40 or not text.lstrip("+-").isdigit() or not 0 <= int(text) < 2**64:
+        digits = text[1:] if text[:1] in "+-" else text
+        if len(text) > 40 or not digits.isdigit() or not -(2**63) <= int(text) < 2**64:
             self.fail(
-                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 "
-                "to 2**64-1)",
+                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number "
+                "(-2**63 to 2**64-1)",
                 param,
                 ctx,
             )

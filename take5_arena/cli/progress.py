@@ -257,6 +257,9 @@ def render_status(
             f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot "
             "version (the oldest games' output is dropped first)"
         )
+    for k in status.get("deal_keys", ()):
+        told = f"key {k['key']}" if k["key"] else "key secret until `referee tournament reveal`"
+        console.print(f"deal season {k['season']}: commitment {k['commitment']}, {told}")
     schedule = status["schedule"]
     progress = status["progress"]
     if schedule:

@@ -1,7 +1,9 @@
 """`referee standings` and `referee publish`: thin wrappers over take5_arena.standings (the games
 of a tournament or of record files) and take5_arena.leaderboard (ratings, the site).
 
-Exit codes as everywhere: 0 success, 1 nothing to rate (no complete games), 2 bad usage or input.
+Exit codes as everywhere: 0 success, 1 nothing to rate (no complete games) or a store whose
+results table does not follow from its records (refused: nothing is printed or published), 2 bad
+usage or input.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.markdown import standings_text
 from take5_arena.leaderboard.publish import standings_document
 from take5_arena.leaderboard.site_build import write_site
-from take5_arena.standings import Games, SourceError, load_record_files, load_tournament
+from take5_arena.standings import (
+    Games,
+    SourceError,
+    UnverifiedStoreError,
+    load_record_files,
+    load_tournament,
+)
 
 
 def _source_options(command: Any) -> Any:
@@ -50,6 +58,9 @@ def _load(tournament: Path | None, records: tuple[Path, ...]) -> Games:
         games = (
             load_tournament(tournament) if tournament is not None else load_record_files(records)
         )
+    except UnverifiedStoreError as error:  # the store answers, but not for its records: exit 1
+        click.echo(f"referee: {field(str(error), 2000)}", err=True)
+        sys.exit(1)
     except SourceError as error:
         raise click.BadParameter(str(error), param_hint="--tournament") from None
     for problem in games.problems:

@@ -425,7 +425,7 @@ def remote_submit(
         sys.exit(2)
     click.echo(
         f"submitting {field(bot_name)}: {packed.files} files, {len(packed.data)} bytes to "
-        f"{field(server)}; the arena builds it and plays two smoke games ...",
+        f"{field(server)}; the arena builds it and plays its smoke games ...",
         err=True,
     )
 

@@ -57,7 +57,8 @@ def submit(
     """Add the bot in BOT_DIR to a tournament as entrant NAME (or a new version of it).
 
     The bot is validated first: its image builds (docker), it starts, answers the handshake and
-    plays two smoke games against the random example bot within the limits, without a fault.
+    plays smoke games, a table of the tournament's size with house bots (every rotation of one
+    secret deal), within the limits, without a fault.
     A refused bot is reported with the reason and its own stderr (exit code 1). Games of earlier
     versions stay recorded.
 

@@ -1,4 +1,4 @@
-"""`referee tournament run` and `referee tournament status`: thin wrappers over
+"""`referee tournament run|status|reveal`: thin wrappers over
 take5_arena/referee/tournament/ (the schedule, the run loop, the adaptive run) and the progress and
 summaries of cli/progress.py.
 """
@@ -105,12 +105,13 @@ def tournament_run(
             )
         if dry_run:
             with Store(directory, readonly=True) as store:
-                settings, versions, schedule = prepare_run(store, overrides)
+                settings, versions, schedule, dealer = prepare_run(store, overrides, preview=True)
             click.echo(settings.describe())
             click.echo(f"entrants: {', '.join(v.key for v in versions)}")
             click.echo(schedule.describe())
-            for t in schedule.tables:
-                click.echo(f"  table {t.index:>4}  deal {t.deal_seed:>19}  " + "  ".join(t.seats))
+            for t in schedule.tables:  # a secret deal's seed is shown nowhere before it is played
+                deal = "secret" if dealer.secret else str(t.deal_seed)
+                click.echo(f"  table {t.index:>4}  deal {deal:>19}  " + "  ".join(t.seats))
             return
         progress = TournamentProgress(enabled=not (no_progress or as_json))
         report = run_tournament(directory, overrides, progress=progress)
@@ -155,3 +156,43 @@ def tournament_status(directory: Path, bootstrap: int, bootstrap_seed: int, as_j
         click.echo(json.dumps(status, indent=1, default=str))
         return
     render_status(status, bootstrap=bootstrap, seed=bootstrap_seed)
+
+
+@tournament.command("reveal")
+@options.tournament_dir()
+@click.option(
+    "--abandon-pending",
+    is_flag=True,
+    help="Give up the games of this season not played yet (revealing would make them predictable).",
+)
+@options.as_json("the revealed key and the next season's commitment")
+def tournament_reveal(directory: Path, abandon_pending: bool, as_json: bool) -> None:
+    """Publish the deal key of the season that is over, so that anyone can check its seeds.
+
+    The key's SHA-256 was published from the season's start; `referee verify --tournament` and
+    `--site` then check every seed of the season against the key. A new season starts with a new
+    secret key (docs/security.md, "Deals")."""
+    from take5_arena.referee.store.deals import reveal  # lazy: start-up time
+    from take5_arena.referee.tournament.run import run_lock  # lazy: start-up time
+
+    try:
+        with run_lock(directory), Store(directory) as store:
+            done = reveal(store, abandon=abandon_pending)
+    except RefereeError as error:
+        raise click.UsageError(str(error)) from None
+    if as_json:
+        doc = {
+            "season": done.season,
+            "key": done.key,
+            "commitment": done.commitment,
+            "abandoned": done.abandoned,
+            "next_season": done.next.season,
+            "next_commitment": done.next.commitment,
+        }
+        click.echo(json.dumps(doc, indent=1))
+        return
+    click.echo(f"deal season {done.season}: key {done.key}")
+    click.echo(f"  (its SHA-256 {done.commitment} was published from the season's start)")
+    if done.abandoned:
+        click.echo(f"  {done.abandoned} games of the season not played were given up")
+    click.echo(f"deal season {done.next.season} begins: commitment {done.next.commitment}")

@@ -6,7 +6,9 @@ Exit codes: 0 every record valid (or the site agrees with its records), 1 otherw
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,8 @@ import click
 from take5.record import Judgement, Verdict, iter_records, judge_file
 from take5_arena.cli import options
 from take5_arena.cli.terminal import field
-from take5_arena.referee.store import StoreError
+from take5_arena.referee.store import Store, StoreError
+from take5_arena.referee.store.integrity import DealCounts, deal_counts
 from take5_arena.referee.store.verify import stored_judgements
 
 
@@ -81,18 +84,47 @@ def verify(
             elif not quiet:
                 click.echo(f"{field(name, 1000)}: ok")
     failures = sum(1 for r in results if r["status"] != "ok")
+    deals = _deals(tournament) if tournament is not None else None
     if as_json:
-        click.echo(
-            json.dumps(
-                {"checked": len(results), "valid": len(results) - failures, "records": results},
-                indent=1,
-            )
-        )
+        summary: dict[str, object] = {
+            "checked": len(results),
+            "valid": len(results) - failures,
+            "records": results,
+        }
+        if deals is not None:
+            summary["deals"] = dataclasses.asdict(deals)
+        click.echo(json.dumps(summary, indent=1))
     elif not results:
         click.echo("no records found", err=True)
     elif not quiet or failures:
         click.echo(f"{len(results) - failures} of {len(results)} records valid")
+    if deals is not None and not as_json and not quiet:
+        click.echo(_deals_line(deals))
     sys.exit(1 if failures or not results else 0)
+
+
+def _deals(directory: Path) -> DealCounts | None:
+    """Where the tournament's recorded deals came from (None: the store cannot say)."""
+    try:
+        with Store(directory, readonly=True) as store:
+            return deal_counts(store)
+    except (StoreError, sqlite3.Error):  # already reported as a finding or a usage error
+        return None
+
+
+def _deals_line(deals: DealCounts) -> str:
+    """What verify could check of the seeds (docs/security.md, "Deals")."""
+    parts = []
+    if deals.checked:
+        parts.append(f"{deals.checked} dealt from revealed keys, every seed checked")
+    if deals.sealed:
+        parts.append(
+            f"{deals.sealed} dealt from a secret key: their seeds are not checkable yet "
+            "(until `referee tournament reveal`)"
+        )
+    if deals.public:
+        parts.append(f"{deals.public} dealt from a public seed (predictable)")
+    return "deals: " + ("; ".join(parts) or "no recorded games")
 
 
 def verify_site(site: Path) -> None:

@@ -57,6 +57,9 @@ ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engi
 
 # -- tournaments ----------------------------------------------------------------------------------
 DUPLICATE = True
+#: Never seat two entrants of one author at a table when the pool allows it (the arena's authors
+#: come from its accounts, a local tournament's from `referee submit --author`).
+SEPARATE_AUTHORS = True
 EXECUTOR = "auto"
 RETRIES = 3  # retries of a game after an infrastructure failure
 #: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables

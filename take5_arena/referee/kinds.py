@@ -57,3 +57,14 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
     FAILED = "failed"
     """The run itself stopped on an error."""
+
+
+class DealMode(StrEnum):
+    """Where a tournament's deal seeds come from (docs/security.md, "Deals")."""
+
+    SECRET = "secret"
+    """A secret key per season: each seed an HMAC of the game's deal identity; the key's SHA-256
+    published from the start, the key itself when the season is over."""
+    PUBLIC = "public"
+    """A public seed (``--seed N``; every tournament made before secret deals): reproducible, and
+    predictable by anyone, bots included."""

@@ -7,6 +7,8 @@ A backup is a folder laid out like the tournament directory it was taken from, s
     accounts.sqlite           the accounts (an arena's; absent for a plain tournament)
     tournament.sqlite         the store
     artifacts/HEX.tar         every archive the store plays
+    secret/deal-key-N         the secret deal keys (take5_arena/referee/store/deals.py): without
+                              them no game of their season can be scheduled or checked later
     arena/uploads/NAME.tgz    the uploads of submissions recorded but not yet validated
 
 The order makes the two databases agree without a transaction across them
@@ -59,6 +61,7 @@ from take5_arena.referee.store.backup import (
     unplayable_versions,
     write_file,
 )
+from take5_arena.referee.store.deals import SECRET_DIR
 from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
 
 MANIFEST = "take5-backup.json"
@@ -69,6 +72,7 @@ UPLOADS = "arena/uploads"
 _PATHS = re.compile(
     rf"{re.escape(DB_NAME)}|{re.escape(ACCOUNTS_NAME)}|artifacts/[0-9a-f]{{64}}\.tar"
     rf"|{UPLOADS}/[A-Za-z0-9_-][A-Za-z0-9._-]{{0,127}}\.tgz"
+    rf"|{SECRET_DIR}/deal-key-[0-9]{{1,9}}"
 )
 _MANIFEST_LIMIT = 64 << 20
 
@@ -108,6 +112,8 @@ def backup(
             files.append(online_copy(directory / ACCOUNTS_NAME, work / ACCOUNTS_NAME))
         progress(f"copying {DB_NAME} and the archives it plays")
         files += copy_tournament(directory, work)
+        # after the store: a season the copy commits to had its key written before its commitment
+        files += _copy_deal_keys(directory, work)
         if (work / ACCOUNTS_NAME).exists():
             files += _copy_uploads(directory, work, unfinished_uploads(work / ACCOUNTS_NAME))
         warnings = [
@@ -229,6 +235,20 @@ def _work_folder(dest: Path) -> Path:
     except OSError as error:
         raise BackupError(f"{work}: cannot be created ({error.strerror})") from None
     return work
+
+
+def _copy_deal_keys(directory: Path, work: Path) -> list[CopiedFile]:
+    folder = directory / SECRET_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    copied = []
+    for path in sorted(folder.iterdir()):
+        relative = f"{SECRET_DIR}/{path.name}"
+        if not _PATHS.fullmatch(relative):
+            continue  # not a key of ours (a temporary file being written)
+        make_dir(work / SECRET_DIR)
+        copied.append(_copy_file(path, work / relative, relative))
+    return copied
 
 
 def _copy_uploads(directory: Path, work: Path, names: list[str]) -> list[CopiedFile]:

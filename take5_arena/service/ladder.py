@@ -18,12 +18,18 @@ it. The default :class:`SettlingPlanner`:
   While a bot has no game yet, the least-played active bot plus a seeded random choice of the
   others.
 
+Two bots of one author (the arena's accounts own every bot) never sit at one table while the pool
+has enough authors to fill one; a table that has to break the rule is said in the standings.
+
 The plan is written to the store before it is played: each planned batch is a schedule
 ``ladder-NNNNNN`` (the gauntlet's description names the version), with its games pending. At start
 the ladder first plays the pending games of earlier batches whose bots are all still active at the
-same versions; the deal seeds come from the batch number, so ids never repeat. A game that fails for
-a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament, and
-failures in a row make the ladder wait longer and longer (up to a minute) before its next table.
+same versions. The deals come from the arena's secret key (take5_arena/referee/tournament/deals.py:
+an HMAC of each table's deal identity, with the batch and table number in it, so ids never repeat),
+or for an arena made before secret deals from its public seed and the batch number. A game that
+fails for a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament,
+and failures in a row make the ladder wait longer and longer (up to a minute) before its next
+table.
 
 Publishing is a separate thread (:class:`Publisher`): standings.json and the static site are
 refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
@@ -48,9 +54,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
+from take5_arena.referee.tournament.deals import Dealer
 from take5_arena.referee.tournament.driver import Progress, Runner, TableDriver, table_specs
 from take5_arena.referee.tournament.executors import ExecutorInfo
-from take5_arena.referee.tournament.schedule import deal_seed, game_id
+from take5_arena.referee.tournament.schedule import author_groups, deal_seed, games_of_table
 from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.table import GameOutcome, TableSpec, run_table
 from take5_arena.service import defaults
@@ -62,6 +69,8 @@ LADDER_PREFIX = "ladder-"
 GAUNTLET = "gauntlet"
 BATCH_TABLES = 10_000
 """Table numbers (and deal seeds) of batch n start at n * BATCH_TABLES: no two tables share one."""
+LADDER_NAMESPACE = "ladder"
+"""The deal identities' namespace of the ladder's tables (referee/tournament/deals.py)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,32 @@ class PoolView:
     games: Mapping[str, int]
     table_size: int
     results: Callable[[], list[GameResult]] = field(default=list, repr=False, compare=False)
+    authors: Mapping[str, str | None] | None = None
+    """Key -> the author who owns it, when authors are kept apart (None: they are not)."""
+
+    def apart(self, candidates: Sequence[str], at: Sequence[str] = ()) -> list[str]:
+        """A table of ``table_size`` from ``at`` and then ``candidates`` in order, skipping a
+        candidate whose author is at the table already; when the pool cannot keep authors apart
+        (too few of them), simply the first candidates."""
+        k = self.table_size
+        table = list(at)
+        groups = author_groups(list(self.keys), self.authors, k)
+        if groups is not None:
+            author = dict(zip(self.keys, groups))
+            for c in candidates:
+                if len(table) == k:
+                    break
+                if c not in table and all(author[c] != author[m] for m in table):
+                    table.append(c)
+            if len(table) == k:
+                return table
+            table = list(at)
+        for c in candidates:
+            if len(table) == k:
+                break
+            if c not in table:
+                table.append(c)
+        return table
 
 
 class Planner(Protocol):
@@ -124,10 +159,14 @@ class GauntletPlanner:
         tables: list[tuple[str, ...]] = []
         for _ in range(self.gauntlet_tables):
             for opponent in others:
+                seated = pool.apart([opponent], [newcomer])
+                if len(seated) < 2:
+                    # the newcomer's own author's bot: they never meet when it can be helped
+                    continue
                 rest = sorted(
                     (o for o in others if o != opponent), key=lambda o: (games.get(o, 0), o)
                 )
-                seats = (newcomer, opponent, *rest[: k - 2])
+                seats = tuple(pool.apart(rest, seated))
                 for s in seats:
                     games[s] = games.get(s, 0) + 1
                 tables.append(seats)
@@ -137,8 +176,7 @@ class GauntletPlanner:
         keys = list(pool.keys)
         shuffled = [keys[i] for i in rng.shuffled(range(len(keys)))]
         first = min(shuffled, key=lambda key: pool.games.get(key, 0))
-        rest = [key for key in shuffled if key != first][: pool.table_size - 1]
-        seats = [first, *rest]
+        seats = pool.apart([key for key in shuffled if key != first], [first])
         return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
 
 
@@ -163,7 +201,12 @@ class SettlingPlanner(GauntletPlanner):
         )
         if set(order) != set(by_name):
             return super().next_table(pool, rng)
-        window = neediest_table(order, los, table_size=k, seed=rng.next_u64())
+        authors = (
+            None
+            if pool.authors is None
+            else {name: pool.authors.get(key) for name, key in by_name.items()}
+        )
+        window = neediest_table(order, los, table_size=k, seed=rng.next_u64(), authors=authors)
         seats = [by_name[name] for name in window]
         return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
 
@@ -205,6 +248,7 @@ class Ladder:
         self.runner = runner
         self.retry_delay = retry_delay
         self.run_id = f"ladder-{secrets.token_hex(4)}"
+        self.dealer: Dealer | None = None
         self.played = 0
         self.infra = 0
         self._stop = threading.Event()
@@ -275,6 +319,7 @@ class Ladder:
 
     def _loop(self, store: Store) -> None:
         k = self.settings.players
+        self.dealer = Dealer.of(store, self.settings, public_seed=int(self.config.seed))
         driver = TableDriver(
             store,
             self.executor,
@@ -361,7 +406,12 @@ class Ladder:
 
             return results_from_store(store)
 
-        return PoolView(tuple(sorted(current)), games, self.settings.players, results)
+        authors = (
+            {key: v.author for key, v in current.items()}
+            if self.settings.separate_authors
+            else None
+        )
+        return PoolView(tuple(sorted(current)), games, self.settings.players, results, authors)
 
     def _plan_gauntlet(
         self, store: Store, current: Mapping[str, EntrantVersion], key: str
@@ -387,22 +437,15 @@ class Ladder:
         n = len(store.schedules(LADDER_PREFIX))
         sid = f"{LADDER_PREFIX}{n:06d}"
         context = self.settings.game_context()
-        rows = []
-        for t, seats in enumerate(tables):
-            dseed = deal_seed(int(self.config.seed), n * BATCH_TABLES + t)
-            ids = [game_id(seats, dseed, r, context) for r in range(len(seats))]
-            for r, gid in enumerate(ids):
-                rows.append(
-                    {
-                        "game_id": gid,
-                        "table": t,
-                        "rotation": r,
-                        "deal_seed": dseed,
-                        "duplicate_set": ids[0],
-                        "seats": [current[s].id for s in seats],
-                        "settings": context,
-                    }
-                )
+        assert self.dealer is not None  # made by _loop
+        deals = self.dealer.source(LADDER_NAMESPACE, context)
+        rows = [
+            {**g.to_dict(), "seats": [current[s].id for s in seats], "settings": context}
+            for t, seats in enumerate(tables)
+            for g in games_of_table(
+                t, seats, deals(n * BATCH_TABLES + t, seats), len(seats), context
+            )
+        ]
         store.save_schedule(
             sid,
             rows,
@@ -426,7 +469,9 @@ class Ladder:
         """The pending games of a ladder batch as table specs: the tournament's spec builder, so
         they play the validated archives, as a tournament's games do."""
         batch = int(sid[len(LADDER_PREFIX) :])
-        return table_specs(store, sid, self.settings, table_base=batch * BATCH_TABLES)
+        return table_specs(
+            store, sid, self.settings, table_base=batch * BATCH_TABLES, dealer=self.dealer
+        )
 
 
 def _seated_among(keys: set[str]) -> Callable[[TableSpec], bool]:
@@ -565,6 +610,7 @@ class Publisher:
 __all__ = [
     "BATCH_TABLES",
     "GAUNTLET",
+    "LADDER_NAMESPACE",
     "LADDER_PREFIX",
     "GauntletPlanner",
     "Ladder",

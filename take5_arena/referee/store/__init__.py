@@ -4,6 +4,7 @@
 from .store import (
     DB_NAME,
     SCHEMA_VERSION,
+    DealSeason,
     EntrantVersion,
     FaultedGame,
     ScheduleInfo,
@@ -13,6 +14,7 @@ from .store import (
     StoreError,
     Tally,
     VersionStats,
+    WithheldError,
     now,
     pid_alive,
     seconds_since,
@@ -21,6 +23,7 @@ from .store import (
 __all__ = [
     "DB_NAME",
     "SCHEMA_VERSION",
+    "DealSeason",
     "EntrantVersion",
     "FaultedGame",
     "ScheduleInfo",
@@ -30,6 +33,7 @@ __all__ = [
     "StoredGame",
     "Tally",
     "VersionStats",
+    "WithheldError",
     "now",
     "pid_alive",
     "seconds_since",

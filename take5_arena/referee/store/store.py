@@ -11,24 +11,37 @@ referee killed at any moment (SIGKILL included) leaves either the whole game or 
 Only the referee's main process writes (games run elsewhere and send their records back); readers
 such as ``referee tournament status`` or the leaderboard may open the same file at any time.
 
-Schema (version 2; a version-1 store gains the new column and table when opened for writing)::
+Schema (version 3; an older store gains the new columns and tables when opened for writing:
+:meth:`Store._migrate`, tests/test_store.py opens a version-2 store made by an earlier main)::
 
     meta(key PK, value)                         schema_version, settings (JSON), created_at
-    entrants(id PK, name UNIQUE, created_at, active)
+    entrants(id PK, name UNIQUE, created_at, active, author (who the organiser says the entrant is
+             from: the arena account that owns it, or `referee submit --author`; NULL: unknown))
     entrant_versions(id PK, entrant_id FK, version, source_hash, image_id, bot_dir, kind,
                      submitted_at, validation JSON, artifact (sha256:... of the validated source
                      archive in DIR/artifacts/; NULL for versions submitted before version 2),
                      UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
     schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
-    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position)) games(game_id
-    PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat), settings
-    JSON (game settings), status 'pending'|'done', attempts, last_error, scheduled_at) results(seq
-    PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
-    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id,
-    seat)) infra_failures(id PK, game_id, run_id, at, kind, detail) runs(run_id PK, pid, host,
-    started_at, heartbeat_at, ended_at, status, settings JSON, games, done) bot_output(game_id,
-    seat, version_id, bytes, dropped, PK(game_id, seat)) bot output kept in each record's turns
-    (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
+    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
+    games(game_id PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by
+          seat), settings JSON (game settings), status 'pending'|'done', attempts, last_error,
+          scheduled_at, deal_season (the deal key that dealt it, NULL: a public seed), deal_id
+          (the identity the key's HMAC was taken of))
+    abandoned_games(game_id PK FK, season, at)   games given up when their deal key was revealed
+    deal_keys(season PK, commitment, created_at, key (hex, NULL until revealed), revealed_at)
+        the tournament's deal keys (docs/security.md, "Deals"). The secret key of the current
+        season is not in the store but in DIR/secret/ (take5_arena/referee/store/deals.py), and
+        a game dealt from a secret key keeps its seed out of the store (deal_seed 0) until it is
+        recorded: the store never holds what would predict a game still to be played
+    results(seq PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
+    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON,
+                 PK(game_id, seat))
+    infra_failures(id PK, game_id, run_id, at, kind, detail)
+    runs(run_id PK, pid, host, started_at, heartbeat_at, ended_at, status, settings JSON, games,
+         done)
+    bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
+        each record's turns (`logs`), per seat: the per-bot budget's accounting
+        (:meth:`Store.record_game`)
 """
 
 from __future__ import annotations
@@ -48,7 +61,7 @@ from take5.record import GameRecord
 
 from ..errors import RefereeError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB_NAME = "tournament.sqlite"
 
 SCHEMA = """
@@ -60,7 +73,8 @@ CREATE TABLE IF NOT EXISTS entrants (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
     created_at TEXT NOT NULL,
-    active INTEGER NOT NULL DEFAULT 1
+    active INTEGER NOT NULL DEFAULT 1,
+    author TEXT
 );
 CREATE TABLE IF NOT EXISTS entrant_versions (
     id INTEGER PRIMARY KEY,
@@ -95,7 +109,22 @@ CREATE TABLE IF NOT EXISTS games (
     status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
     attempts INTEGER NOT NULL DEFAULT 0,
     last_error TEXT,
-    scheduled_at TEXT NOT NULL
+    scheduled_at TEXT NOT NULL,
+    deal_season INTEGER,
+    deal_id TEXT
+);
+CREATE INDEX IF NOT EXISTS games_duplicate_set ON games(duplicate_set, status);
+CREATE TABLE IF NOT EXISTS abandoned_games (
+    game_id TEXT PRIMARY KEY REFERENCES games(game_id),
+    season INTEGER,
+    at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS deal_keys (
+    season INTEGER PRIMARY KEY,
+    commitment TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    key TEXT,
+    revealed_at TEXT
 );
 CREATE TABLE IF NOT EXISTS schedule_games (
     schedule_id TEXT NOT NULL REFERENCES schedules(schedule_id),
@@ -160,6 +189,10 @@ class StoreError(RefereeError):
     """The store cannot do what was asked (not a tournament directory, a newer schema, ...)."""
 
 
+class WithheldError(StoreError):
+    """A recorded game that is not published yet: its deal has rotations still to play."""
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -177,6 +210,9 @@ class EntrantVersion:
     validation: dict[str, Any]
     artifact: str | None = None
     """The digest of the validated source archive (what plays); None: submitted before archives."""
+    author: str | None = None
+    """Who the organiser says the entrant is from (the arena account that owns it, or
+    ``referee submit --author``); None: not known. Two versions of one entrant share it."""
 
     @property
     def key(self) -> str:
@@ -196,6 +232,28 @@ class StoredGame:
     status: str
     attempts: int
     last_error: str | None
+    deal_season: int | None = None
+    """The deal key that dealt the game (:meth:`Store.deal_seasons`); None: a public seed."""
+    deal_id: str | None = None
+    """What the key's HMAC was taken of (docs/record-format.md, "Deals")."""
+
+    @property
+    def sealed(self) -> bool:
+        """A game dealt from a secret key and not recorded yet: its seed is not in the store
+        (``deal_seed`` is 0) and comes from the key when it is played."""
+        return self.deal_season is not None and self.status == "pending"
+
+
+@dataclass(frozen=True)
+class DealSeason:
+    """One deal key of a tournament: its commitment from its start, the key once revealed."""
+
+    season: int
+    commitment: str
+    created_at: str
+    key: str | None = None
+    """The key, 64 hex digits, once `referee tournament reveal` published it; None before."""
+    revealed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +331,8 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA busy_timeout = 30000")
+        if readonly:
+            self._shim_older_schema()
         if not readonly:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute(
@@ -294,14 +354,48 @@ class Store:
                 elif int(version) < SCHEMA_VERSION:
                     self._migrate(int(version))
 
+    def _shim_older_schema(self) -> None:
+        """An older store opened read-only cannot be migrated: what later versions added is made
+        to appear empty in this connection alone (TEMP views and tables shadow the file's), so that
+        every query reads it as a store of this version would be read."""
+        version = int(self._meta("schema_version") or SCHEMA_VERSION)
+        if version >= SCHEMA_VERSION:
+            return
+        shims = []
+        if version < 2:
+            shims += [
+                "CREATE TEMP VIEW entrant_versions AS SELECT *, NULL AS artifact"
+                " FROM main.entrant_versions",
+                "CREATE TEMP TABLE bot_output (game_id TEXT, seat INTEGER, version_id INTEGER,"
+                " bytes INTEGER, dropped INTEGER)",
+            ]
+        if version < 3:
+            shims += [
+                "CREATE TEMP VIEW entrants AS SELECT *, NULL AS author FROM main.entrants",
+                "CREATE TEMP VIEW games AS SELECT *, NULL AS deal_season, NULL AS deal_id"
+                " FROM main.games",
+                "CREATE TEMP TABLE abandoned_games (game_id TEXT, season INTEGER, at TEXT)",
+                "CREATE TEMP TABLE deal_keys (season INTEGER, commitment TEXT, created_at TEXT,"
+                " key TEXT, revealed_at TEXT)",
+            ]
+        for statement in shims:
+            self.db.execute(statement)
+
     def _migrate(self, version: int) -> None:
         """Bring an older store up to :data:`SCHEMA_VERSION` (inside the opening transaction; new
         tables were created by SCHEMA already)."""
         if version < 2:
-            columns = {r[1] for r in self.db.execute("PRAGMA table_info(entrant_versions)")}
-            if "artifact" not in columns:
-                self.db.execute("ALTER TABLE entrant_versions ADD COLUMN artifact TEXT")
+            self._add_column("entrant_versions", "artifact", "TEXT")
+        if version < 3:  # authors, and games dealt from a deal key (their table: SCHEMA)
+            self._add_column("entrants", "author", "TEXT")
+            self._add_column("games", "deal_season", "INTEGER")
+            self._add_column("games", "deal_id", "TEXT")
         self._set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def _add_column(self, table: str, column: str, kind: str) -> None:
+        columns = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -367,6 +461,60 @@ class Store:
         with self.transaction():
             self._set_meta("settings", json.dumps(dict(settings), sort_keys=True))
 
+    # -- deal keys -----------------------------------------------------------------------------
+
+    def deal_seasons(self) -> list[DealSeason]:
+        """The tournament's deal keys, oldest first (none: its deals come from a public seed).
+        The last one whose key is not revealed deals the games scheduled now."""
+        rows = self.db.execute("SELECT * FROM deal_keys ORDER BY season").fetchall()
+        return [
+            DealSeason(r["season"], r["commitment"], r["created_at"], r["key"], r["revealed_at"])
+            for r in rows
+        ]
+
+    def begin_deal_season(self, season: int, commitment: str) -> str:
+        """Commit to the key of deal season ``season`` (take5_arena/referee/store/deals.py makes
+        the key and calls this once the key is safely on disk); the commitment the store holds
+        for it afterwards (another process's, if it committed first)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO deal_keys(season, commitment, created_at) VALUES (?, ?, ?)",
+                (season, commitment, now()),
+            )
+            row = db.execute(
+                "SELECT commitment FROM deal_keys WHERE season = ?", (season,)
+            ).fetchone()
+        return str(row[0]) if row else ""
+
+    def reveal_deal_season(self, season: int, key: str) -> None:
+        """Publish the key of ``season`` (its games can then be checked by anyone)."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE deal_keys SET key = ?, revealed_at = ? WHERE season = ? AND key IS NULL",
+                (key, now(), season),
+            )
+
+    def pending_in_season(self, season: int) -> list[str]:
+        """The games dealt from season ``season``'s key that are not recorded yet."""
+        rows = self.db.execute(
+            "SELECT game_id FROM games WHERE deal_season = ? AND status = 'pending'"
+            " AND game_id NOT IN (SELECT game_id FROM abandoned_games) ORDER BY game_id",
+            (season,),
+        )
+        return [r[0] for r in rows]
+
+    def abandon_pending(self, season: int) -> int:
+        """Give up the games of ``season`` not recorded yet (before its key is revealed, which
+        would make them predictable): they stay in their schedules, marked abandoned, and are never
+        played; how many were abandoned."""
+        with self.transaction() as db:
+            return db.execute(
+                "INSERT OR IGNORE INTO abandoned_games(game_id, season, at)"
+                " SELECT game_id, deal_season, ? FROM games"
+                " WHERE deal_season = ? AND status = 'pending'",
+                (now(), season),
+            ).rowcount
+
     # -- entrants ------------------------------------------------------------------------------
 
     def add_version(
@@ -379,19 +527,24 @@ class Store:
         image_id: str | None = None,
         validation: Mapping[str, Any] | None = None,
         artifact: str | None = None,
+        author: str | None = None,
     ) -> tuple[EntrantVersion, bool]:
         """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
         whether it is new: the same source as an earlier version of this entrant gives that version
-        (its image id updated)."""
+        (its image id updated). ``author``, when given, becomes the entrant's author."""
         with self.transaction() as db:
             row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
             if row is None:
                 entrant_id = db.execute(
-                    "INSERT INTO entrants(name, created_at) VALUES (?, ?)", (name, now())
+                    "INSERT INTO entrants(name, created_at, author) VALUES (?, ?, ?)",
+                    (name, now(), author),
                 ).lastrowid
             else:
                 entrant_id = row[0]
-                db.execute("UPDATE entrants SET active = 1 WHERE id = ?", (entrant_id,))
+                db.execute(
+                    "UPDATE entrants SET active = 1, author = COALESCE(?, author) WHERE id = ?",
+                    (author, entrant_id),
+                )
             old = db.execute(
                 "SELECT id FROM entrant_versions WHERE entrant_id = ? AND source_hash = ?",
                 (entrant_id, source_hash),
@@ -429,7 +582,8 @@ class Store:
         return self.version(version_id), created
 
     _VERSION_SQL = (
-        "SELECT v.*, e.name FROM entrant_versions v JOIN entrants e ON e.id = v.entrant_id"
+        "SELECT v.*, e.name, e.author FROM entrant_versions v"
+        " JOIN entrants e ON e.id = v.entrant_id"
     )
 
     @staticmethod
@@ -444,7 +598,8 @@ class Store:
             kind=row["kind"],
             submitted_at=row["submitted_at"],
             validation=json.loads(row["validation"] or "{}"),
-            artifact=row["artifact"] if "artifact" in row.keys() else None,  # noqa: SIM118 - a Row's `in` looks at values; a version-1 store read only
+            artifact=row["artifact"],
+            author=row["author"],
         )
 
     def version(self, version_id: int) -> EntrantVersion:
@@ -474,6 +629,17 @@ class Store:
             sql = "UPDATE entrants SET active = 0 WHERE name = ? AND active = 1"
             return db.execute(sql, (name,)).rowcount > 0
 
+    def set_authors(self, authors: Mapping[str, str]) -> int:
+        """Give entrants (by name) their authors where the store does not know them yet (an
+        arena made before entrants had authors: its accounts know them); how many it set."""
+        with self.transaction() as db:
+            return sum(
+                db.execute(
+                    "UPDATE entrants SET author = ? WHERE name = ? AND author IS NULL", (a, n)
+                ).rowcount
+                for n, a in sorted(authors.items())
+            )
+
     def entrant_states(self) -> dict[str, bool]:
         """Every entrant's name and whether it is active (plays in new schedules)."""
         rows = self.db.execute("SELECT name, active FROM entrants ORDER BY name")
@@ -489,15 +655,17 @@ class Store:
         return {version_id: VersionStats(games, faults) for version_id, games, faults in rows}
 
     def faulted_games(self, version_ids: Sequence[int], limit: int) -> list[FaultedGame]:
-        """The newest ``limit`` recorded games in which one of these versions committed a fault,
-        newest first, with their records."""
+        """The newest ``limit`` published games (:meth:`unfinished_deals`) in which one of these
+        versions committed a fault, newest first, with their records."""
         if not version_ids:
             return []
         marks = ",".join("?" * len(version_ids))
         rows = self.db.execute(
             "SELECT sr.game_id, sr.seat, sr.version_id, r.finished_at, r.record"
             " FROM seat_results sr JOIN results r ON r.game_id = sr.game_id"
+            " JOIN games g ON g.game_id = sr.game_id"
             f" WHERE sr.version_id IN ({marks}) AND sr.faults != '[]'"
+            f" AND g.duplicate_set NOT IN ({self._UNFINISHED})"
             " ORDER BY r.seq DESC LIMIT ?",
             (*version_ids, limit),
         )
@@ -518,8 +686,9 @@ class Store:
         entrants: Sequence[str],
     ) -> bool:
         """Store a schedule and its games (``game_id, table, rotation, deal_seed, duplicate_set,
-        seats`` (version ids), ``settings``). Games already known (same id) are kept as they are.
-        Returns whether the schedule is new."""
+        seats`` (version ids), ``settings``, and for a game dealt from a deal key ``deal_season``
+        and ``deal_id``: its seed is then kept out of the store until the game is recorded). Games
+        already known (same id) are kept as they are. Returns whether the schedule is new."""
         with self.transaction() as db:
             if db.execute(
                 "SELECT 1 FROM schedules WHERE schedule_id = ?", (schedule_id,)
@@ -541,17 +710,20 @@ class Store:
             stamp = now()
             db.executemany(
                 "INSERT OR IGNORE INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
-                " seats, settings, scheduled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " seats, settings, scheduled_at, deal_season, deal_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         g["game_id"],
                         g["table"],
                         g["rotation"],
-                        g["deal_seed"],
+                        0 if g.get("deal_season") is not None else g["deal_seed"],  # sealed
                         g["duplicate_set"],
                         json.dumps(list(g["seats"])),
                         json.dumps(dict(g["settings"]), sort_keys=True),
                         stamp,
+                        g.get("deal_season"),
+                        g.get("deal_id"),
                     )
                     for g in games
                 ],
@@ -617,6 +789,8 @@ class Store:
             status=row["status"],
             attempts=row["attempts"],
             last_error=row["last_error"],
+            deal_season=row["deal_season"],
+            deal_id=row["deal_id"],
         )
 
     def schedule_games(self, schedule_id: str, *, pending_only: bool = False) -> list[StoredGame]:
@@ -624,7 +798,12 @@ class Store:
         sql = (
             "SELECT g.* FROM schedule_games s JOIN games g ON g.game_id = s.game_id "
             "WHERE s.schedule_id = ?"
-            + (" AND g.status = 'pending'" if pending_only else "")
+            + (
+                " AND g.status = 'pending'"
+                " AND g.game_id NOT IN (SELECT game_id FROM abandoned_games)"
+                if pending_only
+                else ""
+            )
             + " ORDER BY s.position"
         )
         return [self._game(r) for r in self.db.execute(sql, (schedule_id,))]
@@ -639,7 +818,8 @@ class Store:
         row = self.db.execute(
             "SELECT COUNT(*) AS total, COALESCE(SUM(g.status = 'done'), 0) AS done, "
             "COALESCE(SUM(g.attempts), 0) AS attempts "
-            "FROM schedule_games s JOIN games g ON g.game_id = s.game_id WHERE s.schedule_id = ?",
+            "FROM schedule_games s JOIN games g ON g.game_id = s.game_id WHERE s.schedule_id = ?"
+            " AND (g.status = 'done' OR g.game_id NOT IN (SELECT game_id FROM abandoned_games))",
             (schedule_id,),
         ).fetchone()
         failures = self.db.execute(
@@ -667,12 +847,9 @@ class Store:
         keep across the tournament's records; past it, that bot's output is dropped from its oldest
         records first (the games themselves stay whole: `logs` is optional in a record)."""
         game = self.game(game_id)
-        result = record["result"]
-        forfeited = set(result.get("forfeited", ()))
-        faults = record.get("faults") or [[] for _ in game.seats]
-        if len(result["scores"]) != len(game.seats):
+        if len(record["result"]["scores"]) != len(game.seats):
             raise StoreError(
-                f"game {game_id}: the record has {len(result['scores'])} seats, "
+                f"game {game_id}: the record has {len(record['result']['scores'])} seats, "
                 f"the schedule {len(game.seats)}"
             )
         try:
@@ -685,22 +862,13 @@ class Store:
                 db.executemany(
                     "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, "
                     "faults) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            game_id,
-                            seat,
-                            version_id,
-                            result["scores"][seat],
-                            result["places"][seat],
-                            int(seat in forfeited),
-                            json.dumps([f["kind"] for f in faults[seat]]),
-                        )
-                        for seat, version_id in enumerate(game.seats)
-                    ],
+                    [(game_id, *row) for row in seat_rows(record, game.seats)],
                 )
                 db.execute(
-                    "UPDATE games SET status = 'done', attempts = attempts + 1 WHERE game_id = ?",
-                    (game_id,),
+                    "UPDATE games SET status = 'done', attempts = attempts + 1,"
+                    " deal_seed = CASE WHEN deal_season IS NULL THEN deal_seed ELSE ? END"
+                    " WHERE game_id = ?",
+                    (record.get("seed", game.deal_seed), game_id),
                 )
                 used = output_bytes(record, len(game.seats))
                 db.executemany(
@@ -748,13 +916,10 @@ class Store:
     def output_usage(self) -> dict[int, dict[str, int]]:
         """Per entrant version id: bytes of output kept, games whose output is kept, games whose
         output was dropped to stay within the budget."""
-        try:
-            rows = self.db.execute(
-                "SELECT version_id, COALESCE(SUM(CASE WHEN dropped = 0 THEN bytes END), 0),"
-                " SUM(dropped = 0), SUM(dropped = 1) FROM bot_output GROUP BY version_id"
-            ).fetchall()
-        except sqlite3.OperationalError:  # a version-1 store opened read-only: no table yet
-            return {}
+        rows = self.db.execute(
+            "SELECT version_id, COALESCE(SUM(CASE WHEN dropped = 0 THEN bytes END), 0),"
+            " SUM(dropped = 0), SUM(dropped = 1) FROM bot_output GROUP BY version_id"
+        ).fetchall()
         return {r[0]: {"kept_bytes": r[1], "kept_games": r[2], "dropped_games": r[3]} for r in rows}
 
     def record_infra_failure(
@@ -808,18 +973,46 @@ class Store:
             db.execute("COMMIT")
         return Tally(seq, infra_id, since.games + games, faults, infra)
 
-    def record(self, game_id: str) -> GameRecord:
-        row = self.db.execute("SELECT record FROM results WHERE game_id = ?", (game_id,)).fetchone()
+    #: the duplicate sets with a game still to play (given up games aside)
+    _UNFINISHED = (
+        "SELECT DISTINCT duplicate_set FROM games WHERE status = 'pending'"
+        " AND game_id NOT IN (SELECT game_id FROM abandoned_games)"
+    )
+
+    def unfinished_deals(self) -> set[str]:
+        """The duplicate sets (deals) with a game still to play. Their recorded games are not
+        published yet (standings, the site, the arena's record calls): a deal becomes public only
+        once every rotation of it has been played, so that nobody reads a deal that is still to
+        come (docs/security.md, "Deals")."""
+        return {row[0] for row in self.db.execute(self._UNFINISHED)}
+
+    def record(self, game_id: str, *, published_only: bool = False) -> GameRecord:
+        """A recorded game's record (``published_only``: refused while its deal is unfinished)."""
+        row = self.db.execute(
+            "SELECT r.record, g.duplicate_set FROM results r"
+            " LEFT JOIN games g ON g.game_id = r.game_id WHERE r.game_id = ?",
+            (game_id,),
+        ).fetchone()
         if row is None:
             raise StoreError(f"game {game_id} is not recorded")
+        if published_only and row[1] in self.unfinished_deals():
+            raise WithheldError(
+                f"game {game_id} is not published yet: its deal has rotations still to play"
+            )
         return _record(row[0])
 
     def records(
-        self, schedule_id: str | None = None, *, after: int | None = None
+        self,
+        schedule_id: str | None = None,
+        *,
+        after: int | None = None,
+        published_only: bool = False,
     ) -> Iterator[tuple[str, GameRecord]]:
         """Every recorded game in the order recorded, one at a time (a cursor, never all at once);
-        with ``after``, only those recorded after the game of sequence number ``after``."""
-        sql = "SELECT r.game_id, r.record FROM results r"
+        with ``after``, only those recorded after the game of sequence number ``after``; with
+        ``published_only``, not those whose deal is unfinished (:meth:`unfinished_deals`)."""
+        sql = "SELECT r.game_id, r.record, g.duplicate_set FROM results r"
+        sql += " LEFT JOIN games g ON g.game_id = r.game_id"
         args: tuple[object, ...] = ()
         if schedule_id is not None:
             sql += " JOIN schedule_games s ON s.game_id = r.game_id WHERE s.schedule_id = ?"
@@ -827,8 +1020,10 @@ class Store:
         if after is not None:
             sql += (" AND" if schedule_id is not None else " WHERE") + " r.seq > ?"
             args += (after,)
+        hidden = self.unfinished_deals() if published_only else set()
         for row in self.db.execute(sql + " ORDER BY r.seq", args):
-            yield row[0], _record(row[1])
+            if row[2] not in hidden:
+                yield row[0], _record(row[1])
 
     def game_places(self) -> dict[str, tuple[int, int]]:
         """Game id -> (table number, rotation) of every recorded game: readable game labels
@@ -842,8 +1037,12 @@ class Store:
     def recorded_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
-    def seat_results(self, schedule_id: str | None = None) -> list[SeatResult]:
-        """Every recorded game as per-seat tuples, in the order recorded (for ratings)."""
+    def seat_results(
+        self, schedule_id: str | None = None, *, published_only: bool = False
+    ) -> list[SeatResult]:
+        """Every recorded game as per-seat tuples, in the order recorded (for ratings); with
+        ``published_only``, not those whose deal is unfinished (:meth:`unfinished_deals`). A row
+        that does not hold what the store writes is a StoreError naming it."""
         sql = (
             "SELECT r.seq, r.game_id, g.duplicate_set, sr.seat, sr.version_id, sr.score, sr.place, "
             "sr.faults FROM results r JOIN games g ON g.game_id = r.game_id "
@@ -854,7 +1053,10 @@ class Store:
             sql += " WHERE r.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
             args = (schedule_id,)
         games: dict[str, dict[str, Any]] = {}
+        hidden = self.unfinished_deals() if published_only else set()
         for row in self.db.execute(sql + " ORDER BY r.seq, sr.seat", args):
+            if row["duplicate_set"] in hidden:
+                continue
             g = games.setdefault(
                 row["game_id"],
                 {
@@ -869,7 +1071,7 @@ class Store:
             g["v"].append(row["version_id"])
             g["s"].append(row["score"])
             g["p"].append(row["place"])
-            g["f"].append(() if row["faults"] == "[]" else tuple(json.loads(row["faults"])))
+            g["f"].append(_fault_kinds(row["game_id"], row["seat"], row["faults"]))
         return [
             SeatResult(
                 gid, g["seq"], g["dup"], tuple(g["v"]), tuple(g["s"]), tuple(g["p"]), tuple(g["f"])
@@ -918,6 +1120,47 @@ class Store:
     def last_run(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
         return None if row is None else dict(row)
+
+
+SeatRow = tuple[int, int, int, int, int, str]
+"""A seat_results row without its game id: seat, version id, score, place, forfeited (0 or 1), the
+fault kinds (a JSON list)."""
+
+
+def seat_rows(record: Mapping[str, Any], seats: Sequence[int]) -> list[SeatRow]:
+    """The seat_results rows of a game from its record and its seats' version ids: the one rule by
+    which the results table follows from the records (:meth:`Store.record_game` writes these rows,
+    and take5_arena/referee/store/integrity.py checks a store's rows against them)."""
+    result = record["result"]
+    forfeited = set(result.get("forfeited", ()))
+    faults = record.get("faults") or [[] for _ in seats]
+    return [
+        (
+            seat,
+            version_id,
+            result["scores"][seat],
+            result["places"][seat],
+            int(seat in forfeited),
+            json.dumps([f["kind"] for f in faults[seat]]),
+        )
+        for seat, version_id in enumerate(seats)
+    ]
+
+
+def _fault_kinds(game_id: str, seat: int, text: Any) -> tuple[str, ...]:
+    """The fault kinds of a seat_results row (a JSON list of strings), or a StoreError."""
+    if text == "[]":
+        return ()
+    try:
+        kinds = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        kinds = None
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+        raise StoreError(
+            f"game {game_id}, seat {seat}: the results table's faults are not a list of fault "
+            f"kinds ({str(text)[:40]!r}); `referee verify --tournament` checks the store"
+        )
+    return tuple(kinds)
 
 
 def _record(text: str) -> GameRecord:

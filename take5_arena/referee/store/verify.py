@@ -8,6 +8,11 @@ where the record has a source digest, the digest of the archive submitted for th
 (take5_arena/referee/artifacts.py: games play that archive, so a digest that differs means a record
 edited or played from code that was never submitted). Records are read as raw text so that one
 hostile row cannot stop the others.
+
+And the results table must follow from the records (take5_arena/referee/store/integrity.py):
+every seat row derived again from its record, every played game recorded, every record scheduled,
+no recorded game deleted. A game's findings make its judgement INVALID; findings about no recorded
+game (a deleted one, a schedule shortened) come as judgements of their own, named ``results``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from typing import Any
 from take5.audit import MalformedRecord, short
 from take5.record import Judgement, Verdict, judge, parse_record
 
-from .store import Store, StoreError
+from .integrity import findings
+from .store import EntrantVersion, Store, StoreError
 
 
 def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
@@ -57,30 +63,52 @@ def stored_judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
 
 def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
     with Store(directory, readonly=True) as store:
+        problems: dict[str | None, list[str]] = {}
+        for finding in findings(store):
+            problems.setdefault(finding.game_id, []).append(finding.problem)
         versions = {v.id: v for v in store.versions()}
         rows = store.db.execute(
             "SELECT r.game_id, r.record, g.seats FROM results r LEFT JOIN games g ON g.game_id = "
             "r.game_id ORDER BY r.seq"
         )
         for game_id, text, seats_text in rows:
-            try:
-                doc: Any = parse_record(text, f"game {game_id}")
-            except MalformedRecord as error:
-                yield game_id, Judgement(Verdict.MALFORMED, str(error))
-                continue
-            judgement = judge(doc)
-            if judgement.verdict is Verdict.VALID:
-                seated = []
-                for version_id in json.loads(seats_text or "[]"):
-                    v = versions.get(version_id)
-                    if v is None:
-                        seated.append({"name": f"<unknown version {version_id}>"})
-                        continue
-                    want: dict[str, Any] = {"name": v.name, "entrant": v.key, "version": v.version}
-                    if v.artifact:  # versions from before archives have no digest to hold them to
-                        want["digest"] = v.artifact
-                    seated.append(want)
-                problem = seat_binding(doc, seated)
-                if problem:
-                    judgement = Judgement(Verdict.INVALID, problem)
+            judgement = _judge(game_id, text, seats_text, versions)
+            table = problems.pop(str(game_id), None)
+            if table and judgement.verdict is Verdict.VALID:
+                judgement = Judgement(Verdict.INVALID, "; ".join(table))
+            elif table:
+                judgement = Judgement(judgement.verdict, "; ".join([judgement.reason, *table]))
             yield game_id, judgement
+        for game_id, found in problems.items():  # about games without a record, or none at all
+            yield game_id or "results", Judgement(Verdict.INVALID, "; ".join(found))
+
+
+def _judge(
+    game_id: Any, text: Any, seats_text: Any, versions: dict[int, EntrantVersion]
+) -> Judgement:
+    """One stored record against the rules and against the seats its schedule gave."""
+    try:
+        doc: Any = parse_record(text, f"game {game_id}")
+    except MalformedRecord as error:
+        return Judgement(Verdict.MALFORMED, str(error))
+    judgement = judge(doc)
+    if judgement.verdict is not Verdict.VALID:
+        return judgement
+    try:
+        seats = json.loads(seats_text or "[]")
+    except ValueError:
+        seats = None
+    if not isinstance(seats, list):
+        return Judgement(Verdict.INVALID, "the schedule's seats of this game cannot be read")
+    seated = []
+    for version_id in seats:
+        v = versions.get(version_id) if isinstance(version_id, int) else None
+        if v is None:
+            seated.append({"name": f"<unknown version {short(version_id)}>"})
+            continue
+        want: dict[str, Any] = {"name": v.name, "entrant": v.key, "version": v.version}
+        if v.artifact:  # versions from before archives have no digest to hold them to
+            want["digest"] = v.artifact
+        seated.append(want)
+    problem = seat_binding(doc, seated)
+    return judgement if problem is None else Judgement(Verdict.INVALID, problem)

@@ -17,7 +17,10 @@ In gauntlet mode only the pairs of one bot (the one above it and the one below i
 every table seats that bot with the k - 1 pool bots around its current place.
 
 Tables are whole duplicate sets (the deal replayed once per rotation) when duplicate deals are on,
-which also balances the seats; seats are shuffled by a seeded generator. Everything is a pure
+which also balances the seats; seats are shuffled by a seeded generator; deals come from the
+settings' deal source (schedule.py: a public seed, or a secret key's HMAC). With authors, a window
+skips a neighbour whose author is at the table already and takes the next one down instead, and
+the first batch is the scheduler's, which keeps authors apart too. Everything is a pure
 function of the entrants, the settings, the seed and the results so far (:func:`decide`): no clock,
 no I/O, no global random state; table indices continue across batches, so deal seeds and game ids
 (schedule.py) never repeat. The run loop (settle.py) records every batch before playing it, so a
@@ -36,15 +39,24 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from take5.shuffle import SplitMix64
 
 from .. import defaults
 from .errors import TournamentError
-from .schedule import ScheduledGame, ScheduleError, Table, deal_seed, game_id, make_schedule
+from .schedule import (
+    DealSource,
+    ScheduledGame,
+    ScheduleError,
+    Table,
+    author_groups,
+    games_of_table,
+    make_schedule,
+    public_deals,
+)
 
 DEFAULT_CONFIDENCE = defaults.SETTLE_CONFIDENCE
 DEFAULT_INITIAL_TABLES = defaults.SETTLE_INITIAL_TABLES
@@ -89,6 +101,10 @@ class SettleSettings:
     initial_tables: int = DEFAULT_INITIAL_TABLES
     gauntlet: str | None = None  # settle only this entrant's place
     context: Any = None  # the game settings, part of every game id
+    deals: DealSource | None = field(default=None, compare=False, repr=False)
+    """Where deals come from (None: the public seed); not part of :meth:`key`."""
+    authors: Mapping[str, str | None] | None = field(default=None, compare=False)
+    """Entrant -> author: an author's entrants never share a table when the pool allows it."""
 
     @property
     def games_per_table(self) -> int:
@@ -210,11 +226,11 @@ def _table(
     games."""
     rng = SplitMix64(_hash_int("settle-seats", settings.seed, index))
     seats = tuple(rng.shuffled(sorted(members)))
-    dseed = deal_seed(settings.seed, index)
-    rotations = range(settings.table_size) if settings.duplicate else range(1)
-    ids = [game_id(seats, dseed, r, settings.context) for r in rotations]
-    games = [ScheduledGame(gid, index, r, seats, dseed, ids[0]) for r, gid in zip(rotations, ids)]
-    return Table(index, seats, dseed), games
+    deal = (settings.deals or public_deals(settings.seed))(index, seats)
+    games = games_of_table(
+        index, seats, deal, settings.table_size if settings.duplicate else 1, settings.context
+    )
+    return Table(index, seats, deal.seed), games
 
 
 def _first_batch(
@@ -229,6 +245,7 @@ def _first_batch(
                 games=math.ceil(n * settings.initial_tables / k),
                 seed=settings.seed,
                 duplicate=False,
+                authors=settings.authors,
             )
         except ScheduleError as error:
             raise SettleError(str(error)) from None
@@ -239,8 +256,29 @@ def _first_batch(
     rows = []
     for t in range(m):
         picks = {pool[((j * m + t) * len(pool)) // ((k - 1) * m)] for j in range(k - 1)}
-        rows.append((settings.gauntlet, *sorted(picks)))
+        rows.append(_apart((settings.gauntlet, *sorted(picks)), pool, settings))
     return rows
+
+
+def _apart(
+    members: Sequence[str], candidates: Sequence[str], settings: SettleSettings
+) -> tuple[str, ...]:
+    """``members``, with each one whose author is at the table already replaced by the first of
+    ``candidates`` (in order) that fits, when the pool allows it."""
+    groups = author_groups(sorted(set(candidates) | set(members)), settings.authors, len(members))
+    if groups is None:
+        return tuple(members)
+    author = dict(zip(sorted(set(candidates) | set(members)), groups))
+    kept: list[str] = []
+    for e in members:
+        if all(author[e] != author[m] for m in kept):
+            kept.append(e)
+    for e in candidates:
+        if len(kept) == len(members):
+            break
+        if e not in kept and all(author[e] != author[m] for m in kept):
+            kept.append(e)
+    return tuple(kept) if len(kept) == len(members) else tuple(members)
 
 
 def _windows(
@@ -255,13 +293,53 @@ def _windows(
         starts = [s for s in starts if s <= p < s + k]
     rng = SplitMix64(_hash_int("settle-windows", settings.seed, order, [round(x, 9) for x in need]))
     tiebreak = {s: rng.next_u64() for s in starts}
+    spans = {s: _span(order, s, settings) for s in starts}
+    if settings.gauntlet is not None:  # a window that skipped the gauntlet bot is no window
+        starts = [s for s in starts if settings.gauntlet in spans[s][0]] or starts
+        spans = {
+            s: spans[s] if settings.gauntlet in spans[s][0] else _plain(order, s, k) for s in starts
+        }
     rows = []
     for _ in range(count):
-        best = max(starts, key=lambda s: (round(sum(need[s : s + k - 1]), 12), tiebreak[s]))
-        rows.append(tuple(order[best : best + k]))
-        for i in range(best, best + k - 1):
+        best = max(
+            starts,
+            key=lambda s: (round(sum(need[spans[s][1] : spans[s][2] - 1]), 12), tiebreak[s]),
+        )
+        members, lo, hi = spans[best]
+        rows.append(members)
+        for i in range(lo, hi - 1):
             need[i] *= 0.5
     return rows
+
+
+def _plain(order: Sequence[str], start: int, k: int) -> tuple[tuple[str, ...], int, int]:
+    return tuple(order[start : start + k]), start, start + k
+
+
+def _span(
+    order: Sequence[str], start: int, settings: SettleSettings
+) -> tuple[tuple[str, ...], int, int]:
+    """The window of ``table_size`` neighbours from ``start`` down, skipping (with authors) a
+    neighbour whose author is at the table already, and the part of ``order`` it spans. Without
+    authors (or when the pool cannot keep them apart) it is ``order[start:start + k]``."""
+    k = settings.table_size
+    groups = author_groups(list(order), settings.authors, k)
+    if groups is None:
+        return _plain(order, start, k)
+    members: list[int] = []
+    i = start
+    while len(members) < k and i < len(order):
+        if all(groups[i] != groups[m] for m in members):
+            members.append(i)
+        i += 1
+    j = start - 1
+    while len(members) < k and j >= 0:  # the bottom of the order: fill from above the window
+        if all(groups[j] != groups[m] for m in members):
+            members.insert(0, j)
+        j -= 1
+    if len(members) < k:
+        return _plain(order, start, k)
+    return tuple(order[m] for m in members), min(members), max(members) + 1
 
 
 def neediest_table(
@@ -271,11 +349,15 @@ def neediest_table(
     table_size: int,
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = 0,
+    authors: Mapping[str, str | None] | None = None,
 ) -> tuple[str, ...]:
     """The one table of ``table_size`` neighbours (in ``order``, best first) whose order is least
-    settled: what a continuously running ladder plays next, by the same rule as :func:`decide`."""
+    settled: what a continuously running ladder plays next, by the same rule as :func:`decide`
+    (``authors``: entrant -> author, kept apart)."""
     order = list(order)
-    settings = SettleSettings(table_size=table_size, seed=seed, confidence=confidence)
+    settings = SettleSettings(
+        table_size=table_size, seed=seed, confidence=confidence, authors=authors
+    )
     need = [
         0.0 if (v is not None and v >= confidence) else confidence - (v if v is not None else 0.5)
         for v in los_next

@@ -36,10 +36,12 @@ from types import FrameType
 from typing import Protocol
 
 from take5 import Settings, Take5Error
+from take5.record import DealRecord
 
 from ..artifacts import ArtifactError, ArtifactStore
 from ..kinds import InfraKind
 from ..store import Store, StoredGame
+from .deals import Dealer
 from .errors import TournamentError
 from .executors import ExecutorInfo, avoiding
 from .settings import TournamentSettings
@@ -72,15 +74,23 @@ class _Silent(Progress):
 
 
 def table_specs(
-    store: Store, schedule_id: str, settings: TournamentSettings, *, table_base: int = 0
+    store: Store,
+    schedule_id: str,
+    settings: TournamentSettings,
+    *,
+    table_base: int = 0,
+    dealer: Dealer | None = None,
 ) -> list[TableSpec]:
     """The pending tables of a stored schedule, each carrying the archives of its seats.
 
     ``table_base`` is added to the schedule's table numbers, for a caller whose schedules number
     their tables from 0 each (the ladder's batches): the numbers of the tables one driver plays
     must differ. A table is played with ``settings`` unless its games were scheduled under other
-    game settings (a ladder batch from before a restart with other options): then with those."""
+    game settings (a ladder batch from before a restart with other options): then with those.
+    A table dealt from a secret key gets its seed from ``dealer`` (deals.py: the store does not
+    hold it), and its spec the deal's public part for the records."""
     pending = store.schedule_games(schedule_id, pending_only=True)
+    commitments = {s.season: s.commitment for s in store.deal_seasons()}
     versions = {v.id: v for v in store.versions()}
     archives = ArtifactStore(store.directory / "artifacts")
     data: dict[str, bytes] = {}
@@ -105,17 +115,27 @@ def table_specs(
                 version_id=v,
                 bot=versions[v].bot_dir,
                 artifact=versions[v].artifact,
+                owner=versions[v].author,
             )
             for v in first.seats
         )
+        if first.sealed and dealer is None:
+            raise TournamentError(f"game {first.game_id} is dealt from a secret key: no dealer")
         specs.append(
             TableSpec(
                 table=table_base + table,
-                deal_seed=first.deal_seed,
+                deal_seed=dealer.seed_of(first) if dealer is not None else first.deal_seed,
                 seats=seats,
                 games=tuple((g.game_id, g.rotation) for g in games),
                 settings=_as_scheduled(settings, first, len(seats)),
                 artifacts={s.artifact: data[s.artifact] for s in seats if s.artifact},
+                deal=None
+                if first.deal_season is None
+                else DealRecord(
+                    season=first.deal_season,
+                    commitment=commitments.get(first.deal_season),
+                    id=first.deal_id,
+                ),
             )
         )
     return specs

@@ -42,14 +42,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind, RunStatus, SandboxKind
+from take5.shuffle import KEY_BYTES
+
+from ..kinds import DealMode, InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
+from ..store.deals import SeasonKey
+from .deals import Dealer
 from .driver import Progress, Runner, TableDriver, table_specs
 from .errors import TournamentError
 from .executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
 from .schedule import Schedule
 from .settings import TournamentSettings, schedule_id
 from .table import close_launchers, run_table
+
+#: The deal identities' namespace of fixed schedules (deals.py)
+SCHEDULE_NAMESPACE = "schedule"
 
 
 class RunProgress(Progress):
@@ -110,10 +117,14 @@ def run_lock(directory: str | os.PathLike[str]) -> Iterator[None]:
 
 
 def prepare_run(
-    store: Store, options: Mapping[str, Any]
-) -> tuple[TournamentSettings, list[EntrantVersion], Schedule]:
-    """The settings (the store's, with ``options`` given now), the current entrant versions and
-    the schedule they make; TournamentError when they cannot make one."""
+    store: Store, options: Mapping[str, Any], *, preview: bool = False
+) -> tuple[TournamentSettings, list[EntrantVersion], Schedule, Dealer]:
+    """The settings (the store's, with ``options`` given now), the current entrant versions, the
+    schedule they make and the dealer of its deals; TournamentError when they cannot make one.
+
+    ``preview`` (``--dry-run``, a store opened read-only): secret deals from a throwaway key, so
+    that neither the tournament's key is made nor its seeds are shown; the seating is the real
+    one."""
     settings = TournamentSettings.from_json(store.settings()).updated(options)
     versions = store.current_versions()
     if len(versions) < settings.players:
@@ -126,7 +137,12 @@ def prepare_run(
         docker_only = [v.name for v in versions if v.kind == "dockerfile"]
         if docker_only:
             raise TournamentError(f"{', '.join(docker_only)} can only run with --sandbox docker")
-    return settings, versions, settings.schedule(versions)
+    if preview and settings.deals is DealMode.SECRET:
+        dealer = Dealer(settings.seed, SeasonKey(0, "", secrets.token_bytes(KEY_BYTES)))
+    else:
+        dealer = Dealer.of(store, settings)
+    deals = dealer.source(SCHEDULE_NAMESPACE, settings.game_context())
+    return settings, versions, settings.schedule(versions, deals), dealer
 
 
 def executor_info(settings: TournamentSettings) -> ExecutorInfo:
@@ -160,7 +176,7 @@ def run_tournament(
     store = Store(directory)
     started = time.perf_counter()
     try:
-        settings, versions, schedule = prepare_run(store, options or {})
+        settings, versions, schedule, dealer = prepare_run(store, options or {})
         info = executor_info(settings)
         with run_lock(directory):
             store.set_settings(settings.to_json())
@@ -177,7 +193,7 @@ def run_tournament(
                 settings=settings.to_json(),
                 entrants=[v.key for v in versions],
             )
-            specs = table_specs(store, sid, settings)
+            specs = table_specs(store, sid, settings, dealer=dealer)
             counts = store.progress(sid)
             report = RunReport(schedule, sid, counts["total"], counts["done"])
             run_id = f"run-{secrets.token_hex(4)}"

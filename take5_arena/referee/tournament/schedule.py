@@ -35,6 +35,20 @@ Seat order at a table is shuffled too (seat 0 is not always the same kind of ent
 what defines the game (entrants by seat, deal seed, rotation, game settings), so that the same game
 is recognised across re-runs and schedule changes (a new entrant) never mistake one game for
 another.
+
+**Deals** come from a :data:`DealSource`: a table's number and seats give its :class:`Deal`. A
+tournament with a public seed uses :func:`public_deals` (the seed hashed with the table number, as
+every schedule before secret deals did, so that their schedules stay the same); one with a secret
+key uses take5_arena/referee/tournament/deals.py, whose seeds are an HMAC of the table's deal
+identity (:func:`deal_identity`) under the key. The scheduler itself never sees a key.
+
+**Authors** (``authors``: entrant -> author): two entrants of one author never share a table when
+the pool has enough authors to fill one (at least ``k``). The complete round robin keeps only the
+k-subsets without two of one author; the balanced one gives no seat to an entrant whose author is
+at the table already (from outside the round if nobody of the round fits: those entrants then sit
+at fewer tables, the price of the rule) and its repair never makes such a table. Without authors,
+or with every entrant its own author, the schedule is exactly the one it was before authors
+existed.
 """
 
 from __future__ import annotations
@@ -43,7 +57,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +94,37 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Deal:
+    """A table's deal: its seed, and for a deal from a secret key, the key's season and the deal
+    identity the seed is the HMAC of (docs/record-format.md, "Deals")."""
+
+    seed: int
+    season: int | None = None
+    identity: str | None = None
+
+
+DealSource = Callable[[int, Sequence[str]], Deal]
+"""A table's deal from its number and its entrants by seat."""
+
+
+def public_deals(seed: int) -> DealSource:
+    """Deals from a public seed: :func:`deal_seed` of the seed and the table number."""
+    return lambda table, seats: Deal(deal_seed(seed, table))
+
+
+def deal_identity(namespace: str, table: int, seats: Sequence[str], context: Any) -> str:
+    """What names a deal under a tournament's key: where it was scheduled (``namespace``: a fixed
+    schedule, an until-settled run, the arena's ladder), the table's number there, its entrants by
+    seat and its game settings, as compact JSON with sorted keys."""
+    return json.dumps(
+        ["take5-deal", namespace, table, list(seats), context],
+        separators=(",", ":"),
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+
+
+@dataclass(frozen=True)
 class ScheduledGame:
     """One game of the schedule. ``duplicate_set`` is shared by the games of one deal."""
 
@@ -89,6 +134,8 @@ class ScheduledGame:
     seats: tuple[str, ...]
     deal_seed: int
     duplicate_set: str
+    deal_season: int | None = None
+    deal_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,7 +145,51 @@ class ScheduledGame:
             "seats": list(self.seats),
             "deal_seed": self.deal_seed,
             "duplicate_set": self.duplicate_set,
+            "deal_season": self.deal_season,
+            "deal_id": self.deal_id,
         }
+
+
+def games_of_table(
+    index: int, seats: tuple[str, ...], deal: Deal, rotations: int, context: Any
+) -> list[ScheduledGame]:
+    """The games of one table: its deal in ``rotations`` rotations (one duplicate set)."""
+    ids = [game_id(seats, deal.seed, r, context) for r in range(rotations)]
+    return [
+        ScheduledGame(gid, index, r, seats, deal.seed, ids[0], deal.season, deal.identity)
+        for r, gid in enumerate(ids)
+    ]
+
+
+def author_groups(
+    entrants: Sequence[str], authors: Mapping[str, str | None] | None, table_size: int
+) -> list[int] | None:
+    """Each entrant's author as a number (an entrant without an author is its own), or None when
+    the rule cannot or need not apply: every entrant its own author, or fewer authors than seats
+    at a table (then every table would break it; the standings say so)."""
+    if not authors:
+        return None
+    names: dict[str, int] = {}
+    groups = []
+    for e in entrants:
+        author = authors.get(e)
+        key = f"a:{author}" if author else f"e:{e}"
+        groups.append(names.setdefault(key, len(names)))
+    if len(names) == len(entrants) or len(names) < table_size:
+        return None
+    return groups
+
+
+def same_author(seats: Sequence[str], authors: Mapping[str, str | None] | None) -> list[str]:
+    """The authors with more than one entrant at a table of these seats."""
+    if not authors:
+        return []
+    seen: dict[str, int] = {}
+    for e in seats:
+        a = authors.get(e)
+        if a:
+            seen[a] = seen.get(a, 0) + 1
+    return sorted(a for a, n in seen.items() if n > 1)
 
 
 @dataclass(frozen=True)
@@ -211,13 +302,16 @@ def make_schedule(
     seed: int = 0,
     duplicate: bool = True,
     context: Any = None,
+    deals: DealSource | None = None,
+    authors: Mapping[str, str | None] | None = None,
 ) -> Schedule:
     """The schedule for ``entrants`` (distinct ids; their order does not matter).
 
     ``games`` is the number of games wanted (None: see :func:`default_tables`); it becomes
     ``ceil(games / k)`` tables with duplicate deals, ``games`` tables without, and a complete round
     robin rounds that to whole cycles. ``context`` (for example the game settings) goes into the
-    game ids only.
+    game ids only. ``seed`` seeds the seating, and the deals too unless ``deals`` gives them (module
+    text); ``authors`` keeps an author's entrants apart (module text).
     """
     given = list(entrants)
     keys = tuple(sorted(set(given)))
@@ -231,33 +325,33 @@ def make_schedule(
     if games is not None and games < 1:
         raise ScheduleError(f"games must be at least 1, not {games}")
     requested = tables_for_games(games, k, duplicate) if games is not None else default_tables(n, k)
-    c = math.comb(n, k)
     rng = SplitMix64(_hash_int("schedule", seed, n, k))
     order = rng.shuffled(range(n))  # entrant index -> position in the schedule's own order
+    by_key = author_groups(keys, authors, k)
+    # authors by the schedule's own entrant numbers (i: the entrant keys[order[i]])
+    group = None if by_key is None else [by_key[order[i]] for i in range(n)]
+    subsets = _allowed_subsets(n, k, group)
+    c = math.comb(n, k) if subsets is None else len(subsets)
+    deals = deals or public_deals(seed)
 
     mode, cycles = "complete", 0
     rows: Sequence[Sequence[int]] | None = None
     if 2 * requested < c:
-        rows, ok = _balanced(n, k, requested, rng)
+        rows, ok = _balanced(n, k, requested, rng, group=group)
         if ok or c > FALLBACK_FACTOR * requested:
             mode = "balanced"
         else:
             rows = None
     if rows is None:
         cycles = max(1, round(requested / c))
-        rows = _complete(n, k, cycles)
+        rows = _complete(n, k, cycles, subsets)
     tables: list[Table] = []
     out_games: list[ScheduledGame] = []
     for index, row in enumerate(rows):
         seats = tuple(keys[order[i]] for i in rng.shuffled(row))
-        dseed = deal_seed(seed, index)
-        rotations = range(k) if duplicate else range(1)
-        ids = [game_id(seats, dseed, r, context) for r in rotations]
-        dup = ids[0]
-        tables.append(Table(index, seats, dseed))
-        out_games.extend(
-            ScheduledGame(gid, index, r, seats, dseed, dup) for r, gid in zip(rotations, ids)
-        )
+        deal = deals(index, seats)
+        tables.append(Table(index, seats, deal.seed))
+        out_games.extend(games_of_table(index, seats, deal, k if duplicate else 1, context))
     return Schedule(
         keys, k, mode, cycles, requested, duplicate, seed, tuple(tables), tuple(out_games)
     )
@@ -308,38 +402,76 @@ def balanceable_tables(n: int, k: int, tables: int) -> int | None:
     return None
 
 
-def _complete(n: int, k: int, cycles: int) -> list[tuple[int, ...]]:
-    if math.comb(n, k) * cycles > MAX_COMPLETE_TABLES:
+def _clash(group: list[int] | None, c: int, table: Sequence[int]) -> bool:
+    """Whether entrant ``c`` has an author at ``table`` already."""
+    return group is not None and any(group[c] == group[m] for m in table)
+
+
+def _allowed_subsets(n: int, k: int, group: list[int] | None) -> list[tuple[int, ...]] | None:
+    """The k-subsets without two entrants of one author (None: every subset, no rule)."""
+    if group is None:
+        return None
+    if math.comb(n, k) > MAX_COMPLETE_TABLES:
+        return None  # too many to list: the balanced schedule keeps authors apart by itself
+    allowed = [s for s in itertools.combinations(range(n), k) if len({group[i] for i in s}) == k]
+    return allowed or None
+
+
+def _complete(
+    n: int, k: int, cycles: int, subsets: list[tuple[int, ...]] | None = None
+) -> list[tuple[int, ...]]:
+    if (len(subsets) if subsets is not None else math.comb(n, k)) * cycles > MAX_COMPLETE_TABLES:
         raise ScheduleError(f"a complete round robin of {n} entrants at tables of {k} is too large")
-    subsets = list(itertools.combinations(range(n), k))
+    if subsets is None:
+        subsets = list(itertools.combinations(range(n), k))
     return [s for _ in range(cycles) for s in subsets]
 
 
 def _balanced(
-    n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 6
+    n: int,
+    k: int,
+    tables: int,
+    rng: SplitMix64,
+    attempts: int = 6,
+    *,
+    group: list[int] | None = None,
 ) -> tuple[list[list[int]], bool]:
     """At least ``tables`` tables of ``k`` out of ``n`` and whether their pair counts are within one
     (else the attempt that came closest). Each attempt takes the next table count from ``tables`` up
-    that the counting condition allows, so a failed search tries a slightly larger schedule."""
+    that the counting condition allows, so a failed search tries a slightly larger schedule (with
+    authors the condition does not hold as stated: each attempt takes one table more)."""
     best, best_bad = None, None
     t = tables - 1
     for _ in range(attempts):
-        nxt = balanceable_tables(n, k, t + 1)
+        nxt = balanceable_tables(n, k, t + 1) if group is None else t + 1
         if nxt is None or 2 * nxt >= math.comb(n, k):
             break
         t = nxt
-        rows, bad = _balanced_once(n, k, t, rng)
+        rows, bad = _balanced_once(n, k, t, rng, group)
         if bad == 0:
             return rows, True
         if best_bad is None or bad < best_bad:
             best, best_bad = rows, bad
     if best is None:
-        rows, bad = _balanced_once(n, k, tables, rng)
+        rows, bad = _balanced_once(n, k, tables, rng, group)
         return rows, bad == 0
     return best, False
 
 
-def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[list[int]], int]:
+def _cheapest(pool: list[int], table: list[int], pairs: np.ndarray, group: list[int] | None) -> int:
+    """The position in ``pool`` of the entrant who has met ``table`` least (not one at it, nor
+    one of an author at it while someone else may sit there)."""
+    cand = np.fromiter(pool, dtype=np.int64, count=len(pool))
+    cost = pairs[table][:, cand].sum(axis=0)
+    cost[np.isin(cand, table)] = 1 << 40
+    if group is not None:
+        cost[[_clash(group, int(c), table) for c in cand]] += 1 << 30
+    return int(np.argmin(cost))
+
+
+def _balanced_once(
+    n: int, k: int, t_count: int, rng: SplitMix64, group: list[int] | None = None
+) -> tuple[list[list[int]], int]:
     pairs = np.zeros((n, n), dtype=np.int64)
     met: list[set[int]] = [set() for _ in range(n)]  # who has met whom (the sparse fast path)
     sparse = True  # no pair has met twice yet: the first fresh candidate of the round is optimal
@@ -356,14 +488,19 @@ def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[
             pick = -1
             if sparse:
                 for j, c in enumerate(pool[:64]):
-                    if c not in table and not any(c in met[m] for m in table):
+                    if (
+                        c not in table
+                        and not any(c in met[m] for m in table)
+                        and not _clash(group, c, table)
+                    ):
                         pick = j
                         break
             if pick < 0:
-                cand = np.fromiter(pool, dtype=np.int64, count=len(pool))
-                cost = pairs[table][:, cand].sum(axis=0)
-                cost[np.isin(cand, table)] = 1 << 40
-                pick = int(np.argmin(cost))
+                pick = _cheapest(pool, table, pairs, group)
+                if _clash(group, pool[pick], table):
+                    # nobody left of this round may sit here: the seat goes to the next round
+                    pool.extend(rng.shuffled(range(n)))
+                    pick = _cheapest(pool, table, pairs, group)
             table.append(pool.pop(pick))
         for a in table:
             for b in table:
@@ -373,23 +510,42 @@ def _balanced_once(n: int, k: int, t_count: int, rng: SplitMix64) -> tuple[list[
                     met[a].add(b)
                     pairs[a, b] += 1
         rows.append(table)
-    return rows, _repair(n, k, rows, pairs, rng)
+    return rows, _repair(n, k, rows, pairs, rng, group)
 
 
-def _bounds(n: int, k: int, t_count: int) -> tuple[int, int]:
+def _bounds(n: int, k: int, t_count: int, npairs: int | None = None) -> tuple[int, int]:
     total = t_count * k * (k - 1) // 2
-    npairs = n * (n - 1) // 2
+    npairs = npairs or n * (n - 1) // 2
     lo = total // npairs
     hi = lo if total % npairs == 0 else lo + 1
     return lo, hi
 
 
-def _repair(n: int, k: int, rows: list[list[int]], pairs: np.ndarray, rng: SplitMix64) -> int:
+#: What a table with two entrants of one author costs the repair, against one meeting too many.
+CLASH_COST = 1000
+
+
+def _repair(
+    n: int,
+    k: int,
+    rows: list[list[int]],
+    pairs: np.ndarray,
+    rng: SplitMix64,
+    group: list[int] | None = None,
+) -> int:
     """Swap entrants between tables until all pair counts are within one; returns the number of
     pairs still outside (0 on success). Tabu search: for a random pair outside the bounds, the best
     swap that moves one of them away from a shared table (too many meetings) or brings them
-    together (too few), even when it makes things worse, but never straight back."""
-    lo, hi = _bounds(n, k, len(rows))
+    together (too few), even when it makes things worse, but never straight back. With authors
+    (``group``), two entrants of one author should meet 0 times (bounds over the other pairs), and
+    a swap that seats them together costs :data:`CLASH_COST`."""
+    same = (lambda a, b: group[a] == group[b]) if group is not None else (lambda a, b: False)
+    allowed = (
+        None
+        if group is None
+        else sum(1 for a in range(n) for b in range(a + 1, n) if group[a] != group[b])
+    )
+    lo, hi = _bounds(n, k, len(rows), allowed)
     iu = np.triu_indices(n, 1)
     P = [list(map(int, r)) for r in pairs]  # plain lists: fast single-element access
     where: list[set[int]] = [set() for _ in range(n)]  # tables of each entrant
@@ -400,10 +556,14 @@ def _repair(n: int, k: int, rows: list[list[int]], pairs: np.ndarray, rng: Split
     arr = pairs[iu]
     idx = np.nonzero((arr > hi) | (arr < lo))[0]
     bad = {(int(iu[0][i]), int(iu[1][i])) for i in idx}
+    if group is not None:
+        bad = {(a, b) for a, b in bad if not same(a, b)} | {
+            (int(a), int(b)) for a, b in zip(*iu) if same(int(a), int(b)) and P[a][b] > 0
+        }
 
     def touch(a: int, b: int) -> None:
         key = (a, b) if a < b else (b, a)
-        if lo <= P[a][b] <= hi:
+        if (P[a][b] == 0) if same(a, b) else (lo <= P[a][b] <= hi):
             bad.discard(key)
         else:
             bad.add(key)
@@ -418,9 +578,13 @@ def _repair(n: int, k: int, rows: list[list[int]], pairs: np.ndarray, rng: Split
         for u in tx:
             if u != a and u not in common:
                 d += pc[u] - pa[u] + 1
+                if group is not None:
+                    d += CLASH_COST * (same(c, u) - same(a, u))
         for v in ty:
             if v != c and v not in common:
                 d += pa[v] - pc[v] + 1
+                if group is not None:
+                    d += CLASH_COST * (same(a, v) - same(c, v))
         return d
 
     def do_swap(a: int, x: int, c: int, y: int) -> None:
@@ -458,7 +622,7 @@ def _repair(n: int, k: int, rows: list[list[int]], pairs: np.ndarray, rng: Split
             return 0
         listed = sorted(bad)
         a, b = listed[rng.below(len(listed))]
-        over = P[a][b] > hi
+        over = P[a][b] > hi or same(a, b)
         if over:
             # Move a (or b) away from a table they share.
             shared = sorted(where[a] & where[b])

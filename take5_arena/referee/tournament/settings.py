@@ -11,7 +11,9 @@ hold the same objects, and the match gives ``game`` (a ``take5.Settings``) to ``
 The store keeps them as JSON (:meth:`TournamentSettings.to_json`): a flat object whose keys are the
 options' names, the same object as before this type existed, so an older store opens and reads
 back the same. Keys a store holds that this referee does not know are ignored; keys it lacks take
-their defaults (take5_arena/referee/defaults.py).
+their defaults (take5_arena/referee/defaults.py), but one: ``deals``. A new tournament deals from a
+secret key; settings saved before secret deals existed (they hold a ``seed``, and no ``deals``)
+deal from their public seed, as they always did, and so does a run given ``--seed N``.
 """
 
 from __future__ import annotations
@@ -26,19 +28,21 @@ from take5 import Settings, Take5Error
 from take5.rules import EndRule, Variant
 
 from .. import defaults
-from ..kinds import SandboxKind
+from ..kinds import DealMode, SandboxKind
 from ..match.config import CallLimits
 from ..sandbox.limits import SandboxLimits
 from ..store import EntrantVersion
 from .errors import TournamentError
 from .executors import default_concurrency
-from .schedule import Schedule, ScheduleError, make_schedule
+from .schedule import DealSource, Schedule, ScheduleError, make_schedule
 
 #: The keys of the settings JSON, in the order of :meth:`TournamentSettings.to_json`.
 KEYS = (
     "players",
     "games",
     "seed",
+    "deals",
+    "separate_authors",
     "variant",
     "threshold",
     "end_rule",
@@ -80,7 +84,11 @@ class TournamentSettings:
     games: int | None = None
     """Games wanted; None: a complete round robin if small, else 10 tables per entrant."""
     seed: int = defaults.SEED
-    """Seed of the schedule and the deals."""
+    """Seed of the seating, and of the deals when ``deals`` is public."""
+    deals: DealMode = DealMode.SECRET
+    """Where the deals come from: a secret key per season, or the public ``seed``."""
+    separate_authors: bool = defaults.SEPARATE_AUTHORS
+    """Never two entrants of one author at a table, when the pool allows it."""
     duplicate: bool = defaults.DUPLICATE
     """Each deal replayed with the hands rotated through every seat."""
     calls: CallLimits = field(default_factory=CallLimits)
@@ -107,8 +115,11 @@ class TournamentSettings:
             raise TournamentError("retries must be a whole number, at least 0")
         if not _whole(self.output_budget) or self.output_budget < 0:
             raise TournamentError("the output budget must be a whole number of bytes, at least 0")
-        if not isinstance(self.duplicate, bool):
-            raise TournamentError(f"duplicate must be true or false, not {self.duplicate!r}")
+        for name in ("duplicate", "separate_authors"):
+            if not isinstance(getattr(self, name), bool):
+                raise TournamentError(f"{name} must be true or false, not {getattr(self, name)!r}")
+        if not isinstance(self.deals, DealMode):
+            raise TournamentError(f"deals must be secret or public, not {self.deals!r}")
         for name in ("base_image", "executor"):
             if not isinstance(getattr(self, name), str):
                 raise TournamentError(f"{name} must be a string, not {getattr(self, name)!r}")
@@ -121,6 +132,8 @@ class TournamentSettings:
             "players": self.game.players,
             "games": self.games,
             "seed": self.seed,
+            "deals": self.deals.value,
+            "separate_authors": self.separate_authors,
             "variant": self.game.variant.value,
             "threshold": self.game.threshold,
             "end_rule": self.game.end_rule.value,
@@ -142,9 +155,18 @@ class TournamentSettings:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> TournamentSettings:
         """Settings from the store's JSON (or any mapping with its keys): missing keys take their
-        defaults, unknown keys are ignored; a bad value is a TournamentError naming it."""
+        defaults, unknown keys are ignored; a bad value is a TournamentError naming it. Settings
+        saved before secret deals (a ``seed`` and no ``deals``) deal from their public seed."""
         base = cls().to_json()
         values = {**base, **{k: v for k, v in doc.items() if k in base}}
+        if "seed" in doc and "deals" not in doc:
+            values["deals"] = DealMode.PUBLIC.value
+        try:
+            deals = DealMode(values["deals"])
+        except ValueError:
+            raise TournamentError(
+                f"deals must be secret or public, not {values['deals']!r}"
+            ) from None
         try:
             game = Settings(
                 players=values["players"],
@@ -180,6 +202,8 @@ class TournamentSettings:
             game=game,
             games=values["games"],
             seed=values["seed"],
+            deals=deals,
+            separate_authors=values["separate_authors"],
             duplicate=values["duplicate"],
             calls=calls,
             sandbox=sandbox,
@@ -198,6 +222,8 @@ class TournamentSettings:
         if unknown:
             raise TypeError(f"not a tournament setting: {', '.join(unknown)}")
         given = {k: v for k, v in options.items() if v is not None}
+        if "seed" in given and "deals" not in given:  # --seed N: reproducible, so public
+            given["deals"] = DealMode.PUBLIC.value
         if not given:
             return self
         return TournamentSettings.from_json({**self.to_json(), **given})
@@ -222,8 +248,18 @@ class TournamentSettings:
             "end_rule": self.game.end_rule.value,
         }
 
-    def schedule(self, versions: Sequence[EntrantVersion]) -> Schedule:
-        """The fixed schedule of these entrant versions."""
+    def authors(self, versions: Sequence[EntrantVersion]) -> dict[str, str | None] | None:
+        """Entrant version key -> author, for a schedule that keeps authors apart (None: it
+        need not)."""
+        if not self.separate_authors:
+            return None
+        return {v.key: v.author for v in versions}
+
+    def schedule(
+        self, versions: Sequence[EntrantVersion], deals: DealSource | None = None
+    ) -> Schedule:
+        """The fixed schedule of these entrant versions, with deals from ``deals`` (None: the
+        public seed's)."""
         try:
             return make_schedule(
                 [v.key for v in versions],
@@ -232,6 +268,8 @@ class TournamentSettings:
                 seed=self.seed,
                 duplicate=self.duplicate,
                 context=self.game_context(),
+                deals=deals,
+                authors=self.authors(versions),
             )
         except ScheduleError as error:
             raise TournamentError(f"no schedule: {error}") from None
@@ -239,9 +277,14 @@ class TournamentSettings:
     def describe(self) -> str:
         """One line about the settings, for `referee tournament run` and `status`."""
         rule = "at or above" if self.game.end_rule is EndRule.AT_OR_ABOVE else "above"
+        deals = (
+            "secret deals"
+            if self.deals is DealMode.SECRET
+            else f"deals from public seed {self.seed} (predictable)"
+        )
         return (
             f"tables of {self.players}, {self.game.variant.value}, ends {rule} "
-            f"{self.game.threshold}, seed {self.seed}, "
+            f"{self.game.threshold}, {deals}, "
             f"{'duplicate deals' if self.duplicate else 'single deals'}, "
             f"{self.calls.timeout:g} s per call, sandbox {self.sandbox.value}, "
             f"executor {self.executor}, concurrency {self.tables_at_once}"

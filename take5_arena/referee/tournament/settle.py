@@ -19,6 +19,7 @@ leaderboard's), never from an import of the leaderboard here.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +39,7 @@ from .adaptive import (
     decide,
     default_budget,
 )
+from .deals import Dealer
 from .driver import Runner, TableDriver, table_specs
 from .errors import TournamentError
 from .executors import ExecutorInfo, open_executor
@@ -140,7 +142,7 @@ def run_until_settled(
     started = time.perf_counter()
     store = Store(directory)
     try:
-        settings, versions, _ = prepare_run(store, options or {})
+        settings, versions, _, dealer = prepare_run(store, options or {})
         keys = {v.id: v.key for v in versions}
         entrants = sorted(keys.values())
         target = None
@@ -157,8 +159,12 @@ def run_until_settled(
             batch_tables=batch_tables,
             gauntlet=target,
             context=settings.game_context(),
+            authors=settings.authors(versions),
         )
         report = SettleReport(ss.key(entrants))
+        ss = dataclasses.replace(
+            ss, deals=dealer.source(f"settle-{report.key}", settings.game_context())
+        )
         info = executor_info(settings)
         with run_lock(directory):
             store.set_settings(settings.to_json())
@@ -172,7 +178,7 @@ def run_until_settled(
             status = RunStatus.FAILED
             try:
                 with open_executor(info, settings.tables_at_once) as (executor, info):
-                    batches = _Batches(store, executor, info, settings, ss, report, run_id)
+                    batches = _Batches(store, executor, info, settings, ss, report, run_id, dealer)
                     batches.play(entrants, keys, rank, runner, log, retry_delay)
                 status = (
                     RunStatus.INTERRUPTED
@@ -207,6 +213,7 @@ class _Batches:
     ss: SettleSettings
     report: SettleReport
     run_id: str
+    dealer: Dealer
 
     def play(
         self,
@@ -268,7 +275,7 @@ class _Batches:
                     runner=runner,
                     retry_delay=retry_delay,
                 )
-                driver.run(table_specs(store, sid, settings))
+                driver.run(table_specs(store, sid, settings, dealer=self.dealer))
                 report.played += driver.played
                 report.infra += driver.infra
                 if driver.interrupted:

@@ -83,4 +83,15 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             "state": state,
             "infra_failures": pending_errors,
             "ladder": store.note("ladder"),
+            # the deal keys' commitments from the start, each key once revealed (docs/security.md)
+            "deal_keys": [
+                {
+                    "season": k.season,
+                    "commitment": k.commitment,
+                    "created_at": k.created_at,
+                    "key": k.key,
+                    "revealed_at": k.revealed_at,
+                }
+                for k in store.deal_seasons()
+            ],
         }

@@ -1,9 +1,9 @@
 """Submitting an entrant: validate a bot folder and record it as (a new version of) an entrant.
 
 Validation is what a tournament relies on later: the image builds (docker), the bot starts,
-answers the handshake and plays two smoke games (one deal, both rotations) against the random
-example bot within the tournament's limits, without a fault. A refused bot is reported with the
-reason and its own stderr.
+answers the handshake and plays smoke games (a table of the tournament's shape, every rotation of
+one deal, house bots in the other seats) within the tournament's limits, without a fault. A
+refused bot is reported with the reason and its own stderr.
 
 What was validated is what plays (take5_arena/referee/artifacts.py): the folder is packed FIRST into
 a content-addressed archive, and everything after (the source hash, the image, the smoke games)
@@ -11,13 +11,13 @@ works on that archive unpacked into the artifact cache, never on the folder. The
 tournament's ``artifacts/`` folder and its digest to the store; tournament games play it, wherever
 they run, so a folder changed or deleted after submission changes nothing.
 
-Smoke games look like any other game to the bot: a fresh random deal and game ids of the same form
-as a tournament's, so a bot cannot behave well only while it is being checked.
+Smoke games look like any other game to the bot (:func:`_smoke`): a table of the tournament's size
+and settings, house bots in the other seats, a fresh random deal, a random seat and game ids of the
+same form as a tournament's, so a bot cannot behave well only while it is being checked.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import secrets
 import tempfile
@@ -47,7 +47,8 @@ from ..store import EntrantVersion, Store
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .settings import TournamentSettings
 
-RANDOM_BOT = defaults.EXAMPLE_BOTS / "random"
+HOUSE_BOTS = tuple(defaults.EXAMPLE_BOTS / name for name in ("random", "lowest", "heuristic"))
+"""The bots that fill a smoke game's other seats (quick, deterministic in their limits)."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def _validate(
                 except ImageBuildError as error:
                     raise build_failure(error) from None
                 image_id = info.id
-            log(f"smoke games against the random example bot ({settings.sandbox}) ...")
+            log(f"smoke games at a table of {settings.game.players} ({settings.sandbox}) ...")
             smoke = _smoke(ref, settings, launcher)
         finally:
             if launcher is not None:
@@ -170,40 +171,51 @@ def _validate(
 
 
 def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher | None) -> str:
-    """Two games (one deal, both rotations) against the random bot; a fault refuses the bot.
+    """Smoke games: a table of the tournament's own shape; a fault refuses the bot.
 
-    The deal is random and the game ids have the form of a tournament's (16 hex digits,
-    take5_arena/referee/tournament/schedule.py), so the smoke games cannot be told from real ones.
-    They are played under the tournament's rules and limits, two players, one fault allowed."""
-    config = MatchConfig(
-        games=2,
-        seed=secrets.randbits(63),
-        game=dataclasses.replace(settings.game, players=2),
-        calls=dataclasses.replace(settings.calls, max_faults=1),
-        game_ids=(secrets.token_hex(8), secrets.token_hex(8)),
-    )
-    with Match([ref, parse_bot(str(RANDOM_BOT))], config, launcher=launcher) as match:
-        # the arena's own opponent first: if it did not start either, the host is to blame
-        for rejection in sorted(match.rejections, key=lambda r: r.bot == ref.text):
-            raise start_failure(
-                rejection,
-                house=rejection.bot != ref.text,
-                stderr=clean_text(match.entrants[0].handle.stderr_tail(4000)),
-            )
-        result = match.play()
-        for game in result.games:
-            if game.faults[0]:
-                f = game.faults[0][0]
-                raise SubmitRefusedError(
-                    f"{f['kind']} in the smoke game (round {f['round']}, turn {f['turn']}): "
-                    f"{f['detail']}",
-                    clean_text(match.entrants[0].handle.stderr_tail(4000)),
+    Nothing a bot can see tells them from a tournament's games (docs/security.md, "Smoke games"):
+    the tournament's game settings (table size, variant, threshold, end rule) and call limits, a
+    deal from the OS's random source, a random seat, the other seats drawn from the house bots
+    (:data:`HOUSE_BOTS`, repeats allowed, as a tournament may seat anyone), game ids of the
+    tournament's form (16 hex digits), and as many games per table as a tournament table plays:
+    every rotation of the deal with duplicate deals (two tables of one game each without)."""
+    k = settings.game.players
+    rotations = list(range(k)) if settings.duplicate else [0]
+    scores: list[int] = []
+    name, version = ref.default_name, ""
+    for _table in range(1 if settings.duplicate else 2):
+        seat = secrets.randbelow(k)
+        house = [parse_bot(str(secrets.choice(HOUSE_BOTS))) for _ in range(k - 1)]
+        config = MatchConfig(
+            games=k,
+            seed=secrets.randbits(63),
+            game=settings.game,
+            calls=settings.calls,
+            game_ids=tuple(secrets.token_hex(8) for _ in range(k)),
+        )
+        with Match([*house[:seat], ref, *house[seat:]], config, launcher=launcher) as match:
+            mine = match.entrants[seat]
+            # the arena's own opponents first: if one did not start either, the host is to blame
+            for rejection in sorted(match.rejections, key=lambda r: r.bot == ref.text):
+                raise start_failure(
+                    rejection,
+                    house=rejection.bot != ref.text,
+                    stderr=clean_text(mine.handle.stderr_tail(4000)),
                 )
-        info = match.entrants[0].info
-    scores = [g.scores[0] for g in result.games]
+            for rotation in rotations:
+                game = match.play_game(rotation)
+                if game.faults[seat]:
+                    f = game.faults[seat][0]
+                    raise SubmitRefusedError(
+                        f"{f['kind']} in a smoke game (round {f['round']}, turn {f['turn']}): "
+                        f"{f['detail']}",
+                        clean_text(mine.handle.stderr_tail(4000)),
+                    )
+                scores.append(game.scores[seat])
+            name, version = mine.info.name or name, mine.info.version or ""
     return (
-        f"handshake ok ({info.name or ref.default_name} {info.version or ''}".rstrip()
-        + f"), {len(scores)} smoke games without a fault, penalties {scores}"
+        f"handshake ok ({name} {version}".rstrip()
+        + f"), {len(scores)} smoke games without a fault (tables of {k}), penalties {scores}"
     )
 
 

@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from take5.record import GameRecord
+from take5.record import DealRecord, GameRecord
 
 from ..artifacts import ArtifactError, materialize
 from ..kinds import InfraKind, SandboxKind
@@ -57,6 +57,8 @@ class SeatSpec:
     """The folder it was submitted from (played only by versions without an artifact)."""
     artifact: str | None = None
     """``sha256:...`` of the validated source archive: what plays."""
+    owner: str | None = None
+    """The entrant's author as the organiser knows it (None: not known); into the record."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,9 @@ class TableSpec:
     """The tournament's settings: the game, the call limits, the sandbox and its limits."""
     artifacts: dict[str, bytes] = field(default_factory=dict)
     """Digest -> source archive, for its seats."""
+    deal: DealRecord | None = None
+    """For a deal from a secret key, what its records say of it (``season``, ``commitment``,
+    ``id``: docs/record-format.md, "Deals"); never the key. None: a public seed."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +239,13 @@ def play_table(
                     InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game"
                 )
             record["game_id"] = game_id
+            if spec.deal is not None:
+                record["deal"] = spec.deal.copy()
             for seat, info in zip(spec.seats, record["seats"]):
                 info["bot_name"] = info["name"]  # what the bot called itself
                 info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
+                if seat.owner is not None:
+                    info["owner"] = seat.owner
             emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
 
 
