@@ -43,7 +43,9 @@ class BotHandle(Protocol):
         ...
 
     # Optional, looked up with getattr by the match (take5_arena/referee/sandbox/launcher.py has them all):
-    #   per_game: bool                 True: start the bot afresh before every game (Match._renew)
+    #   per_game: bool                 True: start the bot afresh before a game (Match._renew)
+    #   serve_game(game_id, deal)      -> bool: whether it must be restarted for that game
+    #                                  (absent: after every game); deal is the game's seed
     #   ready(timeout) -> str          wait until the bot serves; the address to connect to, or
     #                                  raise remote.CallFailed (timeout, crash, resource)
     #   prefetch(game_id) -> None      prepare the next game's start while this game plays
