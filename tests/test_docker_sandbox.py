@@ -42,8 +42,12 @@ from take5_arena.referee.sandbox.launcher import DockerLauncher, image_shell
 from take5_arena.referee.sandbox.limits import (
     DEFAULT_BASE_IMAGE,
     SandboxLimits,
+    SECCOMP_PROFILE,
+    WARM_MASKED_PATHS,
     container_kwargs,
+    seccomp_profile,
     volume_tmpfs,
+    writable_places,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -72,14 +76,16 @@ def _unavailable(reason: str):
 def test_container_kwargs_lock_the_container_down():
     kw = container_kwargs(
         name="n1",
-        limits=SandboxLimits(memory="128m", cpus=0.5, pids=32),
+        limits=SandboxLimits(memory="128m", cpus=0.5, pids=32, runtime=None),
         socket_dir="/tmp/t5-x/c001",
         labels={"take5.run": "r1"},
         env={"A": "1"},
     )
     assert kw["network_mode"] == "none" and kw["read_only"] is True
     assert kw["user"] == "10001:10001" and kw["cap_drop"] == ["ALL"]
-    assert kw["security_opt"] == ["no-new-privileges"]
+    assert kw["security_opt"] == ["no-new-privileges", f"seccomp={seccomp_profile()}"]
+    assert set(kw["masked_paths"]) >= {"/proc/kcore", "/proc/keys", "/sys/fs/cgroup", "/dev/mqueue"}
+    assert "/proc/sys" in kw["readonly_paths"]
     assert kw["mem_limit"] == kw["memswap_limit"] == "128m"
     assert kw["nano_cpus"] == 500_000_000 and kw["pids_limit"] == 32
     assert kw["restart_policy"] == {"Name": "no"} and kw["init"] is True
@@ -118,6 +124,88 @@ def test_container_kwargs_lock_the_container_down():
         )["runtime"]
         == "runsc"
     )
+
+
+#: What the profile must refuse (docs/security.md says why): io_uring, which newer engines refuse
+#: too; state that outlives a process (System V IPC, POSIX message queues, keyrings); reading or
+#: changing another process; namespaces, mounts, kernel modules, BPF, perf.
+MUST_REFUSE = {
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "shmget", "shmat", "semget", "semop", "msgget", "msgsnd", "ipc",
+    "mq_open", "mq_timedsend", "add_key", "keyctl", "request_key",
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "process_madvise",
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_by_handle_at",
+    "init_module", "finit_module", "bpf", "perf_event_open", "userfaultfd", "kexec_load",
+}  # fmt: skip
+
+
+def test_the_seccomp_profile_is_an_allow_list_that_refuses_what_it_must():
+    profile = json.loads(SECCOMP_PROFILE.read_text())
+    assert profile["defaultAction"] == "SCMP_ACT_ERRNO" and profile["defaultErrnoRet"] == 1
+    assert all(not arch["subArchitectures"] for arch in profile["archMap"])  # no 32-bit calls
+    unconditional = {
+        name
+        for rule in profile["syscalls"]
+        if rule["action"] == "SCMP_ACT_ALLOW" and not rule.get("args")
+        for name in rule["names"]
+    }
+    conditional = {
+        name: rule["args"]
+        for rule in profile["syscalls"]
+        if rule["action"] == "SCMP_ACT_ALLOW" and rule.get("args")
+        for name in rule["names"]
+    }
+    assert not MUST_REFUSE & (unconditional | set(conditional))
+    # What a bot's runtime needs is there.
+    assert {
+        "read",
+        "write",
+        "openat",
+        "mmap",
+        "futex",
+        "epoll_wait",
+        "execve",
+        "bind",
+    } <= unconditional
+    # Calls that could reach another process only on the caller itself; clone never with a
+    # namespace flag; clone3 is ENOSYS so that the C library falls back to clone.
+    for name in ("prlimit64", "sched_setscheduler", "sched_setattr", "setpriority", "ioprio_set"):
+        assert name not in unconditional and all(a["value"] == 0 for a in conditional[name]), name
+    (clone,) = conditional["clone"]
+    assert clone["op"] == "SCMP_CMP_MASKED_EQ" and clone["valueTwo"] == 0
+    (clone3,) = [r for r in profile["syscalls"] if "clone3" in r["names"]]
+    assert clone3["action"] == "SCMP_ACT_ERRNO" and clone3["errnoRet"] == 38
+    families = {
+        rule["args"][0]["value"] for rule in profile["syscalls"] if rule["names"] == ["socket"]
+    }
+    assert families == {1, 2, 10, 16}  # unix, inet, inet6, netlink
+    assert json.loads(seccomp_profile()) == profile
+
+
+def test_a_warm_container_writes_only_to_tmpfs_the_referee_replaces():
+    limits = SandboxLimits(runtime=None)
+    kw = container_kwargs(
+        name="w",
+        limits=limits,
+        socket_dir=None,
+        labels={},
+        warm_root="/tmp/t5-x/w0001",
+        volumes=["/data"],
+    )
+    assert kw["tmpfs"] == {} and kw["init"] is False  # the fork server is the init
+    assert writable_places(["/data"], limits) == {
+        "/run/take5": "run",
+        "/tmp": "tmp",
+        "/dev/shm": "shm",
+        "/data": "v0",
+    }
+    binds = {m["Target"]: m for m in kw["mounts"]}
+    for target, name in writable_places(["/data"], limits).items():
+        assert binds[target]["Source"] == f"/tmp/t5-x/w0001/{name}"
+        assert binds[target]["ReadOnly"] is True
+        assert binds[target]["BindOptions"] == {"Propagation": "rslave"}
+    assert binds["/opt/take5/forkserver.py"]["ReadOnly"] is True
+    assert set(WARM_MASKED_PATHS) <= set(kw["masked_paths"])
 
 
 def test_limits_are_validated():
@@ -412,8 +500,53 @@ def _host_addresses() -> list[str]:
     return sorted(addrs)
 
 
+def _cgroup_limits(container_id: str) -> dict[str, str]:
+    """The memory, memory+swap, pids and CPU limits of a container's cgroup, read on the host."""
+    root = Path("/sys/fs/cgroup")
+
+    def first(*paths: Path) -> str:
+        for path in paths:
+            if path.is_file():
+                return path.read_text().strip()
+        return ""
+
+    if (root / "memory").is_dir():  # v1
+        d = {c: root / c / "docker" / container_id for c in ("memory", "pids", "cpu")}
+        quota = first(
+            d["cpu"] / "cpu.cfs_quota_us",
+            root / "cpu,cpuacct/docker" / container_id / "cpu.cfs_quota_us",
+        )
+        period = first(
+            d["cpu"] / "cpu.cfs_period_us",
+            root / "cpu,cpuacct/docker" / container_id / "cpu.cfs_period_us",
+        )
+        return {
+            "memory": first(d["memory"] / "memory.limit_in_bytes"),
+            "memory+swap": first(d["memory"] / "memory.memsw.limit_in_bytes"),
+            "pids": first(d["pids"] / "pids.max"),
+            "cpu": f"{quota} {period}",
+        }
+    d = next(
+        p
+        for p in (
+            root / "system.slice" / f"docker-{container_id}.scope",
+            root / "docker" / container_id,
+        )
+        if p.is_dir()
+    )
+    memory = first(d / "memory.max")
+    swap = first(d / "memory.swap.max")
+    return {
+        "memory": memory,
+        "memory+swap": str(int(memory) + int(swap)) if swap.isdigit() else swap,
+        "pids": first(d / "pids.max"),
+        "cpu": first(d / "cpu.max"),
+    }
+
+
 @pytest.mark.docker
-def test_container_is_locked_down(make_sandbox):
+@pytest.mark.parametrize("reuse", [True, False], ids=["warm", "fresh"])
+def test_container_is_locked_down(make_sandbox, reuse):
     accepted = []
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -433,21 +566,26 @@ def test_container_is_locked_down(make_sandbox):
     t = threading.Thread(target=accept_loop, daemon=True)
     t.start()
     try:
-        _, address = make_sandbox().start()
+        sandbox = make_sandbox(reuse=reuse)
+        handle, address = sandbox.start()
+        assert (handle._current.warm is not None) == (reuse and sandbox.launcher.reuse)
         client = Client(address)
         me = client("whoami")
         assert (me["uid"], me["euid"], me["gid"]) == (10001, 10001, 10001)
         assert me["cwd"] == "/bot" and me["listen"] == "unix:/run/take5/bot.sock"
         assert me["status"]["CapEff"] == "0" * 16 and me["status"]["CapBnd"] == "0" * 16
         assert me["status"]["NoNewPrivs"] == "1"
-        assert me["status"]["Seccomp"] == "2"  # docker's default seccomp filter
+        assert me["status"]["Seccomp"] == "2"  # the project's seccomp profile
 
+        # The limits, on the container's own cgroup (from the host: inside, it is masked).
         lim = client("limits")
-        if lim["v1"]:
-            assert lim["v1"]["memory"] == str(256 << 20) == lim["v1"]["memsw"]
-            assert lim["v1"]["pids"] == "64" and lim["v1"]["cpu_quota"] == "100000"
-        else:
-            assert lim["v2"]["memory"] == str(256 << 20) and lim["v2"]["pids"] == "64"
+        assert not any(lim["v1"].values()) and not any(lim["v2"].values()), lim
+        assert _cgroup_limits(handle.container_id) == {
+            "memory": str(256 << 20),
+            "memory+swap": str(256 << 20),
+            "pids": "64",
+            "cpu": "100000 100000",
+        }
 
         fs = client("fs")
         for d in ("/", "/bot", "/etc", "/opt/take5/site", "/usr/bin", "/var/tmp", "/home"):
@@ -778,7 +916,7 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
         limits=SandboxLimits(),
         run_id=f"pytest-{TOKEN}-wheels",
     )
-    assert code == 0 and out.split() == ["42", "/opt/take5/site/t5demo/__init__.py"]
+    assert code == 0 and out.split() == ["42", "/opt/take5/wheels/t5demo/__init__.py"]
     (bot / "requirements.txt").write_text("t5demo==9.9\n")  # no such wheel
     with pytest.raises(ImageBuildError) as err:
         images.build_image(

@@ -688,9 +688,8 @@ class DockerLauncher:
             ]
             with self._lock:
                 boxes = list(self._warm)
-            with concurrent.futures.ThreadPoolExecutor(4) as pool:
-                list(pool.map(lambda pair: self._remove(*pair), started))
-                list(pool.map(self._drop_warm, boxes))
+            _each(lambda pair: self._remove(*pair), started)
+            _each(self._drop_warm, boxes)
             try:
                 containers.remove_run(self.client, self.run_id)
             except Exception as error:  # noqa: BLE001 - the reaper or the next launcher cleans up
@@ -708,6 +707,19 @@ class DockerLauncher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _each(fn: Any, items: list[Any]) -> None:
+    """fn(item) for each item, four at a time; one by one when threads cannot start any more
+    (close() runs at interpreter exit too)."""
+    if not items:
+        return
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(fn, items))
+    except RuntimeError:
+        for item in items:
+            fn(item)
 
 
 def _bot_folder(ref: BotRef) -> Path | ImageBuildError:

@@ -85,7 +85,7 @@ def share_root(root: Path) -> bool:
     """Make a run's socket root a shared mount (a bind of itself), so that what is mounted under
     it later also appears in the containers that bind a folder of it with propagation (the warm
     containers' writable places, take5_arena/referee/sandbox/warm.py). True if done."""
-    if os.path.ismount(root):
+    if root in mounts_under(root):
         return True
     if _c().mount(os.fsencode(root), os.fsencode(root), None, _MS_BIND, None) != 0:
         return False
@@ -164,8 +164,8 @@ def release_socket_dir(folder: Path) -> None:
 def sweep_socket_root(root: Path) -> None:
     """Unmount whatever is mounted under a run's socket root (and the root itself, when it was
     shared: `share_root`), then remove the root."""
-    for point in mounts_under(root):
-        detach(point)
+    for point in mounts_under(root):  # os.path.ismount misses a folder bound onto itself
+        _c().umount2(os.fsencode(point), _MNT_DETACH)
     shutil.rmtree(root, ignore_errors=True)
 
 
