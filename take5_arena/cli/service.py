@@ -18,6 +18,8 @@ from typing import Any
 
 import click
 
+from take5_arena.cli import options
+
 # The same names as take5_arena/service/client.py's (not imported here: `referee --help` stays fast).
 TOKEN_ENV = "TAKE5_TOKEN"
 SERVER_ENV = "TAKE5_SERVER"
@@ -169,6 +171,8 @@ def _fail(error: Any) -> None:
     help="Submissions validated at once.",
 )
 @click.option("--no-ladder", is_flag=True, help="Accept submissions but play no ladder games.")
+@options.runtime(stored=True)
+@options.bot_memory(stored=True)
 def serve(
     directory: Path,
     listen: str,
@@ -187,6 +191,8 @@ def serve(
     bootstrap: int,
     validators: int,
     no_ladder: bool,
+    runtime: str | None,
+    bot_memory: str | None,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
     (`referee submit FOLDER --server`), and a ladder keeps playing games between the active bots,
@@ -203,6 +209,8 @@ def serve(
         "timeout": timeout,
         "concurrency": concurrency,
         "executor": executor,
+        "runtime": runtime,
+        "bot_memory": bot_memory,
     }
     options = ServeOptions(
         directory=directory,

@@ -49,7 +49,7 @@ from typing import Any, Protocol
 from take5.shuffle import SplitMix64
 from take5_arena.referee.store import EntrantVersion, Store
 from take5_arena.referee.tournament.schedule import deal_seed, game_id
-from take5_arena.referee.tournament.settings import game_settings
+from take5_arena.referee.tournament.settings import game_settings, sandbox_limits
 from take5_arena.referee.tournament.table import GameOutcome, SeatSpec, TableSpec, run_table
 
 LADDER_PREFIX = "ladder-"
@@ -490,12 +490,9 @@ class Ladder:
                     start_timeout=float(s["start_timeout"]),
                     max_faults=int(s["max_faults"]),
                     sandbox=s["sandbox"],
-                    limits={
-                        "memory": s["memory"],
-                        "cpus": float(s["cpus"]),
-                        "pids": int(s["pids"]),
-                    },
+                    limits=sandbox_limits(s),
                     base_image=s["base_image"],
+                    bot_memory=s["bot_memory"],
                 )
             )
         return specs

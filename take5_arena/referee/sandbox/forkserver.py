@@ -124,6 +124,7 @@ def run_bot(script: str, paths: Sequence[str], folder: str) -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         set_dumpable(1)
+        os.umask(0)  # as the launcher's shell wrapper sets it for a bot in a fresh container
         null = os.open(os.devnull, os.O_RDONLY)
         out = os.open(
             os.path.join(folder, OUTPUT_NAME), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
@@ -150,6 +151,7 @@ def run_bot(script: str, paths: Sequence[str], folder: str) -> None:
         site.main()
         sys.argv[:] = [script]
         os.chdir(os.path.dirname(script))
+        os.environ["PWD"] = os.getcwd()  # as the shell that starts a bot in a fresh container sets it
         try:
             runpy.run_path(script, run_name="__main__")
             code = 0

@@ -51,7 +51,14 @@ from ..store import EntrantVersion, Store
 from .errors import TournamentError
 from .executors import ExecutorInfo, avoiding, open_executor, parse_executor, resolve_auto
 from .schedule import Schedule
-from .settings import concurrency_of, game_settings, resolve_settings, schedule_for, schedule_id
+from .settings import (
+    concurrency_of,
+    game_settings,
+    resolve_settings,
+    sandbox_limits,
+    schedule_for,
+    schedule_id,
+)
 from .table import GameOutcome, SeatSpec, TableSpec, close_launchers, run_table
 
 
@@ -140,12 +147,9 @@ def _table_specs(store: Store, sid: str, settings: Mapping[str, Any]) -> list[Ta
                 start_timeout=float(settings["start_timeout"]),
                 max_faults=int(settings["max_faults"]),
                 sandbox=settings["sandbox"],
-                limits={
-                    "memory": settings["memory"],
-                    "cpus": float(settings["cpus"]),
-                    "pids": int(settings["pids"]),
-                },
+                limits=sandbox_limits(settings),
                 base_image=settings["base_image"],
+                bot_memory=settings["bot_memory"],
                 artifacts={a: data[a] for a in (versions[v].artifact for v in first.seats) if a},
             )
         )

@@ -8,6 +8,7 @@ read back the same after an upgrade; the keys are :data:`DEFAULTS`'.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,8 @@ DEFAULTS: dict[str, Any] = {
     "cpus": defaults.CPUS,
     "pids": defaults.PIDS,
     "base_image": defaults.BASE_IMAGE,
+    "runtime": defaults.RUNTIME,  # None: the engine's own (runc)
+    "bot_memory": defaults.BOT_MEMORY,
     "retries": defaults.RETRIES,
     "output_budget": defaults.OUTPUT_BUDGET,
 }
@@ -73,6 +76,23 @@ def check_settings(s: Mapping[str, Any]) -> None:
         raise TournamentError("the per-call deadline must be positive")
     if s["concurrency"] is not None and int(s["concurrency"]) < 1:
         raise TournamentError("concurrency must be at least 1")
+    if s["bot_memory"] not in defaults.BOT_MEMORIES:
+        raise TournamentError(
+            f"unknown bot memory {s['bot_memory']!r} (use {' or '.join(defaults.BOT_MEMORIES)})"
+        )
+    if s["runtime"] is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", s["runtime"]):
+        raise TournamentError(f"{s['runtime']!r} is not the name of a container runtime")
+
+
+def sandbox_limits(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The sandbox limits in a tournament's settings, as `SandboxLimits` takes them (a table's
+    ``limits``)."""
+    return {
+        "memory": settings["memory"],
+        "cpus": float(settings["cpus"]),
+        "pids": int(settings["pids"]),
+        "runtime": settings["runtime"],
+    }
 
 
 def game_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,4 +132,10 @@ def settings_summary(settings: Mapping[str, Any]) -> str:
         f"seed {settings['seed']}, {'duplicate deals' if settings['duplicate'] else 'single deals'}, "
         f"{settings['timeout']:g} s per call, sandbox {settings['sandbox']}, executor {settings['executor']}, "
         f"concurrency {concurrency_of(settings)}"
+        + (
+            f", bot memory: {settings.get('bot_memory', defaults.BOT_MEMORY)}"
+            + (f", runtime {settings['runtime']}" if settings.get("runtime") else "")
+            if settings["sandbox"] == "docker"
+            else ""
+        )
     )

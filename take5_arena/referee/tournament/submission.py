@@ -37,7 +37,7 @@ from ..sandbox.launcher import DockerLauncher
 from ..sandbox.limits import SandboxLimits
 from ..store import EntrantVersion, Store
 from .errors import SubmitRefusedError, TournamentError
-from .settings import game_settings, resolve_settings
+from .settings import game_settings, resolve_settings, sandbox_limits
 
 RANDOM_BOT = defaults.EXAMPLE_BOTS / "random"
 
@@ -120,12 +120,9 @@ def _validate(
         if sandbox == SandboxKind.DOCKER:
             try:
                 launcher = DockerLauncher(
-                    limits=SandboxLimits(
-                        memory=settings["memory"],
-                        cpus=float(settings["cpus"]),
-                        pids=int(settings["pids"]),
-                    ),
+                    limits=SandboxLimits(**sandbox_limits(settings)),
                     base_image=settings["base_image"],
+                    bot_memory=settings["bot_memory"],
                 )
             except EngineUnavailable as error:
                 raise TournamentError(

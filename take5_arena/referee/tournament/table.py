@@ -64,8 +64,9 @@ class TableSpec:
     start_timeout: float = defaults.START_TIMEOUT
     max_faults: int = defaults.MAX_FAULTS
     sandbox: str = "local"
-    limits: dict = field(default_factory=dict)  # memory, cpus, pids (docker)
+    limits: dict = field(default_factory=dict)  # memory, cpus, pids, runtime (docker)
     base_image: str = defaults.BASE_IMAGE
+    bot_memory: str = defaults.BOT_MEMORY
     artifacts: dict[str, bytes] = field(default_factory=dict)  # digest -> archive, for its seats
 
 
@@ -97,13 +98,15 @@ _ENGINE_SUSPECT = frozenset(
 
 def _docker_launcher(spec: TableSpec):
     """One Docker launcher per worker process and limits (images built once, one events stream)."""
-    key = (tuple(sorted(spec.limits.items())), spec.base_image)
+    key = (tuple(sorted(spec.limits.items())), spec.base_image, spec.bot_memory)
     with _launchers_lock:
         launcher = _launchers.get(key)
         if launcher is None:
             try:
                 launcher = DockerLauncher(
-                    limits=SandboxLimits(**spec.limits), base_image=spec.base_image
+                    limits=SandboxLimits(**spec.limits),
+                    base_image=spec.base_image,
+                    bot_memory=spec.bot_memory,
                 )
             except EngineUnavailable as error:
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
