@@ -27,9 +27,15 @@ import time
 from pathlib import Path
 
 import pytest
-from test_docker_match import TOKEN, check_complete, example, hostile, referee
-from test_docker_match import engine  # noqa: F401 - a fixture, the one `images` needs
-from test_docker_match import images  # noqa: F401 - a fixture
+from test_docker_match import (
+    TOKEN,
+    check_complete,
+    engine,  # noqa: F401 - a fixture, the one `images` needs
+    example,
+    hostile,
+    images,  # noqa: F401 - a fixture
+    referee,
+)
 
 from take5_arena.referee.match import MatchConfig, run_match
 from take5_arena.referee.sandbox import containers
@@ -41,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "docker_bots"
 REFUSED = {"Operation not permitted"}
 SECTION = re.compile(r"^\[take5: container (\S+), game (\S+)\]$")
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("images")]
 
 
 def _warm_expected() -> bool:
@@ -60,8 +67,7 @@ def _reports(log: str) -> list[tuple[str, dict]]:
     return out
 
 
-@pytest.mark.docker
-def test_a_bot_finds_nothing_an_earlier_game_left(images, tmp_path):
+def test_a_bot_finds_nothing_an_earlier_game_left(tmp_path):
     run = referee(
         hostile("reuse"),
         example("lowest"),
@@ -101,9 +107,8 @@ def test_a_bot_finds_nothing_an_earlier_game_left(images, tmp_path):
         assert len(set(used)) == len(used), used
 
 
-@pytest.mark.docker
 @pytest.mark.parametrize("mode", ["net", "affinity"])
-def test_a_container_that_cannot_be_proved_clean_is_discarded(images, mode, tmp_path):
+def test_a_container_that_cannot_be_proved_clean_is_discarded(mode, tmp_path):
     """Loopback traffic (its counters, its sockets in TIME_WAIT) and a changed CPU affinity of the
     fork server cannot be undone: the container is removed, and the next game gets another."""
     if not _warm_expected():
@@ -136,8 +141,7 @@ def test_a_container_that_cannot_be_proved_clean_is_discarded(images, mode, tmp_
     assert len({container for container, _ in reports}) == 4
 
 
-@pytest.mark.docker
-def test_memory_between_deals_when_the_organiser_allows_it(images, tmp_path):
+def test_memory_between_deals_when_the_organiser_allows_it(tmp_path):
     """--bot-memory deals: a process plays several deals and remembers them, never one twice."""
     run = referee(
         hostile("reuse"),
@@ -163,8 +167,7 @@ def test_memory_between_deals_when_the_organiser_allows_it(images, tmp_path):
     assert len(set(deals)) == 3 and deals[0] == deals[1] == deals[2]
 
 
-@pytest.mark.docker
-def test_a_bot_in_a_warm_container_runs_as_python_would(images):
+def test_a_bot_in_a_warm_container_runs_as_python_would():
     """What the stand-in bot sees of its interpreter is the same when the fork server forked it as
     when `python3 /bot/bot.py` started it in a fresh container."""
     import socket
@@ -217,8 +220,7 @@ def native_bot(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.mark.docker
-def test_a_native_bot_gets_eperm_for_io_uring_and_the_other_refused_calls(images, native_bot):
+def test_a_native_bot_gets_eperm_for_io_uring_and_the_other_refused_calls(native_bot):
     with DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False) as launcher:
         handle = launcher(str(native_bot))
         handle.start()
@@ -239,8 +241,7 @@ def test_a_native_bot_gets_eperm_for_io_uring_and_the_other_refused_calls(images
         assert results[call] == "EPERM", (call, results)
 
 
-@pytest.mark.docker
-def test_the_check_finds_what_a_reset_removes(images):
+def test_the_check_finds_what_a_reset_removes():
     """WarmContainer.check on a container left as a game left it (a process still running, a
     file in /tmp) names both; reset kills and replaces them, and the check then passes."""
     if not _warm_expected():

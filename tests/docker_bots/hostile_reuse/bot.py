@@ -72,9 +72,7 @@ def find():
             names = sorted(os.listdir(place))
         except OSError:
             continue
-        for name in names:
-            if name not in ("bot.sock", "output.log"):
-                found.append(f"file {place}/{name}")
+        found.extend(f"file {place}/{n}" for n in names if n not in ("bot.sock", "output.log"))
     for name, args in (("shmget", (KEY, 0, 0)), ("semget", (KEY, 0, 0)), ("msgget", (KEY, 0))):
         res, _ = syscall(name, *args)
         if res >= 0:
@@ -99,12 +97,12 @@ def find():
     finally:
         sock.close()
     me, parent = os.getpid(), os.getppid()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) not in (1, me, parent):
-            found.append("process " + read(f"/proc/{entry}/cmdline").replace("\0", " ")[:80])
-    for key, value in os.environ.items():
-        if key.startswith("TAKE5_MSG"):
-            found.append(f"environment {key}")
+    found.extend(
+        "process " + read(f"/proc/{entry}/cmdline").replace("\0", " ")[:80]
+        for entry in os.listdir("/proc")
+        if entry.isdigit() and int(entry) not in (1, me, parent)
+    )
+    found.extend(f"environment {key}" for key in os.environ if key.startswith("TAKE5_MSG"))
     return found
 
 
@@ -270,7 +268,7 @@ class Reuse(Bot):
     name = "hostile_reuse"
     version = "1"
     games = 0
-    deals = []
+    deals: "list[list[int]]" = []  # noqa: RUF012 - one bot per process
     current = None
 
     def pick_card(self, view):

@@ -41,8 +41,8 @@ func main() {
 	try("io_uring_enter", 426, 0, 1, 0)
 	try("io_uring_register", 427, 0, 0, 0)
 	try("shmget", 29, 0x7a4e6, 4096, 0o1600)
-	try("keyctl", 250, 0, 0, 0) // KEYCTL_GET_KEYRING_ID
-	try("ptrace", 101, 0, 0, 0)  // PTRACE_TRACEME
+	try("keyctl", 250, 0, 0, 0)           // KEYCTL_GET_KEYRING_ID
+	try("ptrace", 101, 0, 0, 0)           // PTRACE_TRACEME
 	try("unshare", 272, 0x10000000, 0, 0) // CLONE_NEWUSER
 	fmt.Fprintln(os.Stderr, "SYSCALL done")
 }
