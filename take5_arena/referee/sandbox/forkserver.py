@@ -151,7 +151,9 @@ def run_bot(script: str, paths: Sequence[str], folder: str) -> None:
         site.main()
         sys.argv[:] = [script]
         os.chdir(os.path.dirname(script))
-        os.environ["PWD"] = os.getcwd()  # as the shell that starts a bot in a fresh container sets it
+        os.environ["PWD"] = (
+            os.getcwd()
+        )  # as the shell that starts a bot in a fresh container sets it
         try:
             runpy.run_path(script, run_name="__main__")
             code = 0

@@ -265,6 +265,7 @@ class DockerLauncher:
         self._warm: set[warm.WarmContainer] = set()
         self._live: dict[str, containers.Container] = {}
         """Containers not yet removed, by id (their CPU is read from their cgroups)."""
+        self._ids: set[str] = set()
         self._counter = 0
         self._handles = 0
         self._starts = concurrent.futures.ThreadPoolExecutor(
@@ -384,6 +385,7 @@ class DockerLauncher:
                     container = self._create(image, inst.socket_dir, labels)
                     with self._lock:
                         self._live[container.id] = container
+                        self._ids.add(container.id)
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits for it
                 if root is None:
                     sockets.release_socket_dir(inst.socket_dir)
@@ -414,6 +416,7 @@ class DockerLauncher:
         with self._lock:
             self._warm.add(box)
             self._live[box.container.id] = box.container
+            self._ids.add(box.container.id)
             closed = self._closed
         if closed:
             raise SandboxError("the docker launcher is closed")
@@ -637,6 +640,12 @@ class DockerLauncher:
             except Exception:  # noqa: BLE001 - unknown counts as no
                 inst.oom = False
         return bool(inst.oom)
+
+    @property
+    def container_ids(self) -> frozenset[str]:
+        """Every container this launcher has started, removed ones included."""
+        with self._lock:
+            return frozenset(self._ids)
 
     def cpu_seconds(self) -> float:
         """CPU seconds of every container of this launcher so far, removed ones included, from

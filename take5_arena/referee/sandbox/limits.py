@@ -111,11 +111,26 @@ READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysr
 
 
 @functools.cache
-def seccomp_profile() -> str:
-    """The seccomp profile as the engine takes it (the JSON text, compact)."""
-    return json.dumps(json.loads(SECCOMP_PROFILE.read_text()), separators=(",", ":"))
+def seccomp_profile(runtime: str | None = None) -> str:
+    """The seccomp profile as the engine takes it (the JSON text, compact), for `runtime`.
+
+    For gVisor (``runsc``, which enforces it inside its sandbox with ``--oci-seccomp``) clone3 is
+    allowed: its seccomp ignores a rule's own errno, so the ENOSYS that makes the C library fall
+    back to clone would be EPERM, and no thread could start; a namespace made there is one of
+    gVisor's own kernel, not the host's."""
+    profile = json.loads(SECCOMP_PROFILE.read_text())
+    if runtime == "runsc":
+        for rule in profile["syscalls"]:
+            if rule["names"] == ["clone3"]:
+                rule.pop("errnoRet")
+                rule["action"] = "SCMP_ACT_ALLOW"
+                rule["comment"] = "gVisor: its own kernel (see limits.seccomp_profile)"
+    return json.dumps(profile, separators=(",", ":"))
 
 
+GVISOR_PIDS = 128
+"""Added to the pids limit under gVisor: its sandbox's own threads (the sentry, the gofer, a stub
+per bot thread) are counted in the container's cgroup too (a bot serving gRPC there uses 44)."""
 MAX_VOLUMES = 8
 """An image declaring more VOLUMEs than this is refused (each becomes a tmpfs)."""
 _SIZE = re.compile(r"\d+[bkmg]?")
@@ -276,13 +291,13 @@ def container_kwargs(
         "read_only": True,
         "user": f"{BOT_UID}:{BOT_GID}",
         "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile()}"],
+        "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile(limits.runtime)}"],
         "masked_paths": list(MASKED_PATHS) + list(WARM_MASKED_PATHS if warm_root else ()),
         "readonly_paths": list(READONLY_PATHS),
         "mem_limit": limits.memory,
         "memswap_limit": limits.memory,
         "nano_cpus": int(round(limits.cpus * 1e9)),
-        "pids_limit": limits.pids,
+        "pids_limit": limits.pids + (GVISOR_PIDS if limits.runtime == "runsc" else 0),
         "ulimits": [
             Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
             Ulimit(name="core", soft=0, hard=0),

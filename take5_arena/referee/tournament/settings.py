@@ -80,7 +80,9 @@ def check_settings(s: Mapping[str, Any]) -> None:
         raise TournamentError(
             f"unknown bot memory {s['bot_memory']!r} (use {' or '.join(defaults.BOT_MEMORIES)})"
         )
-    if s["runtime"] is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", s["runtime"]):
+    if s["runtime"] is not None and not re.fullmatch(
+        r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", s["runtime"]
+    ):
         raise TournamentError(f"{s['runtime']!r} is not the name of a container runtime")
 
 
