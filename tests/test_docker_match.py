@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "docker_bots"
 EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
+GVISOR = os.environ.get("TAKE5_RUNTIME", "").strip() == "runsc"
+"""The Docker tests run under gVisor (TAKE5_RUNTIME=runsc): a few things are stricter there."""
 HOSTILE = [
     "oom",
     "exit",
@@ -281,7 +283,7 @@ def test_memory_hog_is_oom_killed_a_resource_fault(images, tmp_path):
     (fault,) = run.faults(0)
     assert (fault["kind"], fault["round"], fault["turn"]) == ("resource", 1, 2)
     assert "OOMKilled" in fault["detail"] and "memory limit 128m" in fault["detail"]
-    assert "exit code 137" in fault["detail"]
+    assert "exit code 137" in fault["detail"] or GVISOR  # gVisor's sandbox ends its own way
     assert run.record()["result"]["forfeited"] == [0]
     only_faults_of(run, 0)
     assert "eating memory" in run.doc["logs"]["hostile_oom"]
@@ -312,6 +314,11 @@ def test_fork_bomb_is_held_by_the_pids_limit(images, tmp_path):
         tmp_path=tmp_path,
     )
     check_complete(run)
+    if GVISOR:  # the limit counts gVisor's own threads too: the sandbox ends (contained too)
+        assert [f["kind"] for f in run.faults(0)] in (["timeout", "timeout"], ["crash"])
+        assert run.record()["result"]["forfeited"] == [0]
+        only_faults_of(run, 0)
+        return
     assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
     assert run.faults(0)[0]["detail"] == "no answer to PickCard within 1 s"
     assert run.record()["result"]["forfeited"] == [0]
@@ -420,18 +427,25 @@ def test_replaced_socket_cannot_redirect_the_referee(images, tmp_path):
         tmp_path=tmp_path,
     )
     check_complete(run)
-    assert run.faults(0) == [
-        {
-            "round": 1,
-            "turn": 3,
-            "kind": "connection",
-            "detail": "PickCard: the bot cannot be reached (connection lost)",
-        }
-    ]
+    cut = {
+        "round": 1,
+        "turn": 3,
+        "kind": "connection",
+        "detail": "PickCard: the bot cannot be reached (connection lost)",
+    }
+    if GVISOR:  # there the bot may not even remove its socket (a host file): its call fails
+        refused = (
+            "PickCard: INTERNAL: the bot raised PermissionError: [Errno 1] Operation not permitted"
+        )
+        (error, lost) = run.faults(0)
+        assert error["kind"] == "error" and error["detail"].startswith(refused), error
+        assert lost == cut
+    else:
+        assert run.faults(0) == [cut]
     assert run.record()["result"]["forfeited"] == []
     only_faults_of(run, 0)
     log = run.log("hostile_socket")
-    assert "socket replaced by a symlink" in log and "1 connection(s) cut" in log
+    assert ("socket replaced by a symlink" in log or GVISOR) and "1 connection(s) cut" in log
     assert "ANSWERED-AFTER-SABOTAGE 3" in log
 
 
@@ -522,7 +536,8 @@ def test_network_is_unreachable(images, tmp_path):
     assert report["dns"].startswith("failed")
     for target, result in report["connect"].items():
         assert result not in ("connected", "present"), (target, result)
-    assert report["outside"] == "ENETUNREACH" and report["udp"] == "ENETUNREACH"
+    unreachable = "EHOSTUNREACH" if GVISOR else "ENETUNREACH"  # gVisor's own network stack
+    assert report["outside"] == unreachable and report["udp"] == unreachable
     assert accepted == [], "the bot reached the host's listener"
 
 

@@ -639,6 +639,9 @@ class DockerLauncher:
                 inst.oom = bool(st and st.oom_killed)
             except Exception:  # noqa: BLE001 - unknown counts as no
                 inst.oom = False
+            if not inst.oom:  # the kernel's own count (gVisor's runtime reports no OOM event)
+                paths = cgroups.CgroupPaths.of_container(container.id)
+                inst.oom = bool(paths is not None and cgroups.oom_kills(paths))
         return bool(inst.oom)
 
     @property

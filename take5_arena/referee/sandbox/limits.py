@@ -301,6 +301,14 @@ def container_kwargs(
         "ulimits": [
             Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
             Ulimit(name="core", soft=0, hard=0),
+            # Under gVisor the pids cgroup counts its own threads too: the bot's processes and
+            # threads are bounded inside its sandbox instead (with runc, RLIMIT_NPROC would count
+            # every process of uid 10001 on the host, other bots' included).
+            *(
+                [Ulimit(name="nproc", soft=limits.pids, hard=limits.pids)]
+                if limits.runtime == "runsc"
+                else []
+            ),
         ],
         "tmpfs": tmpfs,
         "shm_size": limits.tmpfs,
