@@ -1,25 +1,32 @@
-"""Coverage of the 95% rating intervals, and how often a confident LOS is wrong, by tournament size.
+"""Coverage of the 95% rating intervals and calibration of the LOS, at every size the project runs.
 
-Synthetic tournaments (bench/synthetic.py): 8 bots with planted strengths 50 Elo apart, tables of 4,
-every bot at the same number of tables; hand luck shared by the seats of a game and, with duplicate
-deals, by the games of a set. For each size (games per bot) and with / without duplicate deals it
-plays ``--reps`` independent tournaments and, for each interval method, counts how often the 95%
-interval of a bot contains its target rating (the fit's limit under the model, see
-``synthetic.target_elo``), and among the pairs whose LOS is at least 95%, how often the order is
-wrong (an honest LOS: at most about 5%).
+The grid: tables of 2, 4 and 10 seats; single and duplicate deals; fields of 8, 32 and 100 bots;
+2 to 500 games per bot (with duplicate deals a bot plays whole sets, so at least k games); and
+newcomers: 16 bots joining an established field of 32 (50 games each; newcomers never meet) with 1, 2, 5 or 20 units
+(tables, or duplicate sets) each. Two truth models, neither of them the fit's own:
 
-Methods (take5_arena/leaderboard/ratings.py):
+* ``pl``    - Plackett-Luce performances plus hand luck shared by the seats of a game (and, with
+              duplicate deals, by the games of a set): bench/synthetic.py ``play``; bots evenly
+              spaced over 350 Elo; the target is the rating the fit converges to
+              (``synthetic.target_elo``).
+* ``games`` - real 6 nimmt! games (take5.sim, the SDK's simulator of the rules): bot i plays the
+              greedy card except with probability eps_i a random one, eps evenly spaced over
+              [0, 1] (about 300 Elo from best to worst at tables of 4); ``synthetic.play_real``.
+              How a bot fares depends on the whole table, so no pairwise model is right. The target
+              is the Bradley-Terry solution of each bot's expected score against the field, from
+              all other repetitions of the same field and table size (leave one out), so the
+              target never uses the tournament it judges.
 
-* bootstrap - percentile bootstrap over resampling units (games, or duplicate sets), the resamples
-  of ``DEFAULT_RESAMPLES``;
-* posterior - Laplace approximation of the posterior (prior: the virtual drawn game), normal;
-* sandwich  - cluster-robust covariance over the same units, normal;
-* robust    - what the standings publish (``IntervalMethod.AUTO``): the posterior, its curvature
-  measured from the units as they accumulate; "not enough" counts the bots marked as not having
-  enough games (their interval is still shown and is included in the coverage).
+Per cell it plays ``reps`` tournaments (enough for about ``--intervals`` bot-intervals) and prints,
+for the published method and the one published before: the share of bots shown an interval
+("shown"), the coverage of the shown intervals with its Monte Carlo error (standard error over
+repetitions), and among LOS claims at 95% or more between shown bots, the share that is wrong
+(the target order is the other one). The LOS calibration table pools claims into bins of the
+claimed LOS. ``--methods`` adds the other candidates (leaderboard/intervals.py: ``posterior``,
+``sandwich``, ``blended``, ``bootstrap``).
 
-Run: python bench/coverage.py [--reps 100] [--quick]   (about 10 minutes on 2 free cores)
-The table it prints is the one in docs/standings-format.md.
+Run: python bench/coverage.py            (the full grid: about an hour on one free core)
+     python bench/coverage.py --quick    (a few minutes: tables of 4 and 10, 8 and 32 bots)
 """
 
 from __future__ import annotations
@@ -29,111 +36,455 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from take5_arena.leaderboard.ratings import (
-    DEFAULT_RESAMPLES,
-    IntervalMethod,
-    fit_elo,
-    los_from_cov,
-    prepare,
-    rating_intervals,
-)
+from take5_arena.leaderboard.fit import ELO_PER_LOGIT, fit_elo, one_blas_thread, prepare
+from take5_arena.leaderboard.intervals import IntervalMethod, rating_intervals
 
-BOTS = 8
-SEATS = 4
-GAP = 50.0  # Elo between neighbours
-SIZES = (2, 5, 20, 100, 500)
-METHODS = (
-    IntervalMethod.BOOTSTRAP,
-    IntervalMethod.POSTERIOR,
-    IntervalMethod.SANDWICH,
-    IntervalMethod.ROBUST,
-)
+SPAN = 350.0  # Elo from the best to the worst bot of a Plackett-Luce field
+GAMES_PER_BOT = (2, 5, 20, 100, 500)
+FIELD = 32  # the established field newcomers join
+FIELD_GAMES = 50
+NEWCOMERS = 16
+NEWCOMER_UNITS = (1, 2, 5, 20)
+NEW = IntervalMethod.AUTO.resolved()
+OLD = IntervalMethod.ROBUST
+BINS = ((0.95, 0.99), (0.99, 1.0 + 1e-12))
 
 
-def tables_for(size: int, duplicate: bool) -> int:
-    """Tables giving about ``size`` games per bot (duplicate: at least one whole set per bot)."""
-    per_table = SEATS if duplicate else 1
-    return max(BOTS // SEATS, math.ceil(BOTS * size / (SEATS * per_table)))
+@dataclass
+class Cell:
+    truth: str
+    seats: int
+    duplicate: bool
+    bots: int
+    games_per_bot: int  # asked for; the tournament's own figure is measured
+    newcomer_units: int = 0  # > 0: a newcomer cell (the field has FIELD_GAMES per bot)
+    reps: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        deals = "duplicate" if self.duplicate else "single"
+        what = (
+            f"newcomers, {self.newcomer_units} unit{'s' * (self.newcomer_units > 1)}"
+            if self.newcomer_units
+            else f"{self.bots} bots"
+        )
+        return f"{self.truth} | {self.seats} | {deals} | {what}"
 
 
-def run(size: int, duplicate: bool, reps: int, seed: int) -> dict:
-    strength = (np.arange(BOTS) - (BOTS - 1) / 2) * GAP / synthetic.ELO_PER_LOGIT
-    target = synthetic.target_elo(strength)
-    names = [f"b{i:03d}" for i in range(BOTS)]
-    rng = np.random.default_rng([seed, size, int(duplicate)])
-    hits = {m: 0 for m in METHODS}
-    claims = {m: 0 for m in METHODS}
-    wrong = {m: 0 for m in METHODS}
-    pairs = {m: 0 for m in METHODS}
-    not_enough = total = games = 0
-    for rep in range(reps):
-        tables = synthetic.random_tables(BOTS, tables_for(size, duplicate), SEATS, rng)
-        seats, places, table_of = synthetic.play(strength, tables, rng, duplicate=duplicate)
-        res = synthetic.results(seats, places, table_of if duplicate else None, names)
-        data = prepare(res)
-        fit = fit_elo(data)
-        idx = np.array([names.index(e) for e in data.entrants])
-        truth = target[idx]
-        games += len(res)
-        for m in METHODS:
-            iv = rating_intervals(data, fit, method=m, seed=rep)
-            hits[m] += int(np.sum((iv.low <= truth) & (truth <= iv.high)))
-            # the covariance's own LOS; the standings publish none for a bot marked "not enough"
-            raw = los_from_cov(fit, iv.cov)
-            los = np.array([[np.nan if v is None else v for v in row] for row in raw])
-            sure = los >= 0.95
-            claims[m] += int(sure.sum())
-            wrong[m] += int(np.sum(sure & (truth[:, None] < truth[None, :])))
-            pairs[m] += len(idx) * (len(idx) - 1) // 2
-            if m is IntervalMethod.ROBUST:
-                not_enough += int(np.sum(~iv.enough))
-        total += len(idx)
-    return {
-        "games_per_bot": games * SEATS / (reps * BOTS),
-        "coverage": {m: hits[m] / total for m in METHODS},
-        "los_wrong": {m: wrong[m] / pairs[m] for m in METHODS},
-        "wrong_of_claims": {m: (wrong[m] / claims[m] if claims[m] else math.nan) for m in METHODS},
-        "not_enough": not_enough / total,
+def strengths(truth: str, n: int) -> np.ndarray:
+    """Planted strength, best first: logits (pl) or the probability of a random card (games)."""
+    if truth == "pl":
+        return (SPAN / 2 - np.arange(n) * SPAN / (n - 1)) / ELO_PER_LOGIT
+    return np.linspace(0.0, 1.0, n)
+
+
+def play(
+    truth: str, power: np.ndarray, tables: np.ndarray, rng: np.random.Generator, duplicate: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if truth == "pl":
+        return synthetic.play(power, tables, rng, duplicate=duplicate)
+    return synthetic.play_real(power, tables, rng, duplicate=duplicate)
+
+
+def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], object]:
+    """Play one tournament of the cell: (the bots measured, the games)."""
+    k, per = cell.seats, (cell.seats if cell.duplicate else 1)
+    power = strengths(cell.truth, cell.bots)
+    if not cell.newcomer_units:
+        tables = synthetic.random_tables(
+            cell.bots, max(1, math.ceil(cell.bots * cell.games_per_bot / (k * per))), k, rng
+        )
+        seats, places, table_of = play(cell.truth, power, tables, rng, cell.duplicate)
+        return list(range(cell.bots)), (seats, places, table_of, power)
+    field_tables = synthetic.random_tables(
+        cell.bots, math.ceil(cell.bots * FIELD_GAMES / (k * per)), k, rng
+    )
+    clones = rng.choice(cell.bots, size=NEWCOMERS, replace=False)
+    rows = []
+    for j in range(NEWCOMERS):
+        rows.extend(
+            [cell.bots + j, *rng.choice(cell.bots, size=k - 1, replace=False)]
+            for _ in range(cell.newcomer_units)
+        )
+    tables = np.concatenate([field_tables, np.array(rows, dtype=np.intp)])
+    power = np.concatenate([power, power[clones]])
+    seats, places, table_of = play(cell.truth, power, tables, rng, cell.duplicate)
+    return list(range(cell.bots, cell.bots + NEWCOMERS)), (seats, places, table_of, power, clones)
+
+
+def measure(cell: Cell, methods: list[IntervalMethod], rng: np.random.Generator, rep: int) -> None:
+    bots, played = tournament(cell, rng)
+    seats, places, table_of, power, *_ = played  # type: ignore[misc]
+    clones = played[4] if cell.newcomer_units else None  # type: ignore[index]
+    n_all = len(power)
+    names = [f"b{i:03d}" for i in range(n_all)]
+    results = synthetic.results(seats, places, table_of if cell.duplicate else None, names)
+    data = prepare(results)
+    fit = fit_elo(data)
+    idx = np.array([int(e[1:]) for e in data.entrants])  # bot of each entrant
+    # per-bot pairwise score totals (for the games truth's target)
+    score = np.zeros(n_all)
+    count = np.zeros(n_all)
+    a, b = idx[data.edge_a[data.obs_edge]], idx[data.edge_b[data.obs_edge]]
+    np.add.at(score, a, data.obs_score)
+    np.add.at(score, b, 1.0 - data.obs_score)
+    np.add.at(count, a, 1.0)
+    np.add.at(count, b, 1.0)
+    out: dict[str, object] = {
+        "idx": idx,
+        "elo": fit.elo,
+        "component": fit.component,
+        "score": score,
+        "count": count,
+        "games": len(results) * cell.seats,
+        "clones": clones,
+        "measured": bots,
     }
+    for m in methods:
+        if m is IntervalMethod.BOOTSTRAP and cell.bots > 8:
+            continue
+        iv = rating_intervals(data, fit, method=m, seed=rep)
+        los = (
+            np.array([[np.nan if v is None else v for v in row] for row in iv.los])
+            if iv.los
+            else np.zeros((0, 0))
+        )
+        out[m.value] = (iv.low, iv.high, iv.enough, los, iv.information)
+    cell.reps.append(out)
+
+
+def bt_solve(mean_score: np.ndarray) -> np.ndarray:
+    """Ratings (centred Elo) whose mean expected score against everyone else is ``mean_score``."""
+    with one_blas_thread():  # 100 x 100 solves: with BLAS threads on a busy host, 0.2 s each
+        return _bt_solve(mean_score)
+
+
+def _bt_solve(mean_score: np.ndarray) -> np.ndarray:
+    n = len(mean_score)
+    x = np.zeros(n)
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x[:, None] - x[None, :])))
+        np.fill_diagonal(p, 0.0)
+        g = mean_score * (n - 1) - p.sum(1)
+        w = p * (1 - p)
+        h = np.diag(w.sum(1)) - w + 1.0 / n
+        step = np.linalg.solve(h, g)
+        x += step
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    return 1500.0 + ELO_PER_LOGIT * (x - x.mean())
+
+
+def targets(cells: list[Cell]) -> None:
+    """Attach the target rating of every bot to every repetition (see the module text)."""
+    groups: dict[tuple[str, int, int], list[Cell]] = {}
+    for c in cells:
+        groups.setdefault((c.truth, c.seats, c.bots), []).append(c)
+    for (truth, _, n), group in groups.items():
+        if truth == "pl":
+            fixed = synthetic.target_elo(strengths("pl", n))
+            for c in group:
+                for r in c.reps:
+                    r["target"] = _extend(fixed, r)
+            continue
+        main = [r for c in group if not c.newcomer_units for r in c.reps]
+        score = sum((r["score"][:n] for r in main), np.zeros(n))  # type: ignore[index]
+        count = sum((r["count"][:n] for r in main), np.zeros(n))  # type: ignore[index]
+        for c in group:
+            for r in c.reps:
+                own_s = r["score"][:n] if not c.newcomer_units else 0.0  # type: ignore[index]
+                own_c = r["count"][:n] if not c.newcomer_units else 0.0  # type: ignore[index]
+                r["target"] = _extend(bt_solve((score - own_s) / (count - own_c)), r)
+
+
+def _extend(target: np.ndarray, rep: dict[str, object]) -> np.ndarray:
+    clones = rep["clones"]
+    return target if clones is None else np.concatenate([target, target[clones]])  # type: ignore[index]
+
+
+@dataclass
+class Tally:
+    hits: list[float] = field(default_factory=list)  # per rep: covered, shown, measured
+    shown: list[float] = field(default_factory=list)
+    measured: list[float] = field(default_factory=list)
+    claims: dict[int, list[float]] = field(default_factory=dict)  # bin -> per rep claims
+    wrong: dict[int, list[float]] = field(default_factory=dict)
+    claimed: dict[int, list[float]] = field(default_factory=dict)  # sum of claimed LOS
+
+    def coverage(self) -> tuple[float, float]:
+        return ratio(self.hits, self.shown)
+
+    def wrong_share(self, bins: tuple[int, ...] = (0, 1)) -> tuple[float, float, int]:
+        c = [sum(self.claims[b][r] for b in bins) for r in range(len(self.hits))]
+        w = [sum(self.wrong[b][r] for b in bins) for r in range(len(self.hits))]
+        share, err = ratio(w, c)
+        return share, err, int(sum(c))
+
+
+def ratio(num: list[float], den: list[float]) -> tuple[float, float]:
+    """A ratio of sums over repetitions and its standard error (the delta method over reps)."""
+    x, y = np.asarray(num), np.asarray(den)
+    if y.sum() == 0:
+        return math.nan, math.nan
+    r = x.sum() / y.sum()
+    k = len(x)
+    if k < 2:
+        return float(r), math.nan
+    resid = x - r * y
+    return float(r), float(math.sqrt(k / (k - 1) * np.sum(resid**2)) / y.sum())
+
+
+def tally(cell: Cell, method: str) -> Tally:
+    t = Tally(
+        claims={b: [] for b in range(len(BINS))},
+        wrong={b: [] for b in range(len(BINS))},
+        claimed={b: [] for b in range(len(BINS))},
+    )
+    for r in cell.reps:
+        if method not in r:
+            continue
+        low, high, enough, los, _ = r[method]  # type: ignore[misc]
+        idx, target, comp = r["idx"], r["target"], r["component"]  # type: ignore[index]
+        tgt = target[idx]  # type: ignore[index]
+        # the published ratings are centred per component: so is the target
+        for c in np.unique(comp):
+            sel = comp == c
+            tgt[sel] = tgt[sel] - tgt[sel].mean() + 1500.0
+        measured = np.isin(idx, r["measured"])  # type: ignore[arg-type]
+        shown = measured & enough
+        covered = shown & (low <= tgt) & (tgt <= high)
+        t.hits.append(float(covered.sum()))
+        t.shown.append(float(shown.sum()))
+        t.measured.append(float(measured.sum()))
+        # LOS claims i over j, i measured, both shown, same component
+        ok = shown[:, None] & enough[None, :] & (comp[:, None] == comp[None, :])
+        np.fill_diagonal(ok, False)
+        if cell.newcomer_units:  # newcomer against the field only
+            ok &= ~measured[None, :]
+        v = np.where(ok, los, np.nan) if los.size else np.full(ok.shape, np.nan)
+        wrong = tgt[:, None] < tgt[None, :]
+        for bi, (lo, hi) in enumerate(BINS):
+            sel = (v >= lo) & (v < hi)
+            t.claims[bi].append(float(sel.sum()))
+            t.wrong[bi].append(float((sel & wrong).sum()))
+            t.claimed[bi].append(float(np.nansum(np.where(sel, v, 0.0))))
+    return t
+
+
+def fmt(value: float, err: float, digits: int = 1) -> str:
+    if math.isnan(value):
+        return "-"
+    e = "" if math.isnan(err) else f" ±{100 * err:.{digits}f}"
+    return f"{100 * value:.{digits}f}{e}"
+
+
+def report(rows: list[dict[str, object]], methods: list[str]) -> None:
+    """The coverage table (published method against the one before) and, with more methods, how
+    many cells each keeps within 93-97%."""
+    new, old = methods[0], methods[1]
+
+    def cov_text(row: dict[str, object], m: str) -> str:
+        if m not in row["cov"]:  # type: ignore[operator]
+            return "not enough"
+        v, e = row["cov"][m]  # type: ignore[index]
+        return "not enough" if math.isnan(v) else fmt(v, e)
+
+    def los_text(row: dict[str, object], m: str) -> str:
+        if m not in row["wrong"]:  # type: ignore[operator]
+            return "-"
+        v, e, n = row["wrong"][m]  # type: ignore[index]
+        return f"{fmt(v, e)} ({n})" if n else "- (0)"
+
+    def verdict(row: dict[str, object], m: str) -> str:
+        if m not in row["cov"] or row["shown"][m] == 0:  # type: ignore[index, operator]
+            return "not enough"
+        v = row["cov"][m][0]  # type: ignore[index]
+        return "yes" if 0.93 <= v <= 0.97 else "no"
+
+    print(
+        f"| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in 93-97% | "
+        f"LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% wrong |"
+    )
+    print("|---" * 13 + "|")
+    for row in rows:
+        shown = row["shown"]
+        print(
+            f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | {row['gpb']:.0f} | "
+            f"{row['reps']} | {100 * shown.get(new, 0.0):.0f}% | {cov_text(row, new)} | "  # type: ignore[attr-defined]
+            f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "  # type: ignore[attr-defined]
+            f"{cov_text(row, old)} | {los_text(row, old)} |"
+        )
+    print("\nEvery method on the same tournaments (cells where it shows an interval):\n")
+    print(
+        "| method | cells | coverage in 93-97% | lowest | median | highest "
+        "| cells with LOS >= 95% wrong > 5% (20+ claims) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for m in methods:
+        covs = [
+            row["cov"][m][0] for row in rows if m in row["cov"] and not math.isnan(row["cov"][m][0])
+        ]  # type: ignore[index, operator]
+        bad = sum(
+            1
+            for row in rows
+            if m in row["wrong"] and row["wrong"][m][2] >= 20 and row["wrong"][m][0] > 0.05
+        )  # type: ignore[index, operator]
+        if not covs:
+            continue
+        inside = sum(1 for c in covs if 0.93 <= c <= 0.97)
+        print(
+            f"| {m} | {len(covs)} | {inside} | {100 * min(covs):.1f}% | {100 * float(np.median(covs)):.1f}% | "
+            f"{100 * max(covs):.1f}% | {bad} |"
+        )
+    sys.stdout.flush()
+
+
+def grid(quick: bool, truths: list[str]) -> list[Cell]:
+    cells = []
+    seats = (4, 10) if quick else (2, 4, 10)
+    fields = (8, 32) if quick else (8, 32, 100)
+    sizes = (5, 20, 100) if quick else GAMES_PER_BOT
+    for truth in truths:
+        for k in seats:
+            for dup in (False, True):
+                for n in fields:
+                    if k > n:
+                        continue  # a table of 10 needs 10 bots
+                    seen = set()
+                    for g in sizes:
+                        tables = max(1, math.ceil(n * g / (k * (k if dup else 1))))
+                        if tables in seen:
+                            continue
+                        seen.add(tables)
+                        cells.append(Cell(truth, k, dup, n, g))
+                cells.extend(
+                    Cell(truth, k, dup, FIELD, FIELD_GAMES, newcomer_units=u)
+                    for u in ((1, 5) if quick else NEWCOMER_UNITS)
+                )
+    return cells
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument(
+        "--quick", action="store_true", help="tables of 4 and 10, 8 and 32 bots, fewer sizes"
+    )
+    ap.add_argument(
+        "--intervals",
+        type=int,
+        default=0,
+        help="bot-intervals per cell (default 2000 pl / 600 games; quick: 400 / 160)",
+    )
+    ap.add_argument("--truth", choices=("pl", "games", "both"), default="both")
+    ap.add_argument("--methods", default="", help="extra methods, comma-separated")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="40 repetitions")
     args = ap.parse_args()
-    reps = 40 if args.quick else args.reps
+    truths = ["pl", "games"] if args.truth == "both" else [args.truth]
+    methods = [NEW, OLD] + [IntervalMethod(m) for m in args.methods.split(",") if m]
+    cells = grid(args.quick, truths)
     started = time.perf_counter()
     print(
-        f"{BOTS} bots {GAP:g} Elo apart, tables of {SEATS}, hand luck {synthetic.DEFAULT_LUCK} "
-        f"logits; {reps} tournaments per cell; bootstrap {DEFAULT_RESAMPLES} resamples\n"
+        f"{len(cells)} cells; methods: {', '.join(m.value for m in methods)} "
+        f"({NEW.value} is published, {OLD.value} was)\n",
+        file=sys.stderr,
     )
-    head = " | ".join(m.value for m in METHODS)
-    print(f"| games/bot | deals | coverage: {head} | pairs ordered wrong at LOS>=95%: {head} | not enough |")
-    print("|---" * (3 + 2 * len(METHODS)) + "|")
-    for duplicate in (False, True):
-        for size in SIZES:
-            r = run(size, duplicate, reps, args.seed)
-            cov = " | ".join(f"{100 * r['coverage'][m]:.1f}%" for m in METHODS)
-            wr = " | ".join(
-                "-" if math.isnan(r["los_wrong"][m]) else f"{100 * r['los_wrong'][m]:.1f}%"
-                for m in METHODS
-            )
-            print(
-                f"| {r['games_per_bot']:.0f} | {'duplicate' if duplicate else 'single'} | {cov} | "
-                f"{wr} | {100 * r['not_enough']:.0f}% |",
-                flush=True,
-            )
-    print(f"\n{time.perf_counter() - started:.0f} s")
+    for ci, cell in enumerate(cells):
+        want = (
+            args.intervals
+            or {
+                ("pl", False): 2000,
+                ("games", False): 600,
+                ("pl", True): 400,
+                ("games", True): 160,
+            }[(cell.truth, args.quick)]
+        )
+        per = NEWCOMERS if cell.newcomer_units else cell.bots
+        reps = max(4, math.ceil(want / per))
+        if cell.truth == "games" and cell.games_per_bot >= 500 and not cell.newcomer_units:
+            reps = max(3, reps // 4)  # the slowest cells: fewer repetitions, said in the table
+        rng = np.random.default_rng([args.seed, ci])
+        t0 = time.perf_counter()
+        for rep in range(reps):
+            measure(cell, methods, rng, rep)
+        print(
+            f"  [{ci + 1}/{len(cells)}] {cell.label} {cell.games_per_bot}: {reps} reps, "
+            f"{time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    targets(cells)
+    pooled = {m.value: {b: [0.0, 0.0, 0.0] for b in range(len(BINS))} for m in methods}
+    by_size: dict[tuple[str, str], dict[int, list[float]]] = {}
+    rows: list[dict[str, object]] = []
+    for cell in cells:
+        gpb = sum(r["games"] for r in cell.reps) / (
+            len(cell.reps) * (cell.bots + (NEWCOMERS if cell.newcomer_units else 0))
+        )  # type: ignore[misc]
+        if cell.newcomer_units:
+            gpb = cell.newcomer_units * (cell.seats if cell.duplicate else 1)
+        tallies = {m.value: tally(cell, m.value) for m in methods}
+        row: dict[str, object] = {
+            "truth": cell.truth,
+            "seats": cell.seats,
+            "deals": "duplicate" if cell.duplicate else "single",
+            "bots": (
+                f"{NEWCOMERS} newcomers ({cell.newcomer_units} unit{'s' * (cell.newcomer_units > 1)}) + {cell.bots}"
+                if cell.newcomer_units
+                else str(cell.bots)
+            ),
+            "gpb": gpb,
+            "reps": len(cell.reps),
+            "shown": {},
+            "cov": {},
+            "wrong": {},
+        }
+        for m in methods:
+            t = tallies[m.value]
+            if not t.hits:
+                continue
+            row["shown"][m.value] = ratio(t.shown, t.measured)[0]  # type: ignore[index]
+            row["cov"][m.value] = t.coverage()  # type: ignore[index]
+            row["wrong"][m.value] = t.wrong_share()  # type: ignore[index]
+            for b in range(len(BINS)):
+                key = (m.value, "small" if gpb < 20 else "large")
+                by_size.setdefault(key, {x: [0.0, 0.0, 0.0] for x in range(len(BINS))})
+                for table in (pooled[m.value], by_size[key]):
+                    table[b][0] += sum(t.claims[b])
+                    table[b][1] += sum(t.wrong[b])
+                    table[b][2] += sum(t.claimed[b])
+        rows.append(row)
+    report(rows, [m.value for m in methods])
+    print("\nLOS calibration (all cells pooled; claims between shown bots):\n")
+    print("| method | games/bot | claimed LOS | claims | mean claimed | right |")
+    print("|---|---|---|---|---|---|")
+    for m in methods:
+        for label, table in [("all", pooled[m.value])] + [
+            (("below 20" if s == "small" else "20 or more"), by_size.get((m.value, s), {}))
+            for s in ("small", "large")
+        ]:
+            for b, (lo, hi) in enumerate(BINS):
+                if b not in table:
+                    continue
+                c, w, claimed = table[b]
+                rng_text = f"{100 * lo:.0f}-{min(100, 100 * hi):.0f}%"
+                if c:
+                    print(
+                        f"| {m.value} | {label} | {rng_text} | {c:.0f} | "
+                        f"{100 * claimed / c:.1f}% | {100 * (1 - w / c):.1f}% |"
+                    )
+                else:
+                    print(f"| {m.value} | {label} | {rng_text} | 0 | - | - |")
+    print(f"\n{time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

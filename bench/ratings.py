@@ -1,4 +1,4 @@
-"""Benchmark of the rating fit and bootstrap (take5_arena/leaderboard/ratings.py).
+"""Benchmark of the rating fit and bootstrap (leaderboard/fit.py).
 
 Synthetic 4-player games (100,000 of them) among 10, 100 and 1,000 bots with planted strengths
 (finishing order drawn from a Plackett-Luce model, so pairwise outcomes follow the planted logits).
@@ -15,7 +15,13 @@ For each pool size it prints:
 For 10 bots it also times a naive pure-Python pipeline (dict aggregation in a loop over games, then
 Hunter's MM iterations) on the same games, and prints the speed-up and the agreement.
 
-Run: python bench/ratings.py  (about a minute on 2 cores)
+``--threads`` times instead what until-settled calls after every batch, ``ranking_with_los`` (fit,
+design effect, intervals, LOS) on 8 and 32 bots, with the linear algebra on one BLAS thread (as
+published) against the library's default threading, on an idle host and on a host loaded by as
+many busy processes as it has cores: wall time and the process's CPU time (spinning BLAS threads
+show in both), median of the calls.
+
+Run: python bench/ratings.py  (about a minute on 2 cores); python bench/ratings.py --threads
 """
 
 from __future__ import annotations
@@ -29,16 +35,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from take5_arena.leaderboard.ratings import (
+from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.fit import (
     DEFAULT_PRIOR,
     ELO_PER_LOGIT,
-    GameResult,
     aggregate,
     bootstrap_elo,
-    compute_standings,
     fit_elo,
     prepare,
 )
+from take5_arena.leaderboard.results import GameResult
 
 GAMES = 100_000
 SEATS = 4
@@ -87,7 +93,7 @@ def naive_python(results: list[GameResult], prior: float, tol: float = 1e-10) ->
                 wins[b] = wins.get(b, 0.0) + 1.0 - s
                 key = (a, b) if a < b else (b, a)
                 games[key] = games.get(key, 0.0) + 1.0
-    gamma = {e: 1.0 for e in wins}
+    gamma = dict.fromkeys(wins, 1.0)
     for _ in range(100_000):
         denom = {e: prior / (gamma[e] + 1.0) for e in gamma}
         for (a, b), n_ab in games.items():
@@ -113,7 +119,87 @@ def timed(fn, *args, repeat: int = 1, **kwargs):
     return out, best
 
 
+def threads_bench(calls: int = 40) -> None:
+    """Single-threaded linear algebra against the default, idle and loaded (see the module text)."""
+    import contextlib
+    import multiprocessing
+    import statistics
+
+    from threadpoolctl import threadpool_info
+
+    from take5_arena.leaderboard import fit as fit_module
+    from take5_arena.leaderboard import intervals as intervals_module
+    from take5_arena.leaderboard.board import ranking_with_los
+
+    blas = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    print(f"BLAS thread pools: {blas} threads by default; {os.cpu_count()} cpu(s)")
+    cases = []
+    for n in (8, 32):
+        rng = np.random.default_rng(n)
+        strength = rng.normal(0.0, 0.5, n)
+        results = []
+        for g in range(n * 25):
+            who = rng.choice(n, size=SEATS, replace=False)
+            perf = strength[who] + rng.gumbel(size=SEATS)
+            places = tuple(int(p) for p in 1 + np.argsort(np.argsort(-perf)))
+            results.append(
+                GameResult(
+                    f"g{g:06d}",
+                    tuple(f"b{i:03d}" for i in who),
+                    places,
+                    places,
+                    duplicate_set=None,
+                    played_at=g,
+                )
+            )
+        cases.append((n, results))
+
+    def measure(results: list[GameResult]) -> tuple[float, float]:
+        walls, cpus = [], []
+        for _ in range(calls):
+            w, c = time.perf_counter(), time.process_time()
+            ranking_with_los(results)
+            walls.append(time.perf_counter() - w)
+            cpus.append(time.process_time() - c)
+        return statistics.median(walls), statistics.median(cpus)
+
+    published = fit_module.one_blas_thread
+    for load in (0, os.cpu_count() or 1):
+        burners = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(load)]
+        for p in burners:
+            p.start()
+        try:
+            for n, results in cases:
+                ranking_with_los(results)  # warm up
+                one = measure(results)
+                fit_module.one_blas_thread = intervals_module.one_blas_thread = (
+                    contextlib.nullcontext
+                )  # type: ignore[assignment]
+                try:
+                    default = measure(results)
+                finally:
+                    fit_module.one_blas_thread = intervals_module.one_blas_thread = published
+                print(
+                    f"  {'loaded' if load else 'idle':6} ({load} busy processes), {n:2} bots, "
+                    f"{len(results)} games: one BLAS thread {1e3 * one[0]:7.1f} ms wall "
+                    f"{1e3 * one[1]:7.1f} ms CPU; default threads {1e3 * default[0]:7.1f} ms wall "
+                    f"{1e3 * default[1]:7.1f} ms CPU = {default[0] / one[0]:.1f} x wall"
+                )
+        finally:
+            for p in burners:
+                p.terminate()
+                p.join()
+
+
+def _burn() -> None:
+    while True:
+        pass
+
+
 def main() -> None:
+    if "--threads" in sys.argv[1:]:
+        threads_bench()
+        return
     print(
         f"{GAMES:,} games of {SEATS} players ({SEATS * (SEATS - 1) // 2} pairs each); "
         f"numpy {np.__version__}, {os.cpu_count()} cpu(s)"

@@ -22,7 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from take5_arena.leaderboard.ratings import ELO_PER_LOGIT, GameResult
+from take5_arena.leaderboard.fit import ELO_PER_LOGIT
+from take5_arena.leaderboard.results import GameResult
 
 DEFAULT_LUCK = 0.8
 
@@ -125,3 +126,54 @@ def target_elo(strength: np.ndarray, luck: float = DEFAULT_LUCK) -> np.ndarray:
         if np.max(np.abs(step)) < 1e-12:
             break
     return 1500.0 + ELO_PER_LOGIT * (x - x.mean())
+
+
+def play_real(
+    randomness: np.ndarray,
+    tables: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    duplicate: bool,
+    threshold: int = 66,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Real 6 nimmt! games of bots of planted strength, with the SDK's simulator (take5.sim).
+
+    Bot i plays take5.sim's greedy card (the fewest bull heads now) and takes the cheapest row,
+    except that with probability ``randomness[i]`` it plays a uniformly random card of its hand.
+    Rounds are dealt from a shuffled deck of 104 (4 row cards, 10 cards a seat) until a score
+    reaches ``threshold``; places are the referee's (1 + the seats with strictly fewer bull heads).
+    With duplicates each table plays its deals once per rotation (rotation r gives hand p to seat
+    (p + r) mod k), so every bot holds every hand of every round's deal. Same shape of output as
+    :func:`play`. Nothing here is Bradley-Terry: how a bot fares depends on the whole table.
+    """
+    import random
+
+    from take5.rules import BULL_HEADS
+    from take5.sim import Table, play_out
+
+    t, k = tables.shape
+    rotations = k if duplicate else 1
+    seats = np.repeat(tables[:, None, :], rotations, axis=1).reshape(t * rotations, k)
+    places = np.empty_like(seats)
+    table_of = np.repeat(np.arange(t), rotations)
+    seeds = rng.integers(0, 2**63, size=(t, 2))
+    for ti in range(t):
+        deal_rng = random.Random(int(seeds[ti, 0]))
+        decks: list[list[int]] = []
+        play_rng = random.Random(int(seeds[ti, 1]))
+        eps = [float(randomness[b]) for b in tables[ti]]
+        for r in range(rotations):
+            scores = [0] * k
+            rnd = 0
+            while max(scores) < threshold:
+                while len(decks) <= rnd:
+                    deck = list(range(1, 105))
+                    deal_rng.shuffle(deck)
+                    decks.append(deck)
+                deck = decks[rnd]
+                hands = [deck[4 + 10 * ((s + r) % k) : 14 + 10 * ((s + r) % k)] for s in range(k)]
+                table = Table(deck[:4], [1] * 4, [BULL_HEADS[c] for c in deck[:4]])
+                play_out(table, hands, play_rng, eps, points=scores)
+                rnd += 1
+            places[ti * rotations + r] = [1 + sum(q < p for q in scores) for p in scores]
+    return seats, places, table_of

@@ -16,7 +16,7 @@ from typing import Any
 
 from take5_arena.errors import ArenaError
 from take5_arena.leaderboard.collection import Games, scan_record_files
-from take5_arena.leaderboard.ratings import Standings, compute_standings
+from take5_arena.leaderboard.board import Standings, compute_standings
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee import defaults
 from take5_arena.referee.store import DB_NAME, Store, StoreError

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from take5_arena.cli.settle import leaderboard_ranking
-from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
+from take5_arena.leaderboard.board import ranking_with_los
+from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, TournamentError
 from take5_arena.referee.tournament.adaptive import (

@@ -1,4 +1,4 @@
-"""The command line's conventions (README "Command-line conventions"): one set of shared options
+"""The command line's conventions (docs/organisers/command-line.md): one set of shared options
 with one default each, --json wherever a result is printed, the same bootstrap everywhere."""
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ import pytest
 
 from take5 import Settings, cheapest_row, penalty, play_game, target_row
 from take5.rules import MAX_ROW_LENGTH
-from take5_arena.leaderboard.ratings import GameResult, compute_standings
+from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.results import GameResult
 
 ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC_BOT = ROOT / "example_bots" / "heuristic" / "bot.py"

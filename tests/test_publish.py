@@ -21,7 +21,7 @@ from take5_arena.leaderboard.publish import (
     results_from_records,
     standings_document,
 )
-from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.site_build import publish_site
 from take5_arena.standings import load_record_files
 
@@ -233,7 +233,7 @@ def test_markdown_shows_hostile_names_as_plain_text():
     link, image, code, HTML, entity, heading or extra cell - and reads back as the name."""
     from markdown_it import MarkdownIt
 
-    from take5_arena.leaderboard.ratings import GameResult
+    from take5_arena.leaderboard.results import GameResult
 
     names = HOSTILE_NAMES + ["plain"]
     games = [

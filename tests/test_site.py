@@ -24,7 +24,7 @@ import pytest
 from site_games import FAULTY, NAMES, make_records
 
 from take5_arena.leaderboard.publish import file_key, results_from_records
-from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.site_build import publish_site
 
 pytestmark = pytest.mark.browser
@@ -164,9 +164,11 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
         assert cells.nth(0).inner_text() == str(row["rank"])
         assert cells.nth(1).inner_text().strip() == row["entrant"]
         assert cells.nth(2).inner_text() == f"{row['rating']:.0f}"
+        if row["interval"] is None:  # not enough games: no interval, said so (the one text)
+            assert not row["enough_games"] and cells.nth(3).inner_text() == "not enough games"
+            continue
         low, high = row["interval"]
-        marked = "" if row["enough_games"] else " (not enough games)"  # the one interval text
-        assert cells.nth(3).inner_text() == f"{low:.0f} – {high:.0f}{marked}"
+        assert cells.nth(3).inner_text() == f"{low:.0f} – {high:.0f}"
         # the interval is drawn: a bar from low to high around the dot of the rating
         bar = tr.locator("svg.interval line.ci")
         dot = tr.locator("svg.interval circle.rating")
@@ -210,6 +212,22 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
     faulty = page.locator(f"table#standings tr[data-entrant='{FAULTY}'] td.faults").inner_text()
     assert "timeout" in faulty and "crash" in faulty
     page.screenshot(path=str(shots / "index.png"), full_page=True)
+
+
+def test_a_bot_without_enough_games_shows_no_interval(page, tmp_path):
+    """Two games: no bot's games tell enough to rank it, so no interval is drawn or printed."""
+    few = make_records(games=2)
+    results = results_from_records(few)
+    standings = compute_standings(results, bootstrap=100, seed=0)
+    assert not any(r.enough_games for r in standings.rows)
+    publish_site(tmp_path, results=results, records=few, standings=standings, title="Thin cup")
+    open_page(page, tmp_path, "index.html")
+    rows = page.locator("table#standings tbody tr")
+    assert rows.count() == len(standings.rows)
+    for i in range(rows.count()):
+        assert rows.nth(i).locator("td").nth(3).inner_text() == "not enough games"
+        assert rows.nth(i).locator("svg.interval line.ci").count() == 0
+    assert "no honest interval yet" in page.locator("body").inner_text()
 
 
 def test_file_keys_are_the_same_in_javascript(page, site):

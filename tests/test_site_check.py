@@ -20,7 +20,7 @@ from take5_arena.cli.main import main
 from take5_arena.leaderboard import site_build
 from take5_arena.leaderboard.collection import games_from_records
 from take5_arena.leaderboard.publish import results_from_records
-from take5_arena.leaderboard.ratings import compute_standings
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.site_build import (
     decode_bundle,
     encode_bundle,

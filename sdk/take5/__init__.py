@@ -1,7 +1,7 @@
 """take5: the rules of 6 nimmt!, the game engine, and (in take5.bot) the bot runtime.
 
-Bot authors: ``from take5 import Bot, run`` (see README). The rule helpers here are the ones the referee
-uses, so a bot never needs to reimplement the rules.
+Bot authors: ``from take5 import Bot, run`` (docs/authors/writing-a-bot.md). The rule helpers here
+are the ones the referee uses, so a bot never needs to reimplement the rules.
 """
 
 from typing import TYPE_CHECKING

@@ -55,12 +55,19 @@ class Divergence:
     """The first point where a record disagrees with the rules: where, what, expected vs recorded."""
 
     round: int | None
+    """The round, from 1 (None: not within a round, e.g. the settings)."""
     turn: int | None
+    """The turn within the round (None: not within a turn)."""
     card: int | None
+    """The card concerned, if one is."""
     what: str
+    """What disagrees, in words."""
     expected: Any = None
+    """What the rules give (None: not a comparison)."""
     recorded: Any = None
+    """What the record holds instead."""
     seat: int | None = None
+    """The seat concerned, if one is."""
 
     def __str__(self) -> str:
         place = _place(self.round, self.turn, self.seat, self.card)

@@ -3,7 +3,7 @@
 A bot only ever sees immutable `View` objects (the engine's own, rebuilt from each request by
 `take5.convert`), never protobuf. The runtime keeps transport apart from the bot: it decodes the request,
 calls the bot's method, checks the answer's type, and turns an exception into an error status for the
-referee (a bug in a bot must cost it a fault, never hang a game).
+referee (a bug in a bot must cost it a fault, never hang a game)::
 
     from take5 import Bot, run
 
@@ -62,6 +62,7 @@ class CallContext:
     """The call being answered: which game, and how much time the referee gives."""
 
     game_id: str
+    """The referee's id of the game; the same in every call of one game."""
     time_limit: float
     """Seconds the referee gives this call (measured from when it sent it)."""
     started: float
@@ -88,7 +89,9 @@ class Bot:
     name: ClassVar[str] = ""
     """Shown in standings; empty: the referee uses the bot's folder name."""
     version: ClassVar[str] = "0"
+    """Your bot's version as its handshake gives it: in the game records and on its site page."""
     author: ClassVar[str] = ""
+    """Who wrote it, shown on the bot's page of the published site."""
 
     context: CallContext | None = None
     """The call being answered (set by the runtime and the harness before each call)."""

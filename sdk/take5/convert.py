@@ -214,13 +214,21 @@ class GameOver:
     """How a game ended, as the bot's `game_over` hook receives it."""
 
     game_id: str
+    """The referee's id of the game."""
     seat: int
+    """Your seat in that game."""
     settings: Settings
+    """The game's settings."""
     scores: tuple[int, ...]
+    """Final penalty totals, by seat (fewest is best)."""
     places: tuple[int, ...]
+    """Final places, by seat: 1 is best, equal totals share a place, forfeited seats last."""
     forfeited: tuple[int, ...] = ()
+    """Seats that forfeited the game (too many faults), ascending."""
     rounds: int = 0
+    """Rounds played."""
     faults: int = 0
+    """Your faults in this game (docs/faults.md)."""
 
     @property
     def place(self) -> int:

@@ -56,9 +56,13 @@ class Settings:
     """What the players agree on before a game (RULES.md 2, 6, 7)."""
 
     players: int = 4
+    """Seats at the table: 2-10 in the standard game, 2-6 in the professional variant."""
     variant: Variant = Variant.STANDARD
+    """The standard game, or the professional variant with its open draft (RULES.md 7)."""
     threshold: int = DEFAULT_THRESHOLD
+    """The penalty total that ends the game, 1..1000 (RULES.md 6)."""
     end_rule: EndRule = EndRule.AT_OR_ABOVE
+    """Whether reaching the threshold ends the game, or only passing it."""
 
     def __post_init__(self) -> None:
         try:
@@ -93,6 +97,7 @@ class Settings:
         return top >= self.threshold
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings as a record holds them (docs/record-format.md)."""
         return {
             "players": self.players,
             "variant": self.variant.value,
@@ -102,6 +107,7 @@ class Settings:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Settings:
+        """Settings from a record's ``settings`` object; absent keys take their defaults."""
         return cls(
             players=data["players"],
             variant=data.get("variant", Variant.STANDARD),
@@ -122,10 +128,32 @@ def _show(value: object) -> str:
 
 
 class Phase(str, Enum):
+    """Which decision the game waits for (`View.phase`, `Game.phase`)."""
+
     DRAFT = "draft"
+    """Professional variant: a seat takes a card from the open pool (`Bot.draft_card`)."""
     PLAY = "play"
+    """Every seat chooses a card of its hand at once (`Bot.pick_card`)."""
     CHOOSE_ROW = "choose-row"
+    """A seat's card is lower than every row's end: it names the row to take (`Bot.choose_row`)."""
     OVER = "over"
+    """The game has ended."""
+
+
+def _document_fields(cls: type[Any], **docs: str) -> None:
+    """Give each field of a named tuple its docstring, for `help()` and the API reference.
+
+    A named tuple's fields are descriptors documented "Alias for field number N"; their docstrings
+    can be set, and this is the one place they are. Every field must be described and nothing else,
+    so a field added without a description fails at import (tests/test_docs.py reads them back).
+    """
+    fields: tuple[str, ...] = cls._fields
+    missing = [name for name in fields if name not in docs]
+    unknown = [name for name in docs if name not in fields]
+    if missing or unknown:
+        raise TypeError(f"{cls.__name__}: undocumented fields {missing}, unknown names {unknown}")
+    for name, doc in docs.items():
+        getattr(cls, name).__doc__ = doc
 
 
 class Play(NamedTuple):
@@ -133,6 +161,13 @@ class Play(NamedTuple):
 
     seat: int
     card: int
+
+
+_document_fields(
+    Play,
+    seat="The seat that revealed the card.",
+    card="The card, 1..104.",
+)
 
 
 class RowTake(NamedTuple):
@@ -146,7 +181,18 @@ class RowTake(NamedTuple):
 
     @property
     def points(self) -> int:
+        """The bull heads taken: the penalty of `cards`."""
         return penalty(self.cards)
+
+
+_document_fields(
+    RowTake,
+    seat="The seat that took the row.",
+    row="The row's index, 0..3; the card played starts the new row there.",
+    card="The card whose placing took the row.",
+    cards="The cards taken, oldest first: they go to the seat's bull pile.",
+    reason="Why: the card was the row's sixth, or lower than every row's end (`TakeReason`).",
+)
 
 
 class View(NamedTuple):
@@ -166,20 +212,15 @@ class View(NamedTuple):
     rows: Rows
     scores: tuple[int, ...]
     plays: tuple[tuple[Play, ...], ...] = ()
-    """Cards revealed in the earlier turns of this round, each turn in seat order."""
     takes: tuple[RowTake, ...] = ()
-    """Rows taken so far this round, in order."""
     revealed: tuple[Play, ...] = ()
-    """This turn's revealed cards, in seat order (CHOOSE_ROW only)."""
     card: int | None = None
-    """The card lower than every row (CHOOSE_ROW only)."""
     hands: tuple[tuple[int, ...], ...] | None = None
-    """Every seat's hand (professional variant only, where hands are public)."""
     pool: tuple[int, ...] = ()
-    """The open draft pool (DRAFT only)."""
 
     @property
     def players(self) -> int:
+        """The number of seats at the table (`settings.players`)."""
         return self.settings.players
 
     @property
@@ -211,17 +252,51 @@ class View(NamedTuple):
         )
 
 
+_document_fields(
+    View,
+    seat="Your seat, 0..players-1: the index of your entries in `scores` and `hands`.",
+    settings="The game's `Settings`: players, variant, threshold and end rule.",
+    phase="What is asked: `Phase.PLAY`, `Phase.DRAFT` or `Phase.CHOOSE_ROW`.",
+    round="The round, from 1.",
+    turn="The turn of the round, 1..10; 0 during the draft.",
+    hand=(
+        "Your hand, ascending. In PLAY it holds every card you may play; in CHOOSE_ROW it no longer "
+        "holds the card you played this turn (that is `card`)."
+    ),
+    rows="The 4 rows as they are now, each oldest (lowest) card first.",
+    scores=(
+        "Every seat's penalty total from the rounds before this one, by seat; this round's points "
+        "so far are in `takes` (`round_points`)."
+    ),
+    plays="Cards revealed in the earlier turns of this round, one tuple per turn, in seat order.",
+    takes="Rows taken so far this round (this turn's takes included), in order.",
+    revealed="This turn's revealed cards, in seat order (CHOOSE_ROW only; empty otherwise).",
+    card="Your card that is lower than every row's end (CHOOSE_ROW only; None otherwise).",
+    hands=(
+        "Every seat's hand, by seat (professional variant only, where the open draft makes hands "
+        "public; None otherwise)."
+    ),
+    pool="The cards still in the open draft pool, ascending (DRAFT only; empty otherwise).",
+)
+
+
 @dataclass(frozen=True)
 class Fault:
     """Something a seat did wrong, and what the referee did about it (filled by the match layer)."""
 
     seat: int
+    """The seat at fault."""
     round: int
+    """The round it happened in, from 1."""
     turn: int
+    """The turn, 1..10 (0: during the draft, or before play)."""
     kind: str
+    """A fault kind of docs/faults.md (``timeout``, ``crash``, ``illegal-card``, ...)."""
     detail: str = ""
+    """One line on what happened, for the bot's author."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The fault as a record's ``faults`` list holds it (without the seat: the list is per seat)."""
         return {"round": self.round, "turn": self.turn, "kind": self.kind, "detail": self.detail}
 
 
@@ -230,8 +305,11 @@ class Result:
     """The final standing: totals, places (1 = best, ties share), forfeited seats ranked last."""
 
     scores: tuple[int, ...]
+    """Every seat's penalty total, by seat."""
     places: tuple[int, ...]
+    """Every seat's place, by seat: 1 is best, equal totals share a place, forfeits come last."""
     forfeited: tuple[int, ...] = ()
+    """The seats that forfeited, ascending."""
 
     @property
     def standing(self) -> tuple[tuple[int, ...], ...]:
@@ -243,9 +321,11 @@ class Result:
 
     @property
     def winners(self) -> tuple[int, ...]:
+        """The seats in first place (several when they tie)."""
         return self.standing[0]
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a record holds it (docs/record-format.md)."""
         return {
             "scores": list(self.scores),
             "places": list(self.places),
@@ -282,6 +362,7 @@ class Game:
         """`keep_record=False` skips building the record (simulations and benchmarks that never
         read it); `record()` and `round_log` then refuse."""
         self.settings = settings or Settings()
+        """The game's settings."""
         self._keep = keep_record
         if not _whole(seed) or not MIN_SEED <= seed <= MAX_SEED:
             raise InvalidSettings(
@@ -293,17 +374,27 @@ class Game:
                 f"the rotation must be a whole number from 0 to {n - 1}, not {_show(rotation)}"
             )
         self.seed = seed
+        """The seed of the deals (docs/record-format.md, "Deals")."""
         self.rotation = rotation
+        """Deal position p goes to seat (p + rotation) mod players (duplicate deals rotate it)."""
         self._rng = SplitMix64(seed)
         self.scores: list[int] = [0] * n
+        """Every seat's penalty total from the finished rounds, by seat."""
         self.round = 0
+        """The round, from 1."""
         self.turn = 0
+        """The turn of the round, 1..10; 0 during the draft."""
         self.phase = _PLAY
+        """What the game waits for (`waiting_for` says from whom)."""
         self.hands: list[list[int]] = [[] for _ in range(n)]
+        """Every seat's hand, by seat (a seat's `view` shows only what it may know)."""
         self._rows: list[list[int]] = []  # lists while placing; views get tuples
         self.pool: list[int] = []
+        """The open draft pool (professional variant, during the draft)."""
         self.forfeited: set[int] = set()
+        """Seats ranked last whatever their score (`forfeit`)."""
         self.faults: list[Fault] = []
+        """Every fault noted with `add_fault`, in order."""
         self._round_points = [0] * n
         # Immutable and grown by concatenation: views share them without copying.
         self._plays: tuple[tuple[Play, ...], ...] = ()
@@ -323,6 +414,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
+        """Whether the game has ended."""
         return self.phase is _OVER
 
     @property
@@ -338,6 +430,7 @@ class Game:
 
     @property
     def drafter(self) -> int:
+        """The seat whose draft pick the game waits for (DRAFT only: WrongPhase otherwise)."""
         if self.phase is not _DRAFT:
             raise WrongPhase(f"no draft now (phase {self.phase.value})")
         return self._draft_order[0]

@@ -1,4 +1,4 @@
-"""Try a bot locally, in-process, in seconds: no referee, no sockets, no Docker.
+"""Try a bot locally, in-process, in seconds: no referee, no sockets, no Docker::
 
     from take5 import play_against
     print(play_against(MyBot(), games=20).summary())
@@ -240,11 +240,18 @@ def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Play
 
 @dataclass(frozen=True)
 class SeatStats:
+    """One seat's totals over a harness run."""
+
     name: str
+    """The bot's name."""
     games: int
+    """Games played."""
     wins: int
+    """Games in first place (shared places count)."""
     mean_place: float
+    """Its mean place (1 is best)."""
     mean_points: float
+    """Its mean penalty total per game."""
 
 
 @dataclass(frozen=True)
@@ -252,16 +259,21 @@ class HarnessResult:
     """Totals of a harness run; the bot under test is seat 0."""
 
     names: tuple[str, ...]
+    """Every seat's bot name, by seat."""
     scores: tuple[tuple[int, ...], ...]
     """Per game, every seat's penalty total."""
     places: tuple[tuple[int, ...], ...]
+    """Per game, every seat's place (1 is best)."""
     settings: Settings
+    """The settings every game was played with."""
     seconds: float
+    """Wall time of the whole run."""
     slowest: float = 0.0
     """The longest time the bot under test took for one decision (seconds)."""
     slow_calls: int = 0
     """Decisions that took longer than the time limit (the referee would count a timeout)."""
     stats: tuple[SeatStats, ...] = field(init=False)
+    """Totals per seat, by seat (computed from `scores` and `places`)."""
 
     def __post_init__(self) -> None:
         games = len(self.scores)
@@ -280,9 +292,11 @@ class HarnessResult:
 
     @property
     def bot(self) -> SeatStats:
+        """The totals of the bot under test (seat 0)."""
         return self.stats[0]
 
     def summary(self) -> str:
+        """The table `take5-harness` prints: each bot's wins, mean place and mean points."""
         s = self.settings
         lines = [
             f"{self.names[0]} vs {', '.join(self.names[1:])}: {len(self.scores)} games, "
@@ -299,6 +313,7 @@ class HarnessResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run as JSON-ready data (what ``take5-harness --json`` prints)."""
         return {
             "names": list(self.names),
             "settings": self.settings.to_dict(),
@@ -534,6 +549,7 @@ __all__ = [
     "BotRaised",
     "HarnessError",
     "HarnessResult",
+    "SeatStats",
     "bot_traceback",
     "calls_run",
     "load_bot",

@@ -269,7 +269,7 @@ def _replay_turn(
 
 
 def iter_records(paths: list[Path]) -> Iterator[Path]:
-    """Record files named directly or found (*.json) in named folders, in a stable order."""
+    """Record files named directly or found (``*.json``) in named folders, in a stable order."""
     for path in paths:
         if path.is_dir():
             yield from sorted(p for p in path.rglob("*.json") if not p.is_dir())
@@ -281,13 +281,19 @@ class Verdict(str, Enum):
     """What `judge` found about one record: the words `referee verify` prints."""
 
     VALID = "ok"
+    """The record follows the rules, by replay and by the independent check."""
     INVALID = "INVALID"
+    """The record is well formed but disagrees with the rules (a `Divergence`)."""
     MALFORMED = "MALFORMED"
+    """The document is not a record this version can read (a `MalformedRecord`)."""
 
 
 @dataclass(frozen=True)
 class Judgement:
+    """What `judge` says of one record: a verdict, and why when it is not valid."""
+
     verdict: Verdict
+    """Valid, invalid or malformed."""
     reason: str = ""
     """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1: ...")."""
 
@@ -374,6 +380,7 @@ class RecordFile:
         return self.path
 
     def discard(self) -> None:
+        """Remove the claimed temporary file if the record was not written (any earlier file stays)."""
         if self._temporary is not None:
             self._temporary.unlink(missing_ok=True)
             self._temporary = None
@@ -383,3 +390,22 @@ class RecordFile:
 
     def __exit__(self, *exc: object) -> None:
         self.discard()
+
+
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "Divergence",
+    "Judgement",
+    "MalformedRecord",
+    "RecordFile",
+    "RecordPathError",
+    "Verdict",
+    "check_format",
+    "iter_records",
+    "judge",
+    "judge_file",
+    "load_record",
+    "parse_record",
+    "replay_record",
+    "verify_record",
+]

@@ -11,11 +11,17 @@ from dataclasses import dataclass
 from enum import Enum
 
 CARD_COUNT = 104
+"""Cards in the deck, numbered 1..104."""
 ROW_COUNT = 4
+"""Rows on the table."""
 HAND_SIZE = 10
+"""Cards dealt (or drafted) to each player per round, so a round has 10 turns."""
 MAX_ROW_LENGTH = 5
+"""Cards a row holds: the sixth takes the row."""
 DEFAULT_THRESHOLD = 66
+"""The penalty total that ends a game unless the settings say otherwise."""
 TOTAL_BULL_HEADS = 171
+"""Bull heads in the whole deck."""
 
 # Limits that keep every game finite and every record small (docs/record-format.md, "Limits").
 # A round gives someone at least one bull head (20 or more cards cannot all fit on 4 rows of 5), so a
@@ -44,8 +50,8 @@ def _bull_heads(card: int) -> int:
     return 1
 
 
-# Index 0 is unused so that BULL_HEADS[card] is the penalty of card.
 BULL_HEADS: tuple[int, ...] = (0,) + tuple(_bull_heads(c) for c in range(1, CARD_COUNT + 1))
+"""``BULL_HEADS[card]`` is the penalty of a card (index 0 is unused): the fast `bull_heads`."""
 
 
 def bull_heads(card: int) -> int:
@@ -61,20 +67,30 @@ def penalty(cards: Iterable[int]) -> int:
 
 
 class Variant(str, Enum):
+    """The game played (docs/rules.md 2 and 7); the value is the record's and the command line's word."""
+
     STANDARD = "standard"
+    """All 104 cards, 2 to 10 players, hands dealt at random and private."""
     PROFESSIONAL = "professional"
+    """Cards 1..10n+4 for n players (2 to 6), drafted openly each round: every hand is known."""
 
 
 class EndRule(str, Enum):
     """How the threshold ends the game (docs/rules.md 6): the referee defaults to "at or above"."""
 
     AT_OR_ABOVE = "at-or-above"
+    """The game ends when a total reaches the threshold."""
     ABOVE = "above"
+    """The game ends when a total passes the threshold."""
 
 
 class TakeReason(str, Enum):
+    """Why a player took a row (docs/rules.md 4 and 5)."""
+
     SIXTH_CARD = "sixth-card"
+    """The card would have been the row's sixth."""
     LOW_CARD = "low-card"
+    """The card was lower than every row's end, and its player chose the row."""
 
 
 def deck(variant: Variant = Variant.STANDARD, players: int = 4) -> tuple[int, ...]:
@@ -105,13 +121,19 @@ class Placement:
     """What placing one card did: where it went and what its player took."""
 
     card: int
+    """The card placed."""
     row: int
+    """The index of the row it went to, 0..3."""
     taken: Row
+    """The cards its player took (empty when the card was simply added to its row)."""
     reason: TakeReason | None
+    """Why a row was taken, or None when none was."""
     rows: Rows
+    """The rows after the placing."""
 
     @property
     def points(self) -> int:
+        """The bull heads taken: the penalty of `taken`."""
         return penalty(self.taken)
 
 

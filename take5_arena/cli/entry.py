@@ -1,8 +1,8 @@
 """The `referee` command's entry point: signals first, then the command line.
 
-The first thing the project runs when `referee` (or ``python3 -m arena``) starts is :func:`main`
-here, in a module that imports nothing but :mod:`signal` and :mod:`sys` (both already loaded by
-the interpreter). It makes SIGINT and SIGTERM end the start-up quietly with exit code 130, and
+The first thing the project runs when `referee` (or ``python3 -m take5_arena``) starts is
+:func:`main` here, in a module that imports nothing but :mod:`signal` and :mod:`sys` (both already
+loaded by the interpreter). It makes SIGINT and SIGTERM end the start-up quietly with exit code 130, and
 only then imports the command line, whose loading takes a noticeable moment. Once a command runs,
 :class:`take5_arena.cli.main.ArenaGroup` turns both signals into :class:`KeyboardInterrupt`, so that they
 unwind through the code that stops bots and closes stores.

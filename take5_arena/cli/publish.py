@@ -74,12 +74,12 @@ def standings(
 ) -> None:
     """Print the standings of a tournament (or of game records).
 
-    Ratings are a Bradley-Terry fit on the Elo scale with 95% bootstrap intervals; see the README.
+    Ratings are a Bradley-Terry fit on the Elo scale with 95% intervals (docs/organisers/standings.md).
     """
     # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
     from take5_arena.leaderboard.markdown import standings_text
     from take5_arena.leaderboard.publish import standings_document
-    from take5_arena.leaderboard.ratings import compute_standings
+    from take5_arena.leaderboard.board import compute_standings
 
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
@@ -137,7 +137,7 @@ def publish(
     from disk or any static host; it needs no server and no network. Publishing again into the
     same folder writes only what the new games change."""
     # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
-    from take5_arena.leaderboard.ratings import compute_standings
+    from take5_arena.leaderboard.board import compute_standings
     from take5_arena.leaderboard.site_build import write_site
 
     games = _load(tournament, records)

@@ -197,7 +197,7 @@ def serve(
     """Run the arena service on tournament DIR: authors submit bots from their own machines
     (`referee submit FOLDER --server`), and a ladder keeps playing games between the active bots,
     refreshing the standings and the static site as they land. Stop it with Ctrl-C or SIGTERM; it
-    resumes where it stopped (see README "Run an arena")."""
+    resumes where it stopped (docs/arena.md, "Running an arena")."""
     from take5_arena.referee.archive import ArchiveLimits  # lazy: start-up time
     from take5_arena.service.ladder import LadderConfig  # lazy: start-up time
     from take5_arena.service.serve import ServeError, ServeOptions  # lazy: start-up time

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from take5_arena.cli.progress import standings_table
-from take5_arena.leaderboard.ratings import GameResult, ranking_with_los
+from take5_arena.leaderboard.board import ranking_with_los
+from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.adaptive import PairState, PlayedGame, Ranking
 from take5_arena.referee.tournament.settle import run_until_settled

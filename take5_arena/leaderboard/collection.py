@@ -25,8 +25,7 @@ from typing import Any
 
 from take5.record import MalformedRecord, iter_records, load_record, verify_record
 
-from .ratings import GameResult
-from .results import natural_key, result_from_record, seat_entrant
+from .results import GameResult, natural_key, result_from_record, seat_entrant
 
 RecordReader = Callable[[int], Iterator[tuple[str, dict[str, Any]]]]
 

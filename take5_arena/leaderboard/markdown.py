@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .ratings import Row, Standings, describe_interval
+from .board import Row, Standings, describe_interval, describe_los
 
 
 def fmt_wins(wins: float) -> str:
@@ -129,8 +129,9 @@ def standings_markdown(
         )
     if standings.los:
         notes.append(
-            "LOS next: likelihood of superiority over the bot on the next line "
-            "(normal approximation under the interval's covariance)."
+            "LOS next: likelihood of superiority over the bot on the next line ("
+            + describe_los(standings.interval_method)
+            + ")."
         )
     notes += [
         (
@@ -173,7 +174,7 @@ def standings_text(standings: Standings) -> str:
     out.append(
         f"{standings.games} games. Rating: Bradley-Terry fit on the Elo scale, pool mean 1500"
         + (
-            f"; 95% interval: {standings.interval_method} (README, Ratings)"
+            f"; 95% interval: {standings.interval_method} (docs/organisers/standings.md, Ratings)"
             if standings.bootstrap
             else ""
         )

@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .ratings import Standings, ratings_over_time
+from .board import Standings
+from .online import ratings_over_time
 from .results import (  # noqa: F401 - re-exported: the record -> results path lived here
     GameResult,
     natural_key,

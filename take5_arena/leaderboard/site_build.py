@@ -49,11 +49,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .board import Standings
 from .collection import Games, games_from_records
 from .markdown import standings_markdown
 from .publish import ASSET_FILES, PAGES, SITE_ASSETS, _finite, file_key, standings_document
-from .ratings import GameResult, Standings
-from .results import seat_entrant
+from .results import GameResult, seat_entrant
 
 LAYOUT_VERSION = 2
 BUNDLE = 100  # records per replay file

@@ -29,8 +29,11 @@ from typing import Any
 
 from take5.record import MalformedRecord, verify_record
 
+from .board import compute_standings
+from .fit import DEFAULT_PRIOR
+from .online import DEFAULT_K
 from .publish import result_from_record
-from .ratings import DEFAULT_K, DEFAULT_PRIOR, GameResult, compute_standings
+from .results import GameResult
 from .site_build import MANIFEST_FORMAT, decode_bundle, record_hash
 
 #: relative tolerance when comparing recomputed numbers with the published ones

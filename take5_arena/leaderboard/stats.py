@@ -1,7 +1,8 @@
 """Descriptive per-bot statistics (no model): games, wins, penalties, places, faults.
 
-Kept apart from :mod:`take5_arena.leaderboard.ratings` because these numbers are plain counts and means that
-anybody can check by hand against the game records; the rating model does not use them.
+Kept apart from the rating modules (:mod:`.fit`, :mod:`.intervals`, ...) because these numbers are
+plain counts and means that anybody can check by hand against the game records; the rating model
+does not use them.
 """
 
 from __future__ import annotations

@@ -57,10 +57,13 @@ DUPLICATE = True
 EXECUTOR = "auto"
 RETRIES = 3  # retries of a game after an infrastructure failure
 #: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables
-#: per entrant of the first batch (before any rating exists), and the game budget per entrant.
+#: per entrant of the first batch (before any rating exists), and the game budget per entrant. 400
+#: games a bot settle fields of 8 and 32 bots whose neighbours are 50-150 Elo apart (tables of 4,
+#: duplicate deals) in 30 of 30 runs, adaptive or fixed (python bench/ranking.py); a fixed schedule
+#: needed about 260 a bot for the 32, beyond the former 100. Closer fields may need more (--budget).
 SETTLE_CONFIDENCE = 0.95
 SETTLE_INITIAL_TABLES = 2
-SETTLE_BUDGET_PER_ENTRANT = 100
+SETTLE_BUDGET_PER_ENTRANT = 400
 #: Bytes of its own output (stderr, kept per turn in the records) each bot version may keep across
 #: a tournament's records; past it the oldest games' output of that bot is dropped.
 OUTPUT_BUDGET = 50_000_000  # 50 MB

@@ -141,7 +141,7 @@ class SettlingPlanner(GauntletPlanner):
         if len(by_name) < k or any(pool.games.get(key, 0) == 0 for key in pool.keys):
             return super().next_table(pool, rng)
         # lazy: numpy and scipy only once the ladder rates
-        from take5_arena.leaderboard.ratings import ranking_with_los
+        from take5_arena.leaderboard.board import ranking_with_los
         from take5_arena.referee.tournament.adaptive import neediest_table
 
         order, los = ranking_with_los(
@@ -572,7 +572,7 @@ class Publisher:
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""
         from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
-        from take5_arena.leaderboard.ratings import compute_standings  # lazy: start-up time
+        from take5_arena.leaderboard.board import compute_standings  # lazy: start-up time
         from take5_arena.leaderboard.site_build import publish_site  # lazy: start-up time
         from take5_arena.standings import load_tournament  # lazy: start-up time
 

@@ -1,15 +1,17 @@
-"""Opponents that ship with the SDK: installing the SDK alone (`pip install ./sdk`) is enough to try a bot.
+"""Opponents that ship with the SDK: installing the SDK alone (``pip install ./sdk``) is enough to try a bot::
 
     from take5 import play_against
     from take5.bots import HeuristicBot
     print(play_against(MyBot(), ["random", "heuristic", HeuristicBot()]).summary())
 
-| name        | plays                                                                           |
-|-------------|---------------------------------------------------------------------------------|
-| `random`    | a random card, row and draft pick, seeded from the situation (deterministic)    |
-| `lowest`    | always its lowest card; the cheapest row                                        |
-| `heuristic` | the card with the smallest expected penalty this turn                           |
-| `search`    | a light Monte Carlo search over the rest of the round (`take5.sim`), ~20 ms     |
+=============  ==============================================================================
+name           plays
+=============  ==============================================================================
+``random``     a random card, row and draft pick, seeded from the situation (deterministic)
+``lowest``     always its lowest card; the cheapest row
+``heuristic``  the card with the smallest expected penalty this turn
+``search``     a light Monte Carlo search over the rest of the round (``take5.sim``), ~20 ms
+=============  ==============================================================================
 
 Each is written only against the public SDK, as any bot author would write it, so its source is also
 an example to read. The folders in example_bots/ serve these same classes as separate processes (the

@@ -211,7 +211,7 @@
 
   /* The one text form of a rating interval (as standings.md and the terminal print it). */
   function intervalText(r) {
-    if (!r.interval) return "–";
+    if (!r.interval) return r.enough_games === false ? "not enough games" : "–";
     return fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) + (r.enough_games === false ? " (not enough games)" : "");
   }
 
@@ -489,7 +489,7 @@
       "Rating on the Elo scale (pool mean 1500); the bar is the 95% interval, the dot the rating" +
       (data.method && data.method.interval ? " (" + data.method.interval + ")." : ".") +
       (rows.some(function (r) { return r.enough_games === false; })
-        ? " A bot marked \u201cnot enough games\u201d has played too few to be ranked: its interval is shown, its order is not claimed." : "") +
+        ? " A bot marked \u201cnot enough games\u201d has played too few to be ranked: it has no honest interval yet, and no order is claimed for it." : "") +
       (multi ? " Bots of different pools never met, directly or through others: their ratings are not comparable." : ""),
       el("div", { class: "scroll" }, el("table", { id: "standings", class: "standings" }, el("thead", null, head), el("tbody", null, body)))));
 

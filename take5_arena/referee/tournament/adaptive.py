@@ -25,7 +25,7 @@ playing it, so a run killed at any point resumes by finishing the recorded batch
 :func:`decide` again with the same results: the same tables follow.
 
 The ranking function is what makes it statistics-aware; the app layer passes the leaderboard's (its
-LOS is honest with few games: see take5_arena/leaderboard/ratings.py and docs/standings-format.md). Stopping on a
+LOS is honest with few games: see take5_arena/leaderboard/intervals.py and docs/standings-format.md). Stopping on a
 LOS looked at after every batch is optional stopping: the chance that some pair stops in the wrong
 order is larger than 1 - confidence per pair; bench/ranking.py measures how often the order found is
 the true one.

@@ -1,0 +1,254 @@
+"""The standings board: what the leaderboard shows, computed from the game records alone.
+
+(`take5_arena.standings` is where a tournament's store meets this module.)
+
+Rows by rating with their intervals, the LOS matrix in the same order, descriptive statistics and
+online Elo beside them, and the one text form of an interval. This module only puts together what
+:mod:`.fit`, :mod:`.intervals`, :mod:`.online` and
+:mod:`.stats` compute, so that the terminal, the Markdown file, the site and the
+adaptive scheduler all show the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from .fit import DEFAULT_PRIOR, fit_elo, prepare
+from .intervals import (
+    DEFAULT_RESAMPLES,
+    LEVEL,
+    MIN_DF,
+    MIN_RESULTS,
+    MIN_UNITS,
+    PSEUDO_UNITS,
+    IntervalMethod,
+    LosMatrix,
+    rating_intervals,
+)
+from .online import DEFAULT_K, online_elo
+from .results import GameResult
+from .stats import bot_stats
+
+
+def ranking_with_los(
+    results: Sequence[GameResult], *, prior: float = DEFAULT_PRIOR
+) -> tuple[tuple[str, ...], tuple[float | None, ...]]:
+    """The order of the bots by rating (best first) and the published LOS of each over the next one
+    down (None between bots of different components): what an adaptive schedule settles on."""
+    data = prepare(results)
+    if data.n_bots == 0:
+        return (), ()
+    fit = fit_elo(data, prior=prior)
+    iv = rating_intervals(data, fit)
+    order = sorted(range(data.n_bots), key=lambda i: (-fit.elo[i], data.entrants[i]))
+    return (
+        tuple(data.entrants[i] for i in order),
+        tuple(iv.los[a][b] if iv.los else None for a, b in pairwise(order)),
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the leaderboard. ``low``/``high`` are None without intervals."""
+
+    rank: int
+    entrant: str
+    rating: float
+    low: float | None
+    high: float | None
+    component: int  # ratings are comparable only between bots of the same component
+    games: int
+    wins: float  # a shared first place among k seats counts 1/k
+    outright_wins: int
+    mean_penalty: float
+    mean_place: float
+    faults: tuple[tuple[str, int], ...]  # (kind, count), sorted by kind
+    online_elo: float
+    enough_games: bool = True  # its games tell enough to rank it (leaderboard.intervals)
+
+    @property
+    def interval_text(self) -> str:
+        return format_interval(self.low, self.high, self.enough_games)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "entrant": self.entrant,
+            "rating": self.rating,
+            "interval": None if self.low is None else [self.low, self.high],
+            "enough_games": self.enough_games,
+            "component": self.component,
+            "games": self.games,
+            "wins": self.wins,
+            "outright_wins": self.outright_wins,
+            "mean_penalty": self.mean_penalty,
+            "mean_place": self.mean_place,
+            "faults": dict(self.faults),
+            "online_elo": self.online_elo,
+        }
+
+
+#: How an interval reads everywhere (terminal, Markdown, site): rounded Elo, "to" between.
+INTERVAL_FORMAT = "{low:.0f} to {high:.0f}"
+#: Shown instead of an interval for a bot whose games do not tell enough to rank it.
+NOT_ENOUGH_GAMES = "not enough games"
+
+
+def format_interval(low: float | None, high: float | None, enough: bool = True) -> str:
+    """The one text form of a rating interval: "1650 to 1892", "not enough games" for a bot that
+    has no honest interval yet, "-" without intervals. (An older method still gives such a bot an
+    interval; it is then followed by "(not enough games)".)"""
+    if low is None or high is None:
+        return "-" if enough else NOT_ENOUGH_GAMES
+    text = INTERVAL_FORMAT.format(low=low, high=high)
+    return text if enough else f"{text} ({NOT_ENOUGH_GAMES})"
+
+
+def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -> str:
+    """One sentence on how the intervals were computed (the standings' ``method.interval``)."""
+    method = IntervalMethod(method)
+    level = f"{100 * LEVEL:g}%"
+    if method is IntervalMethod.BOOTSTRAP:
+        return (
+            f"{level} percentile bootstrap, {resamples} resamples of whole games (whole duplicate "
+            f"sets), seed {seed}"
+        )
+    if method is IntervalMethod.POSTERIOR:
+        return f"{level} normal interval of the Laplace approximation of the posterior (prior included)"
+    if method is IntervalMethod.SANDWICH:
+        return f"{level} normal interval of the cluster-robust (sandwich) covariance over whole games / duplicate sets"
+    if method in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
+        blend = (
+            f", each bot's curvature moving to the measured one as its units accumulate "
+            f"(weight u/(u+{PSEUDO_UNITS:g}))"
+            if method is IntervalMethod.BLENDED
+            else ""
+        )
+        return (
+            f"{level} t interval of the posterior (prior included) with the design effect measured "
+            f"over all whole games / duplicate sets of the tournament (Pearson, t degrees of freedom "
+            f"from the units){blend}; LOS with the field's own spread as prior; a bot whose games "
+            f"count fewer than {MIN_RESULTS:g} effective pairwise results, or a tournament with "
+            f"fewer than {MIN_DF} degrees of freedom, gets no interval (not enough games)"
+        )
+    return (
+        f"{level} normal interval of the posterior (prior included) whose curvature is measured from "
+        f"whole games / duplicate sets as they accumulate (weight u/(u+{PSEUDO_UNITS:g}) for a bot "
+        f"in u of them); bots in fewer than {MIN_UNITS} are marked as not having enough games to rank"
+    )
+
+
+def describe_los(method: IntervalMethod | str) -> str:
+    """One sentence on how the LOS were computed (the standings' ``method.los``)."""
+    if IntervalMethod(method) in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
+        return (
+            "the rating difference under the interval's covariance (t with the design effect's "
+            "degrees of freedom), with the field's own spread of ratings as the prior"
+        )
+    return "normal approximation of the rating difference under the interval's covariance"
+
+
+@dataclass(frozen=True)
+class Standings:
+    """The leaderboard: rows by rating (highest first) and LOS in the same order (``los[i][j]``)."""
+
+    rows: tuple[Row, ...]
+    los: LosMatrix
+    games: int
+    bootstrap: int  # resamples when the method is the bootstrap; 0: no intervals
+    seed: int
+    prior: float
+    k: float
+    interval_method: str = IntervalMethod.ROBUST.value
+
+    def row(self, entrant: str) -> Row:
+        for r in self.rows:
+            if r.entrant == entrant:
+                return r
+        raise KeyError(entrant)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        rating = (
+            "Bradley-Terry maximum likelihood over all pairwise outcomes of all games "
+            "(draw = half a point), Elo scale (400/ln 10 per logit), mean 1500 per component, prior: "
+            f"{self.prior:g} drawn virtual game(s) per bot against a 1500 opponent"
+        )
+        online = (
+            f"classic online Elo, start 1500, K={self.k:g} split K/(n-1) per pair, in played_at "
+            "order (depends on the order; for familiarity only)"
+        )
+        los = {"entrants": [r.entrant for r in self.rows], "matrix": [list(x) for x in self.los]}
+        on = bool(self.bootstrap)
+        return {
+            "games": self.games,
+            "method": {
+                "rating": rating,
+                "interval": describe_interval(self.interval_method, self.bootstrap, self.seed)
+                if on
+                else None,
+                "los": describe_los(self.interval_method) if self.los else None,
+                "online_elo": online,
+            },
+            "rows": [r.to_json_dict() for r in self.rows],
+            "los": los if self.los else None,
+        }
+
+
+def compute_standings(
+    results: Sequence[GameResult],
+    *,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    prior: float = DEFAULT_PRIOR,
+    k: float = DEFAULT_K,
+    interval: IntervalMethod | str = IntervalMethod.AUTO,
+) -> Standings:
+    """Everything the leaderboard shows, from the game records alone (input order is irrelevant).
+
+    ``interval`` chooses the method of the intervals and LOS (AUTO: what is published, see
+    :func:`rating_intervals`); ``bootstrap`` is the number of resamples when that method is the
+    bootstrap, and 0 turns intervals and LOS off.
+    """
+    data = prepare(results)
+    fit = fit_elo(data, prior=prior)
+    iv = None
+    if bootstrap and data.n_bots:
+        iv = rating_intervals(data, fit, method=interval, resamples=bootstrap, seed=seed)
+    stats = bot_stats(results)
+    online = online_elo(results, k=k)
+    order = sorted(range(data.n_bots), key=lambda i: (-fit.elo[i], data.entrants[i]))
+    # Renumber components by their best bot so labels read 0, 1, ... down the table.
+    relabel: dict[int, int] = {}
+    for i in order:
+        relabel.setdefault(int(fit.component[i]), len(relabel))
+    rows = []
+    for rank, i in enumerate(order, 1):
+        e = data.entrants[i]
+        s = stats[e]
+        rows.append(
+            Row(
+                rank=rank,
+                entrant=e,
+                rating=float(fit.elo[i]),
+                low=None if iv is None or math.isnan(iv.low[i]) else float(iv.low[i]),
+                high=None if iv is None or math.isnan(iv.high[i]) else float(iv.high[i]),
+                component=relabel[int(fit.component[i])],
+                games=s.games,
+                wins=s.wins,
+                outright_wins=s.outright_wins,
+                mean_penalty=s.mean_penalty,
+                mean_place=s.mean_place,
+                faults=s.faults,
+                online_elo=online[e],
+                enough_games=True if iv is None else bool(iv.enough[i]),
+            )
+        )
+    los: LosMatrix = ()
+    if iv is not None and iv.los and data.n_bots > 1:
+        los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
+    method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
+    return Standings(tuple(rows), los, data.n_games, bootstrap, seed, prior, k, method)

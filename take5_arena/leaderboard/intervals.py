@@ -1,0 +1,442 @@
+"""How uncertain a fit is: the 95% intervals, the likelihood of superiority, and who is rankable.
+
+What is published (``IntervalMethod.DESIGN``, what ``AUTO`` stands for), and why:
+
+* **Interval** - the rating plus or minus t standard errors, from ``phi H^-1 L H^-1``
+  (:func:`design_cov`): L the pairwise likelihood's curvature, H = L + P with the prior's, and
+  ``phi`` the tournament's design effect (:func:`dispersion`), Pearson's statistic over the
+  resampling units (whole games, or whole duplicate sets) with its degrees of freedom for the t
+  quantile. The pairs of one game share its luck, the games of a duplicate set share its hands: a
+  model that counts them as independent results is too sure at tables of 10 (70-80% coverage) and
+  with duplicate deals, and a bot's own few units are too few to measure that for one bot. Pooled
+  over the tournament, ``phi`` is known from a few units on, so even a newcomer's one set is judged.
+* **Who is ranked** - a bot whose pairwise results, divided by ``phi``, are worth at least
+  :data:`MIN_RESULTS` independent ones, in a tournament that measures ``phi`` with at least
+  :data:`MIN_DF` degrees of freedom (:func:`effective_results`). Other bots get no interval (NaN)
+  and no LOS: with fewer results no method measured gives an honest interval.
+* **Likelihood of superiority** - from the same covariance with the field's own spread as the prior
+  (:func:`superiority`), t with the same degrees of freedom. ``None`` on the diagonal, between bots
+  of different components (not comparable), and for a bot without enough games.
+
+The older methods stay as options and as the bench's baselines: the Laplace posterior, the
+cluster-robust sandwich, ``ROBUST`` (published before: the posterior moving per bot to the sandwich
+as its units accumulate), ``BLENDED`` (the same with the pooled ``phi``) and the percentile bootstrap;
+under them a bot in fewer than :data:`MIN_UNITS` units is marked but keeps its interval. Coverage by
+method at every size the project runs: docs/standings-format.md and ``python bench/coverage.py``.
+
+Kept apart from the fit because a fit has one answer while its uncertainty has several candidate
+methods, measured against each other by bench/coverage.py.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import numpy.typing as npt
+from scipy import linalg, sparse
+from scipy.special import expit, ndtr, ndtri, stdtr, stdtrit
+
+from .fit import (
+    ELO_PER_LOGIT,
+    Fit,
+    FloatArray,
+    IndexArray,
+    PairData,
+    bootstrap_elo,
+    information,
+    one_blas_thread,
+    sum_by,
+)
+
+#: The coverage level of every published interval.
+LEVEL = 0.95
+#: Bootstrap resamples, everywhere the bootstrap is used (standings, site, status).
+DEFAULT_RESAMPLES = 200
+#: A bot that took part in fewer resampling units (duplicate sets, or single games) is listed as
+#: not having enough games to be ranked; its (wide) interval is still shown.
+MIN_UNITS = 3
+#: Design methods: a bot is rankable when its games tell at least this many effective results
+#: (:func:`effective_results`) ...
+MIN_RESULTS = 16.0
+#: ... and the tournament gives the design effect at least this many degrees of freedom.
+MIN_DF = 10
+#: Pseudo-units of the robust covariance: a bot's measured curvature gets weight u / (u + this).
+PSEUDO_UNITS = 10.0
+
+LosMatrix = tuple[tuple[float | None, ...], ...]
+
+
+def centred(cov: FloatArray, component: IndexArray) -> FloatArray:
+    """A covariance of logits as one of the published ratings: Elo, each bot's deviation from its
+    component's mean (``C V C^T`` with C the centring matrix, in O(n^2) rather than two products)."""
+    k = int(component.max()) + 1 if len(component) else 0
+    count = np.bincount(component, minlength=k).astype(np.float64)
+
+    def minus_component_means(m: FloatArray) -> FloatArray:  # (I - S) m, S the averaging matrix
+        sums = np.zeros((k, m.shape[1]))
+        np.add.at(sums, component, m)
+        return m - (sums / count[:, None])[component]
+
+    left = minus_component_means(cov)
+    out: FloatArray = ELO_PER_LOGIT**2 * minus_component_means(left.T).T
+    return out
+
+
+def _inverse(matrix: FloatArray) -> FloatArray:
+    return np.asarray(linalg.inv(matrix, check_finite=False), dtype=np.float64)
+
+
+def posterior_cov(data: PairData, fit: Fit) -> FloatArray:
+    """Covariance (Elo, centred per component) of the Laplace approximation of the posterior.
+
+    The posterior is the pairwise likelihood times the prior (the virtual drawn games); its
+    curvature at the fit includes the prior's, so a bot with few games or a perfect score keeps a
+    wide distribution instead of the point a resampling of two or three units produces.
+    """
+    lik, prior = information(data, fit)
+    cov = _inverse(lik + np.diag(prior))
+    return centred(cov, fit.component)
+
+
+def unit_scores(data: PairData, fit: Fit) -> sparse.csr_matrix:
+    """Score (gradient of the log-likelihood) contributed by each resampling unit: units x bots."""
+    n = data.n_bots
+    d = fit.logits[data.edge_a] - fit.logits[data.edge_b]
+    resid = data.obs_score - expit(d)[data.obs_edge]
+    unit = data.game_unit[data.obs_game]
+    rows = np.concatenate([unit, unit])
+    cols = np.concatenate([data.edge_a[data.obs_edge], data.edge_b[data.obs_edge]])
+    return sparse.csr_matrix(
+        (np.concatenate([resid, -resid]), (rows, cols)), shape=(data.n_units, n)
+    )
+
+
+def _meat(data: PairData, fit: Fit) -> FloatArray:
+    """The sum over units of the outer product of their scores, times u/(u-1)."""
+    g = unit_scores(data, fit)
+    u = data.n_units
+    return np.asarray((g.T @ g).toarray(), dtype=np.float64) * (u / (u - 1) if u > 1 else 1.0)
+
+
+def sandwich_cov(data: PairData, fit: Fit) -> FloatArray:
+    """Cluster-robust (sandwich) covariance, clusters = resampling units, Elo, centred.
+
+    ``H^-1 (u/(u-1) J + P) H^-1`` with H minus the posterior Hessian, J the sum over units of the
+    outer product of their scores (so correlation between the pairs of one game, and between the
+    games of a duplicate set, is measured, not assumed) and P the prior's curvature.
+    """
+    lik, prior = information(data, fit)
+    hinv = _inverse(lik + np.diag(prior))
+    cov = hinv @ (_meat(data, fit) + np.diag(prior)) @ hinv
+    return centred(cov, fit.component)
+
+
+def robust_cov(data: PairData, fit: Fit, pseudo_units: float | None = None) -> FloatArray:
+    """Posterior covariance whose curvature is the sandwich's, shrunk towards the model's when a bot
+    has few resampling units (Elo, centred).
+
+    ``H^-1 (D^1/2 J D^1/2 + (I-D)^1/2 L (I-D)^1/2 + P) H^-1``, L the likelihood's own curvature, J
+    the measured one (the sum of the units' score outer products, times u/(u-1)), P the prior's,
+    ``D = diag(u_i / (u_i + m))`` with u_i the units bot i took part in and m
+    :data:`PSEUDO_UNITS`. L is scaled by the design effect tr(J) / tr(L) pooled over all bots and
+    all U units, shrunk towards 1 as ``(U kappa + m) / (U + m)`` and never below 1.
+    """
+    m = PSEUDO_UNITS if pseudo_units is None else pseudo_units
+    lik, prior = information(data, fit)
+    hinv = _inverse(lik + np.diag(prior))
+    j = _meat(data, fit)
+    u = data.n_units
+    units = units_per_bot(data).astype(np.float64)
+    d = np.sqrt(units / (units + m))
+    e = np.sqrt(1.0 - d * d)
+    t_lik = float(np.trace(lik))
+    kappa = float(np.trace(j)) / t_lik if t_lik > 0 else 1.0
+    kappa = max(1.0, (u * kappa + m) / (u + m))
+    meat = d[:, None] * j * d[None, :] + kappa * e[:, None] * lik * e[None, :] + np.diag(prior)
+    cov = hinv @ meat @ hinv
+    return centred(cov, fit.component)
+
+
+@dataclass(frozen=True)
+class Dispersion:
+    """How much more the units' results vary than the model's independent pairs say (``phi``), and
+    the degrees of freedom of that estimate (``df``).
+
+    ``phi`` is Pearson's statistic over the units: each unit's score vector s_u (restricted to the
+    bots it seated) weighed against the model's own curvature L_u of that unit, ``s_u^T L_u^+ s_u``,
+    summed over units and divided by ``df = sum_u (m_u - 1) - sum_c (n_c - 1)`` (m_u bots in unit
+    u; n_c bots in component c, whose fitted ratings use up that many directions). Under the model
+    (independent pairs) phi is 1; the pairs of one game share its luck and so phi is above 1 (about
+    (k + 1) / 3 for k seats of even strength); the games of a duplicate set cancel the luck of the
+    hands and phi can fall below 1. It is pooled over the whole tournament, so a unit of a newcomer
+    is measured by every unit of the field.
+    """
+
+    phi: float
+    df: int
+
+
+def dispersion(data: PairData, fit: Fit) -> Dispersion:
+    """The design effect of the tournament (:class:`Dispersion`), from the units' Pearson statistic."""
+    n = data.n_bots
+    if n < 2 or len(data.obs_edge) == 0:
+        return Dispersion(1.0, 0)
+    p_edge = expit(fit.logits[data.edge_a] - fit.logits[data.edge_b])
+    p = p_edge[data.obs_edge]
+    resid = data.obs_score - p
+    weight = p * (1.0 - p)
+    unit = data.game_unit[data.obs_game]
+    a, b = data.edge_a[data.obs_edge], data.edge_b[data.obs_edge]
+    keys = np.unique(np.concatenate([unit * n + a, unit * n + b]))
+    key_unit = keys // n
+    first = np.searchsorted(key_unit, key_unit, side="left")
+    local = np.arange(len(keys)) - first  # index of a bot within its unit
+    size = np.bincount(key_unit, minlength=data.n_units)  # bots per unit
+    la = local[np.searchsorted(keys, unit * n + a)]
+    lb = local[np.searchsorted(keys, unit * n + b)]
+    pearson = 0.0
+    for m in np.unique(size[size > 1]):
+        m = int(m)
+        units_m = np.flatnonzero(size == m)
+        row = np.full(data.n_units, -1, dtype=np.intp)
+        row[units_m] = np.arange(len(units_m))
+        pick = row[unit] >= 0
+        r, ia, ib, w, e = row[unit][pick], la[pick], lb[pick], weight[pick], resid[pick]
+        lap = np.zeros((len(units_m), m, m))
+        np.add.at(lap, (r, ia, ia), w)
+        np.add.at(lap, (r, ib, ib), w)
+        np.add.at(lap, (r, ia, ib), -w)
+        np.add.at(lap, (r, ib, ia), -w)
+        score = np.zeros((len(units_m), m))
+        np.add.at(score, (r, ia), e)
+        np.add.at(score, (r, ib), -e)
+        # s^T L^+ s: s sums to zero within the unit, so adding 1 1^T / m (the gauge) changes nothing
+        solved = np.linalg.solve(lap + 1.0 / m, score[:, :, None])[:, :, 0]
+        pearson += float(np.sum(score * solved))
+    components = int(fit.component.max()) + 1
+    df = int(np.sum(np.maximum(size - 1, 0))) - (n - components)
+    if df <= 0:
+        return Dispersion(1.0, max(df, 0))
+    return Dispersion(pearson / df, df)
+
+
+def design_cov(data: PairData, fit: Fit, phi: float) -> FloatArray:
+    """The sampling covariance of the fit with the tournament's design effect (Elo, centred):
+    ``phi H^-1 L H^-1``, L the likelihood's curvature and H = L + P the posterior's (quasi-
+    likelihood, the prior counted as what it is, a fixed penalty: it moves the fit, its curvature
+    does not vary). Without the prior in the middle a weak field is not given the prior's width:
+    the posterior's own covariance H^-1 covers 99-100% at 5 games per bot, where the truth lies much
+    closer to 1500 than the prior (sd 350 Elo) allows for."""
+    lik, prior = information(data, fit)
+    hinv = _inverse(lik + np.diag(prior))
+    cov = phi * (hinv @ lik @ hinv)
+    return centred(cov, fit.component)
+
+
+def blended_cov(
+    data: PairData, fit: Fit, phi: float, pseudo_units: float = PSEUDO_UNITS
+) -> FloatArray:
+    """:func:`design_cov` with each bot's curvature moving to the measured one (the sandwich's) as
+    its units accumulate, weight u / (u + pseudo_units) (Elo, centred)."""
+    lik, prior = information(data, fit)
+    hinv = _inverse(lik + np.diag(prior))
+    j = _meat(data, fit)
+    units = units_per_bot(data).astype(np.float64)
+    d = np.sqrt(units / (units + pseudo_units))
+    e = np.sqrt(1.0 - d * d)
+    meat = d[:, None] * j * d[None, :] + phi * e[:, None] * lik * e[None, :] + np.diag(prior)
+    return centred(hinv @ meat @ hinv, fit.component)
+
+
+def effective_results(data: PairData, phi: float) -> FloatArray:
+    """What each bot's games tell, as a number of independent pairwise results: its pairwise
+    results against other bots divided by the design effect ``phi``, counted as at least 1.
+
+    Counted from the schedule, not from the fitted probabilities, so that whether a bot is shown
+    does not depend on how lucky its results were (a rule on the fitted information would hide
+    exactly the bots whose luck was extreme, and the intervals left would cover too often). For
+    the same reason ``phi`` counts as at least 1 here: duplicate deals can make the true design
+    effect a little smaller, but a measured one below 1 in a small tournament is mostly luck, and
+    showing the bots of exactly those tournaments covered 38% (8 bots, 5 games of 4 each, real
+    games: bench/coverage.py). So a bot with fewer than ``MIN_RESULTS`` pairwise results is never
+    ranked.
+    """
+    n = data.n_bots
+    count = sum_by(data.edge_a[data.obs_edge], None, n) + sum_by(
+        data.edge_b[data.obs_edge], None, n
+    )
+    out: FloatArray = count / max(phi, 1.0)
+    return out
+
+
+def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]) -> LosMatrix:
+    """LOS under an empirical prior: the ratings of each component drawn from a normal whose spread
+    is measured from the field (what the fitted ratings vary by, less what their errors do).
+
+    ``r_hat ~ N(r, V)`` and ``r ~ N(mu, tau^2)`` give the posterior mean ``mu + T (T + V)^-1
+    (r_hat - mu)`` and covariance ``T - T (T + V)^-1 T`` (T = tau^2 I), and LOS from those. With
+    many games per bot tau^2 is far above V and this is the plain LOS; with few, the spread of the
+    fitted ratings is mostly their errors, and a flat prior would claim orders the field does not
+    have (measured: of LOS claims at 95-99% between bots with under 20 games, 12% wrong at tables of
+    10). Only bots in ``shown`` measure tau^2.
+    """
+    n = len(fit.elo)
+    if n == 0:
+        return ()
+    comp = fit.component
+    tau2 = np.zeros(n)
+    for c in np.unique(comp):
+        sel = (comp == c) & shown
+        if sel.sum() >= 2:
+            spread = float(np.var(fit.elo[sel], ddof=1)) - float(np.mean(np.diag(cov)[sel]))
+            tau2[comp == c] = max(spread, 0.0)
+    mu = np.zeros(n)
+    for c in np.unique(comp):
+        sel = comp == c
+        mu[sel] = fit.elo[sel].mean()
+    t = np.diag(tau2)
+    gain = t @ _inverse(t + cov + 1e-9 * np.eye(n))
+    mean = mu + gain @ (fit.elo - mu)
+    post = t - gain @ t
+    post = 0.5 * (post + post.T)
+    return los_from_cov(Fit(fit.entrants, mean, fit.logits, comp, fit.prior), post, df)
+
+
+def units_per_bot(data: PairData) -> IndexArray:
+    """How many resampling units (duplicate sets, or single games) each bot took part in."""
+    pairs = np.unique(data.game_unit[data.seat_game] * max(data.n_bots, 1) + data.seat_entrant)
+    return np.bincount(pairs % max(data.n_bots, 1), minlength=data.n_bots).astype(np.intp)
+
+
+def los_from_cov(fit: Fit, cov: FloatArray, df: float = math.inf) -> LosMatrix:
+    """``LOS[i][j] = F((r_i - r_j) / sd(r_i - r_j))`` for a covariance of the ratings (Elo), F the
+    normal distribution function, or Student's t with ``df`` degrees of freedom when the covariance
+    carries an estimated design effect."""
+    n = len(fit.elo)
+    if n == 0:
+        return ()
+    var = np.diag(cov)
+    sd = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2.0 * cov, 0.0))
+    diff = fit.elo[:, None] - fit.elo[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = diff / np.where(sd > 1e-9, sd, 1.0)
+        cdf = ndtr(z) if math.isinf(df) else stdtr(df, z)
+        los = np.where(sd > 1e-9, cdf, np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5)))
+    same = fit.component[:, None] == fit.component[None, :]
+    return tuple(
+        tuple(float(los[i, j]) if i != j and same[i, j] else None for j in range(n))
+        for i in range(n)
+    )
+
+
+class IntervalMethod(str, Enum):
+    """How the uncertainty of the ratings is computed (see the module text and the coverage table in
+    docs/standings-format.md)."""
+
+    AUTO = "auto"  # what the standings publish
+    BOOTSTRAP = "bootstrap"
+    POSTERIOR = "posterior"
+    SANDWICH = "sandwich"
+    ROBUST = "robust"  # the posterior, its curvature measured from the data as units accumulate
+    DESIGN = "design"  # the posterior with the tournament's design effect, t quantiles
+    BLENDED = "blended"  # DESIGN, moving to the sandwich per bot as its units accumulate
+
+    def resolved(self) -> IntervalMethod:
+        """The method AUTO stands for."""
+        return IntervalMethod.DESIGN if self is IntervalMethod.AUTO else self
+
+
+@dataclass(frozen=True, eq=False)
+class Intervals:
+    """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the LOS
+    matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN where
+    no honest interval exists (a bot without enough games under the design methods)."""
+
+    method: IntervalMethod  # the method used (never AUTO)
+    low: FloatArray
+    high: FloatArray
+    cov: FloatArray
+    los: LosMatrix
+    enough: npt.NDArray[np.bool_]
+    resamples: int  # bootstrap resamples (0 for the other methods)
+    df: float = math.inf  # degrees of freedom of the t quantiles (inf: normal)
+    phi: float = 1.0  # the design effect (1 for the methods that do not estimate it)
+    information: FloatArray | None = None  # effective results per bot (design methods)
+
+
+def rating_intervals(
+    data: PairData,
+    fit: Fit,
+    *,
+    method: IntervalMethod | str = IntervalMethod.AUTO,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Intervals:
+    """The :data:`LEVEL` intervals and LOS of a fit.
+
+    ``resamples`` and ``seed`` matter only for the bootstrap. Under the design methods a bot is
+    rankable when its games tell at least :data:`MIN_RESULTS` effective results and the tournament
+    has :data:`MIN_DF` degrees of freedom to measure the design effect with; other bots get no
+    interval (NaN) and no LOS. Under the older methods a bot in fewer than :data:`MIN_UNITS` units
+    is marked, its interval still given.
+    """
+    method = IntervalMethod(method).resolved()
+    n = data.n_bots
+    if fit.prior == 0:
+        raise ValueError("intervals need prior > 0 (without it a bot may have no finite rating)")
+    if method is IntervalMethod.BOOTSTRAP:
+        enough = units_per_bot(data) >= MIN_UNITS
+        if not resamples:
+            raise ValueError("bootstrap intervals need resamples > 0")
+        samples = bootstrap_elo(data, fit, resamples=resamples, seed=seed)
+        tail = 50.0 * (1.0 - LEVEL)
+        low, high = np.percentile(samples, [tail, 100.0 - tail], axis=0)
+        cov = np.atleast_2d(np.cov(samples, rowvar=False)) if resamples > 1 else np.zeros((n, n))
+        return Intervals(method, low, high, cov, _claims(fit, cov, enough), enough, resamples)
+    with one_blas_thread():
+        if method in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
+            disp = dispersion(data, fit)
+            info = effective_results(data, disp.phi)
+            enough = (info >= MIN_RESULTS) & (disp.df >= MIN_DF)
+            if method is IntervalMethod.DESIGN:
+                cov = design_cov(data, fit, disp.phi)
+            else:
+                cov = blended_cov(data, fit, disp.phi)
+            df = float(max(disp.df, 1))
+            half = stdtrit(df, 0.5 + LEVEL / 2.0) * np.sqrt(np.maximum(np.diag(cov), 0.0))
+            low = np.where(enough, fit.elo - half, np.nan)
+            high = np.where(enough, fit.elo + half, np.nan)
+            los = _shown_only(superiority(fit, cov, df, enough), enough)
+            return Intervals(method, low, high, cov, los, enough, 0, df, disp.phi, info)
+        enough = units_per_bot(data) >= MIN_UNITS
+        if method is IntervalMethod.POSTERIOR:
+            cov = posterior_cov(data, fit)
+        elif method is IntervalMethod.SANDWICH:
+            cov = sandwich_cov(data, fit)
+        else:
+            cov = robust_cov(data, fit)
+    half = ndtri(0.5 + LEVEL / 2.0) * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    return Intervals(
+        method, fit.elo - half, fit.elo + half, cov, _claims(fit, cov, enough), enough, 0
+    )
+
+
+def _shown_only(los: LosMatrix, enough: npt.NDArray[np.bool_]) -> LosMatrix:
+    return tuple(
+        tuple(v if enough[i] and enough[j] else None for j, v in enumerate(row))
+        for i, row in enumerate(los)
+    )
+
+
+def _claims(
+    fit: Fit, cov: FloatArray, enough: npt.NDArray[np.bool_], df: float = math.inf
+) -> LosMatrix:
+    """LOS, None wherever a bot has not played enough to be ranked."""
+    los = los_from_cov(fit, cov, df)
+    return tuple(
+        tuple(v if enough[i] and enough[j] else None for j, v in enumerate(row))
+        for i, row in enumerate(los)
+    )
