@@ -53,10 +53,11 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -292,7 +293,7 @@ def private_engine(root: Path, images: list[str]) -> Iterator[str]:
             else {}
         )
     )
-    log = open(root / "dockerd.log", "ab")
+    log = open(root / "dockerd.log", "ab")  # noqa: SIM115 - the daemon's, closed after it ends
     proc = subprocess.Popen(
         [
             "dockerd",
@@ -324,7 +325,9 @@ def private_engine(root: Path, images: list[str]) -> Iterator[str]:
                 break
             except Exception:  # noqa: BLE001 - not up yet
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit(f"the private dockerd did not start (see {root}/dockerd.log)")
+                    raise SystemExit(
+                        f"the private dockerd did not start (see {root}/dockerd.log)"
+                    ) from None
                 time.sleep(0.3)
         main = docker.from_env(timeout=300)
         for image in images:

@@ -67,9 +67,9 @@ class CgroupPaths:
             return None
         by_controller: dict[str, str] = {}
         for line in lines:
-            _, controllers, path = line.split(":", 2)
+            _, controllers, rel_path = line.split(":", 2)
             for controller in controllers.split(",") if controllers else [""]:
-                by_controller[controller] = path
+                by_controller[controller] = rel_path
         if "pids" in by_controller or "cpuacct" in by_controller:
 
             def v1(controller: str, *dirs: str) -> Path | None:

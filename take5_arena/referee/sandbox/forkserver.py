@@ -138,13 +138,16 @@ def run_bot(script: str, paths: Sequence[str], folder: str) -> None:
         import runpy
         import site
 
-        sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-        sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-            io.FileIO(1, "w", closefd=False), write_through=True
-        )
-        sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-            io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace"
-        )
+        streams = {
+            "stdin": io.TextIOWrapper(io.FileIO(0, "r", closefd=False)),
+            "stdout": io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True),
+            "stderr": io.TextIOWrapper(
+                io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace"
+            ),
+        }
+        for name, stream in streams.items():  # and sys.__stdout__ ..., as at a fresh start
+            setattr(sys, name, stream)
+            setattr(sys, f"__{name}__", stream)
         sys.dont_write_bytecode = True
         stdlib = [p for p in sys.path if p not in paths]
         sys.path[:] = [os.path.dirname(script), *paths, *stdlib]
@@ -170,11 +173,11 @@ def run_bot(script: str, paths: Sequence[str], folder: str) -> None:
 
             traceback.print_exc()
             code = 1
-        for stream in (sys.stdout, sys.stderr):
+        for text in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                text.flush()
             except Exception:  # noqa: BLE001 - a closed or full output: nothing to do
-                pass
+                continue
     finally:
         os._exit(code & 0xFF)
 

@@ -608,8 +608,8 @@ class DockerLauncher:
                 return None
             if box.exit_status is None:  # the fork server is gone (the container ended)
                 return self.events.exit_code(box.container.id) or 137
-            code = os.waitstatus_to_exitcode(box.exit_status)
-            return 128 - code if code < 0 else code
+            exit_code = os.waitstatus_to_exitcode(box.exit_status)
+            return 128 - exit_code if exit_code < 0 else exit_code
         container = inst.container
         if container is None:
             return None

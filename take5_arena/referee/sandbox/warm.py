@@ -144,6 +144,12 @@ def _snapshot(pid: int) -> _Zygote:
     )
 
 
+def _shared_writable(maps_line: str) -> bool:
+    """Whether a line of /proc/PID/maps is a writable shared mapping (``rw-s``)."""
+    perms = maps_line.split(maxsplit=2)[1:2]
+    return bool(perms) and perms[0][1] == "w" and perms[0][3] == "s"
+
+
 def _is_null(path: str) -> bool:
     try:
         st = os.stat(path, follow_symlinks=False)
@@ -407,22 +413,24 @@ class WarmContainer:
                 problems.append("the fork server is not the one that started")
             if status.get("State", "")[:1] not in ("S", "R"):
                 problems.append(f"the fork server is {status.get('State')}")
-            for key in ("SigPnd", "ShdPnd"):
-                if int(status.get(key, "0"), 16):
-                    problems.append(f"the fork server has signals pending ({key})")
-            for what, before, after in (
-                ("scheduling", z.sched, now.sched),
-                ("CPU or memory affinity", z.allowed, now.allowed),
-                ("resource limits", z.limits, now.limits),
-                ("file descriptors", z.fds, now.fds),
-                ("loopback counters", z.loopback, now.loopback),
-            ):
-                if before != after:
-                    problems.append(f"the fork server's {what} changed")
-            if any(
-                " rw-s " in f" {line} " or line.split()[1:2] == ["rw-s"]
-                for line in Path(f"/proc/{z.pid}/maps").read_text().splitlines()
-            ):
+            problems.extend(
+                f"the fork server has signals pending ({key})"
+                for key in ("SigPnd", "ShdPnd")
+                if int(status.get(key, "0"), 16)
+            )
+            problems.extend(
+                f"the fork server's {what} changed"
+                for what, before, after in (
+                    ("scheduling", z.sched, now.sched),
+                    ("CPU or memory affinity", z.allowed, now.allowed),
+                    ("resource limits", z.limits, now.limits),
+                    ("file descriptors", z.fds, now.fds),
+                    ("loopback counters", z.loopback, now.loopback),
+                )
+                if before != after
+            )
+            maps = Path(f"/proc/{z.pid}/maps").read_text().splitlines()
+            if any(_shared_writable(line) for line in maps):
                 problems.append("the fork server has a writable shared mapping")
             problems += self._check_mounts()
             problems += self._check_network(now)
