@@ -211,6 +211,25 @@ def test_a_warm_container_writes_only_to_tmpfs_the_referee_replaces():
     assert set(WARM_MASKED_PATHS) <= set(kw["masked_paths"])
 
 
+def test_bot_memory_and_runtime_are_tournament_settings():
+    from take5_arena.referee.tournament.errors import TournamentError
+    from take5_arena.referee.tournament.settings import (
+        resolve_settings,
+        sandbox_limits,
+        settings_summary,
+    )
+
+    settings = resolve_settings({}, {})
+    assert settings["bot_memory"] == "game"  # a fresh process for every game, by default
+    kept = resolve_settings({"bot_memory": "deals"}, {"runtime": "runsc"})
+    assert kept["bot_memory"] == "deals" and sandbox_limits(kept)["runtime"] == "runsc"
+    assert "bot memory: deals, runtime runsc" in settings_summary(kept)
+    SandboxLimits(**sandbox_limits(kept))  # what a table's launcher is made with
+    for bad in ({"bot_memory": "forever"}, {"runtime": "run sc; rm -rf /"}):
+        with pytest.raises(TournamentError):
+            resolve_settings({}, bad)
+
+
 def test_limits_are_validated():
     assert SandboxLimits() == SandboxLimits(memory="256m", cpus=1.0, pids=64, tmpfs="16m")
     for bad in ({"memory": "lots"}, {"cpus": 0}, {"pids": 2}, {"runtime": "run sc; rm"}):
