@@ -72,7 +72,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(
-        f"{'players':>7} {'plain loop g/s':>14} {'no-record g/s':>14} {'+record g/s':>12} {'ratio':>6}"
+        f"{'players':>7} {'plain loop g/s':>14} {'no-record g/s':>14} {'+record g/s':>12} "
+        f"{'ratio':>6}"
     )
     for n in (2, 4, 10):
         settings = Settings(players=n)

@@ -16,7 +16,8 @@ mark the kernel keeps for the process's own memory (``VmHWM`` in ``/proc/self/st
 command reports as it exits (`PEAK`). Not ``ru_maxrss``: a forked child starts with its parent's
 high-water mark, so every command would seem at least as large as this benchmark.
 
-* ``standings``: ``referee standings -t DIR`` (results table only), and ``referee tournament status``;
+* ``standings``: ``referee standings -t DIR`` (results table only), and ``referee tournament
+  status``;
 * ``publish``: ``referee publish -t DIR -o OUT --full`` into an empty folder, and the site's size,
   file count and largest folder;
 * ``re-publish``: 1,000 more games played into a copy of the store, then ``referee publish`` into
@@ -44,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from take5 import Fault, Settings, cheapest_row, cost_of_card, play_game
+from take5 import Fault, cheapest_row, cost_of_card, play_game
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, run_tournament
 
@@ -95,9 +96,7 @@ def engine_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
             Mixed(BOTS[s.name], spec.deal_seed % 100_000 + 7 * i + rotation)
             for i, s in enumerate(spec.seats)
         ]
-        game = play_game(
-            players, Settings(players=n, **spec.game_settings), spec.deal_seed, rotation=rotation
-        )
+        game = play_game(players, spec.settings.game, spec.deal_seed, rotation=rotation)
         if spec.deal_seed % 17 == 0:  # now and then a slow answer
             game.faults.append(Fault(rotation % n, 1, 4, "timeout", "no answer within 1.0 s"))
         seats = [
@@ -207,8 +206,8 @@ def referee(*args: str) -> list[str]:
 
 def baseline(folder: Path) -> list[str]:
     code = (
-        "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], readonly=True); "
-        "n = sum(1 for _ in s.records()); s.close()"
+        "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], "
+        "readonly=True); n = sum(1 for _ in s.records()); s.close()"
     )
     return [sys.executable, "-c", code, str(folder)]
 
@@ -230,11 +229,11 @@ def run(size: int, cache: Path, work: Path) -> None:
     with Store(store, readonly=True) as s:
         games = s.recorded_count()
     base_cpu, base_mb, _ = measure(baseline(store))
-    cpu, mb, wall = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
+    cpu, mb, _ = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
     print(
         f"{games:>8,} games  standings   {cpu:7.2f} s CPU ({1e3 * cpu / games:.3f} ms/game)  "
-        f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, {base_mb:.0f} MB; "
-        f"ratio {cpu / base_cpu:.2f}]",
+        f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, "
+        f"{base_mb:.0f} MB; ratio {cpu / base_cpu:.2f}]",
         flush=True,
     )
     s_cpu, s_mb, _ = measure(referee("tournament", "status", "-t", str(store)))
@@ -256,9 +255,9 @@ def run(size: int, cache: Path, work: Path) -> None:
     )
     size_b, files, widest = site_size(site)
     print(
-        f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  {p_mb:7.0f} MB peak   "
-        f"site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), {files:,} files, "
-        f"at most {widest:,} in a folder",
+        f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  "
+        f"{p_mb:7.0f} MB peak   site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), "
+        f"{files:,} files, at most {widest:,} in a folder",
         flush=True,
     )
     more = work / f"store-{size}-plus"
@@ -278,8 +277,8 @@ def run(size: int, cache: Path, work: Path) -> None:
         )
     )
     print(
-        f"{'':>8}        re-publish  {r_cpu:7.2f} s CPU after 1,000 new games  {r_mb:7.0f} MB peak   "
-        f"{100 * r_cpu / p_cpu:.1f}% of the full publish",
+        f"{'':>8}        re-publish  {r_cpu:7.2f} s CPU after 1,000 new games  {r_mb:7.0f} MB "
+        f"peak   {100 * r_cpu / p_cpu:.1f}% of the full publish",
         flush=True,
     )
     shutil.rmtree(more, ignore_errors=True)

@@ -63,13 +63,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from take5_arena.referee.match import Match, MatchConfig
+from take5_arena.referee import defaults
+from take5_arena.referee.match import CallLimits, Match, MatchConfig
 from take5_arena.referee.match.botref import parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import engine
 from take5_arena.referee.sandbox.launcher import DockerLauncher
-from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE, SandboxLimits
+from take5_arena.referee.sandbox.limits import SandboxLimits
 
 BOTS = 4
 THINK_BOT = '''\
@@ -411,7 +412,7 @@ def run_matches(
     bots: list[str], games: int, concurrency: int, launcher: Any, clocks: Clocks
 ) -> tuple[float, float, int]:
     """(seconds, CPU seconds of every clock, faults) of `concurrency` matches at once."""
-    config = MatchConfig(games=games, timeout=2.0, start_timeout=60.0)
+    config = MatchConfig(games=games, calls=CallLimits(timeout=2.0, start_timeout=60.0))
     faults = [0] * concurrency
     errors: list[BaseException] = []
 
@@ -455,7 +456,9 @@ def main() -> None:
     ap.add_argument("--starts", type=int, default=8, help="processes per path for `start`")
     ap.add_argument("--paths", nargs="+", choices=["warm", "fresh"], default=["warm", "fresh"])
     ap.add_argument("--runsc", action="store_true", help="also fresh containers under gVisor")
-    ap.add_argument("--base-image", default=DEFAULT_BASE_IMAGE)
+    ap.add_argument(
+        "--base-image", default=defaults.BASE_IMAGE, help="what the bot images are built on"
+    )
     ap.add_argument(
         "--engine-root",
         type=Path,

@@ -1,4 +1,5 @@
-"""Scale-out across Docker engines: Dask workers that share nothing with the referee but the network.
+"""Scale-out across Docker engines: Dask workers that share nothing with the referee but the
+network.
 
 The test starts a real cluster with scripts/cluster-local.sh (a temporary root, a free loopback
 port): two Docker engines, each with its own data root, socket and ``DOCKER_HOST``, a Dask scheduler
@@ -7,11 +8,13 @@ into the engines; the bots' images must be built by each engine from the archive
 the work, and the bot folders are deleted right after submission, so nothing can rely on a shared
 path. Then it kills a worker with SIGKILL in the middle of a game (its games are played elsewhere,
 nothing lost or doubled) and stops an engine under a live worker (infrastructure, never a bot's
-fault). Everything it started is stopped in a finalizer.
+fault), and runs the arena (`referee serve --executor dask:`), whose ladder must play the same
+archives on the workers. Everything it started is stopped in a finalizer.
 
 The bots: an SDK bot and a bot that brings its own Dockerfile (two build paths). Bots in other
 languages (Node, static binaries) are not in this test yet: the Docker sandbox on this branch builds
-Python SDK bots and Dockerfile bots only; the images for other languages come with the hardened build.
+Python SDK bots and Dockerfile bots only; the images for other languages come with the hardened
+build.
 """
 
 from __future__ import annotations
@@ -27,13 +30,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT, unavailable
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import submit
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "cluster-local.sh"
-EXAMPLES = ROOT / "example_bots"
 #: The lowest example bot, built from its own Dockerfile (the path for bots in other languages).
 OWN_DOCKERFILE = """\
 ARG TAKE5_BASE_IMAGE=take5/python:3.11
@@ -49,15 +51,9 @@ CMD ["python3", "/bot/bot.py"]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
 def _need(condition: bool, reason: str) -> None:
     if not condition:
-        if _ci():
-            pytest.fail(f"{reason} -- CI is set, so this test fails instead of skipping")
-        pytest.skip(reason)
+        unavailable(reason)
 
 
 def _free_port() -> int:
@@ -282,10 +278,92 @@ def test_a_worker_whose_engine_is_down_is_infrastructure(cluster, submitted, tmp
             break
         time.sleep(0.2)
     code, output = _finish(_run(cluster, tdir, 4))
-    # Worker 1 cannot play: its tables fail as infrastructure, worker 1 gets no new ones for a while,
-    # and worker 2 plays the retries. Nobody is blamed.
+    # Worker 1 cannot play: its tables fail as infrastructure, worker 1 gets no new ones for a
+    # while, and worker 2 plays the retries. Nobody is blamed.
     assert code == 0, output
     with _check_every_game_once(tdir) as store:
         kinds = {f["kind"] for f in store.infra_failures()}
         assert kinds <= {"engine-unavailable"}, kinds
     cluster.start()  # engine 1 back, and the cluster whole again
+
+
+def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
+    cluster, submitted, tmp_path
+):
+    """`referee serve --executor dask:` sends the ladder's tables to the workers with the
+    validated archives: the submitted folders are gone, and the workers play from their caches."""
+    tdir = _copy(submitted, tmp_path)
+    with Store(tdir) as store:
+        versions = {v.key: v for v in store.versions()}
+    assert versions and not any(Path(v.bot_dir).exists() for v in versions.values())
+    for i in (1, 2):  # what earlier tests unpacked: the archives must come with this run's tables
+        cache = cluster.root / f"worker-{i}" / "artifacts"
+        for entry in cache.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "serve",
+            "-t",
+            str(tdir),
+            "--listen",
+            "127.0.0.1:0",
+            "--sandbox",
+            "docker",
+            "-n",
+            "2",
+            "--concurrency",
+            "2",
+            "--executor",
+            f"dask:{cluster.address}",
+            "--publish-every-games",
+            "1000",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 400
+        recorded = 0
+        while time.monotonic() < deadline and server.poll() is None:
+            with Store(tdir, readonly=True) as store:
+                recorded = store.recorded_count()
+            if recorded >= 4:
+                break
+            time.sleep(1.0)
+        server.send_signal(signal.SIGTERM)
+        _, log = server.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert recorded >= 4, log
+    assert server.returncode == 0, log
+    with Store(tdir) as store:
+        records = [record for _, record in store.records()]
+        assert not store.infra_failures(), store.infra_failures()
+    for record in records:
+        assert not any(record["faults"]), record["faults"]
+        for seat in record["seats"]:
+            assert seat["digest"] == versions[seat["entrant"]].artifact
+    verified = subprocess.run(
+        [sys.executable, "-m", "take5_arena", "verify", "--tournament", str(tdir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    # The games ran on the workers, from the archives unpacked into their own caches.
+    digests = {v.artifact.split(":")[1] for v in versions.values() if v.artifact}
+    played_on = [
+        i
+        for i in (1, 2)
+        if digests <= {p.name for p in (cluster.root / f"worker-{i}" / "artifacts").iterdir()}
+    ]
+    assert played_on, "no worker's cache holds the archives"
+    for i in played_on:
+        assert len(_bot_images(cluster.root, i)) == 2

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import DOCKER_BOTS, unavailable
 from test_docker_match import (
     TOKEN,
     check_complete,
@@ -37,14 +38,13 @@ from test_docker_match import (
     referee,
 )
 
-from take5_arena.referee.match import MatchConfig, run_match
+from take5 import Settings
+from take5_arena.referee.match import CallLimits, MatchConfig, run_match
 from take5_arena.referee.sandbox import containers, warm
 from take5_arena.referee.sandbox import engine as docker_engine
 from take5_arena.referee.sandbox.launcher import DockerLauncher
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "tests" / "docker_bots"
 REFUSED = {"Operation not permitted"}
 SECTION = re.compile(r"^\[take5: container (\S+), game (\S+)\]$")
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("images")]
@@ -121,7 +121,11 @@ def test_a_container_that_cannot_be_proved_clean_is_discarded(mode, tmp_path):
     ) as launcher:
         result = run_match(
             [hostile("reuse"), example("lowest")],
-            MatchConfig(games=4, threshold=10, timeout=10.0, start_timeout=30.0),
+            MatchConfig(
+                games=4,
+                game=Settings(players=2, threshold=10),
+                calls=CallLimits(timeout=10.0, start_timeout=30.0),
+            ),
             launcher=launcher,
         )
         assert result.exit_code == 0, result.to_dict()
@@ -182,7 +186,7 @@ def test_a_bot_in_a_warm_container_runs_as_python_would():
         with DockerLauncher(
             run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False, reuse=reuse
         ) as launcher:
-            handle = launcher(str(BOTS / "standin"))
+            handle = launcher(str(DOCKER_BOTS / "standin"))
             handle.start()
             address = handle.ready(30)
             assert (handle._current.warm is not None) == (reuse and launcher.reuse)
@@ -201,14 +205,12 @@ def test_a_bot_in_a_warm_container_runs_as_python_would():
 @pytest.fixture(scope="module")
 def native_bot(tmp_path_factory) -> Path:
     """tests/docker_bots/native_syscalls built (a static binary, Go from scripts/setup-go.sh)."""
-    from docker_images import unavailable
-
     if shutil.which("go") is None:
         unavailable(
             "Go is not installed (scripts/setup-go.sh): the native test bot cannot be built"
         )
     folder = tmp_path_factory.mktemp("native") / "native_syscalls"
-    shutil.copytree(BOTS / "native_syscalls", folder)
+    shutil.copytree(DOCKER_BOTS / "native_syscalls", folder)
     gopath = tmp_path_factory.mktemp("gopath")
     done = subprocess.run(
         ["go", "build", "-trimpath", "-o", str(folder / "run"), "main.go"],
@@ -259,7 +261,7 @@ def test_the_check_finds_what_a_reset_removes():
         return
     client = docker_engine.client()
     with DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False) as launcher:
-        handle = launcher(str(BOTS / "standin"))
+        handle = launcher(str(DOCKER_BOTS / "standin"))
         handle.start()
         handle.ready(30)
         box = handle._current.warm

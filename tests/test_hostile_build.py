@@ -1,4 +1,5 @@
-"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the real engine.
+"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the
+real engine.
 
 Each test is an attack a bot author could make at build time, written before the defence:
 requirements that make pip build a local package on the host (its build backend writes a marker
@@ -29,17 +30,16 @@ from pathlib import Path
 import docker
 import pytest
 from docker_images import client_with_base_images
+from support import EXAMPLES, ROOT
 
 from take5_arena.referee.sandbox import context, dockerfile, requirements
 from take5_arena.referee.sandbox.build_errors import (
-    BuildFailed,
-    BuildRefused,
-    BuildTimeout,
+    BuildFailedError,
+    BuildRefusedError,
+    BuildTimeoutError,
     ImageBuildError,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(4)
 MARK = f"t5hostile.{TOKEN}"  # a label on the hostile Dockerfiles' steps: finds what they leave
 
@@ -182,7 +182,7 @@ HOSTILE_REQUIREMENTS = [
 @pytest.mark.parametrize("line", HOSTILE_REQUIREMENTS)
 def test_requirement_lines_that_could_build_on_the_host_are_refused(line, tmp_path):
     text = line.format(pkg=tmp_path / "evilpkg", port=9)
-    with pytest.raises(BuildRefused) as err:
+    with pytest.raises(BuildRefusedError) as err:
         requirements.parse_requirements(f"grpcio\n{text}\n")
     assert "requirements.txt line 2" in str(err.value)
 
@@ -219,7 +219,7 @@ def test_hostile_requirements_never_build_the_package(line, build, tmp_path, lis
     (bot / "requirements.txt").write_text(
         line.format(pkg=bot / "evilpkg", port=listener.port) + "\n"
     )
-    with pytest.raises(BuildRefused):
+    with pytest.raises(BuildRefusedError):
         build(bot)
     assert not marker.exists(), "the bot's build backend ran on the host"
     assert listener.hits == 0
@@ -238,13 +238,13 @@ def test_a_plain_name_never_builds_an_sdist_or_a_folder_of_that_name(build, tmp_
     with tarfile.open(index / "evilpkg-1.0.tar.gz", "w:gz") as tar:
         tar.add(src, arcname="evilpkg-1.0")
     (bot / "requirements.txt").write_text("evilpkg\n")
-    with pytest.raises(BuildFailed) as err:
+    with pytest.raises(BuildFailedError) as err:
         build(bot, pip_args=["--no-index", "--find-links", str(index)])
     assert "evilpkg" in err.value.output
     assert not marker.exists(), "the bot's build backend ran on the host"
 
 
-# -- 2. symlinks: never followed, outside ones refused, no host content anywhere --------------------
+# -- 2. symlinks: never followed, outside ones refused, no host content anywhere -------------------
 
 
 @pytest.fixture
@@ -261,7 +261,7 @@ def test_symlink_to_a_host_file_is_refused_by_name(link, tmp_path, secret):
     bot = python_bot(tmp_path)
     (bot / link).parent.mkdir(parents=True, exist_ok=True)
     (bot / link).symlink_to(secret)
-    with pytest.raises(BuildRefused) as err:
+    with pytest.raises(BuildRefusedError) as err:
         context.scan(bot)
     assert repr(link) in str(err.value) and "outside" in str(err.value)
     assert secret.read_text().strip() not in str(err.value)
@@ -271,7 +271,7 @@ def test_relative_escapes_are_refused_and_inside_links_kept(tmp_path, secret):
     bot = python_bot(tmp_path)
     (bot / "d").symlink_to(".")
     (bot / "up").symlink_to(f"d/d/../{secret.name}")  # d/d is the folder itself: .. leaves it
-    with pytest.raises(BuildRefused, match="'up'"):
+    with pytest.raises(BuildRefusedError, match="'up'"):
         context.scan(bot)
     (bot / "up").unlink()
     (bot / "lib").mkdir()
@@ -280,8 +280,8 @@ def test_relative_escapes_are_refused_and_inside_links_kept(tmp_path, secret):
     (bot / "bin" / "tool").symlink_to("../lib/real.py")  # like node_modules/.bin
     with context.ContextWriter() as ctx:
         ctx.add_folder(context.scan(bot), "bot")
-        tar = tarfile.open(fileobj=ctx.fileobj())
-        member = tar.getmember("bot/bin/tool")
+        with tarfile.open(fileobj=ctx.fileobj()) as tar:
+            member = tar.getmember("bot/bin/tool")
         assert member.issym() and member.linkname == "../lib/real.py"
 
 
@@ -302,7 +302,7 @@ def test_a_file_swapped_for_a_symlink_after_the_scan_is_refused(tmp_path, secret
     folder = context.scan(bot)
     (bot / "bot.py").unlink()
     (bot / "bot.py").symlink_to(secret)
-    with context.ContextWriter() as ctx, pytest.raises(BuildRefused, match="changed"):
+    with context.ContextWriter() as ctx, pytest.raises(BuildRefusedError, match="changed"):
         ctx.add_folder(folder, "bot")
 
 
@@ -311,14 +311,14 @@ def test_a_folder_swapped_for_a_symlink_after_the_scan_is_refused(tmp_path, secr
     folder = context.scan(bot)
     bot.rename(tmp_path / "moved")
     bot.symlink_to(secret.parent)
-    with context.ContextWriter() as ctx, pytest.raises(BuildRefused, match="changed"):
+    with context.ContextWriter() as ctx, pytest.raises(BuildRefusedError, match="changed"):
         ctx.add_folder(folder, "bot")
 
 
 def test_fifos_are_refused_not_read(tmp_path):
     bot = python_bot(tmp_path)
     os.mkfifo(bot / "pipe")
-    with pytest.raises(BuildRefused, match="'pipe'"):
+    with pytest.raises(BuildRefusedError, match="'pipe'"):
         context.scan(bot)
 
 
@@ -327,7 +327,7 @@ def test_symlinked_control_files_are_refused_by_the_builder(build, tmp_path, sec
     for name in ("requirements.txt", "Dockerfile"):
         bot = python_bot(tmp_path, f"bot-{name}")
         (bot / name).symlink_to(secret)
-        with pytest.raises(BuildRefused) as err:
+        with pytest.raises(BuildRefusedError) as err:
             build(bot)
         assert name in str(err.value) and "HOST-SECRET" not in str(err.value) + err.value.output
 
@@ -369,7 +369,7 @@ def test_a_match_with_a_linking_bot_rejects_it_and_leaks_nothing(client, tmp_pat
     assert "HOST-SECRET" not in everything
 
 
-# -- 7. limits, checked before any copy ------------------------------------------------------------------
+# -- 7. limits, checked before any copy ------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -379,7 +379,7 @@ def test_a_folder_of_100000_files_is_refused_before_copying(build, tmp_path):
     many.mkdir()
     for i in range(100_000):
         (many / f"f{i:06d}").touch()
-    with pytest.raises(BuildRefused) as err:
+    with pytest.raises(BuildRefusedError) as err:
         build(bot)
     message = str(err.value)
     assert (
@@ -413,12 +413,12 @@ def test_a_folder_of_100000_files_is_refused_before_copying(build, tmp_path):
 def test_each_limit_names_itself_the_figure_and_the_limit(limits, make, expect, tmp_path):
     bot = python_bot(tmp_path)
     make(bot)
-    with pytest.raises(BuildRefused) as err:
+    with pytest.raises(BuildRefusedError) as err:
         context.scan(bot, limits)
     assert expect in str(err.value) and "the limit is" in str(err.value)
 
 
-# -- 3. Dockerfile bots: no network, allowed bases only, no ADD, no VOLUME -----------------------------------
+# -- 3. Dockerfile bots: no network, allowed bases only, no ADD, no VOLUME -------------------------
 
 
 @pytest.mark.parametrize(
@@ -447,7 +447,7 @@ def test_each_limit_names_itself_the_figure_and_the_limit(limits, make, expect, 
     ],
 )
 def test_dockerfile_rules(text, expect):
-    with pytest.raises(BuildRefused) as err:
+    with pytest.raises(BuildRefusedError) as err:
         dockerfile.check_dockerfile(text.format(port=5000))
     assert expect in str(err.value)
 
@@ -461,7 +461,7 @@ def test_dockerfile_rules_accept_the_arena_bases_and_stages():
         plan.bases == ("$TAKE5_BASE_IMAGE", "take5/static:1")
         and plan.final_base == "take5/static:1"
     )
-    with pytest.raises(BuildRefused, match="only an earlier stage"):
+    with pytest.raises(BuildRefusedError, match="only an earlier stage"):
         dockerfile.check_dockerfile("FROM take5/static:1 AS a\nCOPY --from=a /x /y\n")
 
 
@@ -478,7 +478,7 @@ def test_dockerfile_attacks_never_reach_the_host(kind, build, tmp_path, listener
         "syntax": f"# syntax={url}/frontend\nFROM take5/python:3.11\n",
         "volume": "FROM take5/python:3.11\nVOLUME /data\n",
     }[kind]
-    with pytest.raises(BuildRefused):
+    with pytest.raises(BuildRefusedError):
         build(dockerfile_bot(tmp_path, text))
     assert listener.hits == 0
 
@@ -504,7 +504,7 @@ def test_run_steps_have_no_network_not_even_the_hosts_loopback(build, tmp_path, 
 @pytest.mark.docker
 def test_a_build_that_never_ends_is_cancelled_and_leaves_nothing(client, build, tmp_path):
     bot = dockerfile_bot(tmp_path, f"FROM take5/python:3.11\nLABEL {MARK}=1\nRUN sleep 600\n")
-    with pytest.raises(BuildTimeout) as err:
+    with pytest.raises(BuildTimeoutError) as err:
         build(bot, timeout=10)
     assert "longer than 10s" in str(err.value)
     deadline = time.monotonic() + 60  # the engine kills and removes the step's container
@@ -524,7 +524,7 @@ def test_a_failed_build_leaves_no_intermediate_image(client, build, tmp_path):
         f"FROM take5/python:3.11\nLABEL {MARK}=1\nRUN echo layer > /tmp/layer\n"
         f"RUN echo ' ---> {base_id}' && exit 3\n",
     )
-    with pytest.raises(BuildFailed):
+    with pytest.raises(BuildFailedError):
         build(bot)
     assert client.images.list(all=True, filters={"label": MARK}) == []
     assert client.images.get("take5/python:3.11").id.split(":")[1].startswith(base_id)
@@ -537,7 +537,7 @@ def test_a_build_step_is_memory_limited(client, build, tmp_path):
         f"FROM take5/python:3.11\nLABEL {MARK}=1\n"
         "RUN python3 -c \"x = bytearray(3 << 30); print('T5-' + 'ALLOCATED')\"\n",
     )
-    with pytest.raises(BuildFailed) as err:
+    with pytest.raises(BuildFailedError) as err:
         build(bot)
     assert "T5-ALLOCATED" not in err.value.output and "137" in err.value.output
     assert client.containers.list(all=True, filters={"label": MARK}) == []
@@ -551,7 +551,7 @@ def test_build_output_reaches_errors_escaped(build, tmp_path):
         f"FROM take5/python:3.11\nLABEL {MARK}=1\n"
         "RUN printf 'T5-FAIL \\033]0;owned\\007\\033[2J\\n' && exit 3\n",
     )
-    with pytest.raises(BuildFailed) as err:
+    with pytest.raises(BuildFailedError) as err:
         build(bot)
     assert (
         "T5-FAIL" in err.value.output
@@ -561,7 +561,9 @@ def test_build_output_reaches_errors_escaped(build, tmp_path):
 
 
 def test_every_refusal_is_an_image_build_error():
-    assert issubclass(BuildRefused, ImageBuildError) and issubclass(BuildTimeout, BuildFailed)
+    assert issubclass(BuildRefusedError, ImageBuildError) and issubclass(
+        BuildTimeoutError, BuildFailedError
+    )
 
 
 def test_the_context_tar_holds_only_root_owned_readable_files(tmp_path):
@@ -569,6 +571,8 @@ def test_the_context_tar_holds_only_root_owned_readable_files(tmp_path):
     os.chmod(bot / "bot.py", 0o600)
     with context.ContextWriter() as ctx:
         ctx.add_folder(context.scan(bot), "bot")
-        tar = tarfile.open(fileobj=io.BytesIO(ctx.fileobj().read()))
-    for m in tar.getmembers():
+        data = ctx.fileobj().read()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = tar.getmembers()
+    for m in members:
         assert (m.uid, m.gid) == (0, 0) and m.mode in (0o644, 0o755, 0o777), (m.name, oct(m.mode))

@@ -1,4 +1,5 @@
-"""The SDK a bot author sees: `from take5 import Bot, run`, the runtime over a real socket, the harness."""
+"""The SDK a bot author sees: `from take5 import Bot, run`, the runtime over a real socket, the
+harness."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT
 
 import take5
 from take5 import Bot, CallContext, GameOver, Settings, View, play_against, serve
@@ -20,10 +22,8 @@ from take5.convert import choose_row_request, pick_card_request
 from take5.game import Game, Phase
 from take5.harness import HarnessError, load_bot
 from take5.harness import main as harness_main
-from take5_arena.referee.match.remote import CallFailed, RemoteBot
+from take5_arena.referee.match.remote import CallFailedError, RemoteBot
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 OURS = ("random", "lowest", "heuristic")
 
 
@@ -159,7 +159,7 @@ def test_runtime_answers_every_call(served) -> None:
     game = Game(Settings(players=4), 5)
     view = game.view(1)
     request = pick_card_request(view, "g-7", 0.8).SerializeToString()
-    assert RemoteBot.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(view.hand)
+    assert remote.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(view.hand)
     kind, seen, left = bot.seen[-1]
     assert kind == "pick" and seen == view
     assert 0 < left <= 0.8
@@ -171,7 +171,7 @@ def test_runtime_answers_every_call(served) -> None:
     draft = Game(Settings(players=3, variant="professional"), 0)
     draft_view = draft.view(draft.drafter)
     request = pick_card_request(draft_view, "g-8", 0.8).SerializeToString()
-    assert RemoteBot.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(draft_view.pool)
+    assert remote.card_from(remote.pick_card_future(request, 0.8), 0.8) == max(draft_view.pool)
     assert bot.seen[-1][0] == "draft"
 
     from take5.convert import game_over_request
@@ -193,15 +193,15 @@ class Buggy(Bot):
 def test_an_exception_in_the_bot_is_an_error_status_not_a_hang(served) -> None:
     remote = served(Buggy())
     view = Game(Settings(players=4), 1).view(0)
-    with pytest.raises(CallFailed) as failed:
-        RemoteBot.card_from(
+    with pytest.raises(CallFailedError) as failed:
+        remote.card_from(
             remote.pick_card_future(pick_card_request(view, "g", 5).SerializeToString(), 5), 5
         )
     assert (
         failed.value.kind == "error"
     )  # a hang would have been a "timeout", after the 5 s deadline
     assert "the bot raised KeyError: 'oops'" in failed.value.detail
-    with pytest.raises(CallFailed) as failed:
+    with pytest.raises(CallFailedError) as failed:
         remote.choose_row(choose_row_request(a_choose_row_view(), "g", 5).SerializeToString(), 5)
     assert failed.value.kind == "error"
     assert "choose_row returned 'row two', a str, not an int" in failed.value.detail
@@ -286,8 +286,8 @@ def test_run_serves_and_stops_on_sigterm(tmp_path: Path, how: str) -> None:
         # a call stuck inside the bot
         view = Game(Settings(players=4), 1).view(0)
         future = remote.pick_card_future(pick_card_request(view, "g", 0.3).SerializeToString(), 0.3)
-        with pytest.raises(CallFailed) as failed:
-            RemoteBot.card_from(future, 0.3)
+        with pytest.raises(CallFailedError) as failed:
+            remote.card_from(future, 0.3)
         assert failed.value.kind == "timeout"
     finally:
         remote.close()

@@ -1,8 +1,8 @@
 """Conversions between the engine's views and the protocol's messages (proto/take5/v1/bot.proto).
 
 The referee turns a `View` into a request; the bot runtime turns the request back into an equal
-`View`, so a bot sees exactly what an in-process player of the engine sees, and bot code never touches
-protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ...)) == v`.
+`View`, so a bot sees exactly what an in-process player of the engine sees, and bot code never
+touches protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ...)) == v`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .game import Phase, Play, RowTake, Settings, View
-from .rules import EndRule, TakeReason, Variant
+from .rules import EndRule, Take5Error, TakeReason, Variant
 from .v1 import bot_pb2 as pb
 
 PROTOCOL_VERSION = "1.0"
@@ -41,7 +41,7 @@ _REASON_TO_PB = {
 _REASON_FROM_PB = {v: k for k, v in _REASON_TO_PB.items()}
 
 
-class ProtocolError(ValueError):
+class ProtocolError(Take5Error, ValueError):
     """A message that does not describe a valid game situation (a referee or protocol bug)."""
 
 
@@ -283,8 +283,10 @@ __all__ = [
     "game_over_request",
     "parse_version",
     "pick_card_request",
+    "pick_card_requests",
     "settings_from_proto",
     "settings_to_proto",
+    "time_limit_ms",
     "view_from_proto",
     "view_from_request",
     "view_to_proto",

@@ -1,13 +1,16 @@
 """Game records: load them, and check one against the rules twice.
 
-A record (docs/record-format.md) holds the seed and every decision, so the engine can replay the game
-and produce the record it should have been; the first place where the two differ is the divergence.
-A replay through the same engine that wrote the record only proves consistency, so `verify_record`
-also runs the independent checker of `take5.audit`, written from the documents alone: a record is
-valid only when both agree with it.
+A record (docs/record-format.md) holds the seed and every decision, so the engine can replay the
+game and produce the record it should have been; the first place where the two differ is the
+divergence. A replay through the same engine that wrote the record only proves consistency, so
+`verify_record` also runs the independent checker of `take5.audit`, written from the documents
+alone: a record is valid only when both agree with it.
 
 Every way a file can be wrong ends in `MalformedRecord` (a one-line reason naming the place) or a
 `Divergence`; nothing a record holds can raise anything else (tests/test_verify_fuzz.py).
+
+The record's shape is typed here too: `GameRecord` and its parts (`SeatRecord`, `RoundRecord`,
+`TurnRecord`, ...), key for key as docs/record-format.md specifies them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from .audit import Divergence as Divergence  # re-exported: the record API names both
 from .audit import MalformedRecord as MalformedRecord
@@ -29,6 +32,124 @@ from .rules import IllegalMove, Take5Error
 
 MAX_RECORD_BYTES = 256 * 1024 * 1024
 """A record file larger than this is refused unread (the longest legal game is far smaller)."""
+
+
+# -- the record's shape (docs/record-format.md) -------------------------------------------------
+#
+# TypedDicts, not dataclasses: a record is JSON all its life (written by the engine, stored as
+# text, sent to workers and back, read from files nobody vouches for), so its type describes the
+# dicts as they are, at no cost, and a record needs no conversion on its way in or out. Reading an
+# untrusted one is `check_structure`'s job (take5.audit), not the type's. Keys the format marks
+# optional are in the `total=False` halves; a record may hold extra top-level keys (ignored).
+
+
+class SettingsRecord(TypedDict):
+    """``settings``: ``take5.Settings.to_dict()``."""
+
+    players: int
+    variant: Literal["standard", "professional"]
+    threshold: int
+    end_rule: Literal["at-or-above", "above"]
+
+
+class _SeatRequired(TypedDict):
+    name: str
+
+
+class SeatRecord(_SeatRequired, total=False):
+    """``seats[i]``: what played seat i (only ``name`` is required)."""
+
+    version: str | int
+    """What the bot said in its handshake; in a tournament, the entrant's version number."""
+    author: str
+    entrant: str
+    """In a tournament: ``name@version``."""
+    digest: str
+    """``sha256:...`` of the bot's source archive, where known."""
+    bot: str
+    kind: str
+    sdk: str
+    protocol_version: str
+    handshake: bool
+    bot_name: str
+
+
+class DraftRecord(TypedDict):
+    """``draft`` of a round (professional variant): the first drafter and the picks in order."""
+
+    first: int
+    picks: list[list[int]]
+    """``[seat, card]`` pairs."""
+
+
+class TakeRecord(TypedDict):
+    """A row taken into a bull pile."""
+
+    seat: int
+    row: int
+    card: int
+    cards: list[int]
+    reason: Literal["sixth-card", "low-card"]
+
+
+class _TurnRequired(TypedDict):
+    turn: int
+    plays: list[list[int]]
+    """``[seat, card]`` for every seat, in seat order."""
+    takes: list[TakeRecord]
+    rows: list[list[int]]
+
+
+class TurnRecord(_TurnRequired, total=False):
+    logs: list[list[Any]]
+    """Optional: ``[seat, text]``, each seat's own output during the turn (informative)."""
+
+
+class _RoundRequired(TypedDict):
+    round: int
+
+
+class RoundRecord(_RoundRequired, total=False):
+    """A round; a cut-off game's last round may lack its later keys."""
+
+    draft: DraftRecord
+    hands: list[list[int]]
+    rows: list[list[int]]
+    turns: list[TurnRecord]
+    points: list[int]
+    scores: list[int]
+
+
+class ResultRecord(TypedDict):
+    scores: list[int]
+    places: list[int]
+    standing: list[list[int]]
+    forfeited: list[int]
+
+
+class FaultRecord(TypedDict):
+    """A fault of a seat (docs/faults.md): ``kind`` is a fault kind."""
+
+    round: int
+    turn: int
+    kind: str
+    detail: str
+
+
+class GameRecord(TypedDict):
+    """A game record, format ``take5-record`` version 1 (docs/record-format.md)."""
+
+    format: Literal["take5-record"]
+    version: int
+    game_id: str | None
+    settings: SettingsRecord
+    seed: int
+    rotation: int
+    seats: list[SeatRecord]
+    rounds: list[RoundRecord]
+    complete: bool
+    result: ResultRecord
+    faults: list[list[FaultRecord]]
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
@@ -71,7 +192,8 @@ def check_format(doc: Any) -> None:
 
 
 def verify_record(doc: Mapping[str, Any]) -> Divergence | None:
-    """Check a record twice, by replay and independently; None when valid, else the first divergence.
+    """Check a record twice, by replay and independently; None when valid, else the first
+    divergence.
 
     Raises MalformedRecord when the record does not have the format's shape.
     """
@@ -295,7 +417,8 @@ class Judgement:
     verdict: Verdict
     """Valid, invalid or malformed."""
     reason: str = ""
-    """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1: ...")."""
+    """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1:
+    ...")."""
 
     def __str__(self) -> str:
         return (
@@ -306,7 +429,8 @@ class Judgement:
 
 
 def judge(doc: Any) -> Judgement:
-    """Check a parsed document (or the MalformedRecord met reading it) and say why it fails, if it does."""
+    """Check a parsed document (or the MalformedRecord met reading it) and say why it fails, if it
+    does."""
     if isinstance(doc, MalformedRecord):
         return Judgement(Verdict.MALFORMED, str(doc))
     try:
@@ -336,8 +460,9 @@ class RecordFile:
     """Where a record will be written, checked and claimed before the game is played.
 
     The folders are made and a temporary file is created next to the target at once, so a path under
-    a regular file, in /proc or in a read-only folder fails before any play; `write` then replaces the
-    target in one step (an earlier file of that name is kept until then), and `discard` cleans up.
+    a regular file, in /proc or in a read-only folder fails before any play; `write` then replaces
+    the target in one step (an earlier file of that name is kept until then), and `discard` cleans
+    up.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -380,7 +505,8 @@ class RecordFile:
         return self.path
 
     def discard(self) -> None:
-        """Remove the claimed temporary file if the record was not written (any earlier file stays)."""
+        """Remove the claimed temporary file if the record was not written (any earlier file
+        stays)."""
         if self._temporary is not None:
             self._temporary.unlink(missing_ok=True)
             self._temporary = None
@@ -395,10 +521,19 @@ class RecordFile:
 __all__ = [
     "MAX_RECORD_BYTES",
     "Divergence",
+    "DraftRecord",
+    "FaultRecord",
+    "GameRecord",
     "Judgement",
     "MalformedRecord",
     "RecordFile",
     "RecordPathError",
+    "ResultRecord",
+    "RoundRecord",
+    "SeatRecord",
+    "SettingsRecord",
+    "TakeRecord",
+    "TurnRecord",
     "Verdict",
     "check_format",
     "iter_records",

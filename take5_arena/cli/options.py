@@ -1,5 +1,5 @@
-"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py: one name,
-one help text and one default for each option wherever it appears.
+"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py:
+one name, one help text and one default for each option wherever it appears.
 
 Two kinds of default: a command that plays on its own (``referee play``, ``referee match``) shows
 the default value (``show_default``); a tournament command leaves an option unset (None) when it is
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -18,7 +18,13 @@ from take5.rules import MAX_ROUNDS, MAX_THRESHOLD
 from take5_arena.referee import defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
-Decorator = Callable[[F], F]
+
+
+class Decorator(Protocol):
+    """What ``click.option`` returns: it gives a command's function one more parameter."""
+
+    def __call__(self, function: F, /) -> F: ...
+
 
 VARIANTS = click.Choice(["standard", "professional"])
 END_RULES = click.Choice(["at-or-above", "above"])
@@ -48,8 +54,9 @@ def players(*, stored: bool = False) -> Decorator:
     )
 
 
-class Seed(click.ParamType):
-    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit seed)."""
+class Seed(click.ParamType[int]):
+    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit
+    seed)."""
 
     name = "integer"
 
@@ -60,7 +67,8 @@ class Seed(click.ParamType):
             text = str(value).strip()
         if len(text) > 40 or not text.lstrip("+-").isdigit() or not 0 <= int(text) < 2**64:
             self.fail(
-                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 to 2**64-1)",
+                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 "
+                "to 2**64-1)",
                 param,
                 ctx,
             )
@@ -91,7 +99,8 @@ def game_rules(*, stored: bool = False) -> Decorator:
             stored=stored,
             default=defaults.THRESHOLD,
             type=click.IntRange(1, MAX_THRESHOLD),
-            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round {MAX_ROUNDS}).",
+            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round "
+            f"{MAX_ROUNDS}).",
         )(f)
         f = _option(
             "--variant",
@@ -164,8 +173,8 @@ def runtime(*, stored: bool = False) -> Decorator:
         stored=stored,
         default=defaults.RUNTIME,
         help="Docker: the container runtime of the bots: runsc runs them under gVisor "
-        "(scripts/setup-docker.sh registers it); none is the engine's own, runc "
-        "($TAKE5_RUNTIME sets the default).",
+        "(scripts/setup-docker.sh registers it), runc is the engine's own ($TAKE5_RUNTIME sets "
+        "the default; unset: the engine's default).",
     )
 
 
@@ -191,7 +200,8 @@ def docker_limits(*, stored: bool = False) -> Decorator:
             "--base-image",
             stored=stored,
             default=defaults.BASE_IMAGE,
-            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the default).",
+            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the "
+            "default).",
         )(f)
         f = _option(
             "--pids",
@@ -211,8 +221,60 @@ def docker_limits(*, stored: bool = False) -> Decorator:
             "--memory",
             stored=stored,
             default=defaults.MEMORY,
-            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource fault).",
+            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource "
+            "fault).",
         )(f)
+        return f
+
+    return apply
+
+
+def executor() -> Decorator:
+    """--executor and --concurrency: where tables play, and how many at once."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--concurrency",
+            "-j",
+            type=click.IntRange(min=1),
+            help="Tables played at once [CPUs / players].",
+        )(f)
+        f = click.option(
+            "--executor",
+            help="auto, local (threads), process, dask:tcp://HOST:8786 or dask:local [auto: "
+            "threads].",
+        )(f)
+        return f
+
+    return apply
+
+
+def play_settings() -> Decorator:
+    """The settings a tournament run and the arena's ladder share, each unset unless given (the
+    tournament's stored setting applies): the table size and the game's rules, the limits on each
+    call, the sandbox and its limits, where tables play, the retries of a game after an
+    infrastructure failure and each bot's output budget. The command gets them as keyword
+    arguments named as the settings' JSON keys (take5_arena/referee/tournament/settings.py)."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--output-budget",
+            type=click.IntRange(min=0),
+            metavar="BYTES",
+            help="Bytes of its own output each bot version keeps in the records; past it its "
+            f"oldest games' output is dropped [{defaults.OUTPUT_BUDGET:,}].",
+        )(f)
+        f = click.option(
+            "--retries",
+            type=click.IntRange(min=0),
+            help=f"Retries of a game after an infrastructure failure [{defaults.RETRIES}].",
+        )(f)
+        f = executor()(f)
+        f = docker_limits(stored=True)(f)
+        f = sandbox(default=None)(f)
+        f = call_limits(stored=True)(f)
+        f = game_rules(stored=True)(f)
+        f = players(stored=True)(f)
         return f
 
     return apply

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,13 +20,20 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from take5_arena.cli.terminal import markup
+from take5_arena.cli.terminal import field
 from take5_arena.leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
 from take5_arena.referee import defaults
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.settings import DEFAULTS, settings_summary
+from take5_arena.referee.tournament.run import RunProgress, RunReport
+from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.status import entrant_labels
+from take5_arena.referee.tournament.table import GameOutcome
 from take5_arena.standings import store_standings
+
+
+def markup(text: object, limit: int = 300) -> str:
+    """A one-line value for rich's console.print: escaped for the terminal and for rich markup."""
+    return escape(field(text, limit))
 
 
 class _Leader:
@@ -46,8 +54,9 @@ class _Leader:
         return f"{markup(label)} (mean place {total / n:.2f})"
 
 
-class TournamentProgress:
-    """The progress bar of `referee tournament run`: games done of total, rate, time left, leader."""
+class TournamentProgress(RunProgress):
+    """The progress bar of `referee tournament run`: games done of total, rate, time left,
+    leader."""
 
     def __init__(self, console: Console | None = None, *, enabled: bool = True) -> None:
         self.console = console or Console(stderr=True)
@@ -59,7 +68,7 @@ class TournamentProgress:
         self.started = 0.0
         self.played = 0
 
-    def start(self, report: Any, store: Store) -> None:
+    def start(self, report: RunReport, store: Store) -> None:
         labels = entrant_labels(store)
         for r in store.seat_results(report.schedule_id):
             for version, place in zip(r.versions, r.places):
@@ -89,16 +98,16 @@ class TournamentProgress:
             infra="",
         )
 
-    def game(self, outcome: Any, store: Store) -> None:
+    def game(self, outcome: GameOutcome, store: Store) -> None:
         record = outcome.record
+        if record is None:
+            return
         for seat, place in zip(record["seats"], record["result"]["places"]):
-            self.leader.add(
-                seat.get("name", "?") if seat.get("version") is None else seat["name"], place
-            )
+            self.leader.add(seat["name"], place)
         self.played += 1
         self._update(advance=1)
 
-    def infra(self, outcome: Any) -> None:
+    def infra(self, outcome: GameOutcome) -> None:
         self.infra_count += 1
         self._update(advance=0)
 
@@ -163,12 +172,13 @@ def standings_table(
 
 
 def _console() -> Console:
-    """stdout; at least 110 columns when it is not a terminal (logs, CI), so tables stay readable."""
+    """stdout; at least 110 columns when it is not a terminal (logs, CI), so tables stay
+    readable."""
     console = Console()
     return console if console.is_terminal else Console(width=max(110, console.width))
 
 
-def render_summary(report: Any, store: Store, console: Console | None = None) -> None:
+def render_summary(report: RunReport, store: Store, console: Console | None = None) -> None:
     """The end of `referee tournament run`: what was played, failures, standings."""
     console = console or _console()
     rate = report.played / report.seconds if report.seconds > 0 else 0.0
@@ -214,20 +224,22 @@ def render_status(
     bootstrap: int = defaults.BOOTSTRAP,
     seed: int = defaults.BOOTSTRAP_SEED,
 ) -> None:
-    """`referee tournament status`: ``status`` from take5_arena.referee.tournament.status.tournament_status."""
+    """`referee tournament status`: ``status`` from
+    take5_arena.referee.tournament.status.tournament_status."""
     console = console or _console()
     settings = status["settings"]
     console.print(f"[bold]tournament {markup(status['directory'], 1000)}[/bold]: {status['state']}")
     if settings:
-        console.print("settings: " + settings_summary({**DEFAULTS, **settings}))
+        console.print("settings: " + TournamentSettings.from_json(settings).describe())
     console.print(
         f"entrants: {len({e['name'] for e in status['entrants']})} "
         f"({len(status['entrants'])} versions)"
     )
     for e in status["entrants"]:
         console.print(
-            f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source {e['source_hash']}"
-            f"{', image ' + e['image_id'] if e['image_id'] else ''}, submitted {e['submitted_at'][:19]})"
+            f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source "
+            f"{e['source_hash']}{', image ' + e['image_id'] if e['image_id'] else ''}, submitted "
+            f"{e['submitted_at'][:19]})"
         )
         out = e.get("output")
         if out and (out["kept_bytes"] or out["dropped_games"]):
@@ -242,8 +254,8 @@ def render_status(
             )
     if "output_budget" in status:
         console.print(
-            f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot version "
-            "(the oldest games' output is dropped first)"
+            f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot "
+            "version (the oldest games' output is dropped first)"
         )
     schedule = status["schedule"]
     progress = status["progress"]

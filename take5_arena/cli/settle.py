@@ -1,8 +1,8 @@
 """The command side of ``referee tournament run --until-settled`` / ``--gauntlet``.
 
 This is app-layer glue: it hands the leaderboard's ranking (order and LOS of neighbours, the same
-numbers the standings publish) to the run loop of take5_arena/referee/tournament/settle.py, prints one line per batch and
-the standings at the end.
+numbers the standings publish) to the run loop of take5_arena/referee/tournament/settle.py, prints
+one line per batch and the standings at the end.
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+from rich.console import Console
+
 from take5_arena.cli.progress import standings_table
 from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.adaptive import PairState, PlayedGame, Ranking
-from take5_arena.referee.tournament.settle import run_until_settled
+from take5_arena.referee.tournament.settle import StopReason, run_until_settled
 
 
 def leaderboard_ranking(played: Sequence[PlayedGame]) -> Ranking:
@@ -38,7 +41,6 @@ def run_settled(
     quiet: bool = False,
 ) -> int:
     """Run until settled and print the outcome; returns the exit code (raises TournamentError)."""
-    import click
 
     def log(line: str) -> None:
         if not quiet:
@@ -54,12 +56,15 @@ def run_settled(
         log=log,
     )
     what = {
-        "settled": f"settled: every {'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has "
-        f"LOS >= {confidence:.0%}",
-        "budget": "the budget is spent before the ranking settled (raise --budget to go on)",
-        "unplayed": f"{report.unplayed} games not played (infrastructure); run the same command again",
-        "interrupted": "interrupted: run the same command again to resume",
-    }.get(report.reason, report.reason)
+        StopReason.SETTLED: "settled: every "
+        f"{'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has LOS >= "
+        f"{confidence:.0%}",
+        StopReason.BUDGET: "the budget is spent before the ranking settled (raise --budget to go "
+        "on)",
+        StopReason.UNPLAYED: f"{report.unplayed} games not played (infrastructure); run the same "
+        "command again",
+        StopReason.INTERRUPTED: "interrupted: run the same command again to resume",
+    }.get(report.reason or StopReason.INTERRUPTED, "")
     click.echo(
         f"{report.games} games in {report.batches} batches ({report.played} played now, "
         f"{report.seconds:.1f} s); {what}"
@@ -77,7 +82,5 @@ def run_settled(
     with Store(directory, readonly=True) as store:
         table = standings_table(store)
         if table is not None:
-            from rich.console import Console
-
             Console(file=sys.stdout).print(table)
     return report.exit_code

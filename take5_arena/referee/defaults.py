@@ -1,10 +1,9 @@
-"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match layer, the
-tournament settings and the sandbox limits all read them from here.
+"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match
+layer, the tournament settings and the Docker sandbox (referee/sandbox/limits.py) all read them
+from here.
 
 Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
-the rules, so the rules engine owns them); this module only re-exports them under one roof. The
-Docker sandbox modules keep their own literals for now (they are being rewritten into
-take5_arena/referee/sandbox/ and will read these).
+the rules, so the rules engine owns them); this module only names them under one roof.
 """
 
 from __future__ import annotations
@@ -27,7 +26,12 @@ SEED = 0
 # -- the match ------------------------------------------------------------------------------------
 GAMES = 1  # `referee match`: games played (each deal once per rotation)
 TIMEOUT = 1.0  # seconds per PickCard / ChooseRow / GameOver call
-START_TIMEOUT = 10.0  # seconds a bot has to start serving
+START_TIMEOUT = 30.0
+"""Seconds a bot has to start serving (wall-clock, from its launch: a process's imports, or a
+container's start). 30 s and not less because this clock runs on the host's time, not the bot's:
+on a loaded host a correct bot (or the arena's own house opponent) took more than 10 s to come up
+and was refused for it. A longer wait costs only for a bot that never starts, once per table (it is
+then out of the match). CPU-time allowances for the start come later (issue 25)."""
 HANDSHAKE_TIMEOUT = 2.0
 MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped
@@ -41,6 +45,9 @@ TOURNAMENT_SANDBOX = SandboxKind.DOCKER.value
 MEMORY = "256m"  # per bot, also its swap limit (no swap)
 CPUS = 1.0
 PIDS = 64
+TMPFS = "16m"  # size of a bot container's /tmp, /dev/shm and each tmpfs replacing a VOLUME
+#: The Python runtime's image, which bot images are built on (scripts/setup-docker.sh makes it);
+#: the other runtimes' images are in referee/sandbox/manifest.py.
 BASE_IMAGE = "take5/python:3.11"
 #: The OCI runtime of bot containers: None is the engine's own (runc); ``runsc`` is gVisor, which
 #: scripts/setup-docker.sh registers. ``TAKE5_RUNTIME`` sets it for every command that does not
@@ -51,6 +58,7 @@ RUNTIME: str | None = os.environ.get("TAKE5_RUNTIME", "").strip() or None
 #: deal alone: not of which games a worker happened to play before, nor of a restart in between.
 BOT_MEMORY = BotMemory.GAME.value
 BOT_MEMORIES = tuple(kind.value for kind in BotMemory)
+ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engine counts as gone
 
 # -- tournaments ----------------------------------------------------------------------------------
 DUPLICATE = True

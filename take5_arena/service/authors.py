@@ -1,14 +1,26 @@
-"""Authors, their tokens, which bots they own, their limits, and their submissions.
+"""Authors, their tokens, which bots they own, their limits, and their submissions: the arena's
+accounts, in their own SQLite file ``DIR/accounts.sqlite`` beside the tournament's store
+(``DIR/tournament.sqlite``, take5_arena/referee/store/)::
 
-These are the arena's own tables, kept in the tournament's SQLite file next to the store's
-(take5_arena/referee/store/store.py; the store never reads them), so that a submission and the bot version it becomes
-live in one database and one backup::
-
+    meta(key PK, value)                                        schema_version, created_at
     arena_authors(name PK, token_id UNIQUE, salt, token_hash, created_at, revoked_at,
                   max_active_bots, max_submissions_per_hour, max_archive_bytes)
     arena_bots(bot_name PK, author FK, created_at)             who owns a bot name (first to submit)
     arena_submissions(id PK, author, bot_name, archive_sha256, archive_path, archive_bytes,
                       received_at, status, version_id, detail, bot_output, finished_at)
+
+Why a file of its own (docs/architecture.md, "Who owns which data"): the store is the tournament's
+record, which is copied, published and verified (``referee verify --tournament``), while this file
+holds token hashes, which never leave the server; the two are written by different owners (the
+referee's store methods, this module), and nothing needs a transaction across them: a submission
+becomes a version through the store's own ``add_version``, which is idempotent (the same archive
+gives the same version), so a server killed between the two writes validates the submission again
+at its next start and finds the version there. What this module needs of the store (which
+entrants play) it asks the store's methods.
+
+Arenas made before the accounts moved kept these tables inside ``tournament.sqlite``; opening such
+a directory moves them here first (:func:`_move_old_accounts`: copied into a new file that is
+renamed into place, then dropped from the store; safe to repeat after a crash at any point).
 
 Tokens: ``t5a_<token id>_<secret>``. The token id (12 hex digits) finds the author's row; the secret
 (``secrets.token_urlsafe(32)``, 256 bits) is checked against a salted PBKDF2-HMAC-SHA256 hash with
@@ -18,13 +30,15 @@ count is modest (every call is authenticated); the salt and the hash keep a stol
 being a list of working tokens. An unknown token id costs the same hash as a wrong secret.
 
 A submission row is written, in one transaction with the claim of the bot name, only once the whole
-upload is on disk (fsync'd and renamed into place by take5_arena/service/intake.py): a row is the arena's promise
-that the submission will be validated, also after a crash. Status: ``received`` -> ``validating``
--> ``accepted`` | ``unchanged`` | ``refused``.
+upload is on disk (fsync'd and renamed into place by take5_arena/service/intake.py): a row is the
+arena's promise that the submission will be validated, also after a crash. Status
+(:class:`SubmissionStatus`): ``received`` -> ``validating`` -> ``accepted`` | ``unchanged`` |
+``refused``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import os
@@ -39,26 +53,59 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.store import DB_NAME, Store, now
+from take5_arena.service import defaults
+from take5_arena.service.errors import (
+    AuthenticationError,
+    BadRequestError,
+    LimitExceededError,
+    NotFoundError,
+    PermissionDeniedError,
+    ServiceError,
+)
 
-ARENA_SCHEMA_VERSION = 1
+ACCOUNTS_NAME = "accounts.sqlite"
+SCHEMA_VERSION = 1
 TOKEN_PREFIX = "t5a"
 PBKDF2_ITERATIONS = 20_000
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+
+
+class SubmissionStatus(StrEnum):
+    """Where a submission is (``arena_submissions.status``)."""
+
+    RECEIVED = "received"
+    """The archive is on disk; validation has not started."""
+    VALIDATING = "validating"
+    ACCEPTED = "accepted"
+    """A new version of the bot."""
+    UNCHANGED = "unchanged"
+    """The same sources as a version the bot has already."""
+    REFUSED = "refused"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (SubmissionStatus.RECEIVED, SubmissionStatus.VALIDATING)
 
 
 @dataclass(frozen=True)
 class Limits:
     """Per-author limits (the defaults for a new author; `referee authors add` can change them)."""
 
-    max_active_bots: int = 3
-    max_submissions_per_hour: int = 20
-    max_archive_bytes: int = 8 * 1024 * 1024
+    max_active_bots: int = defaults.MAX_ACTIVE_BOTS
+    max_submissions_per_hour: int = defaults.MAX_SUBMISSIONS_PER_HOUR
+    max_archive_bytes: int = defaults.MAX_ARCHIVE_BYTES
 
 
 DEFAULT_LIMITS = Limits()
 
+_TABLES = ("arena_submissions", "arena_bots", "arena_authors")  # children first: drop order
 SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS arena_authors (
     name TEXT PRIMARY KEY,
     token_id TEXT NOT NULL UNIQUE,
@@ -83,7 +130,8 @@ CREATE TABLE IF NOT EXISTS arena_submissions (
     archive_path TEXT NOT NULL,
     archive_bytes INTEGER NOT NULL,
     received_at TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('received', 'validating', 'accepted', 'unchanged', 'refused')),
+    status TEXT NOT NULL
+        CHECK (status IN ('received', 'validating', 'accepted', 'unchanged', 'refused')),
     version_id INTEGER,
     detail TEXT NOT NULL DEFAULT '',
     bot_output TEXT NOT NULL DEFAULT '',
@@ -91,30 +139,6 @@ CREATE TABLE IF NOT EXISTS arena_submissions (
 );
 CREATE INDEX IF NOT EXISTS arena_submissions_author ON arena_submissions(author, received_at);
 """
-
-
-class ArenaError(Exception):
-    """Base of the arena's errors; the message is one line for the user."""
-
-
-class AuthError(ArenaError):
-    """No token, an unknown or wrong one, or a revoked one."""
-
-
-class PermissionDenied(ArenaError):
-    """The bot belongs to another author."""
-
-
-class NotFound(ArenaError):
-    """No such author, bot or game."""
-
-
-class LimitExceeded(ArenaError):
-    """A per-author limit: active bots, submissions per hour, archive size."""
-
-
-class BadRequest(ArenaError):
-    """A malformed request: a bad name, a stream without metadata, ..."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +162,7 @@ class SubmissionRow:
     archive_path: str
     archive_bytes: int
     received_at: str
-    status: str
+    status: SubmissionStatus
     version_id: int | None
     detail: str
     bot_output: str
@@ -146,8 +170,9 @@ class SubmissionRow:
 
 
 def check_name(kind: str, name: str) -> str:
+    """``name`` if it is a valid author or bot name, else BadRequestError saying what is valid."""
     if not isinstance(name, str) or not NAME_RE.match(name):
-        raise BadRequest(
+        raise BadRequestError(
             f"{kind} name {name[:60]!r}: use 1-40 letters, digits, '-', '_' or '.', "
             "starting with a letter or digit"
         )
@@ -165,38 +190,25 @@ def _split_token(token: str) -> tuple[str, str] | None:
     return parts[1], parts[2]
 
 
-class ArenaDB:
-    """The arena's tables in a tournament directory. Thread-safe (one lock around the connection)."""
+class Accounts:
+    """The arena's accounts (see the module text). Thread-safe (one lock around the connection)."""
 
-    def __init__(self, directory: str | os.PathLike, *, create: bool = False):
+    def __init__(self, directory: str | os.PathLike[str], *, create: bool = False) -> None:
         self.directory = Path(directory)
-        # The tournament store creates the file (and its own tables) first; our tables sit beside them.
+        # The accounts belong to a tournament directory: its store is created (or checked) first.
         Store(self.directory, create=create).close()
-        self.db = sqlite3.connect(
-            str(self.directory / DB_NAME),
-            timeout=30.0,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        self.db.row_factory = sqlite3.Row
+        _move_old_accounts(self.directory)
+        self.path = self.directory / ACCOUNTS_NAME
+        self.db = _connect(self.path)
         self.lock = threading.RLock()
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA busy_timeout = 30000")
-        self.db.execute("PRAGMA synchronous = NORMAL")
         with self.tx() as db:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('arena_schema_version', ?)",
-                (str(ARENA_SCHEMA_VERSION),),
-            )
+            _create(db)
 
     def close(self) -> None:
         with self.lock:
             self.db.close()
 
-    def __enter__(self) -> ArenaDB:
+    def __enter__(self) -> Accounts:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -213,9 +225,14 @@ class ArenaDB:
                 raise
             self.db.execute("COMMIT")
 
-    def _read(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[sqlite3.Row]:
         with self.lock:
             return self.db.execute(sql, args).fetchall()
+
+    def _playing(self) -> set[str]:
+        """The names of the entrants that play (the store's: they are its entrants)."""
+        with Store(self.directory, readonly=True) as store:
+            return {name for name, active in store.entrant_states().items() if active}
 
     # -- authors and tokens --------------------------------------------------------------------
 
@@ -234,12 +251,12 @@ class ArenaDB:
         with self.tx() as db:
             exists = db.execute("SELECT 1 FROM arena_authors WHERE name = ?", (name,)).fetchone()
             if exists and not new_token:
-                raise BadRequest(f"author {name!r} exists (--new-token replaces the token)")
+                raise BadRequestError(f"author {name!r} exists (--new-token replaces the token)")
             if exists:
                 db.execute(
-                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?, revoked_at = NULL,"
-                    " max_active_bots = ?, max_submissions_per_hour = ?, max_archive_bytes = ?"
-                    " WHERE name = ?",
+                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?, revoked_at "
+                    "= NULL, max_active_bots = ?, max_submissions_per_hour = ?, max_archive_bytes "
+                    "= ? WHERE name = ?",
                     (
                         token_id,
                         salt,
@@ -296,13 +313,13 @@ class ArenaDB:
     def author(self, name: str) -> Author:
         rows = self._read("SELECT * FROM arena_authors WHERE name = ?", (name,))
         if not rows:
-            raise NotFound(f"no author {name!r}")
+            raise NotFoundError(f"no author {name!r}")
         return self._author(rows[0])
 
     def authenticate(self, token: str | None) -> Author:
         """The author whose token this is, or AuthError (the same work for every wrong token)."""
         if not token:
-            raise AuthError("no token: pass --token-file or set TAKE5_TOKEN")
+            raise AuthenticationError("no token: pass --token-file or set TAKE5_TOKEN")
         split = _split_token(token)
         row = None
         if split is not None:
@@ -311,9 +328,9 @@ class ArenaDB:
         salt = row["salt"] if row is not None else b"\0" * 16
         digest = _hash(split[1] if split else token, salt)
         if row is None or not hmac.compare_digest(digest, row["token_hash"]):
-            raise AuthError("the token is not valid")
+            raise AuthenticationError("the token is not valid")
         if row["revoked_at"] is not None:
-            raise AuthError("the token was revoked")
+            raise AuthenticationError("the token was revoked")
         return self._author(row)
 
     # -- bots ------------------------------------------------------------------------------------
@@ -325,9 +342,9 @@ class ArenaDB:
     def check_owner(self, author: Author, bot_name: str, *, must_exist: bool = True) -> None:
         owner = self.owner(bot_name)
         if owner is None and must_exist:
-            raise NotFound(f"you have no bot named {bot_name!r}")
+            raise NotFoundError(f"you have no bot named {bot_name!r}")
         if owner is not None and owner != author.name:
-            raise PermissionDenied(f"the bot {bot_name!r} belongs to another author")
+            raise PermissionDeniedError(f"the bot {bot_name!r} belongs to another author")
 
     def bots_of(self, author: str) -> list[str]:
         return [
@@ -339,18 +356,22 @@ class ArenaDB:
 
     def active_bots_of(self, author: str) -> list[str]:
         """The author's bots that play (their entrant is active) or wait for validation."""
-        rows = self._read(
-            "SELECT b.bot_name FROM arena_bots b LEFT JOIN entrants e ON e.name = b.bot_name "
-            "WHERE b.author = ? AND (e.active = 1 OR EXISTS (SELECT 1 FROM arena_submissions s "
-            "WHERE s.bot_name = b.bot_name AND s.status IN ('received', 'validating'))) ORDER BY b.bot_name",
-            (author,),
-        )
-        return [r[0] for r in rows]
+        waiting = {
+            r[0]
+            for r in self._read(
+                "SELECT DISTINCT bot_name FROM arena_submissions WHERE author = ?"
+                " AND status IN ('received', 'validating')",
+                (author,),
+            )
+        }
+        playing = self._playing()
+        return [name for name in self.bots_of(author) if name in playing or name in waiting]
 
     # -- submissions -------------------------------------------------------------------------------
 
     def check_can_submit(self, author: Author, bot_name: str, archive_bytes: int = 0) -> None:
-        """Ownership and the author's limits, before the upload (checked again when it is recorded)."""
+        """Ownership and the author's limits, before the upload (checked again when it is
+        recorded)."""
         with self.lock:
             self._check_can_submit(self.db, author, bot_name, archive_bytes)
 
@@ -362,9 +383,9 @@ class ArenaDB:
             "SELECT author FROM arena_bots WHERE bot_name = ?", (bot_name,)
         ).fetchone()
         if owner is not None and owner[0] != author.name:
-            raise PermissionDenied(f"the bot name {bot_name!r} belongs to another author")
+            raise PermissionDeniedError(f"the bot name {bot_name!r} belongs to another author")
         if archive_bytes > author.limits.max_archive_bytes:
-            raise LimitExceeded(
+            raise LimitExceededError(
                 f"the archive has {archive_bytes} bytes; your limit is "
                 f"{author.limits.max_archive_bytes}"
             )
@@ -374,13 +395,13 @@ class ArenaDB:
             (author.name, since),
         ).fetchone()[0]
         if recent >= author.limits.max_submissions_per_hour:
-            raise LimitExceeded(
+            raise LimitExceededError(
                 f"{recent} submissions in the last hour; your limit is "
                 f"{author.limits.max_submissions_per_hour} per hour"
             )
         active = set(self.active_bots_of(author.name))
         if bot_name not in active and len(active) >= author.limits.max_active_bots:
-            raise LimitExceeded(
+            raise LimitExceededError(
                 f"you have {len(active)} active bots, your limit; withdraw one first "
                 f"(`referee withdraw NAME`)"
             )
@@ -411,12 +432,14 @@ class ArenaDB:
 
     @staticmethod
     def _submission(row: sqlite3.Row) -> SubmissionRow:
-        return SubmissionRow(**{k: row[k] for k in row.keys()})
+        fields: dict[str, Any] = {k: row[k] for k in row.keys()}  # noqa: SIM118 - a Row has no .items()
+        fields["status"] = SubmissionStatus(fields["status"])
+        return SubmissionRow(**fields)
 
     def submission(self, sid: str) -> SubmissionRow:
         rows = self._read("SELECT * FROM arena_submissions WHERE id = ?", (sid,))
         if not rows:
-            raise NotFound(f"no submission {sid}")
+            raise NotFoundError(f"no submission {sid}")
         return self._submission(rows[0])
 
     def submissions_of(self, author: str, limit: int = 20) -> list[SubmissionRow]:
@@ -438,18 +461,25 @@ class ArenaDB:
     def set_status(
         self,
         sid: str,
-        status: str,
+        status: SubmissionStatus,
         *,
         version_id: int | None = None,
         detail: str = "",
         bot_output: str = "",
     ) -> None:
-        finished = None if status in ("received", "validating") else now()
+        finished = now() if SubmissionStatus(status).finished else None
         with self.tx() as db:
             db.execute(
-                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?, bot_output = ?,"
-                " finished_at = ? WHERE id = ?",
-                (status, version_id, detail[:2000], bot_output[-4096:], finished, sid),
+                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?, bot_output "
+                "= ?, finished_at = ? WHERE id = ?",
+                (
+                    SubmissionStatus(status).value,
+                    version_id,
+                    detail[: defaults.DETAIL_CHARS],
+                    bot_output[-defaults.OUTPUT_TAIL :],
+                    finished,
+                    sid,
+                ),
             )
 
     def last_refusal(self, bot_name: str) -> SubmissionRow | None:
@@ -460,22 +490,125 @@ class ArenaDB:
         )
         return self._submission(rows[0]) if rows else None
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, int]:
+        """Submissions per status."""
         rows = self._read("SELECT status, COUNT(*) FROM arena_submissions GROUP BY status")
         return {r[0]: r[1] for r in rows}
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA foreign_keys = ON")
+    db.execute("PRAGMA busy_timeout = 30000")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    return db
+
+
+def _create(db: sqlite3.Connection) -> None:
+    """The accounts' tables (inside the caller's transaction), and their schema version."""
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if version is None:
+        db.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?), ('created_at', ?)",
+            (str(SCHEMA_VERSION), now()),
+        )
+    elif int(version[0]) > SCHEMA_VERSION:
+        raise ServiceError(
+            f"the accounts have schema version {version[0]}; this arena knows {SCHEMA_VERSION}"
+        )
+
+
+def _move_old_accounts(directory: Path) -> None:
+    """Move the accounts of an arena made before they had their own file out of its store.
+
+    Such an arena kept the tables above inside ``tournament.sqlite``. They are copied into a new
+    file, which is renamed into place as ``accounts.sqlite`` once complete and durable; only then
+    are they dropped from the store. A crash at any point leaves either the old layout (the next
+    open copies again) or the new file with the old tables still in the store (the next open only
+    drops them). One process does it at a time (a lock file beside the store).
+    """
+    store_path = directory / DB_NAME
+    target = directory / ACCOUNTS_NAME
+    probe = sqlite3.connect(_uri(store_path, readonly=True), uri=True, timeout=30.0)
+    try:
+        marks = ", ".join("?" * len(_TABLES))
+        sql = f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})"
+        old = {row[0] for row in probe.execute(sql, _TABLES)}
+    finally:
+        probe.close()
+    if not old:
+        return
+    lock = os.open(directory / ".accounts.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            _copy_old_accounts(store_path, target, old)
+        db = sqlite3.connect(str(store_path), timeout=30.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout = 30000")
+            db.execute("BEGIN IMMEDIATE")
+            for table in _TABLES:
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            db.execute("DROP INDEX IF EXISTS arena_submissions_author")
+            db.execute("COMMIT")
+        finally:
+            db.close()
+    finally:
+        os.close(lock)
+
+
+def _uri(path: Path, *, readonly: bool = False) -> str:
+    return path.resolve().as_uri() + ("?mode=ro" if readonly else "")
+
+
+def _copy_old_accounts(store_path: Path, target: Path, tables: set[str]) -> None:
+    for stale in target.parent.glob(f".{ACCOUNTS_NAME}.*.tmp"):
+        stale.unlink(missing_ok=True)
+    work = target.parent / f".{ACCOUNTS_NAME}.{secrets.token_hex(6)}.tmp"
+    db = sqlite3.connect(_uri(work), uri=True, isolation_level=None)
+    try:
+        db.execute("ATTACH DATABASE ? AS old", (_uri(store_path, readonly=True),))
+        db.execute("BEGIN IMMEDIATE")
+        _create(db)
+        for table in reversed(_TABLES):  # parents first: the foreign keys hold on every row
+            if table in tables:
+                columns = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
+                names = ", ".join(columns)
+                db.execute(f"INSERT INTO main.{table} ({names}) SELECT {names} FROM old.{table}")
+        db.execute("COMMIT")
+        db.execute("DETACH DATABASE old")
+    finally:
+        db.close()
+    fd = os.open(work, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(work, target)
+    fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 __all__ = [
+    "ACCOUNTS_NAME",
     "DEFAULT_LIMITS",
-    "ArenaDB",
-    "ArenaError",
-    "AuthError",
+    "NAME_RE",
+    "PBKDF2_ITERATIONS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "TOKEN_PREFIX",
+    "Accounts",
     "Author",
-    "BadRequest",
-    "LimitExceeded",
     "Limits",
-    "NotFound",
-    "PermissionDenied",
     "SubmissionRow",
+    "SubmissionStatus",
     "check_name",
 ]

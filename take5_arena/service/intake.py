@@ -9,15 +9,15 @@ Layout under the tournament directory::
 
 The order of writes is what makes the arena restart-safe: bytes go to a temporary file, which is
 fsync'd and renamed to its final name (and the directory fsync'd) before the submission row is
-committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size and SHA-256
-match what the client declared. A server killed before the commit leaves at most a temporary or an
-unreferenced file, which the next start removes; killed after it, the row is there and the
-submission is validated at the next start.
+committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size
+and SHA-256 match what the client declared. A server killed before the commit leaves at most a
+temporary or an unreferenced file, which the next start removes; killed after it, the row is there
+and the submission is validated at the next start.
 
-Validation is today's ``referee submit`` (take5_arena/referee/tournament/ ``submit``: the image builds, the
-bot starts, shakes hands and plays two smoke games without a fault), run on a small pool of worker
-threads so that neither the upload stream nor the other calls wait for a build. Unpacking goes
-through take5_arena/referee/archive.py, the one place an archive becomes a folder.
+Validation is today's ``referee submit`` (take5_arena/referee/tournament/ ``submit``: the image
+builds, the bot starts, shakes hands and plays two smoke games without a fault), run on a small pool
+of worker threads so that neither the upload stream nor the other calls wait for a build. Unpacking
+goes through take5_arena/referee/archive.py, the one place an archive becomes a folder.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits, unpack
-from take5_arena.service.authors import ArenaDB, BadRequest, LimitExceeded, SubmissionRow
+from take5_arena.referee.kinds import SandboxKind
+from take5_arena.service.authors import Accounts, SubmissionRow, SubmissionStatus
+from take5_arena.service.errors import BadRequestError, LimitExceededError
 
 
 def _fsync_dir(path: Path) -> None:
@@ -47,7 +49,7 @@ def _fsync_dir(path: Path) -> None:
 class Spool:
     """Where uploads land (see the module text)."""
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.root = Path(directory) / "arena"
         self.uploads = self.root / "uploads"
         self.tmp = self.root / "tmp"
@@ -71,8 +73,8 @@ class Spool:
     def receive(self, chunks: Iterable[bytes], *, size: int, sha256: str, max_bytes: int) -> Path:
         """Write an upload; return its archive path once complete and durable.
 
-        Raises LimitExceeded (more than ``max_bytes``) or BadRequest (size or digest differ from the
-        declared ones); a failed upload leaves nothing.
+        Raises LimitExceededError (more than ``max_bytes``) or BadRequestError (size or digest
+        differ from the declared ones); a failed upload leaves nothing.
         """
         part = self.uploads / f".part-{secrets.token_hex(8)}"
         digest = hashlib.sha256()
@@ -83,19 +85,19 @@ class Spool:
                 for chunk in chunks:
                     got += len(chunk)
                     if got > max_bytes:
-                        raise LimitExceeded(
+                        raise LimitExceededError(
                             f"the archive is larger than your limit of {max_bytes} bytes"
                         )
                     if got > size:
-                        raise BadRequest(f"the upload has more bytes than the declared {size}")
+                        raise BadRequestError(f"the upload has more bytes than the declared {size}")
                     digest.update(chunk)
                     out.write(chunk)
                 out.flush()
                 os.fsync(out.fileno())
             if got != size:
-                raise BadRequest(f"the upload ended after {got} of {size} bytes")
+                raise BadRequestError(f"the upload ended after {got} of {size} bytes")
             if digest.hexdigest() != sha256:
-                raise BadRequest("the upload does not match its SHA-256")
+                raise BadRequestError("the upload does not match its SHA-256")
             final = (
                 self.uploads / f"{sha256[:32]}-{secrets.token_hex(4)}.tgz"
             )  # one file per upload
@@ -110,7 +112,8 @@ class Spool:
         return self.bots / bot_name / sha256[:16]
 
     def unpack(self, archive: Path, bot_name: str, sha256: str, limits: ArchiveLimits) -> Path:
-        """The bot's folder for this archive, unpacked (once) through take5_arena/referee/archive.py."""
+        """The bot's folder for this archive, unpacked (once) through
+        take5_arena/referee/archive.py."""
         dest = self.unpacked(bot_name, sha256)
         if dest.is_dir():
             return dest
@@ -132,7 +135,8 @@ class Validated:
 
     submission_id: str
     bot_name: str
-    status: str  # accepted | unchanged | refused
+    status: SubmissionStatus
+    """ACCEPTED, UNCHANGED or REFUSED."""
     version: int = 0
     version_id: int | None = None  # the store's entrant version id
     source_hash: str = ""
@@ -145,11 +149,11 @@ class Validator:
 
     def __init__(
         self,
-        directory: str | os.PathLike,
-        db: ArenaDB,
+        directory: str | os.PathLike[str],
+        db: Accounts,
         spool: Spool,
         *,
-        sandbox: str,
+        sandbox: SandboxKind,
         timeout: float | None,
         limits: ArchiveLimits,
         workers: int = 1,
@@ -188,7 +192,7 @@ class Validator:
                 result = Validated(
                     row.id,
                     row.bot_name,
-                    "refused",
+                    SubmissionStatus.REFUSED,
                     detail=f"the arena could not validate the bot ({type(error).__name__}: "
                     f"{str(error).splitlines()[0] if str(error) else ''}); submit again",
                 )
@@ -203,45 +207,51 @@ class Validator:
                 f"submission {row.id} ({row.author}/{row.bot_name}): {result.status}"
                 f"{' v' + str(result.version) if result.version else ''}: {result.detail}"
             )
-            if result.status in ("accepted", "unchanged"):
+            if result.status in (SubmissionStatus.ACCEPTED, SubmissionStatus.UNCHANGED):
                 self.on_new_version()
             return result
 
     def _run(self, row: SubmissionRow) -> Validated:
         # lazy: start-up time
-        from take5_arena.referee.tournament.errors import SubmitRefusedError as SubmitRefused
-        from take5_arena.referee.tournament.errors import TournamentError  # lazy: start-up time
-
-        # lazy: start-up time
+        from take5_arena.referee.tournament.errors import SubmitRefusedError, TournamentError
         from take5_arena.referee.tournament.submission import submit as validate_and_add
 
-        self.db.set_status(row.id, "validating")
+        self.db.set_status(row.id, SubmissionStatus.VALIDATING)
         try:
             folder = self.spool.unpack(
                 Path(row.archive_path), row.bot_name, row.archive_sha256, self.limits
             )
         except ArchiveError as error:
-            return Validated(row.id, row.bot_name, "refused", detail=f"unsafe archive: {error}")
+            return Validated(
+                row.id, row.bot_name, SubmissionStatus.REFUSED, detail=f"unsafe archive: {error}"
+            )
         except FileNotFoundError:
             return Validated(
-                row.id, row.bot_name, "refused", detail="the archive is gone; submit again"
+                row.id,
+                row.bot_name,
+                SubmissionStatus.REFUSED,
+                detail="the archive is gone; submit again",
             )
         try:
             done = validate_and_add(
                 self.directory, folder, row.bot_name, sandbox=self.sandbox, timeout=self.timeout
             )
-        except SubmitRefused as refused:
+        except SubmitRefusedError as refused:
             self._forget(folder)
             return Validated(
-                row.id, row.bot_name, "refused", detail=refused.reason, bot_output=refused.stderr
+                row.id,
+                row.bot_name,
+                SubmissionStatus.REFUSED,
+                detail=refused.reason,
+                bot_output=refused.stderr,
             )
         except TournamentError as error:
             self._forget(folder)
-            return Validated(row.id, row.bot_name, "refused", detail=str(error))
+            return Validated(row.id, row.bot_name, SubmissionStatus.REFUSED, detail=str(error))
         return Validated(
             row.id,
             row.bot_name,
-            "accepted" if done.created else "unchanged",
+            SubmissionStatus.ACCEPTED if done.created else SubmissionStatus.UNCHANGED,
             version=done.version.version,
             version_id=done.version.id,
             source_hash=done.version.source_hash,

@@ -1,11 +1,11 @@
 """The continuous ladder: while the arena serves, games keep being played between the active bots.
 
 Every game goes through the tournament machinery (take5_arena/referee/tournament/): a table is a
-:class:`~take5_arena.referee.tournament.TableSpec` (one deal, every rotation: a duplicate set), played by
-``run_table`` on a ``concurrent.futures`` executor (local threads by default, or Dask), and each
-finished game is committed to the store with its record in one transaction, game ids unique. So the
-ladder inherits the tournament's guarantees: nothing recorded twice, and a game cut off by a killed
-server is not recorded and is replayed from its seed.
+:class:`~take5_arena.referee.tournament.TableSpec` (one deal, every rotation: a duplicate set),
+played by ``run_table`` on a ``concurrent.futures`` executor (local threads by default, or Dask),
+and each finished game is committed to the store with its record in one transaction, game ids
+unique. So the ladder inherits the tournament's guarantees: nothing recorded twice, and a game cut
+off by a killed server is not recorded and is replayed from its seed.
 
 What to play next is a :class:`Planner`'s choice; :func:`make_planner` is the one place that picks
 it. The default :class:`SettlingPlanner`:
@@ -14,15 +14,16 @@ it. The default :class:`SettlingPlanner`:
   active bot (the other seats filled with the least-played bots), before anything else is planned.
 * **Steady state**: one table at a time, where the ranking is least settled: the window of
   neighbours in the current order whose likelihoods of superiority are furthest from 95%, by the
-  rule of ``referee tournament run --until-settled`` (take5_arena/referee/tournament/adaptive.py). While a bot
-  has no game yet, the least-played active bot plus a seeded random choice of the others.
+  rule of ``referee tournament run --until-settled`` (take5_arena/referee/tournament/adaptive.py).
+  While a bot has no game yet, the least-played active bot plus a seeded random choice of the
+  others.
 
 The plan is written to the store before it is played: each planned batch is a schedule
 ``ladder-NNNNNN`` (the gauntlet's description names the version), with its games pending. At start
 the ladder first plays the pending games of earlier batches whose bots are all still active at the
 same versions; the deal seeds come from the batch number, so ids never repeat. A game that fails for
-a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament, and failures
-in a row make the ladder wait longer and longer (up to a minute) before its next table.
+a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament, and
+failures in a row make the ladder wait longer and longer (up to a minute) before its next table.
 
 Publishing is a separate thread (:class:`Publisher`): standings.json and the static site are
 refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
@@ -34,39 +35,51 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import json
-import queue
+import secrets
 import threading
 import time
 import traceback
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from take5.shuffle import SplitMix64
+from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
+from take5_arena.referee.tournament.driver import Progress, Runner, TableDriver, table_specs
+from take5_arena.referee.tournament.executors import ExecutorInfo
 from take5_arena.referee.tournament.schedule import deal_seed, game_id
-from take5_arena.referee.tournament.settings import game_settings, sandbox_limits
-from take5_arena.referee.tournament.table import GameOutcome, SeatSpec, TableSpec, run_table
+from take5_arena.referee.tournament.settings import TournamentSettings
+from take5_arena.referee.tournament.table import GameOutcome, TableSpec, run_table
+from take5_arena.service import defaults
+
+if TYPE_CHECKING:
+    from take5_arena.leaderboard.results import GameResult
 
 LADDER_PREFIX = "ladder-"
 GAUNTLET = "gauntlet"
+BATCH_TABLES = 10_000
+"""Table numbers (and deal seeds) of batch n start at n * BATCH_TABLES: no two tables share one."""
 
 
 @dataclass(frozen=True)
 class LadderConfig:
     """How the ladder plays and publishes (``referee serve`` options)."""
 
-    gauntlet_tables: int = 1  # tables a new version plays with each other active bot
+    gauntlet_tables: int = defaults.GAUNTLET_TABLES
+    """Tables a new version plays with each other active bot."""
     seed: int = 0
-    every_games: int = 20  # publish after this many new games ...
-    every_seconds: float = 30.0  # ... or this long after an unpublished game
-    site: Path | None = None  # where to publish (None: standings are kept for the API only)
-    bootstrap: int = 100
-    idle_seconds: float = 0.5  # how often to look for bots when there are too few to play
+    every_games: int = defaults.PUBLISH_EVERY_GAMES
+    """Publish after this many new games ..."""
+    every_seconds: float = defaults.PUBLISH_EVERY_SECONDS
+    """... or this long after an unpublished game."""
+    site: Path | None = None
+    """Where to publish (None: standings are kept for the API only)."""
+    bootstrap: int = defaults.PUBLISH_BOOTSTRAP
+    idle_seconds: float = defaults.LADDER_IDLE_SECONDS
+    """How often to look for bots when there are too few to play."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -81,7 +94,7 @@ class PoolView:
     keys: tuple[str, ...]
     games: Mapping[str, int]
     table_size: int
-    results: Callable[[], list] = field(default=list, repr=False, compare=False)
+    results: Callable[[], list[GameResult]] = field(default=list, repr=False, compare=False)
 
 
 class Planner(Protocol):
@@ -132,8 +145,9 @@ class GauntletPlanner:
 class SettlingPlanner(GauntletPlanner):
     """The gauntlet first, then each next table where the ranking is least settled: the window of
     neighbours in the current order whose likelihoods of superiority are furthest from the
-    confidence (take5_arena.referee.tournament.adaptive, the scheduler of ``tournament run --until-settled``).
-    Bots that have not played yet, or a pool too small for a window, get the least-played table."""
+    confidence (take5_arena.referee.tournament.adaptive, the scheduler of ``tournament run
+    --until-settled``). Bots that have not played yet, or a pool too small for a window, get the
+    least-played table."""
 
     def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
         k = pool.table_size
@@ -170,30 +184,35 @@ class Ladder:
     def __init__(
         self,
         directory: str | Path,
-        settings: Mapping[str, Any],
+        settings: TournamentSettings,
         config: LadderConfig,
         *,
-        executor: concurrent.futures.Executor | None = None,
-        in_process: bool = True,
-        concurrency: int = 1,
+        executor: concurrent.futures.Executor,
+        info: ExecutorInfo,
         on_games: Callable[[int], None] = lambda n: None,
         log: Callable[[str], None] = lambda line: None,
+        runner: Runner = run_table,
+        retry_delay: float = defaults.LADDER_RETRY_DELAY,
     ):
         self.directory = Path(directory)
-        self.settings = dict(settings)
+        self.settings = settings
         self.config = config
         self.planner = make_planner(config)
-        self.concurrency = max(1, concurrency)
         self.executor = executor
-        self.in_process = in_process
+        self.info = info
         self.on_games = on_games
         self.log = log
+        self.runner = runner
+        self.retry_delay = retry_delay
+        self.run_id = f"ladder-{secrets.token_hex(4)}"
         self.played = 0
         self.infra = 0
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ladder", daemon=True)
-        self._in_flight: dict[concurrent.futures.Future, TableSpec] = {}
+        self._driver: TableDriver | None = None
+        self._streak = 0
+        self._backoff_until = 0.0
         self.error: str | None = None
 
     # -- control -------------------------------------------------------------------------------
@@ -217,184 +236,107 @@ class Ladder:
     # -- the loop ----------------------------------------------------------------------------------
 
     def _run(self) -> None:
-        own = None
-        if self.executor is None:
-            own = concurrent.futures.ThreadPoolExecutor(
-                self.concurrency, thread_name_prefix="ladder-table"
-            )
-            self.executor = own
         failures = 0
-        try:
-            while not self._stop.is_set():
-                store = Store(self.directory)
-                try:
-                    self._loop(store)
-                except Exception as error:  # noqa: BLE001 - reported; the ladder starts over from the store
-                    failures += 1
-                    self.error = f"{type(error).__name__}: {error}"
-                    self.log(
-                        f"ladder failed ({self.error}); starting over from the store\n"
-                        + traceback.format_exc(limit=8)
-                    )
-                    # the tables still playing finish first, so that none is played twice at once
-                    concurrent.futures.wait(list(self._in_flight), timeout=300)
-                    self._stop.wait(min(60.0, 2.0 * failures))
-                finally:
-                    store.close()
-        finally:
-            if own is not None:
-                own.shutdown(wait=False, cancel_futures=True)
+        with Store(self.directory) as store:
+            store.begin_run(
+                self.run_id, schedule_id=LADDER_PREFIX, settings=self.settings.to_json(), games=0
+            )
+            status = RunStatus.FAILED
+            try:
+                while not self._stop.is_set():
+                    try:
+                        self._loop(store)
+                    except Exception as error:  # noqa: BLE001 - reported; the ladder starts over from the store
+                        failures += 1
+                        self.error = f"{type(error).__name__}: {error}"
+                        self.log(
+                            f"ladder failed ({self.error}); starting over from the store\n"
+                            + traceback.format_exc(limit=8)
+                        )
+                        # the tables still playing finish first, so that none is played twice at
+                        # once
+                        driver = self._driver
+                        if driver is not None:
+                            concurrent.futures.wait(list(driver.in_flight), timeout=300)
+                        self._stop.wait(min(60.0, 2.0 * failures))
+                status = RunStatus.INTERRUPTED
+            finally:
+                store.end_run(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
-        k = int(self.settings["players"])
-        waiting: deque[TableSpec] = deque(self._resume(store))
-        if waiting:
+        k = self.settings.players
+        driver = TableDriver(
+            store,
+            self.executor,
+            self.info,
+            self.settings,
+            run_id=self.run_id,
+            runner=self.runner,
+            progress=_Events(self),
+            retry_delay=self.retry_delay,
+        )
+        self._driver = driver
+        resumed = self._resume(store)
+        if resumed:
             self.log(
-                f"ladder: resuming {sum(len(s.games) for s in waiting)} games planned before the restart"
+                f"ladder: resuming {sum(len(s.games) for s in resumed)} games planned before the "
+                "restart"
             )
-        in_flight: dict[concurrent.futures.Future, TableSpec] = {}
-        self._in_flight = in_flight
-        finished: queue.SimpleQueue[GameOutcome] = queue.SimpleQueue()
-        seen: set[str] = set()
-        retries = int(self.settings.get("retries", 3))
-        attempts: dict[str, int] = {}
-        # Infrastructure failures in a row (no engine, ...): wait longer and longer before starting
-        # the next table, instead of planning and failing tables as fast as they fail.
-        streak = 0
-        backoff_until = 0.0
-
-        def handle(outcome: GameOutcome) -> None:
-            nonlocal streak, backoff_until
-            if outcome.game_id in seen:
-                return
-            seen.add(outcome.game_id)
-            if outcome.record is not None:
-                streak, backoff_until = 0, 0.0
-                if store.record_game(
-                    outcome.game_id, outcome.record, run_id="ladder", seconds=outcome.seconds
-                ):
-                    self.played += 1
-                    self.on_games(1)
-            else:
-                streak += 1
-                backoff_until = time.monotonic() + min(60.0, 0.5 * 2 ** min(streak, 7))
-                self.infra += 1
-                store.record_infra_failure(
-                    outcome.game_id,
-                    outcome.infra_kind or "infra",
-                    outcome.infra_detail or "",
-                    run_id="ladder",
-                )
-                self.log(
-                    f"ladder: game {outcome.game_id} not played: {outcome.infra_kind}: "
-                    f"{(outcome.infra_detail or '').splitlines()[0] if outcome.infra_detail else ''}"
-                )
-
+        driver.add(resumed)
         while not self._stop.is_set():
             current = {v.key: v for v in store.current_versions()}
             # drop planned tables of bots withdrawn or replaced meanwhile
-            waiting = deque(s for s in waiting if all(seat.key in current for seat in s.seats))
+            driver.discard(_seated_among(set(current)))
             if len(current) >= k:
                 for key in sorted(current):
                     if not self._has_gauntlet(store, key):
-                        waiting.extendleft(reversed(self._plan_gauntlet(store, current, key)))
-            while (
-                len(in_flight) < self.concurrency
-                and not self._stop.is_set()
-                and time.monotonic() >= backoff_until
-            ):
-                if not waiting and len(current) >= k:
-                    waiting.extend(self._plan_steady(store, current))
-                if not waiting:
-                    break
-                spec = waiting.popleft()
-                if self.in_process:
-                    fut = self.executor.submit(run_table, spec, finished.put)  # type: ignore[union-attr]
-                else:
-                    fut = self.executor.submit(run_table, spec)  # type: ignore[union-attr]
-                in_flight[fut] = spec
-            if in_flight:
-                done, _ = concurrent.futures.wait(
-                    list(in_flight), timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED
-                )
+                        driver.add(self._plan_gauntlet(store, current, key), first=True)
+            # Infrastructure failures in a row (no engine, ...): wait longer and longer before
+            # starting the next table, instead of planning and failing tables as fast as they fail.
+            hold = time.monotonic() < self._backoff_until
+            while not hold and driver.has_room and not driver.has_ready and len(current) >= k:
+                driver.add(self._plan_steady(store, current))
+            if driver.in_flight or (driver.waiting and not hold):
+                driver.pump(0.2, submit=not hold)
             else:
-                done = set()
-                pause = max(self.config.idle_seconds, backoff_until - time.monotonic())
+                pause = max(self.config.idle_seconds, self._backoff_until - time.monotonic())
                 self._wake.wait(min(pause, 60.0))
                 self._wake.clear()
-            while True:
-                try:
-                    handle(finished.get_nowait())
-                except queue.Empty:
-                    break
-            for fut in done:
-                spec = in_flight.pop(fut)
-                try:
-                    outcomes = fut.result()
-                except Exception as error:  # noqa: BLE001 - the executor failed: infrastructure
-                    outcomes = [
-                        GameOutcome(
-                            g,
-                            infra_kind="executor",
-                            infra_detail=f"{type(error).__name__}: {error}",
-                        )
-                        for g, _ in spec.games
-                    ]
-                while True:
-                    try:
-                        handle(finished.get_nowait())
-                    except queue.Empty:
-                        break
-                for outcome in outcomes:
-                    handle(outcome)
-                failed = tuple(
-                    g for g in spec.games if g[0] in {o.game_id for o in outcomes if not o.ok}
-                )
-                for gid, _ in failed:
-                    seen.discard(gid)
-                    attempts[gid] = attempts.get(gid, 0) + 1
-                retry = tuple(g for g in failed if attempts[g[0]] <= retries)
-                if retry:
-                    waiting.append(replace(spec, games=retry))
-        for fut in in_flight:
-            fut.cancel()
+        driver.cancel()
 
-    # -- planning against the store --------------------------------------------------------------------
+    def _landed(self) -> None:
+        self._streak, self._backoff_until = 0, 0.0
+        self.played += 1
+        self.on_games(1)
+
+    def _failed(self, outcome: GameOutcome) -> None:
+        self._streak += 1
+        self._backoff_until = time.monotonic() + min(60.0, 0.5 * 2 ** min(self._streak, 7))
+        self.infra += 1
+        first = (outcome.infra_detail or "").splitlines()[:1]
+        self.log(
+            f"ladder: game {outcome.game_id} not played: {outcome.infra_kind}: "
+            f"{first[0] if first else ''}"
+        )
+
+    # -- planning against the store
+    # --------------------------------------------------------------------
 
     @staticmethod
     def _has_gauntlet(store: Store, key: str) -> bool:
-        return (
-            store.db.execute(
-                "SELECT 1 FROM schedules WHERE schedule_id LIKE ? AND description = ?",
-                (LADDER_PREFIX + "%", f"{GAUNTLET} {key}"),
-            ).fetchone()
-            is not None
-        )
+        return any(s.description == f"{GAUNTLET} {key}" for s in store.schedules(LADDER_PREFIX))
 
     def _pool(self, store: Store, current: Mapping[str, EntrantVersion]) -> PoolView:
-        by_id = {v.id: v.key for v in current.values()}
-        games: dict[str, int] = dict.fromkeys(current, 0)
-        for row in store.db.execute(
-            "SELECT seats FROM games g JOIN schedule_games s ON s.game_id = g.game_id "
-            "WHERE s.schedule_id LIKE ?",
-            (LADDER_PREFIX + "%",),
-        ):
-            for vid in json.loads(row[0]):
-                if vid in by_id:
-                    games[by_id[vid]] += 1
+        scheduled = store.scheduled_seats(LADDER_PREFIX)
+        games = {key: scheduled.get(v.id, 0) for key, v in current.items()}
 
-        def results() -> list:
+        def results() -> list[GameResult]:
             # lazy: the leaderboard only when a planner asks
             from take5_arena.standings import results_from_store
 
             return results_from_store(store)
 
-        return PoolView(tuple(sorted(current)), games, int(self.settings["players"]), results)
-
-    def _batch_number(self, store: Store) -> int:
-        return store.db.execute(
-            "SELECT COUNT(*) FROM schedules WHERE schedule_id LIKE ?", (LADDER_PREFIX + "%",)
-        ).fetchone()[0]
+        return PoolView(tuple(sorted(current)), games, self.settings.players, results)
 
     def _plan_gauntlet(
         self, store: Store, current: Mapping[str, EntrantVersion], key: str
@@ -404,7 +346,7 @@ class Ladder:
         return self._save(store, current, tables, f"{GAUNTLET} {key}")
 
     def _plan_steady(self, store: Store, current: Mapping[str, EntrantVersion]) -> list[TableSpec]:
-        n = self._batch_number(store)
+        n = len(store.schedules(LADDER_PREFIX))
         rng = SplitMix64(deal_seed(int(self.config.seed), 1_000_000_000 + n))
         table = self.planner.next_table(self._pool(store, current), rng)
         return self._save(store, current, [table], "ladder")
@@ -417,12 +359,12 @@ class Ladder:
         description: str,
     ) -> list[TableSpec]:
         """Write a batch of tables to the store as a schedule, then return their specs."""
-        n = self._batch_number(store)
+        n = len(store.schedules(LADDER_PREFIX))
         sid = f"{LADDER_PREFIX}{n:06d}"
-        context = game_settings(self.settings)
+        context = self.settings.game_context()
         rows = []
         for t, seats in enumerate(tables):
-            dseed = deal_seed(int(self.config.seed), n * 10_000 + t)
+            dseed = deal_seed(int(self.config.seed), n * BATCH_TABLES + t)
             ids = [game_id(seats, dseed, r, context) for r in range(len(seats))]
             for r, gid in enumerate(ids):
                 rows.append(
@@ -440,62 +382,44 @@ class Ladder:
             sid,
             rows,
             description=description,
-            settings=self.settings,
+            settings=self.settings.to_json(),
             entrants=sorted({s for t in tables for s in t}),
         )
         return self._specs(store, sid)
 
     def _resume(self, store: Store) -> list[TableSpec]:
+        """The pending games of earlier batches whose bots all still play at those versions."""
         current_ids = {v.id for v in store.current_versions()}
-        specs: list[TableSpec] = []
-        sids = [
-            r[0]
-            for r in store.db.execute(
-                "SELECT schedule_id FROM schedules WHERE schedule_id LIKE ? ORDER BY schedule_id",
-                (LADDER_PREFIX + "%",),
-            )
+        return [
+            spec
+            for schedule in store.schedules(LADDER_PREFIX)
+            for spec in self._specs(store, schedule.schedule_id)
+            if all(seat.version_id in current_ids for seat in spec.seats)
         ]
-        for sid in sids:
-            specs.extend(
-                s
-                for s in self._specs(store, sid)
-                if all(seat.version_id in current_ids for seat in s.seats)
-            )
-        return specs
 
     def _specs(self, store: Store, sid: str) -> list[TableSpec]:
-        """The pending games of a ladder batch as table specs (as ``tournament run`` builds them)."""
-        s = self.settings
-        versions = {v.id: v for v in store.versions()}
-        by_table: dict[int, list] = {}
-        for g in store.schedule_games(sid, pending_only=True):
-            by_table.setdefault(g.table_no, []).append(g)
-        specs = []
-        for table, games in sorted(by_table.items()):
-            first = games[0]
-            seats = tuple(
-                SeatSpec(
-                    versions[v].key, versions[v].name, versions[v].version, v, versions[v].bot_dir
-                )
-                for v in first.seats
-            )
-            specs.append(
-                TableSpec(
-                    table=int(sid[len(LADDER_PREFIX) :]) * 10_000 + table,
-                    deal_seed=first.deal_seed,
-                    seats=seats,
-                    games=tuple((g.game_id, g.rotation) for g in games),
-                    game_settings=dict(first.settings),
-                    timeout=float(s["timeout"]),
-                    start_timeout=float(s["start_timeout"]),
-                    max_faults=int(s["max_faults"]),
-                    sandbox=s["sandbox"],
-                    limits=sandbox_limits(s),
-                    base_image=s["base_image"],
-                    bot_memory=s["bot_memory"],
-                )
-            )
-        return specs
+        """The pending games of a ladder batch as table specs: the tournament's spec builder, so
+        they play the validated archives, as a tournament's games do."""
+        batch = int(sid[len(LADDER_PREFIX) :])
+        return table_specs(store, sid, self.settings, table_base=batch * BATCH_TABLES)
+
+
+def _seated_among(keys: set[str]) -> Callable[[TableSpec], bool]:
+    """Whether every seat of a table is one of ``keys`` (the bots that play now)."""
+    return lambda spec: all(seat.key in keys for seat in spec.seats)
+
+
+class _Events(Progress):
+    """What the ladder hears from its table driver."""
+
+    def __init__(self, ladder: Ladder) -> None:
+        self.ladder = ladder
+
+    def game(self, outcome: GameOutcome, store: Store) -> None:
+        self.ladder._landed()
+
+    def infra(self, outcome: GameOutcome) -> None:
+        self.ladder._failed(outcome)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -571,8 +495,8 @@ class Publisher:
 
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""
-        from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
         from take5_arena.leaderboard.board import compute_standings  # lazy: start-up time
+        from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
         from take5_arena.leaderboard.site_build import publish_site  # lazy: start-up time
         from take5_arena.standings import load_tournament  # lazy: start-up time
 
@@ -606,11 +530,15 @@ class Publisher:
 
 
 __all__ = [
+    "BATCH_TABLES",
+    "GAUNTLET",
+    "LADDER_PREFIX",
     "GauntletPlanner",
     "Ladder",
     "LadderConfig",
     "Planner",
     "PoolView",
     "Publisher",
+    "SettlingPlanner",
     "make_planner",
 ]

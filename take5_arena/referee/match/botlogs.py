@@ -1,19 +1,22 @@
 """Each bot's own output, turn by turn, kept in the game record (a turn's optional `logs`).
 
 A bot author debugs by reading what their bot printed next to the turn it printed it in. Local bots
-write to a pipe the referee drains (take5_arena/referee/match/local.py); after every turn the match takes what each bot
-wrote since the last turn (`take_output()` on its handle, where the launcher has one) and keeps it
-here, bounded and made inert: at most `LIMIT` characters per seat per turn, control characters as
-visible escapes (a log is read in terminals and web pages). Output from before the first turn of a
-game (start-up banners) is dropped; output during a draft goes with turn 1.
+write to a pipe the referee drains (take5_arena/referee/match/local.py); after every turn the match
+takes what each bot wrote since the last turn (`take_output()` on its handle; "" where the launcher
+keeps none) and keeps it here, bounded and made inert: at most `LIMIT` characters per seat per turn,
+control characters as visible escapes (a log is read in terminals and web pages). Output from before
+the first turn of a game (start-up banners) is dropped; output during a draft goes with turn 1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from take5.text import inert
+
+if TYPE_CHECKING:
+    from .handle import BotHandle
 
 LIMIT = 2000
 """Characters of one seat's output kept per turn (docs/record-format.md)."""
@@ -28,14 +31,12 @@ def clean(text: str, limit: int = LIMIT) -> str:
     return cleaned
 
 
-def take(handles: Sequence[Any]) -> list[list[Any]]:
-    """What each handle's bot wrote since the last call, as [[seat, text], ...] (seats that wrote)."""
+def take(handles: Sequence[BotHandle]) -> list[list[Any]]:
+    """What each handle's bot wrote since the last call, as [[seat, text], ...] (seats that
+    wrote)."""
     logs: list[list[Any]] = []
     for seat, handle in enumerate(handles):
-        take_output = getattr(handle, "take_output", None)
-        if take_output is None:
-            continue
-        text = clean(take_output())
+        text = clean(handle.take_output())
         if text.strip():
             logs.append([seat, text])
     return logs

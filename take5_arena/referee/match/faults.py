@@ -7,6 +7,8 @@ when kinds were plain strings) and compares equal to that string; the module-lev
 
 from __future__ import annotations
 
+import signal
+
 from ..kinds import StrEnum
 
 
@@ -47,3 +49,15 @@ ALL = tuple(FaultKind)
 
 FATAL = frozenset({FaultKind.CRASH, FaultKind.INCOMPATIBLE})
 """Kinds after which the bot cannot play on in this game: it forfeits at once."""
+
+
+def describe_exit(status: int) -> str:
+    """'exited with status 3' or 'was killed by SIGKILL' (after "the bot ..."): the detail of a
+    crash fault."""
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"was killed by {name}"
+    return f"exited with status {status}"

@@ -4,10 +4,10 @@ Each bot gets a private temporary folder (mode 0700) holding its Unix socket, in
 referee process that a reaper removes when the referee ends, even by SIGKILL. Each bot runs in its
 own process group (so that stopping it also stops anything it started, and a Ctrl-C in the terminal
 reaches only the referee, which then stops every bot itself), and dies with the referee on Linux
-even if the referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that started
-it, so start bots from a thread that outlives the match, as `Match` does from its caller's). Its
-stdout and stderr go to a log file of bounded size; the last few kilobytes stay in memory for fault
-reports.
+even if the referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that
+started it, so start bots from a thread that outlives the match, as `Match` does from its caller's).
+Its stdout and stderr go to a log file of bounded size; the last few kilobytes stay in memory for
+fault reports.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 import take5
 
-from .botref import BotRef
+from .botref import BadBotRefError, BotRef
+from .handle import AddressHandle, BotHandle
 
 SOCKET_NAME = "bot.sock"
 LOG_LIMIT = 1024 * 1024
@@ -60,7 +61,7 @@ def sdk_path() -> str:
 class _OutputPump(threading.Thread):
     """Drains a bot's output pipe (so the bot never blocks on it) into a bounded log and a tail."""
 
-    def __init__(self, pipe, log_path: Path, limit: int) -> None:
+    def __init__(self, pipe: IO[bytes], log_path: Path, limit: int) -> None:
         super().__init__(name=f"take5-log-{log_path.name}", daemon=True)
         self.pipe = pipe
         self.log_path = log_path
@@ -117,8 +118,8 @@ class _OutputPump(threading.Thread):
             self.log.flush()
 
     def take_output(self) -> str:
-        """What the bot wrote since the last call (bounded), including what the pipe holds right now:
-        a bot's output for a turn is in the pipe before its answer reaches the referee."""
+        """What the bot wrote since the last call (bounded), including what the pipe holds right
+        now: a bot's output for a turn is in the pipe before its answer reaches the referee."""
         with self.lock:
             if self.log is not None and not self.eof:
                 self._read_available()
@@ -132,8 +133,9 @@ class _OutputPump(threading.Thread):
         return data[-limit:].decode("utf-8", errors="replace")
 
 
-class LocalBot:
-    """A bot folder run as a local process serving on a Unix socket in a private temporary folder."""
+class LocalBot(BotHandle):
+    """A bot folder run as a local process serving on a Unix socket in a private temporary
+    folder."""
 
     def __init__(
         self,
@@ -194,6 +196,7 @@ class LocalBot:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        assert self.proc.stdout is not None  # stdout=PIPE
         self.pump = _OutputPump(self.proc.stdout, log_path, self.log_limit)
         self.pump.start()
         return address
@@ -288,3 +291,12 @@ def _signal_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)  # start_new_session: the group id is the bot's pid
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def local_handle(ref: BotRef, *, log_path: Path | None = None) -> BotHandle:
+    """The embedded default: a local process for a bot folder or file, or just its address."""
+    if ref.kind == "address":
+        return AddressHandle(ref.address)
+    if ref.path is None:
+        raise BadBotRefError(f"{ref.text!r}: not a bot folder, file or address")
+    return LocalBot(ref, log_path=log_path)

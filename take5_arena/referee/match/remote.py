@@ -1,7 +1,8 @@
 """The referee's side of the protocol: one gRPC client per bot, with deadlines and fault mapping.
 
 Transport only: requests arrive here already encoded (take5.convert) and answers leave as plain
-numbers; every way a call can fail becomes a `CallFailed` carrying a fault kind (take5_arena/referee/match/faults.py).
+numbers; every way a call can fail becomes a `CallFailedError` carrying a fault kind
+(take5_arena/referee/match/faults.py).
 Answers are decoded here rather than by gRPC, so that an answer that is not a protobuf message is a
 "protocol" fault with a clear detail and not an opaque internal error.
 """
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -24,7 +26,7 @@ from take5.v1 import bot_pb2 as pb
 from .. import defaults
 from ..errors import RefereeError
 from . import faults
-from .launch import describe_exit
+from .faults import FaultKind, describe_exit
 from .sanitize import clean_field
 
 log = logging.getLogger("take5.referee")
@@ -33,6 +35,7 @@ MAX_ANSWER_BYTES = 64 * 1024
 """Largest answer the referee accepts: real answers are a few bytes."""
 
 _SERVICE = "/take5.v1.Bot/"
+_Answer = TypeVar("_Answer", pb.HandshakeResponse, pb.PickCardResponse, pb.ChooseRowResponse)
 
 
 def referee_version() -> str:
@@ -52,17 +55,25 @@ class BotInfo:
     handshake: bool = True
     """False when the bot does not implement Handshake (it still plays)."""
 
+    def fields(self) -> dict[str, str | bool]:
+        """What the bot said, as the seat keys of a record (empty fields left out)."""
+        out: dict[str, str | bool] = {}
+        for key in ("version", "author", "sdk", "protocol_version"):
+            value = getattr(self, key)
+            if value:
+                out[key] = value
+        if not self.handshake:
+            out["handshake"] = False
+        return out
+
 
 class CallFailedError(RefereeError):
-    """A call to a bot that produced no usable answer; `kind` is a fault kind."""
+    """A call to a bot that produced no usable answer: what the bot did wrong (``kind``) and how."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: FaultKind, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
-        self.kind = kind
+        self.kind = FaultKind(kind)
         self.detail = detail
-
-
-CallFailed = CallFailedError  # the name before the ...Error convention
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -70,34 +81,36 @@ def _short(text: str, limit: int = 300) -> str:
     return clean_field(" ".join(text.split()), limit)
 
 
-def failure(error: grpc.RpcError, method: str, timeout: float) -> CallFailed:
+def failure(error: grpc.RpcError, method: str, timeout: float) -> CallFailedError:
     """The fault a failed call amounts to. Details avoid paths and timings, so records repeat."""
     code = error.code() if hasattr(error, "code") else None
     details = (error.details() if hasattr(error, "details") else "") or ""
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-        return CallFailed(faults.TIMEOUT, f"no answer to {method} within {timeout:g} s")
+        return CallFailedError(faults.TIMEOUT, f"no answer to {method} within {timeout:g} s")
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
         why = "connection refused" if "refused" in details.lower() else "connection lost"
-        return CallFailed(faults.CONNECTION, f"{method}: the bot cannot be reached ({why})")
+        return CallFailedError(faults.CONNECTION, f"{method}: the bot cannot be reached ({why})")
     if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
         if "larger than max" in details.lower():
-            return CallFailed(
+            return CallFailedError(
                 faults.RESOURCE, f"{method}: the answer is larger than {MAX_ANSWER_BYTES} bytes"
             )
-        return CallFailed(faults.RESOURCE, f"{method}: {_short(details)}")
+        return CallFailedError(faults.RESOURCE, f"{method}: {_short(details)}")
     if code is grpc.StatusCode.UNIMPLEMENTED:
-        return CallFailed(faults.PROTOCOL, f"the bot does not implement {method}")
+        return CallFailedError(faults.PROTOCOL, f"the bot does not implement {method}")
     name = code.name if code is not None else "error"
-    return CallFailed(faults.ERROR, f"{method}: {name}: {_short(details)}")
+    return CallFailedError(faults.ERROR, f"{method}: {name}: {_short(details)}")
 
 
-def _decode(message_type, raw: bytes, method: str):
+def _decode(message_type: type[_Answer], raw: bytes, method: str) -> _Answer:
+    message = message_type()
     try:
-        return message_type.FromString(raw)
+        message.ParseFromString(raw)
     except (DecodeError, ValueError, TypeError):
-        raise CallFailed(
+        raise CallFailedError(
             faults.PROTOCOL, f"the answer to {method} does not decode as {message_type.__name__}"
         ) from None
+    return message
 
 
 def exited_before_serving(status: int) -> str:
@@ -105,8 +118,23 @@ def exited_before_serving(status: int) -> str:
     that defines its class but never starts serving it."""
     text = f"the bot {describe_exit(status)} before it served"
     if status == 0:
-        text += ' — did you call run(MyBot())? A Python bot ends with: if __name__ == "__main__": run(MyBot())'
+        text += (
+            " — did you call run(MyBot())? A Python bot ends with: if __name__ == "
+            '"__main__": run(MyBot())'
+        )
     return text
+
+
+def card_from(future: Future[bytes], timeout: float) -> int:
+    """The card of a future holding an encoded PickCardResponse (or the call's failure)."""
+    try:
+        raw = future.result()
+    except grpc.RpcError as error:
+        raise failure(error, "PickCard", timeout) from None
+    answer = _decode(pb.PickCardResponse, raw, "PickCard")
+    if not answer.HasField("card"):
+        raise CallFailedError(faults.PROTOCOL, "the answer to PickCard has no card")
+    return int(answer.card)
 
 
 class RemoteBot:
@@ -145,9 +173,9 @@ class RemoteBot:
     ) -> None:
         """Wait until the bot accepts connections.
 
-        `exit_status` is given for a bot the referee started: CallFailed(crash) as soon as its process
-        ends, CallFailed(timeout) if it does not serve in time. Without it (a bot given by address),
-        CallFailed(connection) when nothing accepts a connection in time.
+        `exit_status` is given for a bot the referee started: CallFailedError(crash) as soon as its
+        process ends, CallFailedError(timeout) if it does not serve in time. Without it (a bot given
+        by address), CallFailedError(connection) when nothing accepts a connection in time.
         """
         deadline = time.monotonic() + timeout
         launched = exit_status is not None
@@ -159,9 +187,9 @@ class RemoteBot:
         while launched and path is not None and not os.path.exists(path):
             status = status_of()
             if status is not None:
-                raise CallFailed(faults.CRASH, exited_before_serving(status))
+                raise CallFailedError(faults.CRASH, exited_before_serving(status))
             if time.monotonic() >= deadline:
-                raise CallFailed(
+                raise CallFailedError(
                     faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"
                 )
             time.sleep(delay)
@@ -175,14 +203,14 @@ class RemoteBot:
                 except grpc.FutureTimeoutError:
                     status = status_of()
                     if status is not None:
-                        raise CallFailed(faults.CRASH, exited_before_serving(status)) from None
+                        raise CallFailedError(faults.CRASH, exited_before_serving(status)) from None
                     if time.monotonic() >= deadline:
                         if launched:
-                            raise CallFailed(
+                            raise CallFailedError(
                                 faults.TIMEOUT,
                                 f"the bot did not accept a connection within {timeout:g} s",
                             ) from None
-                        raise CallFailed(
+                        raise CallFailedError(
                             faults.CONNECTION,
                             f"nothing accepted a connection at {self.address} within {timeout:g} s",
                         ) from None
@@ -190,7 +218,8 @@ class RemoteBot:
             ready.cancel()
 
     def handshake(self, timeout: float) -> BotInfo:
-        """Ask who the bot is; CallFailed(incompatible) when its protocol major version differs."""
+        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version
+        differs."""
         request = pb.HandshakeRequest(
             protocol_version=PROTOCOL_VERSION,
             referee=referee_version(),
@@ -208,7 +237,7 @@ class RemoteBot:
         except ProtocolError:
             major = -1
         if major != PROTOCOL_MAJOR:
-            raise CallFailed(
+            raise CallFailedError(
                 faults.INCOMPATIBLE,
                 f"the bot speaks protocol {answer.protocol_version!r}; this referee speaks "
                 f"{PROTOCOL_VERSION} (take5.v{PROTOCOL_MAJOR}): rebuild the bot with a take5 SDK "
@@ -230,17 +259,9 @@ class RemoteBot:
         """Send an encoded PickCardRequest without waiting: the referee asks every seat at once."""
         return self._threads.submit(self._pick, request, timeout=timeout)
 
-    @staticmethod
-    def card_from(future: Future[bytes], timeout: float) -> int:
+    def card_from(self, future: Future[bytes], timeout: float) -> int:
         """The card of a PickCard future (its deadline bounds the wait)."""
-        try:
-            raw = future.result()
-        except grpc.RpcError as error:
-            raise failure(error, "PickCard", timeout) from None
-        answer = _decode(pb.PickCardResponse, raw, "PickCard")
-        if not answer.HasField("card"):
-            raise CallFailed(faults.PROTOCOL, "the answer to PickCard has no card")
-        return answer.card
+        return card_from(future, timeout)
 
     def choose_row(self, request: bytes, timeout: float) -> int:
         try:
@@ -249,7 +270,7 @@ class RemoteBot:
             raise failure(error, "ChooseRow", timeout) from None
         answer = _decode(pb.ChooseRowResponse, raw, "ChooseRow")
         if not answer.HasField("row"):
-            raise CallFailed(faults.PROTOCOL, "the answer to ChooseRow has no row")
+            raise CallFailedError(faults.PROTOCOL, "the answer to ChooseRow has no row")
         return answer.row
 
     def game_over_future(self, request: bytes, timeout: float) -> Future[bytes]:

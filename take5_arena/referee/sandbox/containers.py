@@ -1,9 +1,9 @@
 """Bot containers: the one way one is created and started, and how they are inspected and removed.
 
-`start_container` is the only function in the code base that creates a container of an image a
-bot author influenced, at game time and for probes alike; it always applies the sandbox flags of
-`take5_arena.referee.sandbox.limits.container_kwargs`. tests/test_docker_sandbox.py lists every container
-creation or run in referee/, arena/, bench/ and scripts/ and fails if one bypasses it.
+`start_container` is the only function in the code base that creates a container of an image a bot
+author influenced, at game time and for probes alike; it always applies the sandbox flags of
+`take5_arena.referee.sandbox.limits.container_kwargs`. tests/test_docker_sandbox.py lists every
+container creation or run in referee/, arena/, bench/ and scripts/ and fails if one bypasses it.
 
 What the sandbox needs to know about an image comes from the image's config and labels, read with
 an image inspection (`image_facts`): its command (ENTRYPOINT and CMD), its declared VOLUMEs (each
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import cgroups, engine
-from .errors import ContainerStartError, EngineUnavailable
+from .errors import ContainerStartError, EngineUnavailableError
 from .limits import LABEL_ARENA, LABEL_RUN, SandboxLimits, container_kwargs
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def image_facts(client: docker.DockerClient, image: str) -> ImageFacts:
         ) from None
     except Exception as error:
         if engine.is_unavailable(error):
-            raise EngineUnavailable(str(error)) from None
+            raise EngineUnavailableError(str(error)) from None
         raise
     config = data.get("Config") or {}
     facts = ImageFacts(
@@ -142,7 +142,7 @@ def start_container(
     found and removed whatever happens to the referee. On any failure nothing is left behind.
 
     Raises ContainerStartError (no such image, refused VOLUMEs, the engine refused) or
-    EngineUnavailable."""
+    EngineUnavailableError."""
     import docker
     from docker.models.containers import _create_container_args
 
@@ -178,7 +178,7 @@ def start_container(
         ) from None
     except Exception as error:
         if engine.is_unavailable(error):
-            raise EngineUnavailable(f"creating a container of {image}: {error}") from None
+            raise EngineUnavailableError(f"creating a container of {image}: {error}") from None
         raise
     try:
         client.api.start(created_id)
@@ -189,7 +189,7 @@ def start_container(
                 f"starting a container of {image}: {error.explanation or error}"
             ) from None
         if isinstance(error, Exception) and engine.is_unavailable(error):
-            raise EngineUnavailable(f"starting a container of {image}: {error}") from None
+            raise EngineUnavailableError(f"starting a container of {image}: {error}") from None
         raise
     return Container(id=created_id, name=name, image=image, socket_dir=socket_dir, started=started)
 

@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
-from .build_errors import BuildRefused
+from .build_errors import BuildRefusedError
 
 IGNORED_DIRS = frozenset(
     {
@@ -133,8 +133,10 @@ def _ignorable(name: str) -> bool:
     )
 
 
-def _refuse_limit(root: Path, what: str, figure: str, limit: str, hint: str = "") -> BuildRefused:
-    return BuildRefused(
+def _refuse_limit(
+    root: Path, what: str, figure: str, limit: str, hint: str = ""
+) -> BuildRefusedError:
+    return BuildRefusedError(
         f"bot folder {root.name!r} is refused: {what}: {figure}, the limit is {limit}"
         + (f" ({hint})" if hint else "")
     )
@@ -168,7 +170,7 @@ def _check_links(top: Path, entries: list[Entry]) -> None:
     kinds = {e.path: e for e in entries}
     for e in entries:
         if e.kind is Kind.SYMLINK and _resolve(kinds, e.path.split("/")[:-1], e.target, 0) is None:
-            raise BuildRefused(
+            raise BuildRefusedError(
                 f"bot folder {top.name!r}: symlink {e.path!r} points outside the bot folder; "
                 "copy the file into the folder instead"
             )
@@ -177,17 +179,17 @@ def _check_links(top: Path, entries: list[Entry]) -> None:
 def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) -> BotFolder:
     """Walk ``root`` without following symlinks and check every limit; see the module docstring.
 
-    Raises :class:`BuildRefused` naming the limit, the folder's figure and the limit, or the
+    Raises :class:`BuildRefusedError` naming the limit, the folder's figure and the limit, or the
     offending entry (a symlink pointing outside, a fifo...)."""
     top = Path(root)
     try:
         st = os.lstat(top)
     except OSError as exc:
-        raise BuildRefused(f"bot folder {top} cannot be read: {exc.strerror}") from None
+        raise BuildRefusedError(f"bot folder {top} cannot be read: {exc.strerror}") from None
     if stat.S_ISLNK(st.st_mode):
-        raise BuildRefused(f"bot folder {top} is a symlink: give the folder itself")
+        raise BuildRefusedError(f"bot folder {top} is a symlink: give the folder itself")
     if not stat.S_ISDIR(st.st_mode):
-        raise BuildRefused(f"bot folder {top} is not a folder")
+        raise BuildRefusedError(f"bot folder {top} is not a folder")
     entries: list[Entry] = []
     total = 0
 
@@ -197,7 +199,7 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
             with os.scandir(dirpath) as it:
                 items = list(it)
         except OSError as exc:
-            raise BuildRefused(
+            raise BuildRefusedError(
                 f"bot folder {top.name!r}: cannot read {rel or '.'}: {exc.strerror}"
             ) from None
         counted = sum(1 for x in items if not _ignorable(x.name))  # at most what will be kept
@@ -225,7 +227,7 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
                 encoded = path.encode("utf-8")
             except UnicodeEncodeError:
                 shown = path.encode("utf-8", "backslashreplace").decode()
-                raise BuildRefused(
+                raise BuildRefusedError(
                     f"bot folder {top.name!r}: a file name is not valid UTF-8: {shown!r}"
                 ) from None
             if len(encoded) > limits.max_path:
@@ -238,7 +240,7 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
             if stat.S_ISLNK(mode):
                 target = os.readlink(item.path)
                 if not target or target.startswith("/") or "\0" in target:
-                    raise BuildRefused(
+                    raise BuildRefusedError(
                         f"bot folder {top.name!r}: symlink {path!r} points outside the bot folder; "
                         "copy the file into the folder instead"
                     )
@@ -266,7 +268,7 @@ def scan(root: str | os.PathLike[str], limits: FolderLimits = FolderLimits()) ->
                     Entry(path, Kind.FILE, size=st.st_size, executable=bool(mode & 0o111))
                 )
             else:
-                raise BuildRefused(
+                raise BuildRefusedError(
                     f"bot folder {top.name!r}: {path!r} is not a regular file, folder or symlink "
                     "(fifos, sockets and devices are refused)"
                 )
@@ -304,7 +306,7 @@ class ContextWriter:
 
     def _info(self, name: str, kind: bytes, mode: int, size: int = 0) -> tarfile.TarInfo:
         if name in self._names:
-            raise BuildRefused(f"{name!r} is reserved in the build context")
+            raise BuildRefusedError(f"{name!r} is reserved in the build context")
         self._names.add(name)
         info = tarfile.TarInfo(name)
         info.type = kind
@@ -386,7 +388,7 @@ class ContextWriter:
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOENT, errno.ENXIO):
                 raise _changed(folder, e.path) from None
-            raise BuildRefused(
+            raise BuildRefusedError(
                 f"bot folder {folder.root.name!r}: cannot read {e.path!r}: {exc.strerror}"
             ) from None
         with os.fdopen(fd, "rb") as fh:
@@ -396,7 +398,7 @@ class ContextWriter:
             self._parent(name)
             info = self._info(name, tarfile.REGTYPE, 0o755 if e.executable else 0o644, e.size)
             data = _Counted(fh, e.size, self.hash)
-            self._tar.addfile(info, data)  # type: ignore[arg-type]
+            self._tar.addfile(info, data)
             if data.short:
                 raise _changed(folder, e.path)
             if name.rsplit("/", 1)[-1] in CONTROL_FILES and e.size <= MAX_CONTROL_BYTES:
@@ -449,8 +451,8 @@ class _Counted:
         return data
 
 
-def _changed(folder: BotFolder, rel: str) -> BuildRefused:
-    return BuildRefused(
+def _changed(folder: BotFolder, rel: str) -> BuildRefusedError:
+    return BuildRefusedError(
         f"bot folder {folder.root.name!r}: {rel!r} changed while it was being copied "
         "(or is not a plain file any more); try again with a folder nobody is changing"
     )

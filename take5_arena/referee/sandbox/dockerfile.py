@@ -29,11 +29,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from .build_errors import BuildRefused
+from .build_errors import BuildRefusedError
+from .manifest import RUNTIMES
 
 BASE_ARG = "TAKE5_BASE_IMAGE"
-ALLOWED_BASES = ("take5/python:3.11", "take5/node:18", "take5/static:1", "take5/base:bookworm")
-"""The arena's base images (made by scripts/setup-docker.sh, without any registry)."""
+ALLOWED_BASES = (*RUNTIMES.values(), "take5/base:bookworm")
+"""The arena's base images: each runtime's and the one they are built on (all made by
+scripts/setup-docker.sh, without any registry)."""
 
 _KNOWN = {
     "FROM",
@@ -128,8 +130,8 @@ def logical_lines(text: str) -> list[Instruction]:
     return out
 
 
-def _refuse(line: int, reason: str) -> BuildRefused:
-    return BuildRefused(f"Dockerfile line {line}: {reason}")
+def _refuse(line: int, reason: str) -> BuildRefusedError:
+    return BuildRefusedError(f"Dockerfile line {line}: {reason}")
 
 
 def _flags(args: str) -> tuple[dict[str, str], str]:
@@ -148,12 +150,12 @@ def check_dockerfile(
 ) -> DockerfilePlan:
     """Check a bot's Dockerfile against the rules in the module docstring.
 
-    ``base_ids`` maps image ids (``sha256:...``) of allowed bases to their names, so a Dockerfile may
-    pin its base by id. Raises :class:`BuildRefused` naming the line and the rule."""
+    ``base_ids`` maps image ids (``sha256:...``) of allowed bases to their names, so a Dockerfile
+    may pin its base by id. Raises :class:`BuildRefusedError` naming the line and the rule."""
     if len(text.encode("utf-8", "replace")) > _MAX_BYTES:
-        raise BuildRefused(f"Dockerfile is larger than {_MAX_BYTES // 1024} KB")
+        raise BuildRefusedError(f"Dockerfile is larger than {_MAX_BYTES // 1024} KB")
     if "\0" in text:
-        raise BuildRefused("Dockerfile contains a NUL byte")
+        raise BuildRefusedError("Dockerfile contains a NUL byte")
     allowed = tuple(allowed)
     ids = dict(base_ids or {})
     stages: list[str] = []
@@ -218,7 +220,7 @@ def check_dockerfile(
         if kw == "LABEL" and re.search(r"(^|[\s\"'])take5\.", args):
             raise _refuse(ins.line, "labels named take5.* are the referee's")
     if not bases:
-        raise BuildRefused("Dockerfile has no FROM")
+        raise BuildRefusedError("Dockerfile has no FROM")
     return DockerfilePlan(tuple(bases), bases[-1])
 
 
@@ -241,7 +243,7 @@ def check_image_config(config: Mapping[str, object], allowed_labels: Mapping[str
     volumes = config.get("Volumes") or {}
     if volumes:
         names = sorted(str(v) for v in volumes) if isinstance(volumes, dict) else [str(volumes)]
-        raise BuildRefused(
+        raise BuildRefusedError(
             f"the image declares volumes ({', '.join(names[:5])}): refused, a volume "
             "is host disk outside the sandbox's limits"
         )
@@ -249,7 +251,7 @@ def check_image_config(config: Mapping[str, object], allowed_labels: Mapping[str
     if isinstance(labels, dict):
         for key, value in labels.items():
             if str(key).startswith("take5.") and allowed_labels.get(str(key)) != value:
-                raise BuildRefused(
+                raise BuildRefusedError(
                     f"the image carries the label {str(key)[:60]!r}, which is the referee's"
                 )
 

@@ -5,14 +5,11 @@ image inspection) is one HTTP request on the engine's socket, about 2 ms, where 
 command-line process costs 25-70 ms of wall time and 12-14 ms of CPU. Errors come typed:
 `docker.errors.NotFound` (no such container or image), `docker.errors.APIError` (the engine
 refused), and anything that means "no engine" (no socket, connection refused, permission denied,
-a timeout) becomes one error, `EngineUnavailable`.
+a timeout) becomes one error, `EngineUnavailableError`.
 
-Where the command line is still used, and why:
-* nowhere in a match or a build: images are built through the Engine API too
-  (take5_arena/referee/sandbox/images.py); only bench/old_builder.py, the previous builder kept as a
-  benchmark's baseline, still drives the command line;
-* nothing else: the referee spawns no ``docker`` process during a match (a test checks it with a
-  PATH without ``docker``).
+The command line is used nowhere: images are built through the Engine API too
+(take5_arena/referee/sandbox/images.py), and the referee spawns no ``docker`` process during a match
+(a test checks it with a PATH without ``docker``).
 
 The engine is found as the ``docker`` client finds it: ``DOCKER_HOST`` (and ``DOCKER_TLS_VERIFY``,
 ``DOCKER_CERT_PATH``), else ``unix:///var/run/docker.sock``.
@@ -24,8 +21,8 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from .errors import EngineUnavailable
-from .limits import ENGINE_TIMEOUT
+from .. import defaults
+from .errors import EngineUnavailableError
 
 if TYPE_CHECKING:
     import docker
@@ -38,20 +35,21 @@ POOL_SIZE = 32
 """HTTP connections kept to the engine: container starts and removals run in parallel threads."""
 
 
-def connect(*, timeout: float = ENGINE_TIMEOUT) -> docker.DockerClient:
-    """A new client that has seen the engine answer a ping; EngineUnavailable (with the reason) if not."""
+def connect(*, timeout: float = defaults.ENGINE_TIMEOUT) -> docker.DockerClient:
+    """A new client that has seen the engine answer a ping; EngineUnavailableError (with the reason)
+    if not."""
     import docker
     import requests
 
     try:
         client = docker.DockerClient.from_env(timeout=int(timeout), max_pool_size=POOL_SIZE)
     except docker.errors.DockerException as error:
-        raise EngineUnavailable(_reason(error)) from None
+        raise EngineUnavailableError(_reason(error)) from None
     try:
         client.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as error:
         client.close()
-        raise EngineUnavailable(_reason(error)) from None
+        raise EngineUnavailableError(_reason(error)) from None
     return client
 
 
@@ -71,22 +69,23 @@ def engine_answers(*, timeout: float = 20.0) -> bool:
     try:
         connect(timeout=timeout).close()
         return True
-    except EngineUnavailable:
+    except EngineUnavailableError:
         return False
 
 
 def engine_version() -> str:
-    """The engine's version, e.g. ``20.10.24``; EngineUnavailable if none answers."""
+    """The engine's version, e.g. ``20.10.24``; EngineUnavailableError if none answers."""
     import docker
 
     try:
         return str(client().version().get("Version", "?"))
     except docker.errors.DockerException as error:
-        raise EngineUnavailable(_reason(error)) from None
+        raise EngineUnavailableError(_reason(error)) from None
 
 
 def is_unavailable(error: BaseException) -> bool:
-    """Whether an exception raised by a request means the engine went away (not a refused request)."""
+    """Whether an exception raised by a request means the engine went away (not a refused
+    request)."""
     import docker
     import requests
 
@@ -107,7 +106,8 @@ def _reason(error: BaseException) -> str:
 
 
 __all__ = [
-    "EngineUnavailable",
+    "POOL_SIZE",
+    "EngineUnavailableError",
     "client",
     "connect",
     "engine_answers",

@@ -1,7 +1,7 @@
 """The errors of the sandbox, under one base class.
 
 Callers catch `SandboxError` for "the sandbox could not do it", or one of its kinds:
-`EngineUnavailable` (no Docker engine answers: the operator's problem, never a bot's fault),
+`EngineUnavailableError` (no Docker engine answers: the operator's problem, never a bot's fault),
 `ImageBuildError` (a bot folder did not become an image: the bot is rejected) and
 `ContainerStartError` (a bot container could not be created or started).
 
@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import os
 
+from ..errors import RefereeError
 
-class SandboxError(Exception):
+
+class SandboxError(RefereeError):
     """Base class of everything the sandbox raises on purpose."""
 
 
-class EngineUnavailable(SandboxError):
-    """No Docker engine answers (not running, no socket, no permission): run scripts/setup-docker.sh."""
+class EngineUnavailableError(SandboxError):
+    """No Docker engine answers (not running, no socket, no permission): run
+    scripts/setup-docker.sh."""
 
 
 class ImageBuildError(SandboxError):
@@ -42,4 +45,4 @@ class ContainerStartError(SandboxError):
     """A bot container could not be created or started (bad image, engine refused the request)."""
 
 
-__all__ = ["ContainerStartError", "EngineUnavailable", "ImageBuildError", "SandboxError"]
+__all__ = ["ContainerStartError", "EngineUnavailableError", "ImageBuildError", "SandboxError"]

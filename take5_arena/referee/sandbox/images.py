@@ -20,9 +20,9 @@ The folder becomes a build context in exactly one place, :mod:`.context` (no sym
 limits checked before any copy). Every build is a legacy-builder build through the API with
 ``networkmode=none`` (RUN steps have no network at all, not even loopback), ``pull=False``,
 ``rm``/``forcerm`` (no intermediate container is left, even on failure), a memory and CPU limit on
-each build container, and a deadline (:class:`BuildLimits`): when it passes, the referee closes
-its connection, which makes the engine cancel the build and kill its RUN container; the bot is
-refused (:class:`~.build_errors.BuildTimeout`), the referee never hangs. Intermediate images of a
+each build container, and a deadline (:class:`BuildLimits`): when it passes, the referee closes its
+connection, which makes the engine cancel the build and kill its RUN container; the bot is refused
+(:class:`~.build_errors.BuildTimeoutError`), the referee never hangs. Intermediate images of a
 failed or refused build are removed.
 
 Facts the referee needs about a base image (its Python version, whether grpcio is installed) are
@@ -52,16 +52,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import docker  # type: ignore[import-untyped]
-import docker.errors  # type: ignore[import-untyped]
+import docker
+import docker.errors
+
+from take5.text import inert
 
 from .. import defaults
 from . import dockerfile as df
 from .build_errors import (
-    BuildFailed,
-    BuildRefused,
-    BuildTimeout,
-    EngineUnavailable,
+    BuildEngineUnavailableError,
+    BuildFailedError,
+    BuildRefusedError,
+    BuildTimeoutError,
     ImageBuildError,
 )
 from .context import MAX_CONTROL_BYTES, BotFolder, ContextWriter, FolderLimits, Kind, scan
@@ -70,8 +72,6 @@ from .requirements import install_wheels, parse_requirements
 
 log = logging.getLogger("take5_arena.referee.sandbox.images")
 
-DEFAULT_SDK_DIR = defaults.SDK_DIR
-DEFAULT_BASE_IMAGE = RUNTIMES[Runtime.PYTHON]
 IMAGE_REPOSITORY = "take5-bot"
 BUILDER_VERSION = "3"
 """Bumped when the way images are built changes, so that old images are rebuilt."""
@@ -158,7 +158,7 @@ def engine(client: object | None = None) -> docker.DockerClient:
         c.ping()
         return c
     except docker.errors.DockerException as exc:
-        raise EngineUnavailable(
+        raise BuildEngineUnavailableError(
             f"no Docker engine answers ({exc}); start one with scripts/setup-docker.sh"
         ) from None
 
@@ -168,8 +168,8 @@ def build_image(
     *,
     name: str | None = None,
     version: str | None = None,
-    base_image: str = DEFAULT_BASE_IMAGE,
-    sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+    base_image: str = defaults.BASE_IMAGE,
+    sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR,
     force: bool = False,
     pip_args: Sequence[str] = (),
     build_network: str = "none",
@@ -179,14 +179,13 @@ def build_image(
 ) -> ImageInfo:
     """Build (or reuse) the image of a bot folder; see the module docstring.
 
-    ``name`` defaults to the folder's name (or bot.toml's ``name``); ``version`` to bot.toml's,
-    else the folder's ``VERSION`` file, else ``__version__`` in bot.py, else ``0+<hash>``.
-    ``base_image`` is the Python runtime image (and ``$TAKE5_BASE_IMAGE`` of Dockerfile bots).
-    ``pip_args`` are the operator's extra pip arguments (e.g. ``--no-index --find-links DIR``).
-    ``build_network`` must be ``"none"`` (kept for the old signature). Raises
-    :class:`~.build_errors.ImageBuildError`: :class:`BuildRefused` (a rule or limit, nothing ran),
-    :class:`BuildFailed` / :class:`BuildTimeout` (the sandboxed build failed),
-    :class:`EngineUnavailable`.
+    ``name`` defaults to the folder's name (or bot.toml's ``name``); ``version`` to bot.toml's, else
+    the folder's ``VERSION`` file, else ``__version__`` in bot.py, else ``0+<hash>``. ``base_image``
+    is the Python runtime image (and ``$TAKE5_BASE_IMAGE`` of Dockerfile bots). ``pip_args`` are the
+    operator's extra pip arguments (e.g. ``--no-index --find-links DIR``). ``build_network`` must be
+    ``"none"`` (kept for the old signature). Raises :class:`~.build_errors.ImageBuildError`:
+    :class:`BuildRefusedError` (a rule or limit, nothing ran), :class:`BuildFailedError` /
+    :class:`BuildTimeoutError` (the sandboxed build failed), :class:`BuildEngineUnavailableError`.
     """
     if build_network != "none":
         raise ValueError("bot images are built with no network (build_network='none')")
@@ -209,7 +208,9 @@ def build_image(
             captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
             for control in ("Dockerfile", "requirements.txt", MANIFEST):
                 if folder.has(control) and control not in captured:
-                    raise BuildRefused(f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB")
+                    raise BuildRefusedError(
+                        f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB"
+                    )
             if kind == "dockerfile":
                 base = base_image
             elif manifest is not None:
@@ -222,7 +223,7 @@ def build_image(
             sdk_version, protocol = sdk_versions(sdk)
             bot_name = name or (manifest.name if manifest and manifest.name else bot.name)
             if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
-                raise BuildRefused(
+                raise BuildRefusedError(
                     f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters"
                 )
             given_version = (
@@ -248,7 +249,7 @@ def build_image(
                         captured["requirements.txt"].decode("utf-8", "replace")
                     )
                 elif folder.has("requirements.txt", Kind.SYMLINK):
-                    raise BuildRefused("requirements.txt is a symlink: make it a plain file")
+                    raise BuildRefusedError("requirements.txt is a symlink: make it a plain file")
             h = ctx.hash.copy()
             for item in (
                 BUILDER_VERSION,
@@ -330,8 +331,10 @@ def build_image(
                     df.check_image_config(image.get("Config") or {}, allowed_labels)
                     if int(image.get("Size") or 0) > limits.max_image_bytes:
                         size_mb, limit_mb = int(image["Size"]) >> 20, limits.max_image_bytes >> 20
-                        raise BuildRefused(f"the image is {size_mb} MB, the limit is {limit_mb} MB")
-                except BuildRefused:
+                        raise BuildRefusedError(
+                            f"the image is {size_mb} MB, the limit is {limit_mb} MB"
+                        )
+                except BuildRefusedError:
                     _remove_image(client, tag)
                     raise
                 seconds = time.monotonic() - t0
@@ -349,7 +352,7 @@ def _kind(folder: BotFolder) -> tuple[str, Manifest | None]:
     """("dockerfile" | "manifest" | "python", manifest). Control files must be plain files."""
     for control in ("Dockerfile", MANIFEST, "bot.py"):
         if folder.has(control, Kind.SYMLINK):
-            raise BuildRefused(f"{control} is a symlink: make it a plain file")
+            raise BuildRefusedError(f"{control} is a symlink: make it a plain file")
     if folder.has("Dockerfile"):
         return "dockerfile", None
     if folder.has(MANIFEST):
@@ -363,7 +366,7 @@ def _kind(folder: BotFolder) -> tuple[str, Manifest | None]:
         if folder.has("run")
         else ""
     )
-    raise BuildRefused(
+    raise BuildRefusedError(
         f"bot folder {folder.root.name!r} has no bot.py, {MANIFEST} or Dockerfile{hint}"
     )
 
@@ -392,7 +395,7 @@ def _slug(name: str) -> str:
     return s[:60] or "bot"
 
 
-def sdk_versions(sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR) -> tuple[str, str]:
+def sdk_versions(sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR) -> tuple[str, str]:
     """(sdk version, protocol version) read from the SDK's sources without importing them."""
     sdk = Path(sdk_dir) / "take5"
 
@@ -421,7 +424,7 @@ def _hash_tree(h: Any, root: Path, limits: FolderLimits) -> None:
         h.update(tmp.hash.digest())
 
 
-# -- base images ------------------------------------------------------------------------------------
+# -- base images -----------------------------------------------------------------------------------
 
 
 def _inspect(client: docker.DockerClient, ref: str) -> dict[str, Any] | None:
@@ -430,7 +433,7 @@ def _inspect(client: docker.DockerClient, ref: str) -> dict[str, Any] | None:
     except docker.errors.NotFound:
         return None
     except docker.errors.APIError as exc:
-        raise BuildFailed(f"inspecting image {ref}: {exc.explanation or exc}") from None
+        raise BuildFailedError(f"inspecting image {ref}: {exc.explanation or exc}") from None
 
 
 def _base(client: docker.DockerClient, ref: str) -> dict[str, Any]:
@@ -468,8 +471,8 @@ def _add_python_site(
     pyver = base_labels.get(LABEL_PYTHON, "")
     if not re.fullmatch(r"3\.\d+", pyver):
         raise ImageBuildError(
-            f"base image {base} has no {LABEL_PYTHON} label (e.g. {LABEL_PYTHON}=3.11): the referee "
-            "reads a base image's facts from its labels and never runs it to find out"
+            f"base image {base} has no {LABEL_PYTHON} label (e.g. {LABEL_PYTHON}=3.11): the "
+            "referee reads a base image's facts from its labels and never runs it to find out"
         )
     if "grpcio" not in base_labels.get(LABEL_RUNTIME, ""):
         reqs = [*parse_requirements("grpcio\nprotobuf\n"), *reqs]
@@ -489,7 +492,8 @@ def _add_python_site(
 
 
 def _module_name(filename: str) -> str:
-    """The module a top-level file or folder on sys.path provides (``x.py``, ``x.cpython-311-...so``)."""
+    """The module a top-level file or folder on sys.path provides (``x.py``,
+    ``x.cpython-311-...so``)."""
     return filename.split(".", 1)[0]
 
 
@@ -515,23 +519,21 @@ def _generated_dockerfile(base: str, command: Sequence[str], *, python: bool) ->
         # a syntax error is left to fail at run time, with its traceback in the bot's log. -I: the
         # standard library's compileall, never a module of the wheels (this step runs as root).
         run = (
-            f"RUN python3 -I -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 /bot "
-            ">/dev/null 2>&1 || true\n"
+            f"RUN python3 -I -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 "
+            "/bot >/dev/null 2>&1 || true\n"
         )
     return (
-        f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\nWORKDIR /bot\n"
-        f"ENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
+        f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\n"
+        f"WORKDIR /bot\nENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
     )
 
 
-# -- the build ----------------------------------------------------------------------------------------
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+# -- the build -------------------------------------------------------------------------------------
 
 
 def _clean(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Build output (the bot's own commands print it): lines kept, every other control escaped."""
+    return inert(text)
 
 
 def _stream(
@@ -598,13 +600,13 @@ def _build(
     image_id = ""
     error = ""
     if time.monotonic() >= deadline:
-        raise BuildTimeout(
+        raise BuildTimeoutError(
             f"building {bot.name!r} took longer than {limits.timeout:g}s", "".join(output)
         )
     try:
         events, timer, expired = _stream(client, context, params, deadline)
     except docker.errors.APIError as exc:
-        raise BuildFailed(
+        raise BuildFailedError(
             f"the engine refused to build {bot.name!r}: {_clean(str(exc.explanation or exc))}"
         ) from None
     try:
@@ -628,13 +630,13 @@ def _build(
     out = "".join(output)[-64 * 1024 :]
     if expired[0]:
         _forget(client, nonce)
-        raise BuildTimeout(
+        raise BuildTimeoutError(
             f"building {bot.name!r} took longer than {limits.timeout:g}s; the build was cancelled",
             out,
         )
     if error or not image_id:
         _forget(client, nonce)
-        raise BuildFailed(
+        raise BuildFailedError(
             f"building {bot.name!r} failed: {(error or 'no image was made').strip()[:300]}", out
         )
     return image_id

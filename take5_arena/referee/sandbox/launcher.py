@@ -8,7 +8,7 @@
         result = run_match(refs, config, launcher=launcher)   # take5_arena/referee/match/play.py
 
 `DockerLauncher` is a match `Launcher`: called with a BotRef it returns a `DockerBot`, a `BotHandle`
-(take5_arena/referee/match/launch.py). What it does:
+(take5_arena/referee/match/handle.py). What it does:
 
 * Images: each bot folder becomes an image (`images.build_image`, the checked builder; reused while
   its sources are unchanged). A bot whose image cannot be built is rejected before play; the
@@ -34,15 +34,16 @@
   kept per bot version (warm.py): after the game the container is reset and proved clean, or
   discarded. Elsewhere each game gets a fresh container. Either way the next game's process
   starts while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
-* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH descriptor of
-  the bot's socket, never again through the path in the bot's writable folder.
+* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
+  descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
   A bot that dies is a fault carrying the cause: ``resource`` for an out-of-memory kill
   ("OOMKilled, memory limit 256m, exit code 137"), ``crash`` for any other exit ("exit code 3").
-* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``, ``take5.run=RUN``,
-  ``take5.owner=...`` and removed after their game, all of them at `close()` (also on Ctrl-C and
-  SIGTERM through the match command), and when the referee is killed outright (SIGKILL) by a
-  reaper process that outlives it. A new launcher first removes containers of dead referees.
+* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``,
+  ``take5.run=RUN``, ``take5.owner=...`` and removed after their game, all of them at `close()`
+  (also on Ctrl-C and SIGTERM through the match command), and when the referee is killed outright
+  (SIGKILL) by a reaper process that outlives it. A new launcher first removes containers of dead
+  referees.
 
 Every engine request is an Engine API call (docker-py); no ``docker`` process is spawned during a
 match.
@@ -53,6 +54,7 @@ from __future__ import annotations
 import atexit
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import os
@@ -69,17 +71,14 @@ from .. import defaults
 from ..kinds import BotMemory
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
-from ..match.launch import AddressHandle, BotHandle
-from ..match.remote import CallFailed
+from ..match.faults import FaultKind
+from ..match.handle import AddressHandle, BotHandle
+from ..match.remote import CallFailedError
 from . import cgroups, containers, engine, sockets, warm
 from .errors import ContainerStartError, ImageBuildError, SandboxError
-from .images import DEFAULT_SDK_DIR, LABEL_FORKSERVER, ImageInfo, build_image
+from .images import LABEL_FORKSERVER, ImageInfo, build_image
 from .limits import (
     CONTAINER_SOCKET_DIR,
-    DEFAULT_BASE_IMAGE,
-    DEFAULT_CPUS,
-    DEFAULT_MEMORY,
-    DEFAULT_PIDS,
     LABEL_GAME,
     LABEL_OWNER,
     SOCKET_NAME,
@@ -97,7 +96,8 @@ MAX_STANDBY = 8
 SHELL_LABEL = "take5.shell"
 """Image label: the path of a POSIX shell in the image (set by the image builder)."""
 SHELL_IMAGES = ("base", "python")
-"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh."""
+"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh.
+"""
 
 
 def image_shell(labels: Mapping[str, str]) -> str | None:
@@ -117,8 +117,9 @@ def _signal_name(code: int) -> str:
 
 def exit_fault(
     code: int, oom: bool, memory: str, *, before_serving: bool = False
-) -> tuple[str, str]:
-    """(fault kind, detail) of a bot container that ended with `code` (docs: DockerBot.exit_fault)."""
+) -> tuple[FaultKind, str]:
+    """(fault kind, detail) of a bot container that ended with `code` (docs:
+    DockerBot.exit_fault)."""
     when = " before it served" if before_serving else ""
     if oom:
         detail = (
@@ -195,19 +196,20 @@ class DockerLauncher:
     `limits`: memory (no swap), CPUs, pids, tmpfs and log sizes of each container. `base_image`:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
     bot's output is kept (``bot<N>-<name>.log``, one section per process), as with local bots.
-    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
-    `bot_memory`: ``game`` (a fresh process for every game) or ``deals`` (kinds.BotMemory).
-    `reuse`: warm containers where they can be used (None: wherever `warm.enabled` allows; False:
-    a fresh container for every process, the way before warm containers).
-    The launcher is thread-safe. Raises EngineUnavailable when no engine answers.
+    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
+    default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
+    (kinds.BotMemory). `reuse`: warm containers where they can be used (None: wherever
+    `warm.enabled` allows; False: a fresh container for every process, the way before warm
+    containers). The launcher is thread-safe. Raises EngineUnavailableError when no engine
+    answers.
     """
 
     def __init__(
         self,
         *,
         limits: SandboxLimits = SandboxLimits(),
-        base_image: str = DEFAULT_BASE_IMAGE,
-        sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+        base_image: str = defaults.BASE_IMAGE,
+        sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR,
         env: Mapping[str, str] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         run_id: str | None = None,
@@ -218,7 +220,9 @@ class DockerLauncher:
         bot_memory: str = defaults.BOT_MEMORY,
         reuse: bool | None = None,
     ) -> None:
-        self.client = engine.client()  # EngineUnavailable, with the reason, before anything else
+        self.client = (
+            engine.client()
+        )  # EngineUnavailableError, with the reason, before anything else
         prefix = (
             os.environ.get("TAKE5_RUN_PREFIX", "") or "ref"
         )  # tests tell their runs apart by it
@@ -258,7 +262,8 @@ class DockerLauncher:
         self._lock = threading.RLock()
         self._images: dict[Path, _Image | ImageBuildError] = {}
         self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
-        """Processes ready for a game, by image: started ahead, reset, or kept (bot_memory=deals)."""
+        """Processes ready for a game, by image: started ahead, reset, or kept
+        (bot_memory=deals)."""
         self._leased: collections.Counter[str] = collections.Counter()
         self._resetting: collections.Counter[str] = collections.Counter()
         self._instances: set[_Instance] = set()
@@ -281,8 +286,14 @@ class DockerLauncher:
         """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown);
         `cpu_seconds` adds those still there."""
         self.start_seconds: list[float] = []
-        """Seconds from each container's creation to its bot's socket, as measured by `DockerBot.ready`."""
+        """Seconds from each container's creation to its bot's socket, as measured by
+        `DockerBot.ready`."""
         atexit.register(self.close)
+
+    @property
+    def containers_created(self) -> int:
+        """Bot containers this launcher has created so far, the ones started ahead included."""
+        return self._counter
 
     # -- images ------------------------------------------------------------------------------
 
@@ -473,7 +484,8 @@ class DockerLauncher:
         return self.exit_of(inst) is None
 
     def _take(self, image: _Image, deal: int | None = None, game_id: str = "") -> _Instance:
-        """A process ready for a game of `deal`: from the pool if one may play it, else a new one."""
+        """A process ready for a game of `deal`: from the pool if one may play it, else a new
+        one."""
         tag = image.info.tag
         with self._lock:
             pool = self._standby.get(tag, [])
@@ -777,9 +789,8 @@ class _Output:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 mode = "ab" if self.sections > 1 else "wb"
                 with open(self.log_path, mode) as fh:
-                    fh.write(
-                        f"[take5: container {container.name}, game {inst.game_id or '-'}]\n".encode()
-                    )
+                    heading = f"[take5: container {container.name}, game {inst.game_id or '-'}]\n"
+                    fh.write(heading.encode())
                     fh.write(data)
                     if data and not data.endswith(b"\n"):
                         fh.write(b"\n")
@@ -790,13 +801,13 @@ class _Output:
             return "\n".join(self.tails)[-limit:]
 
 
-class DockerBot:
+class DockerBot(BotHandle):
     """A bot folder run in a fresh process for each game (a `BotHandle`, made by DockerLauncher).
 
-    Besides the BotHandle methods, the match uses: `per_game` and `serve_game(game_id, deal)`
-    (whether the bot must be restarted before a game), `ready(timeout)` (wait for the socket and
-    pin it), `prefetch(game_id)` (start the next game's process now) and `exit_fault()` (why the
-    bot ended, as a fault). `container_id` names the container of the current process, whose
+    Besides the four methods every handle has, it overrides `per_game` and `serve_game(game_id,
+    deal)` (whether the bot must be restarted before a game), `ready(timeout)` (wait for the socket
+    and pin it), `prefetch(game_id)` (start the next game's process now) and `exit_fault()` (why
+    the bot ended, as a fault). `container_id` names the container of the current process, whose
     cgroup counts its CPU time (cgroups.cpu_seconds).
     """
 
@@ -866,24 +877,35 @@ class DockerBot:
         container = inst.container if inst is not None else None
         return container.id if container is not None else None
 
+    @property
+    def container(self) -> containers.Container | None:
+        """The container of the game being played (None before it is created or between games)."""
+        return self._current.container if self._current is not None else None
+
+    @property
+    def socket_dir(self) -> Path | None:
+        """The host folder mounted at /run/take5 in the current container (its socket, and its
+        output file when the sandbox runs as root)."""
+        return self._current.socket_dir if self._current is not None else None
+
     def ready(self, timeout: float) -> str:
         """Wait until the bot serves; the address to connect to (its pinned socket).
 
-        Raises CallFailed: timeout (no socket in time), crash or resource (the container ended
+        Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
         first, with its cause), crash (the engine could not start it)."""
         inst = self._current
         if inst is None:
-            raise CallFailed(faults.CRASH, "the bot was not started")
+            raise CallFailedError(faults.CRASH, "the bot was not started")
         deadline = time.monotonic() + timeout
         try:
             inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            raise CallFailed(
+            raise CallFailedError(
                 faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s"
             ) from None
         except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - the bot's fault report
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise CallFailed(
+            raise CallFailedError(
                 faults.CRASH, f"the bot's container could not be started: {first}"
             ) from None
         delay = 0.002
@@ -898,7 +920,7 @@ class DockerBot:
                 return f"unix:/proc/self/fd/{inst.pin}"
             code = self.launcher.exit_of(inst)
             if code is not None:
-                raise CallFailed(
+                raise CallFailedError(
                     *exit_fault(
                         code,
                         self.launcher.oom_killed(inst),
@@ -907,7 +929,7 @@ class DockerBot:
                     )
                 )
             if time.monotonic() >= deadline:
-                raise CallFailed(
+                raise CallFailedError(
                     faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"
                 )
             time.sleep(delay)
@@ -928,7 +950,7 @@ class DockerBot:
             return None
         return -(code - 128) if code > 128 and _signal_name(code) else code
 
-    def exit_fault(self) -> tuple[str, str]:
+    def exit_fault(self) -> tuple[FaultKind, str]:
         """(kind, detail) for a bot whose container ended: resource when it was OOM-killed
         ("OOMKilled, memory limit 256m, exit code 137"), else crash ("exit code 3")."""
         inst = self._current
@@ -951,10 +973,8 @@ class DockerBot:
 
     def stderr_tail(self, limit: int = 2000) -> str:
         for future in self._retiring:
-            try:
+            with contextlib.suppress(Exception):  # only for diagnostics
                 future.result(timeout=10)
-            except Exception:  # noqa: BLE001 - only for diagnostics
-                pass
         self._retiring = [f for f in self._retiring if not f.done()]
         text = self.output.text(limit)
         inst = self._current
@@ -971,10 +991,10 @@ class DockerBot:
 
 def docker_launcher(
     *,
-    memory: str = DEFAULT_MEMORY,
-    cpus: float = DEFAULT_CPUS,
-    pids: int = DEFAULT_PIDS,
-    base_image: str = DEFAULT_BASE_IMAGE,
+    memory: str = defaults.MEMORY,
+    cpus: float = defaults.CPUS,
+    pids: int = defaults.PIDS,
+    base_image: str = defaults.BASE_IMAGE,
     runtime: str | None = None,
     log_dir: str | os.PathLike[str] | None = None,
     **kwargs: Any,
@@ -984,4 +1004,14 @@ def docker_launcher(
     return DockerLauncher(limits=limits, base_image=base_image, log_dir=log_dir, **kwargs)
 
 
-__all__ = ["DockerBot", "DockerLauncher", "docker_launcher", "exit_fault", "image_shell"]
+__all__ = [
+    "MAX_STANDBY",
+    "SHELL_IMAGES",
+    "SHELL_LABEL",
+    "TAIL_BYTES",
+    "DockerBot",
+    "DockerLauncher",
+    "docker_launcher",
+    "exit_fault",
+    "image_shell",
+]

@@ -20,7 +20,8 @@ import enum
 import sys
 from typing import Any
 
-from .build_errors import BuildRefused
+from .. import defaults
+from .build_errors import BuildRefusedError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,7 +40,7 @@ class Runtime(enum.Enum):
 
 
 RUNTIMES: dict[Runtime, str] = {
-    Runtime.PYTHON: "take5/python:3.11",
+    Runtime.PYTHON: defaults.BASE_IMAGE,
     Runtime.NODE: "take5/node:18",
     Runtime.STATIC: "take5/static:1",
 }
@@ -62,14 +63,15 @@ class Manifest:
 
 def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest:
     """Parse ``bot.toml`` (its bytes as copied into the build context). ``files`` are the folder's
-    file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``."""
+    file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``.
+    """
     try:
         doc: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise BuildRefused(f"{MANIFEST} is not valid TOML: {exc}") from None
+        raise BuildRefusedError(f"{MANIFEST} is not valid TOML: {exc}") from None
     unknown = sorted(set(doc) - {"runtime", "command", "name", "version"})
     if unknown:
-        raise BuildRefused(
+        raise BuildRefusedError(
             f"{MANIFEST}: unknown key {unknown[0][:40]!r} (known: runtime, command, name, version)"
         )
     raw_runtime = doc.get("runtime")
@@ -77,7 +79,7 @@ def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest
         runtime = Runtime(raw_runtime)
     except ValueError:
         choices = ", ".join(repr(r.value) for r in Runtime)
-        raise BuildRefused(
+        raise BuildRefusedError(
             f"{MANIFEST}: runtime must be one of {choices}, not {str(raw_runtime)[:40]!r}"
         ) from None
     command = doc.get("command", list(DEFAULT_COMMANDS[runtime]))
@@ -89,7 +91,7 @@ def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest
             isinstance(w, str) and w and len(w) <= MAX_WORD and w.isprintable() for w in command
         )
     ):
-        raise BuildRefused(
+        raise BuildRefusedError(
             f"{MANIFEST}: command must be a list of 1 to {MAX_COMMAND} printable strings, "
             'like ["node", "bot.js"]'
         )
@@ -101,5 +103,7 @@ def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest
         if value is not None and (
             not isinstance(value, str) or not value.isprintable() or len(value) > 64
         ):
-            raise BuildRefused(f"{MANIFEST}: {key} must be printable text of at most 64 characters")
+            raise BuildRefusedError(
+                f"{MANIFEST}: {key} must be printable text of at most 64 characters"
+            )
     return Manifest(runtime, tuple(command), name, version)

@@ -1,8 +1,8 @@
 """A bot's ``requirements.txt``: wheels only, from the package index only, never built on the host.
 
 pip is a build tool as much as an installer: given a local folder (``./evilpkg``), an archive in the
-current directory (``evilpkg-1.0.tar.gz``), a ``file:`` or ``https:`` URL, a VCS link (``git+...``) or
-an editable (``-e``), it builds that package, and building runs the package's own build backend:
+current directory (``evilpkg-1.0.tar.gz``), a ``file:`` or ``https:`` URL, a VCS link (``git+...``)
+or an editable (``-e``), it builds that package, and building runs the package's own build backend:
 its code, as the referee's user, on the referee's host. ``--only-binary=:all:`` does not cover
 direct references. So a bot's requirements are not given to pip as text at all:
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from .build_errors import BuildFailed, BuildRefused
+from .build_errors import BuildFailedError, BuildRefusedError
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar", ".tgz", ".tbz", ".txz", ".tlz", ".gz", ".bz2", ".xz")
@@ -42,7 +42,8 @@ PIP_TIMEOUT = 600.0
 
 
 def parse_requirements(text: str) -> list[Requirement]:
-    """The requirements of a requirements.txt, or :class:`BuildRefused` naming the first bad line.
+    """The requirements of a requirements.txt, or :class:`BuildRefusedError` naming the first bad
+    line.
 
     Comments (``#`` at the start or after a space) and blank lines are skipped. Line
     continuations (a trailing backslash) are refused: they are how an option hides in a line."""
@@ -78,14 +79,14 @@ def parse_requirements(text: str) -> list[Requirement]:
             raise _bad(lineno, shown, "not a package name")
         reqs.append(req)
     if len(reqs) > MAX_REQUIREMENTS:
-        raise BuildRefused(
+        raise BuildRefusedError(
             f"requirements.txt has {len(reqs)} requirements, the limit is {MAX_REQUIREMENTS}"
         )
     return reqs
 
 
-def _bad(lineno: int, shown: str, reason: str) -> BuildRefused:
-    return BuildRefused(f"requirements.txt line {lineno}: {shown!r} is refused: {reason}")
+def _bad(lineno: int, shown: str, reason: str) -> BuildRefusedError:
+    return BuildRefusedError(f"requirements.txt line {lineno}: {shown!r} is refused: {reason}")
 
 
 def manylinux_platforms(arch: str, max_glibc_minor: int = 36) -> list[str]:
@@ -164,12 +165,12 @@ def install_wheels(
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise BuildFailed(
+            raise BuildFailedError(
                 f"pip install of the bot's requirements timed out after {timeout:g}s"
             ) from None
     if proc.returncode != 0:
         names = ", ".join(str(r) for r in requirements)
-        raise BuildFailed(
+        raise BuildFailedError(
             f"pip could not install wheels for Python {python_version} ({names}); only binary "
             "wheels from the package index are allowed",
             proc.stdout,

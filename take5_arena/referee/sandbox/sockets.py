@@ -56,7 +56,7 @@ def mount_tmpfs(path: Path, options: str, *, source: str = "take5-sock") -> bool
         _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
         options.encode(),
     )
-    return rc == 0
+    return bool(rc == 0)
 
 
 def umount(path: Path) -> None:
@@ -226,6 +226,7 @@ def read_output(path: Path, limit: int | None) -> bytes:
 
 
 __all__ = [
+    "MAX_SOCKET_PATH",
     "OUTPUT_NAME",
     "OWNER_FILE",
     "SOCKET_BASE",
@@ -240,4 +241,5 @@ __all__ = [
     "release_socket_dir",
     "share_root",
     "sweep_socket_root",
+    "umount",
 ]

@@ -9,8 +9,8 @@ discarded (removed), never reused. docs/security.md gives the argument: what cou
 nothing does, and what each check covers.
 
 How the writable places are replaced: each (`limits.writable_places`: the socket folder, /tmp,
-/dev/shm, one per declared VOLUME) is a host folder under the run's socket root, bound read-only into
-the container with propagation from the host (the root is a shared mount, see
+/dev/shm, one per declared VOLUME) is a host folder under the run's socket root, bound read-only
+into the container with propagation from the host (the root is a shared mount, see
 `sockets.share_root`). The referee mounts a tmpfs on the host folder and the container sees it on
 top; for the next game it detaches that tmpfs and mounts a new one: a new file system, with no
 file, no inode number and no time stamp of the old one. The referee reaches the bot's socket and
@@ -159,12 +159,12 @@ def _is_null(path: str) -> bool:
 
 
 def _unescape(field: str) -> str:
-    """A path as /proc/PID/mountinfo writes it (octal escapes for space, tab, newline, backslash)."""
+    """A path as /proc/PID/mountinfo writes it (octal escapes: space, tab, newline, backslash)."""
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _mounts(pid: int) -> dict[str, tuple[str, str]]:
-    """The top mount at each mount point of the process's namespace: (per-mount options, fs type)."""
+    """The top mount at each mount point of the process's namespace: (mount options, fs type)."""
     top: dict[str, tuple[str, str]] = {}
     for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines():
         left, _, right = line.partition(" - ")

@@ -20,15 +20,15 @@ Schema (version 2; a version-1 store gains the new column and table when opened 
                      archive in DIR/artifacts/; NULL for versions submitted before version 2),
                      UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
     schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
-    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
-    games(game_id PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat),
-          settings JSON (game settings), status 'pending'|'done', attempts, last_error, scheduled_at)
-    results(seq PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
-    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id, seat))
-    infra_failures(id PK, game_id, run_id, at, kind, detail)
-    runs(run_id PK, pid, host, started_at, heartbeat_at, ended_at, status, settings JSON, games, done)
-    bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
-        each record's turns (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
+    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position)) games(game_id
+    PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat), settings
+    JSON (game settings), status 'pending'|'done', attempts, last_error, scheduled_at) results(seq
+    PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
+    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id,
+    seat)) infra_failures(id PK, game_id, run_id, at, kind, detail) runs(run_id PK, pid, host,
+    started_at, heartbeat_at, ended_at, status, settings JSON, games, done) bot_output(game_id,
+    seat, version_id, bytes, dropped, PK(game_id, seat)) bot output kept in each record's turns
+    (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from take5.record import GameRecord
 
 from ..errors import RefereeError
 
@@ -172,7 +174,7 @@ class EntrantVersion:
     bot_dir: str
     kind: str
     submitted_at: str
-    validation: dict
+    validation: dict[str, Any]
     artifact: str | None = None
     """The digest of the validated source archive (what plays); None: submitted before archives."""
 
@@ -190,10 +192,39 @@ class StoredGame:
     deal_seed: int
     duplicate_set: str
     seats: tuple[int, ...]  # entrant version ids by seat
-    settings: dict
+    settings: dict[str, Any]
     status: str
     attempts: int
     last_error: str | None
+
+
+@dataclass(frozen=True)
+class ScheduleInfo:
+    """A stored schedule (its games: :meth:`Store.schedule_games`)."""
+
+    schedule_id: str
+    created_at: str
+    description: str
+    games: int
+
+
+@dataclass(frozen=True)
+class VersionStats:
+    """What an entrant version did so far: games recorded, faults committed in them."""
+
+    games: int
+    faults: int
+
+
+@dataclass(frozen=True)
+class FaultedGame:
+    """A recorded game in which a version committed a fault (:meth:`Store.faulted_games`)."""
+
+    game_id: str
+    seat: int
+    version_id: int
+    finished_at: str
+    record: GameRecord
 
 
 @dataclass(frozen=True)
@@ -211,7 +242,7 @@ class Store:
     """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it."""
 
     def __init__(
-        self, directory: str | os.PathLike, *, create: bool = False, readonly: bool = False
+        self, directory: str | os.PathLike[str], *, create: bool = False, readonly: bool = False
     ):
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
@@ -244,7 +275,8 @@ class Store:
                     self._set_meta("created_at", now())
                 elif int(version) > SCHEMA_VERSION:
                     raise StoreError(
-                        f"{self.path} has schema version {version}; this referee knows {SCHEMA_VERSION}"
+                        f"{self.path} has schema version {version}; this referee knows "
+                        f"{SCHEMA_VERSION}"
                     )
                 elif int(version) < SCHEMA_VERSION:
                     self._migrate(int(version))
@@ -277,7 +309,9 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             return self.db
 
-        def __exit__(self, exc_type, exc, tb) -> None:
+        def __exit__(
+            self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+        ) -> None:
             if exc_type is None:
                 self.db.execute("COMMIT")
             else:
@@ -346,12 +380,14 @@ class Store:
                 created, version_id = False, old[0]
             else:
                 number = db.execute(
-                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id = ?",
+                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id "
+                    "= ?",
                     (entrant_id,),
                 ).fetchone()[0]
                 version_id = db.execute(
-                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, bot_dir,"
-                    " kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
+                    "bot_dir, kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?)",
                     (
                         entrant_id,
                         number,
@@ -407,9 +443,43 @@ class Store:
         return [self._version(r) for r in rows]
 
     def withdraw(self, name: str) -> bool:
-        """Leave entrant ``name`` out of future schedules (its games stay recorded)."""
+        """Leave entrant ``name`` out of future schedules (its games stay recorded); whether it was
+        active until now."""
         with self.transaction() as db:
-            return db.execute("UPDATE entrants SET active = 0 WHERE name = ?", (name,)).rowcount > 0
+            sql = "UPDATE entrants SET active = 0 WHERE name = ? AND active = 1"
+            return db.execute(sql, (name,)).rowcount > 0
+
+    def entrant_states(self) -> dict[str, bool]:
+        """Every entrant's name and whether it is active (plays in new schedules)."""
+        rows = self.db.execute("SELECT name, active FROM entrants ORDER BY name")
+        return {name: bool(active) for name, active in rows}
+
+    def version_stats(self) -> dict[int, VersionStats]:
+        """Games recorded and faults committed, per entrant version id (versions without a
+        recorded game are left out)."""
+        rows = self.db.execute(
+            "SELECT version_id, COUNT(*), COALESCE(SUM(json_array_length(faults)), 0)"
+            " FROM seat_results GROUP BY version_id"
+        )
+        return {version_id: VersionStats(games, faults) for version_id, games, faults in rows}
+
+    def faulted_games(self, version_ids: Sequence[int], limit: int) -> list[FaultedGame]:
+        """The newest ``limit`` recorded games in which one of these versions committed a fault,
+        newest first, with their records."""
+        if not version_ids:
+            return []
+        marks = ",".join("?" * len(version_ids))
+        rows = self.db.execute(
+            "SELECT sr.game_id, sr.seat, sr.version_id, r.finished_at, r.record"
+            " FROM seat_results sr JOIN results r ON r.game_id = sr.game_id"
+            f" WHERE sr.version_id IN ({marks}) AND sr.faults != '[]'"
+            " ORDER BY r.seq DESC LIMIT ?",
+            (*version_ids, limit),
+        )
+        return [
+            FaultedGame(gid, seat, vid, finished, _record(text))
+            for gid, seat, vid, finished, text in rows
+        ]
 
     # -- schedules and games -------------------------------------------------------------------
 
@@ -432,8 +502,8 @@ class Store:
                 self._set_meta("current_schedule", schedule_id)
                 return False
             db.execute(
-                "INSERT INTO schedules(schedule_id, created_at, description, settings, entrants, games)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO schedules(schedule_id, created_at, description, settings, entrants, "
+                "games) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     schedule_id,
                     now(),
@@ -467,6 +537,29 @@ class Store:
             )
             self._set_meta("current_schedule", schedule_id)
         return True
+
+    def schedules(self, prefix: str = "") -> list[ScheduleInfo]:
+        """The schedules whose id starts with ``prefix`` (all: ""), by id."""
+        rows = self.db.execute(
+            "SELECT schedule_id, created_at, description, games FROM schedules"
+            " WHERE substr(schedule_id, 1, ?) = ? ORDER BY schedule_id",
+            (len(prefix), prefix),
+        )
+        return [ScheduleInfo(*row) for row in rows]
+
+    def scheduled_seats(self, prefix: str) -> dict[int, int]:
+        """Games scheduled per entrant version id (recorded or not), over the schedules whose id
+        starts with ``prefix``."""
+        counts: dict[int, int] = {}
+        rows = self.db.execute(
+            "SELECT g.seats FROM games g JOIN schedule_games s ON s.game_id = g.game_id"
+            " WHERE substr(s.schedule_id, 1, ?) = ?",
+            (len(prefix), prefix),
+        )
+        for (seats,) in rows:
+            for version_id in json.loads(seats):
+                counts[version_id] = counts.get(version_id, 0) + 1
+        return counts
 
     def current_schedule(self) -> dict[str, Any] | None:
         sid = self._meta("current_schedule")
@@ -565,8 +658,8 @@ class Store:
                     (game_id, json.dumps(record, separators=(",", ":")), now(), seconds, run_id),
                 )
                 db.executemany(
-                    "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, faults)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, "
+                    "faults) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             game_id,
@@ -600,7 +693,8 @@ class Store:
 
     @staticmethod
     def _keep_output_within(db: sqlite3.Connection, version_id: int, budget: int) -> None:
-        """Drop ``version_id``'s output from its oldest records until what is kept fits ``budget``."""
+        """Drop ``version_id``'s output from its oldest records until what is kept fits
+        ``budget``."""
         total = db.execute(
             "SELECT COALESCE(SUM(bytes), 0) FROM bot_output WHERE version_id = ? AND dropped = 0",
             (version_id,),
@@ -608,8 +702,8 @@ class Store:
         if total <= budget:
             return
         rows = db.execute(
-            "SELECT o.game_id, o.seat, o.bytes, r.record FROM bot_output o JOIN results r ON r.game_id = o.game_id"
-            " WHERE o.version_id = ? AND o.dropped = 0 ORDER BY r.seq",
+            "SELECT o.game_id, o.seat, o.bytes, r.record FROM bot_output o JOIN results r ON "
+            "r.game_id = o.game_id WHERE o.version_id = ? AND o.dropped = 0 ORDER BY r.seq",
             (version_id,),
         )
         for game_id, seat, size, text in rows.fetchall():
@@ -641,10 +735,12 @@ class Store:
     def record_infra_failure(
         self, game_id: str, kind: str, detail: str, *, run_id: str | None = None
     ) -> None:
-        """Note that a game could not be played for a reason that is nobody's fault; it stays pending."""
+        """Note that a game could not be played for a reason that is nobody's fault; it stays
+        pending."""
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO infra_failures(game_id, run_id, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO infra_failures(game_id, run_id, at, kind, detail) VALUES (?, ?, ?, "
+                "?, ?)",
                 (game_id, run_id, now(), kind, detail[-4000:]),
             )
             db.execute(
@@ -654,25 +750,25 @@ class Store:
 
     def infra_failures(self, schedule_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT f.* FROM infra_failures f"
-        args: tuple = ()
+        args: tuple[object, ...] = ()
         if schedule_id is not None:
             sql += " WHERE f.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
             args = (schedule_id,)
         return [dict(r) for r in self.db.execute(sql + " ORDER BY f.id", args)]
 
-    def record(self, game_id: str) -> dict[str, Any]:
+    def record(self, game_id: str) -> GameRecord:
         row = self.db.execute("SELECT record FROM results WHERE game_id = ?", (game_id,)).fetchone()
         if row is None:
             raise StoreError(f"game {game_id} is not recorded")
-        return json.loads(row[0])
+        return _record(row[0])
 
     def records(
         self, schedule_id: str | None = None, *, after: int | None = None
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
+    ) -> Iterator[tuple[str, GameRecord]]:
         """Every recorded game in the order recorded, one at a time (a cursor, never all at once);
         with ``after``, only those recorded after the game of sequence number ``after``."""
         sql = "SELECT r.game_id, r.record FROM results r"
-        args: tuple = ()
+        args: tuple[object, ...] = ()
         if schedule_id is not None:
             sql += " JOIN schedule_games s ON s.game_id = r.game_id WHERE s.schedule_id = ?"
             args = (schedule_id,)
@@ -680,16 +776,19 @@ class Store:
             sql += (" AND" if schedule_id is not None else " WHERE") + " r.seq > ?"
             args += (after,)
         for row in self.db.execute(sql + " ORDER BY r.seq", args):
-            yield row[0], json.loads(row[1])
+            yield row[0], _record(row[1])
 
     def game_places(self) -> dict[str, tuple[int, int]]:
         """Game id -> (table number, rotation) of every recorded game: readable game labels
         ("table 12, game 3") without reading a record."""
-        sql = "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id = r.game_id"
+        sql = (
+            "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id "
+            "= r.game_id"
+        )
         return {row[0]: (row[1], row[2]) for row in self.db.execute(sql)}
 
     def recorded_count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        return int(self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
     def seat_results(self, schedule_id: str | None = None) -> list[SeatResult]:
         """Every recorded game as per-seat tuples, in the order recorded (for ratings)."""
@@ -698,7 +797,7 @@ class Store:
             "sr.faults FROM results r JOIN games g ON g.game_id = r.game_id "
             "JOIN seat_results sr ON sr.game_id = r.game_id"
         )
-        args: tuple = ()
+        args: tuple[object, ...] = ()
         if schedule_id is not None:
             sql += " WHERE r.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
             args = (schedule_id,)
@@ -756,7 +855,8 @@ class Store:
     def end_run(self, run_id: str, status: str, done: int) -> None:
         with self.transaction() as db:
             db.execute(
-                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE run_id = ?",
+                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE "
+                "run_id = ?",
                 (now(), status, done, now(), run_id),
             )
 
@@ -766,6 +866,12 @@ class Store:
     def last_run(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
         return None if row is None else dict(row)
+
+
+def _record(text: str) -> GameRecord:
+    """A record as the store wrote it (by :meth:`Store.record_game`, from the referee's own
+    games)."""
+    return cast(GameRecord, json.loads(text))
 
 
 def output_bytes(record: Mapping[str, Any], seats: int) -> list[int]:

@@ -3,7 +3,7 @@
 A fixed round robin spends most of its games where the order is already clear (the best bot against
 the worst) and too few where two bots are close. This scheduler instead works in batches:
 
-1. a first batch from the balanced round robin (take5_arena/referee/tournament/schedule.py), ``initial_tables`` tables per
+1. a first batch from the balanced round robin (schedule.py), ``initial_tables`` tables per
    entrant, so every bot has a rating and the comparison graph is connected;
 2. then, after each batch, it asks a ranking function (passed in: the referee does not compute
    ratings itself) for the current order and the likelihood of superiority (LOS) of each bot over
@@ -20,15 +20,15 @@ Tables are whole duplicate sets (the deal replayed once per rotation) when dupli
 which also balances the seats; seats are shuffled by a seeded generator. Everything is a pure
 function of the entrants, the settings, the seed and the results so far (:func:`decide`): no clock,
 no I/O, no global random state; table indices continue across batches, so deal seeds and game ids
-(take5_arena/referee/tournament/schedule.py) never repeat. The run loop (take5_arena/referee/tournament/settle.py) records every batch before
-playing it, so a run killed at any point resumes by finishing the recorded batches and then asks
-:func:`decide` again with the same results: the same tables follow.
+(schedule.py) never repeat. The run loop (settle.py) records every batch before playing it, so a
+run killed at any point resumes by finishing the recorded batches and then asks :func:`decide`
+again with the same results: the same tables follow.
 
 The ranking function is what makes it statistics-aware; the app layer passes the leaderboard's (its
-LOS is honest with few games: see take5_arena/leaderboard/intervals.py and docs/standings-format.md). Stopping on a
-LOS looked at after every batch is optional stopping: the chance that some pair stops in the wrong
-order is larger than 1 - confidence per pair; bench/ranking.py measures how often the order found is
-the true one.
+LOS is honest with few games: see take5_arena/leaderboard/intervals.py and
+docs/standings-format.md). Stopping on a LOS looked at after every batch is optional stopping: the
+chance that some pair stops in the wrong order is larger than 1 - confidence per pair;
+bench/ranking.py measures how often the order found is the true one.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from typing import Any
 from take5.shuffle import SplitMix64
 
 from .. import defaults
+from .errors import TournamentError
 from .schedule import ScheduledGame, ScheduleError, Table, deal_seed, game_id, make_schedule
 
 DEFAULT_CONFIDENCE = defaults.SETTLE_CONFIDENCE
@@ -50,7 +51,7 @@ DEFAULT_INITIAL_TABLES = defaults.SETTLE_INITIAL_TABLES
 DEFAULT_BUDGET_PER_ENTRANT = defaults.SETTLE_BUDGET_PER_ENTRANT
 
 
-class SettleError(ValueError):
+class SettleError(TournamentError, ValueError):
     """The settings admit no adaptive schedule (too few entrants, unknown gauntlet bot, ...)."""
 
 
@@ -130,7 +131,8 @@ class PairState:
 
 @dataclass(frozen=True)
 class Decision:
-    """What to do next: stop (``reason`` "settled" or "budget"), or play ``games`` (whole tables)."""
+    """What to do next: stop (``reason`` "settled" or "budget"), or play ``games`` (whole
+    tables)."""
 
     stop: bool
     reason: str
@@ -204,7 +206,8 @@ def _pairs(order: list[str], los: list[float | None], settings: SettleSettings) 
 def _table(
     index: int, members: Sequence[str], settings: SettleSettings
 ) -> tuple[Table, list[ScheduledGame]]:
-    """One table (seats shuffled by a generator seeded with the seed and the index) and its games."""
+    """One table (seats shuffled by a generator seeded with the seed and the index) and its
+    games."""
     rng = SplitMix64(_hash_int("settle-seats", settings.seed, index))
     seats = tuple(rng.shuffled(sorted(members)))
     dseed = deal_seed(settings.seed, index)
@@ -331,7 +334,9 @@ def decide(
 
 
 __all__ = [
+    "DEFAULT_BUDGET_PER_ENTRANT",
     "DEFAULT_CONFIDENCE",
+    "DEFAULT_INITIAL_TABLES",
     "Decision",
     "PairState",
     "PlayedGame",
@@ -339,6 +344,10 @@ __all__ = [
     "Ranking",
     "SettleError",
     "SettleSettings",
+    "batch_size",
+    "check",
     "decide",
+    "default_budget",
+    "full_ranking",
     "neediest_table",
 ]

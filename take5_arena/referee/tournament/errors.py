@@ -4,6 +4,7 @@ what stops one game without being anybody's fault (:class:`InfraError`)."""
 from __future__ import annotations
 
 from ..errors import RefereeError
+from ..kinds import InfraKind
 
 
 class TournamentError(RefereeError):
@@ -20,12 +21,10 @@ class SubmitRefusedError(TournamentError):
 
 
 class InfraError(RefereeError):
-    """Not a bot's fault: the game cannot be played now (engine unavailable, image, referee error)."""
+    """Not a bot's fault: the game cannot be played now (engine unavailable, image, referee
+    error)."""
 
-    def __init__(self, kind: str, detail: str):
-        self.kind = kind
+    def __init__(self, kind: InfraKind, detail: str) -> None:
+        self.kind = InfraKind(kind)
         self.detail = detail
         super().__init__(f"{kind}: {detail}")
-
-
-SubmitRefused = SubmitRefusedError  # the name before the ...Error convention

@@ -11,19 +11,20 @@
 ``process``
     a process pool (``ProcessPoolExecutor``), for a referee whose own work becomes the bottleneck.
 ``dask:tcp://HOST:8786``
-    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A
-    worker needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its
-    own Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each
-    table carries the validated archives of its bots, the worker unpacks them into its own cache
-    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once (take5_arena/referee/artifacts.py,
-    table.py). Workers send records back; the store stays with the referee. A worker lost with
-    its table (killed, its host gone) is the scheduler's to notice: dask runs the table again on
-    another worker, and a game is recorded once whatever happens (the store's unique game ids).
-``dask:local``
-    a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
+    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A worker
+    needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its own
+    Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each table
+    carries the validated archives of its bots, the worker unpacks them into its own cache
+    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once
+    (take5_arena/referee/artifacts.py, table.py). Workers send records back; the store stays with
+    the referee. A worker lost with its table (killed, its host gone) is the scheduler's to notice:
+    dask runs the table again on another worker, and a game is recorded once whatever happens (the
+    store's unique game ids). ``dask:local`` a ``distributed.LocalCluster`` on this machine,
+    loopback only (tests, trying it out).
 
-Work is submitted as a picklable spec to a top-level function (``take5_arena.referee.tournament.table.run_table``), so
-the same tournament code runs on every executor.
+Work is submitted as a picklable spec to a top-level function
+(``take5_arena.referee.tournament.table.run_table``), so the same tournament code runs on every
+executor.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from ..errors import RefereeError
+from .errors import TournamentError
 
 
-class ExecutorError(RefereeError, ValueError):
+class ExecutorError(TournamentError, ValueError):
     """A bad --executor value, or the executor cannot be reached."""
 
 
@@ -92,10 +94,12 @@ def parse_executor(spec: str) -> ExecutorInfo:
     )
 
 
-def avoiding(executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]) -> dict:
-    """Keyword arguments for ``executor.submit`` that steer work away from the workers in
-    ``avoid`` (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the
-    others are preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
+def avoiding(
+    executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]
+) -> dict[str, Any]:
+    """Keyword arguments for ``executor.submit`` that steer work away from the workers in ``avoid``
+    (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the others are
+    preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
     if info.kind != "dask" or not avoid:
         return {}
     client = getattr(executor, "_client", None)  # distributed's ClientExecutor
@@ -140,7 +144,7 @@ def open_executor(
     cluster = None
     try:
         if info.address == "local":
-            cluster = distributed.LocalCluster(
+            cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
@@ -148,9 +152,9 @@ def open_executor(
                 dashboard_address=None,
                 silence_logs=40,
             )
-            client = distributed.Client(cluster, set_as_default=False)
+            client = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         else:
-            client = distributed.Client(info.address, timeout=10, set_as_default=False)
+            client = distributed.Client(info.address, timeout=10, set_as_default=False)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as error:
         if cluster is not None:
             cluster.close()
@@ -158,8 +162,8 @@ def open_executor(
     try:
         # Each submission is retried by us (infrastructure failures), never by dask behind our back;
         # pure=False: the same spec submitted again (a retry) must run again.
-        yield client.get_executor(pure=False, retries=0), info
+        yield client.get_executor(pure=False, retries=0), info  # type: ignore[no-untyped-call]
     finally:
-        client.close()
+        client.close()  # type: ignore[no-untyped-call]
         if cluster is not None:
             cluster.close()

@@ -1,122 +1,293 @@
-"""A tournament's settings: defaults (take5_arena/referee/defaults.py), then what the store holds, then the
-options of this run; checked once, and the schedule they make.
+"""A tournament's settings: one frozen :class:`TournamentSettings`, from the command line (or the
+store) to every game.
 
-The settings are a plain dict because they are stored as JSON in the tournament's store and must
-read back the same after an upgrade; the keys are :data:`DEFAULTS`'.
+The settings are built once, where they enter: from the store's JSON and the options given now
+(:meth:`TournamentSettings.from_json`, :meth:`TournamentSettings.updated`), checked as they are
+built. After that they travel unchanged: the run, the table specs sent to the workers and the match
+hold the same objects, and the match gives ``game`` (a ``take5.Settings``) to ``take5.Game`` and
+``calls`` (the match layer's ``CallLimits``) to the turn protocol, and the sandbox gets ``limits``
+(its own ``SandboxLimits``). Nothing converts or casts them on the way.
+
+The store keeps them as JSON (:meth:`TournamentSettings.to_json`): a flat object whose keys are the
+options' names, the same object as before this type existed, so an older store opens and reads
+back the same. Keys a store holds that this referee does not know are ignored; keys it lacks take
+their defaults (take5_arena/referee/defaults.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from take5 import Settings, Take5Error
+from take5.rules import EndRule, Variant
 
 from .. import defaults
+from ..kinds import BotMemory, SandboxKind
+from ..match.config import CallLimits
+from ..sandbox.limits import SandboxLimits
 from ..store import EntrantVersion
 from .errors import TournamentError
 from .executors import default_concurrency
 from .schedule import Schedule, ScheduleError, make_schedule
 
-DEFAULTS: dict[str, Any] = {
-    "players": defaults.PLAYERS,
-    "games": None,  # None: a complete round robin if small, else 10 tables per entrant
-    "seed": defaults.SEED,
-    "variant": defaults.VARIANT,
-    "threshold": defaults.THRESHOLD,
-    "end_rule": defaults.END_RULE,
-    "duplicate": defaults.DUPLICATE,
-    "timeout": defaults.TIMEOUT,
-    "start_timeout": defaults.START_TIMEOUT,
-    "max_faults": defaults.MAX_FAULTS,
-    "sandbox": defaults.TOURNAMENT_SANDBOX,
-    "executor": defaults.EXECUTOR,
-    "concurrency": None,  # None: from the CPU count
-    "memory": defaults.MEMORY,
-    "cpus": defaults.CPUS,
-    "pids": defaults.PIDS,
-    "base_image": defaults.BASE_IMAGE,
-    "runtime": defaults.RUNTIME,  # None: the engine's own (runc)
-    "bot_memory": defaults.BOT_MEMORY,
-    "retries": defaults.RETRIES,
-    "output_budget": defaults.OUTPUT_BUDGET,
-}
-#: The settings that shape the schedule (and the game ids): changing one makes a new schedule.
-SCHEDULE_KEYS = ("players", "games", "seed", "duplicate", "variant", "threshold", "end_rule")
-GAME_KEYS = ("variant", "threshold", "end_rule")
-SANDBOXES = defaults.SANDBOXES
+#: The keys of the settings JSON, in the order of :meth:`TournamentSettings.to_json`.
+KEYS = (
+    "players",
+    "games",
+    "seed",
+    "variant",
+    "threshold",
+    "end_rule",
+    "duplicate",
+    "timeout",
+    "start_timeout",
+    "max_faults",
+    "sandbox",
+    "executor",
+    "concurrency",
+    "memory",
+    "cpus",
+    "pids",
+    "base_image",
+    "runtime",
+    "bot_memory",
+    "retries",
+    "output_budget",
+)
 
 
-def resolve_settings(stored: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults, then the stored settings, then the options given now (None = not given)."""
-    settings = dict(DEFAULTS)
-    settings.update({k: v for k, v in stored.items() if k in DEFAULTS})
-    settings.update({k: v for k, v in overrides.items() if v is not None and k in DEFAULTS})
-    check_settings(settings)
-    return settings
+def _default_game() -> Settings:
+    return Settings(
+        players=defaults.PLAYERS,
+        variant=Variant(defaults.VARIANT),
+        threshold=defaults.THRESHOLD,
+        end_rule=EndRule(defaults.END_RULE),
+    )
 
 
-def check_settings(s: Mapping[str, Any]) -> None:
-    try:
-        Settings(
-            players=s["players"],
-            variant=s["variant"],
-            threshold=s["threshold"],
-            end_rule=s["end_rule"],
+def _default_limits() -> SandboxLimits:
+    return SandboxLimits(
+        memory=defaults.MEMORY, cpus=defaults.CPUS, pids=defaults.PIDS, runtime=defaults.RUNTIME
+    )
+
+
+@dataclass(frozen=True)
+class TournamentSettings:
+    """How a tournament's games are scheduled, played and run (see the module text)."""
+
+    game: Settings = field(default_factory=_default_game)
+    """The rules of every game; ``game.players`` is the table size."""
+    games: int | None = None
+    """Games wanted; None: a complete round robin if small, else 10 tables per entrant."""
+    seed: int = defaults.SEED
+    """Seed of the schedule and the deals."""
+    duplicate: bool = defaults.DUPLICATE
+    """Each deal replayed with the hands rotated through every seat."""
+    calls: CallLimits = field(default_factory=CallLimits)
+    sandbox: SandboxKind = field(default_factory=lambda: SandboxKind(defaults.TOURNAMENT_SANDBOX))
+    limits: SandboxLimits = field(default_factory=_default_limits)
+    """Memory, CPUs, pids and the OCI runtime of each bot container (docker)."""
+    base_image: str = defaults.BASE_IMAGE
+    bot_memory: BotMemory = field(default_factory=lambda: BotMemory(defaults.BOT_MEMORY))
+    """What a bot process may remember from one game to the next (docker): see kinds.BotMemory."""
+    executor: str = defaults.EXECUTOR
+    concurrency: int | None = None
+    """Tables played at once; None: from the CPU count (:attr:`tables_at_once`)."""
+    retries: int = defaults.RETRIES
+    """Retries of a game after an infrastructure failure."""
+    output_budget: int = defaults.OUTPUT_BUDGET
+    """Bytes of its own output each bot version keeps in the records."""
+
+    def __post_init__(self) -> None:
+        if self.games is not None and (not _whole(self.games) or self.games < 1):
+            raise TournamentError("games must be at least 1")
+        if self.concurrency is not None and (not _whole(self.concurrency) or self.concurrency < 1):
+            raise TournamentError("concurrency must be at least 1")
+        if not _whole(self.seed):
+            raise TournamentError(f"the seed must be a whole number, not {self.seed!r}")
+        if not _whole(self.retries) or self.retries < 0:
+            raise TournamentError("retries must be a whole number, at least 0")
+        if not _whole(self.output_budget) or self.output_budget < 0:
+            raise TournamentError("the output budget must be a whole number of bytes, at least 0")
+        if not isinstance(self.duplicate, bool):
+            raise TournamentError(f"duplicate must be true or false, not {self.duplicate!r}")
+        for name in ("base_image", "executor"):
+            if not isinstance(getattr(self, name), str):
+                raise TournamentError(f"{name} must be a string, not {getattr(self, name)!r}")
+
+    # -- JSON (the store) ----------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The flat JSON object the store keeps (keys: :data:`KEYS`)."""
+        return {
+            "players": self.game.players,
+            "games": self.games,
+            "seed": self.seed,
+            "variant": self.game.variant.value,
+            "threshold": self.game.threshold,
+            "end_rule": self.game.end_rule.value,
+            "duplicate": self.duplicate,
+            "timeout": self.calls.timeout,
+            "start_timeout": self.calls.start_timeout,
+            "max_faults": self.calls.max_faults,
+            "sandbox": self.sandbox.value,
+            "executor": self.executor,
+            "concurrency": self.concurrency,
+            "memory": self.limits.memory,
+            "cpus": self.limits.cpus,
+            "pids": self.limits.pids,
+            "base_image": self.base_image,
+            "runtime": self.limits.runtime,  # None: the engine's own (runc)
+            "bot_memory": self.bot_memory.value,
+            "retries": self.retries,
+            "output_budget": self.output_budget,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> TournamentSettings:
+        """Settings from the store's JSON (or any mapping with its keys): missing keys take their
+        defaults, unknown keys are ignored; a bad value is a TournamentError naming it."""
+        base = cls().to_json()
+        values = {**base, **{k: v for k, v in doc.items() if k in base}}
+        try:
+            game = Settings(
+                players=values["players"],
+                variant=values["variant"],
+                threshold=values["threshold"],
+                end_rule=values["end_rule"],
+            )
+        except Take5Error as error:
+            raise TournamentError(str(error)) from None
+        try:
+            calls = CallLimits(
+                timeout=_number(values, "timeout"),
+                start_timeout=_number(values, "start_timeout"),
+                max_faults=values["max_faults"],
+            )
+        except ValueError as error:
+            raise TournamentError(str(error)) from None
+        try:
+            sandbox = SandboxKind(values["sandbox"])
+        except ValueError:
+            raise TournamentError(
+                f"unknown sandbox {values['sandbox']!r} (use docker or local)"
+            ) from None
+        try:
+            limits = SandboxLimits(
+                memory=str(values["memory"]),
+                cpus=_number(values, "cpus"),
+                pids=values["pids"],
+                runtime=_runtime(values["runtime"]),
+            )
+        except (ValueError, TypeError) as error:
+            raise TournamentError(str(error)) from None
+        try:
+            bot_memory = BotMemory(values["bot_memory"])
+        except ValueError:
+            raise TournamentError(
+                f"unknown bot memory {values['bot_memory']!r} "
+                f"(use {' or '.join(defaults.BOT_MEMORIES)})"
+            ) from None
+        return cls(
+            game=game,
+            games=values["games"],
+            seed=values["seed"],
+            duplicate=values["duplicate"],
+            calls=calls,
+            sandbox=sandbox,
+            limits=limits,
+            base_image=values["base_image"],
+            bot_memory=bot_memory,
+            executor=values["executor"],
+            concurrency=values["concurrency"],
+            retries=values["retries"],
+            output_budget=values["output_budget"],
         )
-    except Take5Error as error:
-        raise TournamentError(str(error)) from None
-    if s["sandbox"] not in SANDBOXES:
-        raise TournamentError(f"unknown sandbox {s['sandbox']!r} (use docker or local)")
-    if s["games"] is not None and int(s["games"]) < 1:
-        raise TournamentError("games must be at least 1")
-    if float(s["timeout"]) <= 0:
-        raise TournamentError("the per-call deadline must be positive")
-    if s["concurrency"] is not None and int(s["concurrency"]) < 1:
-        raise TournamentError("concurrency must be at least 1")
-    if s["bot_memory"] not in defaults.BOT_MEMORIES:
-        raise TournamentError(
-            f"unknown bot memory {s['bot_memory']!r} (use {' or '.join(defaults.BOT_MEMORIES)})"
+
+    def updated(self, options: Mapping[str, Any]) -> TournamentSettings:
+        """These settings with the options given now (the command line's, named as the JSON
+        keys); an option that is None was not given."""
+        unknown = sorted(set(options) - set(KEYS))
+        if unknown:
+            raise TypeError(f"not a tournament setting: {', '.join(unknown)}")
+        given = {k: v for k, v in options.items() if v is not None}
+        if not given:
+            return self
+        return TournamentSettings.from_json({**self.to_json(), **given})
+
+    # -- what they make --------------------------------------------------------------------------
+
+    @property
+    def players(self) -> int:
+        """Seats at each table."""
+        return self.game.players
+
+    @property
+    def tables_at_once(self) -> int:
+        """``concurrency``, or the default for the table size and the CPUs."""
+        return self.concurrency or default_concurrency(self.players)
+
+    def game_context(self) -> dict[str, Any]:
+        """The game settings every scheduled game keeps (in the store, and in its id)."""
+        return {
+            "variant": self.game.variant.value,
+            "threshold": self.game.threshold,
+            "end_rule": self.game.end_rule.value,
+        }
+
+    def schedule(self, versions: Sequence[EntrantVersion]) -> Schedule:
+        """The fixed schedule of these entrant versions."""
+        try:
+            return make_schedule(
+                [v.key for v in versions],
+                table_size=self.players,
+                games=self.games,
+                seed=self.seed,
+                duplicate=self.duplicate,
+                context=self.game_context(),
+            )
+        except ScheduleError as error:
+            raise TournamentError(f"no schedule: {error}") from None
+
+    def describe(self) -> str:
+        """One line about the settings, for `referee tournament run` and `status`."""
+        rule = "at or above" if self.game.end_rule is EndRule.AT_OR_ABOVE else "above"
+        return (
+            f"tables of {self.players}, {self.game.variant.value}, ends {rule} "
+            f"{self.game.threshold}, seed {self.seed}, "
+            f"{'duplicate deals' if self.duplicate else 'single deals'}, "
+            f"{self.calls.timeout:g} s per call, sandbox {self.sandbox.value}, "
+            f"executor {self.executor}, concurrency {self.tables_at_once}"
+            + (self._docker_description() if self.sandbox is SandboxKind.DOCKER else "")
         )
-    if s["runtime"] is not None and not re.fullmatch(
-        r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", s["runtime"]
-    ):
-        raise TournamentError(f"{s['runtime']!r} is not the name of a container runtime")
 
-
-def sandbox_limits(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The sandbox limits in a tournament's settings, as `SandboxLimits` takes them (a table's
-    ``limits``)."""
-    return {
-        "memory": settings["memory"],
-        "cpus": float(settings["cpus"]),
-        "pids": int(settings["pids"]),
-        "runtime": settings["runtime"],
-    }
-
-
-def game_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: settings[k] for k in GAME_KEYS}
-
-
-def concurrency_of(settings: Mapping[str, Any]) -> int:
-    return int(settings["concurrency"] or default_concurrency(int(settings["players"])))
-
-
-def schedule_for(versions: Sequence[EntrantVersion], settings: Mapping[str, Any]) -> Schedule:
-    try:
-        return make_schedule(
-            [v.key for v in versions],
-            table_size=int(settings["players"]),
-            games=settings["games"],
-            seed=int(settings["seed"]),
-            duplicate=bool(settings["duplicate"]),
-            context=game_settings(settings),
+    def _docker_description(self) -> str:
+        runtime = self.limits.runtime
+        return f", bot memory: {self.bot_memory.value}" + (
+            f", runtime {runtime}" if runtime else ""
         )
-    except ScheduleError as error:
-        raise TournamentError(f"no schedule: {error}") from None
+
+
+def _runtime(value: object) -> str | None:
+    """A stored runtime: None or a string (SandboxLimits checks that it is a runtime's name)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TournamentError(f"runtime must be a string, not {value!r}")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(values: Mapping[str, Any], key: str) -> float:
+    value = values[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TournamentError(f"{key} must be a number, not {value!r}")
+    return float(value)
 
 
 def schedule_id(schedule: Schedule) -> str:
@@ -126,18 +297,4 @@ def schedule_id(schedule: Schedule) -> str:
     return h.hexdigest()
 
 
-def settings_summary(settings: Mapping[str, Any]) -> str:
-    """One line about the settings, for `referee tournament run` and `status`."""
-    rule = "at or above" if settings.get("end_rule") == "at-or-above" else "above"
-    return (
-        f"tables of {settings['players']}, {settings['variant']}, ends {rule} {settings['threshold']}, "
-        f"seed {settings['seed']}, {'duplicate deals' if settings['duplicate'] else 'single deals'}, "
-        f"{settings['timeout']:g} s per call, sandbox {settings['sandbox']}, executor {settings['executor']}, "
-        f"concurrency {concurrency_of(settings)}"
-        + (
-            f", bot memory: {settings.get('bot_memory', defaults.BOT_MEMORY)}"
-            + (f", runtime {settings['runtime']}" if settings.get("runtime") else "")
-            if settings["sandbox"] == "docker"
-            else ""
-        )
-    )
+__all__ = ["KEYS", "TournamentSettings", "schedule_id"]

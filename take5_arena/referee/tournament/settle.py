@@ -1,11 +1,12 @@
 """Running a tournament until its ranking is settled (``referee tournament run --until-settled``).
 
-The tables come from the pure scheduler (take5_arena/referee/tournament/adaptive.py), batch by batch; this module plays
-them with the tournament machinery (take5_arena/referee/tournament/: table specs, executors, retries of
-infrastructure failures, the store) and keeps the store the source of truth:
+The tables come from the pure scheduler (take5_arena/referee/tournament/adaptive.py), batch by
+batch; this module plays them with the tournament machinery (take5_arena/referee/tournament/: table
+specs, executors, retries of infrastructure failures, the store) and keeps the store the source of
+truth:
 
-* each batch is saved as a schedule of its own, ``settle-KEY-NNNN`` (KEY identifies the entrants, the
-  game settings, the seed and the scheduler's settings), *before* any of its games is played;
+* each batch is saved as a schedule of its own, ``settle-KEY-NNNN`` (KEY identifies the entrants,
+  the game settings, the seed and the scheduler's settings), *before* any of its games is played;
 * on start, the batches already saved are finished first (their games not yet recorded are played),
   and only then is the scheduler asked for the next batch, from every recorded game among the
   current entrants. A run killed at any point (SIGKILL included) and started again therefore
@@ -17,13 +18,15 @@ leaderboard's), never from an import of the leaderboard here.
 
 from __future__ import annotations
 
+import concurrent.futures
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
+from ..kinds import InfraKind, RunStatus, SandboxKind, StrEnum
 from ..store import Store
 from .adaptive import (
     Decision,
@@ -35,25 +38,40 @@ from .adaptive import (
     decide,
     default_budget,
 )
+from .driver import Runner, TableDriver, table_specs
 from .errors import TournamentError
-from .executors import open_executor
-from .run import RunReport, _Driver, _table_specs, executor_info, prepare_run, run_lock
-from .settings import concurrency_of, game_settings
-from .table import GameOutcome, close_launchers, run_table
+from .executors import ExecutorInfo, open_executor
+from .run import executor_info, prepare_run, run_lock
+from .settings import TournamentSettings
+from .table import close_launchers, run_table
+
+
+class StopReason(StrEnum):
+    """Why ``--until-settled`` stopped."""
+
+    SETTLED = "settled"
+    """Every pair that counts reached the confidence."""
+    BUDGET = "budget"
+    """The game budget ran out first."""
+    UNPLAYED = "unplayed"
+    """Games could not be played (infrastructure): the next decision needs them."""
+    INTERRUPTED = "interrupted"
 
 
 @dataclass
 class SettleReport:
-    """How a run ended: ``reason`` is "settled", "budget", "unplayed" or "interrupted"."""
+    """How a run ended, and why (``reason``)."""
 
     key: str
-    reason: str = ""
+    reason: StopReason | None = None
     decision: Decision | None = None
     batches: int = 0
-    games: int = 0  # games of this run's batches (recorded or not)
-    played: int = 0  # played by this invocation
+    games: int = 0
+    """Games of this run's batches (recorded or not)."""
+    played: int = 0
+    """Games played by this invocation."""
     unplayed: int = 0
-    infra: list[tuple[str, str, str]] = field(default_factory=list)
+    infra: list[tuple[str, InfraKind, str]] = field(default_factory=list)
     interrupted: bool = False
     seconds: float = 0.0
 
@@ -62,7 +80,7 @@ class SettleReport:
         """0 settled; 1 the budget ran out first, or games could not be played; 130 interrupted."""
         if self.interrupted:
             return 130
-        return 0 if self.reason == "settled" else 1
+        return 0 if self.reason is StopReason.SETTLED else 1
 
 
 def batch_id(key: str, batch: int) -> str:
@@ -101,18 +119,19 @@ def describe(decision: Decision, games: int, labels: Mapping[str, str] | None = 
 
 def run_until_settled(
     directory: str | Path,
-    overrides: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
     *,
     rank: RankFn,
     confidence: float,
     budget: int | None = None,
     gauntlet: str | None = None,
     batch_tables: int | None = None,
-    runner: Callable[..., list[GameOutcome]] = run_table,
+    runner: Runner = run_table,
     log: Callable[[str], None] = lambda line: None,
     retry_delay: float = 2.0,
 ) -> SettleReport:
-    """Play batches chosen by :func:`take5_arena.referee.tournament.adaptive.decide` until it says stop (module text).
+    """Play batches chosen by :func:`take5_arena.referee.tournament.adaptive.decide` until it says
+    stop (module text).
 
     ``gauntlet``: an entrant name; only its place is settled. ``budget``: games of this run (all
     batches, also those of earlier invocations). ``log`` gets one line per batch.
@@ -121,9 +140,8 @@ def run_until_settled(
     started = time.perf_counter()
     store = Store(directory)
     try:
-        settings, versions, _ = prepare_run(store, overrides or {})
+        settings, versions, _ = prepare_run(store, options or {})
         keys = {v.id: v.key for v in versions}
-        ids = {v.key: v.id for v in versions}
         entrants = sorted(keys.values())
         target = None
         if gauntlet is not None:
@@ -131,56 +149,45 @@ def run_until_settled(
             if target is None:
                 raise TournamentError(f"gauntlet: no current entrant named {gauntlet!r}")
         ss = SettleSettings(
-            table_size=int(settings["players"]),
-            duplicate=bool(settings["duplicate"]),
-            seed=int(settings["seed"]),
+            table_size=settings.players,
+            duplicate=settings.duplicate,
+            seed=settings.seed,
             confidence=confidence,
             budget=budget,
             batch_tables=batch_tables,
             gauntlet=target,
-            context=game_settings(settings),
+            context=settings.game_context(),
         )
         report = SettleReport(ss.key(entrants))
         info = executor_info(settings)
         with run_lock(directory):
-            store.set_settings(settings)
+            store.set_settings(settings.to_json())
             run_id = f"run-{secrets.token_hex(4)}"
             store.begin_run(
                 run_id,
                 schedule_id=f"settle-{report.key}",
-                settings=settings,
+                settings=settings.to_json(),
                 games=budget or default_budget(len(entrants)),
             )
-            status = "failed"
+            status = RunStatus.FAILED
             try:
-                with open_executor(info, concurrency_of(settings)) as (executor, info):
-                    _loop(
-                        store,
-                        executor,
-                        info,
-                        settings,
-                        ss,
-                        entrants,
-                        keys,
-                        ids,
-                        report,
-                        run_id,
-                        rank,
-                        runner,
-                        log,
-                        retry_delay,
-                    )
+                with open_executor(info, settings.tables_at_once) as (executor, info):
+                    batches = _Batches(store, executor, info, settings, ss, report, run_id)
+                    batches.play(entrants, keys, rank, runner, log, retry_delay)
                 status = (
-                    "interrupted"
+                    RunStatus.INTERRUPTED
                     if report.interrupted
-                    else ("finished" if report.reason in ("settled", "budget") else "incomplete")
+                    else RunStatus.FINISHED
+                    if report.reason in (StopReason.SETTLED, StopReason.BUDGET)
+                    else RunStatus.INCOMPLETE
                 )
             except KeyboardInterrupt:
-                report.interrupted, report.reason, status = True, "interrupted", "interrupted"
+                report.interrupted, report.reason = True, StopReason.INTERRUPTED
+                status = RunStatus.INTERRUPTED
             finally:
                 report.seconds = time.perf_counter() - started
                 store.end_run(run_id, status, report.played)
-                if settings["sandbox"] == "docker" and info.in_process:
+                if settings.sandbox == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report
     except SettleError as error:
@@ -189,77 +196,86 @@ def run_until_settled(
         store.close()
 
 
-def _loop(
-    store: Store,
-    executor: Any,
-    info: Any,
-    settings: dict[str, Any],
-    ss: SettleSettings,
-    entrants: list[str],
-    keys: Mapping[int, str],
-    ids: Mapping[str, int],
-    report: SettleReport,
-    run_id: str,
-    rank: RankFn,
-    runner: Callable[..., list[GameOutcome]],
-    log: Callable[[str], None],
-    retry_delay: float,
-) -> None:
-    names = {key: key.rsplit("@", 1)[0] for key in entrants}  # current versions: the name says it
-    tables = 0
-    batch = 0
-    while True:
-        sid = batch_id(report.key, batch)
-        games = store.schedule_games(sid)
-        if not games:  # not scheduled yet: every earlier batch is complete, decide the next one
-            played = played_games(store, keys)
-            decision = decide(
-                entrants, played, ss, rank, tables_so_far=tables, games_so_far=report.games
-            )
-            report.decision = decision
-            log(describe(decision, len(played), names))
-            if decision.stop:
-                report.reason = decision.reason
-                return
-            store.save_schedule(
-                sid,
-                [
-                    {
-                        **g.to_dict(),
-                        "seats": [ids[k] for k in g.seats],
-                        "settings": game_settings(settings),
-                    }
-                    for g in decision.games
-                ],
-                description=f"until settled, batch {batch}: {len(decision.tables)} tables, "
-                f"{len(decision.games)} games",
-                settings=settings,
-                entrants=entrants,
-            )
+@dataclass
+class _Batches:
+    """The batches of one run: decide, save, play, until the scheduler says stop."""
+
+    store: Store
+    executor: concurrent.futures.Executor
+    info: ExecutorInfo
+    settings: TournamentSettings
+    ss: SettleSettings
+    report: SettleReport
+    run_id: str
+
+    def play(
+        self,
+        entrants: Sequence[str],
+        keys: Mapping[int, str],
+        rank: RankFn,
+        runner: Runner,
+        log: Callable[[str], None],
+        retry_delay: float,
+    ) -> None:
+        store, report, settings = self.store, self.report, self.settings
+        ids = {key: version_id for version_id, key in keys.items()}
+        names = {
+            key: key.rsplit("@", 1)[0] for key in entrants
+        }  # current versions: the name says it
+        context = settings.game_context()
+        tables = 0
+        batch = 0
+        while True:
+            sid = batch_id(report.key, batch)
             games = store.schedule_games(sid)
-        tables += len({g.table_no for g in games})
-        report.games += len(games)
-        report.batches = batch + 1
-        pending = [g for g in games if g.status == "pending"]
-        if pending:
-            part = RunReport(cast(Any, None), sid, len(games), len(games) - len(pending))
-            _Driver(
-                store,
-                executor,
-                info,
-                settings,
-                part,
-                run_id,
-                runner=runner,
-                progress=None,
-                retry_delay=retry_delay,
-            ).run(_table_specs(store, sid, settings))
-            report.played += part.played
-            report.infra += part.infra
-            if part.interrupted:
-                report.interrupted, report.reason = True, "interrupted"
-                return
-            if part.unplayed:  # the next decision needs these results: stop, the next run retries
-                report.unplayed, report.reason = part.unplayed, "unplayed"
-                return
-        batch += 1
+            if not games:  # not scheduled yet: every earlier batch is complete, decide the next one
+                played = played_games(store, keys)
+                decision = decide(
+                    list(entrants),
+                    played,
+                    self.ss,
+                    rank,
+                    tables_so_far=tables,
+                    games_so_far=report.games,
+                )
+                report.decision = decision
+                log(describe(decision, len(played), names))
+                if decision.stop:
+                    report.reason = StopReason(decision.reason)
+                    return
+                store.save_schedule(
+                    sid,
+                    [
+                        {**g.to_dict(), "seats": [ids[k] for k in g.seats], "settings": context}
+                        for g in decision.games
+                    ],
+                    description=f"until settled, batch {batch}: {len(decision.tables)} tables, "
+                    f"{len(decision.games)} games",
+                    settings=settings.to_json(),
+                    entrants=list(entrants),
+                )
+                games = store.schedule_games(sid)
+            tables += len({g.table_no for g in games})
+            report.games += len(games)
+            report.batches = batch + 1
+            if any(g.status == "pending" for g in games):
+                driver = TableDriver(
+                    store,
+                    self.executor,
+                    self.info,
+                    settings,
+                    run_id=self.run_id,
+                    runner=runner,
+                    retry_delay=retry_delay,
+                )
+                driver.run(table_specs(store, sid, settings))
+                report.played += driver.played
+                report.infra += driver.infra
+                if driver.interrupted:
+                    report.interrupted, report.reason = True, StopReason.INTERRUPTED
+                    return
+                unplayed = sum(g.status == "pending" for g in store.schedule_games(sid))
+                if unplayed:  # the next decision needs these results: stop, the next run retries
+                    report.unplayed, report.reason = unplayed, StopReason.UNPLAYED
+                    return
+            batch += 1

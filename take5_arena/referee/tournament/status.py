@@ -8,13 +8,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import defaults
 from ..kinds import RunStatus
 from ..store import Store, pid_alive, seconds_since
+from .settings import TournamentSettings
 
 
 def entrant_labels(store: Store) -> dict[int, str]:
-    """Version id -> label in standings: the entrant's name for its latest version, name@vN for older."""
+    """Version id -> label in standings: the entrant's name for its latest version, name@vN for
+    older."""
     latest: dict[str, int] = {}
     versions = store.versions()
     for v in versions:
@@ -24,7 +25,7 @@ def entrant_labels(store: Store) -> dict[int, str]:
     }
 
 
-def tournament_status(directory: str | os.PathLike) -> dict[str, Any]:
+def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """Where a tournament stands: settings, entrants, schedule progress, runs, failures.
 
     Plain data (JSON-ready); the store is closed again before it returns."""
@@ -55,7 +56,7 @@ def tournament_status(directory: str | os.PathLike) -> dict[str, Any]:
             for f in store.infra_failures(current["schedule_id"] if current else None)
         ]
         usage = store.output_usage()
-        budget = int(store.settings().get("output_budget", defaults.OUTPUT_BUDGET))
+        budget = TournamentSettings.from_json(store.settings()).output_budget
         return {
             "directory": str(Path(directory)),
             "settings": store.settings(),

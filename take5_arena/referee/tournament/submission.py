@@ -5,9 +5,9 @@ answers the handshake and plays two smoke games (one deal, both rotations) again
 example bot within the tournament's limits, without a fault. A refused bot is reported with the
 reason and its own stderr.
 
-What was validated is what plays (take5_arena/referee/artifacts.py): the folder is packed FIRST into a
-content-addressed archive, and everything after (the source hash, the image, the smoke games) works
-on that archive unpacked into the artifact cache, never on the folder. The archive goes to the
+What was validated is what plays (take5_arena/referee/artifacts.py): the folder is packed FIRST into
+a content-addressed archive, and everything after (the source hash, the image, the smoke games)
+works on that archive unpacked into the artifact cache, never on the folder. The archive goes to the
 tournament's ``artifacts/`` folder and its digest to the store; tournament games play it, wherever
 they run, so a folder changed or deleted after submission changes nothing.
 
@@ -17,27 +17,27 @@ as a tournament's, so a bot cannot behave well only while it is being checked.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .. import defaults
 from ..artifacts import Artifact, ArtifactError, ArtifactStore, materialize, pack
 from ..kinds import SandboxKind
-from ..match.botref import BadBotRef, BotRef, parse_bot
-from ..match.play import Match, MatchConfig
+from ..match.botref import BadBotRefError, BotRef, parse_bot
+from ..match.config import MatchConfig
+from ..match.play import Match
 from ..match.sanitize import clean_field, clean_text
 from ..sandbox import context
-from ..sandbox.errors import EngineUnavailable, ImageBuildError
+from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
-from ..sandbox.limits import SandboxLimits
 from ..store import EntrantVersion, Store
 from .errors import SubmitRefusedError, TournamentError
-from .settings import game_settings, resolve_settings, sandbox_limits
+from .settings import TournamentSettings
 
 RANDOM_BOT = defaults.EXAMPLE_BOTS / "random"
 
@@ -50,8 +50,8 @@ class Submitted:
 
 
 def submit(
-    directory: str | os.PathLike,
-    bot_dir: str | os.PathLike,
+    directory: str | os.PathLike[str],
+    bot_dir: str | os.PathLike[str],
     name: str,
     *,
     sandbox: str | None = None,
@@ -60,9 +60,9 @@ def submit(
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
-    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the
-    tournament's settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot does
-    not build, start, shake hands, or play its smoke games without a fault.
+    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the tournament's
+    settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot does not
+    build, start, shake hands, or play its smoke games without a fault.
     """
     if not name or not all(c.isalnum() or c in "-_." for c in name) or len(name) > 40:
         raise TournamentError(f"name {name!r}: use 1-40 letters, digits, - _ .")
@@ -87,7 +87,7 @@ def submit(
 
 
 def _validate(
-    directory: str | os.PathLike,
+    directory: str | os.PathLike[str],
     folder: Path,
     snapshot: Path,
     artifact: Artifact,
@@ -100,15 +100,17 @@ def _validate(
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
         ref = parse_bot(str(snapshot))
-    except BadBotRef as error:
+    except BadBotRefError as error:
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
     try:
-        settings = resolve_settings(store.settings(), {"sandbox": sandbox, "timeout": timeout})
-        if not store.settings():
-            store.set_settings(settings)
-        sandbox = settings["sandbox"]
-        if ref.kind == "dockerfile" and sandbox != SandboxKind.DOCKER:
+        stored = store.settings()
+        settings = TournamentSettings.from_json(stored).updated(
+            {"sandbox": sandbox, "timeout": timeout}
+        )
+        if not stored:
+            store.set_settings(settings.to_json())
+        if ref.kind == "dockerfile" and settings.sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError(
                 "the folder has only a Dockerfile: it can only run in the docker sandbox"
             )
@@ -117,21 +119,23 @@ def _validate(
         )  # one identity for a version: its archive's
         image_id = None
         launcher = None
-        if sandbox == SandboxKind.DOCKER:
+        if settings.sandbox == SandboxKind.DOCKER:
             try:
                 launcher = DockerLauncher(
-                    limits=SandboxLimits(**sandbox_limits(settings)),
-                    base_image=settings["base_image"],
-                    bot_memory=settings["bot_memory"],
+                    limits=settings.limits,
+                    base_image=settings.base_image,
+                    bot_memory=settings.bot_memory,
                 )
-            except EngineUnavailable as error:
+            except EngineUnavailableError as error:
                 raise TournamentError(
-                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
+                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox "
+                    "local"
                 ) from None
         try:
             if launcher is not None:
                 log(
-                    f"building the image of {folder} (archive {artifact.digest[:19]}, {artifact.size} bytes) ..."
+                    f"building the image of {folder} (archive {artifact.digest[:19]}, "
+                    f"{artifact.size} bytes) ..."
                 )
                 try:
                     info = launcher.image(ref)
@@ -141,7 +145,7 @@ def _validate(
                         clean_text(error.output),
                     ) from None
                 image_id = info.id
-            log(f"smoke games against the random example bot ({sandbox}) ...")
+            log(f"smoke games against the random example bot ({settings.sandbox}) ...")
             smoke = _smoke(ref, settings, launcher)
         finally:
             if launcher is not None:
@@ -153,7 +157,7 @@ def _validate(
             bot_dir=str(folder),
             kind=ref.kind,
             image_id=image_id,
-            validation={"smoke": smoke, "sandbox": sandbox},
+            validation={"smoke": smoke, "sandbox": settings.sandbox.value},
             artifact=artifact.digest,
         )
         return Submitted(version, created, smoke)
@@ -161,19 +165,18 @@ def _validate(
         store.close()
 
 
-def _smoke(ref: BotRef, settings: Mapping[str, Any], launcher: DockerLauncher | None) -> str:
+def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher | None) -> str:
     """Two games (one deal, both rotations) against the random bot; a fault refuses the bot.
 
     The deal is random and the game ids have the form of a tournament's (16 hex digits,
-    take5_arena/referee/tournament/schedule.py), so the smoke games cannot be told from real ones."""
+    take5_arena/referee/tournament/schedule.py), so the smoke games cannot be told from real ones.
+    They are played under the tournament's rules and limits, two players, one fault allowed."""
     config = MatchConfig(
         games=2,
         seed=secrets.randbits(63),
+        game=dataclasses.replace(settings.game, players=2),
+        calls=dataclasses.replace(settings.calls, max_faults=1),
         game_ids=(secrets.token_hex(8), secrets.token_hex(8)),
-        timeout=float(settings["timeout"]),
-        start_timeout=float(settings["start_timeout"]),
-        max_faults=1,
-        **game_settings(settings),
     )
     with Match([ref, parse_bot(str(RANDOM_BOT))], config, launcher=launcher) as match:
         for rejection in match.rejections:
@@ -187,7 +190,8 @@ def _smoke(ref: BotRef, settings: Mapping[str, Any], launcher: DockerLauncher | 
             if game.faults[0]:
                 f = game.faults[0][0]
                 raise SubmitRefusedError(
-                    f"{f['kind']} in the smoke game (round {f['round']}, turn {f['turn']}): {f['detail']}",
+                    f"{f['kind']} in the smoke game (round {f['round']}, turn {f['turn']}): "
+                    f"{f['detail']}",
                     clean_text(match.entrants[0].handle.stderr_tail(4000)),
                 )
         info = match.entrants[0].info

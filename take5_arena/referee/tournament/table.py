@@ -3,18 +3,19 @@
 The games of one table (its duplicate set: the same deal, every rotation) are played together, so
 that the bots of a table are started once for its games. A :class:`TableSpec` is picklable and
 :func:`run_table` is a top-level function, so any ``concurrent.futures`` executor (threads,
-processes, dask; take5_arena/referee/tournament/executors.py) can run it. :func:`run_table` never raises for a
-game: a game either ends with a record, or with an infrastructure failure that rates no one.
+processes, dask; take5_arena/referee/tournament/executors.py) can run it. :func:`run_table` never
+raises for a game: a game either ends with a record, or with an infrastructure failure that rates no
+one.
 
 Bots travel with the work: a seat names its version's artifact (the digest of the source archive
-validated at submission, take5_arena/referee/artifacts.py) and the spec carries the archives of its seats. The
-worker checks each digest, unpacks the archive once into its own cache (``TAKE5_ARTIFACT_CACHE``)
-and plays from there; its Docker engine builds each version's image once (images are tagged by a
-hash of their sources). The submitted folder is never read, so no file system is shared with the
-referee. Why the archives ride along with every table rather than being sent once per worker: a
-bot's sources are kilobytes (bench/tournament.py prints the figures), the same order as a game
-record coming back, and a spec that carries everything it needs can be retried on any worker,
-including one that joined a minute ago, with no per-worker state to keep in step.
+validated at submission, take5_arena/referee/artifacts.py) and the spec carries the archives of its
+seats. The worker checks each digest, unpacks the archive once into its own cache
+(``TAKE5_ARTIFACT_CACHE``) and plays from there; its Docker engine builds each version's image once
+(images are tagged by a hash of their sources). The submitted folder is never read, so no file
+system is shared with the referee. Why the archives ride along with every table rather than being
+sent once per worker: a bot's sources are kilobytes (bench/tournament.py prints the figures), the
+same order as a game record coming back, and a spec that carries everything it needs can be retried
+on any worker, including one that joined a minute ago, with no per-worker state to keep in step.
 """
 
 from __future__ import annotations
@@ -24,31 +25,38 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from .. import defaults
+from take5.record import GameRecord
+
 from ..artifacts import ArtifactError, materialize
-from ..kinds import InfraKind, SandboxKind
-from ..match.botref import parse_bot
+from ..kinds import BotMemory, InfraKind, SandboxKind
+from ..match.botref import BotRef, parse_bot
+from ..match.config import MatchConfig
 from ..match.faults import FaultKind
-from ..match.play import Match, MatchConfig
+from ..match.play import Launcher, Match
 from ..sandbox.engine import engine_answers
-from ..sandbox.errors import EngineUnavailable, ImageBuildError
+from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
 from ..sandbox.limits import SandboxLimits
 from .errors import InfraError
+from .settings import TournamentSettings
 
 
 @dataclass(frozen=True)
 class SeatSpec:
-    key: str  # name@version
+    """One seat of a table: the entrant version that sits there and what it plays."""
+
+    key: str
+    """``name@version``."""
     name: str
     version: int
     version_id: int
-    bot: str  # the folder it was submitted from (played only for versions without an artifact)
-    artifact: str | None = None  # "sha256:..." of the validated source archive: what plays
+    bot: str
+    """The folder it was submitted from (played only by versions without an artifact)."""
+    artifact: str | None = None
+    """``sha256:...`` of the validated source archive: what plays."""
 
 
 @dataclass(frozen=True)
@@ -58,16 +66,12 @@ class TableSpec:
     table: int
     deal_seed: int
     seats: tuple[SeatSpec, ...]
-    games: tuple[tuple[str, int], ...]  # (game id, rotation) still to play
-    game_settings: dict
-    timeout: float = defaults.TIMEOUT
-    start_timeout: float = defaults.START_TIMEOUT
-    max_faults: int = defaults.MAX_FAULTS
-    sandbox: str = "local"
-    limits: dict = field(default_factory=dict)  # memory, cpus, pids, runtime (docker)
-    base_image: str = defaults.BASE_IMAGE
-    bot_memory: str = defaults.BOT_MEMORY
-    artifacts: dict[str, bytes] = field(default_factory=dict)  # digest -> archive, for its seats
+    games: tuple[tuple[str, int], ...]
+    """(game id, rotation) of the games still to play."""
+    settings: TournamentSettings
+    """The tournament's settings: the game, the call limits, the sandbox and its limits."""
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+    """Digest -> source archive, for its seats."""
 
 
 @dataclass(frozen=True)
@@ -75,18 +79,19 @@ class GameOutcome:
     """A game played (``record``) or not (``infra_kind``/``infra_detail``: nobody's fault)."""
 
     game_id: str
-    record: dict | None = None
-    infra_kind: str | None = None
+    record: GameRecord | None = None
+    infra_kind: InfraKind | None = None
     infra_detail: str | None = None
     seconds: float = 0.0
-    worker: str = ""  # the Dask worker that ran it ("" in the referee's process)
+    worker: str = ""
+    """The Dask worker that ran it ("" in the referee's process)."""
 
     @property
     def ok(self) -> bool:
         return self.record is not None
 
 
-_launchers: dict[tuple, Any] = {}
+_launchers: dict[tuple[SandboxLimits, str, BotMemory], DockerLauncher] = {}
 _launchers_lock = threading.Lock()
 
 #: Fault kinds that a vanished Docker engine also produces; after a game with one of them the
@@ -96,19 +101,19 @@ _ENGINE_SUSPECT = frozenset(
 )
 
 
-def _docker_launcher(spec: TableSpec):
+def _docker_launcher(settings: TournamentSettings) -> DockerLauncher:
     """One Docker launcher per worker process and limits (images built once, one events stream)."""
-    key = (tuple(sorted(spec.limits.items())), spec.base_image, spec.bot_memory)
+    key = (settings.limits, settings.base_image, settings.bot_memory)
     with _launchers_lock:
         launcher = _launchers.get(key)
         if launcher is None:
             try:
                 launcher = DockerLauncher(
-                    limits=SandboxLimits(**spec.limits),
-                    base_image=spec.base_image,
-                    bot_memory=spec.bot_memory,
+                    limits=settings.limits,
+                    base_image=settings.base_image,
+                    bot_memory=settings.bot_memory,
                 )
-            except EngineUnavailable as error:
+            except EngineUnavailableError as error:
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
             _launchers[key] = launcher
         return launcher
@@ -124,7 +129,7 @@ def close_launchers() -> None:
             launcher.close()
 
 
-def _drop_launcher(launcher: Any) -> None:
+def _drop_launcher(launcher: DockerLauncher) -> None:
     with _launchers_lock:
         for key, value in list(_launchers.items()):
             if value is launcher:
@@ -133,15 +138,10 @@ def _drop_launcher(launcher: Any) -> None:
         launcher.close()
 
 
-def _engine_answers() -> bool:
-    """Whether a Docker engine answers now (asked afresh, on a new connection)."""
-    return engine_answers()
-
-
 def run_table(
     spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = None
 ) -> list[GameOutcome]:
-    """Play the pending games of one table with the match layer; never raises for a game.
+    """Play the pending games of one table from its seats' archives; never raises for a game.
 
     Returns one outcome per game of ``spec.games`` (and hands each to ``on_game`` as it ends).
     """
@@ -152,69 +152,28 @@ def run_table(
         if on_game is not None:
             on_game(outcome)
 
+    docker = spec.settings.sandbox == SandboxKind.DOCKER
     launcher = None
     try:
         refs = [parse_bot(_seat_folder(spec, seat)) for seat in spec.seats]
-        if spec.sandbox == SandboxKind.DOCKER:
-            if not _engine_answers():
+        if docker:
+            if not engine_answers():
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "no Docker engine answers")
-            launcher = _docker_launcher(spec)
+            launcher = _docker_launcher(spec.settings)
             for text, got in launcher.prepare(refs).items():
                 if isinstance(got, ImageBuildError):
-                    # Validated at submission: an image that cannot be built now is not the bot's doing.
-                    kind = (
-                        InfraKind.ENGINE_UNAVAILABLE if not _engine_answers() else InfraKind.IMAGE
-                    )
+                    # Validated at submission: an image that cannot be built now is not the bot's
+                    # doing.
+                    kind = InfraKind.ENGINE_UNAVAILABLE if not engine_answers() else InfraKind.IMAGE
                     raise InfraError(kind, f"{text}: {str(got).splitlines()[0]}")
-        n = len(spec.seats)
-        config = MatchConfig(
-            games=n,
-            seed=spec.deal_seed,
-            timeout=spec.timeout,
-            start_timeout=spec.start_timeout,
-            max_faults=spec.max_faults,
-            match_id=f"t{spec.table}",
-            game_ids=_game_ids(spec, n),
-            **spec.game_settings,
-        )
-        with Match(refs, config, launcher=launcher) as match:
-            for game_id, rotation in spec.games:
-                started = time.perf_counter()
-                summary = match.play_game(rotation)
-                if summary.seed != spec.deal_seed or summary.rotation != rotation:
-                    raise InfraError(
-                        InfraKind.REFEREE_ERROR,
-                        f"the match played seed {summary.seed} "
-                        f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}",
-                    )
-                record = summary.document
-                if record is None:
-                    raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned no record")
-                if (
-                    spec.sandbox == SandboxKind.DOCKER
-                    and any(f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat)
-                    and not _engine_answers()
-                ):
-                    raise InfraError(
-                        InfraKind.ENGINE_UNAVAILABLE,
-                        "the Docker engine stopped answering during the game",
-                    )
-                if not record.get("complete", True):
-                    raise InfraError(
-                        InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game"
-                    )
-                record["game_id"] = game_id
-                for seat, info in zip(spec.seats, record["seats"]):
-                    info["bot_name"] = info.get("name")  # what the bot called itself
-                    info.update(name=seat.name, entrant=seat.key, version=seat.version)
-                emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+        play_table(spec, refs, launcher, emit)
     except InfraError as error:
         _fail_rest(spec, outcomes, emit, error.kind, error.detail)
         if launcher is not None and error.kind == InfraKind.ENGINE_UNAVAILABLE:
             _drop_launcher(launcher)
     except Exception as error:  # noqa: BLE001 - the referee's own failure: rates no one
         kind = InfraKind.REFEREE_ERROR
-        if spec.sandbox == SandboxKind.DOCKER and not _engine_answers():
+        if docker and not engine_answers():
             kind = InfraKind.ENGINE_UNAVAILABLE
             if launcher is not None:
                 _drop_launcher(launcher)
@@ -223,6 +182,60 @@ def run_table(
         )
         _fail_rest(spec, outcomes, emit, kind, detail)
     return outcomes
+
+
+def play_table(
+    spec: TableSpec,
+    refs: Sequence[BotRef],
+    launcher: Launcher | None,
+    emit: Callable[[GameOutcome], None],
+) -> None:
+    """The games of ``spec`` with these bots (one per seat), each handed to ``emit`` as it ends,
+    its record naming the tournament's entrants. Raises InfraError for a game that is nobody's
+    fault; :func:`run_table` turns that (and anything else) into outcomes. Tests play tables of
+    in-memory bots with it (take5_arena/referee/match/memory.py)."""
+    settings = spec.settings
+    n = len(spec.seats)
+    config = MatchConfig(
+        games=n,
+        seed=spec.deal_seed,
+        game=settings.game,
+        calls=settings.calls,
+        match_id=f"t{spec.table}",
+        game_ids=_game_ids(spec, n),
+    )
+    docker = settings.sandbox == SandboxKind.DOCKER
+    with Match(refs, config, launcher=launcher) as match:
+        for game_id, rotation in spec.games:
+            started = time.perf_counter()
+            summary = match.play_game(rotation)
+            if summary.seed != spec.deal_seed or summary.rotation != rotation:
+                raise InfraError(
+                    InfraKind.REFEREE_ERROR,
+                    f"the match played seed {summary.seed} "
+                    f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}",
+                )
+            record = summary.document
+            if record is None:
+                raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned no record")
+            if (
+                docker
+                and any(f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat)
+                and not engine_answers()
+            ):
+                raise InfraError(
+                    InfraKind.ENGINE_UNAVAILABLE,
+                    "the Docker engine stopped answering during the game",
+                )
+            if not record["complete"]:
+                raise InfraError(
+                    InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game"
+                )
+            record["game_id"] = game_id
+            for seat, info in zip(spec.seats, record["seats"]):
+                info["bot_name"] = info["name"]  # what the bot called itself
+                info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
+            emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
 
 
 def _dask_worker() -> str:
@@ -253,7 +266,11 @@ def _game_ids(spec: TableSpec, n: int) -> tuple[str, ...]:
 
 
 def _fail_rest(
-    spec: TableSpec, outcomes: list[GameOutcome], emit: Callable, kind: str, detail: str
+    spec: TableSpec,
+    outcomes: list[GameOutcome],
+    emit: Callable[[GameOutcome], None],
+    kind: InfraKind,
+    detail: str,
 ) -> None:
     done = {o.game_id for o in outcomes}
     for game_id, _rotation in spec.games:

@@ -1,0 +1,363 @@
+"""Playing scheduled tables: the one spec builder (:func:`table_specs`) and the one table loop
+(:class:`TableDriver`), for every caller: ``referee tournament run`` (run.py), ``--until-settled``
+(settle.py) and the arena's ladder (take5_arena/service/ladder.py).
+
+:func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\
+s: one per table (its duplicate set), each carrying its seats' validated source archives from the
+tournament's ``artifacts/`` folder, so that what plays is what was validated at submission, on any
+worker (table.py says why the archives travel with the work).
+
+:class:`TableDriver` plays them on any ``concurrent.futures`` executor (executors.py). It keeps at
+most ``concurrency`` tables in flight; it commits each finished game to the store as soon as the
+referee sees it (with an in-process executor game by game, while the table plays on; other
+executors return a table's outcomes when it is done), with the tournament's output budget; and it
+puts a table whose games failed for infrastructure reasons back in the queue with those games
+only, after ``retry_delay * 2**attempt`` seconds, at most ``retries`` times. A Dask worker that
+reports its Docker engine gone is passed over for :attr:`TableDriver.SICK_FOR` seconds while other
+workers remain (its engine may come back).
+
+A fixed list of tables is played by :meth:`TableDriver.run`, which also turns Ctrl-C and SIGTERM
+into a clean stop: no new tables, the ones in flight abandoned (their games stay unrecorded and the
+next run plays them from their seeds). A caller that keeps adding tables (the ladder) calls
+:meth:`TableDriver.add` and :meth:`TableDriver.pump` itself.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import queue
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from types import FrameType
+from typing import Protocol
+
+from take5 import Settings, Take5Error
+
+from ..artifacts import ArtifactError, ArtifactStore
+from ..kinds import InfraKind
+from ..store import Store, StoredGame
+from .errors import TournamentError
+from .executors import ExecutorInfo, avoiding
+from .settings import TournamentSettings
+from .table import GameOutcome, SeatSpec, TableSpec, run_table
+
+Runner = Callable[..., list[GameOutcome]]
+"""What an executor runs for a table: ``runner(spec, on_game=None, **placement)``; run_table, or
+a stand-in in tests."""
+
+
+class Progress(Protocol):
+    """What a driver reports as it goes (take5_arena/cli/progress.py draws it); each method has a
+    default that ignores it, so a listener overrides only what it shows."""
+
+    def game(self, outcome: GameOutcome, store: Store) -> None:
+        """A game was recorded (or had been already)."""
+        return None
+
+    def infra(self, outcome: GameOutcome) -> None:
+        """A game could not be played for a reason that is nobody's fault."""
+        return None
+
+    def note(self, text: str) -> None:
+        """Something the operator should read (an interruption)."""
+        return None
+
+
+class _Silent(Progress):
+    pass
+
+
+def table_specs(
+    store: Store, schedule_id: str, settings: TournamentSettings, *, table_base: int = 0
+) -> list[TableSpec]:
+    """The pending tables of a stored schedule, each carrying the archives of its seats.
+
+    ``table_base`` is added to the schedule's table numbers, for a caller whose schedules number
+    their tables from 0 each (the ladder's batches): the numbers of the tables one driver plays
+    must differ. A table is played with ``settings`` unless its games were scheduled under other
+    game settings (a ladder batch from before a restart with other options): then with those."""
+    pending = store.schedule_games(schedule_id, pending_only=True)
+    versions = {v.id: v for v in store.versions()}
+    archives = ArtifactStore(store.directory / "artifacts")
+    data: dict[str, bytes] = {}
+    for version_id in sorted({s for g in pending for s in g.seats}):
+        v = versions[version_id]
+        if v.artifact and v.artifact not in data:
+            try:
+                data[v.artifact] = archives.get(v.artifact).data
+            except ArtifactError as error:
+                raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
+    by_table: dict[int, list[StoredGame]] = {}
+    for g in pending:
+        by_table.setdefault(g.table_no, []).append(g)
+    specs = []
+    for table, games in sorted(by_table.items()):
+        first = games[0]
+        seats = tuple(
+            SeatSpec(
+                key=versions[v].key,
+                name=versions[v].name,
+                version=versions[v].version,
+                version_id=v,
+                bot=versions[v].bot_dir,
+                artifact=versions[v].artifact,
+            )
+            for v in first.seats
+        )
+        specs.append(
+            TableSpec(
+                table=table_base + table,
+                deal_seed=first.deal_seed,
+                seats=seats,
+                games=tuple((g.game_id, g.rotation) for g in games),
+                settings=_as_scheduled(settings, first, len(seats)),
+                artifacts={s.artifact: data[s.artifact] for s in seats if s.artifact},
+            )
+        )
+    return specs
+
+
+def _as_scheduled(
+    settings: TournamentSettings, game: StoredGame, players: int
+) -> TournamentSettings:
+    """``settings``, with the game settings ``game`` was scheduled under if they differ."""
+    if game.settings == settings.game_context() and players == settings.players:
+        return settings
+    try:
+        scheduled = Settings.from_dict(
+            {**settings.game.to_dict(), **game.settings, "players": players}
+        )
+    except (Take5Error, KeyError, TypeError) as error:  # a damaged row, said plainly
+        raise TournamentError(
+            f"game {game.game_id}: its stored settings are invalid: {error}"
+        ) from None
+    return dataclasses.replace(settings, game=scheduled)
+
+
+class TableDriver:
+    """The table loop of one run (see the module text)."""
+
+    #: seconds between two heartbeats of the run in the store (`tournament status` reads them)
+    HEARTBEAT = 2.0
+    #: seconds :meth:`run` waits for a table before it looks at the queue of finished games again
+    POLL = 0.25
+    #: seconds a Dask worker whose Docker engine did not answer gets no new tables if others can
+    SICK_FOR = 60.0
+
+    def __init__(
+        self,
+        store: Store,
+        executor: concurrent.futures.Executor,
+        info: ExecutorInfo,
+        settings: TournamentSettings,
+        *,
+        run_id: str,
+        runner: Runner = run_table,
+        progress: Progress | None = None,
+        retry_delay: float = 2.0,
+    ) -> None:
+        self.store = store
+        self.executor = executor
+        self.info = info
+        self.run_id = run_id
+        self.runner = runner
+        self.progress: Progress = progress or _Silent()
+        self.retry_delay = retry_delay
+        self.limit = settings.tables_at_once
+        self.retries = settings.retries
+        self.output_budget = settings.output_budget
+        self.played = 0
+        """Games this driver recorded."""
+        self.infra: list[tuple[str, InfraKind, str]] = []
+        """(game id, kind, detail) of every infrastructure failure it met."""
+        self.interrupted = False
+        self.stopping = False
+        self.waiting: deque[tuple[float, TableSpec, int]] = deque()  # (not before, table, attempt)
+        self.in_flight: dict[
+            concurrent.futures.Future[list[GameOutcome]], tuple[TableSpec, int]
+        ] = {}
+        self.finished: queue.SimpleQueue[GameOutcome] = queue.SimpleQueue()
+        self.seen: set[str] = set()
+        self.failed_tables: dict[int, list[tuple[str, int]]] = {}  # table -> (game id, rotation)
+        self.last_beat = 0.0
+        self.sick: dict[str, float] = {}  # worker address -> when its engine failed
+
+    # -- the queue -----------------------------------------------------------------------------
+
+    def add(self, specs: Iterable[TableSpec], *, first: bool = False) -> None:
+        """Queue tables to play (``first``: before those already waiting)."""
+        items = [(0.0, spec, 0) for spec in specs]
+        if first:
+            self.waiting.extendleft(reversed(items))
+        else:
+            self.waiting.extend(items)
+
+    def discard(self, keep: Callable[[TableSpec], bool]) -> int:
+        """Drop the waiting tables ``keep`` refuses (the ladder: a bot withdrawn meanwhile);
+        how many were dropped. Tables in flight play on."""
+        before = len(self.waiting)
+        self.waiting = deque(item for item in self.waiting if keep(item[1]))
+        return before - len(self.waiting)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waits and nothing plays."""
+        return not self.waiting and not self.in_flight
+
+    @property
+    def has_room(self) -> bool:
+        """Fewer tables in flight than the concurrency."""
+        return len(self.in_flight) < self.limit
+
+    @property
+    def has_ready(self) -> bool:
+        """A waiting table may start now (its retry time has come)."""
+        return any(not_before <= time.monotonic() for not_before, _, _ in self.waiting)
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def run(self, specs: Iterable[TableSpec]) -> None:
+        """Play ``specs`` (and their retries) to the end, or until Ctrl-C / SIGTERM."""
+        self.add(specs)
+        on_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGTERM)
+        if on_main:
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            while self.waiting or self.in_flight:
+                self.pump(self.POLL)
+                if self.stopping and not self.in_flight:
+                    break
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.stopping = True
+            self.progress.note(
+                "interrupted: the games in progress are abandoned; run the same command to resume"
+            )
+            self.cancel()
+        finally:
+            if on_main:
+                signal.signal(signal.SIGTERM, previous)
+
+    def pump(self, timeout: float, *, submit: bool = True) -> None:
+        """One step: start the tables that may start (unless ``submit`` is False), wait up to
+        ``timeout`` seconds for one to finish, and store every outcome that arrived meanwhile."""
+        if submit:
+            self._submit_ready()
+        self._collect(timeout)
+        if time.monotonic() - self.last_beat > self.HEARTBEAT:
+            self.last_beat = time.monotonic()
+            self.store.heartbeat(self.run_id, self.played)
+
+    def cancel(self) -> None:
+        """Give up the tables in flight (a game cut off is not recorded)."""
+        self.stopping = True
+        for future in self.in_flight:
+            future.cancel()
+
+    def _submit_ready(self) -> None:
+        now = time.monotonic()
+        while not self.stopping and self.has_room:
+            ready = next((i for i, item in enumerate(self.waiting) if item[0] <= now), None)
+            if ready is None:
+                return
+            _, spec, attempt = self.waiting[ready]
+            del self.waiting[ready]
+            if self.info.in_process:
+                future = self.executor.submit(self.runner, spec, self.finished.put)
+            else:
+                self.sick = {w: t for w, t in self.sick.items() if now - t < self.SICK_FOR}
+                placement = avoiding(self.executor, self.info, set(self.sick))
+                future = self.executor.submit(self.runner, spec, **placement)
+            self.in_flight[future] = (spec, attempt)
+
+    def _collect(self, timeout: float) -> None:
+        """Wait a little for a table to finish; store every outcome that arrived meanwhile."""
+        done: set[concurrent.futures.Future[list[GameOutcome]]] = set()
+        if self.in_flight:
+            done, _ = concurrent.futures.wait(
+                list(self.in_flight),
+                timeout=timeout,
+                return_when=concurrent.futures.FIRST_COMPLETED,
+            )
+        elif self.waiting:  # only tables waiting for their retry time
+            time.sleep(
+                min(timeout, max(0.0, min(t for t, _, _ in self.waiting) - time.monotonic()))
+            )
+        spec_of = {s.table: (s, a) for s, a in self.in_flight.values()}
+        self._drain(spec_of)
+        for future in done:
+            spec, attempt = self.in_flight.pop(future)
+            try:
+                outcomes = future.result()
+            except Exception as error:  # noqa: BLE001 - the executor failed: infrastructure
+                outcomes = [
+                    GameOutcome(
+                        g,
+                        infra_kind=InfraKind.EXECUTOR,
+                        infra_detail=f"{type(error).__name__}: {error}",
+                    )
+                    for g, _ in spec.games
+                ]
+            self._drain({**spec_of, spec.table: (spec, attempt)})  # callbacks that raced the future
+            for outcome in outcomes:
+                self._handle(outcome, spec)
+            self._maybe_retry(spec, attempt)
+
+    def _drain(self, spec_of: Mapping[int, tuple[TableSpec, int]]) -> None:
+        while True:
+            try:
+                outcome = self.finished.get_nowait()
+            except queue.Empty:
+                return
+            for spec, _attempt in spec_of.values():
+                if any(g == outcome.game_id for g, _ in spec.games):
+                    self._handle(outcome, spec)
+                    break
+
+    def _handle(self, outcome: GameOutcome, spec: TableSpec) -> None:
+        if outcome.game_id in self.seen:
+            return
+        self.seen.add(outcome.game_id)
+        if outcome.record is not None:
+            if self.store.record_game(
+                outcome.game_id,
+                outcome.record,
+                run_id=self.run_id,
+                seconds=outcome.seconds,
+                output_budget=self.output_budget,
+            ):
+                self.played += 1
+            self.progress.game(outcome, self.store)
+            return
+        kind, detail = outcome.infra_kind or InfraKind.REFEREE_ERROR, outcome.infra_detail or ""
+        if kind == InfraKind.ENGINE_UNAVAILABLE and outcome.worker:
+            self.sick[outcome.worker] = time.monotonic()
+        self.store.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
+        self.infra.append((outcome.game_id, kind, detail))
+        self.failed_tables.setdefault(spec.table, []).extend(
+            g for g in spec.games if g[0] == outcome.game_id
+        )
+        self.progress.infra(outcome)
+
+    def _maybe_retry(self, spec: TableSpec, attempt: int) -> None:
+        retry = self.failed_tables.pop(spec.table, None)
+        if not retry:
+            return
+        for gid, _ in retry:
+            self.seen.discard(gid)
+        if attempt < self.retries and not self.stopping:
+            delay = self.retry_delay * (2**attempt)
+            again = dataclasses.replace(spec, games=tuple(retry))
+            self.waiting.append((time.monotonic() + delay, again, attempt + 1))
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+__all__ = ["Progress", "Runner", "TableDriver", "table_specs"]

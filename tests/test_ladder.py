@@ -1,0 +1,89 @@
+"""The arena's ladder plays what was validated: the content-addressed archives of the bot versions,
+through the tournament's own table driver and spec builder (take5_arena/service/ladder.py), never
+the folders the bots were submitted from.
+
+The ladder runs here in this process, on local threads with local bots (the sandbox does not
+matter for what is played: tests/test_cluster.py runs it with Docker on two engines).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from take5.record import verify_record
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import TournamentSettings, submit
+from take5_arena.referee.tournament.executors import open_executor, parse_executor
+from take5_arena.service.ladder import Ladder, LadderConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "example_bots"
+#: What an author's folder holds after the submission: a bot that would say another name and
+#: crash at its first move, if it were ever played.
+EDITED = """\
+import sys
+from take5 import Bot, run
+
+
+class Edited(Bot):
+    name = "edited-after-submission"
+
+    def pick_card(self, view):
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    run(Edited())
+"""
+
+
+def play_ladder(directory: Path, games: int) -> Ladder:
+    with Store(directory) as store:
+        settings = TournamentSettings.from_json(store.settings()).updated(
+            {"players": 2, "sandbox": "local"}
+        )
+    with open_executor(parse_executor("local"), 2) as (executor, info):
+        ladder = Ladder(
+            directory, settings, LadderConfig(), executor=executor, info=info, retry_delay=0.1
+        )
+        ladder.start()
+        try:
+            deadline = time.monotonic() + 300
+            while ladder.played < games and time.monotonic() < deadline and ladder.alive:
+                time.sleep(0.2)
+        finally:
+            ladder.stop(timeout=60)
+    return ladder
+
+
+def test_the_ladder_plays_the_archives_not_the_folders(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TAKE5_ARTIFACT_CACHE", str(tmp_path / "cache"))
+    directory = tmp_path / "T"
+    folders = {}
+    for name in ("lowest", "random"):
+        folders[name] = Path(shutil.copytree(EXAMPLES / name, tmp_path / f"src-{name}"))
+        submit(directory, folders[name], name, sandbox="local")
+    # After the submission: one folder edited, the other moved away.
+    (folders["lowest"] / "bot.py").write_text(EDITED)
+    folders["random"].rename(tmp_path / "moved-away")
+
+    ladder = play_ladder(directory, games=4)
+    assert ladder.error is None, ladder.error
+    assert ladder.played >= 4 and ladder.infra == 0
+    with Store(directory) as store:
+        versions = {v.key: v for v in store.versions()}
+        records = list(store.records())
+        assert not store.infra_failures()
+        runs = store.runs()
+    assert len(records) >= 4
+    for _, record in records:
+        assert verify_record(record) is None
+        assert not any(record["faults"])
+        for seat in record["seats"]:
+            version = versions[seat["entrant"]]
+            assert seat["digest"] == version.artifact  # what played is the validated archive
+            assert seat["bot_name"] == seat["name"]  # the bot as validated, not "edited-..."
+            assert Path(seat["bot"]).is_relative_to(tmp_path / "cache")
+    assert runs[-1]["run_id"] == ladder.run_id and runs[-1]["status"] == "interrupted"

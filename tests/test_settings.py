@@ -1,0 +1,110 @@
+"""A tournament's settings: one frozen type, read from and written to the store's JSON as before
+it existed, checked where it is built (take5_arena/referee/tournament/settings.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from take5 import Settings
+from take5.rules import EndRule, Variant
+from take5_arena.referee import defaults
+from take5_arena.referee.kinds import SandboxKind
+from take5_arena.referee.sandbox.limits import SandboxLimits
+from take5_arena.referee.tournament import TournamentError, TournamentSettings
+from take5_arena.referee.tournament.settings import KEYS
+
+#: The settings JSON a store made before this type existed holds (take5_arena/referee/
+#: tournament/settings.py's DEFAULTS at main b3b9801, resolved with a few options, as `tournament
+#: run` saved it).
+OLD_STORE_JSON = {
+    "base_image": "take5/python:3.11",
+    "concurrency": 2,
+    "cpus": 1.0,
+    "duplicate": True,
+    "end_rule": "at-or-above",
+    "executor": "auto",
+    "games": 6,
+    "max_faults": 3,
+    "memory": "256m",
+    "output_budget": 50000000,
+    "pids": 64,
+    "players": 3,
+    "retries": 3,
+    "sandbox": "local",
+    "seed": 0,
+    "start_timeout": 10.0,
+    "threshold": 66,
+    "timeout": 1.0,
+    "variant": "standard",
+}
+
+
+def test_an_old_stores_settings_read_back_the_same() -> None:
+    settings = TournamentSettings.from_json(OLD_STORE_JSON)
+    assert settings.to_json() == OLD_STORE_JSON
+    assert settings.game == Settings(players=3, variant=Variant.STANDARD, threshold=66)
+    assert settings.calls.start_timeout == 10.0  # what the store says, not today's default
+    assert settings.sandbox is SandboxKind.LOCAL
+    assert settings.limits == SandboxLimits(memory="256m", cpus=1.0, pids=64)
+    assert json.loads(json.dumps(settings.to_json())) == OLD_STORE_JSON
+
+
+def test_missing_keys_take_their_defaults_and_unknown_keys_are_ignored() -> None:
+    settings = TournamentSettings.from_json({"players": 5, "from_a_newer_referee": 1})
+    assert settings.players == 5
+    assert settings.calls.start_timeout == defaults.START_TIMEOUT
+    assert settings.sandbox == defaults.TOURNAMENT_SANDBOX
+    assert set(settings.to_json()) == set(KEYS)
+    assert TournamentSettings.from_json({}) == TournamentSettings()
+
+
+def test_options_given_now_replace_the_stored_ones() -> None:
+    stored = TournamentSettings.from_json(OLD_STORE_JSON)
+    same = stored.updated({"players": None, "timeout": None})
+    assert same is stored
+    changed = stored.updated({"threshold": 40, "end_rule": "above", "cpus": 2, "timeout": 2})
+    assert changed.game == Settings(players=3, threshold=40, end_rule=EndRule.ABOVE)
+    assert changed.limits.cpus == 2.0 and changed.calls.timeout == 2.0
+    assert isinstance(changed.calls.timeout, float)
+    with pytest.raises(TypeError, match="not a tournament setting: colour"):
+        stored.updated({"colour": "red"})
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"players": 11}, "2 to 10 players"),
+        ({"variant": "chess"}, "unknown variant"),
+        ({"threshold": 0}, "threshold must be a whole number"),
+        ({"timeout": "1"}, "timeout must be a number"),
+        ({"timeout": 0}, "timeout must be positive"),
+        ({"max_faults": 0}, "max_faults must be at least 1"),
+        ({"sandbox": "vm"}, "unknown sandbox 'vm'"),
+        ({"memory": "lots"}, "expected a size like '256m'"),
+        ({"pids": 2}, "pids must be >= 8"),
+        ({"games": 0}, "games must be at least 1"),
+        ({"concurrency": 0}, "concurrency must be at least 1"),
+        ({"retries": -1}, "retries must be a whole number"),
+        ({"duplicate": "yes"}, "duplicate must be true or false"),
+    ],
+)
+def test_a_bad_setting_is_refused_with_its_name(change: dict[str, object], message: str) -> None:
+    with pytest.raises(TournamentError, match=message):
+        TournamentSettings.from_json({**OLD_STORE_JSON, **change})
+
+
+def test_the_settings_are_frozen() -> None:
+    settings = TournamentSettings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.seed = 1  # type: ignore[misc]
+    assert hash(settings.limits) == hash(SandboxLimits(memory="256m", cpus=1.0, pids=64))
+
+
+def test_the_game_context_is_what_game_ids_were_made_from() -> None:
+    """Changing it would change every game id of every stored schedule."""
+    context = TournamentSettings.from_json(OLD_STORE_JSON).game_context()
+    assert context == {"variant": "standard", "threshold": 66, "end_rule": "at-or-above"}
+    assert all(type(v) in (str, int) for v in context.values())
