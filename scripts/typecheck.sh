@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# The type checker, as CI runs it: mypy with the settings in pyproject.toml ([tool.mypy]: strict on
-# the take5 SDK and on the platform's modules listed there, the ordinary checks on the rest of
-# take5_arena).
+# The type checker, as CI runs it: mypy with the settings in pyproject.toml ([tool.mypy]: strict
+# on the take5 SDK and on take5_arena, generated gRPC code exempt).
 #   scripts/typecheck.sh                 # as CI
-#   scripts/typecheck.sh --strict        # everything strictly: what is left before CI can be
-#   scripts/typecheck.sh --strict take5_arena/cli   # ... or only some files or folders
+#   scripts/typecheck.sh take5_arena/cli # ... or only some files or folders
 # Other arguments go to mypy. Needs the test extra (pip install -e ".[test]").
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -235,7 +235,8 @@ def make_schedule(
     rng = SplitMix64(_hash_int("schedule", seed, n, k))
     order = rng.shuffled(range(n))  # entrant index -> position in the schedule's own order
 
-    mode, cycles, rows = "complete", 0, None
+    mode, cycles = "complete", 0
+    rows: Sequence[Sequence[int]] | None = None
     if 2 * requested < c:
         rows, ok = _balanced(n, k, requested, rng)
         if ok or c > FALLBACK_FACTOR * requested:
@@ -314,7 +315,9 @@ def _complete(n: int, k: int, cycles: int) -> list[tuple[int, ...]]:
     return [s for _ in range(cycles) for s in subsets]
 
 
-def _balanced(n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 6) -> tuple[list, bool]:
+def _balanced(
+    n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 6
+) -> tuple[list[list[int]], bool]:
     """At least ``tables`` tables of ``k`` out of ``n`` and whether their pair counts are within one
     (else the attempt that came closest). Each attempt takes the next table count from ``tables`` up
     that the counting condition allows, so a failed search tries a slightly larger schedule."""
