@@ -274,7 +274,7 @@ def test_the_check_finds_what_a_reset_removes():
         time.sleep(0.5)
         problems = " ".join(box.check())
         assert "processes left" in problems and "/tmp is not empty" in problems, problems
-        box.reset()  # raises Unclean if anything is left
+        box.reset()  # raises UncleanError if anything is left
         assert box.check() == []
         handle.stop()
     assert containers.list_containers(client, run_id=launcher.run_id) == []

@@ -151,4 +151,4 @@ def oom_kills(paths: CgroupPaths) -> int | None:
     return None
 
 
-__all__ = ["CgroupPaths", "cpu_seconds", "oom_kills", "procs"]
+__all__ = ["ROOT", "CgroupPaths", "cpu_seconds", "oom_kills", "procs"]

@@ -601,7 +601,7 @@ class DockerLauncher:
             fresh.future.set_result(self._fork(fresh, box))
             with self._lock:
                 self._standby[tag].append(fresh)
-        except Exception as error:  # noqa: BLE001 - Unclean, or the engine or fork server failed
+        except Exception as error:  # noqa: BLE001 - UncleanError, or the engine or fork server failed
             self.discarded += 1
             log.warning("discarding warm container %s: %s", box.container.name, error)
             self._drop_warm(box)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from . import cgroups, containers, sockets
 from .errors import ContainerStartError, SandboxError
+from .images import SITE_DIR, WHEELS_DIR
 from .limits import (
     BOT_GID,
     BOT_UID,
@@ -60,8 +61,7 @@ log = logging.getLogger("take5.referee")
 NS_LAST_PID = 100
 """The pid counter of a warm container before each game: every bot process gets the same pids."""
 PYTHON = "/usr/bin/python3"
-SITE = "/opt/take5/site"
-WHEELS = "/opt/take5/wheels"
+"""The interpreter of the arena's Python image, which runs the fork server."""
 CTL_TIMEOUT = 10.0
 """Seconds the fork server has to answer a request (it answers in milliseconds)."""
 SYSTEM_RW = ("/proc", "/dev", "/dev/pts", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf")
@@ -72,7 +72,7 @@ _MASKED = frozenset(MASKED_PATHS) | frozenset(WARM_MASKED_PATHS)
 _NET_TABLES = ("tcp", "tcp6", "udp", "udp6", "udplite", "udplite6", "raw", "raw6")
 
 
-class Unclean(SandboxError):
+class UncleanError(SandboxError):
     """A warm container could not be proved clean; it is discarded."""
 
 
@@ -220,7 +220,7 @@ class WarmContainer:
             labels={**(labels or {}), "take5.warm": "1"},
             env=env,
             entrypoint=[PYTHON, "-I", "-S", FORKSERVER_PATH],
-            command=["--site", SITE, "--path", WHEELS],
+            command=["--site", SITE_DIR, "--path", WHEELS_DIR],
             warm_root=str(root),
         )
         try:
@@ -288,16 +288,16 @@ class WarmContainer:
         try:
             reply = self._replies.get(timeout=timeout)
         except queue.Empty:
-            raise Unclean(f"the fork server did not answer within {timeout:g} s") from None
+            raise UncleanError(f"the fork server did not answer within {timeout:g} s") from None
         if not reply.startswith(word):
-            raise Unclean(f"the fork server answered {reply[:200]!r}")
+            raise UncleanError(f"the fork server answered {reply[:200]!r}")
         return reply
 
     def _request(self, command: str, word: str) -> str:
         try:
             self._ctl.send(command.encode())
         except OSError as error:
-            raise Unclean(f"the fork server's connection is gone ({error})") from None
+            raise UncleanError(f"the fork server's connection is gone ({error})") from None
         return self._expect(word)
 
     # -- games ----------------------------------------------------------------------------------
@@ -331,7 +331,7 @@ class WarmContainer:
     def reset(self) -> None:
         """Make the container as it was before its first game, then prove it (`check`).
 
-        Raises Unclean with every problem found: the container must then be discarded."""
+        Raises UncleanError with every problem found: the container must then be discarded."""
         self._request("kill", "killed")
         self.bot_pid = None
         self._wait_alone()
@@ -339,7 +339,7 @@ class WarmContainer:
         ipc = self._reset_pid_counter()
         problems = self.check(ipc)
         if problems:
-            raise Unclean("; ".join(problems))
+            raise UncleanError("; ".join(problems))
 
     def _wait_alone(self, timeout: float = CTL_TIMEOUT) -> None:
         """Wait until the fork server is the only process in the container's cgroup."""
@@ -347,7 +347,7 @@ class WarmContainer:
         pause = 0.001
         while cgroups.procs(self.cgroup) != [self.zygote.pid]:
             if time.monotonic() >= deadline:
-                raise Unclean(f"processes still running {timeout:g} s after SIGKILL")
+                raise UncleanError(f"processes still running {timeout:g} s after SIGKILL")
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
 
@@ -364,7 +364,7 @@ class WarmContainer:
             else:
                 options = f"size={self.limits.tmpfs},nr_inodes=16384,mode=1777"
             if not sockets.mount_tmpfs(path, options, source="take5-warm"):
-                raise Unclean(f"cannot mount a tmpfs on {path}")
+                raise UncleanError(f"cannot mount a tmpfs on {path}")
 
     def _reset_pid_counter(self) -> str:
         """In the container's pid and IPC namespaces, with the host's own programs (its mount
@@ -392,9 +392,9 @@ class WarmContainer:
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as error:
-            raise Unclean(f"resetting the pid counter: {error}") from None
+            raise UncleanError(f"resetting the pid counter: {error}") from None
         if done.returncode != 0:
-            raise Unclean(f"resetting the pid counter: {done.stderr.strip()[-300:]}")
+            raise UncleanError(f"resetting the pid counter: {done.stderr.strip()[-300:]}")
         return done.stdout
 
     def check(self, ipc: str = "") -> list[str]:
@@ -527,4 +527,12 @@ class WarmContainer:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-__all__ = ["NS_LAST_PID", "Unclean", "WarmContainer", "enabled"]
+__all__ = [
+    "CTL_TIMEOUT",
+    "NS_LAST_PID",
+    "PYTHON",
+    "SYSTEM_RW",
+    "UncleanError",
+    "WarmContainer",
+    "enabled",
+]
