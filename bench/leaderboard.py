@@ -11,7 +11,10 @@ with name, entrant, version and handshake fields, a timeout fault now and then).
 once per size into the cache folder and reused (100,000 games take a while to play).
 
 For each size, each command runs as its own process (``python -m take5_arena``) and the figures are
-that process's CPU time (user + system) and peak resident memory (``wait4``'s ``ru_maxrss``):
+that process's CPU time (user + system, from ``wait4``) and its peak resident memory: the high-water
+mark the kernel keeps for the process's own memory (``VmHWM`` in ``/proc/self/status``), which the
+command reports as it exits (`PEAK`). Not ``ru_maxrss``: a forked child starts with its parent's
+high-water mark, so every command would seem at least as large as this benchmark.
 
 * ``standings``: ``referee standings -t DIR`` (results table only), and ``referee tournament
   status``;
@@ -34,6 +37,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -148,23 +152,52 @@ def cached_store(cache: Path, games: int) -> Path:
     return folder
 
 
+PEAK = """\
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+
+def peak():
+    with open("/proc/self/status") as status, open(out, "w") as fh:
+        fh.write(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+
+atexit.register(peak)
+if sys.argv[1] == "-m":
+    del sys.argv[:2]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+else:
+    code = sys.argv.pop(2)
+    del sys.argv[0]
+    exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+"""
+"""Runs ``python -m MODULE ...`` or ``python -c CODE ...`` and, as it exits, writes its peak
+resident memory (kB, VmHWM: the process's own, since its exec) to the file named first."""
+
+
 def measure(args: list[str]) -> tuple[float, float, float]:
-    """(CPU seconds, peak MB, wall seconds) of one command run as its own process."""
+    """(CPU seconds, peak MB, wall seconds) of one command (``[python, -m|-c, ...]``) run as its
+    own process."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
             [str(ROOT), str(ROOT / "sdk"), os.environ.get("PYTHONPATH", "")]
         ),
     }
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {err[-2000:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, wall
+    with tempfile.NamedTemporaryFile(prefix="take5-peak-") as peak_file:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [args[0], "-c", PEAK, peak_file.name, *args[1:]],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {err[-2000:]}")
+        peak_kb = int(Path(peak_file.name).read_text() or 0)
+    return usage.ru_utime + usage.ru_stime, peak_kb / 1024, wall
 
 
 def referee(*args: str) -> list[str]:

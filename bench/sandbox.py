@@ -1,56 +1,78 @@
-"""Docker sandbox cost: container start to first answer, and games per second of 4 containerised
-bots against the same 4 bots as local processes, in the same run, at the same concurrency.
+"""Docker sandbox cost: what a fresh bot process for each game costs, and games per second of 4
+containerised bots against the same bots as local processes, side by side in the same run.
 
-Two ways of running the containers are measured side by side, on the same images:
+Paths measured, taking turns so that load from elsewhere hits them alike:
 
-* ``api``: the production launcher (take5_arena.referee.sandbox.launcher.DockerLauncher), every
-  container request an Engine API call through docker-py;
-* ``cli``: the baseline, the way the referee worked before: the same launcher, but each container
-  is created with a ``docker run`` process and removed with a ``docker rm -f`` process (its flags
-  are made from the same `container_kwargs`, see `cli_run_argv`). It lives here only, to keep
-  the comparison honest in every run; the referee has no command-line path any more.
+* ``local``: the bots as local processes (take5_arena.referee.match.local), started once per match:
+  the baseline;
+* ``warm``: the production launcher: a fresh bot process for every game, forked by the fork server
+  of a warm container that is reset and proved clean between games (take5_arena/referee/sandbox/
+  warm.py);
+* ``fresh``: the same launcher with ``reuse=False``: a fresh container for every game, the way
+  before warm containers (the old path);
+* ``runsc`` (with ``--runsc``): fresh containers under gVisor (warm containers need runc).
 
-* start: create a bot container -> its socket appears -> its first answer (Handshake), one
-  container at a time; also the CPU a start costs (dockerd + containerd + the container itself +
-  the referee and the processes it spawned).
-* throughput: matches of 4 bots, `--concurrency` of them at once, each of `--games` games, with the
-  bots as local processes (started once per match) and in containers (a fresh one per bot per game,
-  the next game's started while a game plays). Two kinds of bots: trivial (`lowest`, answers at
-  once) and thinking bots that spend `--think-ms` (20) per decision, busy on the CPU (`cpu`) or
-  waiting (`sleep`). Local, cli and api runs alternate, so load from elsewhere hits all alike.
+What is counted (CPU seconds, user + system):
 
-Targets (issue 11): start to first answer <= 0.15 CPU-s; think-cpu at 2 matches at once >= 0.8 of
-the local rate.
+* the referee: this process and the children it reaped (the local bots, the ``nsenter`` of each
+  reset);
+* the containers: their cgroups (`DockerLauncher.cpu_seconds`: every process that ran in them,
+  the bot and the fork server, read before and after, removed containers included);
+* the engine: this engine's own dockerd and containerd (with the children they reaped) and the
+  containerd-shim of each container (with the runc processes it ran and reaped), found by the
+  engine's socket; other engines on the machine (tests/test_cluster.py starts some) are not
+  counted. Shims end with their container, so a helper process samples them every 20 ms and keeps
+  the last value seen: a shim's last few milliseconds before it ends are missed, which flatters
+  the fresh path, not the warm one. Other users of the same engine are counted too: use
+  ``--engine-root DIR`` for an engine of the benchmark's own.
 
-Run: python bench/sandbox.py [--games 12] [--think-ms 20] [--concurrency 1 2] [--repeat 2]
-Needs a Docker engine and the base image (scripts/setup-docker.sh). Not a test: it prints numbers.
+Figures: ``start``: one bot at a time, a process for one game (take it, wait for its socket, its
+first answer, stop it and clean up after it), CPU per process split as above; ``games``: matches
+of 4 bots, 1 and 2 matches at once, trivial bots (`lowest`) and bots thinking 20 ms per decision
+(busy on the CPU), games/s and CPU per game; ``cost/bot/game`` = (CPU per game of the path - CPU
+per game of local processes) / 4. Targets (issue 28): cost <= 0.1 CPU-s per bot per game; games/s
+>= 0.8 of local for trivial bots and >= 0.9 for thinking bots, at 1 and 2 matches at once.
+
+Run: python bench/sandbox.py [--games 12] [--repeat 2] [--concurrency 1 2] [--runsc]
+     [--engine-root /var/tmp/take5-bench-engine]
+Needs a Docker engine with the base images (scripts/setup-docker.sh), as root for warm containers.
+Not a test: it prints numbers.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "sdk"))
 
 from take5_arena.referee import defaults
 from take5_arena.referee.match import CallLimits, Match, MatchConfig
 from take5_arena.referee.match.botref import parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
-from take5_arena.referee.sandbox import containers
+from take5_arena.referee.sandbox import engine
 from take5_arena.referee.sandbox.launcher import DockerLauncher
-from take5_arena.referee.sandbox.limits import container_kwargs
+from take5_arena.referee.sandbox.limits import SandboxLimits
 
+BOTS = 4
 THINK_BOT = '''\
 """Bench bot: spends TAKE5_THINK_MS per decision (busy on the CPU, or asleep), then plays low."""
 import os
@@ -98,134 +120,133 @@ def think_bot() -> str:
     return str(folder)
 
 
-# -- the baseline: the docker command line ---------------------------------------------------------
+# -- the engine's own processes ------------------------------------------------------------------
 
 
-def cli_run_argv(kwargs: dict, image: str) -> list[str]:
-    """``docker run`` arguments equal to `containers.create(image, **kwargs)` (every key mapped, or
-    KeyError: the baseline never silently runs with fewer flags than production)."""
-    kw = dict(kwargs)
-    argv = ["run", "--detach", "--name", kw.pop("name")]
-    assert kw.pop("detach") is True
-    argv += ["--network", kw.pop("network_mode")]
-    if kw.pop("read_only"):
-        argv.append("--read-only")
-    argv += ["--user", kw.pop("user")]
-    argv += [a for cap in kw.pop("cap_drop") for a in ("--cap-drop", cap)]
-    argv += [a for opt in kw.pop("security_opt") for a in ("--security-opt", opt)]
-    argv += ["--memory", kw.pop("mem_limit"), "--memory-swap", kw.pop("memswap_limit")]
-    argv += ["--cpus", f"{kw.pop('nano_cpus') / 1e9:g}", "--pids-limit", str(kw.pop("pids_limit"))]
-    argv += [
-        a for u in kw.pop("ulimits") for a in ("--ulimit", f"{u['Name']}={u['Soft']}:{u['Hard']}")
-    ]
-    argv += [a for path, opts in kw.pop("tmpfs").items() for a in ("--tmpfs", f"{path}:{opts}")]
-    argv += ["--shm-size", kw.pop("shm_size"), "--restart", kw.pop("restart_policy")["Name"]]
-    if kw.pop("init"):
-        argv.append("--init")
-    argv += ["--hostname", kw.pop("hostname")]
-    log = kw.pop("log_config")
-    argv += [
-        "--log-driver",
-        log["Type"],
-        *(a for k, v in log["Config"].items() for a in ("--log-opt", f"{k}={v}")),
-    ]
-    argv += [a for k, v in kw.pop("environment").items() for a in ("--env", f"{k}={v}")]
-    argv += [a for k, v in kw.pop("labels").items() for a in ("--label", f"{k}={v}")]
-    argv += [
-        a
-        for m in kw.pop("mounts")
-        for a in ("--mount", f"type={m['Type']},source={m['Source']},target={m['Target']}")
-    ]
-    if "runtime" in kw:
-        argv += ["--runtime", kw.pop("runtime")]
-    entrypoint = kw.pop("entrypoint", None)
-    command = kw.pop("command", None) or []
-    if entrypoint is not None:
-        argv += ["--entrypoint", entrypoint[0]]
-        command = [*entrypoint[1:], *command]
-    if kw:
-        raise KeyError(f"cli_run_argv does not map {sorted(kw)}")
-    return [*argv, image, *command]
+def _ticks(pid: int) -> int | None:
+    """utime + stime + cutime + cstime of a process, in clock ticks (None if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return sum(int(x) for x in fields[11:15])
 
 
-class CliLauncher(DockerLauncher):
-    """The production launcher with the old command-line container path (the baseline)."""
-
-    def _create(self, image, socket_dir, labels):
-        facts = containers.image_facts(self.client, image.info.tag)
-        name = containers.container_name(self.run_id)
-        kwargs = container_kwargs(
-            name=name,
-            limits=self.limits,
-            socket_dir=str(socket_dir),
-            labels={"take5.run": self.run_id, **labels},
-            env=self.env,
-            entrypoint=image.entrypoint,
-            command=image.command,
-            volumes=facts.volumes,
-        )
-        started = time.monotonic()
-        proc = subprocess.run(
-            ["docker", *cli_run_argv(kwargs, image.info.tag)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
-        if proc.returncode != 0:
-            subprocess.run(
-                ["docker", "rm", "-f", name], capture_output=True, check=False, timeout=120
-            )
-            raise RuntimeError(
-                f"docker run failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
-            )
-        return containers.Container(
-            id=proc.stdout.strip(),
-            name=name,
-            image=image.info.tag,
-            socket_dir=socket_dir,
-            started=started,
-        )
-
-    def _delete(self, container):
-        subprocess.run(
-            ["docker", "rm", "-f", "-v", container.id],
-            capture_output=True,
-            check=False,
-            timeout=120,
-        )
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
 
 
-# -- CPU accounting -----------------------------------------------------------------------------
-
-
-def _pids(name: str) -> list[int]:
-    out = subprocess.run(
-        ["pgrep", "-x", name], check=False, capture_output=True, text=True
-    ).stdout.split()
-    return [int(p) for p in out]
-
-
-def daemon_cpu() -> float:
-    """CPU seconds so far of dockerd and containerd (with the children they reaped). Shared by
-    everything using the engine: other Docker work on the machine shows up here too."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for pid in _pids("dockerd") + _pids("containerd"):
+def _listener(path: str) -> int | None:
+    """The pid of the process listening on the Unix socket `path`."""
+    inodes = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[7] == path and fields[5] == "01":
+            inodes.add(f"socket:[{fields[6]}]")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15]) / tick
+            for fd in (entry / "fd").iterdir():
+                if os.readlink(fd) in inodes:
+                    return int(entry.name)
         except OSError:
-            pass
-    return total
+            continue
+    return None
 
 
-LAUNCHERS: list[DockerLauncher] = []
+def engine_processes(socket_path: str) -> tuple[list[int], str]:
+    """(pids of the engine's dockerd and containerd, containerd's socket, which its shims name)."""
+    dockerd = _listener(socket_path)
+    if dockerd is None:
+        raise SystemExit(f"no process listens on {socket_path}")
+    args = _cmdline(dockerd)
+    external = next((a.split("=", 1)[1] for a in args if a.startswith("--containerd=")), None)
+    if external is None and "--containerd" in args:
+        external = args[args.index("--containerd") + 1]
+    if external:
+        containerd = _listener(external)
+        return [dockerd] + ([containerd] if containerd else []), external
+    for child in Path(f"/proc/{dockerd}/task").glob("*/children"):
+        for pid in map(int, child.read_text().split()):
+            cmd = _cmdline(pid)
+            if cmd and cmd[0].endswith("containerd") and "--config" in cmd:
+                config = tomllib.loads(Path(cmd[cmd.index("--config") + 1]).read_text())
+                return [dockerd, pid], config["grpc"]["address"]
+    raise SystemExit(f"cannot find the containerd of the dockerd on {socket_path}")
 
 
-def docker_cpu() -> float:
-    """CPU seconds of the Docker daemons plus the bench's own removed containers (their cgroups)."""
-    return daemon_cpu() + sum(launcher.container_cpu for launcher in LAUNCHERS)
+def sample(daemons: list[int], address: str) -> None:
+    """The helper process: on each line of stdin, print as JSON the engine's CPU seconds so far:
+    its daemons' now, and the last value seen of each shim of its containerd, by container id."""
+    tick = os.sysconf("SC_CLK_TCK")
+    shims: dict[tuple[int, str], tuple[str, int]] = {}
+    seen: set[int] = set()
+    lock = threading.Lock()
+
+    def scan() -> None:
+        while True:
+            now = {int(e) for e in os.listdir("/proc") if e.isdigit()}
+            seen.intersection_update(now)  # a pid that ended may come back as another process
+            for pid in now:
+                if pid not in seen:
+                    seen.add(pid)
+                    cmd = _cmdline(pid)
+                    if cmd and "containerd-shim" in cmd[0] and address in cmd and "-id" in cmd:
+                        try:
+                            stat = Path(f"/proc/{pid}/stat").read_text()
+                        except OSError:
+                            continue
+                        start = stat.rsplit(")", 1)[1].split()[19]
+                        with lock:
+                            shims[(pid, start)] = (cmd[cmd.index("-id") + 1], 0)
+            with lock:
+                for key, (cid, _) in list(shims.items()):
+                    ticks = _ticks(key[0])
+                    if ticks is not None:
+                        shims[key] = (cid, ticks)
+            time.sleep(0.02)
+
+    threading.Thread(target=scan, daemon=True).start()
+    for _ in sys.stdin:
+        by_id: dict[str, float] = {}
+        with lock:
+            for cid, ticks in shims.values():
+                by_id[cid] = by_id.get(cid, 0.0) + ticks / tick
+        daemon_seconds = sum(_ticks(p) or 0 for p in daemons) / tick
+        print(json.dumps({"daemons": daemon_seconds, "shims": by_id}), flush=True)
+
+
+class EngineClock:
+    """CPU seconds of one engine's daemons and shims (the helper process above)."""
+
+    def __init__(self, socket_path: str) -> None:
+        daemons, address = engine_processes(socket_path)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--sample", json.dumps([daemons, address])],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.daemons = daemons
+        time.sleep(0.2)
+
+    def __call__(self, containers: frozenset[str]) -> float:
+        """The daemons' CPU seconds so far, and the shims' of `containers` (ids)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        time.sleep(0.05)  # a sample of the shims taken after what is measured
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        got = json.loads(self.proc.stdout.readline())
+        return float(got["daemons"]) + sum(v for k, v in got["shims"].items() if k in containers)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(5)
 
 
 def self_cpu() -> float:
@@ -233,63 +254,165 @@ def self_cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-# -- start latency --------------------------------------------------------------------------------
+class Clocks:
+    """The three clocks of a measurement: referee, containers (of the given launchers), engine."""
+
+    def __init__(self, engine_clock: EngineClock | None, launchers: list[DockerLauncher]) -> None:
+        self.engine = engine_clock
+        self.launchers = launchers
+
+    def read(self) -> tuple[float, float, float]:
+        containers = sum(launcher.cpu_seconds() for launcher in self.launchers)
+        ids = frozenset().union(*(launcher.container_ids for launcher in self.launchers))
+        daemons = self.engine(ids) if self.engine is not None and self.launchers else 0.0
+        return self_cpu(), containers, daemons
 
 
-def _one_start(launcher: DockerLauncher, ref) -> tuple[float, float, float, float, float]:
-    """(seconds to the socket, seconds to the first answer, CPU seconds of the daemons, of the
-    container, of the referee and the processes it spawned) of one container."""
-    d0, c0, s0 = daemon_cpu(), launcher.container_cpu, self_cpu()
+# -- a private engine -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def private_engine(root: Path, images: list[str]) -> Iterator[str]:
+    """A dockerd of the benchmark's own (its data root kept under `root`, so images stay), with
+    runsc registered when it is installed; yields its socket path. The base images are copied in
+    from the engine of the environment the first time."""
+    root.mkdir(parents=True, exist_ok=True)
+    sock = root / "docker.sock"
+    config = root / "daemon.json"
+    runsc = shutil.which("runsc")
+    config.write_text(
+        json.dumps(
+            {
+                "runtimes": {
+                    "runsc": {
+                        "path": runsc,
+                        "runtimeArgs": ["--host-uds=create", "--network=none", "--oci-seccomp"],
+                    }
+                }
+            }
+            if runsc
+            else {}
+        )
+    )
+    log = open(root / "dockerd.log", "ab")  # noqa: SIM115 - the daemon's, closed after it ends
+    proc = subprocess.Popen(
+        [
+            "dockerd",
+            "--config-file",
+            str(config),
+            "--iptables=false",
+            "--bridge=none",
+            "--data-root",
+            str(root / "data"),
+            "--exec-root",
+            str(root / "exec"),
+            "--pidfile",
+            str(root / "docker.pid"),
+            "-H",
+            f"unix://{sock}",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+    )
+    import docker
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                mine = docker.DockerClient(base_url=f"unix://{sock}", timeout=300)
+                mine.ping()
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise SystemExit(
+                        f"the private dockerd did not start (see {root}/dockerd.log)"
+                    ) from None
+                time.sleep(0.3)
+        main = docker.from_env(timeout=300)
+        for image in images:
+            try:
+                mine.images.get(image)
+            except docker.errors.ImageNotFound:
+                print(f"copying {image} into the private engine ...", flush=True)
+                mine.images.load(b"".join(main.images.get(image).save()))
+        yield str(sock)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+# -- start: a process for one game ---------------------------------------------------------------
+
+
+_deals = iter(range(1, 1 << 62))
+
+
+def one_start(launcher: DockerLauncher, ref: Any, clocks: Clocks) -> dict[str, float]:
+    """Take a bot process for a game, wait for its first answer (Handshake), stop it, wait for
+    the cleanup after it: seconds to the first answer and the CPU of each clock."""
+    r0, c0, d0 = clocks.read()
+    started = time.monotonic()
     handle = launcher(ref)
     handle.start()
-    address = handle.ready(30)
-    container = handle._current.container
-    socket_s = time.monotonic() - container.started
+    handle.serve_game("start", next(_deals))  # it plays a game: it may not play another
+    address = handle.ready(60)
     remote = RemoteBot(address)
     try:
         remote.wait_ready(10)
         remote.handshake(5)
-        answer_s = time.monotonic() - container.started
+        answer = time.monotonic() - started
     finally:
         remote.close()
     handle.stop()
     for future in handle._retiring:
         future.result()
-    return socket_s, answer_s, daemon_cpu() - d0, launcher.container_cpu - c0, self_cpu() - s0
+    deadline = time.monotonic() + 10  # a warm container's reset, in the background
+    while any(launcher._resetting.values()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    r1, c1, d1 = clocks.read()
+    return {"answer": answer, "referee": r1 - r0, "containers": c1 - c0, "engine": d1 - d0}
 
 
-def start_latency(launchers: dict[str, DockerLauncher], bot: str, count: int) -> dict[str, dict]:
-    """One container at a time, the paths taking turns: create -> socket -> first answer
-    (Handshake)."""
+def start_costs(
+    launchers: dict[str, DockerLauncher], bot: str, count: int, clocks: Callable[[str], Clocks]
+) -> dict[str, dict[str, Any]]:
     ref = parse_bot(bot)
-    samples: dict[str, list[tuple[float, ...]]] = {path: [] for path in launchers}
+    samples: dict[str, list[dict[str, float]]] = {path: [] for path in launchers}
+    first: dict[str, dict[str, float]] = {}
+    for path, launcher in launchers.items():  # a cold start each: a warm container is made here
+        first[path] = one_start(launcher, ref, clocks(path))
     for _ in range(count):
         for path, launcher in launchers.items():
-            samples[path].append(_one_start(launcher, ref))
+            samples[path].append(one_start(launcher, ref, clocks(path)))
     out = {}
     for path, rows in samples.items():
-        socket_s, answer_s, daemons, container, referee = zip(*rows)
+        med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
         out[path] = {
-            "socket_median_s": round(statistics.median(socket_s), 3),
-            "first_answer_median_s": round(statistics.median(answer_s), 3),
-            "first_answer_max_s": round(max(answer_s), 3),
-            "cpu_per_container_s": round(statistics.median([sum(r[2:]) for r in rows]), 3),
-            "cpu_daemons_s": round(statistics.median(daemons), 3),
-            "cpu_container_s": round(statistics.median(container), 3),
-            "cpu_referee_s": round(statistics.median(referee), 3),
+            "first_answer_s": round(med["answer"], 3),
+            "cpu_s": round(med["referee"] + med["containers"] + med["engine"], 3),
+            "cpu_referee_s": round(med["referee"], 3),
+            "cpu_containers_s": round(med["containers"], 3),
+            "cpu_engine_s": round(med["engine"], 3),
+            "first_cpu_s": round(sum(v for k, v in first[path].items() if k != "answer"), 3),
             "count": count,
         }
     return out
 
 
-# -- throughput -----------------------------------------------------------------------------------
+# -- games ----------------------------------------------------------------------------------------
 
 
 def run_matches(
-    bots: list[str], games: int, concurrency: int, launcher
+    bots: list[str], games: int, concurrency: int, launcher: Any, clocks: Clocks
 ) -> tuple[float, float, int]:
-    """(seconds, CPU seconds of the referee + Docker, faults) for `concurrency` matches at once."""
-    config = MatchConfig(games=games, calls=CallLimits(timeout=2.0, start_timeout=30.0))
+    """(seconds, CPU seconds of every clock, faults) of `concurrency` matches at once."""
+    config = MatchConfig(games=games, calls=CallLimits(timeout=2.0, start_timeout=60.0))
     faults = [0] * concurrency
     errors: list[BaseException] = []
 
@@ -298,10 +421,10 @@ def run_matches(
             with Match(bots, config, launcher=launcher) as match:
                 result = match.play()
             faults[i] = result.fault_count + len(result.rejections)
-        except BaseException as error:  # noqa: BLE001 - raised again once the threads joined
+        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
             errors.append(error)
 
-    c0, s0 = docker_cpu(), self_cpu()
+    before = clocks.read()
     started = time.perf_counter()
     threads = [threading.Thread(target=one, args=(i,)) for i in range(concurrency)]
     for t in threads:
@@ -311,139 +434,158 @@ def run_matches(
     seconds = time.perf_counter() - started
     if errors:
         raise errors[0]
-    return seconds, docker_cpu() - c0 + self_cpu() - s0, sum(faults)
+    after = clocks.read()
+    return seconds, sum(after) - sum(before), sum(faults)
 
 
-def local_launcher(env: dict[str, str]):
-    def launch(ref):
+def local_launcher(env: dict[str, str]) -> Callable[[Any], LocalBot]:
+    def launch(ref: Any) -> LocalBot:
         return LocalBot(ref, env=env)
 
     return launch
-
-
-PATHS = {"cli": CliLauncher, "api": DockerLauncher}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=12, help="games per match (default 12)")
     ap.add_argument("--think-ms", type=float, default=20.0)
-    ap.add_argument("--think-mode", nargs="+", choices=["cpu", "sleep"], default=["cpu", "sleep"])
-    ap.add_argument(
-        "--no-trivial", action="store_true", help="leave out the matches of trivial bots"
-    )
+    ap.add_argument("--think-mode", nargs="+", choices=["cpu", "sleep"], default=["cpu"])
+    ap.add_argument("--no-trivial", action="store_true", help="leave out the trivial bots")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2], help="matches at once")
-    ap.add_argument("--repeat", type=int, default=2, help="local/cli/api rounds per setting")
-    ap.add_argument(
-        "--starts", type=int, default=8, help="containers per path for the start latency"
-    )
-    ap.add_argument(
-        "--paths",
-        nargs="+",
-        choices=list(PATHS),
-        default=list(PATHS),
-        help="container paths to measure (default both: the cli baseline and the api)",
-    )
+    ap.add_argument("--repeat", type=int, default=2, help="rounds of every path per setting")
+    ap.add_argument("--starts", type=int, default=8, help="processes per path for `start`")
+    ap.add_argument("--paths", nargs="+", choices=["warm", "fresh"], default=["warm", "fresh"])
+    ap.add_argument("--runsc", action="store_true", help="also fresh containers under gVisor")
     ap.add_argument(
         "--base-image", default=defaults.BASE_IMAGE, help="what the bot images are built on"
     )
     ap.add_argument(
-        "--baseline-image",
-        help="base image of the cli baseline's bot images (default: --base-image), "
-        "e.g. an image from before the standard library was byte-compiled",
+        "--engine-root",
+        type=Path,
+        help="start a dockerd of the benchmark's own here (its data kept: images stay)",
     )
     ap.add_argument("--only-start", action="store_true", help="measure the start only")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--sample", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.sample:
+        daemons, address = json.loads(args.sample)
+        sample(daemons, address)
+        return
 
+    with contextlib.ExitStack() as stack:
+        if args.engine_root is not None:
+            sock = stack.enter_context(private_engine(args.engine_root, [args.base_image]))
+            os.environ["DOCKER_HOST"] = f"unix://{sock}"
+        else:
+            sock = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock").removeprefix(
+                "unix://"
+            )
+        bench(args, sock)
+
+
+def bench(args: argparse.Namespace, sock: str) -> None:
+    engine_clock = EngineClock(sock)
     lowest = str(ROOT / "example_bots" / "lowest")
     think = think_bot()
+    version = engine.engine_version()
     print(
-        f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; images: cli on "
-        f"{args.baseline_image or args.base_image}, api on {args.base_image}"
+        f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; engine {version} on "
+        f"{sock} (dockerd+containerd pids {engine_clock.daemons}); bots on {args.base_image}"
     )
-    results: dict = {
-        "cores": os.cpu_count(),
-        "think_ms": args.think_ms,
-        "games_per_match": args.games,
-    }
+    results: dict[str, Any] = {"cores": os.cpu_count(), "games_per_match": args.games}
     kinds = [("trivial", lowest, {})] * (not args.no_trivial) + [
         (f"think-{mode}", think, {"TAKE5_THINK_MS": f"{args.think_ms:g}", "TAKE5_THINK_MODE": mode})
         for mode in args.think_mode
     ]
+    paths: dict[str, dict[str, Any]] = {
+        "warm": {"reuse": None},
+        "fresh": {"reuse": False},
+    }
+    paths = {p: paths[p] for p in args.paths}
+    if args.runsc:
+        paths["runsc"] = {"reuse": False, "limits": SandboxLimits(runtime="runsc")}
     launchers: dict[tuple[str, str], DockerLauncher] = {}
     try:
         for kind, bot, env in kinds:
-            for path in args.paths:
-                base = (
-                    (args.baseline_image or args.base_image) if path == "cli" else args.base_image
+            for path, options in paths.items():
+                launcher = launchers[kind, path] = DockerLauncher(
+                    env=env, base_image=args.base_image, **options
                 )
-                launcher = launchers[kind, path] = PATHS[path](env=env, base_image=base)
-                LAUNCHERS.append(launcher)
                 launcher.prepare([bot])
+        if "warm" in paths and not launchers[kinds[0][0], "warm"].reuse:
+            print(f"warm containers are off here: {launchers[kinds[0][0], 'warm'].reuse_off}")
+
+        def clocks(path: str, kind: str = kinds[0][0]) -> Clocks:
+            return Clocks(engine_clock, [launchers[kind, path]])
+
         start_kind = kinds[0][0]
-        results["start"] = start_latency(
-            {p: launchers[start_kind, p] for p in args.paths}, kinds[0][1], args.starts
+        results["start"] = start_costs(
+            {p: launchers[start_kind, p] for p in paths}, kinds[0][1], args.starts, clocks
         )
-        print(f"\ncontainer start (median of {args.starts}, one at a time):")
+        print(f"\nstart: a bot process for one game, one at a time (median of {args.starts}):")
+        print(
+            f"  {'path':<6} {'-> answer':>10} {'CPU-s':>7} = {'referee':>8} + {'containers':>10} "
+            f"+ {'engine':>7}   {'first (cold) CPU-s':>18}"
+        )
         for path, st in results["start"].items():
             print(
-                f"  {path}: -> socket {st['socket_median_s']:.3f} s, -> first answer "
-                f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); "
-                f"CPU-s per container {st['cpu_per_container_s']:.3f} = dockerd+containerd "
-                f"{st['cpu_daemons_s']:.3f} (shared: other users of the engine count too) + "
-                f"container {st['cpu_container_s']:.3f} + referee and the processes it spawned "
-                f"{st['cpu_referee_s']:.3f}"
+                f"  {path:<6} {st['first_answer_s']:>9.3f}s {st['cpu_s']:>7.3f}   "
+                f"{st['cpu_referee_s']:>8.3f}   {st['cpu_containers_s']:>10.3f}   "
+                f"{st['cpu_engine_s']:>7.3f}   {st['first_cpu_s']:>18.3f}"
             )
-
         if args.only_start:
             return
         print(
-            f"\n{'bots':<12} {'conc':>4} {'path':>4} {'local g/s':>10} {'docker g/s':>11} "
-            f"{'ratio':>6} {'local cpu/g':>11} {'docker cpu/g':>12} {'faults':>6}"
+            f"\n{'bots':<11} {'conc':>4} {'path':>6} {'games/s':>8} {'vs local':>8} "
+            f"{'CPU-s/game':>10} {'cost/bot/game':>13} {'faults':>6}"
         )
         rows = []
         for kind, bot, env in kinds:
-            bots = [bot] * 4
+            bots = [bot] * BOTS
             for conc in args.concurrency:
-                local_rates, local_cpu = [], []
-                rates: dict[str, list[float]] = {p: [] for p in args.paths}
-                cpus: dict[str, list[float]] = {p: [] for p in args.paths}
-                faults = dict.fromkeys(args.paths, 0)
+                rates: dict[str, list[float]] = {p: [] for p in ["local", *paths]}
+                cpus: dict[str, list[float]] = {p: [] for p in ["local", *paths]}
+                faults = dict.fromkeys(["local", *paths], 0)
                 for _ in range(args.repeat):
-                    secs, cpu, f = run_matches(bots, args.games, conc, local_launcher(env))
-                    local_rates.append(conc * args.games / secs)
-                    local_cpu.append(cpu / (conc * args.games))
-                    for path in args.paths:
-                        secs, cpu, f = run_matches(bots, args.games, conc, launchers[kind, path])
+                    secs, cpu, f = run_matches(
+                        bots, args.games, conc, local_launcher(env), Clocks(None, [])
+                    )
+                    rates["local"].append(conc * args.games / secs)
+                    cpus["local"].append(cpu / (conc * args.games))
+                    faults["local"] += f
+                    for path in paths:
+                        secs, cpu, f = run_matches(
+                            bots, args.games, conc, launchers[kind, path], clocks(path, kind)
+                        )
                         rates[path].append(conc * args.games / secs)
                         cpus[path].append(cpu / (conc * args.games))
                         faults[path] += f
-                local_rate = statistics.median(local_rates)
-                for path in args.paths:
-                    rate = statistics.median(rates[path])
+                local_rate = statistics.median(rates["local"])
+                local_cpu = statistics.median(cpus["local"])
+                for path in ["local", *paths]:
+                    rate, cpu = statistics.median(rates[path]), statistics.median(cpus[path])
                     row = {
                         "bots": kind,
                         "concurrency": conc,
                         "path": path,
-                        "local_games_per_s": round(local_rate, 3),
-                        "docker_games_per_s": round(rate, 3),
+                        "games_per_s": round(rate, 3),
                         "ratio": round(rate / local_rate, 3),
-                        "local_cpu_per_game_s": round(statistics.median(local_cpu), 3),
-                        "docker_cpu_per_game_s": round(statistics.median(cpus[path]), 3),
+                        "cpu_per_game_s": round(cpu, 3),
+                        "cost_per_bot_game_s": round((cpu - local_cpu) / BOTS, 3),
                         "faults": faults[path],
                     }
                     rows.append(row)
                     print(
-                        f"{kind:<12} {conc:>4} {path:>4} {local_rate:>10.2f} {rate:>11.2f} "
-                        f"{row['ratio']:>6.2f} {row['local_cpu_per_game_s']:>11.2f} "
-                        f"{row['docker_cpu_per_game_s']:>12.2f} {faults[path]:>6}",
+                        f"{kind:<11} {conc:>4} {path:>6} {rate:>8.2f} {row['ratio']:>8.2f} "
+                        f"{cpu:>10.3f} {row['cost_per_bot_game_s']:>13.3f} {faults[path]:>6}",
                         flush=True,
                     )
-        results["throughput"] = rows
+        results["games"] = rows
     finally:
         for launcher in launchers.values():
             launcher.close()
+        engine_clock.close()
         if args.json:
             args.json.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")

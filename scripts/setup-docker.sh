@@ -8,8 +8,19 @@
 # Steps, each skipped when already done (so running it twice is cheap, ~1 s); an image is rebuilt
 # when its take5.definition label is not the version of the script's recipe for it (see ensure):
 #   1. apt-get install docker.io mmdebstrap        (only if one of them is missing)
+#      and runsc (gVisor) when Debian has it        (TAKE5_RUNSC=0: not)
+#   1b. the engine's daemon.json registers runsc: {"runtimes": {"runsc": {"path": ...,
+#      "runtimeArgs": ["--host-uds=create", "--network=none", "--oci-seccomp"]}}}, merged into
+#      what the file holds (host-uds: the referee reaches the bot's socket in its host folder;
+#      oci-seccomp: the bot containers' seccomp profile applies inside the sandbox too)
 #   2. start `dockerd --iptables=false --bridge=none` in the background when `docker info`
-#      does not answer; wait until it does (TAKE5_DOCKERD_TIMEOUT seconds, default 60)
+#      does not answer; wait until it does (TAKE5_DOCKERD_TIMEOUT seconds, default 60). An engine
+#      that answers but lacks a runtime its daemon.json now registers reloads it (SIGHUP: its
+#      containers keep running; runtimes are among the settings dockerd reloads)
+# TAKE5_DOCKERD_ROOT=DIR: an engine of its own under DIR instead of the machine's (data, exec
+# root, pid file, socket DIR/docker.sock and DIR/daemon.json; DOCKER_HOST is set to it), as
+# scripts/cluster-local.sh's engines, e.g. to try a change of daemon.json without touching the
+# engine others use.
 #   3. take5/base:bookworm  = mmdebstrap'ed Debian bookworm with python3.11, `docker import`ed
 #   4. take5/python:3.11    = base + the SDK's wheels: grpcio, protobuf, numpy (pip --target on the
 #                             host, for the base's Python version) in /opt/take5/site on PYTHONPATH,
@@ -32,6 +43,21 @@ SUITE="${TAKE5_SUITE:-bookworm}"
 DOCKERD_LOG="${TAKE5_DOCKERD_LOG:-/var/log/take5-dockerd.log}"
 DOCKERD_TIMEOUT="${TAKE5_DOCKERD_TIMEOUT:-60}"
 PYTHON="${PYTHON:-python3}"
+RUNSC="${TAKE5_RUNSC:-1}"
+DOCKERD_ROOT="${TAKE5_DOCKERD_ROOT:-}"
+if [ -n "$DOCKERD_ROOT" ]; then
+    DAEMON_JSON="$DOCKERD_ROOT/daemon.json"
+    DOCKERD_PIDFILE="$DOCKERD_ROOT/docker.pid"
+    DOCKERD_ARGS=(--config-file "$DAEMON_JSON" --data-root "$DOCKERD_ROOT/data"
+                  --exec-root "$DOCKERD_ROOT/exec" --pidfile "$DOCKERD_PIDFILE"
+                  -H "unix://$DOCKERD_ROOT/docker.sock")
+    DOCKERD_LOG="$DOCKERD_ROOT/dockerd.log"
+    export DOCKER_HOST="unix://$DOCKERD_ROOT/docker.sock"
+else
+    DAEMON_JSON=/etc/docker/daemon.json  # dockerd's default configuration file
+    DOCKERD_PIDFILE=/var/run/docker.pid
+    DOCKERD_ARGS=()
+fi
 BOT_UID=10001
 SITE=/opt/take5/site
 
@@ -70,12 +96,66 @@ else
 fi
 command -v docker >/dev/null || die "no docker client on PATH after installing docker.io"
 command -v dockerd >/dev/null || die "no dockerd on PATH after installing docker.io"
+if [ "$RUNSC" = 1 ] && ! pkg_installed runsc; then
+    # gVisor (`referee ... --runtime runsc`): optional, from Debian when the release has it.
+    if apt-cache policy runsc 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+        log "installing runsc (gVisor, apt-get)"
+        export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=l NEEDRESTART_SUSPEND=1
+        apt-get install -y -q runsc </dev/null || log "runsc could not be installed: --runtime runsc is not available"
+    else
+        log "no runsc package in this release: --runtime runsc is not available"
+    fi
+fi
+
+# --- 1b. the engine's runtimes (daemon settings, not images: no definition label) -----------
+# register_runtimes: merge the runsc runtime into daemon.json; prints "changed" if it wrote it.
+register_runtimes() {
+    local runsc
+    runsc=$(command -v runsc || true)
+    [ "$RUNSC" = 1 ] && [ -n "$runsc" ] || return 0
+    mkdir -p "$(dirname "$DAEMON_JSON")"
+    "$PYTHON" - "$DAEMON_JSON" "$runsc" <<'PY'
+import json, os, sys
+path, runsc = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as fh:
+        config = json.load(fh)
+except FileNotFoundError:
+    config = {}
+want = {"path": runsc, "runtimeArgs": ["--host-uds=create", "--network=none", "--oci-seccomp"]}
+if config.get("runtimes", {}).get("runsc") != want:
+    config.setdefault("runtimes", {})["runsc"] = want
+    with open(path + ".tmp", "w") as fh:
+        json.dump(config, fh, indent=2)
+        fh.write("\n")
+    os.replace(path + ".tmp", path)
+    print("changed")
+PY
+}
+runtimes_changed=$(register_runtimes)
+[ -z "$runtimes_changed" ] || log "registered runsc (gVisor) in $DAEMON_JSON"
 
 # --- 2. engine ----------------------------------------------------------------------------
 engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
 
 if engine_answers; then
     log "docker engine already answers"
+    if command -v runsc >/dev/null && [ "$RUNSC" = 1 ] \
+            && ! docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
+        # The file registers runsc but the running engine has not read it: reload its settings
+        # (SIGHUP; runtimes are reloadable, containers keep running; no restart).
+        p=$(cat "$DOCKERD_PIDFILE" 2>/dev/null || true)
+        if [ -n "$p" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dockerd ]; then
+            log "reloading dockerd (pid $p) for the runsc runtime (SIGHUP)"
+            kill -HUP "$p"
+            for _ in $(seq 1 50); do
+                docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' && break
+                sleep 0.1
+            done
+        fi
+        docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' \
+            || log "WARNING: the engine does not know runsc (started with another daemon.json?): restart it to use --runtime runsc"
+    fi
 else
     # pid_alive PID: a running process, not a zombie (a dockerd killed with -9 can stay a zombie
     # for a while, and dockerd refuses to start while its pid file names an existing /proc entry).
@@ -85,7 +165,7 @@ else
     }
     start_dockerd() {
         local f p
-        for f in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+        for f in "$DOCKERD_PIDFILE" /var/run/docker/containerd/containerd.pid; do
             p=$(cat "$f" 2>/dev/null || true)
             if [ -e "$f" ] && ! pid_alive "$p"; then
                 log "removing stale $f (pid ${p:-none} is gone)"
@@ -97,13 +177,13 @@ else
         # nohup + no stdin: dockerd outlives this script and its terminal; as an asynchronous
         # command of a non-interactive shell it also ignores the script's Ctrl-C. (No setsid: it
         # may fork, and then $! would not be dockerd.)
-        nohup dockerd --iptables=false --bridge=none >>"$DOCKERD_LOG" 2>&1 </dev/null &
+        nohup dockerd --iptables=false --bridge=none "${DOCKERD_ARGS[@]}" >>"$DOCKERD_LOG" 2>&1 </dev/null &
         dockerd_pid=$!
         starts=$((starts + 1))
     }
     starts=0
     dockerd_pid=""
-    p=$(cat /var/run/docker.pid 2>/dev/null || true)
+    p=$(cat "$DOCKERD_PIDFILE" 2>/dev/null || true)
     if pid_alive "$p" && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dockerd ]; then
         log "dockerd (pid $p) is running but does not answer yet; waiting for it"
         dockerd_pid=$p

@@ -24,16 +24,19 @@ def image_exists(ref: str, client: docker.DockerClient | None = None) -> bool:
 def prune_bot_images(
     names: Iterable[str], *, keep: int = 1, client: docker.DockerClient | None = None
 ) -> list[str]:
-    """Keep the ``keep`` newest images of each named bot; remove the rest (images in use stay)."""
+    """Keep the ``keep`` newest images of each named bot; remove the rest (images in use stay).
+
+    One listing call per name, no inspection of each image: another session on the same engine
+    may remove one between the listing and its inspection (``images.list`` inspects each)."""
     client = client or docker.from_env()
     removed: list[str] = []
     for name in names:
-        images = client.images.list(filters={"label": f"take5.bot={name}"})
-        images.sort(key=lambda i: i.attrs.get("Created", ""), reverse=True)
+        images = client.api.images(filters={"label": f"take5.bot={name}"})
+        images.sort(key=lambda i: i.get("Created", 0), reverse=True)
         for image in images[keep:]:
             try:
-                client.images.remove(image.id, force=False)
-                removed.append(image.id)
+                client.images.remove(image["Id"], force=False)
+                removed.append(image["Id"])
             except docker.errors.APIError:
                 pass  # in use by a container, or already gone
     return removed

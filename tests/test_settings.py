@@ -44,14 +44,23 @@ OLD_STORE_JSON = {
 
 def test_an_old_stores_settings_read_back_the_same() -> None:
     settings = TournamentSettings.from_json(OLD_STORE_JSON)
-    # what it holds reads back the same; what it lacks: its deals were (and stay) from its seed
-    assert settings.to_json() == {**OLD_STORE_JSON, "deals": "public", "separate_authors": True}
+    saved = settings.to_json()
+    # what it holds reads back the same; the keys added since take their defaults (the container
+    # runtime: $TAKE5_RUNTIME's), except its deals: they were (and stay) from its seed
+    added = {
+        "runtime": defaults.RUNTIME,
+        "bot_memory": defaults.BOT_MEMORY,
+        "deals": "public",
+        "separate_authors": True,
+    }
+    assert saved == {**OLD_STORE_JSON, **added}
     assert settings.deals is DealMode.PUBLIC
+    assert TournamentSettings.from_json(saved) == settings
     assert settings.game == Settings(players=3, variant=Variant.STANDARD, threshold=66)
     assert settings.calls.start_timeout == 10.0  # what the store says, not today's default
     assert settings.sandbox is SandboxKind.LOCAL
     assert settings.limits == SandboxLimits(memory="256m", cpus=1.0, pids=64)
-    assert json.loads(json.dumps(settings.to_json())) == settings.to_json()
+    assert json.loads(json.dumps(saved)) == saved
 
 
 def test_a_new_tournament_deals_secretly_and_a_given_seed_is_public() -> None:

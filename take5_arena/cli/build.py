@@ -107,19 +107,23 @@ def docker_match_launcher(
     base_image: str,
     records: Path | None,
     quiet: bool,
+    runtime: str | None = None,
+    bot_memory: str = defaults.BOT_MEMORY,
 ) -> DockerLauncher:
     """The launcher of `referee match --sandbox docker`, images built; usage errors exit 2."""
     try:
-        limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids)
+        limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids, runtime=runtime or None)
     except ValueError as error:
         raise click.BadParameter(
-            str(error).replace("SandboxLimits.", "--"), param_hint="--memory/--cpus/--pids"
+            str(error).replace("SandboxLimits.", "--"),
+            param_hint="--memory/--cpus/--pids/--runtime",
         ) from None
     try:
         launcher = DockerLauncher(
             limits=limits,
             base_image=base_image,
             log_dir=Path(records) / "logs" if records is not None else None,
+            bot_memory=bot_memory,
         )
     except EngineUnavailableError as error:
         raise click.UsageError(f"--sandbox docker: {error}") from None

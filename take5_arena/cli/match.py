@@ -146,6 +146,8 @@ def match(
     cpus: float = defaults.CPUS,
     pids: int = defaults.PIDS,
     base_image: str = defaults.BASE_IMAGE,
+    runtime: str | None = defaults.RUNTIME,
+    bot_memory: str = defaults.BOT_MEMORY,
     watch: bool = False,
 ) -> None:
     """Play a match between 2 to 10 bots and print the standings.
@@ -155,9 +157,10 @@ def match(
     local processes, each serving on a Unix socket in a private temporary folder, and stopped at the
     end (also on Ctrl-C).
 
-    With --sandbox docker each bot folder is built into an image (`referee build`) and runs in a
-    fresh container for every game: no network, read-only files, --memory, --cpus and --pids
-    limits. A bot killed for memory is a resource fault; any other exit a crash fault, with the
+    With --sandbox docker each bot folder is built into an image (`referee build`) and plays every
+    game in a fresh process, in a locked-down container (no network, read-only files, --memory,
+    --cpus and --pids limits); --bot-memory deals lets a process play several different deals
+    instead. A bot killed for memory is a resource fault; any other exit a crash fault, with the
     exit code in the record.
 
     Faults (late answer, crash, illegal card or row, ...) get a default move and are recorded; a bot
@@ -215,6 +218,8 @@ def match(
                 base_image=base_image,
                 records=records,
                 quiet=as_json,
+                runtime=runtime,
+                bot_memory=bot_memory,
             )
         except KeyboardInterrupt:  # while building images: nothing was started
             click.echo("interrupted: no game was played", err=True)

@@ -165,10 +165,39 @@ def sandbox(*, default: str | None) -> Decorator:
     )
 
 
+BOT_MEMORIES = click.Choice(list(defaults.BOT_MEMORIES))
+
+
+def runtime(*, stored: bool = False) -> Decorator:
+    """--runtime: the OCI runtime of the bot containers (``runsc``: gVisor)."""
+    return _option(
+        "--runtime",
+        stored=stored,
+        default=defaults.RUNTIME,
+        help="Docker: the container runtime of the bots: runsc runs them under gVisor "
+        "(scripts/setup-docker.sh registers it), runc is the engine's own ($TAKE5_RUNTIME sets "
+        "the default; unset: the engine's default).",
+    )
+
+
+def bot_memory(*, stored: bool = False) -> Decorator:
+    """--bot-memory: what a bot process may remember from one game to the next."""
+    return _option(
+        "--bot-memory",
+        stored=stored,
+        default=defaults.BOT_MEMORY,
+        type=BOT_MEMORIES,
+        help="Docker: game plays every game in a fresh bot process; deals lets a process play "
+        "several different deals and keep what it learned (never the same deal twice).",
+    )
+
+
 def docker_limits(*, stored: bool = False) -> Decorator:
-    """--memory, --cpus, --pids, --base-image."""
+    """--memory, --cpus, --pids, --base-image, --runtime, --bot-memory."""
 
     def apply(f: F) -> F:
+        f = bot_memory(stored=stored)(f)
+        f = runtime(stored=stored)(f)
         f = _option(
             "--base-image",
             stored=stored,

@@ -8,12 +8,13 @@ the rules, so the rules engine owns them); this module only names them under one
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from take5 import __version__ as take5_version
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
-from .kinds import SandboxKind
+from .kinds import BotMemory, SandboxKind
 
 # -- the game -------------------------------------------------------------------------------------
 PLAYERS = 4
@@ -53,6 +54,15 @@ TMPFS = "16m"  # size of a bot container's /tmp, /dev/shm and each tmpfs replaci
 #: The Python runtime's image, which bot images are built on (scripts/setup-docker.sh makes it);
 #: the other runtimes' images are in referee/sandbox/manifest.py.
 BASE_IMAGE = "take5/python:3.11"
+#: The OCI runtime of bot containers: None is the engine's own (runc); ``runsc`` is gVisor, which
+#: scripts/setup-docker.sh registers. ``TAKE5_RUNTIME`` sets it for every command that does not
+#: say (the test suite runs its Docker tests under gVisor that way).
+RUNTIME: str | None = os.environ.get("TAKE5_RUNTIME", "").strip() or None
+#: Whether a bot process may keep its memory from one deal to another (kinds.BotMemory). The
+#: default, a fresh process for every game, keeps a game's result a function of the bots and the
+#: deal alone: not of which games a worker happened to play before, nor of a restart in between.
+BOT_MEMORY = BotMemory.GAME.value
+BOT_MEMORIES = tuple(kind.value for kind in BotMemory)
 ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engine counts as gone
 
 # -- tournaments ----------------------------------------------------------------------------------

@@ -31,6 +31,18 @@ class SandboxKind(StrEnum):
     """A local process of the operator's user: only for bots the operator trusts."""
 
 
+class BotMemory(StrEnum):
+    """What a bot process may remember from one game to the next (in the Docker sandbox).
+
+    Either way a bot process never plays the same deal twice: the games of a deal replay it with
+    the hands rotated, so remembering a deal is knowing every opponent's hand."""
+
+    GAME = "game"
+    """Every game in a fresh bot process: nothing of one game reaches another (the default)."""
+    DEALS = "deals"
+    """A bot process may play several different deals and keep what it learned from them."""
+
+
 class InfraKind(StrEnum):
     """Why a tournament game was not played: nobody's fault, rates no one, retried later."""
 

@@ -104,6 +104,13 @@ class BotHandle(Protocol):
         """The connection to the bot at ``address`` (default: gRPC)."""
         return RemoteBot(address)
 
+    def serve_game(self, game_id: str, deal: int) -> bool | None:
+        """A `per_game` bot's next game is `game_id`, of `deal` (its seed): whether the bot must
+        be started afresh for it. A handle whose process may play several deals (never one twice:
+        duplicate deals rotate the hands, so a deal remembered is every opponent's hand) answers
+        False for a deal its process has not seen. None (the default): afresh after any game."""
+        return None
+
     def prefetch(self, game_id: str) -> None:
         """Prepare the next game's start while this game plays (default: nothing to prepare)."""
         return None

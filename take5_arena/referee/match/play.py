@@ -51,6 +51,12 @@ Launcher = Callable[[BotRef], BotHandle]
 """Makes the handle of each bot of a match (default: a local process, or its address)."""
 
 
+def _must_restart(entrant: Entrant, game_id: str, deal: int) -> bool:
+    """Whether a per-game bot must be restarted before game `game_id` of `deal` (the seed)."""
+    answer = entrant.handle.serve_game(game_id, deal)
+    return entrant.played if answer is None else answer
+
+
 class Match:
     """Bots started for a series of games; a context manager that always stops them.
 
@@ -172,11 +178,13 @@ class Match:
                 entrant.stop(self.config.stop_grace)
 
     def _renew(self, index: int) -> None:
-        """Bots whose handle asks for it (`per_game`: Docker) start afresh for every game, so that
-        nothing carries over from one game to the next; the next game's start is prepared while
+        """Bots whose handle asks for it (`per_game`: Docker) start afresh for a game unless the
+        handle says their process may play it (`serve_game(game_id, deal)`: never a deal twice),
+        so that nothing carries over that should not; the next game's start is prepared while
         this one plays (the handle's `prefetch(game_id)`)."""
+        game_id, deal, _ = self.config.plan(index, len(self.entrants))
         fresh = [e for e in self.entrants if e.out is None and e.handle.per_game]
-        stale = [e for e in fresh if e.played]
+        stale = [e for e in fresh if _must_restart(e, game_id, deal)]
         if stale:
             names = [e.name for e in stale]
             for entrant in stale:

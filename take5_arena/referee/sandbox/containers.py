@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import engine
+from . import cgroups, engine
 from .errors import ContainerStartError, EngineUnavailableError
 from .limits import LABEL_ARENA, LABEL_RUN, SandboxLimits, container_kwargs
 
@@ -132,10 +132,12 @@ def start_container(
     entrypoint: Sequence[str] | None = None,
     command: Sequence[str] | None = None,
     name: str | None = None,
+    warm_root: str | None = None,
 ) -> Container:
     """Create and start a container of `image` with the sandbox flags (THE way to run a bot image).
 
-    `entrypoint`/`command` replace the image's own (None: the image's own command runs). The
+    `entrypoint`/`command` replace the image's own (None: the image's own command runs);
+    `warm_root` makes it a warm container (see `limits.container_kwargs`). The
     container is labelled take5.arena=1 and take5.run=`run_id` (plus `labels`), so that it can be
     found and removed whatever happens to the referee. On any failure nothing is left behind.
 
@@ -155,12 +157,17 @@ def start_container(
         entrypoint=entrypoint,
         command=command,
         volumes=facts.volumes,
+        warm_root=warm_root,
     )
+    masked = kwargs.pop("masked_paths")
+    readonly = kwargs.pop("readonly_paths")
     # What client.containers.create(image, **kwargs) does, without the inspection that follows
     # it there (one request less per container).
     args = _create_container_args(
         {**kwargs, "image": image, "command": kwargs.get("command"), "version": client.api._version}
     )
+    args["host_config"]["MaskedPaths"] = masked
+    args["host_config"]["ReadonlyPaths"] = readonly
     started = time.monotonic()
     try:
         created_id = str(client.api.create_container(**args)["Id"])
@@ -296,26 +303,8 @@ def remove_run(client: docker.DockerClient, run_id: str) -> int:
 
 
 def cpu_seconds(container_id: str) -> float:
-    """CPU seconds a running container has used, from its cgroup (v1 or v2); 0.0 if unknown."""
-    for path in (
-        f"/sys/fs/cgroup/cpuacct/docker/{container_id}/cpuacct.usage",
-        f"/sys/fs/cgroup/cpu,cpuacct/docker/{container_id}/cpuacct.usage",
-    ):
-        try:
-            return int(Path(path).read_text()) / 1e9
-        except (OSError, ValueError):
-            pass
-    for path in (
-        f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/cpu.stat",
-        f"/sys/fs/cgroup/docker/{container_id}/cpu.stat",
-    ):
-        try:
-            for line in Path(path).read_text().splitlines():
-                if line.startswith("usage_usec "):
-                    return int(line.split()[1]) / 1e6
-        except (OSError, ValueError):
-            pass
-    return 0.0
+    """CPU seconds a container has used, from its cgroup (`cgroups.cpu_seconds`); 0.0 if unknown."""
+    return cgroups.cpu_seconds(container_id) or 0.0
 
 
 __all__ = [

@@ -9,8 +9,12 @@ holds (see :mod:`.manifest`):
   ``TAKE5_BASE_IMAGE``;
 * ``bot.toml``: a Node (``take5/node:18``) or static-binary (``take5/static:1``) bot, or a Python
   one with its own command: the folder is copied to ``/bot`` and the manifest's command is the CMD;
-* ``bot.py``: the Python runtime image + the SDK in ``/opt/take5/site`` + the wheels of the bot's
-  ``requirements.txt`` (resolved by :mod:`.requirements`: wheels only, from the index only).
+* ``bot.py``: the Python runtime image + the SDK in ``/opt/take5/site`` (beside the base's gRPC and
+  protobuf) + the wheels of the bot's ``requirements.txt`` in ``/opt/take5/wheels`` (resolved by
+  :mod:`.requirements`: wheels only, from the index only), after the SDK on ``PYTHONPATH``, so that
+  no wheel replaces the SDK, gRPC or protobuf the referee trusts. Such an image is labelled
+  ``take5.forkserver=1`` when nothing in the folder or its wheels would shadow a module the fork
+  server imports first (forkserver.py): the launcher may then run it in a warm container.
 
 The folder becomes a build context in exactly one place, :mod:`.context` (no symlink followed,
 limits checked before any copy). Every build is a legacy-builder build through the API with
@@ -69,11 +73,12 @@ from .requirements import install_wheels, parse_requirements
 log = logging.getLogger("take5_arena.referee.sandbox.images")
 
 IMAGE_REPOSITORY = "take5-bot"
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"
 """Bumped when the way images are built changes, so that old images are rebuilt."""
 
 BOT_UID = 10001
 SITE_DIR = "/opt/take5/site"
+WHEELS_DIR = "/opt/take5/wheels"
 LISTEN_ADDRESS = "unix:/run/take5/bot.sock"
 
 LABEL_BOT = "take5.bot"
@@ -93,6 +98,10 @@ STAMPED_DOCKERFILE = ".take5.Dockerfile"
 """The name of the Dockerfile the engine builds: the checked one, stamped (or the generated one)."""
 LABEL_RUNTIME = "take5.runtime"
 """On a Python base image: the packages it already has (``grpcio,protobuf``)."""
+LABEL_FORKSERVER = "take5.forkserver"
+"""``1`` on an image the launcher may run in a warm container (forkserver.py, warm.py)."""
+PRELOADED = frozenset({"take5", "grpc", "google"})
+"""Top-level packages the fork server imports (with the standard library) before any bot code."""
 
 SDK_LIMITS = FolderLimits(max_files=2_000, max_bytes=32 << 20)
 SITE_LIMITS = FolderLimits(max_files=50_000, max_bytes=1 << 30, max_path=400, max_depth=48)
@@ -288,9 +297,11 @@ def build_image(
                     ctx.add_bytes(STAMPED_DOCKERFILE, stamped.encode())
                 else:
                     if python_runtime:
-                        _add_python_site(
+                        wheels = _add_python_site(
                             ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline
                         )
+                        if kind == "python" and _forkserver_ready(base_info, folder, wheels):
+                            labels[LABEL_FORKSERVER] = "1"
                     cmd = manifest.command if manifest else ("python3", "/bot/bot.py")
                     generated = _generated_dockerfile(base, cmd, python=python_runtime)
                     ctx.add_bytes(
@@ -454,7 +465,8 @@ def _add_python_site(
     pip_args: Sequence[str],
     output: list[str],
     deadline: float,
-) -> None:
+) -> set[str]:
+    """The SDK and the bot's wheels into the context; the top-level names the wheels install."""
     base_labels = (base_info.get("Config") or {}).get("Labels") or {}
     pyver = base_labels.get(LABEL_PYTHON, "")
     if not re.fullmatch(r"3\.\d+", pyver):
@@ -465,6 +477,7 @@ def _add_python_site(
     if "grpcio" not in base_labels.get(LABEL_RUNTIME, ""):
         reqs = [*parse_requirements("grpcio\nprotobuf\n"), *reqs]
     ctx.add_tree(sdk / "take5", f"root{SITE_DIR}/take5", SDK_LIMITS)
+    names: set[str] = set()
     if reqs:
         with tempfile.TemporaryDirectory(prefix="take5-wheels-") as site:
             left = max(1.0, deadline - time.monotonic())
@@ -473,18 +486,40 @@ def _add_python_site(
                     reqs, Path(site), python_version=pyver, pip_args=pip_args, timeout=left
                 )
             )
-            ctx.add_tree(site, f"root{SITE_DIR}", SITE_LIMITS)
+            names = {_module_name(p.name) for p in Path(site).iterdir()}
+            ctx.add_tree(site, f"root{WHEELS_DIR}", SITE_LIMITS)
+    return names
+
+
+def _module_name(filename: str) -> str:
+    """The module a top-level file or folder on sys.path provides (``x.py``,
+    ``x.cpython-311-...so``)."""
+    return filename.split(".", 1)[0]
+
+
+def _forkserver_ready(base_info: Mapping[str, Any], folder: BotFolder, wheels: set[str]) -> bool:
+    """Whether a bot.py image may run in a warm container: its base has gRPC (the fork server
+    imports it from there) and no name in the folder or the wheels shadows a module imported
+    before the bot (a fresh ``python3 /bot/bot.py`` would import the bot's own file instead)."""
+    import sys
+
+    base_labels = (base_info.get("Config") or {}).get("Labels") or {}
+    if "grpcio" not in base_labels.get(LABEL_RUNTIME, ""):
+        return False
+    top = {_module_name(e.path) for e in folder.entries if "/" not in e.path} | wheels
+    return not top & (PRELOADED | set(sys.stdlib_module_names))
 
 
 def _generated_dockerfile(base: str, command: Sequence[str], *, python: bool) -> str:
     env = f"HOME=/tmp TAKE5_LISTEN={LISTEN_ADDRESS}"
     run = ""
     if python:
-        env += f" PYTHONPATH={SITE_DIR} PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1"
+        env += f" PYTHONPATH={SITE_DIR}:{WHEELS_DIR} PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1"
         # Byte-compiled here, in the sandboxed build step (the root fs is read-only at game time);
-        # a syntax error is left to fail at run time, with its traceback in the bot's log.
+        # a syntax error is left to fail at run time, with its traceback in the bot's log. -I: the
+        # standard library's compileall, never a module of the wheels (this step runs as root).
         run = (
-            f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 "
+            f"RUN python3 -I -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 "
             "/bot >/dev/null 2>&1 || true\n"
         )
     return (

@@ -26,9 +26,14 @@
   as ``umask 0; exec "$@" >/run/take5/output.log 2>&1``: the output goes to a file bounded by the
   tmpfs, read without following links. Other images (a static binary) write to Docker's
   json-file log, capped at `SandboxLimits.log_max_size`.
-* A fresh container per bot per game (`DockerBot.per_game`): the match starts every Docker bot
-  anew before each game, so no memory carries over from one game to the next. The next game's
-  containers start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
+* A fresh bot process for every game (`DockerBot.per_game`, `DockerBot.serve_game`), so that no
+  memory carries over from one game to the next; with ``bot_memory="deals"`` a process may play
+  several different deals instead (kinds.BotMemory), and never the same deal twice either way.
+  Where it can (runc, a referee running as root, an image labelled ``take5.forkserver=1``: a
+  ``bot.py`` bot on the arena's Python image), each game's process is forked in a warm container
+  kept per bot version (warm.py): after the game the container is reset and proved clean, or
+  discarded. Elsewhere each game gets a fresh container. Either way the next game's process
+  starts while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
 * Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
   descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
@@ -63,14 +68,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import defaults
+from ..kinds import BotMemory
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
 from ..match.handle import AddressHandle, BotHandle
 from ..match.remote import CallFailedError
-from . import containers, engine, sockets
+from . import cgroups, containers, engine, sockets, warm
 from .errors import ContainerStartError, ImageBuildError, SandboxError
-from .images import ImageInfo, build_image
+from .images import LABEL_FORKSERVER, ImageInfo, build_image
 from .limits import (
     CONTAINER_SOCKET_DIR,
     LABEL_GAME,
@@ -136,15 +142,28 @@ class _Image:
     command: list[str] | None
     file_output: bool
     """The bot's output goes to OUTPUT_NAME in its socket tmpfs (else through Docker's logs)."""
+    forkserver: bool = False
+    """The image may run in a warm container (label take5.forkserver=1, set by images.py)."""
+    volumes: tuple[str, ...] = ()
 
 
 class _Instance:
-    """One container of a bot (starting, running or ended) and the referee's pin on its socket."""
+    """One bot process (starting, running or ended), in a container of its own or in a warm one,
+    and the referee's pin on its socket."""
 
-    def __init__(self, image: _Image, socket_dir: Path, game_id: str) -> None:
+    def __init__(
+        self, image: _Image, socket_dir: Path, game_id: str, warm: warm.WarmContainer | None = None
+    ) -> None:
         self.image = image
         self.socket_dir = socket_dir
         self.game_id = game_id
+        self.warm = warm
+        """The warm container this process was forked in (None: a container of its own)."""
+        self.bot_pid: int | None = None
+        self.seen: set[int] = set()
+        """The deals this process (and whatever it left in its container) may remember."""
+        self.output_offset = 0
+        """Bytes of its output already collected (a process kept for several games)."""
         self.future: concurrent.futures.Future[containers.Container] = concurrent.futures.Future()
         self.pin: int | None = None
         self.oom: bool | None = None
@@ -172,13 +191,17 @@ class _Instance:
 
 
 class DockerLauncher:
-    """Starts bots in locked-down containers, a fresh one per game; see the module docstring.
+    """Starts bots in locked-down containers, a fresh process per game; see the module docstring.
 
     `limits`: memory (no swap), CPUs, pids, tmpfs and log sizes of each container. `base_image`:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
-    bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
+    bot's output is kept (``bot<N>-<name>.log``, one section per process), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
-    default). The launcher is thread-safe. Raises EngineUnavailableError when no engine answers.
+    default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
+    (kinds.BotMemory). `reuse`: warm containers where they can be used (None: wherever
+    `warm.enabled` allows; False: a fresh container for every process, the way before warm
+    containers). The launcher is thread-safe. Raises EngineUnavailableError when no engine
+    answers.
     """
 
     def __init__(
@@ -194,6 +217,8 @@ class DockerLauncher:
         reaper: bool = True,
         clean_orphans: bool = True,
         build_options: Mapping[str, Any] | None = None,
+        bot_memory: str = defaults.BOT_MEMORY,
+        reuse: bool | None = None,
     ) -> None:
         self.client = (
             engine.client()
@@ -220,13 +245,32 @@ class DockerLauncher:
             if have < room:
                 limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
         self.limits = limits
+        self.bot_memory = BotMemory(bot_memory)
         self.orphans_removed = remove_orphans(self.client) if clean_orphans else 0
         self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
         (self.socket_root / sockets.OWNER_FILE).write_text(self.owner + "\n")
+        why = warm.enabled(limits) if reuse is not False else "reuse=False"
+        if why is None and not sockets.share_root(self.socket_root):
+            why = "the socket root cannot be made a shared mount"
+        self.reuse = why is None
+        self.reuse_off = why or ""
+        """Why warm containers are not used ("" when they are)."""
+        self.discarded = 0
+        """Warm containers that could not be proved clean after a game, and were removed."""
+        self.reused = 0
+        """Games played by a process forked in a warm container that an earlier game had used."""
         self._lock = threading.RLock()
         self._images: dict[Path, _Image | ImageBuildError] = {}
         self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
+        """Processes ready for a game, by image: started ahead, reset, or kept
+        (bot_memory=deals)."""
+        self._leased: collections.Counter[str] = collections.Counter()
+        self._resetting: collections.Counter[str] = collections.Counter()
         self._instances: set[_Instance] = set()
+        self._warm: set[warm.WarmContainer] = set()
+        self._live: dict[str, containers.Container] = {}
+        """Containers not yet removed, by id (their CPU is read from their cgroups)."""
+        self._ids: set[str] = set()
         self._counter = 0
         self._handles = 0
         self._starts = concurrent.futures.ThreadPoolExecutor(
@@ -239,8 +283,8 @@ class DockerLauncher:
         self.events = ExitWatcher(self.run_id)
         self._reaper = start_reaper(self.run_id, self.socket_root) if reaper else None
         self.container_cpu = 0.0
-        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown).
-        """
+        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown);
+        `cpu_seconds` adds those still there."""
         self.start_seconds: list[float] = []
         """Seconds from each container's creation to its bot's socket, as measured by
         `DockerBot.ready`."""
@@ -305,23 +349,39 @@ class DockerLauncher:
                 f"the image {info.tag} has no command (CMD or ENTRYPOINT) to start the bot"
             )
         volume_tmpfs(facts.volumes, self.limits)  # refused VOLUMEs reject the bot before play
+        forkserver = facts.labels.get(LABEL_FORKSERVER) == "1"
         shell = image_shell(facts.labels)
         if shell is None:
-            return _Image(info, None, None, False)
+            return _Image(info, None, None, False, forkserver, facts.volumes)
         script = 'umask 0000; exec "$@"'
         if self.file_output:
             script += f" >{CONTAINER_SOCKET_DIR}/{sockets.OUTPUT_NAME} 2>&1"
-        return _Image(info, [shell], ["-c", script, "take5-bot", *command], self.file_output)
+        return _Image(
+            info,
+            [shell],
+            ["-c", script, "take5-bot", *command],
+            self.file_output,
+            forkserver,
+            facts.volumes,
+        )
 
-    # -- containers --------------------------------------------------------------------------
+    # -- processes and containers ------------------------------------------------------------
 
     def _spawn(self, image: _Image, game_id: str) -> _Instance:
-        """Start a container in the background (see _Instance.future)."""
+        """Start a bot process in the background (see _Instance.future): forked in a new warm
+        container when the image allows it, else in a fresh container of its own."""
         with self._lock:
             if self._closed:
                 raise SandboxError("the docker launcher is closed")
             self._counter += 1
-            inst = _Instance(image, self.socket_root / f"c{self._counter:04d}", game_id)
+            number = self._counter
+        if self.reuse and image.forkserver:
+            root = self.socket_root / f"w{number:04d}"
+            inst = _Instance(image, root / "run", game_id)
+        else:
+            root = None
+            inst = _Instance(image, self.socket_root / f"c{number:04d}", game_id)
+        with self._lock:
             self._instances.add(inst)
         labels = {LABEL_OWNER: self.owner, LABEL_GAME: game_id, "take5.bot": image.info.bot_name}
 
@@ -329,10 +389,17 @@ class DockerLauncher:
             if not inst.future.set_running_or_notify_cancel():
                 return
             try:
-                sockets.prepare_socket_dir(inst.socket_dir, self.limits)
-                container = self._create(image, inst.socket_dir, labels)
+                if root is not None:
+                    container = self._start_warm(inst, image, root, labels)
+                else:
+                    sockets.prepare_socket_dir(inst.socket_dir, self.limits)
+                    container = self._create(image, inst.socket_dir, labels)
+                    with self._lock:
+                        self._live[container.id] = container
+                        self._ids.add(container.id)
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits for it
-                sockets.release_socket_dir(inst.socket_dir)
+                if root is None:
+                    sockets.release_socket_dir(inst.socket_dir)
                 inst.future.set_exception(error)
             else:
                 inst.future.set_result(container)
@@ -343,11 +410,54 @@ class DockerLauncher:
             inst.future.set_exception(SandboxError(str(error)))
         return inst
 
+    def _start_warm(
+        self, inst: _Instance, image: _Image, root: Path, labels: Mapping[str, str]
+    ) -> containers.Container:
+        """A new warm container, reset and proved clean once, with its first bot process."""
+        box = warm.WarmContainer(
+            self.client,
+            image.info.tag,
+            limits=self.limits,
+            run_id=self.run_id,
+            root=root,
+            volumes=image.volumes,
+            labels=labels,
+            env=self.env,
+        )
+        with self._lock:
+            self._warm.add(box)
+            self._live[box.container.id] = box.container
+            self._ids.add(box.container.id)
+            closed = self._closed
+        if closed:
+            raise SandboxError("the docker launcher is closed")
+        try:
+            box.reset()
+            return self._fork(inst, box)
+        except BaseException:
+            self._drop_warm(box)
+            raise
+
+    def _fork(self, inst: _Instance, box: warm.WarmContainer) -> containers.Container:
+        inst.warm = box
+        inst.bot_pid = box.spawn()
+        return dataclasses.replace(box.container, socket_dir=box.run_dir, started=box.spawned_at)
+
+    def _drop_warm(self, box: warm.WarmContainer) -> None:
+        used = box.cpu_seconds()
+        try:
+            box.close()
+        except Exception as error:  # noqa: BLE001 - the run's sweep at close() tries again
+            log.warning("removing %s: %s", box.container.name, error)
+        with self._lock:
+            self._warm.discard(box)
+            self._live.pop(box.container.id, None)
+            self.container_cpu += used
+
     def _create(
         self, image: _Image, socket_dir: Path, labels: Mapping[str, str]
     ) -> containers.Container:
-        """Create and start one container (a method only so that bench/sandbox.py can time the old
-        command-line path against it)."""
+        """Create and start one fresh container."""
         return containers.start_container(
             self.client,
             image.info.tag,
@@ -360,30 +470,52 @@ class DockerLauncher:
             command=image.command,
         )
 
-    def _delete(self, container: containers.Container) -> None:
-        containers.remove(self.client, container.id)
+    def usable(self, inst: _Instance, deal: int | None) -> bool:
+        """Whether `inst` may play a game of `deal` (None: not known yet) under `bot_memory`."""
+        return not inst.retired and self._fit(inst, deal)
 
-    def _take(self, image: _Image, game_id: str = "") -> _Instance:
-        """A container started ahead for `image` if there is one, else a new one."""
+    def _fit(self, inst: _Instance, deal: int | None) -> bool:
+        if deal is not None and deal in inst.seen:
+            return False
+        if inst.seen and self.bot_memory is BotMemory.GAME:
+            return False
+        if inst.future.done() and (inst.future.cancelled() or inst.future.exception() is not None):
+            return False
+        return self.exit_of(inst) is None
+
+    def _take(self, image: _Image, deal: int | None = None, game_id: str = "") -> _Instance:
+        """A process ready for a game of `deal`: from the pool if one may play it, else a new
+        one."""
+        tag = image.info.tag
         with self._lock:
-            pool = self._standby.get(image.info.tag)
-            if pool:
-                return pool.pop(0)
+            pool = self._standby.get(tag, [])
+            for index, inst in enumerate(pool):
+                if self.usable(inst, deal):
+                    del pool[index]
+                    self._leased[tag] += 1
+                    if inst.warm is not None and inst.warm.games:
+                        self.reused += 1
+                    return inst
+            self._leased[tag] += 1
         return self._spawn(image, game_id)
 
     def _prefetch(self, image: _Image, game_id: str) -> None:
+        """Keep one spare process per process in use, so that the next game's start waits for
+        nothing (a warm container being reset counts: it is ready in milliseconds)."""
+        tag = image.info.tag
         with self._lock:
-            if self._closed or len(self._standby[image.info.tag]) >= MAX_STANDBY:
+            spare = len(self._standby[tag]) + self._resetting[tag]
+            if self._closed or spare >= max(1, self._leased[tag]) or spare >= MAX_STANDBY:
                 return
         inst = self._spawn(image, game_id)
         with self._lock:
-            self._standby[image.info.tag].append(inst)
+            self._standby[tag].append(inst)
 
     def prefetch(self, refs: Iterable[BotRef | str], *, game_id: str = "") -> None:
-        """Start one container per bot folder in `refs` now, for the next game that needs one.
+        """Start one process per bot folder in `refs` now, for the next game that needs one.
 
         For tournaments: call it with the next table's bots while a game plays; the handles of
-        that table then take these containers instead of starting their own."""
+        that table then take these processes instead of starting their own."""
         for item in refs:
             ref = item if isinstance(item, BotRef) else parse_bot(item)
             if ref.kind == "address":
@@ -393,48 +525,103 @@ class DockerLauncher:
                 self._prefetch(got, game_id)
 
     def _remove(self, inst: _Instance, container: containers.Container) -> None:
+        used = containers.cpu_seconds(container.id)
         try:
-            self._delete(container)
+            containers.remove(self.client, container.id)
         except Exception as error:  # noqa: BLE001 - the run's sweep at close() tries again
             log.warning("removing %s: %s", container.name, error)
+        with self._lock:
+            self._live.pop(container.id, None)
+            self.container_cpu += used
         sockets.release_socket_dir(inst.socket_dir)
 
     def _retire(self, inst: _Instance, sink: _Output | None) -> concurrent.futures.Future[None]:
-        """Stop and remove a container in the background, keeping the end of its output."""
+        """A handle is done with `inst`: keep what it wrote, then, in the background, put it back
+        in the pool (a process that may still play: it never played, or bot_memory=deals), or
+        reset its warm container for a fresh process (discarded if it cannot be proved clean),
+        or remove its container."""
         with self._lock:
             if inst.retired:
                 done: concurrent.futures.Future[None] = concurrent.futures.Future()
                 done.set_result(None)
                 return done
             inst.retired = True
-        inst.unpin()
+            self._leased[inst.image.info.tag] -= 1
 
-        def remove() -> None:
+        def release() -> None:
+            tag = inst.image.info.tag
+            keep = False
             try:
                 try:
                     container = inst.future.result()
                 except BaseException:  # noqa: BLE001 - it never started: nothing to remove
                     return
                 if sink is not None:
-                    sink.collect(inst, container, self.client)
-                used = containers.cpu_seconds(container.id)
-                with self._lock:
-                    self.container_cpu += used
-                self._remove(inst, container)
+                    inst.output_offset = sink.collect(inst, container, self.client)
+                keep = not self._closed and self._fit(inst, None)  # unused, or kept across deals
+                if keep:
+                    inst.game_id = ""
+                    inst.retired = False
+                    with self._lock:
+                        self._standby[tag].append(inst)
+                    return
+                inst.unpin()
+                if inst.warm is not None:
+                    self._reset(inst.warm, inst.image)
+                else:
+                    self._remove(inst, container)
             finally:
-                with self._lock:
-                    self._instances.discard(inst)
+                if not keep:
+                    with self._lock:
+                        self._instances.discard(inst)
 
         try:
-            return self._removals.submit(remove)
+            return self._removals.submit(release)
         except RuntimeError:  # closing: do it now
-            remove()
+            release()
             now: concurrent.futures.Future[None] = concurrent.futures.Future()
             now.set_result(None)
             return now
 
+    def _reset(self, box: warm.WarmContainer, image: _Image) -> None:
+        """After a game: the warm container reset and proved clean, with a fresh bot process in
+        the pool; or, when that cannot be proved, removed."""
+        tag = image.info.tag
+        with self._lock:
+            if self._closed:
+                return
+            self._resetting[tag] += 1
+        try:
+            box.reset()
+            box.games += 1
+            fresh = _Instance(image, box.run_dir, "")
+            with self._lock:
+                self._instances.add(fresh)
+            fresh.future.set_running_or_notify_cancel()
+            fresh.future.set_result(self._fork(fresh, box))
+            with self._lock:
+                self._standby[tag].append(fresh)
+        except Exception as error:  # noqa: BLE001 - UncleanError, or the engine or fork server failed
+            self.discarded += 1
+            log.warning("discarding warm container %s: %s", box.container.name, error)
+            self._drop_warm(box)
+        finally:
+            with self._lock:
+                self._resetting[tag] -= 1
+
     def exit_of(self, inst: _Instance) -> int | None:
-        """The container's exit code once it ended (from the event stream, else an inspection)."""
+        """The bot's exit code once it ended, as the engine reports a container's (128+N: killed
+        by signal N): from the fork server, the event stream, or an inspection."""
+        box = inst.warm
+        if box is not None:
+            if box.bot_pid != inst.bot_pid:
+                return 137  # its container was reset for another process: it was killed
+            if box.alive:
+                return None
+            if box.exit_status is None:  # the fork server is gone (the container ended)
+                return self.events.exit_code(box.container.id) or 137
+            exit_code = os.waitstatus_to_exitcode(box.exit_status)
+            return 128 - exit_code if exit_code < 0 else exit_code
         container = inst.container
         if container is None:
             return None
@@ -451,6 +638,8 @@ class DockerLauncher:
         return inst.inspected_code
 
     def oom_killed(self, inst: _Instance) -> bool:
+        if inst.warm is not None:
+            return inst.warm.oom_killed()
         container = inst.container
         if container is None:
             return False
@@ -462,7 +651,24 @@ class DockerLauncher:
                 inst.oom = bool(st and st.oom_killed)
             except Exception:  # noqa: BLE001 - unknown counts as no
                 inst.oom = False
+            if not inst.oom:  # the kernel's own count (gVisor's runtime reports no OOM event)
+                paths = cgroups.CgroupPaths.of_container(container.id)
+                inst.oom = bool(paths is not None and cgroups.oom_kills(paths))
         return bool(inst.oom)
+
+    @property
+    def container_ids(self) -> frozenset[str]:
+        """Every container this launcher has started, removed ones included."""
+        with self._lock:
+            return frozenset(self._ids)
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds of every container of this launcher so far, removed ones included, from
+        their cgroups (`cgroups.cpu_seconds`): what the bots and their fork servers used."""
+        with self._lock:
+            live = list(self._live)
+            total = self.container_cpu
+        return total + sum(cgroups.cpu_seconds(cid) or 0.0 for cid in live)
 
     # -- the launcher interface ----------------------------------------------------------------
 
@@ -499,9 +705,15 @@ class DockerLauncher:
                 if not inst.future.done():
                     inst.future.cancel()
             self._removals.shutdown(wait=True)
-            started = [(inst, inst.container) for inst in left if inst.container is not None]
-            with concurrent.futures.ThreadPoolExecutor(4) as pool:
-                list(pool.map(lambda pair: self._remove(*pair), started))
+            started = [
+                (inst, inst.container)
+                for inst in left
+                if inst.container is not None and inst.warm is None
+            ]
+            with self._lock:
+                boxes = list(self._warm)
+            _each(lambda pair: self._remove(*pair), started)
+            _each(self._drop_warm, boxes)
             try:
                 containers.remove_run(self.client, self.run_id)
             except Exception as error:  # noqa: BLE001 - the reaper or the next launcher cleans up
@@ -519,6 +731,19 @@ class DockerLauncher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _each(fn: Any, items: list[Any]) -> None:
+    """fn(item) for each item, four at a time; one by one when threads cannot start any more
+    (close() runs at interpreter exit too)."""
+    if not items:
+        return
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(fn, items))
+    except RuntimeError:
+        for item in items:
+            fn(item)
 
 
 def _bot_folder(ref: BotRef) -> Path | ImageBuildError:
@@ -544,11 +769,14 @@ class _Output:
         self.lock = threading.Lock()
         self.sections = 0
 
-    def collect(self, inst: _Instance, container: containers.Container, client: Any) -> None:
-        if inst.image.file_output:
-            data = sockets.read_output(
-                inst.socket_dir / sockets.OUTPUT_NAME, None if self.log_path else TAIL_BYTES
-            )
+    def collect(self, inst: _Instance, container: containers.Container, client: Any) -> int:
+        """Keep what `inst` wrote since its last collection; the new offset in its output file."""
+        offset = inst.output_offset
+        if inst.image.file_output or inst.warm is not None:
+            data = sockets.read_output(inst.socket_dir / sockets.OUTPUT_NAME, None)[offset:]
+            offset += len(data)
+            if self.log_path is None:
+                data = data[-TAIL_BYTES:]
             text = data[-TAIL_BYTES:].decode("utf-8", errors="replace")
         else:
             text = containers.logs_tail(client, container.id, lines=100, max_bytes=TAIL_BYTES)
@@ -566,6 +794,7 @@ class _Output:
                     fh.write(data)
                     if data and not data.endswith(b"\n"):
                         fh.write(b"\n")
+        return offset
 
     def text(self, limit: int) -> str:
         with self.lock:
@@ -573,11 +802,13 @@ class _Output:
 
 
 class DockerBot(BotHandle):
-    """A bot folder run in a fresh container for each game (a `BotHandle`, made by DockerLauncher).
+    """A bot folder run in a fresh process for each game (a `BotHandle`, made by DockerLauncher).
 
-    Besides the four methods every handle has, it overrides `per_game` (restart before every game),
-    `ready(timeout)` (wait for the socket and pin it), `prefetch(game_id)` (start the next game's
-    container now) and `exit_fault()` (why the container ended, as a fault).
+    Besides the four methods every handle has, it overrides `per_game` and `serve_game(game_id,
+    deal)` (whether the bot must be restarted before a game), `ready(timeout)` (wait for the socket
+    and pin it), `prefetch(game_id)` (start the next game's process now) and `exit_fault()` (why
+    the bot ended, as a fault). `container_id` names the container of the current process, whose
+    cgroup counts its CPU time (cgroups.cpu_seconds).
     """
 
     per_game = True
@@ -598,6 +829,9 @@ class DockerBot(BotHandle):
         self._retiring: list[concurrent.futures.Future[None]] = []
         self._current: _Instance | None = None
         self._next: _Instance | None = None
+        self._deal: int | None = None
+        """The deal of the game about to be played (see `serve_game`)."""
+        self._game_id = ""
         if isinstance(image, ImageBuildError):
             if log_path is not None:
                 log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -612,8 +846,36 @@ class DockerBot(BotHandle):
         if self._current is not None:
             self._retire_current()
         inst, self._next = self._next, None
-        self._current = inst or self.launcher._take(self.image)
+        if inst is not None and not self.launcher.usable(inst, self._deal):
+            self._retiring.append(self.launcher._retire(inst, None))
+            inst = None
+        self._current = inst or self.launcher._take(self.image, self._deal, self._game_id)
+        if self._deal is not None:
+            self._current.seen.add(self._deal)
+            self._current.game_id = self._game_id
         return f"unix:{self._current.socket_path}"
+
+    def serve_game(self, game_id: str, deal: int) -> bool:
+        """The next game is `game_id`, of `deal`: whether the bot must be (re)started for it.
+
+        The current process may play it if it has not played that deal and, unless the launcher's
+        bot_memory is ``deals``, no game at all; it then counts as having seen the deal. Otherwise
+        the match stops and starts the bot, and `start` takes a process that may play it."""
+        self._deal, self._game_id = deal, game_id
+        inst = self._current
+        if inst is None or not self.launcher.usable(inst, deal):
+            return True
+        inst.seen.add(deal)
+        inst.game_id = game_id
+        return False
+
+    @property
+    def container_id(self) -> str | None:
+        """The container of the current process (a warm container is shared by one game's
+        process at a time): its cgroup holds the bot's CPU clock. None before it started."""
+        inst = self._current
+        container = inst.container if inst is not None else None
+        return container.id if container is not None else None
 
     @property
     def container(self) -> containers.Container | None:

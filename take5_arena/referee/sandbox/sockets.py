@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 import shutil
 import socket
 import stat
@@ -34,6 +35,7 @@ OUTPUT_NAME = "output.log"
 MAX_SOCKET_PATH = 107
 
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
+_MS_BIND, _MS_SHARED = 4096, 1 << 20
 _MNT_DETACH = 2
 _libc = None
 
@@ -45,10 +47,10 @@ def _c() -> ctypes.CDLL:
     return _libc
 
 
-def mount_tmpfs(path: Path, options: str) -> bool:
-    """mount -t tmpfs -o nosuid,nodev,noexec,OPTIONS take5-sock PATH; False if not allowed."""
+def mount_tmpfs(path: Path, options: str, *, source: str = "take5-sock") -> bool:
+    """mount -t tmpfs -o nosuid,nodev,noexec,OPTIONS SOURCE PATH; False if not allowed."""
     rc = _c().mount(
-        b"take5-sock",
+        source.encode(),
         os.fsencode(path),
         b"tmpfs",
         _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
@@ -66,6 +68,46 @@ def umount(path: Path) -> None:
         return
     if _c().umount2(os.fsencode(path), 0) != 0:
         _c().umount2(os.fsencode(path), _MNT_DETACH)
+
+
+def detach(path: Path) -> None:
+    """Detach the mount on `path` at once (MNT_DETACH: it goes away when its last user does);
+    nothing if `path` is not a mount point. Detaching propagates to the containers that see it."""
+    try:
+        if not os.path.ismount(path):
+            return
+    except OSError:
+        return
+    _c().umount2(os.fsencode(path), _MNT_DETACH)
+
+
+def share_root(root: Path) -> bool:
+    """Make a run's socket root a shared mount (a bind of itself), so that what is mounted under
+    it later also appears in the containers that bind a folder of it with propagation (the warm
+    containers' writable places, take5_arena/referee/sandbox/warm.py). True if done."""
+    if root in mounts_under(root):
+        return True
+    if _c().mount(os.fsencode(root), os.fsencode(root), None, _MS_BIND, None) != 0:
+        return False
+    if _c().mount(None, os.fsencode(root), None, _MS_SHARED, None) != 0:
+        _c().umount2(os.fsencode(root), _MNT_DETACH)
+        return False
+    return True
+
+
+def mounts_under(root: Path) -> list[Path]:
+    """Mount points at or under `root` in this process's mount namespace, deepest first."""
+    prefix = os.fsencode(root)
+    found = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_bytes().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), line.split()[4])
+        if point == prefix or point.startswith(prefix + b"/"):
+            found.append(Path(os.fsdecode(point)))
+    return sorted(set(found), key=lambda p: len(p.parts), reverse=True)
 
 
 _tmpfs_ok: bool | None = None
@@ -120,13 +162,10 @@ def release_socket_dir(folder: Path) -> None:
 
 
 def sweep_socket_root(root: Path) -> None:
-    """Unmount whatever tmpfs is left under a run's socket root, then remove the root."""
-    try:
-        children = list(root.iterdir())
-    except OSError:
-        children = []
-    for child in children:
-        umount(child)
+    """Unmount whatever is mounted under a run's socket root (and the root itself, when it was
+    shared: `share_root`), then remove the root."""
+    for point in mounts_under(root):  # os.path.ismount misses a folder bound onto itself
+        _c().umount2(os.fsencode(point), _MNT_DETACH)
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -193,11 +232,14 @@ __all__ = [
     "SOCKET_BASE",
     "accepts",
     "can_mount_tmpfs",
+    "detach",
     "mount_tmpfs",
+    "mounts_under",
     "pin",
     "prepare_socket_dir",
     "read_output",
     "release_socket_dir",
+    "share_root",
     "sweep_socket_root",
     "umount",
 ]

@@ -28,7 +28,7 @@ from take5 import Settings, Take5Error
 from take5.rules import EndRule, Variant
 
 from .. import defaults
-from ..kinds import DealMode, SandboxKind
+from ..kinds import BotMemory, DealMode, SandboxKind
 from ..match.config import CallLimits
 from ..sandbox.limits import SandboxLimits
 from ..store import EntrantVersion
@@ -57,6 +57,8 @@ KEYS = (
     "cpus",
     "pids",
     "base_image",
+    "runtime",
+    "bot_memory",
     "retries",
     "output_budget",
 )
@@ -72,7 +74,9 @@ def _default_game() -> Settings:
 
 
 def _default_limits() -> SandboxLimits:
-    return SandboxLimits(memory=defaults.MEMORY, cpus=defaults.CPUS, pids=defaults.PIDS)
+    return SandboxLimits(
+        memory=defaults.MEMORY, cpus=defaults.CPUS, pids=defaults.PIDS, runtime=defaults.RUNTIME
+    )
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,10 @@ class TournamentSettings:
     calls: CallLimits = field(default_factory=CallLimits)
     sandbox: SandboxKind = field(default_factory=lambda: SandboxKind(defaults.TOURNAMENT_SANDBOX))
     limits: SandboxLimits = field(default_factory=_default_limits)
-    """Memory, CPUs and pids of each bot container (docker)."""
+    """Memory, CPUs, pids and the OCI runtime of each bot container (docker)."""
     base_image: str = defaults.BASE_IMAGE
+    bot_memory: BotMemory = field(default_factory=lambda: BotMemory(defaults.BOT_MEMORY))
+    """What a bot process may remember from one game to the next (docker): see kinds.BotMemory."""
     executor: str = defaults.EXECUTOR
     concurrency: int | None = None
     """Tables played at once; None: from the CPU count (:attr:`tables_at_once`)."""
@@ -148,6 +154,8 @@ class TournamentSettings:
             "cpus": self.limits.cpus,
             "pids": self.limits.pids,
             "base_image": self.base_image,
+            "runtime": self.limits.runtime,  # None: the engine's own (runc)
+            "bot_memory": self.bot_memory.value,
             "retries": self.retries,
             "output_budget": self.output_budget,
         }
@@ -195,9 +203,17 @@ class TournamentSettings:
                 memory=str(values["memory"]),
                 cpus=_number(values, "cpus"),
                 pids=values["pids"],
+                runtime=_runtime(values["runtime"]),
             )
         except (ValueError, TypeError) as error:
             raise TournamentError(str(error)) from None
+        try:
+            bot_memory = BotMemory(values["bot_memory"])
+        except ValueError:
+            raise TournamentError(
+                f"unknown bot memory {values['bot_memory']!r} "
+                f"(use {' or '.join(defaults.BOT_MEMORIES)})"
+            ) from None
         return cls(
             game=game,
             games=values["games"],
@@ -209,6 +225,7 @@ class TournamentSettings:
             sandbox=sandbox,
             limits=limits,
             base_image=values["base_image"],
+            bot_memory=bot_memory,
             executor=values["executor"],
             concurrency=values["concurrency"],
             retries=values["retries"],
@@ -288,7 +305,21 @@ class TournamentSettings:
             f"{'duplicate deals' if self.duplicate else 'single deals'}, "
             f"{self.calls.timeout:g} s per call, sandbox {self.sandbox.value}, "
             f"executor {self.executor}, concurrency {self.tables_at_once}"
+            + (self._docker_description() if self.sandbox is SandboxKind.DOCKER else "")
         )
+
+    def _docker_description(self) -> str:
+        runtime = self.limits.runtime
+        return f", bot memory: {self.bot_memory.value}" + (
+            f", runtime {runtime}" if runtime else ""
+        )
+
+
+def _runtime(value: object) -> str | None:
+    """A stored runtime: None or a string (SandboxLimits checks that it is a runtime's name)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TournamentError(f"runtime must be a string, not {value!r}")
 
 
 def _whole(value: object) -> bool:

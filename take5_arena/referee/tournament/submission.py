@@ -133,7 +133,11 @@ def _validate(
         launcher = None
         if settings.sandbox == SandboxKind.DOCKER:
             try:
-                launcher = DockerLauncher(limits=settings.limits, base_image=settings.base_image)
+                launcher = DockerLauncher(
+                    limits=settings.limits,
+                    base_image=settings.base_image,
+                    bot_memory=settings.bot_memory,
+                )
             except EngineUnavailableError as error:
                 raise SubmitDeferredError(
                     f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox "

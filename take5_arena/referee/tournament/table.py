@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from take5.record import DealRecord, GameRecord
 
 from ..artifacts import ArtifactError, materialize
-from ..kinds import InfraKind, SandboxKind
+from ..kinds import BotMemory, InfraKind, SandboxKind
 from ..match.botref import BotRef, parse_bot
 from ..match.config import MatchConfig
 from ..match.faults import FaultKind
@@ -96,7 +96,7 @@ class GameOutcome:
         return self.record is not None
 
 
-_launchers: dict[tuple[SandboxLimits, str], DockerLauncher] = {}
+_launchers: dict[tuple[SandboxLimits, str, BotMemory], DockerLauncher] = {}
 _launchers_lock = threading.Lock()
 
 #: Fault kinds that a vanished Docker engine also produces; after a game with one of them the
@@ -108,12 +108,16 @@ _ENGINE_SUSPECT = frozenset(
 
 def _docker_launcher(settings: TournamentSettings) -> DockerLauncher:
     """One Docker launcher per worker process and limits (images built once, one events stream)."""
-    key = (settings.limits, settings.base_image)
+    key = (settings.limits, settings.base_image, settings.bot_memory)
     with _launchers_lock:
         launcher = _launchers.get(key)
         if launcher is None:
             try:
-                launcher = DockerLauncher(limits=settings.limits, base_image=settings.base_image)
+                launcher = DockerLauncher(
+                    limits=settings.limits,
+                    base_image=settings.base_image,
+                    bot_memory=settings.bot_memory,
+                )
             except EngineUnavailableError as error:
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
             _launchers[key] = launcher

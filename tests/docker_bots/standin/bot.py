@@ -255,6 +255,29 @@ def fill_dir(req):
     return fill(req["dir"], req.get("cap", 64 << 20))
 
 
+def python(_req):
+    """How this interpreter was set up: the same whether `python3 /bot/bot.py` started it in a
+    fresh container or a warm container's fork server forked it."""
+    import builtins
+
+    return {
+        "argv": sys.argv,
+        "main": __name__,
+        "path": sys.path[:4],
+        "cwd": os.getcwd(),
+        "exit_builtin": hasattr(builtins, "exit"),
+        "dont_write_bytecode": sys.dont_write_bytecode,
+        "stdout_unbuffered": getattr(sys.stdout, "write_through", None),
+        "umask": os.umask(os.umask(0)),
+        "signals": {
+            name: str(signal.getsignal(getattr(signal, name)))
+            for name in ("SIGINT", "SIGTERM", "SIGPIPE", "SIGCHLD", "SIGHUP")
+        },
+        "fds": sorted(os.listdir("/proc/self/fd")),
+        "environ": sorted(k for k in os.environ if not k.startswith("HOSTNAME")),
+    }
+
+
 COMMANDS = {
     "whoami": whoami,
     "fs": fs,
@@ -264,6 +287,7 @@ COMMANDS = {
     "limits": limits,
     "memhog": memhog,
     "fill": fill_dir,
+    "python": python,
 }
 
 

@@ -1,0 +1,280 @@
+"""Warm containers against the real engine: one container plays many games, a fresh bot process
+each, and nothing of one game reaches the next; what cannot be proved clean is discarded.
+
+tests/docker_bots/hostile_reuse tries every way it knows to leave itself a message for its next
+game (files in every writable place, a fifo, System V and POSIX IPC, an abstract socket held by a
+daemon, orphans in their own session and process group, the keyrings, the fork server's limits,
+priority and signals, burnt pids and inode numbers) and looks for one before it serves; it reports
+both, and what it sees of its own start, on a REPORT line per game. It must find nothing, see the
+same start in every game, and, with ``--bot-memory deals``, keep its memory from one deal to the
+next without ever seeing a deal twice. tests/docker_bots/native_syscalls is a static binary that
+makes the system calls the seccomp profile refuses (io_uring first).
+
+The same tests run under gVisor (TAKE5_RUNTIME=runsc), where every game gets a fresh container
+(warm containers need the host to see the bot's processes and files): the bot must find nothing
+there either. Without an engine they skip, except with CI set, where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support import DOCKER_BOTS, unavailable
+from test_docker_match import (
+    TOKEN,
+    check_complete,
+    engine,  # noqa: F401 - a fixture, the one `images` needs
+    example,
+    hostile,
+    images,  # noqa: F401 - a fixture
+    referee,
+)
+
+from take5 import Settings
+from take5_arena.referee.match import CallLimits, MatchConfig, run_match
+from take5_arena.referee.sandbox import containers, warm
+from take5_arena.referee.sandbox import engine as docker_engine
+from take5_arena.referee.sandbox.launcher import DockerLauncher
+from take5_arena.referee.sandbox.limits import SandboxLimits
+
+REFUSED = {"Operation not permitted"}
+SECTION = re.compile(r"^\[take5: container (\S+), game (\S+)\]$")
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("images")]
+
+
+def _warm_expected() -> bool:
+    """Whether the launcher uses warm containers here (runc, a referee running as root)."""
+    return SandboxLimits().runtime in (None, "runc") and os.geteuid() == 0
+
+
+def _reports(log: str) -> list[tuple[str, dict]]:
+    """(container name, report) of each REPORT line of a bot's log, in order."""
+    out, container = [], ""
+    for line in log.splitlines():
+        header = SECTION.match(line)
+        if header:
+            container = header.group(1)
+        elif line.startswith("REPORT "):
+            out.append((container, json.loads(line[len("REPORT ") :])))
+    return out
+
+
+def test_a_bot_finds_nothing_an_earlier_game_left(tmp_path):
+    run = referee(
+        hostile("reuse"),
+        example("lowest"),
+        example("random"),
+        "--games",
+        "6",
+        "--threshold",
+        "20",
+        "--timeout",
+        "10",  # leaving messages every way it can takes a while (under gVisor most)
+        tmp_path=tmp_path,
+    )
+    check_complete(run, games=6)
+    assert run.code == 0, run.err[-2000:]
+    reports = _reports(run.log("hostile_reuse"))
+    assert [r["game"] for _, r in reports] == [f"s0-g{n}" for n in range(1, 7)]
+    for _, report in reports:
+        assert report["found"] == [], report
+        assert report["games_in_process"] == 1  # a fresh process for every game
+        left = report["left"]
+        # It did leave files, a fifo, daemons and burnt pids ...
+        assert left["file /tmp"] == left["file /dev/shm"] == left["file /run/take5"] == "ok"
+        assert left["fifo"] == left["daemons"] == "ok" and left["pids burnt"] == 50
+        # ... and the kernel refused the rest: IPC and keys (seccomp), the fork server's limits
+        # and priority (seccomp: only the caller's own); a SIGSTOP to it is dropped by the kernel.
+        for way in ("shmget", "semget", "msgget", "mq_open", "add_key", "prlimit pid 1"):
+            assert left[way] in REFUSED, (way, left[way])
+        assert left["setpriority pid 1"] in REFUSED
+    # What it sees of its own start is the same every time: its pid and its parent's, the pid
+    # counter, its first inode number in /tmp, the loopback counters, its limits and affinity.
+    observed = [report["observed"] for _, report in reports]
+    assert all(o == observed[0] for o in observed), observed
+    assert observed[0]["cgroup_files"] in ([], None)  # the cgroup's counters are masked
+    used = [container for container, _ in reports]
+    if _warm_expected():
+        assert len(set(used)) < len(used), used  # containers played several games
+        assert observed[0]["init_children_cpu"] is None  # the fork server's counters are masked
+    else:
+        assert len(set(used)) == len(used), used
+
+
+@pytest.mark.parametrize("mode", ["net", "affinity"])
+def test_a_container_that_cannot_be_proved_clean_is_discarded(mode, tmp_path):
+    """Loopback traffic (its counters, its sockets in TIME_WAIT) and a changed CPU affinity of the
+    fork server cannot be undone: the container is removed, and the next game gets another."""
+    with DockerLauncher(
+        run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}",
+        env={"TAKE5_REUSE_MODE": mode},
+        log_dir=tmp_path,
+        reaper=False,
+    ) as launcher:
+        result = run_match(
+            [hostile("reuse"), example("lowest")],
+            MatchConfig(
+                games=4,
+                game=Settings(players=2, threshold=10),
+                calls=CallLimits(timeout=10.0, start_timeout=30.0),
+            ),
+            launcher=launcher,
+        )
+        assert result.exit_code == 0, result.to_dict()
+        can_change = mode == "net" or len(os.sched_getaffinity(0)) > 1  # one CPU: no other affinity
+        if launcher.reuse and can_change:
+            for _ in range(200):  # the last game's container is reset after the match
+                if launcher.discarded >= 4:
+                    break
+                time.sleep(0.05)
+            assert launcher.discarded >= 4  # the hostile bot's container after each of its games
+        else:  # no warm containers here (gVisor, not root): every game had a fresh one anyway
+            assert launcher.discarded == 0 and (launcher.reuse_off or not can_change)
+        (log,) = tmp_path.glob("bot*-hostile_reuse.log")
+    reports = _reports(log.read_text())
+    assert len(reports) == 4
+    for _, report in reports:
+        assert report["found"] == [], report
+        if can_change:
+            assert report["left"]["loopback" if mode == "net" else "affinity pid 1"] == "ok"
+    assert len({container for container, _ in reports}) == 4
+
+
+def test_memory_between_deals_when_the_organiser_allows_it(tmp_path):
+    """--bot-memory deals: a process plays several deals and remembers them, never one twice."""
+    run = referee(
+        hostile("reuse"),
+        example("lowest"),
+        example("random"),
+        "--games",
+        "9",
+        "--threshold",
+        "20",
+        "--bot-memory",
+        "deals",
+        "--timeout",
+        "10",
+        tmp_path=tmp_path,
+    )
+    check_complete(run, games=9)
+    assert run.code == 0, run.err[-2000:]
+    reports = [report for _, report in _reports(run.log("hostile_reuse"))]
+    assert len(reports) == 9  # 3 deals, each played in 3 rotations
+    assert not any(report["deal_seen_before"] for report in reports)
+    # The rotations of a deal are played by different processes; each of them plays the next
+    # deal too, and remembers the ones before.
+    assert [r["games_in_process"] for r in reports] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    deals = [tuple(r["deal"]) for r in reports]
+    assert len(set(deals)) == 3 and deals[0] == deals[1] == deals[2]
+
+
+def test_a_bot_in_a_warm_container_runs_as_python_would():
+    """What the stand-in bot sees of its interpreter is the same when the fork server forked it as
+    when `python3 /bot/bot.py` started it in a fresh container."""
+    import socket
+
+    seen = {}
+    for reuse in (True, False):
+        with DockerLauncher(
+            run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False, reuse=reuse
+        ) as launcher:
+            handle = launcher(str(DOCKER_BOTS / "standin"))
+            handle.start()
+            address = handle.ready(30)
+            assert (handle._current.warm is not None) == (reuse and launcher.reuse)
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.connect(address.removeprefix("unix:"))
+                with sock.makefile("rwb") as f:
+                    f.write(b'{"cmd": "python"}\n')
+                    f.flush()
+                    seen[reuse] = json.loads(f.readline())
+    assert seen[True] == seen[False]
+    assert seen[True]["argv"] == ["/bot/bot.py"] and seen[True]["main"] == "__main__"
+    assert seen[True]["path"][0] == "/bot" and seen[True]["cwd"] == "/bot"
+    assert seen[True]["stdout_unbuffered"] is True and seen[True]["exit_builtin"] is True
+
+
+@pytest.fixture(scope="module")
+def native_bot(tmp_path_factory) -> Path:
+    """tests/docker_bots/native_syscalls built (a static binary, Go from scripts/setup-go.sh)."""
+    if shutil.which("go") is None:
+        unavailable(
+            "Go is not installed (scripts/setup-go.sh): the native test bot cannot be built"
+        )
+    folder = tmp_path_factory.mktemp("native") / "native_syscalls"
+    shutil.copytree(DOCKER_BOTS / "native_syscalls", folder)
+    gopath = tmp_path_factory.mktemp("gopath")
+    done = subprocess.run(
+        ["go", "build", "-trimpath", "-o", str(folder / "run"), "main.go"],
+        cwd=folder,
+        env={**os.environ, "GO111MODULE": "off", "GOPATH": str(gopath), "CGO_ENABLED": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        unavailable(f"building tests/docker_bots/native_syscalls failed:\n{done.stderr[-2000:]}")
+    (folder / "main.go").unlink()
+    return folder
+
+
+def test_a_native_bot_gets_eperm_for_io_uring_and_the_other_refused_calls(native_bot):
+    with DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False) as launcher:
+        handle = launcher(str(native_bot))
+        handle.start()
+        deadline = time.monotonic() + 60
+        while handle.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert handle.exit_status() == 0
+        output = handle.stderr_tail(4000)
+    results = dict(
+        line.split()[1:3]
+        for line in output.splitlines()
+        if line.startswith("SYSCALL ") and len(line.split()) == 3
+    )
+    assert "done" in output, output
+    for call in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
+        assert results[call] in ("EPERM", "ENOSYS"), (call, results)
+    for call in ("shmget", "keyctl", "ptrace", "unshare"):
+        assert results[call] == "EPERM", (call, results)
+
+
+def test_the_check_finds_what_a_reset_removes():
+    """WarmContainer.check on a container left as a game left it (a process still running, a
+    file in /tmp) names both; reset kills and replaces them, and the check then passes. Where warm
+    containers cannot be used (gVisor, a referee without root), the launcher says why."""
+    if not _warm_expected():
+        with DockerLauncher(
+            run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False
+        ) as launcher:
+            assert not launcher.reuse and launcher.reuse_off
+            assert warm.enabled(launcher.limits) == launcher.reuse_off
+        return
+    client = docker_engine.client()
+    with DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False) as launcher:
+        handle = launcher(str(DOCKER_BOTS / "standin"))
+        handle.start()
+        handle.ready(30)
+        box = handle._current.warm
+        assert box is not None
+        # During a game the bot and its leader run: the check says so (it is meant for after).
+        assert "processes left" in " ".join(box.check())
+        (box.places["/tmp"] / "note").write_text("for the next game")
+        exec_id = client.api.exec_create(box.container.id, ["sleep", "600"], user="10001:10001")
+        client.api.exec_start(exec_id, detach=True)
+        time.sleep(0.5)
+        problems = " ".join(box.check())
+        assert "processes left" in problems and "/tmp is not empty" in problems, problems
+        box.reset()  # raises UncleanError if anything is left
+        assert box.check() == []
+        handle.stop()
+    assert containers.list_containers(client, run_id=launcher.run_id) == []
