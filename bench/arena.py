@@ -202,8 +202,9 @@ def main() -> None:
         accepted = sum(r.outcome == pb.SUBMIT_ACCEPTED for r in replies)
         during = finished_times(arena, since=t0)
         print(
-            f"submissions while the ladder plays: {accepted} of {len(replies)} accepted in {seconds:.1f} s: "
-            f"{accepted / seconds:.2f} submissions/s ({seconds / max(1, accepted):.2f} s each); ladder meanwhile "
+            f"submissions while the ladder plays: {accepted} of {len(replies)} accepted in "
+            f"{seconds:.1f} s: {accepted / seconds:.2f} submissions/s "
+            f"({seconds / max(1, accepted):.2f} s each); ladder meanwhile "
             f"{len(during) / seconds:.2f} games/s"
         )
         client.close()

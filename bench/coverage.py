@@ -1,9 +1,9 @@
 """Coverage of the 95% rating intervals and calibration of the LOS, at every size the project runs.
 
-The grid: tables of 2, 4 and 10 seats; single and duplicate deals; fields of 8, 32 and 100 bots;
-2 to 500 games per bot (with duplicate deals a bot plays whole sets, so at least k games); and
-newcomers: 16 bots joining an established field of 32 (50 games each; newcomers never meet) with 1, 2, 5 or 20 units
-(tables, or duplicate sets) each. Two truth models, neither of them the fit's own:
+The grid: tables of 2, 4 and 10 seats; single and duplicate deals; fields of 8, 32 and 100 bots; 2
+to 500 games per bot (with duplicate deals a bot plays whole sets, so at least k games); and
+newcomers: 16 bots joining an established field of 32 (50 games each; newcomers never meet) with 1,
+2, 5 or 20 units (tables, or duplicate sets) each. Two truth models, neither of them the fit's own:
 
 * ``pl``    - Plackett-Luce performances plus hand luck shared by the seats of a game (and, with
               duplicate deals, by the games of a set): bench/synthetic.py ``play``; bots evenly
@@ -312,15 +312,17 @@ def report(rows: list[dict[str, object]], methods: list[str]) -> None:
         return "yes" if 0.93 <= v <= 0.97 else "no"
 
     print(
-        f"| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in 93-97% | "
-        f"LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% wrong |"
+        "| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in "
+        f"93-97% | LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% "
+        "wrong |"
     )
     print("|---" * 13 + "|")
     for row in rows:
         shown = row["shown"]
         print(
-            f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | {row['gpb']:.0f} | "
-            f"{row['reps']} | {100 * shown.get(new, 0.0):.0f}% | {cov_text(row, new)} | "  # type: ignore[attr-defined]
+            f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | "
+            f"{row['gpb']:.0f} | {row['reps']} | {100 * shown.get(new, 0.0):.0f}% | "
+            f"{cov_text(row, new)} | "  # type: ignore[attr-defined]
             f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "  # type: ignore[attr-defined]
             f"{cov_text(row, old)} | {los_text(row, old)} |"
         )
@@ -343,8 +345,8 @@ def report(rows: list[dict[str, object]], methods: list[str]) -> None:
             continue
         inside = sum(1 for c in covs if 0.93 <= c <= 0.97)
         print(
-            f"| {m} | {len(covs)} | {inside} | {100 * min(covs):.1f}% | {100 * float(np.median(covs)):.1f}% | "
-            f"{100 * max(covs):.1f}% | {bad} |"
+            f"| {m} | {len(covs)} | {inside} | {100 * min(covs):.1f}% | "
+            f"{100 * float(np.median(covs)):.1f}% | {100 * max(covs):.1f}% | {bad} |"
         )
     sys.stdout.flush()
 
@@ -438,7 +440,8 @@ def main() -> None:
             "seats": cell.seats,
             "deals": "duplicate" if cell.duplicate else "single",
             "bots": (
-                f"{NEWCOMERS} newcomers ({cell.newcomer_units} unit{'s' * (cell.newcomer_units > 1)}) + {cell.bots}"
+                f"{NEWCOMERS} newcomers ({cell.newcomer_units} "
+                f"unit{'s' * (cell.newcomer_units > 1)}) + {cell.bots}"
                 if cell.newcomer_units
                 else str(cell.bots)
             ),

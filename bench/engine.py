@@ -1,9 +1,10 @@
 """Engine speed: games per second with in-process random players, against an inline loop.
 
-The inline loop plays the same rules with the same shuffle and the same random decisions, but
-with no views, no records and no state machine: it is the floor the engine's readability costs
-against. The engine is measured twice: without records (`play_game(..., keep_record=False)`: the
-record is never built) and with them (built, then `game.record()` as the referee does). Run: python bench/engine.py [--seconds S]
+The inline loop plays the same rules with the same shuffle and the same random decisions, but with
+no views, no records and no state machine: it is the floor the engine's readability costs against.
+The engine is measured twice: without records (`play_game(..., keep_record=False)`: the record is
+never built) and with them (built, then `game.record()` as the referee does).
+Run: python bench/engine.py [--seconds S]
 """
 
 from __future__ import annotations

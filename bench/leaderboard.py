@@ -13,7 +13,8 @@ once per size into the cache folder and reused (100,000 games take a while to pl
 For each size, each command runs as its own process (``python -m take5_arena``) and the figures are
 that process's CPU time (user + system) and peak resident memory (``wait4``'s ``ru_maxrss``):
 
-* ``standings``: ``referee standings -t DIR`` (results table only), and ``referee tournament status``;
+* ``standings``: ``referee standings -t DIR`` (results table only), and ``referee tournament
+  status``;
 * ``publish``: ``referee publish -t DIR -o OUT --full`` into an empty folder, and the site's size,
   file count and largest folder;
 * ``re-publish``: 1,000 more games played into a copy of the store, then ``referee publish`` into
@@ -40,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from take5 import Fault, Settings, cheapest_row, cost_of_card, play_game
+from take5 import Fault, cheapest_row, cost_of_card, play_game
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, run_tournament
 
@@ -172,8 +173,8 @@ def referee(*args: str) -> list[str]:
 
 def baseline(folder: Path) -> list[str]:
     code = (
-        "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], readonly=True); "
-        "n = sum(1 for _ in s.records()); s.close()"
+        "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], "
+        "readonly=True); n = sum(1 for _ in s.records()); s.close()"
     )
     return [sys.executable, "-c", code, str(folder)]
 
@@ -195,11 +196,11 @@ def run(size: int, cache: Path, work: Path) -> None:
     with Store(store, readonly=True) as s:
         games = s.recorded_count()
     base_cpu, base_mb, _ = measure(baseline(store))
-    cpu, mb, wall = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
+    cpu, mb, _ = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
     print(
         f"{games:>8,} games  standings   {cpu:7.2f} s CPU ({1e3 * cpu / games:.3f} ms/game)  "
-        f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, {base_mb:.0f} MB; "
-        f"ratio {cpu / base_cpu:.2f}]",
+        f"{mb:7.0f} MB peak   [baseline, parsing every record once: {base_cpu:.2f} s, "
+        f"{base_mb:.0f} MB; ratio {cpu / base_cpu:.2f}]",
         flush=True,
     )
     s_cpu, s_mb, _ = measure(referee("tournament", "status", "-t", str(store)))
@@ -221,9 +222,9 @@ def run(size: int, cache: Path, work: Path) -> None:
     )
     size_b, files, widest = site_size(site)
     print(
-        f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  {p_mb:7.0f} MB peak   "
-        f"site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), {files:,} files, "
-        f"at most {widest:,} in a folder",
+        f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  "
+        f"{p_mb:7.0f} MB peak   site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), "
+        f"{files:,} files, at most {widest:,} in a folder",
         flush=True,
     )
     more = work / f"store-{size}-plus"
@@ -243,8 +244,8 @@ def run(size: int, cache: Path, work: Path) -> None:
         )
     )
     print(
-        f"{'':>8}        re-publish  {r_cpu:7.2f} s CPU after 1,000 new games  {r_mb:7.0f} MB peak   "
-        f"{100 * r_cpu / p_cpu:.1f}% of the full publish",
+        f"{'':>8}        re-publish  {r_cpu:7.2f} s CPU after 1,000 new games  {r_mb:7.0f} MB "
+        f"peak   {100 * r_cpu / p_cpu:.1f}% of the full publish",
         flush=True,
     )
     shutil.rmtree(more, ignore_errors=True)

@@ -1,17 +1,20 @@
-"""Protocol speed: games per second of 4 random bots as local processes over gRPC, against bare echo calls.
+"""Protocol speed: games per second of 4 random bots as local processes over gRPC, against bare echo
+calls.
 
 What is measured, in one run:
 
-* match: `take5_arena.referee.match.Match` with 4 copies of example_bots/random, each a local process serving on
-  its own Unix socket. Time per turn = time inside games / turns played (PickCard to all 4 seats at
-  once, the engine, the occasional ChooseRow, and the GameOver calls at the end of each game).
+* match: `take5_arena.referee.match.Match` with 4 copies of example_bots/random, each a local
+  process serving on its own Unix socket. Time per turn = time inside games / turns played (PickCard
+  to all 4 seats at once, the engine, the occasional ChooseRow, and the GameOver calls at the end of
+  each game).
 * echo: 4 processes each serving a gRPC method that returns its request unchanged, on its own Unix
   socket; 4 concurrent calls (one per process) with a request of the size of a mid-game
   PickCardRequest, made both the referee's way and with grpc futures. This is the floor: transport
   alone, no game, no bot. Echo batches run between the games, for as long as each game took, so
   both are measured under the same machine load.
 
-Target: time per turn at most 1.5 x the (best) echo time. Run: python bench/protocol.py [--seconds S]
+Target: time per turn at most 1.5 x the (best) echo time.
+Run: python bench/protocol.py [--seconds S]
 """
 
 from __future__ import annotations
@@ -62,8 +65,9 @@ def echo_server(address: str) -> None:
 class EchoTable:
     """4 echo processes, each on its own Unix socket, and the two ways of calling them at once.
 
-    "threads": blocking calls on long-lived threads, as the referee makes them (take5_arena/referee/match/remote.py);
-    "futures": grpc's own futures (each call on an idle channel starts a polling thread).
+    "threads": blocking calls on long-lived threads, as the referee makes them
+    (take5_arena/referee/match/remote.py); "futures": grpc's own futures (each call on an idle
+    channel starts a polling thread).
     """
 
     def __init__(self, fan_out: int = 4) -> None:
@@ -151,7 +155,8 @@ def main() -> None:
         echo_server(args.echo_server)
         return
     print(
-        f"take5 protocol benchmark: 4 bots as local processes over gRPC on Unix sockets ({os.cpu_count()} cores)"
+        "take5 protocol benchmark: 4 bots as local processes over gRPC on Unix sockets "
+        f"({os.cpu_count()} cores)"
     )
     timed = Timed()
     echo = EchoTable()
@@ -180,24 +185,30 @@ def main() -> None:
     per_turn = in_games / turns
     mean = {name: statistics.fmean(values) for name, values in echo.samples.items()}
     print(
-        f"  match: {len(games)} games, {turns} turns: {len(games) / in_games:.1f} games/s, {turns / in_games:.0f} turns/s"
+        f"  match: {len(games)} games, {turns} turns: {len(games) / in_games:.1f} games/s, "
+        f"{turns / in_games:.0f} turns/s"
     )
     print(f"  time per turn:           {per_turn * 1000:.3f} ms")
     print(
-        f"    PickCard to 4 bots:    {timed.pick[1] / timed.pick[0] * 1000:.3f} ms per turn (views, encoding, 4 calls at once)"
+        f"    PickCard to 4 bots:    {timed.pick[1] / timed.pick[0] * 1000:.3f} ms per turn "
+        "(views, encoding, 4 calls at once)"
     )
     print(
         f"    ChooseRow:             {timed.row[1] / turns * 1000:.3f} ms per turn "
-        f"({timed.row[0] / turns:.2f} calls per turn, {timed.row[1] / max(1, timed.row[0]) * 1000:.3f} ms each)"
+        f"({timed.row[0] / turns:.2f} calls per turn, "
+        f"{timed.row[1] / max(1, timed.row[0]) * 1000:.3f} ms each)"
     )
     print(
-        f"    the rest:              {(per_turn - (timed.pick[1] + timed.row[1]) / turns) * 1000:.3f} ms per turn (engine, GameOver)"
+        "    the rest:              "
+        f"{(per_turn - (timed.pick[1] + timed.row[1]) / turns) * 1000:.3f} ms per turn (engine, "
+        "GameOver)"
     )
     for name, label in (("threads", "as the referee calls"), ("futures", "with grpc futures")):
         values = echo.samples[name]
         print(
-            f"  4 concurrent echo calls: {mean[name] * 1000:.3f} ms mean, {statistics.median(values) * 1000:.3f} ms median "
-            f"({label}, {len(values)} samples between the games)"
+            f"  4 concurrent echo calls: {mean[name] * 1000:.3f} ms mean, "
+            f"{statistics.median(values) * 1000:.3f} ms median ({label}, {len(values)} samples "
+            "between the games)"
         )
     baseline = min(mean.values())
     for what, value in (("turn", per_turn), ("PickCard round", timed.pick[1] / timed.pick[0])):

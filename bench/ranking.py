@@ -1,26 +1,29 @@
 """Games needed to settle a ranking: adaptive scheduling against a fixed round robin, in one run.
 
 Planted fields of 8 and 32 bots (bench/synthetic.py: planted strengths, hand luck, duplicate deals
-on, tables of 4), gaps between neighbours drawn from 50-150 Elo (seeded; ``--gaps`` for others). For each field and
-repetition three runs play synthetic games until the stop rule of ``referee tournament run
---until-settled`` holds (every neighbour pair's published LOS at least 95%) or the budget is spent:
+on, tables of 4), gaps between neighbours drawn from 50-150 Elo (seeded; ``--gaps`` for others). For
+each field and repetition three runs play synthetic games until the stop rule of ``referee
+tournament run --until-settled`` holds (every neighbour pair's published LOS at least 95%) or the
+budget is spent:
 
-* adaptive    - the scheduler of take5_arena/referee/tournament/adaptive.py with the leaderboard's ranking function: the
-                exact code path of the command, with the synthetic model in place of the bots;
+* adaptive    - the scheduler of take5_arena/referee/tournament/adaptive.py with the
+                leaderboard's ranking function: the exact code path of the command, with the
+                synthetic model in place of the bots;
 * fixed+stop  - a fixed balanced round robin (every bot at the same number of tables), the same
                 batches and the same stop rule: the gain here is the scheduler's choice of tables
                 (it looks after every batch until the games grow by 5% a batch, then every 5%:
                 its count can be up to 5% high, so its ratio to adaptive up to 5% too high);
-* fixed       - the fixed round robin without looking: the games after which the fitted order is the
-                true one in at least as many repetitions as the adaptive runs got right (searched on
-                a grid, 40 repetitions per point), i.e. the games a fixed schedule needs for the same
-                correctness - if one knew in advance how many to play, which a tournament does not.
+* fixed       - the fixed round robin without looking: the games after which the fitted order is
+                the true one in at least as many repetitions as the adaptive runs got right
+                (searched on a grid, 40 repetitions per point), i.e. the games a fixed schedule
+                needs for the same correctness - if one knew in advance how many to play, which a
+                tournament does not.
 
-The budget is the command's default (``take5_arena.referee.defaults.SETTLE_BUDGET_PER_ENTRANT`` games per
-entrant, ``--budget-per-bot`` to try another). It prints games used (mean and median over
-repetitions), how often the run settled within the budget, how often the final order is the true
-one and how often it settled in a wrong order, each as a rate with its 95% (Wilson) interval over
-the repetitions, and the ratio fixed / adaptive. Where a fixed schedule does not settle within the
+The budget is the command's default (``take5_arena.referee.defaults.SETTLE_BUDGET_PER_ENTRANT``
+games per entrant, ``--budget-per-bot`` to try another). It prints games used (mean and median over
+repetitions), how often the run settled within the budget, how often the final order is the true one
+and how often it settled in a wrong order, each as a rate with its 95% (Wilson) interval over the
+repetitions, and the ratio fixed / adaptive. Where a fixed schedule does not settle within the
 budget, the ratio is a lower bound ("at least"). Target: adaptive needs at most half the games.
 
 Run: python bench/ranking.py [--reps 40] [--quick]   (about 20 minutes on one core)

@@ -3,8 +3,8 @@ bots against the same 4 bots as local processes, in the same run, at the same co
 
 Two ways of running the containers are measured side by side, on the same images:
 
-* ``api``: the production launcher (take5_arena.referee.sandbox.launcher.DockerLauncher), every container
-  request an Engine API call through docker-py;
+* ``api``: the production launcher (take5_arena.referee.sandbox.launcher.DockerLauncher), every
+  container request an Engine API call through docker-py;
 * ``cli``: the baseline, the way the referee worked before: the same launcher, but each container
   is created with a ``docker run`` process and removed with a ``docker rm -f`` process (its flags
   are made from the same `container_kwargs`, see `cli_run_argv`). It lives here only, to keep
@@ -42,13 +42,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from take5_arena.referee import defaults
 from take5_arena.referee.match import CallLimits, Match, MatchConfig
 from take5_arena.referee.match.botref import parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import containers
 from take5_arena.referee.sandbox.launcher import DockerLauncher
-from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE, container_kwargs
+from take5_arena.referee.sandbox.limits import container_kwargs
 
 THINK_BOT = '''\
 """Bench bot: spends TAKE5_THINK_MS per decision (busy on the CPU, or asleep), then plays low."""
@@ -258,7 +259,8 @@ def _one_start(launcher: DockerLauncher, ref) -> tuple[float, float, float, floa
 
 
 def start_latency(launchers: dict[str, DockerLauncher], bot: str, count: int) -> dict[str, dict]:
-    """One container at a time, the paths taking turns: create -> socket -> first answer (Handshake)."""
+    """One container at a time, the paths taking turns: create -> socket -> first answer
+    (Handshake)."""
     ref = parse_bot(bot)
     samples: dict[str, list[tuple[float, ...]]] = {path: [] for path in launchers}
     for _ in range(count):
@@ -296,7 +298,7 @@ def run_matches(
             with Match(bots, config, launcher=launcher) as match:
                 result = match.play()
             faults[i] = result.fault_count + len(result.rejections)
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - raised again once the threads joined
             errors.append(error)
 
     c0, s0 = docker_cpu(), self_cpu()
@@ -343,7 +345,7 @@ def main() -> None:
         help="container paths to measure (default both: the cli baseline and the api)",
     )
     ap.add_argument(
-        "--base-image", default=DEFAULT_BASE_IMAGE, help="what the bot images are built on"
+        "--base-image", default=defaults.BASE_IMAGE, help="what the bot images are built on"
     )
     ap.add_argument(
         "--baseline-image",
@@ -383,21 +385,22 @@ def main() -> None:
         results["start"] = start_latency(
             {p: launchers[start_kind, p] for p in args.paths}, kinds[0][1], args.starts
         )
-        print("\ncontainer start (median of %d, one at a time):" % args.starts)
+        print(f"\ncontainer start (median of {args.starts}, one at a time):")
         for path, st in results["start"].items():
             print(
                 f"  {path}: -> socket {st['socket_median_s']:.3f} s, -> first answer "
-                f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); CPU-s per container "
-                f"{st['cpu_per_container_s']:.3f} = dockerd+containerd {st['cpu_daemons_s']:.3f} (shared: other "
-                f"users of the engine count too) + container {st['cpu_container_s']:.3f} + referee and the "
-                f"processes it spawned {st['cpu_referee_s']:.3f}"
+                f"{st['first_answer_median_s']:.3f} s (max {st['first_answer_max_s']:.3f} s); "
+                f"CPU-s per container {st['cpu_per_container_s']:.3f} = dockerd+containerd "
+                f"{st['cpu_daemons_s']:.3f} (shared: other users of the engine count too) + "
+                f"container {st['cpu_container_s']:.3f} + referee and the processes it spawned "
+                f"{st['cpu_referee_s']:.3f}"
             )
 
         if args.only_start:
             return
         print(
-            f"\n{'bots':<12} {'conc':>4} {'path':>4} {'local g/s':>10} {'docker g/s':>11} {'ratio':>6} "
-            f"{'local cpu/g':>11} {'docker cpu/g':>12} {'faults':>6}"
+            f"\n{'bots':<12} {'conc':>4} {'path':>4} {'local g/s':>10} {'docker g/s':>11} "
+            f"{'ratio':>6} {'local cpu/g':>11} {'docker cpu/g':>12} {'faults':>6}"
         )
         rows = []
         for kind, bot, env in kinds:
@@ -432,9 +435,9 @@ def main() -> None:
                     }
                     rows.append(row)
                     print(
-                        f"{kind:<12} {conc:>4} {path:>4} {local_rate:>10.2f} {rate:>11.2f} {row['ratio']:>6.2f} "
-                        f"{row['local_cpu_per_game_s']:>11.2f} {row['docker_cpu_per_game_s']:>12.2f} "
-                        f"{faults[path]:>6}",
+                        f"{kind:<12} {conc:>4} {path:>4} {local_rate:>10.2f} {rate:>11.2f} "
+                        f"{row['ratio']:>6.2f} {row['local_cpu_per_game_s']:>11.2f} "
+                        f"{row['docker_cpu_per_game_s']:>12.2f} {faults[path]:>6}",
                         flush=True,
                     )
         results["throughput"] = rows

@@ -1,4 +1,5 @@
-"""How fast the `referee` command starts: wall and CPU time of `referee --help` and `referee play -n 4`.
+"""How fast the `referee` command starts: wall and CPU time of `referee --help` and
+`referee play -n 4`.
 
 A bot author runs these commands dozens of times an hour; the target is well under 0.5 s each. The
 figures are printed next to a same-run baseline (a bare `python3 -c pass`), so that a loaded machine
@@ -37,7 +38,8 @@ def env(root: Path = ROOT) -> dict[str, str]:
 
 
 def timed(argv: list[str], root: Path = ROOT) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one run of ``argv`` with ``root`` first on the path."""
+    """Wall and CPU (user + system) seconds of one run of ``argv`` with ``root`` first on the
+    path."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
@@ -70,9 +72,9 @@ def export(rev: str) -> Path:
 
 def heavy_imports() -> list[str]:
     code = (
-        "import sys; sys.argv=['referee','--help']\n"
-        "try:\n    from take5_arena.cli.main import main\nexcept ImportError:\n    from take5_arena.cli.main import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import sys\n"
+        "from take5_arena.cli.main import main\n"
+        "try:\n    main(['--help'], prog_name='referee')\nexcept SystemExit:\n    pass\n"
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
     )
     out = subprocess.run(
@@ -109,7 +111,10 @@ def main() -> None:
             line = f"{label:<30} {wall:>8.3f} {cpu:>8.3f} {wall - base:>16.3f}"
             if old_root:
                 old_wall, old_cpu = measure(argv, args.repeat, old_root)
-                line += f" {old_wall:>9.3f} {old_cpu:>8.3f} {cpu / old_cpu if old_cpu else float('nan'):>12.2f}"
+                line += (
+                    f" {old_wall:>9.3f} {old_cpu:>8.3f} "
+                    f"{cpu / old_cpu if old_cpu else float('nan'):>12.2f}"
+                )
             print(line)
     finally:
         if old_root:

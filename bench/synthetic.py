@@ -1,9 +1,9 @@
 """Synthetic 6 nimmt! tables with planted strengths, for the coverage and ranking benchmarks.
 
 A game is decided by a performance per seat: the bot's planted strength (logits), plus the luck of
-the hand it holds (normal, ``luck`` logits sd), plus Gumbel noise for the play. Gumbel noise alone is
-the Plackett-Luce model, whose pairwise marginals are exactly Bradley-Terry; the hand luck makes the
-pairs of one game share more than the model assumes, as in the real game. With duplicate deals a
+the hand it holds (normal, ``luck`` logits sd), plus Gumbel noise for the play. Gumbel noise alone
+is the Plackett-Luce model, whose pairwise marginals are exactly Bradley-Terry; the hand luck makes
+the pairs of one game share more than the model assumes, as in the real game. With duplicate deals a
 table's deal is played once per rotation (rotation r gives hand p to seat (p + r) mod k, as
 ``take5.Game``), so every bot holds every hand of the deal once and the games of a set are
 correlated through the hands, exactly the dependence the resampling units exist for.
@@ -84,7 +84,8 @@ def results(
     prefix: str = "g",
     start: int = 0,
 ) -> list[GameResult]:
-    """GameResults of played games; ``table_of`` given: the games of a table form a duplicate set."""
+    """GameResults of played games; ``table_of`` given: the games of a table form a duplicate
+    set."""
     out = []
     for g in range(len(seats)):
         pl = tuple(int(p) for p in places[g])

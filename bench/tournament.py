@@ -1,9 +1,9 @@
 """Tournament benchmark: games per second, and schedule creation time.
 
-    python bench/tournament.py                 # everything (docker rows only when an engine answers)
+    python bench/tournament.py                 # everything (docker rows: only with an engine)
     python bench/tournament.py --no-docker     # local processes only
     python bench/tournament.py --schedule-only
-    python bench/tournament.py --cluster       # scale-out, as root: Dask workers with their own Docker engines
+    python bench/tournament.py --cluster       # scale-out, as root: Dask workers, own engines
 
 Games per second: the example bots random, lowest, heuristic and random (as a 4th entrant) at tables
 of 2 with duplicate deals, at concurrency 1 and 2, each bot a local process (`--sandbox local`) or a
@@ -12,14 +12,15 @@ fresh locked-down container per game (`--sandbox docker`), through the whole tou
 is what a tournament pays.
 
 Scale-out (``--cluster``, root: it starts Docker engines): a local cluster from
-scripts/cluster-local.sh (one engine and one single-threaded Dask worker per worker, nothing shared),
-the same 4 bots in Docker at tables of 2: games/s with 1 worker, then with 2 (the second one added
-fresh), both after a warm-up run so that image builds are not counted; and the cost of shipping a bot
-to a fresh worker: the bytes of its archive and of one table's spec as sent, and the seconds from
-receiving the archive to an image ready on that worker's engine (digest check, unpack, build).
+scripts/cluster-local.sh (one engine and one single-threaded Dask worker per worker, nothing
+shared), the same 4 bots in Docker at tables of 2: games/s with 1 worker, then with 2 (the second
+one added fresh), both after a warm-up run so that image builds are not counted; and the cost of
+shipping a bot to a fresh worker: the bytes of its archive and of one table's spec as sent, and the
+seconds from receiving the archive to an image ready on that worker's engine (digest check, unpack,
+build).
 
-Schedule creation: `take5_arena.referee.tournament.schedule.make_schedule` for 10, 100 and 1,000 entrants at tables of 4,
-each entrant at 10 tables (40 games with duplicate deals), best of 3.
+Schedule creation: `take5_arena.referee.tournament.schedule.make_schedule` for 10, 100 and 1,000
+entrants at tables of 4, each entrant at 10 tables (40 games with duplicate deals), best of 3.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def bench_schedule() -> None:
             )
             best = min(best, time.perf_counter() - t0)
         print(
-            f"  {n:>5} entrants: {best * 1000:8.1f} ms  ({len(s.tables)} tables, {len(s.games)} games, {s.mode}, "
-            f"pair spread {s.pair_spread}, table spread {s.table_spread})"
+            f"  {n:>5} entrants: {best * 1000:8.1f} ms  ({len(s.tables)} tables, {len(s.games)} "
+            f"games, {s.mode}, pair spread {s.pair_spread}, table spread {s.table_spread})"
         )
 
 
@@ -84,8 +85,8 @@ def bench_games(sandbox: str, games: int) -> None:
                     "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
                 ).fetchone()[0]
             print(
-                f"  {sandbox:>6}, concurrency {concurrency}: {report.played / seconds:6.2f} games/s "
-                f"({report.played} games in {seconds:.1f} s, {faults} seats with faults)"
+                f"  {sandbox:>6}, concurrency {concurrency}: {report.played / seconds:6.2f} "
+                f"games/s ({report.played} games in {seconds:.1f} s, {faults} seats with faults)"
             )
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -223,13 +224,14 @@ def bench_cluster(games: int) -> None:
             spec_bytes = len(pickle.dumps(spec))
         two = play(copies[2])
         print(
-            f"scale-out (4 bots in Docker, tables of 2, {games} games, one single-threaded worker per engine):"
+            f"scale-out (4 bots in Docker, tables of 2, {games} games, one single-threaded worker "
+            "per engine):"
         )
         print(f"  1 worker : {one:6.2f} games/s")
         print(f"  2 workers: {two:6.2f} games/s  ({two / one:.2f}x the 1-worker figure, same run)")
         print(
-            f"  shipping a bot to a fresh worker: archive {archive.size:,} bytes; "
-            f"digest check + unpack {cost['unpack'] * 1000:.0f} ms, image build {cost['build']:.1f} s, "
+            f"  shipping a bot to a fresh worker: archive {archive.size:,} bytes; digest check + "
+            f"unpack {cost['unpack'] * 1000:.0f} ms, image build {cost['build']:.1f} s, "
             f"{total:.1f} s from submit to ready"
         )
         print(

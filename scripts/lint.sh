@@ -10,3 +10,4 @@ if [ "${1:-}" = "--fix" ]; then
     exit 0
 fi
 python3 -m ruff format --check .
+python3 -m ruff check .

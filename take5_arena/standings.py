@@ -1,10 +1,10 @@
 """Where the games to rate and publish come from: a tournament directory, or game record files.
 
-Both give a :class:`~take5_arena.leaderboard.collection.Games`: the rated results, a title, and a reader that
-streams the records for replays one at a time. The rating and publishing code never reads files
-itself, and ``referee standings`` never reads a record: a store's standings come from its results
-table alone. This module sits in the app layer because it is where the referee's store meets the
-leaderboard's results: the referee and the leaderboard never import each other.
+Both give a :class:`~take5_arena.leaderboard.collection.Games`: the rated results, a title, and a
+reader that streams the records for replays one at a time. The rating and publishing code never
+reads files itself, and ``referee standings`` never reads a record: a store's standings come from
+its results table alone. This module sits in the app layer because it is where the referee's store
+meets the leaderboard's results: the referee and the leaderboard never import each other.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def load_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
 
 
 def load_tournament(directory: str | Path) -> Games:
-    """A tournament directory: every recorded game of its store (take5_arena/referee/store/), rated per
-    entrant as ``referee tournament status`` does (an entrant's latest version under its name,
+    """A tournament directory: every recorded game of its store (take5_arena/referee/store/), rated
+    per entrant as ``referee tournament status`` does (an entrant's latest version under its name,
     older versions as ``name@vN``). A directory without a store but with game record files (for
     example the ``--records`` folder of ``referee match``) is read as those records."""
     folder = Path(directory)
@@ -87,7 +87,8 @@ def _from_store(folder: Path) -> Games:
         reader = Store(folder, readonly=True)
         try:
             for game_id, record in reader.records(after=seqs[start - 1] if start > 0 else None):
-                # the leaderboard reads records as plain JSON (it also reads files nobody vouches for)
+                # the leaderboard reads records as plain JSON (it also reads files nobody vouches
+                # for)
                 yield game_id, cast(dict[str, Any], record)
         finally:
             reader.close()

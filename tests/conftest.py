@@ -1,28 +1,38 @@
-"""Suite-wide rules. In CI (``CI`` set) a skipped test is a failure, unless its reason is one of
-the few listed here and in README.md ("Skips allowed in CI"): CI must not pass by not running."""
+"""Suite-wide rules and the shared fixtures (paths and helpers that are not fixtures are in
+support.py).
+
+In CI (``CI`` set) a skipped test is a failure, unless its reason is one of the few listed here and
+in README.md ("Skips allowed in CI"): CI must not pass by not running."""
 
 from __future__ import annotations
 
-import os
+import functools
 import signal
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
+import support
+from click.testing import CliRunner, Result
+from hypothesis.configuration import set_hypothesis_home_dir
+from support import EXAMPLES, in_ci
+
+from take5_arena.cli.main import main
+from take5_arena.referee.store import Store
 
 #: Skips that CI accepts, by a fragment of their reason (README.md lists them with the why).
 CI_ALLOWED_SKIPS = (
-    "../shared/RULES.md",  # the shared rules text lives beside the team's clones, not in a fresh one
+    # the shared rules text lives beside the team's clones, not in a fresh one
+    "../shared/RULES.md",
 )
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     outcome = yield
     report = outcome.get_result()
-    if not (_ci() and report.skipped) or hasattr(report, "wasxfail"):
+    if not (in_ci() and report.skipped) or hasattr(report, "wasxfail"):
         return
     reason = str(report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr)
     if any(fragment in reason for fragment in CI_ALLOWED_SKIPS):
@@ -41,3 +51,39 @@ def pytest_configure(config: pytest.Config) -> None:
     tests/test_match.py checks separately that a command started with SIGINT ignored still stops."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Hypothesis keeps its examples (a failure found is replayed first next time) outside the
+    # checkout: no test run writes into the source tree.
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "take5-hypothesis")
+
+
+@pytest.fixture
+def referee_cli() -> Callable[[Sequence[str]], Result]:
+    """``referee_cli(["play", "-n", "3"])``: the `referee` group run in-process (click's runner),
+    its exit code and output in the result. Tests of a real process use ``support.referee``."""
+    return functools.partial(CliRunner().invoke, main)
+
+
+@pytest.fixture
+def example_bots() -> Path:
+    """example_bots/ of this checkout (read it; copy a bot into tmp_path to change it)."""
+    return EXAMPLES
+
+
+@pytest.fixture
+def empty_tournament(tmp_path: Path) -> Path:
+    """A tournament directory with its store created and nothing in it yet."""
+    directory = tmp_path / "tournament"
+    Store(directory, create=True).close()
+    return directory
+
+
+@pytest.fixture(scope="session")
+def node_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Node.js example bot, ready to run, in a temporary copy (support.node_example)."""
+    return support.node_example(tmp_path_factory.mktemp("examples") / "node")
+
+
+@pytest.fixture(scope="session")
+def go_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go example bot, built, in a temporary copy (support.go_example)."""
+    return support.go_example(tmp_path_factory.mktemp("examples") / "go")

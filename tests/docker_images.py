@@ -7,6 +7,9 @@ from collections.abc import Iterable
 
 import docker
 import docker.errors
+from support import unavailable
+
+from take5_arena.referee.sandbox.manifest import RUNTIMES
 
 
 def image_exists(ref: str, client: docker.DockerClient | None = None) -> bool:
@@ -36,22 +39,7 @@ def prune_bot_images(
     return removed
 
 
-BASE_IMAGES = ("take5/python:3.11", "take5/node:18", "take5/static:1")
-
-
-def in_ci() -> bool:
-    import os
-
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def unavailable(reason: str) -> None:
-    """Skip for want of a Docker engine, or fail in CI (where the engine is part of the set-up)."""
-    import pytest
-
-    if in_ci():
-        pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping")
-    pytest.skip(reason)
+BASE_IMAGES = tuple(RUNTIMES.values())  # the images bot folders are built on
 
 
 def client_with_base_images(timeout: int = 120) -> docker.DockerClient:

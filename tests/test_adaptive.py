@@ -1,5 +1,6 @@
-"""Adaptive scheduling: the pure scheduler (take5_arena/referee/tournament/adaptive.py) and the run loop until settled
-(take5_arena/referee/tournament/settle.py) on a planted field, including resuming after SIGKILL.
+"""Adaptive scheduling: the pure scheduler (take5_arena/referee/tournament/adaptive.py) and the run
+loop until settled (take5_arena/referee/tournament/settle.py) on a planted field, including resuming
+after SIGKILL.
 
 Games are played by an in-process stand-in for the match layer: each seat's performance is its
 planted strength plus noise seeded by the game's deal and rotation, so a game always has the same
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5_arena.cli.settle import leaderboard_ranking
 from take5_arena.leaderboard.board import ranking_with_los
@@ -34,7 +36,6 @@ from take5_arena.referee.tournament.adaptive import (
 from take5_arena.referee.tournament.schedule import make_schedule
 from take5_arena.referee.tournament.settle import batch_id, run_until_settled
 
-ROOT = Path(__file__).resolve().parent.parent
 NAMES = [f"bot{i}" for i in range(8)]
 
 
@@ -88,15 +89,15 @@ def simulate(
         )
         if d.stop:
             return games, d.order, d.reason
-        for g in d.games:
-            played.append(
-                PlayedGame(
-                    g.game_id,
-                    g.seats,
-                    planted_places(strength, g.seats, g.deal_seed, g.rotation),
-                    g.duplicate_set,
-                )
+        played.extend(
+            PlayedGame(
+                g.game_id,
+                g.seats,
+                planted_places(strength, g.seats, g.deal_seed, g.rotation),
+                g.duplicate_set,
             )
+            for g in d.games
+        )
         tables += len(d.tables)
         games += len(d.games)
 
@@ -116,7 +117,7 @@ def fixed_until_settled(strength: dict[str, float], confidence: float, seed: int
     return len(results)
 
 
-PLANTED = {name: s for name, s in zip(NAMES, (2.4, 2.0, 1.0, 0.6, -0.4, -0.8, -1.8, -2.2))}
+PLANTED = dict(zip(NAMES, (2.4, 2.0, 1.0, 0.6, -0.4, -0.8, -1.8, -2.2)))
 # Twelve bots in close pairs (0.5 logit, 87 Elo) far from each other (1 logit): a fixed schedule
 # spends most games on pairs whose order is clear.
 FIELD_NAMES = [f"bot{i:02d}" for i in range(12)]
@@ -226,7 +227,7 @@ def test_entrants_without_games_rank_last_with_unknown_pairs():
     assert order == ["c", "a", "b", "d"] and los == [0.8, None, None]
 
 
-# -- a planted field with the leaderboard's ranking --------------------------------------------------
+# -- a planted field with the leaderboard's ranking ------------------------------------------------
 
 
 def test_planted_field_settles_in_the_true_order_with_fewer_games_than_a_fixed_round_robin():
@@ -278,7 +279,7 @@ def test_gauntlet_settles_a_new_bot_against_a_rated_pool():
     assert d.order[i - 1] == "bot2" and d.order[i + 1] == "bot4"
 
 
-# -- the run loop on a tournament store ---------------------------------------------------------------
+# -- the run loop on a tournament store ------------------------------------------------------------
 
 
 def planted_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
@@ -380,7 +381,9 @@ def runner(spec, on_game=None):
         if on_game:
             on_game(outcome)
     return t.planted_runner(spec, counted)
-run_until_settled({directory!r}, t.OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=runner)
+run_until_settled(
+    {directory!r}, t.OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=runner
+)
 """
 
 
@@ -434,7 +437,8 @@ def test_command_line_errors_are_usage_errors(tmp_path):
 
 def test_the_ladder_plays_where_the_ranking_is_least_settled():
     """The arena's ladder uses the same rule: after the gauntlet, the next table is the pair of
-    neighbours whose order is least settled (here c and d, who split their games), not a random one."""
+    neighbours whose order is least settled (here c and d, who split their games), not a random one.
+    """
     from take5.shuffle import SplitMix64
     from take5_arena.service.ladder import PoolView, SettlingPlanner
 

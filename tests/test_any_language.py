@@ -19,10 +19,9 @@ from pathlib import Path
 
 import docker
 import pytest
-from docker_images import client_with_base_images, unavailable
+from docker_images import client_with_base_images
+from support import EXAMPLES, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
 
 
@@ -57,44 +56,13 @@ def opponents(engine, tmp_path_factory) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def node_bot(engine) -> Path:
-    folder = EXAMPLES / "node"
-    if not (folder / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        npm = shutil.which("npm")
-        if npm is None:
-            unavailable("npm is not installed: example_bots/node has no node_modules")
-        proc = subprocess.run(
-            [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        if proc.returncode != 0:
-            unavailable(f"npm install failed in {folder}:\n{proc.stderr[-2000:]}")
-    return folder
+def node_bot(engine, node_example) -> Path:
+    return node_example
 
 
 @pytest.fixture(scope="module")
-def go_bot(engine) -> Path:
-    folder = EXAMPLES / "go"
-    binary = folder / "take5-go-bot"
-    if not binary.is_file() or binary.stat().st_mtime < (folder / "main.go").stat().st_mtime:
-        if shutil.which("go") is None:
-            unavailable(
-                "Go is not installed (scripts/setup-go.sh): example_bots/go cannot be built"
-            )
-        proc = subprocess.run(
-            ["sh", str(folder / "build.sh")],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if proc.returncode != 0:
-            unavailable(f"example_bots/go/build.sh failed:\n{proc.stderr[-2000:]}")
-    return folder
+def go_bot(engine, go_example) -> Path:
+    return go_example
 
 
 def match(*args: str, tmp_path: Path, timeout: float = 600) -> tuple[int, dict, str, Path]:
@@ -199,7 +167,7 @@ def test_node_and_go_bots_play_a_docker_tournament(node_bot, go_bot, opponents, 
     assert "node" in standings.stdout and "go" in standings.stdout
 
 
-# -- bot.toml (no engine needed) --------------------------------------------------------------------
+# -- bot.toml (no engine needed) -------------------------------------------------------------------
 
 
 def test_manifest_says_runtime_and_command():

@@ -2,7 +2,8 @@
 one-line error, nothing is written outside the unpack folder, and nothing is left behind.
 
 The attacks are built with tarfile's writer (and by hand where it would not write them); the
-unpacker under test is take5_arena/referee/archive.py, the one place an uploaded archive becomes a folder.
+unpacker under test is take5_arena/referee/archive.py, the one place an uploaded archive becomes a
+folder.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ import os
 import tarfile
 import uuid
 import zipfile
-from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits, ArchiveProblem, pack, unpack
 
-REPO = Path(__file__).resolve().parent.parent
 SMALL = ArchiveLimits(
     max_total_bytes=1 << 20,
     max_file_bytes=512 * 1024,
@@ -46,10 +46,12 @@ def _special(name: str, kind: bytes, **attrs) -> tuple[tarfile.TarInfo, None]:
 
 def make_tgz(entries, *, fmt=tarfile.PAX_FORMAT, level: int = 6) -> bytes:
     raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=fmt) as tar:
-            for info, data in entries:
-                tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=level, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=fmt) as tar,
+    ):
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
     return raw.getvalue()
 
 
@@ -102,7 +104,7 @@ def refused(
 
 
 def test_dotdot_path(place):
-    _, _, outside = place
+    _, _, _outside = place
     error = refused(
         make_tgz([_file("bot.py"), _file("../outside/evil", b"pwned")]),
         place,
@@ -259,7 +261,8 @@ def test_tar_bomb_total_size_stops_early(place):
 
 
 def test_gzip_bomb_in_a_header_stops_while_inflating(place):
-    """A pax header declaring 64 MB: tarfile would read it into memory; the bounded reader stops it."""
+    """A pax header declaring 64 MB: tarfile would read it into memory; the bounded reader stops
+    it."""
     header = tarfile.TarInfo("././@PaxHeader")
     header.type = tarfile.XHDTYPE
     header.size = 64 * 1024 * 1024
@@ -386,9 +389,9 @@ def test_pack_refuses_a_fifo_and_too_many_files(tmp_path):
 
 def test_example_bot_packs_and_unpacks(tmp_path):
     buf = io.BytesIO()
-    pack(REPO / "example_bots" / "heuristic", buf)
+    pack(ROOT / "example_bots" / "heuristic", buf)
     buf.seek(0)
     done = unpack(buf, tmp_path / "h")
     assert (done.folder / "bot.py").read_bytes() == (
-        REPO / "example_bots" / "heuristic" / "bot.py"
+        ROOT / "example_bots" / "heuristic" / "bot.py"
     ).read_bytes()

@@ -26,15 +26,14 @@ from pathlib import Path
 
 import grpc
 import pytest
+from support import EXAMPLES, ROOT, referee_env, unavailable
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.client import ArenaClient, Packed, pack_folder
 from take5_arena.service.errors import ClientError
 
-REPO = Path(__file__).resolve().parent.parent
-BOTS = REPO / "example_bots"
-PROTO = REPO / "proto" / "take5" / "arena" / "v1" / "arena.proto"
+PROTO = ROOT / "proto" / "take5" / "arena" / "v1" / "arena.proto"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -44,7 +43,7 @@ PROTO = REPO / "proto" / "take5" / "arena" / "v1" / "arena.proto"
 def cli(
     *args: str, token: str | None = None, stdin: str | None = None, timeout: float = 240
 ) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("TAKE5_TOKEN", "TAKE5_SERVER")}
+    env = {k: v for k, v in referee_env().items() if k not in ("TAKE5_TOKEN", "TAKE5_SERVER")}
     if token is not None:
         env["TAKE5_TOKEN"] = token
     return subprocess.run(
@@ -85,6 +84,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            env=referee_env(),
             start_new_session=True,
         )
         self.lines: list[str] = []
@@ -166,10 +166,12 @@ def games_recorded(directory: Path) -> int:
 
 def make_tgz(entries) -> bytes:
     raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            for info, data in entries:
-                tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
     return raw.getvalue()
 
 
@@ -217,7 +219,8 @@ def arena(tmp_path_factory):
 
 
 def test_generated_code_matches_the_proto(tmp_path):
-    """take5_arena/service/api/arena_pb2.py is what protoc makes of the .proto now (else: scripts/gen-proto.sh)."""
+    """take5_arena/service/api/arena_pb2.py is what protoc makes of the .proto now (else:
+    scripts/gen-proto.sh)."""
     from google.protobuf import descriptor_pb2
 
     out = tmp_path / "arena.desc"
@@ -232,7 +235,7 @@ def test_generated_code_matches_the_proto(tmp_path):
         ],
         check=True,
         capture_output=True,
-        cwd=REPO,
+        cwd=ROOT,
     )
     fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
     committed = descriptor_pb2.FileDescriptorProto()
@@ -262,7 +265,7 @@ def test_every_field_is_documented():
 
 def test_two_authors_submit_at_once(arena):
     directory, server, tokens = arena
-    env = {k: v for k, v in os.environ.items() if k != "TAKE5_TOKEN"}
+    env = {k: v for k, v in referee_env().items() if k != "TAKE5_TOKEN"}
     procs = [
         subprocess.Popen(
             [
@@ -270,7 +273,7 @@ def test_two_authors_submit_at_once(arena):
                 "-m",
                 "take5_arena",
                 "submit",
-                str(BOTS / bot),
+                str(EXAMPLES / bot),
                 "--server",
                 server.address,
                 "--token-file",
@@ -303,7 +306,7 @@ def ensure_pool(arena) -> None:
     for author, bot in (("alice", "random"), ("bob", "lowest")):
         if not db_rows(directory, "SELECT 1 FROM arena_bots WHERE bot_name = ?", (bot,)):
             with server.client(tokens[author]) as client:
-                assert client.submit(bot, pack_folder(BOTS / bot)).outcome == pb.SUBMIT_ACCEPTED
+                assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
 
 
 def _token_file(directory: Path, name: str, tokens: dict) -> Path:
@@ -314,7 +317,7 @@ def _token_file(directory: Path, name: str, tokens: dict) -> Path:
 
 
 def test_the_ladder_plays_and_standings_are_public(arena):
-    directory, server, tokens = arena
+    directory, server, _tokens = arena
     ensure_pool(arena)
     wait_until(lambda: games_recorded(directory) >= 4, what="ladder games", server=server)
     server.wait_for(r"ladder: gauntlet for (random|lowest)@1")
@@ -333,7 +336,7 @@ def test_the_ladder_plays_and_standings_are_public(arena):
         with pytest.raises(ClientError) as caught:
             anonymous.record("no-such-game")
         assert caught.value.code == grpc.StatusCode.NOT_FOUND
-    wait_until(lambda: (directory / "site" / "standings.json").exists(), what="the published site")
+    wait_until((directory / "site" / "standings.json").exists, what="the published site")
     site = json.loads((directory / "site" / "standings.json").read_text())
     assert {r["entrant"] for r in site["rows"]} >= {"random", "lowest"}
     shown = cli("arena-standings", "--server", server.address)
@@ -373,9 +376,9 @@ def test_wrong_missing_and_revoked_tokens(arena):
         assert cli("authors", "revoke", "eve", "-t", str(directory)).returncode == 0
         code, message = _code(client.my_bots)
         assert code == grpc.StatusCode.UNAUTHENTICATED and "revoked" in message
-        code, message = _code(lambda: client.submit("evebot", pack_folder(BOTS / "heuristic")))
+        code, message = _code(lambda: client.submit("evebot", pack_folder(EXAMPLES / "heuristic")))
         assert code == grpc.StatusCode.UNAUTHENTICATED
-    done = cli("submit", str(BOTS / "heuristic"), "--server", server.address, token=eve)
+    done = cli("submit", str(EXAMPLES / "heuristic"), "--server", server.address, token=eve)
     assert done.returncode == 2 and "revoked" in done.stderr, done.stderr
     # neither the accounts nor the store ever hold a token (the accounts hold a salted hash)
     for name in ("accounts.sqlite", "tournament.sqlite"):
@@ -395,7 +398,7 @@ def test_an_author_cannot_touch_another_authors_bot(arena):
         for call in (
             lambda: bob.withdraw("random"),
             lambda: bob.faults("random"),
-            lambda: bob.submit("random", pack_folder(BOTS / "random")),
+            lambda: bob.submit("random", pack_folder(EXAMPLES / "random")),
         ):
             code, message = _code(call)
             assert code == grpc.StatusCode.PERMISSION_DENIED and "another author" in message, (
@@ -407,6 +410,31 @@ def test_an_author_cannot_touch_another_authors_bot(arena):
     done = cli("withdraw", "random", "--server", server.address, token=tokens["bob"])
     assert done.returncode == 2 and "another author" in done.stderr, done.stderr
     assert db_rows(directory, "SELECT active FROM entrants WHERE name = 'random'") == [(1,)]
+
+
+def _bomb() -> bytes:
+    """A gzip bomb: 90 MB of zeros in about 90 KB; the unpacked total passes the limit while
+    inflating."""
+    raw = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        zeros = b"\0" * (30 * 1024 * 1024)
+        for i in range(3):
+            info = tarfile.TarInfo(f"blob{i}")
+            info.size = len(zeros)
+            tar.addfile(info, io.BytesIO(zeros))
+    return raw.getvalue()
+
+
+def _zip() -> bytes:
+    import zipfile
+
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as z:
+        z.writestr("bot.py", "print(1)")
+    return raw.getvalue()
 
 
 HOSTILE = {
@@ -425,31 +453,9 @@ HOSTILE = {
     "duplicate": lambda: make_tgz([member("bot.py", b"ok"), member("bot.py", b"evil")]),
     "deep": lambda: make_tgz([member("d/" * 40 + "bot.py")]),
     "many-files": lambda: make_tgz([member(f"f{i}", b"") for i in range(2500)]),
-    "bomb": lambda: _bomb(),
-    "zip": lambda: _zip(),
+    "bomb": _bomb,
+    "zip": _zip,
 }
-
-
-def _bomb() -> bytes:
-    """A gzip bomb: 90 MB of zeros in about 90 KB; the unpacked total passes the limit while inflating."""
-    raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            zeros = b"\0" * (30 * 1024 * 1024)
-            for i in range(3):
-                info = tarfile.TarInfo(f"blob{i}")
-                info.size = len(zeros)
-                tar.addfile(info, io.BytesIO(zeros))
-    return raw.getvalue()
-
-
-def _zip() -> bytes:
-    import zipfile
-
-    raw = io.BytesIO()
-    with zipfile.ZipFile(raw, "w") as z:
-        z.writestr("bot.py", "print(1)")
-    return raw.getvalue()
 
 
 def test_hostile_archives_are_refused(arena):
@@ -506,7 +512,7 @@ def test_hostile_archives_are_refused(arena):
 def test_refused_bot_reason_and_faults(arena, tmp_path):
     """A bot that crashes at start is refused with the reason and its own output, which reaches the
     author's terminal escaped (it tries to clear the screen and retitle the terminal)."""
-    directory, server, tokens = arena
+    _directory, server, tokens = arena
     crasher = tmp_path / "crasher"
     crasher.mkdir()
     (crasher / "bot.py").write_text(
@@ -532,19 +538,124 @@ def test_refused_bot_reason_and_faults(arena, tmp_path):
     )
 
 
+#: What a hostile arena (or a bot's text it passes on unescaped) sends: bidi overrides and
+#: isolates, zero-width characters, a BOM, terminal escapes (CSI, OSC), BEL, CR, a C1 control, DEL.
+HOSTILE_TEXT = (
+    "\u202egnp.exe\u202c \u2066x\u2069\u200b\u200d\u200f\ufeff \x1b[2J\x1b]0;pwned\x07\r\x9b\x7f"
+)
+RAW_CONTROLS = tuple("\u202e\u202c\u2066\u2069\u200b\u200d\u200f\ufeff\x1b\x07\r\x9b\x7f")
+
+
+class HostileArena(pb_grpc.ArenaServicer):
+    """An arena whose every string field is HOSTILE_TEXT: the client must show none of it raw."""
+
+    def SubmitBot(self, request_iterator, context):
+        for _ in request_iterator:
+            pass
+        return pb.SubmitBotResponse(
+            outcome=pb.SUBMIT_REFUSED,
+            submission_id=HOSTILE_TEXT,
+            bot_name=HOSTILE_TEXT,
+            reason=HOSTILE_TEXT,
+            bot_output=f"line 1 {HOSTILE_TEXT}\nline 2 {HOSTILE_TEXT}\n",
+        )
+
+    def ListMyBots(self, request, context):
+        version = pb.BotVersion(version=1, source_hash=HOSTILE_TEXT, submitted_at=HOSTILE_TEXT)
+        return pb.ListMyBotsResponse(
+            author=HOSTILE_TEXT,
+            bots=[pb.MyBot(name=HOSTILE_TEXT, active=True, versions=[version])],
+            submissions=[
+                pb.Submission(
+                    submission_id=HOSTILE_TEXT,
+                    bot_name=HOSTILE_TEXT,
+                    received_at=HOSTILE_TEXT,
+                    status=HOSTILE_TEXT,
+                    version=1,
+                    detail=HOSTILE_TEXT,
+                )
+            ],
+            limits=pb.AuthorLimits(max_active_bots=3),
+        )
+
+    def WithdrawBot(self, request, context):
+        return pb.WithdrawBotResponse(bot_name=HOSTILE_TEXT, was_active=True)
+
+    def Standings(self, request, context):
+        row = pb.StandingsRow(rank=1, bot=HOSTILE_TEXT, rating=1500.0)
+        return pb.StandingsResponse(
+            rows=[row],
+            games=1,
+            computed_at=HOSTILE_TEXT,
+            standings_json=json.dumps({"bot": HOSTILE_TEXT}),
+        )
+
+    def MyBotFaults(self, request, context):
+        fault = pb.BotFault(
+            game_id=HOSTILE_TEXT,
+            version=1,
+            kind=HOSTILE_TEXT,
+            detail=HOSTILE_TEXT,
+            log_tail=f"{HOSTILE_TEXT}\n{HOSTILE_TEXT}",
+            finished_at=HOSTILE_TEXT,
+        )
+        return pb.MyBotFaultsResponse(
+            bot_name=HOSTILE_TEXT, faults=[fault], last_refusal_output=f"{HOSTILE_TEXT}\n"
+        )
+
+
+def test_the_client_shows_a_hostile_arenas_text_inert(tmp_path):
+    """Whatever the arena sends back, the author's terminal gets the SDK's visible escapes
+    (take5/text.py) for every control and format character: `referee submit --server`, `my-bots`,
+    `my-faults`, `withdraw` and `arena-standings` (also --json), each a real process."""
+    from concurrent import futures
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    pb_grpc.add_ArenaServicer_to_server(HostileArena(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.py").write_text("print('hi')\n")
+    address = f"127.0.0.1:{port}"
+    try:
+        runs = {
+            "submit": cli("submit", str(bot), "--server", address, token="t"),
+            "my-bots": cli("my-bots", "--server", address, token="t"),
+            "my-faults": cli("my-faults", "x", "--server", address, token="t"),
+            "withdraw": cli("withdraw", "x", "--server", address, token="t"),
+            "arena-standings": cli("arena-standings", "--server", address),
+            "arena-standings --json": cli("arena-standings", "--json", "--server", address),
+        }
+    finally:
+        server.stop(None)
+    assert runs["submit"].returncode == 3, runs["submit"].stderr
+    for what, done in runs.items():
+        assert "Traceback" not in done.stderr, (what, done.stderr)
+        shown = done.stdout + done.stderr
+        raw = [hex(ord(c)) for c in RAW_CONTROLS if c in shown]
+        assert not raw, (what, raw, shown)
+        if what != "arena-standings --json":
+            assert "\\u202egnp.exe\\u202c" in shown and "\\x1b[2J" in shown, (what, shown)
+    doc = json.loads(runs["arena-standings --json"].stdout)
+    assert doc == {"bot": HOSTILE_TEXT}  # the same text, every character outside ASCII escaped
+
+
 def test_limits_and_withdraw(arena):
-    directory, server, tokens = arena
+    directory, server, _tokens = arena
     ensure_pool(arena)
     dave = add_author(
         directory, "dave", "--max-bots", "1", "--per-hour", "2", "--max-archive-mb", "0.05"
     )
     big = directory.parent / "bigbot"
     big.mkdir()
-    (big / "bot.py").write_text((BOTS / "random" / "bot.py").read_text())
+    (big / "bot.py").write_text((EXAMPLES / "random" / "bot.py").read_text())
     (big / "data.bin").write_bytes(os.urandom(100_000))
     with server.client(dave) as client:
-        assert client.submit("dave-1", pack_folder(BOTS / "random")).outcome == pb.SUBMIT_ACCEPTED
-        code, message = _code(lambda: client.submit("dave-2", pack_folder(BOTS / "lowest")))
+        assert (
+            client.submit("dave-1", pack_folder(EXAMPLES / "random")).outcome == pb.SUBMIT_ACCEPTED
+        )
+        code, message = _code(lambda: client.submit("dave-2", pack_folder(EXAMPLES / "lowest")))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "active bots" in message, message
         code, message = _code(lambda: client.submit("dave-1", pack_folder(big)))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit" in message, message
@@ -553,8 +664,10 @@ def test_limits_and_withdraw(arena):
         assert db_rows(directory, "SELECT active FROM entrants WHERE name = 'dave-1'") == [(0,)]
         assert client.withdraw("dave-1").was_active is False
         # withdrawn: room for another bot, but the hourly limit (2) stops the third submission
-        assert client.submit("dave-2", pack_folder(BOTS / "lowest")).outcome == pb.SUBMIT_ACCEPTED
-        code, message = _code(lambda: client.submit("dave-1", pack_folder(BOTS / "random")))
+        assert (
+            client.submit("dave-2", pack_folder(EXAMPLES / "lowest")).outcome == pb.SUBMIT_ACCEPTED
+        )
+        code, message = _code(lambda: client.submit("dave-1", pack_folder(EXAMPLES / "random")))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "per hour" in message, message
         shown = cli("my-bots", "--server", server.address, token=dave)
         assert "dave-1 (withdrawn)" in shown.stdout and "dave-2 (active)" in shown.stdout, (
@@ -636,7 +749,7 @@ def test_tls_with_a_self_signed_certificate(tmp_path):
         assert "with TLS" in server.log
         done = cli(
             "submit",
-            str(BOTS / "random"),
+            str(EXAMPLES / "random"),
             "--server",
             server.address,
             "--ca",
@@ -669,11 +782,12 @@ def test_no_tls_means_loopback_only(tmp_path):
 
 
 SLOW_BOT = (
-    (BOTS / "random" / "bot.py")
+    (EXAMPLES / "random" / "bot.py")
     .read_text()
     .replace(
         'if __name__ == "__main__":',
-        'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: validation takes a while',
+        'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: '
+        "validation takes a while",
         1,
     )
 )
@@ -698,13 +812,13 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
     try:
         with server.client(token) as client:
             for bot in ("random", "lowest"):
-                assert client.submit(bot, pack_folder(BOTS / bot)).outcome == pb.SUBMIT_ACCEPTED
+                assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
         wait_until(lambda: games_recorded(directory) >= 2, what="ladder games", server=server)
 
         # 1. killed during an upload: the half-received archive is discarded at the restart
         release = threading.Event()
         data = (
-            pack_folder(BOTS / "heuristic").data + b"\0" * 600_000
+            pack_folder(EXAMPLES / "heuristic").data + b"\0" * 600_000
         )  # several chunks; never completed
 
         def stream():
@@ -741,7 +855,7 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
         (slow / "bot.py").write_text(SLOW_BOT)
         submit = subprocess.Popen(
             [sys.executable, "-m", "take5_arena", "submit", str(slow), "--server", server.address],
-            env={**os.environ, "TAKE5_TOKEN": token},
+            env=referee_env(TAKE5_TOKEN=token),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -759,7 +873,7 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
         ids_before = {r[0] for r in db_rows(directory, "SELECT game_id FROM results")}
         server.kill()
         release.set()
-        out, err = submit.communicate(timeout=60)
+        _out, err = submit.communicate(timeout=60)
         assert submit.returncode == 1 and "cannot reach" in err, err
         channel.close()
         assert list((directory / "arena" / "uploads").glob(".part-*")), (
@@ -799,8 +913,8 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
             lambda: (
                 db_rows(
                     directory,
-                    f"SELECT COUNT(*) FROM games g JOIN schedule_games s ON "
-                    f"s.game_id = g.game_id WHERE g.status = 'pending' AND s.schedule_id IN ({marks})",
+                    "SELECT COUNT(*) FROM games g JOIN schedule_games s ON s.game_id = g.game_id "
+                    f"WHERE g.status = 'pending' AND s.schedule_id IN ({marks})",
                     tuple(planned),
                 )[0][0]
                 == 0
@@ -828,9 +942,7 @@ def test_ladder_in_docker(tmp_path):
     from take5_arena.referee.sandbox.engine import engine_answers as docker_available
 
     if not docker_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("no Docker engine")
-        pytest.skip("no Docker engine")
+        unavailable("no Docker engine")
     directory = tmp_path / "T"
     token = add_author(directory, "alice")
     server = Server(
@@ -849,18 +961,15 @@ def test_ladder_in_docker(tmp_path):
     try:
         for bot in ("random", "lowest"):
             done = cli(
-                "submit", str(BOTS / bot), "--server", server.address, token=token, timeout=600
+                "submit", str(EXAMPLES / bot), "--server", server.address, token=token, timeout=600
             )
             assert done.returncode == 0, done.stderr
-            assert "image" in server.log or True
         wait_until(
             lambda: games_recorded(directory) >= 2, timeout=300, what="ladder games in Docker"
         )
         record = json.loads(db_rows(directory, "SELECT record FROM results LIMIT 1")[0][0])
         assert record["complete"]
-        wait_until(
-            lambda: (directory / "site" / "standings.json").exists(), timeout=120, what="the site"
-        )
+        wait_until((directory / "site" / "standings.json").exists, timeout=120, what="the site")
     finally:
         assert server.stop() == 0, server.log
 

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT
 
 from take5_arena.referee.artifacts import (
     ArtifactError,
@@ -99,10 +100,8 @@ def test_store_keeps_each_artifact_once_and_detects_corruption(tmp_path):
         store.get("sha256:../../etc/passwd")
 
 
-# -- what was validated is what plays (referee submit -> tournament run) -----------------------------
+# -- what was validated is what plays (referee submit -> tournament run) ---------------------------
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 
 FLOODER = """
 import sys

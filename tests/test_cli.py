@@ -1,16 +1,19 @@
 """The command line's conventions (docs/organisers/command-line.md): one set of shared options
-with one default each, --json wherever a result is printed, the same bootstrap everywhere."""
+with one default each, --json wherever a result is printed, the same bootstrap everywhere; and the
+lazy group (take5_arena/cli/main.py) that keeps `referee --help` from importing the subcommands."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import click
-from click.testing import CliRunner
+import pytest
+from support import referee_env
 
-from take5_arena.cli.main import main
+from take5_arena.cli.main import COMMANDS, main
 from take5_arena.referee import defaults
-from take5_arena.referee.store import Store
 
 RESULT_COMMANDS = (
     "play",
@@ -27,9 +30,12 @@ RESULT_COMMANDS = (
 
 def command(path: str) -> click.Command:
     cmd: click.Command = main
+    ctx = click.Context(main)
     for part in path.split():
         assert isinstance(cmd, click.Group)
-        cmd = cmd.commands[part]
+        found = cmd.get_command(ctx, part)
+        assert found is not None, path
+        cmd = found
     return cmd
 
 
@@ -72,28 +78,66 @@ def test_shared_options_carry_the_defaults_module():
     assert option(run, "--sandbox").default is None  # the tournament's; docker for a new one
 
 
-def test_play_json_is_the_game_record():
-    result = CliRunner().invoke(main, ["play", "-n", "3", "--seed", "7", "--json"])
+def test_play_json_is_the_game_record(referee_cli):
+    result = referee_cli(["play", "-n", "3", "--seed", "7", "--json"])
     assert result.exit_code == 0, result.output
     record = json.loads(result.output)
     assert record["complete"] and len(record["seats"]) == 3 and record["seed"] == 7
 
 
-def test_tournament_status_json_needs_no_open_store(tmp_path):
-    Store(tmp_path, create=True).close()
-    result = CliRunner().invoke(main, ["tournament", "status", "-t", str(tmp_path), "--json"])
+def test_tournament_status_json_needs_no_open_store(empty_tournament, referee_cli):
+    result = referee_cli(["tournament", "status", "-t", str(empty_tournament), "--json"])
     assert result.exit_code == 0, result.output
     status = json.loads(result.output)
     assert status["state"] == "not started" and status["entrants"] == [] and "store" not in status
 
 
-def test_version_is_the_sdk_version():
+def test_version_is_the_sdk_version(referee_cli):
     import take5
 
-    result = CliRunner().invoke(main, ["--version"])
+    result = referee_cli(["--version"])
     assert result.exit_code == 0 and take5.__version__ in result.output
 
 
-def test_errors_are_one_line_with_exit_code_2(tmp_path):
-    result = CliRunner().invoke(main, ["tournament", "status", "-t", str(tmp_path / "nowhere")])
+def test_errors_are_one_line_with_exit_code_2(tmp_path, referee_cli):
+    result = referee_cli(["tournament", "status", "-t", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_declared_subcommand_loads_the_command_it_names(name):
+    command = COMMANDS[name].load()
+    assert command.name == name
+    assert command.help and COMMANDS[name].help.endswith(".")
+
+
+def test_help_lists_every_subcommand_and_imports_none_of_them():
+    """`referee --help` reads the one-line help from COMMANDS: no subcommand module, no SDK and
+    none of the heavy libraries are imported (bench/startup.py measures what that is worth)."""
+    probe = (
+        "import sys\n"
+        "from take5_arena.cli.main import main\n"
+        "try:\n    main(['--help'], prog_name='referee')\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('take5', 'numpy', "
+        "'scipy', 'grpc', 'docker', 'rich', 'google')))), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=referee_env(), check=True
+    )
+    listed = [line.split()[0] for line in done.stdout.split("Commands:")[1].splitlines() if line]
+    assert listed == sorted(COMMANDS)
+    loaded = done.stderr.split()
+    assert set(loaded) <= {
+        "take5_arena",
+        "take5_arena.cli",
+        "take5_arena.cli.entry",
+        "take5_arena.cli.main",
+        "take5_arena.errors",
+        "take5_arena.referee",
+        "take5_arena.referee.errors",
+    }, loaded
+
+
+def test_an_unknown_subcommand_is_a_usage_error(referee_cli):
+    result = referee_cli(["no-such-command"])
+    assert result.exit_code == 2 and "No such command" in result.output

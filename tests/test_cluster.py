@@ -1,4 +1,5 @@
-"""Scale-out across Docker engines: Dask workers that share nothing with the referee but the network.
+"""Scale-out across Docker engines: Dask workers that share nothing with the referee but the
+network.
 
 The test starts a real cluster with scripts/cluster-local.sh (a temporary root, a free loopback
 port): two Docker engines, each with its own data root, socket and ``DOCKER_HOST``, a Dask scheduler
@@ -12,7 +13,8 @@ archives on the workers. Everything it started is stopped in a finalizer.
 
 The bots: an SDK bot and a bot that brings its own Dockerfile (two build paths). Bots in other
 languages (Node, static binaries) are not in this test yet: the Docker sandbox on this branch builds
-Python SDK bots and Dockerfile bots only; the images for other languages come with the hardened build.
+Python SDK bots and Dockerfile bots only; the images for other languages come with the hardened
+build.
 """
 
 from __future__ import annotations
@@ -28,13 +30,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT, unavailable
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import submit
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "cluster-local.sh"
-EXAMPLES = ROOT / "example_bots"
 #: The lowest example bot, built from its own Dockerfile (the path for bots in other languages).
 OWN_DOCKERFILE = """\
 ARG TAKE5_BASE_IMAGE=take5/python:3.11
@@ -50,15 +51,9 @@ CMD ["python3", "/bot/bot.py"]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
 def _need(condition: bool, reason: str) -> None:
     if not condition:
-        if _ci():
-            pytest.fail(f"{reason} -- CI is set, so this test fails instead of skipping")
-        pytest.skip(reason)
+        unavailable(reason)
 
 
 def _free_port() -> int:
@@ -283,8 +278,8 @@ def test_a_worker_whose_engine_is_down_is_infrastructure(cluster, submitted, tmp
             break
         time.sleep(0.2)
     code, output = _finish(_run(cluster, tdir, 4))
-    # Worker 1 cannot play: its tables fail as infrastructure, worker 1 gets no new ones for a while,
-    # and worker 2 plays the retries. Nobody is blamed.
+    # Worker 1 cannot play: its tables fail as infrastructure, worker 1 gets no new ones for a
+    # while, and worker 2 plays the retries. Nobody is blamed.
     assert code == 0, output
     with _check_every_game_once(tdir) as store:
         kinds = {f["kind"] for f in store.infra_failures()}

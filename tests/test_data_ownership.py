@@ -1,5 +1,5 @@
-"""Each SQLite file has one owner, and only the owner's code queries its tables (docs/architecture.md,
-"Who owns which data"):
+"""Each SQLite file has one owner, and only the owner's code queries its tables
+(docs/architecture.md, "Who owns which data"):
 
 * the tournament's store (``tournament.sqlite``): take5_arena/referee/store/, whose methods every
   other layer calls (the arena service, the standings, the command line);
@@ -74,11 +74,10 @@ def test_the_schemas_are_read() -> None:
 def test_the_search_finds_sql_in_every_kind_of_string(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(
-        'A = "SELECT name FROM entrants"\n'
-        'B = (\n    "SELECT r.record FROM results r "\n    "JOIN games g ON g.game_id = r.game_id"\n)\n'
-        'def f(t):\n    return db.execute(f"UPDATE seat_results SET x = {t} WHERE 1")\n'
-        'C = "the games from results are rated"  # prose in lower case is not SQL\n'
-        'D = """\nINSERT INTO arena_bots(bot_name) VALUES (?)\n"""\n'
+        'A = "SELECT name FROM entrants"\nB = (\n    "SELECT r.record FROM results r "\n    "JOIN '
+        'games g ON g.game_id = r.game_id"\n)\ndef f(t):\n    return db.execute(f"UPDATE '
+        'seat_results SET x = {t} WHERE 1")\nC = "the games from results are rated"  # prose in '
+        'lower case is not SQL\nD = """\nINSERT INTO arena_bots(bot_name) VALUES (?)\n"""\n'
     )
     found: dict[int, set[str]] = {}
     for line, text in strings_of(probe):

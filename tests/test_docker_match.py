@@ -26,12 +26,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support import DOCKER_BOTS, EXAMPLES, ROOT, unavailable
 
 from take5.record import load_record, verify_record
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "tests" / "docker_bots"
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(3)
 HOSTILE = [
     "oom",
@@ -48,47 +46,32 @@ HOSTILE = [
 ]
 NET_PORT = 47815  # hostile_net tries 127.0.0.1 on this port; the test listens there on the host
 
-sys.path.insert(0, str(ROOT))
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str):
-    if _ci():
-        pytest.fail(
-            f"{reason} -- CI is set, so the docker tests fail instead of skipping "
-            "(run scripts/setup-docker.sh in .ci/run)"
-        )
-    pytest.skip(reason)
-
 
 def hostile(name: str) -> str:
-    return str(BOTS / f"hostile_{name}")
+    return str(DOCKER_BOTS / f"hostile_{name}")
 
 
 def example(name: str) -> str:
     return str(EXAMPLES / name)
 
 
-# -- fixtures ----------------------------------------------------------------------------------------
+# -- fixtures --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
 def engine():
     from docker_images import image_exists, prune_bot_images
 
+    from take5_arena.referee.defaults import BASE_IMAGE
     from take5_arena.referee.sandbox import containers, engine
     from take5_arena.referee.sandbox.errors import EngineUnavailableError
-    from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     try:
         version = engine.engine_version()
     except EngineUnavailableError as exc:
-        _unavailable(str(exc))
-    if not image_exists(DEFAULT_BASE_IMAGE):
-        _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
+        unavailable(str(exc))
+    if not image_exists(BASE_IMAGE):
+        unavailable(f"base image {BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield version
     left = _containers(lambda run, owner: run.startswith(f"pytest-{TOKEN}"))
     for run in {run for run, _ in left}:
@@ -221,13 +204,14 @@ def only_faults_of(run: Run, seat: int, games: int = 1) -> None:
 HOSTILE_TABLE = ("--threshold", "10", "--timeout", "1", "--max-faults", "2")
 
 
-# -- clean play, fresh containers ----------------------------------------------------------------------
+# -- clean play, fresh containers ------------------------------------------------------------------
 
 
 @pytest.mark.docker
 def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
-    """hostile_memory plays an illegal card once it remembers an earlier game (in memory or in /tmp):
-    in a fresh container per game it never does, where a local process does from game 2 on."""
+    """hostile_memory plays an illegal card once it remembers an earlier game (in memory or in
+    /tmp): in a fresh container per game it never does, where a local process does from game 2 on.
+    """
     bots = [hostile("memory"), example("lowest"), example("random")]
     run = referee(*bots, "--games", "3", "--threshold", "10", tmp_path=tmp_path)
     check_complete(run, games=3)
@@ -262,7 +246,7 @@ def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
     assert {f["kind"] for f in doc["games"][1]["faults"][0]} == {"illegal-card"}
 
 
-# -- hostile bots ---------------------------------------------------------------------------------------
+# -- hostile bots ----------------------------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -547,7 +531,7 @@ def test_writes_outside_the_tmpfs_fail(images, tmp_path):
         assert error == "ENOSPC" and written <= (1 << 20) + (64 << 10)
 
 
-# -- cleanup ----------------------------------------------------------------------------------------
+# -- cleanup ---------------------------------------------------------------------------------------
 
 
 def _wait(predicate, timeout: float) -> bool:
@@ -670,19 +654,20 @@ def test_containers_started_ahead_are_used(images):
     bots = [example("lowest"), example("random")]
     with DockerLauncher(run_id=f"pytest-{TOKEN}-ahead", reaper=False) as launcher:
         launcher.prefetch(bots, game_id="table-2")
-        assert launcher._counter == 2
+        assert launcher.containers_created == 2
         result = run_match(
             bots,
             MatchConfig(games=1, game=Settings(players=len(bots), threshold=10)),
             launcher=launcher,
         )
-        assert result.exit_code == 0 and launcher._counter == 2
+        assert result.exit_code == 0 and launcher.containers_created == 2
         result = run_match(
             bots,
             MatchConfig(games=3, game=Settings(players=len(bots), threshold=10)),
             launcher=launcher,
         )
-        assert result.exit_code == 0 and launcher._counter == 2 + 2 * 3  # a fresh pair per game
+        # a fresh pair per game
+        assert result.exit_code == 0 and launcher.containers_created == 2 + 2 * 3
         assert len(launcher.start_seconds) == 8
     assert _containers(lambda run, owner: run == f"pytest-{TOKEN}-ahead") == []
 
@@ -713,7 +698,7 @@ def test_no_docker_process_is_spawned_during_a_match(images, tmp_path):
     assert not calls.exists(), calls.read_text()
 
 
-# -- building ------------------------------------------------------------------------------------------
+# -- building --------------------------------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -729,7 +714,7 @@ def test_build_command(images):
     assert ok.returncode == 0, ok.stderr
     assert f"{images[example('lowest')].tag} is up to date" in ok.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "take5_arena", "build", str(BOTS / "broken_build")],
+        [sys.executable, "-m", "take5_arena", "build", str(DOCKER_BOTS / "broken_build")],
         cwd=ROOT,
         check=False,
         capture_output=True,
@@ -744,7 +729,7 @@ def test_build_command(images):
 @pytest.mark.docker
 def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
     run = referee(
-        str(BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path
+        str(DOCKER_BOTS / "broken_build"), example("lowest"), "--threshold", "10", tmp_path=tmp_path
     )
     assert run.code == 3, run.err[-2000:]
     (rejection,) = run.doc["rejections"]
@@ -753,7 +738,7 @@ def test_unbuildable_bot_is_rejected_with_its_build_output(images, tmp_path):
     assert "T5-BUILD-MARKER" in run.log("broken_build")
 
 
-# -- without an engine -----------------------------------------------------------------------------------
+# -- without an engine -----------------------------------------------------------------------------
 
 
 def test_missing_engine_is_a_clear_error(tmp_path):
@@ -817,7 +802,8 @@ def test_exit_faults_name_their_cause():
 
     assert exit_fault(137, True, "256m") == (
         "resource",
-        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, exit code 137)",
+        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 256m, "
+        "exit code 137)",
     )
     assert exit_fault(3, False, "256m") == ("crash", "the bot's container exited with exit code 3")
     assert exit_fault(137, False, "256m") == (
@@ -845,7 +831,7 @@ def test_owner_labels_tell_live_from_dead_referees():
 def test_dockerfile_only_folder_needs_the_docker_sandbox():
     from take5_arena.referee.match.botref import parse_bot
 
-    ref = parse_bot(str(BOTS / "broken_build"))
+    ref = parse_bot(str(DOCKER_BOTS / "broken_build"))
     assert ref.kind == "dockerfile" and ref.default_name == "broken_build"
     proc = subprocess.run(
         [
@@ -853,7 +839,7 @@ def test_dockerfile_only_folder_needs_the_docker_sandbox():
             "-m",
             "take5_arena",
             "match",
-            str(BOTS / "broken_build"),
+            str(DOCKER_BOTS / "broken_build"),
             example("lowest"),
         ],
         cwd=ROOT,

@@ -1,7 +1,7 @@
-"""take5_arena.referee.sandbox: the pure parts, the one-way-to-create-a-container rule, and @pytest.mark.docker
-tests of the production launcher (the `DockerLauncher` matches and tournaments use) against a real
-engine (scripts/setup-docker.sh starts one). Without an engine the docker tests skip, except with
-CI set, where they fail.
+"""take5_arena.referee.sandbox: the pure parts, the one-way-to-create-a-container rule, and
+@pytest.mark.docker tests of the production launcher (the `DockerLauncher` matches and tournaments
+use) against a real engine (scripts/setup-docker.sh starts one). Without an engine the docker tests
+skip, except with CI set, where they fail.
 
 The docker tests use tests/docker_bots/standin: a plain-socket stand-in for an SDK bot that runs the
 hostile probes (escape attempts, fork bomb, memory hog, CPU spin, output flood) from inside, started
@@ -19,18 +19,16 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from docker_images import image_exists, prune_bot_images
+from support import DOCKER_BOTS, ROOT, unavailable
 
+from take5_arena.referee.defaults import BASE_IMAGE
 from take5_arena.referee.match.remote import CallFailedError
 from take5_arena.referee.sandbox import containers, engine, images, sockets
 from take5_arena.referee.sandbox.errors import (
@@ -40,29 +38,12 @@ from take5_arena.referee.sandbox.errors import (
 )
 from take5_arena.referee.sandbox.launcher import DockerLauncher, image_shell
 from take5_arena.referee.sandbox.limits import (
-    DEFAULT_BASE_IMAGE,
     SandboxLimits,
     container_kwargs,
     volume_tmpfs,
 )
 
-HERE = Path(__file__).resolve().parent
-BOTS = HERE / "docker_bots"
-REPO = HERE.parent
 TOKEN = secrets.token_hex(3)  # this test session's containers: run ids start with pytest-TOKEN
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str):
-    if _ci():
-        pytest.fail(
-            f"{reason} -- CI is set, so the docker tests fail instead of skipping "
-            "(run scripts/setup-docker.sh in .ci/run)"
-        )
-    pytest.skip(reason)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -168,12 +149,12 @@ def test_the_image_shell_comes_from_labels_only():
 
 
 def test_a_versions_digest_follows_files_not_caches(tmp_path):
-    """A version's identity is its archive's digest (take5_arena/referee/artifacts.py): caches and VCS folders
-    do not count, a file's content and its executable bit do."""
+    """A version's identity is its archive's digest (take5_arena/referee/artifacts.py): caches and
+    VCS folders do not count, a file's content and its executable bit do."""
     from take5_arena.referee.artifacts import pack
 
     bot = tmp_path / "bot"
-    shutil.copytree(BOTS / "standin", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(DOCKER_BOTS / "standin", bot, ignore=shutil.ignore_patterns("__pycache__"))
     h1 = pack(bot).digest
     (bot / "__pycache__").mkdir(exist_ok=True)
     (bot / "__pycache__" / "x.pyc").write_bytes(b"junk")
@@ -188,7 +169,7 @@ def test_a_versions_digest_follows_files_not_caches(tmp_path):
 
 
 def test_sdk_versions_come_from_the_sdk_sources():
-    version, protocol = images.sdk_versions(REPO / "sdk")
+    version, protocol = images.sdk_versions(ROOT / "sdk")
     assert version and version != "unknown"
     assert protocol and protocol != "unknown"
 
@@ -203,7 +184,7 @@ def test_missing_engine_is_one_error_type(monkeypatch):
         engine.connect()
 
 
-# -- every container of a bot image goes through one function ---------------------------------------
+# -- every container of a bot image goes through one function --------------------------------------
 
 SCANNED = ("take5_arena", "bench", "scripts")
 THE_WAY = ("take5_arena/referee/sandbox/containers.py", "start_container")
@@ -249,13 +230,13 @@ def _python_creations(path: Path) -> list[tuple[str, int]]:
             if isinstance(
                 child, ast.Call
             ):  # a command line handed to a call: os.system("docker run ...")
-                for arg in [*child.args, *(k.value for k in child.keywords)]:
-                    if (
-                        isinstance(arg, ast.Constant)
-                        and isinstance(arg.value, str)
-                        and _SHELL_RUN.search(arg.value)
-                    ):
-                        found.append((name, child.lineno))
+                found.extend(
+                    (name, child.lineno)
+                    for arg in [*child.args, *(k.value for k in child.keywords)]
+                    if isinstance(arg, ast.Constant)
+                    and isinstance(arg.value, str)
+                    and _SHELL_RUN.search(arg.value)
+                )
             visit(child, name)
 
     visit(tree, "<module>")
@@ -265,8 +246,8 @@ def _python_creations(path: Path) -> list[tuple[str, int]]:
 def test_every_container_of_a_bot_image_goes_through_start_container():
     bypasses, the_way = [], []
     for top in SCANNED:
-        for path in sorted((REPO / top).rglob("*")):
-            rel = path.relative_to(REPO).as_posix()
+        for path in sorted((ROOT / top).rglob("*")):
+            rel = path.relative_to(ROOT).as_posix()
             if path.suffix == ".py":
                 for func, line in _python_creations(path):
                     if (rel, func) == THE_WAY:
@@ -307,9 +288,9 @@ def client():
     try:
         c = engine.client()
     except EngineUnavailableError as exc:
-        _unavailable(str(exc))
-    if not image_exists(DEFAULT_BASE_IMAGE):
-        _unavailable(f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
+        unavailable(str(exc))
+    if not image_exists(BASE_IMAGE):
+        unavailable(f"base image {BASE_IMAGE} is missing (run scripts/setup-docker.sh)")
     yield c
     # Nothing of this session may be left behind.
     left = [
@@ -329,9 +310,9 @@ def sdk_copy(tmp_path_factory):
     """A snapshot of the SDK, so that edits to sdk/ during the test session do not change hashes."""
     dst = tmp_path_factory.mktemp("sdk")
     shutil.copytree(
-        REPO / "sdk" / "take5", dst / "take5", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        ROOT / "sdk" / "take5", dst / "take5", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
-    shutil.copy(REPO / "sdk" / "pyproject.toml", dst / "pyproject.toml")
+    shutil.copy(ROOT / "sdk" / "pyproject.toml", dst / "pyproject.toml")
     return dst
 
 
@@ -348,7 +329,7 @@ class Sandbox:
         )
         self.handles: list = []
 
-    def start(self, bot: Path = BOTS / "standin", timeout: float = 30.0):
+    def start(self, bot: Path = DOCKER_BOTS / "standin", timeout: float = 30.0):
         handle = self.launcher(str(bot))
         self.handles.append(handle)
         handle.start()
@@ -508,7 +489,8 @@ def test_memory_hog_is_oom_killed_and_reported(make_sandbox):
         time.sleep(0.05)
     assert handle.exit_fault() == (
         "resource",
-        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 64m, exit code 137)",
+        "the bot ran out of memory: its container was OOM-killed (OOMKilled, memory limit 64m, "
+        "exit code 137)",
     )
     client.close()
     handle.stop()
@@ -543,12 +525,13 @@ def test_output_flood_is_bounded(make_sandbox):
     handle = sb.handles[-1]
     tail = handle.stderr_tail(4000)
     assert "flood" in tail and len(tail) <= 4000
-    inst = handle._current
+    container, socket_dir = handle.container, handle.socket_dir
+    assert container is not None and socket_dir is not None
     if sb.launcher.file_output:  # as root: a file in the bot's small tmpfs
-        size = (inst.socket_dir / "output.log").stat().st_size
+        size = (socket_dir / "output.log").stat().st_size
         assert size <= (256 << 10) + (64 << 10), size
     else:  # Docker's json-file log, one file of at most 256k
-        log_path = sb.launcher.client.api.inspect_container(inst.container.id)["LogPath"]
+        log_path = sb.launcher.client.api.inspect_container(container.id)["LogPath"]
         if os.access(log_path, os.R_OK):
             assert os.path.getsize(log_path) <= 400 << 10
 
@@ -569,7 +552,7 @@ def test_start_failures_are_faults_with_their_cause(make_sandbox):
 
 @pytest.mark.docker
 def test_bot_with_its_own_dockerfile(make_sandbox):
-    _, address = make_sandbox().start(BOTS / "dockerfile_bot")
+    _, address = make_sandbox().start(DOCKER_BOTS / "dockerfile_bot")
     client = Client(address)
     assert client("ping") == {"pong": True, "kind": "dockerfile"}
     client.close()
@@ -590,11 +573,11 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(
     try:
         assert not client.images.get(base).labels
         bot = tmp_path / "foreign"
-        shutil.copytree(BOTS / "standin", bot)
+        shutil.copytree(DOCKER_BOTS / "standin", bot)
         (bot / "nonce.txt").write_text(secrets.token_hex(8))
         sb = make_sandbox(base_image=base)
         before = {c.id for c in sb.launcher.client.containers.list(all=True)}
-        with pytest.raises(ImageBuildError, match="take5.python"):
+        with pytest.raises(ImageBuildError, match=r"take5\.python"):
             sb.launcher.image(str(bot))
         created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
         assert not [
@@ -607,10 +590,11 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(
 
 
 def _image_with(client, tmp_path: Path, tag: str, dockerfile: str) -> str:
-    """An image built here from a known Dockerfile (no bot folder involved: this tests the runtime)."""
+    """An image built here from a known Dockerfile (no bot folder involved: this tests the
+    runtime)."""
     ctx = tmp_path / tag.replace("/", "-").replace(":", "-")
     ctx.mkdir()
-    shutil.copy(BOTS / "standin" / "bot.py", ctx / "bot.py")
+    shutil.copy(DOCKER_BOTS / "standin" / "bot.py", ctx / "bot.py")
     (ctx / "Dockerfile").write_text(dockerfile)
     client.images.build(path=str(ctx), tag=tag, network_mode="none", rm=True, forcerm=True)
     return tag
@@ -635,7 +619,7 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
         tmp_path,
         f"take5-test/volume:{TOKEN}",
         (
-            f'FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/data"]\n'
+            f'FROM {BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/data"]\n'
             'USER 10001:10001\nCMD ["python3", "/bot/bot.py"]\n'
         ),
     )
@@ -662,7 +646,7 @@ def test_declared_volumes_are_size_capped_tmpfs_never_host_disk(client, tmp_path
         tmp_path,
         f"take5-test/volume-bad:{TOKEN}",
         (
-            f'FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/run/take5/x"]\n'
+            f'FROM {BASE_IMAGE}\nCOPY bot.py /bot/bot.py\nVOLUME ["/run/take5/x"]\n'
             'CMD ["python3", "/bot/bot.py"]\n'
         ),
     )
@@ -685,7 +669,7 @@ def test_an_image_with_its_own_command_and_no_shell_runs_as_it_is(client, tmp_pa
         tmp_path,
         f"take5-test/own-cmd:{TOKEN}",
         (
-            f"FROM {DEFAULT_BASE_IMAGE}\nCOPY bot.py /srv/standin.py\n"
+            f"FROM {BASE_IMAGE}\nCOPY bot.py /srv/standin.py\n"
             'LABEL take5.image=static\nENTRYPOINT ["python3"]\nCMD ["/srv/standin.py"]\n'
         ),
     )
@@ -715,7 +699,7 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
     redirects the output and sets the umask), with the sandbox flags and TAKE5_LISTEN."""
     bot = tmp_path / "own_command"
     bot.mkdir()
-    shutil.copy(BOTS / "standin" / "bot.py", bot / "standin.py")
+    shutil.copy(DOCKER_BOTS / "standin" / "bot.py", bot / "standin.py")
     (bot / "Dockerfile").write_text(
         "ARG TAKE5_BASE_IMAGE\nFROM ${TAKE5_BASE_IMAGE}\nCOPY standin.py /srv/standin.py\n"
         'USER 10001:10001\nENTRYPOINT ["python3"]\nCMD ["/srv/standin.py"]\n'
@@ -723,7 +707,8 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
     sb = make_sandbox()
     handle, address = sb.start(bot)
     assert Client(address)("whoami")["uid"] == 10001
-    state = sb.launcher.client.api.inspect_container(handle._current.container.id)
+    assert handle.container is not None
+    state = sb.launcher.client.api.inspect_container(handle.container.id)
     assert [state["Path"], *state["Args"]][-2:] == ["python3", "/srv/standin.py"]
     assert state["HostConfig"]["ReadonlyRootfs"] and state["HostConfig"]["NetworkMode"] == "none"
 
@@ -731,7 +716,7 @@ def test_the_launcher_runs_a_bot_image_with_its_own_command(make_sandbox, tmp_pa
 @pytest.mark.docker
 def test_build_labels_and_no_rebuild_when_unchanged(client, sdk_copy, tmp_path):
     bot = tmp_path / "cache-probe"
-    shutil.copytree(BOTS / "standin", bot)
+    shutil.copytree(DOCKER_BOTS / "standin", bot)
     (bot / "nonce.txt").write_text(secrets.token_hex(8))  # a fresh hash: really builds
     first = images.build_image(bot, sdk_dir=sdk_copy)
     assert first.built
@@ -749,7 +734,8 @@ def _make_wheel(dest: Path, name: str, version: str, files: dict[str, str]) -> P
     dist = f"{name}-{version}.dist-info"
     meta = {
         f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: take5-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: take5-tests\nRoot-Is-Purelib: true\nTag: "
+        "py3-none-any\n",
     }
     allfiles = {**files, **meta}
     record = "".join(f"{p},,\n" for p in allfiles) + f"{dist}/RECORD,,\n"
@@ -767,7 +753,7 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
     wheels.mkdir()
     _make_wheel(wheels, "t5demo", "0.1", {"t5demo/__init__.py": "VALUE = 42\n"})
     bot = tmp_path / "wheel-bot"
-    shutil.copytree(BOTS / "standin", bot)
+    shutil.copytree(DOCKER_BOTS / "standin", bot)
     (bot / "requirements.txt").write_text("t5demo==0.1\n")
     (bot / "nonce.txt").write_text(secrets.token_hex(8))
     info = images.build_image(
@@ -792,7 +778,7 @@ def test_requirements_are_installed_from_wheels(client, sdk_copy, tmp_path):
 @pytest.mark.docker
 def test_build_failure_carries_the_build_output(client, sdk_copy):
     with pytest.raises(ImageBuildError) as err:
-        images.build_image(BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
+        images.build_image(DOCKER_BOTS / "broken_build", sdk_dir=sdk_copy, force=True)
     assert "T5-BUILD-MARKER" in err.value.output and "T5-BUILD-MARKER" in str(err.value)
 
 
@@ -804,7 +790,7 @@ def test_an_unregistered_runtime_is_a_clear_start_error(client):
     with pytest.raises(ContainerStartError, match="runtime"):
         containers.start_container(
             client,
-            DEFAULT_BASE_IMAGE,
+            BASE_IMAGE,
             limits=SandboxLimits(runtime="take5-no-such-runtime"),
             run_id=run,
             socket_dir=None,

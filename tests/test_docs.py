@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from support import ROOT
 
 import take5
 import take5.bots
 import take5.harness
 import take5.record
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 #: Pages whose code blocks run: the README and the pages that teach by example.
@@ -50,7 +50,8 @@ def blocks(page: Path, language: str) -> list[str]:
 
 
 def slug(heading: str) -> str:
-    """The anchor a Markdown renderer gives a heading (GitHub's rule: lower case, punctuation out)."""
+    """The anchor a Markdown renderer gives a heading (GitHub's rule: lower case, punctuation
+    out)."""
     text = re.sub(r"[`*_]", "", heading.strip().lower())
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
@@ -65,7 +66,8 @@ def rel(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
-# -- the front page ---------------------------------------------------------------------------------
+# -- the front page
+# ---------------------------------------------------------------------------------
 
 
 def test_the_readme_is_a_front_page() -> None:
@@ -79,7 +81,8 @@ def test_the_readme_is_a_front_page() -> None:
         assert needed in text
 
 
-# -- links and paths --------------------------------------------------------------------------------
+# -- links and paths
+# --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("page", PAGES, ids=rel)
@@ -118,7 +121,8 @@ def test_every_docs_path_cited_in_the_tree_exists() -> None:
     assert not missing, f"cited but missing: {missing}"
 
 
-# -- the API reference ------------------------------------------------------------------------------
+# -- the API reference
+# ------------------------------------------------------------------------------
 
 
 def test_the_api_reference_lists_what_take5_exports() -> None:
@@ -156,7 +160,8 @@ def test_the_view_is_covered() -> None:
     assert "Your hand, ascending" in pydoc.render_doc(take5.View, renderer=pydoc.plaintext)
 
 
-# -- the examples run -------------------------------------------------------------------------------
+# -- the examples run
+# -------------------------------------------------------------------------------
 
 RUNNER = r"""
 import doctest, json, sys

@@ -1,9 +1,10 @@
-"""A bot author's first hour, done literally: the README's steps in a fresh venv, and the usual slips.
+"""A bot author's first hour, done literally: the README's steps in a fresh venv, and the usual
+slips.
 
 Every mistake here is one a newcomer makes (a forgotten run(), a syntax error, an exception, "11"
-instead of 11, a forgotten return, a wrong View field, Ctrl-C). Each must get a message that says what
-to change, showing the bot's own lines and none of the harness's, and the same words from the harness,
-the SDK's runtime and the referee.
+instead of 11, a forgotten return, a wrong View field, Ctrl-C). Each must get a message that says
+what to change, showing the bot's own lines and none of the harness's, and the same words from the
+harness, the SDK's runtime and the referee.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import venv
 from pathlib import Path
 
 import pytest
+from support import ROOT, in_ci
 
 import take5
 from take5.harness import BotLoadError, BotRaised, HarnessError, load_bot
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+CI = in_ci()
 
 
 def readme_bot() -> str:
@@ -61,7 +62,7 @@ def referee_match(*bots: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-# -- the README, literally, in a fresh venv ---------------------------------------------------------
+# -- the README, literally, in a fresh venv --------------------------------------------------------
 
 NETWORK = re.compile(
     r"(NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
@@ -72,7 +73,8 @@ NETWORK = re.compile(
 
 @pytest.mark.slow
 def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
-    """`python3 -m venv`, `pip install ./sdk`, the README's bot, `take5-harness mybot --games 20`."""
+    """`python3 -m venv`, `pip install ./sdk`, the README's bot, `take5-harness mybot --games
+    20`."""
     env = {
         k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
     }
@@ -166,7 +168,7 @@ def test_the_search_bot_beats_the_heuristic() -> None:
     )  # deterministic: a fixed number of rollouts
 
 
-# -- the usual slips ----------------------------------------------------------------------------------
+# -- the usual slips -------------------------------------------------------------------------------
 
 HEAD = "from take5 import Bot, run\n\nclass MyBot(Bot):\n    name = 'mybot'\n\n"
 TAIL = "\nif __name__ == '__main__':\n    run(MyBot())\n"
@@ -267,7 +269,8 @@ def test_wrong_answers_get_one_message_everywhere(tmp_path: Path, body: str, mes
         )  # the bot's log
     else:
         assert (
-            f"PickCard: INTERNAL: {message.format(c=min(take5.Game(take5.Settings(players=2), 0).view(0).hand))}"
+            "PickCard: INTERNAL: "
+            f"{message.format(c=min(take5.Game(take5.Settings(players=2), 0).view(0).hand))}"
             in match.stdout
         )
     assert "not a whole number" not in match.stdout + run.stderr
@@ -302,9 +305,9 @@ def test_a_missing_file_and_a_class_less_file(tmp_path: Path) -> None:
 def test_ctrl_c_ends_the_harness_without_a_traceback(tmp_path: Path, inherited: str) -> None:
     """Also when the harness was started with SIGINT ignored, as a script's background jobs are."""
     source = (
-        "import sys, time\n" + HEAD + "    def pick_card(self, view):\n"
-        "        print('thinking', file=sys.stderr, flush=True)\n        time.sleep(0.2)\n        return min(view.hand)\n"
-        + TAIL
+        "import sys, time\n" + HEAD + "    def pick_card(self, view):\n        print('thinking', "
+        "file=sys.stderr, flush=True)\n        time.sleep(0.2)\n    "
+        "    return min(view.hand)\n" + TAIL
     )
     folder = write(tmp_path, "slow", source)
     prefix = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"] if inherited == "ignored" else []

@@ -194,6 +194,7 @@ def write() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit(
-            "usage: python3 tests/test_golden.py --write   (only together with a new record version)"
+            "usage: python3 tests/test_golden.py --write   (only together with a new record "
+            "version)"
         )
     write()

@@ -1,4 +1,5 @@
-"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the real engine.
+"""Hostile bot folders against the image builder (take5_arena/referee/sandbox/images.py), on the
+real engine.
 
 Each test is an attack a bot author could make at build time, written before the defence:
 requirements that make pip build a local package on the host (its build backend writes a marker
@@ -29,6 +30,7 @@ from pathlib import Path
 import docker
 import pytest
 from docker_images import client_with_base_images
+from support import EXAMPLES, ROOT
 
 from take5_arena.referee.sandbox import context, dockerfile, requirements
 from take5_arena.referee.sandbox.build_errors import (
@@ -38,8 +40,6 @@ from take5_arena.referee.sandbox.build_errors import (
     ImageBuildError,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 TOKEN = secrets.token_hex(4)
 MARK = f"t5hostile.{TOKEN}"  # a label on the hostile Dockerfiles' steps: finds what they leave
 
@@ -244,7 +244,7 @@ def test_a_plain_name_never_builds_an_sdist_or_a_folder_of_that_name(build, tmp_
     assert not marker.exists(), "the bot's build backend ran on the host"
 
 
-# -- 2. symlinks: never followed, outside ones refused, no host content anywhere --------------------
+# -- 2. symlinks: never followed, outside ones refused, no host content anywhere -------------------
 
 
 @pytest.fixture
@@ -280,8 +280,8 @@ def test_relative_escapes_are_refused_and_inside_links_kept(tmp_path, secret):
     (bot / "bin" / "tool").symlink_to("../lib/real.py")  # like node_modules/.bin
     with context.ContextWriter() as ctx:
         ctx.add_folder(context.scan(bot), "bot")
-        tar = tarfile.open(fileobj=ctx.fileobj())
-        member = tar.getmember("bot/bin/tool")
+        with tarfile.open(fileobj=ctx.fileobj()) as tar:
+            member = tar.getmember("bot/bin/tool")
         assert member.issym() and member.linkname == "../lib/real.py"
 
 
@@ -369,7 +369,7 @@ def test_a_match_with_a_linking_bot_rejects_it_and_leaks_nothing(client, tmp_pat
     assert "HOST-SECRET" not in everything
 
 
-# -- 7. limits, checked before any copy ------------------------------------------------------------------
+# -- 7. limits, checked before any copy ------------------------------------------------------------
 
 
 @pytest.mark.docker
@@ -418,7 +418,7 @@ def test_each_limit_names_itself_the_figure_and_the_limit(limits, make, expect, 
     assert expect in str(err.value) and "the limit is" in str(err.value)
 
 
-# -- 3. Dockerfile bots: no network, allowed bases only, no ADD, no VOLUME -----------------------------------
+# -- 3. Dockerfile bots: no network, allowed bases only, no ADD, no VOLUME -------------------------
 
 
 @pytest.mark.parametrize(
@@ -571,6 +571,8 @@ def test_the_context_tar_holds_only_root_owned_readable_files(tmp_path):
     os.chmod(bot / "bot.py", 0o600)
     with context.ContextWriter() as ctx:
         ctx.add_folder(context.scan(bot), "bot")
-        tar = tarfile.open(fileobj=io.BytesIO(ctx.fileobj().read()))
-    for m in tar.getmembers():
+        data = ctx.fileobj().read()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = tar.getmembers()
+    for m in members:
         assert (m.uid, m.gid) == (0, 0) and m.mode in (0o644, 0o755, 0o777), (m.name, oct(m.mode))

@@ -1,8 +1,9 @@
 """`referee match` with real bot processes over real Unix sockets (docs/faults.md).
 
 Every test runs the referee as a user would (`python -m take5_arena match ...`) or through
-`take5_arena.referee.match.run_match`, with the hostile bots of tests/bots, and checks the documented outcome:
-the fault kind in the record, the forfeit, the exit code, and that no bot process outlives the match.
+`take5_arena.referee.match.run_match`, with the hostile bots of tests/bots, and checks the
+documented outcome: the fault kind in the record, the forfeit, the exit code, and that no bot
+process outlives the match.
 """
 
 from __future__ import annotations
@@ -19,16 +20,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT, TEST_BOTS
 
 from take5.record import load_record, verify_record, without_times
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = ROOT / "tests" / "bots"
-EXAMPLES = ROOT / "example_bots"
-
 
 def bot(name: str) -> str:
-    return str(BOTS / name)
+    return str(TEST_BOTS / name)
 
 
 def example(name: str) -> str:
@@ -211,7 +209,8 @@ def test_fault_details_say_what_happened(hostile: Run) -> None:
 
 
 def test_default_moves_are_played(hostile: Run) -> None:
-    """A faulted PickCard plays the seat's lowest card; a forfeited seat keeps playing its lowest."""
+    """A faulted PickCard plays the seat's lowest card; a forfeited seat keeps playing its
+    lowest."""
     record = load_record(hostile.record_files()[0])
     rnd = record["rounds"][0]
     hands = [list(h) for h in rnd["hands"]]
@@ -575,7 +574,8 @@ def test_sigkill_of_the_referee_leaves_no_bot_folders(tmp_path: Path) -> None:
 def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path: Path, delay: float | str) -> None:
     """Ctrl-C while the command loads, while bots start, or while a game waits: exit 130, no
     traceback from the project's code. (A signal that lands while the interpreter itself is still
-    starting, before any of our code runs, is Python's to report; the test tolerates that one only.)"""
+    starting, before any of our code runs, is Python's to report; the test tolerates that one only.)
+    """
     waiting = tmp_path / "waiting"
     waiting.mkdir()
     env = dict(os.environ, TAKE5_TEST_WAITING=str(waiting))
@@ -606,7 +606,7 @@ def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path: Path, delay: float |
                 float(delay)
             )  # not a timing assertion: only where in its start the signal lands
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -659,7 +659,7 @@ def test_ctrl_c_reaches_a_command_started_with_sigint_ignored(tmp_path: Path) ->
         while not list(waiting.iterdir()) and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -1,8 +1,9 @@
 """The Node.js bot (example_bots/node), written from the .proto alone, plays real matches.
 
 It proves the protocol is language-neutral. Needs Node.js and npm: without them these tests skip and
-say so; `npm install` runs when node_modules is missing (the npm registry must be reachable; in CI a
-failed install fails the tests instead of skipping them).
+say so; the bot runs from a temporary copy, whose `npm install` runs when the checkout has no
+node_modules (the npm registry must be reachable; in CI a failed install fails the tests instead of
+skipping them).
 """
 
 from __future__ import annotations
@@ -15,43 +16,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5.record import load_record, verify_record
-
-ROOT = Path(__file__).resolve().parent.parent
-NODE_BOT = ROOT / "example_bots" / "node"
 
 pytestmark = pytest.mark.node
 
 
 @pytest.fixture(scope="module")
-def node_bot() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        if os.environ.get("CI"):  # scripts/test.sh installs them: in CI a missing Node is a failure
-            pytest.fail(
-                "Node.js and npm are not installed (scripts/test.sh installs them with apt)"
-            )
-        pytest.skip(
-            "Node.js and npm are not installed (apt-get install nodejs npm): the Node bot cannot run here"
-        )
+def node_bot(node_example: Path) -> Path:
+    node = shutil.which("node")
+    assert node is not None  # node_example has made sure
     version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     if int(version.lstrip("v").split(".")[0]) < 18:
         pytest.skip(f"Node.js {version} is too old for @grpc/grpc-js (needs 18 or later)")
-    if not (NODE_BOT / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        install = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"],
-            cwd=NODE_BOT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if install.returncode != 0:
-            message = f"npm install failed in {NODE_BOT}:\n{install.stderr[-2000:]}"
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
-    return NODE_BOT
+    return node_example
 
 
 def match(*args: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list[Path]]:

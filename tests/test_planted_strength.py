@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import importlib.util
 import random
-from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from take5 import Settings, cheapest_row, penalty, play_game, target_row
 from take5.rules import MAX_ROW_LENGTH
 from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.results import GameResult
 
-ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC_BOT = ROOT / "example_bots" / "heuristic" / "bot.py"
 
 
 def danger(rows, card: int, players: int) -> float:
-    """Rough expected bull heads of playing `card` now: certain takes in full, a risky row partly."""
+    """Rough expected bull heads of playing `card` now: certain takes in full, a risky row
+    partly."""
     index = target_row(rows, card)
     if index is None:
         return penalty(rows[cheapest_row(rows)]) + 0.5

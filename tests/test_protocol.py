@@ -12,6 +12,7 @@ import pytest
 from google.protobuf import descriptor_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import ROOT
 
 from take5 import Game, Phase, RandomPlayer, Settings
 from take5.convert import (
@@ -27,7 +28,6 @@ from take5.convert import (
 )
 from take5.v1 import bot_pb2 as pb
 
-ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto" / "take5" / "v1" / "bot.proto"
 GENERATED = ROOT / "sdk" / "take5" / "v1"
 NODE_COPY = ROOT / "example_bots" / "node" / "proto" / "take5" / "v1" / "bot.proto"
@@ -46,7 +46,8 @@ def protoc(*args: str) -> None:
 
 
 def test_generated_code_matches_the_proto(tmp_path: Path) -> None:
-    """The descriptor compiled into bot_pb2.py is the one the .proto gives now (else: scripts/gen-proto.sh)."""
+    """The descriptor compiled into bot_pb2.py is the one the .proto gives now (else:
+    scripts/gen-proto.sh)."""
     out = tmp_path / "bot.desc"
     protoc(f"--descriptor_set_out={out}")
     fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
@@ -62,7 +63,8 @@ def test_generated_code_matches_the_proto(tmp_path: Path) -> None:
 
 def test_generated_files_are_what_protoc_writes(tmp_path: Path) -> None:
     """Byte for byte. The test extra pins grpcio-tools to the version that generated the committed
-    files, so a mismatch is a failure (install `.[test]`, or regenerate with scripts/gen-proto.sh)."""
+    files, so a mismatch is a failure (install `.[test]`, or regenerate with scripts/gen-proto.sh).
+    """
     protoc(f"--python_out={tmp_path}", f"--pyi_out={tmp_path}", f"--grpc_python_out={tmp_path}")
     header = re.search(r"Protobuf Python Version: (\S+)", (GENERATED / "bot_pb2.py").read_text())
     fresh_header = re.search(
@@ -70,8 +72,9 @@ def test_generated_files_are_what_protoc_writes(tmp_path: Path) -> None:
     )
     if header is None or fresh_header is None or header.group(1) != fresh_header.group(1):
         pytest.fail(
-            f"the installed grpcio-tools writes protobuf {fresh_header and fresh_header.group(1)}, the "
-            f"committed files {header and header.group(1)}: pip install -e '.[test]' (pinned), or run "
+            "the installed grpcio-tools writes protobuf "
+            f"{fresh_header and fresh_header.group(1)}, the committed files "
+            f"{header and header.group(1)}: pip install -e '.[test]' (pinned), or run "
             "scripts/gen-proto.sh and commit"
         )
     for name in ("bot_pb2.py", "bot_pb2.pyi", "bot_pb2_grpc.py"):
@@ -95,7 +98,8 @@ _DECLARATION = re.compile(
 
 
 def test_every_declaration_is_documented() -> None:
-    """A bot in another language is written from the .proto alone: each declaration has a comment."""
+    """A bot in another language is written from the .proto alone: each declaration has a
+    comment."""
     lines = PROTO.read_text().splitlines()
     undocumented = []
     for number, line in enumerate(lines):

@@ -1,4 +1,5 @@
-"""Publishing without a browser: records -> results, standings.json, standings.md, site files, CLI."""
+"""Publishing without a browser: records -> results, standings.json, standings.md, site files,
+CLI."""
 
 from __future__ import annotations
 
@@ -7,21 +8,19 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from site_games import FAULTY, NAMES, make_records
 
-from take5_arena.cli.main import main
+from take5.text import inert
+from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.markdown import standings_markdown, standings_text
 from take5_arena.leaderboard.publish import (
     SITE_ASSETS,
     STANDINGS_FORMAT,
     crosstable,
     file_key,
-    result_from_record,
-    results_from_records,
     standings_document,
 )
-from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.results import result_from_record, results_from_records
 from take5_arena.leaderboard.site_build import publish_site
 from take5_arena.standings import load_record_files
 
@@ -225,12 +224,14 @@ HOSTILE_NAMES = [
     "*bold* _em_ &amp; &#60;",
     "<https://evil.example>",
     "back\\slash\\",
+    "\u202eevil\u200b\x1b[2J",  # a bidi override, a zero-width space, a terminal escape
 ]
 
 
 def test_markdown_shows_hostile_names_as_plain_text():
     """Rendered by a CommonMark renderer with tables: every name is one cell of plain text - no
-    link, image, code, HTML, entity, heading or extra cell - and reads back as the name."""
+    link, image, code, HTML, entity, heading or extra cell - and reads back as the name, its
+    control and format characters (newlines, bidi overrides) as the SDK's visible escapes."""
     from markdown_it import MarkdownIt
 
     from take5_arena.leaderboard.results import GameResult
@@ -267,7 +268,7 @@ def test_markdown_shows_hostile_names_as_plain_text():
             cells.append("".join(c.content for c in tokens[i + 1].children if c.type == "text"))
     per_row = len(cells) // len(names)
     shown = {cells[k * per_row + 1] for k in range(len(names))}  # the Bot column, as read
-    assert shown == {" ".join(n.split("\n")) if "\n" in n else n for n in names}
+    assert shown == {inert(n, keep_lines=False) for n in names}
     assert text.count("\n# ") == 0 and text.startswith("# \\[t\\]")
 
 
@@ -403,16 +404,13 @@ def record_dir(tmp_path_factory, records):
     return folder
 
 
-def test_cli_standings_prints_the_table_and_json(record_dir):
-    runner = CliRunner()
-    result = runner.invoke(main, ["standings", "--records", str(record_dir), "--bootstrap", "50"])
+def test_cli_standings_prints_the_table_and_json(record_dir, referee_cli):
+    result = referee_cli(["standings", "--records", str(record_dir), "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
     for name in NAMES:
         assert name in result.output
     assert "95% interval" in result.output
-    result = runner.invoke(
-        main, ["standings", "--records", str(record_dir), "--json", "--bootstrap", "50"]
-    )
+    result = referee_cli(["standings", "--records", str(record_dir), "--json", "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
     assert "not rated: cut-1: incomplete" in result.stderr  # reported, not silently skipped
     doc = json.loads(result.stdout)
@@ -420,18 +418,15 @@ def test_cli_standings_prints_the_table_and_json(record_dir):
     assert doc["games"] == len(list(record_dir.glob("*.json"))) - 1  # the cut-off game is not rated
 
 
-def test_cli_standings_of_a_tournament_directory_of_records(record_dir):
-    result = CliRunner().invoke(
-        main, ["standings", "--tournament", str(record_dir), "--bootstrap", "0"]
-    )
+def test_cli_standings_of_a_tournament_directory_of_records(record_dir, referee_cli):
+    result = referee_cli(["standings", "--tournament", str(record_dir), "--bootstrap", "0"])
     assert result.exit_code == 0, result.output
     assert all(name in result.output for name in NAMES)
 
 
-def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path):
+def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path, referee_cli):
     out = tmp_path / "site"
-    result = CliRunner().invoke(
-        main,
+    result = referee_cli(
         [
             "publish",
             "--records",
@@ -448,27 +443,21 @@ def test_cli_publish_writes_the_site_and_says_where(record_dir, tmp_path):
     assert (out / "index.html").resolve().as_uri() in result.output
 
 
-def test_cli_usage_errors_and_nothing_to_rate(tmp_path, record_dir, records):
-    from take5_arena.referee.store import Store
+def test_cli_usage_errors_and_nothing_to_rate(
+    tmp_path, record_dir, records, referee_cli, empty_tournament
+):
 
-    runner = CliRunner()
-    assert runner.invoke(main, ["standings"]).exit_code == 2
-    both = runner.invoke(
-        main, ["standings", "--records", str(record_dir), "--tournament", str(record_dir)]
-    )
+    assert referee_cli(["standings"]).exit_code == 2
+    both = referee_cli(["standings", "--records", str(record_dir), "--tournament", str(record_dir)])
     assert both.exit_code == 2
-    assert (
-        runner.invoke(main, ["standings", "--tournament", str(tmp_path / "missing")]).exit_code == 2
-    )
+    assert referee_cli(["standings", "--tournament", str(tmp_path / "missing")]).exit_code == 2
     unfinished = tmp_path / "unfinished"
     unfinished.mkdir()
     (unfinished / "cut.json").write_text(json.dumps(records["cut-1"]))
-    result = runner.invoke(
-        main, ["publish", "--records", str(unfinished), "--out", str(tmp_path / "s")]
-    )
+    result = referee_cli(["publish", "--records", str(unfinished), "--out", str(tmp_path / "s")])
     assert result.exit_code == 1 and "no complete games" in result.output
-    Store(tmp_path / "new", create=True).close()  # a tournament before its first game
-    result = runner.invoke(main, ["standings", "--tournament", str(tmp_path / "new")])
+    # a tournament before its first game
+    result = referee_cli(["standings", "--tournament", str(empty_tournament)])
     assert result.exit_code == 1 and "no complete games" in result.output
 
 
@@ -526,10 +515,9 @@ def tournament_dir(tmp_path_factory, records):
     return folder
 
 
-def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp_path):
-    runner = CliRunner()
-    result = runner.invoke(
-        main, ["standings", "--tournament", str(tournament_dir), "--json", "--bootstrap", "20"]
+def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp_path, referee_cli):
+    result = referee_cli(
+        ["standings", "--tournament", str(tournament_dir), "--json", "--bootstrap", "20"]
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
@@ -538,8 +526,8 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     assert doc["title"] == f"{tournament_dir.name} standings"
 
     out = tmp_path / "site"
-    result = runner.invoke(
-        main, ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"]
+    result = referee_cli(
+        ["publish", "-t", str(tournament_dir), "-o", str(out), "--bootstrap", "20"]
     )
     assert result.exit_code == 0, result.output
     games = replays(out)
@@ -559,10 +547,10 @@ def test_standings_and_site_from_a_tournament_store(tournament_dir, records, tmp
     assert games["t000"]["label"] == "table 1, game 1"
     assert (out / "data" / "bots" / f"{file_key('alpha@v1')}.js").is_file()
     assert "cut-1" not in games  # a store holds finished games only
-    assert CliRunner().invoke(main, ["verify", "--site", str(out)]).exit_code == 0
+    assert referee_cli(["verify", "--site", str(out)]).exit_code == 0
 
 
-def test_standings_and_status_read_results_never_records(tournament_dir, tmp_path):
+def test_standings_and_status_read_results_never_records(tournament_dir, tmp_path, referee_cli):
     """With every stored record unreadable, the standings and the status still work: they come
     from the results table alone (memory independent of the records); publish reports the damage."""
     import shutil
@@ -572,33 +560,31 @@ def test_standings_and_status_read_results_never_records(tournament_dir, tmp_pat
     shutil.copytree(tournament_dir, copy)
     with sqlite3.connect(copy / "tournament.sqlite") as db:
         db.execute("UPDATE results SET record = 'not json'")
-    runner = CliRunner()
-    result = runner.invoke(main, ["standings", "--tournament", str(copy), "--bootstrap", "10"])
+    result = referee_cli(["standings", "--tournament", str(copy), "--bootstrap", "10"])
     assert result.exit_code == 0, result.output
     assert all(name in result.output for name in NAMES)
-    status = runner.invoke(main, ["tournament", "status", "-t", str(copy), "--bootstrap", "10"])
+    status = referee_cli(["tournament", "status", "-t", str(copy), "--bootstrap", "10"])
     assert status.exit_code == 0, status.output
-    published = runner.invoke(
-        main, ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"]
+    published = referee_cli(
+        ["publish", "-t", str(copy), "-o", str(tmp_path / "site"), "--bootstrap", "0"]
     )
     assert published.exit_code == 1 and "cannot publish" in published.output
     assert "Traceback" not in published.output
     assert published.exception is None or isinstance(published.exception, SystemExit)
 
 
-def test_a_directory_that_is_no_tournament(tmp_path):
+def test_a_directory_that_is_no_tournament(tmp_path, referee_cli):
     (tmp_path / "notes.txt").write_text("hello")
-    result = CliRunner().invoke(main, ["standings", "--tournament", str(tmp_path)])
+    result = referee_cli(["standings", "--tournament", str(tmp_path)])
     assert result.exit_code == 2 and "not a tournament directory" in result.output
 
 
-def test_standings_and_tournament_status_print_the_same_intervals(tournament_dir):
+def test_standings_and_tournament_status_print_the_same_intervals(tournament_dir, referee_cli):
     """One bootstrap and one interval format: the same games give the same intervals in both."""
     import re
 
-    runner = CliRunner()
-    table = runner.invoke(main, ["standings", "-t", str(tournament_dir)])
-    status = runner.invoke(main, ["tournament", "status", "-t", str(tournament_dir)])
+    table = referee_cli(["standings", "-t", str(tournament_dir)])
+    status = referee_cli(["tournament", "status", "-t", str(tournament_dir)])
     assert table.exit_code == 0 and status.exit_code == 0, table.output + status.output
     intervals = re.compile(r"\b\d{3,4} to \d{3,4}\b")
     found = sorted(intervals.findall(table.output))

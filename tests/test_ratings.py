@@ -340,14 +340,15 @@ def test_bootstrap_chord_steps_fall_back_to_newton():
         assert np.allclose(F._fit_logits(*args, chord=chord), reference, atol=1e-8)
 
 
-# -- honest intervals with few games (the published method) -----------------------------------------
+# -- honest intervals with few games (the published method)
+# -----------------------------------------
 
 
 def test_published_intervals_cover_about_95_percent_once_a_bot_is_ranked():
-    """Coverage of the published interval on Plackett-Luce tables (the pairwise marginals are exactly
-    Bradley-Terry, so the truth is the planted logits) at about 40 games per bot; at about 3 the
-    bots are not ranked and get no interval. bench/coverage.py measures the whole grid, with hand
-    luck, duplicate deals and real games."""
+    """Coverage of the published interval on Plackett-Luce tables (the pairwise marginals are
+    exactly Bradley-Terry, so the truth is the planted logits) at about 40 games per bot; at about 3
+    the bots are not ranked and get no interval. bench/coverage.py measures the whole grid, with
+    hand luck, duplicate deals and real games."""
     logits = np.array([0.9, 0.45, 0.0, -0.1, -0.5, -0.75])
     truth = centred_elo(logits)
     rng = np.random.default_rng(99)

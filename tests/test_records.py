@@ -6,11 +6,9 @@ import copy
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import MalformedRecord, load_record, verify_record
-from take5_arena.cli.main import main
 
 
 def record_of(players=4, seed=7, variant="standard", **kw):
@@ -41,7 +39,7 @@ def test_changed_card_is_caught_at_its_turn():
     doc = record_of()
     bad = copy.deepcopy(doc)
     turn = bad["rounds"][1]["turns"][4]
-    seat, card = turn["plays"][2]
+    seat, _card = turn["plays"][2]
     other = next(c for c in range(1, 105) if c not in bad["rounds"][1]["hands"][seat])
     turn["plays"][2][1] = other
     divergence = verify_record(bad)
@@ -97,34 +95,31 @@ def test_malformed_records_get_clear_errors(tmp_path):
         verify_record(doc)
 
 
-def test_cli_play_writes_a_record_that_verifies(tmp_path):
-    runner = CliRunner()
+def test_cli_play_writes_a_record_that_verifies(tmp_path, referee_cli):
     path = tmp_path / "game.json"
-    result = runner.invoke(main, ["play", "--players", "4", "--seed", "7", "--record", str(path)])
+    result = referee_cli(["play", "--players", "4", "--seed", "7", "--record", str(path)])
     assert result.exit_code == 0, result.output
     assert (
         "Round 1" in result.output
         and "Final standing" in result.output
         and "takes row" in result.output
     )
-    result = runner.invoke(main, ["verify", str(path)])
+    result = referee_cli(["verify", str(path)])
     assert result.exit_code == 0 and "ok" in result.output
 
 
-def test_cli_play_professional_and_threshold(tmp_path):
-    result = CliRunner().invoke(
-        main, ["play", "-n", "3", "--variant", "professional", "--threshold", "10"]
-    )
+def test_cli_play_professional_and_threshold(tmp_path, referee_cli):
+    result = referee_cli(["play", "-n", "3", "--variant", "professional", "--threshold", "10"])
     assert result.exit_code == 0, result.output
     assert "open draft" in result.output
 
 
-def test_cli_play_rejects_bad_settings():
-    result = CliRunner().invoke(main, ["play", "--players", "11"])
+def test_cli_play_rejects_bad_settings(referee_cli):
+    result = referee_cli(["play", "--players", "11"])
     assert result.exit_code == 2 and "2 to 10 players" in result.output
 
 
-def test_cli_verify_exit_codes(tmp_path):
+def test_cli_verify_exit_codes(tmp_path, referee_cli):
     good = tmp_path / "good.json"
     good.write_text(json.dumps(record_of()))
     bad_doc = record_of()
@@ -133,24 +128,21 @@ def test_cli_verify_exit_codes(tmp_path):
     bad.write_text(json.dumps(bad_doc))
     junk = tmp_path / "junk.json"
     junk.write_bytes(b"\x00\x01")
-    runner = CliRunner()
-    assert runner.invoke(main, ["verify", str(good)]).exit_code == 0
-    result = runner.invoke(main, ["verify", str(good), str(bad), str(junk)])
+    assert referee_cli(["verify", str(good)]).exit_code == 0
+    result = referee_cli(["verify", str(good), str(bad), str(junk)])
     assert result.exit_code == 1
     assert "INVALID: round 1" in result.output and "MALFORMED" in result.output
     assert "Traceback" not in result.output
-    assert runner.invoke(main, ["verify", str(tmp_path)]).exit_code == 1  # a folder of records
+    assert referee_cli(["verify", str(tmp_path)]).exit_code == 1  # a folder of records
 
 
-def test_cli_verify_checks_a_tournament_store(tmp_path):
+def test_cli_verify_checks_a_tournament_store(tmp_path, referee_cli):
     from pathlib import Path
 
     bots = Path(__file__).resolve().parent.parent / "example_bots"
-    runner = CliRunner()
     tournament = tmp_path / "t"
     for name in ("random", "lowest"):
-        result = runner.invoke(
-            main,
+        result = referee_cli(
             [
                 "submit",
                 str(bots / name),
@@ -163,8 +155,7 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
             ],
         )
         assert result.exit_code == 0, result.output
-    result = runner.invoke(
-        main,
+    result = referee_cli(
         [
             "tournament",
             "run",
@@ -180,10 +171,11 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
+    result = referee_cli(["verify", "--tournament", str(tournament)])
     assert result.exit_code == 0, result.output
     assert "2 of 2 records valid" in result.output
-    # Swap the two seats' names in one stored record: consistent on its own, but not what was seated.
+    # Swap the two seats' names in one stored record: consistent on its own, but not what was
+    # seated.
     import sqlite3
 
     db = sqlite3.connect(tournament / "tournament.sqlite")
@@ -203,7 +195,7 @@ def test_cli_verify_checks_a_tournament_store(tmp_path):
     )
     db.commit()
     db.close()
-    result = runner.invoke(main, ["verify", "--tournament", str(tournament)])
+    result = referee_cli(["verify", "--tournament", str(tournament)])
     assert result.exit_code == 1, result.output
     assert f"{game_id}: INVALID: seat 0: the record says name" in result.output
     assert "nested too deeply" in result.output and "1 of 3 records valid" in result.output
@@ -220,8 +212,8 @@ def test_a_game_without_its_record_plays_the_same_and_refuses_to_give_one():
         bare.record()
 
 
-def test_cli_verify_a_damaged_store_is_bad_input(tmp_path):
+def test_cli_verify_a_damaged_store_is_bad_input(tmp_path, referee_cli):
     (tmp_path / "tournament.sqlite").write_text("not a database")
-    result = CliRunner().invoke(main, ["verify", "--tournament", str(tmp_path)])
+    result = referee_cli(["verify", "--tournament", str(tmp_path)])
     assert result.exit_code == 2 and "the tournament store cannot be read" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -4,11 +4,9 @@ A clone must be complete, so the rules travel with it; this test keeps the copy 
 shared folder is laid beside the project (as on the team's machines and in CI).
 """
 
-from pathlib import Path
-
 import pytest
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 COPY = ROOT / "docs" / "rules.md"
 SHARED = ROOT.parent / "shared" / "RULES.md"
 

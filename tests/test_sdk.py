@@ -1,4 +1,5 @@
-"""The SDK a bot author sees: `from take5 import Bot, run`, the runtime over a real socket, the harness."""
+"""The SDK a bot author sees: `from take5 import Bot, run`, the runtime over a real socket, the
+harness."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import EXAMPLES, ROOT
 
 import take5
 from take5 import Bot, CallContext, GameOver, Settings, View, play_against, serve
@@ -22,8 +24,6 @@ from take5.harness import HarnessError, load_bot
 from take5.harness import main as harness_main
 from take5_arena.referee.match.remote import CallFailedError, RemoteBot
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 OURS = ("random", "lowest", "heuristic")
 
 

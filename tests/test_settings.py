@@ -16,8 +16,9 @@ from take5_arena.referee.sandbox.limits import SandboxLimits
 from take5_arena.referee.tournament import TournamentError, TournamentSettings
 from take5_arena.referee.tournament.settings import KEYS
 
-#: The settings JSON a store made before this type existed holds (take5_arena/referee/tournament/
-#: settings.py's DEFAULTS at main b3b9801, resolved with a few options, as `tournament run` saved it).
+#: The settings JSON a store made before this type existed holds (take5_arena/referee/
+#: tournament/settings.py's DEFAULTS at main b3b9801, resolved with a few options, as `tournament
+#: run` saved it).
 OLD_STORE_JSON = {
     "base_image": "take5/python:3.11",
     "concurrency": 2,

@@ -21,10 +21,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+import support
 from site_games import FAULTY, NAMES, make_records
 
-from take5_arena.leaderboard.publish import file_key, results_from_records
 from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.publish import file_key
+from take5_arena.leaderboard.results import results_from_records
 from take5_arena.leaderboard.site_build import publish_site
 
 pytestmark = pytest.mark.browser
@@ -51,10 +53,8 @@ def chromium_path() -> str | None:
     return found
 
 
-def unavailable(reason: str):
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set, so this is an error; run scripts/setup-browser.sh)")
-    pytest.skip(f"{reason}; run scripts/setup-browser.sh")
+def unavailable(reason: str) -> None:
+    support.unavailable(f"{reason}; run scripts/setup-browser.sh")
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,8 @@ def shots(tmp_path_factory):
     print(f"\nsite screenshots: {folder}")
     yield folder
     print(
-        f"\nsite screenshots saved in {folder}: {', '.join(sorted(p.name for p in folder.glob('*.png')))}"
+        f"\nsite screenshots saved in {folder}: "
+        f"{', '.join(sorted(p.name for p in folder.glob('*.png')))}"
     )
 
 
@@ -188,8 +189,10 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
     assert page.locator("table#crosstable tbody td").count() == n * n
     assert page.locator("#over-time-section svg path.series").count() == n
     # the whole range is drawn: every point of every line inside the plot area (none cut off)
-    box = page.evaluate("""() => { const c = document.querySelector('#over-time-section svg rect');
-        return [Number(c.getAttribute('y')), Number(c.getAttribute('y')) + Number(c.getAttribute('height'))]; }""")
+    box = page.evaluate("""() => {
+        const c = document.querySelector('#over-time-section svg rect');
+        const y = Number(c.getAttribute('y'));
+        return [y, y + Number(c.getAttribute('height'))]; }""")
     for d in page.locator("#over-time-section svg path.series").evaluate_all(
         "ps => ps.map(p => p.getAttribute('d'))"
     ):
@@ -302,7 +305,8 @@ def step_through(page, record, shots, prefix: str) -> int:
         assert shown_rows(page) == rnd["rows"]
         assert shown_column(page, "total") == totals
         hands = page.evaluate(
-            "() => Array.from(document.querySelectorAll('#scores tbody tr')).map(tr => tr.querySelectorAll('.hand .card').length)"
+            "() => Array.from(document.querySelectorAll('#scores tbody tr')).map(tr => "
+            "tr.querySelectorAll('.hand .card').length)"
         )
         assert hands == [len(h) for h in rnd["hands"]]
         if rnd["round"] == 1:
@@ -314,12 +318,14 @@ def step_through(page, record, shots, prefix: str) -> int:
             assert shown_rows(page) == turn["rows"], (rnd["round"], turn["turn"])
             revealed = sorted(
                 page.evaluate(
-                    "() => Array.from(document.querySelectorAll('#plays li')).map(li => [Number(li.dataset.seat), Number(li.querySelector('.card').dataset.card)])"
+                    "() => Array.from(document.querySelectorAll('#plays li')).map(li => "
+                    "[Number(li.dataset.seat), Number(li.querySelector('.card').dataset.card)])"
                 )
             )
             assert revealed == sorted(map(list, turn["plays"]))
             takers = page.evaluate(
-                "() => Array.from(document.querySelectorAll('#takes .take')).map(t => Number(t.dataset.seat))"
+                "() => Array.from(document.querySelectorAll('#takes .take')).map(t => "
+                "Number(t.dataset.seat))"
             )
             assert takers == [t["seat"] for t in turn["takes"]]
             if turn["takes"] and not (shots / f"{prefix}-take.png").exists():
@@ -400,7 +406,7 @@ def test_replay_of_a_cut_off_game_and_of_an_unknown_one(page, site, records):
     assert all("ERR_FILE_NOT_FOUND" in p for p in page.problems), page.problems
 
 
-# -- what bots control, and what organisers add ------------------------------------------------------
+# -- what bots control, and what organisers add ----------------------------------------------------
 
 EVIL = "<img src=x onerror=alert(1)>"
 EVIL_AUTHOR = "<script>alert(2)</script>"
@@ -416,7 +422,7 @@ def hostile(tmp_path_factory, records):
     from take5_arena.leaderboard.site_build import write_site
 
     chosen = {}
-    for k, gid in enumerate(["t001", "t004", "t005"]):
+    for gid in ["t001", "t004", "t005"]:
         record = json.loads(json.dumps(records[gid]))
         for seat in record["seats"]:
             if seat["name"] == "delta <b>&|x":
@@ -503,7 +509,7 @@ def test_hostile_strings_show_as_text_and_run_nothing(page, hostile, shots):
     assert not page.problems, page.problems
 
 
-# -- many games: paged lists, replay bundles in several folders, all loaded lazily -----------------------
+# -- many games: paged lists, replay bundles in several folders, all loaded lazily -----------------
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""A published site can be checked by anyone (`referee verify --site`), and re-publishing is incremental.
+"""A published site can be checked by anyone (`referee verify --site`), and re-publishing is
+incremental.
 
 The check passes on a site as published, and fails after deleting one record, editing one score
 (in a record), editing one rating in standings.json, calling a complete game unrated, or changing a
@@ -18,12 +19,11 @@ from site_games import make_records
 
 from take5_arena.cli.main import main
 from take5_arena.leaderboard import site_build
-from take5_arena.leaderboard.collection import games_from_records
-from take5_arena.leaderboard.publish import results_from_records
 from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.collection import games_from_records
+from take5_arena.leaderboard.results import results_from_records
 from take5_arena.leaderboard.site_build import (
     decode_bundle,
-    encode_bundle,
     publish_site,
     write_site,
 )
@@ -68,7 +68,7 @@ def rewrite_bundle(site: Path, change) -> None:
     change(games)
     items = [json.dumps(g, ensure_ascii=False) for g in games]
     path.write_text(
-        site_build._js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items))),
+        site_build.bundle_file(rel, items),
         encoding="utf-8",
     )
 
@@ -132,7 +132,7 @@ def test_a_folder_that_is_no_site(tmp_path):
     assert CliRunner().invoke(main, ["verify", "--site", str(tmp_path), "x.json"]).exit_code == 2
 
 
-# -- incremental publishing -------------------------------------------------------------------------
+# -- incremental publishing ------------------------------------------------------------------------
 
 
 def many_records(n: int) -> dict[str, dict]:

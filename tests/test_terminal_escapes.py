@@ -8,28 +8,10 @@ must print all of it escaped, in the summary, the fault details and the output t
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+
+from support import ROOT, referee
 
 from take5_arena.referee.match.sanitize import clean_field, clean_text
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _referee(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "sdk"), env.get("PYTHONPATH", "")])
-    return subprocess.run(
-        [sys.executable, "-m", "take5_arena", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-        check=False,
-    )
 
 
 def test_clean_field_escapes_every_control_character_and_caps():
@@ -45,7 +27,7 @@ def test_clean_text_keeps_lines_and_the_end():
 
 def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
     bot = str(ROOT / "tests" / "bots" / "escapes")
-    done = _referee(
+    done = referee(
         "match", bot, str(ROOT / "example_bots" / "random"), "--games", "1", "--max-faults", "1"
     )
     out = done.stdout + done.stderr
@@ -55,7 +37,7 @@ def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
     forged = [line for line in out.splitlines() if line.startswith("referee: all bots passed")]
     assert not forged, out
 
-    as_json = _referee(
+    as_json = referee(
         "match",
         bot,
         str(ROOT / "example_bots" / "random"),
@@ -73,14 +55,15 @@ def test_a_hostile_handshake_and_output_reach_the_terminal_escaped():
 
 
 def test_verify_escapes_what_a_hostile_record_file_brings(tmp_path):
-    """A record file is as hostile as a bot: its name and what it holds reach the terminal escaped."""
+    """A record file is as hostile as a bot: its name and what it holds reach the terminal
+    escaped."""
     (tmp_path / "evil\x1b]0;pwned\x07.json").write_text('{"format": "\x1b[2J', encoding="utf-8")
-    done = _referee("verify", str(tmp_path))
+    done = referee("verify", str(tmp_path))
     assert done.returncode == 1
     out = done.stdout + done.stderr
     assert "\x1b" not in out and "\x07" not in out, out
     assert "MALFORMED" in out and "\\x1b]0;pwned" in out
 
-    as_json = _referee("verify", str(tmp_path), "--json")
+    as_json = referee("verify", str(tmp_path), "--json")
     doc = json.loads(as_json.stdout)
     assert doc["checked"] == 1 and doc["valid"] == 0 and doc["records"][0]["status"] == "malformed"

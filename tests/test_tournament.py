@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import EXAMPLES, ROOT, unavailable
 
 from take5 import RandomPlayer, Settings, play_game
 from take5.record import verify_record
@@ -36,16 +37,10 @@ from take5_arena.referee.tournament import (
 )
 from take5_arena.standings import store_standings as standings
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "example_bots"
 CRASHER = ROOT / "tests" / "bots" / "crash_mid"  # exits on round 1, turn 3 of every game
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-# -- helpers ------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def recorded(directory: Path) -> int:
@@ -98,7 +93,7 @@ def tdir(local_entrants, tmp_path) -> Path:
     return target
 
 
-# -- submit -----------------------------------------------------------------------------------------
+# -- submit ----------------------------------------------------------------------------------------
 
 
 def test_submit_records_versions(tdir):
@@ -127,7 +122,7 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
         assert "crasher" not in {v.name for v in store.versions()}
 
 
-# -- running ----------------------------------------------------------------------------------------
+# -- running ---------------------------------------------------------------------------------------
 
 
 def test_local_tournament_end_to_end(tdir):
@@ -240,7 +235,7 @@ def test_a_bot_that_crashes_in_every_game(tdir):
     store.close()
 
 
-# -- infrastructure failures (a runner standing in for the match layer) -----------------------------
+# -- infrastructure failures (a runner standing in for the match layer) ----------------------------
 
 FLAKY: dict[str, int] = {}
 
@@ -358,7 +353,7 @@ def test_run_table_reports_a_missing_bot_as_infrastructure(tmp_path):
     assert all(o.record is None and o.infra_kind == "referee-error" for o in out)
 
 
-# -- executors --------------------------------------------------------------------------------------
+# -- executors -------------------------------------------------------------------------------------
 
 
 def test_dask_local_cluster_executor(tdir):
@@ -380,27 +375,25 @@ def test_process_executor(tdir):
     check_complete(tdir).close()
 
 
-# -- Docker -----------------------------------------------------------------------------------------
+# -- Docker ----------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def engine():
     from docker_images import image_exists
 
+    from take5_arena.referee.defaults import BASE_IMAGE
     from take5_arena.referee.sandbox import engine as sandbox_engine
     from take5_arena.referee.sandbox.errors import EngineUnavailableError
-    from take5_arena.referee.sandbox.limits import DEFAULT_BASE_IMAGE
 
     reason = None
     try:
-        if not image_exists(DEFAULT_BASE_IMAGE, sandbox_engine.client()):
-            reason = f"base image {DEFAULT_BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
+        if not image_exists(BASE_IMAGE, sandbox_engine.client()):
+            reason = f"base image {BASE_IMAGE} is missing (run scripts/setup-docker.sh)"
     except EngineUnavailableError as exc:
         reason = f"no Docker engine answers: {exc}"
     if reason:
-        if _ci():
-            pytest.fail(f"{reason} -- CI is set, so the docker tests fail instead of skipping")
-        pytest.skip(reason)
+        unavailable(reason)
     return True
 
 

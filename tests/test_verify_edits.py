@@ -1,4 +1,5 @@
-"""Edits a hostile organiser or a careless user could make to a record, and inputs that must not crash.
+"""Edits a hostile organiser or a careless user could make to a record, and inputs that must not
+crash.
 
 Each edit must be caught by `referee verify`, by the independent checker alone (take5.audit), with a
 message naming where: round, turn, seat. Each bad input gets a one-line reason and the documented
@@ -15,13 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from take5 import Game, RandomPlayer, Settings, play_game
 from take5.audit import audit_record
 from take5.game import Fault
 from take5.record import MalformedRecord, replay_record, verify_record
-from take5_arena.cli.main import main
 
 
 def record_of(players=4, seed=7, variant="standard", forfeit=None, **kw):
@@ -289,7 +288,7 @@ def test_deeply_nested_json_does_not_stop_a_folder_run(tmp_path):
     assert all(len(line) < 400 for line in out.splitlines())
 
 
-def test_cli_verify_messages_for_each_edit(tmp_path):
+def test_cli_verify_messages_for_each_edit(tmp_path, referee_cli):
     edits = {
         "incomplete": lambda d: d.__setitem__("complete", False),
         "seat_deleted": lambda d: d["seats"].pop(),
@@ -301,8 +300,7 @@ def test_cli_verify_messages_for_each_edit(tmp_path):
         doc = record_of()
         edit(doc)
         (tmp_path / f"{name}.json").write_text(json.dumps(doc))
-    runner = CliRunner()
-    result = runner.invoke(main, ["verify", str(tmp_path)])
+    result = referee_cli(["verify", str(tmp_path)])
     assert (result.exit_code == 1 and result.exception is None) or isinstance(
         result.exception, SystemExit
     )
@@ -324,13 +322,13 @@ def test_cli_verify_messages_for_each_edit(tmp_path):
         (["--seed", str(2**64)], "is not a 64-bit whole number"),
     ],
 )
-def test_cli_play_refuses_bad_values(args, message):
-    result = CliRunner().invoke(main, ["play", *args])
+def test_cli_play_refuses_bad_values(args, message, referee_cli):
+    result = referee_cli(["play", *args])
     assert result.exit_code == 2 and message in result.output
     assert len(result.output) < 1000
 
 
-def test_cli_play_checks_the_record_path_before_playing(tmp_path):
+def test_cli_play_checks_the_record_path_before_playing(tmp_path, referee_cli):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     for path, message in [
@@ -339,16 +337,16 @@ def test_cli_play_checks_the_record_path_before_playing(tmp_path):
         (Path("/proc/game.json"), "cannot write the record"),
         (tmp_path, "directory"),
     ]:
-        result = CliRunner().invoke(main, ["play", "--record", str(path)])
+        result = referee_cli(["play", "--record", str(path)])
         assert result.exit_code == 2, (path, result.output)
         assert message in result.output and "Round 1" not in result.output  # refused before playing
         assert "Traceback" not in result.output
 
 
-def test_cli_play_keeps_an_existing_record_until_the_new_one_is_written(tmp_path):
+def test_cli_play_keeps_an_existing_record_until_the_new_one_is_written(tmp_path, referee_cli):
     path = tmp_path / "game.json"
     path.write_text("old")
-    result = CliRunner().invoke(main, ["play", "-q", "--record", str(path)])
+    result = referee_cli(["play", "-q", "--record", str(path)])
     assert result.exit_code == 0
     assert json.loads(path.read_text())["format"] == "take5-record"
     assert [p.name for p in tmp_path.iterdir()] == ["game.json"]  # no temporary file left
@@ -414,10 +412,10 @@ def test_turn_logs_are_ignored_whatever_they_hold():
     assert both(doc) == (None, None)
 
 
-def test_cli_verify_names_missing_files_and_skips_folders_named_json(tmp_path):
+def test_cli_verify_names_missing_files_and_skips_folders_named_json(tmp_path, referee_cli):
     (tmp_path / "folder.json").mkdir()
     (tmp_path / "good.json").write_text(json.dumps(record_of()))
-    result = CliRunner().invoke(main, ["verify", str(tmp_path), str(tmp_path / "missing.json")])
+    result = referee_cli(["verify", str(tmp_path), str(tmp_path / "missing.json")])
     assert result.exit_code == 1
     assert (
         "missing.json: MALFORMED: cannot read" in result.output and "no such file" in result.output
@@ -425,8 +423,8 @@ def test_cli_verify_names_missing_files_and_skips_folders_named_json(tmp_path):
     assert "folder.json" not in result.output and "1 of 2 records valid" in result.output
 
 
-def test_cli_verify_shows_control_characters_in_file_names_escaped(tmp_path):
+def test_cli_verify_shows_control_characters_in_file_names_escaped(tmp_path, referee_cli):
     (tmp_path / "evil\x1b[2Jname.json").write_text("{}")
-    result = CliRunner().invoke(main, ["verify", str(tmp_path)])
+    result = referee_cli(["verify", str(tmp_path)])
     assert result.exit_code == 1
     assert "\x1b" not in result.output and "evil\\x1b[2Jname.json: MALFORMED" in result.output

@@ -1,4 +1,5 @@
-"""`referee verify` on generated and mutated JSON: a verdict and exit code 0 or 1, never a traceback.
+"""`referee verify` on generated and mutated JSON: a verdict and exit code 0 or 1, never a
+traceback.
 
 Most examples run in-process (`take5.record.judge`, and the click command through CliRunner) so that
 the fuzz stays fast enough for CI; a few run the real command in a subprocess, whose timeout is the
@@ -151,7 +152,8 @@ def test_cli_verify_exit_code_is_0_or_1(tmp_path_factory, docs):
         '{"format": "take5-record", "version": 1, "seed": ' + "9" * 5000 + "}",
         "\x00\xff",
         "",
-        '{"format": "take5-record", "version": 1, "settings": {"players": 2}, "seed": 1, "seats": [{}, {}]}',
+        '{"format": "take5-record", "version": 1, "settings": {"players": 2}, "seed": 1, "seats": '
+        "[{}, {}]}",
     ],
     ids=["deep", "5000-digit-seed", "binary", "empty", "seats-without-names"],
 )

@@ -1,8 +1,9 @@
-"""Watching games in the terminal: `referee match --watch`, `referee replay`, and bots' logs per turn.
+"""Watching games in the terminal: `referee match --watch`, `referee replay`, and bots' logs per
+turn.
 
-The bots here are real processes served over gRPC by the referee; the hostile one puts terminal escape
-sequences, rich markup and floods in its name and its output, and nothing of it may reach the terminal
-as anything but inert text.
+The bots here are real processes served over gRPC by the referee; the hostile one puts terminal
+escape sequences, rich markup and floods in its name and its output, and nothing of it may reach the
+terminal as anything but inert text.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from support import ROOT
 
 from take5.record import load_record, verify_record
-from take5_arena.cli.watch import LiveWatcher, Renderer, escape_controls
+from take5_arena.cli.watch import LiveWatcher, Renderer, safe
 from take5_arena.referee.match import botlogs
 
-ROOT = Path(__file__).resolve().parent.parent
 HEURISTIC = str(ROOT / "example_bots" / "heuristic")
 LOWEST = str(ROOT / "example_bots" / "lowest")
 
@@ -51,7 +52,9 @@ class Hostile(Bot):
     name = "evil\x1b[2J\x1b]0;pwned\x07[bold red]boss[/]"
 
     def pick_card(self, view):
-        sys.stderr.write("\x1b[2J\x1b[H\x1b]0;owned\x07 [link=http://x]click[/link] \u202egnp.exe\r fake line\n")
+        sys.stderr.write(
+            "\x1b[2J\x1b[H\x1b]0;owned\x07 [link=http://x]click[/link] \u202egnp.exe\r fake line\n"
+        )
         sys.stderr.write("A" * 10000 + "\n")
         print("stdout too", flush=True)
         return min(view.hand)
@@ -103,8 +106,8 @@ def test_logs_are_kept_per_turn(games) -> None:
             logs = turn["logs"]
             assert [seat for seat, _ in logs] == [0]  # the heuristic says nothing
             assert (
-                logs[0][1]
-                == f"turn {turn['turn']}: thinking about {min(p[1] for p in turn['plays'] if p[0] == 0)}"
+                logs[0][1] == f"turn {turn['turn']}: thinking about "
+                f"{min(p[1] for p in turn['plays'] if p[0] == 0)}"
             )
 
 
@@ -137,7 +140,8 @@ def test_watch_output_of_a_hostile_bot_is_inert(games) -> None:
 
 
 def render(record: dict, *, width: int = 120) -> tuple[str, str]:
-    """What a colour terminal would receive (raw, with rich's own escape codes) and the plain text."""
+    """What a colour terminal would receive (raw, with rich's own escape codes) and the plain
+    text."""
     console = Console(
         record=True, force_terminal=True, color_system="truecolor", width=width, file=io.StringIO()
     )
@@ -229,8 +233,9 @@ def test_replay_steps_with_enter_in_a_terminal(games) -> None:
     assert b"Round 1, turn 2" not in output
 
 
-def test_escape_controls() -> None:
-    assert escape_controls("a\x1b[0mb\tc\nd\u202e\x7f") == "a\\x1b[0mb\tc\nd\\u202e\\x7f"
+def test_safe_is_the_sdk_escaper_as_plain_text() -> None:
+    text = safe("a\x1b[0mb\tc\nd\u202e\x7f[bold]e")
+    assert text.plain == "a\\x1b[0mb\tc\nd\\u202e\\x7f[bold]e" and not text.spans
     assert (
         botlogs.clean("x" * 5000).endswith("per turn are kept]")
         and len(botlogs.clean("x" * 5000)) <= 2000

@@ -1,11 +1,12 @@
-"""An independent check of a game record, written from docs/rules.md and docs/record-format.md alone.
+"""An independent check of a game record, written from docs/rules.md and docs/record-format.md
+alone.
 
 `referee verify` replays a record through the engine (`take5.record`), which proves the record is
 what the engine would have written, but a bug in the engine would then be replayed, not caught. This
 module checks the same record a second way: it deals with its own SplitMix64, places cards with its
 own code, scores with its own bull-head table, and ranks with its own code. It imports nothing from
-`take5.game`, `take5.rules` (but the error base class) or `take5.shuffle`, so the two only agree when
-both follow the written rules. Tests hold the two to agreement on thousands of generated games.
+`take5.game`, `take5.rules` (but the error base class) or `take5.shuffle`, so the two only agree
+when both follow the written rules. Tests hold the two to agreement on thousands of generated games.
 
 Two layers, both usable alone:
 
@@ -14,9 +15,9 @@ Two layers, both usable alone:
   entry per player. It raises `MalformedRecord` naming the place ("round 2, turn 3: ..."), so code
   reading a record after it never meets a type it does not expect.
 - `audit_record(doc)` checks the rules: the deals, the draft, every play, placement, take, round
-  score, the end of the game, the `complete` flag, forfeits against recorded faults (docs/faults.md),
-  the final standing, and (in a record with a `time_control`) each seat's bank through its decisions.
-  It returns the first `Divergence`, or None.
+  score, the end of the game, the `complete` flag, forfeits against recorded faults
+  (docs/faults.md), the final standing, and (in a record with a `time_control`) each seat's bank
+  through its decisions. It returns the first `Divergence`, or None.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class MalformedRecord(Take5Error):
 
 @dataclass(frozen=True)
 class Divergence:
-    """The first point where a record disagrees with the rules: where, what, expected vs recorded."""
+    """The first point where a record disagrees with the rules: where, what, expected vs
+    recorded."""
 
     round: int | None
     """The round, from 1 (None: not within a round, e.g. the settings)."""
@@ -185,7 +187,8 @@ def check_structure(doc: Any) -> None:
         )
     if doc.get("version") != VERSION or isinstance(doc.get("version"), bool):
         raise MalformedRecord(
-            f"record version {short(doc.get('version'))} is not supported (this referee reads {VERSION})"
+            f"record version {short(doc.get('version'))} is not supported (this referee reads "
+            f"{VERSION})"
         )
     settings = _object(_key(doc, "settings", "record"), "settings", "the settings")
     variant = settings.get("variant", "standard")
@@ -295,7 +298,8 @@ def _check_round(
     if variant == "standard" and "draft" in rnd:
         raise _bad(
             where,
-            "the round has a draft, but the game is standard (only the professional variant drafts)",
+            "the round has a draft, but the game is standard "
+            "(only the professional variant drafts)",
         )
     if variant == "professional":
         if "draft" not in rnd:
@@ -371,7 +375,8 @@ def heads(card: int) -> int:
 
 
 class SplitMix64:
-    """The deal generator exactly as docs/record-format.md ("Deals") and sdk/take5/shuffle.py state it."""
+    """The deal generator exactly as docs/record-format.md ("Deals") and sdk/take5/shuffle.py state
+    it."""
 
     def __init__(self, seed: int) -> None:
         self.state = seed % 2**64
@@ -398,7 +403,8 @@ class SplitMix64:
 
 
 def standing(scores: Sequence[int], forfeited: Sequence[int]) -> tuple[list[int], list[list[int]]]:
-    """Places (1 = best; equal totals share; forfeited seats below all others) and seats by place."""
+    """Places (1 = best; equal totals share; forfeited seats below all others) and seats by
+    place."""
     keys = [(1 if seat in forfeited else 0, score) for seat, score in enumerate(scores)]
     places = [1 + sum(1 for other in keys if other < key) for key in keys]
     groups = [

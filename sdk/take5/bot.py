@@ -1,9 +1,9 @@
 """The bot runtime: subclass `Bot`, then `run(MyBot())` serves it to the referee over gRPC.
 
 A bot only ever sees immutable `View` objects (the engine's own, rebuilt from each request by
-`take5.convert`), never protobuf. The runtime keeps transport apart from the bot: it decodes the request,
-calls the bot's method, checks the answer's type, and turns an exception into an error status for the
-referee (a bug in a bot must cost it a fault, never hang a game)::
+`take5.convert`), never protobuf. The runtime keeps transport apart from the bot: it decodes the
+request, calls the bot's method, checks the answer's type, and turns an exception into an error
+status for the referee (a bug in a bot must cost it a fault, never hang a game)::
 
     from take5 import Bot, run
 
@@ -245,7 +245,8 @@ class _Servicer(bot_pb2_grpc.BotServicer):
             major = -1
         if major != PROTOCOL_MAJOR:
             log.warning(
-                "the referee speaks protocol %r, this SDK speaks %s: the referee will probably refuse the bot",
+                "the referee speaks protocol %r, this SDK speaks %s: the referee will probably "
+                "refuse the bot",
                 request.protocol_version,
                 PROTOCOL_VERSION,
             )
@@ -407,7 +408,7 @@ def serve(bot: Bot, address: str, *, max_message: int = 4 * 1024 * 1024) -> BotS
         options=[("grpc.max_receive_message_length", max_message), ("grpc.so_reuseport", 0)],
     )
     servicer = _Servicer(bot)
-    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)
+    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as error:
@@ -496,6 +497,7 @@ __all__ = [
     "bot_name",
     "listen_address",
     "run",
+    "sdk_version",
     "serve",
     "unique_names",
 ]

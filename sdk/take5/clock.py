@@ -31,9 +31,11 @@ from enum import Enum
 from .rules import Take5Error
 
 DEFAULT_TIMEOUT = 1.0
-"""Seconds per decision when nothing else is said (``--timeout``): the control ``0+1``, capped at 1 s."""
+"""Seconds per decision when nothing else is said (``--timeout``): the control ``0+1``, capped at
+1 s."""
 WALL_FACTOR = 10
-"""Under the CPU clock, a decision's wall-clock cap is this many times its limit (``--wall-factor``)."""
+"""Under the CPU clock, a decision's wall-clock cap is this many times its limit
+(``--wall-factor``)."""
 WALL_FLOOR = 1.0
 """... and at least this many seconds more than its limit: a short limit must survive a host's
 scheduling delays, which the bot cannot help."""
@@ -57,7 +59,8 @@ DEFAULT_CLOCK = ClockKind.CPU
 
 
 class TimeControlError(Take5Error, ValueError):
-    """A time control that cannot be: a negative bank, no time at all, a text that does not parse."""
+    """A time control that cannot be: a negative bank, no time at all, a text that does not
+    parse."""
 
 
 def to_ms(seconds: float) -> int:
@@ -99,7 +102,8 @@ class TimeControl:
 
     @classmethod
     def per_decision(cls, seconds: float) -> TimeControl:
-        """A fixed limit per decision (``--timeout``): nothing carries from one decision to the next."""
+        """A fixed limit per decision (``--timeout``): nothing carries from one decision to the
+        next."""
         return cls(bank=0.0, increment=seconds, cap=seconds)
 
     @classmethod

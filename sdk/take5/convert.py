@@ -1,8 +1,8 @@
 """Conversions between the engine's views and the protocol's messages (proto/take5/v1/bot.proto).
 
 The referee turns a `View` into a request; the bot runtime turns the request back into an equal
-`View`, so a bot sees exactly what an in-process player of the engine sees, and bot code never touches
-protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ...)) == v`.
+`View`, so a bot sees exactly what an in-process player of the engine sees, and bot code never
+touches protobuf. The round trip is lossless: `view_from_request(pick_card_request(v, ...)) == v`.
 """
 
 from __future__ import annotations
@@ -338,8 +338,10 @@ __all__ = [
     "game_over_request",
     "parse_version",
     "pick_card_request",
+    "pick_card_requests",
     "settings_from_proto",
     "settings_to_proto",
+    "time_limit_ms",
     "view_from_proto",
     "view_from_request",
     "view_to_proto",

@@ -3,11 +3,11 @@
 `Game` is a state machine in the style of a chess board: it tells which decisions it waits for
 (`phase`, `waiting_for`), gives each seat its view (`view`), and takes decisions (`draft`, `play`,
 `choose_row`). It never asks anybody anything itself, so the same engine serves in-process bots,
-remote bots over gRPC (asked concurrently by the referee) and tests. `play_game` is the simple driver
-for in-process `Player` objects.
+remote bots over gRPC (asked concurrently by the referee) and tests. `play_game` is the simple
+driver for in-process `Player` objects.
 
-No I/O, no clock, no global state: a game is fully determined by its settings, seed, rotation and the
-decisions given to it.
+No I/O, no clock, no global state: a game is fully determined by its settings, seed, rotation and
+the decisions given to it.
 """
 
 from __future__ import annotations
@@ -242,7 +242,8 @@ class View(NamedTuple):
         return tuple(points)
 
     def unseen(self) -> tuple[int, ...]:
-        """Cards this seat has not seen: in other hands or undealt (empty in the professional game)."""
+        """Cards this seat has not seen: in other hands or undealt (empty in the professional
+        game)."""
         known: list[int] = list(self.played_cards)
         for take in self.takes:
             known.extend(take.cards)
@@ -263,8 +264,8 @@ _document_fields(
     round="The round, from 1.",
     turn="The turn of the round, 1..10; 0 during the draft.",
     hand=(
-        "Your hand, ascending. In PLAY it holds every card you may play; in CHOOSE_ROW it no longer "
-        "holds the card you played this turn (that is `card`)."
+        "Your hand, ascending. In PLAY it holds every card you may play; in CHOOSE_ROW it no "
+        "longer holds the card you played this turn (that is `card`)."
     ),
     rows="The 4 rows as they are now, each oldest (lowest) card first.",
     scores=(
@@ -299,7 +300,8 @@ class Fault:
     """One line on what happened, for the bot's author."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The fault as a record's ``faults`` list holds it (without the seat: the list is per seat)."""
+        """The fault as a record's ``faults`` list holds it (without the seat: the list is per
+        seat)."""
         return {"round": self.round, "turn": self.turn, "kind": self.kind, "detail": self.detail}
 
 
@@ -352,7 +354,8 @@ _SIXTH_CARD, _LOW_CARD = TakeReason.SIXTH_CARD, TakeReason.LOW_CARD
 
 
 class Game:
-    """One game, advanced by decisions. Mutable like a chess board; views and results are immutable."""
+    """One game, advanced by decisions. Mutable like a chess board; views and results are
+    immutable."""
 
     def __init__(
         self,
@@ -518,7 +521,8 @@ class Game:
         self._place_pending()
 
     def forfeit(self, seat: int) -> None:
-        """Rank `seat` last in this game whatever its score; the match layer keeps playing for it."""
+        """Rank `seat` last in this game whatever its score; the match layer keeps playing for
+        it."""
         if not 0 <= seat < self.settings.players:
             raise ValueError(f"no seat {seat}")
         self.forfeited.add(seat)
@@ -763,6 +767,10 @@ class RandomPlayer:
 
 __all__ = [
     "BULL_HEADS",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "RECORD_FORMAT",
+    "RECORD_VERSION",
     "Fault",
     "Game",
     "Phase",

@@ -5,11 +5,11 @@
 
 or from a shell: ``take5-harness path/to/bot.py --games 20``.
 
-Each view a bot gets here has made the round trip through the protocol's messages (as it would from the
-referee), and an illegal answer stops the run with a `HarnessError` saying where, because a bot author
-wants to see the bug, not a default move; an exception in the bot shows the bot's own frames only.
-Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic, search) or any bot files,
-so the SDK alone is enough.
+Each view a bot gets here has made the round trip through the protocol's messages (as it would from
+the referee), and an illegal answer stops the run with a `HarnessError` saying where, because a bot
+author wants to see the bug, not a default move; an exception in the bot shows the bot's own frames
+only. Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic, search) or any bot
+files, so the SDK alone is enough.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from .text import inert
 from .v1 import bot_pb2 as pb
 
 DEFAULT_OPPONENTS = ("random", "lowest", "heuristic")
-SDK_DIR = Path(__file__).resolve().parent
+_SDK_DIR = Path(__file__).resolve().parent
 """Frames in here are the harness's, not the bot's, and are left out of what a bot author is shown
 (except the bundled bots' own code in take5/bots)."""
 
@@ -53,7 +53,8 @@ class HarnessError(Take5Error):
 
 
 class BotLoadError(HarnessError):
-    """A bot file could not be loaded: a syntax error, an exception while importing it, no Bot class."""
+    """A bot file could not be loaded: a syntax error, an exception while importing it, no Bot
+    class."""
 
 
 class BotRaised(HarnessError):
@@ -81,7 +82,7 @@ def bot_traceback(error: BaseException) -> str:
     )
     tb.stack = traceback.StackSummary.from_list(frames[first:])
     # Chained exceptions were raised and caught inside the bot: their frames are all its own.
-    return "".join(tb.format()).rstrip() + hint_for(error)
+    return "".join(tb.format()).rstrip() + _hint_for(error)
 
 
 def _is_bot_frame(filename: str) -> bool:
@@ -91,18 +92,22 @@ def _is_bot_frame(filename: str) -> bool:
         path = Path(filename).resolve()
     except (OSError, ValueError):
         return True
-    return not path.is_relative_to(SDK_DIR) or path.is_relative_to(SDK_DIR / "bots")
+    return not path.is_relative_to(_SDK_DIR) or path.is_relative_to(_SDK_DIR / "bots")
 
 
-def hint_for(error: BaseException) -> str:
+def _hint_for(error: BaseException) -> str:
     """A line of advice for the mistakes newcomers make most, or ''."""
     text = str(error)
     if isinstance(error, AttributeError) and "'View' object" in text:
         return (
-            f"\nhint: a View has {', '.join(view_fields())} (help(take5.View) says what each holds)"
+            f"\nhint: a View has {', '.join(_view_fields())} (help(take5.View) says what each "
+            "holds)"
         )
     if isinstance(error, NotImplementedError) and "must define pick_card" in text:
-        return "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a card of view.hand"
+        return (
+            "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a "
+            "card of view.hand"
+        )
     if (
         isinstance(error, TypeError)
         and "positional argument" in text
@@ -113,11 +118,14 @@ def hint_for(error: BaseException) -> str:
         "grpc",
         "google",
     ):
-        return "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of take5 arena)"
+        return (
+            "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of "
+            "take5 arena)"
+        )
     return ""
 
 
-def view_fields() -> list[str]:
+def _view_fields() -> list[str]:
     """What a bot may read from a View: its fields and properties, and its methods as name()."""
     names = list(View._fields)
     for name, value in vars(View).items():
@@ -170,8 +178,9 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
     """An instance of the Bot subclass defined in a bot file (or a folder's bot.py).
 
     The file is imported under a private module name, so its ``if __name__ == "__main__": run(...)``
-    does not start a server. A file that defines no Bot class but imports exactly one (as the example
-    bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to the class.
+    does not start a server. A file that defines no Bot class but imports exactly one (as the
+    example bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to
+    the class.
     """
     file = bot_file(path)
     name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(
@@ -220,7 +229,8 @@ def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
 
 
 def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Player:
-    """A player from a bundled bot's name (take5.bots), a bot file or folder, a Bot class or instance."""
+    """A player from a bundled bot's name (take5.bots), a bot file or folder, a Bot class or
+    instance."""
     if isinstance(opponent, type):
         return opponent()
     if not isinstance(opponent, (str, os.PathLike)):
@@ -234,7 +244,8 @@ def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Play
     if cls is not None:
         return cls()
     raise HarnessError(
-        f"unknown opponent {text!r}: give a bot file or folder, or one of the bundled bots: {', '.join(BUILTIN)}"
+        f"unknown opponent {text!r}: give a bot file or folder, or one of the bundled bots: "
+        f"{', '.join(BUILTIN)}"
     )
 
 
@@ -303,10 +314,10 @@ class HarnessResult:
             f"{s.variant.value}, game ends at {s.threshold} points ({self.seconds:.2f} s)",
             f"  {'bot':<20} {'wins':>5} {'mean place':>11} {'mean points':>12}",
         ]
-        for st in sorted(self.stats, key=lambda x: (x.mean_place, x.mean_points)):
-            lines.append(
-                f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}"
-            )
+        lines += [
+            f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}"
+            for st in sorted(self.stats, key=lambda x: (x.mean_place, x.mean_points))
+        ]
         lines.append(f"  slowest decision of {self.names[0]}: {self.slowest * 1000:.1f} ms")
         if self.slow_calls:
             lines.append(f"  WARNING: {self.slow_calls} decisions took longer than the time limit")
@@ -396,10 +407,11 @@ def play_against(
     time_limit: float = 1.0,
     wire: bool = True,
 ) -> HarnessResult:
-    """Play `games` games of `bot` (seat 0) against `opponents`, in-process; raise on an illegal answer.
+    """Play `games` games of `bot` (seat 0) against `opponents`, in-process; raise on an illegal
+    answer.
 
-    Deals are duplicated like the referee's matches: seed + i // players with every rotation, so luck
-    evens out over a multiple of the player count. `time_limit` only counts slow decisions.
+    Deals are duplicated like the referee's matches: seed + i // players with every rotation, so
+    luck evens out over a multiple of the player count. `time_limit` only counts slow decisions.
     """
     me = resolve(bot)
     players: list[Player] = [me] + [resolve(o) for o in opponents]
@@ -479,8 +491,8 @@ def _positive(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be served;
-    2 bad usage; 130 interrupted."""
+    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be
+    served; 2 bad usage; 130 interrupted."""
     from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     parser = argparse.ArgumentParser(
@@ -493,7 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=list(DEFAULT_OPPONENTS),
         metavar="OPPONENT",
-        help=f"bundled bots ({', '.join(BUILTIN)}) or bot files/folders; default: {' '.join(DEFAULT_OPPONENTS)}",
+        help=f"bundled bots ({', '.join(BUILTIN)}) or bot files/folders; default: "
+        f"{' '.join(DEFAULT_OPPONENTS)}",
     )
     parser.add_argument("--games", type=_positive, default=12)
     parser.add_argument("--seed", type=int, default=0)
@@ -526,8 +539,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not calls_run(file):
             cls = type(bot).__name__
             print(
-                f"take5-harness: {file} never calls run(...): the referee starts a bot as `python3 bot.py`, "
-                "and this one would exit at once without serving. End the file with:\n\n"
+                f"take5-harness: {file} never calls run(...): the referee starts a bot as "
+                "`python3 bot.py`, and this one would exit at once without serving. "
+                "End the file with:\n\n"
                 f'    if __name__ == "__main__":\n        run({cls}())\n\n'
                 "(with `from take5 import Bot, run`)",
                 file=sys.stderr,
@@ -550,9 +564,11 @@ __all__ = [
     "HarnessError",
     "HarnessResult",
     "SeatStats",
+    "bot_file",
     "bot_traceback",
     "calls_run",
     "load_bot",
     "main",
     "play_against",
+    "resolve",
 ]

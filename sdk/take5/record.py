@@ -1,10 +1,10 @@
 """Game records: load them, and check one against the rules twice.
 
-A record (docs/record-format.md) holds the seed and every decision, so the engine can replay the game
-and produce the record it should have been; the first place where the two differ is the divergence.
-A replay through the same engine that wrote the record only proves consistency, so `verify_record`
-also runs the independent checker of `take5.audit`, written from the documents alone: a record is
-valid only when both agree with it.
+A record (docs/record-format.md) holds the seed and every decision, so the engine can replay the
+game and produce the record it should have been; the first place where the two differ is the
+divergence. A replay through the same engine that wrote the record only proves consistency, so
+`verify_record` also runs the independent checker of `take5.audit`, written from the documents
+alone: a record is valid only when both agree with it.
 
 Every way a file can be wrong ends in `MalformedRecord` (a one-line reason naming the place) or a
 `Divergence`; nothing a record holds can raise anything else (tests/test_verify_fuzz.py).
@@ -219,7 +219,8 @@ def check_format(doc: Any) -> None:
 
 
 def verify_record(doc: Mapping[str, Any]) -> Divergence | None:
-    """Check a record twice, by replay and independently; None when valid, else the first divergence.
+    """Check a record twice, by replay and independently; None when valid, else the first
+    divergence.
 
     Raises MalformedRecord when the record does not have the format's shape.
     """
@@ -502,7 +503,8 @@ class Judgement:
     verdict: Verdict
     """Valid, invalid or malformed."""
     reason: str = ""
-    """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1: ...")."""
+    """One line: the divergence or the malformation, with its place ("round 2, turn 3, seat 1:
+    ...")."""
 
     def __str__(self) -> str:
         return (
@@ -513,7 +515,8 @@ class Judgement:
 
 
 def judge(doc: Any) -> Judgement:
-    """Check a parsed document (or the MalformedRecord met reading it) and say why it fails, if it does."""
+    """Check a parsed document (or the MalformedRecord met reading it) and say why it fails, if it
+    does."""
     if isinstance(doc, MalformedRecord):
         return Judgement(Verdict.MALFORMED, str(doc))
     try:
@@ -543,8 +546,9 @@ class RecordFile:
     """Where a record will be written, checked and claimed before the game is played.
 
     The folders are made and a temporary file is created next to the target at once, so a path under
-    a regular file, in /proc or in a read-only folder fails before any play; `write` then replaces the
-    target in one step (an earlier file of that name is kept until then), and `discard` cleans up.
+    a regular file, in /proc or in a read-only folder fails before any play; `write` then replaces
+    the target in one step (an earlier file of that name is kept until then), and `discard` cleans
+    up.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -587,7 +591,8 @@ class RecordFile:
         return self.path
 
     def discard(self) -> None:
-        """Remove the claimed temporary file if the record was not written (any earlier file stays)."""
+        """Remove the claimed temporary file if the record was not written (any earlier file
+        stays)."""
         if self._temporary is not None:
             self._temporary.unlink(missing_ok=True)
             self._temporary = None

@@ -1,7 +1,8 @@
 """The rules of 6 nimmt! that do not depend on a game in progress.
 
 Pure functions over plain tuples, so the referee, the bots and the tests share one implementation
-(docs/rules.md sections 1 and 4). Rows are tuples of cards, oldest first; a table is a tuple of 4 rows.
+(docs/rules.md sections 1 and 4). Rows are tuples of cards, oldest first; a table is a tuple of 4
+rows.
 
 The SDK's errors are defined under one base, here (``except take5.Take5Error`` catches them all)::
 
@@ -41,8 +42,8 @@ TOTAL_BULL_HEADS = 171
 """Bull heads in the whole deck."""
 
 # Limits that keep every game finite and every record small (docs/record-format.md, "Limits").
-# A round gives someone at least one bull head (20 or more cards cannot all fit on 4 rows of 5), so a
-# threshold bounds the game; MAX_ROUNDS is a hard stop even for bots that collude to take nothing.
+# A round gives someone at least one bull head (20 or more cards cannot all fit on 4 rows of 5), so
+# a threshold bounds the game; MAX_ROUNDS is a hard stop even for bots that collude to take nothing.
 MAX_THRESHOLD = 1000
 """The highest threshold a game may be played to."""
 MAX_ROUNDS = 1000
@@ -84,7 +85,8 @@ def penalty(cards: Iterable[int]) -> int:
 
 
 class Variant(str, Enum):
-    """The game played (docs/rules.md 2 and 7); the value is the record's and the command line's word."""
+    """The game played (docs/rules.md 2 and 7); the value is the record's and the command line's
+    word."""
 
     STANDARD = "standard"
     """All 104 cards, 2 to 10 players, hands dealt at random and private."""
@@ -118,7 +120,8 @@ def deck(variant: Variant = Variant.STANDARD, players: int = 4) -> tuple[int, ..
 
 
 def target_row(rows: Sequence[Row], card: int) -> int | None:
-    """Index of the row the card goes to, or None when it is lower than every row's end (docs/rules.md 4)."""
+    """Index of the row the card goes to, or None when it is lower than every row's end
+    (docs/rules.md 4)."""
     best = None
     best_end = 0
     for index, row in enumerate(rows):

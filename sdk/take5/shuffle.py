@@ -1,17 +1,19 @@
 """The deterministic shuffle behind every deal.
 
 The same seed must give the same deals on every Python version and machine, so the referee does not
-use `random` (whose algorithms are not promised to stay the same). The algorithm, in full, so that any
-program can reproduce a deal:
+use `random` (whose algorithms are not promised to stay the same). The algorithm, in full, so that
+any program can reproduce a deal:
 
-- The generator is SplitMix64 (Steele, Lea, Flood 2014). The state is the seed modulo 2**64. Each draw:
-  ``state = (state + 0x9E3779B97F4A7C15) mod 2**64; z = state;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 mod 2**64; z = (z ^ (z >> 27)) * 0x94D049BB133111EB mod 2**64;
-  return z ^ (z >> 31)``.
-- A number below n is drawn without bias by rejection: draw x until ``x < 2**64 - (2**64 mod n)``, then
-  return ``x mod n``.
-- A shuffle is Fisher-Yates from the end: for i from len-1 down to 1, draw j below i+1, swap items i and j.
-- One generator serves a whole game: round 1 shuffles first, round 2 continues the same stream, and so on.
+- The generator is SplitMix64 (Steele, Lea, Flood 2014). The state is the seed modulo 2**64. Each
+  draw: ``state = (state + 0x9E3779B97F4A7C15) mod 2**64; z = state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 mod 2**64;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EB mod 2**64; return z ^ (z >> 31)``.
+- A number below n is drawn without bias by rejection: draw x until ``x < 2**64 - (2**64 mod n)``,
+  then return ``x mod n``.
+- A shuffle is Fisher-Yates from the end: for i from len-1 down to 1, draw j below i+1, swap items i
+  and j.
+- One generator serves a whole game: round 1 shuffles first, round 2 continues the same stream, and
+  so on.
 """
 
 from __future__ import annotations

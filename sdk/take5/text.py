@@ -1,10 +1,10 @@
 """Text a bot (or a record, or anyone else) controls, made inert for a terminal or a page.
 
 One definition, used everywhere a hostile string is shown or kept: the harness, the referee where
-bot strings enter (take5_arena/referee/match/sanitize.py), the per-turn logs of a record, and the terminal
-replay. Control and format characters (Unicode categories Cc, Cf, Cs, Co, Cn: ESC, CR, DEL, C1
-controls, bidirectional overrides, zero-width characters, unassigned code points) and the line and
-paragraph separators are not dropped but shown as visible escapes (``\\x1b`` becomes the four
+bot strings enter (take5_arena/referee/match/sanitize.py), the per-turn logs of a record, and the
+terminal replay. Control and format characters (Unicode categories Cc, Cf, Cs, Co, Cn: ESC, CR, DEL,
+C1 controls, bidirectional overrides, zero-width characters, unassigned code points) and the line
+and paragraph separators are not dropped but shown as visible escapes (``\\x1b`` becomes the four
 characters ``\\x1b``), so what was sent stays readable and nothing reaches a terminal raw.
 """
 

@@ -1,4 +1,5 @@
-"""`referee build` (a bot folder's Docker image) and the Docker side of `referee match --sandbox docker`.
+"""`referee build` (a bot folder's Docker image) and the Docker side of `referee match --sandbox
+docker`.
 
 Exit codes of `referee build`: 0 built or already up to date; 1 the build failed (its own output is
 shown) or no Docker engine answers; 2 bad usage.
@@ -15,6 +16,10 @@ import click
 
 from take5_arena.referee import defaults
 from take5_arena.referee.match.botref import BotRef
+from take5_arena.referee.sandbox.errors import EngineUnavailableError, ImageBuildError
+from take5_arena.referee.sandbox.images import build_image
+from take5_arena.referee.sandbox.launcher import DockerLauncher
+from take5_arena.referee.sandbox.limits import SandboxLimits
 
 
 @click.command("build")
@@ -43,7 +48,8 @@ def build(
     force: bool,
     as_json: bool,
 ) -> None:
-    """Build the Docker image of the bot folder BOT_DIR, the way `referee match --sandbox docker` runs it.
+    """Build the Docker image of the bot folder BOT_DIR, the way `referee match --sandbox docker`
+    runs it.
 
     The folder is checked first (size, files, links; docs/security.md); a Python bot's image holds
     its folder in /bot, the take5 SDK and the wheels of its requirements.txt (package names only,
@@ -52,10 +58,6 @@ def build(
     images only, with no network. Images are tagged take5-bot/NAME:HASH by a hash of their sources
     and reused while the sources are unchanged.
     """
-    # lazy: docker-py only for this command (start-up time)
-    from take5_arena.referee.sandbox.errors import EngineUnavailableError, ImageBuildError
-    from take5_arena.referee.sandbox.images import build_image
-
     try:
         info = build_image(
             bot_dir, name=name, version=bot_version, base_image=base_image, force=force
@@ -105,13 +107,8 @@ def docker_match_launcher(
     base_image: str,
     records: Path | None,
     quiet: bool,
-):
+) -> DockerLauncher:
     """The launcher of `referee match --sandbox docker`, images built; usage errors exit 2."""
-    # lazy: docker-py only with --sandbox docker (start-up time)
-    from take5_arena.referee.sandbox.errors import EngineUnavailableError, ImageBuildError
-    from take5_arena.referee.sandbox.launcher import DockerLauncher
-    from take5_arena.referee.sandbox.limits import SandboxLimits
-
     try:
         limits = SandboxLimits(memory=memory, cpus=cpus, pids=pids)
     except ValueError as error:

@@ -2,15 +2,15 @@
 
 The first thing the project runs when `referee` (or ``python3 -m take5_arena``) starts is
 :func:`main` here, in a module that imports nothing but :mod:`signal` and :mod:`sys` (both already
-loaded by the interpreter). It makes SIGINT and SIGTERM end the start-up quietly with exit code 130, and
-only then imports the command line, whose loading takes a noticeable moment. Once a command runs,
-:class:`take5_arena.cli.main.ArenaGroup` turns both signals into :class:`KeyboardInterrupt`, so that they
-unwind through the code that stops bots and closes stores.
+loaded by the interpreter). It makes SIGINT and SIGTERM end the start-up quietly with exit code 130,
+and only then imports the command line, whose loading takes a noticeable moment. Once a command
+runs, :class:`take5_arena.cli.main.ArenaGroup` turns both signals into :class:`KeyboardInterrupt`,
+so that they unwind through the code that stops bots and closes stores.
 
 The handlers are installed whatever the signals' inherited disposition: a shell starts the
-background jobs of a script with SIGINT ignored, and CI runners start their commands that way, but
-a stop request sent to `referee` must never be lost. Importing :mod:`take5_arena.cli.main` (as tests and
-embedding programs do) installs nothing.
+background jobs of a script with SIGINT ignored, and CI runners start their commands that way, but a
+stop request sent to `referee` must never be lost. Importing :mod:`take5_arena.cli.main` (as tests
+and embedding programs do) installs nothing.
 """
 
 from __future__ import annotations

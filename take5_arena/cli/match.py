@@ -1,4 +1,5 @@
-"""`referee match`: the command-line face of take5_arena/referee/match/play.py (summary, JSON, exit codes).
+"""`referee match`: the command-line face of take5_arena/referee/match/play.py (summary, JSON, exit
+codes).
 
 Exit codes (also in docs/faults.md):
   0   every game was played and no bot faulted
@@ -16,28 +17,24 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
 
 from take5 import Settings
 from take5.rules import EndRule, InvalidSettings, Variant
 from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
+from take5_arena.cli.watch import LiveWatcher
 from take5_arena.referee import defaults
 from take5_arena.referee.match.botref import BadBotRefError, parse_bot
+from take5_arena.referee.match.config import MatchConfig
+from take5_arena.referee.match.play import Match
+from take5_arena.referee.match.results import GameSummary, MatchResult
 
 if TYPE_CHECKING:
-    from take5_arena.referee.match.results import GameSummary, MatchResult
-
-
-def _watcher() -> Any:
-    # lazy: rich and the renderer only when --watch is given (start-up time)
-    from rich.console import Console
-
-    from take5_arena.cli.watch import LiveWatcher
-
-    return LiveWatcher(Console(highlight=False))
+    from take5_arena.referee.sandbox.launcher import DockerLauncher
 
 
 def _game_line(summary: GameSummary, names: list[str]) -> str:
@@ -58,17 +55,19 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     rules = c.settings(n)
     rule = "at or above" if rules.end_rule.value == "at-or-above" else "above"
     lines = [
-        f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} games"
-        f"{' (interrupted)' if interrupted else ''}, {rules.variant.value}, game ends {rule} {rules.threshold} points, "
-        f"{c.calls.describe()}, forfeit after {c.calls.max_faults} faults ({result.seconds:.1f} s)",
+        f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} "
+        f"games{' (interrupted)' if interrupted else ''}, {rules.variant.value}, game ends {rule} "
+        f"{rules.threshold} points, {c.calls.describe()}, forfeit after "
+        f"{c.calls.max_faults} faults ({result.seconds:.1f} s)",
         "",
         f"  {'#':>2}  {'bot':<20} {'games':>5} {'wins':>5} {'mean place':>11} {'points':>7} "
         f"{'mean points':>11} {'forfeits':>8} {'faults':>6}",
     ]
     for rank, st in enumerate(result.standings, 1):
         lines.append(
-            f"  {rank:>2}  {field(st.name):<20} {st.games:>5} {st.wins:>5g} {st.mean_place:>11.2f} {st.points:>7} "
-            f"{st.mean_points:>11.1f} {st.forfeits:>8} {st.fault_count:>6}"
+            f"  {rank:>2}  {field(st.name):<20} {st.games:>5} {st.wins:>5g} "
+            f"{st.mean_place:>11.2f} {st.points:>7} {st.mean_points:>11.1f} {st.forfeits:>8} "
+            f"{st.fault_count:>6}"
         )
     faulty = [st for st in result.standings if st.faults]
     if faulty:
@@ -96,7 +95,8 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     if c.records is not None:
         lines += [
             "",
-            f"Records: {c.records} ({len(result.games)} games; check them with `referee verify {c.records}`)",
+            f"Records: {c.records} ({len(result.games)} games; check them with `referee verify "
+            f"{c.records}`)",
         ]
     return "\n".join(lines)
 
@@ -174,10 +174,6 @@ def match(
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
     bot faulted; 2 bad usage; 3 a bot was rejected before play; 130 interrupted.
     """
-    # lazy: gRPC costs start-up time
-    from take5_arena.referee.match.config import MatchConfig
-    from take5_arena.referee.match.play import Match
-
     if not 2 <= len(bots) <= 10:
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
     if watch and as_json:
@@ -203,7 +199,10 @@ def match(
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
     ctx = click.get_current_context()
-    if time_control and ctx.get_parameter_source("timeout") is click.core.ParameterSource.COMMANDLINE:
+    if (
+        time_control
+        and ctx.get_parameter_source("timeout") is click.core.ParameterSource.COMMANDLINE
+    ):
         raise click.UsageError("give --timeout (per decision) or --time-control (a bank), not both")
     calls = options.limits_from_options(
         timeout=timeout,
@@ -223,9 +222,9 @@ def match(
                     f"{ref.text!r} has only a Dockerfile: run it with --sandbox docker",
                     param_hint="BOT",
                 )
-    launcher = None
+    launcher: DockerLauncher | None = None
     if sandbox == "docker":
-        from take5_arena.cli.build import docker_match_launcher  # lazy: only with --sandbox docker
+        from take5_arena.cli.build import docker_match_launcher
 
         try:
             launcher = docker_match_launcher(
@@ -240,7 +239,8 @@ def match(
         except KeyboardInterrupt:  # while building images: nothing was started
             click.echo("interrupted: no game was played", err=True)
             sys.exit(130)
-    runner = Match(refs, config, launcher=launcher, observer=_watcher() if watch else None)
+    watcher = LiveWatcher(Console(highlight=False)) if watch else None
+    runner = Match(refs, config, launcher=launcher, observer=watcher)
     interrupted = False
     names: list[str] = []
 

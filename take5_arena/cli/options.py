@@ -1,5 +1,5 @@
-"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py: one name,
-one help text and one default for each option wherever it appears.
+"""Click options shared by the commands, with their defaults from take5_arena/referee/defaults.py:
+one name, one help text and one default for each option wherever it appears.
 
 Two kinds of default: a command that plays on its own (``referee play``, ``referee match``) shows
 the default value (``show_default``); a tournament command leaves an option unset (None) when it is
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -18,8 +18,13 @@ from take5.rules import MAX_ROUNDS, MAX_THRESHOLD
 from take5_arena.referee import defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
-Decorator = Callable[[F], F]
-"""What each function here returns: a decorator that adds options to a command (generic in F)."""
+
+
+class Decorator(Protocol):
+    """What ``click.option`` returns: it gives a command's function one more parameter."""
+
+    def __call__(self, function: F, /) -> F: ...
+
 
 VARIANTS = click.Choice(["standard", "professional"])
 END_RULES = click.Choice(["at-or-above", "above"])
@@ -50,7 +55,8 @@ def players(*, stored: bool = False) -> Decorator:
 
 
 class Seed(click.ParamType[int]):
-    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit seed)."""
+    """A 64-bit whole number, refused with a short message however long the text (a 5,000-digit
+    seed)."""
 
     name = "integer"
 
@@ -61,7 +67,8 @@ class Seed(click.ParamType[int]):
             text = str(value).strip()
         if len(text) > 40 or not text.lstrip("+-").isdigit() or not 0 <= int(text) < 2**64:
             self.fail(
-                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 to 2**64-1)",
+                f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a 64-bit whole number (0 "
+                "to 2**64-1)",
                 param,
                 ctx,
             )
@@ -92,7 +99,8 @@ def game_rules(*, stored: bool = False) -> Decorator:
             stored=stored,
             default=defaults.THRESHOLD,
             type=click.IntRange(1, MAX_THRESHOLD),
-            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round {MAX_ROUNDS}).",
+            help=f"The game ends when a score reaches this (1-{MAX_THRESHOLD}; and after round "
+            f"{MAX_ROUNDS}).",
         )(f)
         f = _option(
             "--variant",
@@ -156,7 +164,7 @@ def call_limits(*, stored: bool = False) -> Decorator:
         f = _option(
             "--clock",
             stored=stored,
-            default=defaults.CLOCK,
+            default=defaults.CLOCK.value,
             type=click.Choice(["cpu", "wall"]),
             help="What measures a bot's time: its own CPU time (where the referee can measure "
             "it; else the wall clock), or the wall clock.",
@@ -244,7 +252,8 @@ def docker_limits(*, stored: bool = False) -> Decorator:
             "--base-image",
             stored=stored,
             default=defaults.BASE_IMAGE,
-            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the default).",
+            help="Docker: the image bot images are built on (scripts/setup-docker.sh makes the "
+            "default).",
         )(f)
         f = _option(
             "--pids",
@@ -264,7 +273,8 @@ def docker_limits(*, stored: bool = False) -> Decorator:
             "--memory",
             stored=stored,
             default=defaults.MEMORY,
-            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource fault).",
+            help="Docker: memory of each bot (no swap); a bot over it is OOM-killed (a resource "
+            "fault).",
         )(f)
         return f
 

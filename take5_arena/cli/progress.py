@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from take5_arena.cli.terminal import markup
+from take5_arena.cli.terminal import field
 from take5_arena.leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
 from take5_arena.referee import defaults
 from take5_arena.referee.store import Store
@@ -28,6 +29,11 @@ from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.status import entrant_labels
 from take5_arena.referee.tournament.table import GameOutcome
 from take5_arena.standings import store_standings
+
+
+def markup(text: object, limit: int = 300) -> str:
+    """A one-line value for rich's console.print: escaped for the terminal and for rich markup."""
+    return escape(field(text, limit))
 
 
 class _Leader:
@@ -49,7 +55,8 @@ class _Leader:
 
 
 class TournamentProgress(RunProgress):
-    """The progress bar of `referee tournament run`: games done of total, rate, time left, leader."""
+    """The progress bar of `referee tournament run`: games done of total, rate, time left,
+    leader."""
 
     def __init__(self, console: Console | None = None, *, enabled: bool = True) -> None:
         self.console = console or Console(stderr=True)
@@ -165,7 +172,8 @@ def standings_table(
 
 
 def _console() -> Console:
-    """stdout; at least 110 columns when it is not a terminal (logs, CI), so tables stay readable."""
+    """stdout; at least 110 columns when it is not a terminal (logs, CI), so tables stay
+    readable."""
     console = Console()
     return console if console.is_terminal else Console(width=max(110, console.width))
 
@@ -216,7 +224,8 @@ def render_status(
     bootstrap: int = defaults.BOOTSTRAP,
     seed: int = defaults.BOOTSTRAP_SEED,
 ) -> None:
-    """`referee tournament status`: ``status`` from take5_arena.referee.tournament.status.tournament_status."""
+    """`referee tournament status`: ``status`` from
+    take5_arena.referee.tournament.status.tournament_status."""
     console = console or _console()
     settings = status["settings"]
     console.print(f"[bold]tournament {markup(status['directory'], 1000)}[/bold]: {status['state']}")
@@ -228,8 +237,9 @@ def render_status(
     )
     for e in status["entrants"]:
         console.print(
-            f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source {e['source_hash']}"
-            f"{', image ' + e['image_id'] if e['image_id'] else ''}, submitted {e['submitted_at'][:19]})"
+            f"  {markup(e['name'])} v{e['version']} ({e['kind']}, source "
+            f"{e['source_hash']}{', image ' + e['image_id'] if e['image_id'] else ''}, submitted "
+            f"{e['submitted_at'][:19]})"
         )
         out = e.get("output")
         if out and (out["kept_bytes"] or out["dropped_games"]):
@@ -244,8 +254,8 @@ def render_status(
             )
     if "output_budget" in status:
         console.print(
-            f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot version "
-            "(the oldest games' output is dropped first)"
+            f"bot output kept in the records: at most {_mb(status['output_budget'])} per bot "
+            "version (the oldest games' output is dropped first)"
         )
     schedule = status["schedule"]
     progress = status["progress"]

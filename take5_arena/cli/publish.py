@@ -1,7 +1,7 @@
-"""`referee standings` and `referee publish`: thin wrappers over take5_arena.leaderboard.source/ratings/publish.
+"""`referee standings` and `referee publish`: thin wrappers over take5_arena.standings (the games
+of a tournament or of record files) and take5_arena.leaderboard (ratings, the site).
 
 Exit codes as everywhere: 0 success, 1 nothing to rate (no complete games), 2 bad usage or input.
-The leaderboard (numpy, scipy) is imported inside the commands: `referee --help` starts fast.
 """
 
 from __future__ import annotations
@@ -11,15 +11,17 @@ import sqlite3
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from take5_arena.cli import options
 from take5_arena.cli.terminal import field
-
-if TYPE_CHECKING:
-    from take5_arena.standings import Games
+from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.markdown import standings_text
+from take5_arena.leaderboard.publish import standings_document
+from take5_arena.leaderboard.site_build import write_site
+from take5_arena.standings import Games, SourceError, load_record_files, load_tournament
 
 
 def _source_options(command: Any) -> Any:
@@ -35,15 +37,13 @@ def _source_options(command: Any) -> Any:
         "-t",
         "tournament",
         type=click.Path(file_okay=False, path_type=Path),
-        help="The tournament directory (its store: every recorded game; a folder of records works too).",
+        help="The tournament directory (its store: every recorded game; a folder of records works "
+        "too).",
     )(command)
     return options.bootstrap()(command)
 
 
 def _load(tournament: Path | None, records: tuple[Path, ...]) -> Games:
-    # lazy: numpy and scipy
-    from take5_arena.standings import SourceError, load_record_files, load_tournament
-
     if (tournament is None) == (not records):
         raise click.UsageError("give either --tournament DIR or --records PATH (not both)")
     try:
@@ -74,13 +74,9 @@ def standings(
 ) -> None:
     """Print the standings of a tournament (or of game records).
 
-    Ratings are a Bradley-Terry fit on the Elo scale with 95% intervals (docs/organisers/standings.md).
+    Ratings are a Bradley-Terry fit on the Elo scale with 95% intervals
+    (docs/organisers/standings.md).
     """
-    # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
-    from take5_arena.leaderboard.markdown import standings_text
-    from take5_arena.leaderboard.publish import standings_document
-    from take5_arena.leaderboard.board import compute_standings
-
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
     if as_json:
@@ -100,7 +96,8 @@ def standings(
     "out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder to write the site into (created; a site already there gets what the new games add).",
+    help="Folder to write the site into (created; a site already there gets what the new games "
+    "add).",
 )
 @click.option("--title", help="Title of the site (default: from the tournament).")
 @click.option(
@@ -136,10 +133,6 @@ def publish(
     standings.json, standings.md and a manifest (`referee verify --site` checks it). The site opens
     from disk or any static host; it needs no server and no network. Publishing again into the
     same folder writes only what the new games change."""
-    # lazy: the leaderboard needs numpy and scipy, which `referee --help` should not load
-    from take5_arena.leaderboard.board import compute_standings
-    from take5_arena.leaderboard.site_build import write_site
-
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if timestamp else None
@@ -190,27 +183,3 @@ def publish(
     )
     click.echo(f"  standings: {out / 'standings.md'}, {out / 'standings.json'}")
     click.echo(f"  open {index.resolve().as_uri()}")
-
-
-def verify_site(site: Path) -> None:
-    """`referee verify --site DIR`: re-verify every record of a published site and recompute its
-    standings from exactly those records (take5_arena/leaderboard/site_check.py). Exits 0 when they agree,
-    1 when anything differs, 2 when DIR is no published site."""
-    from take5_arena.leaderboard.site_check import SiteCheckError, check_site  # lazy: start-up time
-
-    try:
-        check = check_site(site)
-    except SiteCheckError as error:
-        raise click.BadParameter(str(error), param_hint="--site") from None
-    for problem in check.problems:  # may quote bot names: no control character reaches the terminal
-        click.echo(f"{site}: " + "".join(c if c.isprintable() else repr(c)[1:-1] for c in problem))
-    if check.more:
-        click.echo(f"{site}: ... and {check.more} more problems")
-    if check.ok:
-        click.echo(
-            f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated games "
-            "recomputed and equal to standings.json"
-        )
-        sys.exit(0)
-    click.echo(f"{site}: FAILED: the published site does not match its records")
-    sys.exit(1)

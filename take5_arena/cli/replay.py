@@ -2,7 +2,8 @@
 
 The record is checked against the rules first (`take5.record.verify_record`): only a record that
 replays exactly is shown, so the numbers on screen are the game's, whatever the file claims. Its
-optional parts (seat names, bot logs, fault texts) are bot-controlled and shown inert (take5_arena/cli/watch.py).
+optional parts (seat names, bot logs, fault texts) are bot-controlled and shown inert
+(take5_arena/cli/watch.py).
 
 Interactive when stdout is a terminal (Enter for the next turn, q to stop); `--all` prints every
 turn and `--round R` one round, for scripts, pipes and tests. Exit codes: 0 shown; 1 the record
@@ -16,6 +17,12 @@ import sys
 from pathlib import Path
 
 import click
+from rich.console import Console
+
+from take5.audit import MalformedRecord
+from take5.record import load_record, verify_record
+from take5.text import inert
+from take5_arena.cli.watch import Renderer
 
 
 @click.command("replay")
@@ -33,16 +40,10 @@ def replay(record: Path, show_all: bool, round_number: int | None) -> None:
     In a terminal it waits for Enter after each turn (q then Enter stops); with --all, --round R,
     or when the output is not a terminal, it prints without waiting.
     """
-    # lazy: start-up time of the other commands
-    from rich.console import Console
-
-    from take5.audit import MalformedRecord
-    from take5.record import load_record, verify_record
-    from take5_arena.cli.watch import Renderer, escape_controls
 
     def fail(message: object, code: int) -> None:
         """One line on stderr (a record's text is hostile: shown escaped), then exit."""
-        click.echo(f"referee replay: {escape_controls(str(message))}".replace("\n", " "), err=True)
+        click.echo(f"referee replay: {inert(message, keep_lines=False)}", err=True)
         sys.exit(code)
 
     try:

@@ -1,8 +1,9 @@
 """The arena service's commands: ``serve``, ``authors add|revoke|list`` (the organiser's), and
 ``submit --server``, ``my-bots``, ``withdraw``, ``my-faults``, ``arena-standings`` (an author's).
 
-:func:`register` adds them to the ``referee`` group and teaches the existing local ``submit BOT_DIR
---name NAME --tournament DIR`` its remote form ``submit FOLDER --server HOST:PORT``.
+The remote form of ``submit`` (:func:`remote_submit` and its options) is used by cli/submit.py,
+whose command also has the local form. What the arena sends back (bot names, a bot's output, fault
+details) is shown through cli/terminal.py, like everything else a bot controls.
 
 Exit codes: 0 success; 1 the arena cannot be reached or failed; 2 bad usage or input (also a wrong
 or revoked token, another author's bot, a limit reached); 3 the bot was refused (with the reason);
@@ -14,19 +15,30 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
+import grpc
+from google.protobuf.json_format import MessageToDict
 
 from take5_arena.cli import options
+from take5_arena.cli.terminal import block, field
+from take5_arena.referee.archive import ArchiveError, ArchiveLimits
+from take5_arena.referee.store import StoreError
 from take5_arena.service import defaults as service_defaults
-
-if TYPE_CHECKING:
-    from take5_arena.service.authors import Accounts
-
-# The same names as take5_arena/service/client.py's (not imported here: `referee --help` stays fast).
-TOKEN_ENV = "TAKE5_TOKEN"
-SERVER_ENV = "TAKE5_SERVER"
+from take5_arena.service.api import arena_pb2 as pb
+from take5_arena.service.authors import DEFAULT_LIMITS, Accounts, Limits
+from take5_arena.service.client import (
+    SERVER_ENV,
+    TOKEN_ENV,
+    ArenaClient,
+    pack_folder,
+    read_token,
+)
+from take5_arena.service.errors import ClientError, ServeError, ServiceError
+from take5_arena.service.ladder import LadderConfig
+from take5_arena.service.serve import ServeOptions
+from take5_arena.service.serve import serve as run
 
 EXIT_REFUSED = 3
 
@@ -65,11 +77,7 @@ def _client(
     insecure: bool,
     *,
     need_token: bool = True,
-):
-    # lazy: start-up time
-    from take5_arena.service.client import ArenaClient, read_token
-    from take5_arena.service.errors import ClientError
-
+) -> ArenaClient:
     if not server:
         raise click.UsageError(f"give --server HOST:PORT (or set {SERVER_ENV})")
     try:
@@ -84,13 +92,9 @@ def _client(
         raise click.UsageError(str(error)) from None
 
 
-def _fail(error: Any) -> None:
+def _fail(error: ClientError) -> None:
     """A failed call: one line, and the exit code of its kind."""
-    import grpc
-
-    from take5_arena.service.client import safe  # lazy: start-up time
-
-    click.echo(f"referee: {safe(str(error))}", err=True)
+    click.echo(f"referee: {field(error, 2000)}", err=True)
     usage = {
         grpc.StatusCode.UNAUTHENTICATED,
         grpc.StatusCode.PERMISSION_DENIED,
@@ -190,13 +194,6 @@ def serve(
     refreshing the standings and the static site as they land. The play and sandbox options are
     those of `referee tournament run` (saved in the tournament). Stop it with Ctrl-C or SIGTERM; it
     resumes where it stopped (docs/arena.md, "Running an arena")."""
-    # lazy: start-up time
-    from take5_arena.referee.archive import ArchiveLimits
-    from take5_arena.service.errors import ServeError
-    from take5_arena.service.ladder import LadderConfig
-    from take5_arena.service.serve import ServeOptions
-    from take5_arena.service.serve import serve as run
-
     serve_options = ServeOptions(
         directory=directory,
         listen=listen,
@@ -260,12 +257,9 @@ def authors_add(
 ) -> None:
     """Add author NAME and print their token, once (the arena keeps only a salted hash).
 
-    Only the token goes to stdout, so `referee authors add alice -t T > alice.token` keeps it in a file.
+    Only the token goes to stdout, so `referee authors add alice -t T > alice.token` keeps it in a
+    file.
     """
-    # lazy: start-up time
-    from take5_arena.service.authors import DEFAULT_LIMITS, Limits
-    from take5_arena.service.errors import ServiceError
-
     limits = Limits(
         max_bots or DEFAULT_LIMITS.max_active_bots,
         per_hour or DEFAULT_LIMITS.max_submissions_per_hour,
@@ -290,7 +284,8 @@ def authors_add(
 @click.argument("name")
 @TOURNAMENT
 def authors_revoke(name: str, directory: Path) -> None:
-    """Revoke author NAME's token at once (their bots keep playing; `referee withdraw` stops them)."""
+    """Revoke author NAME's token at once (their bots keep playing; `referee withdraw` stops
+    them)."""
     db = _db(directory)
     try:
         if not db.revoke(name):
@@ -313,17 +308,15 @@ def authors_list(directory: Path) -> None:
             state = "active" if a.active else f"revoked {a.revoked_at}"
             bots = ", ".join(db.bots_of(a.name)) or "-"
             click.echo(
-                f"{a.name:<20} {state:<10} bots: {bots}  (limits: {a.limits.max_active_bots} active, "
-                f"{a.limits.max_submissions_per_hour}/hour, {a.limits.max_archive_bytes // 1024} KiB)"
+                f"{a.name:<20} {state:<10} bots: {bots}  (limits: {a.limits.max_active_bots} "
+                f"active, {a.limits.max_submissions_per_hour}/hour, "
+                f"{a.limits.max_archive_bytes // 1024} KiB)"
             )
     finally:
         db.close()
 
 
 def _db(directory: Path, *, create: bool = False) -> Accounts:
-    from take5_arena.referee.store import StoreError  # lazy: start-up time
-    from take5_arena.service.authors import Accounts  # lazy: start-up time
-
     try:
         return Accounts(directory, create=create)
     except StoreError as error:
@@ -343,21 +336,18 @@ def remote_submit(
     insecure: bool,
 ) -> None:
     """`referee submit FOLDER --server HOST:PORT`: pack, upload, show the outcome."""
-    from take5_arena.referee.archive import ArchiveError  # lazy: start-up time
-    from take5_arena.service.api import arena_pb2 as pb  # lazy: start-up time
-    from take5_arena.service.client import pack_folder, safe  # lazy: start-up time
-    from take5_arena.service.errors import ClientError  # lazy: start-up time
-
     bot_name = name or folder.resolve().name
     client = _client(server, token_file, ca, insecure)
     try:
         packed = pack_folder(folder)
     except ArchiveError as error:
-        click.echo(f"referee submit: {folder}: cannot submit: {error}", err=True)
+        click.echo(
+            f"referee submit: {field(folder)}: cannot submit: {field(error, 2000)}", err=True
+        )
         sys.exit(2)
     click.echo(
-        f"submitting {bot_name}: {packed.files} files, {len(packed.data)} bytes to {server}; "
-        "the arena builds it and plays two smoke games ...",
+        f"submitting {field(bot_name)}: {packed.files} files, {len(packed.data)} bytes to "
+        f"{field(server)}; the arena builds it and plays two smoke games ...",
         err=True,
     )
     try:
@@ -367,20 +357,24 @@ def remote_submit(
         _fail(error)
         return
     if reply.outcome == pb.SUBMIT_REFUSED:
-        click.echo(f"referee submit: REFUSED {safe(bot_name)}: {safe(reply.reason)}", err=True)
+        click.echo(
+            f"referee submit: REFUSED {field(bot_name)}: {field(reply.reason, 2000)}", err=True
+        )
         if reply.bot_output.strip():
             click.echo("--- the bot's output (last lines) ---", err=True)
-            click.echo(safe("\n".join(reply.bot_output.rstrip().splitlines()[-30:])), err=True)
+            click.echo("\n".join(block(reply.bot_output).rstrip().splitlines()[-30:]), err=True)
         sys.exit(EXIT_REFUSED)
     if reply.outcome == pb.SUBMIT_PENDING:
         click.echo(
-            f"{bot_name}: received as {reply.submission_id}; not validated yet: `referee my-bots` "
+            f"{field(bot_name)}: received as {field(reply.submission_id)}; not validated yet: "
+            "`referee my-bots` "
             "shows the outcome"
         )
         return
     what = "new version" if reply.outcome == pb.SUBMIT_ACCEPTED else "unchanged (same sources as)"
     click.echo(
-        f"{bot_name}: {what} v{reply.version} (source {reply.source_hash[:12]}); {safe(reply.validation)}"
+        f"{field(bot_name)}: {what} v{reply.version} (source {field(reply.source_hash[:12])}); "
+        f"{field(reply.validation, 2000)}"
     )
 
 
@@ -394,11 +388,6 @@ def my_bots(
     server: str | None, token_file: Path | None, ca: Path | None, insecure: bool, as_json: bool
 ) -> None:
     """Your bots on the arena: versions, games, faults, and your recent submissions."""
-    from google.protobuf.json_format import MessageToDict
-
-    from take5_arena.service.client import safe  # lazy: start-up time
-    from take5_arena.service.errors import ClientError  # lazy: start-up time
-
     try:
         with _client(server, token_file, ca, insecure) as client:
             reply = client.my_bots()
@@ -409,22 +398,27 @@ def my_bots(
         click.echo(json.dumps(MessageToDict(reply, preserving_proto_field_name=True), indent=1))
         return
     click.echo(
-        f"author {reply.author}: {len(reply.bots)} bots (limits: {reply.limits.max_active_bots} active, "
+        f"author {field(reply.author)}: {len(reply.bots)} bots "
+        f"(limits: {reply.limits.max_active_bots} active, "
         f"{reply.limits.max_submissions_per_hour} submissions/hour, "
         f"{reply.limits.max_archive_bytes // 1024} KiB archives)"
     )
     for bot in reply.bots:
-        click.echo(f"  {bot.name} ({'active' if bot.active else 'withdrawn'})")
+        click.echo(f"  {field(bot.name)} ({'active' if bot.active else 'withdrawn'})")
         for v in bot.versions:
             click.echo(
-                f"    v{v.version}  {v.submitted_at}  source {v.source_hash[:12]}  {v.games} games, "
+                f"    v{v.version}  {field(v.submitted_at)}  source {field(v.source_hash[:12])}  "
+                f"{v.games} games, "
                 f"{v.faults} faults"
             )
     if reply.submissions:
         click.echo("recent submissions:")
     for s in reply.submissions:
         version = f" v{s.version}" if s.version else ""
-        click.echo(f"  {s.received_at}  {s.bot_name:<16} {s.status}{version}: {safe(s.detail)}")
+        click.echo(
+            f"  {field(s.received_at)}  {field(s.bot_name):<16} {field(s.status)}{version}: "
+            f"{field(s.detail, 2000)}"
+        )
 
 
 @click.command("withdraw")
@@ -436,20 +430,16 @@ def my_bots(
 def withdraw(
     name: str, server: str | None, token_file: Path | None, ca: Path | None, insecure: bool
 ) -> None:
-    """Take your bot NAME out of the arena's ladder (its games stay recorded; submit it again to return)."""
-    from take5_arena.service.errors import ClientError  # lazy: start-up time
-
+    """Take your bot NAME out of the arena's ladder (its games stay recorded; submit it again to
+    return)."""
     try:
         with _client(server, token_file, ca, insecure) as client:
             reply = client.withdraw(name)
     except ClientError as error:
         _fail(error)
         return
-    click.echo(
-        f"{reply.bot_name}: withdrawn"
-        if reply.was_active
-        else f"{reply.bot_name}: was already withdrawn"
-    )
+    state = "withdrawn" if reply.was_active else "was already withdrawn"
+    click.echo(f"{field(reply.bot_name)}: {state}")
 
 
 @click.command("my-faults")
@@ -467,10 +457,8 @@ def my_faults(
     insecure: bool,
     limit: int,
 ) -> None:
-    """Your bot NAME's faults on the arena, newest first, with their causes and the bot's own output."""
-    from take5_arena.service.client import safe  # lazy: start-up time
-    from take5_arena.service.errors import ClientError  # lazy: start-up time
-
+    """Your bot NAME's faults on the arena, newest first, with their causes and the bot's own
+    output."""
     try:
         with _client(server, token_file, ca, insecure) as client:
             reply = client.faults(name, limit)
@@ -478,17 +466,17 @@ def my_faults(
         _fail(error)
         return
     if not reply.faults:
-        click.echo(f"{name}: no faults in its games")
+        click.echo(f"{field(name)}: no faults in its games")
     for f in reply.faults:
         click.echo(
-            f"{f.finished_at}  game {f.game_id} (v{f.version}) round {f.round} turn {f.turn}: "
-            f"{f.kind}: {safe(f.detail)}"
+            f"{field(f.finished_at)}  game {field(f.game_id)} (v{f.version}) round {f.round} "
+            f"turn {f.turn}: {field(f.kind)}: {field(f.detail, 2000)}"
         )
         if f.log_tail:
-            click.echo("  " + safe(f.log_tail).replace("\n", "\n  "))
+            click.echo("  " + block(f.log_tail).replace("\n", "\n  "))
     if reply.last_refusal_output:
         click.echo("--- the last refused submission ---")
-        click.echo(safe(reply.last_refusal_output))
+        click.echo(block(reply.last_refusal_output))
 
 
 @click.command("arena-standings")
@@ -498,9 +486,6 @@ def my_faults(
 @click.option("--json", "as_json", is_flag=True, help="Print standings.json.")
 def arena_standings(server: str | None, ca: Path | None, insecure: bool, as_json: bool) -> None:
     """The arena's current standings (public: no token needed)."""
-    from take5_arena.service.client import safe  # lazy: start-up time
-    from take5_arena.service.errors import ClientError  # lazy: start-up time
-
     try:
         with _client(server, None, ca, insecure, need_token=False) as client:
             reply = client.standings()
@@ -508,67 +493,18 @@ def arena_standings(server: str | None, ca: Path | None, insecure: bool, as_json
         _fail(error)
         return
     if as_json:
-        click.echo(reply.standings_json or "{}")
+        # Parsed and written again: valid JSON, and every character outside ASCII escaped.
+        try:
+            doc = json.loads(reply.standings_json or "{}")
+        except ValueError:
+            click.echo("referee: the arena sent standings that are not JSON", err=True)
+            sys.exit(1)
+        click.echo(json.dumps(doc, indent=1))
         return
-    click.echo(f"{reply.games} games (computed {reply.computed_at or 'never'})")
+    click.echo(f"{reply.games} games (computed {field(reply.computed_at or 'never')})")
     for r in reply.rows:
         click.echo(
-            f"{r.rank:>3}. {safe(r.bot):<24} {r.rating:7.1f}  [{r.rating_low:.0f}, {r.rating_high:.0f}]  "
-            f"{r.games} games, mean penalty {r.mean_penalty:.1f}, {r.faults} faults"
+            f"{r.rank:>3}. {field(r.bot):<24} {r.rating:7.1f}  [{r.rating_low:.0f}, "
+            f"{r.rating_high:.0f}]  {r.games} games, mean penalty {r.mean_penalty:.1f}, "
+            f"{r.faults} faults"
         )
-
-
-# ------------------------------------------------------------------------------------------------
-# Registration
-
-
-def _extend_submit(command: click.Command) -> None:
-    """Give the local ``submit`` its remote form: ``--server`` (with ``--token-file``, ``--ca``,
-    ``--insecure``); without it the command is the local one, whose --name and --tournament are
-    then required as before."""
-    for param in command.params:
-        if param.name in ("name", "directory"):
-            param.required = False
-    command.params.extend(
-        p.__click_params__[0]  # type: ignore[attr-defined]
-        for p in (
-            SERVER(lambda: None),
-            TOKEN_FILE(lambda: None),
-            CA(lambda: None),
-            INSECURE(lambda: None),
-        )
-    )
-    local = command.callback
-    assert local is not None
-
-    def callback(**kwargs: Any) -> Any:
-        server = kwargs.pop("server")
-        token_file, ca, insecure = (
-            kwargs.pop("token_file"),
-            kwargs.pop("ca"),
-            kwargs.pop("insecure"),
-        )
-        if server and kwargs.get("directory") is None:
-            return remote_submit(
-                kwargs["bot_dir"], kwargs.get("name"), server, token_file, ca, insecure
-            )
-        if not kwargs.get("name") or kwargs.get("directory") is None:
-            raise click.UsageError(
-                "give --name NAME and --tournament DIR (local), or --server HOST:PORT (remote)"
-            )
-        return local(**kwargs)
-
-    command.callback = callback
-    command.help = (command.help or "") + (
-        "\n\nRemote form: `referee submit FOLDER --server HOST:PORT [--name NAME]` sends the folder to an "
-        f"arena (token from --token-file or ${TOKEN_ENV}); the bot's name defaults to the folder's name. "
-        "Exit code 3 when the arena refuses the bot."
-    )
-
-
-def register(main: click.Group) -> None:
-    """Add the arena service's commands to the ``referee`` group."""
-    for command in (serve, authors, my_bots, withdraw, my_faults, arena_standings):
-        main.add_command(command)
-    if "submit" in main.commands:
-        _extend_submit(main.commands["submit"])

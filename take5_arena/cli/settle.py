@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+from rich.console import Console
+
 from take5_arena.cli.progress import standings_table
 from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.results import GameResult
@@ -38,7 +41,6 @@ def run_settled(
     quiet: bool = False,
 ) -> int:
     """Run until settled and print the outcome; returns the exit code (raises TournamentError)."""
-    import click
 
     def log(line: str) -> None:
         if not quiet:
@@ -54,11 +56,13 @@ def run_settled(
         log=log,
     )
     what = {
-        StopReason.SETTLED: f"settled: every "
-        f"{'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has LOS >= {confidence:.0%}",
-        StopReason.BUDGET: "the budget is spent before the ranking settled (raise --budget to go on)",
-        StopReason.UNPLAYED: f"{report.unplayed} games not played (infrastructure); "
-        "run the same command again",
+        StopReason.SETTLED: "settled: every "
+        f"{'pair of the gauntlet bot' if gauntlet else 'neighbour pair'} has LOS >= "
+        f"{confidence:.0%}",
+        StopReason.BUDGET: "the budget is spent before the ranking settled (raise --budget to go "
+        "on)",
+        StopReason.UNPLAYED: f"{report.unplayed} games not played (infrastructure); run the same "
+        "command again",
         StopReason.INTERRUPTED: "interrupted: run the same command again to resume",
     }.get(report.reason or StopReason.INTERRUPTED, "")
     click.echo(
@@ -78,7 +82,5 @@ def run_settled(
     with Store(directory, readonly=True) as store:
         table = standings_table(store)
         if table is not None:
-            from rich.console import Console
-
             Console(file=sys.stdout).print(table)
     return report.exit_code

@@ -19,8 +19,8 @@ def transcript(record: Mapping[str, Any]) -> Iterator[str]:
     names = [field(seat.get("name", f"seat{i}"), 40) for i, seat in enumerate(record["seats"])]
     settings = record["settings"]
     yield (
-        f"{settings['variant']} game, {settings['players']} players, seed {record['seed']}, "
-        f"ends when a score is {'at or above' if settings['end_rule'] == 'at-or-above' else 'above'} "
+        f"{settings['variant']} game, {settings['players']} players, seed {record['seed']}, ends "
+        f"when a score is {'at or above' if settings['end_rule'] == 'at-or-above' else 'above'} "
         f"{settings['threshold']}"
     )
     for rnd in record["rounds"]:
@@ -42,7 +42,8 @@ def transcript(record: Mapping[str, Any]) -> Iterator[str]:
                 why = "6th card" if take["reason"] == "sixth-card" else "lower than every row"
                 yield (
                     f"   {names[take['seat']]} takes row {take['row'] + 1} "
-                    f"({_row_text(take['cards']).strip()}) = {penalty(take['cards'])} bull heads, {why} ({take['card']})"
+                    f"({_row_text(take['cards']).strip()}) = {penalty(take['cards'])} bull heads, "
+                    f"{why} ({take['card']})"
                 )
             for index, row in enumerate(turn["rows"]):
                 yield f"   row {index + 1}: {_row_text(row)}"
@@ -57,7 +58,10 @@ def transcript(record: Mapping[str, Any]) -> Iterator[str]:
     yield "Final standing:"
     for seat in sorted(range(len(names)), key=lambda s: (result["places"][s], s)):
         note = " (forfeited)" if seat in result.get("forfeited", []) else ""
-        yield f"  {result['places'][seat]:>2}. {names[seat]:<16} {result['scores'][seat]:>4} points{note}"
+        yield (
+            f"  {result['places'][seat]:>2}. {names[seat]:<16} {result['scores'][seat]:>4} "
+            f"points{note}"
+        )
     for seat, faults in enumerate(record.get("faults", [])):
         for fault in faults:
             yield (

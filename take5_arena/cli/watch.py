@@ -2,15 +2,15 @@
 
 One renderer serves both ways of watching: `referee match --watch` hands it the game's record as it
 grows (the match calls an observer after every turn) and `referee replay RECORD` hands it a finished
-record. Everything is drawn from the record (docs/record-format.md), so what you watch is exactly what
-was recorded and what `referee verify` checks.
+record. Everything is drawn from the record (docs/record-format.md), so what you watch is exactly
+what was recorded and what `referee verify` checks.
 
-Bot strings are hostile. A bot chooses its name, the text of its errors and its log lines, and may put
-terminal escape sequences or rich markup in any of them. Every such string goes through `safe()`:
-control and format characters become visible escapes (``\\x1b``) and the result is a rich `Text`
-(never markup), so nothing a bot sends can move the cursor, recolour the terminal or forge a line.
-Numbers from a record are used only after the record passed `verify_record`; the optional parts a
-verifier does not check (`seats`, `logs`, `faults`) are read defensively.
+Bot strings are hostile. A bot chooses its name, the text of its errors and its log lines, and may
+put terminal escape sequences or rich markup in any of them. Every such string goes through
+`safe()`: control and format characters become visible escapes (``\\x1b``) and the result is a rich
+`Text` (never markup), so nothing a bot sends can move the cursor, recolour the terminal or forge a
+line. Numbers from a record are used only after the record passed `verify_record`; the optional
+parts a verifier does not check (`seats`, `logs`, `faults`) are read defensively.
 """
 
 from __future__ import annotations
@@ -26,21 +26,16 @@ from take5.rules import BULL_HEADS
 from take5.text import inert
 
 HEAD_STYLES = {1: "", 2: "cyan", 3: "yellow", 5: "bold red", 7: "bold magenta"}
-"""Cards by bull heads: 1 plain, 2 (tens) cyan, 3 (multiples of 5) yellow, 5 (doubles) red, 7 (55)."""
+"""Cards by bull heads: 1 plain, 2 (tens) cyan, 3 (multiples of 5) yellow, 5 (doubles) red, 7 (55).
+"""
 
 MAX_SHOWN = 2000
 """Characters of one bot string shown at most (a turn's log is already bounded by the referee)."""
 
 
-def escape_controls(text: str) -> str:
-    """`text` with control and format characters (ESC, CR, bidi overrides, ...) as visible escapes
-    (take5/text.py). Newlines and tabs stay: log lines are lines."""
-    return inert(text)
-
-
 def safe(value: Any, style: str = "", limit: int = MAX_SHOWN) -> Text:
     """A bot-controlled value as inert text: never markup, never a terminal control sequence."""
-    text = escape_controls(value if isinstance(value, str) else str(value))
+    text = inert(value)  # newlines and tabs stay: log lines are lines
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return Text(text, style=style)
@@ -53,7 +48,8 @@ def card_text(card: int) -> Text:
 
 
 def seat_names(record: Mapping[str, Any]) -> list[str]:
-    """The seats' names (seat numbers when a record has none): bot-controlled, so shown via safe()."""
+    """The seats' names (seat numbers when a record has none): bot-controlled, so shown via
+    safe()."""
     n = int(record["settings"]["players"])
     seats = record.get("seats")
     names = []
@@ -73,17 +69,15 @@ def turn_logs(turn: Mapping[str, Any]) -> list[tuple[int, str]]:
     logs = turn.get("logs")
     if not isinstance(logs, list):
         return []
-    out = []
-    for item in logs:
-        if (
-            isinstance(item, (list, tuple))
-            and len(item) == 2
-            and isinstance(item[0], int)
-            and not isinstance(item[0], bool)
-            and isinstance(item[1], str)
-        ):
-            out.append((item[0], item[1]))
-    return out
+    return [
+        (item[0], item[1])
+        for item in logs
+        if isinstance(item, (list, tuple))
+        and len(item) == 2
+        and isinstance(item[0], int)
+        and not isinstance(item[0], bool)
+        and isinstance(item[1], str)
+    ]
 
 
 class Renderer:
@@ -298,10 +292,11 @@ class LiveWatcher:
 
 
 __all__ = [
+    "HEAD_STYLES",
+    "MAX_SHOWN",
     "LiveWatcher",
     "Renderer",
     "card_text",
-    "escape_controls",
     "safe",
     "seat_names",
     "turn_logs",

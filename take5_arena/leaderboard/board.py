@@ -118,9 +118,15 @@ def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -
             f"sets), seed {seed}"
         )
     if method is IntervalMethod.POSTERIOR:
-        return f"{level} normal interval of the Laplace approximation of the posterior (prior included)"
+        return (
+            f"{level} normal interval of the Laplace approximation of the posterior (prior "
+            "included)"
+        )
     if method is IntervalMethod.SANDWICH:
-        return f"{level} normal interval of the cluster-robust (sandwich) covariance over whole games / duplicate sets"
+        return (
+            f"{level} normal interval of the cluster-robust (sandwich) covariance over whole "
+            "games / duplicate sets"
+        )
     if method in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
         blend = (
             f", each bot's curvature moving to the measured one as its units accumulate "
@@ -129,16 +135,18 @@ def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -
             else ""
         )
         return (
-            f"{level} t interval of the posterior (prior included) with the design effect measured "
-            f"over all whole games / duplicate sets of the tournament (Pearson, t degrees of freedom "
-            f"from the units){blend}; LOS with the field's own spread as prior; a bot whose games "
-            f"count fewer than {MIN_RESULTS:g} effective pairwise results, or a tournament with "
-            f"fewer than {MIN_DF} degrees of freedom, gets no interval (not enough games)"
+            f"{level} t interval of the posterior (prior included) with the design effect "
+            "measured over all whole games / duplicate sets of the tournament (Pearson, t "
+            f"degrees of freedom from the units){blend}; LOS with the field's own spread as "
+            f"prior; a bot whose games count fewer than {MIN_RESULTS:g} effective pairwise "
+            f"results, or a tournament with fewer than {MIN_DF} degrees of freedom, gets no "
+            "interval (not enough games)"
         )
     return (
-        f"{level} normal interval of the posterior (prior included) whose curvature is measured from "
-        f"whole games / duplicate sets as they accumulate (weight u/(u+{PSEUDO_UNITS:g}) for a bot "
-        f"in u of them); bots in fewer than {MIN_UNITS} are marked as not having enough games to rank"
+        f"{level} normal interval of the posterior (prior included) whose curvature is measured "
+        f"from whole games / duplicate sets as they accumulate (weight u/(u+{PSEUDO_UNITS:g}) for "
+        f"a bot in u of them); bots in fewer than {MIN_UNITS} are marked as not having enough "
+        "games to rank"
     )
 
 
@@ -173,8 +181,8 @@ class Standings:
 
     def to_json_dict(self) -> dict[str, Any]:
         rating = (
-            "Bradley-Terry maximum likelihood over all pairwise outcomes of all games "
-            "(draw = half a point), Elo scale (400/ln 10 per logit), mean 1500 per component, prior: "
+            "Bradley-Terry maximum likelihood over all pairwise outcomes of all games (draw = "
+            "half a point), Elo scale (400/ln 10 per logit), mean 1500 per component, prior: "
             f"{self.prior:g} drawn virtual game(s) per bot against a 1500 opponent"
         )
         online = (

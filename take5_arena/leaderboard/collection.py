@@ -70,7 +70,7 @@ def incomplete_reason(record: Mapping[str, Any]) -> str:
 class _Summary:
     gid: str
     path: Path
-    key: tuple
+    key: tuple[Any, ...]
     deal: str
     result: GameResult | None
     entrants: tuple[str, ...]
@@ -84,7 +84,7 @@ def _deal_key(record: dict[str, Any], entrants: Iterable[str]) -> str:
     )
 
 
-def _order_key(record: Mapping[str, Any], gid: str) -> tuple:
+def _order_key(record: Mapping[str, Any], gid: str) -> tuple[Any, ...]:
     at = record.get("played_at")
     when = (
         at is None,
@@ -99,9 +99,9 @@ def scan_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
 
     A record without a ``game_id`` is known by its file name. With ``verify`` (the default) a record
     that fails `referee verify` is left out and reported in ``problems``. Games are ordered by the
-    records' ``played_at`` (when present), then ``started_at``, then game id (numbers in it compared as
-    numbers); games that share a deal (seed, settings and entrants, as the rotations of a duplicate
-    deal) form one duplicate set, unless a record names its ``duplicate_set`` itself.
+    records' ``played_at`` (when present), then ``started_at``, then game id (numbers in it compared
+    as numbers); games that share a deal (seed, settings and entrants, as the rotations of a
+    duplicate deal) form one duplicate set, unless a record names its ``duplicate_set`` itself.
     """
     summaries: dict[str, _Summary] = {}
     problems: list[str] = []

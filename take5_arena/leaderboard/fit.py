@@ -262,7 +262,8 @@ def _dense_matrix(
 
 
 class _Solver:
-    """Solves A step = g, A = minus the Hessian (a weighted graph Laplacian plus the prior diagonal).
+    """Solves A step = g, A = minus the Hessian (a weighted graph Laplacian plus the prior
+    diagonal).
 
     Small pools use a dense Cholesky factorisation; larger ones conjugate gradients on a sparse
     matrix whose pattern (the pairs that met) is built once and refilled for every Newton step -

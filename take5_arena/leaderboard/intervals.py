@@ -20,9 +20,10 @@ What is published (``IntervalMethod.DESIGN``, what ``AUTO`` stands for), and why
 
 The older methods stay as options and as the bench's baselines: the Laplace posterior, the
 cluster-robust sandwich, ``ROBUST`` (published before: the posterior moving per bot to the sandwich
-as its units accumulate), ``BLENDED`` (the same with the pooled ``phi``) and the percentile bootstrap;
-under them a bot in fewer than :data:`MIN_UNITS` units is marked but keeps its interval. Coverage by
-method at every size the project runs: docs/standings-format.md and ``python bench/coverage.py``.
+as its units accumulate), ``BLENDED`` (the same with the pooled ``phi``) and the percentile
+bootstrap; under them a bot in fewer than :data:`MIN_UNITS` units is marked but keeps its interval.
+Coverage by method at every size the project runs: docs/standings-format.md and ``python
+bench/coverage.py``.
 
 Kept apart from the fit because a fit has one answer while its uncertainty has several candidate
 methods, measured against each other by bench/coverage.py.
@@ -71,7 +72,8 @@ LosMatrix = tuple[tuple[float | None, ...], ...]
 
 def centred(cov: FloatArray, component: IndexArray) -> FloatArray:
     """A covariance of logits as one of the published ratings: Elo, each bot's deviation from its
-    component's mean (``C V C^T`` with C the centring matrix, in O(n^2) rather than two products)."""
+    component's mean (``C V C^T`` with C the centring matrix, in O(n^2) rather than two products).
+    """
     k = int(component.max()) + 1 if len(component) else 0
     count = np.bincount(component, minlength=k).astype(np.float64)
 
@@ -180,7 +182,8 @@ class Dispersion:
 
 
 def dispersion(data: PairData, fit: Fit) -> Dispersion:
-    """The design effect of the tournament (:class:`Dispersion`), from the units' Pearson statistic."""
+    """The design effect of the tournament (:class:`Dispersion`), from the units' Pearson
+    statistic."""
     n = data.n_bots
     if n < 2 or len(data.obs_edge) == 0:
         return Dispersion(1.0, 0)
@@ -351,9 +354,9 @@ class IntervalMethod(str, Enum):
 
 @dataclass(frozen=True, eq=False)
 class Intervals:
-    """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the LOS
-    matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN where
-    no honest interval exists (a bot without enough games under the design methods)."""
+    """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the
+    LOS matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN
+    where no honest interval exists (a bot without enough games under the design methods)."""
 
     method: IntervalMethod  # the method used (never AUTO)
     low: FloatArray

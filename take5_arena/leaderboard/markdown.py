@@ -1,9 +1,12 @@
-"""The standings as text: a Markdown table (standings.md) and a fixed-width table for the terminal."""
+"""The standings as text: a Markdown table (standings.md) and a fixed-width table for the
+terminal."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from take5.text import inert
 
 from .board import Row, Standings, describe_interval, describe_los
 
@@ -79,15 +82,13 @@ _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 def md_escape(text: str) -> str:
     """Bot-controlled text as literal Markdown inline text, one line.
 
-    Every ASCII punctuation character gets a backslash (CommonMark lets any of them be escaped, so
-    none can open a link, an image, code, emphasis, raw HTML, an entity or a table cell), and every
-    control character (newlines included) becomes a space, so a name can never start a new line or
-    block.
+    Control and format characters (newlines, bidi overrides, zero-width characters) first become
+    visible escapes (take5/text.py), so a name can never start a new line or block nor reorder what
+    follows it; then every ASCII punctuation character gets a backslash (CommonMark lets any of them
+    be escaped, so none can open a link, an image, code, emphasis, raw HTML, an entity or a table
+    cell), the backslashes of those escapes included.
     """
-    return "".join(
-        "\\" + ch if ch in _PUNCTUATION else " " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 else ch
-        for ch in text
-    )
+    return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in inert(text, keep_lines=False))
 
 
 def standings_markdown(

@@ -4,13 +4,13 @@ Everything here is built from plain inputs - the games as :class:`GameResult`, t
 documents, docs/record-format.md) and the computed :class:`Standings` - so it works the same for a
 tournament store, a folder of record files or a test. This module holds the pieces every layer
 shares (records -> results, the standings document, the crosstable, file names); the site's files
-are written by take5_arena/leaderboard/site_build.py (streamed, sharded, compressed, incremental; its
-:func:`~take5_arena.leaderboard.site_build.publish_site` is the entry point).
+are written by take5_arena/leaderboard/site_build.py (streamed, sharded, compressed, incremental;
+its :func:`~take5_arena.leaderboard.site_build.publish_site` is the entry point).
 
 The site is static files only. It opens from disk (file://) or any static host, with no server and
-no network: the pages are hand-written HTML with one script (``assets/site.js``) and one style sheet,
-and the data is in JavaScript files that set globals, loaded with ``<script>`` tags (also lazily, by
-the page), because browsers block the fetch API on local files. Pages::
+no network: the pages are hand-written HTML with one script (``assets/site.js``) and one style
+sheet, and the data is in JavaScript files that set globals, loaded with ``<script>`` tags (also
+lazily, by the page), because browsers block the fetch API on local files. Pages::
 
     index.html            standings with intervals, superiority matrix, crosstable, ratings over
                           time, tournament settings, every game (paged)
@@ -30,13 +30,7 @@ from typing import Any
 
 from .board import Standings
 from .online import ratings_over_time
-from .results import (  # noqa: F401 - re-exported: the record -> results path lived here
-    GameResult,
-    natural_key,
-    result_from_record,
-    results_from_records,
-    seat_entrant,
-)
+from .results import GameResult
 
 STANDINGS_FORMAT = "take5-standings"
 STANDINGS_VERSION = 1
@@ -102,7 +96,8 @@ def standings_document(
         }
     else:
         doc["over_time"] = None
-    return _finite(doc)
+    finite: dict[str, Any] = _finite(doc)
+    return finite
 
 
 def _finite(value: Any) -> Any:

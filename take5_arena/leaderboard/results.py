@@ -4,8 +4,8 @@
 :func:`result_from_record` / :func:`results_from_records` are the conversion from game records
 (docs/record-format.md) to results. A tournament's store keeps the same three fields per seat
 (score, place, fault kinds) that it took from each record when the game was recorded; the app layer
-(take5_arena/standings.py, ``results_from_store``) builds results from those rows directly, so that standings
-of a 100,000-game tournament need not parse every record.
+(take5_arena/standings.py, ``results_from_store``) builds results from those rows directly, so that
+standings of a 100,000-game tournament need not parse every record.
 
 Who won is :func:`take5.outcome.win_shares` (a first place shared by k seats is 1/k of a win).
 """
@@ -81,7 +81,7 @@ def result_from_record(
     )
 
 
-def natural_key(text: str) -> tuple:
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key with digit runs as numbers: g2 before g10."""
     return tuple(
         (0, int(part), part) if part.isdigit() else (1, 0, part)
@@ -99,13 +99,13 @@ def results_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[GameR
     """Results of the complete records, keyed by game id.
 
     ``played_at`` numbers the games in the order of the records' ``played_at`` (when present), then
-    ``started_at``, then game id (numbers in it compared as numbers). Games that share a deal - the same seed, settings and entrants, as
-    the rotations of a duplicate deal - form one duplicate set (so the bootstrap resamples them
-    together), unless a record names its ``duplicate_set`` itself.
+    ``started_at``, then game id (numbers in it compared as numbers). Games that share a deal - the
+    same seed, settings and entrants, as the rotations of a duplicate deal - form one duplicate set
+    (so the bootstrap resamples them together), unless a record names its ``duplicate_set`` itself.
     """
     complete = {gid: r for gid, r in records.items() if r.get("complete", False)}
 
-    def order(gid: str) -> tuple:
+    def order(gid: str) -> tuple[Any, ...]:
         r = complete[gid]
         at = r.get("played_at")
         when = (

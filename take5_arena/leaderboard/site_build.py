@@ -5,20 +5,20 @@ every folder holds a bounded number of files; a re-publish writes only what new 
 
 Layout (all paths relative to the site folder)::
 
-    index.html, bot.html, replay.html, assets/      the pages (take5_arena/leaderboard/site/)
-    standings.json, standings.md                    the standings (docs/standings-format.md)
-    manifest.json                                   what was published, with the rating parameters
-    manifest.jsonl                                  one line per published game: its record hash
-    data/standings.js                               window.TAKE5_STANDINGS: standings, settings,
-                                                    bots' handshake info, newest games, page counts
-    data/games/NNNNNN.js                            the game list, LIST_PAGE games a page, oldest
-                                                    first: window.TAKE5_PAGES[path] = [...]
-    data/bots/KEY.js                                one bot: game count, pages, newest faults
-    data/bots/KEY/NNNNNN.js                         that bot's games, LIST_PAGE a page
-    replays/FFF/NNNNNN.js                           BUNDLE records, JSON compressed (raw deflate) and
-                                                    base64-encoded: window.TAKE5_REPLAYS[path] = "..."
-                                                    (FOLDER_FILES bundles a folder)
-    data/state.json                                 what a re-publish needs to add to this site
+    index.html, bot.html, replay.html, assets/  the pages (take5_arena/leaderboard/site/)
+    standings.json, standings.md                the standings (docs/standings-format.md)
+    manifest.json                               what was published, with the rating parameters
+    manifest.jsonl                              one line per published game: its record hash
+    data/standings.js                           window.TAKE5_STANDINGS: standings, settings,
+                                                bots' handshake info, newest games, page counts
+    data/games/NNNNNN.js                        the game list, LIST_PAGE games a page, oldest
+                                                first: window.TAKE5_PAGES[path] = [...]
+    data/bots/KEY.js                            one bot: game count, pages, newest faults
+    data/bots/KEY/NNNNNN.js                     that bot's games, LIST_PAGE a page
+    replays/FFF/NNNNNN.js                       BUNDLE records, JSON compressed (raw deflate) and
+                                                base64-encoded: window.TAKE5_REPLAYS[path] = "..."
+                                                (FOLDER_FILES bundles a folder)
+    data/state.json                             what a re-publish needs to add to this site
 
 Game number ``n`` (its position in publishing order, from 0) fixes where everything about it lives:
 bundle ``n // BUNDLE`` in folder ``n // BUNDLE // FOLDER_FILES``, list page ``n // LIST_PAGE``; so a
@@ -33,8 +33,9 @@ rewritten. Anything else (other games, a different order, ``--with-logs`` switch
 layout version) publishes everything again, after removing the old generated files.
 
 **The manifest** lets anyone check the published standings (``referee verify --site``, see
-take5_arena/leaderboard/site_check.py): for every game its record's SHA-256 (of :func:`canonical_json`), where
-its replay is, whether it is rated (and why not), its entrants as rated and its duplicate set.
+take5_arena/leaderboard/site_check.py): for every game its record's SHA-256 (of
+:func:`canonical_json`), where its replay is, whether it is rated (and why not), its entrants as
+rated and its duplicate set.
 """
 
 from __future__ import annotations
@@ -125,6 +126,12 @@ def decode_bundle(text: str) -> list[dict[str, Any]]:
     return games
 
 
+def bundle_file(rel: str, items: list[str]) -> str:
+    """The whole text of the replay bundle file at ``rel`` (see :func:`encode_bundle`), as
+    :func:`write_site` writes it and :func:`decode_bundle` reads it."""
+    return _js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(items)))
+
+
 def _dump(value: Any) -> str:
     return json.dumps(_finite(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
@@ -143,7 +150,8 @@ def _write(path: Path, text: str) -> int:
 
 
 def _strip_logs(record: dict[str, Any]) -> dict[str, Any]:
-    """The record without the bots' log lines (``turn.logs``): those are published only on request."""
+    """The record without the bots' log lines (``turn.logs``): those are published only on
+    request."""
     rounds = record.get("rounds")
     if not isinstance(rounds, list) or not any(
         isinstance(t, dict) and "logs" in t
@@ -257,7 +265,7 @@ def write_site(
         report.bytes_written += _write(out / rel, text)
         report.files_written += 1
 
-    # -- replays and manifest: from the start of the last, partly filled bundle ----------------------
+    # -- replays and manifest: from the start of the last, partly filled bundle --------------------
     start = (kept // BUNDLE) * BUNDLE
     manifest_path = out / "manifest.jsonl"
     offsets: list[int] = list(
@@ -308,15 +316,16 @@ def write_site(
                 else []
             )
             # the seed as text too: a 64-bit seed does not survive as a JavaScript number
+            label = json.dumps(games.labels.get(gid), ensure_ascii=False)
             bundle.append(
                 f'{{"id":{json.dumps(gid, ensure_ascii=False)},"entrants":{_dump(entrants)},'
-                f'"seed":{json.dumps(str(record.get("seed")))},"label":{json.dumps(games.labels.get(gid), ensure_ascii=False)},'
+                f'"seed":{json.dumps(str(record.get("seed")))},"label":{label},'
                 f'"record":{text}}}'
             )
             position += 1
             if position % BUNDLE == 0 or position == total:
                 rel = bundle_path(position - 1)
-                write(rel, _js_assign("TAKE5_REPLAYS", rel, json.dumps(encode_bundle(bundle))))
+                write(rel, bundle_file(rel, bundle))
                 report.written += len(bundle)
                 bundle = []
     close = getattr(reader, "close", None)
@@ -325,7 +334,7 @@ def write_site(
     if position != total:
         raise ValueError(f"{total - position} records of the games to publish could not be read")
 
-    # -- the game list: pages from the first one that changed ------------------------------------------
+    # -- the game list: pages from the first one that changed --------------------------------------
     entry_of = _entries(games, result_of)
     first_page = kept // LIST_PAGE
     for page in range(first_page, (total + LIST_PAGE - 1) // LIST_PAGE):
@@ -333,7 +342,7 @@ def write_site(
         rows = [entry_of(n) for n in range(page * LIST_PAGE, min(total, (page + 1) * LIST_PAGE))]
         write(rel, _js_assign("TAKE5_PAGES", rel, _dump(rows)))
 
-    # -- bot pages -------------------------------------------------------------------------------------
+    # -- bot pages ---------------------------------------------------------------------------------
     bot_counts: dict[str, int] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
     old_counts = {b: int(s.get("games", 0)) for b, s in bots_state.items()}
@@ -374,7 +383,7 @@ def write_site(
         rel = f"data/bots/{file_key(entrant)}.js"
         write(rel, _js_assign("TAKE5_BOTS", rel, _dump(summary)))
 
-    # -- standings -------------------------------------------------------------------------------------
+    # -- standings ---------------------------------------------------------------------------------
     doc = standings_document(standings, results, title=title, generated_at=generated_at)
     write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     write(
@@ -419,7 +428,8 @@ def write_site(
         "rated": len(results),
         "unrated": len(games.unrated),
         "with_logs": with_logs,
-        "hash": "sha256 of the record as JSON with sorted keys, no spaces, UTF-8 (logs removed unless with_logs)",
+        "hash": "sha256 of the record as JSON with sorted keys, no spaces, UTF-8 (logs removed "
+        "unless with_logs)",
         "ratings": {
             "bootstrap": standings.bootstrap,
             "seed": standings.seed,
@@ -560,11 +570,12 @@ def publish_site(
 ) -> Path:
     """Write the static site, standings.json and standings.md into ``out_dir``; return index.html.
 
-    The games come either as ``games`` (a :class:`take5_arena.leaderboard.collection.Games`, streamed: what
-    ``referee publish`` uses) or as ``records`` held in memory (game id -> record; every record gets a
-    replay, games without a record are listed but not replayable). The writing itself, streamed,
-    sharded and incremental, is take5_arena/leaderboard/site_build.py. ``generated_at`` (any text, e.g. an ISO
-    time) is shown and stored; leave it None for byte-identical output from identical inputs.
+    The games come either as ``games`` (a :class:`take5_arena.leaderboard.collection.Games`,
+    streamed: what ``referee publish`` uses) or as ``records`` held in memory (game id -> record;
+    every record gets a replay, games without a record are listed but not replayable). The writing
+    itself, streamed, sharded and incremental, is take5_arena/leaderboard/site_build.py.
+    ``generated_at`` (any text, e.g. an ISO time) is shown and stored; leave it None for
+    byte-identical output from identical inputs.
     """
     if games is None:
         games = games_from_records(records or {}, list(results))

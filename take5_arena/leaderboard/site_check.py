@@ -3,9 +3,9 @@
 ``referee verify --site DIR`` runs :func:`check_site`. Anyone who downloads a site can run it; it
 trusts nothing of the site but the records themselves and the rating parameters:
 
-1. every game of the manifest (``manifest.jsonl``, take5_arena/leaderboard/site_build.py) has its record in the
-   replay file the manifest names, and the record's SHA-256 is the one listed (so a record edited
-   after publishing, or deleted, is found);
+1. every game of the manifest (``manifest.jsonl``, take5_arena/leaderboard/site_build.py) has its
+   record in the replay file the manifest names, and the record's SHA-256 is the one listed (so a
+   record edited after publishing, or deleted, is found);
 2. every record replays through the rules (:func:`take5.record.verify_record`), and a game listed as
    rated is complete while a game listed as not rated is not (a finished game cannot be left out of
    the standings by calling it unrated);
@@ -33,8 +33,7 @@ from .board import compute_standings
 from .errors import LeaderboardError
 from .fit import DEFAULT_PRIOR
 from .online import DEFAULT_K
-from .publish import result_from_record
-from .results import GameResult
+from .results import GameResult, result_from_record
 from .site_build import MANIFEST_FORMAT, decode_bundle, record_hash
 
 #: relative tolerance when comparing recomputed numbers with the published ones
@@ -97,7 +96,7 @@ def _manifest(site: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
+        return bool(a == b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
     if isinstance(a, list) and isinstance(b, list):

@@ -21,8 +21,8 @@ class BotStats:
     """Counts for one entrant. A bot seated twice in one game (self-play) counts once per seat.
 
     ``wins`` splits a shared first place (take5.outcome.win_shares): k seats sharing place 1 each
-    get 1/k, so the wins of all bots add up to the number of games. ``outright_wins`` counts only unshared first places.
-    ``faults`` lists (kind, count) pairs sorted by kind.
+    get 1/k, so the wins of all bots add up to the number of games. ``outright_wins`` counts only
+    unshared first places. ``faults`` lists (kind, count) pairs sorted by kind.
     """
 
     entrant: str

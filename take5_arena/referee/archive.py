@@ -1,4 +1,5 @@
-"""Bot archives: packing a bot folder for upload, and the one place an uploaded archive becomes a folder.
+"""Bot archives: packing a bot folder for upload, and the one place an uploaded archive becomes a
+folder.
 
 An uploaded archive is hostile. Whoever wrote it may try to write outside the folder it is unpacked
 into (``../`` or absolute member names, symlinks or hard links pointing out, a link then a file
@@ -34,6 +35,7 @@ points out of the folder, at a directory, or nowhere is refused.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import gzip
 import io
@@ -46,6 +48,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
+
+from take5.text import inert
 
 from .errors import RefereeError
 
@@ -116,8 +120,9 @@ DEFAULT_LIMITS = ArchiveLimits()
 
 
 def _shown(name: str) -> str:
-    """A member name as it may appear in a message: escaped, shortened (it is the uploader's text)."""
-    text = name.encode("unicode_escape", errors="backslashreplace").decode("ascii", "replace")
+    """A member name as it may appear in a message: escaped, shortened (it is the uploader's
+    text)."""
+    text = inert(name, keep_lines=False)
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
@@ -257,8 +262,8 @@ class Unpacked:
 
 
 def unpack(
-    archive: str | os.PathLike | BinaryIO,
-    dest: str | os.PathLike,
+    archive: str | os.PathLike[str] | BinaryIO,
+    dest: str | os.PathLike[str],
     limits: ArchiveLimits = DEFAULT_LIMITS,
 ) -> Unpacked:
     """Unpack a gzip-compressed tar (a path or a binary file) into ``dest``, which must not exist.
@@ -290,7 +295,8 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
     root_fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
-            tar = tarfile.open(fileobj=io.BufferedReader(reader, 64 * 1024), mode="r|")
+            # closed in the finally below, which keeps the archive's own error
+            tar = tarfile.open(fileobj=io.BufferedReader(reader, 64 * 1024), mode="r|")  # noqa: SIM115
         except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
             raise ArchiveError(
                 ArchiveProblem.MALFORMED, f"not a gzip-compressed tar archive ({error})"
@@ -323,7 +329,8 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
                             if copied > limits.max_file_bytes or written > limits.max_total_bytes:
                                 raise ArchiveError(
                                     ArchiveProblem.TOO_LARGE,
-                                    f"member {_shown(member.name)}: more bytes than the limits allow",
+                                    f"member {_shown(member.name)}: more bytes than the limits "
+                                    "allow",
                                 )
                             out.write(chunk)
                     if copied != member.size:
@@ -341,10 +348,9 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
                 ArchiveProblem.MALFORMED, f"a corrupt or truncated archive ({error})"
             ) from None
         finally:
-            try:
+            # closing after an error may fail again; the error stands
+            with contextlib.suppress(Exception):
                 tar.close()
-            except Exception:  # noqa: BLE001 - closing after an error may fail again; the error stands
-                pass
     finally:
         os.close(root_fd)
     if files == 0:
@@ -395,7 +401,9 @@ def _walk(folder: Path) -> Iterable[tuple[str, Path]]:
             yield (here / name).relative_to(folder).as_posix(), here / name
 
 
-def pack(folder: str | os.PathLike, out: BinaryIO, limits: ArchiveLimits = DEFAULT_LIMITS) -> int:
+def pack(
+    folder: str | os.PathLike[str], out: BinaryIO, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> int:
     """Write a deterministic tar.gz of the bot ``folder`` to ``out``; return the number of files.
 
     Refuses (ArchiveError) what :func:`unpack` would refuse, and symlinks that leave the folder.
@@ -453,6 +461,9 @@ def pack(folder: str | os.PathLike, out: BinaryIO, limits: ArchiveLimits = DEFAU
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "IGNORED_DIRS",
+    "IGNORED_FILES",
+    "IGNORED_SUFFIXES",
     "ArchiveError",
     "ArchiveLimits",
     "ArchiveProblem",

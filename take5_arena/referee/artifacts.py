@@ -13,9 +13,10 @@ Why archives and not images pushed to a registry: a bot's source is small (kilob
 worker's engine must be able to build anyway (the hardened build runs on the worker), and no
 registry needs to be deployed, secured and kept in step with the store.
 
-What goes in is what the build would copy (the folder's scan: take5_arena/referee/sandbox/context.py).
-Determinism: members sorted by path, mtime 0, uid/gid 0, modes 0644/0755 (executable bits kept),
-no owner names, ustar format. The same folder content gives the same digest on every machine.
+What goes in is what the build would copy (the folder's scan:
+take5_arena/referee/sandbox/context.py). Determinism: members sorted by path, mtime 0, uid/gid 0,
+modes 0644/0755 (executable bits kept), no owner names, ustar format. The same folder content gives
+the same digest on every machine.
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ def _hex(digest: str) -> str:
 def pack(folder: str | os.PathLike[str] | BotFolder) -> Artifact:
     """The deterministic archive of a bot folder: exactly the entries the build would copy.
 
-    The folder is scanned first (take5_arena/referee/sandbox/context.py: size, file-count, path and depth
-    limits; symlinks never followed, one that leads outside refused; caches and VCS folders left
-    out), or ``folder`` is such a scan already. Files are read by the scan's list: a file whose size
-    changed since, or that is no longer a plain file, refuses the pack (a folder being edited).
+    The folder is scanned first (take5_arena/referee/sandbox/context.py: size, file-count, path and
+    depth limits; symlinks never followed, one that leads outside refused; caches and VCS folders
+    left out), or ``folder`` is such a scan already. Files are read by the scan's list: a file whose
+    size changed since, or that is no longer a plain file, refuses the pack (a folder being edited).
     Symlinks that stay inside the folder are kept as symlinks (npm's ``node_modules/.bin``).
     """
     try:

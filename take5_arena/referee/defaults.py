@@ -1,11 +1,10 @@
-"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match layer, the
-tournament settings and the sandbox limits all read them from here.
+"""Every default of the referee, once: the command line (take5_arena/cli/options.py), the match
+layer, the tournament settings and the Docker sandbox (referee/sandbox/limits.py) all read them
+from here.
 
 Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
 the rules, so the rules engine owns them), and so do the clocks' (take5.clock: the harness applies
-the same limits); this module only re-exports them under one roof. The
-Docker sandbox modules keep their own literals for now (they are being rewritten into
-take5_arena/referee/sandbox/ and will read these).
+the same limits); this module only names them under one roof.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ TIMEOUT = DEFAULT_TIMEOUT  # 1 s per PickCard / ChooseRow call, when no time con
 #: Which clock measures a bot's time (take5.clock): its own CPU time where the referee can measure
 #: it (a local process's tree, a container's cgroup), so that a busy host does not make a correct
 #: bot late; the wall clock where it cannot (a bot given by address).
-CLOCK = DEFAULT_CLOCK.value
+CLOCK = DEFAULT_CLOCK
 #: Under the CPU clock, a decision's wall-clock cap is this many times its limit (take5.clock:
 #: and at least WALL_FLOOR more): the safety net for a bot that sleeps or blocks.
 WALL_FACTOR = DEFAULT_WALL_FACTOR
@@ -44,7 +43,8 @@ correct bots (and the arena's own house opponent) late at 10 s."""
 START_WALL = 120.0
 """Under the CPU clock, the wall-clock seconds a bot has to start serving at most (the safety net
 for a bot that sleeps or hangs at start): generous, since a loaded host slows a start that uses
-little CPU. It costs only for a bot that never starts, once per table (it is then out of the match)."""
+little CPU. It costs only for a bot that never starts, once per table (it is then out of the
+match)."""
 HANDSHAKE_TIMEOUT = 2.0
 MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped
@@ -58,7 +58,11 @@ TOURNAMENT_SANDBOX = SandboxKind.DOCKER.value
 MEMORY = "256m"  # per bot, also its swap limit (no swap)
 CPUS = 1.0
 PIDS = 64
+TMPFS = "16m"  # size of a bot container's /tmp, /dev/shm and each tmpfs replacing a VOLUME
+#: The Python runtime's image, which bot images are built on (scripts/setup-docker.sh makes it);
+#: the other runtimes' images are in referee/sandbox/manifest.py.
 BASE_IMAGE = "take5/python:3.11"
+ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engine counts as gone
 
 # -- tournaments ----------------------------------------------------------------------------------
 DUPLICATE = True

@@ -1,23 +1,20 @@
 """The one base of every error the referee raises on purpose, and its tree::
 
-    RefereeError
-    ├── BadBotRefError (ValueError)    match/botref.py: a BOT argument names nothing to run
-    ├── CallFailedError                match/remote.py: a call to a bot gave no usable answer;
-    │                                  ``kind``: the fault (match/faults.py's FaultKind)
-    ├── ArchiveError (ValueError)      archive.py: an archive that would not unpack safely
-    ├── ArtifactError                  artifacts.py: a validated archive missing or not matching
-    ├── StoreError                     store/store.py: not a tournament, a newer schema, ...
-    ├── SandboxError                   sandbox/errors.py (its tree is drawn there)
-    │   ├── EngineUnavailableError     no Docker engine answers
-    │   ├── ImageBuildError            a bot folder did not become an image (sandbox/build_errors.py)
-    │   └── ContainerStartError        a bot container could not be created or started
-    ├── TournamentError                tournament/errors.py: a tournament command cannot go on
-    │   ├── SubmitRefusedError         a bot failed validation (``reason``, its ``stderr``)
-    │   ├── ScheduleError (ValueError) tournament/schedule.py: no schedule for these settings
-    │   ├── SettleError (ValueError)   tournament/adaptive.py: no adaptive schedule
-    │   └── ExecutorError (ValueError) tournament/executors.py: a bad or unreachable executor
-    └── InfraError                     tournament/errors.py: a game that is nobody's fault;
-                                       ``kind``: kinds.py's InfraKind
+    RefereeError ├── BadBotRefError (ValueError)    match/botref.py: a BOT argument names nothing to
+    run ├── CallFailedError                match/remote.py: a call to a bot gave no usable answer; │
+    ``kind``: the fault (match/faults.py's FaultKind) ├── ArchiveError (ValueError)      archive.py:
+    an archive that would not unpack safely ├── ArtifactError                  artifacts.py: a
+    validated archive missing or not matching ├── StoreError                     store/store.py: not
+    a tournament, a newer schema, ... ├── SandboxError                   sandbox/errors.py (its tree
+    is drawn there) │   ├── EngineUnavailableError     no Docker engine answers │   ├──
+    ImageBuildError            a bot folder did not become an image (sandbox/build_errors.py) │
+    └── ContainerStartError        a bot container could not be created or started ├──
+    TournamentError                tournament/errors.py: a tournament command cannot go on │   ├──
+    SubmitRefusedError         a bot failed validation (``reason``, its ``stderr``) │   ├──
+    ScheduleError (ValueError) tournament/schedule.py: no schedule for these settings │   ├──
+    SettleError (ValueError)   tournament/adaptive.py: no adaptive schedule │   └── ExecutorError
+    (ValueError) tournament/executors.py: a bad or unreachable executor └── InfraError
+    tournament/errors.py: a game that is nobody's fault; ``kind``: kinds.py's InfraKind
 
 A bot's faults during a game are not exceptions: they are data in the game record
 (match/faults.py); a bot's exception reaches the referee as a ``CallFailedError`` of kind ``error``.

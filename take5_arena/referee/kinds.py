@@ -1,5 +1,6 @@
 """The referee's vocabularies as enums: where a bot runs, why a game could not be played, how a
-tournament run ended. (Fault kinds, what a bot did wrong, are in take5_arena/referee/match/faults.py.)
+tournament run ended. (Fault kinds, what a bot did wrong, are in
+take5_arena/referee/match/faults.py.)
 
 Each is a ``str`` enum: a member is its own JSON value and equals its string, so the store and the
 records hold the same text as before these were enums, and old stores read back unchanged.
@@ -24,7 +25,8 @@ class SandboxKind(StrEnum):
     """Where a bot runs."""
 
     DOCKER = "docker"
-    """A fresh locked-down container per game (no network, read-only files, memory/CPU/pids limits)."""
+    """A fresh locked-down container per game (no network, read-only files, memory/CPU/pids limits).
+    """
     LOCAL = "local"
     """A local process of the operator's user: only for bots the operator trusts."""
 

@@ -9,7 +9,8 @@ from take5_arena.service.errors import ServeError
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address, IPv6 in brackets or not) is this machine's loopback."""
+    """Whether ``host`` (a name or an address, IPv6 in brackets or not) is this machine's
+    loopback."""
     host = host.strip("[]")
     if host == "localhost":
         return True

@@ -31,8 +31,9 @@ being a list of working tokens. An unknown token id costs the same hash as a wro
 
 A submission row is written, in one transaction with the claim of the bot name, only once the whole
 upload is on disk (fsync'd and renamed into place by take5_arena/service/intake.py): a row is the
-arena's promise that the submission will be validated, also after a crash. Status (:class:`SubmissionStatus`):
-``received`` -> ``validating`` -> ``accepted`` | ``unchanged`` | ``refused``.
+arena's promise that the submission will be validated, also after a crash. Status
+(:class:`SubmissionStatus`): ``received`` -> ``validating`` -> ``accepted`` | ``unchanged`` |
+``refused``.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ CREATE TABLE IF NOT EXISTS arena_submissions (
     archive_path TEXT NOT NULL,
     archive_bytes INTEGER NOT NULL,
     received_at TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('received', 'validating', 'accepted', 'unchanged', 'refused')),
+    status TEXT NOT NULL
+        CHECK (status IN ('received', 'validating', 'accepted', 'unchanged', 'refused')),
     version_id INTEGER,
     detail TEXT NOT NULL DEFAULT '',
     bot_output TEXT NOT NULL DEFAULT '',
@@ -252,9 +254,9 @@ class Accounts:
                 raise BadRequestError(f"author {name!r} exists (--new-token replaces the token)")
             if exists:
                 db.execute(
-                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?, revoked_at = NULL,"
-                    " max_active_bots = ?, max_submissions_per_hour = ?, max_archive_bytes = ?"
-                    " WHERE name = ?",
+                    "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?, revoked_at "
+                    "= NULL, max_active_bots = ?, max_submissions_per_hour = ?, max_archive_bytes "
+                    "= ? WHERE name = ?",
                     (
                         token_id,
                         salt,
@@ -368,7 +370,8 @@ class Accounts:
     # -- submissions -------------------------------------------------------------------------------
 
     def check_can_submit(self, author: Author, bot_name: str, archive_bytes: int = 0) -> None:
-        """Ownership and the author's limits, before the upload (checked again when it is recorded)."""
+        """Ownership and the author's limits, before the upload (checked again when it is
+        recorded)."""
         with self.lock:
             self._check_can_submit(self.db, author, bot_name, archive_bytes)
 
@@ -467,8 +470,8 @@ class Accounts:
         finished = now() if SubmissionStatus(status).finished else None
         with self.tx() as db:
             db.execute(
-                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?, bot_output = ?,"
-                " finished_at = ? WHERE id = ?",
+                "UPDATE arena_submissions SET status = ?, version_id = ?, detail = ?, bot_output "
+                "= ?, finished_at = ? WHERE id = ?",
                 (
                     SubmissionStatus(status).value,
                     version_id,
@@ -597,6 +600,11 @@ def _copy_old_accounts(store_path: Path, target: Path, tables: set[str]) -> None
 __all__ = [
     "ACCOUNTS_NAME",
     "DEFAULT_LIMITS",
+    "NAME_RE",
+    "PBKDF2_ITERATIONS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "TOKEN_PREFIX",
     "Accounts",
     "Author",
     "Limits",

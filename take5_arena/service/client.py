@@ -7,6 +7,9 @@ address that is not loopback unless ``--insecure`` asks for it.
 
 The token comes from ``--token-file`` or the ``TAKE5_TOKEN`` environment variable (never a command
 line argument, which other users of the machine can read), and travels as ``authorization: Bearer``.
+
+What the server sends back (bot names, a bot's output, fault details) is returned as sent: the
+command line shows it through take5_arena/cli/terminal.py, the SDK's one definition of inert text.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import grpc
 
@@ -27,7 +31,9 @@ from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.defaults import CHUNK_BYTES
 from take5_arena.service.errors import ClientError
 
-TOKEN_ENV = "TAKE5_TOKEN"  # also named in take5_arena/cli/service.py
+Reply = TypeVar("Reply")
+
+TOKEN_ENV = "TAKE5_TOKEN"
 SERVER_ENV = "TAKE5_SERVER"
 
 
@@ -87,7 +93,8 @@ class ArenaClient:
             self.channel = grpc.insecure_channel(server)
         else:
             self.channel = grpc.secure_channel(server, grpc.ssl_channel_credentials())
-        self.stub = pb_grpc.ArenaStub(self.channel)
+        # the generated stub is untyped: _call checks the type of every reply instead
+        self.stub = pb_grpc.ArenaStub(self.channel)  # type: ignore[no-untyped-call]
         self.metadata = [("authorization", f"Bearer {token}")] if token else []
 
     def close(self) -> None:
@@ -99,9 +106,13 @@ class ArenaClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, fn, request, timeout: float | None = None):  # type: ignore[no-untyped-def]
+    def _call(
+        self, method: str, request: Any, reply: type[Reply], timeout: float | None = None
+    ) -> Reply:
+        """Call ``method`` of the Arena service; its reply, checked to be a ``reply``."""
+        call = getattr(self.stub, method)
         try:
-            return fn(request, metadata=self.metadata, timeout=timeout or self.timeout)
+            answer = call(request, metadata=self.metadata, timeout=timeout or self.timeout)
         except grpc.RpcError as error:
             code = error.code() if hasattr(error, "code") else None
             details = error.details() if hasattr(error, "details") else str(error)
@@ -112,6 +123,9 @@ class ArenaClient:
             elif code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 details = f"no answer from the arena at {self.server} in time"
             raise ClientError((details or str(code)).splitlines()[0], code) from None
+        if not isinstance(answer, reply):
+            raise ClientError(f"the arena answered {method} with a {type(answer).__name__}")
+        return answer
 
     def submit(self, bot_name: str, packed: Packed) -> pb.SubmitBotResponse:
         def messages() -> Iterator[pb.SubmitBotRequest]:
@@ -123,35 +137,32 @@ class ArenaClient:
             for i in range(0, len(packed.data), CHUNK_BYTES):
                 yield pb.SubmitBotRequest(chunk=packed.data[i : i + CHUNK_BYTES])
 
-        return self._call(self.stub.SubmitBot, messages())
+        return self._call("SubmitBot", messages(), pb.SubmitBotResponse)
 
     def my_bots(self) -> pb.ListMyBotsResponse:
-        return self._call(self.stub.ListMyBots, pb.ListMyBotsRequest(), 60)
+        return self._call("ListMyBots", pb.ListMyBotsRequest(), pb.ListMyBotsResponse, 60)
 
     def withdraw(self, bot_name: str) -> pb.WithdrawBotResponse:
-        return self._call(self.stub.WithdrawBot, pb.WithdrawBotRequest(bot_name=bot_name), 60)
+        request = pb.WithdrawBotRequest(bot_name=bot_name)
+        return self._call("WithdrawBot", request, pb.WithdrawBotResponse, 60)
 
     def standings(self) -> pb.StandingsResponse:
-        return self._call(self.stub.Standings, pb.StandingsRequest(), 60)
+        return self._call("Standings", pb.StandingsRequest(), pb.StandingsResponse, 60)
 
     def record(self, game_id: str) -> pb.GetGameRecordResponse:
-        return self._call(self.stub.GetGameRecord, pb.GetGameRecordRequest(game_id=game_id), 60)
+        request = pb.GetGameRecordRequest(game_id=game_id)
+        return self._call("GetGameRecord", request, pb.GetGameRecordResponse, 60)
 
     def faults(self, bot_name: str, limit: int = 50) -> pb.MyBotFaultsResponse:
-        return self._call(
-            self.stub.MyBotFaults, pb.MyBotFaultsRequest(bot_name=bot_name, limit=limit), 60
-        )
+        request = pb.MyBotFaultsRequest(bot_name=bot_name, limit=limit)
+        return self._call("MyBotFaults", request, pb.MyBotFaultsResponse, 60)
 
 
-def safe(text: str) -> str:
-    """Text from the server (a bot's output, a bot's name) made safe for a terminal: every control
-    character but newline and tab is escaped, so a bot cannot move the cursor or recolour the screen."""
-    return "".join(
-        c
-        if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127 and not 0x80 <= ord(c) < 0xA0)
-        else f"\\x{ord(c):02x}"
-        for c in text
-    )
-
-
-__all__ = ["ArenaClient", "Packed", "pack_folder", "read_token", "safe"]
+__all__ = [
+    "SERVER_ENV",
+    "TOKEN_ENV",
+    "ArenaClient",
+    "Packed",
+    "pack_folder",
+    "read_token",
+]

@@ -1,15 +1,14 @@
 """The arena service's errors (``referee serve`` and its client), under one base::
 
-    ServiceError
-    ├── RequestError                  a call the server refuses; ``code``: its gRPC status
-    │   ├── AuthenticationError       UNAUTHENTICATED: no token, a wrong or revoked one
-    │   ├── PermissionDeniedError     PERMISSION_DENIED: the bot belongs to another author
-    │   ├── NotFoundError             NOT_FOUND: no such author, bot, submission or game (also LookupError)
-    │   ├── LimitExceededError        RESOURCE_EXHAUSTED: a per-author or a server limit
-    │   └── BadRequestError           INVALID_ARGUMENT: a bad name, a stream without metadata (also ValueError)
-    ├── ServeError                    the server cannot start (address, certificate, tournament)
-    └── ClientError                   a call from the client failed (take5_arena/service/client.py);
-                                      ``code``: the status the server answered, or None
+    ServiceError ├── RequestError                  a call the server refuses; ``code``: its gRPC
+    status │   ├── AuthenticationError       UNAUTHENTICATED: no token, a wrong or revoked one │
+    ├── PermissionDeniedError     PERMISSION_DENIED: the bot belongs to another author │   ├──
+    NotFoundError             NOT_FOUND: no such author, bot, submission or game (also LookupError)
+    │   ├── LimitExceededError        RESOURCE_EXHAUSTED: a per-author or a server limit │   └──
+    BadRequestError           INVALID_ARGUMENT: a bad name, a stream without metadata (also
+    ValueError) ├── ServeError                    the server cannot start (address, certificate,
+    tournament) └── ClientError                   a call from the client failed
+    (take5_arena/service/client.py); ``code``: the status the server answered, or None
 
 Every message is one line for the user. The servicer turns a :class:`RequestError` into its status
 code (take5_arena/service/servicer.py); the client turns the status back into a
@@ -67,7 +66,8 @@ class BadRequestError(RequestError, ValueError):
 
 
 class ServeError(ServiceError):
-    """The server cannot start (bad address, certificate, tournament); the message is for the user."""
+    """The server cannot start (bad address, certificate, tournament); the message is for the
+    user."""
 
 
 class ClientError(ServiceError):

@@ -9,15 +9,15 @@ Layout under the tournament directory::
 
 The order of writes is what makes the arena restart-safe: bytes go to a temporary file, which is
 fsync'd and renamed to its final name (and the directory fsync'd) before the submission row is
-committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size and SHA-256
-match what the client declared. A server killed before the commit leaves at most a temporary or an
-unreferenced file, which the next start removes; killed after it, the row is there and the
-submission is validated at the next start.
+committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size
+and SHA-256 match what the client declared. A server killed before the commit leaves at most a
+temporary or an unreferenced file, which the next start removes; killed after it, the row is there
+and the submission is validated at the next start.
 
-Validation is today's ``referee submit`` (take5_arena/referee/tournament/ ``submit``: the image builds, the
-bot starts, shakes hands and plays two smoke games without a fault), run on a small pool of worker
-threads so that neither the upload stream nor the other calls wait for a build. Unpacking goes
-through take5_arena/referee/archive.py, the one place an archive becomes a folder.
+Validation is today's ``referee submit`` (take5_arena/referee/tournament/ ``submit``: the image
+builds, the bot starts, shakes hands and plays two smoke games without a fault), run on a small pool
+of worker threads so that neither the upload stream nor the other calls wait for a build. Unpacking
+goes through take5_arena/referee/archive.py, the one place an archive becomes a folder.
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ class Spool:
     def receive(self, chunks: Iterable[bytes], *, size: int, sha256: str, max_bytes: int) -> Path:
         """Write an upload; return its archive path once complete and durable.
 
-        Raises LimitExceededError (more than ``max_bytes``) or BadRequestError (size or digest differ from the
-        declared ones); a failed upload leaves nothing.
+        Raises LimitExceededError (more than ``max_bytes``) or BadRequestError (size or digest
+        differ from the declared ones); a failed upload leaves nothing.
         """
         part = self.uploads / f".part-{secrets.token_hex(8)}"
         digest = hashlib.sha256()
@@ -112,7 +112,8 @@ class Spool:
         return self.bots / bot_name / sha256[:16]
 
     def unpack(self, archive: Path, bot_name: str, sha256: str, limits: ArchiveLimits) -> Path:
-        """The bot's folder for this archive, unpacked (once) through take5_arena/referee/archive.py."""
+        """The bot's folder for this archive, unpacked (once) through
+        take5_arena/referee/archive.py."""
         dest = self.unpacked(bot_name, sha256)
         if dest.is_dir():
             return dest

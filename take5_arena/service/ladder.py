@@ -1,11 +1,11 @@
 """The continuous ladder: while the arena serves, games keep being played between the active bots.
 
 Every game goes through the tournament machinery (take5_arena/referee/tournament/): a table is a
-:class:`~take5_arena.referee.tournament.TableSpec` (one deal, every rotation: a duplicate set), played by
-``run_table`` on a ``concurrent.futures`` executor (local threads by default, or Dask), and each
-finished game is committed to the store with its record in one transaction, game ids unique. So the
-ladder inherits the tournament's guarantees: nothing recorded twice, and a game cut off by a killed
-server is not recorded and is replayed from its seed.
+:class:`~take5_arena.referee.tournament.TableSpec` (one deal, every rotation: a duplicate set),
+played by ``run_table`` on a ``concurrent.futures`` executor (local threads by default, or Dask),
+and each finished game is committed to the store with its record in one transaction, game ids
+unique. So the ladder inherits the tournament's guarantees: nothing recorded twice, and a game cut
+off by a killed server is not recorded and is replayed from its seed.
 
 What to play next is a :class:`Planner`'s choice; :func:`make_planner` is the one place that picks
 it. The default :class:`SettlingPlanner`:
@@ -14,15 +14,16 @@ it. The default :class:`SettlingPlanner`:
   active bot (the other seats filled with the least-played bots), before anything else is planned.
 * **Steady state**: one table at a time, where the ranking is least settled: the window of
   neighbours in the current order whose likelihoods of superiority are furthest from 95%, by the
-  rule of ``referee tournament run --until-settled`` (take5_arena/referee/tournament/adaptive.py). While a bot
-  has no game yet, the least-played active bot plus a seeded random choice of the others.
+  rule of ``referee tournament run --until-settled`` (take5_arena/referee/tournament/adaptive.py).
+  While a bot has no game yet, the least-played active bot plus a seeded random choice of the
+  others.
 
 The plan is written to the store before it is played: each planned batch is a schedule
 ``ladder-NNNNNN`` (the gauntlet's description names the version), with its games pending. At start
 the ladder first plays the pending games of earlier batches whose bots are all still active at the
 same versions; the deal seeds come from the batch number, so ids never repeat. A game that fails for
-a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament, and failures
-in a row make the ladder wait longer and longer (up to a minute) before its next table.
+a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament, and
+failures in a row make the ladder wait longer and longer (up to a minute) before its next table.
 
 Publishing is a separate thread (:class:`Publisher`): standings.json and the static site are
 refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
@@ -144,8 +145,9 @@ class GauntletPlanner:
 class SettlingPlanner(GauntletPlanner):
     """The gauntlet first, then each next table where the ranking is least settled: the window of
     neighbours in the current order whose likelihoods of superiority are furthest from the
-    confidence (take5_arena.referee.tournament.adaptive, the scheduler of ``tournament run --until-settled``).
-    Bots that have not played yet, or a pool too small for a window, get the least-played table."""
+    confidence (take5_arena.referee.tournament.adaptive, the scheduler of ``tournament run
+    --until-settled``). Bots that have not played yet, or a pool too small for a window, get the
+    least-played table."""
 
     def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
         k = pool.table_size
@@ -251,7 +253,8 @@ class Ladder:
                             f"ladder failed ({self.error}); starting over from the store\n"
                             + traceback.format_exc(limit=8)
                         )
-                        # the tables still playing finish first, so that none is played twice at once
+                        # the tables still playing finish first, so that none is played twice at
+                        # once
                         driver = self._driver
                         if driver is not None:
                             concurrent.futures.wait(list(driver.in_flight), timeout=300)
@@ -276,7 +279,8 @@ class Ladder:
         resumed = self._resume(store)
         if resumed:
             self.log(
-                f"ladder: resuming {sum(len(s.games) for s in resumed)} games planned before the restart"
+                f"ladder: resuming {sum(len(s.games) for s in resumed)} games planned before the "
+                "restart"
             )
         driver.add(resumed)
         while not self._stop.is_set():
@@ -315,7 +319,8 @@ class Ladder:
             f"{first[0] if first else ''}"
         )
 
-    # -- planning against the store --------------------------------------------------------------------
+    # -- planning against the store
+    # --------------------------------------------------------------------
 
     @staticmethod
     def _has_gauntlet(store: Store, key: str) -> bool:
@@ -525,11 +530,15 @@ class Publisher:
 
 
 __all__ = [
+    "BATCH_TABLES",
+    "GAUNTLET",
+    "LADDER_PREFIX",
     "GauntletPlanner",
     "Ladder",
     "LadderConfig",
     "Planner",
     "PoolView",
     "Publisher",
+    "SettlingPlanner",
     "make_planner",
 ]

@@ -152,8 +152,8 @@ def bot_faults(
 
 
 def public_record(record: GameRecord) -> dict[str, Any]:
-    """A record as anyone may read it: without the bots' own output (the turns' ``logs``), which only
-    each bot's author reads (MyBotFaults)."""
+    """A record as anyone may read it: without the bots' own output (the turns' ``logs``), which
+    only each bot's author reads (MyBotFaults)."""
     out: dict[str, Any] = dict(record)
     rounds = []
     for rnd in record.get("rounds") or []:

@@ -246,7 +246,8 @@ class _Server:
                 if settings.sandbox == SandboxKind.DOCKER:
                     close_launchers()
                 log(
-                    f"arena stopped: {ladder.played if ladder else 0} ladder games played in this run"
+                    f"arena stopped: {ladder.played if ladder else 0} ladder games played in this "
+                    "run"
                 )
         return 130 if self.interrupted else 0
 

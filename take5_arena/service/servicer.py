@@ -193,7 +193,8 @@ class ArenaService(pb_grpc.ArenaServicer):
                     return messages.submit_pending(row)
         return messages.submit_verdict(row, result)
 
-    # -- ListMyBots / WithdrawBot -------------------------------------------------------------------
+    # -- ListMyBots / WithdrawBot
+    # -------------------------------------------------------------------
 
     @_rpc
     def ListMyBots(
@@ -222,7 +223,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.log(f"withdrawn: {author.name}/{name}")
         return pb.WithdrawBotResponse(bot_name=name, was_active=was_active)
 
-    # -- public: Standings / GetGameRecord ------------------------------------------------------------
+    # -- public: Standings / GetGameRecord
+    # ------------------------------------------------------------
 
     @_rpc
     def Standings(

@@ -1,4 +1,5 @@
-"""Opponents that ship with the SDK: installing the SDK alone (``pip install ./sdk``) is enough to try a bot::
+"""Opponents that ship with the SDK: installing the SDK alone (``pip install ./sdk``) is enough to
+try a bot::
 
     from take5 import play_against
     from take5.bots import HeuristicBot

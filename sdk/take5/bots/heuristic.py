@@ -48,8 +48,8 @@ class HeuristicBot(Bot):
         if not unseen or others == 0:
             return 0.0
         between = sum(1 for c in unseen if row[-1] < c < card)
-        # Each other player holds a random part of the unseen cards; the chance that the one it plays
-        # falls in our gap is roughly the gap's share of the unseen cards.
+        # Each other player holds a random part of the unseen cards; the chance that the one it
+        # plays falls in our gap is roughly the gap's share of the unseen cards.
         p = between / len(unseen)
         slots = MAX_ROW_LENGTH - len(row)
         return at_least(slots, others, p) * (penalty(row) + 1)

@@ -1,8 +1,8 @@
 """random: plays a uniformly random card of its hand, takes a random row, drafts a random card.
 
 The randomness is seeded from the situation itself (seat, round, turn, hand, rows), so the bot keeps
-no state and the same game replays identically (with the same Python version, whose hash of a tuple of
-numbers is fixed): handy for tests and benchmarks.
+no state and the same game replays identically (with the same Python version, whose hash of a tuple
+of numbers is fixed): handy for tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ class RandomBot(Bot):
         self.seed = seed
 
     def _rng(self, view: View) -> random.Random:
-        # hash() of numbers and tuples of numbers is not salted per process (only str and bytes are).
+        # hash() of numbers and tuples of numbers is not salted per process (only str and bytes
+        # are).
         return random.Random(
             hash((self.seed, view.seat, view.round, view.turn, view.hand, view.rows, view.pool))
         )

@@ -1,11 +1,11 @@
 """Each bot's own output, turn by turn, kept in the game record (a turn's optional `logs`).
 
 A bot author debugs by reading what their bot printed next to the turn it printed it in. Local bots
-write to a pipe the referee drains (take5_arena/referee/match/local.py); after every turn the match takes what each bot
-wrote since the last turn (`take_output()` on its handle; "" where the launcher keeps none) and keeps it
-here, bounded and made inert: at most `LIMIT` characters per seat per turn, control characters as
-visible escapes (a log is read in terminals and web pages). Output from before the first turn of a
-game (start-up banners) is dropped; output during a draft goes with turn 1.
+write to a pipe the referee drains (take5_arena/referee/match/local.py); after every turn the match
+takes what each bot wrote since the last turn (`take_output()` on its handle; "" where the launcher
+keeps none) and keeps it here, bounded and made inert: at most `LIMIT` characters per seat per turn,
+control characters as visible escapes (a log is read in terminals and web pages). Output from before
+the first turn of a game (start-up banners) is dropped; output during a draft goes with turn 1.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def clean(text: str, limit: int = LIMIT) -> str:
 
 
 def take(handles: Sequence[BotHandle]) -> list[list[Any]]:
-    """What each handle's bot wrote since the last call, as [[seat, text], ...] (seats that wrote)."""
+    """What each handle's bot wrote since the last call, as [[seat, text], ...] (seats that
+    wrote)."""
     logs: list[list[Any]] = []
     for seat, handle in enumerate(handles):
         text = clean(handle.take_output())

@@ -17,9 +17,6 @@ class BadBotRefError(RefereeError, ValueError):
     """A BOT argument that names nothing the referee can run or reach."""
 
 
-BadBotRef = BadBotRefError  # the name before the ...Error convention
-
-
 _HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 BOT_FILE = "bot.py"
@@ -31,8 +28,8 @@ DOCKER_FILE = "Dockerfile"
 class BotRef:
     """A parsed BOT argument.
 
-    kind: "python" (run `python3 bot.py` in its folder), "command" (run the folder's executable `run`
-    script, for bots in other languages), "address" (connect to a bot someone else runs) or
+    kind: "python" (run `python3 bot.py` in its folder), "command" (run the folder's executable
+    `run` script, for bots in other languages), "address" (connect to a bot someone else runs) or
     "dockerfile" (a folder with only a Dockerfile: runs with --sandbox docker only).
     """
 
@@ -59,7 +56,7 @@ class BotRef:
 
 
 def parse_bot(text: str) -> BotRef:
-    """Parse one BOT argument; BadBotRef says what was expected."""
+    """Parse one BOT argument; BadBotRefError says what was expected."""
     if text.startswith("unix:"):
         if len(text) <= len("unix:"):
             raise BadBotRefError(

@@ -214,9 +214,7 @@ class StartClock:
         self.limits = limits
         self.handle = handle
         self.kind = (
-            ClockKind.CPU
-            if limits.clock is ClockKind.CPU and handle.cpu_clock
-            else ClockKind.WALL
+            ClockKind.CPU if limits.clock is ClockKind.CPU and handle.cpu_clock else ClockKind.WALL
         )
         self.base = handle.cpu_time() if self.kind is ClockKind.CPU else None
         """The first reading of the bot's CPU time: the start counts from there (a container that
@@ -261,7 +259,9 @@ def time_control_record(control: TimeControl, limits: CallLimits) -> dict[str, A
     }
 
 
-def attach_times(record: Mapping[str, Any], times: Mapping[tuple[int, int], list[list[int]]]) -> None:
+def attach_times(
+    record: Mapping[str, Any], times: Mapping[tuple[int, int], list[list[int]]]
+) -> None:
     """Put each decision's time into the record: ``clock`` of each turn, and of each round's draft
     (key turn 0): ``[seat, milliseconds used, bank after]`` in the order the decisions were asked.
     A record from `Game.record` shares its rounds with the game: this only sets those keys."""
@@ -278,6 +278,8 @@ def attach_times(record: Mapping[str, Any], times: Mapping[tuple[int, int], list
 
 
 __all__ = [
+    "POLL_LONGEST",
+    "POLL_SHORTEST",
     "Pending",
     "SeatClock",
     "StartClock",

@@ -34,7 +34,7 @@ class CallLimits:
     """Faults in one game after which the bot forfeits it."""
     time_control: TimeControl | None = None
     """A bank per game, an increment per decision, maybe a cap (None: ``timeout`` per decision)."""
-    clock: ClockKind = ClockKind(defaults.CLOCK)
+    clock: ClockKind = defaults.CLOCK
     """What measures the time: the bot's CPU time (where it can be measured, else the wall clock),
     or the wall clock."""
     wall_factor: int = defaults.WALL_FACTOR

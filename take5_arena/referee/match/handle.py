@@ -1,11 +1,12 @@
 """What the match needs of a bot: a :class:`BotHandle` (its process) and a :class:`BotConnection`
 (the calls).
 
-The match layer only needs an address to connect to, a way to stop the bot, and, when a call fails, to
-know whether the bot is still alive (a crash and a refused connection are different faults). Local
-processes (take5_arena/referee/match/local.py), Docker containers (take5_arena/referee/sandbox/),
-bots someone else runs (:class:`AddressHandle`) and bots in the referee's own process
-(take5_arena/referee/match/memory.py, for tests) all fit behind this interface.
+The match layer only needs an address to connect to, a way to stop the bot, and, when a call fails,
+to know whether the bot is still alive (a crash and a refused connection are different faults).
+Local processes (take5_arena/referee/match/local.py), Docker containers
+(take5_arena/referee/sandbox/), bots someone else runs (:class:`AddressHandle`) and bots in the
+referee's own process (take5_arena/referee/match/memory.py, for tests) all fit behind this
+interface.
 
 Both are :class:`typing.Protocol` classes. The four methods every handle must have are abstract;
 the others have a default that says "nothing special" (a handle that starts the bot once, connects
@@ -97,7 +98,8 @@ class BotHandle(Protocol):
         ...
 
     def exit_status(self) -> int | None:
-        """The exit status once the bot's process has ended (negative: killed by that signal), else None."""
+        """The exit status once the bot's process has ended (negative: killed by that signal), else
+        None."""
         ...
 
     def stderr_tail(self, limit: int = 2000) -> str:

@@ -4,10 +4,10 @@ Each bot gets a private temporary folder (mode 0700) holding its Unix socket, in
 referee process that a reaper removes when the referee ends, even by SIGKILL. Each bot runs in its
 own process group (so that stopping it also stops anything it started, and a Ctrl-C in the terminal
 reaches only the referee, which then stops every bot itself), and dies with the referee on Linux
-even if the referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that started
-it, so start bots from a thread that outlives the match, as `Match` does from its caller's). Its
-stdout and stderr go to a log file of bounded size; the last few kilobytes stay in memory for fault
-reports. Its CPU clock is its process tree's CPU time, read from /proc (`tree_cpu_seconds`).
+even if the referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that
+started it, so start bots from a thread that outlives the match, as `Match` does from its caller's).
+Its stdout and stderr go to a log file of bounded size; the last few kilobytes stay in memory for
+fault reports. Its CPU clock is its process tree's CPU time, read from /proc (`tree_cpu_seconds`).
 """
 
 from __future__ import annotations
@@ -180,8 +180,8 @@ class _OutputPump(threading.Thread):
             self.log.flush()
 
     def take_output(self) -> str:
-        """What the bot wrote since the last call (bounded), including what the pipe holds right now:
-        a bot's output for a turn is in the pipe before its answer reaches the referee."""
+        """What the bot wrote since the last call (bounded), including what the pipe holds right
+        now: a bot's output for a turn is in the pipe before its answer reaches the referee."""
         with self.lock:
             if self.log is not None and not self.eof:
                 self._read_available()
@@ -196,7 +196,8 @@ class _OutputPump(threading.Thread):
 
 
 class LocalBot(BotHandle):
-    """A bot folder run as a local process serving on a Unix socket in a private temporary folder."""
+    """A bot folder run as a local process serving on a Unix socket in a private temporary
+    folder."""
 
     def __init__(
         self,

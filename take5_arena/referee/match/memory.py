@@ -103,7 +103,8 @@ class InMemoryBot(BotHandle):
 
 
 class _Connection:
-    """The calls of an :class:`InMemoryBot`: decoded, answered and encoded in the caller's thread."""
+    """The calls of an :class:`InMemoryBot`: decoded, answered and encoded in the caller's
+    thread."""
 
     def __init__(self, handle: InMemoryBot) -> None:
         self.handle = handle

@@ -12,8 +12,8 @@ at once for a crash or an incompatible protocol, the bot forfeits that game: the
 its seat to the end and it is ranked last. A bot that cannot be started or fails its handshake is
 rejected for the match: its seat is played by the default moves and forfeits every game.
 
-All PickCard calls of a turn are sent at once (the plays are simultaneous) and each is bounded by its
-own deadline, so a turn never takes much longer than the timeout.
+All PickCard calls of a turn are sent at once (the plays are simultaneous) and each is bounded by
+its own deadline, so a turn never takes much longer than the timeout.
 
 The match package, by job: config.py (how a match is played), results.py (what it produced, and
 the command line's exit codes), handle.py and entrant.py (a bot's life: start, connect, restart,
@@ -68,7 +68,8 @@ class Match:
     ) -> None:
         self.config = config or MatchConfig()
         self.observer = observer
-        """Called with the game's record so far after every turn, and when the game ends (--watch)."""
+        """Called with the game's record so far after every turn, and when the game ends
+        (--watch)."""
         refs = [b if isinstance(b, BotRef) else parse_bot(b) for b in bots]
         self.config.settings(len(refs))  # the player count is checked before anything starts
         self.refs = refs

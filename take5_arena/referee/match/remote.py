@@ -121,7 +121,8 @@ defines its class but never starts serving it (local processes and containers al
 
 
 def exited_before_serving(status: int) -> str:
-    """The crash detail of a bot that ended before it served (with :data:`RUN_HINT` for status 0)."""
+    """The crash detail of a bot that ended before it served (with :data:`RUN_HINT` for status
+    0)."""
     text = f"the bot {describe_exit(status)} before it served"
     if status == 0:
         text += RUN_HINT
@@ -191,10 +192,11 @@ class RemoteBot:
     ) -> None:
         """Wait until the bot accepts connections.
 
-        `exit_status` is given for a bot the referee started: CallFailedError(crash) as soon as its process
-        ends, CallFailedError(timeout) if it does not serve within `timeout` wall-clock seconds or
-        once `spent` (the start allowance on the CPU clock) says it used it up. Without it (a bot
-        given by address), CallFailedError(connection) when nothing accepts a connection in time.
+        `exit_status` is given for a bot the referee started: CallFailedError(crash) as soon as its
+        process ends, CallFailedError(timeout) if it does not serve within `timeout` wall-clock
+        seconds or once `spent` (the start allowance on the CPU clock) says it used it up. Without
+        it (a bot given by address), CallFailedError(connection) when nothing accepts a connection
+        in time.
         """
         deadline = time.monotonic() + timeout
         launched = exit_status is not None
@@ -244,7 +246,8 @@ class RemoteBot:
             ready.cancel()
 
     def handshake(self, timeout: float) -> BotInfo:
-        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version differs."""
+        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version
+        differs."""
         request = pb.HandshakeRequest(
             protocol_version=PROTOCOL_VERSION,
             referee=referee_version(),

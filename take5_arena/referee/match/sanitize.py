@@ -32,7 +32,8 @@ def _cap(text: str, limit: int) -> str:
 
 
 def clean_field(text: object, limit: int = FIELD_LIMIT) -> str:
-    """A one-line string from a bot: every control character escaped, at most ``limit`` characters."""
+    """A one-line string from a bot: every control character escaped, at most ``limit``
+    characters."""
     return _cap(inert(text, keep_lines=False), limit)
 
 

@@ -2,9 +2,9 @@
 
 A record's `seats[i]` carries the bot's name, version and author from its handshake, but a bot says
 what it likes there. The digest is the referee's own: the identity of the bot's version, the sha256
-of its deterministic source archive (take5_arena/referee/artifacts.py), the same one `referee submit` stores
-and a tournament ships to its workers, so anyone holding the sources can recompute it. Bots given
-by address have no sources here, hence no digest.
+of its deterministic source archive (take5_arena/referee/artifacts.py), the same one `referee
+submit` stores and a tournament ships to its workers, so anyone holding the sources can recompute
+it. Bots given by address have no sources here, hence no digest.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ from .remote import CallFailedError
 log = logging.getLogger("take5.referee")
 
 Observer = Callable[[GameRecord], None]
-"""Sees a game's record as it grows: after every turn, and once complete (`referee match --watch`)."""
+"""Sees a game's record as it grows: after every turn, and once complete (`referee match
+--watch`)."""
 
 
 class GameTurns:

@@ -1,10 +1,9 @@
 """Errors of building a bot image, under one base.
 
 :class:`ImageBuildError` (take5_arena/referee/sandbox/errors.py, the sandbox's one error tree) is
-what a caller catches: the bot cannot be built, and it is the bot's fault (the referee reports it
-as "bot rejected", exit code 3). Its message is one line fit for an
-operator's terminal; ``output`` holds the build's own output (already stripped of control
-characters), for the bot's log.
+what a caller catches: the bot cannot be built, and it is the bot's fault (the referee reports it as
+"bot rejected", exit code 3). Its message is one line fit for an operator's terminal; ``output``
+holds the build's own output (already stripped of control characters), for the bot's log.
 """
 
 from __future__ import annotations
@@ -26,7 +25,8 @@ class BuildTimeoutError(BuildFailedError):
 
 
 class BuildEngineUnavailableError(ImageBuildError, errors.EngineUnavailableError):
-    """No Docker engine answers while an image is to be built (start one with scripts/setup-docker.sh)."""
+    """No Docker engine answers while an image is to be built (start one with
+    scripts/setup-docker.sh)."""
 
 
 __all__ = [

@@ -31,14 +31,16 @@ class CgroupPaths:
     cpu: Path | None
     """Holds the CPU account: ``cpuacct.usage`` (v1) or ``cpu.stat`` (v2)."""
     pids: Path | None
-    """Holds ``cgroup.procs`` and ``tasks`` (v1 pids controller) or ``cgroup.procs``/``cgroup.threads`` (v2)."""
+    """Holds ``cgroup.procs`` and ``tasks`` (v1 pids controller) or ``cgroup.procs`` and
+    ``cgroup.threads`` (v2)."""
     memory: Path | None
     """Holds ``memory.oom_control`` (v1) or ``memory.events`` (v2)."""
     unified: bool
 
     @staticmethod
     def of_container(container_id: str, root: Path = ROOT) -> CgroupPaths | None:
-        """The cgroup of a container by its full id, for the layouts the engine uses; None if not found."""
+        """The cgroup of a container by its full id, for the layouts the engine uses; None if not
+        found."""
         v1 = {
             controller: [
                 root / controller / "docker" / container_id,
@@ -149,4 +151,4 @@ def oom_kills(paths: CgroupPaths) -> int | None:
     return None
 
 
-__all__ = ["CgroupPaths", "cpu_seconds", "oom_kills", "procs"]
+__all__ = ["ROOT", "CgroupPaths", "cpu_seconds", "oom_kills", "procs"]

@@ -1,9 +1,9 @@
 """Bot containers: the one way one is created and started, and how they are inspected and removed.
 
-`start_container` is the only function in the code base that creates a container of an image a
-bot author influenced, at game time and for probes alike; it always applies the sandbox flags of
-`take5_arena.referee.sandbox.limits.container_kwargs`. tests/test_docker_sandbox.py lists every container
-creation or run in referee/, arena/, bench/ and scripts/ and fails if one bypasses it.
+`start_container` is the only function in the code base that creates a container of an image a bot
+author influenced, at game time and for probes alike; it always applies the sandbox flags of
+`take5_arena.referee.sandbox.limits.container_kwargs`. tests/test_docker_sandbox.py lists every
+container creation or run in referee/, arena/, bench/ and scripts/ and fails if one bypasses it.
 
 What the sandbox needs to know about an image comes from the image's config and labels, read with
 an image inspection (`image_facts`): its command (ENTRYPOINT and CMD), its declared VOLUMEs (each

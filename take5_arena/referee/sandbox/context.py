@@ -398,7 +398,7 @@ class ContextWriter:
             self._parent(name)
             info = self._info(name, tarfile.REGTYPE, 0o755 if e.executable else 0o644, e.size)
             data = _Counted(fh, e.size, self.hash)
-            self._tar.addfile(info, data)  # type: ignore[arg-type]
+            self._tar.addfile(info, data)
             if data.short:
                 raise _changed(folder, e.path)
             if name.rsplit("/", 1)[-1] in CONTROL_FILES and e.size <= MAX_CONTROL_BYTES:

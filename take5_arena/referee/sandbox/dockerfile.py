@@ -30,10 +30,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 from .build_errors import BuildRefusedError
+from .manifest import RUNTIMES
 
 BASE_ARG = "TAKE5_BASE_IMAGE"
-ALLOWED_BASES = ("take5/python:3.11", "take5/node:18", "take5/static:1", "take5/base:bookworm")
-"""The arena's base images (made by scripts/setup-docker.sh, without any registry)."""
+ALLOWED_BASES = (*RUNTIMES.values(), "take5/base:bookworm")
+"""The arena's base images: each runtime's and the one they are built on (all made by
+scripts/setup-docker.sh, without any registry)."""
 
 _KNOWN = {
     "FROM",
@@ -148,8 +150,8 @@ def check_dockerfile(
 ) -> DockerfilePlan:
     """Check a bot's Dockerfile against the rules in the module docstring.
 
-    ``base_ids`` maps image ids (``sha256:...``) of allowed bases to their names, so a Dockerfile may
-    pin its base by id. Raises :class:`BuildRefusedError` naming the line and the rule."""
+    ``base_ids`` maps image ids (``sha256:...``) of allowed bases to their names, so a Dockerfile
+    may pin its base by id. Raises :class:`BuildRefusedError` naming the line and the rule."""
     if len(text.encode("utf-8", "replace")) > _MAX_BYTES:
         raise BuildRefusedError(f"Dockerfile is larger than {_MAX_BYTES // 1024} KB")
     if "\0" in text:

@@ -7,12 +7,9 @@ command-line process costs 25-70 ms of wall time and 12-14 ms of CPU. Errors com
 refused), and anything that means "no engine" (no socket, connection refused, permission denied,
 a timeout) becomes one error, `EngineUnavailableError`.
 
-Where the command line is still used, and why:
-* nowhere in a match or a build: images are built through the Engine API too
-  (take5_arena/referee/sandbox/images.py); only bench/old_builder.py, the previous builder kept as a
-  benchmark's baseline, still drives the command line;
-* nothing else: the referee spawns no ``docker`` process during a match (a test checks it with a
-  PATH without ``docker``).
+The command line is used nowhere: images are built through the Engine API too
+(take5_arena/referee/sandbox/images.py), and the referee spawns no ``docker`` process during a match
+(a test checks it with a PATH without ``docker``).
 
 The engine is found as the ``docker`` client finds it: ``DOCKER_HOST`` (and ``DOCKER_TLS_VERIFY``,
 ``DOCKER_CERT_PATH``), else ``unix:///var/run/docker.sock``.
@@ -24,8 +21,8 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from .. import defaults
 from .errors import EngineUnavailableError
-from .limits import ENGINE_TIMEOUT
 
 if TYPE_CHECKING:
     import docker
@@ -38,8 +35,9 @@ POOL_SIZE = 32
 """HTTP connections kept to the engine: container starts and removals run in parallel threads."""
 
 
-def connect(*, timeout: float = ENGINE_TIMEOUT) -> docker.DockerClient:
-    """A new client that has seen the engine answer a ping; EngineUnavailableError (with the reason) if not."""
+def connect(*, timeout: float = defaults.ENGINE_TIMEOUT) -> docker.DockerClient:
+    """A new client that has seen the engine answer a ping; EngineUnavailableError (with the reason)
+    if not."""
     import docker
     import requests
 
@@ -86,7 +84,8 @@ def engine_version() -> str:
 
 
 def is_unavailable(error: BaseException) -> bool:
-    """Whether an exception raised by a request means the engine went away (not a refused request)."""
+    """Whether an exception raised by a request means the engine went away (not a refused
+    request)."""
     import docker
     import requests
 
@@ -107,6 +106,7 @@ def _reason(error: BaseException) -> str:
 
 
 __all__ = [
+    "POOL_SIZE",
     "EngineUnavailableError",
     "client",
     "connect",

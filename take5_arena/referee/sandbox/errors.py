@@ -22,7 +22,8 @@ class SandboxError(RefereeError):
 
 
 class EngineUnavailableError(SandboxError):
-    """No Docker engine answers (not running, no socket, no permission): run scripts/setup-docker.sh."""
+    """No Docker engine answers (not running, no socket, no permission): run
+    scripts/setup-docker.sh."""
 
 
 class ImageBuildError(SandboxError):

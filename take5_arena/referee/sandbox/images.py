@@ -16,9 +16,9 @@ The folder becomes a build context in exactly one place, :mod:`.context` (no sym
 limits checked before any copy). Every build is a legacy-builder build through the API with
 ``networkmode=none`` (RUN steps have no network at all, not even loopback), ``pull=False``,
 ``rm``/``forcerm`` (no intermediate container is left, even on failure), a memory and CPU limit on
-each build container, and a deadline (:class:`BuildLimits`): when it passes, the referee closes
-its connection, which makes the engine cancel the build and kill its RUN container; the bot is
-refused (:class:`~.build_errors.BuildTimeoutError`), the referee never hangs. Intermediate images of a
+each build container, and a deadline (:class:`BuildLimits`): when it passes, the referee closes its
+connection, which makes the engine cancel the build and kill its RUN container; the bot is refused
+(:class:`~.build_errors.BuildTimeoutError`), the referee never hangs. Intermediate images of a
 failed or refused build are removed.
 
 Facts the referee needs about a base image (its Python version, whether grpcio is installed) are
@@ -48,8 +48,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import docker  # type: ignore[import-untyped]
-import docker.errors  # type: ignore[import-untyped]
+import docker
+import docker.errors
+
+from take5.text import inert
 
 from .. import defaults
 from . import dockerfile as df
@@ -66,8 +68,6 @@ from .requirements import install_wheels, parse_requirements
 
 log = logging.getLogger("take5_arena.referee.sandbox.images")
 
-DEFAULT_SDK_DIR = defaults.SDK_DIR
-DEFAULT_BASE_IMAGE = RUNTIMES[Runtime.PYTHON]
 IMAGE_REPOSITORY = "take5-bot"
 BUILDER_VERSION = "2"
 """Bumped when the way images are built changes, so that old images are rebuilt."""
@@ -159,8 +159,8 @@ def build_image(
     *,
     name: str | None = None,
     version: str | None = None,
-    base_image: str = DEFAULT_BASE_IMAGE,
-    sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+    base_image: str = defaults.BASE_IMAGE,
+    sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR,
     force: bool = False,
     pip_args: Sequence[str] = (),
     build_network: str = "none",
@@ -170,14 +170,13 @@ def build_image(
 ) -> ImageInfo:
     """Build (or reuse) the image of a bot folder; see the module docstring.
 
-    ``name`` defaults to the folder's name (or bot.toml's ``name``); ``version`` to bot.toml's,
-    else the folder's ``VERSION`` file, else ``__version__`` in bot.py, else ``0+<hash>``.
-    ``base_image`` is the Python runtime image (and ``$TAKE5_BASE_IMAGE`` of Dockerfile bots).
-    ``pip_args`` are the operator's extra pip arguments (e.g. ``--no-index --find-links DIR``).
-    ``build_network`` must be ``"none"`` (kept for the old signature). Raises
-    :class:`~.build_errors.ImageBuildError`: :class:`BuildRefusedError` (a rule or limit, nothing ran),
-    :class:`BuildFailedError` / :class:`BuildTimeoutError` (the sandboxed build failed),
-    :class:`BuildEngineUnavailableError`.
+    ``name`` defaults to the folder's name (or bot.toml's ``name``); ``version`` to bot.toml's, else
+    the folder's ``VERSION`` file, else ``__version__`` in bot.py, else ``0+<hash>``. ``base_image``
+    is the Python runtime image (and ``$TAKE5_BASE_IMAGE`` of Dockerfile bots). ``pip_args`` are the
+    operator's extra pip arguments (e.g. ``--no-index --find-links DIR``). ``build_network`` must be
+    ``"none"`` (kept for the old signature). Raises :class:`~.build_errors.ImageBuildError`:
+    :class:`BuildRefusedError` (a rule or limit, nothing ran), :class:`BuildFailedError` /
+    :class:`BuildTimeoutError` (the sandboxed build failed), :class:`BuildEngineUnavailableError`.
     """
     if build_network != "none":
         raise ValueError("bot images are built with no network (build_network='none')")
@@ -385,7 +384,7 @@ def _slug(name: str) -> str:
     return s[:60] or "bot"
 
 
-def sdk_versions(sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR) -> tuple[str, str]:
+def sdk_versions(sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR) -> tuple[str, str]:
     """(sdk version, protocol version) read from the SDK's sources without importing them."""
     sdk = Path(sdk_dir) / "take5"
 
@@ -414,7 +413,7 @@ def _hash_tree(h: Any, root: Path, limits: FolderLimits) -> None:
         h.update(tmp.hash.digest())
 
 
-# -- base images ------------------------------------------------------------------------------------
+# -- base images -----------------------------------------------------------------------------------
 
 
 def _inspect(client: docker.DockerClient, ref: str) -> dict[str, Any] | None:
@@ -460,8 +459,8 @@ def _add_python_site(
     pyver = base_labels.get(LABEL_PYTHON, "")
     if not re.fullmatch(r"3\.\d+", pyver):
         raise ImageBuildError(
-            f"base image {base} has no {LABEL_PYTHON} label (e.g. {LABEL_PYTHON}=3.11): the referee "
-            "reads a base image's facts from its labels and never runs it to find out"
+            f"base image {base} has no {LABEL_PYTHON} label (e.g. {LABEL_PYTHON}=3.11): the "
+            "referee reads a base image's facts from its labels and never runs it to find out"
         )
     if "grpcio" not in base_labels.get(LABEL_RUNTIME, ""):
         reqs = [*parse_requirements("grpcio\nprotobuf\n"), *reqs]
@@ -485,23 +484,21 @@ def _generated_dockerfile(base: str, command: Sequence[str], *, python: bool) ->
         # Byte-compiled here, in the sandboxed build step (the root fs is read-only at game time);
         # a syntax error is left to fail at run time, with its traceback in the bot's log.
         run = (
-            f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 /bot "
-            ">/dev/null 2>&1 || true\n"
+            f"RUN python3 -m compileall -q --invalidation-mode unchecked-hash {SITE_DIR}/take5 "
+            "/bot >/dev/null 2>&1 || true\n"
         )
     return (
-        f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\nWORKDIR /bot\n"
-        f"ENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
+        f"FROM {base}\nUSER 0\nCOPY root/ /\nENV {env}\n{run}USER {BOT_UID}:{BOT_UID}\n"
+        f"WORKDIR /bot\nENTRYPOINT []\nCMD {json.dumps(list(command))}\n"
     )
 
 
-# -- the build ----------------------------------------------------------------------------------------
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+# -- the build -------------------------------------------------------------------------------------
 
 
 def _clean(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Build output (the bot's own commands print it): lines kept, every other control escaped."""
+    return inert(text)
 
 
 def _stream(

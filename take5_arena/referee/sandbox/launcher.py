@@ -29,15 +29,16 @@
 * A fresh container per bot per game (`DockerBot.per_game`): the match starts every Docker bot
   anew before each game, so no memory carries over from one game to the next. The next game's
   containers start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
-* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH descriptor of
-  the bot's socket, never again through the path in the bot's writable folder.
+* Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
+  descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
   A bot that dies is a fault carrying the cause: ``resource`` for an out-of-memory kill
   ("OOMKilled, memory limit 256m, exit code 137"), ``crash`` for any other exit ("exit code 3").
-* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``, ``take5.run=RUN``,
-  ``take5.owner=...`` and removed after their game, all of them at `close()` (also on Ctrl-C and
-  SIGTERM through the match command), and when the referee is killed outright (SIGKILL) by a
-  reaper process that outlives it. A new launcher first removes containers of dead referees.
+* Cleanup (take5_arena.referee.sandbox.reaper): containers are labelled ``take5.arena=1``,
+  ``take5.run=RUN``, ``take5.owner=...`` and removed after their game, all of them at `close()`
+  (also on Ctrl-C and SIGTERM through the match command), and when the referee is killed outright
+  (SIGKILL) by a reaper process that outlives it. A new launcher first removes containers of dead
+  referees.
 
 Every engine request is an Engine API call (docker-py); no ``docker`` process is spawned during a
 match.
@@ -48,6 +49,7 @@ from __future__ import annotations
 import atexit
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import os
@@ -60,21 +62,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
-from ..match.handle import AddressHandle, BotHandle
-from ..match.handle import Spent
+from ..match.handle import AddressHandle, BotHandle, Spent
 from ..match.remote import RUN_HINT, CallFailedError
 from . import cgroups, containers, engine, sockets
 from .errors import ContainerStartError, ImageBuildError, SandboxError
-from .images import DEFAULT_SDK_DIR, ImageInfo, build_image
+from .images import ImageInfo, build_image
 from .limits import (
     CONTAINER_SOCKET_DIR,
-    DEFAULT_BASE_IMAGE,
-    DEFAULT_CPUS,
-    DEFAULT_MEMORY,
-    DEFAULT_PIDS,
     LABEL_GAME,
     LABEL_OWNER,
     SOCKET_NAME,
@@ -92,7 +90,8 @@ MAX_STANDBY = 8
 SHELL_LABEL = "take5.shell"
 """Image label: the path of a POSIX shell in the image (set by the image builder)."""
 SHELL_IMAGES = ("base", "python")
-"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh."""
+"""Values of the inherited ``take5.image`` label of the arena's Debian images, which have /bin/sh.
+"""
 
 
 def image_shell(labels: Mapping[str, str]) -> str | None:
@@ -113,7 +112,8 @@ def _signal_name(code: int) -> str:
 def exit_fault(
     code: int, oom: bool, memory: str, *, before_serving: bool = False
 ) -> tuple[FaultKind, str]:
-    """(fault kind, detail) of a bot container that ended with `code` (docs: DockerBot.exit_fault)."""
+    """(fault kind, detail) of a bot container that ended with `code` (docs:
+    DockerBot.exit_fault)."""
     when = " before it served" if before_serving else ""
     if oom:
         detail = (
@@ -178,16 +178,16 @@ class DockerLauncher:
     `limits`: memory (no swap), CPUs, pids, tmpfs and log sizes of each container. `base_image`:
     what bot images are built on. `env`: extra environment for every bot. `log_dir`: where each
     bot's output is kept (``bot<N>-<name>.log``, one section per container), as with local bots.
-    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by default).
-    The launcher is thread-safe. Raises EngineUnavailableError when no engine answers.
+    `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
+    default). The launcher is thread-safe. Raises EngineUnavailableError when no engine answers.
     """
 
     def __init__(
         self,
         *,
         limits: SandboxLimits = SandboxLimits(),
-        base_image: str = DEFAULT_BASE_IMAGE,
-        sdk_dir: str | os.PathLike[str] = DEFAULT_SDK_DIR,
+        base_image: str = defaults.BASE_IMAGE,
+        sdk_dir: str | os.PathLike[str] = defaults.SDK_DIR,
         env: Mapping[str, str] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         run_id: str | None = None,
@@ -240,10 +240,17 @@ class DockerLauncher:
         self.events = ExitWatcher(self.run_id)
         self._reaper = start_reaper(self.run_id, self.socket_root) if reaper else None
         self.container_cpu = 0.0
-        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown)."""
+        """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown).
+        """
         self.start_seconds: list[float] = []
-        """Seconds from each container's creation to its bot's socket, as measured by `DockerBot.ready`."""
+        """Seconds from each container's creation to its bot's socket, as measured by
+        `DockerBot.ready`."""
         atexit.register(self.close)
+
+    @property
+    def containers_created(self) -> int:
+        """Bot containers this launcher has created so far, the ones started ahead included."""
+        return self._counter
 
     # -- images ------------------------------------------------------------------------------
 
@@ -555,9 +562,8 @@ class _Output:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 mode = "ab" if self.sections > 1 else "wb"
                 with open(self.log_path, mode) as fh:
-                    fh.write(
-                        f"[take5: container {container.name}, game {inst.game_id or '-'}]\n".encode()
-                    )
+                    heading = f"[take5: container {container.name}, game {inst.game_id or '-'}]\n"
+                    fh.write(heading.encode())
                     fh.write(data)
                     if data and not data.endswith(b"\n"):
                         fh.write(b"\n")
@@ -610,6 +616,17 @@ class DockerBot(BotHandle):
         inst, self._next = self._next, None
         self._current = inst or self.launcher._take(self.image)
         return f"unix:{self._current.socket_path}"
+
+    @property
+    def container(self) -> containers.Container | None:
+        """The container of the game being played (None before it is created or between games)."""
+        return self._current.container if self._current is not None else None
+
+    @property
+    def socket_dir(self) -> Path | None:
+        """The host folder mounted at /run/take5 in the current container (its socket, and its
+        output file when the sandbox runs as root)."""
+        return self._current.socket_dir if self._current is not None else None
 
     cpu_clock = True
 
@@ -719,10 +736,8 @@ class DockerBot(BotHandle):
 
     def stderr_tail(self, limit: int = 2000) -> str:
         for future in self._retiring:
-            try:
+            with contextlib.suppress(Exception):  # only for diagnostics
                 future.result(timeout=10)
-            except Exception:  # noqa: BLE001 - only for diagnostics
-                pass
         self._retiring = [f for f in self._retiring if not f.done()]
         text = self.output.text(limit)
         inst = self._current
@@ -739,10 +754,10 @@ class DockerBot(BotHandle):
 
 def docker_launcher(
     *,
-    memory: str = DEFAULT_MEMORY,
-    cpus: float = DEFAULT_CPUS,
-    pids: int = DEFAULT_PIDS,
-    base_image: str = DEFAULT_BASE_IMAGE,
+    memory: str = defaults.MEMORY,
+    cpus: float = defaults.CPUS,
+    pids: int = defaults.PIDS,
+    base_image: str = defaults.BASE_IMAGE,
     runtime: str | None = None,
     log_dir: str | os.PathLike[str] | None = None,
     **kwargs: Any,
@@ -752,4 +767,14 @@ def docker_launcher(
     return DockerLauncher(limits=limits, base_image=base_image, log_dir=log_dir, **kwargs)
 
 
-__all__ = ["DockerBot", "DockerLauncher", "docker_launcher", "exit_fault", "image_shell"]
+__all__ = [
+    "MAX_STANDBY",
+    "SHELL_IMAGES",
+    "SHELL_LABEL",
+    "TAIL_BYTES",
+    "DockerBot",
+    "DockerLauncher",
+    "docker_launcher",
+    "exit_fault",
+    "image_shell",
+]

@@ -2,12 +2,12 @@
 
 Two things live here and nowhere else:
 
-* The defaults of the sandbox: memory, CPUs, pids, base image (`DEFAULT_*`). Every
-  command-line option and every caller takes them from here. (The time a bot has to start is the
-  match's: take5_arena/referee/defaults.py's START_TIMEOUT.)
+* `SandboxLimits`, the resources of one bot container, whose defaults (memory, CPUs, pids, tmpfs)
+  are take5_arena/referee/defaults.py's, the one home of every default. (The time a bot has to
+  start is the match's: defaults.START_TIMEOUT.)
 * `container_kwargs`: the keyword arguments for docker-py's ``containers.create`` that lock a bot
-  container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through which
-  every container of a bot image is created, is its only production caller, and a test
+  container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through
+  which every container of a bot image is created, is its only production caller, and a test
   (tests/test_docker_sandbox.py) fails if any other code creates or runs a container.
 
 What the flags mean, as ``docker run`` would spell them:
@@ -33,17 +33,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .. import defaults
 from .errors import ContainerStartError
-
-# -- defaults (one definition each; the command-line options show these) --------------------------
-
-DEFAULT_MEMORY = "256m"
-DEFAULT_CPUS = 1.0
-DEFAULT_PIDS = 64
-DEFAULT_TMPFS = "16m"
-DEFAULT_BASE_IMAGE = "take5/python:3.11"
-ENGINE_TIMEOUT = 60.0
-"""Seconds one Engine API request may take before the engine counts as not answering."""
 
 # -- what a bot container sees ---------------------------------------------------------------------
 
@@ -70,15 +61,16 @@ _FORBIDDEN_VOLUME_ROOTS = ("/proc", "/sys", "/dev", CONTAINER_SOCKET_DIR)
 class SandboxLimits:
     """The resources of one bot container. Sizes are Docker's: ``256m``, ``1g``, ``64k``."""
 
-    memory: str = DEFAULT_MEMORY
+    memory: str = defaults.MEMORY
     """Memory limit, also the memory+swap limit: no swap."""
-    cpus: float = DEFAULT_CPUS
-    pids: int = DEFAULT_PIDS
-    tmpfs: str = DEFAULT_TMPFS
+    cpus: float = defaults.CPUS
+    pids: int = defaults.PIDS
+    tmpfs: str = defaults.TMPFS
     """Size of /tmp (noexec), of /dev/shm and of each tmpfs replacing a declared VOLUME."""
     nofile: int = 1024
     log_max_size: str = "1m"
-    """The bot's output kept at most: Docker's json-file log, or the output file in its socket tmpfs."""
+    """The bot's output kept at most: Docker's json-file log, or the output file in its socket
+    tmpfs."""
     socket_dir_size: str | None = "256k"
     """tmpfs on the host socket folder (as root); None: a plain folder."""
     runtime: str | None = None
@@ -92,7 +84,8 @@ class SandboxLimits:
                 )
         if self.socket_dir_size is not None and not _SIZE.fullmatch(self.socket_dir_size.lower()):
             raise ValueError(
-                f"SandboxLimits.socket_dir_size={self.socket_dir_size!r}: expected a size like '256k'"
+                f"SandboxLimits.socket_dir_size={self.socket_dir_size!r}: expected a size like "
+                "'256k'"
             )
         if not self.cpus > 0:
             raise ValueError("SandboxLimits.cpus must be > 0")
@@ -176,7 +169,7 @@ def container_kwargs(
         "security_opt": ["no-new-privileges"],
         "mem_limit": limits.memory,
         "memswap_limit": limits.memory,
-        "nano_cpus": int(round(limits.cpus * 1e9)),
+        "nano_cpus": round(limits.cpus * 1e9),
         "pids_limit": limits.pids,
         "ulimits": [
             Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
@@ -209,12 +202,13 @@ __all__ = [
     "BOT_GID",
     "BOT_UID",
     "CONTAINER_SOCKET_DIR",
-    "DEFAULT_BASE_IMAGE",
-    "DEFAULT_CPUS",
-    "DEFAULT_MEMORY",
-    "DEFAULT_PIDS",
-    "DEFAULT_TMPFS",
+    "LABEL_ARENA",
+    "LABEL_GAME",
+    "LABEL_OWNER",
+    "LABEL_RUN",
+    "LABEL_SOCKET_DIR",
     "LISTEN_ADDRESS",
+    "MAX_VOLUMES",
     "SOCKET_NAME",
     "SandboxLimits",
     "container_kwargs",

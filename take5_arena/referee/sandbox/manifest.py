@@ -20,6 +20,7 @@ import enum
 import sys
 from typing import Any
 
+from .. import defaults
 from .build_errors import BuildRefusedError
 
 if sys.version_info >= (3, 11):
@@ -39,7 +40,7 @@ class Runtime(enum.Enum):
 
 
 RUNTIMES: dict[Runtime, str] = {
-    Runtime.PYTHON: "take5/python:3.11",
+    Runtime.PYTHON: defaults.BASE_IMAGE,
     Runtime.NODE: "take5/node:18",
     Runtime.STATIC: "take5/static:1",
 }
@@ -62,7 +63,8 @@ class Manifest:
 
 def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest:
     """Parse ``bot.toml`` (its bytes as copied into the build context). ``files`` are the folder's
-    file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``."""
+    file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``.
+    """
     try:
         doc: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

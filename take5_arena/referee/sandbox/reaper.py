@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("take5.referee")
 
 
-# -- owners ------------------------------------------------------------------------------------------
+# -- owners ----------------------------------------------------------------------------------------
 
 
 def _boot_id() -> str:
@@ -74,7 +75,7 @@ def owner_alive(owner: str) -> bool:
     return _start_time(int(pid)) == started
 
 
-# -- orphans ------------------------------------------------------------------------------------------
+# -- orphans ---------------------------------------------------------------------------------------
 
 
 def remove_orphans(client: docker.DockerClient) -> int:
@@ -115,7 +116,7 @@ def _sweep_dead_roots() -> int:
     return swept
 
 
-# -- exits, as they happen ---------------------------------------------------------------------------
+# -- exits, as they happen -------------------------------------------------------------------------
 
 
 class ExitWatcher:
@@ -125,7 +126,7 @@ class ExitWatcher:
     before `close`, `healthy` turns False and callers fall back to inspecting containers."""
 
     def __init__(self, run_id: str) -> None:
-        # lazy: docker-py only once a run starts (the reaper imports this module)
+        # docker-py only once a run starts: the reaper process imports this module too
         from . import engine
 
         self.codes: dict[str, int] = {}
@@ -157,7 +158,7 @@ class ExitWatcher:
                         ((event.get("Actor") or {}).get("Attributes") or {}).get("exitCode", "")
                     )
                     self.codes[cid] = int(code) if code.lstrip("-").isdigit() else -1
-        except Exception:  # noqa: BLE001 - a closed or broken stream ends the same way
+        except Exception:  # noqa: BLE001, S110 - a closed or broken stream ends the same way
             pass
         if not self.closing:
             self.healthy = False
@@ -168,15 +169,13 @@ class ExitWatcher:
 
     def close(self) -> None:
         self.closing = True
-        try:
+        with contextlib.suppress(Exception):  # closing a broken stream
             self._stream.close()
-        except Exception:  # noqa: BLE001 - closing a broken stream
-            pass
         self.thread.join(2)
         self._client.close()
 
 
-# -- the reaper process --------------------------------------------------------------------------------
+# -- the reaper process ----------------------------------------------------------------------------
 
 
 def start_reaper(run_id: str, socket_root: Path) -> subprocess.Popen[bytes] | None:
@@ -197,7 +196,8 @@ def start_reaper(run_id: str, socket_root: Path) -> subprocess.Popen[bytes] | No
         )
     except OSError as error:
         log.warning(
-            "no reaper for the bot containers (%s): a killed referee leaves them until its next start",
+            "no reaper for the bot containers (%s): a killed referee leaves them until its next "
+            "start",
             error,
         )
         return None
@@ -219,21 +219,20 @@ def stop_reaper(reaper: subprocess.Popen[bytes] | None) -> None:
 
 
 def reap(run_id: str, socket_root: str) -> int:
-    """The reaper's body: wait for the referee to end; if it did not say "done", clean up after it."""
+    """The reaper's body: wait for the referee to end; if it did not say "done", clean up after
+    it."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     data = sys.stdin.buffer.read()
     if data.strip() == b"done":
         return 0
-    from . import engine  # lazy: docker-py only when the referee died (module text)
+    from . import engine  # docker-py only now that the referee died (the module text says why)
 
     # The referee died. A create it had in flight may still make a container: look again.
     for pause in (0.0, 1.0, 2.0, 4.0):
         time.sleep(pause)
-        try:
+        with contextlib.suppress(Exception):  # keep trying; nothing to report to
             containers.remove_run(engine.client(), run_id)
-        except Exception:  # noqa: BLE001 - keep trying; nothing to report to
-            pass
     sockets.sweep_socket_root(Path(socket_root))
     return 0
 
@@ -253,6 +252,7 @@ __all__ = [
     "ExitWatcher",
     "owner_alive",
     "owner_label",
+    "reap",
     "remove_orphans",
     "start_reaper",
     "stop_reaper",

@@ -1,8 +1,8 @@
 """A bot's ``requirements.txt``: wheels only, from the package index only, never built on the host.
 
 pip is a build tool as much as an installer: given a local folder (``./evilpkg``), an archive in the
-current directory (``evilpkg-1.0.tar.gz``), a ``file:`` or ``https:`` URL, a VCS link (``git+...``) or
-an editable (``-e``), it builds that package, and building runs the package's own build backend:
+current directory (``evilpkg-1.0.tar.gz``), a ``file:`` or ``https:`` URL, a VCS link (``git+...``)
+or an editable (``-e``), it builds that package, and building runs the package's own build backend:
 its code, as the referee's user, on the referee's host. ``--only-binary=:all:`` does not cover
 direct references. So a bot's requirements are not given to pip as text at all:
 
@@ -42,7 +42,8 @@ PIP_TIMEOUT = 600.0
 
 
 def parse_requirements(text: str) -> list[Requirement]:
-    """The requirements of a requirements.txt, or :class:`BuildRefusedError` naming the first bad line.
+    """The requirements of a requirements.txt, or :class:`BuildRefusedError` naming the first bad
+    line.
 
     Comments (``#`` at the start or after a space) and blank lines are skipped. Line
     continuations (a trailing backslash) are refused: they are how an option hides in a line."""

@@ -54,7 +54,7 @@ def mount_tmpfs(path: Path, options: str) -> bool:
         _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
         options.encode(),
     )
-    return rc == 0
+    return bool(rc == 0)
 
 
 def umount(path: Path) -> None:
@@ -187,14 +187,17 @@ def read_output(path: Path, limit: int | None) -> bytes:
 
 
 __all__ = [
+    "MAX_SOCKET_PATH",
     "OUTPUT_NAME",
     "OWNER_FILE",
     "SOCKET_BASE",
     "accepts",
     "can_mount_tmpfs",
+    "mount_tmpfs",
     "pin",
     "prepare_socket_dir",
     "read_output",
     "release_socket_dir",
     "sweep_socket_root",
+    "umount",
 ]

@@ -20,15 +20,15 @@ Schema (version 2; a version-1 store gains the new column and table when opened 
                      archive in DIR/artifacts/; NULL for versions submitted before version 2),
                      UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
     schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
-    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
-    games(game_id PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat),
-          settings JSON (game settings), status 'pending'|'done', attempts, last_error, scheduled_at)
-    results(seq PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
-    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id, seat))
-    infra_failures(id PK, game_id, run_id, at, kind, detail)
-    runs(run_id PK, pid, host, started_at, heartbeat_at, ended_at, status, settings JSON, games, done)
-    bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
-        each record's turns (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
+    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position)) games(game_id
+    PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by seat), settings
+    JSON (game settings), status 'pending'|'done', attempts, last_error, scheduled_at) results(seq
+    PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
+    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON, PK(game_id,
+    seat)) infra_failures(id PK, game_id, run_id, at, kind, detail) runs(run_id PK, pid, host,
+    started_at, heartbeat_at, ended_at, status, settings JSON, games, done) bot_output(game_id,
+    seat, version_id, bytes, dropped, PK(game_id, seat)) bot output kept in each record's turns
+    (`logs`), per seat: the per-bot budget's accounting (:meth:`Store.record_game`)
 """
 
 from __future__ import annotations
@@ -275,7 +275,8 @@ class Store:
                     self._set_meta("created_at", now())
                 elif int(version) > SCHEMA_VERSION:
                     raise StoreError(
-                        f"{self.path} has schema version {version}; this referee knows {SCHEMA_VERSION}"
+                        f"{self.path} has schema version {version}; this referee knows "
+                        f"{SCHEMA_VERSION}"
                     )
                 elif int(version) < SCHEMA_VERSION:
                     self._migrate(int(version))
@@ -379,12 +380,14 @@ class Store:
                 created, version_id = False, old[0]
             else:
                 number = db.execute(
-                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id = ?",
+                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id "
+                    "= ?",
                     (entrant_id,),
                 ).fetchone()[0]
                 version_id = db.execute(
-                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, bot_dir,"
-                    " kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
+                    "bot_dir, kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?)",
                     (
                         entrant_id,
                         number,
@@ -499,8 +502,8 @@ class Store:
                 self._set_meta("current_schedule", schedule_id)
                 return False
             db.execute(
-                "INSERT INTO schedules(schedule_id, created_at, description, settings, entrants, games)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO schedules(schedule_id, created_at, description, settings, entrants, "
+                "games) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     schedule_id,
                     now(),
@@ -655,8 +658,8 @@ class Store:
                     (game_id, json.dumps(record, separators=(",", ":")), now(), seconds, run_id),
                 )
                 db.executemany(
-                    "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, faults)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO seat_results(game_id, seat, version_id, score, place, forfeited, "
+                    "faults) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             game_id,
@@ -690,7 +693,8 @@ class Store:
 
     @staticmethod
     def _keep_output_within(db: sqlite3.Connection, version_id: int, budget: int) -> None:
-        """Drop ``version_id``'s output from its oldest records until what is kept fits ``budget``."""
+        """Drop ``version_id``'s output from its oldest records until what is kept fits
+        ``budget``."""
         total = db.execute(
             "SELECT COALESCE(SUM(bytes), 0) FROM bot_output WHERE version_id = ? AND dropped = 0",
             (version_id,),
@@ -698,8 +702,8 @@ class Store:
         if total <= budget:
             return
         rows = db.execute(
-            "SELECT o.game_id, o.seat, o.bytes, r.record FROM bot_output o JOIN results r ON r.game_id = o.game_id"
-            " WHERE o.version_id = ? AND o.dropped = 0 ORDER BY r.seq",
+            "SELECT o.game_id, o.seat, o.bytes, r.record FROM bot_output o JOIN results r ON "
+            "r.game_id = o.game_id WHERE o.version_id = ? AND o.dropped = 0 ORDER BY r.seq",
             (version_id,),
         )
         for game_id, seat, size, text in rows.fetchall():
@@ -731,10 +735,12 @@ class Store:
     def record_infra_failure(
         self, game_id: str, kind: str, detail: str, *, run_id: str | None = None
     ) -> None:
-        """Note that a game could not be played for a reason that is nobody's fault; it stays pending."""
+        """Note that a game could not be played for a reason that is nobody's fault; it stays
+        pending."""
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO infra_failures(game_id, run_id, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO infra_failures(game_id, run_id, at, kind, detail) VALUES (?, ?, ?, "
+                "?, ?)",
                 (game_id, run_id, now(), kind, detail[-4000:]),
             )
             db.execute(
@@ -775,7 +781,10 @@ class Store:
     def game_places(self) -> dict[str, tuple[int, int]]:
         """Game id -> (table number, rotation) of every recorded game: readable game labels
         ("table 12, game 3") without reading a record."""
-        sql = "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id = r.game_id"
+        sql = (
+            "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id "
+            "= r.game_id"
+        )
         return {row[0]: (row[1], row[2]) for row in self.db.execute(sql)}
 
     def recorded_count(self) -> int:
@@ -846,7 +855,8 @@ class Store:
     def end_run(self, run_id: str, status: str, done: int) -> None:
         with self.transaction() as db:
             db.execute(
-                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE run_id = ?",
+                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE "
+                "run_id = ?",
                 (now(), status, done, now(), run_id),
             )
 
@@ -859,7 +869,8 @@ class Store:
 
 
 def _record(text: str) -> GameRecord:
-    """A record as the store wrote it (by :meth:`Store.record_game`, from the referee's own games)."""
+    """A record as the store wrote it (by :meth:`Store.record_game`, from the referee's own
+    games)."""
     return cast(GameRecord, json.loads(text))
 
 

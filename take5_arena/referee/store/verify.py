@@ -3,10 +3,11 @@
 A record on its own says which bot played each seat, but nothing in it proves the names right: two
 names swapped give an equally consistent record. The store is what binds them: its schedule says
 which entrant version sits at each seat of each game. So, besides the rules (take5.record.judge),
-each stored record's seats must name exactly the entrant and version the schedule seated there,
-and where the record has a source digest, the digest of the archive submitted for that version
-(take5_arena/referee/artifacts.py: games play that archive, so a digest that differs means a record edited or
-played from code that was never submitted). Records are read as raw text so that one hostile row cannot stop the others.
+each stored record's seats must name exactly the entrant and version the schedule seated there, and
+where the record has a source digest, the digest of the archive submitted for that version
+(take5_arena/referee/artifacts.py: games play that archive, so a digest that differs means a record
+edited or played from code that was never submitted). Records are read as raw text so that one
+hostile row cannot stop the others.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
     """Why the record's seats differ from the entrants the schedule seated, or None."""
     seats = doc.get("seats") if isinstance(doc, dict) else None
     if not isinstance(seats, list) or len(seats) != len(seated):
-        return f"the record has {len(seats) if isinstance(seats, list) else 'no'} seats, the schedule {len(seated)}"
+        return (
+            f"the record has {len(seats) if isinstance(seats, list) else 'no'} seats, the "
+            f"schedule {len(seated)}"
+        )
     for seat, (entry, want) in enumerate(zip(seats, seated)):
         if not isinstance(entry, dict):
             return f"seat {seat}: not a seat entry"
@@ -55,8 +59,8 @@ def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
     with Store(directory, readonly=True) as store:
         versions = {v.id: v for v in store.versions()}
         rows = store.db.execute(
-            "SELECT r.game_id, r.record, g.seats FROM results r LEFT JOIN games g ON g.game_id = r.game_id "
-            "ORDER BY r.seq"
+            "SELECT r.game_id, r.record, g.seats FROM results r LEFT JOIN games g ON g.game_id = "
+            "r.game_id ORDER BY r.seq"
         )
         for game_id, text, seats_text in rows:
             try:

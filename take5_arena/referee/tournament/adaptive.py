@@ -25,10 +25,10 @@ run killed at any point resumes by finishing the recorded batches and then asks 
 again with the same results: the same tables follow.
 
 The ranking function is what makes it statistics-aware; the app layer passes the leaderboard's (its
-LOS is honest with few games: see take5_arena/leaderboard/intervals.py and docs/standings-format.md). Stopping on a
-LOS looked at after every batch is optional stopping: the chance that some pair stops in the wrong
-order is larger than 1 - confidence per pair; bench/ranking.py measures how often the order found is
-the true one.
+LOS is honest with few games: see take5_arena/leaderboard/intervals.py and
+docs/standings-format.md). Stopping on a LOS looked at after every batch is optional stopping: the
+chance that some pair stops in the wrong order is larger than 1 - confidence per pair;
+bench/ranking.py measures how often the order found is the true one.
 """
 
 from __future__ import annotations
@@ -131,7 +131,8 @@ class PairState:
 
 @dataclass(frozen=True)
 class Decision:
-    """What to do next: stop (``reason`` "settled" or "budget"), or play ``games`` (whole tables)."""
+    """What to do next: stop (``reason`` "settled" or "budget"), or play ``games`` (whole
+    tables)."""
 
     stop: bool
     reason: str
@@ -205,7 +206,8 @@ def _pairs(order: list[str], los: list[float | None], settings: SettleSettings) 
 def _table(
     index: int, members: Sequence[str], settings: SettleSettings
 ) -> tuple[Table, list[ScheduledGame]]:
-    """One table (seats shuffled by a generator seeded with the seed and the index) and its games."""
+    """One table (seats shuffled by a generator seeded with the seed and the index) and its
+    games."""
     rng = SplitMix64(_hash_int("settle-seats", settings.seed, index))
     seats = tuple(rng.shuffled(sorted(members)))
     dseed = deal_seed(settings.seed, index)
@@ -332,7 +334,9 @@ def decide(
 
 
 __all__ = [
+    "DEFAULT_BUDGET_PER_ENTRANT",
     "DEFAULT_CONFIDENCE",
+    "DEFAULT_INITIAL_TABLES",
     "Decision",
     "PairState",
     "PlayedGame",
@@ -340,6 +344,10 @@ __all__ = [
     "Ranking",
     "SettleError",
     "SettleSettings",
+    "batch_size",
+    "check",
     "decide",
+    "default_budget",
+    "full_ranking",
     "neediest_table",
 ]

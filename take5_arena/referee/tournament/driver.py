@@ -2,8 +2,8 @@
 (:class:`TableDriver`), for every caller: ``referee tournament run`` (run.py), ``--until-settled``
 (settle.py) and the arena's ladder (take5_arena/service/ladder.py).
 
-:func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\ s:
-one per table (its duplicate set), each carrying its seats' validated source archives from the
+:func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\
+s: one per table (its duplicate set), each carrying its seats' validated source archives from the
 tournament's ``artifacts/`` folder, so that what plays is what was validated at submission, on any
 worker (table.py says why the archives travel with the work).
 

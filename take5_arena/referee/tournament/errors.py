@@ -21,7 +21,8 @@ class SubmitRefusedError(TournamentError):
 
 
 class InfraError(RefereeError):
-    """Not a bot's fault: the game cannot be played now (engine unavailable, image, referee error)."""
+    """Not a bot's fault: the game cannot be played now (engine unavailable, image, referee
+    error)."""
 
     def __init__(self, kind: InfraKind, detail: str) -> None:
         self.kind = InfraKind(kind)

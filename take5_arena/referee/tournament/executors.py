@@ -11,19 +11,20 @@
 ``process``
     a process pool (``ProcessPoolExecutor``), for a referee whose own work becomes the bottleneck.
 ``dask:tcp://HOST:8786``
-    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A
-    worker needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its
-    own Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each
-    table carries the validated archives of its bots, the worker unpacks them into its own cache
-    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once (take5_arena/referee/artifacts.py,
-    table.py). Workers send records back; the store stays with the referee. A worker lost with
-    its table (killed, its host gone) is the scheduler's to notice: dask runs the table again on
-    another worker, and a game is recorded once whatever happens (the store's unique game ids).
-``dask:local``
-    a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
+    an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A worker
+    needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its own
+    Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each table
+    carries the validated archives of its bots, the worker unpacks them into its own cache
+    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once
+    (take5_arena/referee/artifacts.py, table.py). Workers send records back; the store stays with
+    the referee. A worker lost with its table (killed, its host gone) is the scheduler's to notice:
+    dask runs the table again on another worker, and a game is recorded once whatever happens (the
+    store's unique game ids). ``dask:local`` a ``distributed.LocalCluster`` on this machine,
+    loopback only (tests, trying it out).
 
-Work is submitted as a picklable spec to a top-level function (``take5_arena.referee.tournament.table.run_table``), so
-the same tournament code runs on every executor.
+Work is submitted as a picklable spec to a top-level function
+(``take5_arena.referee.tournament.table.run_table``), so the same tournament code runs on every
+executor.
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ def parse_executor(spec: str) -> ExecutorInfo:
 def avoiding(
     executor: concurrent.futures.Executor, info: ExecutorInfo, avoid: set[str]
 ) -> dict[str, Any]:
-    """Keyword arguments for ``executor.submit`` that steer work away from the workers in
-    ``avoid`` (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the
-    others are preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
+    """Keyword arguments for ``executor.submit`` that steer work away from the workers in ``avoid``
+    (Dask worker addresses, e.g. a worker whose Docker engine stopped answering): the others are
+    preferred, and used alone if any is left; with none left, or another executor, ``{}``."""
     if info.kind != "dask" or not avoid:
         return {}
     client = getattr(executor, "_client", None)  # distributed's ClientExecutor

@@ -1,8 +1,8 @@
 """Running a tournament: the schedule of the current entrant versions, then every game of it that is
 not recorded yet, and resuming where a run stopped.
 
-A tournament is a directory holding its store (take5_arena/referee/store/: settings, entrants and their
-versions, schedules, games and their records). The package's modules, by what they hold:
+A tournament is a directory holding its store (take5_arena/referee/store/: settings, entrants and
+their versions, schedules, games and their records). The package's modules, by what they hold:
 
 * settings.py: the settings (one frozen type, from the command line to the game), the schedule
   they make;
@@ -23,11 +23,11 @@ Resume: the store is the source of truth. A run plays the scheduled games that h
 results are unique per game id, so nothing is recorded twice; a game cut off by a kill is simply
 not recorded, and the next run plays it again from its seed.
 
-Faults: a bot's fault (timeout, crash, illegal answer, resource limit, ...) is in the game record and
-counts against that bot (the match layer, take5_arena/referee/match/play.py). An infrastructure failure (no
-Docker engine, an image that cannot be built any more, the referee's own error) rates no one: the
-game is not recorded, the failure is (``infra_failures``), and the game is retried later in the run,
-and again in the next run.
+Faults: a bot's fault (timeout, crash, illegal answer, resource limit, ...) is in the game record
+and counts against that bot (the match layer, take5_arena/referee/match/play.py). An infrastructure
+failure (no Docker engine, an image that cannot be built any more, the referee's own error) rates no
+one: the game is not recorded, the failure is (``infra_failures``), and the game is retried later in
+the run, and again in the next run.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def prepare_run(
     if len(versions) < settings.players:
         raise TournamentError(
             f"{len(versions)} entrant{'s' * (len(versions) != 1)} cannot fill a table of "
-            f"{settings.players}: submit more bots (`referee submit BOT_DIR --name NAME --tournament DIR`)"
+            f"{settings.players}: submit more bots (`referee submit BOT_DIR --name NAME "
+            "--tournament DIR`)"
         )
     if settings.sandbox == SandboxKind.LOCAL:
         docker_only = [v.name for v in versions if v.kind == "dockerfile"]

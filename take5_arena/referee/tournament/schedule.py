@@ -1,10 +1,12 @@
 """The tournament schedule: which entrants sit at which table, with which deal, in which seat.
 
-A pure function of the entrants, the settings and the seed (:func:`make_schedule`): no clock, no I/O,
-no global random state; the same inputs give the same schedule on every machine and Python version
-(the randomness is the project's own SplitMix64, ``take5.shuffle``, and deal seeds are hashes).
+A pure function of the entrants, the settings and the seed (:func:`make_schedule`): no clock, no
+I/O, no global random state; the same inputs give the same schedule on every machine and Python
+version (the randomness is the project's own SplitMix64, ``take5.shuffle``, and deal seeds are
+hashes).
 
-Round robin for tables of ``k`` (``n`` entrants, ``C = C(n, k)`` possible tables, ``T`` tables asked):
+Round robin for tables of ``k`` (``n`` entrants, ``C = C(n, k)`` possible tables, ``T`` tables
+asked):
 
 * **complete** - when ``T >= C / 2``, every k-subset plays, ``round(T / C)`` times (at least once):
   exact balance of games per entrant and of meetings per pair.
@@ -15,23 +17,24 @@ Round robin for tables of ``k`` (``n`` entrants, ``C = C(n, k)`` possible tables
      entrants, so after any number of tables the table counts differ by at most one;
   2. *greedy*: each seat goes to the entrant of the current round who has met the table so far the
      least (ties in the round's random order);
-  3. *repair*: a local search swaps entrants between tables (which keeps every entrant's table count)
-     while the sum of squared pair counts falls - for a fixed total that sum is smallest exactly
-     when all pair counts are within one - choosing the best swap for a random pair outside the
-     bounds (min-conflicts), until every pair count is ``floor`` or ``ceil`` of the mean. If that
-     fails within its budget (a few small pools have no such schedule at all, e.g. 5 entrants at 2
-     tables of 4; near-designs such as 50 entrants at 200 tables of 4, where almost every pair must
-     meet exactly once, are hard), the complete round robin is used when it is at most
+  3. *repair*: a local search swaps entrants between tables (which keeps every entrant's table
+     count) while the sum of squared pair counts falls - for a fixed total that sum is smallest
+     exactly when all pair counts are within one - choosing the best swap for a random pair outside
+     the bounds (min-conflicts), until every pair count is ``floor`` or ``ceil`` of the mean. If
+     that fails within its budget (a few small pools have no such schedule at all, e.g. 5 entrants
+     at 2 tables of 4; near-designs such as 50 entrants at 200 tables of 4, where almost every pair
+     must meet exactly once, are hard), the complete round robin is used when it is at most
      ``FALLBACK_FACTOR`` times larger, else the closest schedule found (``pair_spread`` 2).
 
 * **duplicate deals** (on by default): each table's seeded deal is played ``k`` times with rotations
-  ``0..k-1`` (``Game(rotation=r)``: deal position p goes to seat ``(p + r) mod k``), so every entrant
-  at the table plays every hand of the deal. The ``k`` games form one duplicate set. Without
+  ``0..k-1`` (``Game(rotation=r)``: deal position p goes to seat ``(p + r) mod k``), so every
+  entrant at the table plays every hand of the deal. The ``k`` games form one duplicate set. Without
   duplicates each table is one game with rotation 0.
 
 Seat order at a table is shuffled too (seat 0 is not always the same kind of entrant). Game ids hash
-what defines the game (entrants by seat, deal seed, rotation, game settings), so that the same game is
-recognised across re-runs and schedule changes (a new entrant) never mistake one game for another.
+what defines the game (entrants by seat, deal seed, rotation, game settings), so that the same game
+is recognised across re-runs and schedule changes (a new entrant) never mistake one game for
+another.
 """
 
 from __future__ import annotations
@@ -52,9 +55,9 @@ from .errors import TournamentError
 
 #: The largest complete round robin (tables) the scheduler will enumerate.
 MAX_COMPLETE_TABLES = 2_000_000
-#: When no balanced schedule is found (a few small, dense pools have none), the complete round robin
-#: is used instead if it has at most this many times the tables asked; otherwise the closest schedule
-#: found (pair counts then spread by two somewhere; :attr:`Schedule.pair_spread` says so).
+#: When no balanced schedule is found (a few small, dense pools have none), the complete round
+#: robin is used instead if it has at most this many times the tables asked; otherwise the closest
+#: schedule found (pair counts then spread by two somewhere; :attr:`Schedule.pair_spread` says so).
 FALLBACK_FACTOR = 4
 #: Swaps the repair may evaluate per attempt (bounds the time of hopeless cases to a few seconds;
 #: 100,000 left 9 of 20 seeds of 18 entrants at tables of 4, 22 tables, spread by two).
@@ -127,7 +130,8 @@ class Schedule:
         return {e: c * self.games_per_table for e, c in self.table_counts().items()}
 
     def pair_counts(self) -> dict[tuple[str, str], int]:
-        """Tables shared, per unordered pair of entrants (every pair, also those that never meet)."""
+        """Tables shared, per unordered pair of entrants (every pair, also those that never
+        meet)."""
         counts = {(a, b): 0 for i, a in enumerate(self.entrants) for b in self.entrants[i + 1 :]}
         order = {e: i for i, e in enumerate(self.entrants)}
         for t in self.tables:
@@ -155,8 +159,8 @@ class Schedule:
             )
         else:
             how = (
-                f"balanced round robin of {len(self.tables)} of the {math.comb(n, k)} possible tables "
-                "(tables per entrant and meetings per pair equal within one)"
+                f"balanced round robin of {len(self.tables)} of the {math.comb(n, k)} possible "
+                "tables (tables per entrant and meetings per pair equal within one)"
             )
         dup = f", {k} games per deal (duplicate deals)" if self.duplicate else ", one game per deal"
         return f"{how}: {len(self.tables)} tables{dup}, {len(self.games)} games"
@@ -177,7 +181,8 @@ def deal_seed(seed: int, table: int) -> int:
 
 
 def game_id(seats: Sequence[str], seed: int, rotation: int, context: Any = None) -> str:
-    """A content id: the same entrants by seat, deal, rotation and game settings give the same id."""
+    """A content id: the same entrants by seat, deal, rotation and game settings give the same
+    id."""
     text = json.dumps([list(seats), seed, rotation, context], separators=(",", ":"), sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
@@ -211,8 +216,8 @@ def make_schedule(
 
     ``games`` is the number of games wanted (None: see :func:`default_tables`); it becomes
     ``ceil(games / k)`` tables with duplicate deals, ``games`` tables without, and a complete round
-    robin rounds that to whole cycles. ``context`` (for example the game settings) goes into the game
-    ids only.
+    robin rounds that to whole cycles. ``context`` (for example the game settings) goes into the
+    game ids only.
     """
     given = list(entrants)
     keys = tuple(sorted(set(given)))
@@ -230,7 +235,8 @@ def make_schedule(
     rng = SplitMix64(_hash_int("schedule", seed, n, k))
     order = rng.shuffled(range(n))  # entrant index -> position in the schedule's own order
 
-    mode, cycles, rows = "complete", 0, None
+    mode, cycles = "complete", 0
+    rows: Sequence[Sequence[int]] | None = None
     if 2 * requested < c:
         rows, ok = _balanced(n, k, requested, rng)
         if ok or c > FALLBACK_FACTOR * requested:
@@ -309,7 +315,9 @@ def _complete(n: int, k: int, cycles: int) -> list[tuple[int, ...]]:
     return [s for _ in range(cycles) for s in subsets]
 
 
-def _balanced(n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 3) -> tuple[list, bool]:
+def _balanced(
+    n: int, k: int, tables: int, rng: SplitMix64, attempts: int = 6
+) -> tuple[list[list[int]], bool]:
     """At least ``tables`` tables of ``k`` out of ``n`` and whether their pair counts are within one
     (else the attempt that came closest). Each attempt takes the next table count from ``tables`` up
     that the counting condition allows, so a failed search tries a slightly larger schedule."""

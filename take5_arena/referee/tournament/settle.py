@@ -1,11 +1,12 @@
 """Running a tournament until its ranking is settled (``referee tournament run --until-settled``).
 
-The tables come from the pure scheduler (take5_arena/referee/tournament/adaptive.py), batch by batch; this module plays
-them with the tournament machinery (take5_arena/referee/tournament/: table specs, executors, retries of
-infrastructure failures, the store) and keeps the store the source of truth:
+The tables come from the pure scheduler (take5_arena/referee/tournament/adaptive.py), batch by
+batch; this module plays them with the tournament machinery (take5_arena/referee/tournament/: table
+specs, executors, retries of infrastructure failures, the store) and keeps the store the source of
+truth:
 
-* each batch is saved as a schedule of its own, ``settle-KEY-NNNN`` (KEY identifies the entrants, the
-  game settings, the seed and the scheduler's settings), *before* any of its games is played;
+* each batch is saved as a schedule of its own, ``settle-KEY-NNNN`` (KEY identifies the entrants,
+  the game settings, the seed and the scheduler's settings), *before* any of its games is played;
 * on start, the batches already saved are finished first (their games not yet recorded are played),
   and only then is the scheduler asked for the next batch, from every recorded game among the
   current entrants. A run killed at any point (SIGKILL included) and started again therefore

@@ -14,7 +14,8 @@ from .settings import TournamentSettings
 
 
 def entrant_labels(store: Store) -> dict[int, str]:
-    """Version id -> label in standings: the entrant's name for its latest version, name@vN for older."""
+    """Version id -> label in standings: the entrant's name for its latest version, name@vN for
+    older."""
     latest: dict[str, int] = {}
     versions = store.versions()
     for v in versions:

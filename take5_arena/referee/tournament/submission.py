@@ -5,9 +5,9 @@ answers the handshake and plays two smoke games (one deal, both rotations) again
 example bot within the tournament's limits, without a fault. A refused bot is reported with the
 reason and its own stderr.
 
-What was validated is what plays (take5_arena/referee/artifacts.py): the folder is packed FIRST into a
-content-addressed archive, and everything after (the source hash, the image, the smoke games) works
-on that archive unpacked into the artifact cache, never on the folder. The archive goes to the
+What was validated is what plays (take5_arena/referee/artifacts.py): the folder is packed FIRST into
+a content-addressed archive, and everything after (the source hash, the image, the smoke games)
+works on that archive unpacked into the artifact cache, never on the folder. The archive goes to the
 tournament's ``artifacts/`` folder and its digest to the store; tournament games play it, wherever
 they run, so a folder changed or deleted after submission changes nothing.
 
@@ -60,9 +60,9 @@ def submit(
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
-    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the
-    tournament's settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot does
-    not build, start, shake hands, or play its smoke games without a fault.
+    Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the tournament's
+    settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot does not
+    build, start, shake hands, or play its smoke games without a fault.
     """
     if not name or not all(c.isalnum() or c in "-_." for c in name) or len(name) > 40:
         raise TournamentError(f"name {name!r}: use 1-40 letters, digits, - _ .")
@@ -124,12 +124,14 @@ def _validate(
                 launcher = DockerLauncher(limits=settings.limits, base_image=settings.base_image)
             except EngineUnavailableError as error:
                 raise TournamentError(
-                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
+                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox "
+                    "local"
                 ) from None
         try:
             if launcher is not None:
                 log(
-                    f"building the image of {folder} (archive {artifact.digest[:19]}, {artifact.size} bytes) ..."
+                    f"building the image of {folder} (archive {artifact.digest[:19]}, "
+                    f"{artifact.size} bytes) ..."
                 )
                 try:
                     info = launcher.image(ref)
@@ -184,7 +186,8 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
             if game.faults[0]:
                 f = game.faults[0][0]
                 raise SubmitRefusedError(
-                    f"{f['kind']} in the smoke game (round {f['round']}, turn {f['turn']}): {f['detail']}",
+                    f"{f['kind']} in the smoke game (round {f['round']}, turn {f['turn']}): "
+                    f"{f['detail']}",
                     clean_text(match.entrants[0].handle.stderr_tail(4000)),
                 )
         info = match.entrants[0].info

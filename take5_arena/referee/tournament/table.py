@@ -3,18 +3,19 @@
 The games of one table (its duplicate set: the same deal, every rotation) are played together, so
 that the bots of a table are started once for its games. A :class:`TableSpec` is picklable and
 :func:`run_table` is a top-level function, so any ``concurrent.futures`` executor (threads,
-processes, dask; take5_arena/referee/tournament/executors.py) can run it. :func:`run_table` never raises for a
-game: a game either ends with a record, or with an infrastructure failure that rates no one.
+processes, dask; take5_arena/referee/tournament/executors.py) can run it. :func:`run_table` never
+raises for a game: a game either ends with a record, or with an infrastructure failure that rates no
+one.
 
 Bots travel with the work: a seat names its version's artifact (the digest of the source archive
-validated at submission, take5_arena/referee/artifacts.py) and the spec carries the archives of its seats. The
-worker checks each digest, unpacks the archive once into its own cache (``TAKE5_ARTIFACT_CACHE``)
-and plays from there; its Docker engine builds each version's image once (images are tagged by a
-hash of their sources). The submitted folder is never read, so no file system is shared with the
-referee. Why the archives ride along with every table rather than being sent once per worker: a
-bot's sources are kilobytes (bench/tournament.py prints the figures), the same order as a game
-record coming back, and a spec that carries everything it needs can be retried on any worker,
-including one that joined a minute ago, with no per-worker state to keep in step.
+validated at submission, take5_arena/referee/artifacts.py) and the spec carries the archives of its
+seats. The worker checks each digest, unpacks the archive once into its own cache
+(``TAKE5_ARTIFACT_CACHE``) and plays from there; its Docker engine builds each version's image once
+(images are tagged by a hash of their sources). The submitted folder is never read, so no file
+system is shared with the referee. Why the archives ride along with every table rather than being
+sent once per worker: a bot's sources are kilobytes (bench/tournament.py prints the figures), the
+same order as a game record coming back, and a spec that carries everything it needs can be retried
+on any worker, including one that joined a minute ago, with no per-worker state to keep in step.
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ def run_table(
             launcher = _docker_launcher(spec.settings)
             for text, got in launcher.prepare(refs).items():
                 if isinstance(got, ImageBuildError):
-                    # Validated at submission: an image that cannot be built now is not the bot's doing.
+                    # Validated at submission: an image that cannot be built now is not the bot's
+                    # doing.
                     kind = InfraKind.ENGINE_UNAVAILABLE if not engine_answers() else InfraKind.IMAGE
                     raise InfraError(kind, f"{text}: {str(got).splitlines()[0]}")
         play_table(spec, refs, launcher, emit)

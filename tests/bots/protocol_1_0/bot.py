@@ -33,7 +33,8 @@ class Old(bot_pb2_grpc.BotServicer):
 
     def PickCard(self, request, context):
         _note("PickCard", request)
-        cards = request.view.pool if request.view.phase == bot_pb2.PHASE_DRAFT else request.view.hand
+        view = request.view
+        cards = view.pool if view.phase == bot_pb2.PHASE_DRAFT else view.hand
         return bot_pb2.PickCardResponse(card=min(cards))
 
     def ChooseRow(self, request, context):

@@ -11,6 +11,6 @@ srv.listen(8)
 while True:
     conn, _ = srv.accept()
     with conn, conn.makefile("rwb") as f:
-        for line in f:
+        for _ in f:  # one answer per request line
             f.write(json.dumps({"pong": True, "kind": "dockerfile"}).encode() + b"\n")
             f.flush()

@@ -1,5 +1,6 @@
 """Hostile SDK bot: from its second PickCard on, allocates memory without end (until the container
-is OOM-killed). Expected: a `resource` fault naming OOMKilled, the memory limit and exit code 137."""
+is OOM-killed). Expected: a `resource` fault naming OOMKilled, the memory limit and exit code 137.
+"""
 
 from take5 import Bot, run
 

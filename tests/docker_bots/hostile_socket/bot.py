@@ -1,6 +1,6 @@
-"""Hostile SDK bot: in its second PickCard, replaces its socket with a symlink to the Docker daemon's
-socket path (/var/run/docker.sock, which the referee's host has); in its third, cuts every open
-connection (the one carrying that call too), so that the referee must connect again.
+"""Hostile SDK bot: in its second PickCard, replaces its socket with a symlink to the Docker
+daemon's socket path (/var/run/docker.sock, which the referee's host has); in its third, cuts every
+open connection (the one carrying that call too), so that the referee must connect again.
 
 Expected: one `connection` fault (the cut call), then the bot answers again: the referee reconnects
 to the socket it pinned when the bot started, never through the symlink. The bot logs each call

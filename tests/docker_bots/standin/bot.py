@@ -226,7 +226,10 @@ def limits(_req):
         "pids": read("/sys/fs/cgroup/pids.max"),
         "cpu_max": read("/sys/fs/cgroup/cpu.max"),
     }
-    clean = lambda d: {k: v.strip() for k, v in d.items() if v is not None}
+
+    def clean(d):
+        return {k: v.strip() for k, v in d.items() if v is not None}
+
     return {"v1": clean(v1), "v2": clean(v2)}
 
 

@@ -1,0 +1,116 @@
+"""`referee submit`: a bot into a local tournament (BOT_DIR --name NAME --tournament DIR), or to
+an arena over the network (FOLDER --server HOST:PORT, the author's side: cli/service.py).
+
+Exit codes: 0 accepted (or unchanged); 1 refused by the local validation; 2 bad usage; 3 refused by
+the arena; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from take5_arena.cli import options
+from take5_arena.cli.service import CA, INSECURE, SERVER, TOKEN_FILE, remote_submit
+from take5_arena.cli.terminal import block, field
+from take5_arena.referee import defaults
+from take5_arena.referee.errors import RefereeError
+from take5_arena.referee.tournament.errors import SubmitRefusedError
+from take5_arena.referee.tournament.submission import submit as do_submit
+
+
+@click.command()
+@click.argument("bot_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--name",
+    help="The entrant's name; submitting again adds a new version [remote: the folder's name].",
+)
+@options.tournament_dir(required=False)
+@options.sandbox(default=None)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.001),
+    default=None,
+    help="Seconds per call in the smoke games "
+    f"[the tournament's; {defaults.TIMEOUT:g} for a new one].",
+)
+@options.as_json("the entrant version")
+@SERVER
+@TOKEN_FILE
+@CA
+@INSECURE
+def submit(
+    bot_dir: Path,
+    name: str | None,
+    directory: Path | None,
+    sandbox: str | None,
+    timeout: float | None,
+    as_json: bool,
+    server: str | None,
+    token_file: Path | None,
+    ca: Path | None,
+    insecure: bool,
+) -> None:
+    """Add the bot in BOT_DIR to a tournament as entrant NAME (or a new version of it).
+
+    The bot is validated first: its image builds (docker), it starts, answers the handshake and
+    plays two smoke games against the random example bot within the limits, without a fault.
+    A refused bot is reported with the reason and its own stderr (exit code 1). Games of earlier
+    versions stay recorded.
+
+    Remote form: `referee submit FOLDER --server HOST:PORT [--name NAME]` sends the folder to an
+    arena (token from --token-file or $TAKE5_TOKEN); the bot's name defaults to the folder's name.
+    Exit code 3 when the arena refuses the bot.
+    """
+    if server and directory is None:
+        remote_submit(bot_dir, name, server, token_file, ca, insecure)
+        return
+    if not name or directory is None:
+        raise click.UsageError(
+            "give --name NAME and --tournament DIR (local), or --server HOST:PORT (remote)"
+        )
+    try:
+        done = do_submit(
+            directory,
+            bot_dir,
+            name,
+            sandbox=sandbox,
+            timeout=timeout,
+            log=lambda line: click.echo(line, err=True),
+        )
+    except SubmitRefusedError as refused:
+        click.echo(
+            f"referee submit: REFUSED {field(name)}: {field(refused.reason, 2000)}", err=True
+        )
+        if refused.stderr.strip():
+            click.echo("--- the bot's stderr (last lines) ---", err=True)
+            click.echo("\n".join(block(refused.stderr).rstrip().splitlines()[-30:]), err=True)
+        sys.exit(1)
+    except RefereeError as error:
+        raise click.UsageError(str(error)) from None
+    v = done.version
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "name": v.name,
+                    "version": v.version,
+                    "created": done.created,
+                    "kind": v.kind,
+                    "source_hash": v.source_hash,
+                    "image_id": v.image_id,
+                    "artifact": v.artifact,
+                    "smoke": done.smoke,
+                },
+                indent=1,
+            )
+        )
+        return
+    what = "new version" if done.created else "unchanged (same sources as)"
+    click.echo(
+        f"{v.name}: {what} v{v.version} (source {v.source_hash[:12]}"
+        f"{', image ' + v.image_id[:19] if v.image_id else ''}); {field(done.smoke, 1000)}"
+    )

@@ -1,0 +1,119 @@
+"""`referee verify`: game records replayed through the rules, or a published site checked.
+
+A record is as hostile as the bots that played it: whatever it says is escaped before it is printed.
+Exit codes: 0 every record valid (or the site agrees with its records), 1 otherwise, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from take5.record import Judgement, Verdict, iter_records, judge_file
+from take5_arena.cli import options
+from take5_arena.cli.terminal import field
+from take5_arena.referee.store import StoreError
+from take5_arena.referee.store.verify import stored_judgements
+
+
+@click.command()
+@click.argument("records", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--tournament",
+    "-t",
+    "tournament",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Also check every game recorded in this tournament's store.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the records that fail.")
+@click.option(
+    "--site",
+    "site",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Check a published site: every record, and its standings recomputed from them.",
+)
+@options.as_json("one result per record")
+def verify(
+    records: tuple[Path, ...],
+    tournament: Path | None,
+    quiet: bool,
+    site: Path | None,
+    as_json: bool,
+) -> None:
+    """Replay game RECORDS (files or folders of *.json) through the rules.
+
+    Reports the first divergence of each record (round, turn, card, expected vs recorded).
+    Exit code 0 when every record is valid, 1 otherwise. With --site DIR: check a published site
+    (every record re-verified, its standings recomputed from exactly those records).
+    """
+    if site is not None:
+        if records or tournament is not None:
+            raise click.UsageError(
+                "--site checks a published site alone: give no records or --tournament"
+            )
+        verify_site(site)
+    if not records and tournament is None:
+        raise click.UsageError("name record files or folders, or --tournament DIR, or --site DIR")
+
+    def judgements() -> Iterator[tuple[str, Judgement]]:
+        for path in iter_records(list(records)):
+            yield str(path), judge_file(path)
+        if tournament is not None:
+            try:
+                for game_id, judgement in stored_judgements(tournament):
+                    yield f"{tournament}:{game_id}", judgement
+            except StoreError as error:
+                raise click.UsageError(str(error)) from None
+
+    results: list[dict[str, str]] = []
+    for name, judgement in judgements():
+        status = "ok" if judgement.verdict is Verdict.VALID else judgement.verdict.value.lower()
+        results.append({"record": name, "status": status, "detail": judgement.reason})
+        if not as_json:  # a record is hostile too: what it says is escaped before it is printed
+            if status != "ok":
+                click.echo(
+                    f"{field(name, 1000)}: {status.upper()}: {field(judgement.reason, 2000)}"
+                )
+            elif not quiet:
+                click.echo(f"{field(name, 1000)}: ok")
+    failures = sum(1 for r in results if r["status"] != "ok")
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"checked": len(results), "valid": len(results) - failures, "records": results},
+                indent=1,
+            )
+        )
+    elif not results:
+        click.echo("no records found", err=True)
+    elif not quiet or failures:
+        click.echo(f"{len(results) - failures} of {len(results)} records valid")
+    sys.exit(1 if failures or not results else 0)
+
+
+def verify_site(site: Path) -> None:
+    """`referee verify --site DIR`: re-verify every record of a published site and recompute its
+    standings from exactly those records (take5_arena/leaderboard/site_check.py). Exits 0 when they
+    agree, 1 when anything differs, 2 when DIR is no published site."""
+    from take5_arena.leaderboard.site_check import SiteCheckError, check_site
+
+    try:
+        check = check_site(site)
+    except SiteCheckError as error:
+        raise click.BadParameter(str(error), param_hint="--site") from None
+    for problem in check.problems:  # may quote bot names: no control character reaches the terminal
+        click.echo(f"{site}: {field(problem, 2000)}")
+    if check.more:
+        click.echo(f"{site}: ... and {check.more} more problems")
+    if check.ok:
+        click.echo(
+            f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated "
+            "games recomputed and equal to standings.json"
+        )
+        sys.exit(0)
+    click.echo(f"{site}: FAILED: the published site does not match its records")
+    sys.exit(1)
