@@ -220,7 +220,8 @@ def test_an_old_protocol_bot_still_plays(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert doc["bots"][0]["protocol_version"] == "1.0"
-    notes = lines_of(seen)
+    handshake, *notes = lines_of(seen)
+    assert handshake.startswith("Handshake ") and handshake.endswith(" [4]")  # the time control
     assert notes and all(line.split(" ", 2)[2] in ("[4]", "[6]") for line in notes), notes
     assert {line.split()[0] for line in notes} <= {"PickCard", "ChooseRow"}
     assert int(notes[0].split()[1]) == 11_000  # time_limit_ms: the bank, its increment included

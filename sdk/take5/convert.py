@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .clock import Budget, ClockKind, to_ms
+from .clock import Budget, ClockKind, TimeControl, to_ms
 from .game import Phase, Play, RowTake, Settings, View
 from .rules import EndRule, Take5Error, TakeReason, Variant
 from .v1 import bot_pb2 as pb
@@ -193,6 +193,17 @@ def budget_to_proto(budget: Budget) -> pb.Clock:
     )
 
 
+def time_control_to_proto(control: TimeControl, clock: ClockKind) -> pb.Clock:
+    """The Handshake's `clock`: the match's time control, `bank_ms` the bank each game starts
+    with (before the first increment), `wall_limit_ms` 0."""
+    return pb.Clock(
+        kind=_CLOCK_TO_PB[clock],
+        bank_ms=control.bank_ms,
+        increment_ms=control.increment_ms,
+        cap_ms=control.cap_ms or 0,
+    )
+
+
 def _budget(time_limit: float | Budget) -> Budget:
     return time_limit if isinstance(time_limit, Budget) else Budget(float(time_limit))
 
@@ -341,6 +352,7 @@ __all__ = [
     "pick_card_requests",
     "settings_from_proto",
     "settings_to_proto",
+    "time_control_to_proto",
     "time_limit_ms",
     "view_from_proto",
     "view_from_request",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from take5.bot import unique_names as take5_unique_names
+from take5.convert import time_control_to_proto
 from take5.record import SeatRecord
 
 from . import faults
@@ -74,7 +75,8 @@ class Entrant:
             remote.wait_ready(
                 start.wall, self.handle.exit_status if launched else None, start.spent
             )
-            self.info = remote.handshake(config.handshake_timeout)
+            clock = time_control_to_proto(config.calls.control, start.kind)
+            self.info = remote.handshake(config.handshake_timeout, clock)
         except CallFailedError as failed:
             remote.close()
             self.out = self.explain(failed)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Protocol
 
+from take5.v1 import bot_pb2 as pb
+
 from .faults import FaultKind
 from .remote import BotInfo, RemoteBot
 
@@ -42,8 +44,8 @@ class BotConnection(Protocol):
         """Return once the bot accepts calls (see ``RemoteBot.wait_ready``)."""
         ...
 
-    def handshake(self, timeout: float) -> BotInfo:
-        """Who the bot says it is."""
+    def handshake(self, timeout: float, clock: pb.Clock | None = None) -> BotInfo:
+        """Who the bot says it is (told the match's time control, `clock`)."""
         ...
 
     def pick_card_future(self, request: bytes, timeout: float) -> Future[bytes]:

@@ -118,7 +118,7 @@ class _Connection:
     ) -> None:
         return None
 
-    def handshake(self, timeout: float) -> BotInfo:
+    def handshake(self, timeout: float, clock: pb.Clock | None = None) -> BotInfo:
         bot = self.bot
         return BotInfo(
             name=clean_field(bot.name or self.handle.name),

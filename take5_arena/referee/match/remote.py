@@ -245,13 +245,14 @@ class RemoteBot:
         finally:
             ready.cancel()
 
-    def handshake(self, timeout: float) -> BotInfo:
-        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version
-        differs."""
+    def handshake(self, timeout: float, clock: pb.Clock | None = None) -> BotInfo:
+        """Ask who the bot is, telling it the match's time control (`clock`, protocol 1.1);
+        CallFailedError(incompatible) when its protocol major version differs."""
         request = pb.HandshakeRequest(
             protocol_version=PROTOCOL_VERSION,
             referee=referee_version(),
             time_limit_ms=max(1, round(timeout * 1000)),
+            clock=clock,
         ).SerializeToString()
         try:
             raw = self._handshake(request, timeout=timeout)

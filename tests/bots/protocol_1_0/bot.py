@@ -29,6 +29,7 @@ def _note(call, request):
 
 class Old(bot_pb2_grpc.BotServicer):
     def Handshake(self, request, context):
+        _note("Handshake", request)
         return bot_pb2.HandshakeResponse(name="protocol10", version="1", protocol_version="1.0")
 
     def PickCard(self, request, context):
