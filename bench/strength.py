@@ -1,29 +1,33 @@
 """Strength of the example bots: win rate, mean penalty and time per decision (not a timed test).
 
 Two experiments, 4-player standard games (threshold 66; `--variant professional` for the other),
-played in-process with the engine (`take5.play_game`), each bot called directly with the engine's views:
+played in-process with the engine (`take5.play_game`), each bot called directly with the engine's
+views:
 
-1. each example bot against 3 random bots (example_bots/random), the bot's seat rotating;
+1. each example bot against 3 random bots (example_bots/random), the bot's seat rotating; with
+   `--against heuristic montecarlo ...`, also against 3 copies of each of those;
 2. a round robin among all example bots: every 4 of them at one table, seats permuted game by game
    (with exactly 4 example bots, every game seats all of them).
 
 A win is a first place; a shared first place counts 1/k among k players (a two-way tie: a half). The
-95% interval is mean +- 1.96 standard errors of these per-game win scores. Games are played in batches
-until every bot's interval is within +-`--halfwidth` (default 3 points) or `--max-games` is reached,
-with at least `--min-games`; the stopping point is printed. (Stopping on the interval's width biases
-the estimate negligibly once a few hundred games are in.)
+95% interval is mean +- 1.96 standard errors of these per-game win scores. Games are played in
+batches until every bot's interval is within +-`--halfwidth` (default 3 points) or `--max-games` is
+reached, with at least `--min-games`; the stopping point is printed. (Stopping on the interval's
+width biases the estimate negligibly once a few hundred games are in.)
 
 Time per decision is measured for each pick_card / choose_row / draft_card call, on the clock (mean,
-99th percentile, maximum) and in CPU time of the calling thread (mean, maximum). A search bot thinks
-for a budget (`--budget`, default its own: at most 100 ms). By default (`--clock cpu`) it counts that
-budget in CPU time, so its strength here does not depend on what else the machine runs: that is the
-strength it has in the arena, where a bot owns its CPU and CPU time is wall time. With `--clock wall`
-it counts the clock as it does by default in the arena: on a busy machine it then does fewer rollouts
-and plays weaker (the load average is printed). With `--time-limit S` every call also carries a
-referee deadline of S seconds (`Bot.time_left()`), always kept on the clock.
+99th percentile, maximum) and in CPU time of the calling thread (mean, maximum). For a bot that
+says how many rollouts its last decision played (`last_rollouts`: the search bots), the mean per
+card decision is printed too. A search bot thinks
+for a budget (`--budget`, default its own: at most 100 ms). By default (`--clock cpu`) it counts
+that budget in CPU time, so its strength here does not depend on what else the machine runs: that is
+the strength it has in the arena, where a bot owns its CPU and CPU time is wall time. With `--clock
+wall` it counts the clock as it does by default in the arena: on a busy machine it then does fewer
+rollouts and plays weaker (the load average is printed). With `--time-limit S` every call also
+carries a referee deadline of S seconds (`Bot.time_left()`), always kept on the clock.
 
-Reference: the best published open-source bot wins 82% of 4-player games against 3 random bots with a
-mean final score of 27.5; the target for our best bot is at least 90% at <= 100 ms per decision.
+Reference: the best published open-source bot wins 82% of 4-player games against 3 random bots with
+a mean final score of 27.5; the target for our best bot is at least 90% at <= 100 ms per decision.
 
 Run: python bench/strength.py            (the full run: about 10-25 minutes on 2 free cores)
      python bench/strength.py --quick    (a minute or two: wide intervals)
@@ -69,6 +73,7 @@ class Timed:
         self.game_id = game_id
         self.times: list[float] = []
         self.cpu_times: list[float] = []
+        self.rollouts: list[int] = []
 
     def _ask(self, method: Any, view: Any) -> int:
         if self.time_limit is not None:
@@ -84,7 +89,10 @@ class Timed:
                 self.bot.context = None
 
     def pick_card(self, view: Any) -> int:
-        return self._ask(self.bot.pick_card, view)
+        card = self._ask(self.bot.pick_card, view)
+        if hasattr(self.bot, "last_rollouts") and len(view.hand) > 1:
+            self.rollouts.append(int(self.bot.last_rollouts))
+        return card
 
     def choose_row(self, view: Any) -> int:
         return self._ask(self.bot.choose_row, view)
@@ -131,6 +139,7 @@ class SeatResult:
     score: int
     times: list[float]
     cpu_times: list[float]
+    rollouts: list[int] = field(default_factory=list)
 
 
 def play_one(task: Task) -> list[SeatResult]:
@@ -154,6 +163,7 @@ def play_one(task: Task) -> list[SeatResult]:
             game.scores[seat],
             players[seat].times,
             players[seat].cpu_times,
+            players[seat].rollouts,
         )
         for seat, name in enumerate(task.seats)
         if task.focus is None or seat == task.focus
@@ -169,6 +179,7 @@ class Tally:
     scores: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     cpu_times: list[float] = field(default_factory=list)
+    rollouts: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -211,6 +222,7 @@ class Tally:
             "max_ms": 1000 * times[-1] if times else math.nan,
             "mean_cpu_ms": 1000 * sum(self.cpu_times) / len(self.cpu_times) if times else math.nan,
             "max_cpu_ms": 1000 * max(self.cpu_times) if times else math.nan,
+            "mean_rollouts": sum(self.rollouts) / len(self.rollouts) if self.rollouts else None,
         }
 
 
@@ -219,12 +231,16 @@ def print_table(title: str, rows: list[dict[str, Any]]) -> None:
     print(
         f"  {'bot':<12} {'games':>6} {'win rate (95%)':>16} {'mean penalty':>14}"
         f"   {'ms/decision: mean':>17} {'p99':>6} {'max':>6}   {'cpu mean':>8} {'max':>6}"
+        f"   {'rollouts/decision':>17}"
     )
     for r in rows:
         print(
-            f"  {r['bot']:<12} {r['games']:>6} {100 * r['win_rate']:>7.1f} +- {100 * r['win_halfwidth']:<4.1f}"
+            f"  {r['bot']:<12} {r['games']:>6} {100 * r['win_rate']:>7.1f} "
+            f"+- {100 * r['win_halfwidth']:<4.1f}"
             f" {r['mean_penalty']:>8.1f} +- {r['penalty_se']:<3.1f}   {r['mean_ms']:>17.1f} "
-            f"{r['p99_ms']:>6.1f} {r['max_ms']:>6.1f}   {r['mean_cpu_ms']:>8.1f} {r['max_cpu_ms']:>6.1f}"
+            f"{r['p99_ms']:>6.1f} {r['max_ms']:>6.1f}   "
+            f"{r['mean_cpu_ms']:>8.1f} {r['max_cpu_ms']:>6.1f}"
+            + (f"   {r['mean_rollouts']:>17.0f}" if r.get("mean_rollouts") is not None else "")
         )
 
 
@@ -266,16 +282,17 @@ def run_experiment(
                     tally.scores.append(seat.score)
                     tally.times.extend(seat.times)
                     tally.cpu_times.extend(seat.cpu_times)
+                    tally.rollouts.extend(seat.rollouts)
         played += batch
         widest = max(t.rate()[1] for t in tallies.values())
         if played >= args.max_games or (played >= args.min_games and widest <= args.halfwidth):
             return tallies
 
 
-def vs_random_tables(name: str) -> list[tuple[str, ...]]:
-    """The bot at each seat in turn, random bots elsewhere."""
+def vs_tables(name: str, opponent: str = OPPONENT) -> list[tuple[str, ...]]:
+    """The bot at each seat in turn, 3 `opponent` bots elsewhere."""
     return [
-        tuple(name if s == seat else OPPONENT for s in range(PLAYERS)) for seat in range(PLAYERS)
+        tuple(name if s == seat else opponent for s in range(PLAYERS)) for seat in range(PLAYERS)
     ]
 
 
@@ -283,13 +300,9 @@ def round_robin_tables(names: Sequence[str]) -> list[tuple[str, ...]]:
     """Every 4 of the bots (all of them with 4), each table in every seat order."""
     if len(names) < PLAYERS:
         raise SystemExit(f"a round robin needs {PLAYERS} example bots, found {list(names)}")
-    tables = []
     groups = list(itertools.combinations(names, PLAYERS))
     orders = list(itertools.permutations(range(PLAYERS)))
-    for order in orders:
-        for group in groups:
-            tables.append(tuple(group[i] for i in order))
-    return tables
+    return [tuple(group[i] for i in order) for order in orders for group in groups]
 
 
 def example_bots() -> list[str]:
@@ -319,9 +332,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--clock",
         choices=["cpu", "wall"],
         default="cpu",
-        help="how search bots count their budget (default cpu: results independent of the machine's load)",
+        help="how search bots count their budget "
+        "(default cpu: results independent of the machine's load)",
     )
     parser.add_argument("--variant", choices=[v.value for v in Variant], default="standard")
+    parser.add_argument(
+        "--against",
+        nargs="+",
+        default=[OPPONENT],
+        metavar="BOT",
+        help="opponents of the first experiment, 3 copies at a table (default: random)",
+    )
     parser.add_argument("--skip", choices=["random", "roundrobin"], action="append", default=[])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the results here too")
@@ -340,24 +361,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.monotonic()
     with ProcessPoolExecutor(args.jobs) as pool:
         if "random" not in args.skip:
-            rows = []
-            for index, name in enumerate(names):
-                t0 = time.monotonic()
-                tallies = run_experiment(
-                    pool,
-                    vs_random_tables(name),
-                    [name],
-                    args,
-                    args.seed * 1_000_000 + index * 100_000,
-                    True,
-                )
-                rows.append(tallies[name].row(name))
-                print(
-                    f"  {name}: {rows[-1]['games']} games in {time.monotonic() - t0:.0f} s",
-                    flush=True,
-                )
-            print_table("each bot against 3 random bots", rows)
-            out["vs_random"] = rows
+            for against, opponent in enumerate(args.against):
+                rows = []
+                for index, name in enumerate(names):
+                    t0 = time.monotonic()
+                    tallies = run_experiment(
+                        pool,
+                        vs_tables(name, opponent),
+                        [name],
+                        args,
+                        args.seed * 1_000_000 + index * 100_000 + against * 10_000_000,
+                        True,
+                    )
+                    rows.append(tallies[name].row(name))
+                    print(
+                        f"  {name} vs {opponent}: {rows[-1]['games']} games in"
+                        f" {time.monotonic() - t0:.0f} s",
+                        flush=True,
+                    )
+                print_table(f"each bot against 3 {opponent} bots", rows)
+                out["vs_random" if opponent == OPPONENT else f"vs_{opponent}"] = rows
         if "roundrobin" not in args.skip:
             t0 = time.monotonic()
             all_names = example_bots() if args.bots is None else names

@@ -11,8 +11,8 @@
 #   2. start `dockerd --iptables=false --bridge=none` in the background when `docker info`
 #      does not answer; wait until it does (TAKE5_DOCKERD_TIMEOUT seconds, default 60)
 #   3. take5/base:bookworm  = mmdebstrap'ed Debian bookworm with python3.11, `docker import`ed
-#   4. take5/python:3.11    = base + grpcio/protobuf wheels (pip --target on the host, for the
-#                             base's Python version) in /opt/take5/site on PYTHONPATH,
+#   4. take5/python:3.11    = base + the SDK's wheels: grpcio, protobuf, numpy (pip --target on the
+#                             host, for the base's Python version) in /opt/take5/site on PYTHONPATH,
 #                             user `bot` (uid/gid 10001), workdir /bot
 #   5. take5/node:18        = mmdebstrap'ed bookworm (essential) + Debian's nodejs, `docker import`ed
 #   6. take5/static:1       = nothing but a static busybox (/bin/sh for the launcher) and the
@@ -204,7 +204,7 @@ build_python() {  # IMAGE VERSION
     pyver=$(label_of "$BASE_IMAGE" take5.python)
     [ -n "$pyver" ] || die "$BASE_IMAGE has no take5.python label (rebuild it: --force)"
     abi="cp${pyver/./}"
-    log "installing grpcio protobuf wheels for Python $pyver on the host (pip --target)"
+    log "installing grpcio protobuf numpy wheels for Python $pyver on the host (pip --target)"
     rm -rf "$WORK/ctx"
     mkdir -p "$WORK/ctx/site"
     if ! "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
@@ -213,23 +213,25 @@ build_python() {  # IMAGE VERSION
             --platform manylinux_2_36_x86_64 --platform manylinux_2_28_x86_64 \
             --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
             --platform any \
-            grpcio protobuf >"$WORK/pip.log" 2>&1 </dev/null; then
+            grpcio protobuf numpy >"$WORK/pip.log" 2>&1 </dev/null; then
         tail -n 40 "$WORK/pip.log" >&2 || true
-        die "pip install --target grpcio protobuf failed (last lines above)"
+        die "pip install --target grpcio protobuf numpy failed (last lines above)"
     fi
+    # OPENBLAS_NUM_THREADS=1: numpy's BLAS would start a thread per host CPU when imported, and a
+    # bot's container has a --pids limit (and one CPU).
     cat >"$WORK/ctx/Dockerfile" <<EOF
 FROM $BASE_IMAGE
 COPY site $SITE
-ENV PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+ENV PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 OPENBLAS_NUM_THREADS=1
 RUN groupadd -g $BOT_UID bot \\
  && useradd -u $BOT_UID -g $BOT_UID -M -d /bot -s /usr/sbin/nologin bot \\
  && mkdir -p /bot /run/take5 \\
  && python3 -m compileall -q -j0 $SITE /usr/lib/python$pyver >/dev/null \\
- && python3 -c 'import grpc, google.protobuf; print("grpc", grpc.__version__, "protobuf", google.protobuf.__version__)'
+ && python3 -c 'import grpc, google.protobuf, numpy; print("grpc", grpc.__version__, "protobuf", google.protobuf.__version__, "numpy", numpy.__version__)'
 WORKDIR /bot
 USER $BOT_UID:$BOT_UID
 CMD ["python3", "/bot/bot.py"]
-LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf take5.definition=$2
+LABEL take5.image=python take5.python=$pyver take5.site=$SITE take5.runtime=grpcio,protobuf,numpy take5.definition=$2
 EOF
     log "building $1"
     if ! docker build --network none --rm --force-rm -t "$1" "$WORK/ctx" \

@@ -11,11 +11,14 @@ pytest.importorskip("pettingzoo")
 pytest.importorskip("gymnasium")
 
 from pettingzoo.test import api_test, seed_test
-from take5 import Game, Settings
+
+from take5 import Game, Phase, Settings
 from take5.env import ROW_ACTIONS, Take5Env, action_mask, encode
 
 
-@pytest.mark.parametrize("kwargs", [{"players": 4}, {"players": 2}, {"players": 3, "variant": "professional"}])
+@pytest.mark.parametrize(
+    "kwargs", [{"players": 4}, {"players": 2}, {"players": 3, "variant": "professional"}]
+)
 def test_pettingzoo_api(kwargs) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Observation is not a NumPy array": dict observations are
@@ -31,7 +34,7 @@ def test_seeded_resets_repeat() -> None:
 def play_episode(env: Take5Env, seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
-    returns = {agent: 0.0 for agent in env.possible_agents}
+    returns = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
         obs, reward, termination, truncation, info = env.last()
         returns[agent] += reward
@@ -69,5 +72,100 @@ def test_row_choice_and_illegal_actions() -> None:
         env.step(ROW_ACTIONS)  # no row to choose in a play turn
     game = Game(Settings(players=2), 0)
     view = game.view(0)
-    assert action_mask(view)[[c - 1 for c in view.hand]].all() and action_mask(view).sum() == len(view.hand)
+    assert action_mask(view)[[c - 1 for c in view.hand]].all() and action_mask(view).sum() == len(
+        view.hand
+    )
     assert encode(view).shape == env.observation_space("player_0")["observation"].shape
+
+
+# -- the parallel environment ----------------------------------------------------------------------
+
+from pettingzoo.test import parallel_api_test  # noqa: E402
+
+from take5.encode import OBSERVATION_SIZE  # noqa: E402
+from take5.env import Take5ParallelEnv  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"players": 4},
+        {"players": 2},
+        {"players": 10},
+        {"players": 3, "variant": "professional"},
+        {"players": 5, "threshold": 10, "end_rule": "above"},
+    ],
+)
+def test_parallel_pettingzoo_api(kwargs) -> None:
+    parallel_api_test(Take5ParallelEnv(**kwargs), num_cycles=2000)
+
+
+def test_parallel_seeded_resets_repeat() -> None:
+    """(pettingzoo's parallel_seed_test samples actions without their masks, which a card game
+    refuses: the same check with legal actions.)"""
+    runs = [play_parallel(Take5ParallelEnv(players=4), seed=9) for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert runs[0] != play_parallel(Take5ParallelEnv(players=4), seed=10)
+
+
+def play_parallel(env: Take5ParallelEnv, seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    observations, _ = env.reset(seed=seed)
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    while env.agents:
+        actions = {}
+        for agent in env.agents:
+            legal = np.flatnonzero(observations[agent]["action_mask"])
+            if len(legal):
+                actions[agent] = int(rng.choice(legal))
+        observations, rewards, *_ = env.step(actions)
+        for agent, reward in rewards.items():
+            returns[agent] += reward
+    return returns
+
+
+@pytest.mark.parametrize("variant", ["standard", "professional"])
+def test_a_parallel_game_returns_minus_the_final_scores(variant) -> None:
+    env = Take5ParallelEnv(players=4, variant=variant)
+    returns = play_parallel(env, seed=5)
+    assert env.game is not None and env.game.is_over and env.agents == []
+    assert [returns[a] for a in env.possible_agents] == [-s for s in env.game.scores]
+
+
+def test_parallel_steps_are_the_games_decisions() -> None:
+    """A play turn takes everyone's card at once; a low card asks its owner alone for a row."""
+    env = Take5ParallelEnv(players=3)
+    observations, _ = env.reset(seed=0)
+    asked_alone = 0
+    for _ in range(200):
+        if not env.agents:
+            break
+        acting = [a for a in env.agents if observations[a]["action_mask"].any()]
+        if env.game.phase is Phase.PLAY:
+            assert acting == env.agents
+        else:
+            assert len(acting) == 1 and env.game.phase is Phase.CHOOSE_ROW
+            assert observations[acting[0]]["action_mask"][ROW_ACTIONS:].all()
+            asked_alone += 1
+        with pytest.raises(ValueError, match="not legal"):
+            env.step({})  # every acting agent must answer
+        actions = {a: int(np.flatnonzero(observations[a]["action_mask"])[0]) for a in acting}
+        observations, *_ = env.step(actions)
+    assert asked_alone > 0
+
+
+def test_observations_have_one_size_for_every_table() -> None:
+    sizes = {
+        Take5ParallelEnv(players=n).observation_space("player_0")["observation"].shape
+        for n in range(2, 11)
+    }
+    sizes |= {
+        Take5Env(players=n, variant="professional")
+        .observation_space("player_0")["observation"]
+        .shape
+        for n in range(2, 7)
+    }
+    assert sizes == {(OBSERVATION_SIZE,)}
+    for n in (2, 7, 10):
+        game = Game(Settings(players=n), n)
+        assert encode(game.view(n - 1)).shape == (OBSERVATION_SIZE,)

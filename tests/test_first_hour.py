@@ -161,7 +161,7 @@ def test_the_search_bot_beats_the_heuristic() -> None:
     from take5.bots import HeuristicBot, SearchBot
 
     result = take5.play_against(
-        SearchBot(rollouts=12), [HeuristicBot(), "random", "lowest"], games=8, seed=5
+        SearchBot(rollouts=128), [HeuristicBot(), "random", "lowest"], games=8, seed=5
     )
     assert (
         result.bot.mean_place < result.stats[1].mean_place

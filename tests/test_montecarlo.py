@@ -1,5 +1,5 @@
-"""The Monte Carlo example bot: legal answers, its time budget and the referee's deadline, determinism,
-its opponent model, and that it beats random bots clearly (a loose, seeded threshold)."""
+"""The Monte Carlo example bot: legal answers, its time budget and the referee's deadline,
+determinism, its opponent model, and that it beats random bots clearly (a loose, seeded bound)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from take5 import Game, Phase, Play, RandomPlayer, Settings, Variant, View, play_game
 from take5.bot import Bot, CallContext
 from take5.harness import load_bot

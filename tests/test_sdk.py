@@ -74,9 +74,10 @@ def _take5_imports(path: Path) -> set[str]:
 
 
 def test_bundled_bots_use_only_the_public_sdk() -> None:
-    """Written as a user would: the standard library and `from take5 import ...` (and take5.sim)."""
+    """Written as a user would: the standard library, numpy and `from take5 import ...` (and the
+    simulators take5.sim and take5.batch)."""
     for path in (ROOT / "sdk" / "take5" / "bots").glob("[!_]*.py"):
-        assert _take5_imports(path) <= {"take5", "take5.sim", "take5.bots"}, path
+        assert _take5_imports(path) <= {"take5", "take5.sim", "take5.batch", "take5.bots"}, path
 
 
 def test_example_bots_serve_the_bundled_bots() -> None:

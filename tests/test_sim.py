@@ -1,5 +1,5 @@
-"""take5.sim, the fast simulator for bots: it must agree with the rules engine, and its sampling must
-respect what a seat knows (docs/rules.md 8)."""
+"""take5.sim, the fast simulator for bots: it must agree with the rules engine, and its sampling
+must respect what a seat knows (docs/rules.md 8)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from take5 import Game, Phase, RandomPlayer, Settings, Variant, penalty
 from take5.rules import cheapest_row as rules_cheapest_row
 from take5.rules import place_card, target_row

@@ -1,9 +1,9 @@
 """Fast simulation for bots: play turns and whole rounds over plain lists, and sample hidden hands.
 
-A search bot (Monte Carlo, MCTS, ...) plays thousands of imagined turns per decision, so it cannot use
-`Game` and `View` objects inside its loops. This module gives it the same rules (docs/rules.md 3 and 4) over
-a compact table and plain lists of ints, and the one piece of bookkeeping every such bot needs: dealing
-the cards it has not seen into the other hands consistently with what it knows.
+A search bot (Monte Carlo, MCTS, ...) plays thousands of imagined turns per decision, so it cannot
+use `Game` and `View` objects inside its loops. This module gives it the same rules (docs/rules.md 3
+and 4) over a compact table and plain lists of ints, and the one piece of bookkeeping every such bot
+needs: dealing the cards it has not seen into the other hands consistently with what it knows.
 
 The table. Placing a card only depends on each row's last card, its length and its bull heads, so a
 `Table` keeps exactly those, as three lists of 4 ints that the functions here change in place::
@@ -11,14 +11,16 @@ The table. Placing a card only depends on each row's last card, its length and i
     table = Table.from_rows(view.rows)        # or table_from_rows
     points = play_turn(table, [17, 4, 93, 90]) # one card per seat -> bull heads each seat took
 
-Rollouts. `play_out` plays the rest of a round from a table and every seat's hand with a cheap policy:
-each seat plays its *greedy card* (the one that takes the fewest bull heads if placed now, closest to its
-row's end on ties), or with probability `randomness[seat]` a uniformly random card of its hand. A low
-card always takes the cheapest row. Playing a round of 4 hands of 10 costs some tens of microseconds.
+Rollouts. `play_out` plays the rest of a round from a table and every seat's hand with a cheap
+policy: each seat plays its *greedy card* (the one that takes the fewest bull heads if placed now,
+closest to its row's end on ties), or with probability `randomness[seat]` a uniformly random card of
+its hand. A low card always takes the cheapest row. Playing a round of 4 hands of 10 costs some tens
+of microseconds.
 
-Sampling. `sample_hands(view, rng)` gives every seat a hand: the seat's own hand as it is, the hands of
-the professional variant as they are (they are public), and in the standard game a uniformly random
-deal of `view.unseen()` into hands of the right size, so no hand ever holds a card the seat has seen.
+Sampling. `sample_hands(view, rng)` gives every seat a hand: the seat's own hand as it is, the hands
+of the professional variant as they are (they are public), and in the standard game a uniformly
+random deal of `view.unseen()` into hands of the right size, so no hand ever holds a card the seat
+has seen.
 
 Everything here is pure apart from the arguments it is documented to change, and deterministic given
 the random generator passed in (any object with a ``random()`` method, e.g. ``random.Random``).
@@ -106,7 +108,7 @@ def target_row(table: Table, card: int) -> int:
 def cheapest_row(table: Table) -> int:
     """The row with the fewest bull heads (ties: fewer cards, then the lowest index).
 
-    The same choice as `take5.rules.cheapest_row`, the referee's default for a bot that cannot answer.
+    The same choice as `take5.rules.cheapest_row`: the referee's default when a bot cannot answer.
     """
     heads, lens = table.heads, table.lens
     return min(range(len(heads)), key=lambda i: (heads[i], lens[i], i))
@@ -160,7 +162,7 @@ def play_turn(
 
 
 def card_cost(table: Table, card: int) -> int:
-    """Bull heads a card would take if it were placed now, alone (a low card takes the cheapest row)."""
+    """Bull heads a card would take if placed now, alone (a low card takes the cheapest row)."""
     index = target_row(table, card)
     if index < 0:
         return min(table.heads)
@@ -168,11 +170,11 @@ def card_cost(table: Table, card: int) -> int:
 
 
 def greedy_card(table: Table, hand: Sequence[int]) -> int:
-    """The rollout policy's card: the fewest bull heads if placed now, then the closest to its row's end.
+    """The rollout policy's card: fewest bull heads if placed now, then closest to its row's end.
 
     Its key is cost * 256 + (card - row end) for a card that fits a row, and for a low card
-    cost * 256 + 150 + card (the cheapest row's bull heads; after fitting cards of the same cost, the
-    lowest low card first). The first card of the hand with the smallest key wins.
+    cost * 256 + 150 + card (the cheapest row's bull heads; after fitting cards of the same cost,
+    the lowest low card first). The first card of the hand with the smallest key wins.
     """
     best_card = hand[0]
     best_key = 1 << 30
@@ -199,15 +201,16 @@ def play_out(
 ) -> list[int]:
     """Play the rest of the round with the rollout policy; return the bull heads each seat takes.
 
-    - `hands[seat]` is every seat's hand (at most 16 seats), all the same size; they are emptied, and
-      `table` changed: pass copies if you need the originals.
-    - `randomness` is, per seat (or one number for all), the probability of playing a uniformly random
-      card of the hand instead of the greedy card (`greedy_card`). 0 is a greedy player, 1 a random one.
-    - `first[seat]`, if given and not None, is the card that seat plays in the first turn (it must be
-      in its hand); the other seats follow the policy in that turn too.
-    - `points`, if given, is added to in place and returned (e.g. the points already taken this turn).
+    - `hands[seat]` is every seat's hand (at most 16 seats), all the same size; they are emptied,
+      and `table` changed: pass copies if you need the originals.
+    - `randomness` is, per seat (or one number for all), the probability of playing a uniformly
+      random card of the hand instead of the greedy card (`greedy_card`). 0 is a greedy player, 1 a
+      random one.
+    - `first[seat]`, if given and not None, is the card that seat plays in the first turn (it must
+      be in its hand); the other seats follow the policy in that turn too.
+    - `points`, if given, is added to in place and returned (e.g. the points taken this turn).
 
-    Low cards take the cheapest row. The result depends only on the arguments and the generator's draws.
+    Low cards take the cheapest row. The result depends only on the arguments and the draws.
     """
     n = len(hands)
     eps = [float(randomness)] * n if isinstance(randomness, (int, float)) else list(randomness)
@@ -225,8 +228,7 @@ def play_out(
         order = sorted(range(4), key=ends.__getitem__)
         sends = [ends[r] for r in order]
         add = [min(heads) * 256 + 150]
-        for r in order:
-            add.append((heads[r] * 256 if lens[r] >= 5 else 0) - ends[r])
+        add.extend((heads[r] * 256 if lens[r] >= 5 else 0) - ends[r] for r in order)
         plays = []
         for seat in seats:
             hand = hands[seat]
@@ -290,8 +292,8 @@ def sample_hands(view: View, rng: Rng, unseen: Sequence[int] | None = None) -> l
 
     The seat's own hand is its real hand. Where hands are public (professional variant) they are the
     real hands. Otherwise the other seats get a uniformly random deal of `view.unseen()` (the cards
-    this seat has not seen: not in its hand, on the rows, revealed or taken this round), each as many
-    cards as the seat holds; the rest of the unseen cards are the undealt ones. Pass `unseen`
+    this seat has not seen: not in its hand, on the rows, revealed or taken this round), each as
+    many cards as the seat holds; the rest of the unseen cards are the undealt ones. Pass `unseen`
     (= `view.unseen()`) to save recomputing it when sampling many times from one view.
     """
     if view.hands is not None:
@@ -323,8 +325,8 @@ def sample_hands(view: View, rng: Rng, unseen: Sequence[int] | None = None) -> l
 def draft_order(view: View) -> list[int]:
     """The seats that still pick in this round's open draft, in order, starting with `view.seat`.
 
-    The draft goes round the table one pick each from the first drafter until every hand holds 10, so
-    from the drafter and the hand sizes the rest of the order follows.
+    The draft goes round the table one pick each from the first drafter until every hand holds 10,
+    so from the drafter and the hand sizes the rest of the order follows.
     """
     if view.hands is None:
         raise ValueError("no draft in this view (professional variant only)")
@@ -341,8 +343,8 @@ def draft_out(
 ) -> Table:
     """Finish an open draft with uniformly random picks; return the table the 4 unpicked cards make.
 
-    `hands` gets the picks (changed in place, sorted at the end); `order` is the seats still to pick,
-    in order (`draft_order`). Pass `order[1:]` after adding your own candidate pick yourself.
+    `hands` gets the picks (changed in place, sorted at the end); `order` is the seats still to
+    pick, in order (`draft_order`). Pass `order[1:]` after adding your own candidate pick yourself.
     """
     rest = list(pool)
     for seat in order:

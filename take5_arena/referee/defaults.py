@@ -48,6 +48,11 @@ match)."""
 HANDSHAKE_TIMEOUT = 2.0
 MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped
+EXIT_WAIT = 5.0
+"""Seconds the referee waits, after losing a bot's connection, for the bot's process or container
+to be reported as ended, which makes the fault a crash rather than a lost connection. Generous
+because on a loaded host a container's exit reaches the engine's API late (0.5 s recorded a crashed
+bot as "connection"); it costs only when a connection is lost while the bot runs on."""
 
 # -- the sandbox ----------------------------------------------------------------------------------
 SANDBOXES = tuple(kind.value for kind in SandboxKind)

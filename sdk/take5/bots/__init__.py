@@ -11,7 +11,7 @@ name           plays
 ``random``     a random card, row and draft pick, seeded from the situation (deterministic)
 ``lowest``     always its lowest card; the cheapest row
 ``heuristic``  the card with the smallest expected penalty this turn
-``search``     a light Monte Carlo search over the rest of the round (``take5.sim``), ~20 ms
+``search``     a light Monte Carlo search over the rest of the round (``take5.batch``), ~20 ms
 =============  ==============================================================================
 
 Each is written only against the public SDK, as any bot author would write it, so its source is also

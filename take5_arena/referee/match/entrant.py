@@ -16,6 +16,7 @@ from take5.bot import unique_names as take5_unique_names
 from take5.convert import time_control_to_proto
 from take5.record import SeatRecord
 
+from .. import defaults
 from . import faults
 from .botref import BotRef
 from .clocks import StartClock
@@ -85,7 +86,7 @@ class Entrant:
         if self.info.name:
             self.name = self.info.name
 
-    def explain(self, failed: CallFailedError, wait: float = 0.5) -> CallFailedError:
+    def explain(self, failed: CallFailedError, wait: float = defaults.EXIT_WAIT) -> CallFailedError:
         """A lost connection to a bot whose process has ended is a crash."""
         if failed.kind not in (faults.CONNECTION, faults.CRASH):
             return failed
@@ -101,7 +102,7 @@ class Entrant:
                 return CallFailedError(faults.CRASH, f"the bot {describe_exit(status)}")
             if time.monotonic() >= deadline:
                 return failed
-            time.sleep(0.01)
+            time.sleep(0.02)
 
     @property
     def dead(self) -> bool:

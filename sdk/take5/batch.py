@@ -1,0 +1,918 @@
+"""Many games at once: the rules of 6 nimmt! over numpy arrays, for search and for learning.
+
+A search bot scores its candidates on thousands of imagined rounds, and a learning bot trains on
+millions of turns; played one at a time in Python (`take5.Game`, `take5.sim`) each turn costs
+microseconds of interpreter work. A `Batch` holds G independent games of one table size (G deals of
+one real position, or G real games) in arrays and advances all of them with a few dozen numpy
+operations per turn::
+
+    import numpy as np
+    from take5.batch import Batch, EpsilonGreedy
+
+    rng = np.random.default_rng(1)
+    batch = Batch.determinize(view, 512, rng)           # 512 deals of the cards not seen
+    points = batch.play_round(EpsilonGreedy(0.5, rng))  # the rest of the round in all: (512, n)
+
+    games = Batch.deal(Settings(players=4), seeds=range(1000))  # as Game(settings, seed) deals
+    games.play_game(EpsilonGreedy(1.0, rng))            # random cards to the end of every game
+    games.scores                                        # (1000, 4) final scores
+
+The results are exactly the engine's (tests/test_batch.py plays every turn of thousands of games
+both ways): `Batch.deal` deals what `Game(settings, seed, rotation=...)` deals (the same SplitMix64
+stream, round after round), `play_turn` places the cards as `Game.play` does, and rounds and games
+end as in `Game`. A low card takes the cheapest row (the referee's default move) unless `play_turn`
+is told which row that seat takes; only the lowest card of a turn can be lower than every row.
+
+What a batch holds, for G games of n seats (read-only views of the batch's own arrays; `ends`,
+`lens` and `heads` are computed from them): change a batch only by playing it.
+
+- `rows` (G, 4, 5) the cards of each row, oldest first, valid below `lens`; `ends`, `lens`, `heads`
+  (G, 4) each row's last card, number of cards and bull heads;
+- `hands` (G, n, 10) each hand in ascending order in its first `held` slots (then `NO_CARD`), and
+  `held` (G,) how many cards each hand holds (every seat of a game holds as many);
+- `points` (G, n) bull heads taken this round, `scores` (G, n) the totals of the earlier rounds,
+  `round` (G,), `over` (G,) whether the game has ended;
+- `out` (G, 105) the cards that left the hands or started the rows this round (on the rows, taken,
+  or revealed; index = card): what every seat has seen, for encoders (take5.encode).
+
+Masks: a game whose round is finished (`held == 0`) or which is over takes no part in `play_turn`
+and `play_round` (`active` says which games still play); `end_round` scores and deals. Policies are
+callables from a batch to a card per game and seat: `greedy`, `EpsilonGreedy`, or your own (a
+learned model, say).
+
+Why numpy rather than a compiled core: numpy has binary wheels for every platform the SDK installs
+on, and the arena's Python bot image carries it, so a bot using this module builds and runs
+anywhere; a compiled extension would need a wheel built and published for each platform and Python.
+Every numpy call costs about a microsecond of overhead whatever its size, so a batch of one game is
+much slower than `take5.sim`; the arrays pay off from some dozens of games on (bench/sim.py). The
+internal arrays keep the game axis last, so that each step works on long contiguous rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .game import Phase, Settings, View
+from .rules import (
+    BULL_HEADS,
+    CARD_COUNT,
+    HAND_SIZE,
+    MAX_ROUNDS,
+    MAX_ROW_LENGTH,
+    MAX_SEED,
+    MIN_SEED,
+    ROW_COUNT,
+    EndRule,
+    Variant,
+)
+from .shuffle import SplitMix64
+
+__all__ = [
+    "NO_CARD",
+    "Batch",
+    "EpsilonGreedy",
+    "Policy",
+    "greedy",
+    "greedy_cards",
+    "revealed_cards",
+]
+
+_Int8 = NDArray[np.int8]
+_Int16 = NDArray[np.int16]
+_Int32 = NDArray[np.int32]
+_Bool = NDArray[np.bool_]
+
+NO_CARD = 127
+"""What fills the hand slots past `held`: higher than every card."""
+
+_HEADS16 = np.array(BULL_HEADS + (0,) * (NO_CARD + 1 - len(BULL_HEADS)), dtype=np.int16)
+"""_HEADS16[card]: the bull heads of a card (0 for index 0 and NO_CARD)."""
+_CARDS = CARD_COUNT + 1
+_SHUFFLE_STEPS = CARD_COUNT - 1  # draws of one Fisher-Yates shuffle of the full deck
+_MASK = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+# Draw t of a shuffle (t = 0..102) picks below m = 104 - t and keeps a draw x when
+# x < 2**64 - (2**64 mod m) (take5.shuffle), that is when x <= _KEEP[t].
+_BOUNDS = np.arange(CARD_COUNT, 1, -1, dtype=np.uint64)
+_KEEP = np.array([(1 << 64) - ((1 << 64) % int(m)) - 1 for m in _BOUNDS], dtype=np.uint64)
+_STEPS = np.arange(1, _SHUFFLE_STEPS + 1, dtype=np.uint64)
+_NO_KEY16 = np.int32(16 << 14)
+"""Added to 16 times the greedy key of a card that is not there: every real key is below 2**13."""
+_I32_16 = np.int32(16)
+_BELOW_ONE = 1.0 - 2.0**-30
+_ROW_INDEX32 = np.arange(ROW_COUNT, dtype=np.int32)[:, None]
+_SEAT_INDEX32 = np.arange(16, dtype=np.int32)[:, None]
+_SIZE_OF = _HEADS16.astype(np.int32) * 8 + 1
+"""_SIZE_OF[card]: the low 16 bits of a row of that one card (see Batch.__init__)."""
+_SLOT_AFTER = np.arange(1, HAND_SIZE, dtype=np.int8)[:, None, None]
+_FULL = MAX_ROW_LENGTH
+
+assert ROW_COUNT == 4 and MAX_ROW_LENGTH == 5, "the layout below assumes 4 rows of 5"
+
+
+def _sorting_network(n: int) -> tuple[tuple[int, int], ...]:
+    """Batcher's odd-even merge sort for n items: compare-exchange pairs (i < j)."""
+
+    def merge(lo: int, hi: int, r: int) -> Iterable[tuple[int, int]]:
+        step = r * 2
+        if step < hi - lo:
+            yield from merge(lo, hi, step)
+            yield from merge(lo + r, hi, step)
+            yield from ((i, i + r) for i in range(lo + r, hi - r, step))
+        else:
+            yield (lo, lo + r)
+
+    def sort(lo: int, hi: int) -> Iterable[tuple[int, int]]:
+        if hi - lo >= 1:
+            mid = lo + (hi - lo) // 2
+            yield from sort(lo, mid)
+            yield from sort(mid + 1, hi)
+            yield from merge(lo, hi, 1)
+
+    top = 1
+    while top < n:
+        top *= 2
+    return tuple((i, j) for i, j in sort(0, top - 1) if j < n)
+
+
+_NETWORKS = {n: _sorting_network(n) for n in range(1, 17)}
+
+
+class Policy(Protocol):
+    """What plays a turn: for every game and seat of `batch`, a card of that seat's hand.
+
+    The answer is an int array of shape (games, players); entries of games that take no part in the
+    turn (`not batch.active`) are ignored.
+    """
+
+    def __call__(self, batch: Batch) -> NDArray[np.integer[Any]]: ...
+
+
+class Batch:
+    """G independent games of one table size, advanced together; see the module text.
+
+    Make one with `deal` (new games, as the engine deals them) or `determinize` (deals of what one
+    seat has not seen, from its view).
+    """
+
+    def __init__(self, settings: Settings, games: int, *, keep_cards: bool = True) -> None:
+        """G empty games (no cards anywhere): the constructors fill them. See `deal` for
+        `keep_cards`."""
+        n, g = settings.players, games
+        self.settings = settings
+        self.keep_cards = keep_cards
+        # The game axis is last everywhere (see the module text); the public names are views.
+        # A row is one int32: (end * 4 + row index) << 16 | (bull heads * 8 + number of cards).
+        # The highest below (card * 4) << 16 is the row the card goes to, its low 16 bits say
+        # what taking it costs, and the lowest low 16 bits are the cheapest row.
+        self._state = np.zeros((ROW_COUNT, g), dtype=np.int32)
+        self._rows = np.zeros((_FULL, ROW_COUNT, g if keep_cards else 0), dtype=np.int16)
+        self._hands = np.full((HAND_SIZE, n, g), NO_CARD, dtype=np.int8)  # cards fit an int8
+        self._held = np.zeros(g, dtype=np.int8)
+        self._points = np.zeros((n, g), dtype=np.int32)
+        self._scores = np.zeros((n, g), dtype=np.int32)
+        self._round = np.zeros(g, dtype=np.int32)
+        self._over = np.zeros(g, dtype=np.bool_)
+        self._out = np.zeros((_CARDS, g if keep_cards else 0), dtype=np.bool_)
+        self._seeds = np.zeros(g, dtype=np.uint64)
+        self._draws = np.zeros(g, dtype=np.int64)
+        self._rotation = np.zeros(g, dtype=np.int32)
+        self._picks = np.zeros((0, g), dtype=np.int16)
+        self._played = np.zeros((n, g), dtype=np.int8)
+
+    _ARRAYS = (
+        "_state", "_rows", "_hands", "_held", "_points", "_scores", "_round",
+        "_over", "_out", "_seeds", "_draws", "_rotation", "_picks", "_played",
+    )  # fmt: skip
+
+    # -- constructors --------------------------------------------------------------------------
+
+    @classmethod
+    def deal(
+        cls,
+        settings: Settings,
+        seeds: Iterable[int] | NDArray[np.integer[Any]],
+        rotation: ArrayLike = 0,
+        *,
+        rng: np.random.Generator | None = None,
+        keep_cards: bool = True,
+    ) -> Batch:
+        """One game per seed, dealt as `Game(settings, seed, rotation=rotation)` deals it.
+
+        In the professional variant a round starts with the open draft; here it is played with
+        uniformly random picks from `rng` (required then), recorded in `picks`.
+
+        `keep_cards=False` skips keeping the cards of each row (`rows`) and the cards seen this
+        round (`out`), which only encoders need: rollouts that count points run faster without.
+        """
+        # Through Python ints: numpy turns a list mixing -5 and 2**64 - 1 into floats.
+        values = seeds.reshape(-1).tolist() if isinstance(seeds, np.ndarray) else list(seeds)
+        if any(not (_whole(s) and MIN_SEED <= s <= MAX_SEED) for s in values):
+            raise ValueError(f"seeds must be whole numbers from {MIN_SEED} to {MAX_SEED}")
+        n = settings.players
+        batch = cls(settings, len(values), keep_cards=keep_cards)
+        rot = np.broadcast_to(np.asarray(rotation), (len(values),))
+        if not np.issubdtype(rot.dtype, np.integer) or ((rot < 0) | (rot >= n)).any():
+            raise ValueError(f"rotations must be whole numbers from 0 to {n - 1}")
+        batch._rotation[:] = rot
+        batch._seeds[:] = np.array([s & _MASK for s in values], dtype=np.uint64)
+        batch._start_rounds(np.arange(len(values)), rng)
+        return batch
+
+    @classmethod
+    def determinize(
+        cls, view: View, count: int, rng: np.random.Generator, *, keep_cards: bool = True
+    ) -> Batch:
+        """`count` games at the position of `view`, the hands its seat cannot see dealt at random.
+
+        The seat's own hand is its real hand; in the professional variant every hand is public and
+        real. Otherwise each game gives the other seats a uniformly random share of `view.unseen()`,
+        as many cards as each holds, as `take5.sim.sample_hands` does. Later rounds (`play_game`)
+        are dealt from random seeds drawn from `rng`.
+
+        A view of a play turn gives the position before the seats play. A view of a row choice
+        (CHOOSE_ROW) gives the position before this turn's cards were placed, each seat's revealed
+        card back in its hand: play them with `play_turn(revealed_cards(view), rows=...)`, naming
+        the row the chooser takes. Draft views are refused (ValueError). `keep_cards` as in `deal`.
+        """
+        if view.phase is Phase.DRAFT or view.phase is Phase.OVER:
+            raise ValueError(f"cannot determinize a view of phase {view.phase.value}")
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        settings = view.settings
+        n, g, seat = settings.players, int(count), view.seat
+        size = len(view.hand)
+        batch = cls(settings, g, keep_cards=keep_cards)
+        hands = np.full((g, n, HAND_SIZE), NO_CARD, dtype=np.int8)
+        if view.hands is not None:
+            for other, hand in enumerate(view.hands):
+                hands[:, other, : len(hand)] = view.hand if other == seat else hand
+        else:
+            unseen = np.array(view.unseen(), dtype=np.int16)
+            need = size * (n - 1)
+            if need > len(unseen):
+                raise ValueError(f"only {len(unseen)} unseen cards for {n - 1} hands of {size}")
+            if need:
+                dealt = rng.permuted(np.broadcast_to(unseen, (g, len(unseen))), axis=1)
+                others = dealt[:, :need].reshape(g, n - 1, size)
+                hands[:, :seat, :size] = others[:, :seat]
+                hands[:, seat + 1 :, :size] = others[:, seat:]
+            hands[:, seat, :size] = view.hand
+        held = size
+        if view.phase is Phase.CHOOSE_ROW:
+            for play in view.revealed:
+                hands[:, play.seat, size] = play.card
+            held += 1
+        batch._hands[:] = np.sort(hands, axis=2).transpose(2, 1, 0)
+        batch._held[:] = held
+        for r, row in enumerate(view.rows):
+            batch._state[r] = _row_state(row[-1], r, sum(BULL_HEADS[c] for c in row), len(row))
+            if keep_cards:
+                batch._rows[: len(row), r] = np.array(row, dtype=np.int16)[:, None]
+        if keep_cards:
+            gone = [c for row in view.rows for c in row]
+            gone += [c for take in view.takes for c in take.cards]
+            gone += [p.card for turn in view.plays for p in turn]
+            batch._out[gone] = True
+        batch._points[:] = np.array(view.round_points, dtype=np.int32)[:, None]
+        batch._scores[:] = np.array(view.scores, dtype=np.int32)[:, None]
+        batch._round[:] = view.round
+        batch._seeds[:] = rng.integers(0, 1 << 63, size=g, dtype=np.uint64)
+        return batch
+
+    # -- what it holds -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    @property
+    def players(self) -> int:
+        return self.settings.players
+
+    @property
+    def rows(self) -> _Int16:
+        """(G, 4, 5): the cards of each row, oldest first, valid below `lens` (read-only)."""
+        return _read_only(self._cards_kept("rows").transpose(2, 1, 0))
+
+    @property
+    def ends(self) -> _Int16:
+        """(G, 4): each row's last card (a new array)."""
+        ends: _Int16 = (self._state >> 18).astype(np.int16)
+        return _transposed(ends)
+
+    @property
+    def lens(self) -> _Int16:
+        """(G, 4): how many cards each row holds (a new array)."""
+        lens: _Int16 = (self._state & 7).astype(np.int16)
+        return _transposed(lens)
+
+    @property
+    def heads(self) -> _Int16:
+        """(G, 4): each row's bull heads (a new array)."""
+        heads: _Int16 = ((self._state & 0xFFFF) >> 3).astype(np.int16)
+        return _transposed(heads)
+
+    @property
+    def hands(self) -> _Int8:
+        """(G, n, 10): each seat's hand, ascending, then NO_CARD (read-only)."""
+        return _read_only(self._hands.transpose(2, 1, 0))
+
+    @property
+    def held(self) -> _Int8:
+        """(G,): the cards each hand holds (read-only)."""
+        return _read_only(self._held)
+
+    @property
+    def points(self) -> _Int32:
+        """(G, n): bull heads taken this round (read-only)."""
+        return _read_only(self._points.T)
+
+    @property
+    def scores(self) -> _Int32:
+        """(G, n): the totals of the rounds before this one (the final scores once over;
+        read-only)."""
+        return _read_only(self._scores.T)
+
+    @property
+    def totals(self) -> _Int32:
+        """(G, n): each seat's score with this round's points so far (a new array)."""
+        totals: _Int32 = self._scores + self._points
+        return _transposed(totals)
+
+    @property
+    def round(self) -> _Int32:
+        """(G,): the round being played (1 for the first; read-only)."""
+        return _read_only(self._round)
+
+    @property
+    def over(self) -> _Bool:
+        """(G,): whether the game has ended (read-only)."""
+        return _read_only(self._over)
+
+    @property
+    def out(self) -> _Bool:
+        """(G, 105): cards on the rows, taken or revealed this round (index = card; read-only)."""
+        return _read_only(self._cards_kept("out").T)
+
+    @property
+    def picks(self) -> _Int16:
+        """(G, 10n): the latest draft's picks in draft order (professional variant): pick t went
+        to seat (first + t) % n, where first = (round - 1 + rotation) % n; read-only)."""
+        return _read_only(self._picks.T)
+
+    def _cards_kept(self, name: str) -> NDArray[Any]:
+        if not self.keep_cards:
+            raise ValueError(f"this batch keeps no {name} (made with keep_cards=False)")
+        array: NDArray[Any] = getattr(self, f"_{name}")
+        return array
+
+    @property
+    def played(self) -> _Int8:
+        """(G, n): the cards revealed in the latest turn (0 in games that took no part in it;
+        read-only)."""
+        return _read_only(_transposed(self._played))
+
+    @property
+    def active(self) -> _Bool:
+        """(G,): the games that still play this round (cards in hand, game not over)."""
+        return (self._held > 0) & ~self._over
+
+    # -- copies ----------------------------------------------------------------------------------
+
+    def _with(self, make: Any) -> Batch:
+        new = Batch.__new__(Batch)
+        new.settings = self.settings
+        new.keep_cards = self.keep_cards
+        for name in self._ARRAYS:
+            setattr(new, name, make(getattr(self, name)))
+        return new
+
+    def copy(self) -> Batch:
+        """An independent copy (to play several rollouts from one position, say)."""
+        return self._with(lambda a: a.copy())
+
+    def select(self, index: ArrayLike) -> Batch:
+        """A new batch of the games at `index` (indices or a boolean mask), copied."""
+        where = np.asarray(index)
+        if where.dtype == np.bool_:
+            where = np.flatnonzero(where)
+        return self._with(lambda a: np.take(a, where, axis=-1))
+
+    def tile(self, copies: int) -> Batch:
+        """The games repeated `copies` times in blocks: game i of block k is game k * G + i.
+
+        The layout a search wants: one block per candidate, every candidate on the same deals
+        (with `EpsilonGreedy(..., period=G)`, on the same random draws too).
+        """
+        return self._with(lambda a: np.tile(a, (1,) * (a.ndim - 1) + (copies,)))
+
+    def replace(self, index: ArrayLike, other: Batch) -> None:
+        """Put the games of `other` in place of the games at `index` (an environment's new games
+        in place of finished ones); `other` has the same settings and one game per index."""
+        where = np.asarray(index)
+        if where.dtype == np.bool_:
+            where = np.flatnonzero(where)
+        if other.settings != self.settings or other.keep_cards != self.keep_cards:
+            raise ValueError("the games to put in must have the same settings and keep_cards")
+        if len(other) != len(where):
+            raise ValueError(f"{len(other)} games for {len(where)} places")
+        if len(other._picks) != len(self._picks):  # a batch that has not drafted yet
+            picks = np.zeros((max(len(other._picks), len(self._picks)), len(self)), np.int16)
+            picks[: len(self._picks)] = self._picks
+            self._picks = picks
+        for name in self._ARRAYS:
+            theirs = getattr(other, name)
+            if name == "_picks" and len(theirs) != len(self._picks):
+                theirs = np.zeros((len(self._picks), len(other)), np.int16)
+            getattr(self, name)[..., where] = theirs
+
+    # -- playing ---------------------------------------------------------------------------------
+
+    def play_turn(self, cards: ArrayLike | Policy, rows: ArrayLike | None = None) -> _Int32:
+        """Every active game plays one turn and returns the bull heads each seat took (G, n).
+
+        `cards` is a policy, or the cards themselves: `cards[g, seat]` for each seat, which must be
+        in its hand (ValueError). `rows[g, seat]`, if given, is the row a seat takes when its card
+        is lower than every row (the engine's `choose_row`, decided before the reveal); otherwise
+        the cheapest row. The cards played are in `played` afterwards.
+        """
+        shape = (len(self), self.players)
+        choice = (
+            None if rows is None else np.broadcast_to(np.asarray(rows), shape).T.astype(np.int16)
+        )
+        if callable(cards):
+            return _transposed(self._turn(None, choice, cards, None))
+        chosen = np.broadcast_to(np.asarray(cards), shape).T.astype(np.int16)
+        return _transposed(self._turn(chosen, choice, None, None))
+
+    def play_round(self, policy: Policy | None = None, *, first: ArrayLike | None = None) -> _Int32:
+        """Play the active games to the end of their round with `policy` (default `greedy`).
+
+        `first[g, seat]`, where it is not 0, is the card that seat plays in the first turn (the
+        candidate a search is scoring); the policy plays the rest. Returns the bull heads each seat
+        took (G, n); they are also in `points` until `end_round` scores them.
+        """
+        policy = greedy if policy is None else policy
+        taken = np.zeros_like(self._points)
+        forced = None
+        if first is not None:
+            forced = np.broadcast_to(np.asarray(first), (len(self), self.players)).T.astype(
+                np.int16
+            )
+        while self.active.any():
+            taken += self._turn(None, None, policy, forced)
+            forced = None
+        return _transposed(taken)
+
+    def end_round(self, rng: np.random.Generator | None = None) -> _Bool:
+        """Score the games whose round is over (`held == 0`, game not over): the round's points go
+        into the scores; the game ends at the threshold (or after round MAX_ROUNDS); otherwise the
+        next round is dealt (professional variant: drafted at random with `rng`). Returns the
+        games scored (G,)."""
+        done: _Bool = (self._held == 0) & ~self._over
+        index = np.flatnonzero(done)
+        if not len(index):
+            return done
+        scores = self._scores[:, index] + self._points[:, index]
+        self._scores[:, index] = scores
+        self._points[:, index] = 0
+        top = scores.max(0)
+        threshold = self.settings.threshold
+        ended = top > threshold if self.settings.end_rule is EndRule.ABOVE else top >= threshold
+        ended |= self._round[index] >= MAX_ROUNDS
+        self._over[index[ended]] = True
+        self._start_rounds(index[~ended], rng)
+        return done
+
+    def play_game(
+        self,
+        policy: Policy | None = None,
+        *,
+        first: ArrayLike | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> _Int32:
+        """Play every game to its end with `policy` (`first` as in `play_round`); returns the final
+        scores (G, n), also in `scores`. `rng` drafts the rounds of the professional variant."""
+        self.play_round(policy, first=first)
+        while True:
+            self.end_round(rng)
+            if self._over.all():
+                return self.scores
+            self.play_round(policy)
+
+    # -- one turn ----------------------------------------------------------------------------------
+
+    def _turn(
+        self,
+        cards: _Int16 | None,
+        rows: _Int16 | None,
+        policy: Policy | None,
+        first: _Int16 | None,
+    ) -> _Int32:
+        """One turn of the active games, with the given cards or the policy's; points (n, G)."""
+        act = self.active
+        if act.all():
+            index = None
+        else:
+            index = np.flatnonzero(act)
+            if not len(index):
+                self._played = np.zeros_like(self._played)
+                return np.zeros_like(self._points)
+        hands = self._hands if index is None else _part(self._hands, index)
+        held = self._held if index is None else self._held[index]
+        if cards is None:
+            assert policy is not None
+            if isinstance(policy, EpsilonGreedy):
+                slots = policy._slots(self, index)
+            else:
+                chosen = np.asarray(policy(self)).T.astype(np.int16)
+                slots = _find_slots(hands, held, chosen if index is None else chosen[:, index])
+            if first is not None:
+                sub = first if index is None else first[:, index]
+                forced = sub != 0
+                if forced.any():
+                    slots = np.where(forced, _find_slots(hands, held, sub, forced), slots)
+        else:
+            slots = _find_slots(hands, held, cards if index is None else cards[:, index])
+        played = _take_slots(hands, held, slots)
+        held -= 1
+        if index is None:
+            self._played = played
+        else:
+            self._played = np.zeros_like(self._played)
+            self._played[:, index] = played
+        keep = self.keep_cards
+        if index is None:
+            state, rows_now, out = self._state, self._rows, self._out
+            choice = rows
+        else:
+            state = _part(self._state, index)
+            rows_now = _part(self._rows, index) if keep else self._rows
+            out = _part(self._out, index) if keep else self._out
+            choice = None if rows is None else rows[:, index]
+        pts = _place(state, rows_now if keep else None, played, choice)
+        if keep:
+            k = len(held)
+            out.reshape(-1)[(played.astype(np.intp) * k + np.arange(k)).reshape(-1)] = True
+        if index is None:
+            self._points += pts
+            return pts
+        self._hands[:, :, index] = hands
+        self._held[index] = held
+        self._state[:, index] = state
+        if keep:
+            self._rows[:, :, index] = rows_now
+            self._out[:, index] = out
+        self._points[:, index] += pts
+        whole = np.zeros_like(self._points)
+        whole[:, index] = pts
+        return whole
+
+    # -- dealing ---------------------------------------------------------------------------------
+
+    def _start_rounds(self, index: NDArray[np.intp], rng: np.random.Generator | None) -> None:
+        """Start the next round of the games at `index`: deal (or draft) and lay out the rows."""
+        if not len(index):
+            return
+        n, k = self.players, len(index)
+        self._round[index] += 1
+        if self.settings.variant is Variant.PROFESSIONAL:
+            if rng is None:
+                raise ValueError("the professional variant drafts every round: pass rng")
+            picks_count = HAND_SIZE * n
+            pool = np.tile(np.arange(1, picks_count + ROW_COUNT + 1, dtype=np.int16), (k, 1))
+            pool = rng.permuted(pool, axis=1)
+            picks = pool[:, :picks_count]
+            first = (self._round[index] - 1 + self._rotation[index]) % n
+            seat = (first[:, None] + np.arange(picks_count)) % n
+            hands = np.full((k, n, HAND_SIZE), NO_CARD, dtype=np.int8)
+            hands[np.arange(k)[:, None], seat, np.arange(picks_count) // n] = picks
+            starts = np.sort(pool[:, picks_count:], axis=1)
+            if len(self._picks) != picks_count:
+                self._picks = np.zeros((picks_count, len(self)), dtype=np.int16)
+            self._picks[:, index] = picks.T
+        else:
+            deck, used = _shuffle(self._seeds[index], self._draws[index])
+            self._draws[index] += used
+            position = (np.arange(n) - self._rotation[index][:, None]) % n  # of each seat
+            take = position[:, :, None] * HAND_SIZE + np.arange(HAND_SIZE)
+            hands = np.take_along_axis(deck[:, None, :], take, 2).astype(np.int8)
+            starts = deck[:, HAND_SIZE * n : HAND_SIZE * n + ROW_COUNT].astype(np.int16)
+        self._hands[:, :, index] = np.sort(hands, axis=2).transpose(2, 1, 0)
+        self._held[index] = HAND_SIZE
+        self._state[:, index] = _row_state(starts.T, _ROW_INDEX32, _HEADS16[starts.T], 1)
+        self._points[:, index] = 0
+        if self.keep_cards:
+            self._rows[:, :, index] = 0
+            self._rows[0][:, index] = starts.T
+            out = np.zeros((_CARDS, k), dtype=np.bool_)
+            out[starts.T, np.arange(k)] = True
+            self._out[:, index] = out
+
+
+_Item = TypeVar("_Item", bound=np.generic)
+
+
+def _transposed(array: NDArray[_Item]) -> NDArray[_Item]:
+    """The array with its axes reversed (a view): from the game-last layout to games first."""
+    view: NDArray[_Item] = array.T
+    return view
+
+
+def _read_only(array: NDArray[Any]) -> NDArray[Any]:
+    view: NDArray[Any] = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _part(array: NDArray[Any], index: NDArray[np.intp]) -> NDArray[Any]:
+    """The games at `index` of an array, as a C-contiguous copy (the steps below write through
+    flat views of their arrays)."""
+    return np.ascontiguousarray(array[..., index])
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# -- the rules, vectorised: every array here has the game axis last --------------------------------
+
+
+def _sort_packed(values: Sequence[_Int32]) -> list[_Int32]:
+    """The values of each game sorted ascending, through a sorting network (tiny sorts are slow in
+    numpy; a network is a few elementwise min/max over all games at once)."""
+    items = list(values)
+    for i, j in _NETWORKS[len(items)]:
+        a, b = items[i], items[j]
+        items[i], items[j] = np.minimum(a, b), np.maximum(a, b)
+    return items
+
+
+def _row_state(end: Any, row: Any, heads: Any, length: Any) -> _Int32:
+    """The int32 a row is kept as (see Batch.__init__)."""
+    state: _Int32 = ((np.asarray(end, dtype=np.int32) * 4 + row) << 16) | (
+        np.asarray(heads, dtype=np.int32) * 8 + length
+    )
+    return state
+
+
+def _place(state: _Int32, rows: _Int16 | None, cards: _Int8, choice: _Int16 | None) -> _Int32:
+    """Place one card per seat and game, lowest first (docs/rules.md 4), changing the rows (`state`
+    and, unless None, `rows`) in place; return the bull heads each seat takes (n, G).
+
+    Only the lowest card of a turn can be lower than every row: it takes row `choice[seat, g]`, or
+    the cheapest row. (np.where is slow next to arithmetic, so two-way choices are sums.)"""
+    n, k = cards.shape
+    games = np.arange(k)
+    ranked = np.stack(_sort_packed(list(cards.astype(np.int32) * 16 + _SEAT_INDEX32[:n])))
+    seats = ranked & 15
+    limits = (ranked >> 4) << 18  # (n, G): (card * 4) << 16, to compare with the row states
+    sizes_of = _SIZE_OF[ranked >> 4]
+    taken_by_rank = np.zeros((n, k), dtype=np.int32)
+    assert state.flags.c_contiguous  # a flat view below, not a copy
+    state_f = state.reshape(-1)
+    rows_f = None if rows is None else rows.reshape(-1)
+    for rank in range(n):
+        limit = limits[rank]
+        best = (state * (state < limit)).max(0)  # the row with the highest end below the card
+        row = (best >> 16) & 3
+        now = best & 0xFFFF
+        if rank == 0:
+            low = best == 0  # no end below the card
+            if low.any():
+                if choice is None:  # the cheapest row: fewest bull heads, fewest cards, index
+                    chosen = ((state & 0xFFFF) * 4 + _ROW_INDEX32).min(0) & 3
+                else:
+                    chosen = choice[seats[0], games].astype(np.int32)
+                    if (low & ((chosen < 0) | (chosen >= ROW_COUNT))).any():
+                        raise ValueError("a row choice must be 0 to 3")
+                row = np.where(low, chosen, row)
+                now = state_f[row * k + games] & 0xFFFF
+        at = row * k + games
+        length = now & 7
+        taken = length >= _FULL
+        if rank == 0:
+            taken |= low
+        kept = ~taken
+        taken_by_rank[rank] = (now >> 3) * taken
+        state_f[at] = limit + (row << 16) + now * kept + sizes_of[rank]
+        if rows_f is not None:
+            rows_f[(length * kept) * (ROW_COUNT * k) + at] = limit >> 18
+    pts = np.zeros((n, k), dtype=np.int32)
+    pts.reshape(-1)[(seats * k + games).reshape(-1)] = taken_by_rank.reshape(-1)
+    return pts
+
+
+def _filled(hands: _Int8, held: _Int8) -> _Int8:
+    """The hand slots that hold a card in some game (a view): hands are sorted with NO_CARD last,
+    so the later slots are left out of the work, which halves it over a round."""
+    top = max(int(held.max()), 1) if len(held) else 1
+    part: _Int8 = hands[:top]
+    return part
+
+
+def _find_slots(hands: _Int8, held: _Int8, cards: _Int16, where: _Bool | None = None) -> _Int8:
+    """The slot of each seat's card in its (sorted) hand; ValueError if a card is not there
+    (`where`: only these seats are checked)."""
+    hands = _filled(hands, held)
+    slots = _count(hands < cards)
+    ok = (_cards_at(hands, np.minimum(slots, len(hands) - 1)) == cards) & (slots < held)
+    if where is not None:
+        ok |= ~where
+    if not ok.all():
+        seat, g = np.argwhere(~ok)[0]
+        hand = [int(c) for c in hands[: int(held[g]), seat, g]]
+        raise ValueError(
+            f"game {g}, seat {seat}: card {int(cards[seat, g])} is not in the hand {hand}"
+        )
+    return slots
+
+
+def _count(below: _Bool) -> _Int8:
+    """Along the first axis, how many are true (through int8: much faster than a bool sum)."""
+    counts: _Int8 = below.view(np.int8).sum(0, dtype=np.int8)
+    return counts
+
+
+def _take_slots(hands: _Int8, held: _Int8, slots: _Int8) -> _Int8:
+    """Remove the card at each seat's slot from its hand, keeping hands sorted; return the cards."""
+    hands = _filled(hands, held)
+    cards = _cards_at(hands, slots)
+    top = len(hands)
+    moves = _SLOT_AFTER[: top - 1] > slots  # the slots that move down by one
+    low, high = hands[:-1], hands[1:]
+    low += moves * (high - low)
+    hands[-1] = NO_CARD
+    return cards
+
+
+def _greedy_slots(state: _Int32, hands: _Int8) -> _Int8:
+    """The slot of each seat's greedy card (see `greedy_cards`), (n, G).
+
+    In a sorted hand the best card behind a row is the lowest one there, so five cards of each hand
+    compete: the lowest card (if it is lower than every row) and the lowest card behind each row.
+    Their keys are packed as key * 16 + slot, so that one minimum picks the card and says where it
+    is; on equal keys the lower slot (the lower card, as greedy_card wants) wins."""
+    k = hands.shape[2]
+    by_end = np.stack(_sort_packed([state[r] for r in range(ROW_COUNT)]))  # ascending ends
+    ends = (by_end >> 18).astype(np.int8)
+    low16 = by_end & 0xFFFF
+    # A card behind a row adds (256 per bull head if the row is full) - the row's end, times 16.
+    add = ((low16 >> 3) * 256 * ((low16 & 7) >= _FULL) - (by_end >> 18)) * 16
+    past = np.full((1, k), CARD_COUNT + 1, dtype=np.uint8)
+    upper = np.concatenate([ends[1:].view(np.uint8), past])[:, None, :]  # the next end up
+    below = hands[:, None] < ends[None, :, None, :]  # (10, 4, n, G)
+    counts = _count(below)  # (4, n, G): cards below each end, so the slot of the first above it
+    # The lowest card above each end: the minimum once the cards below are pushed past 127.
+    marked = hands.view(np.uint8)[:, None] | below.view(np.uint8) * np.uint8(128)  # (no << here:
+    # numpy shifts uint8 an order of magnitude slower than it multiplies them)
+    cards = marked.min(0)  # (4, n, G); NO_CARD or above where there is none
+    missing = cards >= upper  # none, or beyond the next end (behind another row)
+    packed = (add[:, None, :] + cards * _I32_16 + missing * _NO_KEY16 + counts).min(0)
+    lowest = hands[0].astype(np.int32)
+    base = ((state & 0xFFFF) >> 3).min(0) * (256 * 16) + 150 * 16  # the cheapest row's cost
+    low_key = base + lowest * 16 + (lowest > ends[0]) * _NO_KEY16
+    slots: _Int8 = (np.minimum(packed, low_key) & 15).astype(np.int8)
+    return slots
+
+
+def _shuffle(
+    seeds: NDArray[np.uint64], draws: NDArray[np.int64]
+) -> tuple[_Int32, NDArray[np.int64]]:
+    """Each game's shuffled deck, as take5.shuffle makes it: Fisher-Yates from the end with the
+    SplitMix64 stream of its seed, `draws` draws in; and the draws each shuffle took. A draw the
+    generator would reject (a chance below 1e-16 per shuffle) sends that game through the plain
+    implementation."""
+    k = len(seeds)
+    with np.errstate(over="ignore"):
+        state = seeds[:, None] + (draws.astype(np.uint64)[:, None] + _STEPS) * np.uint64(_GOLDEN)
+        z = (state ^ (state >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    j = (z % _BOUNDS).astype(np.intp).T.copy()
+    deck = np.tile(np.arange(1, CARD_COUNT + 1, dtype=np.int32)[:, None], (1, k))
+    flat = deck.reshape(-1)
+    games = np.arange(k)
+    for step, i in enumerate(range(CARD_COUNT - 1, 0, -1)):
+        at = j[step] * k + games
+        top = deck[i].copy()
+        deck[i] = flat[at]
+        flat[at] = top
+    result: _Int32 = deck.T.copy()
+    used = np.full(k, _SHUFFLE_STEPS, dtype=np.int64)
+    for g in np.flatnonzero((z > _KEEP).any(1)):
+        result[g], used[g] = _shuffle_one(int(seeds[g]), int(draws[g]))
+    return result, used
+
+
+def _shuffle_one(seed: int, draws: int) -> tuple[NDArray[np.int32], int]:
+    """One game's shuffle the plain way; the deck and the draws it took."""
+    rng = SplitMix64(0)
+    rng.state = (seed + draws * _GOLDEN) & _MASK
+    deck = rng.shuffled(range(1, CARD_COUNT + 1))
+    used = ((rng.state - seed) * pow(_GOLDEN, -1, 1 << 64)) & _MASK
+    return np.array(deck, dtype=np.int32), used - draws
+
+
+# -- policies --------------------------------------------------------------------------------------
+
+
+def greedy_cards(batch: Batch) -> _Int8:
+    """Each seat's greedy card (G, n): the fewest bull heads if placed now, then the closest to its
+    row's end, ties to the lowest card: `take5.sim.greedy_card` on the sorted hand.
+
+    (Its key: cost * 256 + (card - row end) for a card that fits a row; cost * 256 + 150 + card for
+    a low card, whose cost is the cheapest row's bull heads.)
+    """
+    slots = _greedy_slots(batch._state, _filled(batch._hands, batch._held))
+    return _transposed(_cards_at(batch._hands, slots))
+
+
+greedy: Policy = greedy_cards
+"""The greedy policy (`greedy_cards` for every seat): `EpsilonGreedy(0)` without the object."""
+
+
+def _cards_at(hands: _Int8, slots: _Int8) -> _Int8:
+    n, k = slots.shape
+    flat = slots.astype(np.intp) * (n * k) + np.arange(n * k).reshape(n, k)
+    cards: _Int8 = hands.reshape(-1)[flat]
+    return cards
+
+
+class EpsilonGreedy:
+    """The rollout policy: each seat plays its greedy card (`greedy_cards`), or with probability
+    `randomness` (one number, or one per seat) a uniformly random card of its hand.
+
+    `randomness=1` is a random player (no greedy card is computed), 0 the greedy one. With
+    `period=P` the random numbers of games g, g + P, g + 2P, ... are the same: in a batch made with
+    `tile(k)` from P games, every candidate then meets the same draws (common random numbers).
+    """
+
+    def __init__(
+        self,
+        randomness: float | Sequence[float] | NDArray[np.floating[Any]] = 0.0,
+        rng: np.random.Generator | None = None,
+        *,
+        period: int | None = None,
+    ) -> None:
+        eps = np.asarray(randomness, dtype=np.float64)
+        if eps.ndim > 1 or not ((eps >= 0) & (eps <= 1)).all():
+            raise ValueError("randomness must be one number or one per seat, each from 0 to 1")
+        if rng is None and (eps > 0).any():
+            raise ValueError("a policy with randomness needs rng")
+        if period is not None and period < 1:
+            raise ValueError("period must be at least 1")
+        self.randomness = eps
+        self.rng = rng
+        self.period = period
+        self._always_random = bool((eps >= 1).all())
+        self._never_random = bool((eps <= 0).all())
+        per_seat = eps[:, None] if eps.ndim else eps
+        self._threshold = per_seat.astype(np.float32)
+        self._scale = np.divide(1.0, per_seat, out=np.zeros_like(per_seat), where=per_seat > 0)
+
+    def __call__(self, batch: Batch) -> _Int8:
+        return _transposed(_cards_at(batch._hands, self._slots(batch, None)))
+
+    def _slots(self, batch: Batch, index: NDArray[np.intp] | None) -> _Int8:
+        """Each seat's slot (n, G') in the hands of the games at `index` (None: all)."""
+        held = batch._held if index is None else batch._held[index]
+        n, k = batch.players, len(held)
+        greedy_slots = None
+        if not self._always_random:
+            hands = _filled(batch._hands, held)
+            if index is None:
+                greedy_slots = _greedy_slots(batch._state, hands)
+            else:
+                greedy_slots = _greedy_slots(_part(batch._state, index), _part(hands, index))
+            if self._never_random:
+                return greedy_slots
+        assert self.rng is not None
+        # One uniform draw per seat decides both: below the seat's randomness it plays a random
+        # card, the draw divided by the randomness (uniform again) saying which.
+        if self.period is None:
+            draws = self.rng.random((n, k), dtype=np.float32)
+        else:
+            if len(batch) % self.period:
+                raise ValueError(f"period {self.period} does not divide the {len(batch)} games")
+            shared = self.rng.random((n, self.period), dtype=np.float32)
+            draws = np.tile(shared, (1, len(batch) // self.period))
+            if index is not None:
+                draws = draws[:, index]
+        share = draws if greedy_slots is None else np.minimum(draws * self._scale, _BELOW_ONE)
+        random_slots = np.minimum((share * held).astype(np.int8), held - 1)
+        if greedy_slots is None:
+            return random_slots
+        return np.where(draws < self._threshold, random_slots, greedy_slots)
+
+
+def revealed_cards(view: View) -> NDArray[np.int16]:
+    """The cards revealed in this turn, by seat (from a CHOOSE_ROW view), for `Batch.play_turn`."""
+    cards = np.zeros(view.settings.players, dtype=np.int16)
+    for play in view.revealed:
+        cards[play.seat] = play.card
+    return cards
