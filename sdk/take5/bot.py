@@ -167,7 +167,7 @@ def bot_name(bot: object) -> str:
 
 def unique_names(names: Sequence[str], default: str = "bot") -> list[str]:
     """Names made unique in their order: the second "random" is "random#2", the third
-    "random#3" (empty names are `default`). The referee and the harness label seats so."""
+    "random#3" (empty names are `default`). The referee labels seats so."""
     seen: dict[str, int] = {}
     taken: set[str] = set()
     out = []

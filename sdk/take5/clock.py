@@ -1,7 +1,8 @@
 """Time controls and clocks: how much time a bot has for each decision, and how it is measured.
 
 One definition for every place that times a bot: the referee (take5_arena/referee/match/), the
-harness (take5.harness) and the bot runtime (take5.bot, which tells the bot its time). The rules
+record's replay (take5.record) and the bot runtime (take5.bot, which tells the bot its time); the
+harness (take5.harness) does not apply time controls yet. The rules
 are docs/faults.md's ("Time controls and clocks"); docs/record-format.md says how a record keeps
 them, and the independent checker (take5.audit) restates the arithmetic from that page.
 
@@ -17,8 +18,8 @@ make a bot late; ``wall`` counts the time from the question to the answer. Under
 wall-clock cap of ``WALL_FACTOR`` times the decision's limit (and at least ``WALL_FLOOR`` more than
 it) remains, for a bot that sleeps or blocks instead of computing.
 
-The bank is kept in whole milliseconds, so that the referee, the harness and a checker reading a
-record compute the same numbers.
+The bank is kept in whole milliseconds, so that the referee and a checker reading a record compute
+the same numbers.
 """
 
 from __future__ import annotations

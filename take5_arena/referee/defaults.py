@@ -3,8 +3,8 @@ layer, the tournament settings and the Docker sandbox (referee/sandbox/limits.py
 from here.
 
 Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
-the rules, so the rules engine owns them), and so do the clocks' (take5.clock: the harness applies
-the same limits); this module only names them under one roof.
+the rules, so the rules engine owns them), and so do the clocks' (take5.clock: a record's replay
+applies the same arithmetic); this module only names them under one roof.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The clocks of a match: each seat's bank through a game, what each decision costs, and the
 allowance a bot has to start (docs/faults.md, "Time controls and clocks").
 
-The arithmetic of a time control is the SDK's (take5.clock: the harness and a record's checker
-compute the same numbers); this module measures. A decision is timed from just before its request
+The arithmetic of a time control is the SDK's (take5.clock: a record's checker computes the same
+numbers); this module measures. A decision is timed from just before its request
 is sent to the moment its answer arrives (a callback on the call's future, so that a bot that
 answers in time is never charged for the referee's own waiting). Under the CPU clock its cost is
 the CPU time the bot used in between, read from its handle (`BotHandle.cpu_time`: a local

@@ -128,7 +128,7 @@ class Entrant:
 
 def unique_names(entrants: Sequence[Entrant]) -> None:
     """Give bots that call themselves the same a ``#2``, ``#3`` suffix (names are unique in a
-    game; the SDK's rule, take5.bot.unique_names, so the harness labels seats alike)."""
+    game; the SDK's rule, take5.bot.unique_names, which the harness can share)."""
     for entrant, name in zip(entrants, take5_unique_names([e.name for e in entrants])):
         entrant.name = name
 
