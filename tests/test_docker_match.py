@@ -304,7 +304,9 @@ def test_fork_bomb_is_held_by_the_pids_limit(images, tmp_path):
         only_faults_of(run, 0)
         return
     assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
-    assert run.faults(0)[0]["detail"] == "no answer to PickCard within 1 s"
+    # Under the CPU clock every process of the bomb counts (the container's cgroup): it runs out
+    # of CPU time, or (starved by the pids limit) of its wall-clock cap.
+    assert "(cpu clock" in run.faults(0)[0]["detail"]
     assert run.record()["result"]["forfeited"] == [0]
     only_faults_of(run, 0)
     log = run.log("hostile_fork")
@@ -322,6 +324,33 @@ def test_cpu_spinner_times_out(images, tmp_path):
     assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
     assert run.record()["result"]["forfeited"] == [0]
     only_faults_of(run, 0)
+
+
+@pytest.mark.docker
+def test_the_cpu_clock_of_a_container_is_its_cgroup(images, tmp_path):
+    """Every seat in Docker runs on the CPU clock, read from its container's cgroup: the spinner
+    goes over its limit (or its wall-clock cap, on a starved host) and the record says which clock
+    measured each seat and what each decision cost."""
+    run = referee(
+        hostile("spin"),
+        example("lowest"),
+        "--threshold",
+        "10",
+        "--timeout",
+        "1",
+        "--max-faults",
+        "1",
+        "--clock",
+        "cpu",
+        tmp_path=tmp_path,
+    )
+    check_complete(run)
+    record = run.record()
+    assert [seat["clock"] for seat in record["seats"]] == ["cpu", "cpu"]
+    (fault,) = run.faults(0)
+    assert fault["kind"] == "timeout" and "(cpu clock" in fault["detail"], fault
+    spun = [e for t in record["rounds"][0]["turns"] if t["turn"] == 2 for e in t["clock"]]
+    assert [seat for seat, _, _ in spun if seat == 0] == [0]
 
 
 @pytest.mark.docker

@@ -112,7 +112,7 @@ def test_every_declaration_is_documented() -> None:
 
 
 def test_protocol_version() -> None:
-    assert PROTOCOL_VERSION == "1.0"
+    assert PROTOCOL_VERSION == "1.1"
     assert parse_version("1.3") == (1, 3)
     assert parse_version("") == (1, 0)
     assert parse_version("2") == (2, 0)

@@ -153,7 +153,7 @@ def test_runtime_answers_every_call(served) -> None:
         "recorder",
         "2.1",
         "tests",
-        "1.0",
+        "1.1",
     )
     assert info.sdk.startswith("take5-python")
 
@@ -214,7 +214,7 @@ def test_a_bot_without_handshake_fields_still_names_itself(served) -> None:
             return view.hand[0]
 
     info = served(Plain()).handshake(1.0)
-    assert info.name == "" and info.protocol_version == "1.0"
+    assert info.name == "" and info.protocol_version == "1.1"
 
 
 def test_default_methods() -> None:

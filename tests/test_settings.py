@@ -46,14 +46,19 @@ def test_an_old_stores_settings_read_back_the_same() -> None:
     settings = TournamentSettings.from_json(OLD_STORE_JSON)
     saved = settings.to_json()
     # what it holds reads back the same; the keys added since take their defaults (the container
-    # runtime: $TAKE5_RUNTIME's), except its deals: they were (and stay) from its seed
+    # runtime: $TAKE5_RUNTIME's; no bank, today's clock), except its deals: they were (and stay)
+    # from its seed
     added = {
         "runtime": defaults.RUNTIME,
         "bot_memory": defaults.BOT_MEMORY,
         "deals": "public",
         "separate_authors": True,
+        "time_control": None,
+        "time_cap": None,
+        "clock": "cpu",
     }
-    assert saved == {**OLD_STORE_JSON, **added}
+    assert {key: saved[key] for key in OLD_STORE_JSON} == OLD_STORE_JSON
+    assert {key: saved[key] for key in added} == added
     assert settings.deals is DealMode.PUBLIC
     assert TournamentSettings.from_json(saved) == settings
     assert settings.game == Settings(players=3, variant=Variant.STANDARD, threshold=66)

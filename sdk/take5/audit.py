@@ -15,8 +15,9 @@ Two layers, both usable alone:
   entry per player. It raises `MalformedRecord` naming the place ("round 2, turn 3: ..."), so code
   reading a record after it never meets a type it does not expect.
 - `audit_record(doc)` checks the rules: the deals, the draft, every play, placement, take, round
-  score, the end of the game, the `complete` flag, forfeits against recorded faults (docs/faults.md)
-  and the final standing. It returns the first `Divergence`, or None.
+  score, the end of the game, the `complete` flag, forfeits against recorded faults
+  (docs/faults.md), the final standing, and (in a record with a `time_control`) each seat's bank
+  through its decisions. It returns the first `Divergence`, or None.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ END_RULES = ("at-or-above", "above")
 REASONS = ("sixth-card", "low-card")
 FORFEIT_AT_ONCE = frozenset({"crash", "incompatible"})
 """Fault kinds after which a bot forfeits at once (docs/faults.md, "Forfeits")."""
+CLOCKS = ("cpu", "wall")
+MAX_MS = 86_400_000
+"""Milliseconds of a day: the most a time control's bank, increment or cap may be."""
+MAX_USED_MS = 10**9
+"""The most milliseconds a record may say one decision used (far beyond any wall-clock cap)."""
 
 
 class MalformedRecord(Take5Error):
@@ -221,12 +227,17 @@ def check_structure(doc: Any) -> None:
         for key in ("author", "digest"):
             if key in entry and not isinstance(entry[key], str):
                 raise _bad(where, f"{key!r} must be a string, not {_type(entry[key])}")
+        if "clock" in entry and entry["clock"] not in CLOCKS:
+            raise _bad(where, f"unknown clock {short(entry['clock'])} (use 'cpu' or 'wall')")
+    timed = "time_control" in doc
+    if timed:
+        _check_time_control(doc["time_control"])
     rounds = _list(_key(doc, "rounds", "record"), "record", "'rounds'", most=MAX_ROUNDS)
     if not rounds:
         raise _bad("record", "'rounds' is empty: a game has at least one round")
     for index, rnd in enumerate(rounds):
         last_cut = not complete and index == len(rounds) - 1
-        _check_round(rnd, index + 1, n, variant, last_cut)
+        _check_round(rnd, index + 1, n, variant, last_cut, timed)
     result = _object(_key(doc, "result", "record"), "result", "the result")
     for key in ("scores", "places"):
         for value in _list(_key(result, key, "result"), "result", key, length=n):
@@ -252,7 +263,35 @@ def check_structure(doc: Any) -> None:
                 raise _bad(where, f"the kind must be a string, not {_type(fault['kind'])}")
 
 
-def _check_round(rnd: Any, number: int, n: int, variant: str, last_cut: bool) -> None:
+def _check_time_control(value: Any) -> None:
+    where = "time_control"
+    tc = _object(value, where, "the time control")
+    if tc.get("clock") not in CLOCKS:
+        raise _bad(where, f"unknown clock {short(tc.get('clock'))} (use 'cpu' or 'wall')")
+    _whole(_key(tc, "bank_ms", where), where, "the bank", 0, MAX_MS)
+    _whole(_key(tc, "increment_ms", where), where, "the increment", 0, MAX_MS)
+    if tc["bank_ms"] + tc["increment_ms"] == 0:
+        raise _bad(where, "a time control gives some time: a bank or an increment")
+    if _key(tc, "cap_ms", where) is not None:
+        _whole(tc["cap_ms"], where, "the cap", 1, MAX_MS)
+    if "wall_factor" in tc:
+        _whole(tc["wall_factor"], where, "the wall factor", 1, 1000)
+
+
+def _check_times(value: Any, where: str, n: int, most: int, timed: bool) -> None:
+    """A turn's or a draft's ``clock``: ``[seat, milliseconds used, bank after]`` entries."""
+    if not timed:
+        raise _bad(where, "decision times ('clock') in a record without a 'time_control'")
+    for entry in _list(value, where, "the decision times", most=most):
+        entry = _list(entry, where, "a decision's time", length=3)
+        _whole(entry[0], where, "the seat of a decision's time", 0, n - 1)
+        _whole(entry[1], where, "the milliseconds a decision used", 0, MAX_USED_MS)
+        _whole(entry[2], where, "the bank after a decision", 0, MAX_USED_MS)
+
+
+def _check_round(
+    rnd: Any, number: int, n: int, variant: str, last_cut: bool, timed: bool = False
+) -> None:
     where = f"round {number}"
     _object(rnd, where, "a round")
     _whole(_key(rnd, "round", where), where, "the round number", 1, MAX_ROUNDS)
@@ -272,6 +311,8 @@ def _check_round(rnd: Any, number: int, n: int, variant: str, last_cut: bool) ->
         _whole(_key(draft, "first", where), where, "the first drafter", 0, n - 1)
         for pick in _list(_key(draft, "picks", where), where, "the draft picks", most=HAND * n):
             _pair(pick, where, "a draft pick", n)
+        if "clock" in draft:
+            _check_times(draft["clock"], f"{where}, the draft", n, HAND * n, timed)
     if last_cut and "hands" not in rnd:  # cut off during the draft: play has not started
         if "rows" in rnd or "turns" in rnd:
             raise _bad(where, "a round cut off in the draft has no rows or turns yet")
@@ -286,7 +327,7 @@ def _check_round(rnd: Any, number: int, n: int, variant: str, last_cut: bool) ->
         if len(_cards(row, where, "a starting row", 1)) != 1:
             raise _bad(where, "a starting row holds one card")
     for index, turn in enumerate(_list(_key(rnd, "turns", where), where, "the turns", most=HAND)):
-        _check_turn(turn, f"{where}, turn {index + 1}", n)
+        _check_turn(turn, f"{where}, turn {index + 1}", n, timed)
     if last_cut and "points" not in rnd and "scores" not in rnd:
         return
     for key in ("points", "scores"):
@@ -294,8 +335,10 @@ def _check_round(rnd: Any, number: int, n: int, variant: str, last_cut: bool) ->
             _whole(value, where, f"an entry of {key}", 0, 10**9)
 
 
-def _check_turn(turn: Any, where: str, n: int) -> None:
+def _check_turn(turn: Any, where: str, n: int, timed: bool = False) -> None:
     _object(turn, where, "a turn")
+    if "clock" in turn:
+        _check_times(turn["clock"], where, n, 2 * n, timed)
     _whole(_key(turn, "turn", where), where, "the turn number", 1, HAND)
     for play in _list(_key(turn, "plays", where), where, "the plays", length=n):
         _pair(play, where, "a play", n)
@@ -430,7 +473,7 @@ class _Audit:
                 True,
                 False,
             )
-        return self.faults_and_result(len(rounds))
+        return self.faults_and_result(len(rounds)) or self.clocks()
 
     def round(
         self, rnd: Mapping[str, Any], number: int, cut_allowed: bool
@@ -589,6 +632,53 @@ class _Audit:
                 )
         if turn["rows"] != rows:
             return Divergence(number, t, None, "rows after the turn", rows, turn["rows"])
+        return None
+
+    def clocks(self) -> Divergence | None:
+        """The banks (docs/record-format.md, "Decision times"): replayed seat by seat in the order
+        of the decisions, each recorded bank must be what the time control leaves, and a decision
+        that used more than it could must carry a timeout fault of its seat, round and turn."""
+        tc = self.doc.get("time_control")
+        if tc is None:
+            return None
+        bank, increment, cap = tc["bank_ms"], tc["increment_ms"], tc["cap_ms"]
+        ceiling = None if cap is None else max(bank, cap - increment)
+        left = [bank] * self.n
+        timeouts = {
+            (seat, f["round"], f["turn"])
+            for seat, seat_faults in enumerate(self.doc.get("faults") or [])
+            for f in seat_faults
+            if f["kind"] == "timeout"
+        }
+        for rnd in self.doc["rounds"]:
+            number = rnd["round"]
+            timed = []
+            draft = rnd.get("draft")
+            if isinstance(draft, dict):
+                timed += [(0, entry) for entry in draft.get("clock", [])]
+            for turn in rnd.get("turns", []):
+                timed += [(turn["turn"], entry) for entry in turn.get("clock", [])]
+            for t, (seat, used, recorded) in timed:
+                available = left[seat] + increment
+                limit = available if cap is None else min(available, cap)
+                after = max(0, available - used)
+                if ceiling is not None:
+                    after = min(after, ceiling)
+                if recorded != after:
+                    return Divergence(
+                        number, t, None, "the bank after a decision", after, recorded, seat=seat
+                    )
+                if used > limit and (seat, number, t) not in timeouts:
+                    return Divergence(
+                        number,
+                        t,
+                        None,
+                        f"a decision that used {used} ms of its {limit} ms has no timeout fault",
+                        "a timeout fault",
+                        None,
+                        seat=seat,
+                    )
+                left[seat] = after
         return None
 
     def faults_and_result(self, played_rounds: int) -> Divergence | None:

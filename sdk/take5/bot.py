@@ -31,17 +31,19 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import grpc
 
 from . import __version__
+from .clock import Budget, ClockKind
 from .convert import (
     PROTOCOL_MAJOR,
     PROTOCOL_VERSION,
     GameOver,
     ProtocolError,
+    budget_from_request,
     game_over_from_request,
     parse_version,
     view_from_proto,
@@ -59,23 +61,53 @@ log = logging.getLogger("take5.bot")
 
 @dataclass(frozen=True)
 class CallContext:
-    """The call being answered: which game, and how much time the referee gives."""
+    """The call being answered: which game, and how much time the referee gives (its `budget`:
+    the clock, this call's limit and the bank; docs/faults.md, "Time controls and clocks")."""
 
     game_id: str
     """The referee's id of the game; the same in every call of one game."""
     time_limit: float
-    """Seconds the referee gives this call (measured from when it sent it)."""
+    """Seconds this call may use, on the clock in force (``budget.clock``)."""
     started: float
     """time.monotonic() when the request arrived."""
+    budget: Budget | None = None
+    """The call's time as the referee gave it (None: ``time_limit`` on the wall clock)."""
+    cpu_started: float = field(default_factory=time.process_time)
+    """time.process_time() when the request arrived (the CPU clock counts from there)."""
+
+    @property
+    def clock(self) -> ClockKind:
+        """What measures this call's time: the CPU time of the bot's process, or the wall clock."""
+        return self.budget.clock if self.budget is not None else ClockKind.WALL
+
+    @property
+    def bank(self) -> float:
+        """Seconds in the game's bank for this decision, its increment included (without a bank:
+        this call's limit). What the call does not use stays there for later decisions."""
+        if self.budget is None or self.budget.bank is None:
+            return self.time_limit
+        return self.budget.bank
 
     @property
     def deadline(self) -> float:
-        """time.monotonic() by which the answer must be sent."""
-        return self.started + self.time_limit
+        """time.monotonic() by which the answer must be sent at the latest (under the CPU clock:
+        its wall-clock cap)."""
+        wall = self.budget.wall_limit if self.budget is not None else self.time_limit
+        return self.started + wall
+
+    def used(self) -> float:
+        """Seconds this call has used so far, on its clock."""
+        if self.clock is ClockKind.CPU:
+            return time.process_time() - self.cpu_started
+        return time.monotonic() - self.started
 
     def time_left(self) -> float:
-        """Seconds left before the deadline (the network takes a little of it: keep a margin)."""
-        return self.deadline - time.monotonic()
+        """Seconds this call may still use: its limit less what it used on its clock, and never
+        more than is left of its wall-clock cap (the network takes a little: keep a margin)."""
+        left = self.time_limit - self.used()
+        if self.clock is ClockKind.CPU:
+            left = min(left, self.deadline - time.monotonic())
+        return left
 
 
 class Bot:
@@ -119,13 +151,37 @@ class Bot:
         """Called when a game ends (for bots that learn); the default does nothing."""
 
     def time_left(self) -> float:
-        """Seconds left to answer the current call (infinite outside a call)."""
+        """Seconds the current call may still use (infinite outside a call).
+
+        It follows the time control: with a bank it is what this decision may draw from it (the
+        whole bank, or the cap when lower), less what the call used so far on the clock in force
+        (CPU time of the bot's process under the CPU clock). A bot that wants to save time for
+        later decisions reads ``self.context.bank`` and spends only part of it."""
         return self.context.time_left() if self.context is not None else math.inf
 
 
 def bot_name(bot: object) -> str:
     """The name a bot gives itself, else its class name."""
     return getattr(bot, "name", "") or type(bot).__name__
+
+
+def unique_names(names: Sequence[str], default: str = "bot") -> list[str]:
+    """Names made unique in their order: the second "random" is "random#2", the third
+    "random#3" (empty names are `default`). The referee labels seats so."""
+    seen: dict[str, int] = {}
+    taken: set[str] = set()
+    out = []
+    for name in names:
+        base = name or default
+        count = seen.get(base, 0) + 1
+        label = base if count == 1 else f"{base}#{count}"
+        while label in taken:  # a bot that calls itself "random#2" beside two randoms
+            count += 1
+            label = f"{base}#{count}"
+        seen[base] = count
+        taken.add(label)
+        out.append(label)
+    return out
 
 
 def sdk_version() -> str:
@@ -147,10 +203,12 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         self,
         context: grpc.ServicerContext,
         game_id: str,
-        time_limit_ms: int,
+        budget: Budget | None,
         method: Callable[..., Any],
         *args: Any,
     ) -> Any:
+        """Ask the bot, one call at a time; `budget` None: a call without one (GameOver: its
+        time_limit_ms, or the gRPC deadline)."""
         with self.lock:
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
@@ -159,14 +217,13 @@ class _Servicer(bot_pb2_grpc.BotServicer):
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     "the deadline passed before the bot was asked",
                 )
-            limit = (
-                time_limit_ms / 1000
-                if time_limit_ms
-                else (remaining if remaining is not None else math.inf)
-            )
+            if budget is None:
+                budget = Budget(remaining if remaining is not None else math.inf)
             self.in_flight += 1
             try:
-                self.bot.context = CallContext(game_id, limit, time.monotonic())
+                self.bot.context = CallContext(
+                    game_id, budget.limit, time.monotonic(), budget, time.process_time()
+                )
                 return method(*args)
             except Exception as error:
                 log.exception(
@@ -206,26 +263,27 @@ class _Servicer(bot_pb2_grpc.BotServicer):
         self, request: pb.PickCardRequest, context: grpc.ServicerContext
     ) -> pb.PickCardResponse:
         view = view_from_proto(request.view)
+        budget = budget_from_request(request, context.time_remaining())
         if view.phase is Phase.DRAFT:
-            card = self._call(
-                context, request.game_id, request.time_limit_ms, self.bot.draft_card, view
-            )
+            card = self._call(context, request.game_id, budget, self.bot.draft_card, view)
             return pb.PickCardResponse(card=_answer(card, "draft_card", view.pool, context))
-        card = self._call(context, request.game_id, request.time_limit_ms, self.bot.pick_card, view)
+        card = self._call(context, request.game_id, budget, self.bot.pick_card, view)
         return pb.PickCardResponse(card=_answer(card, "pick_card", view.hand, context))
 
     def ChooseRow(
         self, request: pb.ChooseRowRequest, context: grpc.ServicerContext
     ) -> pb.ChooseRowResponse:
         view = view_from_proto(request.view, revealed=request.revealed, card=request.card)
-        row = self._call(context, request.game_id, request.time_limit_ms, self.bot.choose_row, view)
+        budget = budget_from_request(request, context.time_remaining())
+        row = self._call(context, request.game_id, budget, self.bot.choose_row, view)
         return pb.ChooseRowResponse(row=_answer(row, "choose_row", range(len(view.rows)), context))
 
     def GameOver(
         self, request: pb.GameOverRequest, context: grpc.ServicerContext
     ) -> pb.GameOverResponse:
         result = game_over_from_request(request)
-        self._call(context, request.game_id, request.time_limit_ms, self.bot.game_over, result)
+        budget = Budget(request.time_limit_ms / 1000) if request.time_limit_ms else None
+        self._call(context, request.game_id, budget, self.bot.game_over, result)
         return pb.GameOverResponse()
 
 
@@ -441,4 +499,5 @@ __all__ = [
     "run",
     "sdk_version",
     "serve",
+    "unique_names",
 ]

@@ -12,12 +12,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .clock import Budget, ClockKind, TimeControl, to_ms
 from .game import Phase, Play, RowTake, Settings, View
 from .rules import EndRule, Take5Error, TakeReason, Variant
 from .v1 import bot_pb2 as pb
 
-PROTOCOL_VERSION = "1.0"
-"""The protocol version this SDK speaks: MAJOR.MINOR; bots and referee must agree on MAJOR."""
+PROTOCOL_VERSION = "1.1"
+"""The protocol version this SDK speaks: MAJOR.MINOR; bots and referee must agree on MAJOR (1.1
+added the `Clock` of every request: time banks and the CPU clock)."""
 
 PROTOCOL_MAJOR = 1
 
@@ -170,32 +172,94 @@ def view_from_proto(
     )
 
 
-# -- requests ----------------------------------------------------------------------------------
+# -- time --------------------------------------------------------------------------------------
+
+_CLOCK_TO_PB = {ClockKind.WALL: pb.CLOCK_KIND_WALL, ClockKind.CPU: pb.CLOCK_KIND_CPU}
+_CLOCK_FROM_PB: dict[int, ClockKind] = {int(v): k for k, v in _CLOCK_TO_PB.items()}
 
 
 def time_limit_ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-def pick_card_request(view: View, game_id: str, time_limit: float) -> pb.PickCardRequest:
-    """PickCard for a PLAY or DRAFT view; `time_limit` in seconds."""
-    if view.phase not in (Phase.PLAY, Phase.DRAFT):
-        raise ValueError(f"PickCard is for the play and draft phases, not {view.phase.value}")
-    return pb.PickCardRequest(
-        game_id=game_id, time_limit_ms=time_limit_ms(time_limit), view=view_to_proto(view)
+def budget_to_proto(budget: Budget) -> pb.Clock:
+    """The `clock` field of a request (its `time_limit_ms` is `budget.limit`)."""
+    return pb.Clock(
+        kind=_CLOCK_TO_PB[budget.clock],
+        bank_ms=to_ms(budget.limit if budget.bank is None else budget.bank),
+        increment_ms=to_ms(budget.increment),
+        cap_ms=0 if budget.cap is None else max(1, to_ms(budget.cap)),
+        wall_limit_ms=time_limit_ms(budget.wall_limit),
     )
 
 
-def choose_row_request(view: View, game_id: str, time_limit: float) -> pb.ChooseRowRequest:
-    """ChooseRow for a CHOOSE_ROW view; `time_limit` in seconds."""
+def time_control_to_proto(control: TimeControl, clock: ClockKind) -> pb.Clock:
+    """The Handshake's `clock`: the match's time control, `bank_ms` the bank each game starts
+    with (before the first increment), `wall_limit_ms` 0."""
+    return pb.Clock(
+        kind=_CLOCK_TO_PB[clock],
+        bank_ms=control.bank_ms,
+        increment_ms=control.increment_ms,
+        cap_ms=control.cap_ms or 0,
+    )
+
+
+def _budget(time_limit: float | Budget) -> Budget:
+    return time_limit if isinstance(time_limit, Budget) else Budget(float(time_limit))
+
+
+def budget_from_request(
+    request: pb.PickCardRequest | pb.ChooseRowRequest, fallback: float | None = None
+) -> Budget:
+    """The time a request gives: its `clock`, or (from a referee older than protocol 1.1) its
+    `time_limit_ms` on the wall clock. `fallback` (seconds) stands in for a request that says
+    nothing at all (a hand-written one): the gRPC deadline, say."""
+    if request.time_limit_ms:
+        limit = request.time_limit_ms / 1000
+    else:
+        limit = fallback if fallback is not None else float("inf")
+    if not request.HasField("clock"):
+        return Budget(limit)
+    clock = request.clock
+    return Budget(
+        limit,
+        _CLOCK_FROM_PB.get(clock.kind, ClockKind.WALL),
+        bank=clock.bank_ms / 1000,
+        increment=clock.increment_ms / 1000,
+        cap=clock.cap_ms / 1000 if clock.cap_ms else None,
+        wall=clock.wall_limit_ms / 1000 if clock.wall_limit_ms else None,
+    )
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+def pick_card_request(view: View, game_id: str, time_limit: float | Budget) -> pb.PickCardRequest:
+    """PickCard for a PLAY or DRAFT view; `time_limit` in seconds on the wall clock, or the whole
+    `Budget` of the call."""
+    if view.phase not in (Phase.PLAY, Phase.DRAFT):
+        raise ValueError(f"PickCard is for the play and draft phases, not {view.phase.value}")
+    budget = _budget(time_limit)
+    return pb.PickCardRequest(
+        game_id=game_id,
+        time_limit_ms=time_limit_ms(budget.limit),
+        view=view_to_proto(view),
+        clock=budget_to_proto(budget),
+    )
+
+
+def choose_row_request(view: View, game_id: str, time_limit: float | Budget) -> pb.ChooseRowRequest:
+    """ChooseRow for a CHOOSE_ROW view; `time_limit` as for :func:`pick_card_request`."""
     if view.phase is not Phase.CHOOSE_ROW or view.card is None:
         raise ValueError(f"ChooseRow is for the choose-row phase, not {view.phase.value}")
+    budget = _budget(time_limit)
     return pb.ChooseRowRequest(
         game_id=game_id,
-        time_limit_ms=time_limit_ms(time_limit),
+        time_limit_ms=time_limit_ms(budget.limit),
         view=view_to_proto(view),
         card=view.card,
         revealed=[pb.Play(seat=p[0], card=p[1]) for p in view.revealed],
+        clock=budget_to_proto(budget),
     )
 
 
@@ -278,6 +342,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "GameOver",
     "ProtocolError",
+    "budget_from_request",
+    "budget_to_proto",
     "choose_row_request",
     "game_over_from_request",
     "game_over_request",
@@ -286,6 +352,7 @@ __all__ = [
     "pick_card_requests",
     "settings_from_proto",
     "settings_to_proto",
+    "time_control_to_proto",
     "time_limit_ms",
     "view_from_proto",
     "view_from_request",
@@ -308,8 +375,11 @@ def _varint(value: int) -> bytes:
 _VIEW_FIELD_TAG = b"\x1a"  # field 3 (view), wire type 2 (length-delimited), in both request types
 
 
-def pick_card_requests(views: Sequence[View], game_id: str, time_limit: float) -> list[bytes]:
-    """Encoded PickCard requests for views of the same moment (one per seat), built fast.
+def pick_card_requests(
+    views: Sequence[View], game_id: str, time_limit: float | Budget | Sequence[Budget]
+) -> list[bytes]:
+    """Encoded PickCard requests for views of the same moment (one per seat), built fast;
+    `time_limit` is one for all, or each seat's `Budget` (in the order of `views`).
 
     The views of one turn differ only in `seat` and `hand`, so the rest of the View message is
     encoded once and each seat's two fields are appended: fields of a message may come in any order
@@ -318,15 +388,26 @@ def pick_card_requests(views: Sequence[View], game_id: str, time_limit: float) -
     """
     if not views:
         return []
+    if isinstance(time_limit, (int, float, Budget)):
+        budgets: Sequence[Budget] = [_budget(time_limit)] * len(views)
+    else:
+        budgets = time_limit
+    if len(budgets) != len(views):
+        raise ValueError("pick_card_requests needs one budget per view")
     first = views[0]
     shared = view_to_proto(first._replace(seat=0, hand=())).SerializeToString()
-    head = pb.PickCardRequest(
-        game_id=game_id, time_limit_ms=time_limit_ms(time_limit)
-    ).SerializeToString()
+    heads: dict[Budget, bytes] = {}
     out = []
-    for view in views:
+    for view, budget in zip(views, budgets):
         if view.round != first.round or view.turn != first.turn or view.phase is not first.phase:
             raise ValueError("pick_card_requests needs views of the same moment of one game")
+        head = heads.get(budget)
+        if head is None:
+            head = heads[budget] = pb.PickCardRequest(
+                game_id=game_id,
+                time_limit_ms=time_limit_ms(budget.limit),
+                clock=budget_to_proto(budget),
+            ).SerializeToString()
         body = shared + pb.View(seat=view.seat, hand=view.hand).SerializeToString()
         out.append(head + _VIEW_FIELD_TAG + _varint(len(body)) + body)
     return out

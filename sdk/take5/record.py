@@ -27,6 +27,7 @@ from typing import Any, Literal, TypedDict
 from .audit import Divergence as Divergence  # re-exported: the record API names both
 from .audit import MalformedRecord as MalformedRecord
 from .audit import audit_record, check_structure
+from .clock import TimeControl
 from .game import Game, Phase, Settings
 from .rules import IllegalMove, Take5Error
 
@@ -74,14 +75,22 @@ class SeatRecord(_SeatRequired, total=False):
     bot_name: str
     owner: str
     """In a tournament or arena: the entrant's author as the organiser knows it."""
+    clock: Literal["cpu", "wall"]
+    """The clock that measured this seat (the one asked for, or wall where CPU time could not be
+    measured); absent for a seat rejected before play and in records before time controls."""
 
 
-class DraftRecord(TypedDict):
-    """``draft`` of a round (professional variant): the first drafter and the picks in order."""
-
+class _DraftRequired(TypedDict):
     first: int
     picks: list[list[int]]
     """``[seat, card]`` pairs."""
+
+
+class DraftRecord(_DraftRequired, total=False):
+    """``draft`` of a round (professional variant): the first drafter and the picks in order."""
+
+    clock: list[list[int]]
+    """Optional: ``[seat, milliseconds used, bank after]`` of each pick, in pick order."""
 
 
 class TakeRecord(TypedDict):
@@ -105,6 +114,9 @@ class _TurnRequired(TypedDict):
 class TurnRecord(_TurnRequired, total=False):
     logs: list[list[Any]]
     """Optional: ``[seat, text]``, each seat's own output during the turn (informative)."""
+    clock: list[list[int]]
+    """Optional: ``[seat, milliseconds used, bank after]`` of each decision of the turn, in the
+    order asked (the plays, then the row choices)."""
 
 
 class _RoundRequired(TypedDict):
@@ -148,6 +160,16 @@ class DealRecord(TypedDict):
     """The deal identity the key's HMAC was taken of (take5.shuffle.keyed_seed)."""
 
 
+class TimeControlRecord(TypedDict):
+    """``time_control``: the clock asked for and the time control, in milliseconds."""
+
+    clock: Literal["cpu", "wall"]
+    bank_ms: int
+    increment_ms: int
+    cap_ms: int | None
+    wall_factor: int
+
+
 class _GameRequired(TypedDict):
     format: Literal["take5-record"]
     version: int
@@ -167,6 +189,8 @@ class GameRecord(_GameRequired, total=False):
 
     deal: DealRecord
     """Optional: where the seed came from when it came from a secret key."""
+    time_control: TimeControlRecord
+    """Optional (records since time controls): how the seats' time was measured and banked."""
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
@@ -222,7 +246,7 @@ def replay_record(doc: Mapping[str, Any]) -> Divergence | None:
     """Replay a well-formed record through the engine: the first divergence, or None."""
     check_structure(doc)
     try:
-        return _verify(doc)
+        return _verify(doc) or _verify_times(doc)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         if isinstance(error, Take5Error):
             raise
@@ -407,6 +431,65 @@ def _replay_turn(
     return None
 
 
+def _verify_times(doc: Mapping[str, Any]) -> Divergence | None:
+    """Each seat's bank through its decisions, by the clock's own arithmetic (take5.clock)."""
+    tc = doc.get("time_control")
+    if tc is None:
+        return None
+    cap = tc["cap_ms"]
+    try:
+        control = TimeControl(tc["bank_ms"] / 1000, tc["increment_ms"] / 1000, cap and cap / 1000)
+    except Take5Error as error:
+        raise MalformedRecord(f"time_control: {error}") from None
+    banks = [control.start() for _ in doc["seats"]]
+    timeouts = {
+        (seat, f["round"], f["turn"])
+        for seat, seat_faults in enumerate(doc.get("faults") or [])
+        for f in seat_faults
+        if f["kind"] == "timeout"
+    }
+    for recorded in doc["rounds"]:
+        number = recorded["round"]
+        decisions = [(0, entry) for entry in (recorded.get("draft") or {}).get("clock", [])]
+        for turn in recorded.get("turns", []):
+            decisions += [(turn["turn"], entry) for entry in turn.get("clock", [])]
+        for t, (seat, used, after) in decisions:
+            bank = banks[seat]
+            limit, over = bank.limit_ms, bank.over(used)
+            expected = bank.charge(used)
+            if after != expected:
+                return Divergence(
+                    number, t, None, "the bank after a decision", expected, after, seat=seat
+                )
+            if over and (seat, number, t) not in timeouts:
+                return Divergence(
+                    number,
+                    t,
+                    None,
+                    f"a decision that used {used} ms of its {limit} ms has no timeout fault",
+                    "a timeout fault",
+                    None,
+                    seat=seat,
+                )
+    return None
+
+
+def without_times(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a record without its decision times (each turn's and draft's ``clock``): the one
+    part of a record that is measured, so that two plays of the same deals by the same
+    deterministic bots give equal records once it is left out (docs/record-format.md)."""
+    out = dict(doc)
+    rounds = []
+    for rnd in doc.get("rounds", []):
+        rnd = dict(rnd)
+        if isinstance(rnd.get("draft"), dict):
+            rnd["draft"] = {k: v for k, v in rnd["draft"].items() if k != "clock"}
+        rnd["turns"] = [{k: v for k, v in t.items() if k != "clock"} for t in rnd.get("turns", [])]
+        rounds.append(rnd)
+    out["rounds"] = rounds
+    return out
+
+
 def iter_records(paths: list[Path]) -> Iterator[Path]:
     """Record files named directly or found (``*.json``) in named folders, in a stable order."""
     for path in paths:
@@ -551,6 +634,7 @@ __all__ = [
     "SeatRecord",
     "SettingsRecord",
     "TakeRecord",
+    "TimeControlRecord",
     "TurnRecord",
     "Verdict",
     "check_format",
@@ -561,4 +645,5 @@ __all__ = [
     "parse_record",
     "replay_record",
     "verify_record",
+    "without_times",
 ]

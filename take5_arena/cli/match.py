@@ -29,7 +29,7 @@ from take5_arena.cli.terminal import block, field
 from take5_arena.cli.watch import LiveWatcher
 from take5_arena.referee import defaults
 from take5_arena.referee.match.botref import BadBotRefError, parse_bot
-from take5_arena.referee.match.config import CallLimits, MatchConfig
+from take5_arena.referee.match.config import MatchConfig
 from take5_arena.referee.match.play import Match
 from take5_arena.referee.match.results import GameSummary, MatchResult
 
@@ -57,7 +57,7 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     lines = [
         f"Match {c.prefix}: {n} bots, {len(result.games)} of {c.games} "
         f"games{' (interrupted)' if interrupted else ''}, {rules.variant.value}, game ends {rule} "
-        f"{rules.threshold} points, timeout {c.calls.timeout:g} s per call, forfeit after "
+        f"{rules.threshold} points, {c.calls.describe()}, forfeit after "
         f"{c.calls.max_faults} faults ({result.seconds:.1f} s)",
         "",
         f"  {'#':>2}  {'bot':<20} {'games':>5} {'wins':>5} {'mean place':>11} {'points':>7} "
@@ -136,7 +136,12 @@ def match(
     threshold: int,
     end_rule: str,
     timeout: float,
+    time_control: str | None,
+    time_cap: float | None,
+    clock: str,
+    wall_factor: int,
     start_timeout: float,
+    start_wall: float,
     max_faults: int,
     records: Path | None,
     as_json: bool,
@@ -162,6 +167,11 @@ def match(
     --cpus and --pids limits); --bot-memory deals lets a process play several different deals
     instead. A bot killed for memory is a resource fault; any other exit a crash fault, with the
     exit code in the record.
+
+    Time: --timeout S per decision, or --time-control BANK+INC (a bank per game, an increment per
+    decision; --time-cap for the most one decision may take). By default the clock is each bot's
+    own CPU time, so a busy machine does not make it late; a wall-clock cap of --wall-factor times
+    the limit stops a bot that sleeps. --clock wall counts the wall clock instead.
 
     Faults (late answer, crash, illegal card or row, ...) get a default move and are recorded; a bot
     forfeits a game after --max-faults of them (docs/faults.md). Exit codes: 0 clean match; 1 some
@@ -191,13 +201,23 @@ def match(
         )
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
-    config = MatchConfig(
-        games=games,
-        seed=seed,
-        game=rules,
-        calls=CallLimits(timeout=timeout, start_timeout=start_timeout, max_faults=max_faults),
-        records=records,
+    ctx = click.get_current_context()
+    if (
+        time_control
+        and ctx.get_parameter_source("timeout") is click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError("give --timeout (per decision) or --time-control (a bank), not both")
+    calls = options.limits_from_options(
+        timeout=timeout,
+        time_control=time_control,
+        time_cap=time_cap,
+        clock=clock,
+        wall_factor=wall_factor,
+        start_timeout=start_timeout,
+        start_wall=start_wall,
+        max_faults=max_faults,
     )
+    config = MatchConfig(games=games, seed=seed, game=rules, calls=calls, records=records)
     if sandbox == "local":
         for ref in refs:
             if ref.kind == "dockerfile":

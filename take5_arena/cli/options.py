@@ -116,8 +116,23 @@ def game_rules(*, stored: bool = False) -> Decorator:
     return apply
 
 
+class TimeControlText(click.ParamType[str]):
+    """BANK+INCREMENT in seconds (``30+0.5``): checked here, kept as text (take5.clock)."""
+
+    name = "BANK+INC"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from take5.clock import TimeControl, TimeControlError
+
+        try:
+            return TimeControl.parse(str(value)).spec
+        except TimeControlError as error:
+            self.fail(str(error), param, ctx)
+
+
 def call_limits(*, stored: bool = False) -> Decorator:
-    """--timeout, --max-faults (and --start-timeout)."""
+    """--timeout or --time-control (with --time-cap), --clock, --wall-factor, --max-faults,
+    --start-timeout and --start-wall (docs/faults.md, "Time controls and clocks")."""
 
     def apply(f: F) -> F:
         f = _option(
@@ -128,22 +143,88 @@ def call_limits(*, stored: bool = False) -> Decorator:
             help="Faults in a game after which a bot forfeits it.",
         )(f)
         f = _option(
+            "--start-wall",
+            stored=stored,
+            default=defaults.START_WALL,
+            type=click.FloatRange(min=0.01),
+            help="CPU clock: wall-clock seconds a bot has to start serving at most.",
+        )(f)
+        f = _option(
             "--start-timeout",
             stored=stored,
             default=defaults.START_TIMEOUT,
             type=click.FloatRange(min=0.01),
-            help="Seconds a bot has to start serving.",
+            help="Seconds a bot has to start serving, on the clock in force.",
+        )(f)
+        f = _option(
+            "--wall-factor",
+            stored=stored,
+            default=defaults.WALL_FACTOR,
+            type=click.IntRange(1, 1000),
+            help="CPU clock: a decision may last this many times its limit on the wall clock.",
+        )(f)
+        f = _option(
+            "--clock",
+            stored=stored,
+            default=defaults.CLOCK.value,
+            type=click.Choice(["cpu", "wall"]),
+            help="What measures a bot's time: its own CPU time (where the referee can measure "
+            "it; else the wall clock), or the wall clock.",
+        )(f)
+        f = click.option(
+            "--time-cap",
+            type=click.FloatRange(min=0.001),
+            default=None,
+            help="With --time-control: the most seconds any one decision may take.",
+        )(f)
+        f = click.option(
+            "--time-control",
+            type=TimeControlText(),
+            default=None,
+            help="A bank per game and an increment per decision, in seconds: 30+0.5 gives 30 s "
+            "a game and 0.5 s more before each decision; what a decision leaves stays in the "
+            "bank. Instead of --timeout.",
         )(f)
         f = _option(
             "--timeout",
             stored=stored,
             default=defaults.TIMEOUT,
             type=click.FloatRange(min=0.001),
-            help="Seconds a bot has for each call.",
+            help="Seconds a bot has for each decision (the simplest time control).",
         )(f)
         return f
 
     return apply
+
+
+def limits_from_options(
+    *,
+    timeout: float,
+    time_control: str | None,
+    time_cap: float | None,
+    clock: str,
+    wall_factor: int,
+    start_timeout: float,
+    start_wall: float,
+    max_faults: int,
+) -> Any:
+    """The match's `CallLimits` from the options of :func:`call_limits` (given, not stored);
+    raises click.UsageError for a cap without a time control."""
+    from take5.clock import ClockKind, TimeControl
+    from take5_arena.referee.match.config import CallLimits
+
+    if time_cap is not None and time_control is None:
+        raise click.UsageError("--time-cap caps the decisions of a --time-control: give one")
+    control = TimeControl.parse(time_control, cap=time_cap) if time_control else None
+    return CallLimits(
+        timeout=timeout,
+        time_control=control,
+        clock=ClockKind(clock),
+        wall_factor=wall_factor,
+        start_timeout=start_timeout,
+        start_wall=start_wall,
+        max_faults=max_faults,
+    )
 
 
 def sandbox(*, default: str | None) -> Decorator:

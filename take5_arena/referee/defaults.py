@@ -3,7 +3,8 @@ layer, the tournament settings and the Docker sandbox (referee/sandbox/limits.py
 from here.
 
 Game rules come from the SDK (take5.rules: the threshold, the variant and the end rule are part of
-the rules, so the rules engine owns them); this module only names them under one roof.
+the rules, so the rules engine owns them), and so do the clocks' (take5.clock: a record's replay
+applies the same arithmetic); this module only names them under one roof.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 from pathlib import Path
 
 from take5 import __version__ as take5_version
+from take5.clock import DEFAULT_CLOCK, DEFAULT_TIMEOUT
+from take5.clock import WALL_FACTOR as DEFAULT_WALL_FACTOR
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
 from .kinds import BotMemory, SandboxKind
@@ -25,13 +28,24 @@ SEED = 0
 
 # -- the match ------------------------------------------------------------------------------------
 GAMES = 1  # `referee match`: games played (each deal once per rotation)
-TIMEOUT = 1.0  # seconds per PickCard / ChooseRow / GameOver call
+TIMEOUT = DEFAULT_TIMEOUT  # 1 s per PickCard / ChooseRow call, when no time control is given
+#: Which clock measures a bot's time (take5.clock): its own CPU time where the referee can measure
+#: it (a local process's tree, a container's cgroup), so that a busy host does not make a correct
+#: bot late; the wall clock where it cannot (a bot given by address).
+CLOCK = DEFAULT_CLOCK
+#: Under the CPU clock, a decision's wall-clock cap is this many times its limit (take5.clock:
+#: and at least WALL_FLOOR more): the safety net for a bot that sleeps or blocks.
+WALL_FACTOR = DEFAULT_WALL_FACTOR
 START_TIMEOUT = 30.0
-"""Seconds a bot has to start serving (wall-clock, from its launch: a process's imports, or a
-container's start). 30 s and not less because this clock runs on the host's time, not the bot's:
-on a loaded host a correct bot (or the arena's own house opponent) took more than 10 s to come up
-and was refused for it. A longer wait costs only for a bot that never starts, once per table (it is
-then out of the match). CPU-time allowances for the start come later (issue 25)."""
+"""Seconds a bot has to start serving, on the clock in force: under the CPU clock the CPU time its
+start-up uses (a process's imports, its own set-up), under the wall clock the time from its launch.
+A correct bot uses well under 1 CPU-second; 30 s because on the wall clock a loaded host made
+correct bots (and the arena's own house opponent) late at 10 s."""
+START_WALL = 120.0
+"""Under the CPU clock, the wall-clock seconds a bot has to start serving at most (the safety net
+for a bot that sleeps or hangs at start): generous, since a loaded host slows a start that uses
+little CPU. It costs only for a bot that never starts, once per table (it is then out of the
+match)."""
 HANDSHAKE_TIMEOUT = 2.0
 MAX_FAULTS = 3  # faults in one game after which a bot forfeits it
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL when a bot is stopped

@@ -173,7 +173,7 @@ class _Server:
             self.accounts,
             spool,
             sandbox=settings.sandbox,
-            timeout=settings.calls.timeout,
+            timeout=None,  # the store's settings, updated above: the time control included
             limits=options.archive_limits,
             workers=options.validators,
             on_new_version=wake_ladder,

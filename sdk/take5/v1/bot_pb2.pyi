@@ -7,6 +7,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ClockKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLOCK_KIND_UNSPECIFIED: _ClassVar[ClockKind]
+    CLOCK_KIND_WALL: _ClassVar[ClockKind]
+    CLOCK_KIND_CPU: _ClassVar[ClockKind]
+
 class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     PHASE_UNSPECIFIED: _ClassVar[Phase]
@@ -31,6 +37,9 @@ class TakeReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TAKE_REASON_UNSPECIFIED: _ClassVar[TakeReason]
     TAKE_REASON_SIXTH_CARD: _ClassVar[TakeReason]
     TAKE_REASON_LOW_CARD: _ClassVar[TakeReason]
+CLOCK_KIND_UNSPECIFIED: ClockKind
+CLOCK_KIND_WALL: ClockKind
+CLOCK_KIND_CPU: ClockKind
 PHASE_UNSPECIFIED: Phase
 PHASE_PLAY: Phase
 PHASE_DRAFT: Phase
@@ -46,14 +55,16 @@ TAKE_REASON_SIXTH_CARD: TakeReason
 TAKE_REASON_LOW_CARD: TakeReason
 
 class HandshakeRequest(_message.Message):
-    __slots__ = ("protocol_version", "referee", "time_limit_ms")
+    __slots__ = ("protocol_version", "referee", "time_limit_ms", "clock")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     REFEREE_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
     protocol_version: str
     referee: str
     time_limit_ms: int
-    def __init__(self, protocol_version: _Optional[str] = ..., referee: _Optional[str] = ..., time_limit_ms: _Optional[int] = ...) -> None: ...
+    clock: Clock
+    def __init__(self, protocol_version: _Optional[str] = ..., referee: _Optional[str] = ..., time_limit_ms: _Optional[int] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ...) -> None: ...
 
 class HandshakeResponse(_message.Message):
     __slots__ = ("name", "version", "author", "sdk", "protocol_version")
@@ -68,6 +79,20 @@ class HandshakeResponse(_message.Message):
     sdk: str
     protocol_version: str
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., author: _Optional[str] = ..., sdk: _Optional[str] = ..., protocol_version: _Optional[str] = ...) -> None: ...
+
+class Clock(_message.Message):
+    __slots__ = ("kind", "bank_ms", "increment_ms", "cap_ms", "wall_limit_ms")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    INCREMENT_MS_FIELD_NUMBER: _ClassVar[int]
+    CAP_MS_FIELD_NUMBER: _ClassVar[int]
+    WALL_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
+    kind: ClockKind
+    bank_ms: int
+    increment_ms: int
+    cap_ms: int
+    wall_limit_ms: int
+    def __init__(self, kind: _Optional[_Union[ClockKind, str]] = ..., bank_ms: _Optional[int] = ..., increment_ms: _Optional[int] = ..., cap_ms: _Optional[int] = ..., wall_limit_ms: _Optional[int] = ...) -> None: ...
 
 class Settings(_message.Message):
     __slots__ = ("players", "variant", "threshold", "end_rule")
@@ -150,14 +175,16 @@ class View(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., settings: _Optional[_Union[Settings, _Mapping]] = ..., phase: _Optional[_Union[Phase, str]] = ..., round: _Optional[int] = ..., turn: _Optional[int] = ..., hand: _Optional[_Iterable[int]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., plays: _Optional[_Iterable[_Union[Turn, _Mapping]]] = ..., takes: _Optional[_Iterable[_Union[RowTake, _Mapping]]] = ..., hands: _Optional[_Iterable[_Union[Hand, _Mapping]]] = ..., pool: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PickCardRequest(_message.Message):
-    __slots__ = ("game_id", "time_limit_ms", "view")
+    __slots__ = ("game_id", "time_limit_ms", "view", "clock")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     time_limit_ms: int
     view: View
-    def __init__(self, game_id: _Optional[str] = ..., time_limit_ms: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
+    clock: Clock
+    def __init__(self, game_id: _Optional[str] = ..., time_limit_ms: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ...) -> None: ...
 
 class PickCardResponse(_message.Message):
     __slots__ = ("card",)
@@ -166,18 +193,20 @@ class PickCardResponse(_message.Message):
     def __init__(self, card: _Optional[int] = ...) -> None: ...
 
 class ChooseRowRequest(_message.Message):
-    __slots__ = ("game_id", "time_limit_ms", "view", "card", "revealed")
+    __slots__ = ("game_id", "time_limit_ms", "view", "card", "revealed", "clock")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     REVEALED_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     time_limit_ms: int
     view: View
     card: int
     revealed: _containers.RepeatedCompositeFieldContainer[Play]
-    def __init__(self, game_id: _Optional[str] = ..., time_limit_ms: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., card: _Optional[int] = ..., revealed: _Optional[_Iterable[_Union[Play, _Mapping]]] = ...) -> None: ...
+    clock: Clock
+    def __init__(self, game_id: _Optional[str] = ..., time_limit_ms: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., card: _Optional[int] = ..., revealed: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ...) -> None: ...
 
 class ChooseRowResponse(_message.Message):
     __slots__ = ("row",)

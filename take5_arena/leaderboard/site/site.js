@@ -414,7 +414,8 @@
   }
 
   var SETTING_NAMES = { players: "Players per table", variant: "Variant", threshold: "Game ends at", end_rule: "End rule",
-    timeout: "Time per move (s)", start_timeout: "Start-up time (s)", max_faults: "Faults before forfeit",
+    timeout: "Time per move (s)", time_control: "Time control (bank+increment, s)", time_cap: "Most per move (s)",
+    clock: "Clock", start_timeout: "Start-up time (s)", max_faults: "Faults before forfeit",
     duplicate: "Duplicate deals", games: "Games scheduled", sandbox: "Sandbox" };
 
   function settingsList(settings) {

@@ -1,5 +1,6 @@
-"""How a match is played: the game (take5.Settings), the limits on each call (:class:`CallLimits`),
-and the match's own frame (:class:`MatchConfig`: how many games, which deals, where records go).
+"""How a match is played: the game (take5.Settings), the limits on each call (:class:`CallLimits`:
+the time control and its clock, take5.clock), and the match's own frame (:class:`MatchConfig`: how
+many games, which deals, where records go).
 
 The game settings and the call limits are the objects the caller built: ``referee match`` builds
 them from its options, a tournament from its stored settings (take5_arena/referee/tournament/
@@ -14,23 +15,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from take5 import InvalidSettings, Settings
+from take5.clock import ClockKind, TimeControl
 
 from .. import defaults
 
 
 @dataclass(frozen=True)
 class CallLimits:
-    """What a bot may take: the deadline of each call, the time to start, the faults per game."""
+    """What a bot may take: the time control of each game and the clock it runs on, the time to
+    start, the faults per game (docs/faults.md, "Time controls and clocks")."""
 
     timeout: float = defaults.TIMEOUT
-    """Deadline of each PickCard, ChooseRow and GameOver call."""
+    """Seconds per decision (PickCard, ChooseRow) when there is no ``time_control``: the simplest
+    time control, ``0+timeout`` capped at ``timeout``."""
     start_timeout: float = defaults.START_TIMEOUT
-    """Time a bot has to start serving after it is launched."""
+    """Seconds a bot has to start serving, on the clock in force."""
     max_faults: int = defaults.MAX_FAULTS
     """Faults in one game after which the bot forfeits it."""
+    time_control: TimeControl | None = None
+    """A bank per game, an increment per decision, maybe a cap (None: ``timeout`` per decision)."""
+    clock: ClockKind = defaults.CLOCK
+    """What measures the time: the bot's CPU time (where it can be measured, else the wall clock),
+    or the wall clock."""
+    wall_factor: int = defaults.WALL_FACTOR
+    """Under the CPU clock, a decision's wall-clock cap is this many times its limit (and at least
+    take5.clock.WALL_FLOOR more)."""
+    start_wall: float = defaults.START_WALL
+    """Under the CPU clock, the wall-clock seconds a bot has to start serving at most."""
 
     def __post_init__(self) -> None:
-        for name in ("timeout", "start_timeout"):
+        for name in ("timeout", "start_timeout", "start_wall"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{name} must be a number of seconds, not {value!r}")
@@ -41,6 +55,34 @@ class CallLimits:
             raise ValueError(f"max_faults must be a whole number, not {self.max_faults!r}")
         if self.max_faults < 1:
             raise ValueError("max_faults must be at least 1")
+        if self.time_control is not None and not isinstance(self.time_control, TimeControl):
+            raise ValueError(f"time_control must be a TimeControl, not {self.time_control!r}")
+        try:
+            object.__setattr__(self, "clock", ClockKind(self.clock))
+        except ValueError:
+            raise ValueError(f"unknown clock {self.clock!r} (use cpu or wall)") from None
+        factor = self.wall_factor
+        if isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 1000:
+            raise ValueError(f"wall_factor must be a whole number from 1 to 1000, not {factor!r}")
+
+    @property
+    def control(self) -> TimeControl:
+        """The time control in force: ``time_control``, or ``timeout`` per decision."""
+        if self.time_control is not None:
+            return self.time_control
+        return TimeControl.per_decision(self.timeout)
+
+    @property
+    def notice_timeout(self) -> float:
+        """Wall-clock seconds of a GameOver call (not a decision: it draws on no bank): the fixed
+        limit, or with a bank its increment, at least 1 s, within the cap."""
+        control = self.control
+        seconds = max(control.increment, defaults.TIMEOUT)
+        return seconds if control.cap is None else min(seconds, max(control.cap, 0.001))
+
+    def describe(self) -> str:
+        """``1 s per decision, cpu clock`` or ``30+0.5 (...), wall clock``: for summaries."""
+        return f"{self.control}, {self.clock.value} clock"
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,14 @@ import time
 from collections.abc import Sequence
 from typing import cast
 
+from take5.bot import unique_names as take5_unique_names
+from take5.convert import time_control_to_proto
 from take5.record import SeatRecord
 
 from .. import defaults
 from . import faults
 from .botref import BotRef
+from .clocks import StartClock
 from .config import MatchConfig
 from .faults import describe_exit
 from .handle import BotConnection, BotHandle
@@ -56,11 +59,12 @@ class Entrant:
         """Wait until the bot serves, then shake hands; failures set `out`."""
         if self.out is not None:
             return
-        start_timeout = config.calls.start_timeout
+        # The start allowance: CPU time where the handle measures it, within a wall-clock cap.
+        start = StartClock(config.calls, self.handle)
         try:
             # A launcher that knows better when its bot serves (Docker) waits for it itself and
             # gives the address to connect to only then.
-            address = self.handle.ready(start_timeout)
+            address = self.handle.ready(start.wall, start.spent)
         except CallFailedError as failed:
             self.out = failed
             return
@@ -69,8 +73,11 @@ class Entrant:
         remote = self.handle.connect(self.address)
         try:
             launched = self.ref.kind != "address"
-            remote.wait_ready(start_timeout, self.handle.exit_status if launched else None)
-            self.info = remote.handshake(config.handshake_timeout)
+            remote.wait_ready(
+                start.wall, self.handle.exit_status if launched else None, start.spent
+            )
+            clock = time_control_to_proto(config.calls.control, start.kind)
+            self.info = remote.handshake(config.handshake_timeout, clock)
         except CallFailedError as failed:
             remote.close()
             self.out = self.explain(failed)
@@ -121,13 +128,9 @@ class Entrant:
 
 def unique_names(entrants: Sequence[Entrant]) -> None:
     """Give bots that call themselves the same a ``#2``, ``#3`` suffix (names are unique in a
-    game)."""
-    seen: dict[str, int] = {}
-    for entrant in entrants:
-        base = entrant.name or "bot"
-        seen[base] = seen.get(base, 0) + 1
-        if seen[base] > 1:
-            entrant.name = f"{base}#{seen[base]}"
+    game; the SDK's rule, take5.bot.unique_names, which the harness can share)."""
+    for entrant, name in zip(entrants, take5_unique_names([e.name for e in entrants])):
+        entrant.name = name
 
 
 __all__ = ["Entrant", "unique_names"]

@@ -20,8 +20,13 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Protocol
 
+from take5.v1 import bot_pb2 as pb
+
 from .faults import FaultKind
 from .remote import BotInfo, RemoteBot
+
+Spent = Callable[[], "str | None"]
+"""Asked while a bot starts: a detail once it has used up its start allowance (else None)."""
 
 
 class BotConnection(Protocol):
@@ -31,13 +36,16 @@ class BotConnection(Protocol):
     can fail raises ``CallFailedError`` with a fault kind (take5_arena/referee/match/remote.py)."""
 
     def wait_ready(
-        self, timeout: float, exit_status: Callable[[], int | None] | None = None
+        self,
+        timeout: float,
+        exit_status: Callable[[], int | None] | None = None,
+        spent: Spent | None = None,
     ) -> None:
         """Return once the bot accepts calls (see ``RemoteBot.wait_ready``)."""
         ...
 
-    def handshake(self, timeout: float) -> BotInfo:
-        """Who the bot says it is."""
+    def handshake(self, timeout: float, clock: pb.Clock | None = None) -> BotInfo:
+        """Who the bot says it is (told the match's time control, `clock`)."""
         ...
 
     def pick_card_future(self, request: bytes, timeout: float) -> Future[bytes]:
@@ -50,6 +58,14 @@ class BotConnection(Protocol):
 
     def choose_row(self, request: bytes, timeout: float) -> int:
         """Send an encoded ChooseRowRequest and wait for the row."""
+        ...
+
+    def choose_row_future(self, request: bytes, timeout: float) -> Future[bytes]:
+        """Send an encoded ChooseRowRequest without waiting for the answer."""
+        ...
+
+    def row_from(self, future: Future[bytes], timeout: float) -> int:
+        """The row of a future made by :meth:`choose_row_future`."""
         ...
 
     def game_over_future(self, request: bytes, timeout: float) -> Future[bytes]:
@@ -94,10 +110,21 @@ class BotHandle(Protocol):
 
     # -- with defaults ---------------------------------------------------------------------------
 
-    def ready(self, timeout: float) -> str | None:
+    def ready(self, timeout: float, spent: Spent | None = None) -> str | None:
         """Wait until the bot serves and return the address to connect to, or raise
-        ``CallFailedError`` (timeout, crash, resource). None (the default): the launcher knows no
+        ``CallFailedError`` (timeout, crash, resource). ``timeout`` is the wall-clock limit;
+        ``spent``, when given, says (a detail) that the bot used up its start allowance on the CPU
+        clock (take5_arena/referee/match/clocks.py). None (the default): the launcher knows no
         better than the connection, which waits for the address :meth:`start` gave."""
+        return None
+
+    cpu_clock: bool = False
+    """Whether :meth:`cpu_time` can measure this bot: the CPU clock's precondition."""
+
+    def cpu_time(self) -> float | None:
+        """CPU seconds the bot has used so far: every process of it (threads, children; in Docker
+        its container's cgroup); only differences of two readings count. None (the default):
+        not measurable now, and the wall clock measures the bot."""
         return None
 
     def connect(self, address: str) -> BotConnection:
@@ -146,4 +173,4 @@ class AddressHandle(BotHandle):
         return ""
 
 
-__all__ = ["AddressHandle", "BotConnection", "BotHandle"]
+__all__ = ["AddressHandle", "BotConnection", "BotHandle", "Spent"]

@@ -7,7 +7,7 @@ reaches only the referee, which then stops every bot itself), and dies with the 
 even if the referee is killed (PR_SET_PDEATHSIG; the kernel ties the bot to the *thread* that
 started it, so start bots from a thread that outlives the match, as `Match` does from its caller's).
 Its stdout and stderr go to a log file of bounded size; the last few kilobytes stay in memory for
-fault reports.
+fault reports. Its CPU clock is its process tree's CPU time, read from /proc (`tree_cpu_seconds`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -51,6 +52,67 @@ def _parent_death_prefix() -> list[str]:
 
 
 _PDEATHSIG_PREFIX = _parent_death_prefix()
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_clock(pid: int) -> int:
+    """Linux's id of the CPU clock of process `pid` (all its threads, ended ones included, in
+    nanoseconds): MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) of the kernel's posix-timers.h."""
+    return ((~pid) << 3) | 2
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds used by process `pid` and every process below it: the CPU clock of a local bot.
+
+    Each process counts its own threads (the kernel's per-process CPU clock, exact to the
+    nanosecond) and the children it has reaped (their ``cutime`` and ``cstime`` in /proc, in clock
+    ticks); the children still alive are found through /proc/PID/task/TID/children and counted
+    likewise. A process that leaves the tree (a double fork, reparented to init) is no longer
+    counted: the wall-clock cap still bounds what it can do for the bot. None when `pid` is gone
+    or this is not Linux.
+    """
+    total = 0.0
+    stack = [pid]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            if current == pid:
+                return None
+            continue  # ended meanwhile: its parent's cutime has it, or will
+        fields = stat.rsplit(b")", 1)[-1].split()
+        try:
+            user, system, child_user, child_system = (int(x) for x in fields[11:15])
+        except ValueError:
+            return None
+        try:
+            own = time.clock_gettime(_process_clock(current))
+        except (OSError, OverflowError):  # a zombie, or no per-process clocks: the ticks
+            own = (user + system) / _TICKS
+        total += own + (child_user + child_system) / _TICKS
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children", "rb") as file:
+                    stack.extend(int(child) for child in file.read().split())
+            except (OSError, ValueError):
+                pass
+    return total
+
+
+def _can_measure() -> bool:
+    return sys.platform.startswith("linux") and os.path.exists(f"/proc/{os.getpid()}/stat")
 
 
 def sdk_path() -> str:
@@ -240,6 +302,15 @@ class LocalBot(BotHandle):
 
     def stderr_tail(self, limit: int = 2000) -> str:
         return self.pump.text(limit) if self.pump is not None else ""
+
+    cpu_clock = _can_measure()
+
+    def cpu_time(self) -> float | None:
+        """CPU seconds of the bot's process tree (`tree_cpu_seconds`); None once it has ended."""
+        proc = self.proc
+        if proc is None or not self.cpu_clock or proc.poll() is not None:
+            return None
+        return tree_cpu_seconds(proc.pid)
 
     def take_output(self) -> str:
         """What the bot wrote since the last call: its log lines of the turn just played."""

@@ -7,8 +7,8 @@ its answer comes back encoded and is decoded and judged by the referee's own cod
 commits the same faults as over gRPC: an exception is an ``error`` fault, an answer that is not a
 whole number is an ``error`` fault with the SDK's explanation, a card not in the hand is an
 ``illegal-card`` fault. What is missing is the process: the bot never crashes or hangs on its own,
-and a deadline is only checked once the call returned (a call slower than its deadline is a
-``timeout`` fault, but the match waits for it).
+and a limit is only checked once the call returned (a call over its limit is a ``timeout`` fault,
+but the match waits for it). Its CPU clock is the CPU time of the calling thread during its calls.
 
     refs, launcher = in_memory([LowestBot(), lambda view: max(view.hand)])
     with Match(refs, MatchConfig(games=2), launcher=launcher) as match:
@@ -25,17 +25,25 @@ from typing import Any
 
 from take5 import Phase, View
 from take5.bot import Bot, CallContext, answer_problem, bot_name, sdk_version
-from take5.convert import PROTOCOL_VERSION, game_over_from_request, view_from_proto
+from take5.clock import Budget
+from take5.convert import (
+    PROTOCOL_VERSION,
+    budget_from_request,
+    game_over_from_request,
+    view_from_proto,
+)
 from take5.v1 import bot_pb2 as pb
 
 from . import faults
 from .botref import BotRef
 from .handle import BotConnection, BotHandle
-from .remote import BotInfo, CallFailedError, card_from
+from .remote import BotInfo, CallFailedError, card_from, row_from
 from .sanitize import clean_field
 
 Strategy = Callable[[View], int]
 """A bot as a function: the card to play (or to draft) for a view."""
+Cost = Callable[[str, str], float]
+"""The CPU seconds a call is said to cost, from its method ("PickCard", ...) and game id."""
 
 
 class _FunctionBot(Bot):
@@ -55,7 +63,10 @@ class _FunctionBot(Bot):
 class InMemoryBot(BotHandle):
     """A bot played in this process (see the module text)."""
 
-    def __init__(self, bot: Bot | Strategy, *, name: str = "") -> None:
+    def __init__(self, bot: Bot | Strategy, *, name: str = "", cost: Cost | None = None) -> None:
+        self.cost = cost
+        """CPU seconds each call is said to cost, instead of the measured ones: a test of time
+        controls then needs no real work and no timing (None: measured)."""
         if isinstance(bot, Bot):
             self.bot = bot
             self.name = name or bot_name(bot)
@@ -65,6 +76,13 @@ class InMemoryBot(BotHandle):
         self.label = f"memory:{self.name}"
         self.starts = 0
         self.running = False
+        self.cpu = 0.0
+        """CPU seconds of this thread spent in the bot's calls so far (its CPU clock)."""
+
+    cpu_clock = True
+
+    def cpu_time(self) -> float | None:
+        return self.cpu
 
     def start(self) -> str:
         self.starts += 1
@@ -93,11 +111,14 @@ class _Connection:
         self.bot = handle.bot
 
     def wait_ready(
-        self, timeout: float, exit_status: Callable[[], int | None] | None = None
+        self,
+        timeout: float,
+        exit_status: Callable[[], int | None] | None = None,
+        spent: Callable[[], str | None] | None = None,
     ) -> None:
         return None
 
-    def handshake(self, timeout: float) -> BotInfo:
+    def handshake(self, timeout: float, clock: pb.Clock | None = None) -> BotInfo:
         bot = self.bot
         return BotInfo(
             name=clean_field(bot.name or self.handle.name),
@@ -107,11 +128,11 @@ class _Connection:
             protocol_version=PROTOCOL_VERSION,
         )
 
-    def _ask(self, method: str, game_id: str, timeout: float, call: Callable[[], Any]) -> Any:
+    def _ask(self, method: str, game_id: str, budget: Budget, call: Callable[[], Any]) -> Any:
         """Run one of the bot's methods as the SDK's runtime would; CallFailedError for what the
-        referee would see as a failed call."""
-        started = time.monotonic()
-        self.bot.context = CallContext(game_id, timeout, started)
+        referee would see as a failed call (its time is the referee's to judge)."""
+        cpu = time.thread_time()
+        self.bot.context = CallContext(game_id, budget.limit, time.monotonic(), budget)
         try:
             answer = call()
         except Exception as error:  # noqa: BLE001 - the bot's exception is its fault, as over gRPC
@@ -123,8 +144,8 @@ class _Connection:
             ) from None
         finally:
             self.bot.context = None
-        if time.monotonic() - started > timeout:
-            raise CallFailedError(faults.TIMEOUT, f"no answer to {method} within {timeout:g} s")
+            cost = self.handle.cost
+            self.handle.cpu += time.thread_time() - cpu if cost is None else cost(method, game_id)
         return answer
 
     def _number(self, method: str, name: str, answer: Any, allowed: Sequence[int] | range) -> int:
@@ -143,14 +164,15 @@ class _Connection:
         try:
             message = pb.PickCardRequest.FromString(request)
             view = view_from_proto(message.view)
+            budget = budget_from_request(message, timeout)
             if view.phase is Phase.DRAFT:
                 answer = self._ask(
-                    "PickCard", message.game_id, timeout, lambda: self.bot.draft_card(view)
+                    "PickCard", message.game_id, budget, lambda: self.bot.draft_card(view)
                 )
                 card = self._number("PickCard", "draft_card", answer, view.pool)
             else:
                 answer = self._ask(
-                    "PickCard", message.game_id, timeout, lambda: self.bot.pick_card(view)
+                    "PickCard", message.game_id, budget, lambda: self.bot.pick_card(view)
                 )
                 card = self._number("PickCard", "pick_card", answer, view.hand)
             future.set_result(pb.PickCardResponse(card=card).SerializeToString())
@@ -162,17 +184,33 @@ class _Connection:
         return card_from(future, timeout)
 
     def choose_row(self, request: bytes, timeout: float) -> int:
-        message = pb.ChooseRowRequest.FromString(request)
-        view = view_from_proto(message.view, revealed=message.revealed, card=message.card)
-        answer = self._ask("ChooseRow", message.game_id, timeout, lambda: self.bot.choose_row(view))
-        return self._number("ChooseRow", "choose_row", answer, range(len(view.rows)))
+        return self.row_from(self.choose_row_future(request, timeout), timeout)
+
+    def choose_row_future(self, request: bytes, timeout: float) -> Future[bytes]:
+        future: Future[bytes] = Future()
+        try:
+            message = pb.ChooseRowRequest.FromString(request)
+            view = view_from_proto(message.view, revealed=message.revealed, card=message.card)
+            budget = budget_from_request(message, timeout)
+            answer = self._ask(
+                "ChooseRow", message.game_id, budget, lambda: self.bot.choose_row(view)
+            )
+            row = self._number("ChooseRow", "choose_row", answer, range(len(view.rows)))
+            future.set_result(pb.ChooseRowResponse(row=row).SerializeToString())
+        except CallFailedError as failed:
+            future.set_exception(failed)
+        return future
+
+    def row_from(self, future: Future[bytes], timeout: float) -> int:
+        return row_from(future, timeout)
 
     def game_over_future(self, request: bytes, timeout: float) -> Future[bytes]:
         future: Future[bytes] = Future()
         message = pb.GameOverRequest.FromString(request)
         result = game_over_from_request(message)
         try:
-            self._ask("GameOver", message.game_id, timeout, lambda: self.bot.game_over(result))
+            budget = Budget(message.time_limit_ms / 1000 if message.time_limit_ms else timeout)
+            self._ask("GameOver", message.game_id, budget, lambda: self.bot.game_over(result))
             future.set_result(pb.GameOverResponse().SerializeToString())
         except CallFailedError as failed:
             future.set_exception(failed)
@@ -188,14 +226,22 @@ def _is_index(value: object) -> bool:
 
 
 def in_memory(
-    bots: Sequence[Bot | Strategy], *, names: Sequence[str] = ()
+    bots: Sequence[Bot | Strategy],
+    *,
+    names: Sequence[str] = (),
+    costs: Sequence[Cost | None] = (),
 ) -> tuple[list[BotRef], Callable[[BotRef], BotHandle]]:
     """Bot references and the launcher that plays them in memory, for ``Match(refs, config,
-    launcher=launcher)``; ``names`` overrides the bots' own names (by position)."""
+    launcher=launcher)``; ``names`` overrides the bots' own names and ``costs`` their measured
+    CPU time (by position; see `InMemoryBot.cost`)."""
     handles: dict[str, InMemoryBot] = {}
     refs = []
     for index, bot in enumerate(bots):
-        handle = InMemoryBot(bot, name=names[index] if index < len(names) else "")
+        handle = InMemoryBot(
+            bot,
+            name=names[index] if index < len(names) else "",
+            cost=costs[index] if index < len(costs) else None,
+        )
         text = f"memory:{index + 1}:{handle.name}"
         handles[text] = handle
         refs.append(BotRef("memory", text, address=handle.name))
@@ -206,4 +252,4 @@ def in_memory(
     return refs, launcher
 
 
-__all__ = ["InMemoryBot", "Strategy", "in_memory"]
+__all__ = ["Cost", "InMemoryBot", "Strategy", "in_memory"]

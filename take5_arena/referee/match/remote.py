@@ -113,15 +113,19 @@ def _decode(message_type: type[_Answer], raw: bytes, method: str) -> _Answer:
     return message
 
 
+RUN_HINT = (
+    ' — did you call run(MyBot())? A Python bot ends with: if __name__ == "__main__": run(MyBot())'
+)
+"""Said after "... exited ... before it served" with status 0: almost always a bot file that
+defines its class but never starts serving it (local processes and containers alike)."""
+
+
 def exited_before_serving(status: int) -> str:
-    """The crash detail of a bot that ended before it served; status 0 is almost always a bot file
-    that defines its class but never starts serving it."""
+    """The crash detail of a bot that ended before it served (with :data:`RUN_HINT` for status
+    0)."""
     text = f"the bot {describe_exit(status)} before it served"
     if status == 0:
-        text += (
-            " — did you call run(MyBot())? A Python bot ends with: if __name__ == "
-            '"__main__": run(MyBot())'
-        )
+        text += RUN_HINT
     return text
 
 
@@ -135,6 +139,18 @@ def card_from(future: Future[bytes], timeout: float) -> int:
     if not answer.HasField("card"):
         raise CallFailedError(faults.PROTOCOL, "the answer to PickCard has no card")
     return int(answer.card)
+
+
+def row_from(future: Future[bytes], timeout: float) -> int:
+    """The row of a future holding an encoded ChooseRowResponse (or the call's failure)."""
+    try:
+        raw = future.result()
+    except grpc.RpcError as error:
+        raise failure(error, "ChooseRow", timeout) from None
+    answer = _decode(pb.ChooseRowResponse, raw, "ChooseRow")
+    if not answer.HasField("row"):
+        raise CallFailedError(faults.PROTOCOL, "the answer to ChooseRow has no row")
+    return int(answer.row)
 
 
 class RemoteBot:
@@ -169,17 +185,23 @@ class RemoteBot:
     # -- start-up ------------------------------------------------------------------------------
 
     def wait_ready(
-        self, timeout: float, exit_status: Callable[[], int | None] | None = None
+        self,
+        timeout: float,
+        exit_status: Callable[[], int | None] | None = None,
+        spent: Callable[[], str | None] | None = None,
     ) -> None:
         """Wait until the bot accepts connections.
 
         `exit_status` is given for a bot the referee started: CallFailedError(crash) as soon as its
-        process ends, CallFailedError(timeout) if it does not serve in time. Without it (a bot given
-        by address), CallFailedError(connection) when nothing accepts a connection in time.
+        process ends, CallFailedError(timeout) if it does not serve within `timeout` wall-clock
+        seconds or once `spent` (the start allowance on the CPU clock) says it used it up. Without
+        it (a bot given by address), CallFailedError(connection) when nothing accepts a connection
+        in time.
         """
         deadline = time.monotonic() + timeout
         launched = exit_status is not None
         status_of = exit_status or (lambda: None)
+        spent_of = spent or (lambda: None)
         path = self.address[len("unix:") :] if self.address.startswith("unix:") else None
         delay = 0.002
         # A Unix socket appears when the bot binds it: waiting for the file first avoids grpc's
@@ -188,6 +210,9 @@ class RemoteBot:
             status = status_of()
             if status is not None:
                 raise CallFailedError(faults.CRASH, exited_before_serving(status))
+            used_up = spent_of()
+            if used_up is not None:
+                raise CallFailedError(faults.TIMEOUT, used_up)
             if time.monotonic() >= deadline:
                 raise CallFailedError(
                     faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"
@@ -204,6 +229,9 @@ class RemoteBot:
                     status = status_of()
                     if status is not None:
                         raise CallFailedError(faults.CRASH, exited_before_serving(status)) from None
+                    used_up = spent_of() if launched else None
+                    if used_up is not None:
+                        raise CallFailedError(faults.TIMEOUT, used_up) from None
                     if time.monotonic() >= deadline:
                         if launched:
                             raise CallFailedError(
@@ -217,13 +245,14 @@ class RemoteBot:
         finally:
             ready.cancel()
 
-    def handshake(self, timeout: float) -> BotInfo:
-        """Ask who the bot is; CallFailedError(incompatible) when its protocol major version
-        differs."""
+    def handshake(self, timeout: float, clock: pb.Clock | None = None) -> BotInfo:
+        """Ask who the bot is, telling it the match's time control (`clock`, protocol 1.1);
+        CallFailedError(incompatible) when its protocol major version differs."""
         request = pb.HandshakeRequest(
             protocol_version=PROTOCOL_VERSION,
             referee=referee_version(),
             time_limit_ms=max(1, round(timeout * 1000)),
+            clock=clock,
         ).SerializeToString()
         try:
             raw = self._handshake(request, timeout=timeout)
@@ -264,14 +293,17 @@ class RemoteBot:
         return card_from(future, timeout)
 
     def choose_row(self, request: bytes, timeout: float) -> int:
-        try:
-            raw = self._choose(request, timeout=timeout)
-        except grpc.RpcError as error:
-            raise failure(error, "ChooseRow", timeout) from None
-        answer = _decode(pb.ChooseRowResponse, raw, "ChooseRow")
-        if not answer.HasField("row"):
-            raise CallFailedError(faults.PROTOCOL, "the answer to ChooseRow has no row")
-        return answer.row
+        """Send an encoded ChooseRowRequest and wait for the row."""
+        return self.row_from(self.choose_row_future(request, timeout), timeout)
+
+    def choose_row_future(self, request: bytes, timeout: float) -> Future[bytes]:
+        """Send an encoded ChooseRowRequest without waiting (the referee watches the bot's clock
+        meanwhile)."""
+        return self._threads.submit(self._choose, request, timeout=timeout)
+
+    def row_from(self, future: Future[bytes], timeout: float) -> int:
+        """The row of a ChooseRow future (its deadline bounds the wait)."""
+        return row_from(future, timeout)
 
     def game_over_future(self, request: bytes, timeout: float) -> Future[bytes]:
         """Tell the bot how the game ended; the answer does not matter."""

@@ -179,6 +179,8 @@ class MatchResult:
             "seed": c.seed,
             "games_played": len(self.games),
             "timeout": c.calls.timeout,
+            "time_control": str(c.calls.control),
+            "clock": c.calls.clock.value,
             "max_faults": c.calls.max_faults,
             "bots": [{"name": e.name, "bot": e.bot, **e.info.fields()} for e in self.entries],
             "standings": [s.to_dict() for s in self.standings],

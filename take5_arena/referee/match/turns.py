@@ -1,5 +1,6 @@
-"""The turn protocol of one game: what each bot is asked, with which deadline, and what the
-referee does with the answer (module text of take5_arena/referee/match/play.py; docs/faults.md).
+"""The turn protocol of one game: what each bot is asked, with which time (each seat's bank on its
+clock, take5_arena/referee/match/clocks.py), and what the referee does with the answer (module text
+of take5_arena/referee/match/play.py; docs/faults.md).
 
 Every decision returns the referee's choice: the bot's answer when it is legal, else the default
 move (PickCard: the lowest card of the hand or the pool; ChooseRow: the cheapest row). A fault is
@@ -16,6 +17,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from take5 import CardNotInHand, Game, IllegalMove, Phase, cheapest_row
+from take5.clock import Budget
 from take5.convert import (
     GameOver,
     choose_row_request,
@@ -25,7 +27,8 @@ from take5.convert import (
 )
 from take5.record import GameRecord
 
-from . import botlogs, faults
+from . import botlogs, clocks, faults
+from .clocks import attach_times, time_control_record
 from .config import MatchConfig
 from .entrant import Entrant
 from .handle import BotConnection
@@ -57,6 +60,10 @@ class GameTurns:
         self.counts = [0] * len(entrants)
         self.silent: set[int] = set()  # seats not asked any more in this game
         self.logs: dict[tuple[int, int], list[list[Any]]] = {}  # (round, turn) -> [[seat, text]]
+        self.clocks = [clocks.SeatClock(config.calls, e.handle) for e in entrants]
+        self.times: dict[tuple[int, int], list[list[int]]] = {}
+        """(round, turn; 0: the draft) -> [[seat, milliseconds used, bank after], ...]"""
+        self.key = (game.round, 0)
 
     def askable(self, seat: int) -> bool:
         return seat not in self.silent and self.entrants[seat].remote is not None
@@ -97,84 +104,170 @@ class GameTurns:
 
     # The three decisions. Each returns the referee's choice: the bot's if legal, else the default.
 
+    def _budgets(self, seats: Sequence[int], method: str) -> dict[int, Budget]:
+        """The next decision's budget of each seat; a seat whose bank is empty is not asked (a
+        timeout fault, and no time passes for it)."""
+        budgets = {}
+        for seat in seats:
+            clock = self.clocks[seat]
+            budget = clock.budget()
+            if clock.bank.limit_ms <= 0:
+                self._time(seat, 0, clock.bank.charge(0))
+                self.fault(seat, CallFailedError(faults.TIMEOUT, clock.empty_detail(method)))
+                continue
+            budgets[seat] = budget
+        return budgets
+
+    def _time(self, seat: int, used_ms: int, bank_ms: int) -> None:
+        self.times.setdefault(self.key, []).append([seat, used_ms, bank_ms])
+
+    def _ask(
+        self,
+        method: str,
+        asks: Sequence[tuple[int, bytes, Budget]],
+        send: Callable[[BotConnection, bytes, float], Future[bytes]],
+        decode: Callable[[BotConnection, Future[bytes], float], int],
+    ) -> dict[int, int | CallFailedError]:
+        """Send each seat its request at once, wait for the answers on the seats' clocks, charge
+        each seat's bank, and give each seat's answer (or what went wrong: a timeout says which
+        clock ran out)."""
+        calls = []
+        for seat, request, budget in asks:
+            remote = self.entrants[seat].remote
+            assert remote is not None  # askable
+            watch = self.clocks[seat].start(budget)
+            future = send(remote, request, budget.wall_limit)
+            future.add_done_callback(watch.stop)
+            calls.append(clocks.Pending(seat, future, watch, extra=remote))
+        clocks.wait(calls)
+        out: dict[int, int | CallFailedError] = {}
+        for call in calls:
+            seat, budget = call.seat, call.watch.budget
+            clock = self.clocks[seat]
+            used, bank, over = clock.settle(call.watch)
+            self._time(seat, used, bank)
+            if over or call.given_up == "limit":
+                out[seat] = CallFailedError(faults.TIMEOUT, clock.limit_detail(method, budget))
+                continue
+            if call.given_up == "wall":
+                out[seat] = CallFailedError(faults.TIMEOUT, clock.wall_detail(method, budget))
+                continue
+            try:
+                out[seat] = decode(call.extra, call.future, budget.wall_limit)
+            except CallFailedError as failed:
+                if failed.kind is faults.TIMEOUT:  # the gRPC deadline: the wall-clock cap
+                    failed = CallFailedError(faults.TIMEOUT, clock.wall_detail(method, budget))
+                out[seat] = failed
+        return out
+
     def play_turn(self) -> None:
-        game, timeout = self.game, self.config.calls.timeout
+        game = self.game
         n = game.settings.players
         views = [game.view(seat) for seat in range(n)]
         cards = [min(view.hand) for view in views]  # the default move
-        asked = [seat for seat in range(n) if self.askable(seat)]
-        requests = pick_card_requests([views[seat] for seat in asked], self.game_id, timeout)
-        pending: list[tuple[int, BotConnection, Future[bytes]]] = []
-        for seat, request in zip(asked, requests):
-            remote = self.entrants[seat].remote
-            assert remote is not None  # askable
-            pending.append((seat, remote, remote.pick_card_future(request, timeout)))
-        for seat, remote, future in pending:
-            try:
-                card = remote.card_from(future, timeout)
-            except CallFailedError as failed:
-                self.fault(seat, failed)
+        budgets = self._budgets([seat for seat in range(n) if self.askable(seat)], "PickCard")
+        asked = list(budgets)
+        requests = pick_card_requests(
+            [views[seat] for seat in asked], self.game_id, [budgets[seat] for seat in asked]
+        )
+        answers = self._ask(
+            "PickCard",
+            [(seat, request, budgets[seat]) for seat, request in zip(asked, requests)],
+            lambda remote, request, wall: remote.pick_card_future(request, wall),
+            lambda remote, future, wall: remote.card_from(future, wall),
+        )
+        for seat in asked:
+            answer = answers[seat]
+            if isinstance(answer, CallFailedError):
+                self.fault(seat, answer)
                 continue
             hand = views[seat].hand
-            if card in hand:
-                cards[seat] = card
+            if answer in hand:
+                cards[seat] = answer
             else:  # checked here, seat by seat, because the engine takes a turn's cards all at once
                 self.fault(
-                    seat, CallFailedError(faults.ILLEGAL_CARD, str(CardNotInHand(card, hand)))
+                    seat, CallFailedError(faults.ILLEGAL_CARD, str(CardNotInHand(answer, hand)))
                 )
         game.play(cards)
 
+    def _one(
+        self,
+        seat: int,
+        method: str,
+        request: Callable[[Budget], bytes],
+        send: Callable[[BotConnection, bytes, float], Future[bytes]],
+        decode: Callable[[BotConnection, Future[bytes], float], int],
+    ) -> int | CallFailedError | None:
+        """One seat's decision: its answer, what went wrong, or None (not asked)."""
+        if not self.askable(seat):
+            return None
+        budgets = self._budgets([seat], method)
+        if seat not in budgets:
+            return None
+        budget = budgets[seat]
+        return self._ask(method, [(seat, request(budget), budget)], send, decode)[seat]
+
     def draft(self) -> None:
-        game, timeout = self.game, self.config.calls.timeout
+        game = self.game
         seat = game.drafter
         view = game.view(seat)
-        remote = self.entrants[seat].remote
-        if self.askable(seat) and remote is not None:
-            request = pick_card_request(view, self.game_id, timeout).SerializeToString()
+        answer = self._one(
+            seat,
+            "PickCard",
+            lambda budget: pick_card_request(view, self.game_id, budget).SerializeToString(),
+            lambda remote, request, wall: remote.pick_card_future(request, wall),
+            lambda remote, future, wall: remote.card_from(future, wall),
+        )
+        if isinstance(answer, int):
             try:
-                game.draft(remote.card_from(remote.pick_card_future(request, timeout), timeout))
+                game.draft(answer)
                 return
-            except CallFailedError as failed:
-                self.fault(seat, failed)
             except IllegalMove as illegal:  # the engine judges the pick
-                self.fault(seat, CallFailedError(faults.ILLEGAL_CARD, str(illegal)))
+                answer = CallFailedError(faults.ILLEGAL_CARD, str(illegal))
+        if isinstance(answer, CallFailedError):
+            self.fault(seat, answer)
         game.draft(min(view.pool))
 
     def choose_row(self) -> None:
-        game, timeout = self.game, self.config.calls.timeout
+        game = self.game
         seat = game.waiting_for[0]
         view = game.view(seat)
-        remote = self.entrants[seat].remote
-        if self.askable(seat) and remote is not None:
-            request = choose_row_request(view, self.game_id, timeout).SerializeToString()
+        answer = self._one(
+            seat,
+            "ChooseRow",
+            lambda budget: choose_row_request(view, self.game_id, budget).SerializeToString(),
+            lambda remote, request, wall: remote.choose_row_future(request, wall),
+            lambda remote, future, wall: remote.row_from(future, wall),
+        )
+        if isinstance(answer, int):
             try:
-                game.choose_row(remote.choose_row(request, timeout))
+                game.choose_row(answer)
                 return
-            except CallFailedError as failed:
-                self.fault(seat, failed)
             except IllegalMove as illegal:  # the engine judges the row
-                self.fault(seat, CallFailedError(faults.ILLEGAL_ROW, str(illegal)))
+                answer = CallFailedError(faults.ILLEGAL_ROW, str(illegal))
+        if isinstance(answer, CallFailedError):
+            self.fault(seat, answer)
         game.choose_row(cheapest_row(view.rows))
 
     def play(self) -> int:
         """Play the game to its end; the number of turns played."""
         game = self.game
         turns = 0
-        key = (game.round, game.turn)
         while True:
             phase = game.phase
             if phase is Phase.PLAY:
-                key = (game.round, game.turn)
+                self.key = (game.round, game.turn)
                 self.play_turn()
                 turns += 1
             elif phase is Phase.CHOOSE_ROW:
                 self.choose_row()
             elif phase is Phase.DRAFT:
+                self.key = (game.round, 0)
                 self.draft()
             else:
                 return turns
             if phase is not Phase.DRAFT and game.phase is not Phase.CHOOSE_ROW:
-                self.turn_done(key)
+                self.turn_done(self.key)
 
     def turn_done(self, key: tuple[int, int]) -> None:
         """A turn is over: keep what each bot wrote during it; show it to the observer."""
@@ -185,15 +278,25 @@ class GameTurns:
             self.observer(self.record())
 
     def record(self) -> GameRecord:
+        seats = []
+        for entrant, clock in zip(self.entrants, self.clocks):
+            seat = entrant.seat_record()
+            if entrant.out is None:
+                seat["clock"] = clock.kind.value
+            seats.append(seat)
+        calls = self.config.calls
         record = self.game.record(
-            game_id=self.game_id, seats=[e.seat_record() for e in self.entrants]
+            game_id=self.game_id,
+            seats=seats,
+            extra={"time_control": time_control_record(calls.control, calls)},
         )
         botlogs.attach(record, self.logs)
+        attach_times(record, self.times)
         return record
 
     def notify(self) -> None:
         """GameOver to every bot still reachable (optional for bots: failures are only logged)."""
-        game, timeout = self.game, self.config.calls.timeout
+        game, timeout = self.game, self.config.calls.notice_timeout
         result = game.result()
         pending = []
         for seat, entrant in enumerate(self.entrants):

@@ -72,8 +72,8 @@ from ..kinds import BotMemory
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
-from ..match.handle import AddressHandle, BotHandle
-from ..match.remote import CallFailedError
+from ..match.handle import AddressHandle, BotHandle, Spent
+from ..match.remote import RUN_HINT, CallFailedError
 from . import cgroups, containers, engine, sockets, warm
 from .errors import ContainerStartError, ImageBuildError, SandboxError
 from .images import LABEL_FORKSERVER, ImageInfo, build_image
@@ -129,7 +129,8 @@ def exit_fault(
         return faults.RESOURCE, detail
     name = _signal_name(code) if code > 128 else ""
     how = f" (killed by {name})" if name else ""
-    return faults.CRASH, f"the bot's container exited{when} with exit code {code}{how}"
+    hint = RUN_HINT if before_serving and code == 0 else ""  # a bot file that never serves
+    return faults.CRASH, f"the bot's container exited{when} with exit code {code}{how}{hint}"
 
 
 # -- one container of a bot -----------------------------------------------------------------------
@@ -827,6 +828,7 @@ class DockerBot(BotHandle):
         self.image = image
         self.output = _Output(log_path)
         self._retiring: list[concurrent.futures.Future[None]] = []
+        self._cgroup: tuple[str, cgroups.CgroupPaths] | None = None
         self._current: _Instance | None = None
         self._next: _Instance | None = None
         self._deal: int | None = None
@@ -888,8 +890,28 @@ class DockerBot(BotHandle):
         output file when the sandbox runs as root)."""
         return self._current.socket_dir if self._current is not None else None
 
-    def ready(self, timeout: float) -> str:
+    cpu_clock = True
+
+    def cpu_time(self) -> float | None:
+        """CPU seconds of the current container so far, from its cgroup (`cgroups.cpu_seconds`):
+        the bot's CPU clock. None before it started, or where the cgroup cannot be read."""
+        inst = self._current
+        container = inst.container if inst is not None else None
+        if container is None:
+            return None
+        if self._cgroup is None or self._cgroup[0] != container.id:
+            paths = cgroups.CgroupPaths.of_container(container.id)
+            if paths is None:
+                return None
+            self._cgroup = (container.id, paths)
+        return cgroups.cpu_seconds(self._cgroup[1])
+
+    def ready(self, timeout: float, spent: Spent | None = None) -> str:
         """Wait until the bot serves; the address to connect to (its pinned socket).
+
+        `timeout` bounds the wait on the wall clock; `spent` (the start allowance on the CPU
+        clock, read from the container's cgroup) may end it sooner. The engine's own work (creating
+        and starting the container) counts on the wall clock only.
 
         Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
         first, with its cause), crash (the engine could not start it)."""
@@ -928,6 +950,9 @@ class DockerBot(BotHandle):
                         before_serving=True,
                     )
                 )
+            used_up = spent() if spent is not None else None
+            if used_up is not None:
+                raise CallFailedError(faults.TIMEOUT, used_up)
             if time.monotonic() >= deadline:
                 raise CallFailedError(
                     faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"

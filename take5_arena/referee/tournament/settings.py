@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5 import Settings, Take5Error
+from take5.clock import TimeControl
 from take5.rules import EndRule, Variant
 
 from .. import defaults
@@ -48,7 +49,12 @@ KEYS = (
     "end_rule",
     "duplicate",
     "timeout",
+    "time_control",
+    "time_cap",
+    "clock",
+    "wall_factor",
     "start_timeout",
+    "start_wall",
     "max_faults",
     "sandbox",
     "executor",
@@ -134,6 +140,7 @@ class TournamentSettings:
 
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object the store keeps (keys: :data:`KEYS`)."""
+        tc = self.calls.time_control
         return {
             "players": self.game.players,
             "games": self.games,
@@ -145,7 +152,12 @@ class TournamentSettings:
             "end_rule": self.game.end_rule.value,
             "duplicate": self.duplicate,
             "timeout": self.calls.timeout,
+            "time_control": tc.spec if tc is not None else None,
+            "time_cap": tc.cap if tc is not None else None,
+            "clock": self.calls.clock.value,
+            "wall_factor": self.calls.wall_factor,
             "start_timeout": self.calls.start_timeout,
+            "start_wall": self.calls.start_wall,
             "max_faults": self.calls.max_faults,
             "sandbox": self.sandbox.value,
             "executor": self.executor,
@@ -185,9 +197,25 @@ class TournamentSettings:
         except Take5Error as error:
             raise TournamentError(str(error)) from None
         try:
+            control = None
+            if values["time_control"] is not None:
+                if not isinstance(values["time_control"], str):
+                    raise TournamentError(
+                        f"time_control must be BANK+INCREMENT, not {values['time_control']!r}"
+                    )
+                cap = values["time_cap"]
+                control = TimeControl.parse(
+                    values["time_control"], cap=None if cap is None else _number(values, "time_cap")
+                )
+            elif values["time_cap"] is not None:
+                raise TournamentError("time_cap caps the decisions of a time_control: give one")
             calls = CallLimits(
                 timeout=_number(values, "timeout"),
+                time_control=control,
+                clock=values["clock"],
+                wall_factor=values["wall_factor"],
                 start_timeout=_number(values, "start_timeout"),
+                start_wall=_number(values, "start_wall"),
                 max_faults=values["max_faults"],
             )
         except ValueError as error:
@@ -243,6 +271,14 @@ class TournamentSettings:
             given["deals"] = DealMode.PUBLIC.value
         if not given:
             return self
+        if "timeout" in given and "time_control" in given:
+            raise TournamentError(
+                "give --timeout (per decision) or --time-control (a bank), not both"
+            )
+        if "timeout" in given:  # the fixed form again: the stored bank no longer applies
+            given.update(time_control=None, time_cap=None)
+        elif "time_control" in given and "time_cap" not in given:
+            given["time_cap"] = None  # a new time control is uncapped unless it says
         return TournamentSettings.from_json({**self.to_json(), **given})
 
     # -- what they make --------------------------------------------------------------------------
@@ -303,7 +339,7 @@ class TournamentSettings:
             f"tables of {self.players}, {self.game.variant.value}, ends {rule} "
             f"{self.game.threshold}, {deals}, "
             f"{'duplicate deals' if self.duplicate else 'single deals'}, "
-            f"{self.calls.timeout:g} s per call, sandbox {self.sandbox.value}, "
+            f"{self.calls.describe()}, sandbox {self.sandbox.value}, "
             f"executor {self.executor}, concurrency {self.tables_at_once}"
             + (self._docker_description() if self.sandbox is SandboxKind.DOCKER else "")
         )

@@ -1,0 +1,291 @@
+"""The clocks of a match: each seat's bank through a game, what each decision costs, and the
+allowance a bot has to start (docs/faults.md, "Time controls and clocks").
+
+The arithmetic of a time control is the SDK's (take5.clock: a record's checker computes the same
+numbers); this module measures. A decision is timed from just before its request
+is sent to the moment its answer arrives (a callback on the call's future, so that a bot that
+answers in time is never charged for the referee's own waiting). Under the CPU clock its cost is
+the CPU time the bot used in between, read from its handle (`BotHandle.cpu_time`: a local
+process's tree, a container's cgroup; differences of readings only, so a container that served
+other games before costs nothing extra), and the referee looks at it while it waits, so that a bot
+that spends more than its limit is stopped there; the wall-clock cap (a multiple of the limit) ends
+the wait for a bot that sleeps or blocks. Under the wall clock the cost is the time from question to
+answer, and the call's gRPC deadline is its limit.
+
+Each seat runs on the clock asked for where its handle can measure it, else on the wall clock (a
+bot given by address): the record says which (`seats[i].clock`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent import futures
+from dataclasses import dataclass, field
+from typing import Any
+
+from take5.clock import Bank, Budget, ClockKind, TimeControl, to_ms, wall_cap
+
+from .config import CallLimits
+from .handle import BotHandle
+
+POLL_SHORTEST = 0.005
+"""Seconds between two looks at a bot's CPU time while it thinks, at least ..."""
+POLL_LONGEST = 0.1
+"""... and at most (a tenth of the limit in between)."""
+
+
+def describe_clock(kind: ClockKind) -> str:
+    return "CPU time" if kind is ClockKind.CPU else "wall-clock time"
+
+
+class SeatClock:
+    """One seat's time through one game: its bank, and the clock that measures it."""
+
+    def __init__(self, limits: CallLimits, handle: BotHandle) -> None:
+        self.limits = limits
+        self.handle = handle
+        self.control: TimeControl = limits.control
+        self.bank: Bank = self.control.start()
+        measurable = limits.clock is ClockKind.CPU and handle.cpu_time() is not None
+        self.kind = ClockKind.CPU if measurable else ClockKind.WALL
+
+    def budget(self) -> Budget:
+        """The time of the seat's next decision (what its request says)."""
+        control = self.control
+        limit = self.bank.limit_ms / 1000
+        return Budget(
+            limit=limit,
+            clock=self.kind,
+            bank=self.bank.available_ms / 1000,
+            increment=control.increment,
+            cap=control.cap,
+            wall=wall_cap(limit, self.kind, self.limits.wall_factor),
+        )
+
+    def start(self, budget: Budget) -> Stopwatch:
+        """A stopwatch for a decision with `budget`, started now (just before the request goes)."""
+        meter = self.handle.cpu_time if self.kind is ClockKind.CPU else None
+        return Stopwatch(budget, meter)
+
+    def settle(self, watch: Stopwatch) -> tuple[int, int, bool]:
+        """Charge a decision to the bank: (milliseconds used, the bank after it, whether it went
+        over its limit)."""
+        used = to_ms(watch.used())
+        over = self.bank.over(used)
+        return used, self.bank.charge(used), over
+
+    def limit_detail(self, method: str, budget: Budget) -> str:
+        """The detail of a timeout fault for a decision that used more than its limit: which clock
+        and which part of the time control ran out."""
+        clock = f"{self.kind.value} clock"
+        what = describe_clock(self.kind)
+        control = self.control
+        if control.fixed:
+            if self.kind is ClockKind.WALL:
+                return f"no answer to {method} within {budget.limit:g} s ({clock})"
+            return f"{method} used more than its {budget.limit:g} s of {what} ({clock})"
+        if control.cap is not None and budget.limit >= control.cap:
+            return (
+                f"{method} used more than the {control.cap:g} s cap of a decision "
+                f"({clock}, time control {control.spec})"
+            )
+        return (
+            f"{method} ran out of its time bank: it used more than the {budget.limit:g} s left "
+            f"({clock}, time control {control.spec})"
+        )
+
+    def wall_detail(self, method: str, budget: Budget) -> str:
+        """The detail of a timeout fault for a decision that outlasted its wall-clock cap."""
+        if self.kind is ClockKind.WALL:
+            return self.limit_detail(method, budget)
+        return (
+            f"no answer to {method} within its wall-clock cap of {budget.wall_limit:g} s "
+            f"(cpu clock: the bot used less than its {budget.limit:g} s of CPU time, but slept, "
+            "blocked or waited that long)"
+        )
+
+    def empty_detail(self, method: str) -> str:
+        """The detail of a timeout fault for a decision not asked: nothing in the bank."""
+        return (
+            f"{method} was not asked: the time bank is empty and the time control "
+            f"{self.control.spec} adds nothing ({self.kind.value} clock)"
+        )
+
+
+class Stopwatch:
+    """One decision's time on its seat's clock (see the module text)."""
+
+    __slots__ = ("budget", "cpu0", "cpu1", "meter", "wall0", "wall1")
+
+    def __init__(self, budget: Budget, meter: Callable[[], float | None] | None) -> None:
+        self.budget = budget
+        self.meter = meter
+        self.cpu0 = meter() if meter is not None else None
+        self.cpu1: float | None = None
+        self.wall0 = time.monotonic()
+        self.wall1: float | None = None
+
+    def stop(self, *_: object) -> None:
+        """The answer arrived (or the referee gave up): the first stop counts."""
+        if self.wall1 is not None:
+            return
+        if self.cpu0 is not None and self.meter is not None:
+            self.cpu1 = self.meter()
+        self.wall1 = time.monotonic()
+
+    def wall(self) -> float:
+        """Wall-clock seconds since the request was sent (until it was stopped)."""
+        return (self.wall1 if self.wall1 is not None else time.monotonic()) - self.wall0
+
+    def cpu(self) -> float | None:
+        """CPU seconds the bot used since the request was sent (None: not measured)."""
+        if self.cpu0 is None or self.meter is None:
+            return None
+        end = self.cpu1 if self.wall1 is not None else self.meter()
+        return None if end is None else max(0.0, end - self.cpu0)
+
+    def used(self) -> float:
+        """What the decision cost on its clock: its CPU time, or (on the wall clock, or when the
+        bot's CPU time could not be read at the end) its wall-clock time."""
+        if self.budget.clock is ClockKind.CPU:
+            cpu = self.cpu()
+            if cpu is not None:
+                return cpu
+        return self.wall()
+
+    def overdue(self) -> str | None:
+        """Whether the referee stops waiting now: "limit" (it used more than its limit on its
+        clock), "wall" (past its wall-clock cap), or None."""
+        if self.wall() > self.budget.wall_limit:
+            return "wall"
+        if self.budget.clock is ClockKind.CPU:
+            cpu = self.cpu()
+            if cpu is not None and cpu > self.budget.limit:
+                return "limit"
+        return None
+
+    def poll(self) -> float:
+        """Seconds until the next look at this call's clock."""
+        left = self.budget.wall_limit - self.wall()
+        if self.budget.clock is not ClockKind.CPU:
+            return max(0.0, left)
+        step = min(POLL_LONGEST, max(POLL_SHORTEST, self.budget.limit / 10))
+        return max(0.0, min(step, left))
+
+
+@dataclass
+class Pending:
+    """A decision asked and not yet judged: whose, the call's future, its stopwatch."""
+
+    seat: int
+    future: futures.Future[bytes]
+    watch: Stopwatch
+    given_up: str | None = None
+    """Why the referee stopped waiting for it ("limit" or "wall"), or None."""
+    extra: Any = field(default=None)
+
+
+def wait(calls: Sequence[Pending]) -> None:
+    """Wait until every call is answered or overdue (its stopwatch says), whichever first."""
+    waiting = list(calls)
+    while waiting:
+        timeout = min(call.watch.poll() for call in waiting)
+        futures.wait([c.future for c in waiting], timeout, return_when=futures.FIRST_COMPLETED)
+        still = []
+        for call in waiting:
+            if call.future.done():
+                call.watch.stop()
+                continue
+            reason = call.watch.overdue()
+            if reason is not None:
+                call.watch.stop()
+                call.given_up = reason
+                continue
+            still.append(call)
+        waiting = still
+
+
+class StartClock:
+    """A bot's allowance to start serving: on the CPU clock (where its handle measures it) the CPU
+    time its start-up uses, within a wall-clock cap; on the wall clock the start timeout."""
+
+    def __init__(self, limits: CallLimits, handle: BotHandle) -> None:
+        self.limits = limits
+        self.handle = handle
+        self.kind = (
+            ClockKind.CPU if limits.clock is ClockKind.CPU and handle.cpu_clock else ClockKind.WALL
+        )
+        self.base = handle.cpu_time() if self.kind is ClockKind.CPU else None
+        """The first reading of the bot's CPU time: the start counts from there (a container that
+        could not be read yet counts from its first reading: in the bot's favour)."""
+
+    @property
+    def wall(self) -> float:
+        """The wall-clock seconds the start may take at most."""
+        if self.kind is ClockKind.CPU:
+            return max(self.limits.start_wall, self.limits.start_timeout)
+        return self.limits.start_timeout
+
+    def spent(self) -> str | None:
+        """A detail once the bot has used up its CPU allowance without serving, else None."""
+        if self.kind is not ClockKind.CPU:
+            return None
+        now = self.handle.cpu_time()
+        if now is None:
+            return None
+        if self.base is None:
+            self.base = now
+        if now - self.base > self.limits.start_timeout:
+            return (
+                f"the bot used more than {self.limits.start_timeout:g} s of CPU time "
+                "without starting to serve (cpu clock)"
+            )
+        return None
+
+
+# -- the record ------------------------------------------------------------------------------------
+
+
+def time_control_record(control: TimeControl, limits: CallLimits) -> dict[str, Any]:
+    """A record's ``time_control`` (docs/record-format.md): the clock asked for, the bank, the
+    increment and the cap in milliseconds, and the wall-clock factor of the CPU clock."""
+    return {
+        "clock": limits.clock.value,
+        "bank_ms": control.bank_ms,
+        "increment_ms": control.increment_ms,
+        "cap_ms": control.cap_ms,
+        "wall_factor": limits.wall_factor,
+    }
+
+
+def attach_times(
+    record: Mapping[str, Any], times: Mapping[tuple[int, int], list[list[int]]]
+) -> None:
+    """Put each decision's time into the record: ``clock`` of each turn, and of each round's draft
+    (key turn 0): ``[seat, milliseconds used, bank after]`` in the order the decisions were asked.
+    A record from `Game.record` shares its rounds with the game: this only sets those keys."""
+    for rnd in record.get("rounds", []):
+        number = rnd["round"]
+        draft = rnd.get("draft")
+        kept = times.get((number, 0))
+        if kept and isinstance(draft, dict):
+            draft["clock"] = kept
+        for turn in rnd.get("turns", []):
+            kept = times.get((number, turn["turn"]))
+            if kept:
+                turn["clock"] = kept
+
+
+__all__ = [
+    "POLL_LONGEST",
+    "POLL_SHORTEST",
+    "Pending",
+    "SeatClock",
+    "StartClock",
+    "Stopwatch",
+    "attach_times",
+    "describe_clock",
+    "time_control_record",
+    "wait",
+]
