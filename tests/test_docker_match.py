@@ -303,7 +303,10 @@ def test_fork_bomb_is_held_by_the_pids_limit(images, tmp_path):
         assert run.record()["result"]["forfeited"] == [0]
         only_faults_of(run, 0)
         return
-    assert [f["kind"] for f in run.faults(0)] == ["timeout", "timeout"]
+    # The second fault is a timeout, or a crash when the bomb has taken every pid before the
+    # bot's own gRPC server could start a thread it needed (threads count against the limit, and
+    # which comes first depends on the host's load): contained either way.
+    assert [f["kind"] for f in run.faults(0)] in (["timeout", "timeout"], ["timeout", "crash"])
     # Under the CPU clock every process of the bomb counts (the container's cgroup): it runs out
     # of CPU time, or (starved by the pids limit) of its wall-clock cap.
     assert "(cpu clock" in run.faults(0)[0]["detail"]
