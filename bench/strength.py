@@ -81,7 +81,7 @@ class Timed:
         start = time.perf_counter()
         cpu = time.thread_time()
         try:
-            return method(view)
+            return int(method(view))
         finally:
             self.times.append(time.perf_counter() - start)
             self.cpu_times.append(time.thread_time() - cpu)
@@ -342,7 +342,8 @@ class Remote:
         self.client = RemoteBot(self.address)
         self.client.wait_ready(10.0)
         self.context: Any = None
-        self.last_rollouts = None
+        self.game_id = "ladder"
+        """The game id the requests carry (set by Banked for each game)."""
 
     def _limit(self) -> Any:
         ctx = self.context
@@ -355,7 +356,7 @@ class Remote:
 
         limit = self._limit()
         wall = getattr(limit, "wall_limit", limit) + 1.0
-        request = pick_card_request(view, "ladder", limit).SerializeToString()
+        request = pick_card_request(view, self.game_id, limit).SerializeToString()
         return self.client.card_from(self.client.pick_card_future(request, wall), wall)
 
     def choose_row(self, view: Any) -> int:
@@ -363,7 +364,7 @@ class Remote:
 
         limit = self._limit()
         wall = getattr(limit, "wall_limit", limit) + 1.0
-        request = choose_row_request(view, "ladder", limit).SerializeToString()
+        request = choose_row_request(view, self.game_id, limit).SerializeToString()
         return self.client.choose_row(request, wall)
 
     def draft_card(self, view: Any) -> int:
@@ -441,6 +442,8 @@ class Banked:
         self.bank = control.start() if control is not None else None
         self.cpu_clock = ClockKind.CPU
         self.game_id = game_id
+        if getattr(bot, "remote", False):
+            bot.game_id = game_id
         self.cpu_times: list[float] = []
         self.thinking: list[float] = []
         """CPU seconds of the decisions with a choice (more than one card, or a row)."""
@@ -463,7 +466,7 @@ class Banked:
             self.bot.context = CallContext(self.game_id, limit, time.monotonic(), budget)
         cpu = time.process_time()
         try:
-            return method(view)
+            return int(method(view))
         finally:
             used = time.process_time() - cpu
             self.cpu_times.append(used)
@@ -541,7 +544,9 @@ def play_deal(deal: Deal) -> DealResult:
             thinking[index].extend(player.thinking)
             overdrawn[index] += player.overdrawn
         diff += sum(pen[0]) / len(pen[0]) - sum(pen[1]) / len(pen[1])
-    return DealResult(wins / n, diff / n, thinking, (overdrawn[0], overdrawn[1]), tuple(remote))
+    return DealResult(
+        wins / n, diff / n, thinking, (overdrawn[0], overdrawn[1]), (remote[0], remote[1])
+    )
 
 
 def interval(values: Sequence[float]) -> tuple[float, float]:

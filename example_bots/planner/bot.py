@@ -72,7 +72,7 @@ class OpponentModel:
         self._last: tuple[int, int] = (0, 0)
         self._rows: dict[int, Any] = {}
         self._hands: dict[int, Any] = {}
-        self._plays: tuple = ()
+        self._plays: tuple[Any, ...] = ()
         self._seat = 0
 
     def randomness(self, seat: int, default: float = 0.5) -> float:
@@ -265,7 +265,7 @@ class PlannerBot(Bot):
             return score(points).reshape(len(cards), deals)
 
         fallback = greedy_card(Table.from_rows(view.rows), hand)
-        return self._search(list(hand), simulate, stop, fallback=fallback)
+        return int(self._search(list(hand), simulate, stop, fallback=fallback))
 
     def choose_row(self, view: View) -> int:
         self.model.observe(view)
@@ -286,12 +286,14 @@ class PlannerBot(Bot):
             points = points + batch.play_round(EpsilonGreedy(eps, rng, period=deals))
             return score(points).reshape(len(rows), deals)
 
-        return self._search(
-            list(range(len(view.rows))),
-            simulate,
-            stop,
-            fallback=cheapest_row(Table.from_rows(view.rows)),
-            max_deals=1 if not view.hand else self.max_deals,
+        return int(
+            self._search(
+                list(range(len(view.rows))),
+                simulate,
+                stop,
+                fallback=cheapest_row(Table.from_rows(view.rows)),
+                max_deals=1 if not view.hand else self.max_deals,
+            )
         )
 
     def draft_card(self, view: View) -> int:
@@ -321,7 +323,7 @@ class PlannerBot(Bot):
             return score(np.array(points)).reshape(len(cards), deals)
 
         fallback = min(pool, key=lambda c: (-BULL_HEADS[c], c))
-        return self._search(list(pool), simulate, stop, fallback=fallback)
+        return int(self._search(list(pool), simulate, stop, fallback=fallback))
 
     def _plan(self, view: View, stop: Stop) -> int:
         """The first card of the best order of the whole hand (see the module text, 1.).
@@ -494,7 +496,7 @@ class PlannerBot(Bot):
                 low = totals.min(1)
                 share = np.where(totals[:, me] == low, 1.0 / (totals == low[:, None]).sum(1), 0.0)
                 value = value + np.where(totals.max(1) >= threshold, weight * (1.0 - share), 0.0)
-            return value
+            return np.asarray(value)
 
         return score
 
