@@ -31,6 +31,18 @@ a mean final score of 27.5; the target for our best bot is at least 90% at <= 10
 
 Run: python bench/strength.py            (the full run: about 10-25 minutes on 2 free cores)
      python bench/strength.py --quick    (a minute or two: wide intervals)
+
+The ladder, one bot against another (`python bench/strength.py ladder A B --players 2 4 ...`):
+A and B are example bots, bench bots (bench/bots, e.g. montecarlo_baseline, a frozen copy of
+example_bots/montecarlo), folders, bot files, or `grpc:ADDRESS` of a bot served elsewhere. Each
+deal is played once per rotation (every hand goes to every seat), A in the first `--seats` seats
+(default half), at each table size from 2 to 6. It prints A's share of the wins and the mean
+penalty of an A seat minus a B seat, with 95% intervals over deals (the rotations of one deal are
+not independent, the deals are), and the CPU time per decision with a choice on both sides
+(process CPU time; not measured for a remote bot). Equal compute: give both the same
+`--budget-a/--budget-b` and read the two CPU columns. `--control-a 1+0.02` gives A a time bank on
+its CPU clock as the referee would (`Bot.context.budget`), charges every decision and counts
+decisions over their limit ("overdrawn").
 """
 
 from __future__ import annotations
