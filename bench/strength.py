@@ -66,7 +66,9 @@ sys.path.insert(0, str(ROOT / "sdk"))
 
 from take5 import Settings, Variant, play_game
 from take5.bot import CallContext
+from take5.clock import TimeControl, TimeControlError
 from take5.harness import load_bot
+from take5.rules import Take5Error
 
 EXAMPLES = ROOT / "example_bots"
 PLAYERS = 4
@@ -352,10 +354,18 @@ class Remote:
 
         self.address = address.removeprefix("grpc:")
         self.client = RemoteBot(self.address)
-        self.client.wait_ready(10.0)
+        self._call(self.client.wait_ready, 10.0)
         self.context: Any = None
         self.game_id = "ladder"
         """The game id the requests carry (set by Banked for each game)."""
+
+    def _call(self, method: Any, *args: Any) -> Any:
+        """A call to the bot; what goes wrong becomes one line naming the bot (the referee's
+        CallFailedError, with its fault kind, does not cross processes)."""
+        try:
+            return method(*args)
+        except Exception as error:  # noqa: BLE001 (a bench: every failure is one line)
+            raise RuntimeError(f"the bot at {self.address}: {error}") from None
 
     def _limit(self) -> Any:
         ctx = self.context
@@ -369,7 +379,8 @@ class Remote:
         limit = self._limit()
         wall = getattr(limit, "wall_limit", limit) + 1.0
         request = pick_card_request(view, self.game_id, limit).SerializeToString()
-        return self.client.card_from(self.client.pick_card_future(request, wall), wall)
+        future = self.client.pick_card_future(request, wall)
+        return int(self._call(self.client.card_from, future, wall))
 
     def choose_row(self, view: Any) -> int:
         from take5.convert import choose_row_request
@@ -377,7 +388,7 @@ class Remote:
         limit = self._limit()
         wall = getattr(limit, "wall_limit", limit) + 1.0
         request = choose_row_request(view, self.game_id, limit).SerializeToString()
-        return self.client.choose_row(request, wall)
+        return int(self._call(self.client.choose_row, request, wall))
 
     def draft_card(self, view: Any) -> int:
         return self.pick_card(view)
@@ -542,12 +553,16 @@ def play_deal(deal: Deal) -> DealResult:
             remote[index] = bool(getattr(bot, "remote", False))
             control = TimeControl.parse(side.control) if side.control else None
             seats.append((index, Banked(bot, control, f"d{deal.seed}r{rotation}")))
-        game = play_game(
-            [p for _, p in seats],
-            Settings(players=n, variant=Variant(deal.variant)),
-            seed=deal.seed,
-            rotation=rotation,
-        )
+        try:
+            game = play_game(
+                [p for _, p in seats],
+                Settings(players=n, variant=Variant(deal.variant)),
+                seed=deal.seed,
+                rotation=rotation,
+            )
+        except Take5Error as error:  # an illegal answer: as text (not every error pickles)
+            names = ", ".join(f"seat {s}: {deal.sides[i].spec}" for s, (i, _) in enumerate(seats))
+            raise RuntimeError(f"{error} ({names})") from None
         winners = game.result().winners
         wins += sum(1.0 / len(winners) for s in winners if seats[s][0] == 0)
         pen = ([], [])  # type: tuple[list[int], list[int]]
@@ -607,6 +622,12 @@ def ladder(argv: Sequence[str]) -> None:
         Side(args.a, args.budget_a, args.control_a, not args.no_bank_a, options(args.set_a)),
         Side(args.b, args.budget_b, args.control_b, not args.no_bank_b, options(args.set_b)),
     )
+    for control in (args.control_a, args.control_b):
+        if control:
+            try:
+                TimeControl.parse(control)
+            except TimeControlError as error:
+                raise SystemExit(f"ladder: {error}") from None
     for n in args.players:
         if not 2 <= n <= 6:
             raise SystemExit(f"--players must be from 2 to 6, not {n}")
@@ -631,7 +652,10 @@ def ladder(argv: Sequence[str]) -> None:
                 Deal(sides, n, k, args.seed * 1_000_000 + n * 10_000 + i, args.clock, args.variant)
                 for i in range(args.deals)
             ]
-            results = list(pool.map(play_deal, deals))
+            try:
+                results = list(pool.map(play_deal, deals))
+            except RuntimeError as error:  # an illegal answer, or a remote bot's fault
+                raise SystemExit(f"ladder: {error}") from None
             wins, whalf = interval([r.wins for r in results])
             pdiff, phalf = interval([r.penalty_diff for r in results])
             cpu = []
