@@ -321,6 +321,46 @@ def test_a_deal_with_a_rotation_still_to_play_is_not_published(
     """Its recorded games stay out of the standings until every rotation is played, so that no
     author reads a deal that is still to come (docs/security.md, "Deals")."""
     directory, db = store
+    dup = _rotation_to_come(db)
+    (in_deal,) = db.execute(
+        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
+        " WHERE g.duplicate_set = ?",
+        (dup,),
+    ).fetchone()
+    assert _cli(["verify", "--tournament", str(directory)]).exit_code == 0
+    result = _cli(["standings", "-t", str(directory), "--json", "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["games"] == 6 - in_deal
+
+
+def test_the_arenas_record_call_withholds_a_deal_with_a_rotation_still_to_play(
+    store: tuple[Path, sqlite3.Connection],
+) -> None:
+    """GetGameRecord answers for a game of an unfinished deal as for an unknown game, and gives
+    the records of finished deals."""
+    import concurrent.futures
+
+    from take5_arena.service.errors import NotFoundError
+    from take5_arena.service.servicer import ArenaService, ServiceParts
+
+    directory, db = store
+    dup = _rotation_to_come(db)
+    games = db.execute(
+        "SELECT r.game_id, g.duplicate_set = ? FROM results r JOIN games g USING (game_id)", (dup,)
+    ).fetchall()
+    withheld = [g for g, held in games if held]
+    public = [g for g, held in games if not held]
+    assert withheld and public
+    parts = ServiceParts(directory, *([None] * 5))  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        service = ArenaService(parts, lambda line: None, pool)
+        assert service._record(public[0]).game_id == public[0]
+        with pytest.raises(NotFoundError, match="not published yet"):
+            service._record(withheld[0])
+
+
+def _rotation_to_come(db: sqlite3.Connection) -> str:
+    """Add a pending rotation to the deal of the first recorded game; its duplicate set."""
     game = _games(db)[0]
     (dup,) = db.execute("SELECT duplicate_set FROM games WHERE game_id = ?", (game,)).fetchone()
     db.execute(
@@ -337,12 +377,4 @@ def test_a_deal_with_a_rotation_still_to_play_is_not_published(
     )
     db.execute("UPDATE schedules SET games = games + 1")
     db.commit()
-    (in_deal,) = db.execute(
-        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
-        " WHERE g.duplicate_set = ?",
-        (dup,),
-    ).fetchone()
-    assert _cli(["verify", "--tournament", str(directory)]).exit_code == 0
-    result = _cli(["standings", "-t", str(directory), "--json", "--bootstrap", "0"])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["games"] == 6 - in_deal
+    return str(dup)
