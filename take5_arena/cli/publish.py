@@ -91,7 +91,7 @@ def standings(
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
     if as_json:
-        doc = standings_document(table, games.results, title=games.title)
+        doc = standings_document(table, games.results, title=games.title, deals=games.deals)
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
         click.echo(games.title)

@@ -24,7 +24,7 @@ The output is a pure function of the inputs: publishing twice gives identical fi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +78,11 @@ def standings_document(
     title: str = "Standings",
     generated_at: str | None = None,
     over_time: bool = True,
+    deals: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The contents of standings.json (docs/standings-format.md)."""
+    """The contents of standings.json (docs/standings-format.md). ``deals``: the deal keys'
+    seasons (commitment, and the key once revealed), published so that anyone can check every
+    seed once a key is revealed (docs/security.md, "Deals")."""
     doc: dict[str, Any] = {
         "format": STANDINGS_FORMAT,
         "version": STANDINGS_VERSION,
@@ -96,6 +99,11 @@ def standings_document(
         }
     else:
         doc["over_time"] = None
+    if deals:
+        doc["deals"] = [
+            {"season": d.get("season"), "commitment": d.get("commitment"), "key": d.get("key")}
+            for d in deals
+        ]
     finite: dict[str, Any] = _finite(doc)
     return finite
 

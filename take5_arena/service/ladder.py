@@ -588,7 +588,11 @@ class Publisher:
         table = compute_standings(games.results, bootstrap=self.config.bootstrap, seed=0)
         title = self.title or games.title
         doc = standings_document(
-            table, games.results, title=title, generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
+            table,
+            games.results,
+            title=title,
+            generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
+            deals=games.deals,
         )
         if self.config.site is not None:
             # streamed and incremental: only what the new games change is written
