@@ -92,6 +92,7 @@ def _from_store(folder: Path) -> Games:
         results = results_from_store(store, published_only=True)
         places = store.game_places()
         settings = store.settings()
+        shared = store.shared_tables()
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}
             for s in store.deal_seasons()
@@ -130,6 +131,7 @@ def _from_store(folder: Path) -> Games:
         labels=labels,
         settings=settings,
         deals=deals,
+        shared_tables=shared,
     )
 
 

@@ -55,6 +55,9 @@ class Games:
     #: the deal keys' seasons, ``{"season", "commitment", "key"}`` (key: None until revealed),
     #: published in standings.json (docs/security.md, "Deals"); empty for public seeds
     deals: list[dict[str, Any]] = field(default_factory=list)
+    #: (game id, author) of each game that seated two or more bots of that author at its table
+    #: (the pool had too few authors to keep them apart): said in the standings
+    shared_tables: list[tuple[str, str]] = field(default_factory=list)
 
     def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record in publishing order, one at a time."""

@@ -401,7 +401,12 @@ def write_site(
 
     # -- standings ---------------------------------------------------------------------------------
     doc = standings_document(
-        standings, results, title=title, generated_at=generated_at, deals=games.deals
+        standings,
+        results,
+        title=title,
+        generated_at=generated_at,
+        deals=games.deals,
+        shared_tables=games.shared_tables,
     )
     write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     write(

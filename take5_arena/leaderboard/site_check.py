@@ -24,7 +24,9 @@ trusts nothing of the site but the records themselves and the rating parameters:
 7. deals (docs/security.md, "Deals"): every record dealt from a secret key names a season whose
    commitment standings.json publishes (``deals``), a revealed key is the one committed to, and
    once revealed each seed is that key's HMAC of the record's deal identity; until then the seeds
-   are counted as not yet checkable.
+   are counted as not yet checkable;
+8. the games that seated two bots of one author at a table (standings.json's ``same_author``) are
+   those whose records' seats say so (``owner``).
 
 It streams: one replay file's games at a time besides the results (and the scratch publication,
 streamed the same way).
@@ -49,6 +51,7 @@ from .collection import Games, Unrated
 from .errors import LeaderboardError
 from .fit import DEFAULT_PRIOR
 from .online import DEFAULT_K
+from .publish import shared_tables_of
 from .results import GameResult, result_from_record, seat_entrant
 from .site_build import (
     MANIFEST_FORMAT,
@@ -155,6 +158,7 @@ def check_site(site_dir: str | Path) -> SiteCheck:
     games_order: list[str] = []  # every game of the manifest, in publishing order
     labels: dict[str, str] = {}
     unrated: dict[str, Unrated] = {}
+    shared: list[tuple[str, str]] = []  # games that seated two bots of one author at a table
     for entry in entries:
         replay = entry.get("replay")
         if not isinstance(replay, str) or not replay.startswith("replays/") or ".." in replay:
@@ -209,6 +213,7 @@ def check_site(site_dir: str | Path) -> SiteCheck:
             if isinstance(label, str):
                 labels[gid] = label
             _check_deal(where, record, seasons, check)
+            shared += shared_tables_of(gid, record)
             complete = bool(record.get("complete", False))
             if not e.get("rated"):
                 if complete:
@@ -261,6 +266,8 @@ def check_site(site_dir: str | Path) -> SiteCheck:
     _check_pages(site, head, check)
     if table is not None and check.ok:
         games = Games("", results, games_order, None, unrated=unrated, labels=labels)
+        position = {gid: n for n, gid in enumerate(games_order)}
+        games.shared_tables = sorted(shared, key=lambda s: (position.get(s[0], 0), s[1]))
         games.deals = list(seasons.values()) if isinstance(doc, dict) and "deals" in doc else []
         _compare_data(site, head, doc or {}, games, table, check)
     elif table is not None:

@@ -470,6 +470,11 @@
     append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" })]));
     var settings = settingsList(data.settings);
     if (settings) append(app, section("Tournament settings", "settings-section", null, settings));
+    if (data.same_author && data.same_author.games) {
+      var shared = Object.keys(data.same_author.authors || {}).map(function (a) { return a + " " + data.same_author.authors[a]; });
+      append(app, el("p", { id: "same-author", class: "note", text: data.same_author.games +
+        " games seated two bots of one author at a table (the schedule did not keep them apart: too few authors in the pool, or the rule off): " + shared.join(", ") }));
+    }
     var deals = dealKeys(data.deals);
     if (deals) append(app, section("Deal keys", "deals-section",
       "Deals come from a secret key; its SHA-256 is published from the start, the key when the season is over. " +
