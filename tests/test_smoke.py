@@ -110,6 +110,8 @@ def shaped(tmp_path_factory) -> Path:
         + ["--timeout", "0.3", "--games", "3", "--sandbox", "local", "--no-progress"],
     )
     assert result.exit_code == 0, result.output
+    # the three were smoke-tested at the default shape, before the run set this one: it says so
+    assert "note: 3 entrants were smoke-tested at another shape" in result.output
     return directory
 
 
@@ -126,6 +128,22 @@ def test_smoke_games_take_the_tournaments_stored_settings(tmp_path, shaped, refe
     assert result.exit_code == 1, result.output
     assert "in a smoke game" in result.output and "Traceback" not in result.output
     assert "timeout" in result.output if name == "slow" else "illegal" in result.output.lower()
+
+
+def test_a_resubmitted_entrant_is_tested_at_the_runs_shape(tmp_path, shaped, referee_cli):
+    directory = tmp_path / "t"
+    shutil.copytree(shaped, directory)
+    for bot in ("lowest", "random", "heuristic"):
+        result = referee_cli(
+            ["submit", str(EXAMPLES / bot), "--name", bot, "-t", str(directory)]
+            + ["--sandbox", "local"]
+        )
+        assert result.exit_code == 0 and "tables of 3" in result.output, result.output
+    result = referee_cli(
+        ["tournament", "run", "-t", str(directory), "--games", "6", "--sandbox", "local"]
+        + ["--no-progress"]
+    )
+    assert result.exit_code == 0 and "smoke-tested at another" not in result.output, result.output
 
 
 def test_the_same_bot_passes_the_default_shape(tmp_path, referee_cli):

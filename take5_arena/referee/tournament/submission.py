@@ -179,7 +179,11 @@ def _validate(
             bot_dir=str(folder),
             kind=ref.kind,
             image_id=image_id,
-            validation={"smoke": smoke, "sandbox": settings.sandbox.value},
+            validation={
+                "smoke": smoke,
+                "sandbox": settings.sandbox.value,
+                "shape": settings.smoke_shape(),
+            },
             artifact=artifact.digest,
             author=author,
         )
