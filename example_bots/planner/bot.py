@@ -2,8 +2,9 @@
 
 It is example_bots/montecarlo (determinized rollouts of the rest of the round on the batched
 simulator `take5.batch`, common random numbers, successive halving, a learned eps-greedy model of
-each opponent; read that bot's text first) with two changes. Measured against a frozen montecarlo at equal CPU (bench/strength.py ladder;
-docs/benchmarks.md, "The strongest bot") it is a few points ahead at 4 players, within the noise:
+each opponent; read that bot's text first) with two changes. Against a frozen montecarlo at equal
+CPU (bench/strength.py ladder; docs/benchmarks.md, "The strongest bot") it is a few points ahead
+at 4 players, within the noise:
 
 1. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default), the
    candidates are not single cards but every order of the whole hand (4! = 24 plans). Each deal of
