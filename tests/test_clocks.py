@@ -272,3 +272,29 @@ def test_on_the_wall_clock_both_are_late(tmp_path: Path) -> None:
     assert sleeper[0]["detail"] == "no answer to PickCard within 0.5 s (wall clock)"
     assert [(f["kind"], f["turn"]) for f in spinner] == [("timeout", 2)]
     assert [seat["clock"] for seat in doc["seats"]] == ["wall", "wall", "wall"]
+
+
+# -- what came before: stores and records from before time controls -------------------------------
+
+OLD_STORE = ROOT / "tests" / "data" / "tournament-v2"
+"""A tournament directory made by main before time controls (its settings have a ``timeout`` and
+no ``clock``; its records no ``time_control``)."""
+
+
+def test_an_old_store_reads_as_the_wall_clock_it_ran_on(tmp_path: Path) -> None:
+    import shutil
+
+    from support import referee as run_referee
+
+    from take5_arena.referee.store import Store
+    from take5_arena.referee.tournament import TournamentSettings
+
+    old = tmp_path / "old"
+    shutil.copytree(OLD_STORE, old)
+    with Store(old, readonly=True) as store:
+        saved = store.settings()
+        assert "timeout" in saved and "clock" not in saved  # the old format, as it was
+        assert TournamentSettings.from_json(saved).calls.clock is ClockKind.WALL
+    status = run_referee("tournament", "status", "-t", str(old))
+    assert status.returncode == 0, status.stderr
+    assert "1 s per decision, wall clock" in " ".join(status.stdout.split())
