@@ -298,3 +298,34 @@ def test_an_old_store_reads_as_the_wall_clock_it_ran_on(tmp_path: Path) -> None:
     status = run_referee("tournament", "status", "-t", str(old))
     assert status.returncode == 0, status.stderr
     assert "1 s per decision, wall clock" in " ".join(status.stdout.split())
+
+
+def test_the_replay_shows_each_decisions_time_and_bank(tmp_path: Path) -> None:
+    from support import referee as run_referee
+
+    records = tmp_path / "records"
+    run = referee(
+        str(EXAMPLES / "lowest"),
+        str(EXAMPLES / "random"),
+        "--time-control",
+        "5+0.5",
+        "--threshold",
+        "20",
+        "--records",
+        str(records),
+    )
+    assert run.returncode == 0, run.stderr
+    doc = load_record(records / "s0-g1.json")
+    shown = run_referee("replay", str(records / "s0-g1.json"), "--all")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "Time: 5+0.5 (a 5 s bank, +0.5 s per decision), cpu clock" in text
+    seat, used, after = doc["rounds"][0]["turns"][0]["clock"][0]
+    name = doc["seats"][seat]["name"]
+    assert f"Time: {name} {used} ms (bank {after / 1000:.2f} s)" in text
+    # a record from before time controls replays as before, without times
+    old = run_referee(
+        "replay", str(ROOT / "tests" / "golden" / "records" / "forfeit.json"), "--all"
+    )
+    assert old.returncode == 0, old.stderr
+    assert "Time:" not in old.stdout and "Result" in old.stdout
