@@ -28,6 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from .rules import Take5Error
 
@@ -123,21 +124,21 @@ class TimeControl:
             )
         return cls(bank=float(match[1]), increment=float(match[2] or 0), cap=cap)
 
-    # -- the numbers the clock runs on (whole milliseconds) ----------------------------------------
+    # -- the numbers the clock runs on (whole milliseconds; worked out once: a bank asks often) ---
 
-    @property
+    @cached_property
     def bank_ms(self) -> int:
         return to_ms(self.bank)
 
-    @property
+    @cached_property
     def increment_ms(self) -> int:
         return to_ms(self.increment)
 
-    @property
+    @cached_property
     def cap_ms(self) -> int | None:
         return None if self.cap is None else to_ms(self.cap)
 
-    @property
+    @cached_property
     def ceiling_ms(self) -> int | None:
         """The most the bank keeps between decisions (None: no bound). With a cap, saving more than
         the cap can spend would buy nothing, so the bank keeps at most its first size or the cap

@@ -35,7 +35,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -398,18 +398,20 @@ class _Deadline:
     """Stops a call at its limits, where it can: an ITIMER_PROF timer (CPU time of this process)
     for the CPU clock's limit and an ITIMER_REAL one for the wall-clock cap, whose signals raise
     `_Expired` in the bot. Only in the main thread on Unix, and only where nothing else handles
-    those signals; elsewhere the call is judged when it returns. `fired` says which ran out."""
+    those signals; elsewhere a call is judged when it returns. The handlers are installed once
+    (``with _Deadline():`` around the games), the timers armed for each call (``with
+    deadline.call(cpu, wall):``); `fired` says which ran out during the last call."""
 
     REPEAT = 0.25
     """Seconds between two more signals for a bot that caught the first."""
 
-    def __init__(self, cpu: float | None, wall: float) -> None:
-        self.cpu, self.wall = cpu, wall
+    def __init__(self) -> None:
         self.fired: str | None = None
         self.armed = False
         self.saved: list[tuple[int, Any]] = []
 
-    def usable(self) -> bool:
+    @staticmethod
+    def usable() -> bool:
         return (
             hasattr(signal, "setitimer")
             and threading.current_thread() is threading.main_thread()
@@ -423,28 +425,46 @@ class _Deadline:
             raise _Expired
 
     def __enter__(self) -> _Deadline:
-        if not self.usable():
-            return self
-        for sig in (signal.SIGALRM, signal.SIGPROF):
-            self.saved.append((sig, signal.signal(sig, self._fire)))
-        self.armed = True
-        signal.setitimer(signal.ITIMER_REAL, max(0.001, self.wall), self.REPEAT)
-        if self.cpu is not None:
-            signal.setitimer(signal.ITIMER_PROF, max(0.001, self.cpu + 0.001), self.REPEAT)
+        if self.usable():
+            for sig in (signal.SIGALRM, signal.SIGPROF):
+                self.saved.append((sig, signal.signal(sig, self._fire)))
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        while self.saved:  # a signal may come in here too: then again, until all is undone
+    def _disarm(self) -> None:
+        while True:  # a signal may come in here too: then again, until the timers are off
             try:
                 self.armed = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.setitimer(signal.ITIMER_PROF, 0)
-                while self.saved:
-                    sig, handler = self.saved[-1]
-                    signal.signal(sig, handler)
-                    self.saved.pop()
+                return
             except _Expired:
                 continue
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.saved:
+            return
+        self._disarm()
+        while self.saved:
+            sig, handler = self.saved[-1]
+            signal.signal(sig, handler)
+            self.saved.pop()
+
+    @contextlib.contextmanager
+    def call(self, cpu: float | None, wall: float) -> Iterator[None]:
+        """One call, stopped after `cpu` seconds of CPU time (None: not on CPU time) or `wall`
+        seconds of wall-clock time."""
+        self.fired = None
+        if not self.saved:
+            yield
+            return
+        self.armed = True
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, wall), self.REPEAT)
+            if cpu is not None:
+                signal.setitimer(signal.ITIMER_PROF, max(0.001, cpu + 0.001), self.REPEAT)
+            yield
+        finally:
+            self._disarm()
 
 
 class _Output:
@@ -478,9 +498,11 @@ class _Output:
             return ""
         self._flush()
         fd = self.sink.fileno()
-        size = os.lseek(fd, 0, os.SEEK_END)
+        size = os.fstat(fd).st_size
+        if not size:  # the usual case: nothing written
+            return ""
         os.lseek(fd, 0, os.SEEK_SET)
-        data = os.read(fd, min(size, 4 * limit)) if size else b""
+        data = os.read(fd, min(size, 4 * limit))
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         text = data.decode("utf-8", errors="replace")
@@ -532,7 +554,9 @@ class _Seat:
         clock: ClockKind,
         wall_factor: float,
         wire: bool,
+        deadline: _Deadline | None = None,
     ) -> None:
+        self.deadline = deadline or _Deadline()
         self.player = player
         self.name = name
         self.control = control
@@ -587,9 +611,7 @@ class _Seat:
             Phase.DRAFT: player.draft_card,
             Phase.CHOOSE_ROW: player.choose_row,
         }[view.phase]
-        deadline = _Deadline(
-            budget.limit if self.clock is ClockKind.CPU else None, budget.wall_limit
-        )
+        deadline = self.deadline
         if isinstance(player, Bot):
             player.context = CallContext(
                 game_id, budget.limit, time.monotonic(), budget, time.process_time()
@@ -597,7 +619,9 @@ class _Seat:
         wall0, cpu0 = time.perf_counter(), time.process_time()
         answer: Any = None
         try:
-            with deadline:
+            with deadline.call(
+                budget.limit if self.clock is ClockKind.CPU else None, budget.wall_limit
+            ):
                 answer = method(view)
         except _Expired:
             pass
@@ -677,7 +701,10 @@ def play_against(
         threshold=threshold,
         end_rule=EndRule(end_rule),
     )
-    seats = [_Seat(p, n, control, kind, wall_factor, wire) for p, n in zip(players, names)]
+    deadline = _Deadline()
+    seats = [
+        _Seat(p, n, control, kind, wall_factor, wire, deadline) for p, n in zip(players, names)
+    ]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []
     all_places: list[tuple[int, ...]] = []
@@ -697,7 +724,7 @@ def play_against(
             logs[seat].add(f"round {view.round}, turn {view.turn} ({what})", output.take())
 
     try:
-        with _Output() as output:
+        with _Output() as output, deadline:
             for index in range(games):
                 game_id = f"harness-g{index + 1}"
                 game = Game(settings, seed + index // n, rotation=index % n)
@@ -787,11 +814,14 @@ def _load(file: Path, clock: ClockKind) -> Bot:
     """The bot of `file`, loaded within the referee's start allowance (START_TIMEOUT on the clock,
     within START_WALL of wall-clock time under the CPU clock)."""
     cpu = clock is ClockKind.CPU
-    deadline = _Deadline(START_TIMEOUT if cpu else None, START_WALL if cpu else START_TIMEOUT)
+    deadline = _Deadline()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     bot: Bot | None = None
     try:
-        with deadline:
+        with (
+            deadline,
+            deadline.call(START_TIMEOUT if cpu else None, START_WALL if cpu else START_TIMEOUT),
+        ):
             bot = load_bot(file)
     except _Expired:
         pass
