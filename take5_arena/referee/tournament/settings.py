@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5 import Settings, Take5Error
-from take5.clock import TimeControl
+from take5.clock import ClockKind, TimeControl
 from take5.rules import EndRule, Variant
 
 from .. import defaults
@@ -192,11 +192,15 @@ class TournamentSettings:
     def from_json(cls, doc: Mapping[str, Any]) -> TournamentSettings:
         """Settings from the store's JSON (or any mapping with its keys): missing keys take their
         defaults, unknown keys are ignored; a bad value is a TournamentError naming it. Settings
-        saved before secret deals (a ``seed`` and no ``deals``) deal from their public seed."""
+        saved before secret deals (a ``seed`` and no ``deals``) deal from their public seed;
+        settings saved before clocks (a ``timeout`` and no ``clock``) ran on the wall clock, the
+        only one there was, and read back as it."""
         base = cls().to_json()
         values = {**base, **{k: v for k, v in doc.items() if k in base}}
         if "seed" in doc and "deals" not in doc:
             values["deals"] = DealMode.PUBLIC.value
+        if "timeout" in doc and "clock" not in doc:
+            values["clock"] = ClockKind.WALL.value
         try:
             deals = DealMode(values["deals"])
         except ValueError:
