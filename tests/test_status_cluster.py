@@ -1,0 +1,102 @@
+"""`referee tournament status` of a tournament played on a Dask cluster: the workers its scheduler
+sees now, and the disk the tournament uses. A real scheduler and worker on loopback (no Docker:
+the status only asks the scheduler), then the scheduler stopped: the status says so in a line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support import ROOT, referee, referee_env
+
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament.settings import TournamentSettings
+
+GOLDEN = ROOT / "tests" / "data" / "tournament-v3"
+DASK = shutil.which("dask")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(*args: str) -> subprocess.Popen[bytes]:
+    assert DASK is not None
+    return subprocess.Popen(
+        [DASK, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=referee_env(),
+        start_new_session=True,
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+
+
+def _status(directory: Path) -> dict:
+    done = referee("tournament", "status", "-t", str(directory), "--json", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(DASK is None, reason="the dask command is not installed (the [dask] extra)")
+def test_status_shows_the_workers_and_the_disk(tmp_path: Path) -> None:
+    directory = Path(shutil.copytree(GOLDEN, tmp_path / "T"))
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    with Store(directory) as store:
+        settings = TournamentSettings.from_json(store.settings()).updated(
+            {"executor": f"dask:{address}"}
+        )
+        store.set_settings(settings.to_json())
+    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port))
+    worker = None
+    try:
+        worker = _start(
+            "worker", address, "--host", "127.0.0.1", "--name", "take5-worker-a",
+            "--nthreads", "2", "--nworkers", "1", "--no-dashboard",
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while True:
+            status = _status(directory)
+            seen = status["workers"]["workers"]
+            if seen or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert status["workers"]["error"] is None, status["workers"]
+        assert [(w["name"], w["threads"]) for w in seen] == [("take5-worker-a", 2)]
+        assert seen[0]["address"].startswith("tcp://127.0.0.1:")
+        disk = status["disk"]
+        assert disk["total"] == sum(v for k, v in disk.items() if k != "total")
+        assert disk["tournament.sqlite"] > 0 and disk["artifacts"] > 0
+
+        shown = referee("tournament", "status", "-t", str(directory))
+        assert shown.returncode == 0, shown.stderr
+        assert f"workers: 1 seen by the dask scheduler {address}" in shown.stdout
+        assert "take5-worker-a" in shown.stdout and "disk used: " in shown.stdout
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(scheduler)
+
+    gone = referee("tournament", "status", "-t", str(directory))
+    assert gone.returncode == 0 and "Traceback" not in gone.stderr, gone.stderr
+    assert f"workers: the dask scheduler {address}: cannot reach it" in gone.stdout
