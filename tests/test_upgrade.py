@@ -121,9 +121,7 @@ def test_a_migration_is_backed_up_first_and_the_backup_restores(tmp_path: Path) 
 def test_a_store_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> None:
     directory = Path(shutil.copytree(GOLDEN[-1], tmp_path / "T"))
     db = sqlite3.connect(directory / "tournament.sqlite", isolation_level=None)
-    db.execute(
-        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
-    )
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
     db.close()
     before = sorted(p.name for p in directory.iterdir())
     for args in (

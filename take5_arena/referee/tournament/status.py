@@ -143,8 +143,10 @@ def visible_workers(executor: str, timeout: float = 5.0) -> dict[str, Any] | Non
     except (OSError, TimeoutError) as error:
         return {"scheduler": address, "error": f"cannot reach it: {error}", "workers": []}
     try:
-        info = client.scheduler_info()  # type: ignore[no-untyped-call]
+        info = client.scheduler_info()
         processing = client.processing()  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as error:  # it went away meanwhile
+        return {"scheduler": address, "error": f"cannot ask it: {error}", "workers": []}
     finally:
         client.close()  # type: ignore[no-untyped-call]
     workers = [
