@@ -493,6 +493,9 @@ class _Events(Progress):
     def infra(self, outcome: GameOutcome) -> None:
         self.ladder._failed(outcome)
 
+    def note(self, text: str) -> None:
+        self.ladder.log.warning("ladder: %s", text)
+
 
 # ------------------------------------------------------------------------------------------------
 # Publishing
