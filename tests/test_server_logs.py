@@ -11,15 +11,14 @@ import io
 import json
 import logging
 import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES, referee, referee_env
+from arena_support import Server, add_author, cli
+from support import EXAMPLES, referee
 
 from take5_arena.service import logs
 
@@ -29,52 +28,17 @@ TEXT_LINE = re.compile(
 HOSTILE = "crasher \x1b[2J\x1b]0;pwned\x07 \u202eevil\n2026-01-01T00:00:00.000Z INFO forged"
 
 
-class Serve:
-    """`referee serve` as a child process, its stderr collected line by line."""
+def _serve(directory: Path, *args: str) -> Server:
+    return Server(directory, "--sandbox", "local", "--players", "2", "-j", "1", *args)
 
-    def __init__(self, directory: Path, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "take5_arena", "serve", "-t", str(directory)]
-            + ["--listen", "127.0.0.1:0", "--sandbox", "local", "--players", "2", "-j", "1"]
-            + list(args),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=referee_env(),
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
 
-    def _pump(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-
-    def wait_for(self, pattern: str, timeout: float = 180) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    if m := re.search(pattern, line):
-                        return m
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError(f"no {pattern!r} in:\n" + "\n".join(self.lines))
-                self.cond.wait(0.5)
-
-    def stop(self) -> list[str]:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(90)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(30)
-        time.sleep(0.2)
-        with self.cond:
-            return list(self.lines)
+def _stopped(server: Server) -> list[str]:
+    """Stop the server; every line it wrote (its stderr read to the end)."""
+    assert server.stop() == 0, server.log
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "arena stopped" not in server.log:
+        time.sleep(0.1)  # the reader thread catches up with the pipe's last lines
+    return server.log.splitlines()
 
 
 def _crasher(tmp_path: Path) -> Path:
@@ -88,36 +52,26 @@ def _crasher(tmp_path: Path) -> Path:
 
 def _arena(tmp_path: Path) -> tuple[Path, str]:
     directory = tmp_path / "T"
-    done = referee("authors", "add", "alice", "-t", str(directory))
-    assert done.returncode == 0, done.stderr
-    return directory, done.stdout.strip()
+    return directory, add_author(directory, "alice")
 
 
 def _submit(address: str, token: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(referee_env(), TAKE5_TOKEN=token)
-    return subprocess.run(
-        [sys.executable, "-m", "take5_arena", "submit", str(folder), "--server", address],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return cli("submit", str(folder), "--server", address, token=token, timeout=300)
 
 
 def test_text_log_lines_are_stamped_and_hostile_text_is_inert(tmp_path: Path) -> None:
     """A refused hostile bot, a good one, ladder games, a stop: every line of the server's stderr
     has a UTC time and a level, and the bot's escape sequences and newlines are shown escaped."""
     directory, token = _arena(tmp_path)
-    server = Serve(directory, "--log-level", "debug")
-    address = "127.0.0.1:" + server.wait_for(r"on 127\.0\.0\.1:(\d+)").group(1)
+    server = _serve(directory, "--log-level", "debug")
+    address = server.address
     refused = _submit(address, token, _crasher(tmp_path))
     assert refused.returncode == 3, refused.stdout + refused.stderr
     accepted = _submit(address, token, EXAMPLES / "random")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     server.wait_for(r"INFO submission \S+ \(alice/random\): accepted")
     server.wait_for(r"WARNING ladder: waiting for bots: 1 active")
-    lines = server.stop()
-    assert server.proc.returncode == 0, "\n".join(lines)
+    lines = _stopped(server)
     assert lines and all(TEXT_LINE.match(line) for line in lines), "\n".join(lines)
     text = "\n".join(lines)
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
@@ -130,10 +84,9 @@ def test_text_log_lines_are_stamped_and_hostile_text_is_inert(tmp_path: Path) ->
 
 def test_json_log_is_one_object_a_line(tmp_path: Path) -> None:
     directory, _token = _arena(tmp_path)
-    server = Serve(directory, "--log-format", "json", "--no-ladder")
+    server = _serve(directory, "--log-format", "json", "--no-ladder")
     server.wait_for(r'"message": "arena serving ')
-    lines = server.stop()
-    assert server.proc.returncode == 0, "\n".join(lines)
+    lines = _stopped(server)
     entries = [json.loads(line) for line in lines]  # every line: one object
     for entry in entries:
         assert set(entry) >= {"time", "level", "logger", "message"}

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from arena_support import Server, add_author, cli, db_rows, games_recorded, wait_until
 from support import EXAMPLES, referee
-from test_arena_service import Server, add_author, cli, db_rows, games_recorded, wait_until
 from test_metrics import _free_port, _get, _samples
 
 from take5_arena.service.api import arena_pb2 as pb
