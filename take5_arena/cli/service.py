@@ -182,6 +182,7 @@ def _fail(error: ClientError) -> None:
     metavar="HOST:PORT",
     help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here.",
 )
+@options.server_log()
 def serve(
     directory: Path,
     listen: str,
@@ -196,6 +197,8 @@ def serve(
     validators: int,
     no_ladder: bool,
     metrics: str | None,
+    log_format: str,
+    log_level: str,
     **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
@@ -223,7 +226,7 @@ def serve(
         ),
     )
 
-    logs.configure()
+    logs.configure(level=log_level, format=log_format)
     try:
         code = run(serve_options)
     except ServeError as error:

@@ -87,6 +87,9 @@ DUPLICATE = True
 #: come from its accounts, a local tournament's from `referee submit --author`).
 SEPARATE_AUTHORS = True
 EXECUTOR = "auto"
+#: Seconds the referee waits for a Dask scheduler it lost to answer again (a restart, a link down)
+#: before it gives up; meanwhile it starts no table, and the tables cut off are played again.
+SCHEDULER_GRACE = 300.0
 RETRIES = 3  # retries of a game after an infrastructure failure
 #: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables
 #: per entrant of the first batch (before any rating exists), and the game budget per entrant. 400

@@ -34,7 +34,6 @@ import concurrent.futures
 import contextlib
 import functools
 import threading
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ import grpc
 import grpc.aio
 
 from take5_arena.referee.store import EntrantVersion, Store, StoreError, WithheldError
-from take5_arena.service import defaults, messages
+from take5_arena.service import defaults, logs, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts, Author, SubmissionRow, check_name
@@ -99,11 +98,8 @@ def _rpc(
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - the client gets a clean status, the log the details
-            self.log(
-                f"{method.__name__} failed: {type(error).__name__}: {error}\n"
-                + traceback.format_exc(limit=8)
-            )
+        except Exception as error:
+            self.log.exception("%s failed: %s: %s", method.__name__, type(error).__name__, error)
             await context.abort(
                 grpc.StatusCode.INTERNAL, "the arena failed on this call (see its log)"
             )
@@ -170,11 +166,10 @@ class ArenaService(pb_grpc.ArenaServicer):
     def __init__(
         self,
         parts: ServiceParts,
-        log: Callable[[str], None],
         blocking: concurrent.futures.Executor,
     ) -> None:
         self.p = parts
-        self.log = log
+        self.log = logs.logger("api")
         self.blocking = blocking
         """Where the calls' blocking work runs (SQLite, the disk, token hashes)."""
         self.stopping = threading.Event()
@@ -331,7 +326,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             was_active = await self.run(self._withdraw, name)
         if self.p.ladder is not None:
             self.p.ladder.wake()
-        self.log(f"withdrawn: {author.name}/{name}")
+        self.log.info("withdrawn: %s/%s", author.name, name)
         return pb.WithdrawBotResponse(bot_name=name, was_active=was_active)
 
     def _withdraw(self, name: str) -> bool:
