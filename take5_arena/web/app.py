@@ -257,15 +257,9 @@ class WebApp:
     async def guard(
         self, request: Request, session: Session | None, form: dict[str, str] | None = None
     ) -> None:
-        """What every POST passes: it comes from this site's own pages, carries the session's
-        CSRF token (once signed in), and is within the author's rate."""
-        if not same_origin(
-            request.headers.get("origin"),
-            request.headers.get("referer"),
-            request.url.scheme,
-            request.headers.get("host"),
-        ):
-            raise Refused(403, "refused: this request did not come from this site's own pages")
+        """What every POST passes besides its origin (checked for every request that is not a GET
+        by :class:`_Headers`, before anything else): the session's CSRF token (once signed in),
+        and the author's rate."""
         if session is not None:
             if form is None or not csrf_ok(session, form.get("csrf")):
                 raise Refused(403, "refused: the form's security token is missing or stale")
@@ -490,7 +484,6 @@ class WebApp:
         )
 
     async def signin(self, request: Request) -> Response:
-        await self.guard(request, None)
         wait = self.signins.take(_client(request))
         if wait:
             raise Refused(429, "too many sign-in attempts; wait a minute", wait)
@@ -883,6 +876,12 @@ class _Headers:
             )
             return
 
+        if scope["method"] not in ("GET", "HEAD") and not _same_origin(scope):
+            await _plain(
+                send, 403, b"refused: this request did not come from this site's pages", {}
+            )
+            return
+
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
@@ -894,6 +893,16 @@ class _Headers:
             await self.app(scope, receive, with_headers)
         except ClientDisconnect:
             pass
+
+
+def _same_origin(scope: Scope) -> bool:
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    return same_origin(
+        headers.get("origin"),
+        headers.get("referer"),
+        scope.get("scheme", "http"),
+        headers.get("host"),
+    )
 
 
 async def _plain(send: Send, status: int, body: bytes, extra: dict[str, str]) -> None:
