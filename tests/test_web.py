@@ -246,6 +246,44 @@ def arena(tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------------------------
+# The ladder's hook
+
+
+def test_turn_watchers_see_every_turn_and_a_failing_one_stops_nothing():
+    """The table's turn watchers (what the live pages hang on) get each game's id and record after
+    every turn; a watcher that raises is logged and the games are played and recorded all the
+    same."""
+    from take5.bots import LowestBot, RandomBot
+    from take5_arena.referee.match import in_memory
+    from take5_arena.referee.tournament.settings import TournamentSettings
+    from take5_arena.referee.tournament.table import SeatSpec, TableSpec, play_table, watch_turns
+
+    settings = TournamentSettings.from_json({"players": 2})
+    seats = (SeatSpec("a@1", "a", 1, 1, "x"), SeatSpec("b@1", "b", 1, 2, "x"))
+    spec = TableSpec(1, 7, seats, (("g-a", 0), ("g-b", 1)), settings)
+    seen = []
+
+    def hostile(spec, game_id, record):
+        raise RuntimeError("a watcher's bug")
+
+    stops = [watch_turns(hostile), watch_turns(lambda sp, g, r: seen.append((g, r["complete"])))]
+    outcomes = []
+    try:
+        refs, launcher = in_memory([LowestBot(), RandomBot(1)])
+        play_table(spec, refs, launcher, outcomes.append)
+    finally:
+        for stop in stops:
+            stop()
+    assert [o.ok for o in outcomes] == [True, True]
+    assert {g for g, _ in seen} == {"g-a", "g-b"} and len(seen) > 20
+    assert [g for g, done in seen if done][-1] == "g-b"
+    refs, launcher = in_memory([LowestBot(), RandomBot(1)])
+    before = len(seen)
+    play_table(spec, refs, launcher, outcomes.append)  # stopped: told nothing
+    assert len(seen) == before
+
+
+# ------------------------------------------------------------------------------------------------
 # Over plain HTTP
 
 
