@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 import support
+from arena_support import self_signed
 from support import EXAMPLES, referee_env
 
 httpx = pytest.importorskip("httpx")
@@ -126,8 +127,8 @@ class WebArena:
         self.lines: list[str] = []
         self.cond = threading.Condition()
         threading.Thread(target=self._pump, daemon=True).start()
-        port = self.wait_for(r"web pages on http://127\.0\.0\.1:(\d+)/").group(1)
-        self.url = f"http://127.0.0.1:{port}"
+        found = self.wait_for(r"web pages on (https?)://127\.0\.0\.1:(\d+)/")
+        self.url = f"{found.group(1)}://127.0.0.1:{found.group(2)}"
 
     def _pump(self) -> None:
         assert self.proc.stderr is not None
@@ -442,6 +443,26 @@ def test_an_expired_session_is_signed_out(tmp_path):
         )
         assert post.status_code == 303
         assert erin.http.get("/me").status_code == 303  # the client dropped it too (Max-Age)
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_tls_with_the_arenas_certificate(tmp_path):
+    """--cert/--key: the pages speak TLS only, and the session cookie is Secure and __Host-."""
+    cert, key = self_signed(tmp_path)
+    directory = tmp_path / "T"
+    done = cli("authors", "add", "tess", "-t", str(directory))
+    server = WebArena(directory, "--no-ladder", "--cert", str(cert), "--key", str(key))
+    try:
+        assert server.url.startswith("https://")
+        http = httpx.Client(verify=str(cert), headers={"origin": server.url}, timeout=30)
+        signed = http.post(server.url + "/signin", data={"token": done.stdout.strip()})
+        assert signed.status_code == 303
+        cookie = signed.headers["set-cookie"]
+        assert cookie.startswith("__Host-take5=") and "Secure" in cookie and "HttpOnly" in cookie
+        assert http.get(server.url + "/me", cookies=signed.cookies).status_code == 200
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(server.url.replace("https:", "http:") + "/", timeout=10)
     finally:
         assert server.stop() == 0, server.log
 
