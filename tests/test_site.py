@@ -446,6 +446,10 @@ def hostile(tmp_path_factory, records):
         "timeout": 1.0,
         "duplicate": True,
     }
+    games.deals = [
+        {"season": 1, "commitment": "ab" * 32, "key": "cd" * 32},
+        {"season": 2, "commitment": EVIL, "key": None},  # what a page shows is text, never markup
+    ]
     out = tmp_path_factory.mktemp("hostile")
     write_site(
         out,
@@ -473,6 +477,11 @@ def test_hostile_strings_show_as_text_and_run_nothing(page, hostile, shots):
     assert settings.locator("[data-key=threshold] dd").inner_text() == "66"
     assert settings.locator("[data-key=duplicate] dd").inner_text() == "yes"
     assert "table 1, game 1" in page.locator("table#all-games").inner_text()
+    deals = page.locator("#deals")  # the deal keys' commitments, each key once revealed
+    assert "ab" * 32 in deals.locator("[data-season='1'] dd").inner_text()
+    assert "key (revealed) " + "cd" * 32 in deals.locator("[data-season='1'] dd").inner_text()
+    assert EVIL in deals.locator("[data-season='2'] dd").inner_text()
+    assert "key still secret" in deals.locator("[data-season='2'] dd").inner_text()
     page.screenshot(path=str(shots / "hostile-index.png"), full_page=True)
 
     page.locator("table#standings td.name a", has_text=EVIL).click()

@@ -107,6 +107,15 @@ class PoolView:
     authors: Mapping[str, str | None] | None = None
     """Key -> the author who owns it, when authors are kept apart (None: they are not)."""
 
+    def kept_apart(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` are bots of one author that the rule keeps from one table (the
+        pool has enough authors to fill one)."""
+        groups = author_groups(list(self.keys), self.authors, self.table_size)
+        if groups is None:
+            return False
+        author = dict(zip(self.keys, groups))
+        return author[a] == author[b]
+
     def apart(self, candidates: Sequence[str], at: Sequence[str] = ()) -> list[str]:
         """A table of ``table_size`` from ``at`` and then ``candidates`` in order, skipping a
         candidate whose author is at the table already; when the pool cannot keep authors apart
@@ -159,10 +168,10 @@ class GauntletPlanner:
         tables: list[tuple[str, ...]] = []
         for _ in range(self.gauntlet_tables):
             for opponent in others:
-                seated = pool.apart([opponent], [newcomer])
-                if len(seated) < 2:
+                if pool.kept_apart(newcomer, opponent):
                     # the newcomer's own author's bot: they never meet when it can be helped
                     continue
+                seated = [newcomer, opponent]
                 rest = sorted(
                     (o for o in others if o != opponent), key=lambda o: (games.get(o, 0), o)
                 )
@@ -588,7 +597,12 @@ class Publisher:
         table = compute_standings(games.results, bootstrap=self.config.bootstrap, seed=0)
         title = self.title or games.title
         doc = standings_document(
-            table, games.results, title=title, generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
+            table,
+            games.results,
+            title=title,
+            generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
+            deals=games.deals,
+            shared_tables=games.shared_tables,
         )
         if self.config.site is not None:
             # streamed and incremental: only what the new games change is written

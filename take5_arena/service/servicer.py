@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from take5_arena.referee.store import EntrantVersion, Store, StoreError
+from take5_arena.referee.store import EntrantVersion, Store, StoreError, WithheldError
 from take5_arena.service import defaults, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
@@ -361,9 +361,15 @@ class ArenaService(pb_grpc.ArenaServicer):
         return await self.run(self._record, gid)
 
     def _record(self, gid: str) -> pb.GetGameRecordResponse:
+        """A published game's record: a game whose deal has rotations still to play is refused
+        like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals")."""
         with self.store() as store:
             try:
-                record = store.record(gid)
+                record = store.record(gid, published_only=True)
+            except WithheldError:
+                raise NotFoundError(
+                    f"game {gid[:40]!r} is not published yet: its deal has rotations still to play"
+                ) from None
             except StoreError:
                 raise NotFoundError(f"no recorded game {gid[:40]!r}") from None
         return messages.game_record(gid, record)

@@ -429,6 +429,17 @@
     }));
   }
 
+  function dealKeys(deals) {
+    if (!deals || !deals.length) return null;
+    return el("dl", { id: "deals", class: "facts" }, deals.map(function (d) {
+      return el("div", { "data-season": String(d.season) },
+        el("dt", { text: "Season " + d.season }),
+        el("dd", null, el("span", { text: "commitment (SHA-256 of the key) " }), el("code", { text: String(d.commitment) }),
+          d.key ? [el("br"), el("span", { text: "key (revealed) " }), el("code", { text: String(d.key) })]
+                : el("span", { text: " · key still secret" })));
+    }));
+  }
+
   function methodNotes(data) {
     var m = data.method || {};
     var items = [
@@ -459,6 +470,15 @@
     append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" })]));
     var settings = settingsList(data.settings);
     if (settings) append(app, section("Tournament settings", "settings-section", null, settings));
+    if (data.same_author && data.same_author.games) {
+      var shared = Object.keys(data.same_author.authors || {}).map(function (a) { return a + " " + data.same_author.authors[a]; });
+      append(app, el("p", { id: "same-author", class: "note", text: data.same_author.games +
+        " games seated two bots of one author at a table (the schedule did not keep them apart: too few authors in the pool, or the rule off): " + shared.join(", ") }));
+    }
+    var deals = dealKeys(data.deals);
+    if (deals) append(app, section("Deal keys", "deals-section",
+      "Deals come from a secret key; its SHA-256 is published from the start, the key when the season is over. " +
+      "`referee verify --site` then checks every seed against it.", deals));
 
     var scale = intervalScale(rows);
     var los = data.los ? data.los.matrix : null;

@@ -986,6 +986,20 @@ class Store:
         come (docs/security.md, "Deals")."""
         return {row[0] for row in self.db.execute(self._UNFINISHED)}
 
+    def shared_tables(self) -> list[tuple[str, str]]:
+        """(game id, author) of every published game (:meth:`unfinished_deals`) in which two or
+        more seats belonged to that author, by the seats' ``owner`` in the records: the tables
+        that had to break the rule that keeps an author's entrants apart (docs/security.md)."""
+        rows = self.db.execute(
+            "SELECT r.game_id, json_extract(s.value, '$.owner') AS owner FROM results r"
+            " JOIN games g ON g.game_id = r.game_id, json_each(CASE WHEN json_valid(r.record)"
+            " THEN r.record ELSE '{}' END, '$.seats') s"
+            f" WHERE g.duplicate_set NOT IN ({self._UNFINISHED})"
+            " GROUP BY r.game_id, owner HAVING owner IS NOT NULL AND COUNT(*) > 1"
+            " ORDER BY r.seq, owner"
+        )
+        return [(str(gid), str(owner)) for gid, owner in rows]
+
     def record(self, game_id: str, *, published_only: bool = False) -> GameRecord:
         """A recorded game's record (``published_only``: refused while its deal is unfinished)."""
         row = self.db.execute(

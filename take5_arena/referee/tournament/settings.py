@@ -68,6 +68,22 @@ KEYS = (
     "retries",
     "output_budget",
 )
+#: the settings a bot's smoke games take (:meth:`TournamentSettings.smoke_shape`)
+SMOKE_SHAPE = (
+    "players",
+    "variant",
+    "threshold",
+    "end_rule",
+    "duplicate",
+    "timeout",
+    "time_control",
+    "time_cap",
+    "clock",
+    "wall_factor",
+    "start_timeout",
+    "start_wall",
+    "max_faults",
+)
 
 
 def _default_game() -> Settings:
@@ -293,6 +309,13 @@ class TournamentSettings:
         """``concurrency``, or the default for the table size and the CPUs."""
         return self.concurrency or default_concurrency(self.players)
 
+    def smoke_shape(self) -> dict[str, Any]:
+        """What of these settings a bot's smoke games are played with (its table, its game, its
+        time limits): kept with each validated version, so that a run at another shape can say
+        which entrants were never tested at it (docs/security.md, "Smoke games")."""
+        flat = self.to_json()
+        return {k: flat[k] for k in SMOKE_SHAPE}
+
     def game_context(self) -> dict[str, Any]:
         """The game settings every scheduled game keeps (in the store, and in its id)."""
         return {
@@ -376,4 +399,4 @@ def schedule_id(schedule: Schedule) -> str:
     return h.hexdigest()
 
 
-__all__ = ["KEYS", "TournamentSettings", "schedule_id"]
+__all__ = ["KEYS", "SMOKE_SHAPE", "TournamentSettings", "schedule_id"]
