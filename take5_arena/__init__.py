@@ -5,6 +5,8 @@ One package, with one sub-package per job, importing only downwards
 
     take5_arena.cli          the `referee` command line and what a person watches in a terminal
         |
+    take5_arena.web          the arena's web pages (`referee serve --web`): Starlette on uvicorn
+        |
     take5_arena.service      the arena service: `referee serve`, its gRPC API and ladder, accounts
         |
     take5_arena.standings    where a tournament's store meets the leaderboard (one module)

@@ -4,6 +4,7 @@
       -> take5_arena.referee | take5_arena.leaderboard (never each other)
       -> take5_arena.standings (where the store meets the leaderboard)
       -> take5_arena.service (the arena service)
+      -> take5_arena.web (the arena's web pages, beside the service in `referee serve --web`)
       -> take5_arena.cli (the command line)
 
 take5_arena.errors, the platform's error base, sits below every take5_arena layer. Read from the
@@ -29,6 +30,7 @@ LAYERS = {
     "take5_arena.leaderboard": ROOT / "take5_arena" / "leaderboard",
     "take5_arena.standings": ROOT / "take5_arena" / "standings.py",
     "take5_arena.service": ROOT / "take5_arena" / "service",
+    "take5_arena.web": ROOT / "take5_arena" / "web",
     "take5_arena.cli": ROOT / "take5_arena" / "cli",
 }
 _BASE = {"take5", "take5_arena.errors"}
@@ -41,6 +43,13 @@ ALLOWED = {
     "take5_arena.standings": _BASE | {"take5_arena.referee", "take5_arena.leaderboard"},
     "take5_arena.service": _BASE
     | {"take5_arena.referee", "take5_arena.leaderboard", "take5_arena.standings"},
+    "take5_arena.web": _BASE
+    | {
+        "take5_arena.referee",
+        "take5_arena.leaderboard",
+        "take5_arena.standings",
+        "take5_arena.service",
+    },
     "take5_arena.cli": set(LAYERS) - {"take5_arena.cli"},
 }
 #: the package's own __init__ and __main__ (the entry point): not a layer of their own

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tarfile
 import threading
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import grpc
@@ -33,6 +32,7 @@ from arena_support import (
     make_tgz,
     member,
     packed,
+    self_signed,
     wait_until,
 )
 from support import EXAMPLES, ROOT, referee_env, unavailable
@@ -559,49 +559,10 @@ def test_limits_and_withdraw(arena):
 # Transport
 
 
-def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.now(timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(minutes=5))
-        .not_valid_after(now + timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
-
-
 def test_tls_with_a_self_signed_certificate(tmp_path):
     directory = tmp_path / "T"
     token = add_author(directory, "alice")
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     server = Server(
         directory, "--cert", str(cert), "--key", str(key), "--no-ladder", "--sandbox", "local"
     )

@@ -18,7 +18,9 @@ all listed here:
   (this module; `referee --help` needs neither);
 * ``referee verify --site`` loads the leaderboard (numpy, scipy) only for a published site
   (cli/verify.py);
-* ``referee match --sandbox docker`` loads docker-py only for the Docker sandbox (cli/match.py).
+* ``referee match --sandbox docker`` loads docker-py only for the Docker sandbox (cli/match.py);
+* ``referee serve --web`` loads the web pages (Starlette, uvicorn, Jinja2) only when asked
+  (cli/service.py).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ or revoked token, another author's bot, a limit reached); 3 the bot was refused 
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -183,6 +184,18 @@ def _fail(error: ClientError) -> None:
     help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here.",
 )
 @options.server_log()
+@click.option(
+    "--web",
+    metavar="HOST:PORT",
+    help="Serve the arena's web pages here too (the same --cert/--key; docs/web.md).",
+)
+@click.option(
+    "--web-session-seconds",
+    type=click.FloatRange(min=1),
+    default=8 * 3600,
+    show_default=True,
+    help="How long a web sign-in lasts.",
+)
 def serve(
     directory: Path,
     listen: str,
@@ -199,6 +212,8 @@ def serve(
     metrics: str | None,
     log_format: str,
     log_level: str,
+    web: str | None,
+    web_session_seconds: float,
     **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
@@ -206,8 +221,19 @@ def serve(
     refreshing the standings and the static site as they land. The play and sandbox options are
     those of `referee tournament run` (saved in the tournament). Stop it with Ctrl-C or SIGTERM; it
     resumes where it stopped (docs/arena.md, "Running an arena")."""
+    sidecars = []
+    if web is not None:
+        from take5_arena.web.server import WebOptions, WebServer, check_address  # lazy: see main
+
+        web_options = WebOptions(web, cert, key, insecure_public, web_session_seconds)
+        try:
+            check_address(web_options)
+        except ServeError as error:
+            raise click.UsageError(str(error)) from None
+        sidecars.append(functools.partial(WebServer, web_options))
     serve_options = ServeOptions(
         directory=directory,
+        sidecars=sidecars,
         listen=listen,
         cert=cert,
         key=key,

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import grpc.aio
@@ -61,6 +61,21 @@ from take5_arena.service.servicer import ArenaService, ServiceParts
 from take5_arena.service.submissions import SubmissionQueue
 
 
+class Sidecar(Protocol):
+    """A further part of the arena in the same process (the web pages: take5_arena/web/), started
+    after the gRPC server and stopped before it."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+SidecarFactory = Callable[
+    [ServiceParts, concurrent.futures.Executor, Callable[[str], None]], Sidecar
+]
+"""Makes a sidecar from the arena's parts, its blocking pool and its log."""
+
+
 @dataclass
 class ServeOptions:
     directory: Path
@@ -77,6 +92,8 @@ class ServeOptions:
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     metrics: str | None = None
     """HOST:PORT of the health check and Prometheus metrics (take5_arena/service/metrics.py)."""
+    sidecars: Sequence[SidecarFactory] = ()
+    """Further parts to run beside the gRPC server (``--web``: take5_arena/web/server.py)."""
 
 
 def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) -> int:
@@ -190,7 +207,9 @@ class _Server:
             service = ArenaService(parts, blocking)
             metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder, queue)
             rpc = _RpcServer(service, credentials, metrics.interceptors())
+            sidecars = [make(parts, blocking, log) for make in options.sidecars]
             bound = rpc.start(f"{host}:{port}")
+            started: list[Sidecar] = []
             previous = {
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
             }
@@ -200,6 +219,9 @@ class _Server:
                 if ladder is not None:
                     ladder.start()
                 self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
+                for sidecar in sidecars:
+                    sidecar.start()
+                    started.append(sidecar)
                 metrics.start()
                 if ready is not None:
                     ready(bound)
@@ -210,6 +232,8 @@ class _Server:
                     signal.signal(s, handler)
                 log("arena stopping ...")
                 metrics.stop()
+                for sidecar in reversed(started):
+                    sidecar.stop()
                 service.stopping.set()
                 rpc.stop(defaults.STOP_GRACE)
                 queue.close()
@@ -317,4 +341,4 @@ class _RpcServer:
         self.thread.join(5)
 
 
-__all__ = ["ServeOptions", "serve"]
+__all__ = ["ServeOptions", "Sidecar", "SidecarFactory", "serve"]

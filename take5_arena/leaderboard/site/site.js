@@ -706,7 +706,12 @@
       (banked ? " · bank " + (Number(last[2]) / 1000).toFixed(2) + " s" : "");
   }
 
-  function renderReplay(game) {
+  /* The replay of one game. opts.follow (a game watched as it is played, `referee serve --web`):
+   * the record grows between calls; a viewer at the newest position stays at the newest, one who
+   * stepped back stays where they are. The page's key handlers are installed once. */
+  var replayKeys = null, replayHash = null, replayAt = null;
+  function renderReplay(game, opts) {
+    var follow = !!(opts && opts.follow);
     var record = game.record;
     var names = game.entrants && game.entrants.length ? game.entrants : record.seats.map(function (s) { return s.name; });
     var n = names.length;
@@ -885,7 +890,9 @@
     }
 
     range.addEventListener("input", function () { go(Number(range.value)); });
-    document.addEventListener("keydown", function (ev) {
+    if (replayKeys) document.removeEventListener("keydown", replayKeys);
+    if (replayHash) window.removeEventListener("hashchange", replayHash);
+    document.addEventListener("keydown", replayKeys = function (ev) {
       if (ev.target && ev.target.tagName === "INPUT" && ev.target !== range) return;
       var keys = { ArrowRight: cur + 1, ArrowLeft: cur - 1, Home: 0, End: steps.length - 1,
         PageDown: roundStart(cur, +1), PageUp: roundStart(cur, -1) };
@@ -897,11 +904,15 @@
       if (!m) return -1;
       return steps.findIndex(function (s) { return s.round === Number(m[1]) && s.turn === Number(m[2]); });
     }
-    window.addEventListener("hashchange", function () {
+    window.addEventListener("hashchange", replayHash = function () {
       var k = fromHash();
       if (k >= 0 && k !== cur) go(k);
     });
-    cur = Math.max(0, fromHash());
+    if (follow) {
+      cur = replayAt === null || replayAt.atEnd ? steps.length - 1 : Math.min(replayAt.cur, steps.length - 1);
+      var draw0 = draw;
+      draw = function () { replayAt = { cur: cur, atEnd: cur === steps.length - 1 }; draw0(); };
+    } else cur = Math.max(0, fromHash());
     draw();
     document.body.dataset.ready = "1";
   }
@@ -910,6 +921,7 @@
 
   function start() {
     var page = document.body.dataset.page;
+    if (page !== "replay" && page !== "index" && page !== "bot") return;  // another page's script draws it
     try {
       if (page === "replay") {
         var id = param("game");
@@ -945,7 +957,7 @@
     }
   }
 
-  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps, bundlePath: bundlePath };
+  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps, bundlePath: bundlePath, renderReplay: renderReplay };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

@@ -21,6 +21,7 @@ on any worker, including one that joined a minute ago, with no per-worker state 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 import threading
 import time
@@ -94,6 +95,51 @@ class GameOutcome:
     @property
     def ok(self) -> bool:
         return self.record is not None
+
+
+TurnWatcher = Callable[[TableSpec, str, GameRecord], None]
+"""Told after every turn of a game played in this process: the table, the game id as the tournament
+records it, and the record so far (its seats still as the bots named themselves; with the bots' own
+output in the turns' ``logs``, which a watcher that shows games to the public leaves out)."""
+
+_log = logging.getLogger(__name__)
+_turn_watchers: list[TurnWatcher] = []
+_turn_watchers_lock = threading.Lock()
+
+
+def watch_turns(watcher: TurnWatcher) -> Callable[[], None]:
+    """Tell ``watcher`` of every turn played by tables in this process (``referee serve --web``
+    shows games in progress with it); returns the function that stops it. A watcher runs on the
+    table's thread between two turns, so it must be quick and must not raise; tables played by
+    another process (a Dask worker) are not seen."""
+    with _turn_watchers_lock:
+        _turn_watchers.append(watcher)
+
+    def stop() -> None:
+        with _turn_watchers_lock:
+            if watcher in _turn_watchers:
+                _turn_watchers.remove(watcher)
+
+    return stop
+
+
+def _observer(spec: TableSpec) -> Callable[[GameRecord], None] | None:
+    """The match's observer that hands each turn to the watchers (None: nobody watches)."""
+    with _turn_watchers_lock:
+        if not _turn_watchers:
+            return None
+
+    def observe(record: GameRecord) -> None:
+        game_id = str(record.get("game_id", ""))  # the tournament's (MatchConfig.game_ids)
+        with _turn_watchers_lock:
+            watchers = list(_turn_watchers)
+        for watcher in watchers:
+            try:
+                watcher(spec, game_id, record)
+            except Exception as error:  # noqa: BLE001 - a watcher never stops a game
+                _log.warning("a turn watcher failed: %s: %s", type(error).__name__, error)
+
+    return observe
 
 
 _launchers: dict[tuple[SandboxLimits, str, BotMemory], DockerLauncher] = {}
@@ -216,7 +262,7 @@ def play_table(
         game_ids=_game_ids(spec, n),
     )
     docker = settings.sandbox == SandboxKind.DOCKER
-    with Match(refs, config, launcher=launcher) as match:
+    with Match(refs, config, launcher=launcher, observer=_observer(spec)) as match:
         for game_id, rotation in spec.games:
             started = time.perf_counter()
             summary = match.play_game(rotation)

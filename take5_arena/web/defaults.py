@@ -1,0 +1,31 @@
+"""Every default of the web pages (``referee serve --web``); the service's own limits (upload time,
+archive size, submissions per hour) are take5_arena/service/defaults.py's and apply here as well."""
+
+from __future__ import annotations
+
+from take5_arena.web.security import Rate
+
+SESSION_SECONDS = 8 * 3600.0
+"""How long a sign-in lasts (the cookie's Max-Age, and the server's own expiry)."""
+CLIENT_RATE = Rate(per_second=20.0, burst=120.0)
+"""Requests per client address (every request, pages and streams alike)."""
+SIGNIN_RATE = Rate(per_second=0.2, burst=10.0)
+"""Sign-in attempts per client address: ten, then one every five seconds."""
+AUTHOR_RATE = Rate(per_second=1.0, burst=30.0)
+"""State-changing requests per signed-in author."""
+STREAMS_PER_CLIENT = 16
+"""Live streams (server-sent events) open at once per client address."""
+MAX_STREAMS = 2000
+"""Live streams open at once in all."""
+MAX_CONNECTIONS = 4000
+"""Connections the web server holds at once (more get 503)."""
+HEARTBEAT_SECONDS = 15.0
+"""A comment line on an idle stream this often, so that proxies keep it open."""
+STANDINGS_POLL_SECONDS = 0.5
+"""How often the standings feed looks for a new publication (an attribute read: no I/O)."""
+FORM_BYTES = 16 * 1024
+"""The largest form other than an upload."""
+GAMES_SHOWN = 200
+SUBMISSIONS_SHOWN = 20
+ORGANISER_TOKEN = "web-organiser-token"
+"""The organiser's sign-in token, in DIR/secret/ (made at the first start with --web)."""

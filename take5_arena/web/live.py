@@ -1,0 +1,193 @@
+"""Live feeds for the web pages: the standings as they are republished, and every game in progress
+turn by turn, fanned out to any number of server-sent-event viewers.
+
+The ladder plays on its own threads; :meth:`LiveHub.turn` (a turn watcher of
+take5_arena/referee/tournament/table.py) is called there after every turn, makes the public form of
+the record (without the bots' own output: take5_arena/service/messages.py) and its JSON once, and
+hands it to the event loop. A viewer holds only the newest message of its feed (each message is
+the whole state: a game's record so far, the standings rows), so a slow viewer costs one message of
+memory, never a queue, and catches up with the present when it reads again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from take5.record import GameRecord
+from take5_arena.referee.tournament.table import TableSpec
+from take5_arena.service.messages import public_record
+
+LIVE = "live"
+"""The feed of the games in progress (their ids and bots)."""
+STANDINGS = "standings"
+"""The feed of the standings rows."""
+KEEP_FINISHED_SECONDS = 60.0
+"""How long a finished game stays watchable live (then its replay is the place)."""
+
+
+def game_feed(game_id: str) -> str:
+    """The feed of one game's turns."""
+    return "game:" + game_id
+
+
+class Viewer:
+    """One subscriber: the newest message of its feed, and an event set when it changes."""
+
+    def __init__(self) -> None:
+        self.latest: str | None = None
+        self.changed = asyncio.Event()
+
+    def put(self, data: str) -> None:
+        self.latest = data
+        self.changed.set()
+
+    async def next(self, timeout: float) -> str | None:
+        """The newest message once there is one, or None after ``timeout`` seconds (keep-alive)."""
+        try:
+            await asyncio.wait_for(self.changed.wait(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        self.changed.clear()
+        data, self.latest = self.latest, None
+        return data
+
+
+@dataclass
+class _Game:
+    game_id: str
+    entrants: list[str]
+    data: str
+    round: int = 0
+    turn: int = 0
+    finished_at: float | None = None
+
+
+@dataclass
+class LiveHub:
+    """The feeds and their viewers; its methods run on the web server's event loop, except
+    :meth:`turn`, which any thread may call."""
+
+    loop: asyncio.AbstractEventLoop
+    clock: Callable[[], float] = time.monotonic
+    _viewers: dict[str, set[Viewer]] = field(default_factory=dict)
+    _games: dict[str, _Game] = field(default_factory=dict)
+    _standings: str | None = None
+    turns: int = 0
+    """Turns seen (also of games that nobody watched)."""
+
+    # -- from the ladder's threads ---------------------------------------------------------------
+
+    def turn(self, spec: TableSpec, game_id: str, record: GameRecord) -> None:
+        """A turn of ``game_id`` was played (a turn watcher: quick, never raises)."""
+        entrants = [seat.name for seat in spec.seats]
+        rounds = record.get("rounds") or []
+        last: dict[str, Any] = dict(rounds[-1]) if rounds else {}
+        done = bool(record.get("complete"))
+        message = {
+            "id": game_id,
+            "entrants": entrants,
+            "record": public_record(record),
+            "done": done,
+            "sent_at": time.time(),
+        }
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        where = (int(last.get("round", 0)), len(last.get("turns") or []))
+        try:
+            self.loop.call_soon_threadsafe(self._turn, game_id, entrants, data, where, done)
+        except RuntimeError:  # the loop is closed: the web server is stopping
+            pass
+
+    # -- on the loop -------------------------------------------------------------------------------
+
+    def _turn(
+        self, game_id: str, entrants: list[str], data: str, where: tuple[int, int], done: bool
+    ) -> None:
+        self.turns += 1
+        self._expire()
+        game = self._games.get(game_id)
+        new = game is None
+        if game is None:
+            game = self._games[game_id] = _Game(game_id, entrants, data)
+        game.data = data
+        game.round, game.turn = where
+        if done and game.finished_at is None:
+            game.finished_at = self.clock()
+        self._send(game_feed(game_id), data)
+        if new or done:
+            self._send(LIVE, self.live_json())
+
+    def _expire(self) -> None:
+        now = self.clock()
+        gone = [
+            g.game_id
+            for g in self._games.values()
+            if g.finished_at is not None and now - g.finished_at > KEEP_FINISHED_SECONDS
+        ]
+        for gid in gone:
+            del self._games[gid]
+        if gone:
+            self._send(LIVE, self.live_json())
+
+    def _send(self, feed: str, data: str) -> None:
+        for viewer in self._viewers.get(feed, ()):
+            viewer.put(data)
+
+    def set_standings(self, data: str) -> None:
+        self._standings = data
+        self._send(STANDINGS, data)
+
+    def subscribe(self, feed: str) -> Viewer:
+        """A new viewer of ``feed``, given the feed's present state first (if it has one)."""
+        viewer = Viewer()
+        self._viewers.setdefault(feed, set()).add(viewer)
+        current = self.current(feed)
+        if current is not None:
+            viewer.put(current)
+        return viewer
+
+    def unsubscribe(self, feed: str, viewer: Viewer) -> None:
+        viewers = self._viewers.get(feed)
+        if viewers is not None:
+            viewers.discard(viewer)
+            if not viewers:
+                del self._viewers[feed]
+
+    def current(self, feed: str) -> str | None:
+        """The present state of a feed (None: nothing to show yet)."""
+        if feed == STANDINGS:
+            return self._standings
+        if feed == LIVE:
+            return self.live_json()
+        game = self._games.get(feed.removeprefix("game:"))
+        return game.data if game is not None else None
+
+    def has_game(self, game_id: str) -> bool:
+        return game_id in self._games
+
+    def live_games(self) -> list[dict[str, Any]]:
+        """The games in progress (and those finished in the last minute), newest first."""
+        return [
+            {
+                "id": g.game_id,
+                "entrants": g.entrants,
+                "round": g.round,
+                "turn": g.turn,
+                "done": g.finished_at is not None,
+            }
+            for g in reversed(self._games.values())
+        ]
+
+    def live_json(self) -> str:
+        return json.dumps({"games": self.live_games()}, ensure_ascii=False)
+
+    @property
+    def viewers(self) -> int:
+        return sum(len(v) for v in self._viewers.values())
+
+
+__all__ = ["KEEP_FINISHED_SECONDS", "LIVE", "STANDINGS", "LiveHub", "Viewer", "game_feed"]

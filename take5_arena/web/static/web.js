@@ -1,0 +1,131 @@
+/* take5 arena, the web pages (referee serve --web): the live parts, no framework.
+ *
+ * The standings and the list of games in progress follow server-sent events; a game is watched
+ * turn by turn and replayed with the static site's renderer (/site/site.js, window.Take5). Every
+ * text from the server goes into the page as a text node, never as HTML (the page's
+ * Content-Security-Policy allows no inline script in any case).
+ */
+(function () {
+  "use strict";
+
+  function el(tag, text, attrs) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    return node;
+  }
+
+  function botLink(name) {
+    var bare = String(name).split("@")[0];
+    return el("a", name, { href: "/bot.html?bot=" + encodeURIComponent(bare) });
+  }
+
+  function fixed(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d); }
+
+  function follow(url, onData) {
+    var source = new EventSource(url);
+    source.onmessage = function (ev) {
+      var data;
+      try { data = JSON.parse(ev.data); } catch (e) { return; }
+      onData(data, source);
+    };
+    return source;
+  }
+
+  function standings() {
+    var body = document.getElementById("standings-body");
+    var meta = document.getElementById("standings-meta");
+    follow("/events/standings", function (data) {
+      body.textContent = "";
+      if (!data.rows.length) {
+        var tr0 = el("tr", null, { class: "empty" });
+        tr0.appendChild(el("td", "No games rated yet.", { colspan: "8" }));
+        body.appendChild(tr0);
+      }
+      data.rows.forEach(function (r) {
+        var tr = el("tr");
+        var cells = [
+          el("td", r.rank, { class: "num" }), el("td"), el("td", r.owner),
+          el("td", fixed(r.rating, 0), { class: "num" }),
+          el("td", r.interval ? fixed(r.interval[0], 0) + " to " + fixed(r.interval[1], 0) : "–"),
+          el("td", r.games, { class: "num" }), el("td", r.wins, { class: "num" }),
+          el("td", fixed(r.mean_place, 2), { class: "num" })];
+        cells[1].appendChild(botLink(r.entrant));
+        cells.forEach(function (c) { tr.appendChild(c); });
+        body.appendChild(tr);
+      });
+      meta.textContent = data.games + " games rated" + (data.computed_at ? ", computed " + data.computed_at : "") + ". Updated live.";
+      document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+    });
+  }
+
+  function live() {
+    var list = document.getElementById("live-games");
+    follow("/events/live", function (data) {
+      list.textContent = "";
+      if (!data.games.length) list.appendChild(el("li", "No game is being played right now.", { class: "empty" }));
+      data.games.forEach(function (g) {
+        var li = el("li", null, { "data-game": g.id });
+        li.appendChild(el("a", g.id, { href: "/watch?game=" + encodeURIComponent(g.id) }));
+        li.appendChild(document.createTextNode(": " + g.entrants.join(", ") + (g.done ? " (finished)" : "")));
+        list.appendChild(li);
+      });
+    });
+  }
+
+  function watch() {
+    var id = document.body.dataset.game;
+    var turns = 0;
+    follow("/events/games/" + encodeURIComponent(id), function (game, source) {
+      window.Take5.renderReplay(game, { follow: true });
+      turns += 1;
+      document.body.dataset.turns = String(turns);
+      var app = document.getElementById("app");
+      var note = el("p", game.done ? "The game is over. " : "Live: the board follows each turn as it is played.", { class: "note", id: "watch-note" });
+      if (game.done) {
+        note.appendChild(el("a", "Its replay", { href: "/replay.html?game=" + encodeURIComponent(id) }));
+        note.appendChild(document.createTextNode(" is public once every rotation of its deal is played."));
+        source.close();
+        document.body.dataset.done = "1";
+      }
+      app.insertBefore(note, app.firstChild);
+    });
+  }
+
+  function replay() {
+    var id = document.body.dataset.game;
+    fetch("/api/games/" + encodeURIComponent(id), { credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
+      .then(function (x) {
+        if (!x[0]) throw new Error(x[1].error || "not found");
+        window.Take5.renderReplay(x[1]);
+      })
+      .catch(function (e) {
+        var app = document.getElementById("app");
+        app.textContent = "";
+        app.appendChild(el("p", "No replay of game " + id + ": " + e.message, { class: "error", id: "error" }));
+      });
+  }
+
+  function submission() {
+    if (document.body.dataset.finished === "1") return;
+    var id = document.body.dataset.submission;
+    var timer = setInterval(function () {
+      fetch("/me/submissions/" + encodeURIComponent(id) + ".json", { credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (s) {
+          document.getElementById("status").textContent = s.status;
+          if (s.finished) { clearInterval(timer); window.location.reload(); }
+        })
+        .catch(function () {});
+    }, 1000);
+  }
+
+  var PAGES = { standings: standings, live: live, watch: watch, "web-replay": replay, submission: submission };
+  function start() {
+    var fn = PAGES[document.body.dataset.page];
+    if (fn) fn();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

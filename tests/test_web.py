@@ -1,0 +1,707 @@
+"""The arena on the web (`referee serve --web`, take5_arena/web/), as real server processes on
+loopback, over plain HTTP (httpx) and in a real headless Chromium (Debian's chromium driven by
+playwright; never `playwright install`).
+
+One arena serves the whole module (authors alice, bob and carol; bob's `lowest` and carol's hostile
+bot are uploaded through the web pages at the start, alice's `random` by the browser test). Carol's
+bot is generated here: a handshake name, version and author that are HTML, the same HTML on its
+stderr every turn, and, once the test has switched it on (a flag file, so that it passes validation
+first), a fault each game whose detail is that HTML, and a short sleep each turn, so that a game
+lasts long enough to be watched live.
+
+Browser tests skip (fail under CI) only where chromium or playwright is absent.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import support
+from arena_support import self_signed
+from support import EXAMPLES, referee_env
+
+httpx = pytest.importorskip("httpx")
+
+XSS = '<img src=x onerror="window.__xss=1;alert(1)"><script>window.__xss=2</script>'
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+HOSTILE_BOT = """
+import os, sys, time
+from take5 import Bot, run
+
+XSS = {xss!r}
+FLAG = {flag!r}
+
+
+class Hostile(Bot):
+    name = XSS
+    version = "1.0" + XSS
+    author = XSS
+
+    def pick_card(self, view):
+        print("stderr says " + XSS, file=sys.stderr, flush=True)
+        if os.path.exists(FLAG):
+            time.sleep(0.12)
+            if view.round == 1 and view.turn == 1:
+                raise RuntimeError("fault says " + XSS)
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    run(Hostile())
+"""
+
+
+def tgz(files: dict[str, bytes]) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return raw.getvalue()
+
+
+def folder_tgz(folder: Path) -> bytes:
+    return tgz({p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()})
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "take5_arena", *args],
+        capture_output=True,
+        text=True,
+        env=referee_env(),
+        timeout=120,
+    )
+
+
+class WebArena:
+    """`referee serve --web 127.0.0.1:0` as a child process; its log collected as it comes."""
+
+    def __init__(self, directory: Path, *args: str) -> None:
+        self.directory = directory
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "take5_arena",
+                "serve",
+                "-t",
+                str(directory),
+                "--listen",
+                "127.0.0.1:0",
+                "--web",
+                "127.0.0.1:0",
+                "--sandbox",
+                "local",
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=referee_env(),
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._pump, daemon=True).start()
+        found = self.wait_for(r"web pages on (https?)://127\.0\.0\.1:(\d+)/")
+        self.url = f"{found.group(1)}://127.0.0.1:{found.group(2)}"
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+
+    @property
+    def log(self) -> str:
+        with self.cond:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float = 120) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines:
+                    m = re.search(pattern, line)
+                    if m:
+                        return m
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise AssertionError(f"no {pattern!r} in the log:\n" + "\n".join(self.lines))
+                self.cond.wait(1.0)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(30)
+        return self.proc.returncode
+
+
+class Author:
+    """An author's browser-less session: signed in with httpx, with the page's CSRF token."""
+
+    def __init__(self, arena: WebArena, token: str) -> None:
+        self.arena = arena
+        self.http = httpx.Client(
+            base_url=arena.url, headers={"origin": arena.url}, follow_redirects=False, timeout=60
+        )
+        done = self.http.post("/signin", data={"token": token})
+        assert done.status_code == 303, done.text
+        self.csrf = self.token()
+
+    def token(self) -> str:
+        page = self.http.get("/me")
+        assert page.status_code == 200, page.text
+        return re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+
+    def upload(self, bot_name: str, archive: bytes) -> httpx.Response:
+        return self.http.post(
+            "/me/upload",
+            data={"csrf": self.csrf, "bot_name": bot_name},
+            files={"archive": ("bot.tar.gz", archive, "application/gzip")},
+        )
+
+    def verdict(self, response: httpx.Response, timeout: float = 240) -> dict:
+        assert response.status_code == 303, response.text
+        sid = response.headers["location"].rsplit("/", 1)[1]
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.http.get(f"/me/submissions/{sid}.json").json()
+            if state["finished"] or time.monotonic() > deadline:
+                return state
+            time.sleep(0.5)
+
+
+def wait_until(condition, timeout: float = 180, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory):
+    root = tmp_path_factory.mktemp("web")
+    directory = root / "T"
+    tokens = {}
+    for name in ("alice", "bob", "carol"):
+        done = cli("authors", "add", name, "-t", str(directory), "--per-hour", "100")
+        assert done.returncode == 0, done.stderr
+        tokens[name] = done.stdout.strip()
+    server = WebArena(
+        directory,
+        "--players",
+        "2",
+        "-j",
+        "1",
+        "--publish-every-games",
+        "2",
+        "--publish-every-seconds",
+        "1",
+        "--bootstrap",
+        "0",
+    )
+    flag = root / "hostile-on"
+    try:
+        bob = Author(server, tokens["bob"])
+        carol = Author(server, tokens["carol"])
+        hostile = tgz({"bot.py": HOSTILE_BOT.format(xss=XSS, flag=str(flag)).encode()})
+        got = [
+            bob.verdict(bob.upload("lowest", folder_tgz(EXAMPLES / "lowest"))),
+            carol.verdict(carol.upload("hostile", hostile)),
+        ]
+        assert [g["status"] for g in got] == ["accepted", "accepted"], got
+        flag.touch()
+        yield server, tokens, {"bob": bob, "carol": carol}
+    finally:
+        assert server.stop() == 0, server.log
+
+
+# ------------------------------------------------------------------------------------------------
+# The ladder's hook
+
+
+def test_turn_watchers_see_every_turn_and_a_failing_one_stops_nothing():
+    """The table's turn watchers (what the live pages hang on) get each game's id and record after
+    every turn; a watcher that raises is logged and the games are played and recorded all the
+    same."""
+    from take5.bots import LowestBot, RandomBot
+    from take5_arena.referee.match import in_memory
+    from take5_arena.referee.tournament.settings import TournamentSettings
+    from take5_arena.referee.tournament.table import SeatSpec, TableSpec, play_table, watch_turns
+
+    settings = TournamentSettings.from_json({"players": 2})
+    seats = (SeatSpec("a@1", "a", 1, 1, "x"), SeatSpec("b@1", "b", 1, 2, "x"))
+    spec = TableSpec(1, 7, seats, (("g-a", 0), ("g-b", 1)), settings)
+    seen = []
+
+    def hostile(spec, game_id, record):
+        raise RuntimeError("a watcher's bug")
+
+    stops = [watch_turns(hostile), watch_turns(lambda sp, g, r: seen.append((g, r["complete"])))]
+    outcomes = []
+    try:
+        refs, launcher = in_memory([LowestBot(), RandomBot(1)])
+        play_table(spec, refs, launcher, outcomes.append)
+    finally:
+        for stop in stops:
+            stop()
+    assert [o.ok for o in outcomes] == [True, True]
+    assert {g for g, _ in seen} == {"g-a", "g-b"} and len(seen) > 20
+    assert [g for g, done in seen if done][-1] == "g-b"
+    refs, launcher = in_memory([LowestBot(), RandomBot(1)])
+    before = len(seen)
+    play_table(spec, refs, launcher, outcomes.append)  # stopped: told nothing
+    assert len(seen) == before
+
+
+# ------------------------------------------------------------------------------------------------
+# Over plain HTTP
+
+
+def test_every_page_has_a_strict_csp_and_the_token_never_shows(arena):
+    server, tokens, authors = arena
+    for path in ("/", "/games", "/live", "/signin", "/bot.html?bot=lowest"):
+        r = httpx.get(server.url + path)
+        assert r.status_code == 200, (path, r.text)
+        csp = r.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert "frame-ancestors 'none'" in csp
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert "<script>" not in r.text  # no inline script: only <script src=...>
+    me = authors["bob"].http.get("/me")
+    assert tokens["bob"] not in me.text and "no-store" in me.headers["cache-control"]
+    cookie = authors["bob"].http.cookies.jar
+    assert all(c.has_nonstandard_attr("HttpOnly") for c in cookie)
+    assert tokens["bob"] not in server.log
+
+
+def test_sign_in_refuses_bad_tokens_and_limits_attempts(arena):
+    server, _tokens, _ = arena
+    http = httpx.Client(base_url=server.url, headers={"origin": server.url}, timeout=30)
+    codes = [
+        http.post("/signin", data={"token": f"t5a_{i:012x}_nope"}).status_code for i in range(12)
+    ]
+    assert codes[0] == 403 and 429 in codes, codes
+    # a sign-in from another origin is refused before the token is looked at
+    other = httpx.post(
+        server.url + "/signin", data={"token": "x"}, headers={"origin": "http://evil.example"}
+    )
+    assert other.status_code == 403
+
+
+def test_a_post_from_another_origin_or_without_the_csrf_token_is_refused(arena):
+    server, _tokens, authors = arena
+    bob = authors["bob"]
+    foreign = bob.http.post(
+        "/me/bots/lowest/withdraw",
+        data={"csrf": bob.csrf},
+        headers={"origin": "http://evil.example"},
+    )
+    assert foreign.status_code == 403
+    no_token = bob.http.post("/me/bots/lowest/withdraw", data={"csrf": "forged"})
+    assert no_token.status_code == 403
+    no_origin = httpx.post(
+        server.url + "/me/bots/lowest/withdraw", data={"csrf": bob.csrf}, cookies=bob.http.cookies
+    )
+    assert no_origin.status_code == 403
+    assert 'class="withdraw"' in bob.http.get("/me").text  # still active
+
+
+def test_an_upload_is_cut_off_while_it_is_received(arena):
+    """A body larger than the author's limit is refused as soon as it passes it: the client sends
+    9 MiB of a chunked body that never ends (past the 8 MiB limit) and gets its 413 without sending
+    more; a declared Content-Length over the limit is refused before a byte is read."""
+    server, _tokens, authors = arena
+    carol = authors["carol"]
+    port = int(server.url.rsplit(":", 1)[1])
+    cookie = "; ".join(f"{c.name}={c.value}" for c in carol.http.cookies.jar)
+    head = (
+        f"POST /me/upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {server.url}\r\n"
+        f"Cookie: {cookie}\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n"
+    )
+    part = (
+        f'--B\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{carol.csrf}\r\n--B\r\n'
+        'Content-Disposition: form-data; name="archive"; filename="a.tar.gz"\r\n\r\n'
+    ).encode()
+    block = b"\0" * 65536
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(head.encode() + b"%x\r\n%s\r\n" % (len(part), part))
+        try:
+            for _ in range(9 * 16):  # 9 MiB, then nothing more: the body never ends
+                sock.sendall(b"%x\r\n%s\r\n" % (len(block), block))
+        except OSError:
+            pass  # the server answered and closed while we were still sending
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(
+            head.replace("Transfer-Encoding: chunked", f"Content-Length: {2**31}").encode()
+        )
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert httpx.get(server.url + "/").status_code == 200
+
+
+def test_an_xss_bot_name_is_refused_and_the_error_is_escaped(arena):
+    _server, _tokens, authors = arena
+    r = authors["carol"].upload(XSS, b"\x1f\x8b not really")
+    assert r.status_code == 400
+    assert "<img src=x" not in r.text and "&lt;img" in r.text
+
+
+def test_the_public_record_leaves_out_the_bots_output(arena):
+    server, _tokens, _ = arena
+    wait_until(
+        lambda: "/replay.html?game=" in httpx.get(server.url + "/games").text,
+        what="a published game",
+    )
+    gid = re.search(r"/replay\.html\?game=([^\"&]+)", httpx.get(server.url + "/games").text)[1]
+    record = httpx.get(f"{server.url}/api/games/{gid}").json()["record"]
+    assert all("logs" not in t for rnd in record["rounds"] for t in rnd["turns"])
+    assert httpx.get(f"{server.url}/api/games/nope").status_code == 404
+
+
+def test_faults_are_the_owners_alone(arena):
+    server, _tokens, authors = arena
+    carol, bob = authors["carol"], authors["bob"]
+    wait_until(
+        lambda: "stderr says" in carol.http.get("/me/bots/hostile/faults").text,
+        what="a fault of the hostile bot in a ladder game",
+    )
+    page = carol.http.get("/me/bots/hostile/faults").text
+    assert "fault says" in page and "<img src=x" not in page and "&lt;img src=x" in page
+    assert bob.http.get("/me/bots/hostile/faults").status_code == 404
+    anonymous = httpx.get(server.url + "/me/bots/hostile/faults")
+    assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/signin")
+
+
+def test_the_organiser_adds_and_revokes_an_author(arena):
+    server, _tokens, _ = arena
+    token = (server.directory / "secret" / "web-organiser-token").read_text().strip()
+    assert oct((server.directory / "secret" / "web-organiser-token").stat().st_mode)[-3:] == "600"
+    http = httpx.Client(base_url=server.url, headers={"origin": server.url}, timeout=60)
+    assert http.post("/signin", data={"token": token}).status_code == 303
+    page = http.get("/organiser").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)[1]
+    assert "games recorded" in page and "hostile" in page
+    added = http.post("/organiser/authors", data={"csrf": csrf, "name": "dave"})
+    new_token = re.search(r'<pre id="new-token">([^<]+)</pre>', added.text)[1]
+    dave = Author(server, new_token)
+    assert (
+        http.post(
+            "/organiser/authors/dave/revoke", data={"csrf": csrf, "reason": "test"}
+        ).status_code
+        == 200
+    )
+    assert dave.http.get("/me").status_code == 303  # the revoked author's session is over
+    assert httpx.get(server.url + "/organiser").status_code == 303
+
+
+def test_an_expired_session_is_signed_out(tmp_path):
+    directory = tmp_path / "T"
+    done = cli("authors", "add", "erin", "-t", str(directory))
+    server = WebArena(directory, "--no-ladder", "--web-session-seconds", "2")
+    try:
+        erin = Author(server, done.stdout.strip())
+        stale = {"cookie": f"take5={erin.http.cookies['take5']}", "origin": server.url}
+        time.sleep(2.5)
+        r = httpx.get(server.url + "/me", headers=stale)
+        assert r.status_code == 303 and r.headers["location"] == "/signin?session=ended"
+        post = httpx.post(
+            server.url + "/me/bots/x/withdraw", data={"csrf": erin.csrf}, headers=stale
+        )
+        assert post.status_code == 303
+        assert erin.http.get("/me").status_code == 303  # the client dropped it too (Max-Age)
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_tls_with_the_arenas_certificate(tmp_path):
+    """--cert/--key: the pages speak TLS only, and the session cookie is Secure and __Host-."""
+    cert, key = self_signed(tmp_path)
+    directory = tmp_path / "T"
+    done = cli("authors", "add", "tess", "-t", str(directory))
+    server = WebArena(directory, "--no-ladder", "--cert", str(cert), "--key", str(key))
+    try:
+        assert server.url.startswith("https://")
+        http = httpx.Client(verify=str(cert), headers={"origin": server.url}, timeout=30)
+        signed = http.post(server.url + "/signin", data={"token": done.stdout.strip()})
+        assert signed.status_code == 303
+        cookie = signed.headers["set-cookie"]
+        assert cookie.startswith("__Host-take5=") and "Secure" in cookie and "HttpOnly" in cookie
+        assert http.get(server.url + "/me", cookies=signed.cookies).status_code == 200
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(server.url.replace("https:", "http:") + "/", timeout=10)
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_without_tls_the_pages_stay_on_loopback(tmp_path):
+    done = cli("serve", "-t", str(tmp_path / "T"), "--web", "0.0.0.0:0", "--no-ladder")
+    assert done.returncode == 2 and "loopback only" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# In the browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        support.unavailable(
+            "the Python package playwright is not installed; run scripts/setup-browser.sh"
+        )
+    executable = (
+        os.environ.get("TAKE5_CHROMIUM")
+        or shutil.which("chromium")
+        or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+    )
+    if executable is None:
+        support.unavailable(
+            "no chromium executable (Debian package `chromium`); run scripts/setup-browser.sh"
+        )
+    with sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Error as error:
+            support.unavailable(f"chromium does not start: {str(error).splitlines()[0]}")
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def visit(browser, arena):
+    """A new browser context per call (a person of their own); every page fails the test if a
+    script ran from a bot's text (a dialog, window.__xss) or the page broke. The contexts bypass
+    the Content-Security-Policy (checked over HTTP above): so the escaping is tested on its own,
+    and a lapse in it cannot hide behind the policy (and playwright may evaluate its waits)."""
+    contexts = []
+    problems: list[str] = []
+
+    def new(token: str | None = None):
+        context = browser.new_context(bypass_csp=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        if token is not None:
+            page.goto(arena[0].url + "/signin")
+            page.fill("#token", token)
+            page.click("#signin")
+            page.wait_for_url("**/me")
+        return page
+
+    yield new
+    for page in [p for c in contexts for p in c.pages]:
+        assert page.evaluate("window.__xss === undefined"), "a bot's text ran as script"
+    for c in contexts:
+        c.close()
+    assert not problems, problems
+
+
+pytestmark_browser = pytest.mark.browser
+
+
+@pytestmark_browser
+def test_browser_sign_in_upload_and_see_the_verdict(arena, visit, tmp_path):
+    server, tokens, _ = arena
+    page = visit(tokens["alice"])
+    archive = tmp_path / "random.tar.gz"
+    archive.write_bytes(folder_tgz(EXAMPLES / "random"))
+    page.fill("#bot_name", "random")
+    page.set_input_files("#archive", str(archive))
+    page.click("#upload")
+    page.wait_for_url("**/me/submissions/*")
+    page.wait_for_function(
+        "document.getElementById('status').textContent === 'accepted'", timeout=240_000
+    )
+    assert "smoke games" in page.inner_text("#detail")
+    page.goto(server.url + "/me")
+    assert page.locator("section.bot[data-bot='random']").count() == 1
+
+
+@pytestmark_browser
+def test_browser_watch_a_live_game_advance(arena, visit):
+    """A game in progress, opened from /live, advances on the page turn by turn (a game that ends
+    before two more turns arrive is given up for the next one, at most three times)."""
+    server, _tokens, _ = arena
+    page = visit()
+    for _attempt in range(3):
+        page.goto(server.url + "/live")
+        page.wait_for_selector("#live-games li[data-game] >> text=hostile", timeout=180_000)
+        link = None
+        for _ in range(120):
+            items = page.locator("#live-games li[data-game]")
+            for i in range(items.count()):
+                text = items.nth(i).inner_text()
+                if "hostile" in text and "(finished)" not in text:
+                    link = items.nth(i).locator("a").get_attribute("href")
+                    break
+            if link:
+                break
+            time.sleep(0.5)
+        assert link, "no hostile game in progress"
+        page.goto(server.url + link)
+        page.wait_for_function("Number(document.body.dataset.turns || 0) >= 1", timeout=60_000)
+        first = page.inner_text("#step-label")
+        seen = int(page.get_attribute("body", "data-turns") or 0)
+        page.wait_for_function(
+            f"Number(document.body.dataset.turns) >= {seen + 2} || document.body.dataset.done",
+            timeout=90_000,
+        )
+        if int(page.get_attribute("body", "data-turns") or 0) >= seen + 2:
+            break
+    else:
+        raise AssertionError("three games ended before the page showed them advance")
+    assert page.inner_text("#step-label") != first
+    assert "hostile" in page.inner_text("#scores")
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("#logs").count() == 0  # the public never sees a bot's output
+
+
+@pytestmark_browser
+def test_browser_own_logs_are_private(arena, visit):
+    server, tokens, _ = arena
+    carol = visit(tokens["carol"])
+    carol.goto(server.url + "/me/bots/hostile/faults")
+    deadline = time.monotonic() + 180
+    while carol.locator("pre.log-tail").count() == 0:  # a server-rendered page: look again
+        assert time.monotonic() < deadline, "no fault of the hostile bot with its output"
+        time.sleep(1)
+        carol.reload()
+    assert XSS in carol.inner_text("pre.log-tail")  # the HTML shows as text
+    assert XSS in carol.locator("p.detail").first.inner_text()
+    assert carol.locator("img[src=x]").count() == 0
+    bob = visit(tokens["bob"])
+    bob.goto(server.url + "/me/bots/hostile/faults")
+    assert "stderr says" not in bob.content() and "no bot named" in bob.inner_text("#error")
+    anonymous = visit()
+    anonymous.goto(server.url + "/me/bots/hostile/faults")
+    assert anonymous.url.endswith("/signin?session=needed")
+    assert "stderr says" not in anonymous.content()
+
+
+@pytestmark_browser
+def test_browser_replay_and_bot_pages_show_hostile_text_inert(arena, visit):
+    server, _tokens, _ = arena
+    page = visit()
+    page.goto(server.url + "/bot.html?bot=hostile")
+    assert page.inner_text("#bot-owner") == "carol"
+    assert page.locator("#versions tbody tr").count() >= 1
+    page.goto(server.url + "/games")
+    page.locator("#games a[href^='/replay.html']").first.click()
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.click("#last")
+    assert page.locator("#banner").is_visible()
+
+
+@pytestmark_browser
+def test_browser_standings_update_without_reload(arena, visit):
+    server, _tokens, _ = arena
+    page = visit()
+    page.goto(server.url + "/")
+    page.wait_for_function("Number(document.body.dataset.updates || 0) >= 2", timeout=120_000)
+    assert page.locator("#standings-body tr").count() >= 2
+
+
+@pytestmark_browser
+def test_browser_csrf_from_another_origin_changes_nothing(arena, visit, tmp_path):
+    """A page on another origin posts a withdraw form to the arena in the signed-in author's
+    browser: refused (the cookie is SameSite=Strict and the Origin is foreign), the bot stays."""
+    server, tokens, _ = arena
+    page = visit(tokens["bob"])
+    (tmp_path / "evil.html").write_text(
+        f'<form id=f method=post action="{server.url}/me/bots/lowest/withdraw">'
+        '<input name=csrf value=guess></form><script>document.getElementById("f").submit()'
+        "</script>"
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.2", 0))
+        port = s.getsockname()[1]
+    evil = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "http.server",
+            str(port),
+            "--bind",
+            "127.0.0.2",
+            "--directory",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(lambda: _answers("127.0.0.2", port), 30, "the other origin's server")
+        with page.expect_response(lambda r: "/withdraw" in r.url) as answer:
+            page.goto(f"http://127.0.0.2:{port}/evil.html")
+        assert answer.value.status == 403
+    finally:
+        evil.terminate()
+        evil.wait(10)
+    page.goto(server.url + "/me")
+    assert page.locator("section.bot[data-bot='lowest'] button.withdraw").count() == 1
+
+
+@pytestmark_browser
+def test_browser_expired_session(browser, tmp_path):
+    directory = tmp_path / "T"
+    done = cli("authors", "add", "erin", "-t", str(directory))
+    server = WebArena(directory, "--no-ladder", "--web-session-seconds", "3")
+    context = browser.new_context(bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/signin")
+        page.fill("#token", done.stdout.strip())
+        page.click("#signin")
+        page.wait_for_url("**/me")
+        time.sleep(3.5)
+        page.goto(server.url + "/me")
+        assert "/signin?session=" in page.url
+        assert page.locator("#signin-form").count() == 1
+    finally:
+        context.close()
+        assert server.stop() == 0, server.log
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
