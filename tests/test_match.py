@@ -276,6 +276,47 @@ def test_crashed_bot_is_restarted_for_the_next_game(hostile: Run) -> None:
     assert "restarting crash_mid" in hostile.err
 
 
+FLAKY_RESTART = """\
+import os, sys
+from pathlib import Path
+from take5 import Bot, run
+
+COUNT = Path({count!r})
+starts = int(COUNT.read_text()) + 1 if COUNT.exists() else 1
+COUNT.write_text(str(starts))
+if starts == 2:
+    sys.exit(4)  # the first restart fails, as a start can on a busy host
+
+
+class FlakyRestart(Bot):
+    name = "flaky_restart"
+
+    def pick_card(self, view):
+        if starts == 1 and view.round == 1 and view.turn == 3:
+            os._exit(3)
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    run(FlakyRestart())
+"""
+
+
+def test_a_failed_restart_is_tried_once_more(tmp_path: Path) -> None:
+    folder = tmp_path / "flaky_restart"
+    folder.mkdir()
+    (folder / "bot.py").write_text(FLAKY_RESTART.format(count=str(tmp_path / "starts")))
+    run = referee(str(folder), example("lowest"), "--games", "2", tmp_path=tmp_path)
+    first, second = (load_record(path) for path in run.record_files())
+    mine = [s["name"] for s in first["seats"]].index("flaky_restart")
+    assert kinds(first, mine)[0] == "crash"
+    # the restart for game 2 failed once; the second try plays the whole game
+    mine = [s["name"] for s in second["seats"]].index("flaky_restart")
+    assert faults_of(second, mine) == [], run.err
+    assert "trying once more" in run.err
+    assert (tmp_path / "starts").read_text() == "3"
+
+
 def test_json_summary_for_scripts(hostile: Run) -> None:
     doc = hostile.doc
     assert doc["format"] == "take5-match"

@@ -160,22 +160,43 @@ class Match:
     def _revive(self) -> None:
         """Restart bots whose process ended in an earlier game; a failed restart rejects them."""
         dead = [e for e in self.entrants if e.out is None and e.dead]
-        if not dead:
-            return
-        names = [e.name for e in dead]
         for entrant in dead:
             log.warning(
                 "restarting %s (it %s)",
                 entrant.name,
                 describe_exit(entrant.handle.exit_status() or 0),
             )
-            entrant.spawn()
-        self._connect(dead)
-        for entrant, name in zip(dead, names):
-            entrant.name = name  # keep the match's name (and its #2 suffix)
-            if entrant.out is not None:
-                log.error("bot %s could not be restarted: %s", entrant.name, entrant.out.detail)
+        self._restart(dead)
+
+    def _restart(self, entrants: list[Entrant]) -> None:
+        """Start `entrants` afresh and connect them, keeping the match's names (and their #2
+        suffixes). A restart that fails is tried once more in a fresh process before it rejects
+        the bot for the rest of the match: a start can fail for the host's reasons (a warm
+        container's reset, a slow engine), and a bot that really cannot start fails twice."""
+        names = {id(e): e.name for e in entrants}
+        todo = entrants
+        for attempt in range(2 if entrants else 0):
+            for entrant in todo:
                 entrant.stop(self.config.stop_grace)
+                entrant.spawn()
+            self._connect(todo)
+            for entrant in todo:
+                entrant.name = names[id(entrant)]
+            todo = [e for e in todo if e.out is not None]
+            if not todo:
+                return
+            for entrant in todo:
+                assert entrant.out is not None
+                if attempt == 0:
+                    log.warning(
+                        "bot %s could not be restarted (%s): trying once more",
+                        entrant.name,
+                        entrant.out.detail,
+                    )
+                    entrant.out = None
+                else:
+                    log.error("bot %s could not be restarted: %s", entrant.name, entrant.out.detail)
+                    entrant.stop(self.config.stop_grace)
 
     def _renew(self, index: int) -> None:
         """Bots whose handle asks for it (`per_game`: Docker) start afresh for a game unless the
@@ -184,18 +205,7 @@ class Match:
         this one plays (the handle's `prefetch(game_id)`)."""
         game_id, deal, _ = self.config.plan(index, len(self.entrants))
         fresh = [e for e in self.entrants if e.out is None and e.handle.per_game]
-        stale = [e for e in fresh if _must_restart(e, game_id, deal)]
-        if stale:
-            names = [e.name for e in stale]
-            for entrant in stale:
-                entrant.stop(self.config.stop_grace)
-                entrant.spawn()
-            self._connect(stale)
-            for entrant, name in zip(stale, names):
-                entrant.name = name  # keep the match's name (and its #2 suffix)
-                if entrant.out is not None:
-                    log.error("bot %s could not be restarted: %s", entrant.name, entrant.out.detail)
-                    entrant.stop(self.config.stop_grace)
+        self._restart([e for e in fresh if _must_restart(e, game_id, deal)])
         if index + 1 < self.config.games:
             next_id = self.config.plan(index + 1, len(self.entrants))[0]
             for entrant in fresh:
