@@ -204,3 +204,67 @@ def test_an_infrastructure_failure_is_not_the_authors(arena, tmp_path):
             assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
     finally:
         assert server.stop() == 0, server.log
+
+
+def test_a_deferred_submission_counts_once_and_server_limits_are_options(arena, tmp_path):
+    """`serve --max-per-hour 2 --first-message-seconds 1` with no Docker engine: the ceilings are
+    what the author sees and meets; a submission retried for the arena's own failure counts once
+    against the hourly limit however often it is tried (the second upload is received, the third
+    refused); a silent upload is cut off at the organiser's deadline."""
+    directory, tokens = arena
+    dead = referee_env(DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock")
+    server = Server(
+        directory,
+        "--sandbox",
+        "docker",
+        "--players",
+        "2",
+        "--no-ladder",
+        "--max-per-hour",
+        "2",
+        "--first-message-seconds",
+        "1",
+        env=dead,
+    )
+    try:
+        with server.client(tokens["alice"]) as alice:
+            assert alice.my_bots().limits.max_submissions_per_hour == 2  # her own is 100
+            first = alice.upload("patient", pack_folder(EXAMPLES / "lowest"))
+            assert first.outcome == pb.SUBMIT_PENDING
+            wait_until(
+                lambda: (
+                    db_rows(
+                        directory,
+                        "SELECT attempts FROM arena_submissions WHERE id = ?",
+                        (first.submission_id,),
+                    )[0][0]
+                    >= 2
+                ),
+                what="a second attempt",
+                server=server,
+            )
+            second = alice.upload("other", pack_folder(EXAMPLES / "random"))
+            assert second.outcome == pb.SUBMIT_PENDING
+            with pytest.raises(ClientError) as refused:
+                alice.upload("third", pack_folder(EXAMPLES / "random"))
+            assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "2 submissions in the last hour" in str(refused.value), refused.value
+            mine = alice.my_bots()
+            assert sorted((s.bot_name, s.status) for s in mine.submissions) == [
+                ("other", "received"),
+                ("patient", "received"),
+            ]
+
+        def silence() -> Iterator[pb.SubmitBotRequest]:
+            threading.Event().wait(30)
+            return
+            yield
+
+        with grpc.insecure_channel(server.address) as channel, pytest.raises(grpc.RpcError) as cut:
+            pb_grpc.ArenaStub(channel).SubmitBot(
+                silence(), metadata=(("authorization", f"Bearer {tokens['bob']}"),), timeout=60
+            )
+        assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "no metadata within 1 s" in cut.value.details(), cut.value.details()
+    finally:
+        assert server.stop() == 0, server.log

@@ -77,6 +77,8 @@ class ServeOptions:
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     metrics: str | None = None
     """HOST:PORT of the health check and Prometheus metrics (take5_arena/service/metrics.py)."""
+    limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
+    """The server-wide limits on calls, uploads and authors (``referee serve`` options)."""
 
 
 def serve(
@@ -178,6 +180,7 @@ class _Server:
             workers=options.validators,
             on_new_version=wake_ladder,
             log=log,
+            server_limits=options.limits,
         )
         with open_executor(self.info, settings.tables_at_once) as (executor, info):
             ladder = None
@@ -196,9 +199,11 @@ class _Server:
             blocking = concurrent.futures.ThreadPoolExecutor(
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
-            service = ArenaService(parts, log, blocking)
+            service = ArenaService(parts, log, blocking, options.limits)
             metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder)
-            rpc = _RpcServer(service, credentials, metrics.interceptors())
+            rpc = _RpcServer(
+                service, credentials, metrics.interceptors(), options.limits.streams_per_connection
+            )
             bound = rpc.start(f"{host}:{port}")
             previous = {
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
@@ -274,8 +279,10 @@ class _RpcServer:
         service: ArenaService,
         credentials: Any,
         interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+        streams_per_connection: int = defaults.MAX_STREAMS_PER_CONNECTION,
     ) -> None:
         self.service = service
+        self.streams_per_connection = streams_per_connection
         self.credentials = credentials
         self.interceptors = list(interceptors)
         self.loop = asyncio.new_event_loop()
@@ -293,7 +300,7 @@ class _RpcServer:
             options=[
                 ("grpc.max_receive_message_length", defaults.CHUNK_BYTES + 4096),
                 ("grpc.max_send_message_length", defaults.MAX_SEND_BYTES),
-                ("grpc.max_concurrent_streams", defaults.MAX_STREAMS_PER_CONNECTION),
+                ("grpc.max_concurrent_streams", self.streams_per_connection),
                 ("grpc.so_reuseport", 0),
             ],
         )
