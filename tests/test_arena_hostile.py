@@ -4,6 +4,7 @@ newline, refused uploads left on disk, and the arena's own failures counted as t
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -266,5 +267,65 @@ def test_a_deferred_submission_counts_once_and_server_limits_are_options(arena, 
             )
         assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "no metadata within 1 s" in cut.value.details(), cut.value.details()
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_the_organiser_withdraws_bans_and_revokes_with_a_reason(arena):
+    """`authors withdraw/ban BOT --reason` (any owner's bot, the house's too) and `authors revoke`
+    (every bot of the author withdrawn): the ladder loses them, the author reads the reason in
+    `my-bots` (escaped: a reason is shown in terminals), and a banned name cannot come back."""
+    directory, tokens = arena
+    done = cli(
+        "submit", str(EXAMPLES / "random"), "--name", "House", "-t", str(directory),
+        "--sandbox", "local",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    server = _serve(directory)
+    try:
+        with server.client(tokens["alice"]) as alice, server.client(tokens["bob"]) as bob:
+            assert alice.submit("alicebot", pack_folder(EXAMPLES / "lowest")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+            assert bob.submit("bobbot", pack_folder(EXAMPLES / "lowest")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+        with server.client(tokens["carol"]) as carol:
+            assert carol.submit("carolbot", pack_folder(EXAMPLES / "random")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+        t = str(directory)
+        reason = "copied from bobbot \x1b[2J"
+        for args in (
+            ("withdraw", "alicebot", "--reason", reason),
+            ("ban", "bobbot", "--reason", "stolen code"),
+            ("withdraw", "House", "--reason", "retired"),
+            ("revoke", "carol", "--reason", "left"),
+        ):
+            done = cli("authors", *args, "-t", t)
+            assert done.returncode == 0, done.stderr
+        assert "bots withdrawn: carolbot" in done.stdout, done.stdout
+        states = dict(db_rows(directory, "SELECT name, active FROM entrants"))
+        assert states == {"House": 0, "alicebot": 0, "bobbot": 0, "carolbot": 0}, states
+
+        mine = cli("my-bots", "--server", server.address, token=tokens["alice"])
+        assert mine.returncode == 0, mine.stderr
+        assert "copied from bobbot" in mine.stdout and "\x1b" not in mine.stdout, mine.stdout
+        with server.client(tokens["bob"]) as bob:
+            with pytest.raises(ClientError) as banned:
+                bob.submit("bobbot", pack_folder(EXAMPLES / "random"))
+            assert banned.value.code == grpc.StatusCode.PERMISSION_DENIED
+            assert "stolen code" in str(banned.value)
+            with pytest.raises(ClientError) as house:
+                bob.submit("House", pack_folder(EXAMPLES / "random"))
+            assert house.value.code == grpc.StatusCode.PERMISSION_DENIED
+        with server.client(tokens["alice"]) as alice:  # withdrawn, not banned: it may come back
+            assert alice.submit("alicebot", pack_folder(EXAMPLES / "random")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+        listed = cli("authors", "list", "-t", t)
+        assert listed.returncode == 0, listed.stderr
+        assert re.search(r"bob\s+bobbot\s+banned", listed.stdout), listed.stdout
+        assert re.search(r"\(house\)\s+House\s+withdrawn", listed.stdout), listed.stdout
     finally:
         assert server.stop() == 0, server.log
