@@ -329,3 +329,30 @@ def test_the_organiser_withdraws_bans_and_revokes_with_a_reason(arena):
         assert re.search(r"\(house\)\s+House\s+withdrawn", listed.stdout), listed.stdout
     finally:
         assert server.stop() == 0, server.log
+
+
+def test_a_ladder_that_cannot_fill_a_table_says_so(arena, tmp_path):
+    """One active bot for tables of 3: the ladder says in its log and in `tournament status` why no
+    game is played; `my-bots` tells a refused, never-accepted name apart from a withdrawn one."""
+    directory, tokens = arena
+    server = Server(directory, "--sandbox", "local", "--players", "3", "-j", "1")
+    try:
+        with server.client(tokens["alice"]) as alice:
+            assert alice.submit("lonely", pack_folder(EXAMPLES / "lowest")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+            assert alice.submit("broken", pack_folder(_refused_bot(tmp_path))).outcome == (
+                pb.SUBMIT_REFUSED
+            )
+        server.wait_for(r"ladder: waiting for bots: 1 active, a table needs 3; no games are played")
+        status = cli("tournament", "status", "-t", str(directory))
+        assert status.returncode == 0, status.stderr
+        assert "waiting for bots: 1 active, a table needs 3" in status.stdout, status.stdout
+        done = cli("withdraw", "lonely", "--server", server.address, token=tokens["alice"])
+        assert done.returncode == 0, done.stderr
+        mine = cli("my-bots", "--server", server.address, token=tokens["alice"])
+        assert mine.returncode == 0, mine.stderr
+        assert "broken (refused: never accepted, the name is not yours)" in mine.stdout, mine.stdout
+        assert "lonely (withdrawn)" in mine.stdout, mine.stdout
+    finally:
+        assert server.stop() == 0, server.log

@@ -155,8 +155,10 @@ def _prune(versions: Path, *, keep: Path) -> None:
 
 
 __all__ = [
+    "COPIED",
     "KEEP_SECONDS",
     "KEEP_VERSIONS",
+    "LINKED_UNDER",
     "current_version",
     "is_versioned",
     "publish_versioned",
