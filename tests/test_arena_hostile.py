@@ -11,8 +11,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from arena_support import Server, add_author, cli, db_rows, wait_until
 from support import EXAMPLES, referee_env
-from test_arena_service import Server, add_author, cli, db_rows, wait_until
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc

@@ -19,8 +19,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from arena_support import SLOW_BOT, Server, add_author, db_rows, games_recorded, wait_until
 from support import EXAMPLES, referee, referee_env
-from test_arena_service import SLOW_BOT, Server, add_author, db_rows, games_recorded, wait_until
 
 from take5_arena.referee.store.backup import online_copy
 from take5_arena.service.api import arena_pb2 as pb

@@ -10,9 +10,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from arena_support import Server, add_author, cli, games_recorded, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 from support import EXAMPLES
-from test_arena_service import Server, add_author, cli, games_recorded, wait_until
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder

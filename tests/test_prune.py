@@ -12,8 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from arena_support import Server, add_author, games_recorded, wait_until
 from support import EXAMPLES, referee
-from test_arena_service import Server, add_author, games_recorded, wait_until
 
 from take5_arena.referee.artifacts import is_cached, materialize, pack
 from take5_arena.service.api import arena_pb2 as pb

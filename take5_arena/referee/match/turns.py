@@ -207,47 +207,59 @@ class GameTurns:
         budget = budgets[seat]
         return self._ask(method, [(seat, request(budget), budget)], send, decode)[seat]
 
+    def _decide(
+        self,
+        seat: int,
+        method: str,
+        request: Callable[[Budget], bytes],
+        send: Callable[[BotConnection, bytes, float], Future[bytes]],
+        decode: Callable[[BotConnection, Future[bytes], float], int],
+        apply: Callable[[int], object],
+        illegal: faults.FaultKind,
+        default: int,
+    ) -> None:
+        """One seat's single decision (a draft pick or a row): its answer applied if the engine
+        accepts it, else a fault of the kind `illegal` (or the call's own) and `default`."""
+        answer = self._one(seat, method, request, send, decode)
+        if isinstance(answer, int):
+            try:
+                apply(answer)
+                return
+            except IllegalMove as refused:  # the engine judges the answer
+                answer = CallFailedError(illegal, str(refused))
+        if isinstance(answer, CallFailedError):
+            self.fault(seat, answer)
+        apply(default)
+
     def draft(self) -> None:
         game = self.game
         seat = game.drafter
         view = game.view(seat)
-        answer = self._one(
+        self._decide(
             seat,
             "PickCard",
             lambda budget: pick_card_request(view, self.game_id, budget).SerializeToString(),
             lambda remote, request, wall: remote.pick_card_future(request, wall),
             lambda remote, future, wall: remote.card_from(future, wall),
+            game.draft,
+            faults.ILLEGAL_CARD,
+            min(view.pool),
         )
-        if isinstance(answer, int):
-            try:
-                game.draft(answer)
-                return
-            except IllegalMove as illegal:  # the engine judges the pick
-                answer = CallFailedError(faults.ILLEGAL_CARD, str(illegal))
-        if isinstance(answer, CallFailedError):
-            self.fault(seat, answer)
-        game.draft(min(view.pool))
 
     def choose_row(self) -> None:
         game = self.game
         seat = game.waiting_for[0]
         view = game.view(seat)
-        answer = self._one(
+        self._decide(
             seat,
             "ChooseRow",
             lambda budget: choose_row_request(view, self.game_id, budget).SerializeToString(),
             lambda remote, request, wall: remote.choose_row_future(request, wall),
             lambda remote, future, wall: remote.row_from(future, wall),
+            game.choose_row,
+            faults.ILLEGAL_ROW,
+            cheapest_row(view.rows),
         )
-        if isinstance(answer, int):
-            try:
-                game.choose_row(answer)
-                return
-            except IllegalMove as illegal:  # the engine judges the row
-                answer = CallFailedError(faults.ILLEGAL_ROW, str(illegal))
-        if isinstance(answer, CallFailedError):
-            self.fault(seat, answer)
-        game.choose_row(cheapest_row(view.rows))
 
     def play(self) -> int:
         """Play the game to its end; the number of turns played."""

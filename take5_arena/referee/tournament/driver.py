@@ -38,7 +38,7 @@ from typing import Protocol
 from take5 import Settings, Take5Error
 from take5.record import DealRecord
 
-from ..artifacts import ArtifactError, ArtifactStore
+from ..artifacts import FOLDER, ArtifactError, ArtifactStore
 from ..kinds import InfraKind
 from ..store import Store, StoredGame
 from .deals import Dealer
@@ -92,7 +92,7 @@ def table_specs(
     pending = store.schedule_games(schedule_id, pending_only=True)
     commitments = {s.season: s.commitment for s in store.deal_seasons()}
     versions = {v.id: v for v in store.versions()}
-    archives = ArtifactStore(store.directory / "artifacts")
+    archives = ArtifactStore(store.directory / FOLDER)
     data: dict[str, bytes] = {}
     for version_id in sorted({s for g in pending for s in g.seats}):
         v = versions[version_id]

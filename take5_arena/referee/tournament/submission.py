@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import defaults
-from ..artifacts import Artifact, ArtifactError, ArtifactStore, materialize, pack
+from ..artifacts import FOLDER, Artifact, ArtifactError, ArtifactStore, materialize, pack
 from ..kinds import SandboxKind
 from ..match.botref import BadBotRefError, BotRef, parse_bot
 from ..match.config import MatchConfig
@@ -159,7 +159,7 @@ def _validate(
         finally:
             if launcher is not None:
                 launcher.close()
-        ArtifactStore(store.directory / "artifacts").put(artifact)
+        ArtifactStore(store.directory / FOLDER).put(artifact)
         version, created = store.add_version(
             name,
             source_hash=digest,

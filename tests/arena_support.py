@@ -1,0 +1,184 @@
+"""Helpers for the tests of `referee serve`: the CLI as a child process, a server process whose
+log is collected as it comes, the store's rows read straight from its files, and archives built by
+hand for the hostile tests. Shared by every test that starts an arena."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+from support import EXAMPLES, referee_env
+
+from take5_arena.service.client import ArenaClient, Packed
+
+
+def cli(
+    *args: str, token: str | None = None, stdin: str | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in referee_env().items() if k not in ("TAKE5_TOKEN", "TAKE5_SERVER")}
+    if token is not None:
+        env["TAKE5_TOKEN"] = token
+    return subprocess.run(
+        [sys.executable, "-m", "take5_arena", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        input=stdin,
+    )
+
+
+def add_author(directory: Path, name: str, *extra: str) -> str:
+    done = cli("authors", "add", name, "-t", str(directory), *extra)
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.strip()
+    assert re.fullmatch(r"t5a_[0-9a-f]{12}_[A-Za-z0-9_-]{40,}", token), token
+    return token
+
+
+class Server:
+    """`referee serve` as a child process; its log lines are collected as they come."""
+
+    def __init__(self, directory: Path, *args: str, env: dict[str, str] | None = None):
+        self.directory = directory
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "take5_arena",
+                "serve",
+                "-t",
+                str(directory),
+                "--listen",
+                "127.0.0.1:0",
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env or referee_env(),
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._pump, daemon=True).start()
+        match = self.wait_for(r"on 127\.0\.0\.1:(\d+)")
+        self.address = f"127.0.0.1:{match.group(1)}"
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+
+    @property
+    def log(self) -> str:
+        with self.cond:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float = 120) -> re.Match:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines:
+                    m = re.search(pattern, line)
+                    if m:
+                        return m
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self.cond.wait(0.5)):
+                    raise AssertionError(
+                        f"no {pattern!r} in the server's log:\n" + "\n".join(self.lines)
+                    )
+                self.cond.wait(min(left, 1.0))
+
+    def client(self, token: str | None = None, **kw) -> ArenaClient:
+        return ArenaClient(self.address, token=token, **kw)
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.proc.returncode
+
+
+def db_rows(directory: Path, sql: str, args: tuple = (), *, db: str = "") -> list[tuple]:
+    """Rows read straight from the tournament's store, or (``arena_*`` tables) the accounts."""
+    db = db or ("accounts.sqlite" if "arena_" in sql else "tournament.sqlite")
+    con = sqlite3.connect(f"file:{directory / db}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def wait_until(
+    condition, timeout: float = 120, what: str = "", server: Server | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out waiting for {what}"
+                + (f"; the server's log:\n{server.log}" if server else "")
+            )
+        time.sleep(0.3)
+
+
+def games_recorded(directory: Path) -> int:
+    return db_rows(directory, "SELECT COUNT(*) FROM results")[0][0]
+
+
+def make_tgz(entries) -> bytes:
+    raw = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return raw.getvalue()
+
+
+def member(name: str, data: bytes | None = b"x", kind: bytes = tarfile.REGTYPE, **attrs) -> tuple:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = len(data) if data is not None and kind == tarfile.REGTYPE else 0
+    for k, v in attrs.items():
+        setattr(info, k, v)
+    return info, data if kind == tarfile.REGTYPE else None
+
+
+def packed(data: bytes) -> Packed:
+    return Packed(data, 1, hashlib.sha256(data).hexdigest())
+
+
+#: The random example bot with a slow start: its validation takes a while.
+SLOW_BOT = (
+    (EXAMPLES / "random" / "bot.py")
+    .read_text()
+    .replace(
+        'if __name__ == "__main__":',
+        'if __name__ == "__main__":\n    import time\n    time.sleep(2.5)  # a slow start: '
+        "validation takes a while",
+        1,
+    )
+)
