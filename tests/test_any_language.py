@@ -208,7 +208,7 @@ def test_node_and_go_bots_submitted_remotely_play_on_the_ladder(node_bot, go_bot
     """`referee submit --server` packs a Node bot with its node_modules and a Go bot with its
     binary (the function the local submit uses); the arena validates both in Docker and its ladder
     plays them against each other."""
-    from test_arena_service import Server, add_author, cli, wait_until
+    from arena_support import Server, add_author, cli, wait_until
 
     directory = tmp_path / "T"
     token = add_author(directory, "polyglot")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import EXAMPLES
-from test_arena_service import Server, add_author, cli, games_recorded, wait_until
+from arena_support import Server, add_author, cli, games_recorded, wait_until
 
 from take5_arena.leaderboard import site_versions
 from take5_arena.leaderboard.site_versions import (
