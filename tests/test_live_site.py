@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES
 from arena_support import Server, add_author, cli, games_recorded, wait_until
+from support import EXAMPLES
 
 from take5_arena.leaderboard import site_versions
 from take5_arena.leaderboard.site_versions import (
