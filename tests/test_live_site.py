@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -62,10 +63,17 @@ def test_each_publication_is_a_new_version_switched_to_at_once(tmp_path, monkeyp
     assert current_version(site) == second and (site / "index.html").read_text() == "two"
     assert not list(versions_dir(site).glob(".*.partial"))
 
+    # a version a killed publisher left half made is removed by the next publication
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    leftover = versions_dir(site) / f".000099.{gone.pid}.partial"
+    leftover.mkdir()
+
     # a symlink planted in the current version is not carried into the next
     (second / "data" / "planted").symlink_to("/etc/passwd")
     publish_versioned(site, _writer("three"))
     assert not (site / "data" / "planted").exists()
+    assert not leftover.exists()
 
     monkeypatch.setattr(site_versions, "KEEP_SECONDS", 0.0)
     for n in range(5):

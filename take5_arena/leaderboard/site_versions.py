@@ -14,7 +14,7 @@ replaces (take5_arena/leaderboard/site_build.py writes every file to a new name 
 the old) are hard links, and the few it changes in place (``manifest.jsonl`` is appended to) real
 copies; the writer brings the copy up to date incrementally, as it would the folder itself; then
 one ``rename(2)`` of a new link over ``site`` switches every later reader to N+1. A version being
-made has a name of its own (``.000043.partial``), so a publication cut off by a killed server
+made has a name of its own (``.000043.PID.partial``), so a publication cut off by a killed server
 leaves the current version untouched and is removed by the next one.
 
 Readers that resolve the link once (``verify --site`` does) see one version throughout; a version
@@ -81,11 +81,12 @@ def publish_versioned(site: str | Path, write: Callable[[Path], T]) -> T:
     versions = versions_dir(site)
     versions.mkdir(parents=True, exist_ok=True)
     for leftover in versions.glob(".*.partial"):  # a publication that was cut off
-        shutil.rmtree(leftover, ignore_errors=True)
+        if not _alive(leftover.name.split(".")[2]):
+            shutil.rmtree(leftover, ignore_errors=True)
     current = current_version(site)
     number = max((n for n, _ in _numbered(versions)), default=0) + 1
     name = f"{number:0{_DIGITS}d}"
-    partial = versions / f".{name}.partial"
+    partial = versions / f".{name}.{os.getpid()}.partial"
     if current is not None:
         _clone(current, partial)
     else:
@@ -107,6 +108,20 @@ def publish_versioned(site: str | Path, write: Callable[[Path], T]) -> T:
     os.replace(link, site)
     _prune(versions, keep=final)
     return result
+
+
+def _alive(pid: str) -> bool:
+    """Whether the process that made a partial version still runs (another publisher: its version
+    is left alone)."""
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _numbered(versions: Path) -> list[tuple[int, Path]]:
