@@ -251,10 +251,9 @@ def test_a_deferred_submission_counts_once_and_server_limits_are_options(arena, 
             assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "2 submissions in the last hour" in str(refused.value), refused.value
             mine = alice.my_bots()
-            assert sorted((s.bot_name, s.status) for s in mine.submissions) == [
-                ("other", "received"),
-                ("patient", "received"),
-            ]
+            # pending (received, or being tried again just now), never refused
+            assert sorted(s.bot_name for s in mine.submissions) == ["other", "patient"]
+            assert {s.status for s in mine.submissions} <= {"received", "validating"}, mine
 
         def silence() -> Iterator[pb.SubmitBotRequest]:
             threading.Event().wait(30)
