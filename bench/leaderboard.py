@@ -20,6 +20,9 @@ high-water mark, so every command would seem at least as large as this benchmark
   status``;
 * ``publish``: ``referee publish -t DIR -o OUT --full`` into an empty folder, and the site's size,
   file count and largest folder;
+* ``verify --site``: ``referee verify --site OUT`` on that site (every record replayed, the
+  standings recomputed, the site published again into a scratch folder and every data file
+  compared), with its ratio to the full publish;
 * ``re-publish``: 1,000 more games played into a copy of the store, then ``referee publish`` into
   the same site folder (incremental), with its ratio to the full publish.
 
@@ -258,6 +261,12 @@ def run(size: int, cache: Path, work: Path) -> None:
         f"{'':>8}        publish     {p_cpu:7.2f} s CPU ({1e3 * p_cpu / games:.3f} ms/game)  "
         f"{p_mb:7.0f} MB peak   site {size_b / 1e6:.0f} MB ({size_b / games / 1e3:.2f} KB/game), "
         f"{files:,} files, at most {widest:,} in a folder",
+        flush=True,
+    )
+    v_cpu, v_mb, _ = measure(referee("verify", "--site", str(site)))
+    print(
+        f"{'':>8}        verify --site {v_cpu:7.2f} s CPU  {v_mb:7.0f} MB peak   (every record "
+        f"replayed, the site published again and compared: {v_cpu / p_cpu:.2f}x the publish)",
         flush=True,
     )
     more = work / f"store-{size}-plus"

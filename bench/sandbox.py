@@ -73,6 +73,8 @@ from take5_arena.referee.sandbox.launcher import DockerLauncher
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
 BOTS = 4
+COST_TARGET = 0.1
+"""CPU seconds per bot per game that a container may add to local processes (issue 28)."""
 THINK_BOT = '''\
 """Bench bot: spends TAKE5_THINK_MS per decision (busy on the CPU, or asleep), then plays low."""
 import os
@@ -410,8 +412,9 @@ def start_costs(
 
 def run_matches(
     bots: list[str], games: int, concurrency: int, launcher: Any, clocks: Clocks
-) -> tuple[float, float, int]:
-    """(seconds, CPU seconds of every clock, faults) of `concurrency` matches at once."""
+) -> tuple[float, tuple[float, float, float], int]:
+    """(seconds, CPU seconds of each clock: referee, containers, engine; faults) of
+    `concurrency` matches at once."""
     config = MatchConfig(games=games, calls=CallLimits(timeout=2.0, start_timeout=60.0))
     faults = [0] * concurrency
     errors: list[BaseException] = []
@@ -434,8 +437,26 @@ def run_matches(
     seconds = time.perf_counter() - started
     if errors:
         raise errors[0]
+    settle(launcher)
     after = clocks.read()
-    return seconds, sum(after) - sum(before), sum(faults)
+    split = (after[0] - before[0], after[1] - before[1], after[2] - before[2])
+    return seconds, split, sum(faults)
+
+
+def settle(launcher: Any, timeout: float = 10.0) -> None:
+    """Wait for a launcher's resets in the background (after the last game of a match), so that
+    each measurement counts the work its own games caused."""
+    if not isinstance(launcher, DockerLauncher):
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with launcher._lock:
+            busy = any(launcher._resetting.values()) or any(
+                not inst.future.done() for inst in launcher._instances
+            )
+        if not busy and not launcher._removals._work_queue.qsize():
+            return
+        time.sleep(0.01)
 
 
 def local_launcher(env: dict[str, str]) -> Callable[[Any], LocalBot]:
@@ -453,6 +474,9 @@ def main() -> None:
     ap.add_argument("--no-trivial", action="store_true", help="leave out the trivial bots")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2], help="matches at once")
     ap.add_argument("--repeat", type=int, default=2, help="rounds of every path per setting")
+    ap.add_argument(
+        "--warmup", type=int, default=2, help="games of the untimed match before each setting"
+    )
     ap.add_argument("--starts", type=int, default=8, help="processes per path for `start`")
     ap.add_argument("--paths", nargs="+", choices=["warm", "fresh"], default=["warm", "fresh"])
     ap.add_argument("--runsc", action="store_true", help="also fresh containers under gVisor")
@@ -537,50 +561,88 @@ def bench(args: argparse.Namespace, sock: str) -> None:
         if args.only_start:
             return
         print(
-            f"\n{'bots':<11} {'conc':>4} {'path':>6} {'games/s':>8} {'vs local':>8} "
-            f"{'CPU-s/game':>10} {'cost/bot/game':>13} {'faults':>6}"
+            f"\nmatches of {BOTS} bots, {args.games} games each, after an untimed warm-up match "
+            f"of {args.warmup} games per path (a warm container is made once per bot version and "
+            f"worker: its cold cost is in `start` above); median of {args.repeat} interleaved "
+            f"rounds, [min-max] of the round's ratio to local"
+        )
+        print(
+            f"{'bots':<11} {'conc':>4} {'path':>6} {'games/s':>8} {'vs local':>8} "
+            f"{'[spread]':>13} {'CPU-s/game':>10} {'=ref':>6} {'+cont':>6} {'+eng':>6} "
+            f"{'cost/bot/game':>13} {'[spread]':>13} {'faults':>6}"
         )
         rows = []
         for kind, bot, env in kinds:
             bots = [bot] * BOTS
             for conc in args.concurrency:
-                rates: dict[str, list[float]] = {p: [] for p in ["local", *paths]}
-                cpus: dict[str, list[float]] = {p: [] for p in ["local", *paths]}
-                faults = dict.fromkeys(["local", *paths], 0)
+                every = ["local", *paths]
+
+                how: dict[str, tuple[Any, Clocks]] = {
+                    "local": (local_launcher(env), Clocks(None, []))
+                }
+                how.update((path, (launchers[kind, path], clocks(path, kind))) for path in paths)
+
+                if args.warmup:
+                    for path in every:
+                        run_matches(bots, args.warmup, conc, *how[path])
+                rates: dict[str, list[float]] = {p: [] for p in every}
+                splits: dict[str, list[tuple[float, float, float]]] = {p: [] for p in every}
+                faults = dict.fromkeys(every, 0)
                 for _ in range(args.repeat):
-                    secs, cpu, f = run_matches(
-                        bots, args.games, conc, local_launcher(env), Clocks(None, [])
-                    )
-                    rates["local"].append(conc * args.games / secs)
-                    cpus["local"].append(cpu / (conc * args.games))
-                    faults["local"] += f
-                    for path in paths:
-                        secs, cpu, f = run_matches(
-                            bots, args.games, conc, launchers[kind, path], clocks(path, kind)
-                        )
+                    for path in every:
+                        secs, split, f = run_matches(bots, args.games, conc, *how[path])
                         rates[path].append(conc * args.games / secs)
-                        cpus[path].append(cpu / (conc * args.games))
+                        splits[path].append(tuple(x / (conc * args.games) for x in split))
                         faults[path] += f
                 local_rate = statistics.median(rates["local"])
-                local_cpu = statistics.median(cpus["local"])
-                for path in ["local", *paths]:
-                    rate, cpu = statistics.median(rates[path]), statistics.median(cpus[path])
+                local_cpu = statistics.median(sum(x) for x in splits["local"])
+                for path in every:
+                    rate = statistics.median(rates[path])
+                    parts = [statistics.median(x[i] for x in splits[path]) for i in range(3)]
+                    cpu = statistics.median(sum(x) for x in splits[path])
+                    ratios = [r / lr for r, lr in zip(rates[path], rates["local"])]
+                    costs = [
+                        (sum(x) - sum(lx)) / BOTS for x, lx in zip(splits[path], splits["local"])
+                    ]
                     row = {
                         "bots": kind,
                         "concurrency": conc,
                         "path": path,
                         "games_per_s": round(rate, 3),
                         "ratio": round(rate / local_rate, 3),
+                        "ratio_spread": [round(min(ratios), 3), round(max(ratios), 3)],
                         "cpu_per_game_s": round(cpu, 3),
+                        "cpu_referee_s": round(parts[0], 3),
+                        "cpu_containers_s": round(parts[1], 3),
+                        "cpu_engine_s": round(parts[2], 3),
                         "cost_per_bot_game_s": round((cpu - local_cpu) / BOTS, 3),
+                        "cost_spread": [round(min(costs), 3), round(max(costs), 3)],
                         "faults": faults[path],
                     }
                     rows.append(row)
+                    spread = f"[{min(ratios):.2f}-{max(ratios):.2f}]"
+                    cspread = f"[{min(costs):.3f}-{max(costs):.3f}]"
                     print(
                         f"{kind:<11} {conc:>4} {path:>6} {rate:>8.2f} {row['ratio']:>8.2f} "
-                        f"{cpu:>10.3f} {row['cost_per_bot_game_s']:>13.3f} {faults[path]:>6}",
+                        f"{spread:>13} {cpu:>10.3f} {parts[0]:>6.3f} {parts[1]:>6.3f} "
+                        f"{parts[2]:>6.3f} {row['cost_per_bot_game_s']:>13.3f} {cspread:>13} "
+                        f"{faults[path]:>6}",
                         flush=True,
                     )
+        if "warm" in paths:
+            print("\ntargets (issue 28), warm containers:")
+            for row in rows:
+                if row["path"] != "warm":
+                    continue
+                want = 0.8 if row["bots"] == "trivial" else 0.9
+                ok_rate = row["ratio"] >= want
+                ok_cost = row["cost_per_bot_game_s"] <= COST_TARGET
+                print(
+                    f"  {row['bots']:<11} x{row['concurrency']}: games/s {row['ratio']:.2f} of "
+                    f"local (target >= {want}) {'met' if ok_rate else 'MISSED'}; cost/bot/game "
+                    f"{row['cost_per_bot_game_s']:.3f} CPU-s (target <= {COST_TARGET}) "
+                    f"{'met' if ok_cost else 'MISSED'}"
+                )
         results["games"] = rows
     finally:
         for launcher in launchers.values():

@@ -31,6 +31,18 @@ a mean final score of 27.5; the target for our best bot is at least 90% at <= 10
 
 Run: python bench/strength.py            (the full run: about 10-25 minutes on 2 free cores)
      python bench/strength.py --quick    (a minute or two: wide intervals)
+
+The ladder, one bot against another (`python bench/strength.py ladder A B --players 2 4 ...`):
+A and B are example bots, bench bots (bench/bots, e.g. montecarlo_baseline, a frozen copy of
+example_bots/montecarlo), folders, bot files, or `grpc:ADDRESS` of a bot served elsewhere. Each
+deal is played once per rotation (every hand goes to every seat), A in the first `--seats` seats
+(default half), at each table size from 2 to 6. It prints A's share of the wins and the mean
+penalty of an A seat minus a B seat, with 95% intervals over deals (the rotations of one deal are
+not independent, the deals are), and the CPU time per decision with a choice on both sides
+(process CPU time; not measured for a remote bot). Equal compute: give both the same
+`--budget-a/--budget-b` and read the two CPU columns. `--control-a 1+0.02` gives A a time bank on
+its CPU clock as the referee would (`Bot.context.budget`), charges every decision and counts
+decisions over their limit ("overdrawn").
 """
 
 from __future__ import annotations
@@ -54,7 +66,9 @@ sys.path.insert(0, str(ROOT / "sdk"))
 
 from take5 import Settings, Variant, play_game
 from take5.bot import CallContext
+from take5.clock import TimeControl, TimeControlError
 from take5.harness import load_bot
+from take5.rules import Take5Error
 
 EXAMPLES = ROOT / "example_bots"
 PLAYERS = 4
@@ -81,7 +95,7 @@ class Timed:
         start = time.perf_counter()
         cpu = time.thread_time()
         try:
-            return method(view)
+            return int(method(view))
         finally:
             self.times.append(time.perf_counter() - start)
             self.cpu_times.append(time.thread_time() - cpu)
@@ -311,6 +325,373 @@ def example_bots() -> list[str]:
     return sorted(names, key=lambda n: (n == "montecarlo", n))
 
 
+# -- the ladder: one bot against another on duplicate deals -------------------------------------
+
+BENCH_BOTS = ROOT / "bench" / "bots"
+
+
+def bot_path(spec: str) -> Path | None:
+    """The bot.py of `spec`: an example bot's name, a bench bot's name (bench/bots), a folder or a
+    file; None for a gRPC address (``grpc:HOST:PORT`` or ``unix:PATH``)."""
+    if spec.startswith(("grpc:", "unix:")):
+        return None
+    for candidate in (Path(spec), EXAMPLES / spec, BENCH_BOTS / spec):
+        if candidate.is_file():
+            return candidate
+        if (candidate / "bot.py").is_file():
+            return candidate / "bot.py"
+    raise SystemExit(f"no bot {spec!r}: give an example bot, a bench bot, a folder or grpc:ADDRESS")
+
+
+class Remote:
+    """A bot served elsewhere, over the protocol (the referee's own client); its CPU time is its
+    own machine's business, so none is counted here."""
+
+    remote = True
+
+    def __init__(self, address: str) -> None:
+        from take5_arena.referee.match.remote import RemoteBot
+
+        self.address = address.removeprefix("grpc:")
+        self.client = RemoteBot(self.address)
+        self._call(self.client.wait_ready, 10.0)
+        self.context: Any = None
+        self.game_id = "ladder"
+        """The game id the requests carry (set by Banked for each game)."""
+
+    def _call(self, method: Any, *args: Any) -> Any:
+        """A call to the bot; what goes wrong becomes one line naming the bot (the referee's
+        CallFailedError, with its fault kind, does not cross processes)."""
+        try:
+            return method(*args)
+        except Exception as error:  # noqa: BLE001 (a bench: every failure is one line)
+            raise RuntimeError(f"the bot at {self.address}: {error}") from None
+
+    def _limit(self) -> Any:
+        ctx = self.context
+        if ctx is None:
+            return 10.0
+        return ctx.budget if ctx.budget is not None else ctx.time_limit
+
+    def pick_card(self, view: Any) -> int:
+        from take5.convert import pick_card_request
+
+        limit = self._limit()
+        wall = getattr(limit, "wall_limit", limit) + 1.0
+        request = pick_card_request(view, self.game_id, limit).SerializeToString()
+        future = self.client.pick_card_future(request, wall)
+        return int(self._call(self.client.card_from, future, wall))
+
+    def choose_row(self, view: Any) -> int:
+        from take5.convert import choose_row_request
+
+        limit = self._limit()
+        wall = getattr(limit, "wall_limit", limit) + 1.0
+        request = choose_row_request(view, self.game_id, limit).SerializeToString()
+        return int(self._call(self.client.choose_row, request, wall))
+
+    def draft_card(self, view: Any) -> int:
+        return self.pick_card(view)
+
+
+_remotes: dict[str, Remote] = {}
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a ladder match: which bot, and how it is given its time."""
+
+    spec: str
+    budget: float | None = None
+    """Seconds per decision (the bot's `budget`; None: its own default)."""
+    control: str | None = None
+    """A time control BANK+INCREMENT (seconds, on this process's CPU clock), else None: the bot
+    thinks its `budget` and the bench gives no deadline."""
+    use_bank: bool = True
+    options: tuple[tuple[str, Any], ...] = ()
+    """More keyword arguments for the bot's constructor (``--set-a exact=plan``)."""
+
+
+def make_side(side: Side, seed: int, clock: str) -> Any:
+    path = bot_path(side.spec)
+    if path is None:
+        if side.spec not in _remotes:
+            _remotes[side.spec] = Remote(side.spec)
+        return _remotes[side.spec]
+    key = str(path)
+    if key not in _classes:
+        _classes[key] = type(load_bot(path))
+    cls = _classes[key]
+    params = inspect.signature(cls).parameters
+    kwargs: dict[str, Any] = {}
+    if "seed" in params:
+        kwargs["seed"] = seed
+    if side.budget is not None and "budget" in params:
+        kwargs["budget"] = side.budget
+    if "clock" in params:
+        kwargs["clock"] = clock
+    if not side.use_bank and "use_bank" in params:
+        kwargs["use_bank"] = False
+    kwargs.update(side.options)
+    return cls(**kwargs)
+
+
+def options(pairs: Sequence[str]) -> tuple[tuple[str, Any], ...]:
+    """``key=value`` pairs, each value read as JSON when it parses (numbers, true) else text."""
+    out = []
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise SystemExit(f"--set takes key=value, not {pair!r}")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        out.append((key, value))
+    return tuple(out)
+
+
+class Banked:
+    """A bot as the engine's Player with a referee's time control on the CPU clock: before each
+    decision the bank's increment is added and the bot is told its limit and bank
+    (`Bot.context.budget`), after it the CPU time it used is charged. A decision that used more
+    than its limit is an overdraw (counted; the referee would call it a timeout)."""
+
+    def __init__(self, bot: Any, control: Any, game_id: str) -> None:
+        from take5.clock import ClockKind
+
+        self.bot = bot
+        self.control = control
+        self.bank = control.start() if control is not None else None
+        self.cpu_clock = ClockKind.CPU
+        self.game_id = game_id
+        if getattr(bot, "remote", False):
+            bot.game_id = game_id
+        self.cpu_times: list[float] = []
+        self.thinking: list[float] = []
+        """CPU seconds of the decisions with a choice (more than one card, or a row)."""
+        self.overdrawn = 0
+
+    def _ask(self, method: Any, view: Any, choice: bool) -> int:
+        from take5.clock import Budget
+
+        bank = self.bank
+        if bank is not None:
+            limit = bank.limit_ms / 1000
+            budget = Budget(
+                limit,
+                self.cpu_clock,
+                bank=bank.available_ms / 1000,
+                increment=self.control.increment,
+                cap=self.control.cap,
+                wall=max(10.0, 20 * limit),
+            )
+            self.bot.context = CallContext(self.game_id, limit, time.monotonic(), budget)
+        cpu = time.process_time()
+        try:
+            return int(method(view))
+        finally:
+            used = time.process_time() - cpu
+            self.cpu_times.append(used)
+            if choice:
+                self.thinking.append(used)
+            if bank is not None:
+                used_ms = round(used * 1000)
+                if bank.over(used_ms):
+                    self.overdrawn += 1
+                bank.charge(used_ms)
+                self.bot.context = None
+
+    def pick_card(self, view: Any) -> int:
+        return self._ask(self.bot.pick_card, view, len(view.hand) > 1)
+
+    def choose_row(self, view: Any) -> int:
+        return self._ask(self.bot.choose_row, view, True)
+
+    def draft_card(self, view: Any) -> int:
+        return self._ask(self.bot.draft_card, view, len(view.pool) > 1)
+
+
+@dataclass(frozen=True)
+class Deal:
+    sides: tuple[Side, Side]
+    players: int
+    seats: int
+    """Seats of the first side (the rest are the second's)."""
+    seed: int
+    clock: str
+    variant: str = "standard"
+
+
+@dataclass
+class DealResult:
+    wins: float
+    """The first side's share of the wins, over every rotation of the deal."""
+    penalty_diff: float
+    """Mean penalty of a first-side seat minus a second-side seat, over the rotations."""
+    thinking: tuple[list[float], list[float]]
+    overdrawn: tuple[int, int]
+    remote: tuple[bool, bool]
+
+
+def play_deal(deal: Deal) -> DealResult:
+    """The deal played once per rotation (each seat's hand goes to every seat in turn), the first
+    `deal.seats` seats the first side's."""
+    from take5.clock import TimeControl
+
+    n = deal.players
+    wins = diff = 0.0
+    thinking: tuple[list[float], list[float]] = ([], [])
+    overdrawn = [0, 0]
+    remote = [False, False]
+    for rotation in range(n):
+        seats = []
+        for seat in range(n):
+            index = 0 if seat < deal.seats else 1
+            side = deal.sides[index]
+            bot = make_side(side, deal.seed * 64 + rotation * 8 + seat, deal.clock)
+            remote[index] = bool(getattr(bot, "remote", False))
+            control = TimeControl.parse(side.control) if side.control else None
+            seats.append((index, Banked(bot, control, f"d{deal.seed}r{rotation}")))
+        try:
+            game = play_game(
+                [p for _, p in seats],
+                Settings(players=n, variant=Variant(deal.variant)),
+                seed=deal.seed,
+                rotation=rotation,
+            )
+        except Take5Error as error:  # an illegal answer: as text (not every error pickles)
+            names = ", ".join(f"seat {s}: {deal.sides[i].spec}" for s, (i, _) in enumerate(seats))
+            raise RuntimeError(f"{error} ({names})") from None
+        winners = game.result().winners
+        wins += sum(1.0 / len(winners) for s in winners if seats[s][0] == 0)
+        pen = ([], [])  # type: tuple[list[int], list[int]]
+        for seat, (index, player) in enumerate(seats):
+            pen[index].append(game.scores[seat])
+            thinking[index].extend(player.thinking)
+            overdrawn[index] += player.overdrawn
+        diff += sum(pen[0]) / len(pen[0]) - sum(pen[1]) / len(pen[1])
+    return DealResult(
+        wins / n, diff / n, thinking, (overdrawn[0], overdrawn[1]), (remote[0], remote[1])
+    )
+
+
+def interval(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval (normal, over independent deals)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, math.inf
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, 1.96 * math.sqrt(var / n)
+
+
+def ladder(argv: Sequence[str]) -> None:
+    """`python bench/strength.py ladder A B ...`: A against B on duplicate deals (see --help)."""
+    parser = argparse.ArgumentParser(
+        prog="strength.py ladder",
+        description="Bot A against bot B on duplicate deals with full rotation: every deal is "
+        "played once per seat rotation, A in the first --seats seats. Reports A's share of the "
+        "wins and the penalty difference per seat (A minus B), with 95%% intervals over deals, "
+        "and the CPU time per decision of both sides (decisions with a choice).",
+    )
+    parser.add_argument("a", help="bot A: an example bot, a bench bot, a folder, or grpc:ADDRESS")
+    parser.add_argument("b", help="bot B (the opponent), the same forms")
+    parser.add_argument("--players", type=int, nargs="+", default=[4], help="2 to 6 (several ok)")
+    parser.add_argument("--seats", type=int, help="seats of A (default: half, rounded down)")
+    parser.add_argument("--deals", type=int, default=100, help="deals per table size")
+    parser.add_argument("--budget-a", type=float, help="A's seconds per decision")
+    parser.add_argument("--budget-b", type=float, help="B's seconds per decision")
+    parser.add_argument("--control-a", help="A's time control BANK+INCREMENT (CPU s), e.g. 1+0.02")
+    parser.add_argument("--control-b", help="B's time control")
+    parser.add_argument(
+        "--no-bank-a", action="store_true", help="A ignores its bank (think its budget)"
+    )
+    parser.add_argument(
+        "--no-bank-b", action="store_true", help="B ignores its bank (think its budget)"
+    )
+    parser.add_argument("--set-a", nargs="*", default=[], metavar="K=V", help="A's options")
+    parser.add_argument("--set-b", nargs="*", default=[], metavar="K=V", help="B's options")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    parser.add_argument("--variant", choices=[v.value for v in Variant], default="standard")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="append the results here, one JSON object a line")
+    args = parser.parse_args(argv)
+    sides = (
+        Side(args.a, args.budget_a, args.control_a, not args.no_bank_a, options(args.set_a)),
+        Side(args.b, args.budget_b, args.control_b, not args.no_bank_b, options(args.set_b)),
+    )
+    for control in (args.control_a, args.control_b):
+        if control:
+            try:
+                TimeControl.parse(control)
+            except TimeControlError as error:
+                raise SystemExit(f"ladder: {error}") from None
+    for n in args.players:
+        if not 2 <= n <= 6:
+            raise SystemExit(f"--players must be from 2 to 6, not {n}")
+    print(
+        f"ladder: {args.a} against {args.b}, {args.deals} deals per table size, every rotation; "
+        f"{args.jobs} workers, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+        f"budgets on the {args.clock} clock",
+        flush=True,
+    )
+    header = (
+        f"  {'players':>7} {'A seats':>7} {'deals':>5} {'games':>5}  {'A win share (95%)':>18}"
+        f"  {'penalty A-B (95%)':>18}  {'CPU ms/decision A / B':>22}  {'overdrawn A/B':>13}"
+    )
+    print(header)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for n in args.players:
+            k = args.seats if args.seats is not None else n // 2
+            if not 1 <= k < n:
+                raise SystemExit(f"--seats must be from 1 to {n - 1} at {n} players")
+            started = time.monotonic()
+            deals = [
+                Deal(sides, n, k, args.seed * 1_000_000 + n * 10_000 + i, args.clock, args.variant)
+                for i in range(args.deals)
+            ]
+            try:
+                results = list(pool.map(play_deal, deals))
+            except RuntimeError as error:  # an illegal answer, or a remote bot's fault
+                raise SystemExit(f"ladder: {error}") from None
+            wins, whalf = interval([r.wins for r in results])
+            pdiff, phalf = interval([r.penalty_diff for r in results])
+            cpu = []
+            for index in (0, 1):
+                times = [t for r in results for t in r.thinking[index]]
+                remote = any(r.remote[index] for r in results)
+                cpu.append(math.nan if remote or not times else 1000 * sum(times) / len(times))
+            over = [sum(r.overdrawn[i] for r in results) for i in (0, 1)]
+            fair = k / n
+            print(
+                f"  {n:>7} {k:>7} {len(results):>5} {len(results) * n:>5}  "
+                f"{100 * wins:>8.1f} +- {100 * whalf:<5.1f}%  {pdiff:>+9.2f} +- {phalf:<5.2f}  "
+                f"{cpu[0]:>10.1f} / {cpu[1]:<9.1f}  {over[0]:>6} / {over[1]:<4}"
+                f"  (fair share {100 * fair:.0f}%, {time.monotonic() - started:.0f} s)",
+                flush=True,
+            )
+            if args.json:
+                row = {
+                    "a": sides[0].__dict__,
+                    "b": sides[1].__dict__,
+                    "players": n,
+                    "seats": k,
+                    "deals": len(results),
+                    "win_share": wins,
+                    "win_halfwidth": whalf,
+                    "penalty_diff": pdiff,
+                    "penalty_halfwidth": phalf,
+                    "cpu_ms_a": cpu[0],
+                    "cpu_ms_b": cpu[1],
+                    "overdrawn": over,
+                    "load": os.getloadavg()[0],
+                }
+                with open(args.json, "a") as out:
+                    out.write(json.dumps(row) + "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run: 48 games an experiment")
@@ -407,4 +788,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["ladder"]:
+        ladder(sys.argv[2:])
+    else:
+        main()

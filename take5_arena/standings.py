@@ -92,6 +92,11 @@ def _from_store(folder: Path) -> Games:
         results = results_from_store(store, published_only=True)
         places = store.game_places()
         settings = store.settings()
+        shared = store.shared_tables()
+        deals = [
+            {"season": s.season, "commitment": s.commitment, "key": s.key}
+            for s in store.deal_seasons()
+        ]
     except StoreError as error:  # a row the checks above let through, e.g. an unknown version
         raise SourceError(f"{folder}: {error}") from None
     except sqlite3.Error as error:
@@ -125,6 +130,8 @@ def _from_store(folder: Path) -> Games:
         read_records,
         labels=labels,
         settings=settings,
+        deals=deals,
+        shared_tables=shared,
     )
 
 

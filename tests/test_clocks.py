@@ -272,3 +272,199 @@ def test_on_the_wall_clock_both_are_late(tmp_path: Path) -> None:
     assert sleeper[0]["detail"] == "no answer to PickCard within 0.5 s (wall clock)"
     assert [(f["kind"], f["turn"]) for f in spinner] == [("timeout", 2)]
     assert [seat["clock"] for seat in doc["seats"]] == ["wall", "wall", "wall"]
+
+
+# -- what came before: stores and records from before time controls -------------------------------
+
+OLD_STORE = ROOT / "tests" / "data" / "tournament-v2"
+"""A tournament directory made by main before time controls (its settings have a ``timeout`` and
+no ``clock``; its records no ``time_control``)."""
+
+
+def test_an_old_store_reads_as_the_wall_clock_it_ran_on(tmp_path: Path) -> None:
+    import shutil
+
+    from support import referee as run_referee
+
+    from take5_arena.referee.store import Store
+    from take5_arena.referee.tournament import TournamentSettings
+
+    old = tmp_path / "old"
+    shutil.copytree(OLD_STORE, old)
+    with Store(old, readonly=True) as store:
+        saved = store.settings()
+        assert "timeout" in saved and "clock" not in saved  # the old format, as it was
+        assert TournamentSettings.from_json(saved).calls.clock is ClockKind.WALL
+    status = run_referee("tournament", "status", "-t", str(old))
+    assert status.returncode == 0, status.stderr
+    assert "1 s per decision, wall clock" in " ".join(status.stdout.split())
+
+
+def test_the_replay_shows_each_decisions_time_and_bank(tmp_path: Path) -> None:
+    from support import referee as run_referee
+
+    records = tmp_path / "records"
+    run = referee(
+        str(EXAMPLES / "lowest"),
+        str(EXAMPLES / "random"),
+        "--time-control",
+        "5+0.5",
+        "--threshold",
+        "20",
+        "--records",
+        str(records),
+    )
+    assert run.returncode == 0, run.stderr
+    doc = load_record(records / "s0-g1.json")
+    shown = run_referee("replay", str(records / "s0-g1.json"), "--all")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "Time: 5+0.5 (a 5 s bank, +0.5 s per decision), cpu clock" in text
+    seat, used, after = doc["rounds"][0]["turns"][0]["clock"][0]
+    name = doc["seats"][seat]["name"]
+    assert f"Time: {name} {used} ms (bank {after / 1000:.2f} s)" in text
+    # a record from before time controls replays as before, without times
+    old = run_referee(
+        "replay", str(ROOT / "tests" / "golden" / "records" / "forfeit.json"), "--all"
+    )
+    assert old.returncode == 0, old.stderr
+    assert "Time:" not in old.stdout and "Result" in old.stdout
+
+
+# -- the harness tells the same story ------------------------------------------------------------
+
+
+def harness(*args: str) -> subprocess.CompletedProcess[str]:
+    from support import referee_env
+
+    return subprocess.run(
+        [sys.executable, "-m", "take5.harness_entry", *args],
+        capture_output=True,
+        text=True,
+        env=referee_env(),
+        timeout=180,
+        cwd=ROOT,
+    )
+
+
+def test_the_harness_stops_at_the_timeout_the_referee_counts(tmp_path: Path) -> None:
+    """The spinner never answers in round 1, turn 2: the referee faults it there on the CPU
+    clock, and the harness stops there with the same words and exit code 1 (it used to play on
+    and exit 0 with a warning)."""
+    run = harness(str(TEST_BOTS / "spinner"), "--timeout", "0.5", "--wall-factor", "40")
+    assert run.returncode == 1, run.stdout + run.stderr
+    detail = "pick_card used more than its 0.5 s of CPU time (cpu clock)"
+    assert f"harness-g1, round 1, turn 2: timeout: {detail}" in run.stderr
+    assert "Traceback" not in run.stderr and run.stdout == ""
+    doc = sleeper_spinner("cpu", tmp_path)
+    (fault,) = doc["faults"][1]
+    assert (fault["round"], fault["turn"]) == (1, 2)
+    assert fault["detail"] == detail.replace("pick_card", "PickCard")
+
+
+def test_the_harness_applies_banks_caps_and_both_clocks() -> None:
+    spinner, sleeper = str(TEST_BOTS / "spinner"), str(TEST_BOTS / "sleeper")
+    bank = harness(spinner, "--time-control", "1+0", "--wall-factor", "40", "--games", "1")
+    assert bank.returncode == 1
+    assert "pick_card ran out of its time bank: it used more than the " in bank.stderr
+    assert "(cpu clock, time control 1+0)" in bank.stderr
+    cap = harness(spinner, "--time-control", "30+1", "--time-cap", "0.5", "--wall-factor", "40")
+    assert cap.returncode == 1
+    assert "pick_card used more than the 0.5 s cap of a decision (cpu clock" in cap.stderr
+    # the sleeper sleeps 1.2 s once a game: late on the wall clock, on time on the CPU clock
+    wall = harness(sleeper, "--timeout", "0.5", "--clock", "wall", "--games", "1")
+    assert wall.returncode == 1
+    assert "round 1, turn 1: timeout: no answer to pick_card within 0.5 s (wall clock)" in (
+        wall.stderr
+    )
+    cpu = harness(sleeper, "--timeout", "0.5", "--wall-factor", "40", "--games", "2", "--json")
+    assert cpu.returncode == 0, cpu.stderr
+    doc = json.loads(cpu.stdout)
+    assert (doc["clock"], doc["time_control"]) == ("cpu", "0.5 s per decision")
+    both = harness(sleeper, "--timeout", "1", "--time-control", "5+1")
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+CHATTY = """import logging, os, sys
+from take5 import Bot, run
+
+logging.basicConfig(level=logging.INFO)  # a handler bound to the real stderr, made at import
+
+
+class Chatty(Bot):
+    name = "chatty"
+
+    def pick_card(self, view):
+        print("thinking about", min(view.hand))
+        print("\\x1b[2Jcleared?", file=sys.stderr)
+        os.write(2, b"straight to fd 2\\n")
+        logging.info("logged on turn %d", view.turn)
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    run(Chatty())
+"""
+
+
+def test_the_harness_keeps_the_bots_output_per_game(tmp_path: Path) -> None:
+    folder = tmp_path / "chatty"
+    folder.mkdir()
+    (folder / "bot.py").write_text(CHATTY)
+    run = harness(str(folder), "--games", "3", "--against", "random", "random")
+    assert run.returncode == 0, run.stderr
+    assert "thinking" not in run.stdout + run.stderr and "\x1b" not in run.stdout + run.stderr
+    (note,) = run.stderr.splitlines()  # one line instead of hundreds
+    assert note.startswith("take5-harness: the bots printed chatty ") and "--logs DIR" in note
+    assert "random, random#2" in run.stdout  # two seats of one opponent, two labels
+    logs = tmp_path / "logs"
+    kept = harness(str(folder), "--games", "3", "--logs", str(logs), "--quiet")
+    assert kept.returncode == 0 and kept.stderr == ""
+    files = sorted(p.name for p in logs.iterdir())
+    assert files == [f"harness-g{g}-0-chatty.log" for g in (1, 2, 3)]
+    text = (logs / "harness-g1-0-chatty.log").read_text()
+    assert "--- round 1, turn 1 (play)\n" in text
+    for line in ("thinking about", "straight to fd 2", "INFO:root:logged on turn 1"):
+        assert line in text
+    assert "\x1b" not in text and "\\x1b[2Jcleared?" in text  # kept inert
+
+
+def test_the_harness_shows_a_faulty_bots_last_output(tmp_path: Path) -> None:
+    folder = tmp_path / "chatty_spinner"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        CHATTY.replace(
+            "        return min(view.hand)",
+            "        while view.turn == 2:\n            pass\n        return min(view.hand)",
+        )
+    )
+    run = harness(str(folder), "--timeout", "0.5", "--wall-factor", "40", "--games", "1")
+    assert run.returncode == 1
+    lines = run.stderr.splitlines()
+    assert "round 1, turn 2: timeout: pick_card used more than its 0.5 s" in lines[0]
+    assert lines[1] == "take5-harness: its last output in that game:"
+    assert any("logged on turn 2" in line for line in lines[2:]) and "\x1b" not in run.stderr
+
+
+def test_play_against_times_every_seat_and_labels_each() -> None:
+    from take5 import play_against
+    from take5.bots import RandomBot
+    from take5.harness import OutOfTime
+
+    result = play_against(RandomBot(), ["random", "random", "random"], games=2)
+    assert result.names == ("random", "random#2", "random#3", "random#4")
+    assert result.clock is ClockKind.CPU and len(result.logs) == 2
+
+    class Spin(LowestBot):
+        name = "spin"
+
+        def pick_card(self, view: View) -> int:
+            while view.turn == 3:
+                pass
+            return super().pick_card(view)
+
+    with pytest.raises(OutOfTime, match=r"spin: harness-g1, round 1, turn 3: timeout: ") as caught:
+        play_against(
+            LowestBot(), [Spin()], games=1, time_control="0.3+0.1", clock="cpu", wall_factor=100
+        )
+    assert caught.value.seat == 1 and "(cpu clock, time control 0.3+0.1)" in str(caught.value)

@@ -287,6 +287,26 @@ def test_nonzero_exit_is_a_crash_with_its_exit_code(images, tmp_path):
 
 
 @pytest.mark.docker
+def test_a_bot_that_never_calls_run_gets_the_hint_at_once(images, tmp_path):
+    """A bot file that only defines its class ends at once with status 0: in a warm container the
+    fork server reports that before the referee knows the bot's pid, and it is still a crash with
+    the hint the local run gives (not a wait for the start allowance's wall-clock cap)."""
+    folder = tmp_path / "norun"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "from take5 import Bot\n\n\nclass MyBot(Bot):\n    def pick_card(self, view):\n"
+        "        return min(view.hand)\n"
+    )
+    run = referee(str(folder), example("lowest"), tmp_path=tmp_path)
+    assert run.code == 3, run.err[-3000:]
+    (rejection,) = run.doc["rejections"]
+    assert rejection["kind"] == "crash"
+    assert rejection["detail"].startswith(
+        "the bot's container exited before it served with exit code 0 — did you call run(MyBot())?"
+    )
+
+
+@pytest.mark.docker
 def test_fork_bomb_is_held_by_the_pids_limit(images, tmp_path):
     run = referee(
         hostile("fork"),

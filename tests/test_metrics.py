@@ -88,6 +88,9 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
         assert errors("ListMyBots", "UNAUTHENTICATED") == 1
         assert errors("SubmitBot", "OK") is None
         assert "take5_arena_container_start_seconds" in text  # the local sandbox starts none
+        # both submissions validated, each timed
+        assert got[("take5_arena_validation_seconds_count", ())] == 2
+        assert got[("take5_arena_validation_seconds_sum", ())] > 0
 
         # a counter only goes up, and a second scrape reads only what is new
         wait_until(

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from take5 import Settings
+from take5.clock import ClockKind
 from take5.rules import EndRule, Variant
 from take5_arena.referee import defaults
 from take5_arena.referee.kinds import DealMode, SandboxKind
@@ -46,8 +47,8 @@ def test_an_old_stores_settings_read_back_the_same() -> None:
     settings = TournamentSettings.from_json(OLD_STORE_JSON)
     saved = settings.to_json()
     # what it holds reads back the same; the keys added since take their defaults (the container
-    # runtime: $TAKE5_RUNTIME's; no bank, today's clock), except its deals: they were (and stay)
-    # from its seed
+    # runtime: $TAKE5_RUNTIME's; no bank), except its deals and its clock: they were (and stay)
+    # from its seed and on the wall clock, the only clock before time controls
     added = {
         "runtime": defaults.RUNTIME,
         "bot_memory": defaults.BOT_MEMORY,
@@ -55,7 +56,7 @@ def test_an_old_stores_settings_read_back_the_same() -> None:
         "separate_authors": True,
         "time_control": None,
         "time_cap": None,
-        "clock": "cpu",
+        "clock": "wall",
     }
     assert {key: saved[key] for key in OLD_STORE_JSON} == OLD_STORE_JSON
     assert {key: saved[key] for key in added} == added
@@ -63,6 +64,7 @@ def test_an_old_stores_settings_read_back_the_same() -> None:
     assert TournamentSettings.from_json(saved) == settings
     assert settings.game == Settings(players=3, variant=Variant.STANDARD, threshold=66)
     assert settings.calls.start_timeout == 10.0  # what the store says, not today's default
+    assert settings.calls.clock is ClockKind.WALL and "wall clock" in settings.describe()
     assert settings.sandbox is SandboxKind.LOCAL
     assert settings.limits == SandboxLimits(memory="256m", cpus=1.0, pids=64)
     assert json.loads(json.dumps(saved)) == saved

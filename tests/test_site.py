@@ -406,6 +406,65 @@ def test_replay_of_a_cut_off_game_and_of_an_unknown_one(page, site, records):
     assert all("ERR_FILE_NOT_FOUND" in p for p in page.problems), page.problems
 
 
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory):
+    """A site of one real game played with a bank (`referee match --time-control`): its record
+    keeps each decision's time and the bank after it."""
+    from take5.record import load_record
+
+    folder = tmp_path_factory.mktemp("timed")
+    run = support.referee(
+        "match",
+        str(support.EXAMPLES / "lowest"),
+        str(support.EXAMPLES / "random"),
+        "--games",
+        "1",
+        "--threshold",
+        "20",
+        "--time-control",
+        "5+0.5",
+        "--records",
+        str(folder / "records"),
+    )
+    assert run.returncode == 0, run.stderr
+    record = load_record(folder / "records" / "s0-g1.json")
+    records = {"s0-g1": record}
+    results = results_from_records(records)
+    out = folder / "site"
+    publish_site(
+        out,
+        results=results,
+        records=records,
+        standings=compute_standings(results, bootstrap=20, seed=0),
+        title="Timed cup",
+    )
+    return out, record
+
+
+def test_replay_shows_each_decisions_time_and_the_bank_after_it(page, timed, site, shots):
+    out, record = timed
+    open_page(page, out, "replay.html?game=s0-g1")
+    assert "time 5+0.5, cpu clock" in page.locator(".subtitle").inner_text()
+    headers = page.locator("#scores thead th").all_inner_texts()
+    assert headers[-1] == "Time (bank after)"
+    for rnd in record["rounds"]:
+        for turn in rnd["turns"]:
+            page.locator("#next").click()
+            assert position(page) == (rnd["round"], turn["turn"])
+            shown = page.locator("#scores tbody td.time").all_inner_texts()
+            for seat, text in enumerate(shown):
+                mine = [e for e in turn["clock"] if e[0] == seat]
+                expected = " + ".join(f"{e[1]} ms" for e in mine)
+                assert text == f"{expected} · bank {mine[-1][2] / 1000:.2f} s", (turn, seat)
+        if rnd is not record["rounds"][-1]:
+            page.locator("#next").click()
+    page.screenshot(path=str(shots / "replay-times.png"), full_page=True)
+    # a record from before time controls shows no time column, and no error
+    open_page(page, site, "replay.html?game=t000")
+    assert "Time" not in " ".join(page.locator("#scores thead th").all_inner_texts())
+    assert "time " not in page.locator(".subtitle").inner_text()
+
+
 # -- what bots control, and what organisers add ----------------------------------------------------
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -446,6 +505,10 @@ def hostile(tmp_path_factory, records):
         "timeout": 1.0,
         "duplicate": True,
     }
+    games.deals = [
+        {"season": 1, "commitment": "ab" * 32, "key": "cd" * 32},
+        {"season": 2, "commitment": EVIL, "key": None},  # what a page shows is text, never markup
+    ]
     out = tmp_path_factory.mktemp("hostile")
     write_site(
         out,
@@ -473,6 +536,11 @@ def test_hostile_strings_show_as_text_and_run_nothing(page, hostile, shots):
     assert settings.locator("[data-key=threshold] dd").inner_text() == "66"
     assert settings.locator("[data-key=duplicate] dd").inner_text() == "yes"
     assert "table 1, game 1" in page.locator("table#all-games").inner_text()
+    deals = page.locator("#deals")  # the deal keys' commitments, each key once revealed
+    assert "ab" * 32 in deals.locator("[data-season='1'] dd").inner_text()
+    assert "key (revealed) " + "cd" * 32 in deals.locator("[data-season='1'] dd").inner_text()
+    assert EVIL in deals.locator("[data-season='2'] dd").inner_text()
+    assert "key still secret" in deals.locator("[data-season='2'] dd").inner_text()
     page.screenshot(path=str(shots / "hostile-index.png"), full_page=True)
 
     page.locator("table#standings td.name a", has_text=EVIL).click()

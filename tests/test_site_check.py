@@ -9,6 +9,7 @@ partly filled bundle), and gives exactly the files a full publication gives.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -124,6 +125,90 @@ def test_calling_a_complete_game_unrated_or_changing_entrants_fails(site):
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     out = verify(site).output
     assert "a complete game listed as not rated" in out and "not the record's seats" in out
+
+
+def _edit_data(site: Path, rel: str, change) -> None:
+    """Apply ``change`` to the value a data file assigns and write it back as the site writes it."""
+    path = site / rel
+    *before, last = path.read_text(encoding="utf-8").rstrip().splitlines()
+    head, _, value = last.partition(" = ")
+    data = json.loads(value.removesuffix(";"))
+    change(data)
+    path.write_text("".join(f"{b}\n" for b in before) + f"{head} = {json.dumps(data)};\n")
+
+
+def _one_finding(site: Path, *words: str) -> str:
+    """verify --site fails, with one finding line that holds every word."""
+    result = verify(site)
+    assert result.exit_code == 1, result.output
+    findings = [
+        line
+        for line in result.output.splitlines()
+        if not any(k in line for k in (": note:", ": deals:", "FAILED"))
+    ]
+    assert len(findings) == 1, result.output
+    assert all(w in findings[0] for w in words), result.output
+    return findings[0]
+
+
+def test_two_names_swapped_on_the_front_page_fail(site):
+    def swap(doc):
+        rows = doc["rows"]
+        rows[0]["entrant"], rows[1]["entrant"] = rows[1]["entrant"], rows[0]["entrant"]
+
+    _edit_data(site, "data/standings.js", swap)
+    _one_finding(site, "data/standings.js", "rows[0].entrant")
+
+
+def test_an_edited_game_list_fails(site):
+    def edit(rows):
+        rows[2]["penalties"][0] += 10
+
+    _edit_data(site, "data/games/000000.js", edit)
+    _one_finding(site, "data/games/000000.js", "[2].penalties[0]")
+
+
+def test_edited_bot_page_data_fails(site):
+    bot = sorted((site / "data" / "bots").glob("*.js"))[0]
+    rel = bot.relative_to(site).as_posix()
+
+    def edit(summary):
+        summary["fault_total"] += 1
+
+    _edit_data(site, rel, edit)
+    _one_finding(site, rel, "fault_total")
+    shutil.copy(bot, site / "data" / "bots" / "zz-invented.js")  # a bot page nobody played for
+    assert "zz-invented.js: a data file the records do not give" in verify(site).output
+
+
+def test_an_edited_game_of_a_bots_game_list_fails(site):
+    page = sorted((site / "data" / "bots").glob("*/000000.js"))[0]
+    rel = page.relative_to(site).as_posix()
+
+    def edit(rows):
+        rows[0]["place"] = 1 if rows[0]["place"] != 1 else 2
+
+    _edit_data(site, rel, edit)
+    _one_finding(site, rel, "[0].place")
+
+
+def test_a_changed_script_fails(site):
+    with (site / "assets" / "site.js").open("a", encoding="utf-8") as f:
+        f.write("\ndocument.title = 'changed';\n")
+    _one_finding(site, "assets/site.js", "the page was changed")
+
+
+def test_a_changed_page_with_its_manifest_hash_is_noted(site):
+    """Changing the page and the manifest's hash of it passes the manifest check, but the pages
+    are then not this version's: said, so a verifier knows to look."""
+    page = site / "index.html"
+    page.write_text(page.read_text(encoding="utf-8") + "<!-- changed -->\n", encoding="utf-8")
+    head = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
+    head["pages"]["index.html"] = hashlib.sha256(page.read_bytes()).hexdigest()
+    (site / "manifest.json").write_text(json.dumps(head), encoding="utf-8")
+    result = verify(site)
+    assert result.exit_code == 0, result.output
+    assert "note: the manifest's pages are not the ones this version" in result.output
 
 
 def test_a_folder_that_is_no_site(tmp_path):

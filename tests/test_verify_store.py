@@ -321,6 +321,46 @@ def test_a_deal_with_a_rotation_still_to_play_is_not_published(
     """Its recorded games stay out of the standings until every rotation is played, so that no
     author reads a deal that is still to come (docs/security.md, "Deals")."""
     directory, db = store
+    dup = _rotation_to_come(db)
+    (in_deal,) = db.execute(
+        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
+        " WHERE g.duplicate_set = ?",
+        (dup,),
+    ).fetchone()
+    assert _cli(["verify", "--tournament", str(directory)]).exit_code == 0
+    result = _cli(["standings", "-t", str(directory), "--json", "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["games"] == 6 - in_deal
+
+
+def test_the_arenas_record_call_withholds_a_deal_with_a_rotation_still_to_play(
+    store: tuple[Path, sqlite3.Connection],
+) -> None:
+    """GetGameRecord answers for a game of an unfinished deal as for an unknown game, and gives
+    the records of finished deals."""
+    import concurrent.futures
+
+    from take5_arena.service.errors import NotFoundError
+    from take5_arena.service.servicer import ArenaService, ServiceParts
+
+    directory, db = store
+    dup = _rotation_to_come(db)
+    games = db.execute(
+        "SELECT r.game_id, g.duplicate_set = ? FROM results r JOIN games g USING (game_id)", (dup,)
+    ).fetchall()
+    withheld = [g for g, held in games if held]
+    public = [g for g, held in games if not held]
+    assert withheld and public
+    parts = ServiceParts(directory, *([None] * 5))  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        service = ArenaService(parts, lambda line: None, pool)
+        assert service._record(public[0]).game_id == public[0]
+        with pytest.raises(NotFoundError, match="not published yet"):
+            service._record(withheld[0])
+
+
+def _rotation_to_come(db: sqlite3.Connection) -> str:
+    """Add a pending rotation to the deal of the first recorded game; its duplicate set."""
     game = _games(db)[0]
     (dup,) = db.execute("SELECT duplicate_set FROM games WHERE game_id = ?", (game,)).fetchone()
     db.execute(
@@ -337,12 +377,54 @@ def test_a_deal_with_a_rotation_still_to_play_is_not_published(
     )
     db.execute("UPDATE schedules SET games = games + 1")
     db.commit()
-    (in_deal,) = db.execute(
-        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
-        " WHERE g.duplicate_set = ?",
-        (dup,),
-    ).fetchone()
-    assert _cli(["verify", "--tournament", str(directory)]).exit_code == 0
-    result = _cli(["standings", "-t", str(directory), "--json", "--bootstrap", "0"])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["games"] == 6 - in_deal
+    return str(dup)
+
+
+def test_the_site_publishes_the_commitment_and_checks_seeds_once_revealed(
+    store: tuple[Path, sqlite3.Connection],
+) -> None:
+    """standings.json (and so the front page's data) carries the deal key's commitment from the
+    start; `verify --site` says the seeds are not checkable until `tournament reveal`, then checks
+    each against the revealed key: a deal identity changed by hand (its record's hash made to match)
+    or a revealed key that is not the committed one fails."""
+    from take5_arena.leaderboard.site_build import decode_bundle, record_hash
+
+    directory, _db = store
+    site = directory.parent / "site"
+    status = json.loads(_cli(["tournament", "status", "-t", str(directory), "--json"]).stdout)
+    (season,) = status["deal_keys"]
+    assert _cli(["publish", "-t", str(directory), "--out", str(site)]).exit_code == 0
+    doc = json.loads((site / "standings.json").read_text(encoding="utf-8"))
+    assert doc["deals"] == [{"season": 1, "commitment": season["commitment"], "key": None}]
+    assert season["commitment"] in (site / "data" / "standings.js").read_text(encoding="utf-8")
+    sealed = _cli(["verify", "--site", str(site)])
+    assert sealed.exit_code == 0 and "not checkable yet" in sealed.output, sealed.output
+
+    revealed = _cli(["tournament", "reveal", "-t", str(directory), "--json"])
+    assert revealed.exit_code == 0, revealed.output
+    key = json.loads(revealed.stdout)["key"]
+    assert _cli(["publish", "-t", str(directory), "--out", str(site)]).exit_code == 0
+    doc = json.loads((site / "standings.json").read_text(encoding="utf-8"))
+    assert doc["deals"][0] == {"season": 1, "commitment": season["commitment"], "key": key}
+    checked = _cli(["verify", "--site", str(site)])
+    assert checked.exit_code == 0 and "6 dealt from revealed keys" in checked.output
+
+    # a deal named by hand: the record's deal identity changed, the manifest's hash made to match
+    path = next((site / "replays").glob("*/*.js"))
+    rel = path.relative_to(site).as_posix()
+    games = decode_bundle(path.read_text(encoding="utf-8"))
+    games[0]["record"]["deal"]["id"] += "x"
+    from take5_arena.leaderboard import site_build
+
+    path.write_text(site_build.bundle_file(rel, [json.dumps(g) for g in games]), encoding="utf-8")
+    lines = [json.loads(x) for x in (site / "manifest.jsonl").read_text().splitlines()]
+    lines[0]["sha256"] = record_hash(games[0]["record"])
+    (site / "manifest.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    forged = _cli(["verify", "--site", str(site)])
+    assert forged.exit_code == 1
+    assert "its seed is not the one the revealed deal key gives" in forged.output
+
+    doc["deals"][0]["key"] = "00" * 32  # a key that is not the committed one
+    (site / "standings.json").write_text(json.dumps(doc), encoding="utf-8")
+    wrong = _cli(["verify", "--site", str(site)])
+    assert wrong.exit_code == 1 and "not the key its commitment was published for" in wrong.output

@@ -126,6 +126,7 @@ def test_watch_shows_the_game_live(games) -> None:
     assert "Round 1, turn 1" in out and "Played: " in out and "row 1" in out
     assert "log chatty | turn 1: thinking about" in out
     assert "Result" in out and out.index("Round 1, turn 1") < out.index("Result")
+    assert [line.strip() for line in out.splitlines()].count("Result") == 1  # the result once
 
 
 def test_watch_output_of_a_hostile_bot_is_inert(games) -> None:

@@ -1,8 +1,8 @@
 """Time controls and clocks: how much time a bot has for each decision, and how it is measured.
 
 One definition for every place that times a bot: the referee (take5_arena/referee/match/), the
-record's replay (take5.record) and the bot runtime (take5.bot, which tells the bot its time); the
-harness (take5.harness) does not apply time controls yet. The rules
+record's replay (take5.record), the bot runtime (take5.bot, which tells the bot its time) and the
+harness (take5.harness, which applies the same limits in-process). The rules
 are docs/faults.md's ("Time controls and clocks"); docs/record-format.md says how a record keeps
 them, and the independent checker (take5.audit) restates the arithmetic from that page.
 
@@ -28,6 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from .rules import Take5Error
 
@@ -40,6 +41,11 @@ WALL_FACTOR = 10
 WALL_FLOOR = 1.0
 """... and at least this many seconds more than its limit: a short limit must survive a host's
 scheduling delays, which the bot cannot help."""
+
+START_TIMEOUT = 30.0
+"""Seconds a bot has to start serving, on the clock in force (``--start-timeout``)."""
+START_WALL = 120.0
+"""Under the CPU clock, the wall-clock seconds a bot's start may take at most (``--start-wall``)."""
 
 
 class ClockKind(str, Enum):
@@ -118,21 +124,21 @@ class TimeControl:
             )
         return cls(bank=float(match[1]), increment=float(match[2] or 0), cap=cap)
 
-    # -- the numbers the clock runs on (whole milliseconds) ----------------------------------------
+    # -- the numbers the clock runs on (whole milliseconds; worked out once: a bank asks often) ---
 
-    @property
+    @cached_property
     def bank_ms(self) -> int:
         return to_ms(self.bank)
 
-    @property
+    @cached_property
     def increment_ms(self) -> int:
         return to_ms(self.increment)
 
-    @property
+    @cached_property
     def cap_ms(self) -> int | None:
         return None if self.cap is None else to_ms(self.cap)
 
-    @property
+    @cached_property
     def ceiling_ms(self) -> int | None:
         """The most the bank keeps between decisions (None: no bound). With a cap, saving more than
         the cap can spend would buy nothing, so the bank keeps at most its first size or the cap
@@ -214,6 +220,51 @@ def wall_cap(limit: float, clock: ClockKind, factor: float = WALL_FACTOR) -> flo
     return max(limit * factor, limit + WALL_FLOOR)
 
 
+# -- what a timeout says (the referee's fault details; the harness's messages) --------------------
+
+
+def describe_clock(kind: ClockKind) -> str:
+    return "CPU time" if kind is ClockKind.CPU else "wall-clock time"
+
+
+def limit_detail(control: TimeControl, kind: ClockKind, method: str, limit: float) -> str:
+    """Why a decision with ``limit`` seconds that used more is a timeout: which clock and which
+    part of the time control ran out."""
+    clock = f"{kind.value} clock"
+    if control.fixed:
+        if kind is ClockKind.WALL:
+            return f"no answer to {method} within {limit:g} s ({clock})"
+        return f"{method} used more than its {limit:g} s of {describe_clock(kind)} ({clock})"
+    if control.cap is not None and limit >= control.cap:
+        return (
+            f"{method} used more than the {control.cap:g} s cap of a decision "
+            f"({clock}, time control {control.spec})"
+        )
+    return (
+        f"{method} ran out of its time bank: it used more than the {limit:g} s left "
+        f"({clock}, time control {control.spec})"
+    )
+
+
+def wall_detail(control: TimeControl, kind: ClockKind, method: str, budget: Budget) -> str:
+    """Why a decision that outlasted its wall-clock cap is a timeout."""
+    if kind is ClockKind.WALL:
+        return limit_detail(control, kind, method, budget.limit)
+    return (
+        f"no answer to {method} within its wall-clock cap of {budget.wall_limit:g} s "
+        f"(cpu clock: the bot used less than its {budget.limit:g} s of CPU time, but slept, "
+        "blocked or waited that long)"
+    )
+
+
+def empty_detail(control: TimeControl, kind: ClockKind, method: str) -> str:
+    """Why a decision was not asked at all: nothing in the bank."""
+    return (
+        f"{method} was not asked: the time bank is empty and the time control "
+        f"{control.spec} adds nothing ({kind.value} clock)"
+    )
+
+
 @dataclass(frozen=True)
 class Budget:
     """What a bot is told about the time of one call: which clock, this call's limit, the bank.
@@ -244,6 +295,8 @@ class Budget:
 __all__ = [
     "DEFAULT_CLOCK",
     "DEFAULT_TIMEOUT",
+    "START_TIMEOUT",
+    "START_WALL",
     "WALL_FACTOR",
     "WALL_FLOOR",
     "Bank",
@@ -251,6 +304,10 @@ __all__ = [
     "ClockKind",
     "TimeControl",
     "TimeControlError",
+    "describe_clock",
+    "empty_detail",
+    "limit_detail",
     "to_ms",
     "wall_cap",
+    "wall_detail",
 ]

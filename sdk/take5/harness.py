@@ -6,33 +6,62 @@
 or from a shell: ``take5-harness path/to/bot.py --games 20``.
 
 Each view a bot gets here has made the round trip through the protocol's messages (as it would from
-the referee), and an illegal answer stops the run with a `HarnessError` saying where, because a bot
-author wants to see the bug, not a default move; an exception in the bot shows the bot's own frames
-only. Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic, search) or any bot
-files, so the SDK alone is enough.
+the referee), and the first thing the referee would count as a fault stops the run with a
+`HarnessError` saying where, because a bot author wants to see the bug, not a default move: an
+illegal answer, an exception (the bot's own frames shown), or a decision over its time. Time is
+the referee's (take5.clock, docs/faults.md): the same time controls, caps and clocks (CPU time of
+this process while the bot thinks, or the wall clock), a decision stopped at its limit where the
+platform allows (a timer signal in the main thread on Unix; elsewhere it is judged when it ends).
+What the bots print, to stdout or stderr, is kept per game and seat (`HarnessResult.logs`), not
+shown as it comes. Opponents are the bots bundled in `take5.bots` (random, lowest, heuristic,
+search) or any bot files, so the SDK alone is enough.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import importlib.util
 import inspect
 import json
 import operator
 import os
+import re
+import signal
 import sys
+import tempfile
+import threading
 import time
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-from .bot import Bot, CallContext, answer_problem, bot_name
+from .bot import Bot, CallContext, answer_problem, bot_name, unique_names
+from .clock import (
+    DEFAULT_CLOCK,
+    DEFAULT_TIMEOUT,
+    START_TIMEOUT,
+    START_WALL,
+    WALL_FACTOR,
+    Bank,
+    Budget,
+    ClockKind,
+    TimeControl,
+    TimeControlError,
+    empty_detail,
+    limit_detail,
+    to_ms,
+    wall_cap,
+    wall_detail,
+)
 from .convert import (
     GameOver,
+    budget_from_request,
     choose_row_request,
     pick_card_request,
     view_from_request,
@@ -48,8 +77,25 @@ _SDK_DIR = Path(__file__).resolve().parent
 (except the bundled bots' own code in take5/bots)."""
 
 
+_FIXED = TimeControl.per_decision(DEFAULT_TIMEOUT)
+LOG_LIMIT = 100_000
+"""Characters of one seat's output kept per game (more is cut, with a note)."""
+
+
 class HarnessError(Take5Error):
     """The bot under test did something the referee would count as a fault."""
+
+    logs: tuple[tuple[str, ...], ...] = ()
+    """What each seat printed in each game played until the error (`HarnessResult.logs`)."""
+    seat: int | None = None
+    """The seat at fault, where one is."""
+    names: tuple[str, ...] = ()
+    """Every seat's label, by seat (as in `HarnessResult.names`)."""
+
+
+class OutOfTime(HarnessError):
+    """A decision used more than its time (a timeout fault in the referee): the message names the
+    clock and the limit that ran out."""
 
 
 class BotLoadError(HarnessError):
@@ -280,9 +326,13 @@ class HarnessResult:
     seconds: float
     """Wall time of the whole run."""
     slowest: float = 0.0
-    """The longest time the bot under test took for one decision (seconds)."""
-    slow_calls: int = 0
-    """Decisions that took longer than the time limit (the referee would count a timeout)."""
+    """The longest time the bot under test took for one decision (seconds, on `clock`)."""
+    control: TimeControl = _FIXED
+    """The time control every seat played under."""
+    clock: ClockKind = DEFAULT_CLOCK
+    """What measured the decisions."""
+    logs: tuple[tuple[str, ...], ...] = ()
+    """Per game, what each seat printed (stdout and stderr), under a line naming each decision."""
     stats: tuple[SeatStats, ...] = field(init=False)
     """Totals per seat, by seat (computed from `scores` and `places`)."""
 
@@ -318,9 +368,10 @@ class HarnessResult:
             f"  {st.name:<20} {st.wins:>5} {st.mean_place:>11.2f} {st.mean_points:>12.1f}"
             for st in sorted(self.stats, key=lambda x: (x.mean_place, x.mean_points))
         ]
-        lines.append(f"  slowest decision of {self.names[0]}: {self.slowest * 1000:.1f} ms")
-        if self.slow_calls:
-            lines.append(f"  WARNING: {self.slow_calls} decisions took longer than the time limit")
+        lines.append(
+            f"  slowest decision of {self.names[0]}: {self.slowest * 1000:.1f} ms "
+            f"({self.control}, {self.clock.value} clock)"
+        )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -333,44 +384,247 @@ class HarnessResult:
             "stats": [vars(s) for s in self.stats],
             "seconds": self.seconds,
             "slowest": self.slowest,
-            "slow_calls": self.slow_calls,
+            "time_control": str(self.control),
+            "clock": self.clock.value,
         }
 
 
-class _Seat:
-    """Asks one player, the way the referee would: through the protocol's messages, timed."""
+class _Expired(BaseException):
+    """Raised in a bot that is past its time (a BaseException: a bot's `except Exception` does not
+    swallow it)."""
 
-    def __init__(self, player: Player, name: str, time_limit: float, wire: bool) -> None:
+
+class _Deadline:
+    """Stops a call at its limits, where it can: an ITIMER_PROF timer (CPU time of this process)
+    for the CPU clock's limit and an ITIMER_REAL one for the wall-clock cap, whose signals raise
+    `_Expired` in the bot. Only in the main thread on Unix, and only where nothing else handles
+    those signals; elsewhere a call is judged when it returns. The handlers are installed once
+    (``with _Deadline():`` around the games), the timers armed for each call (``with
+    deadline.call(cpu, wall):``); `fired` says which ran out during the last call."""
+
+    REPEAT = 0.25
+    """Seconds between two more signals for a bot that caught the first."""
+
+    def __init__(self) -> None:
+        self.fired: str | None = None
+        self.armed = False
+        self.saved: list[tuple[int, Any]] = []
+
+    @staticmethod
+    def usable() -> bool:
+        return (
+            hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+            and signal.getsignal(signal.SIGPROF) is signal.SIG_DFL
+        )
+
+    def _fire(self, signum: int, frame: FrameType | None) -> None:
+        self.fired = self.fired or ("limit" if signum == signal.SIGPROF else "wall")
+        if self.armed:
+            raise _Expired
+
+    def __enter__(self) -> _Deadline:
+        if self.usable():
+            for sig in (signal.SIGALRM, signal.SIGPROF):
+                self.saved.append((sig, signal.signal(sig, self._fire)))
+        return self
+
+    def _disarm(self) -> None:
+        while True:  # a signal may come in here too: then again, until the timers are off
+            try:
+                self.armed = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                return
+            except _Expired:
+                continue
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.saved:
+            return
+        self._disarm()
+        while self.saved:
+            sig, handler = self.saved[-1]
+            signal.signal(sig, handler)
+            self.saved.pop()
+
+    @contextlib.contextmanager
+    def call(self, cpu: float | None, wall: float) -> Iterator[None]:
+        """One call, stopped after `cpu` seconds of CPU time (None: not on CPU time) or `wall`
+        seconds of wall-clock time."""
+        self.fired = None
+        if not self.saved:
+            yield
+            return
+        self.armed = True
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, wall), self.REPEAT)
+            if cpu is not None:
+                signal.setitimer(signal.ITIMER_PROF, max(0.001, cpu + 0.001), self.REPEAT)
+            yield
+        finally:
+            self._disarm()
+
+
+class _Output:
+    """While games are played: what the bots write to stdout and stderr, from Python or below it,
+    goes to a temporary file instead of the terminal, and `take` hands over what came since the
+    last call. Where file descriptors 1 and 2 cannot be redirected, output goes where it went."""
+
+    def __init__(self) -> None:
+        self.sink: Any = None
+        self.saved: list[tuple[int, int]] = []
+
+    @staticmethod
+    def _flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed or replaced stream
+                stream.flush()
+
+    def __enter__(self) -> _Output:
+        self._flush()
+        try:
+            self.sink = tempfile.TemporaryFile()
+            for fd in (1, 2):
+                self.saved.append((fd, os.dup(fd)))
+                os.dup2(self.sink.fileno(), fd)
+        except OSError:
+            self.__exit__()
+        return self
+
+    def take(self, limit: int = LOG_LIMIT) -> str:
+        if not self.saved:
+            return ""
+        self._flush()
+        fd = self.sink.fileno()
+        size = os.fstat(fd).st_size
+        if not size:  # the usual case: nothing written
+            return ""
+        os.lseek(fd, 0, os.SEEK_SET)
+        data = os.read(fd, min(size, 4 * limit))
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = data.decode("utf-8", errors="replace")
+        return text + ("\n[... cut]" if size > len(data) else "")
+
+    def __exit__(self, *exc: object) -> None:
+        self._flush()
+        for fd, copy in reversed(self.saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+        self.saved = []
+        if self.sink is not None:
+            self.sink.close()
+            self.sink = None
+
+
+class _Log:
+    """One seat's output in one game: each decision's text under a line naming it, bounded."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, where: str, text: str) -> None:
+        if not text or self.size > LOG_LIMIT:
+            return
+        text = text if text.endswith("\n") else text + "\n"
+        part = f"--- {where}\n{text}"
+        if self.size + len(part) > LOG_LIMIT:
+            part = (
+                part[: LOG_LIMIT - self.size] + "\n[... cut: at most 100,000 characters a game]\n"
+            )
+        self.parts.append(part)
+        self.size += len(part)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class _Seat:
+    """Asks one player, the way the referee would: through the protocol's messages, on its clock,
+    within its limits (take5.clock)."""
+
+    def __init__(
+        self,
+        player: Player,
+        name: str,
+        control: TimeControl,
+        clock: ClockKind,
+        wall_factor: float,
+        wire: bool,
+        deadline: _Deadline | None = None,
+    ) -> None:
+        self.deadline = deadline or _Deadline()
         self.player = player
         self.name = name
-        self.time_limit = time_limit
+        self.control = control
+        self.clock = clock
+        self.wall_factor = wall_factor
         self.wire = wire
         self.slowest = 0.0
-        self.slow_calls = 0
+        self.bank: Bank = control.start()
+
+    def new_game(self) -> None:
+        self.bank = self.control.start()
+
+    def budget(self) -> Budget:
+        limit = self.bank.limit_ms / 1000
+        return Budget(
+            limit=limit,
+            clock=self.clock,
+            bank=self.bank.available_ms / 1000,
+            increment=self.control.increment,
+            cap=self.control.cap,
+            wall=wall_cap(limit, self.clock, self.wall_factor),
+        )
+
+    def _late(self, where: str, detail: str) -> OutOfTime:
+        return OutOfTime(
+            f"{self.name}: {where}: timeout: {detail}; the referee counts this a timeout fault "
+            "(docs/faults.md)"
+        )
 
     def ask(self, game_id: str, view: View) -> int:
+        what = {Phase.PLAY: "pick_card", Phase.DRAFT: "draft_card", Phase.CHOOSE_ROW: "choose_row"}[
+            view.phase
+        ]
+        where = f"{game_id}, round {view.round}, turn {view.turn}"
+        budget = self.budget()
+        if self.bank.limit_ms <= 0:
+            raise self._late(where, empty_detail(self.control, self.clock, what))
         if self.wire:
             if view.phase is Phase.CHOOSE_ROW:
-                raw = choose_row_request(view, game_id, self.time_limit).SerializeToString()
-                view = view_from_request(pb.ChooseRowRequest.FromString(raw))
+                raw = choose_row_request(view, game_id, budget).SerializeToString()
+                request: pb.PickCardRequest | pb.ChooseRowRequest = pb.ChooseRowRequest.FromString(
+                    raw
+                )
             else:
-                raw = pick_card_request(view, game_id, self.time_limit).SerializeToString()
-                view = view_from_request(pb.PickCardRequest.FromString(raw))
+                raw = pick_card_request(view, game_id, budget).SerializeToString()
+                request = pb.PickCardRequest.FromString(raw)
+            view = view_from_request(request)
+            budget = budget_from_request(request)
         player = self.player
         method = {
             Phase.PLAY: player.pick_card,
             Phase.DRAFT: player.draft_card,
             Phase.CHOOSE_ROW: player.choose_row,
         }[view.phase]
+        deadline = self.deadline
         if isinstance(player, Bot):
-            player.context = CallContext(game_id, self.time_limit, time.monotonic())
-        where = f"{game_id}, round {view.round}, turn {view.turn}"
-        what = {Phase.PLAY: "pick_card", Phase.DRAFT: "draft_card", Phase.CHOOSE_ROW: "choose_row"}[
-            view.phase
-        ]
-        started = time.perf_counter()
+            player.context = CallContext(
+                game_id, budget.limit, time.monotonic(), budget, time.process_time()
+            )
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        answer: Any = None
         try:
-            answer = method(view)
+            with deadline.call(
+                budget.limit if self.clock is ClockKind.CPU else None, budget.wall_limit
+            ):
+                answer = method(view)
+        except _Expired:
+            pass
         except Exception as error:
             raise BotRaised(
                 f"{self.name}: {where}: {what} raised {type(error).__name__}", bot_traceback(error)
@@ -378,10 +632,14 @@ class _Seat:
         finally:
             if isinstance(player, Bot):
                 player.context = None
-        took = time.perf_counter() - started
-        self.slowest = max(self.slowest, took)
-        if took > self.time_limit:
-            self.slow_calls += 1
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        used = cpu if self.clock is ClockKind.CPU else wall
+        self.slowest = max(self.slowest, used)
+        if deadline.fired == "wall" or (self.clock is ClockKind.CPU and wall > budget.wall_limit):
+            raise self._late(where, wall_detail(self.control, self.clock, what, budget))
+        if deadline.fired == "limit" or self.bank.over(to_ms(used)):
+            raise self._late(where, limit_detail(self.control, self.clock, what, budget.limit))
+        self.bank.charge(to_ms(used))
         allowed = (
             range(len(view.rows))
             if view.phase is Phase.CHOOSE_ROW
@@ -395,6 +653,18 @@ class _Seat:
         return operator.index(answer)
 
 
+def time_control_of(
+    time_limit: float = DEFAULT_TIMEOUT, time_control: TimeControl | str | None = None
+) -> TimeControl:
+    """The time control of a run: `time_control` (``"30+0.5"`` or a TimeControl), else a fixed
+    `time_limit` per decision, as `referee match` reads --time-control and --timeout."""
+    if time_control is None:
+        return TimeControl.per_decision(time_limit)
+    if isinstance(time_control, TimeControl):
+        return time_control
+    return TimeControl.parse(time_control)
+
+
 def play_against(
     bot: Bot | str | os.PathLike[str],
     opponents: Sequence[str | Bot | type[Bot] | Player] = DEFAULT_OPPONENTS,
@@ -404,54 +674,78 @@ def play_against(
     variant: Variant | str = Variant.STANDARD,
     threshold: int = DEFAULT_THRESHOLD,
     end_rule: EndRule | str = EndRule.AT_OR_ABOVE,
-    time_limit: float = 1.0,
+    time_limit: float = DEFAULT_TIMEOUT,
+    time_control: TimeControl | str | None = None,
+    clock: ClockKind | str = DEFAULT_CLOCK,
+    wall_factor: float = WALL_FACTOR,
     wire: bool = True,
 ) -> HarnessResult:
-    """Play `games` games of `bot` (seat 0) against `opponents`, in-process; raise on an illegal
-    answer.
+    """Play `games` games of `bot` (seat 0) against `opponents`, in-process; raise a HarnessError
+    at the first thing the referee would count as a fault (`OutOfTime` for a decision over its
+    time).
 
     Deals are duplicated like the referee's matches: seed + i // players with every rotation, so
-    luck evens out over a multiple of the player count. `time_limit` only counts slow decisions.
+    luck evens out over a multiple of the player count. Time is as in `referee match`: a fixed
+    `time_limit` per decision, or a `time_control` (``"30+0.5"``, or a TimeControl with a cap), on
+    `clock` (CPU time of this process while a seat thinks, or the wall clock), with a wall-clock
+    cap of `wall_factor` times the limit under the CPU clock. Every seat is timed.
     """
+    control = time_control_of(time_limit, time_control)
+    kind = ClockKind(clock)
     me = resolve(bot)
     players: list[Player] = [me] + [resolve(o) for o in opponents]
-    names: list[str] = []
-    for player in players:
-        name = bot_name(player)
-        names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
+    names = unique_names([bot_name(p) for p in players])
     settings = Settings(
         players=len(players),
         variant=Variant(variant),
         threshold=threshold,
         end_rule=EndRule(end_rule),
     )
-    seats = [_Seat(p, n, time_limit, wire) for p, n in zip(players, names)]
+    deadline = _Deadline()
+    seats = [
+        _Seat(p, n, control, kind, wall_factor, wire, deadline) for p, n in zip(players, names)
+    ]
     n = len(players)
     all_scores: list[tuple[int, ...]] = []
     all_places: list[tuple[int, ...]] = []
+    all_logs: list[tuple[str, ...]] = []
+    logs = [_Log() for _ in players]
     started = time.perf_counter()
-    for index in range(games):
-        game_id = f"harness-g{index + 1}"
-        game = Game(settings, seed + index // n, rotation=index % n)
-        while not game.is_over:
-            if game.phase is Phase.PLAY:
-                game.play([seats[s].ask(game_id, game.view(s)) for s in range(n)])
-            elif game.phase is Phase.CHOOSE_ROW:
-                s = game.waiting_for[0]
-                game.choose_row(seats[s].ask(game_id, game.view(s)))
-            else:
-                s = game.drafter
-                game.draft(seats[s].ask(game_id, game.view(s)))
-        result = game.result()
-        all_scores.append(result.scores)
-        all_places.append(result.places)
-        for seat, player in enumerate(players):
-            hook = getattr(player, "game_over", None)
-            if hook is None:
-                continue
-            try:
-                hook(
-                    GameOver(
+
+    def ask(output: _Output, game_id: str, game: Game, seat: int) -> int:
+        view = game.view(seat)
+        try:
+            return seats[seat].ask(game_id, view)
+        except HarnessError as error:
+            error.seat = seat
+            raise
+        finally:
+            what = "draft" if view.phase is Phase.DRAFT else view.phase.value.replace("_", " ")
+            logs[seat].add(f"round {view.round}, turn {view.turn} ({what})", output.take())
+
+    try:
+        with _Output() as output, deadline:
+            for index in range(games):
+                game_id = f"harness-g{index + 1}"
+                game = Game(settings, seed + index // n, rotation=index % n)
+                logs = [_Log() for _ in players]
+                for each in seats:
+                    each.new_game()
+                while not game.is_over:
+                    if game.phase is Phase.PLAY:
+                        game.play([ask(output, game_id, game, s) for s in range(n)])
+                    elif game.phase is Phase.CHOOSE_ROW:
+                        game.choose_row(ask(output, game_id, game, game.waiting_for[0]))
+                    else:
+                        game.draft(ask(output, game_id, game, game.drafter))
+                result = game.result()
+                all_scores.append(result.scores)
+                all_places.append(result.places)
+                for seat, player in enumerate(players):
+                    hook = getattr(player, "game_over", None)
+                    if hook is None:
+                        continue
+                    over = GameOver(
                         game_id,
                         seat,
                         settings,
@@ -461,12 +755,22 @@ def play_against(
                         game.round,
                         0,
                     )
-                )
-            except Exception as error:
-                raise BotRaised(
-                    f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
-                    bot_traceback(error),
-                ) from error
+                    try:
+                        hook(over)
+                    except Exception as error:
+                        raised = BotRaised(
+                            f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
+                            bot_traceback(error),
+                        )
+                        raised.seat = seat
+                        raise raised from error
+                    finally:
+                        logs[seat].add("game over", output.take())
+                all_logs.append(tuple(log.text() for log in logs))
+    except HarnessError as error:
+        error.logs = (*all_logs, tuple(log.text() for log in logs))
+        error.names = tuple(names)
+        raise
     return HarnessResult(
         names=tuple(names),
         scores=tuple(all_scores),
@@ -474,7 +778,9 @@ def play_against(
         settings=settings,
         seconds=time.perf_counter() - started,
         slowest=seats[0].slowest,
-        slow_calls=seats[0].slow_calls,
+        control=control,
+        clock=kind,
+        logs=tuple(all_logs),
     )
 
 
@@ -490,14 +796,104 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text}")
+    return value
+
+
+def _time_control(text: str) -> str:
+    try:
+        return TimeControl.parse(text).spec
+    except TimeControlError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _load(file: Path, clock: ClockKind) -> Bot:
+    """The bot of `file`, loaded within the referee's start allowance (START_TIMEOUT on the clock,
+    within START_WALL of wall-clock time under the CPU clock)."""
+    cpu = clock is ClockKind.CPU
+    deadline = _Deadline()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    bot: Bot | None = None
+    try:
+        with (
+            deadline,
+            deadline.call(START_TIMEOUT if cpu else None, START_WALL if cpu else START_TIMEOUT),
+        ):
+            bot = load_bot(file)
+    except _Expired:
+        pass
+    wall, used = time.perf_counter() - wall0, time.process_time() - cpu0
+    if deadline.fired == "limit" or (cpu and used > START_TIMEOUT):
+        raise OutOfTime(
+            f"{file}: timeout: loading the bot used more than {START_TIMEOUT:g} s of CPU time "
+            "(cpu clock): the referee's start allowance (--start-timeout)"
+        )
+    if deadline.fired == "wall" or wall > (START_WALL if cpu else START_TIMEOUT):
+        what = f"{START_WALL:g} s wall-clock cap" if cpu else f"{START_TIMEOUT:g} s (wall clock)"
+        raise OutOfTime(
+            f"{file}: timeout: loading the bot took more than the start allowance's {what}"
+        )
+    assert bot is not None
+    return bot
+
+
+def _file_name(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", label)[:60] or "bot"
+
+
+def _write_logs(folder: Path, names: Sequence[str], logs: Sequence[Sequence[str]]) -> int:
+    """Each game's output of each seat that wrote any: FOLDER/harness-gN-SEAT-NAME.log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for game, per_seat in enumerate(logs, 1):
+        for seat, text in enumerate(per_seat):
+            if text:
+                label = names[seat] if seat < len(names) else "bot"
+                name = f"harness-g{game}-{seat}-{_file_name(label)}.log"
+                (folder / name).write_text(inert(text), encoding="utf-8")
+                written += 1
+    return written
+
+
+def _output_note(
+    names: Sequence[str], logs: Sequence[Sequence[str]], folder: Path | None, written: int
+) -> str | None:
+    """One line about what the bots printed (kept, not shown), or None when they printed
+    nothing."""
+    counts = [0] * len(names)
+    for per_seat in logs:
+        for seat, text in enumerate(per_seat):
+            counts[seat] += sum(1 for line in text.splitlines() if not line.startswith("--- "))
+    said = [f"{names[s]} {c:,} line{'s' * (c != 1)}" for s, c in enumerate(counts) if c]
+    if not said:
+        return None
+    where = (
+        f"in {written} file{'s' * (written != 1)} in {folder}"
+        if folder is not None
+        else "kept per game: --logs DIR writes them, --quiet says nothing of them"
+    )
+    return f"take5-harness: the bots printed {', '.join(said)} ({where})"
+
+
+def _last_lines(text: str, count: int = 8) -> list[str]:
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("--- ")]
+    return lines[-count:]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when the bot failed or cannot be
-    served; 2 bad usage; 130 interrupted."""
+    """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when a bot faulted (an illegal
+    answer, an exception, a decision over its time) or cannot be served; 2 bad usage; 130
+    interrupted."""
     from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     parser = argparse.ArgumentParser(
         prog="take5-harness",
-        description="Play a bot against the bundled bots (or others) in-process, in seconds.",
+        description="Play a bot against the bundled bots (or others) in-process, in seconds. "
+        "It stops at the first thing `referee match` would count as a fault, with the "
+        "same time limits and clocks.",
     )
     parser.add_argument("bot", help="the bot under test: a bot.py file or a folder holding one")
     parser.add_argument(
@@ -515,14 +911,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--threshold", type=_positive, default=DEFAULT_THRESHOLD)
     parser.add_argument(
-        "--time-limit", type=float, default=1.0, help="seconds per decision to warn about"
+        "--timeout",
+        "--time-limit",
+        dest="timeout",
+        type=_seconds,
+        default=None,
+        help=f"seconds a bot has for each decision (default {DEFAULT_TIMEOUT:g}, as `referee "
+        "match`)",
     )
+    parser.add_argument(
+        "--time-control",
+        type=_time_control,
+        default=None,
+        metavar="BANK+INC",
+        help="a bank per game and an increment per decision, in seconds (30+0.5); instead of "
+        "--timeout",
+    )
+    parser.add_argument(
+        "--time-cap",
+        type=_seconds,
+        default=None,
+        help="with --time-control: the most seconds one decision may take",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=[k.value for k in ClockKind],
+        default=DEFAULT_CLOCK.value,
+        help="what measures a decision: CPU time of the harness's process while the bot thinks "
+        "(default), or the wall clock",
+    )
+    parser.add_argument(
+        "--wall-factor",
+        type=_seconds,
+        default=WALL_FACTOR,
+        help=f"CPU clock: a decision may last this many times its limit on the wall clock "
+        f"(default {WALL_FACTOR})",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write what each bot printed, one file per game and seat, into DIR",
+    )
+    parser.add_argument("--quiet", action="store_true", help="say nothing of what the bots printed")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
+    if args.timeout is not None and args.time_control is not None:
+        parser.error("give --timeout (per decision) or --time-control (a bank), not both")
+    if args.time_cap is not None and args.time_control is None:
+        parser.error("--time-cap caps the decisions of a --time-control: give one")
+    try:
+        control = (
+            TimeControl.parse(args.time_control, cap=args.time_cap)
+            if args.time_control is not None
+            else TimeControl.per_decision(args.timeout or DEFAULT_TIMEOUT)
+        )
+    except TimeControlError as error:
+        parser.error(str(error))
+    clock = ClockKind(args.clock)
     try:
         try:
             file = bot_file(args.bot)
-            bot = load_bot(file)
+            bot = _load(file, clock)
             result = play_against(
                 bot,
                 args.against,
@@ -530,12 +981,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 variant=args.variant,
                 threshold=args.threshold,
-                time_limit=args.time_limit,
+                time_control=control,
+                clock=clock,
+                wall_factor=args.wall_factor,
             )
         except (HarnessError, Take5Error) as error:
             print(_inert(f"take5-harness: {error}"), file=sys.stderr)
+            logs = getattr(error, "logs", ())
+            seat = getattr(error, "seat", None)
+            if logs and args.logs is not None:
+                _write_logs(args.logs, getattr(error, "names", ()), logs)
+            if logs and seat is not None and not args.quiet:
+                tail = _last_lines(logs[-1][seat])
+                if tail:
+                    print("take5-harness: its last output in that game:", file=sys.stderr)
+                    for line in tail:
+                        print(f"  | {inert(line)}", file=sys.stderr)
             return 1
         print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
+        written = _write_logs(args.logs, result.names, result.logs) if args.logs else 0
+        note = _output_note(result.names, result.logs, args.logs, written)
+        if note is not None and not args.quiet:
+            print(_inert(note), file=sys.stderr)
         if not calls_run(file):
             cls = type(bot).__name__
             print(
@@ -559,10 +1026,12 @@ if __name__ == "__main__":
 
 __all__ = [
     "DEFAULT_OPPONENTS",
+    "LOG_LIMIT",
     "BotLoadError",
     "BotRaised",
     "HarnessError",
     "HarnessResult",
+    "OutOfTime",
     "SeatStats",
     "bot_file",
     "bot_traceback",
@@ -571,4 +1040,5 @@ __all__ = [
     "main",
     "play_against",
     "resolve",
+    "time_control_of",
 ]

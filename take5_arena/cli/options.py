@@ -16,6 +16,7 @@ import click
 
 from take5.rules import MAX_ROUNDS, MAX_THRESHOLD
 from take5_arena.referee import defaults
+from take5_arena.service import logs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -403,3 +404,26 @@ def tournament_dir(*, required: bool = True, exists: bool = False) -> Decorator:
         type=click.Path(file_okay=False, exists=exists, path_type=Path),
         help="The tournament directory (its SQLite store: settings, entrants, games).",
     )
+
+
+def server_log() -> Decorator:
+    """``--log-format`` and ``--log-level`` of a server's log (take5_arena/service/logs.py)."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--log-level",
+            type=click.Choice(logs.LEVELS),
+            default=logs.DEFAULT_LEVEL,
+            show_default=True,
+            help="The least severe log lines written (the arena's own; others say warnings only).",
+        )(f)
+        f = click.option(
+            "--log-format",
+            type=click.Choice(logs.FORMATS),
+            default=logs.DEFAULT_FORMAT,
+            show_default=True,
+            help="Log lines as text (UTC time, level, message) or one JSON object a line.",
+        )(f)
+        return f
+
+    return apply

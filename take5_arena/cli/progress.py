@@ -278,6 +278,23 @@ def render_status(
         )
     if status.get("ladder"):
         console.print(f"ladder: {markup(status['ladder'], 300)}")
+    cluster = status.get("workers")
+    if cluster is not None:
+        where = markup(cluster["scheduler"], 200)
+        if cluster["error"]:
+            console.print(f"workers: the dask scheduler {where}: {markup(cluster['error'], 300)}")
+        else:
+            workers = cluster["workers"]
+            console.print(f"workers: {len(workers)} seen by the dask scheduler {where}")
+            for w in workers:
+                console.print(
+                    f"  {markup(w['name'], 100)} {markup(w['address'], 100)}: {w['threads']} "
+                    f"threads, {w['tables']} tables running, {_mb(w['memory'])} memory"
+                )
+    disk = status.get("disk")
+    if disk:
+        parts = ", ".join(f"{markup(k, 100)} {_mb(v)}" for k, v in disk.items() if k != "total")
+        console.print(f"disk used: {_mb(disk['total'])} ({parts})")
     if status["infra_failures"]:
         kinds = Counter(f["kind"] for f in status["infra_failures"])
         console.print(

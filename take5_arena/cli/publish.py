@@ -21,7 +21,7 @@ from take5_arena.cli import options
 from take5_arena.cli.terminal import field
 from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.markdown import standings_text
-from take5_arena.leaderboard.publish import standings_document
+from take5_arena.leaderboard.publish import same_author, standings_document
 from take5_arena.leaderboard.site_build import PublishReport, write_site
 from take5_arena.leaderboard.site_versions import is_versioned, publish_versioned
 from take5_arena.standings import (
@@ -92,12 +92,26 @@ def standings(
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
     if as_json:
-        doc = standings_document(table, games.results, title=games.title)
+        doc = standings_document(
+            table,
+            games.results,
+            title=games.title,
+            deals=games.deals,
+            shared_tables=games.shared_tables,
+        )
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
         click.echo(games.title)
         click.echo()
         click.echo(standings_text(table), nl=False)
+        if games.shared_tables:
+            shared = same_author(games.shared_tables)
+            authors = ", ".join(f"{field(a)} {n}" for a, n in shared["authors"].items())
+            click.echo(
+                f"note: {shared['games']} games seated two bots of one author at a table (the "
+                "schedule did not keep them apart: too few authors in the pool, or the rule "
+                f"off): {authors}"
+            )
 
 
 @click.command()

@@ -255,6 +255,7 @@ def _server_limits(f: Any) -> Any:
     metavar="HOST:PORT",
     help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here.",
 )
+@options.server_log()
 def serve(
     directory: Path,
     listen: str,
@@ -279,6 +280,8 @@ def serve(
     upload_seconds: float,
     max_archive_mb: float | None,
     max_per_hour: int | None,
+    log_format: str,
+    log_level: str,
     **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
@@ -319,7 +322,7 @@ def serve(
         ),
     )
 
-    logs.configure()
+    logs.configure(level=log_level, format=log_format)
     try:
         code = run(serve_options)
     except ServeError as error:

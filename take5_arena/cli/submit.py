@@ -37,6 +37,11 @@ from take5_arena.referee.tournament.submission import submit as do_submit
     help="Seconds per call in the smoke games "
     f"[the tournament's; {defaults.TIMEOUT:g} for a new one].",
 )
+@click.option(
+    "--author",
+    help="Who wrote the bot (local): two bots of one author never share a table when the pool "
+    "allows it [remote: the arena's account].",
+)
 @options.as_json("the entrant version")
 @SERVER
 @TOKEN_FILE
@@ -48,6 +53,7 @@ def submit(
     directory: Path | None,
     sandbox: str | None,
     timeout: float | None,
+    author: str | None,
     as_json: bool,
     server: str | None,
     token_file: Path | None,
@@ -67,6 +73,8 @@ def submit(
     Exit code 3 when the arena refuses the bot.
     """
     if server and directory is None:
+        if author is not None:
+            raise click.UsageError("--author is for a local tournament: an arena knows its authors")
         remote_submit(bot_dir, name, server, token_file, ca, insecure)
         return
     if not name or directory is None:
@@ -80,6 +88,7 @@ def submit(
             name,
             sandbox=sandbox,
             timeout=timeout,
+            author=author,
             log=lambda line: click.echo(line, err=True),
         )
     except SubmitRefusedError as refused:

@@ -129,6 +129,7 @@ def tournament_run(
                     "interrupted": report.interrupted,
                     "seconds": round(report.seconds, 3),
                     "exit_code": report.exit_code,
+                    "smoke_elsewhere": report.smoke_elsewhere,
                     "infra_failures": [
                         {"game_id": g, "kind": k, "detail": d} for g, k, d in report.infra
                     ],
@@ -137,6 +138,14 @@ def tournament_run(
             )
         )
         sys.exit(report.exit_code)
+    if report.smoke_elsewhere:
+        click.echo(
+            f"note: {len(report.smoke_elsewhere)} entrants were smoke-tested at another shape "
+            "than this run's (table size, game or time limits), so a bot that misbehaves only at "
+            f"this one was not caught at submit: {', '.join(report.smoke_elsewhere)}; submit them "
+            "again to test them at it",
+            err=True,
+        )
     with Store(directory, readonly=True) as store:
         render_summary(report, store)
     sys.exit(report.exit_code)

@@ -141,10 +141,16 @@ def verify_site(site: Path) -> None:
         click.echo(f"{site}: {field(problem, 2000)}")
     if check.more:
         click.echo(f"{site}: ... and {check.more} more problems")
+    for note in check.notes:
+        click.echo(f"{site}: note: {field(note, 2000)}")
+    click.echo(
+        f"{site}: "
+        + _deals_line(DealCounts(check.public_deals, check.checked_deals, check.sealed_deals))
+    )
     if check.ok:
         click.echo(
             f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated "
-            "games recomputed and equal to standings.json"
+            "games recomputed and equal to standings.json, every data file and page as published"
         )
         sys.exit(0)
     click.echo(f"{site}: FAILED: the published site does not match its records")

@@ -22,7 +22,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from take5.rules import BULL_HEADS
+from take5.clock import TimeControl
+from take5.rules import BULL_HEADS, Take5Error
 from take5.text import inert
 
 HEAD_STYLES = {1: "", 2: "cyan", 3: "yellow", 5: "bold red", 7: "bold magenta"}
@@ -80,6 +81,35 @@ def turn_logs(turn: Mapping[str, Any]) -> list[tuple[int, str]]:
     ]
 
 
+def decision_times(part: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """A turn's or a draft's ``clock`` (``[seat, ms used, bank after]`` of each decision, in the
+    order asked), leaving out anything not of that shape; [] in records before time controls."""
+    times = part.get("clock")
+    if not isinstance(times, list):
+        return []
+    return [
+        (item[0], item[1], item[2])
+        for item in times
+        if isinstance(item, list)
+        and len(item) == 3
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+    ]
+
+
+def time_control(record: Mapping[str, Any]) -> TimeControl | None:
+    """The record's time control (None: a record from before time controls, or a bad one)."""
+    tc = record.get("time_control")
+    if not isinstance(tc, dict):
+        return None
+    try:
+        cap = tc.get("cap_ms")
+        return TimeControl(
+            tc["bank_ms"] / 1000, tc["increment_ms"] / 1000, None if cap is None else cap / 1000
+        )
+    except (KeyError, TypeError, Take5Error):
+        return None
+
+
 class Renderer:
     """Renders a record's parts; `names` are escaped when shown, never interpreted."""
 
@@ -87,6 +117,7 @@ class Renderer:
         self.record = record
         self.names = seat_names(record)
         self.n = len(self.names)
+        self.control = time_control(record)
 
     def name(self, seat: int, style: str = "bold") -> Text:
         if 0 <= seat < self.n:
@@ -108,7 +139,34 @@ class Renderer:
             if seat:
                 players.append(", ")
             players.append_text(self.name(seat))
-        return Group(title, players)
+        parts: list[RenderableType] = [title, players]
+        if self.control is not None:
+            clock = self.record["time_control"].get("clock")
+            line = Text(f"Time: {self.control}, {clock} clock")
+            seats = self.record.get("seats")
+            for seat, info in enumerate(seats if isinstance(seats, list) else []):
+                own = info.get("clock") if isinstance(info, dict) else None
+                if own in ("cpu", "wall") and own != clock:
+                    line.append(" (")
+                    line.append_text(self.name(seat, ""))
+                    line.append(f" on the {own} clock)")
+            parts.append(line)
+        return Group(*parts)
+
+    def times(self, part: Mapping[str, Any], label: str = "Time: ") -> Text | None:
+        """Each decision's time and the bank after it (without a bank: the time alone), or None
+        when the record keeps none."""
+        times = decision_times(part)
+        if not times:
+            return None
+        banked = self.control is not None and not self.control.fixed
+        line = Text(label, style="dim")
+        for i, (seat, used, after) in enumerate(times):
+            if i:
+                line.append(", ", style="dim")
+            line.append_text(self.name(seat, "dim"))
+            line.append(f" {used} ms" + (f" (bank {after / 1000:.2f} s)" if banked else ""))
+        return line
 
     def rows(self, rows: Sequence[Sequence[int]], title: str) -> Table:
         table = Table(
@@ -135,6 +193,9 @@ class Renderer:
                 line.append(" ")
                 line.append_text(card_text(card))
             parts.append(line)
+            times = self.times(draft, "Draft times: ")
+            if times is not None:
+                parts.append(times)
         hands = Table(show_header=False, box=None, padding=(0, 1))
         hands.add_column("seat")
         hands.add_column("hand")
@@ -187,6 +248,9 @@ class Renderer:
             line.append_text(self.name(seat, ""))
             line.append(f" {totals[seat]}")
         parts.append(line)
+        times = self.times(turn)
+        if times is not None:
+            parts.append(times)
         for seat, text in turn_logs(turn):
             lines = text.splitlines() or [""]
             for k, log_line in enumerate(lines):
@@ -259,19 +323,21 @@ class LiveWatcher:
     """The observer `referee match --watch` gives the match: shows each turn as it is played.
 
     The match calls it with the game's record after every turn (and once more when the game ends);
-    it prints what is new since the last call.
+    it prints what is new since the last call, and a game's result once.
     """
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.game_id: object = None
         self.shown: tuple[int, int] = (-1, -1)
+        self.finished = False
 
     def __call__(self, record: Mapping[str, Any]) -> None:
         renderer = Renderer(record)
         if record.get("game_id") != self.game_id:
             self.game_id = record.get("game_id")
             self.shown = (-1, -1)
+            self.finished = False
             self.console.print(Text(""))
             self.console.rule()
             self.console.print(renderer.header())
@@ -287,7 +353,8 @@ class LiveWatcher:
             for t in range(first, len(rnd["turns"])):
                 self.console.print(renderer.turn(r, t))
                 self.shown = (r, t)
-        if record.get("complete"):
+        if record.get("complete") and not self.finished:
+            self.finished = True
             self.console.print(renderer.result())
 
 
@@ -297,7 +364,9 @@ __all__ = [
     "LiveWatcher",
     "Renderer",
     "card_text",
+    "decision_times",
     "safe",
     "seat_names",
+    "time_control",
     "turn_logs",
 ]

@@ -52,6 +52,12 @@ class Games:
     unrated: dict[str, Unrated] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # game id -> "table 3, game 2"
     settings: dict[str, Any] = field(default_factory=dict)  # shown on the front page
+    #: the deal keys' seasons, ``{"season", "commitment", "key"}`` (key: None until revealed),
+    #: published in standings.json (docs/security.md, "Deals"); empty for public seeds
+    deals: list[dict[str, Any]] = field(default_factory=list)
+    #: (game id, author) of each game that seated two or more bots of that author at its table
+    #: (the pool had too few authors to keep them apart): said in the standings
+    shared_tables: list[tuple[str, str]] = field(default_factory=list)
 
     def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record in publishing order, one at a time."""

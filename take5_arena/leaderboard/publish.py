@@ -24,7 +24,7 @@ The output is a pure function of the inputs: publishing twice gives identical fi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +78,13 @@ def standings_document(
     title: str = "Standings",
     generated_at: str | None = None,
     over_time: bool = True,
+    deals: Sequence[Mapping[str, Any]] = (),
+    shared_tables: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
-    """The contents of standings.json (docs/standings-format.md)."""
+    """The contents of standings.json (docs/standings-format.md). ``deals``: the deal keys'
+    seasons (commitment, and the key once revealed), published so that anyone can check every
+    seed once a key is revealed (docs/security.md, "Deals"). ``shared_tables``: (game id, author)
+    of each game that had to seat two bots of one author at its table (:func:`same_author`)."""
     doc: dict[str, Any] = {
         "format": STANDINGS_FORMAT,
         "version": STANDINGS_VERSION,
@@ -96,8 +101,38 @@ def standings_document(
         }
     else:
         doc["over_time"] = None
+    if deals:
+        doc["deals"] = [
+            {"season": d.get("season"), "commitment": d.get("commitment"), "key": d.get("key")}
+            for d in deals
+        ]
+    if shared_tables:
+        doc["same_author"] = same_author(shared_tables)
     finite: dict[str, Any] = _finite(doc)
     return finite
+
+
+def same_author(shared_tables: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """standings.json's ``same_author``: how many games seated two or more bots of one author at
+    their table, and how many of them per author (the rule that keeps an author's bots apart could
+    not hold: too few authors in the pool)."""
+    per_author: dict[str, int] = {}
+    for _game, author in shared_tables:
+        per_author[author] = per_author.get(author, 0) + 1
+    return {
+        "games": len({game for game, _ in shared_tables}),
+        "authors": dict(sorted(per_author.items())),
+    }
+
+
+def shared_tables_of(game_id: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(game id, author) for each author with two or more seats of this record (seat ``owner``)."""
+    seen: dict[str, int] = {}
+    for seat in record.get("seats") or []:
+        owner = seat.get("owner") if isinstance(seat, Mapping) else None
+        if isinstance(owner, str):
+            seen[owner] = seen.get(owner, 0) + 1
+    return [(game_id, a) for a, n in sorted(seen.items()) if n > 1]
 
 
 def _finite(value: Any) -> Any:

@@ -97,6 +97,22 @@ def record_hash(record: Any) -> str:
     return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
 
 
+def page_files() -> list[str]:
+    """The pages' files (HTML, script, style), relative to the site: what the manifest hashes."""
+    return [*PAGES, *(f"assets/{a}" for a in ASSET_FILES)]
+
+
+def page_hashes(root: Path | None = None) -> dict[str, str]:
+    """SHA-256 of each of :func:`page_files` of the site in ``root`` (None: the pages this
+    version of take5 arena publishes, take5_arena/leaderboard/site/)."""
+    return {
+        rel: hashlib.sha256(
+            (SITE_ASSETS / Path(rel).name if root is None else root / rel).read_bytes()
+        ).hexdigest()
+        for rel in page_files()
+    }
+
+
 def bundle_path(n: int) -> str:
     """Where the replay of game number ``n`` is (relative to the site)."""
     b = n // BUNDLE
@@ -391,7 +407,14 @@ def write_site(
         write(rel, _js_assign("TAKE5_BOTS", rel, _dump(summary)))
 
     # -- standings ---------------------------------------------------------------------------------
-    doc = standings_document(standings, results, title=title, generated_at=generated_at)
+    doc = standings_document(
+        standings,
+        results,
+        title=title,
+        generated_at=generated_at,
+        deals=games.deals,
+        shared_tables=games.shared_tables,
+    )
     write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     write(
         "standings.md",
@@ -444,6 +467,8 @@ def write_site(
             "k": standings.k,
         },
         "lines": "manifest.jsonl",
+        # the pages' code, so that a changed page is found like a changed record
+        "pages": page_hashes(out),
     }
     write("manifest.json", json.dumps(manifest_head, indent=1) + "\n")
 

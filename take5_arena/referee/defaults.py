@@ -14,6 +14,8 @@ from pathlib import Path
 
 from take5 import __version__ as take5_version
 from take5.clock import DEFAULT_CLOCK, DEFAULT_TIMEOUT
+from take5.clock import START_TIMEOUT as DEFAULT_START_TIMEOUT
+from take5.clock import START_WALL as DEFAULT_START_WALL
 from take5.clock import WALL_FACTOR as DEFAULT_WALL_FACTOR
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
@@ -36,12 +38,12 @@ CLOCK = DEFAULT_CLOCK
 #: Under the CPU clock, a decision's wall-clock cap is this many times its limit (take5.clock:
 #: and at least WALL_FLOOR more): the safety net for a bot that sleeps or blocks.
 WALL_FACTOR = DEFAULT_WALL_FACTOR
-START_TIMEOUT = 30.0
+START_TIMEOUT = DEFAULT_START_TIMEOUT
 """Seconds a bot has to start serving, on the clock in force: under the CPU clock the CPU time its
 start-up uses (a process's imports, its own set-up), under the wall clock the time from its launch.
 A correct bot uses well under 1 CPU-second; 30 s because on the wall clock a loaded host made
 correct bots (and the arena's own house opponent) late at 10 s."""
-START_WALL = 120.0
+START_WALL = DEFAULT_START_WALL
 """Under the CPU clock, the wall-clock seconds a bot has to start serving at most (the safety net
 for a bot that sleeps or hangs at start): generous, since a loaded host slows a start that uses
 little CPU. It costs only for a bot that never starts, once per table (it is then out of the
@@ -85,6 +87,9 @@ DUPLICATE = True
 #: come from its accounts, a local tournament's from `referee submit --author`).
 SEPARATE_AUTHORS = True
 EXECUTOR = "auto"
+#: Seconds the referee waits for a Dask scheduler it lost to answer again (a restart, a link down)
+#: before it gives up; meanwhile it starts no table, and the tables cut off are played again.
+SCHEDULER_GRACE = 300.0
 RETRIES = 3  # retries of a game after an infrastructure failure
 #: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables
 #: per entrant of the first batch (before any rating exists), and the game budget per entrant. 400

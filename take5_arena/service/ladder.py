@@ -45,7 +45,6 @@ import contextlib
 import secrets
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -61,7 +60,7 @@ from take5_arena.referee.tournament.executors import ExecutorInfo
 from take5_arena.referee.tournament.schedule import author_groups, deal_seed, games_of_table
 from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.table import GameOutcome, TableSpec, run_table
-from take5_arena.service import defaults
+from take5_arena.service import defaults, logs
 
 if TYPE_CHECKING:
     from take5_arena.leaderboard.results import GameResult
@@ -107,6 +106,15 @@ class PoolView:
     results: Callable[[], list[GameResult]] = field(default=list, repr=False, compare=False)
     authors: Mapping[str, str | None] | None = None
     """Key -> the author who owns it, when authors are kept apart (None: they are not)."""
+
+    def kept_apart(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` are bots of one author that the rule keeps from one table (the
+        pool has enough authors to fill one)."""
+        groups = author_groups(list(self.keys), self.authors, self.table_size)
+        if groups is None:
+            return False
+        author = dict(zip(self.keys, groups))
+        return author[a] == author[b]
 
     def apart(self, candidates: Sequence[str], at: Sequence[str] = ()) -> list[str]:
         """A table of ``table_size`` from ``at`` and then ``candidates`` in order, skipping a
@@ -160,10 +168,10 @@ class GauntletPlanner:
         tables: list[tuple[str, ...]] = []
         for _ in range(self.gauntlet_tables):
             for opponent in others:
-                seated = pool.apart([opponent], [newcomer])
-                if len(seated) < 2:
+                if pool.kept_apart(newcomer, opponent):
                     # the newcomer's own author's bot: they never meet when it can be helped
                     continue
+                seated = [newcomer, opponent]
                 rest = sorted(
                     (o for o in others if o != opponent), key=lambda o: (games.get(o, 0), o)
                 )
@@ -234,7 +242,6 @@ class Ladder:
         executor: concurrent.futures.Executor,
         info: ExecutorInfo,
         on_games: Callable[[int], None] = lambda n: None,
-        log: Callable[[str], None] = lambda line: None,
         runner: Runner = run_table,
         retry_delay: float = defaults.LADDER_RETRY_DELAY,
     ):
@@ -245,7 +252,7 @@ class Ladder:
         self.executor = executor
         self.info = info
         self.on_games = on_games
-        self.log = log
+        self.log = logs.logger("ladder")
         self.runner = runner
         self.retry_delay = retry_delay
         self.run_id = f"ladder-{secrets.token_hex(4)}"
@@ -300,12 +307,11 @@ class Ladder:
                 while not self._stop.is_set():
                     try:
                         self._loop(store)
-                    except Exception as error:  # noqa: BLE001 - reported; the ladder starts over from the store
+                    except Exception as error:
                         failures += 1
                         self.error = f"{type(error).__name__}: {error}"
-                        self.log(
-                            f"ladder failed ({self.error}); starting over from the store\n"
-                            + traceback.format_exc(limit=8)
+                        self.log.exception(
+                            "ladder failed (%s); starting over from the store", self.error
                         )
                         # the tables still playing finish first, so that none is played twice at
                         # once
@@ -334,7 +340,7 @@ class Ladder:
         self._driver = driver
         resumed = self._resume(store)
         if resumed:
-            self.log(
+            self.log.info(
                 f"ladder: resuming {sum(len(s.games) for s in resumed)} games planned before the "
                 "restart"
             )
@@ -373,7 +379,10 @@ class Ladder:
         if note != self._note:
             self._note = note
             store.set_note("ladder", note)
-            self.log(f"ladder: {note}" if note else f"ladder: {active} active bots: playing")
+            if note:
+                self.log.warning("ladder: %s", note)
+            else:
+                self.log.info("ladder: %d active bots: playing", active)
 
     def _landed(self) -> None:
         self._streak, self._backoff_until = 0, 0.0
@@ -385,9 +394,11 @@ class Ladder:
         self._backoff_until = time.monotonic() + min(60.0, 0.5 * 2 ** min(self._streak, 7))
         self.infra += 1
         first = (outcome.infra_detail or "").splitlines()[:1]
-        self.log(
-            f"ladder: game {outcome.game_id} not played: {outcome.infra_kind}: "
-            f"{first[0] if first else ''}"
+        self.log.warning(
+            "ladder: game %s not played: %s: %s",
+            outcome.game_id,
+            outcome.infra_kind,
+            first[0] if first else "",
         )
 
     # -- planning against the store
@@ -418,7 +429,7 @@ class Ladder:
         self, store: Store, current: Mapping[str, EntrantVersion], key: str
     ) -> list[TableSpec]:
         tables = self.planner.gauntlet(key, self._pool(store, current))
-        self.log(f"ladder: gauntlet for {key}: {len(tables)} tables")
+        self.log.info("ladder: gauntlet for %s: %d tables", key, len(tables))
         return self._save(store, current, tables, f"{GAUNTLET} {key}")
 
     def _plan_steady(self, store: Store, current: Mapping[str, EntrantVersion]) -> list[TableSpec]:
@@ -492,6 +503,9 @@ class _Events(Progress):
     def infra(self, outcome: GameOutcome) -> None:
         self.ladder._failed(outcome)
 
+    def note(self, text: str) -> None:
+        self.ladder.log.warning("ladder: %s", text)
+
 
 # ------------------------------------------------------------------------------------------------
 # Publishing
@@ -506,12 +520,11 @@ class Publisher:
         config: LadderConfig,
         *,
         title: str | None = None,
-        log: Callable[[str], None] = lambda line: None,
     ):
         self.directory = Path(directory)
         self.config = config
         self.title = title
-        self.log = log
+        self.log = logs.logger("publisher")
         self.lock = threading.Lock()
         self.document: dict[str, Any] | None = None
         self.computed_at = ""
@@ -569,7 +582,7 @@ class Publisher:
         try:
             self.publish()
         except Exception as error:  # noqa: BLE001 - reported; the next publication retries
-            self.log(f"publishing failed: {type(error).__name__}: {error}")
+            self.log.error("publishing failed: %s: %s", type(error).__name__, error)
 
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""
@@ -589,7 +602,12 @@ class Publisher:
         table = compute_standings(games.results, bootstrap=self.config.bootstrap, seed=0)
         title = self.title or games.title
         doc = standings_document(
-            table, games.results, title=title, generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
+            table,
+            games.results,
+            title=title,
+            generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
+            deals=games.deals,
+            shared_tables=games.shared_tables,
         )
         if self.config.site is not None:
             # a complete new version, switched to at once (readers never see half of one); in it,

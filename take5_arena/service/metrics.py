@@ -37,15 +37,19 @@ from prometheus_client.registry import Collector
 
 from take5_arena.referee.store import Store, StoreError, Tally
 from take5_arena.referee.tournament.table import docker_launchers
+from take5_arena.service import logs
 from take5_arena.service.address import split_address
 from take5_arena.service.authors import Accounts, SubmissionStatus
 from take5_arena.service.errors import ServeError
 from take5_arena.service.ladder import Ladder
+from take5_arena.service.submissions import SubmissionQueue
 
 PREFIX = "take5_arena"
 #: RPCs take milliseconds (a standings call) to minutes (an upload and its validation).
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 START_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60)
+#: A validation is seconds (a Python bot, local sandbox) to minutes (a compiled bot's image build).
+VALIDATION_BUCKETS = (1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200)
 
 _Handler = Any  # grpc.RpcMethodHandler: its fields are not typed by grpc's stubs
 
@@ -54,17 +58,26 @@ class ServeMetrics:
     """The metrics and health of one running arena (a null object when ``address`` is None)."""
 
     def __init__(
-        self, address: str | None, directory: Path, accounts: Accounts, ladder: Ladder | None
+        self,
+        address: str | None,
+        directory: Path,
+        accounts: Accounts,
+        ladder: Ladder | None,
+        queue: SubmissionQueue | None = None,
     ) -> None:
         self.address = address
         self.where = split_address(address) if address else None  # a bad address: ServeError now
         self.directory = directory
         self.accounts = accounts
         self.ladder = ladder
+        self.queue = queue
         self.registry = CollectorRegistry(auto_describe=True)
         self.serving = False
         self._http: WSGIServer | None = None
         self._thread: threading.Thread | None = None
+        # first: a scrape collects in this order, and the state collector also feeds the
+        # histograms below what was measured since the last scrape (container starts, validations)
+        self.registry.register(_StateCollector(self))
         self.rpc_seconds = Histogram(
             f"{PREFIX}_rpc_seconds",
             "Time to answer an RPC of the arena's API, by method.",
@@ -85,14 +98,20 @@ class ServeMetrics:
             buckets=START_BUCKETS,
             registry=self.registry,
         )
-        self.registry.register(_StateCollector(self))
+        self.validation_seconds = Histogram(
+            f"{PREFIX}_validation_seconds",
+            "Seconds to validate a submission (unpacking, building, the smoke games), from the "
+            "moment a validator took it.",
+            buckets=VALIDATION_BUCKETS,
+            registry=self.registry,
+        )
 
     # -- the life cycle (serve.py) -------------------------------------------------------------
 
     def interceptors(self) -> list[grpc.aio.ServerInterceptor]:
         return [_RpcInterceptor(self)] if self.address else []
 
-    def start(self, log: Callable[[str], None]) -> None:
+    def start(self) -> None:
         """Serve /metrics and /healthz (the gRPC server is up by now)."""
         self.serving = True
         if self.where is None:
@@ -110,7 +129,7 @@ class ServeMetrics:
             target=self._http.serve_forever, name="metrics", daemon=True
         )
         self._thread.start()
-        log(
+        logs.logger("metrics").info(
             f"metrics on http://{host}:{self._http.server_port}/metrics, health on /healthz "
             "(no TLS, no authentication: counts only)"
         )
@@ -165,6 +184,7 @@ class _StateCollector(Collector):
         self.tally = Tally()
         self.lock = threading.Lock()
         self.seen_starts: dict[int, int] = {}  # id(launcher) -> start times already observed
+        self.seen_validations = 0
 
     def describe(self) -> Iterable[Metric]:
         return []  # figures appear as they exist; nothing to describe up front
@@ -177,6 +197,7 @@ class _StateCollector(Collector):
                 active_bots = sum(store.entrant_states().values())
             tally = self.tally
             self._observe_starts()
+            self._observe_validations()
         yield CounterMetricFamily(
             f"{PREFIX}_games",
             "Games recorded in the store (rate(): games per second).",
@@ -231,6 +252,15 @@ class _StateCollector(Collector):
             "Authors whose token works.",
             sum(1 for a in m.accounts.authors() if a.active),
         )
+
+    def _observe_validations(self) -> None:
+        queue = self.metrics.queue
+        if queue is None:
+            return
+        times = list(queue.validation_seconds)
+        for seconds in times[self.seen_validations :]:
+            self.metrics.validation_seconds.observe(seconds)
+        self.seen_validations = len(times)
 
     def _observe_starts(self) -> None:
         for launcher in docker_launchers():
@@ -326,4 +356,4 @@ class _Quiet(WSGIRequestHandler):
         return None
 
 
-__all__ = ["PREFIX", "RPC_BUCKETS", "START_BUCKETS", "ServeMetrics"]
+__all__ = ["PREFIX", "RPC_BUCKETS", "START_BUCKETS", "VALIDATION_BUCKETS", "ServeMetrics"]

@@ -81,16 +81,11 @@ class ServeOptions:
     """The server-wide limits on calls, uploads and authors (``referee serve`` options)."""
 
 
-def serve(
-    options: ServeOptions,
-    *,
-    echo: Callable[[str], None] | None = None,
-    ready: Callable[[int], None] | None = None,
-) -> int:
+def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) -> int:
     """Run the arena until SIGTERM or SIGINT; return the exit code (0, or 130 after Ctrl-C).
 
-    The log goes to ``echo`` if given, else to the service's logger (take5_arena/service/logs.py,
-    which the command line configures)."""
+    The log goes to the service's loggers (take5_arena/service/logs.py, which the command line
+    configures)."""
     host, port = split_address(options.listen)
     tls = options.cert is not None or options.key is not None
     if tls and (options.cert is None or options.key is None):
@@ -110,7 +105,6 @@ def serve(
             raise ServeError(f"cannot read the certificate or key: {error}") from None
 
     directory = options.directory
-    log: Callable[[str], None] = echo if echo is not None else logs.logger().info
 
     accounts = Accounts(directory, create=True)
     try:
@@ -124,7 +118,7 @@ def serve(
         except TournamentError as error:
             raise ServeError(str(error)) from None
         try:
-            server = _Server(options, settings, info, accounts, log)
+            server = _Server(options, settings, info, accounts)
             return server.run(host, port, credentials, ready)
         finally:
             lock.__exit__(None, None, None)
@@ -141,20 +135,19 @@ class _Server:
         settings: TournamentSettings,
         info: ExecutorInfo,
         accounts: Accounts,
-        log: Callable[[str], None],
     ) -> None:
         self.options = options
         self.settings = settings
         self.info = info
         self.accounts = accounts
-        self.log = log
+        self.log = logs.logger()
         self.interrupted = False
         self.stop = threading.Event()
 
     def run(
         self, host: str, port: int, credentials: Any, ready: Callable[[int], None] | None
     ) -> int:
-        options, settings, log = self.options, self.settings, self.log
+        options, settings, log = self.options, self.settings, self.log.info
         directory = options.directory
         spool = Spool(directory)
         removed = spool.discard_partial()
@@ -163,7 +156,7 @@ class _Server:
                 f"discarded {removed} half-received upload{'s' * (removed != 1)} or half-unpacked "
                 f"folder{'s' * (removed != 1)} (the server was stopped during them)"
             )
-        publisher = Publisher(directory, options.ladder, log=log)
+        publisher = Publisher(directory, options.ladder)
         ladders: list[Ladder] = []
 
         def wake_ladder() -> None:
@@ -179,7 +172,6 @@ class _Server:
             limits=options.archive_limits,
             workers=options.validators,
             on_new_version=wake_ladder,
-            log=log,
             server_limits=options.limits,
         )
         with open_executor(self.info, settings.tables_at_once) as (executor, info):
@@ -192,15 +184,14 @@ class _Server:
                     executor=executor,
                     info=info,
                     on_games=publisher.games_landed,
-                    log=log,
                 )
                 ladders.append(ladder)
             parts = ServiceParts(directory, self.accounts, spool, queue, publisher, ladder)
             blocking = concurrent.futures.ThreadPoolExecutor(
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
-            service = ArenaService(parts, log, blocking, options.limits)
-            metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder)
+            service = ArenaService(parts, blocking, options.limits)
+            metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder, queue)
             rpc = _RpcServer(
                 service, credentials, metrics.interceptors(), options.limits.streams_per_connection
             )
@@ -214,7 +205,7 @@ class _Server:
                 if ladder is not None:
                     ladder.start()
                 self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
-                metrics.start(log)
+                metrics.start()
                 if ready is not None:
                     ready(bound)
                 while not self.stop.wait(1.0):
@@ -245,7 +236,7 @@ class _Server:
         self.stop.set()
 
     def _say_where(self, where: str, host: str, tls: bool, ladder: Ladder | None) -> None:
-        options, settings, log = self.options, self.settings, self.log
+        options, settings, log = self.options, self.settings, self.log.info
         directory = options.directory
         if tls:
             log(f"arena serving {directory} on {where} with TLS")
@@ -260,8 +251,8 @@ class _Server:
                 "cross the network in clear text"
             )
         if settings.sandbox == SandboxKind.LOCAL:
-            log(
-                "warning: --sandbox local runs submitted bots as plain processes on this machine: "
+            self.log.warning(
+                "--sandbox local runs submitted bots as plain processes on this machine: "
                 "only for bots you trust (tests, trying it out); use docker for strangers' bots"
             )
         log(

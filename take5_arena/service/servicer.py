@@ -35,7 +35,6 @@ import concurrent.futures
 import contextlib
 import functools
 import threading
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +43,8 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from take5_arena.referee.store import EntrantVersion, Store, StoreError
-from take5_arena.service import defaults, messages
+from take5_arena.referee.store import EntrantVersion, Store, StoreError, WithheldError
+from take5_arena.service import defaults, logs, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts, Author, SubmissionRow, check_name
@@ -100,11 +99,8 @@ def _rpc(
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - the client gets a clean status, the log the details
-            self.log(
-                f"{method.__name__} failed: {type(error).__name__}: {error}\n"
-                + traceback.format_exc(limit=8)
-            )
+        except Exception as error:
+            self.log.exception("%s failed: %s: %s", method.__name__, type(error).__name__, error)
             await context.abort(
                 grpc.StatusCode.INTERNAL, "the arena failed on this call (see its log)"
             )
@@ -172,13 +168,12 @@ class ArenaService(pb_grpc.ArenaServicer):
     def __init__(
         self,
         parts: ServiceParts,
-        log: Callable[[str], None],
         blocking: concurrent.futures.Executor,
         limits: defaults.ServerLimits | None = None,
     ) -> None:
         self.p = parts
         self.limits = limits or defaults.ServerLimits()
-        self.log = log
+        self.log = logs.logger("api")
         self.blocking = blocking
         """Where the calls' blocking work runs (SQLite, the disk, token hashes)."""
         self.stopping = threading.Event()
@@ -339,7 +334,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             was_active = await self.run(self._withdraw, name)
         if self.p.ladder is not None:
             self.p.ladder.wake()
-        self.log(f"withdrawn: {author.name}/{name}")
+        self.log.info("withdrawn: %s/%s", author.name, name)
         return pb.WithdrawBotResponse(bot_name=name, was_active=was_active)
 
     def _withdraw(self, name: str) -> bool:
@@ -369,9 +364,15 @@ class ArenaService(pb_grpc.ArenaServicer):
         return await self.run(self._record, gid)
 
     def _record(self, gid: str) -> pb.GetGameRecordResponse:
+        """A published game's record: a game whose deal has rotations still to play is refused
+        like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals")."""
         with self.store() as store:
             try:
-                record = store.record(gid)
+                record = store.record(gid, published_only=True)
+            except WithheldError:
+                raise NotFoundError(
+                    f"game {gid[:40]!r} is not published yet: its deal has rotations still to play"
+                ) from None
             except StoreError:
                 raise NotFoundError(f"no recorded game {gid[:40]!r}") from None
         return messages.game_record(gid, record)

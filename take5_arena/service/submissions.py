@@ -29,14 +29,13 @@ import itertools
 import shutil
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
-from take5_arena.service import defaults
+from take5_arena.service import defaults, logs
 from take5_arena.service.authors import (
     Accounts,
     Author,
@@ -94,7 +93,6 @@ class SubmissionQueue:
         limits: ArchiveLimits,
         workers: int = defaults.VALIDATORS,
         on_new_version: Callable[[], None] = lambda: None,
-        log: Callable[[str], None] = lambda line: None,
         validate: Validate | None = None,
         retry_seconds: float = defaults.RETRY_FIRST_SECONDS,
         server_limits: defaults.ServerLimits | None = None,
@@ -106,7 +104,9 @@ class SubmissionQueue:
         self.timeout = timeout
         self.limits = limits
         self.on_new_version = on_new_version
-        self.log = log
+        self.log = logs.logger("submissions")
+        self.validation_seconds: list[float] = []
+        """How long each validation took, in the order they ended (the metrics read it)."""
         self.validate = validate or self._validate_folder
         self.retry_seconds = retry_seconds
         self.server_limits = server_limits or defaults.ServerLimits()
@@ -128,9 +128,11 @@ class SubmissionQueue:
         for row in self.accounts.judged_with_archives():
             self._discard_upload(row)
         for row in self.accounts.unfinished_submissions():
-            self.log(
-                f"validating submission {row.id} ({row.author}/{row.bot_name}) recorded before "
-                "the restart"
+            self.log.info(
+                "validating submission %s (%s/%s) recorded before the restart",
+                row.id,
+                row.author,
+                row.bot_name,
             )
             self.enqueue(row.id)
         for thread in self._threads:
@@ -193,7 +195,9 @@ class SubmissionQueue:
         except ServiceError:
             archive.unlink(missing_ok=True)
             raise
-        self.log(f"submission {row.id}: {author.name}/{row.bot_name}, {declared.size} bytes")
+        self.log.info(
+            "submission %s: %s/%s, %d bytes", row.id, author.name, row.bot_name, declared.size
+        )
         self.enqueue(row.id)
         self._tell(row)
         return row
@@ -238,7 +242,7 @@ class SubmissionQueue:
             try:
                 watcher(row)
             except Exception as error:  # noqa: BLE001 - one watcher's failure is not the queue's
-                self.log(f"a submission watcher failed: {type(error).__name__}: {error}")
+                self.log.error("a submission watcher failed: %s: %s", type(error).__name__, error)
 
     # -- the workers -------------------------------------------------------------------------------
 
@@ -274,12 +278,13 @@ class SubmissionQueue:
     def _judge(self, row: SubmissionRow) -> None:
         self.accounts.set_status(row.id, SubmissionStatus.VALIDATING, detail=row.detail)
         self._tell(self.accounts.submission(row.id))
+        started = time.monotonic()
         try:
             outcome = self._attempt(row)
-        except Exception as error:  # noqa: BLE001 - the arena's own failure: tried again later
+        except Exception as error:
             first = str(error).splitlines()[0] if str(error) else ""
             what = f"the arena failed while validating ({type(error).__name__}: {first})"
-            self.log(f"submission {row.id}: {what}\n" + traceback.format_exc(limit=8))
+            self.log.exception("submission %s: %s", row.id, what)
             # unknown: tried again a few times (it may pass), then refused, saying it was the arena
             outcome = (
                 Outcome(SubmissionStatus.RECEIVED, what, attempt=True)
@@ -289,11 +294,12 @@ class SubmissionQueue:
                     f"{what} in {row.attempts + 1} attempts; the organiser has the details",
                 )
             )
+        self.validation_seconds.append(time.monotonic() - started)
         if outcome.status == SubmissionStatus.RECEIVED:
             delay = min(defaults.RETRY_MAX_SECONDS, self.retry_seconds * 2**row.attempts)
             detail = f"waiting: {outcome.detail}; the arena tries again in {delay:.0f} s"
             self.accounts.set_status(row.id, SubmissionStatus.RECEIVED, detail=detail, attempt=True)
-            self.log(f"submission {row.id} ({row.author}/{row.bot_name}): {detail}")
+            self.log.warning("submission %s (%s/%s): %s", row.id, row.author, row.bot_name, detail)
             self._tell(self.accounts.submission(row.id))
             self.enqueue(row.id, delay)
             return
@@ -305,8 +311,13 @@ class SubmissionQueue:
             bot_output=outcome.bot_output,
         )
         self._discard_upload(row)
-        self.log(
-            f"submission {row.id} ({row.author}/{row.bot_name}): {outcome.status}: {outcome.detail}"
+        self.log.info(
+            "submission %s (%s/%s): %s: %s",
+            row.id,
+            row.author,
+            row.bot_name,
+            outcome.status,
+            outcome.detail,
         )
         if outcome.status in (SubmissionStatus.ACCEPTED, SubmissionStatus.UNCHANGED):
             self.on_new_version()

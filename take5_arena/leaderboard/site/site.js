@@ -429,6 +429,17 @@
     }));
   }
 
+  function dealKeys(deals) {
+    if (!deals || !deals.length) return null;
+    return el("dl", { id: "deals", class: "facts" }, deals.map(function (d) {
+      return el("div", { "data-season": String(d.season) },
+        el("dt", { text: "Season " + d.season }),
+        el("dd", null, el("span", { text: "commitment (SHA-256 of the key) " }), el("code", { text: String(d.commitment) }),
+          d.key ? [el("br"), el("span", { text: "key (revealed) " }), el("code", { text: String(d.key) })]
+                : el("span", { text: " · key still secret" })));
+    }));
+  }
+
   function methodNotes(data) {
     var m = data.method || {};
     var items = [
@@ -459,6 +470,15 @@
     append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" })]));
     var settings = settingsList(data.settings);
     if (settings) append(app, section("Tournament settings", "settings-section", null, settings));
+    if (data.same_author && data.same_author.games) {
+      var shared = Object.keys(data.same_author.authors || {}).map(function (a) { return a + " " + data.same_author.authors[a]; });
+      append(app, el("p", { id: "same-author", class: "note", text: data.same_author.games +
+        " games seated two bots of one author at a table (the schedule did not keep them apart: too few authors in the pool, or the rule off): " + shared.join(", ") }));
+    }
+    var deals = dealKeys(data.deals);
+    if (deals) append(app, section("Deal keys", "deals-section",
+      "Deals come from a secret key; its SHA-256 is published from the start, the key when the season is over. " +
+      "`referee verify --site` then checks every seed against it.", deals));
 
     var scale = intervalScale(rows);
     var los = data.los ? data.los.matrix : null;
@@ -645,7 +665,8 @@
       var hands = (round.hands || []).map(function (h) { return h.slice(); });
       var points = record.seats.map(function () { return 0; });
       steps.push({ ri: ri, round: round.round, turn: 0, rows: round.rows || [], hands: hands.map(function (h) { return h.slice(); }),
-        points: points.slice(), totals: before.slice(), plays: [], takes: [], end: false, logs: [] });
+        points: points.slice(), totals: before.slice(), plays: [], takes: [], end: false, logs: [],
+        clock: round.draft && Array.isArray(round.draft.clock) ? round.draft.clock : [] });
       (round.turns || []).forEach(function (turn, ti) {
         turn.plays.forEach(function (p) {
           var k = hands[p[0]] ? hands[p[0]].indexOf(p[1]) : -1;
@@ -655,12 +676,34 @@
         var last = ti === round.turns.length - 1 && round.scores !== undefined;
         steps.push({ ri: ri, round: round.round, turn: turn.turn, rows: turn.rows, hands: hands.map(function (h) { return h.slice(); }),
           points: points.slice(), totals: before.map(function (b, s) { return b + points[s]; }), plays: turn.plays, takes: turn.takes, end: last,
-          logs: Array.isArray(turn.logs) ? turn.logs : [] });
+          logs: Array.isArray(turn.logs) ? turn.logs : [], clock: Array.isArray(turn.clock) ? turn.clock : [] });
       });
       if (round.scores) before = round.scores.slice();
       else before = before.map(function (b, s) { return b + points[s]; });
     });
     return steps;
+  }
+
+  /* A record's time control in words (records before time controls have none: ""); `banked` is
+     false for a fixed limit per decision, where no bank carries over (take5.clock). */
+  function timeControl(record) {
+    var tc = record.time_control;
+    if (!tc || typeof tc !== "object") return { text: "", banked: false };
+    var s = function (ms) { return String(Number(ms) / 1000); };
+    var capped = tc.cap_ms !== null && tc.cap_ms !== undefined;
+    var fixed = capped && Math.max(tc.bank_ms, tc.cap_ms - tc.increment_ms) === 0;
+    var text = fixed ? s(tc.increment_ms) + " s per decision"
+      : s(tc.bank_ms) + "+" + s(tc.increment_ms) + (capped ? " (at most " + s(tc.cap_ms) + " s a decision)" : "");
+    return { text: text + ", " + tc.clock + " clock", banked: !fixed };
+  }
+
+  /* One seat's decisions of a step: their times, and the bank after the last. */
+  function timesText(clock, seat, banked) {
+    var mine = clock.filter(function (e) { return Array.isArray(e) && e.length === 3 && e[0] === seat; });
+    if (!mine.length) return "–";
+    var last = mine[mine.length - 1];
+    return mine.map(function (e) { return Number(e[1]) + " ms"; }).join(" + ") +
+      (banked ? " · bank " + (Number(last[2]) / 1000).toFixed(2) + " s" : "");
   }
 
   function renderReplay(game) {
@@ -675,6 +718,8 @@
     app.textContent = "";
     var subtitle = n + " players · " + (settings.variant || "standard") + " · ends " + (settings.end_rule || "at-or-above") + " " + settings.threshold +
       " · seed " + (game.seed || record.seed) + " · rotation " + record.rotation + (record.complete ? "" : " · INCOMPLETE");
+    var tc = timeControl(record);
+    if (tc.text) subtitle += " · time " + tc.text;
     if (game.label) subtitle = "game " + game.id + " · " + subtitle;
     append(app, header(title, subtitle, [el("a", { href: "index.html", text: "← standings" })]));
 
@@ -695,8 +740,10 @@
     var takesBox = el("div", { id: "takes" });
     var banner = el("div", { id: "banner", class: "banner", hidden: "hidden" });
     var scoreBody = el("tbody");
+    var hasTimes = steps.some(function (st) { return st.clock.length; });
+    var columns = ["Seat", "Bot", "Hand", "This round", "Total"].concat(hasTimes ? [tc.banked ? "Time (bank after)" : "Time"] : []);
     var scores = el("table", { id: "scores", class: "scores" },
-      el("thead", null, el("tr", null, ["Seat", "Bot", "Hand", "This round", "Total"].map(function (h) { return el("th", { scope: "col", text: h }); }))),
+      el("thead", null, el("tr", null, columns.map(function (h) { return el("th", { scope: "col", text: h }); }))),
       scoreBody);
     var draftBox = el("div", { id: "draft" });
     var logsBox = el("div", { id: "logs", class: "logs" });
@@ -712,7 +759,8 @@
       var tr = el("tr", { "data-seat": s },
         el("td", { class: "num", text: s }),
         el("td", { class: "name" }, el("a", { href: botHref(name), text: name })),
-        el("td", { class: "hand" }), el("td", { class: "num round-points" }), el("td", { class: "num total" }));
+        el("td", { class: "hand" }), el("td", { class: "num round-points" }), el("td", { class: "num total" }),
+        hasTimes ? el("td", { class: "num time" }) : null);
       append(scoreBody, tr);
       return tr;
     });
@@ -787,6 +835,7 @@
         append(hand, (st.hands[s] || []).map(function (c) { return cardNode(c, "small"); }));
         tr.querySelector(".round-points").textContent = st.points[s];
         tr.querySelector(".total").textContent = st.totals[s];
+        if (hasTimes) tr.querySelector(".time").textContent = timesText(st.clock, s, tc.banked);
         tr.classList.toggle("took-now", st.takes.some(function (t) { return t.seat === s; }));
       });
 

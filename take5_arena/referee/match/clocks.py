@@ -24,7 +24,18 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
 
-from take5.clock import Bank, Budget, ClockKind, TimeControl, to_ms, wall_cap
+from take5.clock import (
+    Bank,
+    Budget,
+    ClockKind,
+    TimeControl,
+    describe_clock,
+    empty_detail,
+    limit_detail,
+    to_ms,
+    wall_cap,
+    wall_detail,
+)
 
 from .config import CallLimits
 from .handle import BotHandle
@@ -33,10 +44,6 @@ POLL_SHORTEST = 0.005
 """Seconds between two looks at a bot's CPU time while it thinks, at least ..."""
 POLL_LONGEST = 0.1
 """... and at most (a tenth of the limit in between)."""
-
-
-def describe_clock(kind: ClockKind) -> str:
-    return "CPU time" if kind is ClockKind.CPU else "wall-clock time"
 
 
 class SeatClock:
@@ -77,40 +84,16 @@ class SeatClock:
 
     def limit_detail(self, method: str, budget: Budget) -> str:
         """The detail of a timeout fault for a decision that used more than its limit: which clock
-        and which part of the time control ran out."""
-        clock = f"{self.kind.value} clock"
-        what = describe_clock(self.kind)
-        control = self.control
-        if control.fixed:
-            if self.kind is ClockKind.WALL:
-                return f"no answer to {method} within {budget.limit:g} s ({clock})"
-            return f"{method} used more than its {budget.limit:g} s of {what} ({clock})"
-        if control.cap is not None and budget.limit >= control.cap:
-            return (
-                f"{method} used more than the {control.cap:g} s cap of a decision "
-                f"({clock}, time control {control.spec})"
-            )
-        return (
-            f"{method} ran out of its time bank: it used more than the {budget.limit:g} s left "
-            f"({clock}, time control {control.spec})"
-        )
+        and which part of the time control ran out (take5.clock, which the harness says too)."""
+        return limit_detail(self.control, self.kind, method, budget.limit)
 
     def wall_detail(self, method: str, budget: Budget) -> str:
         """The detail of a timeout fault for a decision that outlasted its wall-clock cap."""
-        if self.kind is ClockKind.WALL:
-            return self.limit_detail(method, budget)
-        return (
-            f"no answer to {method} within its wall-clock cap of {budget.wall_limit:g} s "
-            f"(cpu clock: the bot used less than its {budget.limit:g} s of CPU time, but slept, "
-            "blocked or waited that long)"
-        )
+        return wall_detail(self.control, self.kind, method, budget)
 
     def empty_detail(self, method: str) -> str:
         """The detail of a timeout fault for a decision not asked: nothing in the bank."""
-        return (
-            f"{method} was not asked: the time bank is empty and the time control "
-            f"{self.control.spec} adds nothing ({self.kind.value} clock)"
-        )
+        return empty_detail(self.control, self.kind, method)
 
 
 class Stopwatch:

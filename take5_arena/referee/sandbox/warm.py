@@ -204,6 +204,10 @@ class WarmContainer:
         self.exit_status: int | None = None
         """The bot process's wait status once it ended (os.waitpid's), else None."""
         self._exited = threading.Event()
+        self._exits: dict[int, int] = {}
+        """Wait statuses the fork server reported since its last ``spawned`` reply, by pid: a bot
+        that ends at once (a file that never calls run) is reported before `spawn` knows its pid."""
+        self._exits_lock = threading.Lock()
         self._replies: queue.Queue[str] = queue.Queue()
         self._closed = False
         self._oom_base = 0
@@ -274,10 +278,15 @@ class WarmContainer:
                 text = message.decode(errors="replace")
                 if text.startswith("exit "):
                     _, pid, status = text.split()
-                    if int(pid) == self.bot_pid:
-                        self.exit_status = int(status)
-                        self._exited.set()
+                    with self._exits_lock:
+                        self._exits[int(pid)] = int(status)
+                        if int(pid) == self.bot_pid:
+                            self.exit_status = int(status)
+                            self._exited.set()
                 else:
+                    if text.startswith("spawned"):  # what was reported before is another bot's
+                        with self._exits_lock:
+                            self._exits.clear()
                     self._replies.put(text)
         except (OSError, ValueError):
             pass
@@ -312,8 +321,14 @@ class WarmContainer:
         self.exit_status = None
         self._oom_base = cgroups.oom_kills(self.cgroup) or 0
         self.spawned_at = time.monotonic()
-        self.bot_pid = int(self._request("spawn", "spawned").split()[1])
-        return self.bot_pid
+        pid = int(self._request("spawn", "spawned").split()[1])
+        with self._exits_lock:
+            self.bot_pid = pid
+            status = self._exits.get(pid)
+            if status is not None:  # it ended before its pid was known here
+                self.exit_status = status
+                self._exited.set()
+        return pid
 
     @property
     def alive(self) -> bool:

@@ -11,8 +11,10 @@ referee killed at any moment (SIGKILL included) leaves either the whole game or 
 Only the referee's main process writes (games run elsewhere and send their records back); readers
 such as ``referee tournament status`` or the leaderboard may open the same file at any time.
 
-Schema (version 3; an older store gains the new columns and tables when opened for writing:
-:meth:`Store._migrate`, tests/test_store.py opens a version-2 store made by an earlier main)::
+Schema (version 3). An older store gains the new columns and tables when opened for writing
+(:meth:`Store._migrate`, in the transaction that opens it), after a copy of it as it was is kept
+beside it (``tournament.schema-vN.sqlite``); a newer one is refused (:func:`newer_schema`).
+tests/test_upgrade.py opens the golden stores of tests/data/ (scripts/make-golden-store.sh)::
 
     meta(key PK, value)                         schema_version, settings (JSON), created_at
     entrants(id PK, name UNIQUE, created_at, active, author (who the organiser says the entrant is
@@ -47,6 +49,7 @@ Schema (version 3; an older store gains the new columns and tables when opened f
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -62,6 +65,7 @@ from take5.record import GameRecord
 from ..errors import RefereeError
 
 SCHEMA_VERSION = 3
+log = logging.getLogger(__name__)
 DB_NAME = "tournament.sqlite"
 
 SCHEMA = """
@@ -309,6 +313,21 @@ class SeatResult:
     faults: tuple[tuple[str, ...], ...]
 
 
+def newer_schema(path: Path, version: int) -> str:
+    """The one line that refuses a store made by a newer release."""
+    return (
+        f"{path} has schema version {version}, made by a newer release; this referee knows "
+        f"{SCHEMA_VERSION}: upgrade the referee (or restore the backup taken before the upgrade)"
+    )
+
+
+def upgrade_backup_path(path: Path, version: int, n: int = 1) -> Path:
+    """Where the copy of a store of schema ``version`` is kept before it is migrated:
+    ``tournament.schema-v2.sqlite`` beside ``tournament.sqlite`` (``-2``, ... if that exists)."""
+    suffix = "" if n == 1 else f"-{n}"
+    return path.with_name(f"{path.stem}.schema-v{version}{suffix}{path.suffix}")
+
+
 class Store:
     """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it."""
 
@@ -331,9 +350,17 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA busy_timeout = 30000")
+        found = self._schema_version()
+        if found is not None and found > SCHEMA_VERSION:
+            self.db.close()
+            raise StoreError(newer_schema(self.path, found))
+        self.upgrade_backup: Path | None = None
+        """Where the store was copied before this open migrated it (None: no migration)."""
         if readonly:
             self._shim_older_schema()
         if not readonly:
+            if found is not None and found < SCHEMA_VERSION:
+                self.upgrade_backup = self._backup_before_migration(found)
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute(
                 "PRAGMA synchronous = NORMAL"
@@ -346,13 +373,40 @@ class Store:
                 if version is None:
                     self._set_meta("schema_version", str(SCHEMA_VERSION))
                     self._set_meta("created_at", now())
-                elif int(version) > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{self.path} has schema version {version}; this referee knows "
-                        f"{SCHEMA_VERSION}"
-                    )
+                elif int(version) > SCHEMA_VERSION:  # made newer since it was first read
+                    raise StoreError(newer_schema(self.path, int(version)))
                 elif int(version) < SCHEMA_VERSION:
                     self._migrate(int(version))
+
+    def _schema_version(self) -> int | None:
+        """The schema version the file holds (None: a new file, no tables yet)."""
+        try:
+            version = self._meta("schema_version")
+        except sqlite3.OperationalError:  # no meta table: nothing was ever written
+            return None
+        return None if version is None else int(version)
+
+    def _backup_before_migration(self, version: int) -> Path:
+        """Copy the store, as the older release left it, to ``tournament.schema-vN.sqlite``
+        beside it (owner-only, SQLite's online backup API) before migrating it: going back to
+        that release means stopping the referee and putting this copy back in place."""
+        from .backup import online_copy  # (backup.py imports this module)
+
+        target = upgrade_backup_path(self.path, version)
+        n = 1
+        while target.exists():  # an earlier attempt's copy is kept as it is
+            n += 1
+            target = upgrade_backup_path(self.path, version, n)
+        online_copy(self.path, target)
+        log.warning(
+            "%s has schema version %d, made by an older release: migrating it to %d; the store "
+            "as it was is in %s",
+            self.path,
+            version,
+            SCHEMA_VERSION,
+            target,
+        )
+        return target
 
     def _shim_older_schema(self) -> None:
         """An older store opened read-only cannot be migrated: what later versions added is made
@@ -985,6 +1039,20 @@ class Store:
         once every rotation of it has been played, so that nobody reads a deal that is still to
         come (docs/security.md, "Deals")."""
         return {row[0] for row in self.db.execute(self._UNFINISHED)}
+
+    def shared_tables(self) -> list[tuple[str, str]]:
+        """(game id, author) of every published game (:meth:`unfinished_deals`) in which two or
+        more seats belonged to that author, by the seats' ``owner`` in the records: the tables
+        that had to break the rule that keeps an author's entrants apart (docs/security.md)."""
+        rows = self.db.execute(
+            "SELECT r.game_id, json_extract(s.value, '$.owner') AS owner FROM results r"
+            " JOIN games g ON g.game_id = r.game_id, json_each(CASE WHEN json_valid(r.record)"
+            " THEN r.record ELSE '{}' END, '$.seats') s"
+            f" WHERE g.duplicate_set NOT IN ({self._UNFINISHED})"
+            " GROUP BY r.game_id, owner HAVING owner IS NOT NULL AND COUNT(*) > 1"
+            " ORDER BY r.seq, owner"
+        )
+        return [(str(gid), str(owner)) for gid, owner in rows]
 
     def record(self, game_id: str, *, published_only: bool = False) -> GameRecord:
         """A recorded game's record (``published_only``: refused while its deal is unfinished)."""

@@ -38,12 +38,13 @@ from typing import Protocol
 from take5 import Settings, Take5Error
 from take5.record import DealRecord
 
+from .. import defaults
 from ..artifacts import FOLDER, ArtifactError, ArtifactStore
 from ..kinds import InfraKind
 from ..store import Store, StoredGame
 from .deals import Dealer
 from .errors import TournamentError
-from .executors import ExecutorInfo, avoiding
+from .executors import ExecutorError, ExecutorInfo, avoiding, scheduler_state
 from .settings import TournamentSettings
 from .table import GameOutcome, SeatSpec, TableSpec, run_table
 
@@ -205,6 +206,7 @@ class TableDriver:
         self.failed_tables: dict[int, list[tuple[str, int]]] = {}  # table -> (game id, rotation)
         self.last_beat = 0.0
         self.sick: dict[str, float] = {}  # worker address -> when its engine failed
+        self.lost_since: float | None = None  # when the Dask scheduler stopped answering
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -266,9 +268,13 @@ class TableDriver:
     def pump(self, timeout: float, *, submit: bool = True) -> None:
         """One step: start the tables that may start (unless ``submit`` is False), wait up to
         ``timeout`` seconds for one to finish, and store every outcome that arrived meanwhile."""
-        if submit:
+        ready = self._scheduler_ready()
+        if submit and ready:
             self._submit_ready()
-        self._collect(timeout)
+        if ready or self.in_flight:
+            self._collect(timeout)
+        else:
+            time.sleep(timeout)  # nothing to wait for but the scheduler
         if time.monotonic() - self.last_beat > self.HEARTBEAT:
             self.last_beat = time.monotonic()
             self.store.heartbeat(self.run_id, self.played)
@@ -278,6 +284,34 @@ class TableDriver:
         self.stopping = True
         for future in self.in_flight:
             future.cancel()
+
+    def _scheduler_ready(self) -> bool:
+        """Whether tables may be sent (always, but for a Dask scheduler that was lost: none is
+        sent until it answers again; after the grace period, ExecutorError)."""
+        state = scheduler_state(self.executor, self.info)
+        if state is None or state == "running":
+            if self.lost_since is not None:
+                self.progress.note(
+                    f"the dask scheduler {self.info.address} is back after "
+                    f"{time.monotonic() - self.lost_since:.0f} s: playing on"
+                )
+                self.lost_since = None
+            return True
+        if state in ("connecting", "newly-created"):
+            if self.lost_since is None:
+                self.lost_since = time.monotonic()
+                self.progress.note(
+                    f"lost the dask scheduler {self.info.address}: waiting up to "
+                    f"{defaults.SCHEDULER_GRACE:.0f} s for it to come back (the tables it was "
+                    "playing are played again then)"
+                )
+            return False
+        waited = time.monotonic() - (self.lost_since or time.monotonic())
+        raise ExecutorError(
+            f"lost the dask scheduler {self.info.address} and it did not come back "
+            f"({state} after {waited:.0f} s); run the same command again once it runs: the games "
+            "recorded are kept"
+        )
 
     def _submit_ready(self) -> None:
         now = time.monotonic()
@@ -315,6 +349,13 @@ class TableDriver:
             try:
                 outcomes = future.result()
             except Exception as error:  # noqa: BLE001 - the executor failed: infrastructure
+                if isinstance(error, concurrent.futures.CancelledError) and scheduler_state(
+                    self.executor, self.info
+                ) not in (None, "running"):
+                    # cut off with the scheduler: no attempt spent, played again once it is back
+                    self.waiting.appendleft((0.0, spec, attempt))
+                    self._drain(spec_of)
+                    continue
                 outcomes = [
                     GameOutcome(
                         g,

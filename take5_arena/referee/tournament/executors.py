@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .. import defaults
 from .errors import TournamentError
 
 
@@ -112,6 +113,17 @@ def avoiding(
     return {"workers": healthy, "allow_other_workers": True} if healthy else {}
 
 
+def scheduler_state(executor: concurrent.futures.Executor, info: ExecutorInfo) -> str | None:
+    """Where a Dask executor's link to its scheduler is: ``running``, ``connecting`` (lost, and
+    trying again for up to :data:`defaults.SCHEDULER_GRACE` seconds) or ``closed`` (given up);
+    None for the other executors."""
+    if info.kind != "dask":
+        return None
+    client = getattr(executor, "_client", None)  # distributed's ClientExecutor
+    status = getattr(client, "status", None)
+    return None if status is None else str(status)
+
+
 @contextlib.contextmanager
 def open_executor(
     spec: str | ExecutorInfo, workers: int
@@ -155,6 +167,10 @@ def open_executor(
             client = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         else:
             client = distributed.Client(info.address, timeout=10, set_as_default=False)  # type: ignore[no-untyped-call]
+            # The first connection fails fast (10 s: a wrong address is told at once), but a
+            # connection lost later is tried again for the grace period: the client's reconnect
+            # loop gives up after its ``timeout``, which has no public setter once connected.
+            client._timeout = defaults.SCHEDULER_GRACE
     except (OSError, TimeoutError) as error:
         if cluster is not None:
             cluster.close()

@@ -82,6 +82,9 @@ class RunReport:
     unplayed: int = 0  # games still pending at the end (infrastructure)
     interrupted: bool = False
     seconds: float = 0.0
+    smoke_elsewhere: list[str] = field(default_factory=list)
+    """Entrant versions whose smoke games were not played at this run's shape (submitted before
+    its table size, game or time limits were set): submitting them again tests them at it."""
 
     @property
     def done(self) -> int:
@@ -196,6 +199,8 @@ def run_tournament(
             specs = table_specs(store, sid, settings, dealer=dealer)
             counts = store.progress(sid)
             report = RunReport(schedule, sid, counts["total"], counts["done"])
+            shape = settings.smoke_shape()
+            report.smoke_elsewhere = [v.key for v in versions if v.validation.get("shape") != shape]
             run_id = f"run-{secrets.token_hex(4)}"
             store.begin_run(
                 run_id, schedule_id=sid, settings=settings.to_json(), games=counts["total"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5 import Settings, Take5Error
-from take5.clock import TimeControl
+from take5.clock import ClockKind, TimeControl
 from take5.rules import EndRule, Variant
 
 from .. import defaults
@@ -67,6 +67,22 @@ KEYS = (
     "bot_memory",
     "retries",
     "output_budget",
+)
+#: the settings a bot's smoke games take (:meth:`TournamentSettings.smoke_shape`)
+SMOKE_SHAPE = (
+    "players",
+    "variant",
+    "threshold",
+    "end_rule",
+    "duplicate",
+    "timeout",
+    "time_control",
+    "time_cap",
+    "clock",
+    "wall_factor",
+    "start_timeout",
+    "start_wall",
+    "max_faults",
 )
 
 
@@ -176,11 +192,15 @@ class TournamentSettings:
     def from_json(cls, doc: Mapping[str, Any]) -> TournamentSettings:
         """Settings from the store's JSON (or any mapping with its keys): missing keys take their
         defaults, unknown keys are ignored; a bad value is a TournamentError naming it. Settings
-        saved before secret deals (a ``seed`` and no ``deals``) deal from their public seed."""
+        saved before secret deals (a ``seed`` and no ``deals``) deal from their public seed;
+        settings saved before clocks (a ``timeout`` and no ``clock``) ran on the wall clock, the
+        only one there was, and read back as it."""
         base = cls().to_json()
         values = {**base, **{k: v for k, v in doc.items() if k in base}}
         if "seed" in doc and "deals" not in doc:
             values["deals"] = DealMode.PUBLIC.value
+        if "timeout" in doc and "clock" not in doc:
+            values["clock"] = ClockKind.WALL.value
         try:
             deals = DealMode(values["deals"])
         except ValueError:
@@ -293,6 +313,13 @@ class TournamentSettings:
         """``concurrency``, or the default for the table size and the CPUs."""
         return self.concurrency or default_concurrency(self.players)
 
+    def smoke_shape(self) -> dict[str, Any]:
+        """What of these settings a bot's smoke games are played with (its table, its game, its
+        time limits): kept with each validated version, so that a run at another shape can say
+        which entrants were never tested at it (docs/security.md, "Smoke games")."""
+        flat = self.to_json()
+        return {k: flat[k] for k in SMOKE_SHAPE}
+
     def game_context(self) -> dict[str, Any]:
         """The game settings every scheduled game keeps (in the store, and in its id)."""
         return {
@@ -376,4 +403,4 @@ def schedule_id(schedule: Schedule) -> str:
     return h.hexdigest()
 
 
-__all__ = ["KEYS", "TournamentSettings", "schedule_id"]
+__all__ = ["KEYS", "SMOKE_SHAPE", "TournamentSettings", "schedule_id"]

@@ -56,7 +56,8 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             for f in store.infra_failures(current["schedule_id"] if current else None)
         ]
         usage = store.output_usage()
-        budget = TournamentSettings.from_json(store.settings()).output_budget
+        settings = TournamentSettings.from_json(store.settings())
+        budget = settings.output_budget
         return {
             "directory": str(Path(directory)),
             "settings": store.settings(),
@@ -94,4 +95,68 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                 }
                 for k in store.deal_seasons()
             ],
+            "disk": disk_used(Path(directory)),
+            "workers": visible_workers(settings.executor),
         }
+
+
+def disk_used(directory: Path) -> dict[str, int]:
+    """Bytes on disk under each entry of the tournament's directory (the store with its WAL, the
+    archives, an arena's uploads and folders, the site, ...), largest first, and their ``total``.
+    Counted in blocks allocated, as ``du`` does, and each file once."""
+    sizes: dict[str, int] = {}
+    seen: set[tuple[int, int]] = set()
+    for entry in sorted(directory.iterdir()):
+        total = 0
+        for path in [
+            entry,
+            *(entry.rglob("*") if entry.is_dir() and not entry.is_symlink() else ()),
+        ]:
+            try:
+                st = path.lstat()
+            except OSError:  # removed meanwhile (a server prunes, a game lands)
+                continue
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+        sizes[entry.name] = total
+    ordered = dict(sorted(sizes.items(), key=lambda item: (-item[1], item[0])))
+    return {**ordered, "total": sum(sizes.values())}
+
+
+def visible_workers(executor: str, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The Dask workers the scheduler of ``executor`` (``dask:tcp://...``) reports now: their
+    names, addresses, threads and tables running; ``error`` when it cannot be asked. None for the
+    other executors (and ``dask:local``, whose cluster lives only as long as its referee)."""
+    if not executor.startswith("dask:") or executor == "dask:local":
+        return None
+    address = executor[len("dask:") :]
+    try:
+        import distributed  # the [dask] extra: only for a tournament played on a cluster
+    except ImportError:
+        return {"scheduler": address, "error": "dask is not installed here", "workers": []}
+    try:
+        client = distributed.Client(  # type: ignore[no-untyped-call]
+            address, timeout=timeout, set_as_default=False
+        )
+    except (OSError, TimeoutError) as error:
+        return {"scheduler": address, "error": f"cannot reach it: {error}", "workers": []}
+    try:
+        info = client.scheduler_info()
+        processing = client.processing()  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as error:  # it went away meanwhile
+        return {"scheduler": address, "error": f"cannot ask it: {error}", "workers": []}
+    finally:
+        client.close()  # type: ignore[no-untyped-call]
+    workers = [
+        {
+            "name": str(w.get("name", "")),
+            "address": address_,
+            "threads": int(w.get("nthreads", 0)),
+            "tables": len(processing.get(address_, ())),
+            "memory": int(w.get("metrics", {}).get("memory", 0)),
+        }
+        for address_, w in sorted(info.get("workers", {}).items())
+    ]
+    return {"scheduler": address, "error": None, "workers": workers}

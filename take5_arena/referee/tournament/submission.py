@@ -65,17 +65,21 @@ def submit(
     *,
     sandbox: str | None = None,
     timeout: float | None = None,
+    author: str | None = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
     Creates the tournament directory if needed. ``sandbox``/``timeout`` default to the
-    tournament's settings. Raises :class:`SubmitRefusedError` (with the bot's stderr) when the bot
-    does not build, start, shake hands, or play its smoke games without a fault, and
-    :class:`SubmitDeferredError` when it could not be validated for the arena's own reasons
-    (:func:`build_failure`, :func:`start_failure`).
+    tournament's settings. ``author`` (who the organiser says wrote the bot) becomes the entrant's
+    author: schedules keep one author's entrants apart (docs/security.md, "Seating"). Raises
+    :class:`SubmitRefusedError` (with the bot's stderr) when the bot does not build, start, shake
+    hands, or play its smoke games without a fault, and :class:`SubmitDeferredError` when it could
+    not be validated for the arena's own reasons (:func:`build_failure`, :func:`start_failure`).
     """
-    problem = name_problem("bot", name)
+    problem = name_problem("bot", name) or (
+        None if author is None else name_problem("author", author)
+    )
     if problem is not None:
         raise TournamentError(problem)
     folder = Path(bot_dir).resolve()
@@ -94,7 +98,15 @@ def submit(
         except ArtifactError as error:
             raise SubmitRefusedError(str(error)) from None
         return _validate(
-            directory, folder, snapshot, artifact, name, sandbox=sandbox, timeout=timeout, log=log
+            directory,
+            folder,
+            snapshot,
+            artifact,
+            name,
+            sandbox=sandbox,
+            timeout=timeout,
+            author=author,
+            log=log,
         )
 
 
@@ -107,6 +119,7 @@ def _validate(
     *,
     sandbox: str | None,
     timeout: float | None,
+    author: str | None,
     log: Callable[[str], None],
 ) -> Submitted:
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
@@ -166,8 +179,13 @@ def _validate(
             bot_dir=str(folder),
             kind=ref.kind,
             image_id=image_id,
-            validation={"smoke": smoke, "sandbox": settings.sandbox.value},
+            validation={
+                "smoke": smoke,
+                "sandbox": settings.sandbox.value,
+                "shape": settings.smoke_shape(),
+            },
             artifact=artifact.digest,
+            author=author,
         )
         return Submitted(version, created, smoke)
     finally:

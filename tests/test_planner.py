@@ -1,0 +1,158 @@
+"""The planner example bot: legal answers in every kind of game, its exact plans of the last
+cards, and how it plans a time bank (it never plans past what the referee allows)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from take5 import RandomPlayer, Settings, Variant, play_game
+from take5.bot import Bot, CallContext
+from take5.clock import Budget, ClockKind, TimeControl
+from take5.harness import load_bot
+
+BOT_FILE = Path(__file__).resolve().parent.parent / "example_bots" / "planner" / "bot.py"
+
+
+def make(**kwargs):
+    return load_bot(BOT_FILE, **kwargs)
+
+
+class Checked:
+    """Passes the calls on and checks every answer is legal."""
+
+    def __init__(self, bot):
+        self.bot = bot
+        self.calls = 0
+
+    def pick_card(self, view):
+        self.calls += 1
+        card = self.bot.pick_card(view)
+        assert card in view.hand
+        return card
+
+    def choose_row(self, view):
+        self.calls += 1
+        row = self.bot.choose_row(view)
+        assert isinstance(row, int) and 0 <= row < len(view.rows)
+        return row
+
+    def draft_card(self, view):
+        self.calls += 1
+        card = self.bot.draft_card(view)
+        assert card in view.pool
+        return card
+
+
+def test_it_is_an_sdk_bot():
+    bot = make()
+    assert isinstance(bot, Bot)
+    assert bot.name == "planner"
+
+
+@pytest.mark.parametrize(
+    "variant,players,exact",
+    [
+        ("standard", 4, "deal"),
+        ("standard", 2, "plan"),
+        ("standard", 6, "deal"),
+        ("professional", 3, "plan"),
+    ],
+)
+def test_always_legal(variant, players, exact):
+    settings = Settings(players=players, variant=Variant(variant), threshold=10)
+    bots = [Checked(make(seed=seat, rollouts=24, exact=exact)) for seat in range(2)]
+    others = [RandomPlayer(seat) for seat in range(players - 2)]
+    game = play_game(bots + others, settings, seed=3)
+    assert game.is_over
+    assert all(b.calls for b in bots)
+
+
+def test_the_last_cards_are_planned_as_a_whole():
+    """With 4 cards or fewer it plays whole orders of its hand: 4! plans per deal."""
+    bot = make(seed=1, rollouts=24 * 8)
+    seen = []
+
+    class Spy:
+        def pick_card(self, view):
+            card = bot.pick_card(view)
+            seen.append((len(view.hand), bot.last_rollouts))
+            return card
+
+        def choose_row(self, view):
+            return bot.choose_row(view)
+
+    play_game([Spy(), RandomPlayer(1), RandomPlayer(2)], Settings(players=3, threshold=10), seed=2)
+    by_size = dict(seen)
+    assert by_size[4] == 24 * 8  # 8 deals of 24 plans
+    assert by_size[3] == 6 * 32  # 6 plans a deal, as many deals as fit in the same rollouts
+    assert by_size[1] == 0  # the last card is played without thinking
+
+
+def test_deterministic_with_a_fixed_number_of_rollouts():
+    def scores(seed):
+        bots = [make(seed=seed, rollouts=24), RandomPlayer(1), RandomPlayer(2)]
+        return play_game(bots, Settings(players=3, threshold=10), seed=9).scores
+
+    assert scores(5) == scores(5)
+
+
+class Banked:
+    """Gives the bot a referee's bank and charges each decision what the bot planned for it
+    (`allowance`), so that the test does not depend on the machine's speed."""
+
+    def __init__(self, bot, control):
+        self.bot = bot
+        self.control = control
+        self.bank = control.start()
+        self.plans = []  # (cards in hand, planned seconds, limit in seconds)
+
+    def _ask(self, method, view, cards):
+        limit = self.bank.limit_ms / 1000
+        budget = Budget(
+            limit,
+            ClockKind.CPU,
+            bank=self.bank.available_ms / 1000,
+            increment=self.control.increment,
+            cap=self.control.cap,
+            wall=30.0,
+        )
+        self.bot.context = CallContext("g", limit, time.monotonic(), budget)
+        planned = self.bot.allowance(view)
+        self.plans.append((cards, planned, limit))
+        answer = method(view)
+        self.bot.context = None
+        self.bank.charge(round(planned * 1000))
+        return answer
+
+    def pick_card(self, view):
+        return self._ask(self.bot.pick_card, view, len(view.hand))
+
+    def choose_row(self, view):
+        return self._ask(self.bot.choose_row, view, 0)
+
+
+@pytest.mark.parametrize("control", ["2+0", "0+0.05"])
+def test_a_bank_is_planned_and_never_overdrawn(control):
+    bot = make(seed=1, rollouts=8)
+    player = Banked(bot, TimeControl.parse(control))
+    game = play_game([player, RandomPlayer(1), RandomPlayer(2), RandomPlayer(3)], seed=4)
+    assert game.is_over
+    assert all(planned <= limit - bot.margin + 1e-9 for _, planned, limit in player.plans)
+    assert all(planned == 0 for cards, planned, _ in player.plans if cards == 1)
+    first = [planned for cards, planned, _ in player.plans[:10] if cards]
+    if control != "0+0.05":  # a bank to save: a full hand gets more than the last choices
+        assert first[0] > first[8] > 0
+        assert all(planned > 0 for cards, planned, _ in player.plans if cards > 1)
+
+
+def test_without_a_bank_it_thinks_its_budget():
+    bot = make(budget=0.05)
+    budget = Budget(1.0, ClockKind.CPU, bank=1.0, increment=1.0, cap=1.0)
+    bot.context = CallContext("g", 1.0, time.monotonic(), budget)
+    view = play_game.__globals__["Game"](Settings(players=4), 1).view(0)
+    assert bot.allowance(view) == 0.05
+    bot.context = None
+    assert bot.allowance(view) == 0.05

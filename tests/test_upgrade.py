@@ -1,0 +1,142 @@
+"""Upgrading an arena: the stores earlier releases wrote, opened by this code.
+
+tests/data/tournament-vN holds a tournament directory made by the release whose store had schema
+version N (tournament-v2 by an earlier main; tournament-v3 and later by
+scripts/make-golden-store.sh, which also adds an author's account). Each is a golden file: never
+regenerated, opened by every later version of the code. Opening one for writing migrates it, in
+the transaction that opens it, after copying it to ``tournament.schema-vN.sqlite`` beside it; a
+store of a newer schema than this code knows is refused with one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from support import ROOT, referee
+
+from take5_arena.referee.store import SCHEMA_VERSION, Store
+from take5_arena.service.authors import Accounts
+
+DATA = ROOT / "tests" / "data"
+GOLDEN = sorted(DATA.glob("tournament-v*"), key=lambda p: int(p.name.rpartition("v")[2]))
+
+
+def _schema(path: Path) -> int:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+    finally:
+        db.close()
+
+
+def _results(path: Path) -> int:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    finally:
+        db.close()
+
+
+def _verified(directory: Path) -> str:
+    done = referee("verify", "--tournament", str(directory), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_there_is_a_golden_store_of_this_schema_version() -> None:
+    """A release that changes the schema commits its own golden store
+    (scripts/make-golden-store.sh), so that the next one is tested against it."""
+    assert [p.name for p in GOLDEN][-1] == f"tournament-v{SCHEMA_VERSION}"
+    for golden in GOLDEN:
+        assert _schema(golden / "tournament.sqlite") == int(golden.name.rpartition("v")[2])
+
+
+@pytest.mark.parametrize("golden", GOLDEN, ids=[p.name for p in GOLDEN])
+def test_a_golden_store_opens_migrates_and_verifies(golden: Path, tmp_path: Path) -> None:
+    directory = Path(shutil.copytree(golden, tmp_path / "T"))
+    version = _schema(directory / "tournament.sqlite")
+    games = _results(directory / "tournament.sqlite")
+    assert games > 0
+    _verified(directory)  # read-only, as it was
+    assert _schema(directory / "tournament.sqlite") == version  # a reader migrates nothing
+
+    # a writer (the referee's own process: `tournament run` with every game played) migrates
+    done = referee("tournament", "run", "-t", str(directory), "--no-progress", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert _schema(directory / "tournament.sqlite") == SCHEMA_VERSION
+    assert _results(directory / "tournament.sqlite") == games
+    backup = directory / f"tournament.schema-v{version}.sqlite"
+    if version < SCHEMA_VERSION:
+        assert f"schema version {version}, made by an older release" in done.stderr
+        assert str(backup) in done.stderr
+    else:
+        assert not backup.exists() and "older release" not in done.stderr
+    assert f"{games} of {games} records valid" in _verified(directory)
+    if (directory / "accounts.sqlite").exists():
+        accounts = Accounts(directory)
+        try:
+            assert [a.name for a in accounts.authors()] == ["alice"]
+        finally:
+            accounts.close()
+
+
+def test_a_migration_is_backed_up_first_and_the_backup_restores(tmp_path: Path) -> None:
+    """The copy taken before a migration is the store as the older release left it: owner-only,
+    of the old schema, every game in it; put back in place (the way back to that release), it
+    verifies, and it migrates again when opened for writing."""
+    old = GOLDEN[0]
+    version = _schema(old / "tournament.sqlite")
+    assert version < SCHEMA_VERSION
+    directory = Path(shutil.copytree(old, tmp_path / "T"))
+    with Store(directory) as store:
+        backup = store.upgrade_backup
+        assert backup == directory / f"tournament.schema-v{version}.sqlite"
+        games = store.recorded_count()
+    assert backup is not None and backup.is_file()
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert _schema(backup) == version and _results(backup) == games
+    assert not Path(f"{backup}-wal").exists()  # one self-contained file
+    with Store(directory) as store:  # migrated once: no second copy
+        assert store.upgrade_backup is None
+    assert sorted(p.name for p in directory.glob("tournament.schema-*")) == [backup.name]
+
+    restored = tmp_path / "restored"
+    restored.mkdir()
+    shutil.copy2(backup, restored / "tournament.sqlite")
+    for name in ("artifacts", "secret"):
+        if (old / name).exists():
+            shutil.copytree(old / name, restored / name)
+    assert f"{games} of {games} records valid" in _verified(restored)
+    with Store(restored) as store:
+        assert store.upgrade_backup == restored / f"tournament.schema-v{version}.sqlite"
+        assert store.recorded_count() == games
+    assert _schema(restored / "tournament.sqlite") == SCHEMA_VERSION
+
+
+def test_a_store_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> None:
+    directory = Path(shutil.copytree(GOLDEN[-1], tmp_path / "T"))
+    db = sqlite3.connect(directory / "tournament.sqlite", isolation_level=None)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    db.close()
+    before = sorted(p.name for p in directory.iterdir())
+    for args in (
+        ("tournament", "status", "-t", str(directory)),
+        ("verify", "--tournament", str(directory)),
+        ("tournament", "run", "-t", str(directory), "--no-progress"),
+        ("serve", "-t", str(directory), "--sandbox", "local", "--no-ladder"),
+        ("backup", "-t", str(directory), str(tmp_path / "copy")),
+    ):
+        done = referee(*args)
+        assert done.returncode == 2, (args, done.stdout + done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
+        said = [line for line in done.stderr.splitlines() if "schema version" in line]
+        assert len(said) == 1, (args, done.stderr)
+        assert f"has schema version {SCHEMA_VERSION + 1}, made by a newer release" in said[0]
+        assert f"this referee knows {SCHEMA_VERSION}" in said[0]
+    assert sorted(p.name for p in directory.iterdir()) == before  # nothing written, no copy
+    assert _schema(directory / "tournament.sqlite") == SCHEMA_VERSION + 1
