@@ -201,3 +201,49 @@ def test_bad_manifests_are_refused_with_the_reason(text, expect):
     with pytest.raises(BuildRefusedError) as err:
         parse_manifest(text)
     assert expect in str(err.value)
+
+
+@pytest.mark.docker
+def test_node_and_go_bots_submitted_remotely_play_on_the_ladder(node_bot, go_bot, tmp_path):
+    """`referee submit --server` packs a Node bot with its node_modules and a Go bot with its
+    binary (the function the local submit uses); the arena validates both in Docker and its ladder
+    plays them against each other."""
+    from arena_support import Server, add_author, cli, wait_until
+
+    directory = tmp_path / "T"
+    token = add_author(directory, "polyglot")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "sdk")]),
+        "TAKE5_RUN_PREFIX": f"pytest-{TOKEN}-{secrets.token_hex(2)}",
+    }
+    server = Server(
+        directory,
+        "--sandbox",
+        "docker",
+        "--players",
+        "2",
+        "-j",
+        "1",
+        "--start-timeout",
+        "60",
+        "--bootstrap",
+        "0",
+        "--publish-every-games",
+        "1",
+        env=env,
+    )
+    try:
+        for folder in (node_bot, go_bot):
+            done = cli("submit", str(folder), "--server", server.address, token=token, timeout=900)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+            assert "new version v1" in done.stdout, done.stdout
+
+        def both_played() -> bool:
+            with server.client() as client:
+                rows = {r.bot: r.games for r in client.standings().rows}
+            return rows.get("node", 0) >= 1 and rows.get("go", 0) >= 1
+
+        wait_until(both_played, timeout=600, what="ladder games of node and go", server=server)
+    finally:
+        assert server.stop() == 0, server.log

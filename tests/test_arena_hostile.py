@@ -4,6 +4,7 @@ newline, refused uploads left on disk, and the arena's own failures counted as t
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,5 +203,155 @@ def test_an_infrastructure_failure_is_not_the_authors(arena, tmp_path):
         with server.client(tokens["alice"]) as alice:
             reply = alice.follow(alice.submission(sent.submission_id), timeout=240)
             assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_a_deferred_submission_counts_once_and_server_limits_are_options(arena, tmp_path):
+    """`serve --max-per-hour 2 --first-message-seconds 1` with no Docker engine: the ceilings are
+    what the author sees and meets; a submission retried for the arena's own failure counts once
+    against the hourly limit however often it is tried (the second upload is received, the third
+    refused); a silent upload is cut off at the organiser's deadline."""
+    directory, tokens = arena
+    dead = referee_env(DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock")
+    server = Server(
+        directory,
+        "--sandbox",
+        "docker",
+        "--players",
+        "2",
+        "--no-ladder",
+        "--max-per-hour",
+        "2",
+        "--first-message-seconds",
+        "1",
+        env=dead,
+    )
+    try:
+        with server.client(tokens["alice"]) as alice:
+            assert alice.my_bots().limits.max_submissions_per_hour == 2  # her own is 100
+            first = alice.upload("patient", pack_folder(EXAMPLES / "lowest"))
+            assert first.outcome == pb.SUBMIT_PENDING
+            wait_until(
+                lambda: (
+                    db_rows(
+                        directory,
+                        "SELECT attempts FROM arena_submissions WHERE id = ?",
+                        (first.submission_id,),
+                    )[0][0]
+                    >= 2
+                ),
+                what="a second attempt",
+                server=server,
+            )
+            second = alice.upload("other", pack_folder(EXAMPLES / "random"))
+            assert second.outcome == pb.SUBMIT_PENDING
+            with pytest.raises(ClientError) as refused:
+                alice.upload("third", pack_folder(EXAMPLES / "random"))
+            assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "2 submissions in the last hour" in str(refused.value), refused.value
+            mine = alice.my_bots()
+            # pending (received, or being tried again just now), never refused
+            assert sorted(s.bot_name for s in mine.submissions) == ["other", "patient"]
+            assert {s.status for s in mine.submissions} <= {"received", "validating"}, mine
+
+        def silence() -> Iterator[pb.SubmitBotRequest]:
+            threading.Event().wait(30)
+            return
+            yield
+
+        with grpc.insecure_channel(server.address) as channel, pytest.raises(grpc.RpcError) as cut:
+            pb_grpc.ArenaStub(channel).SubmitBot(
+                silence(), metadata=(("authorization", f"Bearer {tokens['bob']}"),), timeout=60
+            )
+        assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "no metadata within 1 s" in cut.value.details(), cut.value.details()
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_the_organiser_withdraws_bans_and_revokes_with_a_reason(arena):
+    """`authors withdraw/ban BOT --reason` (any owner's bot, the house's too) and `authors revoke`
+    (every bot of the author withdrawn): the ladder loses them, the author reads the reason in
+    `my-bots` (escaped: a reason is shown in terminals), and a banned name cannot come back."""
+    directory, tokens = arena
+    done = cli(
+        "submit", str(EXAMPLES / "random"), "--name", "House", "-t", str(directory),
+        "--sandbox", "local",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    server = _serve(directory)
+    try:
+        with server.client(tokens["alice"]) as alice, server.client(tokens["bob"]) as bob:
+            assert alice.submit("alicebot", pack_folder(EXAMPLES / "lowest")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+            assert bob.submit("bobbot", pack_folder(EXAMPLES / "lowest")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+        with server.client(tokens["carol"]) as carol:
+            assert carol.submit("carolbot", pack_folder(EXAMPLES / "random")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+        t = str(directory)
+        reason = "copied from bobbot \x1b[2J"
+        for args in (
+            ("withdraw", "alicebot", "--reason", reason),
+            ("ban", "bobbot", "--reason", "stolen code"),
+            ("withdraw", "House", "--reason", "retired"),
+            ("revoke", "carol", "--reason", "left"),
+        ):
+            done = cli("authors", *args, "-t", t)
+            assert done.returncode == 0, done.stderr
+        assert "bots withdrawn: carolbot" in done.stdout, done.stdout
+        states = dict(db_rows(directory, "SELECT name, active FROM entrants"))
+        assert states == {"House": 0, "alicebot": 0, "bobbot": 0, "carolbot": 0}, states
+
+        mine = cli("my-bots", "--server", server.address, token=tokens["alice"])
+        assert mine.returncode == 0, mine.stderr
+        assert "copied from bobbot" in mine.stdout and "\x1b" not in mine.stdout, mine.stdout
+        with server.client(tokens["bob"]) as bob:
+            with pytest.raises(ClientError) as banned:
+                bob.submit("bobbot", pack_folder(EXAMPLES / "random"))
+            assert banned.value.code == grpc.StatusCode.PERMISSION_DENIED
+            assert "stolen code" in str(banned.value)
+            with pytest.raises(ClientError) as house:
+                bob.submit("House", pack_folder(EXAMPLES / "random"))
+            assert house.value.code == grpc.StatusCode.PERMISSION_DENIED
+        with server.client(tokens["alice"]) as alice:  # withdrawn, not banned: it may come back
+            assert alice.submit("alicebot", pack_folder(EXAMPLES / "random")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+        listed = cli("authors", "list", "-t", t)
+        assert listed.returncode == 0, listed.stderr
+        assert re.search(r"bob\s+bobbot\s+banned", listed.stdout), listed.stdout
+        assert re.search(r"\(house\)\s+House\s+withdrawn", listed.stdout), listed.stdout
+    finally:
+        assert server.stop() == 0, server.log
+
+
+def test_a_ladder_that_cannot_fill_a_table_says_so(arena, tmp_path):
+    """One active bot for tables of 3: the ladder says in its log and in `tournament status` why no
+    game is played; `my-bots` tells a refused, never-accepted name apart from a withdrawn one."""
+    directory, tokens = arena
+    server = Server(directory, "--sandbox", "local", "--players", "3", "-j", "1")
+    try:
+        with server.client(tokens["alice"]) as alice:
+            assert alice.submit("lonely", pack_folder(EXAMPLES / "lowest")).outcome == (
+                pb.SUBMIT_ACCEPTED
+            )
+            assert alice.submit("broken", pack_folder(_refused_bot(tmp_path))).outcome == (
+                pb.SUBMIT_REFUSED
+            )
+        server.wait_for(r"ladder: waiting for bots: 1 active, a table needs 3; no games are played")
+        status = cli("tournament", "status", "-t", str(directory))
+        assert status.returncode == 0, status.stderr
+        assert "waiting for bots: 1 active, a table needs 3" in status.stdout, status.stdout
+        done = cli("withdraw", "lonely", "--server", server.address, token=tokens["alice"])
+        assert done.returncode == 0, done.stderr
+        mine = cli("my-bots", "--server", server.address, token=tokens["alice"])
+        assert mine.returncode == 0, mine.stderr
+        assert "broken (refused: never accepted, the name is not yours)" in mine.stdout, mine.stdout
+        assert "lonely (withdrawn)" in mine.stdout, mine.stdout
     finally:
         assert server.stop() == 0, server.log

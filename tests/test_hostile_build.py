@@ -30,7 +30,7 @@ from pathlib import Path
 import docker
 import pytest
 from docker_images import client_with_base_images
-from support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT, referee
 
 from take5_arena.referee.sandbox import context, dockerfile, requirements
 from take5_arena.referee.sandbox.build_errors import (
@@ -387,6 +387,22 @@ def test_a_folder_of_100000_files_is_refused_before_copying(build, tmp_path):
         and "more than 10,000" in message
         and "limit is 10,000" in message
     )
+
+
+@pytest.mark.parametrize("depth", [100_000, 5_000])
+def test_a_deeply_nested_bot_toml_is_one_line_refusal(depth, tmp_path):
+    """``a = [[[[...]]]]`` nested 100,000 deep (200 KB: past the manifest's size cap) and 5,000
+    deep (small, but past the TOML parser's recursion): `referee build` refuses either in one line,
+    no traceback."""
+    bot = tmp_path / "deep"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('runtime = "python"\na = ' + "[" * depth + "]" * depth + "\n")
+    done = referee("build", str(bot), timeout=120)
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bot.toml" in lines[0], done.stderr[-2000:]
+    assert ("nested too deeply" if depth < 10_000 else "at most 65,536") in lines[0]
 
 
 @pytest.mark.parametrize(

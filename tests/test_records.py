@@ -217,3 +217,58 @@ def test_cli_verify_a_damaged_store_is_bad_input(tmp_path, referee_cli):
     result = referee_cli(["verify", "--tournament", str(tmp_path)])
     assert result.exit_code == 2 and "the tournament store cannot be read" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+FLOOD_BOT = """\
+import sys
+from take5 import Bot, run
+
+
+class Flood(Bot):
+    name = "flood"
+
+    def pick_card(self, view):
+        sys.stderr.write(("y" * 100 + "\\n") * 100)  # 10 KB a turn, every turn
+        sys.stderr.flush()
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    run(Flood())
+"""
+
+
+def test_match_records_keep_a_bounded_total_of_a_flooding_bots_output(tmp_path):
+    """`referee match --records`: a bot that writes 10 KB every turn keeps at most its output
+    budget in the records of all the games together, the last kept text says it was cut, and the
+    records stay valid."""
+    from support import EXAMPLES, referee
+
+    bot = tmp_path / "flood"
+    bot.mkdir()
+    (bot / "bot.py").write_text(FLOOD_BOT)
+    records = tmp_path / "rec"
+    budget = 30_000
+    done = referee(
+        "match",
+        str(bot),
+        str(EXAMPLES / "random"),
+        "--games",
+        "3",
+        "--records",
+        str(records),
+        "--output-budget",
+        str(budget),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    kept, marks = 0, 0
+    for path in sorted(records.glob("*.json")):
+        record = json.loads(path.read_text())
+        verify_record(record)
+        for rnd in record["rounds"]:
+            for turn in rnd["turns"]:
+                for _seat, text in turn.get("logs", []):
+                    kept += len(text.encode("utf-8"))
+                    marks += "output budget of this match is spent" in text
+    assert budget - 2_000 < kept <= budget and marks == 1, (kept, marks)

@@ -119,6 +119,15 @@ def summary_text(result: MatchResult, *, interrupted: bool = False) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     help="Write each game's record (and the bots' output logs) here.",
 )
+@click.option(
+    "--output-budget",
+    type=click.IntRange(min=0),
+    default=defaults.MATCH_OUTPUT_BUDGET,
+    show_default=True,
+    metavar="BYTES",
+    help="Bytes of its own output each bot keeps in the records, all games together; past it the "
+    "rest of its output is not kept (its log file under --records has a limit of its own).",
+)
 @options.as_json("the result")
 @click.option("--verbose", "-v", is_flag=True, help="Log every fault as it happens (stderr).")
 @click.option(
@@ -144,6 +153,7 @@ def match(
     start_wall: float,
     max_faults: int,
     records: Path | None,
+    output_budget: int,
     as_json: bool,
     verbose: bool,
     sandbox: str = defaults.MATCH_SANDBOX,
@@ -217,7 +227,14 @@ def match(
         start_wall=start_wall,
         max_faults=max_faults,
     )
-    config = MatchConfig(games=games, seed=seed, game=rules, calls=calls, records=records)
+    config = MatchConfig(
+        games=games,
+        seed=seed,
+        game=rules,
+        calls=calls,
+        records=records,
+        output_budget=output_budget,
+    )
     if sandbox == "local":
         for ref in refs:
             if ref.kind == "dockerfile":

@@ -22,7 +22,8 @@ from take5_arena.cli.terminal import field
 from take5_arena.leaderboard.board import compute_standings
 from take5_arena.leaderboard.markdown import standings_text
 from take5_arena.leaderboard.publish import same_author, standings_document
-from take5_arena.leaderboard.site_build import write_site
+from take5_arena.leaderboard.site_build import PublishReport, write_site
+from take5_arena.leaderboard.site_versions import is_versioned, publish_versioned
 from take5_arena.standings import (
     Games,
     SourceError,
@@ -161,9 +162,10 @@ def publish(
     games = _load(tournament, records)
     table = compute_standings(games.results, bootstrap=bootstrap, seed=bootstrap_seed)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if timestamp else None
-    try:
-        report = write_site(
-            out,
+
+    def write(folder: Path) -> PublishReport:
+        return write_site(
+            folder,
             games,
             table,
             title=title or games.title,
@@ -171,6 +173,10 @@ def publish(
             with_logs=with_logs,
             full=full,
         )
+
+    try:
+        # a live site (`referee serve`'s) gets a new version and is switched to it at once
+        report = publish_versioned(out, write) if is_versioned(out) else write(out)
     except OSError as error:
         raise click.BadParameter(f"cannot write the site: {error}", param_hint="--out") from None
     except (ValueError, sqlite3.Error) as error:  # a stored record that does not parse, ...

@@ -113,6 +113,78 @@ def _fail(error: ClientError) -> None:
 # The organiser
 
 
+def _server_limits(f: Any) -> Any:
+    """The server-wide limits (take5_arena/service/defaults.py: ServerLimits), one option each."""
+    d = service_defaults
+    for name, kind, default, text in reversed(
+        [
+            (
+                "--calls-per-author",
+                click.IntRange(min=1),
+                d.MAX_CALLS_PER_AUTHOR,
+                "Calls of one author in progress at once (uploads are counted apart).",
+            ),
+            (
+                "--uploads-per-author",
+                click.IntRange(min=1),
+                d.MAX_UPLOADS_PER_AUTHOR,
+                "Uploads received at once from one author.",
+            ),
+            (
+                "--uploads-at-once",
+                click.IntRange(min=1),
+                d.MAX_UPLOADS_AT_ONCE,
+                "Uploads received at once in all past which an author who has one gets no second.",
+            ),
+            (
+                "--max-uploads",
+                click.IntRange(min=1),
+                d.MAX_UPLOADERS,
+                "Uploads received at once in all, past which nobody gets one.",
+            ),
+            (
+                "--streams-per-connection",
+                click.IntRange(min=1),
+                d.MAX_STREAMS_PER_CONNECTION,
+                "Calls one connection carries at once (HTTP/2 streams).",
+            ),
+            (
+                "--first-message-seconds",
+                click.FloatRange(min=0.1),
+                d.FIRST_MESSAGE_SECONDS,
+                "Seconds an upload has for its first message before it is cut off.",
+            ),
+            (
+                "--chunk-seconds",
+                click.FloatRange(min=0.1),
+                d.CHUNK_SECONDS,
+                "Seconds within which each next chunk of an upload must come.",
+            ),
+            (
+                "--upload-seconds",
+                click.FloatRange(min=1),
+                d.UPLOAD_SECONDS,
+                "An upload still running after this many seconds is cut off.",
+            ),
+        ]
+    ):
+        f = click.option(name, type=kind, default=default, show_default=True, help=text)(f)
+    f = click.option(
+        "--max-archive-mb",
+        type=click.FloatRange(min=0.01),
+        help="Ceiling of every upload's size, MB, whatever an author's own limit "
+        f"[{ArchiveLimits().max_archive_bytes / 2**20:g}: the archive limit; each author's own, "
+        f"{d.MAX_ARCHIVE_BYTES / 2**20:g} unless `authors add` says otherwise].",
+    )(f)
+    f = click.option(
+        "--max-per-hour",
+        type=click.IntRange(min=1),
+        help="Ceiling of every author's submissions per hour, whatever their own limit "
+        f"[each author's own: {d.MAX_SUBMISSIONS_PER_HOUR} unless `authors add` says otherwise].",
+    )(f)
+    return f
+
+
 @click.command()
 @TOURNAMENT
 @click.option(
@@ -178,6 +250,7 @@ def _fail(error: ClientError) -> None:
     help="Submissions validated at once.",
 )
 @click.option("--no-ladder", is_flag=True, help="Accept submissions but play no ladder games.")
+@_server_limits
 @click.option(
     "--metrics",
     metavar="HOST:PORT",
@@ -210,6 +283,16 @@ def serve(
     validators: int,
     no_ladder: bool,
     metrics: str | None,
+    calls_per_author: int,
+    uploads_per_author: int,
+    uploads_at_once: int,
+    max_uploads: int,
+    streams_per_connection: int,
+    first_message_seconds: float,
+    chunk_seconds: float,
+    upload_seconds: float,
+    max_archive_mb: float | None,
+    max_per_hour: int | None,
     log_format: str,
     log_level: str,
     web: str | None,
@@ -219,7 +302,8 @@ def serve(
     """Run the arena service on tournament DIR: authors submit bots from their own machines
     (`referee submit FOLDER --server`), and a ladder keeps playing games between the active bots,
     refreshing the standings and the static site as they land. The play and sandbox options are
-    those of `referee tournament run` (saved in the tournament). Stop it with Ctrl-C or SIGTERM; it
+    those of `referee tournament run` (saved in the tournament); the limits on calls and uploads
+    are the server's, for this run (docs/arena.md, "Limits"). Stop it with Ctrl-C or SIGTERM; it
     resumes where it stopped (docs/arena.md, "Running an arena")."""
     sidecars = []
     if web is not None:
@@ -243,6 +327,18 @@ def serve(
         validators=validators,
         archive_limits=ArchiveLimits(),
         metrics=metrics,
+        limits=service_defaults.ServerLimits(
+            calls_per_author=calls_per_author,
+            uploads_per_author=uploads_per_author,
+            uploads_at_once=uploads_at_once,
+            uploaders=max_uploads,
+            streams_per_connection=streams_per_connection,
+            first_message_seconds=first_message_seconds,
+            chunk_seconds=chunk_seconds,
+            upload_seconds=upload_seconds,
+            max_submissions_per_hour=max_per_hour,
+            max_archive_bytes=int(max_archive_mb * 2**20) if max_archive_mb else None,
+        ),
         ladder=LadderConfig(
             gauntlet_tables=gauntlet_tables,
             every_games=publish_every_games,

@@ -43,6 +43,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -160,9 +161,15 @@ def _js_assign(table: str, key: str, value_json: str) -> str:
 
 
 def _write(path: Path, text: str) -> int:
+    """Write ``path`` whole under a new name and rename it over the old one: a reader sees the old
+    file or the new, never half of one, and a version of the site that shares the old file by a
+    hard link (take5_arena/leaderboard/site_versions.py) keeps it unchanged."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return len(text.encode("utf-8"))
+    data = text.encode("utf-8")
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+    return len(data)
 
 
 def _strip_logs(record: dict[str, Any]) -> dict[str, Any]:

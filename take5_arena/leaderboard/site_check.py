@@ -148,7 +148,8 @@ def _entrant_matches(label: Any, seat: Any) -> bool:
 def check_site(site_dir: str | Path) -> SiteCheck:
     """Check a published site (see the module text); raises :class:`SiteCheckError` when the
     folder is no site at all, else returns every problem found."""
-    site = Path(site_dir)
+    # a live site is a link to its current version (site_versions.py): read one version throughout
+    site = Path(site_dir).resolve()
     head, entries = _manifest(site)
     check = SiteCheck()
     doc = _standings_json(site, check)

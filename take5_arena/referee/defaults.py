@@ -102,6 +102,10 @@ SETTLE_BUDGET_PER_ENTRANT = 400
 #: Bytes of its own output (stderr, kept per turn in the records) each bot version may keep across
 #: a tournament's records; past it the oldest games' output of that bot is dropped.
 OUTPUT_BUDGET = 50_000_000  # 50 MB
+#: Bytes of its own output each bot may keep in the records of one `referee match --records`, all
+#: its games together (a flooding bot otherwise keeps 2,000 characters every turn of every game);
+#: past it the rest of the match's output of that bot is not kept.
+MATCH_OUTPUT_BUDGET = 1_000_000  # 1 MB
 
 # -- ratings --------------------------------------------------------------------------------------
 #: Bootstrap resamples of the 95% rating intervals, in every command that shows them.

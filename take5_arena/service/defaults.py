@@ -6,6 +6,8 @@ referee's (take5_arena/referee/defaults.py), shared with ``referee tournament ru
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # -- the server -----------------------------------------------------------------------------------
 LISTEN = "127.0.0.1:50600"
 BLOCKING_THREADS = 8
@@ -85,3 +87,27 @@ LADDER_IDLE_SECONDS = 0.5
 LADDER_RETRY_DELAY = 2.0
 """Seconds before a ladder table whose games failed for infrastructure reasons is retried (then
 twice as long each time, as in a tournament)."""
+
+
+# -- what ``referee serve`` lets the organiser change --------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """The server-wide limits, each an option of ``referee serve`` (docs/arena.md, "Limits"), with
+    the defaults above. The two ceilings bound every author's own limit (``referee authors add``)
+    for this run of the server; None: the author's own limit applies."""
+
+    calls_per_author: int = MAX_CALLS_PER_AUTHOR
+    uploads_per_author: int = MAX_UPLOADS_PER_AUTHOR
+    uploads_at_once: int = MAX_UPLOADS_AT_ONCE
+    uploaders: int = MAX_UPLOADERS
+    streams_per_connection: int = MAX_STREAMS_PER_CONNECTION
+    first_message_seconds: float = FIRST_MESSAGE_SECONDS
+    chunk_seconds: float = CHUNK_SECONDS
+    upload_seconds: float = UPLOAD_SECONDS
+    max_submissions_per_hour: int | None = None
+    """Ceiling of every author's submissions per hour."""
+    max_archive_bytes: int | None = None
+    """Ceiling of every upload's size (besides the archive limit of take5_arena/referee/archive.py
+    and the author's own)."""

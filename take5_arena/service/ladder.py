@@ -31,7 +31,8 @@ fails for a reason that is nobody's fault (no Docker engine, ...) is retried lik
 and failures in a row make the ladder wait longer and longer (up to a minute) before its next
 table.
 
-Publishing is a separate thread (:class:`Publisher`): standings.json and the static site are
+Publishing is a separate thread (:class:`Publisher`): standings.json and the static site (a new
+complete version each time, switched to atomically: take5_arena/leaderboard/site_versions.py) are
 refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
 has not been published, whichever comes first, and the latest standings document is kept for the
 arena's Standings call.
@@ -573,10 +574,9 @@ class Publisher:
             self._kick.clear()
             if self._due():
                 self._publish_logged()
-        with self.lock:
-            pending = self._pending
-        if pending:  # stopping: what landed since the last publication is published, last
-            self._publish_logged()
+        # Stopping: published once more, last, whatever was counted: a game the ladder committed
+        # as it was stopped may not have been counted, and the site must hold every game recorded.
+        self._publish_logged()
 
     def _publish_logged(self) -> None:
         try:
@@ -589,6 +589,7 @@ class Publisher:
         from take5_arena.leaderboard.board import compute_standings  # lazy: start-up time
         from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
         from take5_arena.leaderboard.site_build import publish_site  # lazy: start-up time
+        from take5_arena.leaderboard.site_versions import publish_versioned  # lazy: start-up time
         from take5_arena.standings import load_tournament  # lazy: start-up time
 
         with self.lock:
@@ -609,14 +610,18 @@ class Publisher:
             shared_tables=games.shared_tables,
         )
         if self.config.site is not None:
+            # a complete new version, switched to at once (readers never see half of one); in it,
             # streamed and incremental: only what the new games change is written
-            publish_site(
+            publish_versioned(
                 self.config.site,
-                results=games.results,
-                games=games,
-                standings=table,
-                title=title,
-                generated_at=stamp.strftime("%Y-%m-%d %H:%M UTC"),
+                lambda folder: publish_site(
+                    folder,
+                    results=games.results,
+                    games=games,
+                    standings=table,
+                    title=title,
+                    generated_at=stamp.strftime("%Y-%m-%d %H:%M UTC"),
+                ),
             )
         with self.lock:
             self.document = doc

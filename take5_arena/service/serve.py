@@ -94,6 +94,8 @@ class ServeOptions:
     """HOST:PORT of the health check and Prometheus metrics (take5_arena/service/metrics.py)."""
     sidecars: Sequence[SidecarFactory] = ()
     """Further parts to run beside the gRPC server (``--web``: take5_arena/web/server.py)."""
+    limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
+    """The server-wide limits on calls, uploads and authors (``referee serve`` options)."""
 
 
 def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) -> int:
@@ -187,6 +189,7 @@ class _Server:
             limits=options.archive_limits,
             workers=options.validators,
             on_new_version=wake_ladder,
+            server_limits=options.limits,
         )
         with open_executor(self.info, settings.tables_at_once) as (executor, info):
             ladder = None
@@ -200,13 +203,17 @@ class _Server:
                     on_games=publisher.games_landed,
                 )
                 ladders.append(ladder)
-            parts = ServiceParts(directory, self.accounts, spool, queue, publisher, ladder)
+            parts = ServiceParts(
+                directory, self.accounts, spool, queue, publisher, ladder, options.limits
+            )
             blocking = concurrent.futures.ThreadPoolExecutor(
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
-            service = ArenaService(parts, blocking)
+            service = ArenaService(parts, blocking, options.limits)
             metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder, queue)
-            rpc = _RpcServer(service, credentials, metrics.interceptors())
+            rpc = _RpcServer(
+                service, credentials, metrics.interceptors(), options.limits.streams_per_connection
+            )
             sidecars = [make(parts, blocking, log) for make in options.sidecars]
             bound = rpc.start(f"{host}:{port}")
             started: list[Sidecar] = []
@@ -289,8 +296,10 @@ class _RpcServer:
         service: ArenaService,
         credentials: Any,
         interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+        streams_per_connection: int = defaults.MAX_STREAMS_PER_CONNECTION,
     ) -> None:
         self.service = service
+        self.streams_per_connection = streams_per_connection
         self.credentials = credentials
         self.interceptors = list(interceptors)
         self.loop = asyncio.new_event_loop()
@@ -308,7 +317,7 @@ class _RpcServer:
             options=[
                 ("grpc.max_receive_message_length", defaults.CHUNK_BYTES + 4096),
                 ("grpc.max_send_message_length", defaults.MAX_SEND_BYTES),
-                ("grpc.max_concurrent_streams", defaults.MAX_STREAMS_PER_CONNECTION),
+                ("grpc.max_concurrent_streams", self.streams_per_connection),
                 ("grpc.so_reuseport", 0),
             ],
         )

@@ -6,7 +6,8 @@ streams that never send (or wait for a validation) hold every thread. Here a cal
 a coroutine, not a thread; what blocks (SQLite, the disk, hashing a token) runs on a small thread
 pool (:attr:`ArenaService.blocking`), and what takes long (validation) runs in the submission queue
 (take5_arena/service/submissions.py), which the calls only follow. The bounds, all enforced before
-a byte of an upload is read (:mod:`take5_arena.service.defaults`):
+a byte of an upload is read (:class:`take5_arena.service.defaults.ServerLimits`, options of
+``referee serve``; the defaults' names are these):
 
 * a SubmitBot stream must send its first message within ``FIRST_MESSAGE_SECONDS``, each later
   chunk within ``CHUNK_SECONDS``, and finish within ``UPLOAD_SECONDS`` (RESOURCE_EXHAUSTED);
@@ -35,7 +36,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,6 +74,8 @@ class ServiceParts:
     queue: SubmissionQueue
     publisher: Publisher
     ladder: Ladder | None
+    limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
+    """The server-wide limits (``referee serve`` options), for every front end of the arena."""
 
 
 def _rpc(
@@ -111,16 +114,17 @@ def _rpc(
 class _Counts:
     """Calls and uploads in progress, per author and in all (on the event loop: no lock)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: defaults.ServerLimits) -> None:
+        self.limits = limits
         self.calls: dict[str, int] = {}
         self.uploads: dict[str, int] = {}
         self.uploads_total = 0
 
     @contextlib.contextmanager
     def call(self, author: str) -> Iterator[None]:
-        if self.calls.get(author, 0) >= defaults.MAX_CALLS_PER_AUTHOR:
+        if self.calls.get(author, 0) >= self.limits.calls_per_author:
             raise LimitExceededError(
-                f"you have {defaults.MAX_CALLS_PER_AUTHOR} calls in progress; wait for them"
+                f"you have {self.limits.calls_per_author} calls in progress; wait for them"
             )
         self.calls[author] = self.calls.get(author, 0) + 1
         try:
@@ -131,12 +135,12 @@ class _Counts:
     @contextlib.contextmanager
     def upload(self, author: str) -> Iterator[None]:
         mine = self.uploads.get(author, 0)
-        if mine >= defaults.MAX_UPLOADS_PER_AUTHOR:
+        if mine >= self.limits.uploads_per_author:
             raise LimitExceededError(
-                f"you have {defaults.MAX_UPLOADS_PER_AUTHOR} uploads in progress; wait for them"
+                f"you have {self.limits.uploads_per_author} uploads in progress; wait for them"
             )
-        if self.uploads_total >= defaults.MAX_UPLOADERS or (
-            mine and self.uploads_total >= defaults.MAX_UPLOADS_AT_ONCE
+        if self.uploads_total >= self.limits.uploaders or (
+            mine and self.uploads_total >= self.limits.uploads_at_once
         ):
             raise LimitExceededError(
                 "the arena is receiving too many uploads at once; try again in a minute"
@@ -167,13 +171,15 @@ class ArenaService(pb_grpc.ArenaServicer):
         self,
         parts: ServiceParts,
         blocking: concurrent.futures.Executor,
+        limits: defaults.ServerLimits | None = None,
     ) -> None:
         self.p = parts
+        self.limits = limits or defaults.ServerLimits()
         self.log = logs.logger("api")
         self.blocking = blocking
         """Where the calls' blocking work runs (SQLite, the disk, token hashes)."""
         self.stopping = threading.Event()
-        self.counts = _Counts()
+        self.counts = _Counts(self.limits)
         self._standings: tuple[object, pb.StandingsResponse] | None = None
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -215,7 +221,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the arena is stopping; try again")
         author = await self.author(context)
         with self.counts.upload(author.name):
-            first = await _next(request_iterator, defaults.FIRST_MESSAGE_SECONDS, "metadata")
+            first = await _next(request_iterator, self.limits.first_message_seconds, "metadata")
             if first is None or first.WhichOneof("part") != "metadata":
                 raise BadRequestError("the first message of SubmitBot must carry the metadata")
             md = first.metadata
@@ -233,7 +239,9 @@ class ArenaService(pb_grpc.ArenaServicer):
 
             async def receive() -> None:
                 while True:
-                    message = await _next(request_iterator, defaults.CHUNK_SECONDS, "archive chunk")
+                    message = await _next(
+                        request_iterator, self.limits.chunk_seconds, "archive chunk"
+                    )
                     if message is None:
                         return
                     if message.WhichOneof("part") != "chunk":
@@ -242,12 +250,12 @@ class ArenaService(pb_grpc.ArenaServicer):
 
             try:
                 # asyncio.wait_for, not asyncio.timeout: the arena runs on Python 3.10 too.
-                await asyncio.wait_for(receive(), defaults.UPLOAD_SECONDS)
+                await asyncio.wait_for(receive(), self.limits.upload_seconds)
                 path = await self.run(upload.finish)
             except asyncio.TimeoutError:
                 upload.abort()
                 raise LimitExceededError(
-                    f"the upload took longer than {defaults.UPLOAD_SECONDS:g} s: it is cut off"
+                    f"the upload took longer than {self.limits.upload_seconds:g} s: it is cut off"
                 ) from None
             except BaseException:
                 upload.abort()
@@ -313,7 +321,9 @@ class ArenaService(pb_grpc.ArenaServicer):
             versions = [v for v in store.versions() if v.name in names]
             stats = store.version_stats()
         submissions = self.p.accounts.submissions_of(author.name)
-        return messages.my_bots(author, claims, active, versions, stats, submissions)
+        # the limits in force: the author's own within the server's ceilings
+        capped = self.p.queue.capped(author)
+        return messages.my_bots(capped, claims, active, versions, stats, submissions)
 
     @_rpc
     async def WithdrawBot(

@@ -95,6 +95,7 @@ class SubmissionQueue:
         on_new_version: Callable[[], None] = lambda: None,
         validate: Validate | None = None,
         retry_seconds: float = defaults.RETRY_FIRST_SECONDS,
+        server_limits: defaults.ServerLimits | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.accounts = accounts
@@ -108,6 +109,7 @@ class SubmissionQueue:
         """How long each validation took, in the order they ended (the metrics read it)."""
         self.validate = validate or self._validate_folder
         self.retry_seconds = retry_seconds
+        self.server_limits = server_limits or defaults.ServerLimits()
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
@@ -145,8 +147,28 @@ class SubmissionQueue:
 
     # -- intake ------------------------------------------------------------------------------------
 
+    def capped(self, author: Author) -> Author:
+        """``author`` with their limits within the server's ceilings (``referee serve
+        --max-per-hour/--max-archive-mb``)."""
+        ceiling = self.server_limits
+        limits = author.limits
+        if ceiling.max_submissions_per_hour is not None:
+            limits = replace(
+                limits,
+                max_submissions_per_hour=min(
+                    limits.max_submissions_per_hour, ceiling.max_submissions_per_hour
+                ),
+            )
+        if ceiling.max_archive_bytes is not None:
+            limits = replace(
+                limits,
+                max_archive_bytes=min(limits.max_archive_bytes, ceiling.max_archive_bytes),
+            )
+        return author if limits == author.limits else replace(author, limits=limits)
+
     def check(self, author: Author, bot_name: str, size: int, sha256: str) -> Declared:
         """Everything that can be checked before the upload's bytes: raises a RequestError."""
+        author = self.capped(author)
         name = check_name("bot", bot_name)
         if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
             raise BadRequestError("archive_sha256 must be 64 lowercase hex digits")
@@ -161,6 +183,7 @@ class SubmissionQueue:
     def record(self, author: Author, declared: Declared, archive: Path) -> SubmissionRow:
         """Record a complete upload and queue it; the limits are checked again (a refusal removes
         the upload)."""
+        author = self.capped(author)
         try:
             row = self.accounts.record_submission(
                 author,

@@ -57,6 +57,7 @@ from take5_arena.referee.store import Store, StoreError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import messages, organiser
 from take5_arena.service.authors import HOUSE, Accounts, Author, Limits, check_name
+from take5_arena.service.defaults import ServerLimits
 from take5_arena.service.errors import (
     LimitExceededError,
     NotFoundError,
@@ -98,6 +99,8 @@ class WebParts:
     log: Callable[[str], None] = lambda line: None
     organiser_token: str | None = None
     """The organiser's sign-in token (None: no organiser pages)."""
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    """The server-wide limits of ``referee serve`` (uploads at once, their time) the pages keep."""
 
 
 @dataclass(frozen=True)
@@ -590,14 +593,14 @@ class WebApp:
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > max_bytes + 65536):
             raise Refused(413, f"the upload is larger than your limit of {max_bytes} bytes")
-        if self.uploads.get(author.name, 0) >= service_defaults.MAX_UPLOADS_PER_AUTHOR:
+        if self.uploads.get(author.name, 0) >= self.parts.limits.uploads_per_author:
             raise Refused(429, "you have uploads in progress; wait for them")
         self.uploads[author.name] = self.uploads.get(author.name, 0) + 1
         try:
             with tempfile.TemporaryDirectory(prefix="web-upload-") as tmp:
                 try:
                     form = await asyncio.wait_for(
-                        self._receive(request, max_bytes + 65536), service_defaults.UPLOAD_SECONDS
+                        self._receive(request, max_bytes + 65536), self.parts.limits.upload_seconds
                     )
                 except asyncio.TimeoutError:
                     raise Refused(408, "the upload took too long: it is cut off") from None

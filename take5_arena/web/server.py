@@ -103,6 +103,7 @@ class WebServer:
             blocking,
             log,
             organiser_token(parts.directory),
+            parts.limits,
         )
         config = WebConfig(tls=options.tls, session_seconds=options.session_seconds)
         self.web: WebApp = create_app(web_parts, config, self.hub)

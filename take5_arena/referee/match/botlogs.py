@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 from take5.text import inert
 
 if TYPE_CHECKING:
+    from .entrant import Entrant
     from .handle import BotHandle
 
 LIMIT = 2000
 """Characters of one seat's output kept per turn (docs/record-format.md)."""
 CUT = "\n[... cut: at most 2,000 characters per turn are kept]"
+SPENT = "\n[... cut: the bot's output budget of this match is spent; no more is kept]"
 
 
 def clean(text: str, limit: int = LIMIT) -> str:
@@ -40,6 +42,29 @@ def take(handles: Sequence[BotHandle]) -> list[list[Any]]:
         if text.strip():
             logs.append([seat, text])
     return logs
+
+
+def take_within(entrants: Sequence[Entrant], budget: int | None) -> list[list[Any]]:
+    """:func:`take`, with each entrant's output in the records of the whole match bounded by
+    ``budget`` bytes (None: unbounded): what passes it is cut, once with :data:`SPENT`, then
+    dropped."""
+    logs = take([e.handle for e in entrants])
+    if budget is None:
+        return logs
+    kept: list[list[Any]] = []
+    for seat, text in logs:
+        entrant = entrants[seat]
+        left = budget - entrant.output_kept
+        if left <= 0:
+            continue
+        data = text.encode("utf-8")
+        if len(data) + len(SPENT) > left:  # the last text kept: room is left for the marker
+            text = data[: max(0, left - len(SPENT))].decode("utf-8", "ignore") + SPENT
+            entrant.output_kept = budget
+        else:
+            entrant.output_kept += len(data)
+        kept.append([seat, text])
+    return kept
 
 
 def attach(record: Mapping[str, Any], logs: Mapping[tuple[int, int], list[list[Any]]]) -> None:

@@ -105,6 +105,9 @@ class MatchConfig:
     games that look like them); else ``<prefix>-g<n>``."""
     stop_grace: float = defaults.STOP_GRACE
     """Seconds a bot has to exit after SIGTERM before it is killed."""
+    output_budget: int | None = None
+    """Bytes of its own output each bot keeps in the records of the whole match (None: no total;
+    a tournament bounds it across games itself, in the store)."""
 
     def __post_init__(self) -> None:
         if self.games < 1:

@@ -41,6 +41,8 @@ class Entrant:
         """Why the bot cannot play for the rest of the match (None: it can)."""
         self.played = False
         """Whether a game was played since the bot was (re)started (see `Match._renew`)."""
+        self.output_kept = 0
+        """Bytes of its output kept in this match's records (``MatchConfig.output_budget``)."""
 
     def spawn(self) -> None:
         """Start the process; in the caller's thread (the kernel ties the bot's life to it)."""

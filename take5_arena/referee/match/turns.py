@@ -283,7 +283,7 @@ class GameTurns:
 
     def turn_done(self, key: tuple[int, int]) -> None:
         """A turn is over: keep what each bot wrote during it; show it to the observer."""
-        logs = botlogs.take([e.handle for e in self.entrants])
+        logs = botlogs.take_within(self.entrants, self.config.output_budget)
         if logs:
             self.logs[key] = logs
         if self.observer is not None:

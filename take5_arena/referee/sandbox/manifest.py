@@ -31,6 +31,8 @@ else:  # pragma: no cover - Python 3.10
 MANIFEST = "bot.toml"
 MAX_COMMAND = 32
 MAX_WORD = 512
+MAX_MANIFEST_BYTES = 64 * 1024
+"""A bot.toml holds four short keys: anything larger is refused before it is parsed."""
 
 
 class Runtime(enum.Enum):
@@ -65,10 +67,16 @@ def parse_manifest(data: bytes, files: frozenset[str] = frozenset()) -> Manifest
     """Parse ``bot.toml`` (its bytes as copied into the build context). ``files`` are the folder's
     file paths, to resolve a relative command word like ``take5-go-bot`` to ``/bot/take5-go-bot``.
     """
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise BuildRefusedError(
+            f"{MANIFEST} has {len(data):,} bytes; at most {MAX_MANIFEST_BYTES:,} are read"
+        )
     try:
         doc: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BuildRefusedError(f"{MANIFEST} is not valid TOML: {exc}") from None
+    except RecursionError:  # arrays or tables nested thousands deep: the parser recurses
+        raise BuildRefusedError(f"{MANIFEST} is not valid TOML: nested too deeply") from None
     unknown = sorted(set(doc) - {"runtime", "command", "name", "version"})
     if unknown:
         raise BuildRefusedError(

@@ -85,8 +85,10 @@ class ArenaServicer:
         The server writes the upload to disk, and once the whole archive has arrived it records the
         submission (from then on it survives a restart of the server) and answers at once with
         SUBMIT_PENDING and the submission's id. The arena then unpacks and validates the bot from its
-        queue (its image builds, it starts, answers the handshake and plays two smoke games without a
-        fault); GetSubmission follows it to the outcome. A new or changed bot that passes becomes the
+        queue (its image builds, it starts, answers the handshake and plays smoke games without a
+        fault: a table of the arena's own shape and settings with house bots in the other seats, every
+        rotation of one deal, or two tables of one game without duplicate deals); GetSubmission
+        follows it to the outcome. A new or changed bot that passes becomes the
         bot's current version and starts playing the ladder: first a gauntlet against every other
         active bot, then ladder games. Submitting a name that exists and is yours replaces it (a new
         version; earlier versions' games stay recorded); submitting the same sources again changes
