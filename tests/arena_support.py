@@ -21,6 +21,7 @@ from pathlib import Path
 
 from support import EXAMPLES, referee_env
 
+from take5_arena.referee.store import Store
 from take5_arena.service.client import ArenaClient, Packed
 
 
@@ -146,6 +147,16 @@ def wait_until(
 
 def games_recorded(directory: Path) -> int:
     return db_rows(directory, "SELECT COUNT(*) FROM results")[0][0]
+
+
+def games_published(directory: Path) -> int:
+    """Recorded games of deals with no rotation left to play (the others are held back)."""
+    unfinished = {row[0] for row in db_rows(directory, Store._UNFINISHED)}
+    rows = db_rows(
+        directory,
+        "SELECT g.duplicate_set FROM results r JOIN games g ON g.game_id = r.game_id",
+    )
+    return sum(1 for (deal,) in rows if deal not in unfinished)
 
 
 def make_tgz(entries) -> bytes:

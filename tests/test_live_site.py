@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from arena_support import Server, add_author, cli, games_recorded, wait_until
+from arena_support import Server, add_author, cli, games_published, wait_until
 from support import EXAMPLES
 
 from take5_arena.leaderboard import site_versions
@@ -118,6 +118,8 @@ def test_verify_site_passes_while_the_arena_republishes_and_stop_publishes_last(
     finally:
         assert server.stop() == 0, server.log
     manifest = json.loads((site / "manifest.json").read_text())
-    assert manifest["games"] == games_recorded(directory) > 0, server.log
+    # every game recorded is on the site, but for those of a deal whose other rotations were still
+    # to play when the ladder stopped (published once they are: docs/security.md, "Deals")
+    assert manifest["games"] == games_published(directory) > 0, server.log
     done = cli("verify", "--site", str(site), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
