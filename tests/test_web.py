@@ -23,13 +23,12 @@ import socket
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
 import support
-from arena_support import self_signed
+from arena_support import Server, self_signed
 from support import EXAMPLES, referee_env
 
 httpx = pytest.importorskip("httpx")
@@ -97,72 +96,18 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-class WebArena:
-    """`referee serve --web 127.0.0.1:0` as a child process; its log collected as it comes."""
+class WebArena(Server):
+    """`referee serve --web 127.0.0.1:0` as a child process (local sandbox); its log collected as
+    it comes. Stopped by SIGTERM, then SIGKILL of its whole process group."""
 
     def __init__(self, directory: Path, *args: str) -> None:
-        self.directory = directory
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "take5_arena",
-                "serve",
-                "-t",
-                str(directory),
-                "--listen",
-                "127.0.0.1:0",
-                "--web",
-                "127.0.0.1:0",
-                "--sandbox",
-                "local",
-                *args,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=referee_env(),
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
+        super().__init__(directory, "--web", "127.0.0.1:0", "--sandbox", "local", *args)
         found = self.wait_for(r"web pages on (https?)://127\.0\.0\.1:(\d+)/")
         self.url = f"{found.group(1)}://127.0.0.1:{found.group(2)}"
 
-    def _pump(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-
-    @property
-    def log(self) -> str:
-        with self.cond:
-            return "\n".join(self.lines)
-
-    def wait_for(self, pattern: str, timeout: float = 120) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    m = re.search(pattern, line)
-                    if m:
-                        return m
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError(f"no {pattern!r} in the log:\n" + "\n".join(self.lines))
-                self.cond.wait(1.0)
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(30)
-        return self.proc.returncode
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
 
 
 class Author:
