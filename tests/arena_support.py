@@ -151,7 +151,8 @@ def games_recorded(directory: Path) -> int:
 
 def games_published(directory: Path) -> int:
     """Recorded games of deals with no rotation left to play (the others are held back)."""
-    unfinished = {row[0] for row in db_rows(directory, Store._UNFINISHED)}
+    with Store(directory) as store:
+        unfinished = store.unfinished_deals()
     rows = db_rows(
         directory,
         "SELECT g.duplicate_set FROM results r JOIN games g ON g.game_id = r.game_id",
