@@ -56,17 +56,14 @@ from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.referee.store import Store, StoreError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import messages, organiser
-from take5_arena.service.authors import HOUSE, Accounts, Author, Limits, check_name
-from take5_arena.service.defaults import ServerLimits
+from take5_arena.service.authors import HOUSE, Author, Limits, check_name
 from take5_arena.service.errors import (
     LimitExceededError,
     NotFoundError,
     RequestError,
     ServiceError,
 )
-from take5_arena.service.intake import Spool
-from take5_arena.service.ladder import Ladder, Publisher
-from take5_arena.service.submissions import SubmissionQueue
+from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.live import LIVE, STANDINGS, LiveHub, game_feed
 from take5_arena.web.security import (
@@ -87,20 +84,14 @@ _T = TypeVar("_T")
 
 @dataclass
 class WebParts:
-    """What the pages work with: the arena's own parts (take5_arena/service/serve.py makes them)."""
+    """What the pages work with: the arena's own parts (take5_arena/service/serve.py makes them:
+    store, accounts, spool, queue, publisher, ladder, limits), its pool for blocking work and its
+    log, and the organiser's sign-in token (None: no organiser pages)."""
 
-    directory: Path
-    accounts: Accounts
-    spool: Spool
-    queue: SubmissionQueue
-    publisher: Publisher
-    ladder: Ladder | None
+    service: ServiceParts
     blocking: concurrent.futures.Executor
     log: Callable[[str], None] = lambda line: None
     organiser_token: str | None = None
-    """The organiser's sign-in token (None: no organiser pages)."""
-    limits: ServerLimits = field(default_factory=ServerLimits)
-    """The server-wide limits of ``referee serve`` (uploads at once, their time) the pages keep."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +190,7 @@ class WebApp:
         return await loop.run_in_executor(self.parts.blocking, functools.partial(fn, *args))
 
     def store(self) -> Store:
-        return Store(self.parts.directory, readonly=True)
+        return Store(self.parts.service.directory, readonly=True)
 
     def page(
         self,
@@ -241,7 +232,7 @@ class WebApp:
         if session is None or session.organiser:
             return session
         try:
-            author = await self.run(self.parts.accounts.author, session.author)
+            author = await self.run(self.parts.service.accounts.author, session.author)
         except NotFoundError:
             author = None
         if author is None or not author.active:
@@ -289,9 +280,9 @@ class WebApp:
     # -- public pages ------------------------------------------------------------------------------
 
     def standings_rows(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        doc, computed_at = self.parts.publisher.latest()
+        doc, computed_at = self.parts.service.publisher.latest()
         rows = list((doc or {}).get("rows") or [])
-        owners = {c.bot_name: c.owner for c in self.parts.accounts.claims()}
+        owners = {c.bot_name: c.owner for c in self.parts.service.accounts.claims()}
         out = [
             {
                 "rank": r.get("rank"),
@@ -377,7 +368,7 @@ class WebApp:
         )
 
     def _bot(self, name: str) -> dict[str, Any] | None:
-        accounts = self.parts.accounts
+        accounts = self.parts.service.accounts
         claim = accounts.claim_of(name)
         with self.store() as store:
             states = store.entrant_states()
@@ -464,7 +455,7 @@ class WebApp:
     async def refresh_standings(self) -> None:
         """Forever: when the publisher has new standings, send them to the standings feed."""
         while True:
-            doc, _ = self.parts.publisher.latest()
+            doc, _ = self.parts.service.publisher.latest()
             if doc is not self._standings_seen:
                 self._standings_seen = doc
                 try:
@@ -498,7 +489,7 @@ class WebApp:
             where = "/organiser"
         else:
             try:
-                author = await self.run(self.parts.accounts.authenticate, token)
+                author = await self.run(self.parts.service.accounts.authenticate, token)
             except ServiceError:
                 return self.page(
                     request,
@@ -538,7 +529,7 @@ class WebApp:
     # -- an author's pages -------------------------------------------------------------------------
 
     def _mine(self, name: str) -> dict[str, Any]:
-        accounts = self.parts.accounts
+        accounts = self.parts.service.accounts
         author = accounts.author(name)
         claims = accounts.claims_of(name)
         names = {c.bot_name for c in claims}
@@ -575,7 +566,9 @@ class WebApp:
         }
 
     def _max_bytes(self, author: Author) -> int:
-        return min(author.limits.max_archive_bytes, self.parts.queue.limits.max_archive_bytes)
+        return min(
+            author.limits.max_archive_bytes, self.parts.service.queue.limits.max_archive_bytes
+        )
 
     async def me(self, request: Request, error: str = "", status: int = 200) -> Response:
         session = await self.signed_in(request)
@@ -588,19 +581,20 @@ class WebApp:
         of ``referee submit --server`` (the same checks, the same spool, the same validation)."""
         session = await self.signed_in(request)
         await self.guard(request, session, {"csrf": session.csrf})  # the form's token: below
-        author = await self.run(self.parts.accounts.author, session.author)
+        author = await self.run(self.parts.service.accounts.author, session.author)
         max_bytes = self._max_bytes(author)
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > max_bytes + 65536):
             raise Refused(413, f"the upload is larger than your limit of {max_bytes} bytes")
-        if self.uploads.get(author.name, 0) >= self.parts.limits.uploads_per_author:
+        if self.uploads.get(author.name, 0) >= self.parts.service.limits.uploads_per_author:
             raise Refused(429, "you have uploads in progress; wait for them")
         self.uploads[author.name] = self.uploads.get(author.name, 0) + 1
         try:
             with tempfile.TemporaryDirectory(prefix="web-upload-") as tmp:
                 try:
                     form = await asyncio.wait_for(
-                        self._receive(request, max_bytes + 65536), self.parts.limits.upload_seconds
+                        self._receive(request, max_bytes + 65536),
+                        self.parts.service.limits.upload_seconds,
                     )
                 except asyncio.TimeoutError:
                     raise Refused(408, "the upload took too long: it is cut off") from None
@@ -640,7 +634,7 @@ class WebApp:
         return dict(form.items())
 
     def _submit(self, author: Author, name: str, path: Path, size: int, sha256: str) -> Any:
-        queue = self.parts.queue
+        queue = self.parts.service.queue
         declared = queue.check(author, name, size, sha256)
 
         def chunks() -> Iterator[bytes]:
@@ -648,14 +642,14 @@ class WebApp:
                 while block := f.read(service_defaults.CHUNK_BYTES):
                     yield block
 
-        spooled = self.parts.spool.receive(
+        spooled = self.parts.service.spool.receive(
             chunks(), size=declared.size, sha256=declared.sha256, max_bytes=declared.max_bytes
         )
         return queue.record(author, declared, spooled)
 
     def _submission(self, author: str, sid: str) -> dict[str, Any]:
         try:
-            row = self.parts.accounts.submission(sid)
+            row = self.parts.service.accounts.submission(sid)
         except ServiceError:
             row = None
         if row is None or row.author != author:
@@ -689,7 +683,7 @@ class WebApp:
         return self.page(request, "submission.html", session=session, sub=data)
 
     def _faults(self, author_name: str, name: str) -> dict[str, Any]:
-        accounts = self.parts.accounts
+        accounts = self.parts.service.accounts
         author = accounts.author(author_name)
         check_name("bot", name)
         claim = accounts.claim_of(name)
@@ -733,18 +727,18 @@ class WebApp:
         name = request.path_params["name"]
 
         def work() -> None:
-            accounts = self.parts.accounts
+            accounts = self.parts.service.accounts
             author = accounts.author(session.author)
             accounts.check_owner(author, check_name("bot", name))
-            with Store(self.parts.directory) as store:
+            with Store(self.parts.service.directory) as store:
                 store.withdraw(name)
 
         try:
             await self.run(work)
         except ServiceError as error:
             return await self.me(request, str(error), 400)
-        if self.parts.ladder is not None:
-            self.parts.ladder.wake()
+        if self.parts.service.ladder is not None:
+            self.parts.service.ladder.wake()
         self.parts.log(f"web: withdrawn: {session.author}/{name}")
         return RedirectResponse("/me", 303)
 
@@ -755,10 +749,10 @@ class WebApp:
         with self.store() as store:
             settings = store.settings()
             games = store.recorded_count()
-        ladder = parts.ladder
+        ladder = parts.service.ladder
         return {
-            "authors": parts.accounts.authors(),
-            "holdings": organiser.holdings(parts.directory, parts.accounts),
+            "authors": parts.service.accounts.authors(),
+            "holdings": organiser.holdings(parts.service.directory, parts.service.accounts),
             "settings": json.dumps(settings, indent=2, sort_keys=True, ensure_ascii=False),
             "health": {
                 "ladder": "off" if ladder is None else "running" if ladder.alive else "stopped",
@@ -766,11 +760,11 @@ class WebApp:
                 "games in flight": ladder.games_in_flight if ladder else 0,
                 "ladder error": (ladder.error if ladder else None) or "none",
                 "games recorded": games,
-                "standings publications": parts.publisher.publications,
+                "standings publications": parts.service.publisher.publications,
                 "live viewers": self.hub.viewers,
                 "turns seen live": self.hub.turns,
                 "signed-in sessions": len(self.sessions),
-                **{k.replace("_", " "): v for k, v in parts.accounts.info().items()},
+                **{k.replace("_", " "): v for k, v in parts.service.accounts.info().items()},
             },
         }
 
@@ -793,7 +787,7 @@ class WebApp:
         _, form = await self._organiser_post(request)
         name = form.get("name", "").strip()
         try:
-            token = await self.run(self.parts.accounts.add_author, name, Limits())
+            token = await self.run(self.parts.service.accounts.add_author, name, Limits())
         except ServiceError as error:
             return await self.organiser_page(request, str(error), status=400)
         self.parts.log(f"web: organiser added author {name}")
@@ -807,16 +801,16 @@ class WebApp:
         try:
             withdrawn = await self.run(
                 organiser.revoke_author,
-                self.parts.directory,
-                self.parts.accounts,
+                self.parts.service.directory,
+                self.parts.service.accounts,
                 name,
                 form.get("reason", ""),
             )
         except ServiceError as error:
             return await self.organiser_page(request, str(error), status=400)
         self.sessions.close_author(name)
-        if self.parts.ladder is not None:
-            self.parts.ladder.wake()
+        if self.parts.service.ladder is not None:
+            self.parts.service.ladder.wake()
         self.parts.log(f"web: organiser revoked {name}")
         return await self.organiser_page(
             request, f"Revoked {name}; withdrawn: {', '.join(withdrawn) or 'nothing'}."
@@ -831,21 +825,21 @@ class WebApp:
                 await self.run(
                     functools.partial(
                         organiser.withdraw_bot,
-                        parts.directory,
-                        parts.accounts,
+                        parts.service.directory,
+                        parts.service.accounts,
                         name,
                         form.get("reason", "") or f"{action} by the organiser",
                         ban=action == "ban",
                     )
                 )
             elif action == "unban":
-                await self.run(organiser.unban_bot, parts.accounts, name)
+                await self.run(organiser.unban_bot, parts.service.accounts, name)
             else:
                 raise Refused(404, "no such action")
         except ServiceError as error:
             return await self.organiser_page(request, str(error), status=400)
-        if parts.ladder is not None:
-            parts.ladder.wake()
+        if parts.service.ladder is not None:
+            parts.service.ladder.wake()
         parts.log(f"web: organiser: {action} {name}")
         return await self.organiser_page(request, f"{name}: {action} done.")
 

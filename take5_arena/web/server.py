@@ -93,18 +93,7 @@ class WebServer:
         self.host, self.port = check_address(options)
         self.loop = asyncio.new_event_loop()
         self.hub = LiveHub(self.loop)
-        web_parts = WebParts(
-            parts.directory,
-            parts.accounts,
-            parts.spool,
-            parts.queue,
-            parts.publisher,
-            parts.ladder,
-            blocking,
-            log,
-            organiser_token(parts.directory),
-            parts.limits,
-        )
+        web_parts = WebParts(parts, blocking, log, organiser_token(parts.directory))
         config = WebConfig(tls=options.tls, session_seconds=options.session_seconds)
         self.web: WebApp = create_app(web_parts, config, self.hub)
         self.server: uvicorn.Server | None = None
