@@ -81,7 +81,10 @@ elapsed() { awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
 [ "$(id -u)" = 0 ] || die "must run as root (it installs packages and starts dockerd)"
 
 # --- 1. packages --------------------------------------------------------------------------
-pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+# Never `cmd | grep -q` here: grep -q exits at the first match, the command on the left then dies of
+# SIGPIPE (141), and under pipefail the whole test reads as false (this is how runsc was never
+# installed on a fresh machine). `grep PATTERN >/dev/null` reads everything.
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep 'install ok installed' >/dev/null; }
 missing=()
 for p in docker.io mmdebstrap; do pkg_installed "$p" || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -98,7 +101,7 @@ command -v docker >/dev/null || die "no docker client on PATH after installing d
 command -v dockerd >/dev/null || die "no dockerd on PATH after installing docker.io"
 if [ "$RUNSC" = 1 ] && ! pkg_installed runsc; then
     # gVisor (`referee ... --runtime runsc`): optional, from Debian when the release has it.
-    if apt-cache policy runsc 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    if apt-cache policy runsc 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; then
         log "installing runsc (gVisor, apt-get)"
         export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=l NEEDRESTART_SUSPEND=1
         apt-get install -y -q runsc </dev/null || log "runsc could not be installed: --runtime runsc is not available"
@@ -141,7 +144,7 @@ engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
 if engine_answers; then
     log "docker engine already answers"
     if command -v runsc >/dev/null && [ "$RUNSC" = 1 ] \
-            && ! docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
+            && ! docker info --format '{{json .Runtimes}}' 2>/dev/null | grep '"runsc"' >/dev/null; then
         # The file registers runsc but the running engine has not read it: reload its settings
         # (SIGHUP; runtimes are reloadable, containers keep running; no restart).
         p=$(cat "$DOCKERD_PIDFILE" 2>/dev/null || true)
@@ -149,11 +152,11 @@ if engine_answers; then
             log "reloading dockerd (pid $p) for the runsc runtime (SIGHUP)"
             kill -HUP "$p"
             for _ in $(seq 1 50); do
-                docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' && break
+                docker info --format '{{json .Runtimes}}' 2>/dev/null | grep '"runsc"' >/dev/null && break
                 sleep 0.1
             done
         fi
-        docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' \
+        docker info --format '{{json .Runtimes}}' 2>/dev/null | grep '"runsc"' >/dev/null \
             || log "WARNING: the engine does not know runsc (started with another daemon.json?): restart it to use --runtime runsc"
     fi
 else
