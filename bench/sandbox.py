@@ -1,7 +1,9 @@
 """Docker sandbox cost: what a fresh bot process for each game costs, and games per second of 4
 containerised bots against the same bots as local processes, side by side in the same run.
 
-Paths measured, taking turns so that load from elsewhere hits them alike:
+Paths measured, taking turns so that load from elsewhere hits them alike: every other round runs
+them in the reverse order (local first, then last), since a fixed order gave the same side the
+rising or falling load of a shared host at every round and biased the ratio.
 
 * ``local``: the bots as local processes (take5_arena.referee.match.local), started once per match:
   the baseline;
@@ -24,7 +26,12 @@ What is counted (CPU seconds, user + system):
   counted. Shims end with their container, so a helper process samples them every 20 ms and keeps
   the last value seen: a shim's last few milliseconds before it ends are missed, which flatters
   the fresh path, not the warm one. Other users of the same engine are counted too: use
-  ``--engine-root DIR`` for an engine of the benchmark's own.
+  ``--engine-root DIR`` for an engine of the benchmark's own (the base image is copied into it
+  under its name and tag the first time).
+
+The host's load average (1 minute) is read after every timed match and printed with each row
+(``load``: lowest-highest of its rounds; in the JSON, each round's), so that a figure is read
+with the load it was measured at.
 
 Figures: ``start``: one bot at a time, a process for one game (take it, wait for its socket, its
 first answer, stop it and clean up after it), CPU per process split as above; ``games``: matches
@@ -338,7 +345,10 @@ def private_engine(root: Path, images: list[str]) -> Iterator[str]:
                 mine.images.get(image)
             except docker.errors.ImageNotFound:
                 print(f"copying {image} into the private engine ...", flush=True)
-                mine.images.load(b"".join(main.images.get(image).save()))
+                # named: without it the archive has no repository and tag, and the image loads
+                # as a bare id that no build or container of the bench can name.
+                mine.images.load(b"".join(main.images.get(image).save(named=image)))
+                mine.images.get(image)  # ImageNotFound here rather than at the first build
         yield str(sock)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -389,9 +399,8 @@ def start_costs(
     first: dict[str, dict[str, float]] = {}
     for path, launcher in launchers.items():  # a cold start each: a warm container is made here
         first[path] = one_start(launcher, ref, clocks(path))
-    for _ in range(count):
-        for path, launcher in launchers.items():
-            samples[path].append(one_start(launcher, ref, clocks(path)))
+    for path in alternating(list(launchers), count):
+        samples[path].append(one_start(launchers[path], ref, clocks(path)))
     out = {}
     for path, rows in samples.items():
         med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
@@ -408,6 +417,14 @@ def start_costs(
 
 
 # -- games ----------------------------------------------------------------------------------------
+
+
+def alternating(paths: list[str], rounds: int) -> Iterator[str]:
+    """`paths` once per round, every other round in the reverse order (a b, b a, a b, ...): a load
+    that rises or falls over the run then falls on each path alike, where a fixed order gives it
+    to the same side every round."""
+    for i in range(rounds):
+        yield from paths if i % 2 == 0 else reversed(paths)
 
 
 def run_matches(
@@ -517,7 +534,11 @@ def bench(args: argparse.Namespace, sock: str) -> None:
         f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; engine {version} on "
         f"{sock} (dockerd+containerd pids {engine_clock.daemons}); bots on {args.base_image}"
     )
-    results: dict[str, Any] = {"cores": os.cpu_count(), "games_per_match": args.games}
+    results: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "games_per_match": args.games,
+        "load_start": round(os.getloadavg()[0], 2),
+    }
     kinds = [("trivial", lowest, {})] * (not args.no_trivial) + [
         (f"think-{mode}", think, {"TAKE5_THINK_MS": f"{args.think_ms:g}", "TAKE5_THINK_MODE": mode})
         for mode in args.think_mode
@@ -564,12 +585,13 @@ def bench(args: argparse.Namespace, sock: str) -> None:
             f"\nmatches of {BOTS} bots, {args.games} games each, after an untimed warm-up match "
             f"of {args.warmup} games per path (a warm container is made once per bot version and "
             f"worker: its cold cost is in `start` above); median of {args.repeat} interleaved "
-            f"rounds, [min-max] of the round's ratio to local"
+            f"rounds (every other one in the reverse order), [min-max] of the round's ratio to "
+            f"local; load: the 1-minute load average after each round, lowest-highest"
         )
         print(
             f"{'bots':<11} {'conc':>4} {'path':>6} {'games/s':>8} {'vs local':>8} "
             f"{'[spread]':>13} {'CPU-s/game':>10} {'=ref':>6} {'+cont':>6} {'+eng':>6} "
-            f"{'cost/bot/game':>13} {'[spread]':>13} {'faults':>6}"
+            f"{'cost/bot/game':>13} {'[spread]':>13} {'faults':>6} {'load':>9}"
         )
         rows = []
         for kind, bot, env in kinds:
@@ -588,12 +610,13 @@ def bench(args: argparse.Namespace, sock: str) -> None:
                 rates: dict[str, list[float]] = {p: [] for p in every}
                 splits: dict[str, list[tuple[float, float, float]]] = {p: [] for p in every}
                 faults = dict.fromkeys(every, 0)
-                for _ in range(args.repeat):
-                    for path in every:
-                        secs, split, f = run_matches(bots, args.games, conc, *how[path])
-                        rates[path].append(conc * args.games / secs)
-                        splits[path].append(tuple(x / (conc * args.games) for x in split))
-                        faults[path] += f
+                loads: dict[str, list[float]] = {p: [] for p in every}
+                for path in alternating(every, args.repeat):
+                    secs, split, f = run_matches(bots, args.games, conc, *how[path])
+                    rates[path].append(conc * args.games / secs)
+                    splits[path].append(tuple(x / (conc * args.games) for x in split))
+                    faults[path] += f
+                    loads[path].append(os.getloadavg()[0])
                 local_rate = statistics.median(rates["local"])
                 local_cpu = statistics.median(sum(x) for x in splits["local"])
                 for path in every:
@@ -618,15 +641,17 @@ def bench(args: argparse.Namespace, sock: str) -> None:
                         "cost_per_bot_game_s": round((cpu - local_cpu) / BOTS, 3),
                         "cost_spread": [round(min(costs), 3), round(max(costs), 3)],
                         "faults": faults[path],
+                        "load": [round(x, 2) for x in loads[path]],
                     }
                     rows.append(row)
                     spread = f"[{min(ratios):.2f}-{max(ratios):.2f}]"
                     cspread = f"[{min(costs):.3f}-{max(costs):.3f}]"
+                    load = f"{min(loads[path]):.1f}-{max(loads[path]):.1f}"
                     print(
                         f"{kind:<11} {conc:>4} {path:>6} {rate:>8.2f} {row['ratio']:>8.2f} "
                         f"{spread:>13} {cpu:>10.3f} {parts[0]:>6.3f} {parts[1]:>6.3f} "
                         f"{parts[2]:>6.3f} {row['cost_per_bot_game_s']:>13.3f} {cspread:>13} "
-                        f"{faults[path]:>6}",
+                        f"{faults[path]:>6} {load:>9}",
                         flush=True,
                     )
         if "warm" in paths:
@@ -648,6 +673,7 @@ def bench(args: argparse.Namespace, sock: str) -> None:
         for launcher in launchers.values():
             launcher.close()
         engine_clock.close()
+        results["load_end"] = round(os.getloadavg()[0], 2)
         if args.json:
             args.json.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
