@@ -52,6 +52,10 @@ if TYPE_CHECKING:
 #: seconds a worker waits for an archive from the cluster before the table fails (infrastructure)
 FETCH_TIMEOUT = 120.0
 _log = logging.getLogger(__name__)
+_fetched_lock = threading.Lock()
+fetched_bytes = 0
+"""Bytes of archives this process fetched from the Dask cluster (bench/tournament.py reads a
+worker's)."""
 
 
 @dataclass(frozen=True)
@@ -107,22 +111,20 @@ class ClusterArchive:
             ) from None
         if not isinstance(data, bytes):
             raise ArtifactError(f"{self.dataset} in the cluster is not an archive")
+        global fetched_bytes
+        with _fetched_lock:
+            fetched_bytes += len(data)
         return data
 
 
 ArchiveSource = StoredArchive | InlineArchive | ClusterArchive
 """Where a worker that lacks an artifact gets its archive (see the module text)."""
 
-_fetched_lock = threading.Lock()
-fetched_bytes = 0
-"""Bytes of archives this process read from their sources (bench/tournament.py reads a worker's)."""
-
 
 def folder_of(digest: str, source: ArchiveSource | None) -> Path:
     """The folder this worker plays artifact ``digest`` from: its cache entry if it has one that
     still matches the digest, else unpacked from what ``source`` gives (checked against the
     digest first: materialize). ArtifactError if neither works."""
-    global fetched_bytes
     if is_cached(digest):
         try:
             return materialize(digest, None)
@@ -132,10 +134,7 @@ def folder_of(digest: str, source: ArchiveSource | None) -> Path:
             # the cached folder did not match (moved aside, warned): unpack it again
     if source is None:
         raise ArtifactError(f"artifact {digest} is not cached here and its table names no source")
-    data = source.read()
-    with _fetched_lock:
-        fetched_bytes += len(data)
-    return materialize(digest, data)
+    return materialize(digest, source.read())
 
 
 def _read_verified(digest: str, source: ArchiveSource) -> bytes | None:
@@ -316,6 +315,7 @@ def close_shipping(client: Any) -> None:
 
 
 __all__ = [
+    "FETCH_TIMEOUT",
     "ArchiveSource",
     "ClusterArchive",
     "ClusterShipping",
@@ -324,6 +324,7 @@ __all__ = [
     "Shipping",
     "StoredArchive",
     "close_shipping",
+    "fetched_bytes",
     "folder_of",
     "shipping_for",
 ]
