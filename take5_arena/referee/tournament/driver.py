@@ -106,7 +106,7 @@ def table_specs(
                 archives.get(v.artifact)  # there and intact, or said now rather than on a worker
             except ArtifactError as error:
                 raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
-            data[v.artifact] = StoredArchive(str(archives.path(v.artifact)))
+            data[v.artifact] = StoredArchive(str(archives.path(v.artifact).absolute()))
     by_table: dict[int, list[StoredGame]] = {}
     for g in pending:
         by_table.setdefault(g.table_no, []).append(g)
