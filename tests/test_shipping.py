@@ -237,3 +237,48 @@ def test_thread_executors_read_the_tournaments_files(tournament, tmp_path, monke
     assert all(o.ok for o in outcomes), [o.infra_detail for o in outcomes]
     assert all(is_cached(d, tmp_path / "cache") for d in spec.sources)
     assert shipping_for(executor, ExecutorInfo("process", in_process=False)).ship(spec) is spec
+
+
+def test_a_run_recovers_when_workers_said_they_held_what_they_lack(
+    tournament, cluster, tmp_path, monkeypatch
+):
+    """Through the driver: every worker is taken to hold every bot (as if it had said so), but
+    their caches are empty. Each table fails as ``artifact`` on the worker that lacked it (rating no
+    one), the driver forgets what that worker said, and the retry ships the archive: every game is
+    played, and the archives went into the cluster."""
+    from take5_arena.referee.tournament import run_tournament, shipping
+
+    real = shipping.ClusterShipping._ship_one
+    told: set[str] = set()
+    scattered: list[int] = []
+
+    def said_yes_first(self, digest, source):
+        if digest not in told:
+            told.add(digest)
+            self.cached[digest] = self._workers()
+        out = real(self, digest, source)
+        scattered.append(self.scattered_bytes)
+        return out
+
+    monkeypatch.setattr(shipping.ClusterShipping, "_ship_one", said_yes_first)
+    _executor, _info, client = cluster
+    caches = _fresh_caches(client, tmp_path)
+    target = tmp_path / "t"
+    shutil.copytree(tournament, target)
+    report = run_tournament(
+        target,
+        {
+            "players": 2,
+            "games": 4,
+            "sandbox": "local",
+            "executor": f"dask:{client.scheduler.address}",
+            "concurrency": 2,
+            "retries": 4,
+        },
+        retry_delay=0.1,
+    )
+    assert report.exit_code == 0 and report.played == 4 and not report.unplayed
+    assert report.infra and {kind for _, kind, _ in report.infra} == {"artifact"}
+    assert max(scattered) >= max(_sizes(tournament, _spec(tournament, 0)).values())
+    for digest in _spec(tournament, 0).sources:
+        assert any(is_cached(digest, cache) for cache in caches.values())
