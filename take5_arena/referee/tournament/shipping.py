@@ -100,8 +100,8 @@ class ClusterArchive:
             future = client.get_dataset(self.dataset)
         except KeyError:
             raise ArtifactError(
-                "not cached on this worker, and not in the cluster (the referee was told this "
-                "worker had it; the retry ships it)"
+                "not cached on this worker, and not in the cluster (the referee took this worker "
+                "to hold it, or could not send it: see its log); the table is retried"
             ) from None
         try:
             data = future.result(timeout=FETCH_TIMEOUT)
