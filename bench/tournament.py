@@ -4,6 +4,7 @@
     python bench/tournament.py --no-docker     # local processes only
     python bench/tournament.py --schedule-only
     python bench/tournament.py --cluster       # scale-out, as root: Dask workers, own engines
+    python bench/tournament.py --shipping      # bytes sent to a Dask cluster, per archive/table
 
 Games per second: the example bots random, lowest, heuristic and random (as a 4th entrant) at tables
 of 2 with duplicate deals, at concurrency 1 and 2, each bot a local process (`--sandbox local`) or a
@@ -18,6 +19,17 @@ one added fresh), both after a warm-up run so that image builds are not counted;
 shipping a bot to a fresh worker: the bytes of its archive and of one table's spec as sent, and the
 seconds from receiving the archive to an image ready on that worker's engine (digest check, unpack,
 build).
+
+Shipping (``--shipping``, no root, no Docker): the bytes the referee sends a local Dask cluster (two
+single-threaded worker processes, each with its own artifact cache) for a 12-game round robin of 4
+bots at tables of 2 in the local sandbox, two of them as large as a compiled and a Node bot (the
+random and lowest example bots with 10 MB and 9 MB of incompressible files: a static Go binary with
+gRPC and a Node bot's node_modules, 19 MB together); measured as the pickled size of each table's
+spec as submitted plus the archives put into the cluster, and the archive bytes the workers fetched
+from the cluster (worker to worker; the worker that holds a scattered copy counts it too).
+Three runs on the same cluster: every spec carrying its archives (the way tables travelled before:
+the baseline), then archives shipped once with empty worker caches, then again with warm caches; and
+how many of Dask's "large graph" warnings each run raised.
 
 Schedule creation: `take5_arena.referee.tournament.schedule.make_schedule` for 10, 100 and 1,000
 entrants at tables of 4, each entrant at 10 tables (40 games with duplicate deals), best of 3.
@@ -34,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +132,7 @@ def bench_cluster(games: int) -> None:
 
     from take5_arena.referee.artifacts import ArtifactStore
     from take5_arena.referee.tournament.settings import TournamentSettings
+    from take5_arena.referee.tournament.shipping import ClusterArchive
     from take5_arena.referee.tournament.table import SeatSpec, TableSpec
 
     script = ROOT / "scripts" / "cluster-local.sh"
@@ -210,7 +224,6 @@ def bench_cluster(games: int) -> None:
         with Store(copies[1]) as store:
             record_bytes = max(len(pickle.dumps(r)) for _, r in store.records())
             seated = [v for v in store.versions() if v.name in ("heuristic", "lowest")]
-            archives = ArtifactStore(copies[1] / "artifacts")
             spec = TableSpec(
                 table=0,
                 deal_seed=1,
@@ -219,7 +232,11 @@ def bench_cluster(games: int) -> None:
                 ),
                 games=(("0" * 16, 0), ("1" * 16, 1)),
                 settings=settings,
-                artifacts={v.artifact: archives.get(v.artifact).data for v in seated if v.artifact},
+                sources={  # as a Dask executor sends it: names, the archives once per worker
+                    v.artifact: ClusterArchive(f"take5-archive-{v.artifact[7:31]}-{'0' * 12}")
+                    for v in seated
+                    if v.artifact
+                },
             )
             spec_bytes = len(pickle.dumps(spec))
         two = play(copies[2])
@@ -235,12 +252,143 @@ def bench_cluster(games: int) -> None:
             f"{total:.1f} s from submit to ready"
         )
         print(
-            f"  a table's spec going out (2 seats, their archives): {spec_bytes:,} bytes; "
+            f"  a table's spec going out (2 seats, their archives named): {spec_bytes:,} bytes; "
             f"a game record coming back: up to {record_bytes:,} bytes"
         )
     finally:
         cluster("stop")
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _set_cache(path: str) -> None:
+    from take5_arena.referee.artifacts import CACHE_ENV
+
+    os.environ[CACHE_ENV] = path
+
+
+def _fetched() -> int:
+    from take5_arena.referee.tournament import shipping
+
+    return shipping.fetched_bytes
+
+
+def bench_shipping() -> None:
+    import warnings
+
+    import distributed
+
+    from take5_arena.referee.tournament import driver, shipping
+    from take5_arena.referee.tournament.table import TableSpec
+
+    class Counting(shipping.Shipping):
+        """The run's shipping, counting the pickled specs it hands out."""
+
+        def __init__(self, inner: shipping.Shipping) -> None:
+            self.inner = inner
+            self.spec_bytes = 0
+            self.tables = 0
+
+        def ship(self, spec: TableSpec) -> TableSpec:
+            out = self.inner.ship(spec)
+            self.spec_bytes += len(pickle.dumps(out))
+            self.tables += 1
+            return out
+
+        def retain(self, digests: Iterable[str]) -> None:
+            self.inner.retain(digests)
+
+        def forget(self, worker: str) -> None:
+            self.inner.forget(worker)
+
+    base = Path(tempfile.mkdtemp(prefix="take5-ship-"))
+    # The workers are other processes: they import this checkout, as the referee does.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), str(ROOT / "sdk"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    entrants = base / "entrants"
+    sizes = {"compiled": 10_000_000, "node": 9_000_000}
+    for name, folder in (
+        ("compiled", "random"),
+        ("node", "lowest"),
+        ("heuristic", "heuristic"),
+        ("random", "random"),
+    ):
+        bot = base / "bots" / name
+        shutil.copytree(ROOT / "example_bots" / folder, bot)
+        if name in sizes:
+            (bot / "payload.bin").write_bytes(os.urandom(sizes[name]))
+        submit(entrants, bot, name, sandbox="local")
+    original = driver.shipping_for
+    rows = []
+    try:
+        with (
+            distributed.LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=40,
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            client.wait_for_workers(2)
+            workers = sorted(client.scheduler_info()["workers"])
+            for label, inline, fresh in (
+                ("every spec carries its archives (before)", True, True),
+                ("each archive once, empty worker caches", False, True),
+                ("each archive once, warm worker caches", False, False),
+            ):
+                if fresh:
+                    for i, worker in enumerate(workers):
+                        cache = base / f"cache-{len(rows)}-{i}"
+                        client.run(_set_cache, str(cache), workers=[worker])
+                counting: list[Counting] = []
+
+                def measured(executor, info, inline=inline, counting=counting):  # type: ignore[no-untyped-def]
+                    inner = shipping.InlineShipping() if inline else original(executor, info)
+                    counting.append(Counting(inner))
+                    return counting[-1]
+
+                driver.shipping_for = measured  # type: ignore[assignment]
+                target = Path(shutil.copytree(entrants, base / f"run-{len(rows)}"))
+                before = sum(client.run(_fetched).values())
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    t0 = time.perf_counter()
+                    report = run_tournament(
+                        target,
+                        {
+                            "players": 2,
+                            "games": 12,
+                            "sandbox": "local",
+                            "concurrency": 2,
+                            "executor": f"dask:{cluster.scheduler_address}",
+                        },
+                    )
+                    seconds = time.perf_counter() - t0
+                if report.unplayed:
+                    raise SystemExit(f"{report.unplayed} games unplayed: {report.infra[:1]}")
+                large = sum("large graph" in str(w.message) for w in caught)
+                fetched = sum(client.run(_fetched).values()) - before
+                c = counting[-1]
+                sent = c.spec_bytes + c.inner.scattered_bytes
+                rows.append((label, sent, c.spec_bytes, c.tables, fetched, large, seconds))
+    finally:
+        driver.shipping_for = original
+        shutil.rmtree(base, ignore_errors=True)
+    mb = 1e6
+    baseline = rows[0][1]
+    print(
+        "shipping (4 bots, 2 as large as a Go and a Node bot: 19 MB of archives; 12 games at "
+        "tables of 2; 2 Dask workers):"
+    )
+    for label, sent, specs, tables, fetched, large, seconds in rows:
+        print(
+            f"  {label}: {sent / mb:6.2f} MB sent by the referee ({sent / baseline:.3f}x; "
+            f"{tables} table specs {specs / mb:.2f} MB), {fetched / mb:6.2f} MB fetched "
+            f"from the cluster by workers, {large} large-graph warnings, {seconds:.1f} s"
+        )
 
 
 def main() -> None:
@@ -252,10 +400,16 @@ def main() -> None:
     parser.add_argument(
         "--cluster", action="store_true", help="only the scale-out figures (needs root)"
     )
+    parser.add_argument(
+        "--shipping", action="store_true", help="only the bytes sent to a Dask cluster"
+    )
     parser.add_argument("--games", type=int, default=24, help="games per measurement (default 24)")
     args = parser.parse_args()
     if args.cluster:
         bench_cluster(args.games)
+        return
+    if args.shipping:
+        bench_shipping()
         return
     bench_schedule()
     if args.schedule_only:

@@ -14,8 +14,9 @@
 #   2. a Dask scheduler on 127.0.0.1:P (default 8786);
 #   3. for each worker i: `dask worker` (T threads, default 2: tables played at once) with
 #      DOCKER_HOST=unix://ROOT/engine-i/docker.sock and its own artifact cache
-#      TAKE5_ARTIFACT_CACHE=ROOT/worker-i/artifacts. Bots are not copied anywhere: each table carries
-#      its bots' validated archives, and each engine builds a bot's image the first time it needs it.
+#      TAKE5_ARTIFACT_CACHE=ROOT/worker-i/artifacts. Bots are not copied anywhere beforehand: the
+#      referee puts each validated archive into the cluster once when a worker lacks it, and each
+#      engine builds a bot's image the first time it needs it.
 #   start again: restarts whatever is not running (a killed worker, a stopped engine).
 # Then: referee tournament run --tournament T --executor dask:tcp://127.0.0.1:P
 #

@@ -3,16 +3,19 @@
 ``referee submit`` packs the bot folder it validates into a deterministic tar archive whose SHA-256
 is the version's identity (:func:`pack`), and keeps it in the tournament's ``artifacts/`` folder
 (:class:`ArtifactStore`). Games never read the submitted folder again: a worker — a thread of this
-referee, another process, or a Dask worker on another host with its own Docker engine — receives
-the archive with the work, checks its digest, unpacks it once into its own cache
+referee, another process, or a Dask worker on another host with its own Docker engine — gets the
+archive once (take5_arena/referee/tournament/shipping.py), checks its digest, unpacks it once into
+its own cache
 (:func:`materialize`: a folder of the worker's user, mode 0700, whose entries are re-checked
 against their digest each time they are used) and builds or reuses the image from there (images
 are tagged by a hash of their sources, so each engine builds a version once). Nothing assumes a
 shared file system, and a folder changed (or deleted) after submission changes nothing.
 
-Why archives and not images pushed to a registry: a bot's source is small (kilobytes), every
-worker's engine must be able to build anyway (the hardened build runs on the worker), and no
-registry needs to be deployed, secured and kept in step with the store.
+Why archives and not images pushed to a registry: a bot's source is small (kilobytes for a Python
+bot; megabytes for a static Go binary or a Node bot's ``node_modules``, which is why each worker
+gets each archive once rather than with every table), every worker's engine must be able to build
+anyway (the hardened build runs on the worker), and no registry needs to be deployed, secured and
+kept in step with the store.
 
 What goes in is what the build would copy (the folder's scan:
 take5_arena/referee/sandbox/context.py). Determinism: members sorted by path, mtime 0, uid/gid 0,
@@ -296,8 +299,9 @@ def tree_bytes(path: Path) -> int:
 def prune_cache(cache: Path, older_than: float, *, dry_run: bool = False) -> list[Pruned]:
     """Remove the unpacked artifacts of this worker's ``cache`` not used for ``older_than`` seconds
     (:func:`materialize` marks each use), and unpacking folders left by a killed worker. Safe at any
-    time: a table carries the archives of its seats, so an entry removed is unpacked again when a
-    table needs it; the age keeps the folders of games being played."""
+    time: an entry removed is fetched and unpacked again when a table needs it (on a Dask worker
+    the referee thought held it, after one ``artifact`` failure that is retried:
+    tournament/shipping.py); the age keeps the folders of games being played."""
     removed: list[Pruned] = []
     if not cache.is_dir():
         return removed

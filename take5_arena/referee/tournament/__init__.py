@@ -1,7 +1,8 @@
 """Round-robin tournaments of submitted bots: the schedule (schedule), where tables are played
-(executors), the settings (settings), submitting (submission), one table's games (table), the
-table specs and the loop that plays them (driver), a run (run), a run until the ranking is settled
-(settle, adaptive) and reading a tournament back (status); run.py's docstring says who does what.
+(executors), the settings (settings), submitting (submission), one table's games (table), its
+bots' archives on the workers (shipping), the table specs and the loop that plays them (driver), a
+run (run), a run until the ranking is settled (settle, adaptive) and reading a tournament back
+(status); run.py's docstring says who does what.
 
 ``from take5_arena.referee.tournament import submit, run_tournament, ...``: names are loaded on
 first use (PEP 562), so that importing the package costs nothing at start-up (the schedule needs

@@ -3,9 +3,11 @@
 (settle.py) and the arena's ladder (take5_arena/service/ladder.py).
 
 :func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\
-s: one per table (its duplicate set), each carrying its seats' validated source archives from the
-tournament's ``artifacts/`` folder, so that what plays is what was validated at submission, on any
-worker (table.py says why the archives travel with the work).
+s: one per table (its duplicate set), each naming its seats' validated source archives in the
+tournament's ``artifacts/`` folder by digest, so that what plays is what was validated at
+submission, on any worker; the driver's :class:`~.shipping.Shipping` makes them reachable from
+the executor's workers as each table is submitted (shipping.py: each archive once per worker, not
+per table).
 
 :class:`TableDriver` plays them on any ``concurrent.futures`` executor (executors.py). It keeps at
 most ``concurrency`` tables in flight; it commits each finished game to the store as soon as the
@@ -14,7 +16,8 @@ executors return a table's outcomes when it is done), with the tournament's outp
 puts a table whose games failed for infrastructure reasons back in the queue with those games
 only, after ``retry_delay * 2**attempt`` seconds, at most ``retries`` times. A Dask worker that
 reports its Docker engine gone is passed over for :attr:`TableDriver.SICK_FOR` seconds while other
-workers remain (its engine may come back).
+workers remain (its engine may come back); one that lacked an archive it was thought to hold is
+asked again before the retry (:meth:`~.shipping.Shipping.forget`).
 
 A fixed list of tables is played by :meth:`TableDriver.run`, which also turns Ctrl-C and SIGTERM
 into a clean stop: no new tables, the ones in flight abandoned (their games stay unrecorded and the
@@ -46,6 +49,7 @@ from .deals import Dealer
 from .errors import TournamentError
 from .executors import ExecutorError, ExecutorInfo, avoiding, scheduler_state
 from .settings import TournamentSettings
+from .shipping import ArchiveSource, StoredArchive, shipping_for
 from .table import GameOutcome, SeatSpec, TableSpec, run_table
 
 Runner = Callable[..., list[GameOutcome]]
@@ -82,7 +86,7 @@ def table_specs(
     table_base: int = 0,
     dealer: Dealer | None = None,
 ) -> list[TableSpec]:
-    """The pending tables of a stored schedule, each carrying the archives of its seats.
+    """The pending tables of a stored schedule, each naming the archives of its seats.
 
     ``table_base`` is added to the schedule's table numbers, for a caller whose schedules number
     their tables from 0 each (the ladder's batches): the numbers of the tables one driver plays
@@ -94,14 +98,15 @@ def table_specs(
     commitments = {s.season: s.commitment for s in store.deal_seasons()}
     versions = {v.id: v for v in store.versions()}
     archives = ArtifactStore(store.directory / FOLDER)
-    data: dict[str, bytes] = {}
+    data: dict[str, ArchiveSource] = {}
     for version_id in sorted({s for g in pending for s in g.seats}):
         v = versions[version_id]
         if v.artifact and v.artifact not in data:
             try:
-                data[v.artifact] = archives.get(v.artifact).data
+                archives.get(v.artifact)  # there and intact, or said now rather than on a worker
             except ArtifactError as error:
                 raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
+            data[v.artifact] = StoredArchive(str(archives.path(v.artifact).absolute()))
     by_table: dict[int, list[StoredGame]] = {}
     for g in pending:
         by_table.setdefault(g.table_no, []).append(g)
@@ -129,7 +134,7 @@ def table_specs(
                 seats=seats,
                 games=tuple((g.game_id, g.rotation) for g in games),
                 settings=_as_scheduled(settings, first, len(seats)),
-                artifacts={s.artifact: data[s.artifact] for s in seats if s.artifact},
+                sources={s.artifact: data[s.artifact] for s in seats if s.artifact},
                 deal=None
                 if first.deal_season is None
                 else DealRecord(
@@ -191,6 +196,7 @@ class TableDriver:
         self.limit = settings.tables_at_once
         self.retries = settings.retries
         self.output_budget = settings.output_budget
+        self.shipping = shipping_for(executor, info)
         self.played = 0
         """Games this driver recorded."""
         self.infra: list[tuple[str, InfraKind, str]] = []
@@ -326,7 +332,7 @@ class TableDriver:
             else:
                 self.sick = {w: t for w, t in self.sick.items() if now - t < self.SICK_FOR}
                 placement = avoiding(self.executor, self.info, set(self.sick))
-                future = self.executor.submit(self.runner, spec, **placement)
+                future = self.executor.submit(self.runner, self.shipping.ship(spec), **placement)
             self.in_flight[future] = (spec, attempt)
 
     def _collect(self, timeout: float) -> None:
@@ -368,6 +374,13 @@ class TableDriver:
             for outcome in outcomes:
                 self._handle(outcome, spec)
             self._maybe_retry(spec, attempt)
+        if done:
+            self.shipping.retain(self._needed())
+
+    def _needed(self) -> set[str]:
+        """The digests the tables waiting or in flight still need."""
+        specs = [s for _, s, _ in self.waiting] + [s for s, _ in self.in_flight.values()]
+        return {digest for spec in specs for digest in spec.sources}
 
     def _drain(self, spec_of: Mapping[int, tuple[TableSpec, int]]) -> None:
         while True:
@@ -398,6 +411,8 @@ class TableDriver:
         kind, detail = outcome.infra_kind or InfraKind.REFEREE_ERROR, outcome.infra_detail or ""
         if kind == InfraKind.ENGINE_UNAVAILABLE and outcome.worker:
             self.sick[outcome.worker] = time.monotonic()
+        if kind == InfraKind.ARTIFACT and outcome.worker:
+            self.shipping.forget(outcome.worker)
         self.store.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
         self.infra.append((outcome.game_id, kind, detail))
         self.failed_tables.setdefault(spec.table, []).extend(

@@ -13,10 +13,10 @@
 ``dask:tcp://HOST:8786``
     an existing Dask distributed scheduler: ``distributed.Client(address).get_executor()``. A worker
     needs this project installed (with the ``dask`` extra) and, for the docker sandbox, its own
-    Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each table
-    carries the validated archives of its bots, the worker unpacks them into its own cache
-    (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once
-    (take5_arena/referee/artifacts.py, table.py). Workers send records back; the store stays with
+    Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each bot
+    archive is put into the cluster once, only if a worker's cache lacks it; a worker unpacks it
+    into its cache (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once
+    (artifacts.py, tournament/shipping.py). Workers send records back; the store stays with
     the referee. A worker lost with its table (killed, its host gone) is the scheduler's to notice:
     dask runs the table again on another worker, and a game is recorded once whatever happens (the
     store's unique game ids). ``dask:local`` a ``distributed.LocalCluster`` on this machine,
@@ -39,6 +39,7 @@ from typing import Any
 
 from .. import defaults
 from .errors import TournamentError
+from .shipping import close_shipping
 
 
 class ExecutorError(TournamentError, ValueError):
@@ -180,6 +181,7 @@ def open_executor(
         # pure=False: the same spec submitted again (a retry) must run again.
         yield client.get_executor(pure=False, retries=0), info  # type: ignore[no-untyped-call]
     finally:
+        close_shipping(client)  # the archives this referee put into the cluster
         client.close()  # type: ignore[no-untyped-call]
         if cluster is not None:
             cluster.close()

@@ -8,6 +8,7 @@ their versions, schedules, games and their records). The package's modules, by w
   they make;
 * submission.py: ``referee submit`` -> :func:`~take5_arena.referee.tournament.submission.submit`;
 * table.py: one table's games, the unit of work an executor runs (:func:`run_table`);
+* shipping.py: how its bots' archives reach the worker that plays it (once per worker);
 * driver.py: the table specs of a stored schedule and the one loop that plays them (also for
   ``--until-settled`` and the arena's ladder);
 * run.py (this module): ``referee tournament run`` -> :func:`run_tournament`;

@@ -7,15 +7,16 @@ processes, dask; take5_arena/referee/tournament/executors.py) can run it. :func:
 raises for a game: a game either ends with a record, or with an infrastructure failure that rates no
 one.
 
-Bots travel with the work: a seat names its version's artifact (the digest of the source archive
-validated at submission, take5_arena/referee/artifacts.py) and the spec carries the archives of its
-seats. The worker checks each digest, unpacks the archive once into its own cache
-(``TAKE5_ARTIFACT_CACHE``) and plays from there; its Docker engine builds each version's image once
+Bots travel by digest: a seat names its version's artifact (the digest of the source archive
+validated at submission, take5_arena/referee/artifacts.py) and the spec says, for each digest, where
+a worker that lacks it gets the archive (``sources``: shipping.py). The worker plays from its own
+cache (``TAKE5_ARTIFACT_CACHE``) when the digest is there, and otherwise fetches the archive, checks
+it against the digest and unpacks it there once; its Docker engine builds each version's image once
 (images are tagged by a hash of their sources). The submitted folder is never read, so no file
-system is shared with the referee. Why the archives ride along with every table rather than being
-sent once per worker: a bot's sources are kilobytes (bench/tournament.py prints the figures), the
-same order as a game record coming back, and a spec that carries everything it needs can be retried
-on any worker, including one that joined a minute ago, with no per-worker state to keep in step.
+system is shared with the referee. Why not the archives themselves in every spec: a Go or Node
+bot's archive is megabytes, and every worker needs each version once (shipping.py says how a Dask
+cluster gets each archive once); a spec still carries everything a worker needs to find its bots,
+so it can be retried on any worker, including one that joined a minute ago.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 
 from take5.record import DealRecord, GameRecord
 
-from ..artifacts import ArtifactError, materialize
+from ..artifacts import ArtifactError
 from ..kinds import BotMemory, InfraKind, SandboxKind
 from ..match.botref import BotRef, parse_bot
 from ..match.config import MatchConfig
@@ -43,6 +44,7 @@ from ..sandbox.launcher import DockerLauncher
 from ..sandbox.limits import SandboxLimits
 from .errors import InfraError
 from .settings import TournamentSettings
+from .shipping import ArchiveSource, folder_of
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,9 @@ class TableSpec:
     """(game id, rotation) of the games still to play."""
     settings: TournamentSettings
     """The tournament's settings: the game, the call limits, the sandbox and its limits."""
-    artifacts: dict[str, bytes] = field(default_factory=dict)
-    """Digest -> source archive, for its seats."""
+    sources: dict[str, ArchiveSource] = field(default_factory=dict)
+    """Digest -> where a worker whose cache lacks it gets the archive, for its seats (shipping.py);
+    never the archive itself but for :class:`~.shipping.InlineArchive`."""
     deal: DealRecord | None = None
     """For a deal from a secret key, what its records say of it (``season``, ``commitment``,
     ``id``: docs/record-format.md, "Deals"); never the key. None: a public seed."""
@@ -311,11 +314,12 @@ def _dask_worker() -> str:
 
 
 def _seat_folder(spec: TableSpec, seat: SeatSpec) -> str:
-    """Where this worker plays ``seat`` from: its artifact in the cache (unpacked now if needed)."""
+    """Where this worker plays ``seat`` from: its artifact in the cache (fetched and unpacked now if
+    needed)."""
     if seat.artifact is None:
         return seat.bot  # a version submitted before artifacts existed: its folder, as then
     try:
-        return str(materialize(seat.artifact, spec.artifacts.get(seat.artifact)))
+        return str(folder_of(seat.artifact, spec.sources.get(seat.artifact)))
     except ArtifactError as error:
         raise InfraError(InfraKind.ARTIFACT, f"{seat.key}: {error}") from None
 
