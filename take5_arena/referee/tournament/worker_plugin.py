@@ -1,0 +1,45 @@
+"""The ``take5-sweep`` Dask worker plugin: every worker process sweeps its own Docker engine.
+
+A process sweeps its engine once it opens a Docker launcher (take5_arena/referee/sandbox/sweep.py),
+which a Dask worker does only when its first table comes. A worker that replaced one that was
+killed (its nanny or systemd starts it again) therefore left the dead worker's bot containers
+running until then. With the plugin each worker starts the sweep as it joins, so that what a dead
+worker left on its engine goes within a sweep period (`defaults.SWEEP_PERIOD`), table or not.
+
+The referee registers it when it opens a Dask executor (executors.open_executor); the scheduler
+keeps it and sets it up on every worker that joins later, a restarted one included. It is
+idempotent: a second referee on the same scheduler leaves the registered one in place. Imported
+only with Dask (the ``dask`` extra).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import distributed
+
+from ..sandbox import sweep
+
+NAME = "take5-sweep"
+
+
+class SweepPlugin(distributed.WorkerPlugin):
+    """Starts the sweep of this worker process's engine at set-up; stops it at tear-down if this
+    plugin started it (a launcher of the same process may have started it first)."""
+
+    name = NAME
+    idempotent = True
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def setup(self, worker: Any) -> None:
+        self.started = sweep.start()
+
+    def teardown(self, worker: Any) -> None:
+        if self.started:
+            sweep.stop()
+            self.started = False
+
+
+__all__ = ["NAME", "SweepPlugin"]
