@@ -149,10 +149,12 @@ def test_the_sweeper_starts_once_per_process_and_stops():
     sweep.stop()  # stopping a stopped sweeper is harmless
 
 
-def test_the_dask_workers_sweep_their_engines_from_the_start():
+def test_the_dask_workers_sweep_their_engines_from_the_start(monkeypatch, tmp_path):
     """``dask:local`` workers are new processes that played nothing: the ``take5-sweep`` plugin
-    registered by open_executor has started their sweep."""
+    registered by open_executor has started their sweep. (Their engine is one that does not
+    exist: their first sweep, at once, must not judge the shared engine's containers.)"""
     pytest.importorskip("distributed")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     from take5_arena.referee.tournament.executors import open_executor
     from take5_arena.referee.tournament.worker_plugin import NAME, SweepPlugin
 

@@ -103,19 +103,20 @@ def sweep(client: docker.DockerClient, *, labels: Sequence[str] = ()) -> Swept:
 class _Sweeper:
     """The thread behind `start`: a sweep every `period` seconds until stopped."""
 
-    def __init__(self, period: float) -> None:
+    def __init__(self, period: float, delay: float) -> None:
         self.period = period
+        self.delay = delay
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="take5-sweep", daemon=True)
 
     def _run(self) -> None:
-        # The first sweep after one period: the launcher that started it has just removed the
-        # leftovers itself (reaper.remove_orphans), and a worker's set-up stays quick.
-        while not self.stopping.wait(self.period):
+        wait = self.delay
+        while not self.stopping.wait(wait):
             try:
                 sweep(engine.client())
             except Exception as error:  # noqa: BLE001 - no engine now: the next period tries again
                 log.debug("sweeping the Docker engine: %s: %s", type(error).__name__, error)
+            wait = self.period
 
 
 _sweeper: _Sweeper | None = None
@@ -123,8 +124,11 @@ _sweeper_pid = 0
 _lock = threading.Lock()
 
 
-def start(period: float = defaults.SWEEP_PERIOD) -> bool:
-    """Start this process's sweeper unless it runs; True when this call started it."""
+def start(period: float = defaults.SWEEP_PERIOD, *, delay: float | None = None) -> bool:
+    """Start this process's sweeper unless it runs; True when this call started it.
+
+    The first sweep comes `delay` seconds after (default: one period, for a launcher, which has
+    just removed the leftovers itself with `reaper.remove_orphans`)."""
     global _sweeper, _sweeper_pid
     with _lock:
         if (
@@ -134,7 +138,7 @@ def start(period: float = defaults.SWEEP_PERIOD) -> bool:
             and not _sweeper.stopping.is_set()
         ):
             return False
-        _sweeper = _Sweeper(period)
+        _sweeper = _Sweeper(period, period if delay is None else delay)
         _sweeper_pid = os.getpid()
         _sweeper.thread.start()
     atexit.register(stop)

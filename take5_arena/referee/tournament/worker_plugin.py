@@ -3,8 +3,9 @@
 A process sweeps its engine once it opens a Docker launcher (take5_arena/referee/sandbox/sweep.py),
 which a Dask worker does only when its first table comes. A worker that replaced one that was
 killed (its nanny or systemd starts it again) therefore left the dead worker's bot containers
-running until then. With the plugin each worker starts the sweep as it joins, so that what a dead
-worker left on its engine goes within a sweep period (`defaults.SWEEP_PERIOD`), table or not.
+running until then. With the plugin each worker sweeps as it joins and then every sweep period
+(`defaults.SWEEP_PERIOD`), table or not: what a dead worker left on its engine goes when the
+worker that replaces it starts, or at the next sweep of another worker of that host.
 
 The referee registers it when it opens a Dask executor (executors.open_executor); the scheduler
 keeps it and sets it up on every worker that joins later, a restarted one included. It is
@@ -34,7 +35,8 @@ class SweepPlugin(distributed.WorkerPlugin):
         self.started = False
 
     def setup(self, worker: Any) -> None:
-        self.started = sweep.start()
+        # The first sweep at once: a worker that replaces a dead one cleans up after it now.
+        self.started = sweep.start(delay=0.0)
 
     def teardown(self, worker: Any) -> None:
         if self.started:
