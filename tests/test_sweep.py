@@ -163,3 +163,23 @@ def test_the_dask_workers_sweep_their_engines_from_the_start(monkeypatch, tmp_pa
         assert info.kind == "dask"
         assert executor.submit(sweep.running).result(timeout=60) is True
         assert executor.submit(os.getpid).result(timeout=60) != os.getpid()
+
+
+def test_a_worker_started_with_the_preload_sweeps_without_a_referee(monkeypatch, tmp_path):
+    """``dask worker --preload take5_arena.referee.tournament.worker_plugin`` (the shipped unit):
+    the worker sweeps from its start, with no plugin registered (a scheduler restarted since)."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with (
+        distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+            preload=["take5_arena.referee.tournament.worker_plugin"],
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as dask_client,
+    ):
+        assert dask_client.submit(sweep.running, pure=False).result(timeout=60) is True

@@ -65,6 +65,15 @@ def _start_time(pid: int) -> str:
     return fields[19] if fields else ""
 
 
+def _threads(pid: int) -> int:
+    """Threads of process `pid` still listed (a main thread that ended alone shows as a zombie
+    while the others run on)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
 def _exists(pid: int) -> bool:
     """Whether a process `pid` exists, asked of the kernel rather than of /proc."""
     try:
@@ -98,7 +107,7 @@ def owner_alive(owner: str) -> bool:
         # systemd's ProtectProc=invisible): the kernel tells which; a hidden one cannot be told
         # from a newer process with the same pid, so it counts as alive.
         return _exists(int(pid))
-    if fields[0] in ("Z", "X"):
+    if fields[0] in ("Z", "X") and _threads(int(pid)) <= 1:
         return False  # it has ended; only its parent has not collected its exit status yet
     return fields[19] == started
 

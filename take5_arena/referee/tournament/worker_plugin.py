@@ -9,8 +9,11 @@ worker that replaces it starts, or at the next sweep of another worker of that h
 
 The referee registers it when it opens a Dask executor (executors.open_executor); the scheduler
 keeps it and sets it up on every worker that joins later, a restarted one included. It is
-idempotent: a second referee on the same scheduler leaves the registered one in place. Imported
-only with Dask (the ``dask`` extra).
+idempotent: a second referee on the same scheduler leaves the registered one in place. A scheduler
+that was restarted knows no plugin until a referee connects again, so a worker can also load the
+sweep itself: ``dask worker --preload take5_arena.referee.tournament.worker_plugin`` (`dask_setup`;
+the shipped unit deploy/take5-dask-worker.service does). Imported only with Dask (the ``dask``
+extra).
 """
 
 from __future__ import annotations
@@ -44,4 +47,10 @@ class SweepPlugin(distributed.WorkerPlugin):
             self.started = False
 
 
-__all__ = ["NAME", "SweepPlugin"]
+def dask_setup(worker: Any) -> None:
+    """The worker's preload hook (``--preload``, the module docstring): the sweep from its start,
+    whichever scheduler it joins."""
+    sweep.start(delay=0.0)
+
+
+__all__ = ["NAME", "SweepPlugin", "dask_setup"]
