@@ -5,8 +5,10 @@ with owners that the tests make: child processes killed with SIGKILL (reaped, or
 a child that lives on, and this process with runs open or closed. Each container also carries
 ``pytest.sweep=TOKEN`` and each sweep here is narrowed to that label, so that a test never judges a
 container it did not make (the engine is shared). The sweep function is called directly: what the
-background thread does every period is that call. The Dask plugin is checked on a ``dask:local``
-cluster: its worker processes run the sweep before any table came.
+background thread does every period is that call. The Dask plugin is checked on local clusters:
+their worker processes run the sweep before any table came (by the plugin, or by the preload), and
+a worker that joins later without the sweep's modules (an older release) still starts. The Dask
+workers' engine is one that does not exist, so that their own sweeps judge nothing here.
 """
 
 from __future__ import annotations
@@ -183,3 +185,31 @@ def test_a_worker_started_with_the_preload_sweeps_without_a_referee(monkeypatch,
         distributed.Client(cluster, set_as_default=False) as dask_client,
     ):
         assert dask_client.submit(sweep.running, pure=False).result(timeout=60) is True
+
+
+def test_a_worker_of_a_release_without_the_sweep_still_joins(tmp_path):
+    """The scheduler hands the registered plugin to every worker that joins later: one whose
+    release has neither the plugin's module nor the sweep (a preload hides them here) must still
+    start and play."""
+    distributed = pytest.importorskip("distributed")
+    from take5_arena.referee.tournament.executors import open_executor
+
+    old_release = tmp_path / "old_release.py"
+    old_release.write_text(
+        "import sys\n"
+        "for name in ('take5_arena.referee.tournament.worker_plugin',"
+        " 'take5_arena.referee.sandbox.sweep'):\n"
+        "    sys.modules[name] = None  # an import of it fails\n"
+    )
+    cluster = distributed.LocalCluster(
+        n_workers=0,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=40,
+        preload=[str(old_release)],
+    )
+    with cluster, open_executor(f"dask:{cluster.scheduler_address}", 1) as (executor, _):
+        cluster.scale(1)  # joins after the referee registered the plugin
+        assert executor.submit(os.getpid).result(timeout=120) != os.getpid()

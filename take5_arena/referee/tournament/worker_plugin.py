@@ -14,12 +14,19 @@ that was restarted knows no plugin until a referee connects again, so a worker c
 sweep itself: ``dask worker --preload take5_arena.referee.tournament.worker_plugin`` (`dask_setup`;
 the shipped unit deploy/take5-dask-worker.service does). Imported only with Dask (the ``dask``
 extra).
+
+A worker of an older release (one without this module) must still start: the scheduler hands every
+registered plugin to each worker that joins, and a worker that cannot load one, or whose set-up
+raises, refuses to start. So the plugin travels by value (cloudpickle; its class is sent, not
+named), and its set-up imports the sweep only when it runs, doing nothing where there is none.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+import cloudpickle
 import distributed
 
 from ..sandbox import sweep
@@ -29,22 +36,32 @@ NAME = "take5-sweep"
 
 class SweepPlugin(distributed.WorkerPlugin):
     """Starts the sweep of this worker process's engine at set-up; stops it at tear-down if this
-    plugin started it (a launcher of the same process may have started it first)."""
+    plugin started it (a launcher of the same process may have started it first). Its methods use
+    no name of this module (they travel by value: the module docstring)."""
 
-    name = NAME
+    name = "take5-sweep"
     idempotent = True
 
     def __init__(self) -> None:
         self.started = False
 
     def setup(self, worker: Any) -> None:
+        try:
+            from take5_arena.referee.sandbox import sweep as engine_sweep
+        except ImportError:  # a worker of a release without the sweep: it plays on, unswept
+            return
         # The first sweep at once: a worker that replaces a dead one cleans up after it now.
-        self.started = sweep.start(delay=0.0)
+        self.started = engine_sweep.start(delay=0.0)
 
     def teardown(self, worker: Any) -> None:
         if self.started:
-            sweep.stop()
+            from take5_arena.referee.sandbox import sweep as engine_sweep
+
+            engine_sweep.stop()
             self.started = False
+
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def dask_setup(worker: Any) -> None:
