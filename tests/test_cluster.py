@@ -266,7 +266,16 @@ def test_a_worker_killed_mid_game_loses_and_doubles_nothing(cluster, submitted, 
             proc.wait()
     assert code == 0, output
     _check_every_game_once(tdir).close()
+    # The killed worker's bot containers (its reaper died with it) are left on engine 1, where
+    # nothing plays now; the worker that takes its place sweeps as it joins (the take5-sweep plugin
+    # the referee registered), before any table comes to it.
+    left = _docker(cluster.root, 1, "ps", "-aq", "--filter", "label=take5.arena=1").split()
     cluster.start()  # worker 1 back, for the next test
+    deadline = time.monotonic() + 120
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = _docker(cluster.root, 1, "ps", "-aq", "--filter", "label=take5.arena=1").split()
+    assert not left, left
 
 
 def test_a_worker_whose_engine_is_down_is_infrastructure(cluster, submitted, tmp_path):

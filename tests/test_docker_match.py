@@ -668,12 +668,15 @@ def test_killed_referee_leaves_no_container(images, tmp_path):
 def test_leftovers_of_a_dead_referee_are_removed_at_start(images):
     """Containers whose owning referee process is gone (a crash before the reaper existed, a
     reboot) are removed when the next launcher starts; containers of live referees are kept."""
-    from take5_arena.referee.sandbox import containers, engine, sockets
+    from take5_arena.referee.sandbox import containers, engine, sockets, sweep
     from take5_arena.referee.sandbox.launcher import DockerLauncher
     from take5_arena.referee.sandbox.limits import SandboxLimits
     from take5_arena.referee.sandbox.reaper import owner_label
 
     client = engine.client()
+    # This process's sweep (started by an earlier launcher) would remove the dead referee's
+    # container itself, before the launcher below could: the launcher starts it again.
+    sweep.stop()
 
     def list_containers(run):
         return containers.list_containers(client, run_id=run)

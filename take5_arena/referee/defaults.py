@@ -80,6 +80,9 @@ RUNTIME: str | None = os.environ.get("TAKE5_RUNTIME", "").strip() or None
 BOT_MEMORY = BotMemory.GAME.value
 BOT_MEMORIES = tuple(kind.value for kind in BotMemory)
 ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engine counts as gone
+#: Seconds between two sweeps of the engine by a process that plays Docker games (sandbox/sweep.py):
+#: bot containers of a process that died are gone within this, plus the time one sweep takes.
+SWEEP_PERIOD = 20.0
 
 # -- tournaments ----------------------------------------------------------------------------------
 DUPLICATE = True

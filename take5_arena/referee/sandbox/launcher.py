@@ -43,7 +43,8 @@
   ``take5.run=RUN``, ``take5.owner=...`` and removed after their game, all of them at `close()`
   (also on Ctrl-C and SIGTERM through the match command), and when the referee is killed outright
   (SIGKILL) by a reaper process that outlives it. A new launcher first removes containers of dead
-  referees.
+  referees, and starts this process's sweep of the engine (sweep.py), which does it again every
+  20 s and also removes what a closed run left stopped (an engine restart during `close()`).
 
 Every engine request is an Engine API call (docker-py); no ``docker`` process is spawned during a
 match.
@@ -74,7 +75,7 @@ from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
 from ..match.handle import AddressHandle, BotHandle, Spent
 from ..match.remote import RUN_HINT, CallFailedError
-from . import cgroups, containers, engine, sockets, warm
+from . import cgroups, containers, engine, sockets, sweep, warm
 from .errors import ContainerStartError, ImageBuildError, SandboxError
 from .images import LABEL_FORKSERVER, ImageInfo, build_image
 from .limits import (
@@ -201,7 +202,9 @@ class DockerLauncher:
     default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
     (kinds.BotMemory). `reuse`: warm containers where they can be used (None: wherever
     `warm.enabled` allows; False: a fresh container for every process, the way before warm
-    containers). The launcher is thread-safe. Raises EngineUnavailableError when no engine
+    containers). `clean_orphans`: remove what dead referees left on the engine now, and start this
+    process's sweep that goes on doing it (sweep.py); `reaper`: a reaper process for this run
+    (reaper.py). The launcher is thread-safe. Raises EngineUnavailableError when no engine
     answers.
     """
 
@@ -247,7 +250,10 @@ class DockerLauncher:
                 limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
         self.limits = limits
         self.bot_memory = BotMemory(bot_memory)
+        sweep.open_run(self.run_id)  # before its first container: the sweep leaves the run alone
         self.orphans_removed = remove_orphans(self.client) if clean_orphans else 0
+        if clean_orphans:
+            sweep.start()
         self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
         (self.socket_root / sockets.OWNER_FILE).write_text(self.owner + "\n")
         why = warm.enabled(limits) if reuse is not False else "reuse=False"
@@ -723,6 +729,7 @@ class DockerLauncher:
             self.events.close()
             stop_reaper(self._reaper)
         finally:
+            sweep.close_run(self.run_id)  # what could not be removed now, the sweep removes later
             for sig, handler in zip(sigs, previous):
                 signal.signal(sig, handler)
             atexit.unregister(self.close)

@@ -6,6 +6,8 @@
 * Every container carries ``take5.owner=host:boot-id:pid:start-time``, naming the referee process
   that started it. `remove_orphans` (called by each new launcher) removes the containers and socket
   folders of referee processes that are gone (a crash, a reboot).
+* sweep.py runs `remove_orphans` again every 20 s in each process that plays Docker games, so that
+  a process whose reaper died with it (a whole service killed at once) is cleaned up too.
 * `start_reaper` starts a small process in its own session that waits for end-of-file on a pipe
   only the referee holds. At a clean close the referee writes "done"; when the referee dies in any
   way (SIGKILL included) the kernel closes the pipe and the reaper removes the run's containers
@@ -47,13 +49,40 @@ def _boot_id() -> str:
         return "-"
 
 
-def _start_time(pid: int) -> str:
-    """The kernel's start time of a process (clock ticks since boot), "" when it does not exist."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the state first, the start time
+    20th); None when it cannot be read (no such process, or one hidden from this process)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return ""
-    return text.rsplit(")", 1)[1].split()[19]
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def _start_time(pid: int) -> str:
+    """The kernel's start time of a process (clock ticks since boot), "" when it does not exist."""
+    fields = _stat(pid)
+    return fields[19] if fields else ""
+
+
+def _threads(pid: int) -> int:
+    """Threads of process `pid` still listed (a main thread that ended alone shows as a zombie
+    while the others run on)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
+def _exists(pid: int) -> bool:
+    """Whether a process `pid` exists, asked of the kernel rather than of /proc."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
 
 
 def owner_label(pid: int | None = None) -> str:
@@ -72,27 +101,37 @@ def owner_alive(owner: str) -> bool:
         return True  # another machine's referee using the same engine: not ours to judge
     if boot != _boot_id():
         return False  # started before this machine's last boot
-    return _start_time(int(pid)) == started
+    fields = _stat(int(pid))
+    if fields is None:
+        # Gone, or hidden from this process's /proc (another user's process under hidepid= or
+        # systemd's ProtectProc=invisible): the kernel tells which; a hidden one cannot be told
+        # from a newer process with the same pid, so it counts as alive.
+        return _exists(int(pid))
+    if fields[0] in ("Z", "X") and _threads(int(pid)) <= 1:
+        return False  # it has ended; only its parent has not collected its exit status yet
+    return fields[19] == started
 
 
 # -- orphans ---------------------------------------------------------------------------------------
 
 
-def remove_orphans(client: docker.DockerClient) -> int:
+def remove_orphans(client: docker.DockerClient, *, labels: Sequence[str] = ()) -> int:
     """Remove the containers and socket folders of runs whose referee process is gone; how many
-    containers. Only containers with a take5.owner label are judged."""
+    containers. Only containers with a take5.owner label are judged; with `labels` (``KEY=VALUE``
+    filters) only those that also carry these, and only their runs' socket folders."""
     dead: set[str] = set()
     doomed: list[str] = []
-    for summary in containers.list_containers(client, labels=[LABEL_OWNER]):
-        labels = summary.get("Labels") or {}
-        if not owner_alive(labels.get(LABEL_OWNER, "")):
+    for summary in containers.list_containers(client, labels=[LABEL_OWNER, *labels]):
+        found = summary.get("Labels") or {}
+        if not owner_alive(found.get(LABEL_OWNER, "")):
             doomed.append(summary["Id"])
-            dead.add(labels.get(LABEL_RUN, ""))
+            dead.add(found.get(LABEL_RUN, ""))
     removed = sum(1 for cid in doomed if containers.remove(client, cid))
     for run in sorted(dead):
         if run:
             sockets.sweep_socket_root(sockets.SOCKET_BASE / f"t5-{run}")
-    _sweep_dead_roots()
+    if not labels:
+        _sweep_dead_roots()
     if removed:
         log.warning(
             "removed %d container(s) left over by earlier referee runs (%s)",

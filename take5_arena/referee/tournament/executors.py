@@ -19,8 +19,9 @@
     (artifacts.py, tournament/shipping.py). Workers send records back; the store stays with
     the referee. A worker lost with its table (killed, its host gone) is the scheduler's to notice:
     dask runs the table again on another worker, and a game is recorded once whatever happens (the
-    store's unique game ids). ``dask:local`` a ``distributed.LocalCluster`` on this machine,
-    loopback only (tests, trying it out).
+    store's unique game ids). Each worker sweeps its engine (the ``take5-sweep`` plugin,
+    worker_plugin.py): a dead worker's bot containers go within a sweep period. ``dask:local``
+    a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
 
 Work is submitted as a picklable spec to a top-level function
 (``take5_arena.referee.tournament.table.run_table``), so the same tournament code runs on every
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import multiprocessing
 import os
 from collections.abc import Iterator
@@ -40,6 +42,8 @@ from typing import Any
 from .. import defaults
 from .errors import TournamentError
 from .shipping import close_shipping
+
+log = logging.getLogger("take5.referee")
 
 
 class ExecutorError(TournamentError, ValueError):
@@ -125,6 +129,19 @@ def scheduler_state(executor: concurrent.futures.Executor, info: ExecutorInfo) -
     return None if status is None else str(status)
 
 
+def _register_sweep(client: Any) -> None:
+    """The ``take5-sweep`` plugin on the cluster's workers (worker_plugin.py): each sweeps its
+    engine. A cluster that refuses it (workers of an older release) still plays, unswept."""
+    from .worker_plugin import SweepPlugin
+
+    try:
+        client.register_plugin(SweepPlugin())
+    except Exception as error:  # noqa: BLE001 - the games do not depend on it
+        log.warning(
+            "the dask workers will not sweep their engines (%s: %s)", type(error).__name__, error
+        )
+
+
 @contextlib.contextmanager
 def open_executor(
     spec: str | ExecutorInfo, workers: int
@@ -177,6 +194,7 @@ def open_executor(
             cluster.close()
         raise ExecutorError(f"cannot reach the dask scheduler {info.address}: {error}") from error
     try:
+        _register_sweep(client)
         # Each submission is retried by us (infrastructure failures), never by dask behind our back;
         # pure=False: the same spec submitted again (a retry) must run again.
         yield client.get_executor(pure=False, retries=0), info  # type: ignore[no-untyped-call]
