@@ -282,3 +282,41 @@ def test_a_run_recovers_when_workers_said_they_held_what_they_lack(
     assert max(scattered) >= max(_sizes(tournament, _spec(tournament, 0)).values())
     for digest in _spec(tournament, 0).sources:
         assert any(is_cached(digest, cache) for cache in caches.values())
+
+
+def _scrape(client, worker: str) -> dict[str, float]:
+    """The worker's own /metrics page (Dask's, on its dashboard port), over HTTP: take5 lines."""
+    import urllib.request
+
+    port = client.scheduler_info()["workers"][worker]["services"]["dashboard"]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as page:
+        text = page.read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("take5_worker_"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    return values
+
+
+def test_each_worker_serves_its_own_tables_on_its_metrics_page(tournament, cluster, tmp_path):
+    """A worker's tables, games and engine are on the /metrics page Dask already serves for it
+    (take5_arena/referee/tournament/worker_metrics.py), put there by the referee's plugin."""
+    executor, _info, client = cluster
+    caches = _fresh_caches(client, tmp_path)
+    first, second = sorted(caches)
+    before = {w: _scrape(client, w) for w in caches}
+    assert "take5_worker_engine_up" in before[first]
+    shipping = ClusterShipping(client)
+    spec = shipping.ship(_spec(tournament, 20))
+    outcomes = _play(executor, spec, first)
+    assert all(o.ok for o in outcomes)
+    shipping.close()
+    after = {w: _scrape(client, w) for w in caches}
+    played = after[first]["take5_worker_games_total"] - before[first]["take5_worker_games_total"]
+    assert played == len(spec.games)
+    assert (
+        after[first]["take5_worker_tables_total"] == before[first]["take5_worker_tables_total"] + 1
+    )
+    assert after[first]["take5_worker_tables_in_flight"] == 0
+    assert after[second]["take5_worker_games_total"] == before[second]["take5_worker_games_total"]

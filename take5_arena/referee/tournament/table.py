@@ -21,13 +21,14 @@ so it can be retried on any worker, including one that joined a minute ago.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from take5.record import DealRecord, GameRecord
@@ -104,6 +105,41 @@ TurnWatcher = Callable[[TableSpec, str, GameRecord], None]
 """Told after every turn of a game played in this process: the table, the game id as the tournament
 records it, and the record so far (its seats still as the bots named themselves; with the bots' own
 output in the turns' ``logs``, which a watcher that shows games to the public leaves out)."""
+
+
+@dataclass(frozen=True)
+class TablesTally:
+    """What the tables played in this process have done since it started: a Dask worker's metrics
+    (worker_metrics.py) read it, since only the worker sees its own tables end."""
+
+    tables: int = 0
+    """Tables run to their end."""
+    in_flight: int = 0
+    """Tables being played now."""
+    games: int = 0
+    """Games that ended with a record."""
+    infra: Mapping[str, int] = field(default_factory=dict)
+    """Games not played, by infrastructure kind (nobody's fault)."""
+
+
+_tally_lock = threading.Lock()
+_tally = {"tables": 0, "in_flight": 0, "games": 0}
+_infra_tally: collections.Counter[str] = collections.Counter()
+
+
+def tables_tally() -> TablesTally:
+    """A copy of this process's :class:`TablesTally`."""
+    with _tally_lock:
+        return TablesTally(**_tally, infra=dict(_infra_tally))
+
+
+def _count(outcome: GameOutcome) -> None:
+    with _tally_lock:
+        if outcome.ok:
+            _tally["games"] += 1
+        elif outcome.infra_kind is not None:
+            _infra_tally[outcome.infra_kind.value] += 1
+
 
 _log = logging.getLogger(__name__)
 _turn_watchers: list[TurnWatcher] = []
@@ -209,11 +245,14 @@ def run_table(
 
     def emit(outcome: GameOutcome) -> None:
         outcomes.append(outcome)
+        _count(outcome)
         if on_game is not None:
             on_game(outcome)
 
     docker = spec.settings.sandbox == SandboxKind.DOCKER
     launcher = None
+    with _tally_lock:
+        _tally["in_flight"] += 1
     try:
         refs = [parse_bot(_seat_folder(spec, seat)) for seat in spec.seats]
         if docker:
@@ -241,6 +280,10 @@ def run_table(
             f"{type(error).__name__}: {error}\n" + "".join(traceback.format_exc(limit=6))[-1500:]
         )
         _fail_rest(spec, outcomes, emit, kind, detail)
+    finally:
+        with _tally_lock:
+            _tally["in_flight"] -= 1
+            _tally["tables"] += 1
     return outcomes
 
 

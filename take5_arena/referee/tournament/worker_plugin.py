@@ -6,6 +6,8 @@ killed (its nanny or systemd starts it again) therefore left the dead worker's b
 running until then. With the plugin each worker sweeps as it joins and then every sweep period
 (`defaults.SWEEP_PERIOD`), table or not: what a dead worker left on its engine goes when the
 worker that replaces it starts, or at the next sweep of another worker of that host.
+Set up, it also adds the worker's own tables, games and engine health to the /metrics page Dask
+serves for the worker (worker_metrics.py).
 
 The referee registers it when it opens a Dask executor (executors.open_executor); the scheduler
 keeps it and sets it up on every worker that joins later, a restarted one included. It is
@@ -30,6 +32,7 @@ import cloudpickle
 import distributed
 
 from ..sandbox import sweep
+from . import worker_metrics
 
 NAME = "take5-sweep"
 
@@ -52,6 +55,11 @@ class SweepPlugin(distributed.WorkerPlugin):
             return
         # The first sweep at once: a worker that replaces a dead one cleans up after it now.
         self.started = engine_sweep.start(delay=0.0)
+        try:
+            from take5_arena.referee.tournament import worker_metrics
+        except ImportError:  # a worker of a release without them: Dask's own figures only
+            return
+        worker_metrics.install()
 
     def teardown(self, worker: Any) -> None:
         if self.started:
@@ -66,8 +74,9 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def dask_setup(worker: Any) -> None:
     """The worker's preload hook (``--preload``, the module docstring): the sweep from its start,
-    whichever scheduler it joins."""
+    whichever scheduler it joins, and the worker's own tables on its /metrics page."""
     sweep.start(delay=0.0)
+    worker_metrics.install()
 
 
 __all__ = ["NAME", "SweepPlugin", "dask_setup"]
