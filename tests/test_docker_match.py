@@ -179,7 +179,18 @@ def referee(
         stderr=subprocess.PIPE,
         env={**os.environ, "TAKE5_RUN_PREFIX": prefix, **(env or {})},
     )
-    out, err = proc.communicate(timeout=timeout)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Stopped as Ctrl-C would (its bots and containers go with it), and what it said shown:
+        # a match that hangs must say where.
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        pytest.fail(f"`referee match` did not end within {timeout:g} s; it said:\n{err[-4000:]}")
     run = Run(proc, out, err, records, time.monotonic() - started)
     assert _owned_by(run.pid) == [], f"containers outlived the match:\n{err[-3000:]}"
     assert _socket_roots(prefix) == [], "socket folders outlived the match"

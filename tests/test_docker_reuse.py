@@ -79,6 +79,10 @@ def test_a_bot_finds_nothing_an_earlier_game_left(tmp_path):
         "--timeout",
         "10",  # leaving messages every way it can takes a while (under gVisor most)
         tmp_path=tmp_path,
+        # About 5 s as a rule; but a warm bot's start can stall for the whole 120 s start cap
+        # before the restart is tried again (seen once in CI, not yet explained: issue 28's
+        # "start stall"), and this test judges what a bot finds, not how fast it starts.
+        timeout=400,
     )
     check_complete(run, games=6)
     assert run.code == 0, run.err[-2000:]
