@@ -140,3 +140,59 @@ def test_a_store_of_a_newer_release_is_refused_in_one_line(tmp_path: Path) -> No
         assert f"this referee knows {SCHEMA_VERSION}" in said[0]
     assert sorted(p.name for p in directory.iterdir()) == before  # nothing written, no copy
     assert _schema(directory / "tournament.sqlite") == SCHEMA_VERSION + 1
+
+
+def test_accounts_of_an_older_schema_are_backed_up_before_they_migrate(tmp_path: Path) -> None:
+    """An arena made before the accounts had their own file (tests/data/arena-before-accounts):
+    its accounts come out at schema 1 and are copied, owner-only and as they were, to
+    ``accounts.schema-v1.sqlite`` before they are migrated; alice's token works afterwards, and a
+    second open migrates nothing and copies nothing."""
+    from take5_arena.service.authors import ACCOUNTS_NAME
+    from take5_arena.service.authors import SCHEMA_VERSION as ACCOUNTS_SCHEMA
+
+    old = DATA / "arena-before-accounts"
+    directory = tmp_path / "T"
+    directory.mkdir()
+    shutil.copy(old / "tournament.sqlite", directory / "tournament.sqlite")
+    with Accounts(directory) as accounts:
+        backup = accounts.upgrade_backup
+        assert backup == directory / "accounts.schema-v1.sqlite"
+        assert accounts.authenticate((old / "alice.token").read_text().strip()).name == "alice"
+    assert backup is not None and stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert _schema(backup) == 1 and not Path(f"{backup}-wal").exists()
+    db = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+    try:
+        assert [r[0] for r in db.execute("SELECT name FROM arena_authors ORDER BY name")] == [
+            "alice",
+            "bob",
+        ]
+    finally:
+        db.close()
+    assert _schema(directory / ACCOUNTS_NAME) == ACCOUNTS_SCHEMA
+    with Accounts(directory) as accounts:
+        assert accounts.upgrade_backup is None
+    assert sorted(p.name for p in directory.glob("accounts.schema-*")) == [backup.name]
+
+
+def test_accounts_of_a_newer_release_are_refused_in_one_line(tmp_path: Path) -> None:
+    from take5_arena.service.authors import ACCOUNTS_NAME
+    from take5_arena.service.authors import SCHEMA_VERSION as ACCOUNTS_SCHEMA
+
+    directory = Path(shutil.copytree(GOLDEN[-1], tmp_path / "T"))
+    accounts = directory / ACCOUNTS_NAME
+    db = sqlite3.connect(accounts, isolation_level=None)
+    db.execute(
+        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(ACCOUNTS_SCHEMA + 1),)
+    )
+    db.close()
+    before = accounts.read_bytes()
+    done = referee("serve", "-t", str(directory), "--sandbox", "local", "--no-ladder")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if "schema version" in line]
+    assert len(said) == 1, done.stderr
+    assert f"has schema version {ACCOUNTS_SCHEMA + 1}, made by a newer release" in said[0]
+    assert f"this arena knows {ACCOUNTS_SCHEMA}" in said[0]
+    # the accounts untouched: no copy, no journal, not a byte changed
+    assert sorted(p.name for p in directory.glob("accounts*")) == [ACCOUNTS_NAME]
+    assert accounts.read_bytes() == before

@@ -68,7 +68,9 @@ from typing import Any
 from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.names import name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, now
-from take5_arena.service import defaults
+from take5_arena.referee.store.backup import online_copy
+from take5_arena.referee.store.store import upgrade_backup_path
+from take5_arena.service import defaults, logs
 from take5_arena.service.errors import (
     AuthenticationError,
     BadRequestError,
@@ -260,6 +262,8 @@ class Accounts:
         Store(self.directory, create=create).close()
         _move_old_accounts(self.directory)
         self.path = self.directory / ACCOUNTS_NAME
+        self.upgrade_backup: Path | None = _backup_before_migration(self.path)
+        """Where the accounts were copied before this open migrated them (None: no migration)."""
         self.db = _connect(self.path)
         self.lock = threading.RLock()
         with self.tx() as db:
@@ -737,6 +741,55 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+def _schema_of(path: Path) -> int | None:
+    """The schema version of the accounts file ``path`` (None: no file, or no tables yet)."""
+    if not path.is_file():
+        return None
+    db = sqlite3.connect(_uri(path, readonly=True), uri=True, timeout=30.0)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: nothing was ever written
+        return None
+    finally:
+        db.close()
+    return None if row is None else int(row[0])
+
+
+def _newer_schema(path: Path | str, version: int) -> str:
+    """The one line that refuses accounts made by a newer release (as the store's own)."""
+    return (
+        f"{path} has schema version {version}, made by a newer release; this arena knows "
+        f"{SCHEMA_VERSION}: upgrade the referee (or restore the backup taken before the upgrade)"
+    )
+
+
+def _backup_before_migration(path: Path) -> Path | None:
+    """Before accounts of an older schema are migrated, copy them as the older release left them
+    to ``accounts.schema-vN.sqlite`` beside them (owner-only, SQLite's online backup API), as the
+    store does for itself: going back to that release means stopping serve and putting the copy
+    back. Accounts of a newer schema are refused here, before anything is written."""
+    version = _schema_of(path)
+    if version is None or version == SCHEMA_VERSION:
+        return None
+    if version > SCHEMA_VERSION:
+        raise ServiceError(_newer_schema(path, version))
+    target = upgrade_backup_path(path, version)
+    n = 1
+    while target.exists():  # an earlier attempt's copy is kept as it is
+        n += 1
+        target = upgrade_backup_path(path, version, n)
+    online_copy(path, target)
+    logs.logger("accounts").warning(
+        "%s has schema version %d, made by an older release: migrating it to %d; the accounts "
+        "as they were are in %s",
+        path,
+        version,
+        SCHEMA_VERSION,
+        target,
+    )
+    return target
+
+
 def _create(db: sqlite3.Connection, *, migrate: bool = True) -> None:
     """The accounts' tables (inside the caller's transaction), moved on to the current schema
     version by :data:`MIGRATIONS` (``migrate=False``: left at version 1, for a copy of old
@@ -753,10 +806,8 @@ def _create(db: sqlite3.Connection, *, migrate: bool = True) -> None:
         current = 1
     else:
         current = int(version[0])
-    if current > SCHEMA_VERSION:
-        raise ServiceError(
-            f"the accounts have schema version {current}; this arena knows {SCHEMA_VERSION}"
-        )
+    if current > SCHEMA_VERSION:  # made newer since _backup_before_migration read it
+        raise ServiceError(_newer_schema(ACCOUNTS_NAME, current))
     if not migrate:
         return
     for target in range(current + 1, SCHEMA_VERSION + 1):
