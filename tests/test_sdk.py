@@ -138,6 +138,41 @@ def served(tmp_path: Path):
             item.stop(0.1)
 
 
+def test_a_connection_is_never_shared_with_another_bots_address(tmp_path: Path) -> None:
+    """The Docker launcher connects to a bot through a pinned descriptor, ``unix:/proc/self/fd/N``,
+    and N is reused once a pin is closed: the same address names another bot's socket later. gRPC
+    shares connections between channels whose address and settings are equal (its global
+    subchannel pool), so a channel to the second bot reached the first one while any channel to
+    it was open. Each RemoteBot has connections of its own."""
+
+    class Named(Recorder):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    servers = [serve(Named(n), f"unix:{tmp_path / n}.sock") for n in ("alpha", "bravo")]
+    remotes: list[RemoteBot] = []
+    pin = os.open(tmp_path / "alpha.sock", os.O_PATH)
+    try:
+        first = RemoteBot(f"unix:/proc/self/fd/{pin}")
+        remotes.append(first)
+        first.wait_ready(5)
+        assert first.handshake(1.0).name == "alpha"
+        other = os.open(tmp_path / "bravo.sock", os.O_PATH)
+        os.dup2(other, pin)  # the number now names bravo's socket, as a reused pin would
+        os.close(other)
+        second = RemoteBot(f"unix:/proc/self/fd/{pin}")
+        remotes.append(second)
+        second.wait_ready(5)
+        assert second.handshake(1.0).name == "bravo"
+    finally:
+        os.close(pin)
+        for remote in remotes:
+            remote.close()
+        for server in servers:
+            server.stop(0.1)
+
+
 def a_choose_row_view() -> View:
     game = Game(Settings(players=4), 0)
     while game.phase is not Phase.CHOOSE_ROW:

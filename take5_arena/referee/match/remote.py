@@ -166,6 +166,11 @@ class RemoteBot:
                 ("grpc.min_reconnect_backoff_ms", 100),
                 ("grpc.max_reconnect_backoff_ms", 1000),
                 ("grpc.enable_http_proxy", 0),
+                # Connections of this channel only: gRPC otherwise shares them between channels
+                # of equal address and settings, and the Docker launcher's addresses
+                # (unix:/proc/self/fd/N, a pinned socket) repeat for other bots as descriptor
+                # numbers are reused, so a call could reach another bot's process.
+                ("grpc.use_local_subchannel_pool", 1),
             ],
         )
         # Bytes in, bytes out: requests are encoded by take5.convert, answers decoded in _decode.
