@@ -68,8 +68,7 @@ from typing import Any
 from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.names import name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, now
-from take5_arena.referee.store.backup import online_copy
-from take5_arena.referee.store.store import upgrade_backup_path
+from take5_arena.referee.store.backup import copy_before_migration
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import (
     AuthenticationError,
@@ -773,12 +772,7 @@ def _backup_before_migration(path: Path) -> Path | None:
         return None
     if version > SCHEMA_VERSION:
         raise ServiceError(_newer_schema(path, version))
-    target = upgrade_backup_path(path, version)
-    n = 1
-    while target.exists():  # an earlier attempt's copy is kept as it is
-        n += 1
-        target = upgrade_backup_path(path, version, n)
-    online_copy(path, target)
+    target = copy_before_migration(path, version)
     logs.logger("accounts").warning(
         "%s has schema version %d, made by an older release: migrating it to %d; the accounts "
         "as they were are in %s",

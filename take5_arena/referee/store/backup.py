@@ -28,7 +28,7 @@ from take5.record import Verdict
 
 from ..artifacts import FOLDER as ARTIFACTS
 from ..artifacts import ArtifactError, ArtifactStore
-from .store import DB_NAME, EntrantVersion, Store, StoreError
+from .store import DB_NAME, EntrantVersion, Store, StoreError, upgrade_backup_path
 from .verify import stored_judgements
 
 #: Copied files are the organiser's alone: a store holds every bot's output, the accounts hold
@@ -82,6 +82,20 @@ def online_copy(source: Path, target: Path) -> CopiedFile:
     if problem:
         raise BackupError(f"{source}: the copy fails SQLite's integrity check: {problem}")
     return _finish(target, target.name)
+
+
+def copy_before_migration(path: Path, version: int) -> Path:
+    """Copy the database ``path`` of schema ``version``, as the older release left it, to
+    ``NAME.schema-vN.sqlite`` beside it (`upgrade_backup_path`; ``-2``, ... when an earlier
+    attempt's copy is there, which is kept as it is) with `online_copy`; the copy's path. The
+    store and the arena's accounts both do this before they migrate."""
+    target = upgrade_backup_path(path, version)
+    n = 1
+    while target.exists():
+        n += 1
+        target = upgrade_backup_path(path, version, n)
+    online_copy(path, target)
+    return target
 
 
 def _integrity(db: sqlite3.Connection) -> str | None:
@@ -204,6 +218,7 @@ __all__ = [
     "BackupError",
     "CopiedFile",
     "check_tournament",
+    "copy_before_migration",
     "copy_tournament",
     "fsync_dir",
     "games_recorded",

@@ -390,14 +390,9 @@ class Store:
         """Copy the store, as the older release left it, to ``tournament.schema-vN.sqlite``
         beside it (owner-only, SQLite's online backup API) before migrating it: going back to
         that release means stopping the referee and putting this copy back in place."""
-        from .backup import online_copy  # (backup.py imports this module)
+        from .backup import copy_before_migration  # (backup.py imports this module)
 
-        target = upgrade_backup_path(self.path, version)
-        n = 1
-        while target.exists():  # an earlier attempt's copy is kept as it is
-            n += 1
-            target = upgrade_backup_path(self.path, version, n)
-        online_copy(self.path, target)
+        target = copy_before_migration(self.path, version)
         log.warning(
             "%s has schema version %d, made by an older release: migrating it to %d; the store "
             "as it was is in %s",
