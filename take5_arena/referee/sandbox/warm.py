@@ -555,6 +555,7 @@ class WarmContainer:
 
 
 __all__ = [
+    "BUSY_WAIT",
     "CTL_TIMEOUT",
     "NS_LAST_PID",
     "PYTHON",
