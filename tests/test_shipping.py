@@ -27,7 +27,7 @@ from take5_arena.referee.artifacts import CACHE_ENV, ArtifactStore, is_cached
 from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import SeatSpec, TableSpec, run_table, submit
-from take5_arena.referee.tournament.executors import ExecutorInfo, open_executor
+from take5_arena.referee.tournament.executors import ExecutorInfo, avoiding, open_executor
 from take5_arena.referee.tournament.settings import TournamentSettings
 from take5_arena.referee.tournament.shipping import (
     ClusterArchive,
@@ -320,3 +320,15 @@ def test_each_worker_serves_its_own_tables_on_its_metrics_page(tournament, clust
     )
     assert after[first]["take5_worker_tables_in_flight"] == 0
     assert after[second]["take5_worker_games_total"] == before[second]["take5_worker_games_total"]
+
+
+def test_work_steered_away_from_a_worker_goes_to_every_other(cluster, monkeypatch):
+    """`executors.avoiding` names every healthy worker, even where the scheduler's summary
+    (``scheduler_info()["workers"]``, which some distributed releases cut to 5) lists fewer."""
+    executor, info, client = cluster
+    workers = sorted(client.nthreads())
+    assert len(workers) == 2
+    monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
+    steer = avoiding(executor, info, {workers[0]})
+    assert steer == {"workers": [workers[1]], "allow_other_workers": True}
+    assert avoiding(executor, info, set(workers)) == {}

@@ -64,6 +64,8 @@ PYTHON = "/usr/bin/python3"
 """The interpreter of the arena's Python image, which runs the fork server."""
 CTL_TIMEOUT = 10.0
 """Seconds the fork server has to answer a request (it answers in milliseconds)."""
+BUSY_WAIT = 1.0
+"""Seconds a spawn is retried while the fork server still sees the last game's dying processes."""
 SYSTEM_RW = ("/proc", "/dev", "/dev/pts", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf")
 """Writable mounts of every container that the bot cannot write to (root-owned, not group- or
 world-writable: checked) or that hold nothing that outlives a process (/proc, /dev/pts)."""
@@ -320,8 +322,18 @@ class WarmContainer:
         self._exited.clear()
         self.exit_status = None
         self._oom_base = cgroups.oom_kills(self.cgroup) or 0
-        self.spawned_at = time.monotonic()
-        pid = int(self._request("spawn", "spawned").split()[1])
+        deadline = time.monotonic() + BUSY_WAIT
+        while True:
+            self.spawned_at = time.monotonic()
+            try:
+                pid = int(self._request("spawn", "spawned").split()[1])
+                break
+            except UncleanError as error:
+                # Killed processes leave the cgroup (what `_wait_alone` waits for) a moment before
+                # the kernel reaps them, and the fork server sees them in /proc until then.
+                if "error busy" not in str(error) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
         with self._exits_lock:
             self.bot_pid = pid
             status = self._exits.get(pid)
@@ -543,6 +555,7 @@ class WarmContainer:
 
 
 __all__ = [
+    "BUSY_WAIT",
     "CTL_TIMEOUT",
     "NS_LAST_PID",
     "PYTHON",

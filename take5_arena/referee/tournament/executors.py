@@ -112,7 +112,9 @@ def avoiding(
     if client is None:
         return {}
     try:
-        healthy = [w for w in client.scheduler_info()["workers"] if w not in avoid]
+        # nthreads() names every worker; scheduler_info()["workers"] lists only the first few
+        # in some distributed releases (its summary for the dashboard).
+        healthy = [w for w in client.nthreads() if w not in avoid]
     except Exception:  # noqa: BLE001 - the scheduler cannot tell: no preference
         return {}
     return {"workers": healthy, "allow_other_workers": True} if healthy else {}
