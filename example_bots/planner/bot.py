@@ -55,6 +55,8 @@ STAGE_OVERHEADS = 2.0
 """A stage of successive halving gets at least this many times one batch's fixed cost (short
 budgets: fewer stages, each cutting deeper, rather than stages of one tiny batch)."""
 MIN_BLOCK, MAX_BLOCK = 8, 1024
+MIN_EFFECTIVE = 0.125
+"""Weighed deals: at least this share of the pool must carry the weight (see `_tempered`)."""
 """Deals per batch under a time budget: as many as `Pace` says fit the stage, within these."""
 CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
 """The prior of `Pace`, in seconds: per batch, per turn of a batch, and per game, turn and seat
@@ -137,6 +139,18 @@ class OpponentModel:
                 self._hands.setdefault(view.turn, view.hands)
         if len(view.plays) >= len(self._plays):
             self._plays = view.plays
+
+    def this_round(self, view: View) -> list[tuple[Any, dict[int, int]]]:
+        """The turns of this round before this one, as far as seen: (`_greedy_keys` of the rows
+        at the start of the turn, each seat's revealed card)."""
+        if view.round != self._round:
+            return []
+        turns = []
+        for index, plays in enumerate(view.plays):
+            rows = self._rows.get(index + 1)
+            if rows is not None:
+                turns.append((_greedy_keys(rows), {p.seat: p.card for p in plays}))
+        return turns
 
     def _finish_round(self) -> None:
         plays, rows = self._plays, self._rows
@@ -249,6 +263,7 @@ class PlannerBot(Bot):
         exact: str = "deal",
         use_bank: bool = True,
         close_weight: float = 1.5,
+        infer_pool: int = 1024,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -268,6 +283,7 @@ class PlannerBot(Bot):
         self.exact = exact
         self.use_bank = use_bank
         self.close_weight = close_weight
+        self.infer_pool = infer_pool
         self._models: dict[str | None, OpponentModel] = {}
         self._rng = random.Random(seed)
         self._sim_rng = random.Random()
@@ -275,6 +291,7 @@ class PlannerBot(Bot):
         self.last_rollouts = 0
         """How many rollouts the last decision used (for benchmarks)."""
         self.pace = Pace()
+        self._pool: tuple[View, Batch, np.ndarray | None] | None = None
 
     # -- the three decisions -------------------------------------------------------------
 
@@ -294,7 +311,7 @@ class PlannerBot(Bot):
 
         def simulate(cards: Sequence[int], deals: int) -> np.ndarray:
             """Every card in `cards` on the same `deals` deals and draws: (len(cards), deals)."""
-            batch = Batch.determinize(view, deals, rng, keep_cards=False).tile(len(cards))
+            batch = self._deals(view, deals).tile(len(cards))
             first = np.zeros((len(batch), view.settings.players), dtype=np.int16)
             first[:, me] = np.repeat(cards, deals)
             points = batch.play_round(EpsilonGreedy(eps, rng, period=deals), first=first)
@@ -318,7 +335,7 @@ class PlannerBot(Bot):
         revealed = revealed_cards(view)
 
         def simulate(rows: Sequence[int], deals: int) -> np.ndarray:
-            batch = Batch.determinize(view, deals, rng, keep_cards=False).tile(len(rows))
+            batch = self._deals(view, deals).tile(len(rows))
             choice = np.zeros((len(batch), n), dtype=np.int16)
             choice[:, me] = np.repeat(rows, deals)
             points = batch.play_turn(revealed, rows=choice)
@@ -401,7 +418,7 @@ class PlannerBot(Bot):
                     break
                 blk = max(1, min(max(fits, MIN_BLOCK), MAX_BLOCK))
             started = now()
-            batch = Batch.determinize(view, blk, rng, keep_cards=False).tile(count)
+            batch = self._deals(view, blk).tile(count)
             policy = EpsilonGreedy(eps, rng, period=blk)
             mine = np.repeat(plans, blk, axis=0)  # (P * blk, h): plan p on deals p*blk ...
             points = np.zeros((len(batch), view.settings.players), dtype=np.int32)
@@ -434,6 +451,27 @@ class PlannerBot(Bot):
             best = int(np.argmin(sums))
             return int(plans[best, 0])
         return min(hand, key=lambda c: _total(values[c]))
+
+    def _deals(self, view: View, count: int) -> Batch:
+        """`count` deals of the hidden hands, each as likely as the opponents' plays so far this
+        round make it (see the module text, 3.). Once per decision `infer_pool` uniform deals are
+        weighed by `_play_loglik` (tempered if too few deals would carry the weight); each block
+        draws its deals from them by weight. 0: uniform deals, as montecarlo."""
+        rng = self._np_rng
+        size = self.infer_pool
+        if size <= 0 or view.hands is not None:
+            return Batch.determinize(view, count, rng, keep_cards=False)
+        if self._pool is None or self._pool[0] is not view:
+            history = self.model.this_round(view)
+            pool = Batch.determinize(view, size, rng, keep_cards=False)
+            chances = None
+            if history:
+                eps = [self.model.randomness(seat) for seat in range(view.settings.players)]
+                loglik = _play_loglik(pool.hands, pool.held, history, eps, view)
+                chances = _tempered(loglik - loglik.max(), size * MIN_EFFECTIVE)
+            self._pool = (view, pool, chances)
+        _, pool, chances = self._pool
+        return pool.select(rng.choice(len(pool), size=count, p=chances))
 
     # -- the search ---------------------------------------------------------------------
 
@@ -663,6 +701,69 @@ class PlannerBot(Bot):
     def game_over(self, result: Any) -> None:
         self._models.pop(getattr(result, "game_id", None), None)
         self._models.pop(None, None)
+
+
+def _tempered(loglik: np.ndarray, least: float) -> np.ndarray:
+    """Probabilities from log-weights, flattened (halving the log-weights, as often as needed)
+    until their effective number of deals is at least `least`: a wrong opponent model then
+    cannot make a handful of deals stand for all."""
+    while True:
+        weights = np.exp(loglik)
+        chances: np.ndarray = weights / weights.sum()
+        if 1.0 / float((chances**2).sum()) >= least or not loglik.any():
+            return chances
+        loglik = loglik / 2
+
+
+_CARD_RANGE = np.arange(128)
+
+
+def _greedy_keys(rows: Any) -> np.ndarray:
+    """For every card (index 0-127), its key in `take5.sim.greedy_card` on these rows, times 128
+    plus the card (so that the lowest key is the greedy card, ties to the lower card)."""
+    table = Table.from_rows(rows)
+    ends, lens, heads = (np.array(x, dtype=np.int64) for x in table)
+    cards = _CARD_RANGE
+    below = ends[None, :] < cards[:, None]  # (128, 4)
+    target = np.where(below, ends[None, :], -1).argmax(1)
+    fits = below.any(1)
+    cost = np.where(lens[target] >= 5, heads[target] * 256, 0) + cards - ends[target]
+    low = heads.min() * 256 + 150 + cards
+    keys: np.ndarray = np.where(fits, cost, low) * 128 + cards
+    return keys
+
+
+def _play_loglik(
+    hands: np.ndarray,
+    held: np.ndarray,
+    history: Sequence[tuple[Any, dict[int, int]]],
+    eps: Sequence[float],
+    view: View,
+) -> np.ndarray:
+    """Per deal (hands: G, n, 10 as `Batch.hands`), the log-likelihood of every opponent's
+    revealed cards this round under its eps-greedy model: at each earlier turn it held its hand
+    in the deal plus the cards it revealed since, and played the greedy card of that hand with
+    probability 1 - e + e / size, any other with e / size."""
+    me = view.seat
+    size = int(held[0])
+    loglik = np.zeros(len(hands))
+    for seat in range(view.settings.players):
+        if seat == me:
+            continue
+        e = min(max(eps[seat], 0.02), 1.0)
+        hand = hands[:, seat, :size].astype(np.int64)
+        later: list[int] = []
+        for keys_now, plays in reversed(history):
+            card = plays.get(seat)
+            if card is None:
+                break
+            later.append(card)
+            whole = np.concatenate([hand, np.broadcast_to(later, (len(hand), len(later)))], 1)
+            keys = keys_now[whole]
+            greedy = whole[np.arange(len(whole)), keys.argmin(1)] == card
+            n = whole.shape[1]
+            loglik += np.where(greedy, math.log(1 - e + e / n), math.log(e / n))
+    return loglik
 
 
 def _total(rows: list[np.ndarray]) -> float:
