@@ -1,19 +1,26 @@
-"""planner: montecarlo's search, plus an exact plan of its own last cards and a spent time bank.
+"""planner: montecarlo's search, made to fit many more rollouts in its time, with exact plans of
+its own last cards and a spent time bank.
 
 It is example_bots/montecarlo (determinized rollouts of the rest of the round on the batched
 simulator `take5.batch`, common random numbers, successive halving, a learned eps-greedy model of
-each opponent; read that bot's text first) with two changes. Against a frozen montecarlo at equal
-CPU (bench/strength.py ladder; docs/benchmarks.md, "The strongest bot") it is a few points ahead
-at 4 players, within the noise:
+each opponent; read that bot's text first) with three changes. Its strength against a frozen
+montecarlo at equal CPU is in docs/benchmarks.md, "The strongest bot" (bench/strength.py ladder).
 
-1. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default), the
+1. **Blocks sized to the time** (`Pace`). A batch's cost is mostly numpy's fixed cost per call
+   (a round of 160 games costs 2 ms, one of 2,560 costs 6), so montecarlo's blocks, doubling from
+   16 deals, spend a short budget on overhead: at 10 ms a decision it plays about 400 rollouts.
+   The planner predicts what a batch costs (a per-call, per-turn and per-game cost, times a speed
+   factor learned from every batch it times), makes each block as large as what is left of the
+   halving stage allows, and gives a short budget fewer stages, each cutting deeper
+   (`STAGE_OVERHEADS`): 2,000-8,000 rollouts in the same 10 ms.
+2. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default), the
    candidates are not single cards but every order of the whole hand (4! = 24 plans). Each deal of
    the hidden hands plays every plan on the same deal and the same opponent draws, and a first card
    is worth its best plan on that deal (`exact="deal"`: the best reply to each determinization) or
    its best plan on average (`exact="plan"`). montecarlo's rollouts play its own later cards
    greedily, which late in a round (few cards, every one of them decisive) misjudges the order in
    which to get rid of them.
-2. **A time bank, spent where it matters.** When the referee's time control has a bank (protocol
+3. **A time bank, spent where it matters.** When the referee's time control has a bank (protocol
    1.1: `Bot.context.bank`), the bot plans its spending: each remaining decision of the game gets a
    weight (`weight_of`: more for a full hand early in a round, more again when the scores are close
    to the threshold and the round may end the game, nothing for a last card), the number of rounds
@@ -23,7 +30,8 @@ at 4 players, within the noise:
    montecarlo does.
 
 Knobs: `budget`, `exact_cards`, `exact`, `use_bank`, `close_weight`, `margin`, `clock` and
-montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`.
+montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`; the
+module constants `STAGE_OVERHEADS` and `MIN_BLOCK`/`MAX_BLOCK`.
 """
 
 from __future__ import annotations
@@ -55,8 +63,6 @@ STAGE_OVERHEADS = 2.0
 """A stage of successive halving gets at least this many times one batch's fixed cost (short
 budgets: fewer stages, each cutting deeper, rather than stages of one tiny batch)."""
 MIN_BLOCK, MAX_BLOCK = 8, 1024
-MIN_EFFECTIVE = 0.125
-"""Weighed deals: at least this share of the pool must carry the weight (see `_tempered`)."""
 """Deals per batch under a time budget: as many as `Pace` says fit the stage, within these."""
 CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
 """The prior of `Pace`, in seconds: per batch, per turn of a batch, and per game, turn and seat
@@ -139,18 +145,6 @@ class OpponentModel:
                 self._hands.setdefault(view.turn, view.hands)
         if len(view.plays) >= len(self._plays):
             self._plays = view.plays
-
-    def this_round(self, view: View) -> list[tuple[Any, dict[int, int]]]:
-        """The turns of this round before this one, as far as seen: (`_greedy_keys` of the rows
-        at the start of the turn, each seat's revealed card)."""
-        if view.round != self._round:
-            return []
-        turns = []
-        for index, plays in enumerate(view.plays):
-            rows = self._rows.get(index + 1)
-            if rows is not None:
-                turns.append((_greedy_keys(rows), {p.seat: p.card for p in plays}))
-        return turns
 
     def _finish_round(self) -> None:
         plays, rows = self._plays, self._rows
@@ -263,7 +257,6 @@ class PlannerBot(Bot):
         exact: str = "deal",
         use_bank: bool = True,
         close_weight: float = 1.5,
-        infer_pool: int = 1024,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -283,7 +276,6 @@ class PlannerBot(Bot):
         self.exact = exact
         self.use_bank = use_bank
         self.close_weight = close_weight
-        self.infer_pool = infer_pool
         self._models: dict[str | None, OpponentModel] = {}
         self._rng = random.Random(seed)
         self._sim_rng = random.Random()
@@ -291,7 +283,6 @@ class PlannerBot(Bot):
         self.last_rollouts = 0
         """How many rollouts the last decision used (for benchmarks)."""
         self.pace = Pace()
-        self._pool: tuple[View, Batch, np.ndarray | None] | None = None
 
     # -- the three decisions -------------------------------------------------------------
 
@@ -311,7 +302,7 @@ class PlannerBot(Bot):
 
         def simulate(cards: Sequence[int], deals: int) -> np.ndarray:
             """Every card in `cards` on the same `deals` deals and draws: (len(cards), deals)."""
-            batch = self._deals(view, deals).tile(len(cards))
+            batch = Batch.determinize(view, deals, rng, keep_cards=False).tile(len(cards))
             first = np.zeros((len(batch), view.settings.players), dtype=np.int16)
             first[:, me] = np.repeat(cards, deals)
             points = batch.play_round(EpsilonGreedy(eps, rng, period=deals), first=first)
@@ -335,7 +326,7 @@ class PlannerBot(Bot):
         revealed = revealed_cards(view)
 
         def simulate(rows: Sequence[int], deals: int) -> np.ndarray:
-            batch = self._deals(view, deals).tile(len(rows))
+            batch = Batch.determinize(view, deals, rng, keep_cards=False).tile(len(rows))
             choice = np.zeros((len(batch), n), dtype=np.int16)
             choice[:, me] = np.repeat(rows, deals)
             points = batch.play_turn(revealed, rows=choice)
@@ -418,7 +409,7 @@ class PlannerBot(Bot):
                     break
                 blk = max(1, min(max(fits, MIN_BLOCK), MAX_BLOCK))
             started = now()
-            batch = self._deals(view, blk).tile(count)
+            batch = Batch.determinize(view, blk, rng, keep_cards=False).tile(count)
             policy = EpsilonGreedy(eps, rng, period=blk)
             mine = np.repeat(plans, blk, axis=0)  # (P * blk, h): plan p on deals p*blk ...
             points = np.zeros((len(batch), view.settings.players), dtype=np.int32)
@@ -451,27 +442,6 @@ class PlannerBot(Bot):
             best = int(np.argmin(sums))
             return int(plans[best, 0])
         return min(hand, key=lambda c: _total(values[c]))
-
-    def _deals(self, view: View, count: int) -> Batch:
-        """`count` deals of the hidden hands, each as likely as the opponents' plays so far this
-        round make it (see the module text, 3.). Once per decision `infer_pool` uniform deals are
-        weighed by `_play_loglik` (tempered if too few deals would carry the weight); each block
-        draws its deals from them by weight. 0: uniform deals, as montecarlo."""
-        rng = self._np_rng
-        size = self.infer_pool
-        if size <= 0 or view.hands is not None:
-            return Batch.determinize(view, count, rng, keep_cards=False)
-        if self._pool is None or self._pool[0] is not view:
-            history = self.model.this_round(view)
-            pool = Batch.determinize(view, size, rng, keep_cards=False)
-            chances = None
-            if history:
-                eps = [self.model.randomness(seat) for seat in range(view.settings.players)]
-                loglik = _play_loglik(pool.hands, pool.held, history, eps, view)
-                chances = _tempered(loglik - loglik.max(), size * MIN_EFFECTIVE)
-            self._pool = (view, pool, chances)
-        _, pool, chances = self._pool
-        return pool.select(rng.choice(len(pool), size=count, p=chances))
 
     # -- the search ---------------------------------------------------------------------
 
@@ -701,69 +671,6 @@ class PlannerBot(Bot):
     def game_over(self, result: Any) -> None:
         self._models.pop(getattr(result, "game_id", None), None)
         self._models.pop(None, None)
-
-
-def _tempered(loglik: np.ndarray, least: float) -> np.ndarray:
-    """Probabilities from log-weights, flattened (halving the log-weights, as often as needed)
-    until their effective number of deals is at least `least`: a wrong opponent model then
-    cannot make a handful of deals stand for all."""
-    while True:
-        weights = np.exp(loglik)
-        chances: np.ndarray = weights / weights.sum()
-        if 1.0 / float((chances**2).sum()) >= least or not loglik.any():
-            return chances
-        loglik = loglik / 2
-
-
-_CARD_RANGE = np.arange(128)
-
-
-def _greedy_keys(rows: Any) -> np.ndarray:
-    """For every card (index 0-127), its key in `take5.sim.greedy_card` on these rows, times 128
-    plus the card (so that the lowest key is the greedy card, ties to the lower card)."""
-    table = Table.from_rows(rows)
-    ends, lens, heads = (np.array(x, dtype=np.int64) for x in table)
-    cards = _CARD_RANGE
-    below = ends[None, :] < cards[:, None]  # (128, 4)
-    target = np.where(below, ends[None, :], -1).argmax(1)
-    fits = below.any(1)
-    cost = np.where(lens[target] >= 5, heads[target] * 256, 0) + cards - ends[target]
-    low = heads.min() * 256 + 150 + cards
-    keys: np.ndarray = np.where(fits, cost, low) * 128 + cards
-    return keys
-
-
-def _play_loglik(
-    hands: np.ndarray,
-    held: np.ndarray,
-    history: Sequence[tuple[Any, dict[int, int]]],
-    eps: Sequence[float],
-    view: View,
-) -> np.ndarray:
-    """Per deal (hands: G, n, 10 as `Batch.hands`), the log-likelihood of every opponent's
-    revealed cards this round under its eps-greedy model: at each earlier turn it held its hand
-    in the deal plus the cards it revealed since, and played the greedy card of that hand with
-    probability 1 - e + e / size, any other with e / size."""
-    me = view.seat
-    size = int(held[0])
-    loglik = np.zeros(len(hands))
-    for seat in range(view.settings.players):
-        if seat == me:
-            continue
-        e = min(max(eps[seat], 0.02), 1.0)
-        hand = hands[:, seat, :size].astype(np.int64)
-        later: list[int] = []
-        for keys_now, plays in reversed(history):
-            card = plays.get(seat)
-            if card is None:
-                break
-            later.append(card)
-            whole = np.concatenate([hand, np.broadcast_to(later, (len(hand), len(later)))], 1)
-            keys = keys_now[whole]
-            greedy = whole[np.arange(len(whole)), keys.argmin(1)] == card
-            n = whole.shape[1]
-            loglik += np.where(greedy, math.log(1 - e + e / n), math.log(e / n))
-    return loglik
 
 
 def _total(rows: list[np.ndarray]) -> float:
