@@ -237,7 +237,7 @@ class PlannerBot(Bot):
     """
 
     name = "planner"
-    version = "1.0"
+    version = "1.1"
     author = "take5 arena"
 
     def __init__(
