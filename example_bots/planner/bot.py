@@ -283,6 +283,8 @@ class PlannerBot(Bot):
         self.last_rollouts = 0
         """How many rollouts the last decision used (for benchmarks)."""
         self.pace = Pace()
+        self.plan_pace = Pace()
+        """The exact plans play turn by turn (a policy call and a forced card each): their own."""
 
     # -- the three decisions -------------------------------------------------------------
 
@@ -404,7 +406,7 @@ class PlannerBot(Bot):
             if fixed is not None:
                 blk = min(blk, max(1, -(-(fixed - deals * count) // count)))
             else:
-                fits = self.pace.games_within(stop.left(), size, n) // count
+                fits = self.plan_pace.games_within(stop.left(), size, n) // count
                 if fits < MIN_BLOCK and deals:
                     break
                 blk = max(1, min(max(fits, MIN_BLOCK), MAX_BLOCK))
@@ -424,7 +426,7 @@ class PlannerBot(Bot):
             for card, rows in first.items():
                 values[card].append(table[rows].min(0))
             if fixed is None:
-                self.pace.learn(blk * count, size, n, now() - started)
+                self.plan_pace.learn(blk * count, size, n, now() - started)
             deals += blk
             block = min(block * 2, LAST_BLOCK)
             if self.exact == "deal" and deals >= check:
