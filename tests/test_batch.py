@@ -420,6 +420,15 @@ def test_copies_are_independent_and_replace_puts_games_in():
         batch.points[0, 0] = 3
 
 
+def test_select_works_without_kept_cards():
+    """A search draws deals by weight from a batch of rollouts that keeps no cards."""
+    batch = Batch.deal(Settings(players=3), range(5), keep_cards=False)
+    part = batch.select([4, 4, 0])
+    assert np.array_equal(part.hands, batch.hands[[4, 4, 0]])
+    part.play_round(greedy)
+    assert (part.held == 0).all() and (batch.held == 10).all()
+
+
 def test_finished_games_take_no_part():
     rng = np.random.default_rng(0)
     batch = Batch.deal(Settings(players=4, threshold=1), range(6))

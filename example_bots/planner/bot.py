@@ -1,19 +1,26 @@
-"""planner: montecarlo's search, plus an exact plan of its own last cards and a spent time bank.
+"""planner: montecarlo's search, made to fit many more rollouts in its time, with exact plans of
+its own last cards and a spent time bank.
 
 It is example_bots/montecarlo (determinized rollouts of the rest of the round on the batched
 simulator `take5.batch`, common random numbers, successive halving, a learned eps-greedy model of
-each opponent; read that bot's text first) with two changes. Against a frozen montecarlo at equal
-CPU (bench/strength.py ladder; docs/benchmarks.md, "The strongest bot") it is a few points ahead
-at 4 players, within the noise:
+each opponent; read that bot's text first) with three changes. Its strength against a frozen
+montecarlo at equal CPU is in docs/benchmarks.md, "The strongest bot" (bench/strength.py ladder).
 
-1. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default), the
+1. **Blocks sized to the time** (`Pace`). A batch's cost is mostly numpy's fixed cost per call
+   (a round of 160 games costs 2 ms, one of 2,560 costs 6), so montecarlo's blocks, doubling from
+   16 deals, spend a short budget on overhead: at 10 ms a decision it plays about 400 rollouts.
+   The planner predicts what a batch costs (a per-call, per-turn and per-game cost, times a speed
+   factor learned from every batch it times), makes each block as large as what is left of the
+   halving stage allows, and gives a short budget fewer stages, each cutting deeper
+   (`STAGE_OVERHEADS`): 2,000-8,000 rollouts in the same 10 ms.
+2. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default), the
    candidates are not single cards but every order of the whole hand (4! = 24 plans). Each deal of
    the hidden hands plays every plan on the same deal and the same opponent draws, and a first card
    is worth its best plan on that deal (`exact="deal"`: the best reply to each determinization) or
    its best plan on average (`exact="plan"`). montecarlo's rollouts play its own later cards
    greedily, which late in a round (few cards, every one of them decisive) misjudges the order in
    which to get rid of them.
-2. **A time bank, spent where it matters.** When the referee's time control has a bank (protocol
+3. **A time bank, spent where it matters.** When the referee's time control has a bank (protocol
    1.1: `Bot.context.bank`), the bot plans its spending: each remaining decision of the game gets a
    weight (`weight_of`: more for a full hand early in a round, more again when the scores are close
    to the threshold and the round may end the game, nothing for a last card), the number of rounds
@@ -23,7 +30,8 @@ at 4 players, within the noise:
    montecarlo does.
 
 Knobs: `budget`, `exact_cards`, `exact`, `use_bank`, `close_weight`, `margin`, `clock` and
-montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`.
+montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`; the
+module constants `STAGE_OVERHEADS` and `MIN_BLOCK`/`MAX_BLOCK`.
 """
 
 from __future__ import annotations
@@ -49,8 +57,42 @@ SAFETY_MARGIN = 0.015
 GRID = tuple(i / 10 for i in range(11))
 """The values of an opponent's randomness the estimate weighs."""
 FIRST_BLOCK, LAST_BLOCK = 16, 256
-"""Deals per batch: the first block of a search, doubling up to the last size (the clock is
-checked after each block, so small blocks first keep a short budget short)."""
+"""Deals per batch with a fixed number of rollouts (and in drafts): the first block of a search,
+doubling up to the last size."""
+STAGE_OVERHEADS = 2.0
+"""A stage of successive halving gets at least this many times one batch's fixed cost (short
+budgets: fewer stages, each cutting deeper, rather than stages of one tiny batch)."""
+MIN_BLOCK, MAX_BLOCK = 8, 1024
+"""Deals per batch under a time budget: as many as `Pace` says fit the stage, within these."""
+CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
+"""The prior of `Pace`, in seconds: per batch, per turn of a batch, and per game, turn and seat
+(measured on a 2-core machine: a batch of 2,560 4-player rounds takes 6 ms, one of 160 takes 2)."""
+
+
+class Pace:
+    """What a batch of rollouts costs: CALL_COST + turns * (TURN_COST + GAME_COST * seats * games),
+    times a factor learned from every batch measured (this machine's speed, on the budget's clock).
+
+    numpy's cost per call dominates small batches: a block of 16 deals of a 10-card hand costs
+    about as much as one of 64. So under a time budget the search sizes each block to fill what is
+    left of its stage instead of doubling from 16 (montecarlo's way, which at a 10 ms budget makes
+    one block of 16 deals per stage and about 400 rollouts a decision where 2,000 fit).
+    """
+
+    def __init__(self) -> None:
+        self.factor = 1.0
+
+    def cost(self, games: int, turns: int, seats: int) -> float:
+        return self.factor * (CALL_COST + turns * (TURN_COST + GAME_COST * seats * games))
+
+    def learn(self, games: int, turns: int, seats: int, seconds: float) -> None:
+        ratio = seconds / (self.cost(games, turns, seats) / self.factor)
+        self.factor = 0.8 * self.factor + 0.2 * min(max(ratio, 0.2), 10.0)
+
+    def games_within(self, seconds: float, turns: int, seats: int) -> int:
+        """How many games fit in `seconds` (0 if not even the overhead does)."""
+        per_turn = (seconds / self.factor - CALL_COST) / max(1, turns) - TURN_COST
+        return max(0, int(per_turn / (GAME_COST * seats)))
 
 
 class OpponentModel:
@@ -195,7 +237,7 @@ class PlannerBot(Bot):
     """
 
     name = "planner"
-    version = "1.0"
+    version = "1.1"
     author = "take5 arena"
 
     def __init__(
@@ -240,6 +282,9 @@ class PlannerBot(Bot):
         self._np_rng = np.random.default_rng(seed)
         self.last_rollouts = 0
         """How many rollouts the last decision used (for benchmarks)."""
+        self.pace = Pace()
+        self.plan_pace = Pace()
+        """The exact plans play turn by turn (a policy call and a forced card each): their own."""
 
     # -- the three decisions -------------------------------------------------------------
 
@@ -266,7 +311,10 @@ class PlannerBot(Bot):
             return score(points).reshape(len(cards), deals)
 
         fallback = greedy_card(Table.from_rows(view.rows), hand)
-        return int(self._search(list(hand), simulate, stop, fallback=fallback))
+        n = view.settings.players
+        return int(
+            self._search(list(hand), simulate, stop, fallback=fallback, turns=len(hand), seats=n)
+        )
 
     def choose_row(self, view: View) -> int:
         self.model.observe(view)
@@ -294,6 +342,8 @@ class PlannerBot(Bot):
                 stop,
                 fallback=cheapest_row(Table.from_rows(view.rows)),
                 max_deals=1 if not view.hand else self.max_deals,
+                turns=len(view.hand) + 1,
+                seats=n,
             )
         )
 
@@ -346,7 +396,7 @@ class PlannerBot(Bot):
         block = FIRST_BLOCK
         check = 32
         fixed = self.rollouts
-        per_deal = 0.0
+        n = view.settings.players
         now = time.thread_time if self.clock == "cpu" else time.monotonic
         if fixed is None and stop.reached():
             self.last_rollouts = 0
@@ -355,8 +405,11 @@ class PlannerBot(Bot):
             blk = block
             if fixed is not None:
                 blk = min(blk, max(1, -(-(fixed - deals * count) // count)))
-            elif per_deal:
-                blk = max(1, min(blk, int(stop.left() / per_deal)))
+            else:
+                fits = self.plan_pace.games_within(stop.left(), size, n) // count
+                if fits < MIN_BLOCK and deals:
+                    break
+                blk = max(1, min(max(fits, MIN_BLOCK), MAX_BLOCK))
             started = now()
             batch = Batch.determinize(view, blk, rng, keep_cards=False).tile(count)
             policy = EpsilonGreedy(eps, rng, period=blk)
@@ -372,7 +425,8 @@ class PlannerBot(Bot):
             sums += table.sum(1)
             for card, rows in first.items():
                 values[card].append(table[rows].min(0))
-            per_deal = (now() - started) / blk
+            if fixed is None:
+                self.plan_pace.learn(blk * count, size, n, now() - started)
             deals += blk
             block = min(block * 2, LAST_BLOCK)
             if self.exact == "deal" and deals >= check:
@@ -401,6 +455,8 @@ class PlannerBot(Bot):
         *,
         fallback: Any,
         max_deals: int | None = None,
+        turns: int | None = None,
+        seats: int = 0,
     ) -> Any:
         """Successive halving over `candidates` (lower score is better), on shared deals.
 
@@ -410,7 +466,8 @@ class PlannerBot(Bot):
         the candidates is dropped. Every candidate still in play has been scored on the same deals,
         so they compare fairly (paired). The search ends early when the leader is clearly better
         than every other candidate left (checked after 32, 64, 128, ... deals) or after `max_deals`
-        deals. Returns `fallback` if there was no time for a single deal.
+        deals. Returns `fallback` if there was no time for a single deal. A rollout of `turns`
+        turns at a table of `seats` (batched) is sized by `Pace`; None (drafts) doubles blocks.
         """
         k = len(candidates)
         if k == 1:
@@ -429,6 +486,9 @@ class PlannerBot(Bot):
         per_rollout = 0.0  # seconds on the budget's clock, measured on the last block
         now = time.thread_time if self.clock == "cpu" else time.monotonic
         stages = max(1, math.ceil(math.log2(k)))
+        if fixed is None and turns is not None:  # no stage shorter than a few batches' overhead
+            overhead = STAGE_OVERHEADS * self.pace.cost(0, turns, seats)
+            stages = max(1, min(stages, int(stop.left() / overhead)))
         for stage in range(stages):
             remaining = stages - stage
             if fixed is None:
@@ -443,13 +503,21 @@ class PlannerBot(Bot):
                 size = min(block, max_deals - deals)
                 if fixed is not None:
                     size = min(size, max(1, -(-(stage_rollouts - done) // len(alive))))
+                elif turns is not None:  # a block that fills what is left of the stage
+                    fits = self.pace.games_within(stage_end.left(), turns, seats) // len(alive)
+                    if fits < MIN_BLOCK and done:
+                        break
+                    size = max(1, min(max(fits, MIN_BLOCK), MAX_BLOCK, max_deals - deals))
                 elif per_rollout:  # no block much past the stage's end
                     fits = int(stage_end.left() / (per_rollout * len(alive)))
                     size = max(1, min(size, fits))
                 started = now()
                 for c, row in zip(alive, simulate(alive, size)):
                     scores[c].append(row)
-                per_rollout = (now() - started) / (size * len(alive))
+                spent = now() - started
+                per_rollout = spent / (size * len(alive))
+                if turns is not None:
+                    self.pace.learn(size * len(alive), turns, seats, spent)
                 deals += size
                 done += size * len(alive)
                 block = min(block * 2, LAST_BLOCK)
@@ -468,7 +536,10 @@ class PlannerBot(Bot):
             if settled or deals >= max_deals or (fixed is None and stop.reached()):
                 break
             alive.sort(key=lambda c: _total(scores[c]))
-            alive = alive[: (len(alive) + 1) // 2]
+            # Halving when there are ceil(log2 k) stages; fewer stages cut deeper, down to one
+            # candidate after the last (k ** (stages left / stages before)).
+            keep = math.ceil(len(alive) ** ((remaining - 1) / remaining) - 1e-9)
+            alive = alive[: max(1, keep)]
             if len(alive) == 1:
                 break
         self.last_rollouts = rollouts

@@ -400,7 +400,8 @@ class Batch:
         where = np.asarray(index)
         if where.dtype == np.bool_:
             where = np.flatnonzero(where)
-        return self._with(lambda a: np.take(a, where, axis=-1))
+        # A batch made with keep_cards=False keeps rows and out with no game axis: nothing to take.
+        return self._with(lambda a: a if a.shape[-1] == 0 else np.take(a, where, axis=-1))
 
     def tile(self, copies: int) -> Batch:
         """The games repeated `copies` times in blocks: game i of block k is game k * G + i.
