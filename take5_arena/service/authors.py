@@ -67,7 +67,7 @@ from typing import Any
 
 from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.names import name_key, name_problem
-from take5_arena.referee.store import DB_NAME, Store, now
+from take5_arena.referee.store import DB_NAME, Store, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import (
@@ -754,14 +754,6 @@ def _schema_of(path: Path) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _newer_schema(path: Path | str, version: int) -> str:
-    """The one line that refuses accounts made by a newer release (as the store's own)."""
-    return (
-        f"{path} has schema version {version}, made by a newer release; this arena knows "
-        f"{SCHEMA_VERSION}: upgrade the referee (or restore the backup taken before the upgrade)"
-    )
-
-
 def _backup_before_migration(path: Path) -> Path | None:
     """Before accounts of an older schema are migrated, copy them as the older release left them
     to ``accounts.schema-vN.sqlite`` beside them (owner-only, SQLite's online backup API), as the
@@ -771,7 +763,7 @@ def _backup_before_migration(path: Path) -> Path | None:
     if version is None or version == SCHEMA_VERSION:
         return None
     if version > SCHEMA_VERSION:
-        raise ServiceError(_newer_schema(path, version))
+        raise ServiceError(newer_schema(path, version, SCHEMA_VERSION, knower="arena"))
     target = copy_before_migration(path, version)
     logs.logger("accounts").warning(
         "%s has schema version %d, made by an older release: migrating it to %d; the accounts "
@@ -801,7 +793,7 @@ def _create(db: sqlite3.Connection, *, migrate: bool = True) -> None:
     else:
         current = int(version[0])
     if current > SCHEMA_VERSION:  # made newer since _backup_before_migration read it
-        raise ServiceError(_newer_schema(ACCOUNTS_NAME, current))
+        raise ServiceError(newer_schema(ACCOUNTS_NAME, current, SCHEMA_VERSION, knower="arena"))
     if not migrate:
         return
     for target in range(current + 1, SCHEMA_VERSION + 1):

@@ -313,11 +313,15 @@ class SeatResult:
     faults: tuple[tuple[str, ...], ...]
 
 
-def newer_schema(path: Path, version: int) -> str:
-    """The one line that refuses a store made by a newer release."""
+def newer_schema(
+    path: Path | str, version: int, known: int = SCHEMA_VERSION, *, knower: str = "referee"
+) -> str:
+    """The one line that refuses a database made by a newer release: the store's own (this
+    referee knows `SCHEMA_VERSION`) and the arena's accounts (``knower="arena"``, its own
+    version)."""
     return (
-        f"{path} has schema version {version}, made by a newer release; this referee knows "
-        f"{SCHEMA_VERSION}: upgrade the referee (or restore the backup taken before the upgrade)"
+        f"{path} has schema version {version}, made by a newer release; this {knower} knows "
+        f"{known}: upgrade the referee (or restore the backup taken before the upgrade)"
     )
 
 
