@@ -71,7 +71,7 @@ def finished_times(directory: Path, since: float | None = None) -> list[float]:
 def pending_ladder_games(directory: Path) -> int:
     con = sqlite3.connect(f"file:{directory / 'tournament.sqlite'}?mode=ro", uri=True, timeout=30)
     try:
-        return con.execute("SELECT COUNT(*) FROM games WHERE status = 'pending'").fetchone()[0]
+        return int(con.execute("SELECT COUNT(*) FROM games WHERE status = 'pending'").fetchone()[0])
     finally:
         con.close()
 

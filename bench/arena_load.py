@@ -96,7 +96,7 @@ def hostile(kind: str, address: str, token: str, stop: threading.Event) -> None:
     # address otherwise share a connection, and the honest clients' calls would queue behind the
     # hostile streams in the benchmark's own process).
     channel = grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
-    stub = pb_grpc.ArenaStub(channel)
+    stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]  # generated gRPC code
 
     def idle() -> Iterator[pb.SubmitBotRequest]:
         stop.wait(300)
@@ -167,7 +167,7 @@ def phase(
     seconds: float,
     tag: str,
     kinds: tuple[str, ...] = KINDS,
-):
+) -> tuple[list[float], list[bool]]:
     stop = threading.Event()
     attackers = [
         threading.Thread(

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +36,7 @@ def referee(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "take5_arena", *args], check=True, capture_output=True)
 
 
-def timed(what: str, action, baseline: float | None = None) -> float:
+def timed(what: str, action: Callable[[], object], baseline: float | None = None) -> float:
     wall, cpu = time.perf_counter(), time.process_time()
     action()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

@@ -23,6 +23,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +37,7 @@ from take5_arena.referee.sandbox.build_errors import BuildRefusedError
 from take5_arena.referee.sandbox.images import build_image
 
 
-def timed(fn) -> float:
+def timed(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
@@ -49,8 +51,8 @@ def refusal(repeat: int) -> None:
         for i in range(100_000):
             (bot / "many" / f"f{i:06d}").touch()
 
-        def refused(fn):
-            def run():
+        def refused(fn: Callable[[], object]) -> Callable[[], None]:
+            def run() -> None:
                 try:
                     fn()
                 except BuildRefusedError:
@@ -98,7 +100,7 @@ def builds(repeat: int) -> None:
             info = build_image(folder, force=True)
             fresh.append(time.perf_counter() - t0)
             made.append(info.tag)
-            again.append(timed(lambda folder=folder: build_image(folder)))
+            again.append(timed(partial(build_image, folder)))
         print(f"  {label:18} {statistics.median(fresh):12.2f} {statistics.median(again):10.2f}")
     baseline = [timed(lambda: plain_build(bots["python (lowest)"])) for _ in range(repeat)]
     print(f"  {'python, plain build':18} {statistics.median(baseline):12.2f}   (baseline)")

@@ -37,8 +37,10 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk"))
@@ -46,7 +48,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
 
-from take5_arena.leaderboard.fit import ELO_PER_LOGIT, fit_elo, one_blas_thread, prepare
+from take5_arena.leaderboard.fit import (
+    ELO_PER_LOGIT,
+    FloatArray,
+    IndexArray,
+    fit_elo,
+    one_blas_thread,
+    prepare,
+)
 from take5_arena.leaderboard.intervals import IntervalMethod, rating_intervals
 
 SPAN = 350.0  # Elo from the best to the worst bot of a Plackett-Luce field
@@ -60,6 +69,31 @@ OLD = IntervalMethod.ROBUST
 BINS = ((0.95, 0.99), (0.99, 1.0 + 1e-12))
 
 
+#: Seats, places and table of each game, the planted strength of each bot, and the bots the
+#: newcomers are clones of (None: not a newcomer cell).
+Played = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
+#: One method's intervals of a repetition: low, high, enough, the LOS matrix, the information.
+MethodIntervals = tuple[
+    FloatArray, FloatArray, npt.NDArray[np.bool_], np.ndarray, FloatArray | None
+]
+
+
+@dataclass
+class Rep:
+    """One tournament of a cell, measured."""
+
+    idx: np.ndarray  # bot of each entrant
+    elo: FloatArray
+    component: IndexArray
+    score: np.ndarray  # per-bot pairwise score totals (for the games truth's target)
+    count: np.ndarray
+    games: int
+    clones: np.ndarray | None
+    measured: list[int]
+    methods: dict[str, MethodIntervals] = field(default_factory=dict)  # by IntervalMethod value
+    target: np.ndarray | None = None  # the target rating of every bot, once targets() ran
+
+
 @dataclass
 class Cell:
     truth: str
@@ -68,7 +102,7 @@ class Cell:
     bots: int
     games_per_bot: int  # asked for; the tournament's own figure is measured
     newcomer_units: int = 0  # > 0: a newcomer cell (the field has FIELD_GAMES per bot)
-    reps: list[dict[str, object]] = field(default_factory=list)
+    reps: list[Rep] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -96,7 +130,7 @@ def play(
     return synthetic.play_real(power, tables, rng, duplicate=duplicate)
 
 
-def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], object]:
+def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], Played]:
     """Play one tournament of the cell: (the bots measured, the games)."""
     k, per = cell.seats, (cell.seats if cell.duplicate else 1)
     power = strengths(cell.truth, cell.bots)
@@ -105,12 +139,12 @@ def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], object]
             cell.bots, max(1, math.ceil(cell.bots * cell.games_per_bot / (k * per))), k, rng
         )
         seats, places, table_of = play(cell.truth, power, tables, rng, cell.duplicate)
-        return list(range(cell.bots)), (seats, places, table_of, power)
+        return list(range(cell.bots)), (seats, places, table_of, power, None)
     field_tables = synthetic.random_tables(
         cell.bots, math.ceil(cell.bots * FIELD_GAMES / (k * per)), k, rng
     )
     clones = rng.choice(cell.bots, size=NEWCOMERS, replace=False)
-    rows = []
+    rows: list[list[int | np.int64]] = []  # a newcomer, then others of the field
     for j in range(NEWCOMERS):
         rows.extend(
             [cell.bots + j, *rng.choice(cell.bots, size=k - 1, replace=False)]
@@ -124,8 +158,7 @@ def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], object]
 
 def measure(cell: Cell, methods: list[IntervalMethod], rng: np.random.Generator, rep: int) -> None:
     bots, played = tournament(cell, rng)
-    seats, places, table_of, power, *_ = played  # type: ignore[misc]
-    clones = played[4] if cell.newcomer_units else None  # type: ignore[index]
+    seats, places, table_of, power, clones = played
     n_all = len(power)
     names = [f"b{i:03d}" for i in range(n_all)]
     results = synthetic.results(seats, places, table_of if cell.duplicate else None, names)
@@ -140,16 +173,16 @@ def measure(cell: Cell, methods: list[IntervalMethod], rng: np.random.Generator,
     np.add.at(score, b, 1.0 - data.obs_score)
     np.add.at(count, a, 1.0)
     np.add.at(count, b, 1.0)
-    out: dict[str, object] = {
-        "idx": idx,
-        "elo": fit.elo,
-        "component": fit.component,
-        "score": score,
-        "count": count,
-        "games": len(results) * cell.seats,
-        "clones": clones,
-        "measured": bots,
-    }
+    out = Rep(
+        idx=idx,
+        elo=fit.elo,
+        component=fit.component,
+        score=score,
+        count=count,
+        games=len(results) * cell.seats,
+        clones=clones,
+        measured=bots,
+    )
     for m in methods:
         if m is IntervalMethod.BOOTSTRAP and cell.bots > 8:
             continue
@@ -159,7 +192,7 @@ def measure(cell: Cell, methods: list[IntervalMethod], rng: np.random.Generator,
             if iv.los
             else np.zeros((0, 0))
         )
-        out[m.value] = (iv.low, iv.high, iv.enough, los, iv.information)
+        out.methods[m.value] = (iv.low, iv.high, iv.enough, los, iv.information)
     cell.reps.append(out)
 
 
@@ -182,7 +215,7 @@ def _bt_solve(mean_score: np.ndarray) -> np.ndarray:
         x += step
         if np.max(np.abs(step)) < 1e-12:
             break
-    return 1500.0 + ELO_PER_LOGIT * (x - x.mean())
+    return 1500.0 + ELO_PER_LOGIT * (x - float(x.mean()))
 
 
 def targets(cells: list[Cell]) -> None:
@@ -195,21 +228,21 @@ def targets(cells: list[Cell]) -> None:
             fixed = synthetic.target_elo(strengths("pl", n))
             for c in group:
                 for r in c.reps:
-                    r["target"] = _extend(fixed, r)
+                    r.target = _extend(fixed, r)
             continue
         main = [r for c in group if not c.newcomer_units for r in c.reps]
-        score = sum((r["score"][:n] for r in main), np.zeros(n))  # type: ignore[index]
-        count = sum((r["count"][:n] for r in main), np.zeros(n))  # type: ignore[index]
+        score = sum((r.score[:n] for r in main), np.zeros(n))
+        count = sum((r.count[:n] for r in main), np.zeros(n))
         for c in group:
             for r in c.reps:
-                own_s = r["score"][:n] if not c.newcomer_units else 0.0  # type: ignore[index]
-                own_c = r["count"][:n] if not c.newcomer_units else 0.0  # type: ignore[index]
-                r["target"] = _extend(bt_solve((score - own_s) / (count - own_c)), r)
+                own_s = r.score[:n] if not c.newcomer_units else 0.0
+                own_c = r.count[:n] if not c.newcomer_units else 0.0
+                r.target = _extend(bt_solve((score - own_s) / (count - own_c)), r)
 
 
-def _extend(target: np.ndarray, rep: dict[str, object]) -> np.ndarray:
-    clones = rep["clones"]
-    return target if clones is None else np.concatenate([target, target[clones]])  # type: ignore[index]
+def _extend(target: np.ndarray, rep: Rep) -> np.ndarray:
+    clones = rep.clones
+    return target if clones is None else np.concatenate([target, target[clones]])
 
 
 @dataclass
@@ -251,16 +284,17 @@ def tally(cell: Cell, method: str) -> Tally:
         claimed={b: [] for b in range(len(BINS))},
     )
     for r in cell.reps:
-        if method not in r:
+        if method not in r.methods:
             continue
-        low, high, enough, los, _ = r[method]  # type: ignore[misc]
-        idx, target, comp = r["idx"], r["target"], r["component"]  # type: ignore[index]
-        tgt = target[idx]  # type: ignore[index]
+        low, high, enough, los, _ = r.methods[method]
+        idx, target, comp = r.idx, r.target, r.component
+        assert target is not None, "targets() first"
+        tgt = target[idx]
         # the published ratings are centred per component: so is the target
         for c in np.unique(comp):
             sel = comp == c
             tgt[sel] = tgt[sel] - tgt[sel].mean() + 1500.0
-        measured = np.isin(idx, r["measured"])  # type: ignore[arg-type]
+        measured = np.isin(idx, r.measured)
         shown = measured & enough
         covered = shown & (low <= tgt) & (tgt <= high)
         t.hits.append(float(covered.sum()))
@@ -288,27 +322,41 @@ def fmt(value: float, err: float, digits: int = 1) -> str:
     return f"{100 * value:.{digits}f}{e}"
 
 
-def report(rows: list[dict[str, object]], methods: list[str]) -> None:
+class Row(TypedDict):
+    """A cell's line of the coverage table; shown, cov and wrong by method."""
+
+    truth: str
+    seats: int
+    deals: str
+    bots: str
+    gpb: float
+    reps: int
+    shown: dict[str, float]  # share of the measured bots shown an interval
+    cov: dict[str, tuple[float, float]]  # coverage and its error
+    wrong: dict[str, tuple[float, float, int]]  # share of wrong LOS claims, its error, claims
+
+
+def report(rows: list[Row], methods: list[str]) -> None:
     """The coverage table (published method against the one before) and, with more methods, how
     many cells each keeps within 93-97%."""
     new, old = methods[0], methods[1]
 
-    def cov_text(row: dict[str, object], m: str) -> str:
-        if m not in row["cov"]:  # type: ignore[operator]
+    def cov_text(row: Row, m: str) -> str:
+        if m not in row["cov"]:
             return "not enough"
-        v, e = row["cov"][m]  # type: ignore[index]
+        v, e = row["cov"][m]
         return "not enough" if math.isnan(v) else fmt(v, e)
 
-    def los_text(row: dict[str, object], m: str) -> str:
-        if m not in row["wrong"]:  # type: ignore[operator]
+    def los_text(row: Row, m: str) -> str:
+        if m not in row["wrong"]:
             return "-"
-        v, e, n = row["wrong"][m]  # type: ignore[index]
+        v, e, n = row["wrong"][m]
         return f"{fmt(v, e)} ({n})" if n else "- (0)"
 
-    def verdict(row: dict[str, object], m: str) -> str:
-        if m not in row["cov"] or row["shown"][m] == 0:  # type: ignore[index, operator]
+    def verdict(row: Row, m: str) -> str:
+        if m not in row["cov"] or row["shown"][m] == 0:
             return "not enough"
-        v = row["cov"][m][0]  # type: ignore[index]
+        v = row["cov"][m][0]
         return "yes" if 0.93 <= v <= 0.97 else "no"
 
     print(
@@ -322,8 +370,8 @@ def report(rows: list[dict[str, object]], methods: list[str]) -> None:
         print(
             f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | "
             f"{row['gpb']:.0f} | {row['reps']} | {100 * shown.get(new, 0.0):.0f}% | "
-            f"{cov_text(row, new)} | "  # type: ignore[attr-defined]
-            f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "  # type: ignore[attr-defined]
+            f"{cov_text(row, new)} | "
+            f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "
             f"{cov_text(row, old)} | {los_text(row, old)} |"
         )
     print("\nEvery method on the same tournaments (cells where it shows an interval):\n")
@@ -335,12 +383,12 @@ def report(rows: list[dict[str, object]], methods: list[str]) -> None:
     for m in methods:
         covs = [
             row["cov"][m][0] for row in rows if m in row["cov"] and not math.isnan(row["cov"][m][0])
-        ]  # type: ignore[index, operator]
+        ]
         bad = sum(
             1
             for row in rows
             if m in row["wrong"] and row["wrong"][m][2] >= 20 and row["wrong"][m][0] > 0.05
-        )  # type: ignore[index, operator]
+        )
         if not covs:
             continue
         inside = sum(1 for c in covs if 0.93 <= c <= 0.97)
@@ -427,15 +475,15 @@ def main() -> None:
     targets(cells)
     pooled = {m.value: {b: [0.0, 0.0, 0.0] for b in range(len(BINS))} for m in methods}
     by_size: dict[tuple[str, str], dict[int, list[float]]] = {}
-    rows: list[dict[str, object]] = []
+    rows: list[Row] = []
     for cell in cells:
-        gpb = sum(r["games"] for r in cell.reps) / (
+        gpb = sum(r.games for r in cell.reps) / (
             len(cell.reps) * (cell.bots + (NEWCOMERS if cell.newcomer_units else 0))
-        )  # type: ignore[misc]
+        )
         if cell.newcomer_units:
             gpb = cell.newcomer_units * (cell.seats if cell.duplicate else 1)
         tallies = {m.value: tally(cell, m.value) for m in methods}
-        row: dict[str, object] = {
+        row: Row = {
             "truth": cell.truth,
             "seats": cell.seats,
             "deals": "duplicate" if cell.duplicate else "single",
@@ -455,9 +503,9 @@ def main() -> None:
             t = tallies[m.value]
             if not t.hits:
                 continue
-            row["shown"][m.value] = ratio(t.shown, t.measured)[0]  # type: ignore[index]
-            row["cov"][m.value] = t.coverage()  # type: ignore[index]
-            row["wrong"][m.value] = t.wrong_share()  # type: ignore[index]
+            row["shown"][m.value] = ratio(t.shown, t.measured)[0]
+            row["cov"][m.value] = t.coverage()
+            row["wrong"][m.value] = t.wrong_share()
             for b in range(len(BINS)):
                 key = (m.value, "small" if gpb < 20 else "large")
                 by_size.setdefault(key, {x: [0.0, 0.0, 0.0] for x in range(len(BINS))})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 
 from take5 import RandomPlayer, Settings, play_game
 from take5.rules import BULL_HEADS, HAND_SIZE
@@ -52,7 +53,7 @@ def inline_game(players: int, seed: int) -> list[int]:
     return scores
 
 
-def rate(fn, seconds: float) -> float:
+def rate(fn: Callable[[int], object], seconds: float) -> float:
     """Games per CPU-second of fn(seed) (this process's CPU time: another process's load on a
     shared machine does not count), run for about `seconds` of it."""
     count = 0
@@ -87,13 +88,14 @@ def main() -> None:
             if record:
                 game.record()
 
+        def inline_of(s: int, n: int = n) -> list[int]:
+            return inline_game(n, s)
+
         # Interleave short windows and keep each one's best, so that load from other processes
         # on a shared machine hits all three alike.
         inline = bare = recorded = 0.0
         for _ in range(args.repeats):
-            inline = max(
-                inline, rate(lambda s, n=n: inline_game(n, s), args.seconds / args.repeats)
-            )
+            inline = max(inline, rate(inline_of, args.seconds / args.repeats))
             bare = max(bare, rate(lambda s: engine(s, False), args.seconds / args.repeats))
             recorded = max(recorded, rate(lambda s: engine(s, True), args.seconds / args.repeats))
         print(f"{n:>7} {inline:>14.0f} {bare:>14.0f} {recorded:>12.0f} {recorded / inline:>6.2f}")

@@ -42,13 +42,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from take5 import Fault, cheapest_row, cost_of_card, play_game
+from take5 import Fault, View, cheapest_row, cost_of_card, play_game
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, run_tournament
 
@@ -78,19 +79,21 @@ class Mixed:
     def __init__(self, p: float, seed: int) -> None:
         self.p, self.rng = p, random.Random(seed)
 
-    def pick_card(self, view) -> int:
+    def pick_card(self, view: View) -> int:
         if self.rng.random() < self.p:
             return min(view.hand, key=lambda c: (cost_of_card(view.rows, c), -c))
         return self.rng.choice(view.hand)
 
-    def choose_row(self, view) -> int:
+    def choose_row(self, view: View) -> int:
         return cheapest_row(view.rows)
 
-    def draft_card(self, view) -> int:
+    def draft_card(self, view: View) -> int:
         return min(view.pool)
 
 
-def engine_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
+def engine_runner(
+    spec: TableSpec, on_game: Callable[[GameOutcome], None] | None = None
+) -> list[GameOutcome]:
     """Plays a table's games in-process, with records shaped like the match layer's."""
     out = []
     n = len(spec.seats)

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from pathlib import Path
 
@@ -40,6 +41,7 @@ import grpc
 
 import take5_arena.referee.match.turns
 from take5_arena.referee.match import CallLimits, Match, MatchConfig
+from take5_arena.referee.match.turns import GameTurns
 
 ECHO_METHOD = "/bench.Echo/Echo"
 REQUEST_BYTES = 300  # about a mid-game PickCardRequest
@@ -131,13 +133,17 @@ class Timed:
     take5_arena.referee.match.turns.GameTurns)."""
 
     def __init__(self) -> None:
-        self.pick = [0, 0.0]
-        self.row = [0, 0.0]
+        self.pick: list[float] = [0, 0.0]  # calls, seconds
+        self.row: list[float] = [0, 0.0]
         table = take5_arena.referee.match.turns.GameTurns
         for name, slot in (("play_turn", self.pick), ("choose_row", self.row)):
-            original = getattr(table, name)
+            original: Callable[[GameTurns], None] = getattr(table, name)
 
-            def timed(self_, original=original, slot=slot):
+            def timed(
+                self_: GameTurns,
+                original: Callable[[GameTurns], None] = original,
+                slot: list[float] = slot,
+            ) -> None:
                 started = time.perf_counter()
                 original(self_)
                 slot[0] += 1

@@ -47,6 +47,7 @@ import synthetic
 from scipy.stats import binomtest
 
 from take5_arena.leaderboard.board import ranking_with_los
+from take5_arena.leaderboard.fit import ELO_PER_LOGIT
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.tournament.adaptive import (
     PlayedGame,
@@ -66,7 +67,7 @@ FIXED_REPS = 40
 def planted(n: int, seed: int, low: float = 50.0, high: float = 150.0) -> np.ndarray:
     gaps = np.random.default_rng(seed).uniform(low, high, n - 1)
     elo = -np.concatenate([[0.0], np.cumsum(gaps)])
-    return (elo - elo.mean()) / synthetic.ELO_PER_LOGIT  # logits, best first (bot 0)
+    return (elo - float(elo.mean())) / ELO_PER_LOGIT  # logits, best first (bot 0)
 
 
 class Field:
@@ -184,7 +185,7 @@ def main() -> None:
     for n in fields:
         started = time.perf_counter()
         strength = planted(n, args.seed + n, low, high)
-        gaps = -np.diff(strength) * synthetic.ELO_PER_LOGIT
+        gaps = -np.diff(strength) * ELO_PER_LOGIT
         budget = args.budget_per_bot * n if args.budget_per_bot else default_budget(n)
         batch = max(2, math.ceil(n / SEATS))
         ad = [run_adaptive(strength, args.seed * 1000 + r, budget) for r in range(reps)]

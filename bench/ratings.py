@@ -30,6 +30,8 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
@@ -49,6 +51,8 @@ from take5_arena.leaderboard.results import GameResult
 GAMES = 100_000
 SEATS = 4
 RESAMPLES = {10: 200, 100: 200, 1000: 200}
+
+R = TypeVar("R")
 
 
 def synthetic(n_bots: int, n_games: int, seed: int) -> tuple[list[GameResult], np.ndarray]:
@@ -110,8 +114,10 @@ def naive_python(results: list[GameResult], prior: float, tol: float = 1e-10) ->
     return {e: 1500.0 + ELO_PER_LOGIT * (v - mean) for e, v in logs.items()}
 
 
-def timed(fn, *args, repeat: int = 1, **kwargs):
-    best, out = math.inf, None
+def timed(
+    fn: Callable[..., R], *args: object, repeat: int = 1, **kwargs: object
+) -> tuple[R, float]:
+    best = math.inf
     for _ in range(repeat):
         t = time.perf_counter()
         out = fn(*args, **kwargs)
@@ -124,6 +130,7 @@ def threads_bench(calls: int = 40) -> None:
     import contextlib
     import multiprocessing
     import statistics
+    from unittest import mock
 
     from threadpoolctl import threadpool_info
 
@@ -163,7 +170,6 @@ def threads_bench(calls: int = 40) -> None:
             cpus.append(time.process_time() - c)
         return statistics.median(walls), statistics.median(cpus)
 
-    published = fit_module.one_blas_thread
     for load in (0, os.cpu_count() or 1):
         burners = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(load)]
         for p in burners:
@@ -172,13 +178,11 @@ def threads_bench(calls: int = 40) -> None:
             for n, results in cases:
                 ranking_with_los(results)  # warm up
                 one = measure(results)
-                fit_module.one_blas_thread = intervals_module.one_blas_thread = (
-                    contextlib.nullcontext
-                )  # type: ignore[assignment]
-                try:
+                with (
+                    mock.patch.object(fit_module, "one_blas_thread", contextlib.nullcontext),
+                    mock.patch.object(intervals_module, "one_blas_thread", contextlib.nullcontext),
+                ):
                     default = measure(results)
-                finally:
-                    fit_module.one_blas_thread = intervals_module.one_blas_thread = published
                 print(
                     f"  {'loaded' if load else 'idle':6} ({load} busy processes), {n:2} bots, "
                     f"{len(results)} games: one BLAS thread {1e3 * one[0]:7.1f} ms wall "

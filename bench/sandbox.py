@@ -71,12 +71,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "sdk"))
 
 from take5_arena.referee import defaults
-from take5_arena.referee.match import CallLimits, Match, MatchConfig
-from take5_arena.referee.match.botref import parse_bot
+from take5_arena.referee.match import CallLimits, Launcher, Match, MatchConfig
+from take5_arena.referee.match.botref import BotRef, parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import engine
-from take5_arena.referee.sandbox.launcher import DockerLauncher
+from take5_arena.referee.sandbox.launcher import DockerBot, DockerLauncher
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
 BOTS = 4
@@ -250,7 +250,9 @@ class EngineClock:
         self.proc.stdin.write("\n")
         self.proc.stdin.flush()
         got = json.loads(self.proc.stdout.readline())
-        return float(got["daemons"]) + sum(v for k, v in got["shims"].items() if k in containers)
+        return float(got["daemons"]) + float(
+            sum(v for k, v in got["shims"].items() if k in containers)
+        )
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -365,12 +367,13 @@ def private_engine(root: Path, images: list[str]) -> Iterator[str]:
 _deals = iter(range(1, 1 << 62))
 
 
-def one_start(launcher: DockerLauncher, ref: Any, clocks: Clocks) -> dict[str, float]:
+def one_start(launcher: DockerLauncher, ref: BotRef, clocks: Clocks) -> dict[str, float]:
     """Take a bot process for a game, wait for its first answer (Handshake), stop it, wait for
     the cleanup after it: seconds to the first answer and the CPU of each clock."""
     r0, c0, d0 = clocks.read()
     started = time.monotonic()
     handle = launcher(ref)
+    assert isinstance(handle, DockerBot)  # what a DockerLauncher gives for a bot folder
     handle.start()
     handle.serve_game("start", next(_deals))  # it plays a game: it may not play another
     address = handle.ready(60)
@@ -428,7 +431,7 @@ def alternating(paths: list[str], rounds: int) -> Iterator[str]:
 
 
 def run_matches(
-    bots: list[str], games: int, concurrency: int, launcher: Any, clocks: Clocks
+    bots: list[str], games: int, concurrency: int, launcher: Launcher, clocks: Clocks
 ) -> tuple[float, tuple[float, float, float], int]:
     """(seconds, CPU seconds of each clock: referee, containers, engine; faults) of
     `concurrency` matches at once."""
@@ -460,7 +463,7 @@ def run_matches(
     return seconds, split, sum(faults)
 
 
-def settle(launcher: Any, timeout: float = 10.0) -> None:
+def settle(launcher: Launcher, timeout: float = 10.0) -> None:
     """Wait for a launcher's resets in the background (after the last game of a match), so that
     each measurement counts the work its own games caused."""
     if not isinstance(launcher, DockerLauncher):
@@ -476,8 +479,8 @@ def settle(launcher: Any, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def local_launcher(env: dict[str, str]) -> Callable[[Any], LocalBot]:
-    def launch(ref: Any) -> LocalBot:
+def local_launcher(env: dict[str, str]) -> Callable[[BotRef], LocalBot]:
+    def launch(ref: BotRef) -> LocalBot:
         return LocalBot(ref, env=env)
 
     return launch
@@ -539,7 +542,8 @@ def bench(args: argparse.Namespace, sock: str) -> None:
         "games_per_match": args.games,
         "load_start": round(os.getloadavg()[0], 2),
     }
-    kinds = [("trivial", lowest, {})] * (not args.no_trivial) + [
+    trivial: list[tuple[str, str, dict[str, str]]] = [("trivial", lowest, {})]  # kind, bot, env
+    kinds = trivial * (not args.no_trivial) + [
         (f"think-{mode}", think, {"TAKE5_THINK_MS": f"{args.think_ms:g}", "TAKE5_THINK_MODE": mode})
         for mode in args.think_mode
     ]
@@ -599,7 +603,7 @@ def bench(args: argparse.Namespace, sock: str) -> None:
             for conc in args.concurrency:
                 every = ["local", *paths]
 
-                how: dict[str, tuple[Any, Clocks]] = {
+                how: dict[str, tuple[Launcher, Clocks]] = {
                     "local": (local_launcher(env), Clocks(None, []))
                 }
                 how.update((path, (launchers[kind, path], clocks(path, kind))) for path in paths)

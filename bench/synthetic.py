@@ -126,7 +126,7 @@ def target_elo(strength: np.ndarray, luck: float = DEFAULT_LUCK) -> np.ndarray:
         x += step
         if np.max(np.abs(step)) < 1e-12:
             break
-    return 1500.0 + ELO_PER_LOGIT * (x - x.mean())
+    return 1500.0 + ELO_PER_LOGIT * (x - float(x.mean()))
 
 
 def play_real(

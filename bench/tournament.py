@@ -38,6 +38,7 @@ entrants at tables of 4, each entrant at 10 tables (40 games with duplicate deal
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import pickle
 import shutil
@@ -48,12 +49,15 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypedDict
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import run_tournament, submit
+from take5_arena.referee.tournament.executors import ExecutorInfo
 from take5_arena.referee.tournament.schedule import make_schedule
 
 
@@ -105,7 +109,21 @@ def bench_games(sandbox: str, games: int) -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _ship(digest: str, data: bytes, limits: dict, base_image: str) -> dict:
+class ShipLimits(TypedDict):
+    """The sandbox limits a worker's launcher gets (SandboxLimits' fields of the same names)."""
+
+    memory: str
+    cpus: float
+    pids: int
+
+
+class ShipCost(TypedDict):
+    unpack: float
+    build: float
+    host: str
+
+
+def _ship(digest: str, data: bytes, limits: ShipLimits, base_image: str) -> ShipCost:
     """On a worker: what a first table costs it for one bot (digest check, unpack, image build)."""
     from take5_arena.referee.artifacts import materialize
     from take5_arena.referee.match.botref import parse_bot
@@ -187,14 +205,15 @@ def bench_cluster(games: int) -> None:
             settings = TournamentSettings.from_json(store.settings()).updated(
                 {"players": 2, "games": games, "sandbox": "docker"}
             )
+        assert version.artifact is not None  # submitted just now: every version has its archive
         archive = ArtifactStore(entrants / "artifacts").get(version.artifact)
-        with distributed.Client(address, timeout=30) as client:
+        with distributed.Client(address, timeout=30) as client:  # type: ignore[no-untyped-call]
             fresh = [
                 a
                 for a, w in client.scheduler_info()["workers"].items()
                 if w["name"] == "take5-worker-2"
             ]
-            limits = {
+            limits: ShipLimits = {
                 "memory": settings.limits.memory,
                 "cpus": settings.limits.cpus,
                 "pids": settings.limits.pids,
@@ -211,6 +230,7 @@ def bench_cluster(games: int) -> None:
             ).result()
             total = time.perf_counter() - t0
             for v in others:  # the other bots too, so that the 2-worker figure counts no build
+                assert v.artifact is not None
                 data = ArtifactStore(entrants / "artifacts").get(v.artifact).data
                 client.submit(
                     _ship,
@@ -318,11 +338,11 @@ def bench_shipping() -> None:
         if name in sizes:
             (bot / "payload.bin").write_bytes(os.urandom(sizes[name]))
         submit(entrants, bot, name, sandbox="local")
-    original = driver.shipping_for
-    rows = []
+    original = shipping.shipping_for  # what driver calls (its import of it), patched for each run
+    rows: list[tuple[str, int, int, int, int, int, float]] = []
     try:
         with (
-            distributed.LocalCluster(
+            distributed.LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=2,
                 threads_per_worker=1,
                 processes=True,
@@ -330,7 +350,7 @@ def bench_shipping() -> None:
                 dashboard_address=None,
                 silence_logs=40,
             ) as cluster,
-            distributed.Client(cluster) as client,
+            distributed.Client(cluster) as client,  # type: ignore[no-untyped-call]
         ):
             client.wait_for_workers(2)
             workers = sorted(client.scheduler_info()["workers"])
@@ -345,15 +365,22 @@ def bench_shipping() -> None:
                         client.run(_set_cache, str(cache), workers=[worker])
                 counting: list[Counting] = []
 
-                def measured(executor, info, inline=inline, counting=counting):  # type: ignore[no-untyped-def]
+                def measured(
+                    executor: concurrent.futures.Executor,
+                    info: ExecutorInfo,
+                    inline: bool = inline,
+                    counting: list[Counting] = counting,
+                ) -> Counting:
                     inner = shipping.InlineShipping() if inline else original(executor, info)
                     counting.append(Counting(inner))
                     return counting[-1]
 
-                driver.shipping_for = measured  # type: ignore[assignment]
                 target = Path(shutil.copytree(entrants, base / f"run-{len(rows)}"))
                 before = sum(client.run(_fetched).values())
-                with warnings.catch_warnings(record=True) as caught:
+                with (
+                    warnings.catch_warnings(record=True) as caught,
+                    mock.patch.object(driver, "shipping_for", measured),
+                ):
                     warnings.simplefilter("always")
                     t0 = time.perf_counter()
                     report = run_tournament(
@@ -375,7 +402,6 @@ def bench_shipping() -> None:
                 sent = c.spec_bytes + c.inner.scattered_bytes
                 rows.append((label, sent, c.spec_bytes, c.tables, fetched, large, seconds))
     finally:
-        driver.shipping_for = original
         shutil.rmtree(base, ignore_errors=True)
     mb = 1e6
     baseline = rows[0][1]

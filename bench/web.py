@@ -34,7 +34,9 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "sdk")]
@@ -140,7 +142,10 @@ class Arena:
     def submit(self) -> None:
         http = httpx.Client(base_url=self.url, headers={"origin": self.url}, timeout=120)
         http.post("/signin", data={"token": self.token})
-        csrf = re.search(r'name="csrf" value="([^"]+)"', http.get("/me").text)[1]
+        field = re.search(r'name="csrf" value="([^"]+)"', http.get("/me").text)
+        if field is None:
+            raise SystemExit("no CSRF token on /me: the sign-in did not work")
+        csrf = field[1]
         lowest = ROOT / "example_bots" / "lowest"
         bots = {
             "lowest": tgz({p.name: p.read_bytes() for p in lowest.iterdir() if p.is_file()}),
@@ -161,7 +166,7 @@ class Arena:
         self.proc.wait(60)
 
 
-async def sse(host: str, port: int, path: str, source: str):
+async def sse(host: str, port: int, path: str, source: str) -> AsyncIterator[str]:
     """The data lines of a server-sent-event stream, from local address ``source``."""
     reader, writer = await asyncio.open_connection(host, port, local_addr=(source, 0))
     writer.write(
@@ -190,6 +195,13 @@ async def sse(host: str, port: int, path: str, source: str):
         writer.close()
 
 
+class Phase(TypedDict):
+    """What the viewers of a phase share: the server's pid, and whether the phase is measured."""
+
+    pid: int
+    measuring: bool
+
+
 _TAIL = re.compile(r'"done":(true|false),"sent_at":([0-9.e+-]+)\}$')
 
 
@@ -204,7 +216,9 @@ def tail(data: str) -> tuple[float, bool]:
     return float(m.group(2)), m.group(1) == "true"
 
 
-async def watch(host: str, port: int, phase: dict, viewers: int, seconds: float) -> dict:
+async def watch(
+    host: str, port: int, phase: Phase, viewers: int, seconds: float
+) -> dict[str, float]:
     lags: list[float] = []
     messages = [0]
     current: dict[str, str | None] = {"game": None}
@@ -241,12 +255,12 @@ async def watch(host: str, port: int, phase: dict, viewers: int, seconds: float)
     tasks += [asyncio.create_task(viewer(i)) for i in range(viewers)]
     await asyncio.sleep(3)  # everyone connected
     phase["measuring"] = True
-    phase["cpu0"] = cpu_seconds(phase["pid"])
+    cpu0 = cpu_seconds(phase["pid"])
     mine0 = time.process_time()
     t0 = time.monotonic()
     await asyncio.sleep(seconds)
     phase["measuring"] = False
-    cpu = cpu_seconds(phase["pid"]) - phase["cpu0"]
+    cpu = cpu_seconds(phase["pid"]) - cpu0
     wall = time.monotonic() - t0
     mine = time.process_time() - mine0
     stop.set()
@@ -276,7 +290,7 @@ def main() -> None:
             host, port = "127.0.0.1", int(arena.url.rsplit(":", 1)[1])
             rows = []
             for n in (0, 1, args.viewers):
-                phase = {"pid": arena.proc.pid, "measuring": False}
+                phase: Phase = {"pid": arena.proc.pid, "measuring": False}
                 rows.append(asyncio.run(watch(host, port, phase, n, args.seconds)))
         finally:
             arena.stop()

@@ -5,7 +5,7 @@ host."""
 import os
 import time
 
-from take5 import Bot, run
+from take5 import Bot, View, run
 
 SPEND = float(os.environ.get("TAKE5_BENCH_CPU_MS", "50")) / 1000
 
@@ -19,11 +19,11 @@ class Spender(Bot):
         while time.process_time() < end:
             n += 1
 
-    def pick_card(self, view):
+    def pick_card(self, view: View) -> int:
         self.spend()
         return min(view.hand)
 
-    def choose_row(self, view):
+    def choose_row(self, view: View) -> int:
         self.spend()
         return super().choose_row(view)
 

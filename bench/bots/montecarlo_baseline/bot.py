@@ -1,5 +1,6 @@
 """montecarlo_baseline: a frozen copy of example_bots/montecarlo (main at 783abab), the baseline
-bench/strength.py measures newer search bots against; do not improve it.
+bench/strength.py measures newer search bots against; do not improve it (only its type annotations
+have changed since, for the type check).
 
 montecarlo: determinized Monte Carlo rollouts of the rest of the round, within the deadline.
 
@@ -50,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from take5 import BULL_HEADS, HAND_SIZE, Bot, EndRule, Phase, View, run
+from take5 import BULL_HEADS, HAND_SIZE, Bot, EndRule, Phase, Play, View, run
 from take5.batch import Batch, EpsilonGreedy, revealed_cards
 from take5.sim import Table, cheapest_row, draft_order, draft_out, greedy_card, play_out
 
@@ -85,7 +86,7 @@ class OpponentModel:
         self._last: tuple[int, int] = (0, 0)
         self._rows: dict[int, Any] = {}
         self._hands: dict[int, Any] = {}
-        self._plays: tuple = ()
+        self._plays: tuple[tuple[Play, ...], ...] = ()
         self._seat = 0
 
     def randomness(self, seat: int, default: float = 0.5) -> float:
@@ -323,13 +324,13 @@ class MonteCarloBot(Bot):
 
     def _search(
         self,
-        candidates: Sequence[Any],
-        simulate: Callable[[Sequence[Any], int], np.ndarray],
+        candidates: Sequence[int],
+        simulate: Callable[[Sequence[int], int], np.ndarray],
         stop: Stop,
         *,
-        fallback: Any,
+        fallback: int,
         max_deals: int | None = None,
-    ) -> Any:
+    ) -> int:
         """Successive halving over `candidates` (lower score is better), on shared deals.
 
         `simulate(alive, deals)` scores every candidate still in play on the same `deals` new
@@ -348,7 +349,7 @@ class MonteCarloBot(Bot):
         if fixed is None and stop.reached():
             self.last_rollouts = 0
             return fallback
-        scores: dict[Any, list[np.ndarray]] = {c: [] for c in candidates}
+        scores: dict[int, list[np.ndarray]] = {c: [] for c in candidates}
         alive = list(candidates)
         deals = 0
         rollouts = 0
@@ -419,7 +420,7 @@ class MonteCarloBot(Bot):
 
         def score(pts: np.ndarray) -> np.ndarray:
             own = pts[:, me]
-            value = own - relative * (pts.sum(1) - own)
+            value: np.ndarray = own - relative * (pts.sum(1) - own)
             if weight:
                 totals = base + pts
                 low = totals.min(1)
@@ -464,7 +465,7 @@ def _total(rows: list[np.ndarray]) -> float:
     return float(sum(row.sum() for row in rows))
 
 
-def _settled(alive: Sequence[Any], scores: dict[Any, list[np.ndarray]], z: float = 4.0) -> bool:
+def _settled(alive: Sequence[int], scores: dict[int, list[np.ndarray]], z: float = 4.0) -> bool:
     """Whether the best candidate is better than each other one by `z` standard errors (paired)."""
     leader = min(alive, key=lambda c: _total(scores[c]))
     best = np.concatenate(scores[leader])
