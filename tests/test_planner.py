@@ -53,17 +53,21 @@ def test_it_is_an_sdk_bot():
 
 
 @pytest.mark.parametrize(
-    "variant,players,exact",
+    "variant,players,exact,exact_cards",
     [
-        ("standard", 4, "deal"),
-        ("standard", 2, "plan"),
-        ("standard", 6, "deal"),
-        ("professional", 3, "plan"),
+        ("standard", 4, "deal", None),
+        ("standard", 2, "plan", 4),
+        ("standard", 2, "deal", None),
+        ("standard", 6, "deal", None),
+        ("professional", 3, "plan", None),
     ],
 )
-def test_always_legal(variant, players, exact):
+def test_always_legal(variant, players, exact, exact_cards):
     settings = Settings(players=players, variant=Variant(variant), threshold=10)
-    bots = [Checked(make(seed=seat, rollouts=24, exact=exact)) for seat in range(2)]
+    bots = [
+        Checked(make(seed=seat, rollouts=24, exact=exact, exact_cards=exact_cards))
+        for seat in range(2)
+    ]
     others = [RandomPlayer(seat) for seat in range(players - 2)]
     game = play_game(bots + others, settings, seed=3)
     assert game.is_over
@@ -89,6 +93,30 @@ def test_the_last_cards_are_planned_as_a_whole():
     assert by_size[4] == 24 * 8  # 8 deals of 24 plans
     assert by_size[3] == 6 * 32  # 6 plans a deal, as many deals as fit in the same rollouts
     assert by_size[1] == 0  # the last card is played without thinking
+
+
+def test_head_to_head_it_plans_no_whole_orders_by_default():
+    """At 2 players the exact plans lost (EXACT_CARDS): every card is searched as montecarlo does,
+    unless `exact_cards` says otherwise."""
+
+    def planned_hands(**kwargs):
+        """The hand sizes at which the bot searched whole orders in a 2-player game."""
+        bot = make(seed=1, rollouts=48, **kwargs)
+        sizes = []
+        plan = bot._plan
+
+        def spy(view, stop):
+            sizes.append(len(view.hand))
+            return plan(view, stop)
+
+        bot._plan = spy
+        play_game([bot, RandomPlayer(1)], Settings(players=2, threshold=10), seed=2)
+        return set(sizes)
+
+    assert make().exact_cards_at(2) == 0 and make().exact_cards_at(4) == 4
+    assert make(exact_cards=3).exact_cards_at(2) == 3
+    assert planned_hands() == set()
+    assert planned_hands(exact_cards=4) == {2, 3, 4}
 
 
 def test_deterministic_with_a_fixed_number_of_rollouts():

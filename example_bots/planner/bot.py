@@ -13,13 +13,13 @@ montecarlo at equal CPU is in docs/benchmarks.md, "The strongest bot" (bench/str
    factor learned from every batch it times), makes each block as large as what is left of the
    halving stage allows, and gives a short budget fewer stages, each cutting deeper
    (`STAGE_OVERHEADS`): 2,000-8,000 rollouts in the same 10 ms.
-2. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default), the
-   candidates are not single cards but every order of the whole hand (4! = 24 plans). Each deal of
-   the hidden hands plays every plan on the same deal and the same opponent draws, and a first card
-   is worth its best plan on that deal (`exact="deal"`: the best reply to each determinization) or
-   its best plan on average (`exact="plan"`). montecarlo's rollouts play its own later cards
-   greedily, which late in a round (few cards, every one of them decisive) misjudges the order in
-   which to get rid of them.
+2. **Its own last cards, exactly.** With `exact_cards` cards or fewer in hand (4 by default at 3
+   players or more, none head to head: see `EXACT_CARDS`), the candidates are not single cards
+   but every order of the whole hand (4! = 24 plans). Each deal of the hidden hands plays every
+   plan on the same deal and the same opponent draws, and a first card is worth its best plan on
+   that deal (`exact="deal"`: the best reply to each determinization) or its best plan on average
+   (`exact="plan"`). montecarlo's rollouts play its own later cards greedily, which late in a
+   round (few cards, every one of them decisive) misjudges the order in which to get rid of them.
 3. **A time bank, spent where it matters.** When the referee's time control has a bank (protocol
    1.1: `Bot.context.bank`), the bot plans its spending: each remaining decision of the game gets a
    weight (`weight_of`: more for a full hand early in a round, more again when the scores are close
@@ -31,7 +31,7 @@ montecarlo at equal CPU is in docs/benchmarks.md, "The strongest bot" (bench/str
 
 Knobs: `budget`, `exact_cards`, `exact`, `use_bank`, `close_weight`, `margin`, `clock` and
 montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`; the
-module constants `STAGE_OVERHEADS` and `MIN_BLOCK`/`MAX_BLOCK`.
+module constants `STAGE_OVERHEADS`, `EXACT_CARDS` and `MIN_BLOCK`/`MAX_BLOCK`.
 """
 
 from __future__ import annotations
@@ -62,6 +62,13 @@ doubling up to the last size."""
 STAGE_OVERHEADS = 2.0
 """A stage of successive halving gets at least this many times one batch's fixed cost (short
 budgets: fewer stages, each cutting deeper, rather than stages of one tiny batch)."""
+EXACT_CARDS = {2: 0}
+"""`exact_cards` by table size when not given: 4 (`EXACT_CARDS_DEFAULT`), but none head to head.
+A first card valued by its best order on each deal is valued as if the opponents' hands were
+known. At 2 players most unseen cards are out of play, so that knowledge misleads most: there the
+exact plans lost (docs/benchmarks.md, "Planner 1.2": against the frozen montecarlo on the same
+1,200 games, 57.5% of the wins without them, 52.9% with them), while at 4 players they were even."""
+EXACT_CARDS_DEFAULT = 4
 MIN_BLOCK, MAX_BLOCK = 8, 1024
 """Deals per batch under a time budget: as many as `Pace` says fit the stage, within these."""
 CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
@@ -226,7 +233,8 @@ class PlannerBot(Bot):
     - `own_randomness`: the same for the bot's own later turns in a rollout.
     - `relative`: weight of the opponents' mean penalty in the score (0: only its own penalty).
     - `win_weight`: what losing the game costs, in bull heads, when a rollout's round ends the game.
-    - `exact_cards`: with this many cards in hand or fewer, search whole plans (0: never).
+    - `exact_cards`: with this many cards in hand or fewer, search whole plans (0: never; None:
+      by table size, `EXACT_CARDS`).
     - `exact`: "deal" scores a first card by its best plan on each deal, "plan" by its best plan
       on average over the deals.
     - `use_bank`: plan the spending of a time bank when the referee gives one (else `budget`).
@@ -237,7 +245,7 @@ class PlannerBot(Bot):
     """
 
     name = "planner"
-    version = "1.1"
+    version = "1.2"
     author = "take5 arena"
 
     def __init__(
@@ -253,7 +261,7 @@ class PlannerBot(Bot):
         margin: float = SAFETY_MARGIN,
         clock: str = "wall",
         max_deals: int = 3000,
-        exact_cards: int = 4,
+        exact_cards: int | None = None,
         exact: str = "deal",
         use_bank: bool = True,
         close_weight: float = 1.5,
@@ -295,7 +303,7 @@ class PlannerBot(Bot):
             self.last_rollouts = 0
             return hand[0]
         stop = self._stop_time(view)
-        if len(hand) <= self.exact_cards:
+        if len(hand) <= self.exact_cards_at(view.settings.players):
             return self._plan(view, stop)
         me = view.seat
         eps = self._randomness(view)
@@ -375,6 +383,12 @@ class PlannerBot(Bot):
 
         fallback = min(pool, key=lambda c: (-BULL_HEADS[c], c))
         return int(self._search(list(pool), simulate, stop, fallback=fallback))
+
+    def exact_cards_at(self, players: int) -> int:
+        """With how many cards in hand or fewer whole plans are searched at a table of `players`."""
+        if self.exact_cards is not None:
+            return self.exact_cards
+        return EXACT_CARDS.get(players, EXACT_CARDS_DEFAULT)
 
     def _plan(self, view: View, stop: Stop) -> int:
         """The first card of the best order of the whole hand (see the module text, 1.).
