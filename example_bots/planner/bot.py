@@ -62,13 +62,12 @@ doubling up to the last size."""
 STAGE_OVERHEADS = 2.0
 """A stage of successive halving gets at least this many times one batch's fixed cost (short
 budgets: fewer stages, each cutting deeper, rather than stages of one tiny batch)."""
-EXACT_CARDS = {2: 0}
-"""`exact_cards` by table size when not given: 4 (`EXACT_CARDS_DEFAULT`), but none head to head.
-A first card valued by its best order on each deal is valued as if the opponents' hands were
-known. At 2 players most unseen cards are out of play, so that knowledge misleads most: there the
-exact plans lost (docs/benchmarks.md, "Planner 1.2": against the frozen montecarlo on the same
-1,200 games, 57.5% of the wins without them, 52.9% with them), while at 4 players they were even."""
-EXACT_CARDS_DEFAULT = 4
+EXACT_CARDS = 4
+"""`exact_cards` when not given, at 3 players or more; head to head none (0). A first card valued
+by its best order on each deal is valued as if the opponents' hands were known. At 2 players most
+unseen cards are out of play, so that knowledge misleads most: there the exact plans lost
+(docs/benchmarks.md, "Planner 1.2": against the frozen montecarlo on the same 1,200 games, 57.5%
+of the wins without them, 52.9% with them), while at 4 players they were even."""
 MIN_BLOCK, MAX_BLOCK = 8, 1024
 """Deals per batch under a time budget: as many as `Pace` says fit the stage, within these."""
 CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
@@ -388,7 +387,7 @@ class PlannerBot(Bot):
         """With how many cards in hand or fewer whole plans are searched at a table of `players`."""
         if self.exact_cards is not None:
             return self.exact_cards
-        return EXACT_CARDS.get(players, EXACT_CARDS_DEFAULT)
+        return EXACT_CARDS if players > 2 else 0
 
     def _plan(self, view: View, stop: Stop) -> int:
         """The first card of the best order of the whole hand (see the module text, 1.).
