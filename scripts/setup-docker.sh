@@ -184,6 +184,9 @@ else
         dockerd_pid=$!
         starts=$((starts + 1))
     }
+    # The engine DOCKER_HOST names (if any) did not answer: wait for the one started here, not
+    # for that one (a stale DOCKER_HOST would make a healthy start look like a 60 s hang).
+    [ -n "$DOCKERD_ROOT" ] || export DOCKER_HOST=unix:///var/run/docker.sock
     starts=0
     dockerd_pid=""
     p=$(cat "$DOCKERD_PIDFILE" 2>/dev/null || true)

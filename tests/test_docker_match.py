@@ -415,8 +415,17 @@ class _LogPipelineWatch:
         self.thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self) -> None:
+        import docker
+
         while not self.stop.wait(0.2):
-            for c in self.client.containers.list(filters={"label": "take5.arena=1"}):
+            try:
+                running = self.client.containers.list(filters={"label": "take5.arena=1"})
+            except docker.errors.NotFound:
+                # A container went between the listing and its inspection (docker-py inspects each
+                # one listed): sample again. A watcher that died here would miss the rest of the
+                # flood and let the bound below pass on what it saw before.
+                continue
+            for c in running:
                 if self.image_part not in str(c.attrs["Config"]["Image"]):
                     continue
                 try:

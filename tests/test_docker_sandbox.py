@@ -292,6 +292,31 @@ def test_missing_engine_is_one_error_type(monkeypatch):
         engine.connect()
 
 
+@pytest.mark.docker
+def test_setup_waits_for_the_engine_it_runs_not_a_stale_docker_host(client):
+    """DOCKER_HOST names no engine, the default one runs: setup-docker.sh finds its own dockerd
+    (the pid file) and must wait for that one, not time out on DOCKER_HOST."""
+    if os.environ.get("TAKE5_DOCKERD_ROOT") or os.environ.get("DOCKER_HOST", "").strip() not in (
+        "",
+        "unix:///var/run/docker.sock",
+    ):
+        pytest.skip("the engine does not run on the default socket")
+    env = {
+        **os.environ,
+        "DOCKER_HOST": "unix:///nonexistent/take5-docker.sock",
+        "TAKE5_DOCKERD_TIMEOUT": "20",
+    }
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "setup-docker.sh"), "--engine-only"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answers after" in done.stderr + done.stdout
+
+
 # -- every container of a bot image goes through one function --------------------------------------
 
 SCANNED = ("take5_arena", "bench", "scripts")
