@@ -119,6 +119,31 @@ def test_head_to_head_it_plans_no_whole_orders_by_default():
     assert planned_hands(exact_cards=4) == {2, 3, 4}
 
 
+def test_its_own_later_cards_in_a_rollout_are_mostly_random():
+    """Rollouts play the bot's own later turns at random 70% of the time (OWN_RANDOMNESS: greedy
+    ones lost), the opponents by their learned model; `own_randomness=0` is montecarlo's greedy."""
+    seen = []
+
+    def rollout_randomness(**kwargs):
+        bot = make(seed=1, rollouts=48, **kwargs)
+        randomness = bot._randomness
+
+        def spy(view):
+            eps = randomness(view)
+            seen.append((view.seat, eps))
+            return eps
+
+        bot._randomness = spy
+        play_game([bot, RandomPlayer(1)], Settings(players=2, threshold=10), seed=2)
+        return {eps[seat] for seat, eps in seen}
+
+    assert rollout_randomness() == {0.7}
+    opponents = {eps[1 - seat] for seat, eps in seen}
+    assert opponents and all(0 <= e <= 1 for e in opponents)
+    seen.clear()
+    assert rollout_randomness(own_randomness=0.0) == {0.0}
+
+
 def test_deterministic_with_a_fixed_number_of_rollouts():
     def scores(seed):
         bots = [make(seed=seed, rollouts=24), RandomPlayer(1), RandomPlayer(2)]
