@@ -22,8 +22,9 @@
 # scripts/cluster-local.sh's engines, e.g. to try a change of daemon.json without touching the
 # engine others use.
 #   3. take5/base:bookworm  = mmdebstrap'ed Debian bookworm with python3.11, `docker import`ed
-#   4. take5/python:3.11    = base + the SDK's wheels: grpcio, protobuf, numpy (pip --target on the
-#                             host, for the base's Python version) in /opt/take5/site on PYTHONPATH,
+#   4. take5/python:3.11    = base + the SDK's wheels: grpcio, protobuf, numpy at the versions and
+#                             hashes of requirements/bot-python.txt (scripts/lock.sh; pip --target on
+#                             the host, for the base's Python version) in /opt/take5/site on PYTHONPATH,
 #                             user `bot` (uid/gid 10001), workdir /bot
 #   5. take5/node:18        = mmdebstrap'ed bookworm (essential) + Debian's nodejs, `docker import`ed
 #   6. take5/static:1       = nothing but a static busybox (/bin/sh for the launcher) and the
@@ -59,6 +60,8 @@ else
     DOCKERD_ARGS=()
 fi
 BOT_UID=10001
+# The Python image's wheels, pinned with their hashes (scripts/lock.sh writes it).
+BOT_LOCK="$(cd "$(dirname "$0")/.." && pwd)/requirements/bot-python.txt"
 SITE=/opt/take5/site
 
 FORCE=0
@@ -290,7 +293,11 @@ build_python() {  # IMAGE VERSION
     pyver=$(label_of "$BASE_IMAGE" take5.python)
     [ -n "$pyver" ] || die "$BASE_IMAGE has no take5.python label (rebuild it: --force)"
     abi="cp${pyver/./}"
-    log "installing grpcio protobuf numpy wheels for Python $pyver on the host (pip --target)"
+    [ -r "$BOT_LOCK" ] || die "no $BOT_LOCK (scripts/lock.sh makes it)"
+    # The lock is made for one Python (its header says which): another base would need a new lock.
+    grep -F "Python $pyver on Linux" "$BOT_LOCK" >/dev/null \
+        || die "$BOT_LOCK is locked for another Python than the base's $pyver (see scripts/lock.sh)"
+    log "installing the locked grpcio protobuf numpy wheels for Python $pyver on the host (pip --target)"
     rm -rf "$WORK/ctx"
     mkdir -p "$WORK/ctx/site"
     if ! "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
@@ -298,8 +305,8 @@ build_python() {  # IMAGE VERSION
             --python-version "$pyver" --implementation cp --abi "$abi" --abi abi3 --abi none \
             --platform manylinux_2_36_x86_64 --platform manylinux_2_28_x86_64 \
             --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-            --platform any \
-            grpcio protobuf numpy >"$WORK/pip.log" 2>&1 </dev/null; then
+            --platform any --no-deps --require-hashes -r "$BOT_LOCK" \
+            >"$WORK/pip.log" 2>&1 </dev/null; then
         tail -n 40 "$WORK/pip.log" >&2 || true
         die "pip install --target grpcio protobuf numpy failed (last lines above)"
     fi
@@ -394,7 +401,8 @@ build_static() {  # IMAGE VERSION
 base_version=$(definition build_base)
 ensure "$BASE_IMAGE" build_base "$base_version"
 # The python image is built FROM the base: a new base means a new python image.
-ensure "$PY_IMAGE" build_python "$(definition build_python "$BASE_IMAGE" "$base_version")"
+ensure "$PY_IMAGE" build_python \
+    "$(definition build_python "$BASE_IMAGE" "$base_version" "$(sha256sum <"$BOT_LOCK")")"
 ensure "$NODE_IMAGE" build_node "$(definition build_node)"
 ensure "$STATIC_IMAGE" build_static "$(definition build_static)"
 

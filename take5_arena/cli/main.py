@@ -33,7 +33,6 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 import click
-from click.utils import make_default_short_help
 
 from take5_arena.cli import entry
 from take5_arena.errors import ArenaError
@@ -141,7 +140,10 @@ class ArenaGroup(click.Group):
         rows = []
         for name in names:
             if name in self.lazy:
-                rows.append((name, make_default_short_help(self.lazy[name].help, limit)))
+                # click's own shortening, through its public API: a help-only command stands in
+                # for the one not imported yet.
+                stand_in = click.Command(name, help=self.lazy[name].help)
+                rows.append((name, stand_in.get_short_help_str(limit)))
             elif not self.commands[name].hidden:
                 rows.append((name, self.commands[name].get_short_help_str(limit)))
         with formatter.section("Commands"):
