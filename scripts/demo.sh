@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 
 T="${TOURNAMENT:-out/demo}"
 GAMES="${GAMES:-16}"
-python3 -m pip install --quiet --disable-pip-version-check -e .
+# The versions CI tested (requirements/arena.txt, scripts/lock.sh), then the project itself.
+python3 -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/arena.txt
+python3 -m pip install --quiet --disable-pip-version-check --no-deps -e .
 
 sandbox=local
 if [ "${1:-}" != "--local" ] && [ "$(id -u)" = 0 ]; then

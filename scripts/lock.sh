@@ -5,6 +5,8 @@
 #                                platform with all its extras (test, dask, rl), for every Python the
 #                                project supports (3.10 and newer; a version can differ by Python,
 #                                behind a marker)
+#   requirements/arena.txt       what a server of the arena runs (docs/operations.md): the platform
+#                                with its dask extra, without the test tools, for every Python from 3.10
 #   requirements/bot-python.txt  the wheels of the Python bot image (scripts/setup-docker.sh):
 #                                the SDK's own dependencies, for the image's Python (3.11, Linux x86_64)
 # Usage: scripts/lock.sh            newest versions the ranges allow, then review the diff and run
@@ -39,6 +41,12 @@ header() {
 } >"$out/ci.txt.new"
 mv "$out/ci.txt.new" "$out/ci.txt"
 {
+    header "pyproject.toml's dependencies and extra dask" "every Python from 3.10, universal" \
+        requirements/arena.txt
+    uv pip compile pyproject.toml --extra dask --universal --python-version 3.10 "${common[@]}"
+} >"$out/arena.txt.new"
+mv "$out/arena.txt.new" "$out/arena.txt"
+{
     header "sdk/pyproject.toml's dependencies" "Python 3.11 on Linux x86_64, the bot image's" \
         requirements/bot-python.txt
     uv pip compile sdk/pyproject.toml --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
@@ -48,7 +56,7 @@ mv "$out/bot-python.txt.new" "$out/bot-python.txt"
 
 if [ "$check" = 1 ]; then
     status=0
-    for f in ci.txt bot-python.txt; do
+    for f in ci.txt arena.txt bot-python.txt; do
         if ! diff <(grep -E '^[A-Za-z]' "requirements/$f") <(grep -E '^[A-Za-z]' "$out/$f") >"$out/$f.diff"; then
             echo "lock: requirements/$f is not what the ranges resolve to today:" >&2
             cat "$out/$f.diff" >&2
@@ -59,4 +67,4 @@ if [ "$check" = 1 ]; then
     [ "$status" = 0 ] && echo "lock: requirements/ is current"
     exit "$status"
 fi
-echo "lock: wrote requirements/ci.txt and requirements/bot-python.txt"
+echo "lock: wrote requirements/ci.txt, arena.txt and bot-python.txt"

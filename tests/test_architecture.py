@@ -258,3 +258,53 @@ def test_the_sdk_and_the_platform_declare_all():
     """The SDK's package and the platform's package entry points say what they export."""
     modules = {m for m, *_ in _modules_with_all()}
     assert {"take5", "take5.bots", "take5_arena.referee.match"} <= modules
+
+
+# The tests reach what they check through public names (docs/maintainers/testing.md). The one kind
+# of exception: a fault-injection seam, where a test makes one private step fail at a precise point
+# (a crash between two writes) that no public call can reach. Each is named here with its reason.
+PRIVATE_SEAMS = {
+    ("test_accounts.py", "_copy_old_accounts"): "a crash between the copy and the drop of a move",
+    ("test_batch.py", "_KEEP"): "every draw of the shuffle rejected, a 1e-16 chance made certain",
+    ("test_shipping.py", "_ship_one"): "a worker that says it holds an archive it lacks",
+    ("test_shipping.py", "_client"): "the executor's Dask client, to wait for the workers",
+    ("test_docker_reuse.py", "_current"): "which container a handle used, warm or cold",
+    ("test_docker_sandbox.py", "_current"): "... the same, for the sandbox's own handle",
+    ("test_ratings.py", "_fit_logits"): "the fit's inner solve against a deliberately bad start",
+}
+# Private names of the standard library and of namedtuples, not of this project.
+NOT_OURS = {"_replace", "_asdict", "_fields", "_make", "_getframe", "_exit", "_current_frames"}
+
+
+def private_uses(tree: ast.AST) -> set[str]:
+    """The private attributes a test module reads of anything but its own objects (self, cls)."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        name = node.attr
+        if not name.startswith("_") or name.startswith("__") or name in NOT_OURS:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        found.add(name)
+    return found
+
+
+def test_the_tests_use_public_names_but_for_named_seams():
+    wrong = [
+        f"{path.name}: .{name}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for name in private_uses(ast.parse(path.read_text(), str(path)))
+        if (path.name, name) not in PRIVATE_SEAMS
+    ]
+    assert not wrong, f"tests reaching private names (use a public one, or name a seam): {wrong}"
+
+
+def test_every_named_seam_is_still_used():
+    used = {
+        (path.name, name)
+        for path in (ROOT / "tests").glob("*.py")
+        for name in private_uses(ast.parse(path.read_text(), str(path)))
+    }
+    assert set(PRIVATE_SEAMS) <= used, set(PRIVATE_SEAMS) - used

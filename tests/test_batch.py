@@ -200,7 +200,7 @@ def test_a_rejected_draw_deals_as_the_engine():
     settings_ = Settings(players=4, threshold=200)
     batch = Batch.deal(settings_, [seed, 5])
     games = [Game(settings_, seed), Game(settings_, 5)]
-    assert batch._draws.tolist() == [104, 103]  # one draw more for the rejection (later rounds)
+    assert batch.draws.tolist() == [104, 103]  # one draw more for the rejection (later rounds)
     play_both(
         batch,
         games,

@@ -95,23 +95,41 @@ def test_the_last_cards_are_planned_as_a_whole():
     assert by_size[1] == 0  # the last card is played without thinking
 
 
+class Watched:
+    """Passes the calls on and notes, after each card, what the bot says of its last search
+    (`last_planned`, `last_randomness`): the tests read its public account, not its internals."""
+
+    def __init__(self, bot):
+        self.bot = bot
+        self.seen: list[tuple[int, bool, tuple[float, ...]]] = []
+        self.seat = -1
+
+    def pick_card(self, view):
+        self.seat = view.seat
+        card = self.bot.pick_card(view)
+        self.seen.append((len(view.hand), self.bot.last_planned, self.bot.last_randomness))
+        self.bot.last_randomness = ()
+        return card
+
+    def choose_row(self, view):
+        return self.bot.choose_row(view)
+
+    def draft_card(self, view):
+        return self.bot.draft_card(view)
+
+    def game_over(self, result):
+        return self.bot.game_over(result)
+
+
 def test_head_to_head_it_plans_no_whole_orders_by_default():
     """At 2 players the exact plans lost (EXACT_CARDS): every card is searched as montecarlo does,
     unless `exact_cards` says otherwise."""
 
     def planned_hands(**kwargs):
         """The hand sizes at which the bot searched whole orders in a 2-player game."""
-        bot = make(seed=1, rollouts=48, **kwargs)
-        sizes = []
-        plan = bot._plan
-
-        def spy(view, stop):
-            sizes.append(len(view.hand))
-            return plan(view, stop)
-
-        bot._plan = spy
+        bot = Watched(make(seed=1, rollouts=48, **kwargs))
         play_game([bot, RandomPlayer(1)], Settings(players=2, threshold=10), seed=2)
-        return set(sizes)
+        return {size for size, planned, _ in bot.seen if planned}
 
     assert make().exact_cards_at(2) == 0 and make().exact_cards_at(4) == 4
     assert make(exact_cards=3).exact_cards_at(2) == 3
@@ -122,19 +140,12 @@ def test_head_to_head_it_plans_no_whole_orders_by_default():
 def test_its_own_later_cards_in_a_rollout_are_mostly_random():
     """Rollouts play the bot's own later turns at random 70% of the time (OWN_RANDOMNESS: greedy
     ones lost), the opponents by their learned model; `own_randomness=0` is montecarlo's greedy."""
-    seen = []
+    seen: list[tuple[int, tuple[float, ...]]] = []
 
     def rollout_randomness(**kwargs):
-        bot = make(seed=1, rollouts=48, **kwargs)
-        randomness = bot._randomness
-
-        def spy(view):
-            eps = randomness(view)
-            seen.append((view.seat, eps))
-            return eps
-
-        bot._randomness = spy
+        bot = Watched(make(seed=1, rollouts=48, **kwargs))
         play_game([bot, RandomPlayer(1)], Settings(players=2, threshold=10), seed=2)
+        seen.extend((bot.seat, eps) for _, _, eps in bot.seen if eps)
         return {eps[seat] for seat, eps in seen}
 
     assert rollout_randomness() == {0.7}

@@ -61,7 +61,7 @@ def test_every_card_is_in_exactly_one_place(case):
         places = [c for h in game.hands for c in h]
         places += [c for r in game.rows for c in r]
         places += [c for pile in piles(game) for c in pile]
-        places += [card for card, _ in game._pending]
+        places += [card for card, _ in game.pending]
         assert sorted(places) == sorted(in_play)
         assert len(set(in_play)) == len(in_play) == 10 * settings_.players + 4
         dealt_this_round[game.round] = True

@@ -8,6 +8,7 @@ bots); each test edits a copy of it with plain SQL, as anyone with the file coul
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -340,7 +341,9 @@ def test_the_arenas_record_call_withholds_a_deal_with_a_rotation_still_to_play(
     the records of finished deals."""
     import concurrent.futures
 
-    from take5_arena.service.errors import NotFoundError
+    import grpc
+
+    from take5_arena.service.api import arena_pb2 as pb
     from take5_arena.service.servicer import ArenaService, ServiceParts
 
     directory, db = store
@@ -352,11 +355,30 @@ def test_the_arenas_record_call_withholds_a_deal_with_a_rotation_still_to_play(
     public = [g for g, held in games if not held]
     assert withheld and public
     parts = ServiceParts(directory, *([None] * 5))  # type: ignore[arg-type]
+
+    class Aborted(Exception):
+        pass
+
+    class Context:
+        """What the service reads of a gRPC call's context: no metadata; abort raises."""
+
+        def invocation_metadata(self) -> tuple[()]:
+            return ()
+
+        async def abort(self, code: Any, details: str) -> None:
+            raise Aborted(code, details)
+
+    def get_record(game_id: str) -> Any:
+        """The service's GetGameRecord, as the gRPC server calls it."""
+        request = pb.GetGameRecordRequest(game_id=game_id)
+        return asyncio.run(service.GetGameRecord(request, Context()))  # type: ignore[arg-type]
+
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        service = ArenaService(parts, lambda line: None, pool)
-        assert service._record(public[0]).game_id == public[0]
-        with pytest.raises(NotFoundError, match="not published yet"):
-            service._record(withheld[0])
+        service = ArenaService(parts, pool)
+        assert get_record(public[0]).game_id == public[0]
+        with pytest.raises(Aborted, match="not published yet") as refused:
+            get_record(withheld[0])
+        assert refused.value.args[0] == grpc.StatusCode.NOT_FOUND
 
 
 def _rotation_to_come(db: sqlite3.Connection) -> str:

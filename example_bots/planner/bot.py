@@ -303,6 +303,11 @@ class PlannerBot(Bot):
         self._np_rng = np.random.default_rng(seed)
         self.last_rollouts = 0
         """How many rollouts the last decision used (for benchmarks)."""
+        self.last_planned = False
+        """Whether the last card was chosen by the exact search of whole orders (`exact_cards`)."""
+        self.last_randomness: tuple[float, ...] = ()
+        """Per seat, the randomness the last search's rollouts gave each player (its own included):
+        what the opponent model and `own_randomness` made of the table."""
         self.pace = Pace()
         self.plan_pace = Pace()
         """The exact plans play turn by turn (a policy call and a forced card each): their own."""
@@ -312,11 +317,13 @@ class PlannerBot(Bot):
     def pick_card(self, view: View) -> int:
         self.model.observe(view)
         hand = view.hand
+        self.last_planned = False
         if len(hand) == 1:
             self.last_rollouts = 0
             return hand[0]
         stop = self._stop_time(view)
         if len(hand) <= self.exact_cards_at(view.settings.players):
+            self.last_planned = True
             return self._plan(view, stop)
         me = view.seat
         eps = self._randomness(view)
@@ -605,6 +612,7 @@ class PlannerBot(Bot):
         fixed = self.opponent_randomness
         eps = [fixed if fixed is not None else self.model.randomness(seat) for seat in range(n)]
         eps[view.seat] = self.own_randomness
+        self.last_randomness = tuple(eps)
         return eps
 
     def _stop_time(self, view: View) -> Stop:

@@ -294,6 +294,13 @@ class Batch:
         return self.settings.players
 
     @property
+    def draws(self) -> NDArray[np.int64]:
+        """(G,): how many values each deal's generator has drawn so far (read-only). A shuffle draws
+        one value per card dealt, and one more for each draw the generator rejects (about once in
+        1e16 shuffles): the next round's shuffle goes on from there, as the referee's does."""
+        return _read_only(self._draws)
+
+    @property
     def rows(self) -> _Int16:
         """(G, 4, 5): the cards of each row, oldest first, valid below `lens` (read-only)."""
         return _read_only(self._cards_kept("rows").transpose(2, 1, 0))

@@ -435,6 +435,12 @@ class Game:
         return ()
 
     @property
+    def pending(self) -> tuple[tuple[int, int], ...]:
+        """The cards revealed this turn and not placed yet, as (card, seat), lowest first: the
+        first is the card whose player chooses a row in the CHOOSE_ROW phase."""
+        return tuple(self._pending)
+
+    @property
     def drafter(self) -> int:
         """The seat whose draft pick the game waits for (DRAFT only: WrongPhase otherwise)."""
         if self.phase is not _DRAFT:
