@@ -15,10 +15,15 @@ venv=build/newest
 rm -rf "$venv"
 "$PYTHON" -m venv "$venv"
 py="$PWD/$venv/bin/python"
-"$py" -m pip install --quiet --disable-pip-version-check --upgrade pip
+mkdir -p build
 # --upgrade-strategy eager: every dependency at its newest allowed version, not just the direct ones.
-"$py" -m pip install --quiet --disable-pip-version-check --upgrade --upgrade-strategy eager \
-    -e ./sdk -e ".[test,dask,rl]"
+if ! { "$py" -m pip install --disable-pip-version-check --upgrade pip \
+        && "$py" -m pip install --disable-pip-version-check --upgrade --upgrade-strategy eager \
+            -e ./sdk -e ".[test,dask,rl]"; } >build/newest-install.log 2>&1; then
+    tail -n 20 build/newest-install.log >&2
+    echo "check-newest: the newest versions could not be installed (build/newest-install.log)" >&2
+    exit 1
+fi
 
 echo "check-newest: versions that differ from requirements/ci.txt:"
 "$py" - <<'PY'
