@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from typing import TYPE_CHECKING, Any
 
 from .game import RandomPlayer, Settings, play_game
 from .rules import (
@@ -45,6 +42,10 @@ from .rules import (
 )
 from .shuffle import SplitMix64
 from .sim import Table, play_out
+
+if TYPE_CHECKING:  # numpy is loaded by the first rollouts: random_game and the import stay light
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "COMPILED",
@@ -172,6 +173,8 @@ def rollouts(
     Returns the bull heads each seat took in each deal, (deals, seats) int32. ValueError for
     arguments of the wrong shape or cards that cannot be there, before any deal is played.
     """
+    import numpy as np
+
     cards = np.ascontiguousarray(hands, dtype=np.int8)
     if cards.ndim != 3:
         raise ValueError("hands must be (deals, seats, cards)")
@@ -206,6 +209,8 @@ def _rollouts_reference(
     table: Table, cards: NDArray[np.int8], eps: list[float], seed: int, forced: Any
 ) -> NDArray[np.int32]:
     """The pure-Python rollouts: `play_out` deal after deal, with the compiled core's checks."""
+    import numpy as np
+
     deals, n, _ = cards.shape
     if cards.size and not (cards.min() >= 1 and cards.max() <= CARD_COUNT):
         raise ValueError("rollouts: a hand holds no such card")
