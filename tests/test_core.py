@@ -175,6 +175,8 @@ def test_the_extension_itself_refuses_lying_sizes():
     ones = bytes([1, 1, 1, 1])
     with pytest.raises(ValueError):
         ext.rollouts(row, ones, ones, bytes(12), 1000, 4, 3, [0.5] * 4, 1, None)
+    with pytest.raises(ValueError):  # a product that would wrap round to the buffer's length
+        ext.rollouts(row, ones, ones, bytes(12), 2**62 + 1, 4, 3, [0.5] * 4, 1, None)
     with pytest.raises(ValueError):
         ext.rollouts(row[:3], ones, ones, bytes([1] * 12), 1, 4, 3, [0.5] * 4, 1, None)
     with pytest.raises(ValueError):

@@ -11,8 +11,8 @@
  *       `take5.sim.play_out` for each of `deals` deals from one table, one after the other, with
  *       one `SplitMix64(seed)` as the random generator (its `random()`: the top 53 bits of a draw
  *       over 2**53); hands is a buffer of deals * players * size signed bytes, first None or a
- *       buffer of deals * players signed bytes (0: no forced card); returns the points as a bytearray
- *       of deals * players native int32.
+ *       buffer of deals * players signed bytes (0: no forced card); returns the points as a
+ *       bytearray of deals * players native int32.
  *
  * Plain C99 and the stable parts of the C API only: no numpy headers, so that building it needs
  * nothing but a C compiler and Python's headers. Every limit is checked before any work, and the
@@ -50,11 +50,13 @@ static inline uint64_t next_u64(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
-/* A uniform integer below n (n >= 1) by rejection: keep x < 2**64 - (2**64 mod n). */
+/* A uniform integer below n (n >= 1) by rejection: keep x < 2**64 - (2**64 mod n). Since
+ * 2**64 mod n < n, every x < 2**64 - n is kept without working out the bound (one division). */
 static inline int below(uint64_t *state, uint64_t n) {
-    uint64_t rem = (UINT64_MAX % n + 1) % n; /* 2**64 mod n */
     for (;;) {
         uint64_t x = next_u64(state);
+        if (x < (uint64_t)0 - n) return (int)(x % n);
+        uint64_t rem = (UINT64_MAX % n + 1) % n; /* 2**64 mod n */
         if (rem == 0 || x < (uint64_t)0 - rem) return (int)(x % n);
     }
 }
@@ -239,7 +241,9 @@ static PyObject *rollouts(PyObject *self, PyObject *args) {
     double eps[MAX_SIM_SEATS];
     int has_first = first_obj != Py_None;
     if (has_first && PyObject_GetBuffer(first_obj, &first_b, PyBUF_SIMPLE) < 0) goto done;
-    if (ends_b.len != ROWS || lens_b.len != ROWS || heads_b.len != ROWS || deals < 0 || n < 1 ||
+    /* deals is bounded first, so that none of the products below can overflow. */
+    if (ends_b.len != ROWS || lens_b.len != ROWS || heads_b.len != ROWS || deals < 0 ||
+        deals > PY_SSIZE_T_MAX / (MAX_SIM_SEATS * MAX_SIM_HAND * 4) || n < 1 ||
         n > MAX_SIM_SEATS || size < 0 || size > MAX_SIM_HAND ||
         hands_b.len != deals * n * size || (has_first && first_b.len != deals * n)) {
         PyErr_SetString(PyExc_ValueError, "rollouts: arguments of the wrong size");
