@@ -8,9 +8,12 @@ turns 1 to 6, where the planner does not yet search exact plans), interleaved, w
 prints the mean and median rollouts per decision.
 
 Then a bot's first decision after its start, import counted: a fresh interpreter per run (the
-best of `--starts`) imports the bot, builds it and answers one decision of 10 ms, with
-TAKE5_CORE=python (take5.batch, as before the core) and with the compiled core; CPU and wall time
-from the interpreter's start. Run: python bench/search_core.py [--decisions N] [--starts K]
+best of `--starts`, interleaved) imports the bot, builds it and answers one decision of 10 ms, with
+TAKE5_CORE=python (take5.batch, as before the core), with the compiled core and, with `--against
+DIR`, the bot and SDK of another checkout (the tree before the core, say); CPU and wall time from
+the interpreter's start. Every side reads its modules' bytecode from one cache of the bench's own
+(PYTHONPYCACHEPREFIX, written on the first start), as a bot image carries compiled bytecode.
+Run: python bench/search_core.py [--decisions N] [--starts K] [--against DIR]
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,28 +68,28 @@ print(json.dumps({"cpu": time.process_time(), "wall": wall}))
 """
 
 
-def first_decision(name: str, core_env: str, starts: int) -> tuple[float, float]:
-    """(CPU, wall) seconds from a fresh interpreter's start to the bot's first answer (best of)."""
-    best = (float("inf"), float("inf"))
-    for _ in range(starts):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                FIRST,
-                str(ROOT / "sdk"),
-                str(ROOT / "example_bots" / name),
-                repr(time.time()),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, core.ENV: core_env},
-            timeout=120,
-        )
-        got = json.loads(done.stdout)
-        best = (min(best[0], got["cpu"]), min(best[1], got["wall"]))
-    return best
+def first_decision(root: Path, name: str, core_env: str, cache: str) -> tuple[float, float]:
+    """(CPU, wall) seconds from a fresh interpreter's start to the bot's first answer."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            FIRST,
+            str(root / "sdk"),
+            str(root / "example_bots" / name),
+            repr(time.time()),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, core.ENV: core_env, "PYTHONPYCACHEPREFIX": cache},
+        timeout=120,
+    )
+    got = json.loads(done.stdout)
+    return float(got["cpu"]), float(got["wall"])
 
 
 def main() -> None:
@@ -94,6 +98,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.01, help="CPU seconds per decision")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--starts", type=int, default=5, help="fresh starts per bot and core")
+    parser.add_argument("--against", type=Path, help="another checkout's bots and SDK, timed too")
     args = parser.parse_args()
     if not core.COMPILED:
         raise SystemExit(f"search_core: the compiled core is not in use ({core.REASON})")
@@ -125,15 +130,21 @@ def main() -> None:
             flush=True,
         )
 
-    print("\n  first decision after start (best of fresh interpreters; CPU and wall seconds)")
-    print(f"  {'bot':<11} {'take5.batch CPU':>15} {'wall':>7} {'take5.core CPU':>15} {'wall':>7}")
-    for name in BOTS:
-        before = first_decision(name, "python", args.starts)
-        after = first_decision(name, "compiled", args.starts)
-        print(
-            f"  {name:<11} {before[0]:>15.3f} {before[1]:>7.3f} {after[0]:>15.3f} {after[1]:>7.3f}",
-            flush=True,
-        )
+    sides = {"take5.batch": (ROOT, "python"), "take5.core": (ROOT, "compiled")}
+    if args.against is not None:
+        sides = {"--against": (args.against.resolve(), "auto"), **sides}
+    print(f"\n  first decision after start: best of {args.starts} fresh interpreters, CPU/wall s")
+    print(f"  {'bot':<11}" + "".join(f" {side:>19}" for side in sides))
+    with tempfile.TemporaryDirectory(prefix="take5-pyc-") as cache:
+        for name in BOTS:
+            best = {side: (float("inf"), float("inf")) for side in sides}
+            for start in range(args.starts + 1):  # the first start of each side writes bytecode
+                for side, (root, env) in sides.items():
+                    cpu, wall = first_decision(root, name, env, cache)
+                    if start:
+                        best[side] = (min(best[side][0], cpu), min(best[side][1], wall))
+            cells = "".join(f" {cpu:>11.3f}/{wall:<7.3f}" for cpu, wall in best.values())
+            print(f"  {name:<11}{cells}", flush=True)
 
 
 if __name__ == "__main__":
