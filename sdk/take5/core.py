@@ -17,11 +17,16 @@ fallback where the extension was not built (`pip install ./sdk` without a C comp
 - `rollouts` is `take5.sim.play_out` on each deal in turn, all from copies of one `table`, with one
   `SplitMix64(seed)` as the random generator (`SplitMix64.random`, take5/shuffle.py).
 
+The rules are thus written twice, in C and in Python; the equivalence tests are what keep them
+one. Only bots call the core, in their own process: the referee never does, so whatever a bot
+passes it can only harm that bot's own game.
+
 Which one runs: `COMPILED` says, and `REASON` says why not. The environment variable TAKE5_CORE
 chooses: ``auto`` (the default: the extension when it loads), ``python`` (always the reference) or
-``compiled`` (the extension or an error at import: CI and the bot image use it, so that a broken
-build never hides behind the fallback). The extension carries a version number; one that does not
-match this module's is refused like a missing one.
+``compiled`` (the extension or an error at import: the arena's Python image sets it, so that a
+broken build never hides behind the fallback; in CI, tests/test_core.py fails when the core in use
+is not the compiled one). The extension carries a version number; one that does not match this
+module's is refused like a missing one.
 """
 
 from __future__ import annotations
