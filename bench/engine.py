@@ -6,8 +6,12 @@ shuffle and the random decisions, and no views, records, validation or state mac
 floor the engine's readability and its guarantees (the project's own shuffle, a seed giving the
 same game on every machine, every move checked, a replayable record) cost against. The engine is
 measured twice: without records (`play_game(..., keep_record=False)`: the record is never built)
-and with them (built, then `game.record()` as the referee does). Run: python bench/engine.py
-[--seconds S]
+and with them (built, then `game.record()` as the referee does).
+
+The compiled core (`take5.core.random_game`: the same games as `play_game` with RandomPlayers, in
+C) is measured in the same run against the plainest C of the same rules (bench/proto.c, compiled
+with cc by the bench: bench/cproto.py). Target: the core >= 0.3x the C prototype's games per
+CPU-second. Run: python bench/engine.py [--seconds S] [--repeats R]
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import random
 import time
 from collections.abc import Callable
 
-from take5 import RandomPlayer, Settings, play_game
+import cproto
+
+from take5 import RandomPlayer, Settings, core, play_game
 from take5.rules import BULL_HEADS, HAND_SIZE
 
 
@@ -73,10 +79,12 @@ def main() -> None:
         "--repeats", type=int, default=5, help="interleaved windows per measurement"
     )
     args = parser.parse_args()
+    print(f"take5.core: {'compiled' if core.COMPILED else 'pure Python (' + core.REASON + ')'}")
     print(
         f"{'players':>7} {'plain loop g/s':>14} {'no-record g/s':>14} {'+record g/s':>12} "
-        f"{'ratio':>6}"
+        f"{'ratio':>6} {'core g/s':>10} {'C g/s':>10} {'core/C':>7} {'engine/C':>9}"
     )
+    worst = float("inf")
     for n in (2, 4, 10):
         settings = Settings(players=n)
 
@@ -88,18 +96,33 @@ def main() -> None:
             if record:
                 game.record()
 
+        def compiled(seed: int, n: int = n, settings: Settings = settings) -> None:
+            core.random_game(settings, seed, [seed * 100 + i for i in range(n)])
+
         def inline_of(s: int, n: int = n) -> list[int]:
             return inline_game(n, s)
 
         # Interleave short windows and keep each one's best, so that load from other processes
-        # on a shared machine hits all three alike.
-        inline = bare = recorded = 0.0
+        # on a shared machine hits all of them alike.
+        inline = bare = recorded = fast = c = 0.0
+        window = args.seconds / args.repeats
         for _ in range(args.repeats):
-            inline = max(inline, rate(inline_of, args.seconds / args.repeats))
-            bare = max(bare, rate(lambda s: engine(s, False), args.seconds / args.repeats))
-            recorded = max(recorded, rate(lambda s: engine(s, True), args.seconds / args.repeats))
-        print(f"{n:>7} {inline:>14.0f} {bare:>14.0f} {recorded:>12.0f} {recorded / inline:>6.2f}")
+            inline = max(inline, rate(inline_of, window))
+            bare = max(bare, rate(lambda s: engine(s, False), window))
+            recorded = max(recorded, rate(lambda s: engine(s, True), window))
+            fast = max(fast, rate(compiled, window))
+            c = max(c, cproto.rate("games", n, window))
+        worst = min(worst, fast / c)
+        print(
+            f"{n:>7} {inline:>14.0f} {bare:>14.0f} {recorded:>12.0f} {recorded / inline:>6.2f}"
+            f" {fast:>10.0f} {c:>10.0f} {fast / c:>6.2f}x {bare / c:>8.4f}x",
+            flush=True,
+        )
     print("ratio = engine with records / the plain loop of the same rules")
+    print(
+        f"target: take5.core >= 0.3x the C prototype: lowest {worst:.2f}x, "
+        f"{'met' if worst >= 0.3 else 'NOT MET'}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,12 @@ and the public TypeScript engine, in one run, all in CPU time of what is measure
    PettingZoo AEC environment take5.env.Take5Env, each with random legal actions picked by the
    same cheap numpy code. Target: >= 100,000 for the vector environment.
 
+0. The compiled core against the plainest C of the same rules (bench/proto.c, compiled by the
+   bench with cc, in the same run): rest-of-round rollouts per CPU-second at batches of 16, 64, 256
+   and 1,024 prepared deals (`take5.core.rollouts` on a (deals, seats, 10) array, greedy with
+   randomness 0.5; take5.batch beside them), and whole random games (`take5.core.random_game`).
+   Targets: rollouts >= 0.5x C at every batch size, single games >= 0.3x C.
+
 Each figure is the best of --repeats short windows, the two sides interleaved, so that other load
 on a shared machine hits both alike. The TypeScript engine is not part of this repository: clone it
 beside, `npm install` there (it brings tsx), and pass its folder; its code is run, never copied.
@@ -42,9 +48,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 
+import cproto
 import numpy as np
 
-from take5 import Game, RandomPlayer, Settings, play_game
+from take5 import Game, RandomPlayer, Settings, core, play_game
 from take5.batch import Batch, EpsilonGreedy
 from take5.shuffle import SplitMix64
 from take5.sim import Table, play_out, sample_hands
@@ -73,6 +80,82 @@ def best_of(sides: dict[str, Callable[[], int]], seconds: float, repeats: int) -
         for name, work in sides.items():
             best[name] = max(best[name], rate(work, seconds / repeats))
     return best
+
+
+# -- 0. the compiled core against the C prototype -------------------------------------------------
+
+CORE_BATCHES = (16, 64, 256, 1024)
+
+
+def core_rollouts(players: int, size: int, seconds: float, repeats: int) -> dict[str, float]:
+    view = Game(Settings(players=players), players).view(0)
+    prng = random.Random(1)
+    hands = np.array([sample_hands(view, prng) for _ in range(size)], dtype=np.int8)
+    table = Table.from_rows(view.rows)
+    rng = np.random.default_rng(1)
+    batch = Batch.determinize(view, size, rng, keep_cards=False)
+    policy = EpsilonGreedy(0.5, rng)
+    seeds = iter(range(10**12))
+
+    def compiled() -> int:
+        core.rollouts(table, hands, 0.5, next(seeds))
+        return size
+
+    def batched() -> int:
+        batch.copy().play_round(policy)
+        return size
+
+    best = best_of({"take5.core": compiled, "take5.batch": batched}, seconds, repeats)
+    best["C"] = max(
+        cproto.rate("rollouts", players, seconds / repeats, size) for _ in range(repeats)
+    )
+    return best
+
+
+def core_games(players: int, seconds: float, repeats: int) -> dict[str, float]:
+    settings = Settings(players=players)
+    counter = iter(range(10**12))
+
+    def compiled() -> int:
+        seed = next(counter)
+        core.random_game(settings, seed, [seed * 16 + i for i in range(players)])
+        return 1
+
+    best = best_of({"take5.core": compiled}, seconds, repeats)
+    best["C"] = max(cproto.rate("games", players, seconds / repeats) for _ in range(repeats))
+    return best
+
+
+def core_section(seconds: float, repeats: int) -> dict[str, object]:
+    state = "compiled" if core.COMPILED else f"pure Python: {core.REASON}"
+    print(f"\n0. take5.core ({state}) against the C prototype (bench/proto.c), per CPU-second")
+    print(
+        f"  {'players':>7} {'batch':>6} {'C':>10} {'take5.core':>11} {'core/C':>7} "
+        f"{'take5.batch':>12} {'batch/C':>8}"
+    )
+    table = []
+    for players in PLAYERS:
+        for size in CORE_BATCHES:
+            r = core_rollouts(players, size, seconds, repeats)
+            ratio = r["take5.core"] / r["C"]
+            table.append({"players": players, "batch": size, **r, "ratio": ratio})
+            print(
+                f"  {players:>7} {size:>6} {r['C']:>10.0f} {r['take5.core']:>11.0f} {ratio:>6.2f}x"
+                f" {r['take5.batch']:>12.0f} {r['take5.batch'] / r['C']:>7.2f}x",
+                flush=True,
+            )
+    low = min(float(t["ratio"]) for t in table)
+    print(f"  target rollouts >= 0.5x C at every batch: lowest {low:.2f}x, {verdict(low >= 0.5)}")
+    print(f"  {'players':>7} {'games':>6} {'C':>10} {'take5.core':>11} {'core/C':>7}")
+    games = []
+    for players in PLAYERS:
+        r = core_games(players, seconds, repeats)
+        ratio = r["take5.core"] / r["C"]
+        games.append({"players": players, **r, "ratio": ratio})
+        print(f"  {players:>7} {'':>6} {r['C']:>10.0f} {r['take5.core']:>11.0f} {ratio:>6.2f}x")
+    low = min(float(g["ratio"]) for g in games)
+    print(f"  target single games >= 0.3x C: lowest {low:.2f}x, {verdict(low >= 0.3)}")
+    return {"rollouts": table, "games": games}
 
 
 # -- 1. rollouts ----------------------------------------------------------------------------------
@@ -245,6 +328,9 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="short windows (wide error)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--core-only", action="store_true", help="only section 0 (take5.core against C)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.repeats = 0.6, 2
@@ -252,7 +338,11 @@ def main() -> None:
         f"bench/sim.py: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, "
         f"{args.seconds:g} CPU-s per figure, best of {args.repeats}"
     )
-    out: dict[str, object] = {}
+    out: dict[str, object] = {"core": core_section(args.seconds, args.repeats)}
+    if args.core_only:
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=2))
+        return
 
     print("\n1. rest-of-round rollouts per CPU-second (turn 1, greedy with randomness 0.5)")
     print(f"  {'players':>7} {'batch':>6} {'take5.sim':>11} {'take5.batch':>12} {'ratio':>7}")

@@ -25,6 +25,10 @@
 #   4. take5/python:3.11    = base + the SDK's wheels: grpcio, protobuf, numpy at the versions and
 #                             hashes of requirements/bot-python.txt (scripts/lock.sh; pip --target on
 #                             the host, for the base's Python version) in /opt/take5/site on PYTHONPATH,
+#                             and the SDK's compiled core (sdk/take5/_core.c, built on the host, which
+#                             must run the base's Python: the host is the same Debian) in
+#                             /opt/take5/site/take5 with TAKE5_CORE=compiled (take5/core.py): the
+#                             referee's copy of the SDK lands beside it, and no bot needs a compiler;
 #                             user `bot` (uid/gid 10001), workdir /bot
 #   5. take5/node:18        = mmdebstrap'ed bookworm (essential) + Debian's nodejs, `docker import`ed
 #   6. take5/static:1       = nothing but a static busybox (/bin/sh for the launcher) and the
@@ -62,6 +66,8 @@ fi
 BOT_UID=10001
 # The Python image's wheels, pinned with their hashes (scripts/lock.sh writes it).
 BOT_LOCK="$(cd "$(dirname "$0")/.." && pwd)/requirements/bot-python.txt"
+# The SDK's compiled core, built into the Python image (its source is part of the image's definition).
+CORE_SOURCE="$(cd "$(dirname "$0")/.." && pwd)/sdk/take5/_core.c"
 SITE=/opt/take5/site
 
 FORCE=0
@@ -310,17 +316,37 @@ build_python() {  # IMAGE VERSION
         tail -n 40 "$WORK/pip.log" >&2 || true
         die "pip install --target grpcio protobuf numpy failed (last lines above)"
     fi
+    # The compiled core: an extension module is built for one Python, so the host's must be the
+    # base's (both are Debian's python3 of the same suite); the setuptools build of the SDK itself.
+    local hostpy core
+    hostpy=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    [ "$hostpy" = "$pyver" ] \
+        || die "$PYTHON is Python $hostpy: the compiled core must be built by the base's Python $pyver (PYTHON=python$pyver)"
+    log "building the SDK's compiled core for Python $pyver on the host"
+    if ! (cd "$(dirname "$CORE_SOURCE")/.." && "$PYTHON" setup.py --quiet build_ext \
+            --build-lib "$WORK/core/lib" --build-temp "$WORK/core/tmp") >"$WORK/core.log" 2>&1 </dev/null; then
+        tail -n 40 "$WORK/core.log" >&2 || true
+        die "building the compiled core failed (last lines above)"
+    fi
+    core=$(find "$WORK/core/lib/take5" -maxdepth 1 -name '_core.*.so' -print -quit 2>/dev/null || true)
+    if [ -z "$core" ]; then
+        tail -n 40 "$WORK/core.log" >&2 || true
+        die "no compiled core was built (a C compiler and Python $pyver's headers are needed on the host)"
+    fi
+    mkdir -p "$WORK/ctx/site/take5"
+    cp "$core" "$WORK/ctx/site/take5/"
     # OPENBLAS_NUM_THREADS=1: numpy's BLAS would start a thread per host CPU when imported, and a
     # bot's container has a --pids limit (and one CPU).
     cat >"$WORK/ctx/Dockerfile" <<EOF
 FROM $BASE_IMAGE
 COPY site $SITE
-ENV PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 OPENBLAS_NUM_THREADS=1
+ENV PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 OPENBLAS_NUM_THREADS=1 TAKE5_CORE=compiled
 RUN groupadd -g $BOT_UID bot \\
  && useradd -u $BOT_UID -g $BOT_UID -M -d /bot -s /usr/sbin/nologin bot \\
  && mkdir -p /bot /run/take5 \\
  && python3 -m compileall -q -j0 $SITE /usr/lib/python$pyver >/dev/null \\
- && python3 -c 'import grpc, google.protobuf, numpy; print("grpc", grpc.__version__, "protobuf", google.protobuf.__version__, "numpy", numpy.__version__)'
+ && python3 -c 'import grpc, google.protobuf, numpy; print("grpc", grpc.__version__, "protobuf", google.protobuf.__version__, "numpy", numpy.__version__)' \\
+ && python3 -c 'import glob, importlib.util as u; s = u.spec_from_file_location("take5._core", glob.glob("$SITE/take5/_core.*.so")[0]); m = u.module_from_spec(s); s.loader.exec_module(m); print("take5._core", m.VERSION)'
 WORKDIR /bot
 USER $BOT_UID:$BOT_UID
 CMD ["python3", "/bot/bot.py"]
@@ -332,7 +358,7 @@ EOF
         tail -n 40 "$WORK/build.log" >&2 || true
         die "docker build of $1 failed (last lines above)"
     fi
-    grep -E '^grpc ' "$WORK/build.log" | sed 's/^/setup-docker:   /' >&2 || true
+    grep -E '^(grpc|take5._core) ' "$WORK/build.log" | sed 's/^/setup-docker:   /' >&2 || true
     log "$1 built ($(elapsed))"
 }
 
@@ -402,7 +428,8 @@ base_version=$(definition build_base)
 ensure "$BASE_IMAGE" build_base "$base_version"
 # The python image is built FROM the base: a new base means a new python image.
 ensure "$PY_IMAGE" build_python \
-    "$(definition build_python "$BASE_IMAGE" "$base_version" "$(sha256sum <"$BOT_LOCK")")"
+    "$(definition build_python "$BASE_IMAGE" "$base_version" "$(sha256sum <"$BOT_LOCK")" \
+        "$(sha256sum <"$CORE_SOURCE")")"
 ensure "$NODE_IMAGE" build_node "$(definition build_node)"
 ensure "$STATIC_IMAGE" build_static "$(definition build_static)"
 

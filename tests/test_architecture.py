@@ -265,6 +265,7 @@ def test_the_sdk_and_the_platform_declare_all():
 # (a crash between two writes) that no public call can reach. Each is named here with its reason.
 PRIVATE_SEAMS = {
     ("test_accounts.py", "_copy_old_accounts"): "a crash between the copy and the drop of a move",
+    ("test_core.py", "_CORE"): "the pure-Python reference and the compiled core in one process",
     ("test_batch.py", "_KEEP"): "every draw of the shuffle rejected, a 1e-16 chance made certain",
     ("test_shipping.py", "_ship_one"): "a worker that says it holds an archive it lacks",
     ("test_shipping.py", "_client"): "the executor's Dask client, to wait for the workers",

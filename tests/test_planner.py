@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from take5 import RandomPlayer, Settings, Variant, play_game
+from take5 import RandomPlayer, Settings, Variant, core, play_game
 from take5.bot import Bot, CallContext
 from take5.clock import Budget, ClockKind, TimeControl
 from take5.harness import load_bot
@@ -64,10 +64,14 @@ def test_it_is_an_sdk_bot():
 )
 def test_always_legal(variant, players, exact, exact_cards):
     settings = Settings(players=players, variant=Variant(variant), threshold=10)
+    # Seat 0 rolls out on the compiled core where it is built, seat 1 on take5.batch.
     bots = [
-        Checked(make(seed=seat, rollouts=24, exact=exact, exact_cards=exact_cards))
+        Checked(
+            make(seed=seat, rollouts=24, exact=exact, exact_cards=exact_cards, compiled=seat == 0)
+        )
         for seat in range(2)
     ]
+    assert bots[1].bot.compiled is False and bots[0].bot.compiled is core.COMPILED
     others = [RandomPlayer(seat) for seat in range(players - 2)]
     game = play_game(bots + others, settings, seed=3)
     assert game.is_over

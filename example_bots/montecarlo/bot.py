@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from take5 import BULL_HEADS, HAND_SIZE, Bot, EndRule, Phase, View, run
+from take5 import BULL_HEADS, HAND_SIZE, Bot, EndRule, Phase, View, core, run
 from take5.batch import Batch, EpsilonGreedy, revealed_cards
 from take5.sim import Table, cheapest_row, draft_order, draft_out, greedy_card, play_out
 
@@ -193,13 +193,15 @@ class MonteCarloBot(Bot):
     - `own_randomness`: the same for the bot's own later turns in a rollout.
     - `relative`: weight of the opponents' mean penalty in the score (0: only its own penalty).
     - `win_weight`: what losing the game costs, in bull heads, when a rollout's round ends the game.
+    - `compiled`: card choices roll out on the compiled core (take5.core) rather than
+      take5.batch; None (default): when the core is compiled.
     - `clock`: "wall" counts the budget on the clock; "cpu" in CPU time of the bot's thread, so that
       its strength does not depend on how busy the machine is (benchmarks). The referee's deadline
       is always kept on the clock.
     """
 
     name = "montecarlo"
-    version = "1.0"
+    version = "1.1"
     author = "take5 arena"
 
     def __init__(
@@ -215,6 +217,7 @@ class MonteCarloBot(Bot):
         margin: float = SAFETY_MARGIN,
         clock: str = "wall",
         max_deals: int = 3000,
+        compiled: bool | None = None,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -228,6 +231,7 @@ class MonteCarloBot(Bot):
             raise ValueError(f"clock must be 'wall' or 'cpu', not {clock!r}")
         self.clock = clock
         self.max_deals = max_deals
+        self.compiled = core.COMPILED if compiled is None else compiled and core.COMPILED
         self._models: dict[str | None, OpponentModel] = {}
         self._rng = random.Random(seed)
         self._sim_rng = random.Random()
@@ -248,6 +252,24 @@ class MonteCarloBot(Bot):
         eps = self._randomness(view)
         score = self._scorer(view)
         rng = self._np_rng
+
+        if self.compiled:
+            table = Table.from_rows(view.rows)
+
+            def simulate(cards: Sequence[int], deals: int) -> np.ndarray:
+                """The compiled core: one call per card on the same deals and the same seed."""
+                hands = Batch.determinize(view, deals, rng, keep_cards=False).hands
+                hands = hands[:, :, : len(hand)]
+                first = np.zeros(hands.shape[:2], dtype=np.int8)
+                seed = int(rng.integers(1 << 63))
+                out = np.empty((len(cards), deals))
+                for i, card in enumerate(cards):
+                    first[:, me] = card
+                    out[i] = score(core.rollouts(table, hands, eps, seed, first))
+                return out
+
+            fallback = greedy_card(table, hand)
+            return self._search(list(hand), simulate, stop, fallback=fallback)
 
         def simulate(cards: Sequence[int], deals: int) -> np.ndarray:
             """Every card in `cards` on the same `deals` deals and draws: (len(cards), deals)."""

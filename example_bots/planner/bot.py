@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from take5 import BULL_HEADS, HAND_SIZE, Bot, EndRule, Phase, View, run
+from take5 import BULL_HEADS, HAND_SIZE, Bot, EndRule, Phase, View, core, run
 from take5.batch import Batch, EpsilonGreedy, revealed_cards
 from take5.clock import ClockKind
 from take5.sim import Table, cheapest_row, draft_order, draft_out, greedy_card, play_out
@@ -255,10 +255,12 @@ class PlannerBot(Bot):
     - `clock`: "wall" counts the budget on the clock; "cpu" in CPU time of the bot's thread, so that
       its strength does not depend on how busy the machine is (benchmarks). The referee's deadline
       is always kept on the clock.
+    - `compiled`: card choices (before the exact plans) roll out on the compiled core
+      (take5.core) rather than take5.batch; None (default): when the core is compiled.
     """
 
     name = "planner"
-    version = "1.3"
+    version = "1.4"
     author = "take5 arena"
 
     def __init__(
@@ -278,6 +280,7 @@ class PlannerBot(Bot):
         exact: str = "deal",
         use_bank: bool = True,
         close_weight: float = 1.5,
+        compiled: bool | None = None,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -297,6 +300,7 @@ class PlannerBot(Bot):
         self.exact = exact
         self.use_bank = use_bank
         self.close_weight = close_weight
+        self.compiled = core.COMPILED if compiled is None else compiled and core.COMPILED
         self._models: dict[str | None, OpponentModel] = {}
         self._rng = random.Random(seed)
         self._sim_rng = random.Random()
@@ -330,15 +334,27 @@ class PlannerBot(Bot):
         score = self._scorer(view)
         rng = self._np_rng
 
+        table = Table.from_rows(view.rows)
+
         def simulate(cards: Sequence[int], deals: int) -> np.ndarray:
             """Every card in `cards` on the same `deals` deals and draws: (len(cards), deals)."""
+            if self.compiled:  # one call of the compiled core per card, same deals and seed
+                hands = Batch.determinize(view, deals, rng, keep_cards=False).hands
+                hands = hands[:, :, : len(hand)]
+                forced = np.zeros(hands.shape[:2], dtype=np.int8)
+                seed = int(rng.integers(1 << 63))
+                out = np.empty((len(cards), deals))
+                for i, card in enumerate(cards):
+                    forced[:, me] = card
+                    out[i] = score(core.rollouts(table, hands, eps, seed, forced))
+                return out
             batch = Batch.determinize(view, deals, rng, keep_cards=False).tile(len(cards))
             first = np.zeros((len(batch), view.settings.players), dtype=np.int16)
             first[:, me] = np.repeat(cards, deals)
             points = batch.play_round(EpsilonGreedy(eps, rng, period=deals), first=first)
             return score(points).reshape(len(cards), deals)
 
-        fallback = greedy_card(Table.from_rows(view.rows), hand)
+        fallback = greedy_card(table, hand)
         n = view.settings.players
         return int(
             self._search(list(hand), simulate, stop, fallback=fallback, turns=len(hand), seats=n)

@@ -14,6 +14,8 @@ any program can reproduce a deal:
   and j.
 - One generator serves a whole game: round 1 shuffles first, round 2 continues the same stream, and
   so on.
+- A float in [0, 1) (``random()``, for the simulators' rollouts, take5.core): the top 53 bits of a
+  draw over 2**53, ``(x >> 11) / 2**53``.
 
 Tournaments deal from a secret key (docs/security.md, "Deals"): a game's seed is
 :func:`keyed_seed` of the tournament's key and the game's deal identity, and the tournament
@@ -38,6 +40,7 @@ T = TypeVar("T")
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
+_TWO_TO_MINUS_53 = 2.0**-53
 
 
 class SplitMix64:
@@ -53,6 +56,10 @@ class SplitMix64:
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return z ^ (z >> 31)
+
+    def random(self) -> float:
+        """A float in [0, 1): the top 53 bits of a draw over 2**53 (take5.sim's `Rng`)."""
+        return (self.next_u64() >> 11) * _TWO_TO_MINUS_53
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n)."""
