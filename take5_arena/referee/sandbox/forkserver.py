@@ -12,10 +12,11 @@ imported here.
 It imports the SDK once (with it gRPC and protobuf, most of a Python bot's start-up), then, each
 time the referee asks, forks a bot process that runs ``/bot/bot.py`` as ``python3 /bot/bot.py``
 would: `__main__`, its ``sys.argv`` and ``sys.path``, unbuffered output into
-``/run/take5/output.log``. That process has never seen a game; between two games the referee has
-the fork server kill every process but itself, replaces every writable place with a fresh tmpfs,
-and checks that nothing else is left (take5_arena/referee/sandbox/warm.py; the argument is in
-docs/security.md). What makes the fork server itself carry nothing from one game to the next:
+``/run/take5/output.log``. That process has never seen a game, and neither has its container:
+the referee starts a container for each game and removes it after (take5_arena/referee/sandbox/
+warm.py; the argument is in docs/security.md), so the fork server forks one game's process (or,
+with ``bot_memory="deals"``, one process's deals). What keeps the fork server itself out of the
+bot's reach (and made it carry nothing between games when containers were reused):
 
 * it is the namespace's init: a signal from a bot process reaches it only if it has a handler,
   and it has none (SIGCHLD and SIGPIPE are ignored, everything else left at the default), so a
@@ -31,8 +32,8 @@ docs/security.md). What makes the fork server itself carry nothing from one game
   fork server's counters in /proc/1 (CPU time, faults, memory) are masked besides;
 * it talks to the referee only: it accepts one connection on ``/run/take5/ctl.sock``, from uid 0
   (SO_PEERCRED), then closes and removes the listening socket;
-* what a bot could still change about it (its resource limits, CPU affinity) is checked by the
-  referee after every game: a container where anything differs is discarded.
+* what a bot could still change about it (its resource limits, CPU affinity) goes with its
+  container after the game.
 
 The protocol, one message each (a SOCK_SEQPACKET socket): ``spawn`` -> ``spawned PID`` (from the
 leader), then ``exit PID STATUS`` when that bot process ends (STATUS as from waitpid); ``kill`` ->

@@ -29,11 +29,15 @@
 * A fresh bot process for every game (`DockerBot.per_game`, `DockerBot.serve_game`), so that no
   memory carries over from one game to the next; with ``bot_memory="deals"`` a process may play
   several different deals instead (kinds.BotMemory), and never the same deal twice either way.
-  Where it can (runc, a referee running as root, an image labelled ``take5.forkserver=1``: a
-  ``bot.py`` bot on the arena's Python image), each game's process is forked in a warm container
-  kept per bot version (warm.py): after the game the container is reset and proved clean, or
-  discarded. Elsewhere each game gets a fresh container. Either way the next game's process
-  starts while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
+  No container ever serves two games: where it can (runc, a referee running as root, an image
+  labelled ``take5.forkserver=1``: a ``bot.py`` bot on the arena's Python image), each game's
+  process is forked by the fork server of a warm container (warm.py) that was started for it and
+  is removed after it, so the bot's start costs a fork instead of an interpreter's imports;
+  elsewhere the process is the container's own. Either way the next game's container and process
+  start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
+  critical path; with ``bot_memory="deals"`` the kept process keeps its container, and nothing
+  else ever runs in it (docs/security.md: what a game leaves in the kernel is gone with its
+  namespaces).
 * Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
   descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
@@ -200,12 +204,12 @@ class DockerLauncher:
     bot's output is kept (``bot<N>-<name>.log``, one section per process), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
     default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
-    (kinds.BotMemory). `reuse`: warm containers where they can be used (None: wherever
-    `warm.enabled` allows; False: a fresh container for every process, the way before warm
-    containers). `clean_orphans`: remove what dead referees left on the engine now, and start this
-    process's sweep that goes on doing it (sweep.py); `reaper`: a reaper process for this run
-    (reaper.py). The launcher is thread-safe. Raises EngineUnavailableError when no engine
-    answers.
+    (kinds.BotMemory). `reuse`: bot processes forked by a warm container's fork server where that
+    can be used (None: wherever `warm.enabled` allows; False: the image's own command in every
+    container). Each container serves one game either way. `clean_orphans`: remove what dead
+    referees left on the engine now, and start this process's sweep that goes on doing it
+    (sweep.py); `reaper`: a reaper process for this run (reaper.py). The launcher is thread-safe.
+    Raises EngineUnavailableError when no engine answers.
     """
 
     def __init__(
@@ -262,17 +266,11 @@ class DockerLauncher:
         self.reuse = why is None
         self.reuse_off = why or ""
         """Why warm containers are not used ("" when they are)."""
-        self.discarded = 0
-        """Warm containers that could not be proved clean after a game, and were removed."""
-        self.reused = 0
-        """Games played by a process forked in a warm container that an earlier game had used."""
         self._lock = threading.RLock()
         self._images: dict[Path, _Image | ImageBuildError] = {}
         self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
-        """Processes ready for a game, by image: started ahead, reset, or kept
-        (bot_memory=deals)."""
+        """Processes ready for a game, by image: started ahead, or kept (bot_memory=deals)."""
         self._leased: collections.Counter[str] = collections.Counter()
-        self._resetting: collections.Counter[str] = collections.Counter()
         self._instances: set[_Instance] = set()
         self._warm: set[warm.WarmContainer] = set()
         self._live: dict[str, containers.Container] = {}
@@ -375,8 +373,9 @@ class DockerLauncher:
     # -- processes and containers ------------------------------------------------------------
 
     def _spawn(self, image: _Image, game_id: str) -> _Instance:
-        """Start a bot process in the background (see _Instance.future): forked in a new warm
-        container when the image allows it, else in a fresh container of its own."""
+        """Start a bot process in the background (see _Instance.future), in a container never used
+        before: forked by a new warm container's fork server when the image allows it, else the
+        container's own command."""
         with self._lock:
             if self._closed:
                 raise SandboxError("the docker launcher is closed")
@@ -420,7 +419,7 @@ class DockerLauncher:
     def _start_warm(
         self, inst: _Instance, image: _Image, root: Path, labels: Mapping[str, str]
     ) -> containers.Container:
-        """A new warm container, reset and proved clean once, with its first bot process."""
+        """A new warm container with its one bot process."""
         box = warm.WarmContainer(
             self.client,
             image.info.tag,
@@ -439,7 +438,6 @@ class DockerLauncher:
         if closed:
             raise SandboxError("the docker launcher is closed")
         try:
-            box.reset()
             return self._fork(inst, box)
         except BaseException:
             self._drop_warm(box)
@@ -500,18 +498,16 @@ class DockerLauncher:
                 if self.usable(inst, deal):
                     del pool[index]
                     self._leased[tag] += 1
-                    if inst.warm is not None and inst.warm.games:
-                        self.reused += 1
                     return inst
             self._leased[tag] += 1
         return self._spawn(image, game_id)
 
     def _prefetch(self, image: _Image, game_id: str) -> None:
         """Keep one spare process per process in use, so that the next game's start waits for
-        nothing (a warm container being reset counts: it is ready in milliseconds)."""
+        nothing."""
         tag = image.info.tag
         with self._lock:
-            spare = len(self._standby[tag]) + self._resetting[tag]
+            spare = len(self._standby[tag])
             if self._closed or spare >= max(1, self._leased[tag]) or spare >= MAX_STANDBY:
                 return
         inst = self._spawn(image, game_id)
@@ -545,8 +541,7 @@ class DockerLauncher:
     def _retire(self, inst: _Instance, sink: _Output | None) -> concurrent.futures.Future[None]:
         """A handle is done with `inst`: keep what it wrote, then, in the background, put it back
         in the pool (a process that may still play: it never played, or bot_memory=deals), or
-        reset its warm container for a fresh process (discarded if it cannot be proved clean),
-        or remove its container."""
+        remove its container (`_end_warm` for a warm one)."""
         with self._lock:
             if inst.retired:
                 done: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -574,7 +569,7 @@ class DockerLauncher:
                     return
                 inst.unpin()
                 if inst.warm is not None:
-                    self._reset(inst.warm, inst.image)
+                    self._end_warm(inst)
                 else:
                     self._remove(inst, container)
             finally:
@@ -590,31 +585,11 @@ class DockerLauncher:
             now.set_result(None)
             return now
 
-    def _reset(self, box: warm.WarmContainer, image: _Image) -> None:
-        """After a game: the warm container reset and proved clean, with a fresh bot process in
-        the pool; or, when that cannot be proved, removed."""
-        tag = image.info.tag
-        with self._lock:
-            if self._closed:
-                return
-            self._resetting[tag] += 1
-        try:
-            box.reset()
-            box.games += 1
-            fresh = _Instance(image, box.run_dir, "")
-            with self._lock:
-                self._instances.add(fresh)
-            fresh.future.set_running_or_notify_cancel()
-            fresh.future.set_result(self._fork(fresh, box))
-            with self._lock:
-                self._standby[tag].append(fresh)
-        except Exception as error:  # noqa: BLE001 - UncleanError, or the engine or fork server failed
-            self.discarded += 1
-            log.warning("discarding warm container %s: %s", box.container.name, error)
-            self._drop_warm(box)
-        finally:
-            with self._lock:
-                self._resetting[tag] -= 1
+    def _end_warm(self, inst: _Instance) -> None:
+        """After its process's last game: the warm container is removed, never reset for another
+        game (what the game left in the container's namespaces goes with them)."""
+        if inst.warm is not None:
+            self._drop_warm(inst.warm)
 
     def exit_of(self, inst: _Instance) -> int | None:
         """The bot's exit code once it ended, as the engine reports a container's (128+N: killed
