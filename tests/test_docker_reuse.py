@@ -40,9 +40,12 @@ from test_docker_match import (
 )
 
 from take5 import Settings
+from take5_arena.referee.errors import InfraError
+from take5_arena.referee.kinds import InfraKind
 from take5_arena.referee.match import CallLimits, MatchConfig, run_match
 from take5_arena.referee.sandbox import containers, warm
 from take5_arena.referee.sandbox import engine as docker_engine
+from take5_arena.referee.sandbox.errors import ContainerStartError
 from take5_arena.referee.sandbox.launcher import DockerLauncher
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
@@ -280,3 +283,85 @@ def test_the_check_finds_what_a_reset_removes():
         assert box.check() == []
         handle.stop()
     assert containers.list_containers(client, run_id=launcher.run_id) == []
+
+
+def _stalled_fork_server(launcher_cls, monkeypatch):
+    """Every warm container's fork server stalls (as on a host at load 150) until its start is
+    abandoned, then fails as the real one would."""
+
+    def stalled(self, inst, image, root, labels):
+        inst.abandon.wait(60)
+        raise ContainerStartError("the fork server's start was abandoned")
+
+    monkeypatch.setattr(launcher_cls, "_start_warm", stalled)
+
+
+def test_a_fork_server_that_does_not_answer_is_the_hosts_failure(monkeypatch, referee_cli):
+    """A warm container whose fork server does not come up within --start-wall is nobody's fault:
+    the match stops with InfraError (kind ``sandbox``), no bot is charged a fault; `referee match`
+    says so in one line and exits 4."""
+    if not _warm_expected():
+        pytest.skip("no warm containers here (gVisor, or a referee without root)")
+    _stalled_fork_server(DockerLauncher, monkeypatch)
+    with DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False) as launcher:
+        started = time.monotonic()
+        with pytest.raises(InfraError) as caught:
+            run_match(
+                [example("lowest"), example("random")],
+                MatchConfig(
+                    games=1,
+                    game=Settings(players=2, threshold=10),
+                    calls=CallLimits(start_timeout=1.0, start_wall=3.0),
+                ),
+                launcher=launcher,
+            )
+        assert caught.value.kind == InfraKind.SANDBOX
+        assert "not started within 3 s" in caught.value.detail
+        assert time.monotonic() - started < 30  # the wall cap of the options, not a fixed one
+    done = referee_cli(
+        [
+            "match",
+            "--sandbox",
+            "docker",
+            example("lowest"),
+            example("random"),
+            "--games",
+            "1",
+            "--start-timeout",
+            "1",
+            "--start-wall",
+            "3",
+        ]
+    )
+    assert done.exit_code == 4, done.output
+    lines = [line for line in done.output.splitlines() if line.startswith("referee:")]
+    assert lines == [lines[0]] and "sandbox:" in lines[0] and "--start-wall" in lines[0]
+    assert "Traceback" not in done.output and "Usage:" not in done.output
+
+
+def test_spares_have_a_lifetime():
+    """Containers started ahead that no game takes are evicted: the least recently used beyond the
+    count cap at once, beyond the memory cap at once, and every one after its idle time."""
+    bots = [example("lowest"), example("random"), example("heuristic")]
+    run_id = f"pytest-{TOKEN}-{secrets.token_hex(2)}"
+    with DockerLauncher(run_id=run_id, reaper=False, spare_idle=4.0, max_spares=2) as launcher:
+        client = launcher.client
+        for bot in bots:
+            launcher.prefetch([bot])
+            time.sleep(0.05)  # an order of use
+        spares = {tag: list(pool) for tag, pool in launcher._standby.items() if pool}
+        assert launcher.evicted == 1 and len(spares) == 2  # the first one went
+        assert launcher.image(bots[0]).tag not in spares
+        for pool in spares.values():
+            pool[0].future.result(120)
+        deadline = time.monotonic() + 60
+        while containers.list_containers(client, run_id=run_id) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert launcher.evicted == 3  # idle for longer than 4 s
+        assert containers.list_containers(client, run_id=run_id) == []
+        assert not any(launcher._standby.values())
+    with DockerLauncher(run_id=run_id, reaper=False, spare_memory="1m") as launcher:
+        launcher.prefetch(bots[:1])
+        launcher._standby[launcher.image(bots[0]).tag][0].future.result(120)
+        launcher._prune()  # a container holds more than 1 MiB: over the cap
+        assert launcher.evicted == 1 and not any(launcher._standby.values())

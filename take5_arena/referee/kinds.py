@@ -56,6 +56,9 @@ class InfraKind(StrEnum):
     """The executor (process pool, dask) lost the table."""
     ARTIFACT = "artifact"
     """A bot version's validated source archive is missing or does not match its digest."""
+    SANDBOX = "sandbox"
+    """A bot's container, or the fork server that starts its process, did not start or answer
+    within the start allowance (a loaded host, a slow engine): the bot's own code had not run."""
 
 
 class RunStatus(StrEnum):

@@ -76,11 +76,12 @@ def others() -> list[int]:
     return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) != me]
 
 
-def listen(folder: str, timeout: float) -> socket.socket:
+def listen(folder: str, timeout: float | None) -> socket.socket:
     """The control socket (one message per request and per answer), once the referee's tmpfs is
-    mounted on `folder` (writable)."""
+    mounted on `folder` (writable); `timeout` None: as long as it takes (the referee, which
+    decides how long a start may take, removes the container when it gives up)."""
     path = os.path.join(folder, CTL_NAME)
-    deadline = time.monotonic() + timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -89,7 +90,7 @@ def listen(folder: str, timeout: float) -> socket.socket:
             return sock
         except OSError:
             sock.close()
-            if time.monotonic() >= deadline:
+            if deadline is not None and time.monotonic() >= deadline:
                 raise
             time.sleep(0.01)
 
@@ -235,7 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--path", action="append", default=[], help="more of the bot's sys.path")
     parser.add_argument("--script", default="/bot/bot.py")
     parser.add_argument("--socket-dir", default="/run/take5")
-    parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the tmpfs")
+    parser.add_argument(
+        "--wait", type=float, default=None, help="seconds to wait for the tmpfs (default: no end)"
+    )
     args = parser.parse_args(argv)
     set_dumpable(0)
     for sig in range(1, signal.NSIG):

@@ -37,7 +37,8 @@
   start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
   critical path; with ``bot_memory="deals"`` the kept process keeps its container, and nothing
   else ever runs in it (docs/security.md: what a game leaves in the kernel is gone with its
-  namespaces).
+  namespaces). Spares have a lifetime: `SPARE_IDLE` seconds unused, `MAX_SPARES` and
+  `SPARE_MEMORY` per launcher (a worker), the least recently used evicted first.
 * Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
   descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
@@ -73,7 +74,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import defaults
-from ..kinds import BotMemory
+from ..errors import InfraError
+from ..kinds import BotMemory, InfraKind
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
@@ -98,6 +100,12 @@ log = logging.getLogger("take5.referee")
 TAIL_BYTES = 8192
 MAX_STANDBY = 8
 """Containers started ahead per image at most (prefetch beyond this is ignored)."""
+SPARE_IDLE = 120.0
+"""Seconds a spare (a container started ahead that no game took yet) is kept unused."""
+MAX_SPARES = 16
+"""Spares a launcher (a worker) keeps at most, over all images: the least recently used go."""
+SPARE_MEMORY = "512m"
+"""Memory the spares of a launcher may hold at most, from their cgroups (page cache included)."""
 SHELL_LABEL = "take5.shell"
 """Image label: the path of a POSIX shell in the image (set by the image builder)."""
 SHELL_IMAGES = ("base", "python")
@@ -176,6 +184,13 @@ class _Instance:
         self.last_inspect = 0.0
         self.inspected_code: int | None = None
         self.retired = False
+        self.idle_since = time.monotonic()
+        """When it was last put among the spares (the least recently used are evicted first)."""
+        self.forked = False
+        """Its process is forked by a warm container's fork server (the referee's own code)."""
+        self.abandon = threading.Event()
+        """Set when the wait for this process's start was given up (`DockerBot.ready`) or the
+        launcher closes: a warm container's start then ends."""
 
     @property
     def socket_path(self) -> Path:
@@ -206,7 +221,10 @@ class DockerLauncher:
     default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
     (kinds.BotMemory). `reuse`: bot processes forked by a warm container's fork server where that
     can be used (None: wherever `warm.enabled` allows; False: the image's own command in every
-    container). Each container serves one game either way. `clean_orphans`: remove what dead
+    container). Each container serves one game either way. Spares (containers started ahead
+    that no game took yet, or processes kept across deals) live at most `spare_idle` seconds
+    unused, and at most `max_spares` of them and `spare_memory` of memory (their cgroups) are
+    kept, the least recently used evicted first. `clean_orphans`: remove what dead
     referees left on the engine now, and start this process's sweep that goes on doing it
     (sweep.py); `reaper`: a reaper process for this run (reaper.py). The launcher is thread-safe.
     Raises EngineUnavailableError when no engine answers.
@@ -227,6 +245,9 @@ class DockerLauncher:
         build_options: Mapping[str, Any] | None = None,
         bot_memory: str = defaults.BOT_MEMORY,
         reuse: bool | None = None,
+        spare_idle: float = SPARE_IDLE,
+        max_spares: int = MAX_SPARES,
+        spare_memory: str = SPARE_MEMORY,
     ) -> None:
         self.client = (
             engine.client()
@@ -254,6 +275,12 @@ class DockerLauncher:
                 limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
         self.limits = limits
         self.bot_memory = BotMemory(bot_memory)
+        self.spare_idle = spare_idle
+        self.max_spares = max_spares
+        self.spare_memory = size_bytes(spare_memory)
+        self.evicted = 0
+        """Spares removed unused (idle too long, or beyond the count or memory cap)."""
+        self._tending = threading.Event()
         sweep.open_run(self.run_id)  # before its first container: the sweep leaves the run alone
         self.orphans_removed = remove_orphans(self.client) if clean_orphans else 0
         if clean_orphans:
@@ -293,6 +320,7 @@ class DockerLauncher:
         self.start_seconds: list[float] = []
         """Seconds from each container's creation to its bot's socket, as measured by
         `DockerBot.ready`."""
+        threading.Thread(target=self._tend, name="take5-spares", daemon=True).start()
         atexit.register(self.close)
 
     @property
@@ -384,6 +412,7 @@ class DockerLauncher:
         if self.reuse and image.forkserver:
             root = self.socket_root / f"w{number:04d}"
             inst = _Instance(image, root / "run", game_id)
+            inst.forked = True
         else:
             root = None
             inst = _Instance(image, self.socket_root / f"c{number:04d}", game_id)
@@ -429,6 +458,7 @@ class DockerLauncher:
             volumes=image.volumes,
             labels=labels,
             env=self.env,
+            abandon=inst.abandon,
         )
         with self._lock:
             self._warm.add(box)
@@ -513,6 +543,81 @@ class DockerLauncher:
         inst = self._spawn(image, game_id)
         with self._lock:
             self._standby[tag].append(inst)
+        self._prune()
+
+    # -- spares: their lifetime ------------------------------------------------------------------
+
+    def _tend(self) -> None:
+        """Evict idle spares now and then, until the launcher closes (a worker between runs keeps
+        nothing longer than `spare_idle`)."""
+        while not self._tending.wait(min(5.0, max(0.05, self.spare_idle / 4))):
+            try:
+                self._prune()
+            except Exception as error:  # noqa: BLE001 - tried again at the next tick
+                log.warning("evicting spare containers: %s", error)
+
+    def _memory(self, inst: _Instance) -> int:
+        container = inst.container
+        if container is None:
+            return 0
+        paths = inst.warm.cgroup if inst.warm is not None else None
+        paths = paths or cgroups.CgroupPaths.of_container(container.id)
+        return (cgroups.memory_bytes(paths) if paths is not None else None) or 0
+
+    def _prune(self) -> None:
+        """Evict the spares idle longer than `spare_idle`, then the least recently used beyond
+        `max_spares` or `spare_memory`."""
+        now = time.monotonic()
+        with self._lock:
+            spares = sorted(
+                (inst for pool in self._standby.values() for inst in pool),
+                key=lambda inst: inst.idle_since,
+            )
+        if not spares:
+            return
+        out = [inst for inst in spares if now - inst.idle_since > self.spare_idle]
+        kept = [inst for inst in spares if now - inst.idle_since <= self.spare_idle]
+        while len(kept) > self.max_spares:
+            out.append(kept.pop(0))
+        sizes = [self._memory(inst) for inst in kept]
+        while kept and sum(sizes) > self.spare_memory:
+            sizes.pop(0)
+            out.append(kept.pop(0))
+        with self._lock:
+            gone = []
+            for inst in out:
+                pool = self._standby.get(inst.image.info.tag, [])
+                if inst in pool:  # not taken by a game meanwhile
+                    pool.remove(inst)
+                    inst.retired = True
+                    gone.append(inst)
+            self.evicted += len(gone)
+        for inst in gone:
+            self._evict(inst)
+
+    def _evict(self, inst: _Instance) -> None:
+        """A spare no game took: its start abandoned, its container removed in the background."""
+        inst.abandon.set()
+
+        def drop() -> None:
+            try:
+                try:
+                    container = inst.future.result()
+                except BaseException:  # noqa: BLE001 - it never started: nothing to remove
+                    return
+                inst.unpin()
+                if inst.warm is not None:
+                    self._drop_warm(inst.warm)
+                else:
+                    self._remove(inst, container)
+            finally:
+                with self._lock:
+                    self._instances.discard(inst)
+
+        try:
+            self._removals.submit(drop)
+        except RuntimeError:  # closing: close() removes what is left
+            pass
 
     def prefetch(self, refs: Iterable[BotRef | str], *, game_id: str = "") -> None:
         """Start one process per bot folder in `refs` now, for the next game that needs one.
@@ -564,8 +669,10 @@ class DockerLauncher:
                 if keep:
                     inst.game_id = ""
                     inst.retired = False
+                    inst.idle_since = time.monotonic()
                     with self._lock:
                         self._standby[tag].append(inst)
+                    self._prune()
                     return
                 inst.unpin()
                 if inst.warm is not None:
@@ -677,7 +784,11 @@ class DockerLauncher:
         main = threading.current_thread() is threading.main_thread()
         sigs = (signal.SIGINT, signal.SIGTERM)
         previous = [signal.signal(sig, signal.SIG_IGN) for sig in sigs] if main else []
+        self._tending.set()
         try:
+            with self._lock:
+                for inst in self._instances:
+                    inst.abandon.set()
             self._starts.shutdown(wait=True, cancel_futures=True)
             with self._lock:
                 left = list(self._instances)
@@ -896,7 +1007,9 @@ class DockerBot(BotHandle):
         and starting the container) counts on the wall clock only.
 
         Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
-        first, with its cause), crash (the engine could not start it)."""
+        first, with its cause), crash (the engine refused the image's own command). Raises
+        InfraError (kind ``sandbox``), nobody's fault, when the container was not started within
+        `timeout` or a warm container's fork server failed: the bot's code had not run yet."""
         inst = self._current
         if inst is None:
             raise CallFailedError(faults.CRASH, "the bot was not started")
@@ -904,11 +1017,19 @@ class DockerBot(BotHandle):
         try:
             inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            raise CallFailedError(
-                faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s"
+            inst.abandon.set()
+            raise InfraError(
+                InfraKind.SANDBOX,
+                f"{self.label}: its container was not started within {timeout:g} s "
+                "(--start-wall; the host or its engine is too slow)",
             ) from None
-        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - the bot's fault report
+        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - reported
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            if inst.forked or not isinstance(error, ContainerStartError):
+                # The fork server is the referee's code, and the engine's errors are the host's.
+                raise InfraError(
+                    InfraKind.SANDBOX, f"{self.label}: its container did not start: {first}"
+                ) from None
             raise CallFailedError(
                 faults.CRASH, f"the bot's container could not be started: {first}"
             ) from None
@@ -1012,9 +1133,12 @@ def docker_launcher(
 
 
 __all__ = [
+    "MAX_SPARES",
     "MAX_STANDBY",
     "SHELL_IMAGES",
     "SHELL_LABEL",
+    "SPARE_IDLE",
+    "SPARE_MEMORY",
     "TAIL_BYTES",
     "DockerBot",
     "DockerLauncher",

@@ -198,8 +198,11 @@ class WarmContainer:
         volumes: Sequence[str] = (),
         labels: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
+        abandon: threading.Event | None = None,
     ) -> None:
         self.client = client
+        self.abandon = abandon or threading.Event()
+        """Set when nobody waits for this container any more: its start stops waiting then."""
         self.limits = limits
         self.root = root
         self.places = {
@@ -241,7 +244,15 @@ class WarmContainer:
                 target=self._read, name=f"take5-warm-{self.container.name}", daemon=True
             )
             self._reader.start()
-            self._expect("ready")
+            while not self.abandon.is_set():  # sent at once after the connection: no wall here
+                try:
+                    self._expect("ready", timeout=0.5)
+                    break
+                except UncleanError as error:
+                    if "did not answer" not in str(error):
+                        raise
+            else:
+                raise ContainerStartError("the fork server's start was abandoned")
             zpid = int(
                 (client.api.inspect_container(self.container.id).get("State") or {}).get("Pid") or 0
             )
@@ -258,8 +269,11 @@ class WarmContainer:
     # -- the fork server's connection ----------------------------------------------------------
 
     def _connect(self) -> socket.socket:
+        """The fork server's connection, once it listens (after its imports: seconds on a loaded
+        host). No wall clock of its own: the game's start allowance (``--start-timeout``,
+        ``--start-wall``) bounds the wait of whoever wants the bot (`DockerBot.ready`), which sets
+        `abandon` when it gives up; the container's end ends it too."""
         path = self.run_dir / "ctl.sock"
-        deadline = time.monotonic() + max(30.0, CTL_TIMEOUT)
         while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
@@ -273,8 +287,8 @@ class WarmContainer:
                     raise ContainerStartError(
                         f"the fork server ended (exit code {st.exit_code}): {tail.strip()[-500:]}"
                     ) from None
-                if time.monotonic() >= deadline:
-                    raise ContainerStartError("the fork server did not start in time") from None
+                if self.abandon.is_set():
+                    raise ContainerStartError("the fork server's start was abandoned") from None
                 time.sleep(0.01)
 
     def _read(self) -> None:
