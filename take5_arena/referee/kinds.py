@@ -43,6 +43,16 @@ class BotMemory(StrEnum):
     """A bot process may play several different deals and keep what it learned from them."""
 
 
+class Ponder(StrEnum):
+    """Whether a bot's CPU between its answer and its next request is taken from its bank (the CPU
+    clock; docs/faults.md, "Thinking between decisions")."""
+
+    CHARGE = "charge"
+    """Taken from its bank, as the next decision's time (the default)."""
+    ALLOW = "allow"
+    """Free: only the CPU from a request to its answer counts (every record before the rule)."""
+
+
 class InfraKind(StrEnum):
     """Why a tournament game was not played: nobody's fault, rates no one, retried later."""
 
