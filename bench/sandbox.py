@@ -8,16 +8,19 @@ rising or falling load of a shared host at every round and biased the ratio.
 * ``local``: the bots as local processes (take5_arena.referee.match.local), started once per match:
   the baseline;
 * ``warm``: the production launcher: a fresh bot process for every game, forked by the fork server
-  of a warm container that is reset and proved clean between games (take5_arena/referee/sandbox/
-  warm.py);
-* ``fresh``: the same launcher with ``reuse=False``: a fresh container for every game, the way
-  before warm containers (the old path);
+  of a warm container started ahead for that game and removed after it (take5_arena/referee/
+  sandbox/warm.py; no container serves two games: issue 45);
+* ``reuse``: the warm containers before issue 45, for comparison (`ReusingLauncher`): after its
+  game a warm container is reset and checked (`WarmContainer.reset`) and forks the next game's
+  process, so a bot version's games share a few containers;
+* ``fresh``: the same launcher with ``reuse=False``: the image's own command in a fresh container
+  for every game, the way before warm containers (the old path);
 * ``runsc`` (with ``--runsc``): fresh containers under gVisor (warm containers need runc).
 
 What is counted (CPU seconds, user + system):
 
 * the referee: this process and the children it reaped (the local bots, the ``nsenter`` of each
-  reset);
+  warm container's pid counter);
 * the containers: their cgroups (`DockerLauncher.cpu_seconds`: every process that ran in them,
   the bot and the fork server, read before and after, removed containers included);
 * the engine: this engine's own dockerd and containerd (with the children they reaped) and the
@@ -49,6 +52,7 @@ Not a test: it prints numbers.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -79,7 +83,13 @@ from take5_arena.referee.match.botref import BotRef, parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import engine
-from take5_arena.referee.sandbox.launcher import DockerBot, DockerLauncher
+from take5_arena.referee.sandbox.launcher import (
+    MAX_STANDBY,
+    DockerBot,
+    DockerLauncher,
+    _Image,
+    _Instance,
+)
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
 BOTS = 4
@@ -130,6 +140,55 @@ def think_bot() -> str:
     if not path.exists() or path.read_text() != THINK_BOT:
         path.write_text(THINK_BOT)
     return str(folder)
+
+
+class ReusingLauncher(DockerLauncher):
+    """The warm containers before issue 45, to measure what one container per game costs: after its
+    game a warm container is reset and checked, and its fork server forks the next game's process
+    (a container that fails the check is removed). Not safe: the check is a list of places, and a
+    counter of /proc/net/snmp is not on it (docs/security.md)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._resetting: collections.Counter[str] = collections.Counter()
+
+    def _prefetch(self, image: _Image, game_id: str) -> None:
+        tag = image.info.tag  # a container being reset is a spare: ready in milliseconds
+        with self._lock:
+            spare = len(self._standby[tag]) + self._resetting[tag]
+            if self._closed or spare >= max(1, self._leased[tag]) or spare >= MAX_STANDBY:
+                return
+        inst = self._spawn(image, game_id)
+        with self._lock:
+            self._standby[tag].append(inst)
+
+    def _end_warm(self, inst: _Instance) -> None:
+        box, tag = inst.warm, inst.image.info.tag
+        if box is None:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._resetting[tag] += 1
+        try:
+            box.reset()
+            fresh = _Instance(inst.image, box.run_dir, "")
+            with self._lock:
+                self._instances.add(fresh)
+            fresh.future.set_running_or_notify_cancel()
+            fresh.future.set_result(self._fork(fresh, box))
+            with self._lock:
+                self._standby[tag].append(fresh)
+        except Exception:  # noqa: BLE001 - not proved clean, or the fork server failed
+            self._drop_warm(box)
+        finally:
+            with self._lock:
+                self._resetting[tag] -= 1
+
+
+def _resetting(launcher: DockerLauncher) -> bool:
+    counter = getattr(launcher, "_resetting", None)
+    return bool(counter and any(counter.values()))
 
 
 # -- the engine's own processes ------------------------------------------------------------------
@@ -391,7 +450,7 @@ def one_start(launcher: DockerLauncher, ref: BotRef, clocks: Clocks) -> dict[str
     for future in handle._retiring:
         future.result()
     deadline = time.monotonic() + 10  # a warm container's reset, in the background
-    while any(launcher._resetting.values()) and time.monotonic() < deadline:
+    while _resetting(launcher) and time.monotonic() < deadline:
         time.sleep(0.01)
     r1, c1, d1 = clocks.read()
     return {"answer": answer, "referee": r1 - r0, "containers": c1 - c0, "engine": d1 - d0}
@@ -474,7 +533,7 @@ def settle(launcher: Launcher, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with launcher._lock:
-            busy = any(launcher._resetting.values()) or any(
+            busy = _resetting(launcher) or any(
                 not inst.future.done() for inst in launcher._instances
             )
         if not busy and not launcher._removals._work_queue.qsize():
@@ -501,7 +560,12 @@ def main() -> None:
         "--warmup", type=int, default=2, help="games of the untimed match before each setting"
     )
     ap.add_argument("--starts", type=int, default=8, help="processes per path for `start`")
-    ap.add_argument("--paths", nargs="+", choices=["warm", "fresh"], default=["warm", "fresh"])
+    ap.add_argument(
+        "--paths",
+        nargs="+",
+        choices=["warm", "reuse", "fresh"],
+        default=["warm", "reuse", "fresh"],
+    )
     ap.add_argument("--runsc", action="store_true", help="also fresh containers under gVisor")
     ap.add_argument(
         "--base-image", default=defaults.BASE_IMAGE, help="what the bot images are built on"
@@ -552,6 +616,7 @@ def bench(args: argparse.Namespace, sock: str) -> None:
     ]
     paths: dict[str, dict[str, Any]] = {
         "warm": {"reuse": None},
+        "reuse": {"reuse": None, "reusing": True},
         "fresh": {"reuse": False},
     }
     paths = {p: paths[p] for p in args.paths}
@@ -561,7 +626,9 @@ def bench(args: argparse.Namespace, sock: str) -> None:
     try:
         for kind, bot, env in kinds:
             for path, options in paths.items():
-                launcher = launchers[kind, path] = DockerLauncher(
+                options = dict(options)
+                cls = ReusingLauncher if options.pop("reusing", False) else DockerLauncher
+                launcher = launchers[kind, path] = cls(
                     env=env, base_image=args.base_image, **options
                 )
                 launcher.prepare([bot])
@@ -590,10 +657,11 @@ def bench(args: argparse.Namespace, sock: str) -> None:
             return
         print(
             f"\nmatches of {BOTS} bots, {args.games} games each, after an untimed warm-up match "
-            f"of {args.warmup} games per path (a warm container is made once per bot version and "
-            f"worker: its cold cost is in `start` above); median of {args.repeat} interleaved "
-            f"rounds (every other one in the reverse order), [min-max] of the round's ratio to "
-            f"local; load: the 1-minute load average after each round, lowest-highest"
+            f"of {args.warmup} games per path (on the `reuse` path a warm container is made once "
+            f"per bot version and worker: its cold cost is in `start` above); median of "
+            f"{args.repeat} interleaved rounds (every other one in the reverse order), [min-max] "
+            f"of the round's ratio to local; load: the 1-minute load average after each round, "
+            f"lowest-highest"
         )
         print(
             f"{'bots':<11} {'conc':>4} {'path':>6} {'games/s':>8} {'vs local':>8} "

@@ -142,3 +142,28 @@ def test_help_lists_every_subcommand_and_imports_none_of_them():
 def test_an_unknown_subcommand_is_a_usage_error(referee_cli):
     result = referee_cli(["no-such-command"])
     assert result.exit_code == 2 and "No such command" in result.output
+
+
+def test_submit_that_fails_for_the_hosts_reasons_says_so_in_one_line(
+    monkeypatch, referee_cli, tmp_path
+):
+    """No engine, or a sandbox that did not start: not a usage error (no click banner, no exit 2)
+    and not a refusal, but one line and exit code 4 (docs/faults.md)."""
+    from take5_arena.cli import submit
+    from take5_arena.referee.tournament.errors import SubmitDeferredError
+
+    def deferred(*args: object, **kwargs: object) -> None:
+        raise SubmitDeferredError(
+            "the arena could not start the bots (sandbox: its container was not started within "
+            "120 s)"
+        )
+
+    monkeypatch.setattr(submit, "do_submit", deferred)
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.py").write_text("")
+    done = referee_cli(["submit", str(bot), "--name", "b", "--tournament", str(tmp_path / "t")])
+    assert done.exit_code == 4, done.output
+    assert done.output.count("\n") == 1 and "NOT VALIDATED" in done.output, done.output
+    assert "Usage:" not in done.output and "Traceback" not in done.output
+    assert "not started within 120 s" in done.output

@@ -96,6 +96,7 @@ def test_a_bank_that_runs_out_is_a_timeout_fault_naming_the_clock() -> None:
         "increment_ms": 0,
         "cap_ms": None,
         "wall_factor": 10,
+        "ponder": "charge",
     }
     assert [s["clock"] for s in doc["seats"]] == ["cpu", "cpu"]
     turns = doc["rounds"][0]["turns"]
@@ -468,3 +469,49 @@ def test_play_against_times_every_seat_and_labels_each() -> None:
             LowestBot(), [Spin()], games=1, time_control="0.3+0.1", clock="cpu", wall_factor=100
         )
     assert caught.value.seat == 1 and "(cpu clock, time control 0.3+0.1)" in str(caught.value)
+
+
+# -- thinking between decisions (--ponder) ---------------------------------------------------------
+
+
+def ponder_used(rule: str, tmp_path: Path) -> int:
+    """Milliseconds charged to the ponderer's decisions in a game against the dawdler under
+    ``--ponder rule`` (its record verifies and says the rule)."""
+    records = tmp_path / f"records-{rule}"
+    run = referee(
+        str(TEST_BOTS / "ponderer"),
+        str(TEST_BOTS / "dawdler"),
+        "--time-control",
+        "60+0",
+        "--clock",
+        "cpu",
+        "--ponder",
+        rule,
+        "--threshold",
+        "10",
+        "--records",
+        str(records),
+    )
+    assert run.returncode == 0, run.stderr
+    (record,) = sorted(records.glob("*.json"))
+    doc = load_record(record)
+    assert verify_record(doc) is None  # the bank arithmetic holds either way
+    assert doc["time_control"]["ponder"] == rule
+    return sum(
+        ms
+        for rnd in doc["rounds"]
+        for turn in rnd["turns"]
+        for seat, ms, _ in turn.get("clock", [])
+        if seat == 0
+    )
+
+
+def test_ponder_charge_takes_the_cpu_between_decisions_from_the_bank(tmp_path: Path) -> None:
+    """0.3 s of thinking after its first answer, charged to the decisions after it (on a loaded
+    host it spreads over several of them; the game lasts long enough for all of it)."""
+    assert ponder_used("charge", tmp_path) >= 0.9 * 300
+
+
+def test_ponder_allow_leaves_the_cpu_between_decisions_free(tmp_path: Path) -> None:
+    """Only from request to answer: milliseconds, whatever its thread does in between."""
+    assert ponder_used("allow", tmp_path) < 0.5 * 300

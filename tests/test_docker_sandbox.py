@@ -746,8 +746,15 @@ def test_start_failures_are_faults_with_their_cause(make_sandbox):
         "the bot's container exited before it served with exit code 3",
     )
 
+    # A bot whose container started but that never serves: its own timeout. (A container that
+    # is not started in time is the host's failure: test_docker_reuse.py.)
+    sandbox = make_sandbox(env={"TAKE5_STANDIN_MODE": "nosocket"})
+    handle = sandbox.launcher(str(DOCKER_BOTS / "standin"))
+    sandbox.handles.append(handle)
+    handle.start()
+    handle._current.future.result(120)
     with pytest.raises(CallFailedError) as err:
-        make_sandbox(env={"TAKE5_STANDIN_MODE": "nosocket"}).start(timeout=1.5)
+        handle.ready(1.5)
     assert err.value.kind == "timeout"
 
 

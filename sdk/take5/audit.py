@@ -276,6 +276,8 @@ def _check_time_control(value: Any) -> None:
         _whole(tc["cap_ms"], where, "the cap", 1, MAX_MS)
     if "wall_factor" in tc:
         _whole(tc["wall_factor"], where, "the wall factor", 1, 1000)
+    if "ponder" in tc and tc["ponder"] not in ("charge", "allow"):
+        raise _bad(where, f"unknown ponder rule {short(tc['ponder'])} (use 'charge' or 'allow')")
 
 
 def _check_times(value: Any, where: str, n: int, most: int, timed: bool) -> None:

@@ -160,14 +160,20 @@ class DealRecord(TypedDict):
     """The deal identity the key's HMAC was taken of (take5.shuffle.keyed_seed)."""
 
 
-class TimeControlRecord(TypedDict):
-    """``time_control``: the clock asked for and the time control, in milliseconds."""
-
+class _TimeControlRequired(TypedDict):
     clock: Literal["cpu", "wall"]
     bank_ms: int
     increment_ms: int
     cap_ms: int | None
     wall_factor: int
+
+
+class TimeControlRecord(_TimeControlRequired, total=False):
+    """``time_control``: the clock asked for and the time control, in milliseconds; ``ponder``
+    (records since the rule; none: ``allow``): whether a bot's CPU between its answer and its
+    next request was taken from its bank."""
+
+    ponder: Literal["charge", "allow"]
 
 
 class _GameRequired(TypedDict):

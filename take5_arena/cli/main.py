@@ -180,7 +180,7 @@ class ArenaGroup(click.Group):
                 from take5_arena.cli.terminal import field
 
                 click.echo(f"referee: {field(error)}", err=True)
-                code = 2
+                code = error.exit_code
         except KeyboardInterrupt:  # a second Ctrl-C while reporting the first
             code = 130
         sys.exit(code if isinstance(code, int) else 0)

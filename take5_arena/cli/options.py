@@ -132,8 +132,8 @@ class TimeControlText(click.ParamType[str]):
 
 
 def call_limits(*, stored: bool = False) -> Decorator:
-    """--timeout or --time-control (with --time-cap), --clock, --wall-factor, --max-faults,
-    --start-timeout and --start-wall (docs/faults.md, "Time controls and clocks")."""
+    """--timeout or --time-control (with --time-cap), --clock, --wall-factor, --ponder,
+    --max-faults, --start-timeout and --start-wall (docs/faults.md, "Time controls and clocks")."""
 
     def apply(f: F) -> F:
         f = _option(
@@ -156,6 +156,14 @@ def call_limits(*, stored: bool = False) -> Decorator:
             default=defaults.START_TIMEOUT,
             type=click.FloatRange(min=0.01),
             help="Seconds a bot has to start serving, on the clock in force.",
+        )(f)
+        f = _option(
+            "--ponder",
+            stored=stored,
+            default=defaults.PONDER.value,
+            type=click.Choice(defaults.PONDERS),
+            help="CPU clock: whether a bot's CPU between its answer and its next request is "
+            "taken from its bank (charge) or free (allow).",
         )(f)
         f = _option(
             "--wall-factor",
@@ -208,10 +216,12 @@ def limits_from_options(
     start_timeout: float,
     start_wall: float,
     max_faults: int,
+    ponder: str = defaults.PONDER.value,
 ) -> Any:
     """The match's `CallLimits` from the options of :func:`call_limits` (given, not stored);
     raises click.UsageError for a cap without a time control."""
     from take5.clock import ClockKind, TimeControl
+    from take5_arena.referee.kinds import Ponder
     from take5_arena.referee.match.config import CallLimits
 
     if time_cap is not None and time_control is None:
@@ -225,6 +235,7 @@ def limits_from_options(
         start_timeout=start_timeout,
         start_wall=start_wall,
         max_faults=max_faults,
+        ponder=Ponder(ponder),
     )
 
 

@@ -19,7 +19,7 @@ from take5.clock import START_WALL as DEFAULT_START_WALL
 from take5.clock import WALL_FACTOR as DEFAULT_WALL_FACTOR
 from take5.rules import DEFAULT_THRESHOLD, EndRule, Variant
 
-from .kinds import BotMemory, SandboxKind
+from .kinds import BotMemory, Ponder, SandboxKind
 
 # -- the game -------------------------------------------------------------------------------------
 PLAYERS = 4
@@ -79,6 +79,11 @@ RUNTIME: str | None = os.environ.get("TAKE5_RUNTIME", "").strip() or None
 #: deal alone: not of which games a worker happened to play before, nor of a restart in between.
 BOT_MEMORY = BotMemory.GAME.value
 BOT_MEMORIES = tuple(kind.value for kind in BotMemory)
+#: Under the CPU clock, whether a bot's CPU between its answer and its next request is taken from
+#: its bank (kinds.Ponder). Charged by default: the CPU clock promises that a bot pays for the CPU
+#: its processes use, and thinking while the others decide is CPU taken from the same host.
+PONDER = Ponder.CHARGE
+PONDERS = tuple(kind.value for kind in Ponder)
 ENGINE_TIMEOUT = 60.0  # seconds one Engine API request may take before the engine counts as gone
 #: Seconds between two sweeps of the engine by a process that plays Docker games (sandbox/sweep.py):
 #: bot containers of a process that died are gone within this, plus the time one sweep takes.

@@ -43,6 +43,16 @@ class BotMemory(StrEnum):
     """A bot process may play several different deals and keep what it learned from them."""
 
 
+class Ponder(StrEnum):
+    """Whether a bot's CPU between its answer and its next request is taken from its bank (the CPU
+    clock; docs/faults.md, "Thinking between decisions")."""
+
+    CHARGE = "charge"
+    """Taken from its bank, as the next decision's time (the default)."""
+    ALLOW = "allow"
+    """Free: only the CPU from a request to its answer counts (every record before the rule)."""
+
+
 class InfraKind(StrEnum):
     """Why a tournament game was not played: nobody's fault, rates no one, retried later."""
 
@@ -56,6 +66,9 @@ class InfraKind(StrEnum):
     """The executor (process pool, dask) lost the table."""
     ARTIFACT = "artifact"
     """A bot version's validated source archive is missing or does not match its digest."""
+    SANDBOX = "sandbox"
+    """A bot's container, or the fork server that starts its process, did not start or answer
+    within the start allowance (a loaded host, a slow engine): the bot's own code had not run."""
 
 
 class RunStatus(StrEnum):

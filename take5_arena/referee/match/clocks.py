@@ -14,6 +14,13 @@ answer, and the call's gRPC deadline is its limit.
 
 Each seat runs on the clock asked for where its handle can measure it, else on the wall clock (a
 bot given by address): the record says which (`seats[i].clock`).
+
+Thinking between decisions (``CallLimits.ponder``): with ``charge`` (the default), a CPU-clock
+decision after the seat's first of the game is timed from the end of its previous one, so the CPU
+its processes used between its answer and this request counts as this decision's (and its
+limit's: a bot that pondered away its bank times out at once). With ``allow`` it is free. Either
+way the record's arithmetic is the same (``[seat, used, bank after]``), and says the rule
+(``time_control.ponder``).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from take5.clock import (
     wall_detail,
 )
 
+from ..kinds import Ponder
 from .config import CallLimits
 from .handle import BotHandle
 
@@ -56,6 +64,8 @@ class SeatClock:
         self.bank: Bank = self.control.start()
         measurable = limits.clock is ClockKind.CPU and handle.cpu_time() is not None
         self.kind = ClockKind.CPU if measurable else ClockKind.WALL
+        self.answered: float | None = None
+        """The bot's CPU time when its last decision ended (charged from there: `start`)."""
 
     def budget(self) -> Budget:
         """The time of the seat's next decision (what its request says)."""
@@ -73,13 +83,15 @@ class SeatClock:
     def start(self, budget: Budget) -> Stopwatch:
         """A stopwatch for a decision with `budget`, started now (just before the request goes)."""
         meter = self.handle.cpu_time if self.kind is ClockKind.CPU else None
-        return Stopwatch(budget, meter)
+        since = self.answered if self.limits.ponder is Ponder.CHARGE else None
+        return Stopwatch(budget, meter, since)
 
     def settle(self, watch: Stopwatch) -> tuple[int, int, bool]:
         """Charge a decision to the bank: (milliseconds used, the bank after it, whether it went
         over its limit)."""
         used = to_ms(watch.used())
         over = self.bank.over(used)
+        self.answered = watch.cpu1
         return used, self.bank.charge(used), over
 
     def limit_detail(self, method: str, budget: Budget) -> str:
@@ -101,10 +113,18 @@ class Stopwatch:
 
     __slots__ = ("budget", "cpu0", "cpu1", "meter", "wall0", "wall1")
 
-    def __init__(self, budget: Budget, meter: Callable[[], float | None] | None) -> None:
+    def __init__(
+        self,
+        budget: Budget,
+        meter: Callable[[], float | None] | None,
+        since: float | None = None,
+    ) -> None:
+        """`since`: the CPU reading to count from (the end of the seat's previous decision, to
+        charge what the bot did in between), else now."""
         self.budget = budget
         self.meter = meter
-        self.cpu0 = meter() if meter is not None else None
+        now = meter() if meter is not None else None
+        self.cpu0 = since if since is not None and now is not None and since <= now else now
         self.cpu1: float | None = None
         self.wall0 = time.monotonic()
         self.wall1: float | None = None
@@ -239,6 +259,7 @@ def time_control_record(control: TimeControl, limits: CallLimits) -> dict[str, A
         "increment_ms": control.increment_ms,
         "cap_ms": control.cap_ms,
         "wall_factor": limits.wall_factor,
+        "ponder": limits.ponder.value,
     }
 
 

@@ -18,6 +18,7 @@ from take5 import InvalidSettings, Settings
 from take5.clock import ClockKind, TimeControl
 
 from .. import defaults
+from ..kinds import Ponder
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class CallLimits:
     take5.clock.WALL_FLOOR more)."""
     start_wall: float = defaults.START_WALL
     """Under the CPU clock, the wall-clock seconds a bot has to start serving at most."""
+    ponder: Ponder = defaults.PONDER
+    """Under the CPU clock, whether the CPU a bot uses between its answer and its next request is
+    taken from its bank (charge) or free (allow)."""
 
     def __post_init__(self) -> None:
         for name in ("timeout", "start_timeout", "start_wall"):
@@ -57,6 +61,10 @@ class CallLimits:
             raise ValueError("max_faults must be at least 1")
         if self.time_control is not None and not isinstance(self.time_control, TimeControl):
             raise ValueError(f"time_control must be a TimeControl, not {self.time_control!r}")
+        try:
+            object.__setattr__(self, "ponder", Ponder(self.ponder))
+        except ValueError:
+            raise ValueError(f"unknown ponder {self.ponder!r} (use charge or allow)") from None
         try:
             object.__setattr__(self, "clock", ClockKind(self.clock))
         except ValueError:

@@ -137,6 +137,15 @@ def procs(paths: CgroupPaths, *, threads: bool = False) -> list[int] | None:
     return sorted(int(x) for x in text.split() if x.isdigit())
 
 
+def memory_bytes(paths: CgroupPaths) -> int | None:
+    """Memory charged to the cgroup now, page cache included (what the kernel holds for it)."""
+    text = _read(paths.memory, "memory.current" if paths.unified else "memory.usage_in_bytes")
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
 def oom_kills(paths: CgroupPaths) -> int | None:
     """How many processes of the cgroup the kernel has killed for memory so far."""
     text = (
@@ -151,4 +160,4 @@ def oom_kills(paths: CgroupPaths) -> int | None:
     return None
 
 
-__all__ = ["ROOT", "CgroupPaths", "cpu_seconds", "oom_kills", "procs"]
+__all__ = ["ROOT", "CgroupPaths", "cpu_seconds", "memory_bytes", "oom_kills", "procs"]

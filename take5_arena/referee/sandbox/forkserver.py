@@ -12,10 +12,11 @@ imported here.
 It imports the SDK once (with it gRPC and protobuf, most of a Python bot's start-up), then, each
 time the referee asks, forks a bot process that runs ``/bot/bot.py`` as ``python3 /bot/bot.py``
 would: `__main__`, its ``sys.argv`` and ``sys.path``, unbuffered output into
-``/run/take5/output.log``. That process has never seen a game; between two games the referee has
-the fork server kill every process but itself, replaces every writable place with a fresh tmpfs,
-and checks that nothing else is left (take5_arena/referee/sandbox/warm.py; the argument is in
-docs/security.md). What makes the fork server itself carry nothing from one game to the next:
+``/run/take5/output.log``. That process has never seen a game, and neither has its container:
+the referee starts a container for each game and removes it after (take5_arena/referee/sandbox/
+warm.py; the argument is in docs/security.md), so the fork server forks one game's process (or,
+with ``bot_memory="deals"``, one process's deals). What keeps the fork server itself out of the
+bot's reach (and made it carry nothing between games when containers were reused):
 
 * it is the namespace's init: a signal from a bot process reaches it only if it has a handler,
   and it has none (SIGCHLD and SIGPIPE are ignored, everything else left at the default), so a
@@ -31,8 +32,8 @@ docs/security.md). What makes the fork server itself carry nothing from one game
   fork server's counters in /proc/1 (CPU time, faults, memory) are masked besides;
 * it talks to the referee only: it accepts one connection on ``/run/take5/ctl.sock``, from uid 0
   (SO_PEERCRED), then closes and removes the listening socket;
-* what a bot could still change about it (its resource limits, CPU affinity) is checked by the
-  referee after every game: a container where anything differs is discarded.
+* what a bot could still change about it (its resource limits, CPU affinity) goes with its
+  container after the game.
 
 The protocol, one message each (a SOCK_SEQPACKET socket): ``spawn`` -> ``spawned PID`` (from the
 leader), then ``exit PID STATUS`` when that bot process ends (STATUS as from waitpid); ``kill`` ->
@@ -75,11 +76,12 @@ def others() -> list[int]:
     return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) != me]
 
 
-def listen(folder: str, timeout: float) -> socket.socket:
+def listen(folder: str, timeout: float | None) -> socket.socket:
     """The control socket (one message per request and per answer), once the referee's tmpfs is
-    mounted on `folder` (writable)."""
+    mounted on `folder` (writable); `timeout` None: as long as it takes (the referee, which
+    decides how long a start may take, removes the container when it gives up)."""
     path = os.path.join(folder, CTL_NAME)
-    deadline = time.monotonic() + timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -88,7 +90,7 @@ def listen(folder: str, timeout: float) -> socket.socket:
             return sock
         except OSError:
             sock.close()
-            if time.monotonic() >= deadline:
+            if deadline is not None and time.monotonic() >= deadline:
                 raise
             time.sleep(0.01)
 
@@ -234,7 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--path", action="append", default=[], help="more of the bot's sys.path")
     parser.add_argument("--script", default="/bot/bot.py")
     parser.add_argument("--socket-dir", default="/run/take5")
-    parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the tmpfs")
+    parser.add_argument(
+        "--wait", type=float, default=None, help="seconds to wait for the tmpfs (default: no end)"
+    )
     args = parser.parse_args(argv)
     set_dumpable(0)
     for sig in range(1, signal.NSIG):

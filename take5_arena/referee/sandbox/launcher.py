@@ -29,11 +29,16 @@
 * A fresh bot process for every game (`DockerBot.per_game`, `DockerBot.serve_game`), so that no
   memory carries over from one game to the next; with ``bot_memory="deals"`` a process may play
   several different deals instead (kinds.BotMemory), and never the same deal twice either way.
-  Where it can (runc, a referee running as root, an image labelled ``take5.forkserver=1``: a
-  ``bot.py`` bot on the arena's Python image), each game's process is forked in a warm container
-  kept per bot version (warm.py): after the game the container is reset and proved clean, or
-  discarded. Elsewhere each game gets a fresh container. Either way the next game's process
-  starts while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`).
+  No container ever serves two games: where it can (runc, a referee running as root, an image
+  labelled ``take5.forkserver=1``: a ``bot.py`` bot on the arena's Python image), each game's
+  process is forked by the fork server of a warm container (warm.py) that was started for it and
+  is removed after it, so the bot's start costs a fork instead of an interpreter's imports;
+  elsewhere the process is the container's own. Either way the next game's container and process
+  start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
+  critical path; with ``bot_memory="deals"`` the kept process keeps its container, and nothing
+  else ever runs in it (docs/security.md: what a game leaves in the kernel is gone with its
+  namespaces). Spares have a lifetime: `SPARE_IDLE` seconds unused, `MAX_SPARES` and
+  `SPARE_MEMORY` per launcher (a worker), the least recently used evicted first.
 * Pinned sockets (take5_arena.referee.sandbox.sockets): the referee connects through an O_PATH
   descriptor of the bot's socket, never again through the path in the bot's writable folder.
 * Exits: one event stream reports every container's exit code and OOM kill (reaper.ExitWatcher).
@@ -69,7 +74,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import defaults
-from ..kinds import BotMemory
+from ..errors import InfraError
+from ..kinds import BotMemory, InfraKind
 from ..match import faults
 from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
@@ -94,6 +100,12 @@ log = logging.getLogger("take5.referee")
 TAIL_BYTES = 8192
 MAX_STANDBY = 8
 """Containers started ahead per image at most (prefetch beyond this is ignored)."""
+SPARE_IDLE = 120.0
+"""Seconds a spare (a container started ahead that no game took yet) is kept unused."""
+MAX_SPARES = 16
+"""Spares a launcher (a worker) keeps at most, over all images: the least recently used go."""
+SPARE_MEMORY = "512m"
+"""Memory the spares of a launcher may hold at most, from their cgroups (page cache included)."""
 SHELL_LABEL = "take5.shell"
 """Image label: the path of a POSIX shell in the image (set by the image builder)."""
 SHELL_IMAGES = ("base", "python")
@@ -172,6 +184,13 @@ class _Instance:
         self.last_inspect = 0.0
         self.inspected_code: int | None = None
         self.retired = False
+        self.idle_since = time.monotonic()
+        """When it was last put among the spares (the least recently used are evicted first)."""
+        self.forked = False
+        """Its process is forked by a warm container's fork server (the referee's own code)."""
+        self.abandon = threading.Event()
+        """Set when the wait for this process's start was given up (`DockerBot.ready`) or the
+        launcher closes: a warm container's start then ends."""
 
     @property
     def socket_path(self) -> Path:
@@ -200,12 +219,15 @@ class DockerLauncher:
     bot's output is kept (``bot<N>-<name>.log``, one section per process), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
     default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
-    (kinds.BotMemory). `reuse`: warm containers where they can be used (None: wherever
-    `warm.enabled` allows; False: a fresh container for every process, the way before warm
-    containers). `clean_orphans`: remove what dead referees left on the engine now, and start this
-    process's sweep that goes on doing it (sweep.py); `reaper`: a reaper process for this run
-    (reaper.py). The launcher is thread-safe. Raises EngineUnavailableError when no engine
-    answers.
+    (kinds.BotMemory). `reuse`: bot processes forked by a warm container's fork server where that
+    can be used (None: wherever `warm.enabled` allows; False: the image's own command in every
+    container). Each container serves one game either way. Spares (containers started ahead
+    that no game took yet, or processes kept across deals) live at most `spare_idle` seconds
+    unused, and at most `max_spares` of them and `spare_memory` of memory (their cgroups) are
+    kept, the least recently used evicted first. `clean_orphans`: remove what dead
+    referees left on the engine now, and start this process's sweep that goes on doing it
+    (sweep.py); `reaper`: a reaper process for this run (reaper.py). The launcher is thread-safe.
+    Raises EngineUnavailableError when no engine answers.
     """
 
     def __init__(
@@ -223,6 +245,9 @@ class DockerLauncher:
         build_options: Mapping[str, Any] | None = None,
         bot_memory: str = defaults.BOT_MEMORY,
         reuse: bool | None = None,
+        spare_idle: float = SPARE_IDLE,
+        max_spares: int = MAX_SPARES,
+        spare_memory: str = SPARE_MEMORY,
     ) -> None:
         self.client = (
             engine.client()
@@ -250,6 +275,12 @@ class DockerLauncher:
                 limits = dataclasses.replace(limits, socket_dir_size=f"{room >> 10}k")
         self.limits = limits
         self.bot_memory = BotMemory(bot_memory)
+        self.spare_idle = spare_idle
+        self.max_spares = max_spares
+        self.spare_memory = size_bytes(spare_memory)
+        self.evicted = 0
+        """Spares removed unused (idle too long, or beyond the count or memory cap)."""
+        self._tending = threading.Event()
         sweep.open_run(self.run_id)  # before its first container: the sweep leaves the run alone
         self.orphans_removed = remove_orphans(self.client) if clean_orphans else 0
         if clean_orphans:
@@ -262,17 +293,11 @@ class DockerLauncher:
         self.reuse = why is None
         self.reuse_off = why or ""
         """Why warm containers are not used ("" when they are)."""
-        self.discarded = 0
-        """Warm containers that could not be proved clean after a game, and were removed."""
-        self.reused = 0
-        """Games played by a process forked in a warm container that an earlier game had used."""
         self._lock = threading.RLock()
         self._images: dict[Path, _Image | ImageBuildError] = {}
         self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
-        """Processes ready for a game, by image: started ahead, reset, or kept
-        (bot_memory=deals)."""
+        """Processes ready for a game, by image: started ahead, or kept (bot_memory=deals)."""
         self._leased: collections.Counter[str] = collections.Counter()
-        self._resetting: collections.Counter[str] = collections.Counter()
         self._instances: set[_Instance] = set()
         self._warm: set[warm.WarmContainer] = set()
         self._live: dict[str, containers.Container] = {}
@@ -295,6 +320,7 @@ class DockerLauncher:
         self.start_seconds: list[float] = []
         """Seconds from each container's creation to its bot's socket, as measured by
         `DockerBot.ready`."""
+        threading.Thread(target=self._tend, name="take5-spares", daemon=True).start()
         atexit.register(self.close)
 
     @property
@@ -375,8 +401,9 @@ class DockerLauncher:
     # -- processes and containers ------------------------------------------------------------
 
     def _spawn(self, image: _Image, game_id: str) -> _Instance:
-        """Start a bot process in the background (see _Instance.future): forked in a new warm
-        container when the image allows it, else in a fresh container of its own."""
+        """Start a bot process in the background (see _Instance.future), in a container never used
+        before: forked by a new warm container's fork server when the image allows it, else the
+        container's own command."""
         with self._lock:
             if self._closed:
                 raise SandboxError("the docker launcher is closed")
@@ -385,6 +412,7 @@ class DockerLauncher:
         if self.reuse and image.forkserver:
             root = self.socket_root / f"w{number:04d}"
             inst = _Instance(image, root / "run", game_id)
+            inst.forked = True
         else:
             root = None
             inst = _Instance(image, self.socket_root / f"c{number:04d}", game_id)
@@ -420,7 +448,7 @@ class DockerLauncher:
     def _start_warm(
         self, inst: _Instance, image: _Image, root: Path, labels: Mapping[str, str]
     ) -> containers.Container:
-        """A new warm container, reset and proved clean once, with its first bot process."""
+        """A new warm container with its one bot process."""
         box = warm.WarmContainer(
             self.client,
             image.info.tag,
@@ -430,6 +458,7 @@ class DockerLauncher:
             volumes=image.volumes,
             labels=labels,
             env=self.env,
+            abandon=inst.abandon,
         )
         with self._lock:
             self._warm.add(box)
@@ -439,7 +468,6 @@ class DockerLauncher:
         if closed:
             raise SandboxError("the docker launcher is closed")
         try:
-            box.reset()
             return self._fork(inst, box)
         except BaseException:
             self._drop_warm(box)
@@ -500,23 +528,96 @@ class DockerLauncher:
                 if self.usable(inst, deal):
                     del pool[index]
                     self._leased[tag] += 1
-                    if inst.warm is not None and inst.warm.games:
-                        self.reused += 1
                     return inst
             self._leased[tag] += 1
         return self._spawn(image, game_id)
 
     def _prefetch(self, image: _Image, game_id: str) -> None:
         """Keep one spare process per process in use, so that the next game's start waits for
-        nothing (a warm container being reset counts: it is ready in milliseconds)."""
+        nothing."""
         tag = image.info.tag
         with self._lock:
-            spare = len(self._standby[tag]) + self._resetting[tag]
+            spare = len(self._standby[tag])
             if self._closed or spare >= max(1, self._leased[tag]) or spare >= MAX_STANDBY:
                 return
         inst = self._spawn(image, game_id)
         with self._lock:
             self._standby[tag].append(inst)
+        self._prune()
+
+    # -- spares: their lifetime ------------------------------------------------------------------
+
+    def _tend(self) -> None:
+        """Evict idle spares now and then, until the launcher closes (a worker between runs keeps
+        nothing longer than `spare_idle`)."""
+        while not self._tending.wait(min(5.0, max(0.05, self.spare_idle / 4))):
+            try:
+                self._prune()
+            except Exception as error:  # noqa: BLE001 - tried again at the next tick
+                log.warning("evicting spare containers: %s", error)
+
+    def _memory(self, inst: _Instance) -> int:
+        container = inst.container
+        if container is None:
+            return 0
+        paths = inst.warm.cgroup if inst.warm is not None else None
+        paths = paths or cgroups.CgroupPaths.of_container(container.id)
+        return (cgroups.memory_bytes(paths) if paths is not None else None) or 0
+
+    def _prune(self) -> None:
+        """Evict the spares idle longer than `spare_idle`, then the least recently used beyond
+        `max_spares` or `spare_memory`."""
+        now = time.monotonic()
+        with self._lock:
+            spares = sorted(
+                (inst for pool in self._standby.values() for inst in pool),
+                key=lambda inst: inst.idle_since,
+            )
+        if not spares:
+            return
+        out = [inst for inst in spares if now - inst.idle_since > self.spare_idle]
+        kept = [inst for inst in spares if now - inst.idle_since <= self.spare_idle]
+        while len(kept) > self.max_spares:
+            out.append(kept.pop(0))
+        sizes = [self._memory(inst) for inst in kept]
+        while kept and sum(sizes) > self.spare_memory:
+            sizes.pop(0)
+            out.append(kept.pop(0))
+        with self._lock:
+            gone = []
+            for inst in out:
+                pool = self._standby.get(inst.image.info.tag, [])
+                if inst in pool:  # not taken by a game meanwhile
+                    pool.remove(inst)
+                    inst.retired = True
+                    gone.append(inst)
+            self.evicted += len(gone)
+        for inst in gone:
+            self._evict(inst)
+
+    def _evict(self, inst: _Instance) -> None:
+        """A spare no game took: its start abandoned, its container removed in the background."""
+        inst.abandon.set()
+
+        def drop() -> None:
+            try:
+                try:
+                    container = inst.future.result()
+                except BaseException:  # noqa: BLE001 - it never started: nothing to remove
+                    return
+                inst.unpin()
+                if inst.warm is not None:
+                    self._drop_warm(inst.warm)
+                else:
+                    self._remove(inst, container)
+            finally:
+                with self._lock:
+                    self._instances.discard(inst)
+
+        try:
+            self._removals.submit(drop)
+        except RuntimeError:  # closing: close() removes what is left
+            pass
 
     def prefetch(self, refs: Iterable[BotRef | str], *, game_id: str = "") -> None:
         """Start one process per bot folder in `refs` now, for the next game that needs one.
@@ -545,8 +646,7 @@ class DockerLauncher:
     def _retire(self, inst: _Instance, sink: _Output | None) -> concurrent.futures.Future[None]:
         """A handle is done with `inst`: keep what it wrote, then, in the background, put it back
         in the pool (a process that may still play: it never played, or bot_memory=deals), or
-        reset its warm container for a fresh process (discarded if it cannot be proved clean),
-        or remove its container."""
+        remove its container (`_end_warm` for a warm one)."""
         with self._lock:
             if inst.retired:
                 done: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -569,12 +669,14 @@ class DockerLauncher:
                 if keep:
                     inst.game_id = ""
                     inst.retired = False
+                    inst.idle_since = time.monotonic()
                     with self._lock:
                         self._standby[tag].append(inst)
+                    self._prune()
                     return
                 inst.unpin()
                 if inst.warm is not None:
-                    self._reset(inst.warm, inst.image)
+                    self._end_warm(inst)
                 else:
                     self._remove(inst, container)
             finally:
@@ -590,31 +692,11 @@ class DockerLauncher:
             now.set_result(None)
             return now
 
-    def _reset(self, box: warm.WarmContainer, image: _Image) -> None:
-        """After a game: the warm container reset and proved clean, with a fresh bot process in
-        the pool; or, when that cannot be proved, removed."""
-        tag = image.info.tag
-        with self._lock:
-            if self._closed:
-                return
-            self._resetting[tag] += 1
-        try:
-            box.reset()
-            box.games += 1
-            fresh = _Instance(image, box.run_dir, "")
-            with self._lock:
-                self._instances.add(fresh)
-            fresh.future.set_running_or_notify_cancel()
-            fresh.future.set_result(self._fork(fresh, box))
-            with self._lock:
-                self._standby[tag].append(fresh)
-        except Exception as error:  # noqa: BLE001 - UncleanError, or the engine or fork server failed
-            self.discarded += 1
-            log.warning("discarding warm container %s: %s", box.container.name, error)
-            self._drop_warm(box)
-        finally:
-            with self._lock:
-                self._resetting[tag] -= 1
+    def _end_warm(self, inst: _Instance) -> None:
+        """After its process's last game: the warm container is removed, never reset for another
+        game (what the game left in the container's namespaces goes with them)."""
+        if inst.warm is not None:
+            self._drop_warm(inst.warm)
 
     def exit_of(self, inst: _Instance) -> int | None:
         """The bot's exit code once it ended, as the engine reports a container's (128+N: killed
@@ -702,7 +784,11 @@ class DockerLauncher:
         main = threading.current_thread() is threading.main_thread()
         sigs = (signal.SIGINT, signal.SIGTERM)
         previous = [signal.signal(sig, signal.SIG_IGN) for sig in sigs] if main else []
+        self._tending.set()
         try:
+            with self._lock:
+                for inst in self._instances:
+                    inst.abandon.set()
             self._starts.shutdown(wait=True, cancel_futures=True)
             with self._lock:
                 left = list(self._instances)
@@ -921,7 +1007,9 @@ class DockerBot(BotHandle):
         and starting the container) counts on the wall clock only.
 
         Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
-        first, with its cause), crash (the engine could not start it)."""
+        first, with its cause), crash (the engine refused the image's own command). Raises
+        InfraError (kind ``sandbox``), nobody's fault, when the container was not started within
+        `timeout` or a warm container's fork server failed: the bot's code had not run yet."""
         inst = self._current
         if inst is None:
             raise CallFailedError(faults.CRASH, "the bot was not started")
@@ -929,11 +1017,19 @@ class DockerBot(BotHandle):
         try:
             inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            raise CallFailedError(
-                faults.TIMEOUT, f"the bot's container did not start within {timeout:g} s"
+            inst.abandon.set()
+            raise InfraError(
+                InfraKind.SANDBOX,
+                f"{self.label}: its container was not started within {timeout:g} s "
+                "(--start-wall; the host or its engine is too slow)",
             ) from None
-        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - the bot's fault report
+        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - reported
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            if inst.forked or not isinstance(error, ContainerStartError):
+                # The fork server is the referee's code, and the engine's errors are the host's.
+                raise InfraError(
+                    InfraKind.SANDBOX, f"{self.label}: its container did not start: {first}"
+                ) from None
             raise CallFailedError(
                 faults.CRASH, f"the bot's container could not be started: {first}"
             ) from None
@@ -1037,9 +1133,12 @@ def docker_launcher(
 
 
 __all__ = [
+    "MAX_SPARES",
     "MAX_STANDBY",
     "SHELL_IMAGES",
     "SHELL_LABEL",
+    "SPARE_IDLE",
+    "SPARE_MEMORY",
     "TAIL_BYTES",
     "DockerBot",
     "DockerLauncher",

@@ -1,25 +1,31 @@
-"""Warm bot containers: one container for many games, a fresh bot process for each, proved clean.
+"""Warm bot containers: a container started ahead, whose fork server starts its bot in a fork.
 
-A warm container runs the fork server (forkserver.py) as its init; for each game it forks a bot
-process that has never seen a game, and between two games the referee makes the container what it
-was before the first: `WarmContainer.reset` has the fork server kill every other process, replaces
-every writable place by a fresh tmpfs, resets the pid counter, and then `WarmContainer.check`
-proves from the host that nothing else is left. A container that cannot be proved clean is
-discarded (removed), never reused. docs/security.md gives the argument: what could carry over, why
-nothing does, and what each check covers.
+A warm container runs the fork server (forkserver.py) as its init, with the SDK, gRPC and protobuf
+already imported; when its game comes it forks a bot process that has never seen a game, so the
+bot's start costs milliseconds of CPU instead of an interpreter's imports. The launcher starts it
+ahead of the game, off the critical path, and removes it after the game: **a container serves one
+game** (or, with ``bot_memory="deals"``, one process's deals), so whatever that game left in the
+kernel state of the container's namespaces (network counters and tables, IPC, the pid counter,
+mounts) goes with them. docs/security.md gives the argument; it does not rest on a list of places
+checked.
 
-How the writable places are replaced: each (`limits.writable_places`: the socket folder, /tmp,
+`WarmContainer.reset` and `WarmContainer.check` are what reusing a container for another game
+would take (kill every other process, a fresh tmpfs on every writable place, the pid counter
+reset, then a check from the host of a list of known places); they are not part of the launcher
+and stay only so that bench/sandbox.py can measure what one container per game costs against
+that reuse. The list cannot be shown complete: a UDP ``sendto`` to an address with no route
+changes none of its places and one counter of /proc/net/snmp (issue 45).
+
+How the writable places are made: each (`limits.writable_places`: the socket folder, /tmp,
 /dev/shm, one per declared VOLUME) is a host folder under the run's socket root, bound read-only
 into the container with propagation from the host (the root is a shared mount, see
 `sockets.share_root`). The referee mounts a tmpfs on the host folder and the container sees it on
-top; for the next game it detaches that tmpfs and mounts a new one: a new file system, with no
-file, no inode number and no time stamp of the old one. The referee reaches the bot's socket and
-output on the host side, as with a fresh container.
+top. The referee reaches the bot's socket and output on the host side, as with a fresh container.
 
-Only for the runc runtime and a referee running as root (it mounts, reads the container's
-/proc and cgroup and enters its pid namespace); the launcher falls back to a fresh container per
-game otherwise (gVisor's sandbox keeps the bot's processes and files in its own kernel, out of
-the host's sight).
+Only for the runc runtime and a referee running as root (it mounts the writable places, reads the
+container's cgroup and sets its pid counter, so that every bot process gets the same pids); the
+launcher starts the image's own command otherwise (gVisor's sandbox keeps the bot's processes and
+files in its own kernel, out of the host's sight).
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ def enabled(limits: SandboxLimits) -> str | None:
     if not sockets.can_mount_tmpfs():
         return "the referee may not mount a tmpfs"
     if shutil.which("nsenter") is None:
-        return "no nsenter (util-linux) to reset the pid counter"
+        return "no nsenter (util-linux) to set the pid counter"
     return None
 
 
@@ -192,8 +198,11 @@ class WarmContainer:
         volumes: Sequence[str] = (),
         labels: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
+        abandon: threading.Event | None = None,
     ) -> None:
         self.client = client
+        self.abandon = abandon or threading.Event()
+        """Set when nobody waits for this container any more: its start stops waiting then."""
         self.limits = limits
         self.root = root
         self.places = {
@@ -213,7 +222,6 @@ class WarmContainer:
         self._replies: queue.Queue[str] = queue.Queue()
         self._closed = False
         self._oom_base = 0
-        self.games = 0
         root.mkdir(mode=0o755)
         for path in self.places.values():
             path.mkdir(mode=0o755)
@@ -236,7 +244,15 @@ class WarmContainer:
                 target=self._read, name=f"take5-warm-{self.container.name}", daemon=True
             )
             self._reader.start()
-            self._expect("ready")
+            while not self.abandon.is_set():  # sent at once after the connection: no wall here
+                try:
+                    self._expect("ready", timeout=0.5)
+                    break
+                except UncleanError as error:
+                    if "did not answer" not in str(error):
+                        raise
+            else:
+                raise ContainerStartError("the fork server's start was abandoned")
             zpid = int(
                 (client.api.inspect_container(self.container.id).get("State") or {}).get("Pid") or 0
             )
@@ -245,6 +261,7 @@ class WarmContainer:
                 raise ContainerStartError("cannot find the warm container's cgroup")
             self.cgroup = paths
             self.zygote = _snapshot(zpid)
+            self._reset_pid_counter()  # the fork server's start used a varying number of pids
         except BaseException:
             self.close()
             raise
@@ -252,8 +269,11 @@ class WarmContainer:
     # -- the fork server's connection ----------------------------------------------------------
 
     def _connect(self) -> socket.socket:
+        """The fork server's connection, once it listens (after its imports: seconds on a loaded
+        host). No wall clock of its own: the game's start allowance (``--start-timeout``,
+        ``--start-wall``) bounds the wait of whoever wants the bot (`DockerBot.ready`), which sets
+        `abandon` when it gives up; the container's end ends it too."""
         path = self.run_dir / "ctl.sock"
-        deadline = time.monotonic() + max(30.0, CTL_TIMEOUT)
         while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
@@ -267,8 +287,8 @@ class WarmContainer:
                     raise ContainerStartError(
                         f"the fork server ended (exit code {st.exit_code}): {tail.strip()[-500:]}"
                     ) from None
-                if time.monotonic() >= deadline:
-                    raise ContainerStartError("the fork server did not start in time") from None
+                if self.abandon.is_set():
+                    raise ContainerStartError("the fork server's start was abandoned") from None
                 time.sleep(0.01)
 
     def _read(self) -> None:
@@ -318,7 +338,7 @@ class WarmContainer:
         return self.run_dir / SOCKET_NAME
 
     def spawn(self) -> int:
-        """Start a fresh bot process (after `reset`); its pid in the container."""
+        """Start a fresh bot process; its pid in the container."""
         self._exited.clear()
         self.exit_status = None
         self._oom_base = cgroups.oom_kills(self.cgroup) or 0
@@ -356,7 +376,8 @@ class WarmContainer:
         return cgroups.cpu_seconds(self.cgroup) or 0.0
 
     def reset(self) -> None:
-        """Make the container as it was before its first game, then prove it (`check`).
+        """Make the container as it was before its first game, then check it (`check`): what
+        reuse would take, measured by bench/sandbox.py; the launcher never calls it.
 
         Raises UncleanError with every problem found: the container must then be discarded."""
         self._request("kill", "killed")

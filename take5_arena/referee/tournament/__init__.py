@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .driver import Progress, TableDriver, table_specs
-    from .errors import InfraError, SubmitRefusedError, TournamentError
+    from .errors import SubmitRefusedError, TournamentError
     from .run import RunReport, prepare_run, run_tournament
     from .settings import TournamentSettings
     from .settle import SettleReport, StopReason, run_until_settled
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 #: public name -> the module of this package that defines it
 _HOMES: dict[str, str] = {
     "GameOutcome": ".table",
-    "InfraError": ".errors",
     "Progress": ".driver",
     "RunReport": ".run",
     "SeatSpec": ".table",
@@ -52,7 +51,6 @@ _HOMES: dict[str, str] = {
 
 __all__ = [
     "GameOutcome",
-    "InfraError",
     "Progress",
     "RunReport",
     "SeatSpec",

@@ -1,10 +1,9 @@
-"""What can stop a tournament command (:class:`TournamentError`, :class:`SubmitRefusedError`) and
-what stops one game without being anybody's fault (:class:`InfraError`)."""
+"""What can stop a tournament command (:class:`TournamentError`, :class:`SubmitRefusedError`); what
+stops one game without being anybody's fault is take5_arena/referee/errors.py's InfraError."""
 
 from __future__ import annotations
 
 from ..errors import RefereeError
-from ..kinds import InfraKind
 
 
 class TournamentError(RefereeError):
@@ -30,18 +29,11 @@ class SubmitDeferredError(TournamentError):
     ``reason``; unbounded causes are tried until the arena can validate again.
     """
 
+    exit_code = 4
+    """`referee submit`: the host failed, not the command line or the bot (docs/faults.md)."""
+
     def __init__(self, reason: str, stderr: str = "", *, bounded: bool = False):
         self.reason = reason
         self.stderr = stderr
         self.bounded = bounded
         super().__init__(reason)
-
-
-class InfraError(RefereeError):
-    """Not a bot's fault: the game cannot be played now (engine unavailable, image, referee
-    error)."""
-
-    def __init__(self, kind: InfraKind, detail: str) -> None:
-        self.kind = InfraKind(kind)
-        self.detail = detail
-        super().__init__(f"{kind}: {detail}")

@@ -29,7 +29,7 @@ from take5.clock import ClockKind, TimeControl
 from take5.rules import EndRule, Variant
 
 from .. import defaults
-from ..kinds import BotMemory, DealMode, SandboxKind
+from ..kinds import BotMemory, DealMode, Ponder, SandboxKind
 from ..match.config import CallLimits
 from ..sandbox.limits import SandboxLimits
 from ..store import EntrantVersion
@@ -53,6 +53,7 @@ KEYS = (
     "time_cap",
     "clock",
     "wall_factor",
+    "ponder",
     "start_timeout",
     "start_wall",
     "max_faults",
@@ -80,6 +81,7 @@ SMOKE_SHAPE = (
     "time_cap",
     "clock",
     "wall_factor",
+    "ponder",
     "start_timeout",
     "start_wall",
     "max_faults",
@@ -172,6 +174,7 @@ class TournamentSettings:
             "time_cap": tc.cap if tc is not None else None,
             "clock": self.calls.clock.value,
             "wall_factor": self.calls.wall_factor,
+            "ponder": self.calls.ponder.value,
             "start_timeout": self.calls.start_timeout,
             "start_wall": self.calls.start_wall,
             "max_faults": self.calls.max_faults,
@@ -194,13 +197,16 @@ class TournamentSettings:
         defaults, unknown keys are ignored; a bad value is a TournamentError naming it. Settings
         saved before secret deals (a ``seed`` and no ``deals``) deal from their public seed;
         settings saved before clocks (a ``timeout`` and no ``clock``) ran on the wall clock, the
-        only one there was, and read back as it."""
+        only one there was, and read back as it; settings saved before the ponder rule read back as
+        ``allow``, the rule they were played under."""
         base = cls().to_json()
         values = {**base, **{k: v for k, v in doc.items() if k in base}}
         if "seed" in doc and "deals" not in doc:
             values["deals"] = DealMode.PUBLIC.value
         if "timeout" in doc and "clock" not in doc:
             values["clock"] = ClockKind.WALL.value
+        if "timeout" in doc and "ponder" not in doc:  # saved before the rule: thinking was free
+            values["ponder"] = Ponder.ALLOW.value
         try:
             deals = DealMode(values["deals"])
         except ValueError:
@@ -234,6 +240,7 @@ class TournamentSettings:
                 time_control=control,
                 clock=values["clock"],
                 wall_factor=values["wall_factor"],
+                ponder=values["ponder"],
                 start_timeout=_number(values, "start_timeout"),
                 start_wall=_number(values, "start_wall"),
                 max_faults=values["max_faults"],

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .. import defaults
 from ..artifacts import FOLDER, Artifact, ArtifactError, ArtifactStore, materialize, pack
+from ..errors import InfraError
 from ..kinds import SandboxKind
 from ..match.botref import BadBotRefError, BotRef, parse_bot
 from ..match.config import MatchConfig
@@ -215,26 +216,30 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
             calls=settings.calls,
             game_ids=tuple(secrets.token_hex(8) for _ in range(k)),
         )
-        with Match([*house[:seat], ref, *house[seat:]], config, launcher=launcher) as match:
-            mine = match.entrants[seat]
-            # the arena's own opponents first: if one did not start either, the host is to blame
-            for rejection in sorted(match.rejections, key=lambda r: r.bot == ref.text):
-                raise start_failure(
-                    rejection,
-                    house=rejection.bot != ref.text,
-                    stderr=clean_text(mine.handle.stderr_tail(4000)),
-                )
-            for rotation in rotations:
-                game = match.play_game(rotation)
-                if game.faults[seat]:
-                    f = game.faults[seat][0]
-                    raise SubmitRefusedError(
-                        f"{f['kind']} in a smoke game (round {f['round']}, turn {f['turn']}): "
-                        f"{f['detail']}",
-                        clean_text(mine.handle.stderr_tail(4000)),
+        try:
+            with Match([*house[:seat], ref, *house[seat:]], config, launcher=launcher) as match:
+                mine = match.entrants[seat]
+                # the arena's own opponents first: if one did not start either, the host is to
+                # blame
+                for rejection in sorted(match.rejections, key=lambda r: r.bot == ref.text):
+                    raise start_failure(
+                        rejection,
+                        house=rejection.bot != ref.text,
+                        stderr=clean_text(mine.handle.stderr_tail(4000)),
                     )
-                scores.append(game.scores[seat])
-            name, version = mine.info.name or name, mine.info.version or ""
+                for rotation in rotations:
+                    game = match.play_game(rotation)
+                    if game.faults[seat]:
+                        f = game.faults[seat][0]
+                        raise SubmitRefusedError(
+                            f"{f['kind']} in a smoke game (round {f['round']}, turn "
+                            f"{f['turn']}): {f['detail']}",
+                            clean_text(mine.handle.stderr_tail(4000)),
+                        )
+                    scores.append(game.scores[seat])
+                name, version = mine.info.name or name, mine.info.version or ""
+        except InfraError as error:  # a bot's sandbox did not start: the host's doing
+            raise SubmitDeferredError(f"the arena could not start the bots ({error})") from None
     return (
         f"handshake ok ({name} {version}".rstrip()
         + f"), {len(scores)} smoke games without a fault (tables of {k}), penalties {scores}"

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from take5.record import DealRecord, GameRecord
 
 from ..artifacts import ArtifactError
+from ..errors import InfraError
 from ..kinds import BotMemory, InfraKind, SandboxKind
 from ..match.botref import BotRef, parse_bot
 from ..match.config import MatchConfig
@@ -43,7 +44,6 @@ from ..sandbox.engine import engine_answers
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
 from ..sandbox.limits import SandboxLimits
-from .errors import InfraError
 from .settings import TournamentSettings
 from .shipping import ArchiveSource, folder_of
 

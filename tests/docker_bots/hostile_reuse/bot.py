@@ -9,9 +9,12 @@ Ways tried: files in every writable place (/tmp, /dev/shm, /run/take5, $HOME), a
 shared memory, semaphores and message queues; POSIX message queues; an abstract unix socket held by
 a daemon (double fork, new session) and a child in a process group of its own, both orphaned when
 the bot is killed; the kernel keyrings; the fork server's limits and scheduling (prlimit,
-setpriority on pid 1); loopback traffic (mode ``net``) and the fork server's CPU affinity (mode
-``affinity``), which the referee must notice and answer by discarding the container; pids and
-inode numbers burnt, so that the next process's own pid or first inode would tell how many.
+setpriority on pid 1); the network namespace's own counters and tables, written without
+privileges and without a packet (UDP and TCP to addresses with no route, a broadcast refused:
+/proc/net/snmp, snmp6, netstat, sockstat, the route and neighbour tables), read back at the next
+start (`net_state`); loopback traffic (mode ``net``) and the fork server's CPU affinity (mode
+``affinity``), which no reset could undo; pids and inode numbers burnt, so that the next
+process's own pid or first inode would tell how many.
 
 TAKE5_REUSE_MODE: ``leave`` (default), ``net`` or ``affinity`` (also leave), ``quiet`` (only look).
 Only the standard library besides the SDK; x86_64 system call numbers.
@@ -21,6 +24,7 @@ import ctypes
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -64,6 +68,69 @@ def read(path):
         return ""
 
 
+CONSTANT = {
+    "IpForwarding",
+    "IpDefaultTTL",
+    "TcpRtoAlgorithm",
+    "TcpRtoMin",
+    "TcpRtoMax",
+    "TcpMaxConn",
+}
+"""Counters a fresh network namespace starts with (its settings, not what happened in it)."""
+TABLES = ("route", "ipv6_route", "arp", "ndisc_cache", "igmp", "igmp6", "dev_mcast", "if_inet6")
+UNROUTED = ((socket.AF_INET, ("192.0.2.1", 9)), (socket.AF_INET6, ("2001:db8::1", 9, 0, 0)))
+
+
+def net_state():
+    """The network namespace's counters (those not zero) and the size of its tables, as any
+    process in it reads them: what a bot can change without privileges and read back."""
+    state = {}
+    for name in ("snmp", "netstat"):
+        lines = read(f"/proc/net/{name}").splitlines()
+        for head, values in zip(lines[0::2], lines[1::2]):
+            prefix = head.split(":")[0]
+            for key, value in zip(head.split()[1:], values.split()[1:]):
+                if value != "0" and prefix + key not in CONSTANT:
+                    state[prefix + key] = value
+    for line in read("/proc/net/snmp6").splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip() not in ("", "0"):
+            state[key] = value.strip()
+    for name in ("sockstat", "sockstat6"):  # "mem", "alloc", "orphan": the host's counts
+        text = read(f"/proc/net/{name}")
+        state[name] = " ".join(
+            word
+            for line in text.splitlines()
+            for word in re.sub(r" (mem|memory|alloc|orphan) \d+", "", line).split()
+        )
+    for name in TABLES:
+        state[name] = len(read(f"/proc/net/{name}").splitlines())
+    return state
+
+
+def write_counters(times):
+    """Bump every per-namespace counter reachable without privileges, `times` times: no packet
+    leaves (there is no route), so neither the loopback counters nor a socket table change."""
+    for family, address in UNROUTED:
+        for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+            for _ in range(times):
+                try:
+                    with socket.socket(family, kind) as sock:
+                        sock.settimeout(0.2)
+                        if kind == socket.SOCK_DGRAM:
+                            sock.sendto(b"m", address)
+                        else:
+                            sock.connect(address)
+                except OSError:
+                    pass
+    for _ in range(times):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.sendto(b"m", ("255.255.255.255", 9))  # refused: no SO_BROADCAST
+        except OSError:
+            pass
+
+
 def find():
     """What an earlier game could have left, looked for before serving."""
     found = []
@@ -103,6 +170,11 @@ def find():
         if entry.isdigit() and int(entry) not in (1, me, parent)
     )
     found.extend(f"environment {key}" for key in os.environ if key.startswith("TAKE5_MSG"))
+    found.extend(
+        f"counter {key} {value}"
+        for key, value in NET.items()
+        if not isinstance(value, int) and not key.startswith("sockstat")
+    )
     return found
 
 
@@ -134,6 +206,7 @@ def observe():
         "limits": read("/proc/self/limits"),
         "nice": os.getpriority(os.PRIO_PROCESS, 0),
         "affinity": sorted(os.sched_getaffinity(0)),
+        "net": NET,
     }
 
 
@@ -242,6 +315,9 @@ def leave(message):
         did["daemons"] = "ok"
     except OSError as error:
         did["daemons"] = error.strerror
+    before = net_state()
+    write_counters(1 + sum(message.encode()) % 7)
+    did["net counters"] = sorted(k for k, v in net_state().items() if before.get(k) != v)
     burnt = 0
     for _ in range(50):  # pids: the next process's pid would count them
         try:
@@ -259,6 +335,7 @@ def leave(message):
     return did
 
 
+NET = net_state()
 FOUND = find()
 SEEN = observe()
 STARTED = time.process_time()
