@@ -270,6 +270,8 @@ PRIVATE_SEAMS = {
     ("test_shipping.py", "_ship_one"): "a worker that says it holds an archive it lacks",
     ("test_shipping.py", "_client"): "the executor's Dask client, to wait for the workers",
     ("test_docker_reuse.py", "_current"): "which container a handle used, warm or cold",
+    ("test_docker_reuse.py", "_standby"): "which spare containers wait, and for which image",
+    ("test_docker_reuse.py", "_prune"): "the spares' eviction run now rather than at the next start",
     ("test_docker_sandbox.py", "_current"): "... the same, for the sandbox's own handle",
     ("test_ratings.py", "_fit_logits"): "the fit's inner solve against a deliberately bad start",
 }
