@@ -1,9 +1,9 @@
 """A tournament's store: one SQLite file holding settings, entrants, schedules, games and runs
 (the design is in take5_arena/referee/store/store.py)."""
 
+from .base import StoreError, WithheldError, now
+from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
-    DB_NAME,
-    SCHEMA_VERSION,
     DealSeason,
     EntrantVersion,
     FaultedGame,
@@ -11,12 +11,8 @@ from .store import (
     SeatResult,
     Store,
     StoredGame,
-    StoreError,
     Tally,
     VersionStats,
-    WithheldError,
-    newer_schema,
-    now,
     pid_alive,
     seconds_since,
 )

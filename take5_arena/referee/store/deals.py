@@ -23,7 +23,8 @@ from pathlib import Path
 
 from take5.shuffle import KEY_BYTES, key_commitment, parse_key
 
-from .store import DealSeason, Store, StoreError
+from .base import StoreError
+from .store import DealSeason, Store
 
 SECRET_DIR = "secret"
 KEY_FORMAT = "take5-deal-key"

@@ -11,39 +11,6 @@ referee killed at any moment (SIGKILL included) leaves either the whole game or 
 Only the referee's main process writes (games run elsewhere and send their records back); readers
 such as ``referee tournament status`` or the leaderboard may open the same file at any time.
 
-Schema (version 3). An older store gains the new columns and tables when opened for writing
-(:meth:`Store._migrate`, in the transaction that opens it), after a copy of it as it was is kept
-beside it (``tournament.schema-vN.sqlite``); a newer one is refused (:func:`newer_schema`).
-tests/test_upgrade.py opens the golden stores of tests/data/ (scripts/make-golden-store.sh)::
-
-    meta(key PK, value)                         schema_version, settings (JSON), created_at
-    entrants(id PK, name UNIQUE, created_at, active, author (who the organiser says the entrant is
-             from: the arena account that owns it, or `referee submit --author`; NULL: unknown))
-    entrant_versions(id PK, entrant_id FK, version, source_hash, image_id, bot_dir, kind,
-                     submitted_at, validation JSON, artifact (sha256:... of the validated source
-                     archive in DIR/artifacts/; NULL for versions submitted before version 2),
-                     UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
-    schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
-    schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
-    games(game_id PK, table_no, rotation, deal_seed, duplicate_set, seats JSON (version ids by
-          seat), settings JSON (game settings), status 'pending'|'done', attempts, last_error,
-          scheduled_at, deal_season (the deal key that dealt it, NULL: a public seed), deal_id
-          (the identity the key's HMAC was taken of))
-    abandoned_games(game_id PK FK, season, at)   games given up when their deal key was revealed
-    deal_keys(season PK, commitment, created_at, key (hex, NULL until revealed), revealed_at)
-        the tournament's deal keys (docs/security.md, "Deals"). The secret key of the current
-        season is not in the store but in DIR/secret/ (take5_arena/referee/store/deals.py), and
-        a game dealt from a secret key keeps its seed out of the store (deal_seed 0) until it is
-        recorded: the store never holds what would predict a game still to be played
-    results(seq PK AUTOINCREMENT, game_id UNIQUE FK, record JSON, finished_at, seconds, run_id)
-    seat_results(game_id FK, seat, version_id FK, score, place, forfeited, faults JSON,
-                 PK(game_id, seat))
-    infra_failures(id PK, game_id, run_id, at, kind, detail)
-    runs(run_id PK, pid, host, started_at, heartbeat_at, ended_at, status, settings JSON, games,
-         done)
-    bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
-        each record's turns (`logs`), per seat: the per-bot budget's accounting
-        (:meth:`Store.record_game`)
 """
 
 from __future__ import annotations
@@ -56,149 +23,25 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
 from take5.record import GameRecord
 
-from ..errors import RefereeError
+from .base import StoreError, Transaction, WithheldError, meta, now, set_meta
+from .schema import (
+    DB_NAME,
+    SCHEMA_VERSION,
+    create_tables,
+    migrate,
+    newer_schema,
+    schema_version,
+    shim_older_schema,
+)
+from .snapshot import copy_before_migration
 
-SCHEMA_VERSION = 3
 log = logging.getLogger(__name__)
-DB_NAME = "tournament.sqlite"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS entrants (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    created_at TEXT NOT NULL,
-    active INTEGER NOT NULL DEFAULT 1,
-    author TEXT
-);
-CREATE TABLE IF NOT EXISTS entrant_versions (
-    id INTEGER PRIMARY KEY,
-    entrant_id INTEGER NOT NULL REFERENCES entrants(id),
-    version INTEGER NOT NULL,
-    source_hash TEXT NOT NULL,
-    image_id TEXT,
-    bot_dir TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    submitted_at TEXT NOT NULL,
-    validation TEXT NOT NULL DEFAULT '{}',
-    artifact TEXT,
-    UNIQUE (entrant_id, version),
-    UNIQUE (entrant_id, source_hash)
-);
-CREATE TABLE IF NOT EXISTS schedules (
-    schedule_id TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    description TEXT NOT NULL,
-    settings TEXT NOT NULL,
-    entrants TEXT NOT NULL,
-    games INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    game_id TEXT PRIMARY KEY,
-    table_no INTEGER NOT NULL,
-    rotation INTEGER NOT NULL,
-    deal_seed INTEGER NOT NULL,
-    duplicate_set TEXT NOT NULL,
-    seats TEXT NOT NULL,
-    settings TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
-    attempts INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    scheduled_at TEXT NOT NULL,
-    deal_season INTEGER,
-    deal_id TEXT
-);
-CREATE INDEX IF NOT EXISTS games_duplicate_set ON games(duplicate_set, status);
-CREATE TABLE IF NOT EXISTS abandoned_games (
-    game_id TEXT PRIMARY KEY REFERENCES games(game_id),
-    season INTEGER,
-    at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS deal_keys (
-    season INTEGER PRIMARY KEY,
-    commitment TEXT NOT NULL UNIQUE,
-    created_at TEXT NOT NULL,
-    key TEXT,
-    revealed_at TEXT
-);
-CREATE TABLE IF NOT EXISTS schedule_games (
-    schedule_id TEXT NOT NULL REFERENCES schedules(schedule_id),
-    position INTEGER NOT NULL,
-    game_id TEXT NOT NULL REFERENCES games(game_id),
-    PRIMARY KEY (schedule_id, position)
-);
-CREATE INDEX IF NOT EXISTS schedule_games_game ON schedule_games(game_id);
-CREATE TABLE IF NOT EXISTS results (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    game_id TEXT NOT NULL UNIQUE REFERENCES games(game_id),
-    record TEXT NOT NULL,
-    finished_at TEXT NOT NULL,
-    seconds REAL,
-    run_id TEXT
-);
-CREATE TABLE IF NOT EXISTS seat_results (
-    game_id TEXT NOT NULL REFERENCES results(game_id),
-    seat INTEGER NOT NULL,
-    version_id INTEGER NOT NULL REFERENCES entrant_versions(id),
-    score INTEGER NOT NULL,
-    place INTEGER NOT NULL,
-    forfeited INTEGER NOT NULL,
-    faults TEXT NOT NULL,
-    PRIMARY KEY (game_id, seat)
-);
-CREATE INDEX IF NOT EXISTS seat_results_version ON seat_results(version_id);
-CREATE TABLE IF NOT EXISTS infra_failures (
-    id INTEGER PRIMARY KEY,
-    game_id TEXT NOT NULL,
-    run_id TEXT,
-    at TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    detail TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
-    pid INTEGER,
-    host TEXT,
-    started_at TEXT NOT NULL,
-    heartbeat_at TEXT,
-    ended_at TEXT,
-    status TEXT NOT NULL,
-    schedule_id TEXT,
-    settings TEXT NOT NULL DEFAULT '{}',
-    games INTEGER NOT NULL DEFAULT 0,
-    done INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS bot_output (
-    game_id TEXT NOT NULL REFERENCES results(game_id),
-    seat INTEGER NOT NULL,
-    version_id INTEGER NOT NULL REFERENCES entrant_versions(id),
-    bytes INTEGER NOT NULL,
-    dropped INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (game_id, seat)
-);
-CREATE INDEX IF NOT EXISTS bot_output_version ON bot_output(version_id, game_id);
-"""
-
-
-class StoreError(RefereeError):
-    """The store cannot do what was asked (not a tournament directory, a newer schema, ...)."""
-
-
-class WithheldError(StoreError):
-    """A recorded game that is not published yet: its deal has rotations still to play."""
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -313,25 +156,6 @@ class SeatResult:
     faults: tuple[tuple[str, ...], ...]
 
 
-def newer_schema(
-    path: Path | str, version: int, known: int = SCHEMA_VERSION, *, knower: str = "referee"
-) -> str:
-    """The one line that refuses a database made by a newer release: the store's own (this
-    referee knows `SCHEMA_VERSION`) and the arena's accounts (``knower="arena"``, its own
-    version)."""
-    return (
-        f"{path} has schema version {version}, made by a newer release; this {knower} knows "
-        f"{known}: upgrade the referee (or restore the backup taken before the upgrade)"
-    )
-
-
-def upgrade_backup_path(path: Path, version: int, n: int = 1) -> Path:
-    """Where the copy of a store of schema ``version`` is kept before it is migrated:
-    ``tournament.schema-v2.sqlite`` beside ``tournament.sqlite`` (``-2``, ... if that exists)."""
-    suffix = "" if n == 1 else f"-{n}"
-    return path.with_name(f"{path.stem}.schema-v{version}{suffix}{path.suffix}")
-
-
 class Store:
     """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it."""
 
@@ -354,14 +178,14 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA busy_timeout = 30000")
-        found = self._schema_version()
+        found = schema_version(self.db)
         if found is not None and found > SCHEMA_VERSION:
             self.db.close()
             raise StoreError(newer_schema(self.path, found))
         self.upgrade_backup: Path | None = None
         """Where the store was copied before this open migrated it (None: no migration)."""
         if readonly:
-            self._shim_older_schema()
+            shim_older_schema(self.db)
         if not readonly:
             if found is not None and found < SCHEMA_VERSION:
                 self.upgrade_backup = self._backup_before_migration(found)
@@ -369,33 +193,21 @@ class Store:
             self.db.execute(
                 "PRAGMA synchronous = NORMAL"
             )  # WAL: durable at checkpoints, never torn
-            with self.transaction():
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                version = self._meta("schema_version")
+            with self.transaction() as db:
+                create_tables(db)
+                version = meta(db, "schema_version")
                 if version is None:
-                    self._set_meta("schema_version", str(SCHEMA_VERSION))
-                    self._set_meta("created_at", now())
+                    set_meta(db, "schema_version", str(SCHEMA_VERSION))
+                    set_meta(db, "created_at", now())
                 elif int(version) > SCHEMA_VERSION:  # made newer since it was first read
                     raise StoreError(newer_schema(self.path, int(version)))
                 elif int(version) < SCHEMA_VERSION:
-                    self._migrate(int(version))
-
-    def _schema_version(self) -> int | None:
-        """The schema version the file holds (None: a new file, no tables yet)."""
-        try:
-            version = self._meta("schema_version")
-        except sqlite3.OperationalError:  # no meta table: nothing was ever written
-            return None
-        return None if version is None else int(version)
+                    migrate(db, int(version))
 
     def _backup_before_migration(self, version: int) -> Path:
         """Copy the store, as the older release left it, to ``tournament.schema-vN.sqlite``
         beside it (owner-only, SQLite's online backup API) before migrating it: going back to
         that release means stopping the referee and putting this copy back in place."""
-        from .backup import copy_before_migration  # (backup.py imports this module)
-
         target = copy_before_migration(self.path, version)
         log.warning(
             "%s has schema version %d, made by an older release: migrating it to %d; the store "
@@ -406,49 +218,6 @@ class Store:
             target,
         )
         return target
-
-    def _shim_older_schema(self) -> None:
-        """An older store opened read-only cannot be migrated: what later versions added is made
-        to appear empty in this connection alone (TEMP views and tables shadow the file's), so that
-        every query reads it as a store of this version would be read."""
-        version = int(self._meta("schema_version") or SCHEMA_VERSION)
-        if version >= SCHEMA_VERSION:
-            return
-        shims = []
-        if version < 2:
-            shims += [
-                "CREATE TEMP VIEW entrant_versions AS SELECT *, NULL AS artifact"
-                " FROM main.entrant_versions",
-                "CREATE TEMP TABLE bot_output (game_id TEXT, seat INTEGER, version_id INTEGER,"
-                " bytes INTEGER, dropped INTEGER)",
-            ]
-        if version < 3:
-            shims += [
-                "CREATE TEMP VIEW entrants AS SELECT *, NULL AS author FROM main.entrants",
-                "CREATE TEMP VIEW games AS SELECT *, NULL AS deal_season, NULL AS deal_id"
-                " FROM main.games",
-                "CREATE TEMP TABLE abandoned_games (game_id TEXT, season INTEGER, at TEXT)",
-                "CREATE TEMP TABLE deal_keys (season INTEGER, commitment TEXT, created_at TEXT,"
-                " key TEXT, revealed_at TEXT)",
-            ]
-        for statement in shims:
-            self.db.execute(statement)
-
-    def _migrate(self, version: int) -> None:
-        """Bring an older store up to :data:`SCHEMA_VERSION` (inside the opening transaction; new
-        tables were created by SCHEMA already)."""
-        if version < 2:
-            self._add_column("entrant_versions", "artifact", "TEXT")
-        if version < 3:  # authors, and games dealt from a deal key (their table: SCHEMA)
-            self._add_column("entrants", "author", "TEXT")
-            self._add_column("games", "deal_season", "INTEGER")
-            self._add_column("games", "deal_id", "TEXT")
-        self._set_meta("schema_version", str(SCHEMA_VERSION))
-
-    def _add_column(self, table: str, column: str, kind: str) -> None:
-        columns = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
-        if column not in columns:
-            self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -461,36 +230,15 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    class _Tx:
-        def __init__(self, db: sqlite3.Connection):
-            self.db = db
-
-        def __enter__(self) -> sqlite3.Connection:
-            self.db.execute("BEGIN IMMEDIATE")
-            return self.db
-
-        def __exit__(
-            self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
-        ) -> None:
-            if exc_type is None:
-                self.db.execute("COMMIT")
-            else:
-                self.db.execute("ROLLBACK")
-
-    def transaction(self) -> _Tx:
+    def transaction(self) -> Transaction:
         """``with store.transaction():`` - one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
-        return Store._Tx(self.db)
+        return Transaction(self.db)
 
     def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
+        return meta(self.db, key)
 
     def _set_meta(self, key: str, value: str) -> None:
-        self.db.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        set_meta(self.db, key, value)
 
     def set_note(self, key: str, text: str | None) -> None:
         """A line a long-running part leaves for ``referee tournament status`` (None: cleared),

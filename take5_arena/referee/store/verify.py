@@ -26,8 +26,9 @@ from typing import Any
 from take5.audit import MalformedRecord, short
 from take5.record import Judgement, Verdict, judge, parse_record
 
+from .base import StoreError
 from .integrity import findings
-from .store import EntrantVersion, Store, StoreError
+from .store import EntrantVersion, Store
 
 
 def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
