@@ -202,7 +202,7 @@ def bench_cluster(games: int) -> None:
         with Store(entrants) as store:
             version = next(v for v in store.versions() if v.name == "heuristic")
             others = [v for v in store.versions() if v.name in ("random", "lowest")]
-            settings = TournamentSettings.from_json(store.settings()).updated(
+            settings = TournamentSettings.from_json(store.settings.get()).updated(
                 {"players": 2, "games": games, "sandbox": "docker"}
             )
         assert version.artifact is not None  # submitted just now: every version has its archive

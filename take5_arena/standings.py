@@ -91,7 +91,7 @@ def _from_store(folder: Path) -> Games:
         # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
         results = results_from_store(store, published_only=True)
         places = store.game_places()
-        settings = store.settings()
+        settings = store.settings.get()
         shared = store.shared_tables()
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}

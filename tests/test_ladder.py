@@ -41,7 +41,7 @@ if __name__ == "__main__":
 
 def play_ladder(directory: Path, games: int) -> Ladder:
     with Store(directory) as store:
-        settings = TournamentSettings.from_json(store.settings()).updated(
+        settings = TournamentSettings.from_json(store.settings.get()).updated(
             {"players": 2, "sandbox": "local"}
         )
     with open_executor(parse_executor("local"), 2) as (executor, info):

@@ -185,7 +185,7 @@ def test_the_settings_reach_the_game_unchanged(tmp_path: Path, monkeypatch) -> N
     options = {"players": 3, "games": 3, "threshold": 30, "timeout": 0.7, "sandbox": "local"}
     assert run_tournament(tmp_path, options, runner=runner).exit_code == 0
     with Store(tmp_path) as store:
-        settings = TournamentSettings.from_json(store.settings())
+        settings = TournamentSettings.from_json(store.settings.get())
         specs = table_specs(store, store.current_schedule()["schedule_id"], settings)
     assert specs == []  # every game recorded
     assert settings.game.threshold == 30 and settings.calls.timeout == 0.7

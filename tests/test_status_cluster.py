@@ -64,10 +64,10 @@ def test_status_shows_the_workers_and_the_disk(tmp_path: Path) -> None:
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     with Store(directory) as store:
-        settings = TournamentSettings.from_json(store.settings()).updated(
+        settings = TournamentSettings.from_json(store.settings.get()).updated(
             {"executor": f"dask:{address}"}
         )
-        store.set_settings(settings.to_json())
+        store.settings.set(settings.to_json())
     scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port))
     worker = None
     try:

@@ -72,8 +72,8 @@ def test_versions(store):
 
 
 def test_settings_roundtrip(store):
-    store.set_settings({"players": 3, "games": None})
-    assert store.settings() == {"players": 3, "games": None}
+    store.settings.set({"players": 3, "games": None})
+    assert store.settings.get() == {"players": 3, "games": None}
 
 
 def test_record_game_once(store):

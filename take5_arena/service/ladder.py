@@ -321,7 +321,7 @@ class Ladder:
                         self._stop.wait(min(60.0, 2.0 * failures))
                 status = RunStatus.INTERRUPTED
             finally:
-                store.set_note("ladder", None)
+                store.settings.set_note("ladder", None)
                 store.end_run(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
@@ -378,7 +378,7 @@ class Ladder:
         )
         if note != self._note:
             self._note = note
-            store.set_note("ladder", note)
+            store.settings.set_note("ladder", note)
             if note:
                 self.log.warning("ladder: %s", note)
             else:

@@ -747,7 +747,7 @@ class WebApp:
     def _organiser(self) -> dict[str, Any]:
         parts = self.parts
         with self.store() as store:
-            settings = store.settings()
+            settings = store.settings.get()
             games = store.recorded_count()
         ladder = parts.service.ladder
         return {

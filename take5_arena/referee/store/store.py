@@ -39,6 +39,7 @@ from .schema import (
     schema_version,
     shim_older_schema,
 )
+from .settings import Settings
 from .snapshot import copy_before_migration
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,7 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA busy_timeout = 30000")
+        self.settings = Settings(self.db)
         found = schema_version(self.db)
         if found is not None and found > SCHEMA_VERSION:
             self.db.close()
@@ -239,28 +241,6 @@ class Store:
 
     def _set_meta(self, key: str, value: str) -> None:
         set_meta(self.db, key, value)
-
-    def set_note(self, key: str, text: str | None) -> None:
-        """A line a long-running part leaves for ``referee tournament status`` (None: cleared),
-        e.g. the arena's ladder saying why it plays no table."""
-        with self.transaction() as db:
-            if text is None:
-                db.execute("DELETE FROM meta WHERE key = ?", (f"note.{key}",))
-            else:
-                self._set_meta(f"note.{key}", text)
-
-    def note(self, key: str) -> str | None:
-        return self._meta(f"note.{key}")
-
-    # -- settings ------------------------------------------------------------------------------
-
-    def settings(self) -> dict[str, Any]:
-        value = self._meta("settings")
-        return json.loads(value) if value else {}
-
-    def set_settings(self, settings: Mapping[str, Any]) -> None:
-        with self.transaction():
-            self._set_meta("settings", json.dumps(dict(settings), sort_keys=True))
 
     # -- deal keys -----------------------------------------------------------------------------
 

@@ -129,7 +129,7 @@ def prepare_run(
     ``preview`` (``--dry-run``, a store opened read-only): secret deals from a throwaway key, so
     that neither the tournament's key is made nor its seeds are shown; the seating is the real
     one."""
-    settings = TournamentSettings.from_json(store.settings()).updated(options)
+    settings = TournamentSettings.from_json(store.settings.get()).updated(options)
     versions = store.current_versions()
     if len(versions) < settings.players:
         raise TournamentError(
@@ -183,7 +183,7 @@ def run_tournament(
         settings, versions, schedule, dealer = prepare_run(store, options or {})
         info = executor_info(settings)
         with run_lock(directory):
-            store.set_settings(settings.to_json())
+            store.settings.set(settings.to_json())
             sid = schedule_id(schedule)
             ids = {v.key: v.id for v in versions}
             context = settings.game_context()

@@ -167,7 +167,7 @@ def run_until_settled(
         )
         info = executor_info(settings)
         with run_lock(directory):
-            store.set_settings(settings.to_json())
+            store.settings.set(settings.to_json())
             run_id = f"run-{secrets.token_hex(4)}"
             store.begin_run(
                 run_id,

@@ -56,11 +56,11 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             for f in store.infra_failures(current["schedule_id"] if current else None)
         ]
         usage = store.output_usage()
-        settings = TournamentSettings.from_json(store.settings())
+        settings = TournamentSettings.from_json(store.settings.get())
         budget = settings.output_budget
         return {
             "directory": str(Path(directory)),
-            "settings": store.settings(),
+            "settings": store.settings.get(),
             "entrants": [
                 {
                     "name": v.name,
@@ -83,7 +83,7 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             "run": run,
             "state": state,
             "infra_failures": pending_errors,
-            "ladder": store.note("ladder"),
+            "ladder": store.settings.note("ladder"),
             # the deal keys' commitments from the start, each key once revealed (docs/security.md)
             "deal_keys": [
                 {

@@ -129,12 +129,12 @@ def _validate(
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
     try:
-        stored = store.settings()
+        stored = store.settings.get()
         settings = TournamentSettings.from_json(stored).updated(
             {"sandbox": sandbox, "timeout": timeout}
         )
         if not stored:
-            store.set_settings(settings.to_json())
+            store.settings.set(settings.to_json())
         if ref.kind == "dockerfile" and settings.sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError(
                 "the folder has only a Dockerfile: it can only run in the docker sandbox"
