@@ -95,7 +95,7 @@ def _from_store(folder: Path) -> Games:
         shared = store.shared_tables()
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}
-            for s in store.deal_seasons()
+            for s in store.deal_keys.seasons()
         ]
     except StoreError as error:  # a row the checks above let through, e.g. an unknown version
         raise SourceError(f"{folder}: {error}") from None

@@ -2,9 +2,9 @@
 (the design is in take5_arena/referee/store/store.py)."""
 
 from .base import StoreError, WithheldError, now
+from .deal_keys import DealSeason
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
-    DealSeason,
     EntrantVersion,
     FaultedGame,
     ScheduleInfo,

@@ -148,7 +148,7 @@ class _Season:
 def _keys(store: Store) -> dict[Any, _Season]:
     """The store's deal seasons; a revealed key must be the one committed to."""
     seasons: dict[Any, _Season] = {}
-    for season in store.deal_seasons():
+    for season in store.deal_keys.seasons():
         key, problem = None, None
         if season.key is not None:
             try:

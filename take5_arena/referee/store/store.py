@@ -30,6 +30,7 @@ from typing import Any, cast
 from take5.record import GameRecord
 
 from .base import StoreError, Transaction, WithheldError, meta, now, set_meta
+from .deal_keys import DealKeys
 from .schema import (
     DB_NAME,
     SCHEMA_VERSION,
@@ -81,7 +82,7 @@ class StoredGame:
     attempts: int
     last_error: str | None
     deal_season: int | None = None
-    """The deal key that dealt the game (:meth:`Store.deal_seasons`); None: a public seed."""
+    """The deal key that dealt the game (:meth:`.DealKeys.seasons`); None: a public seed."""
     deal_id: str | None = None
     """What the key's HMAC was taken of (docs/record-format.md, "Deals")."""
 
@@ -90,18 +91,6 @@ class StoredGame:
         """A game dealt from a secret key and not recorded yet: its seed is not in the store
         (``deal_seed`` is 0) and comes from the key when it is played."""
         return self.deal_season is not None and self.status == "pending"
-
-
-@dataclass(frozen=True)
-class DealSeason:
-    """One deal key of a tournament: its commitment from its start, the key once revealed."""
-
-    season: int
-    commitment: str
-    created_at: str
-    key: str | None = None
-    """The key, 64 hex digits, once `referee tournament reveal` published it; None before."""
-    revealed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +169,7 @@ class Store:
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA busy_timeout = 30000")
         self.settings = Settings(self.db)
+        self.deal_keys = DealKeys(self.db)
         found = schema_version(self.db)
         if found is not None and found > SCHEMA_VERSION:
             self.db.close()
@@ -241,60 +231,6 @@ class Store:
 
     def _set_meta(self, key: str, value: str) -> None:
         set_meta(self.db, key, value)
-
-    # -- deal keys -----------------------------------------------------------------------------
-
-    def deal_seasons(self) -> list[DealSeason]:
-        """The tournament's deal keys, oldest first (none: its deals come from a public seed).
-        The last one whose key is not revealed deals the games scheduled now."""
-        rows = self.db.execute("SELECT * FROM deal_keys ORDER BY season").fetchall()
-        return [
-            DealSeason(r["season"], r["commitment"], r["created_at"], r["key"], r["revealed_at"])
-            for r in rows
-        ]
-
-    def begin_deal_season(self, season: int, commitment: str) -> str:
-        """Commit to the key of deal season ``season`` (take5_arena/referee/store/deals.py makes
-        the key and calls this once the key is safely on disk); the commitment the store holds
-        for it afterwards (another process's, if it committed first)."""
-        with self.transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO deal_keys(season, commitment, created_at) VALUES (?, ?, ?)",
-                (season, commitment, now()),
-            )
-            row = db.execute(
-                "SELECT commitment FROM deal_keys WHERE season = ?", (season,)
-            ).fetchone()
-        return str(row[0]) if row else ""
-
-    def reveal_deal_season(self, season: int, key: str) -> None:
-        """Publish the key of ``season`` (its games can then be checked by anyone)."""
-        with self.transaction() as db:
-            db.execute(
-                "UPDATE deal_keys SET key = ?, revealed_at = ? WHERE season = ? AND key IS NULL",
-                (key, now(), season),
-            )
-
-    def pending_in_season(self, season: int) -> list[str]:
-        """The games dealt from season ``season``'s key that are not recorded yet."""
-        rows = self.db.execute(
-            "SELECT game_id FROM games WHERE deal_season = ? AND status = 'pending'"
-            " AND game_id NOT IN (SELECT game_id FROM abandoned_games) ORDER BY game_id",
-            (season,),
-        )
-        return [r[0] for r in rows]
-
-    def abandon_pending(self, season: int) -> int:
-        """Give up the games of ``season`` not recorded yet (before its key is revealed, which
-        would make them predictable): they stay in their schedules, marked abandoned, and are never
-        played; how many were abandoned."""
-        with self.transaction() as db:
-            return db.execute(
-                "INSERT OR IGNORE INTO abandoned_games(game_id, season, at)"
-                " SELECT game_id, deal_season, ? FROM games"
-                " WHERE deal_season = ? AND status = 'pending'",
-                (now(), season),
-            ).rowcount
 
     # -- entrants ------------------------------------------------------------------------------
 

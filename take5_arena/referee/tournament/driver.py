@@ -95,7 +95,7 @@ def table_specs(
     A table dealt from a secret key gets its seed from ``dealer`` (deals.py: the store does not
     hold it), and its spec the deal's public part for the records."""
     pending = store.schedule_games(schedule_id, pending_only=True)
-    commitments = {s.season: s.commitment for s in store.deal_seasons()}
+    commitments = {s.season: s.commitment for s in store.deal_keys.seasons()}
     versions = {v.id: v for v in store.versions()}
     archives = ArtifactStore(store.directory / FOLDER)
     data: dict[str, ArchiveSource] = {}

@@ -93,7 +93,7 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                     "key": k.key,
                     "revealed_at": k.revealed_at,
                 }
-                for k in store.deal_seasons()
+                for k in store.deal_keys.seasons()
             ],
             "disk": disk_used(Path(directory)),
             "workers": visible_workers(settings.executor),
