@@ -133,7 +133,7 @@ def build_store(folder: Path, games: int, seed: int = 0) -> None:
     if not (folder / "tournament.sqlite").exists():
         with Store(folder, create=True) as store:
             for name in BOTS:
-                store.add_version(
+                store.versions.add(
                     name, source_hash=f"src-{name}", bot_dir=f"/bots/{name}", kind="python"
                 )
     executor = {"executor": "process", "concurrency": JOBS} if JOBS > 1 else {}

@@ -200,8 +200,8 @@ def bench_cluster(games: int) -> None:
         one = play(copies[1])
         cluster("start", "--workers", "2", "--threads", "1", "--port", str(port))
         with Store(entrants) as store:
-            version = next(v for v in store.versions() if v.name == "heuristic")
-            others = [v for v in store.versions() if v.name in ("random", "lowest")]
+            version = next(v for v in store.versions.all() if v.name == "heuristic")
+            others = [v for v in store.versions.all() if v.name in ("random", "lowest")]
             settings = TournamentSettings.from_json(store.settings.get()).updated(
                 {"players": 2, "games": games, "sandbox": "docker"}
             )
@@ -243,7 +243,7 @@ def bench_cluster(games: int) -> None:
                 ).result()
         with Store(copies[1]) as store:
             record_bytes = max(len(pickle.dumps(r)) for _, r in store.records())
-            seated = [v for v in store.versions() if v.name in ("heuristic", "lowest")]
+            seated = [v for v in store.versions.all() if v.name in ("heuristic", "lowest")]
             spec = TableSpec(
                 table=0,
                 deal_seed=1,

@@ -303,7 +303,7 @@ def planted_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def make_tournament(directory: Path) -> None:
     with Store(directory, create=True) as store:
         for name in FIELD_NAMES:
-            store.add_version(
+            store.versions.add(
                 name, source_hash=name, bot_dir=str(ROOT / "example_bots" / "random"), kind="python"
             )
 

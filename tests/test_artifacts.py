@@ -223,7 +223,7 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     with Store(tdir) as store:
-        flood_id = next(v.id for v in store.versions() if v.name == "flooder")
+        flood_id = next(v.id for v in store.versions.all() if v.name == "flooder")
         kept = []
         for _gid, record in store.records():
             seat = next(i for i, s in enumerate(record["seats"]) if s["name"] == "flooder")
@@ -260,9 +260,11 @@ def test_a_version_1_store_is_migrated(tmp_path):
     db.commit()
     db.close()
     with Store(tdir, readonly=True) as store:  # read-only: read as it is
-        assert store.versions()[0].artifact is None and store.output_usage() == {}
+        assert store.versions.all()[0].artifact is None and store.output_usage() == {}
     with Store(tdir) as store:
-        assert store.versions()[0].artifact is None  # submitted before archives: plays its folder
+        assert (
+            store.versions.all()[0].artifact is None
+        )  # submitted before archives: plays its folder
         assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[
             0
         ] == str(SCHEMA_VERSION)

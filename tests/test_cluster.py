@@ -229,12 +229,12 @@ def test_a_tournament_across_two_engines_with_no_shared_paths(cluster, submitted
     tdir = _copy(submitted, tmp_path)
     with Store(tdir) as store:
         assert not any(
-            Path(v.bot_dir).exists() for v in store.versions()
+            Path(v.bot_dir).exists() for v in store.versions.all()
         )  # the submitted folders are gone
     code, output = _finish(_run(cluster, tdir, 4))
     assert code == 0, output
     with _check_every_game_once(tdir) as store:
-        versions = store.versions()
+        versions = store.versions.all()
     # Each engine built both bots' images itself: they were never copied, nor shared.
     images = [_bot_images(cluster.root, i) for i in (1, 2)]
     assert len(images[0]) == 2 and images[0] == images[1], images
@@ -303,7 +303,7 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
     validated archives: the submitted folders are gone, and the workers play from their caches."""
     tdir = _copy(submitted, tmp_path)
     with Store(tdir) as store:
-        versions = {v.key: v for v in store.versions()}
+        versions = {v.key: v for v in store.versions.all()}
     assert versions and not any(Path(v.bot_dir).exists() for v in versions.values())
     for i in (1, 2):  # what earlier tests unpacked: the archives must come with this run's tables
         cache = cluster.root / f"worker-{i}" / "artifacts"

@@ -143,7 +143,7 @@ def memory_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def entrants(directory: Path) -> None:
     with Store(directory, create=True) as store:
         for name in BOTS:
-            store.add_version(name, source_hash=name, bot_dir=f"/nowhere/{name}", kind="python")
+            store.versions.add(name, source_hash=name, bot_dir=f"/nowhere/{name}", kind="python")
 
 
 def test_a_tournament_of_bots_in_memory(tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_a_tournament_of_bots_in_memory(tmp_path: Path) -> None:
     assert report.exit_code == 0 and report.played == 6 and report.total == 6
     with Store(tmp_path) as store:
         sid = store.current_schedule()["schedule_id"]
-        versions = {v.id: v for v in store.versions()}
+        versions = {v.id: v for v in store.versions.all()}
         games = {g.game_id: g for g in store.schedule_games(sid)}
         assert set(games) == {gid for gid, _ in store.records(sid)}
         for gid, record in store.records(sid):

@@ -24,8 +24,8 @@ def store(tmp_path):
 
 
 def scheduled(store: Store, n_games: int = 3) -> tuple[str, list[int]]:
-    a, _ = store.add_version("alpha", source_hash="a1", bot_dir="/bots/a", kind="python")
-    b, _ = store.add_version("beta", source_hash="b1", bot_dir="/bots/b", kind="python")
+    a, _ = store.versions.add("alpha", source_hash="a1", bot_dir="/bots/a", kind="python")
+    b, _ = store.versions.add("beta", source_hash="b1", bot_dir="/bots/b", kind="python")
     games = [
         {
             "game_id": f"g{i}",
@@ -54,21 +54,21 @@ def test_wal_mode(store):
 
 
 def test_versions(store):
-    v1, new = store.add_version(
+    v1, new = store.versions.add(
         "alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:1"
     )
     assert new and v1.version == 1 and v1.key == "alpha@1"
-    same, new = store.add_version(
+    same, new = store.versions.add(
         "alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:2"
     )
     assert not new and same.id == v1.id and same.image_id == "sha256:2"
-    v2, new = store.add_version("alpha", source_hash="h2", bot_dir="/a", kind="python")
+    v2, new = store.versions.add("alpha", source_hash="h2", bot_dir="/a", kind="python")
     assert new and v2.version == 2
-    store.add_version("beta", source_hash="h1", bot_dir="/b", kind="python")
-    assert [v.key for v in store.current_versions()] == ["alpha@2", "beta@1"]
-    assert [v.key for v in store.versions()] == ["alpha@1", "alpha@2", "beta@1"]
-    assert store.withdraw("beta")
-    assert [v.key for v in store.current_versions()] == ["alpha@2"]
+    store.versions.add("beta", source_hash="h1", bot_dir="/b", kind="python")
+    assert [v.key for v in store.versions.current()] == ["alpha@2", "beta@1"]
+    assert [v.key for v in store.versions.all()] == ["alpha@1", "alpha@2", "beta@1"]
+    assert store.versions.withdraw("beta")
+    assert [v.key for v in store.versions.current()] == ["alpha@2"]
 
 
 def test_settings_roundtrip(store):

@@ -98,8 +98,8 @@ def tdir(local_entrants, tmp_path) -> Path:
 
 def test_submit_records_versions(tdir):
     with Store(tdir) as store:
-        assert [v.key for v in store.current_versions()] == ["heuristic@1", "lowest@1", "random@1"]
-        v = store.current_versions()[0]
+        assert [v.key for v in store.versions.current()] == ["heuristic@1", "lowest@1", "random@1"]
+        v = store.versions.current()[0]
         assert len(v.source_hash) == 64 and "smoke" in v.validation
     # The same sources again: the same version; other sources under the same name: version 2.
     again = submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local")
@@ -119,7 +119,7 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
     assert result.exit_code == 1
     assert "REFUSED crasher" in result.output and "segfault (simulated)" in result.output
     with Store(tdir) as store:
-        assert "crasher" not in {v.name for v in store.versions()}
+        assert "crasher" not in {v.name for v in store.versions.all()}
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_resume_after_sigkill(tdir):
 def test_a_bot_that_crashes_in_every_game(tdir):
     """Its faults are its own (crash, forfeit, ranked last); every game still completes."""
     with Store(tdir) as store:
-        store.add_version("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
+        store.versions.add("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
     report = run_tournament(tdir, {"players": 2, "games": 8, "sandbox": "local", "concurrency": 2})
     assert report.exit_code == 0 and not report.infra
     store = check_complete(tdir)
@@ -403,7 +403,7 @@ def docker_entrants(engine, tmp_path_factory) -> Path:
     for name in ("random", "lowest"):
         submit(directory, EXAMPLES / name, name, sandbox="docker")
     with Store(directory) as store:
-        assert all(v.image_id for v in store.versions())
+        assert all(v.image_id for v in store.versions.all())
     return directory
 
 
@@ -438,7 +438,7 @@ def _containers_of(pid: int) -> list[str]:
 @pytest.mark.docker
 def test_docker_tournament_resumes_after_sigkill(ddir):
     with Store(ddir) as store:
-        store.add_version("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
+        store.versions.add("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
     args = referee_cmd(
         "tournament",
         "run",

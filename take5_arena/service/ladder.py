@@ -346,7 +346,7 @@ class Ladder:
             )
         driver.add(resumed)
         while not self._stop.is_set():
-            current = {v.key: v for v in store.current_versions()}
+            current = {v.key: v for v in store.versions.current()}
             # drop planned tables of bots withdrawn or replaced meanwhile
             driver.discard(_seated_among(set(current)))
             self._say_if_short(store, len(current), k)
@@ -469,7 +469,7 @@ class Ladder:
 
     def _resume(self, store: Store) -> list[TableSpec]:
         """The pending games of earlier batches whose bots all still play at those versions."""
-        current_ids = {v.id for v in store.current_versions()}
+        current_ids = {v.id for v in store.versions.current()}
         return [
             spec
             for schedule in store.schedules(LADDER_PREFIX)

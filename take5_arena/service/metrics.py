@@ -194,7 +194,7 @@ class _StateCollector(Collector):
         with self.lock:
             with Store(m.directory, readonly=True) as store:
                 self.tally = store.tally(self.tally)
-                active_bots = sum(store.entrant_states().values())
+                active_bots = sum(store.versions.entrant_states().values())
             tally = self.tally
             self._observe_starts()
             self._observe_validations()

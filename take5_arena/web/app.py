@@ -307,7 +307,7 @@ class WebApp:
 
     def _games(self, limit: int) -> list[dict[str, Any]]:
         with self.store() as store:
-            names = {v.id: f"{v.name}@{v.version}" for v in store.versions()}
+            names = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
             results = store.seat_results(published_only=True)
         return [
             {
@@ -371,8 +371,8 @@ class WebApp:
         accounts = self.parts.service.accounts
         claim = accounts.claim_of(name)
         with self.store() as store:
-            states = store.entrant_states()
-            versions = [v for v in store.versions() if v.name == name]
+            states = store.versions.entrant_states()
+            versions = [v for v in store.versions.all() if v.name == name]
             stats = store.version_stats()
         if claim is None and not versions:
             return None
@@ -534,8 +534,8 @@ class WebApp:
         claims = accounts.claims_of(name)
         names = {c.bot_name for c in claims}
         with self.store() as store:
-            states = store.entrant_states()
-            versions = [v for v in store.versions() if v.name in names]
+            states = store.versions.entrant_states()
+            versions = [v for v in store.versions.all() if v.name in names]
             stats = store.version_stats()
         bots = []
         for claim in claims:
@@ -657,7 +657,7 @@ class WebApp:
         version = None
         if row.version_id is not None:
             with self.store() as store:
-                version = store.version(row.version_id).version
+                version = store.versions.get(row.version_id).version
         return {
             "id": row.id,
             "bot_name": row.bot_name,
@@ -691,7 +691,7 @@ class WebApp:
             raise Refused(404, f"you have no bot named {name!r}")
         refusal = accounts.last_refusal(name, author.name)
         with self.store() as store:
-            versions = {v.id: v.version for v in store.versions() if v.name == name}
+            versions = {v.id: v.version for v in store.versions.all() if v.name == name}
             games = store.faulted_games(list(versions), service_defaults.FAULTS_SHOWN)
         reply = messages.bot_faults(name, refusal, versions, games, service_defaults.FAULTS_SHOWN)
         return {
@@ -731,7 +731,7 @@ class WebApp:
             author = accounts.author(session.author)
             accounts.check_owner(author, check_name("bot", name))
             with Store(self.parts.service.directory) as store:
-                store.withdraw(name)
+                store.versions.withdraw(name)
 
         try:
             await self.run(work)

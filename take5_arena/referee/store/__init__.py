@@ -5,7 +5,6 @@ from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
-    EntrantVersion,
     FaultedGame,
     ScheduleInfo,
     SeatResult,
@@ -16,6 +15,7 @@ from .store import (
     pid_alive,
     seconds_since,
 )
+from .versions import EntrantVersion
 
 __all__ = [
     "DB_NAME",

@@ -35,8 +35,9 @@ from .snapshot import (
     integrity_check,
     online_copy,
 )
-from .store import EntrantVersion, Store
+from .store import Store
 from .verify import stored_judgements
+from .versions import EntrantVersion
 
 #: Folders of a backup are the organiser's alone, as its files are (FILE_MODE).
 DIR_MODE = 0o700
@@ -90,14 +91,14 @@ def copy_tournament(directory: Path, target: Path) -> list[CopiedFile]:
 
 def _versions(directory: Path) -> list[EntrantVersion]:
     with Store(directory, readonly=True) as store:
-        return store.versions()
+        return store.versions.all()
 
 
 def unplayable_versions(directory: Path) -> list[str]:
     """The versions of a tournament that have no archive (submitted before archives existed): they
     play from the folder they were submitted from, which a backup does not hold."""
     with Store(directory, readonly=True) as store:
-        return [v.key for v in store.versions() if not v.artifact]
+        return [v.key for v in store.versions.all() if not v.artifact]
 
 
 def integrity_problem(path: Path) -> str | None:

@@ -42,31 +42,9 @@ from .schema import (
 )
 from .settings import Settings
 from .snapshot import copy_before_migration
+from .versions import Versions
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class EntrantVersion:
-    id: int
-    name: str
-    version: int
-    source_hash: str
-    image_id: str | None
-    bot_dir: str
-    kind: str
-    submitted_at: str
-    validation: dict[str, Any]
-    artifact: str | None = None
-    """The digest of the validated source archive (what plays); None: submitted before archives."""
-    author: str | None = None
-    """Who the organiser says the entrant is from (the arena account that owns it, or
-    ``referee submit --author``); None: not known. Two versions of one entrant share it."""
-
-    @property
-    def key(self) -> str:
-        """The id of this version in schedules: ``name@version``."""
-        return f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -170,6 +148,7 @@ class Store:
         self.db.execute("PRAGMA busy_timeout = 30000")
         self.settings = Settings(self.db)
         self.deal_keys = DealKeys(self.db)
+        self.versions = Versions(self.db)
         found = schema_version(self.db)
         if found is not None and found > SCHEMA_VERSION:
             self.db.close()
@@ -231,136 +210,6 @@ class Store:
 
     def _set_meta(self, key: str, value: str) -> None:
         set_meta(self.db, key, value)
-
-    # -- entrants ------------------------------------------------------------------------------
-
-    def add_version(
-        self,
-        name: str,
-        *,
-        source_hash: str,
-        bot_dir: str,
-        kind: str,
-        image_id: str | None = None,
-        validation: Mapping[str, Any] | None = None,
-        artifact: str | None = None,
-        author: str | None = None,
-    ) -> tuple[EntrantVersion, bool]:
-        """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
-        whether it is new: the same source as an earlier version of this entrant gives that version
-        (its image id updated). ``author``, when given, becomes the entrant's author."""
-        with self.transaction() as db:
-            row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
-            if row is None:
-                entrant_id = db.execute(
-                    "INSERT INTO entrants(name, created_at, author) VALUES (?, ?, ?)",
-                    (name, now(), author),
-                ).lastrowid
-            else:
-                entrant_id = row[0]
-                db.execute(
-                    "UPDATE entrants SET active = 1, author = COALESCE(?, author) WHERE id = ?",
-                    (author, entrant_id),
-                )
-            old = db.execute(
-                "SELECT id FROM entrant_versions WHERE entrant_id = ? AND source_hash = ?",
-                (entrant_id, source_hash),
-            ).fetchone()
-            if old is not None:
-                db.execute(
-                    "UPDATE entrant_versions SET image_id = ?, validation = ?, bot_dir = ?,"
-                    " artifact = COALESCE(?, artifact) WHERE id = ?",
-                    (image_id, json.dumps(dict(validation or {})), bot_dir, artifact, old[0]),
-                )
-                created, version_id = False, old[0]
-            else:
-                number = db.execute(
-                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id "
-                    "= ?",
-                    (entrant_id,),
-                ).fetchone()[0]
-                version_id = db.execute(
-                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
-                    "bot_dir, kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?)",
-                    (
-                        entrant_id,
-                        number,
-                        source_hash,
-                        image_id,
-                        bot_dir,
-                        kind,
-                        now(),
-                        json.dumps(dict(validation or {})),
-                        artifact,
-                    ),
-                ).lastrowid
-                created = True
-        return self.version(version_id), created
-
-    _VERSION_SQL = (
-        "SELECT v.*, e.name, e.author FROM entrant_versions v"
-        " JOIN entrants e ON e.id = v.entrant_id"
-    )
-
-    @staticmethod
-    def _version(row: sqlite3.Row) -> EntrantVersion:
-        return EntrantVersion(
-            id=row["id"],
-            name=row["name"],
-            version=row["version"],
-            source_hash=row["source_hash"],
-            image_id=row["image_id"],
-            bot_dir=row["bot_dir"],
-            kind=row["kind"],
-            submitted_at=row["submitted_at"],
-            validation=json.loads(row["validation"] or "{}"),
-            artifact=row["artifact"],
-            author=row["author"],
-        )
-
-    def version(self, version_id: int) -> EntrantVersion:
-        row = self.db.execute(f"{self._VERSION_SQL} WHERE v.id = ?", (version_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no entrant version {version_id}")
-        return self._version(row)
-
-    def versions(self) -> list[EntrantVersion]:
-        """Every version of every entrant, by name and version."""
-        rows = self.db.execute(f"{self._VERSION_SQL} ORDER BY e.name, v.version").fetchall()
-        return [self._version(r) for r in rows]
-
-    def current_versions(self) -> list[EntrantVersion]:
-        """The latest version of every active entrant, by name: the ones a new schedule uses."""
-        rows = self.db.execute(
-            f"{self._VERSION_SQL} WHERE e.active = 1 AND v.version = "
-            "(SELECT MAX(version) FROM entrant_versions w WHERE w.entrant_id = v.entrant_id) "
-            "ORDER BY e.name"
-        ).fetchall()
-        return [self._version(r) for r in rows]
-
-    def withdraw(self, name: str) -> bool:
-        """Leave entrant ``name`` out of future schedules (its games stay recorded); whether it was
-        active until now."""
-        with self.transaction() as db:
-            sql = "UPDATE entrants SET active = 0 WHERE name = ? AND active = 1"
-            return db.execute(sql, (name,)).rowcount > 0
-
-    def set_authors(self, authors: Mapping[str, str]) -> int:
-        """Give entrants (by name) their authors where the store does not know them yet (an
-        arena made before entrants had authors: its accounts know them); how many it set."""
-        with self.transaction() as db:
-            return sum(
-                db.execute(
-                    "UPDATE entrants SET author = ? WHERE name = ? AND author IS NULL", (a, n)
-                ).rowcount
-                for n, a in sorted(authors.items())
-            )
-
-    def entrant_states(self) -> dict[str, bool]:
-        """Every entrant's name and whether it is active (plays in new schedules)."""
-        rows = self.db.execute("SELECT name, active FROM entrants ORDER BY name")
-        return {name: bool(active) for name, active in rows}
 
     def version_stats(self) -> dict[int, VersionStats]:
         """Games recorded and faults committed, per entrant version id (versions without a

@@ -28,7 +28,8 @@ from take5.record import Judgement, Verdict, judge, parse_record
 
 from .base import StoreError
 from .integrity import findings
-from .store import EntrantVersion, Store
+from .store import Store
+from .versions import EntrantVersion
 
 
 def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
@@ -67,7 +68,7 @@ def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
         problems: dict[str | None, list[str]] = {}
         for finding in findings(store):
             problems.setdefault(finding.game_id, []).append(finding.problem)
-        versions = {v.id: v for v in store.versions()}
+        versions = {v.id: v for v in store.versions.all()}
         rows = store.db.execute(
             "SELECT r.game_id, r.record, g.seats FROM results r LEFT JOIN games g ON g.game_id = "
             "r.game_id ORDER BY r.seq"

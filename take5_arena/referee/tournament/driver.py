@@ -96,7 +96,7 @@ def table_specs(
     hold it), and its spec the deal's public part for the records."""
     pending = store.schedule_games(schedule_id, pending_only=True)
     commitments = {s.season: s.commitment for s in store.deal_keys.seasons()}
-    versions = {v.id: v for v in store.versions()}
+    versions = {v.id: v for v in store.versions.all()}
     archives = ArtifactStore(store.directory / FOLDER)
     data: dict[str, ArchiveSource] = {}
     for version_id in sorted({s for g in pending for s in g.seats}):

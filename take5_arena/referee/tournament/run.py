@@ -130,7 +130,7 @@ def prepare_run(
     that neither the tournament's key is made nor its seeds are shown; the seating is the real
     one."""
     settings = TournamentSettings.from_json(store.settings.get()).updated(options)
-    versions = store.current_versions()
+    versions = store.versions.current()
     if len(versions) < settings.players:
         raise TournamentError(
             f"{len(versions)} entrant{'s' * (len(versions) != 1)} cannot fill a table of "

@@ -17,7 +17,7 @@ def entrant_labels(store: Store) -> dict[int, str]:
     """Version id -> label in standings: the entrant's name for its latest version, name@vN for
     older."""
     latest: dict[str, int] = {}
-    versions = store.versions()
+    versions = store.versions.all()
     for v in versions:
         latest[v.name] = max(latest.get(v.name, 0), v.version)
     return {
@@ -74,7 +74,7 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                         v.id, {"kept_bytes": 0, "kept_games": 0, "dropped_games": 0}
                     ),
                 }
-                for v in store.versions()
+                for v in store.versions.all()
             ],
             "output_budget": budget,
             "schedule": current,

@@ -173,7 +173,7 @@ def _validate(
             if launcher is not None:
                 launcher.close()
         ArtifactStore(store.directory / FOLDER).put(artifact)
-        version, created = store.add_version(
+        version, created = store.versions.add(
             name,
             source_hash=digest,
             bot_dir=str(folder),
