@@ -317,7 +317,7 @@ def scheduled(directory: Path) -> list[tuple[str, list[str]]]:
         sids = [
             r[0] for r in store.db.execute("SELECT schedule_id FROM schedules ORDER BY schedule_id")
         ]
-        return [(sid, [g.game_id for g in store.schedule_games(sid)]) for sid in sids]
+        return [(sid, [g.game_id for g in store.schedules.games(sid)]) for sid in sids]
 
 
 def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):

@@ -205,8 +205,8 @@ def _finish(proc: subprocess.Popen) -> tuple[int, str]:
 
 def _check_every_game_once(tdir: Path) -> Store:
     store = Store(tdir)
-    sid = store.current_schedule()["schedule_id"]
-    scheduled = {g.game_id for g in store.schedule_games(sid)}
+    sid = store.schedules.current()["schedule_id"]
+    scheduled = {g.game_id for g in store.schedules.games(sid)}
     recorded = [r[0] for r in store.db.execute("SELECT game_id FROM results")]
     assert len(recorded) == len(set(recorded)), "a game was recorded twice"
     assert set(recorded) == scheduled, f"{len(scheduled - set(recorded))} games not recorded"

@@ -152,9 +152,9 @@ def test_a_tournament_of_bots_in_memory(tmp_path: Path) -> None:
     report = run_tournament(tmp_path, options, runner=memory_runner)
     assert report.exit_code == 0 and report.played == 6 and report.total == 6
     with Store(tmp_path) as store:
-        sid = store.current_schedule()["schedule_id"]
+        sid = store.schedules.current()["schedule_id"]
         versions = {v.id: v for v in store.versions.all()}
-        games = {g.game_id: g for g in store.schedule_games(sid)}
+        games = {g.game_id: g for g in store.schedules.games(sid)}
         assert set(games) == {gid for gid, _ in store.records(sid)}
         for gid, record in store.records(sid):
             assert verify_record(record) is None
@@ -186,7 +186,7 @@ def test_the_settings_reach_the_game_unchanged(tmp_path: Path, monkeypatch) -> N
     assert run_tournament(tmp_path, options, runner=runner).exit_code == 0
     with Store(tmp_path) as store:
         settings = TournamentSettings.from_json(store.settings.get())
-        specs = table_specs(store, store.current_schedule()["schedule_id"], settings)
+        specs = table_specs(store, store.schedules.current()["schedule_id"], settings)
     assert specs == []  # every game recorded
     assert settings.game.threshold == 30 and settings.calls.timeout == 0.7
     for spec, config in seen:

@@ -509,7 +509,7 @@ def tournament_dir(tmp_path_factory, records):
                     "settings": record["settings"],
                 }
             )
-        store.save_schedule("s1", games, description="test", settings={}, entrants=[])
+        store.schedules.save("s1", games, description="test", settings={}, entrants=[])
         for gid, record in complete.items():
             store.record_game(gid, record)
     return folder

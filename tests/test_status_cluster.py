@@ -155,7 +155,7 @@ def test_the_referee_waits_for_a_lost_scheduler_to_come_back(tmp_path: Path) -> 
     done = referee("verify", "--tournament", str(directory), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     with Store(directory, readonly=True) as store:
-        current = store.current_schedule()
+        current = store.schedules.current()
         assert current is not None
-        progress = store.progress(current["schedule_id"])
+        progress = store.schedules.progress(current["schedule_id"])
     assert progress["done"] == progress["total"] > 0, progress

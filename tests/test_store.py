@@ -38,7 +38,7 @@ def scheduled(store: Store, n_games: int = 3) -> tuple[str, list[int]]:
         }
         for i in range(n_games)
     ]
-    assert store.save_schedule(
+    assert store.schedules.save(
         "s1", games, description="test", settings={}, entrants=["alpha@1", "beta@1"]
     )
     return "s1", [a.id, b.id]
@@ -82,8 +82,8 @@ def test_record_game_once(store):
     assert store.record_game("g0", record, run_id="r1", seconds=0.1)
     assert not store.record_game("g0", record, run_id="r2")  # never twice
     assert store.recorded_count() == 1
-    assert store.progress(sid) == {"total": 3, "done": 1, "infra_failures": 0}
-    assert [g.game_id for g in store.schedule_games(sid, pending_only=True)] == ["g1", "g2"]
+    assert store.schedules.progress(sid) == {"total": 3, "done": 1, "infra_failures": 0}
+    assert [g.game_id for g in store.schedules.games(sid, pending_only=True)] == ["g1", "g2"]
     assert store.record("g0")["game_id"] == "g0"
     (row,) = store.seat_results(sid)
     assert row.scores == tuple(record["result"]["scores"]) and row.duplicate_set == "g0"
@@ -108,24 +108,24 @@ def test_a_failed_write_leaves_nothing(store):
     with pytest.raises(sqlite3.IntegrityError):
         store.record_game("g2", record_for("g2", 2, 2))
     assert store.recorded_count() == 0
-    assert store.game("g2").status == "pending"
+    assert store.schedules.game("g2").status == "pending"
     assert store.db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
 
 
 def test_infra_failures_keep_the_game_pending(store):
     sid, _ = scheduled(store)
     store.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")
-    game = store.game("g1")
+    game = store.schedules.game("g1")
     assert (
         game.status == "pending" and game.attempts == 1 and "engine-unavailable" in game.last_error
     )
-    assert store.progress(sid)["infra_failures"] == 1
+    assert store.schedules.progress(sid)["infra_failures"] == 1
     assert store.infra_failures(sid)[0]["kind"] == "engine-unavailable"
 
 
 def test_schedule_saved_once_and_games_shared(store):
     sid, ids = scheduled(store)
-    assert not store.save_schedule(sid, [], description="again", settings={}, entrants=[])
+    assert not store.schedules.save(sid, [], description="again", settings={}, entrants=[])
     other = [
         {
             "game_id": "g0",
@@ -137,9 +137,9 @@ def test_schedule_saved_once_and_games_shared(store):
             "settings": {},
         }
     ]
-    assert store.save_schedule("s2", other, description="", settings={}, entrants=[])
-    assert store.current_schedule()["schedule_id"] == "s2"
-    assert store.game("g0").table_no == 0  # a known game keeps its row
+    assert store.schedules.save("s2", other, description="", settings={}, entrants=[])
+    assert store.schedules.current()["schedule_id"] == "s2"
+    assert store.schedules.game("g0").table_no == 0  # a known game keeps its row
 
 
 def test_runs(store):

@@ -56,8 +56,8 @@ def recorded(directory: Path) -> int:
 def check_complete(directory: Path) -> Store:
     """Every game of the current schedule recorded exactly once, every record valid."""
     store = Store(directory)
-    sid = store.current_schedule()["schedule_id"]
-    scheduled = [g.game_id for g in store.schedule_games(sid)]
+    sid = store.schedules.current()["schedule_id"]
+    scheduled = [g.game_id for g in store.schedules.games(sid)]
     assert len(scheduled) == len(set(scheduled))
     rows = store.db.execute("SELECT game_id FROM results").fetchall()
     ids = [r[0] for r in rows]
@@ -68,7 +68,7 @@ def check_complete(directory: Path) -> Store:
     for gid, record in store.records(sid):
         assert record["game_id"] == gid
         assert verify_record(record) is None, gid
-    assert all(g.status == "done" for g in store.schedule_games(sid))
+    assert all(g.status == "done" for g in store.schedules.games(sid))
     return store
 
 
@@ -134,7 +134,9 @@ def test_local_tournament_end_to_end(tdir):
     table = standings(store, bootstrap=20)
     assert {r.entrant for r in table.rows} == {"random", "lowest", "heuristic"}
     assert all(r.games == 6 for r in table.rows)
-    record = store.record(store.schedule_games(store.current_schedule()["schedule_id"])[0].game_id)
+    record = store.record(
+        store.schedules.games(store.schedules.current()["schedule_id"])[0].game_id
+    )
     assert {s["entrant"] for s in record["seats"]} == {"random@1", "lowest@1", "heuristic@1"}
     store.close()
     # Again: nothing left to play.

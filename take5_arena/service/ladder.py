@@ -406,10 +406,10 @@ class Ladder:
 
     @staticmethod
     def _has_gauntlet(store: Store, key: str) -> bool:
-        return any(s.description == f"{GAUNTLET} {key}" for s in store.schedules(LADDER_PREFIX))
+        return any(s.description == f"{GAUNTLET} {key}" for s in store.schedules.all(LADDER_PREFIX))
 
     def _pool(self, store: Store, current: Mapping[str, EntrantVersion]) -> PoolView:
-        scheduled = store.scheduled_seats(LADDER_PREFIX)
+        scheduled = store.schedules.scheduled_seats(LADDER_PREFIX)
         games = {key: scheduled.get(v.id, 0) for key, v in current.items()}
 
         def results() -> list[GameResult]:
@@ -433,7 +433,7 @@ class Ladder:
         return self._save(store, current, tables, f"{GAUNTLET} {key}")
 
     def _plan_steady(self, store: Store, current: Mapping[str, EntrantVersion]) -> list[TableSpec]:
-        n = len(store.schedules(LADDER_PREFIX))
+        n = len(store.schedules.all(LADDER_PREFIX))
         rng = SplitMix64(deal_seed(int(self.config.seed), 1_000_000_000 + n))
         table = self.planner.next_table(self._pool(store, current), rng)
         return self._save(store, current, [table], "ladder")
@@ -446,7 +446,7 @@ class Ladder:
         description: str,
     ) -> list[TableSpec]:
         """Write a batch of tables to the store as a schedule, then return their specs."""
-        n = len(store.schedules(LADDER_PREFIX))
+        n = len(store.schedules.all(LADDER_PREFIX))
         sid = f"{LADDER_PREFIX}{n:06d}"
         context = self.settings.game_context()
         assert self.dealer is not None  # made by _loop
@@ -458,7 +458,7 @@ class Ladder:
                 t, seats, deals(n * BATCH_TABLES + t, seats), len(seats), context
             )
         ]
-        store.save_schedule(
+        store.schedules.save(
             sid,
             rows,
             description=description,
@@ -472,7 +472,7 @@ class Ladder:
         current_ids = {v.id for v in store.versions.current()}
         return [
             spec
-            for schedule in store.schedules(LADDER_PREFIX)
+            for schedule in store.schedules.all(LADDER_PREFIX)
             for spec in self._specs(store, schedule.schedule_id)
             if all(seat.version_id in current_ids for seat in spec.seats)
         ]

@@ -3,13 +3,12 @@
 
 from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason
+from .schedules import ScheduleInfo, StoredGame
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
     FaultedGame,
-    ScheduleInfo,
     SeatResult,
     Store,
-    StoredGame,
     Tally,
     VersionStats,
     pid_alive,

@@ -31,6 +31,7 @@ from take5.record import GameRecord
 
 from .base import StoreError, Transaction, WithheldError, meta, now, set_meta
 from .deal_keys import DealKeys
+from .schedules import Schedules
 from .schema import (
     DB_NAME,
     SCHEMA_VERSION,
@@ -45,40 +46,6 @@ from .snapshot import copy_before_migration
 from .versions import Versions
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class StoredGame:
-    game_id: str
-    table_no: int
-    rotation: int
-    deal_seed: int
-    duplicate_set: str
-    seats: tuple[int, ...]  # entrant version ids by seat
-    settings: dict[str, Any]
-    status: str
-    attempts: int
-    last_error: str | None
-    deal_season: int | None = None
-    """The deal key that dealt the game (:meth:`.DealKeys.seasons`); None: a public seed."""
-    deal_id: str | None = None
-    """What the key's HMAC was taken of (docs/record-format.md, "Deals")."""
-
-    @property
-    def sealed(self) -> bool:
-        """A game dealt from a secret key and not recorded yet: its seed is not in the store
-        (``deal_seed`` is 0) and comes from the key when it is played."""
-        return self.deal_season is not None and self.status == "pending"
-
-
-@dataclass(frozen=True)
-class ScheduleInfo:
-    """A stored schedule (its games: :meth:`Store.schedule_games`)."""
-
-    schedule_id: str
-    created_at: str
-    description: str
-    games: int
 
 
 @dataclass(frozen=True)
@@ -149,6 +116,7 @@ class Store:
         self.settings = Settings(self.db)
         self.deal_keys = DealKeys(self.db)
         self.versions = Versions(self.db)
+        self.schedules = Schedules(self.db)
         found = schema_version(self.db)
         if found is not None and found > SCHEMA_VERSION:
             self.db.close()
@@ -240,161 +208,6 @@ class Store:
             for gid, seat, vid, finished, text in rows
         ]
 
-    # -- schedules and games -------------------------------------------------------------------
-
-    def save_schedule(
-        self,
-        schedule_id: str,
-        games: Sequence[Mapping[str, Any]],
-        *,
-        description: str,
-        settings: Mapping[str, Any],
-        entrants: Sequence[str],
-    ) -> bool:
-        """Store a schedule and its games (``game_id, table, rotation, deal_seed, duplicate_set,
-        seats`` (version ids), ``settings``, and for a game dealt from a deal key ``deal_season``
-        and ``deal_id``: its seed is then kept out of the store until the game is recorded). Games
-        already known (same id) are kept as they are. Returns whether the schedule is new."""
-        with self.transaction() as db:
-            if db.execute(
-                "SELECT 1 FROM schedules WHERE schedule_id = ?", (schedule_id,)
-            ).fetchone():
-                self._set_meta("current_schedule", schedule_id)
-                return False
-            db.execute(
-                "INSERT INTO schedules(schedule_id, created_at, description, settings, entrants, "
-                "games) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    schedule_id,
-                    now(),
-                    description,
-                    json.dumps(dict(settings), sort_keys=True),
-                    json.dumps(list(entrants)),
-                    len(games),
-                ),
-            )
-            stamp = now()
-            db.executemany(
-                "INSERT OR IGNORE INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
-                " seats, settings, scheduled_at, deal_season, deal_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        g["game_id"],
-                        g["table"],
-                        g["rotation"],
-                        0 if g.get("deal_season") is not None else g["deal_seed"],  # sealed
-                        g["duplicate_set"],
-                        json.dumps(list(g["seats"])),
-                        json.dumps(dict(g["settings"]), sort_keys=True),
-                        stamp,
-                        g.get("deal_season"),
-                        g.get("deal_id"),
-                    )
-                    for g in games
-                ],
-            )
-            db.executemany(
-                "INSERT INTO schedule_games(schedule_id, position, game_id) VALUES (?, ?, ?)",
-                [(schedule_id, i, g["game_id"]) for i, g in enumerate(games)],
-            )
-            self._set_meta("current_schedule", schedule_id)
-        return True
-
-    def schedules(self, prefix: str = "") -> list[ScheduleInfo]:
-        """The schedules whose id starts with ``prefix`` (all: ""), by id."""
-        rows = self.db.execute(
-            "SELECT schedule_id, created_at, description, games FROM schedules"
-            " WHERE substr(schedule_id, 1, ?) = ? ORDER BY schedule_id",
-            (len(prefix), prefix),
-        )
-        return [ScheduleInfo(*row) for row in rows]
-
-    def scheduled_seats(self, prefix: str) -> dict[int, int]:
-        """Games scheduled per entrant version id (recorded or not), over the schedules whose id
-        starts with ``prefix``."""
-        counts: dict[int, int] = {}
-        rows = self.db.execute(
-            "SELECT g.seats FROM games g JOIN schedule_games s ON s.game_id = g.game_id"
-            " WHERE substr(s.schedule_id, 1, ?) = ?",
-            (len(prefix), prefix),
-        )
-        for (seats,) in rows:
-            for version_id in json.loads(seats):
-                counts[version_id] = counts.get(version_id, 0) + 1
-        return counts
-
-    def current_schedule(self) -> dict[str, Any] | None:
-        sid = self._meta("current_schedule")
-        if sid is None:
-            return None
-        row = self.db.execute("SELECT * FROM schedules WHERE schedule_id = ?", (sid,)).fetchone()
-        return (
-            None
-            if row is None
-            else {
-                "schedule_id": row["schedule_id"],
-                "created_at": row["created_at"],
-                "description": row["description"],
-                "settings": json.loads(row["settings"]),
-                "entrants": json.loads(row["entrants"]),
-                "games": row["games"],
-            }
-        )
-
-    @staticmethod
-    def _game(row: sqlite3.Row) -> StoredGame:
-        return StoredGame(
-            game_id=row["game_id"],
-            table_no=row["table_no"],
-            rotation=row["rotation"],
-            deal_seed=row["deal_seed"],
-            duplicate_set=row["duplicate_set"],
-            seats=tuple(json.loads(row["seats"])),
-            settings=json.loads(row["settings"]),
-            status=row["status"],
-            attempts=row["attempts"],
-            last_error=row["last_error"],
-            deal_season=row["deal_season"],
-            deal_id=row["deal_id"],
-        )
-
-    def schedule_games(self, schedule_id: str, *, pending_only: bool = False) -> list[StoredGame]:
-        """The games of a schedule in schedule order (only those not yet recorded, if asked)."""
-        sql = (
-            "SELECT g.* FROM schedule_games s JOIN games g ON g.game_id = s.game_id "
-            "WHERE s.schedule_id = ?"
-            + (
-                " AND g.status = 'pending'"
-                " AND g.game_id NOT IN (SELECT game_id FROM abandoned_games)"
-                if pending_only
-                else ""
-            )
-            + " ORDER BY s.position"
-        )
-        return [self._game(r) for r in self.db.execute(sql, (schedule_id,))]
-
-    def game(self, game_id: str) -> StoredGame:
-        row = self.db.execute("SELECT * FROM games WHERE game_id = ?", (game_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no game {game_id}")
-        return self._game(row)
-
-    def progress(self, schedule_id: str) -> dict[str, int]:
-        row = self.db.execute(
-            "SELECT COUNT(*) AS total, COALESCE(SUM(g.status = 'done'), 0) AS done, "
-            "COALESCE(SUM(g.attempts), 0) AS attempts "
-            "FROM schedule_games s JOIN games g ON g.game_id = s.game_id WHERE s.schedule_id = ?"
-            " AND (g.status = 'done' OR g.game_id NOT IN (SELECT game_id FROM abandoned_games))",
-            (schedule_id,),
-        ).fetchone()
-        failures = self.db.execute(
-            "SELECT COUNT(*) FROM infra_failures f JOIN schedule_games s ON s.game_id = f.game_id "
-            "WHERE s.schedule_id = ?",
-            (schedule_id,),
-        ).fetchone()[0]
-        return {"total": row["total"], "done": row["done"], "infra_failures": failures}
-
     # -- results -------------------------------------------------------------------------------
 
     def record_game(
@@ -412,7 +225,7 @@ class Store:
         ``output_budget``: bytes of its own output (the turns' ``logs``) each entrant version may
         keep across the tournament's records; past it, that bot's output is dropped from its oldest
         records first (the games themselves stay whole: `logs` is optional in a record)."""
-        game = self.game(game_id)
+        game = self.schedules.game(game_id)
         if len(record["result"]["scores"]) != len(game.seats):
             raise StoreError(
                 f"game {game_id}: the record has {len(record['result']['scores'])} seats, "

@@ -94,7 +94,7 @@ def table_specs(
     game settings (a ladder batch from before a restart with other options): then with those.
     A table dealt from a secret key gets its seed from ``dealer`` (deals.py: the store does not
     hold it), and its spec the deal's public part for the records."""
-    pending = store.schedule_games(schedule_id, pending_only=True)
+    pending = store.schedules.games(schedule_id, pending_only=True)
     commitments = {s.season: s.commitment for s in store.deal_keys.seasons()}
     versions = {v.id: v for v in store.versions.all()}
     archives = ArtifactStore(store.directory / FOLDER)

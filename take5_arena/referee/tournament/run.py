@@ -187,7 +187,7 @@ def run_tournament(
             sid = schedule_id(schedule)
             ids = {v.key: v.id for v in versions}
             context = settings.game_context()
-            store.save_schedule(
+            store.schedules.save(
                 sid,
                 [
                     {**g.to_dict(), "seats": [ids[k] for k in g.seats], "settings": context}
@@ -198,7 +198,7 @@ def run_tournament(
                 entrants=[v.key for v in versions],
             )
             specs = table_specs(store, sid, settings, dealer=dealer)
-            counts = store.progress(sid)
+            counts = store.schedules.progress(sid)
             report = RunReport(schedule, sid, counts["total"], counts["done"])
             shape = settings.smoke_shape()
             report.smoke_elsewhere = [v.key for v in versions if v.validation.get("shape") != shape]
@@ -226,7 +226,7 @@ def run_tournament(
                     finally:
                         report.played, report.infra = driver.played, driver.infra
                         report.interrupted = driver.interrupted
-                report.unplayed = report.total - store.progress(sid)["done"]
+                report.unplayed = report.total - store.schedules.progress(sid)["done"]
                 status = (
                     RunStatus.INTERRUPTED
                     if report.interrupted
@@ -241,7 +241,7 @@ def run_tournament(
                 if progress is not None:
                     progress.stop()
                 report.seconds = time.perf_counter() - started
-                store.end_run(run_id, status, store.progress(sid)["done"])
+                store.end_run(run_id, status, store.schedules.progress(sid)["done"])
                 if settings.sandbox == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report

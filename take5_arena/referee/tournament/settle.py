@@ -234,7 +234,7 @@ class _Batches:
         batch = 0
         while True:
             sid = batch_id(report.key, batch)
-            games = store.schedule_games(sid)
+            games = store.schedules.games(sid)
             if not games:  # not scheduled yet: every earlier batch is complete, decide the next one
                 played = played_games(store, keys)
                 decision = decide(
@@ -250,7 +250,7 @@ class _Batches:
                 if decision.stop:
                     report.reason = StopReason(decision.reason)
                     return
-                store.save_schedule(
+                store.schedules.save(
                     sid,
                     [
                         {**g.to_dict(), "seats": [ids[k] for k in g.seats], "settings": context}
@@ -261,7 +261,7 @@ class _Batches:
                     settings=settings.to_json(),
                     entrants=list(entrants),
                 )
-                games = store.schedule_games(sid)
+                games = store.schedules.games(sid)
             tables += len({g.table_no for g in games})
             report.games += len(games)
             report.batches = batch + 1
@@ -281,7 +281,7 @@ class _Batches:
                 if driver.interrupted:
                     report.interrupted, report.reason = True, StopReason.INTERRUPTED
                     return
-                unplayed = sum(g.status == "pending" for g in store.schedule_games(sid))
+                unplayed = sum(g.status == "pending" for g in store.schedules.games(sid))
                 if unplayed:  # the next decision needs these results: stop, the next run retries
                     report.unplayed, report.reason = unplayed, StopReason.UNPLAYED
                     return

@@ -30,9 +30,9 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
 
     Plain data (JSON-ready); the store is closed again before it returns."""
     with Store(directory, readonly=True) as store:
-        current = store.current_schedule()
+        current = store.schedules.current()
         progress = (
-            store.progress(current["schedule_id"])
+            store.schedules.progress(current["schedule_id"])
             if current
             else {"total": 0, "done": 0, "infra_failures": 0}
         )
