@@ -53,7 +53,7 @@ def run(size: int, cache: Path) -> None:
         standings = cpu(
             lambda: compute_standings(results_from_store(store), bootstrap=BOOTSTRAP, seed=0)
         )
-        parse = cpu(lambda: sum(1 for _ in store.records()))
+        parse = cpu(lambda: sum(1 for _ in store.records.all()))
         games = store.recorded_count()
     print(
         f"{games:>7,} games: check {check:6.2f} s CPU, standings {standings:6.2f} s, "

@@ -213,7 +213,7 @@ def referee(*args: str) -> list[str]:
 def baseline(folder: Path) -> list[str]:
     code = (
         "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], "
-        "readonly=True); n = sum(1 for _ in s.records()); s.close()"
+        "readonly=True); n = sum(1 for _ in s.records.all()); s.close()"
     )
     return [sys.executable, "-c", code, str(folder)]
 

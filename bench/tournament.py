@@ -242,7 +242,7 @@ def bench_cluster(games: int) -> None:
                     pure=False,
                 ).result()
         with Store(copies[1]) as store:
-            record_bytes = max(len(pickle.dumps(r)) for _, r in store.records())
+            record_bytes = max(len(pickle.dumps(r)) for _, r in store.records.all())
             seated = [v for v in store.versions.all() if v.name in ("heuristic", "lowest")]
             spec = TableSpec(
                 table=0,

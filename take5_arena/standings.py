@@ -90,9 +90,9 @@ def _from_store(folder: Path) -> Games:
             )
         # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
         results = results_from_store(store, published_only=True)
-        places = store.game_places()
+        places = store.records.game_places()
         settings = store.settings.get()
-        shared = store.shared_tables()
+        shared = store.records.shared_tables()
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}
             for s in store.deal_keys.seasons()
@@ -113,7 +113,7 @@ def _from_store(folder: Path) -> Games:
         reader = Store(folder, readonly=True)
         try:
             after = seqs[start - 1] if start > 0 else None
-            for game_id, record in reader.records(after=after, published_only=True):
+            for game_id, record in reader.records.all(after=after, published_only=True):
                 if game_id not in rated:  # a deal finished since the results were read
                     continue
                 # the leaderboard reads records as plain JSON (it also reads files nobody vouches

@@ -149,7 +149,7 @@ def test_a_folder_changed_or_deleted_after_submit_changes_nothing(tmp_path):
     report = run_tournament(tdir, {"players": 2, "games": 4, "sandbox": "local", "concurrency": 1})
     assert report.unplayed == 0 and not report.infra, report.infra
     with Store(tdir) as store:
-        games = list(store.records())
+        games = list(store.records.all())
         assert len(games) == 4
         for _gid, record in games:
             assert record["faults"] == [[], []], record["faults"]  # the crashing edit never played
@@ -225,7 +225,7 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
     with Store(tdir) as store:
         flood_id = next(v.id for v in store.versions.all() if v.name == "flooder")
         kept = []
-        for _gid, record in store.records():
+        for _gid, record in store.records.all():
             seat = next(i for i, s in enumerate(record["seats"]) if s["name"] == "flooder")
             kept.append(
                 sum(

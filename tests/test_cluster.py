@@ -352,7 +352,7 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
     assert recorded >= 4, log
     assert server.returncode == 0, log
     with Store(tdir) as store:
-        records = [record for _, record in store.records()]
+        records = [record for _, record in store.records.all()]
         assert not store.infra_failures(), store.infra_failures()
     for record in records:
         assert not any(record["faults"]), record["faults"]

@@ -74,7 +74,7 @@ def test_the_ladder_plays_the_archives_not_the_folders(tmp_path: Path, monkeypat
     assert ladder.played >= 4 and ladder.infra == 0
     with Store(directory) as store:
         versions = {v.key: v for v in store.versions.all()}
-        records = list(store.records())
+        records = list(store.records.all())
         assert not store.infra_failures()
         runs = store.runs()
     assert len(records) >= 4

@@ -155,8 +155,8 @@ def test_a_tournament_of_bots_in_memory(tmp_path: Path) -> None:
         sid = store.schedules.current()["schedule_id"]
         versions = {v.id: v for v in store.versions.all()}
         games = {g.game_id: g for g in store.schedules.games(sid)}
-        assert set(games) == {gid for gid, _ in store.records(sid)}
-        for gid, record in store.records(sid):
+        assert set(games) == {gid for gid, _ in store.records.all(sid)}
+        for gid, record in store.records.all(sid):
             assert verify_record(record) is None
             seated = [versions[v] for v in games[gid].seats]
             assert [s["entrant"] for s in record["seats"]] == [v.key for v in seated]

@@ -84,7 +84,7 @@ def test_record_game_once(store):
     assert store.recorded_count() == 1
     assert store.schedules.progress(sid) == {"total": 3, "done": 1, "infra_failures": 0}
     assert [g.game_id for g in store.schedules.games(sid, pending_only=True)] == ["g1", "g2"]
-    assert store.record("g0")["game_id"] == "g0"
+    assert store.records.get("g0")["game_id"] == "g0"
     (row,) = store.seat_results(sid)
     assert row.scores == tuple(record["result"]["scores"]) and row.duplicate_set == "g0"
 

@@ -65,7 +65,7 @@ def check_complete(directory: Path) -> Store:
     assert set(scheduled) <= set(ids), (
         f"{len(set(scheduled) - set(ids))} scheduled games not recorded"
     )
-    for gid, record in store.records(sid):
+    for gid, record in store.records.all(sid):
         assert record["game_id"] == gid
         assert verify_record(record) is None, gid
     assert all(g.status == "done" for g in store.schedules.games(sid))
@@ -134,7 +134,7 @@ def test_local_tournament_end_to_end(tdir):
     table = standings(store, bootstrap=20)
     assert {r.entrant for r in table.rows} == {"random", "lowest", "heuristic"}
     assert all(r.games == 6 for r in table.rows)
-    record = store.record(
+    record = store.records.get(
         store.schedules.games(store.schedules.current()["schedule_id"])[0].game_id
     )
     assert {s["entrant"] for s in record["seats"]} == {"random@1", "lowest@1", "heuristic@1"}
@@ -221,7 +221,7 @@ def test_a_bot_that_crashes_in_every_game(tdir):
     assert report.exit_code == 0 and not report.infra
     store = check_complete(tdir)
     crasher_games = 0
-    for _gid, record in store.records():
+    for _gid, record in store.records.all():
         seats = [s["entrant"] for s in record["seats"]]
         if "crasher@1" in seats:
             crasher_games += 1
@@ -470,7 +470,7 @@ def test_docker_tournament_resumes_after_sigkill(ddir):
     assert done.returncode == 0, done.stdout + done.stderr
     store = check_complete(ddir)
     assert store.recorded_count() == 12
-    for _gid, record in store.records():
+    for _gid, record in store.records.all():
         seats = [s["entrant"] for s in record["seats"]]
         if "crasher@1" in seats:
             assert record["faults"][seats.index("crasher@1")][0]["kind"] == "crash"
@@ -584,7 +584,7 @@ def test_docker_engine_disappearing_mid_tournament(ddir, tmp_path):
     gone_at = store.recorded_count()
     assert 2 <= gone_at < 16
     assert store.infra_failures()
-    for _gid, record in store.records():  # no game recorded while the engine was gone
+    for _gid, record in store.records.all():  # no game recorded while the engine was gone
         assert not any(
             f["kind"] in ("crash", "timeout", "connection")
             for seat in record["faults"]

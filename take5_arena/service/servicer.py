@@ -370,7 +370,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals")."""
         with self.store() as store:
             try:
-                record = store.record(gid, published_only=True)
+                record = store.records.get(gid, published_only=True)
             except WithheldError:
                 raise NotFoundError(
                     f"game {gid[:40]!r} is not published yet: its deal has rotations still to play"
@@ -399,7 +399,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             raise NotFoundError(f"you have no bot named {name!r}")  # neither held nor submitted
         with self.store() as store:
             versions = {v.id: v.version for v in store.versions.all() if v.name == name}
-            games = store.faulted_games(list(versions), limit)
+            games = store.records.faulted_games(list(versions), limit)
         return messages.bot_faults(name, refusal, versions, games, limit)
 
 

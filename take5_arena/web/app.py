@@ -335,7 +335,7 @@ class WebApp:
     def _public_game(self, game_id: str) -> dict[str, Any]:
         with self.store() as store:
             try:
-                record = store.record(game_id, published_only=True)
+                record = store.records.get(game_id, published_only=True)
             except StoreError as error:
                 raise Refused(404, str(error).splitlines()[0][:200]) from None
         public = messages.public_record(record)
@@ -692,7 +692,7 @@ class WebApp:
         refusal = accounts.last_refusal(name, author.name)
         with self.store() as store:
             versions = {v.id: v.version for v in store.versions.all() if v.name == name}
-            games = store.faulted_games(list(versions), service_defaults.FAULTS_SHOWN)
+            games = store.records.faulted_games(list(versions), service_defaults.FAULTS_SHOWN)
         reply = messages.bot_faults(name, refusal, versions, games, service_defaults.FAULTS_SHOWN)
         return {
             "name": name,

@@ -3,10 +3,10 @@
 
 from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason
+from .records import FaultedGame
 from .schedules import ScheduleInfo, StoredGame
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
-    FaultedGame,
     SeatResult,
     Store,
     Tally,
