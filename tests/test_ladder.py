@@ -76,7 +76,7 @@ def test_the_ladder_plays_the_archives_not_the_folders(tmp_path: Path, monkeypat
         versions = {v.key: v for v in store.versions.all()}
         records = list(store.records.all())
         assert not store.infra_failures()
-        runs = store.runs()
+        runs = store.runs.all()
     assert len(records) >= 4
     for _, record in records:
         assert verify_record(record) is None

@@ -143,10 +143,10 @@ def test_schedule_saved_once_and_games_shared(store):
 
 
 def test_runs(store):
-    store.begin_run("r1", schedule_id="s", settings={}, games=4)
-    store.heartbeat("r1", 2)
-    store.end_run("r1", "finished", 4)
-    run = store.last_run()
+    store.runs.begin("r1", schedule_id="s", settings={}, games=4)
+    store.runs.heartbeat("r1", 2)
+    store.runs.end("r1", "finished", 4)
+    run = store.runs.last()
     assert run["status"] == "finished" and run["done"] == 4
 
 

@@ -299,7 +299,7 @@ class Ladder:
     def _run(self) -> None:
         failures = 0
         with Store(self.directory) as store:
-            store.begin_run(
+            store.runs.begin(
                 self.run_id, schedule_id=LADDER_PREFIX, settings=self.settings.to_json(), games=0
             )
             status = RunStatus.FAILED
@@ -322,7 +322,7 @@ class Ladder:
                 status = RunStatus.INTERRUPTED
             finally:
                 store.settings.set_note("ladder", None)
-                store.end_run(self.run_id, status, self.played)
+                store.runs.end(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
         k = self.settings.players

@@ -4,6 +4,7 @@
 from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason
 from .records import FaultedGame
+from .runs import pid_alive, seconds_since
 from .schedules import ScheduleInfo, StoredGame
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
@@ -11,8 +12,6 @@ from .store import (
     Store,
     Tally,
     VersionStats,
-    pid_alive,
-    seconds_since,
 )
 from .versions import EntrantVersion
 

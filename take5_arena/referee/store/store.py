@@ -18,18 +18,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import sqlite3
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .base import StoreError, Transaction, meta, now, set_meta
 from .deal_keys import DealKeys
 from .records import Records
+from .runs import Runs
 from .schedules import Schedules
 from .schema import (
     DB_NAME,
@@ -106,6 +104,7 @@ class Store:
         self.versions = Versions(self.db)
         self.schedules = Schedules(self.db)
         self.records = Records(self.db)
+        self.runs = Runs(self.db)
         found = schema_version(self.db)
         if found is not None and found > SCHEMA_VERSION:
             self.db.close()
@@ -367,48 +366,6 @@ class Store:
             for gid, g in games.items()
         ]
 
-    # -- runs ----------------------------------------------------------------------------------
-
-    def begin_run(
-        self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
-    ) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "INSERT INTO runs(run_id, pid, host, started_at, heartbeat_at, status, schedule_id,"
-                " settings, games) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-                (
-                    run_id,
-                    os.getpid(),
-                    socket.gethostname(),
-                    now(),
-                    now(),
-                    schedule_id,
-                    json.dumps(dict(settings), sort_keys=True),
-                    games,
-                ),
-            )
-
-    def heartbeat(self, run_id: str, done: int) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "UPDATE runs SET heartbeat_at = ?, done = ? WHERE run_id = ?", (now(), done, run_id)
-            )
-
-    def end_run(self, run_id: str, status: str, done: int) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE "
-                "run_id = ?",
-                (now(), status, done, now(), run_id),
-            )
-
-    def runs(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.db.execute("SELECT * FROM runs ORDER BY started_at")]
-
-    def last_run(self) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
-        return None if row is None else dict(row)
-
 
 SeatRow = tuple[int, int, int, int, int, str]
 """A seat_results row without its game id: seat, version id, score, place, forfeited (0 or 1), the
@@ -472,29 +429,3 @@ def drop_output(record: dict[str, Any], seat: int) -> None:
                     turn["logs"] = kept
                 else:
                     del turn["logs"]
-
-
-def pid_alive(pid: int | None, host: str | None) -> bool | None:
-    """Whether process ``pid`` on ``host`` still runs (None: another host, cannot tell)."""
-    if pid is None:
-        return False
-    if host and host != socket.gethostname():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (killed, not yet reaped by its parent) is not running.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def seconds_since(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    return time.time() - datetime.fromisoformat(stamp).timestamp()

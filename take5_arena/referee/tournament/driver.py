@@ -283,7 +283,7 @@ class TableDriver:
             time.sleep(timeout)  # nothing to wait for but the scheduler
         if time.monotonic() - self.last_beat > self.HEARTBEAT:
             self.last_beat = time.monotonic()
-            self.store.heartbeat(self.run_id, self.played)
+            self.store.runs.heartbeat(self.run_id, self.played)
 
     def cancel(self) -> None:
         """Give up the tables in flight (a game cut off is not recorded)."""

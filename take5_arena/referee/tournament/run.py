@@ -203,7 +203,7 @@ def run_tournament(
             shape = settings.smoke_shape()
             report.smoke_elsewhere = [v.key for v in versions if v.validation.get("shape") != shape]
             run_id = f"run-{secrets.token_hex(4)}"
-            store.begin_run(
+            store.runs.begin(
                 run_id, schedule_id=sid, settings=settings.to_json(), games=counts["total"]
             )
             status = RunStatus.FAILED
@@ -241,7 +241,7 @@ def run_tournament(
                 if progress is not None:
                     progress.stop()
                 report.seconds = time.perf_counter() - started
-                store.end_run(run_id, status, store.schedules.progress(sid)["done"])
+                store.runs.end(run_id, status, store.schedules.progress(sid)["done"])
                 if settings.sandbox == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report

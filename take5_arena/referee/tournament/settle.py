@@ -169,7 +169,7 @@ def run_until_settled(
         with run_lock(directory):
             store.settings.set(settings.to_json())
             run_id = f"run-{secrets.token_hex(4)}"
-            store.begin_run(
+            store.runs.begin(
                 run_id,
                 schedule_id=f"settle-{report.key}",
                 settings=settings.to_json(),
@@ -192,7 +192,7 @@ def run_until_settled(
                 status = RunStatus.INTERRUPTED
             finally:
                 report.seconds = time.perf_counter() - started
-                store.end_run(run_id, status, report.played)
+                store.runs.end(run_id, status, report.played)
                 if settings.sandbox == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report

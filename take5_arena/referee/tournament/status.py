@@ -36,7 +36,7 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             if current
             else {"total": 0, "done": 0, "infra_failures": 0}
         )
-        run = store.last_run()
+        run = store.runs.last()
         state = "not started"
         if run is not None:
             state = run["status"]
