@@ -54,7 +54,7 @@ def run(size: int, cache: Path) -> None:
             lambda: compute_standings(results_from_store(store), bootstrap=BOOTSTRAP, seed=0)
         )
         parse = cpu(lambda: sum(1 for _ in store.records.all()))
-        games = store.recorded_count()
+        games = store.results.recorded_count()
     print(
         f"{games:>7,} games: check {check:6.2f} s CPU, standings {standings:6.2f} s, "
         f"parse every record (baseline) {parse:6.2f} s; check / parse {check / parse:4.2f}, "

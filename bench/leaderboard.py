@@ -233,7 +233,7 @@ def site_size(folder: Path) -> tuple[int, int, int]:
 def run(size: int, cache: Path, work: Path) -> None:
     store = cached_store(cache, size)
     with Store(store, readonly=True) as s:
-        games = s.recorded_count()
+        games = s.results.recorded_count()
     base_cpu, base_mb, _ = measure(baseline(store))
     cpu, mb, _ = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
     print(

@@ -143,7 +143,7 @@ def results_from_store(
     of a tournament: an entrant's latest version by its name, older versions as ``name@vN``
     (take5_arena.referee.tournament.status.entrant_labels)."""
     labels = entrant_labels(store)
-    rows = store.seat_results(schedule_id, published_only=published_only)
+    rows = store.results.seat_results(schedule_id, published_only=published_only)
     for r in rows:
         unknown = [v for v in r.versions if v not in labels]
         if unknown:

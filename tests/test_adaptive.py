@@ -337,7 +337,7 @@ def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):
     assert "@" not in "".join(lines)  # entrants by name
     assert "pairs open (" in lines[0] or "pairs open (" in lines[1]  # progress names the open pairs
     with Store(tmp_path, readonly=True) as store:
-        assert store.recorded_count() == report.games
+        assert store.results.recorded_count() == report.games
     fixed = fixed_until_settled(FIELD, 0.95, seed=1)
     assert report.games < fixed, (report.games, fixed)
     # running again changes nothing: the ranking is settled
@@ -410,7 +410,7 @@ def test_resume_after_sigkill_schedules_what_an_uninterrupted_run_would(tmp_path
         )
         assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     with Store(killed, readonly=True) as store:
-        assert 0 < store.recorded_count() < sum(len(g) for _, g in scheduled(whole))
+        assert 0 < store.results.recorded_count() < sum(len(g) for _, g in scheduled(whole))
     report = run_until_settled(
         killed, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner
     )

@@ -236,7 +236,7 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
                     if s == seat
                 )
             )
-        usage = store.output_usage()[flood_id]
+        usage = store.results.output_usage()[flood_id]
     assert sum(kept) <= budget and sum(kept) == usage["kept_bytes"]
     assert usage["dropped_games"] >= 1 and usage["kept_games"] >= 1
     assert kept[0] == 0 and kept[-1] > 0, kept  # the oldest dropped first, the newest kept
@@ -260,7 +260,7 @@ def test_a_version_1_store_is_migrated(tmp_path):
     db.commit()
     db.close()
     with Store(tdir, readonly=True) as store:  # read-only: read as it is
-        assert store.versions.all()[0].artifact is None and store.output_usage() == {}
+        assert store.versions.all()[0].artifact is None and store.results.output_usage() == {}
     with Store(tdir) as store:
         assert (
             store.versions.all()[0].artifact is None

@@ -291,7 +291,7 @@ def test_a_worker_whose_engine_is_down_is_infrastructure(cluster, submitted, tmp
     # while, and worker 2 plays the retries. Nobody is blamed.
     assert code == 0, output
     with _check_every_game_once(tdir) as store:
-        kinds = {f["kind"] for f in store.infra_failures()}
+        kinds = {f["kind"] for f in store.results.infra_failures()}
         assert kinds <= {"engine-unavailable"}, kinds
     cluster.start()  # engine 1 back, and the cluster whole again
 
@@ -339,7 +339,7 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
         recorded = 0
         while time.monotonic() < deadline and server.poll() is None:
             with Store(tdir, readonly=True) as store:
-                recorded = store.recorded_count()
+                recorded = store.results.recorded_count()
             if recorded >= 4:
                 break
             time.sleep(1.0)
@@ -353,7 +353,7 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
     assert server.returncode == 0, log
     with Store(tdir) as store:
         records = [record for _, record in store.records.all()]
-        assert not store.infra_failures(), store.infra_failures()
+        assert not store.results.infra_failures(), store.results.infra_failures()
     for record in records:
         assert not any(record["faults"]), record["faults"]
         for seat in record["seats"]:

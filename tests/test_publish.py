@@ -511,7 +511,7 @@ def tournament_dir(tmp_path_factory, records):
             )
         store.schedules.save("s1", games, description="test", settings={}, entrants=[])
         for gid, record in complete.items():
-            store.record_game(gid, record)
+            store.results.record_game(gid, record)
     return folder
 
 

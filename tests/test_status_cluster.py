@@ -105,7 +105,7 @@ def test_status_shows_the_workers_and_the_disk(tmp_path: Path) -> None:
 
 def _recorded(directory: Path) -> int:
     with Store(directory, readonly=True) as store:
-        return store.recorded_count()
+        return store.results.recorded_count()
 
 
 @pytest.mark.slow

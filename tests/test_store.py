@@ -79,19 +79,19 @@ def test_settings_roundtrip(store):
 def test_record_game_once(store):
     sid, _ = scheduled(store)
     record = record_for("g0", 2, 7)
-    assert store.record_game("g0", record, run_id="r1", seconds=0.1)
-    assert not store.record_game("g0", record, run_id="r2")  # never twice
-    assert store.recorded_count() == 1
+    assert store.results.record_game("g0", record, run_id="r1", seconds=0.1)
+    assert not store.results.record_game("g0", record, run_id="r2")  # never twice
+    assert store.results.recorded_count() == 1
     assert store.schedules.progress(sid) == {"total": 3, "done": 1, "infra_failures": 0}
     assert [g.game_id for g in store.schedules.games(sid, pending_only=True)] == ["g1", "g2"]
     assert store.records.get("g0")["game_id"] == "g0"
-    (row,) = store.seat_results(sid)
+    (row,) = store.results.seat_results(sid)
     assert row.scores == tuple(record["result"]["scores"]) and row.duplicate_set == "g0"
 
 
 def test_unique_constraint_in_the_schema(store):
     scheduled(store)
-    store.record_game("g1", record_for("g1", 2, 1))
+    store.results.record_game("g1", record_for("g1", 2, 1))
     with pytest.raises(sqlite3.IntegrityError):
         store.db.execute(
             "INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')"
@@ -106,21 +106,21 @@ def test_a_failed_write_leaves_nothing(store):
     store.db.execute("INSERT INTO seat_results VALUES ('g2', 1, 1, 0, 1, 0, '[]')")  # a stray row
     store.db.execute("PRAGMA foreign_keys = ON")
     with pytest.raises(sqlite3.IntegrityError):
-        store.record_game("g2", record_for("g2", 2, 2))
-    assert store.recorded_count() == 0
+        store.results.record_game("g2", record_for("g2", 2, 2))
+    assert store.results.recorded_count() == 0
     assert store.schedules.game("g2").status == "pending"
     assert store.db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
 
 
 def test_infra_failures_keep_the_game_pending(store):
     sid, _ = scheduled(store)
-    store.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")
+    store.results.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")
     game = store.schedules.game("g1")
     assert (
         game.status == "pending" and game.attempts == 1 and "engine-unavailable" in game.last_error
     )
     assert store.schedules.progress(sid)["infra_failures"] == 1
-    assert store.infra_failures(sid)[0]["kind"] == "engine-unavailable"
+    assert store.results.infra_failures(sid)[0]["kind"] == "engine-unavailable"
 
 
 def test_schedule_saved_once_and_games_shared(store):
@@ -152,6 +152,6 @@ def test_runs(store):
 
 def test_readonly_reader_sees_commits(store, tmp_path):
     scheduled(store)
-    store.record_game("g0", record_for("g0", 2, 3))
+    store.results.record_game("g0", record_for("g0", 2, 3))
     with Store(tmp_path / "t", readonly=True) as reader:
-        assert reader.recorded_count() == 1
+        assert reader.results.recorded_count() == 1

@@ -207,7 +207,7 @@ def test_resume_after_sigkill(tdir):
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{killed_at} recorded before" in done.stdout
     store = check_complete(tdir)
-    assert store.recorded_count() == 12
+    assert store.results.recorded_count() == 12
     store.close()
     third = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert third.returncode == 0 and "0 played now" in third.stdout
@@ -295,7 +295,7 @@ def test_infrastructure_failures_are_retried_and_rate_no_one(tdir):
     kinds = sorted(kind for _, kind, _ in report.infra)
     assert kinds.count("engine-unavailable") == 2 + 3 and kinds.count("executor") == 3
     store = check_complete(tdir)
-    assert len(store.infra_failures()) == 8
+    assert len(store.results.infra_failures()) == 8
     rows = standings(store, bootstrap=0).rows
     assert all(r.games == 9 and not r.faults for r in rows)  # nobody's loss, nobody's fault
     store.close()
@@ -330,7 +330,7 @@ def test_a_new_version_keeps_the_old_games(tdir):
     report = run_tournament(tdir, {}, runner=fake_runner)
     assert report.played == 3 and report.done_before == 0  # a new schedule, new games
     with Store(tdir) as store:
-        assert store.recorded_count() == 6
+        assert store.results.recorded_count() == 6
         labels = {r.entrant for r in standings(store, bootstrap=0).rows}
         assert labels == {"random", "heuristic", "lowest", "lowest@v1"}
 
@@ -469,7 +469,7 @@ def test_docker_tournament_resumes_after_sigkill(ddir):
     done = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     store = check_complete(ddir)
-    assert store.recorded_count() == 12
+    assert store.results.recorded_count() == 12
     for _gid, record in store.records.all():
         seats = [s["entrant"] for s in record["seats"]]
         if "crasher@1" in seats:
@@ -581,9 +581,9 @@ def test_docker_engine_disappearing_mid_tournament(ddir, tmp_path):
     assert proc.returncode == 1, out
     assert "infrastructure failures" in out and "engine-unavailable" in out, out
     store = Store(ddir)
-    gone_at = store.recorded_count()
+    gone_at = store.results.recorded_count()
     assert 2 <= gone_at < 16
-    assert store.infra_failures()
+    assert store.results.infra_failures()
     for _gid, record in store.records.all():  # no game recorded while the engine was gone
         assert not any(
             f["kind"] in ("crash", "timeout", "connection")

@@ -151,7 +151,7 @@ class ServeMetrics:
             return f"the ladder stopped ({self.ladder.error or 'no error recorded'})"
         try:
             with Store(self.directory, readonly=True) as store:
-                store.recorded_count()
+                store.results.recorded_count()
         except (StoreError, OSError) as error:
             return f"the store cannot be read ({error})"
         except Exception as error:  # noqa: BLE001 - sqlite3's errors: said on one line, 503
@@ -193,7 +193,7 @@ class _StateCollector(Collector):
         m = self.metrics
         with self.lock:
             with Store(m.directory, readonly=True) as store:
-                self.tally = store.tally(self.tally)
+                self.tally = store.results.tally(self.tally)
                 active_bots = sum(store.versions.entrant_states().values())
             tally = self.tally
             self._observe_starts()

@@ -319,7 +319,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         with self.store() as store:
             active = store.versions.entrant_states()
             versions = [v for v in store.versions.all() if v.name in names]
-            stats = store.version_stats()
+            stats = store.results.version_stats()
         submissions = self.p.accounts.submissions_of(author.name)
         # the limits in force: the author's own within the server's ceilings
         capped = self.p.queue.capped(author)

@@ -308,7 +308,7 @@ class WebApp:
     def _games(self, limit: int) -> list[dict[str, Any]]:
         with self.store() as store:
             names = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
-            results = store.seat_results(published_only=True)
+            results = store.results.seat_results(published_only=True)
         return [
             {
                 "id": r.game_id,
@@ -373,7 +373,7 @@ class WebApp:
         with self.store() as store:
             states = store.versions.entrant_states()
             versions = [v for v in store.versions.all() if v.name == name]
-            stats = store.version_stats()
+            stats = store.results.version_stats()
         if claim is None and not versions:
             return None
         rows, _meta = self.standings_rows()
@@ -536,7 +536,7 @@ class WebApp:
         with self.store() as store:
             states = store.versions.entrant_states()
             versions = [v for v in store.versions.all() if v.name in names]
-            stats = store.version_stats()
+            stats = store.results.version_stats()
         bots = []
         for claim in claims:
             mine = [v for v in versions if v.name == claim.bot_name]
@@ -748,7 +748,7 @@ class WebApp:
         parts = self.parts
         with self.store() as store:
             settings = store.settings.get()
-            games = store.recorded_count()
+            games = store.results.recorded_count()
         ladder = parts.service.ladder
         return {
             "authors": parts.service.accounts.authors(),

@@ -4,14 +4,12 @@
 from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason
 from .records import FaultedGame
+from .results import SeatResult, Tally, VersionStats
 from .runs import pid_alive, seconds_since
 from .schedules import ScheduleInfo, StoredGame
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
 from .store import (
-    SeatResult,
     Store,
-    Tally,
-    VersionStats,
 )
 from .versions import EntrantVersion
 

@@ -137,7 +137,7 @@ def check_tournament(directory: Path) -> Iterator[str]:
 
 def games_recorded(directory: Path) -> int:
     with Store(directory, readonly=True) as store:
-        return store.recorded_count()
+        return store.results.recorded_count()
 
 
 __all__ = [

@@ -28,7 +28,8 @@ from typing import Any
 from take5.audit import short
 from take5.shuffle import key_commitment, keyed_seed, parse_key
 
-from .store import SeatRow, Store, seat_rows
+from .results import SeatRow, seat_rows
+from .store import Store
 
 _COLUMNS = ("seat", "version", "score", "place", "forfeited", "faults")
 _PARTS = ("result", "faults", "seed", "rotation", "game_id", "deal")

@@ -398,7 +398,7 @@ class TableDriver:
             return
         self.seen.add(outcome.game_id)
         if outcome.record is not None:
-            if self.store.record_game(
+            if self.store.results.record_game(
                 outcome.game_id,
                 outcome.record,
                 run_id=self.run_id,
@@ -413,7 +413,7 @@ class TableDriver:
             self.sick[outcome.worker] = time.monotonic()
         if kind == InfraKind.ARTIFACT and outcome.worker:
             self.shipping.forget(outcome.worker)
-        self.store.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
+        self.store.results.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
         self.infra.append((outcome.game_id, kind, detail))
         self.failed_tables.setdefault(spec.table, []).extend(
             g for g in spec.games if g[0] == outcome.game_id

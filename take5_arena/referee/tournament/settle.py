@@ -93,7 +93,7 @@ def played_games(store: Store, keys: Mapping[int, str]) -> list[PlayedGame]:
     """Every recorded game whose seats are all current entrants (version id -> key), by game id."""
     out = [
         PlayedGame(r.game_id, tuple(keys[v] for v in r.versions), tuple(r.places), r.duplicate_set)
-        for r in store.seat_results()
+        for r in store.results.seat_results()
         if all(v in keys for v in r.versions)
     ]
     return sorted(out, key=lambda g: g.game_id)

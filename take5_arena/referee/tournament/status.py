@@ -53,9 +53,9 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                 "kind": f["kind"],
                 "detail": f["detail"].splitlines()[0] if f["detail"] else "",
             }
-            for f in store.infra_failures(current["schedule_id"] if current else None)
+            for f in store.results.infra_failures(current["schedule_id"] if current else None)
         ]
-        usage = store.output_usage()
+        usage = store.results.output_usage()
         settings = TournamentSettings.from_json(store.settings.get())
         budget = settings.output_budget
         return {
@@ -79,7 +79,7 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
             "output_budget": budget,
             "schedule": current,
             "progress": progress,
-            "recorded": store.recorded_count(),
+            "recorded": store.results.recorded_count(),
             "run": run,
             "state": state,
             "infra_failures": pending_errors,
