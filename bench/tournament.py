@@ -98,9 +98,7 @@ def bench_games(sandbox: str, games: int) -> None:
             )
             seconds = time.perf_counter() - t0
             with Store(target) as store:
-                faults = store.db.execute(
-                    "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
-                ).fetchone()[0]
+                faults = sum(1 for g in store.results.seat_results() for kinds in g.faults if kinds)
             print(
                 f"  {sandbox:>6}, concurrency {concurrency}: {report.played / seconds:6.2f} "
                 f"games/s ({report.played} games in {seconds:.1f} s, {faults} seats with faults)"

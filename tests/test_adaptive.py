@@ -314,9 +314,7 @@ OPTIONS = {"players": 4, "seed": 1, "sandbox": "local", "executor": "local", "co
 def scheduled(directory: Path) -> list[tuple[str, list[str]]]:
     """Every batch of the run with its game ids, in order."""
     with Store(directory, readonly=True) as store:
-        sids = [
-            r[0] for r in store.db.execute("SELECT schedule_id FROM schedules ORDER BY schedule_id")
-        ]
+        sids = [s.schedule_id for s in store.schedules.all()]
         return [(sid, [g.game_id for g in store.schedules.games(sid)]) for sid in sids]
 
 

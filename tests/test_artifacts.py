@@ -265,9 +265,13 @@ def test_a_version_1_store_is_migrated(tmp_path):
         assert (
             store.versions.all()[0].artifact is None
         )  # submitted before archives: plays its folder
-        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[
-            0
-        ] == str(SCHEMA_VERSION)
+        assert store.upgrade_backup is not None  # migrated, the file as it was kept beside it
+    db = sqlite3.connect(tdir / "tournament.sqlite")
+    try:
+        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    finally:
+        db.close()
+    assert version == str(SCHEMA_VERSION)
     assert submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local").version.artifact
 
 

@@ -207,12 +207,10 @@ def _check_every_game_once(tdir: Path) -> Store:
     store = Store(tdir)
     sid = store.schedules.current()["schedule_id"]
     scheduled = {g.game_id for g in store.schedules.games(sid)}
-    recorded = [r[0] for r in store.db.execute("SELECT game_id FROM results")]
+    recorded = [game_id for game_id, _ in store.records.all()]
     assert len(recorded) == len(set(recorded)), "a game was recorded twice"
     assert set(recorded) == scheduled, f"{len(scheduled - set(recorded))} games not recorded"
-    bot_faults = store.db.execute(
-        "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
-    ).fetchone()[0]
+    bot_faults = sum(1 for game in store.results.seat_results() for kinds in game.faults if kinds)
     assert bot_faults == 0, "a bot was blamed for something"
     verified = subprocess.run(
         [sys.executable, "-m", "take5_arena", "verify", "--tournament", str(tdir)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -49,8 +50,15 @@ def test_missing_directory_is_not_a_tournament(tmp_path):
         Store(tmp_path / "nothing")
 
 
+def raw(store: Store) -> sqlite3.Connection:
+    """A connection of its own to the store's file: what anyone with the file can do to it (the
+    store's own connection is private)."""
+    return sqlite3.connect(store.path, isolation_level=None)
+
+
 def test_wal_mode(store):
-    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with closing(raw(store)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_versions(store):
@@ -92,24 +100,22 @@ def test_record_game_once(store):
 def test_unique_constraint_in_the_schema(store):
     scheduled(store)
     store.results.record_game("g1", record_for("g1", 2, 1))
-    with pytest.raises(sqlite3.IntegrityError):
-        store.db.execute(
-            "INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')"
-        )
+    with closing(raw(store)) as db, pytest.raises(sqlite3.IntegrityError):
+        db.execute("INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')")
 
 
 def test_a_failed_write_leaves_nothing(store):
     """One transaction per game: a failure half-way (here: a seat row that breaks a constraint)
     leaves neither the result nor any seat row nor the status change."""
     scheduled(store)
-    store.db.execute("PRAGMA foreign_keys = OFF")
-    store.db.execute("INSERT INTO seat_results VALUES ('g2', 1, 1, 0, 1, 0, '[]')")  # a stray row
-    store.db.execute("PRAGMA foreign_keys = ON")
+    with closing(raw(store)) as db:  # foreign keys off, as in any new connection
+        db.execute("INSERT INTO seat_results VALUES ('g2', 1, 1, 0, 1, 0, '[]')")  # a stray row
     with pytest.raises(sqlite3.IntegrityError):
         store.results.record_game("g2", record_for("g2", 2, 2))
     assert store.results.recorded_count() == 0
     assert store.schedules.game("g2").status == "pending"
-    assert store.db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
+    with closing(raw(store)) as db:
+        assert db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
 
 
 def test_infra_failures_keep_the_game_pending(store):

@@ -59,8 +59,7 @@ def check_complete(directory: Path) -> Store:
     sid = store.schedules.current()["schedule_id"]
     scheduled = [g.game_id for g in store.schedules.games(sid)]
     assert len(scheduled) == len(set(scheduled))
-    rows = store.db.execute("SELECT game_id FROM results").fetchall()
-    ids = [r[0] for r in rows]
+    ids = [game_id for game_id, _ in store.records.all()]
     assert len(ids) == len(set(ids)), "a game was recorded twice"
     assert set(scheduled) <= set(ids), (
         f"{len(set(scheduled) - set(ids))} scheduled games not recorded"

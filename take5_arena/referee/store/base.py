@@ -30,19 +30,19 @@ class Transaction:
     """``with Transaction(db) as db:`` - one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
 
     def __init__(self, db: sqlite3.Connection):
-        self.db = db
+        self._db = db
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
+        self._db.execute("BEGIN IMMEDIATE")
+        return self._db
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
     ) -> None:
         if exc_type is None:
-            self.db.execute("COMMIT")
+            self._db.execute("COMMIT")
         else:
-            self.db.execute("ROLLBACK")
+            self._db.execute("ROLLBACK")
 
 
 def meta(db: sqlite3.Connection, key: str) -> str | None:

@@ -4,9 +4,24 @@ It holds the settings, the entrants and their versions, the schedules (which gam
 every scheduled game with its status, every finished game with its full record and per-seat results,
 the infrastructure failures and the runs of the referee. WAL mode, foreign keys on.
 
-Every finished game is written in one transaction (:meth:`Store.record_game`: the record, the seats,
-the game's status), and ``results.game_id`` is UNIQUE, so a game can never be recorded twice, and a
-referee killed at any moment (SIGKILL included) leaves either the whole game or none of it.
+:class:`Store` opens the file (creating it, or migrating an older one: take5_arena/referee/store/
+schema.py), and hands out one repository per concern, each owning its tables and every statement
+on them, all over the store's one connection, which stays private::
+
+    store.settings    the tournament's settings and notes (meta)          settings.py
+    store.deal_keys   deal keys, abandoned games                          deal_keys.py
+    store.versions    entrants and their versions                         versions.py
+    store.schedules   schedules and their games                           schedules.py
+    store.records     the records, and which are published yet            records.py
+    store.results     recording a game: results, seats, output budgets,   results.py
+                      infrastructure failures; the results read back
+    store.runs        the referee's runs and heartbeats                   runs.py
+    store.audit       every table's raw rows, for verify (reads only)     audit.py
+
+Every finished game is written in one transaction (:meth:`.Results.record_game`: the record, the
+seats, the game's status), and ``results.game_id`` is UNIQUE, so a game can never be recorded
+twice, and a referee killed at any moment (SIGKILL included) leaves either the whole game or none
+of it.
 
 Only the referee's main process writes (games run elsewhere and send their records back); readers
 such as ``referee tournament status`` or the leaderboard may open the same file at any time.
@@ -20,6 +35,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from .audit import Audit
 from .base import StoreError, Transaction, meta, now, set_meta
 from .deal_keys import DealKeys
 from .records import Records
@@ -58,35 +74,37 @@ class Store:
                 )
             self.directory.mkdir(parents=True, exist_ok=True)
         uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
-        self.db = sqlite3.connect(
+        self._db = sqlite3.connect(
             uri, uri=readonly, timeout=30.0, isolation_level=None, check_same_thread=False
         )
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA busy_timeout = 30000")
-        self.settings = Settings(self.db)
-        self.deal_keys = DealKeys(self.db)
-        self.versions = Versions(self.db)
-        self.schedules = Schedules(self.db)
-        self.records = Records(self.db)
-        self.runs = Runs(self.db)
-        self.results = Results(self.db, self.schedules, self.records)
-        found = schema_version(self.db)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA busy_timeout = 30000")
+        #: the repositories, one per concern, each owning its tables (the module's docstring)
+        self.settings = Settings(self._db)
+        self.deal_keys = DealKeys(self._db)
+        self.versions = Versions(self._db)
+        self.schedules = Schedules(self._db)
+        self.records = Records(self._db)
+        self.runs = Runs(self._db)
+        self.results = Results(self._db, self.schedules, self.records)
+        self.audit = Audit(self._db)
+        found = schema_version(self._db)
         if found is not None and found > SCHEMA_VERSION:
-            self.db.close()
+            self._db.close()
             raise StoreError(newer_schema(self.path, found))
         self.upgrade_backup: Path | None = None
         """Where the store was copied before this open migrated it (None: no migration)."""
         if readonly:
-            shim_older_schema(self.db)
+            shim_older_schema(self._db)
         if not readonly:
             if found is not None and found < SCHEMA_VERSION:
                 self.upgrade_backup = self._backup_before_migration(found)
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute(
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(
                 "PRAGMA synchronous = NORMAL"
             )  # WAL: durable at checkpoints, never torn
-            with self.transaction() as db:
+            with Transaction(self._db) as db:
                 create_tables(db)
                 version = meta(db, "schema_version")
                 if version is None:
@@ -115,20 +133,10 @@ class Store:
     # -- plumbing ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self.db.close()
+        self._db.close()
 
     def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def transaction(self) -> Transaction:
-        """``with store.transaction():`` - one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
-        return Transaction(self.db)
-
-    def _meta(self, key: str) -> str | None:
-        return meta(self.db, key)
-
-    def _set_meta(self, key: str, value: str) -> None:
-        set_meta(self.db, key, value)

@@ -69,11 +69,7 @@ def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
         for finding in findings(store):
             problems.setdefault(finding.game_id, []).append(finding.problem)
         versions = {v.id: v for v in store.versions.all()}
-        rows = store.db.execute(
-            "SELECT r.game_id, r.record, g.seats FROM results r LEFT JOIN games g ON g.game_id = "
-            "r.game_id ORDER BY r.seq"
-        )
-        for game_id, text, seats_text in rows:
+        for game_id, text, seats_text in store.audit.records_with_seats():
             judgement = _judge(game_id, text, seats_text, versions)
             table = problems.pop(str(game_id), None)
             if table and judgement.verdict is Verdict.VALID:
