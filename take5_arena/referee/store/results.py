@@ -103,12 +103,7 @@ class Results(Repository):
                     "faults) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(game_id, *row) for row in seat_rows(record, game.seats)],
                 )
-                db.execute(
-                    "UPDATE games SET status = 'done', attempts = attempts + 1,"
-                    " deal_seed = CASE WHEN deal_season IS NULL THEN deal_seed ELSE ? END"
-                    " WHERE game_id = ?",
-                    (record.get("seed", game.deal_seed), game_id),
-                )
+                self._schedules.mark_played(game_id, record.get("seed", game.deal_seed))
                 used = output_bytes(record, len(game.seats))
                 db.executemany(
                     "INSERT INTO bot_output(game_id, seat, version_id, bytes) VALUES (?, ?, ?, ?)",
@@ -172,10 +167,7 @@ class Results(Repository):
                 "?, ?)",
                 (game_id, run_id, now(), kind, detail[-4000:]),
             )
-            db.execute(
-                "UPDATE games SET attempts = attempts + 1, last_error = ? WHERE game_id = ?",
-                (f"{kind}: {detail}"[:2000], game_id),
-            )
+            self._schedules.mark_failed(game_id, f"{kind}: {detail}")
 
     def infra_failures(self, schedule_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT f.* FROM infra_failures f"

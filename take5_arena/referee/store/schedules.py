@@ -187,6 +187,25 @@ class Schedules(Repository):
             raise StoreError(f"no game {game_id}")
         return self._game(row)
 
+    def mark_played(self, game_id: str, seed: int) -> None:
+        """The game is played: one more attempt, and a game dealt from a deal key gets its seed,
+        kept out of the store until now (:meth:`save`). Called inside the transaction that records
+        the game (:meth:`.Results.record_game`), which it joins: the same connection."""
+        self._db.execute(
+            "UPDATE games SET status = 'done', attempts = attempts + 1,"
+            " deal_seed = CASE WHEN deal_season IS NULL THEN deal_seed ELSE ? END"
+            " WHERE game_id = ?",
+            (seed, game_id),
+        )
+
+    def mark_failed(self, game_id: str, error: str) -> None:
+        """One more attempt at the game, which failed for ``error`` and stays pending (inside the
+        transaction of :meth:`.Results.record_infra_failure`)."""
+        self._db.execute(
+            "UPDATE games SET attempts = attempts + 1, last_error = ? WHERE game_id = ?",
+            (error[:2000], game_id),
+        )
+
     def progress(self, schedule_id: str) -> dict[str, int]:
         row = self._db.execute(
             "SELECT COUNT(*) AS total, COALESCE(SUM(g.status = 'done'), 0) AS done, "
