@@ -15,13 +15,13 @@ from typing import Any
 
 from .base import Repository
 
-Row = tuple[Any, ...]
+_Row = tuple[Any, ...]
 
 
 class Audit(Repository):
     """``store.audit``: raw rows of the games, the schedules, the results and the deal keys."""
 
-    def games(self) -> dict[Any, Row]:
+    def games(self) -> dict[Any, _Row]:
         """game id -> (seats, status, deal seed, rotation, deal season, deal id), as stored."""
         return {
             row[0]: tuple(row[1:])
@@ -35,7 +35,7 @@ class Audit(Repository):
         """The game ids some schedule lists."""
         return {row[0] for row in self._db.execute("SELECT DISTINCT game_id FROM schedule_games")}
 
-    def seat_rows(self) -> Iterator[Row]:
+    def seat_rows(self) -> Iterator[_Row]:
         """(game id, seat, version id, score, place, forfeited, faults) by game and seat."""
         for row in self._db.execute(
             "SELECT game_id, seat, version_id, score, place, forfeited, faults FROM seat_results"
