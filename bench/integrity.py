@@ -10,7 +10,7 @@ in this process, CPU time (``time.process_time``) of:
 * ``check``: ``integrity.findings(store)`` over the whole store (it must find nothing);
 * ``standings``: what standings computes after the check: ``results_from_store`` and
   ``compute_standings`` (200 bootstrap replicates, as bench/leaderboard.py);
-* baseline ``parse``: reading and parsing every record once (``Store.records()``), the plainest
+* baseline ``parse``: reading and parsing every record once (``store.records.all()``), the plainest
   way to read what the check reads.
 
 The stores are bench/leaderboard.py's (8 bots, tables of 4, duplicate deals, played in-process).

@@ -4,11 +4,11 @@
     python bench/leaderboard.py --sizes 1000 10000 100000
     python bench/leaderboard.py --cache /tmp/take5-bench-leaderboard   # where the stores are kept
 
-Stores: 8 bots of different strength at tables of 4 with duplicate deals, played in-process through
-the project's own ``run_tournament`` and ``Store.record_game`` (a table runner that plays each game
-with the engine instead of bot processes; the records have the shape of the match layer's: seats
-with name, entrant, version and handshake fields, a timeout fault now and then). A store is built
-once per size into the cache folder and reused (100,000 games take a while to play).
+Stores: 8 bots of different strength at tables of 4 with duplicate deals, played in-process
+through the project's own ``run_tournament`` and ``store.results.record_game`` (a table runner that
+plays each game with the engine instead of bot processes; the records have the shape of the match
+layer's: seats with name, entrant, version and handshake fields, a timeout fault now and then). A
+store is built once per size into the cache folder and reused (100,000 games take a while to play).
 
 For each size, each command runs as its own process (``python -m take5_arena``) and the figures are
 that process's CPU time (user + system, from ``wait4``) and its peak resident memory: the high-water
@@ -27,7 +27,7 @@ high-water mark, so every command would seem at least as large as this benchmark
   the same site folder (incremental), with its ratio to the full publish.
 
 The baseline, measured in the same run: reading and parsing every record of the store once
-(``Store.records()``), which is what ``standings`` did before it read the results table alone.
+(``store.records.all()``), which is what ``standings`` did before it read the results table alone.
 Targets at 100,000 games (issue 18): standings < 500 MB and < 15 s CPU; publish < 1 GB;
 re-publish after 1,000 new games < 10% of a full publish; site < 400 MB.
 """

@@ -7,11 +7,12 @@ thread alive when there is a ladder, the store readable), else 503 with the reas
 lists every metric).
 
 Most figures are read when Prometheus scrapes, not counted as things happen, so the service's code
-carries no metric calls: games and faults come from the store (:meth:`Store.tally` reads only what
-was recorded since the previous scrape), the validation queue and the authors from the accounts,
-games in flight from the ladder. What cannot be read later is measured where it happens: the RPCs,
-by a gRPC server interceptor (:meth:`ServeMetrics.interceptors`), and the Docker containers' start
-latency, which the launchers of this process keep (bots played on Dask workers start there).
+carries no metric calls: games and faults come from the store (``store.results.tally`` reads only
+what was recorded since the previous scrape), the validation queue and the authors from the
+accounts, games in flight from the ladder. What cannot be read later is measured where it happens:
+the RPCs, by a gRPC server interceptor (:meth:`ServeMetrics.interceptors`), and the Docker
+containers' start latency, which the launchers of this process keep (bots played on Dask workers
+start there).
 
 The endpoint has no authentication and no TLS: it says how many games, faults and bots there are,
 nothing a bot or an author sent. Bind it to loopback or to the network Prometheus scrapes from.

@@ -1,5 +1,6 @@
 """A tournament's store: one SQLite file holding settings, entrants, schedules, games and runs
-(the design is in take5_arena/referee/store/store.py)."""
+(the design is in take5_arena/referee/store/store.py:
+``Store`` opens the file and hands out one repository per concern)."""
 
 from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason

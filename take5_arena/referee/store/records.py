@@ -32,7 +32,7 @@ class FaultedGame:
 
 
 def _record(text: str) -> GameRecord:
-    """A record as the store wrote it (by :meth:`Store.record_game`, from the referee's own
+    """A record as the store wrote it (by :meth:`.Results.record_game`, from the referee's own
     games)."""
     return cast(GameRecord, json.loads(text))
 

@@ -31,7 +31,7 @@ class VersionStats:
 
 @dataclass(frozen=True)
 class Tally:
-    """Counts over everything recorded up to a point (:meth:`Store.tally`): games, the faults in
+    """Counts over everything recorded up to a point (:meth:`Results.tally`): games, the faults in
     them by kind, and the infrastructure failures by kind. ``seq`` and ``infra_id`` mark the point,
     so that the next tally reads only what came after it (a metrics scrape costs what is new)."""
 
@@ -258,7 +258,7 @@ fault kinds (a JSON list)."""
 
 def seat_rows(record: Mapping[str, Any], seats: Sequence[int]) -> list[SeatRow]:
     """The seat_results rows of a game from its record and its seats' version ids: the one rule by
-    which the results table follows from the records (:meth:`Store.record_game` writes these rows,
+    which the results table follows from the records (:meth:`Results.record_game` writes these rows,
     and take5_arena/referee/store/integrity.py checks a store's rows against them)."""
     result = record["result"]
     forfeited = set(result.get("forfeited", ()))

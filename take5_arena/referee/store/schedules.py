@@ -38,7 +38,7 @@ class StoredGame:
 
 @dataclass(frozen=True)
 class ScheduleInfo:
-    """A stored schedule (its games: :meth:`Store.schedule_games`)."""
+    """A stored schedule (its games: :meth:`Schedules.games`)."""
 
     schedule_id: str
     created_at: str

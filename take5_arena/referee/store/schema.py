@@ -32,7 +32,7 @@ tests/test_upgrade.py opens the golden stores of tests/data/ (scripts/make-golde
          done)
     bot_output(game_id, seat, version_id, bytes, dropped, PK(game_id, seat))   bot output kept in
         each record's turns (`logs`), per seat: the per-bot budget's accounting
-        (:meth:`Store.record_game`)
+        (:meth:`.Results.record_game`)
 """
 
 from __future__ import annotations
