@@ -9,9 +9,7 @@ from .results import SeatResult, Tally, VersionStats
 from .runs import pid_alive, seconds_since
 from .schedules import ScheduleInfo, StoredGame
 from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
-from .store import (
-    Store,
-)
+from .store import Store
 from .versions import EntrantVersion
 
 __all__ = [

@@ -48,7 +48,7 @@ class Transaction:
 def meta(db: sqlite3.Connection, key: str) -> str | None:
     """One value of the ``meta`` table (schema version, settings, notes, current schedule)."""
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
+    return None if row is None else row[0]  # as stored (TEXT, by set_meta)
 
 
 def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
