@@ -10,7 +10,7 @@ in this process, CPU time (``time.process_time``) of:
 * ``check``: ``integrity.findings(store)`` over the whole store (it must find nothing);
 * ``standings``: what standings computes after the check: ``results_from_store`` and
   ``compute_standings`` (200 bootstrap replicates, as bench/leaderboard.py);
-* baseline ``parse``: reading and parsing every record once (``Store.records()``), the plainest
+* baseline ``parse``: reading and parsing every record once (``store.records.all()``), the plainest
   way to read what the check reads.
 
 The stores are bench/leaderboard.py's (8 bots, tables of 4, duplicate deals, played in-process).
@@ -53,8 +53,8 @@ def run(size: int, cache: Path) -> None:
         standings = cpu(
             lambda: compute_standings(results_from_store(store), bootstrap=BOOTSTRAP, seed=0)
         )
-        parse = cpu(lambda: sum(1 for _ in store.records()))
-        games = store.recorded_count()
+        parse = cpu(lambda: sum(1 for _ in store.records.all()))
+        games = store.results.recorded_count()
     print(
         f"{games:>7,} games: check {check:6.2f} s CPU, standings {standings:6.2f} s, "
         f"parse every record (baseline) {parse:6.2f} s; check / parse {check / parse:4.2f}, "

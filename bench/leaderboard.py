@@ -4,11 +4,11 @@
     python bench/leaderboard.py --sizes 1000 10000 100000
     python bench/leaderboard.py --cache /tmp/take5-bench-leaderboard   # where the stores are kept
 
-Stores: 8 bots of different strength at tables of 4 with duplicate deals, played in-process through
-the project's own ``run_tournament`` and ``Store.record_game`` (a table runner that plays each game
-with the engine instead of bot processes; the records have the shape of the match layer's: seats
-with name, entrant, version and handshake fields, a timeout fault now and then). A store is built
-once per size into the cache folder and reused (100,000 games take a while to play).
+Stores: 8 bots of different strength at tables of 4 with duplicate deals, played in-process
+through the project's own ``run_tournament`` and ``store.results.record_game`` (a table runner that
+plays each game with the engine instead of bot processes; the records have the shape of the match
+layer's: seats with name, entrant, version and handshake fields, a timeout fault now and then). A
+store is built once per size into the cache folder and reused (100,000 games take a while to play).
 
 For each size, each command runs as its own process (``python -m take5_arena``) and the figures are
 that process's CPU time (user + system, from ``wait4``) and its peak resident memory: the high-water
@@ -27,7 +27,7 @@ high-water mark, so every command would seem at least as large as this benchmark
   the same site folder (incremental), with its ratio to the full publish.
 
 The baseline, measured in the same run: reading and parsing every record of the store once
-(``Store.records()``), which is what ``standings`` did before it read the results table alone.
+(``store.records.all()``), which is what ``standings`` did before it read the results table alone.
 Targets at 100,000 games (issue 18): standings < 500 MB and < 15 s CPU; publish < 1 GB;
 re-publish after 1,000 new games < 10% of a full publish; site < 400 MB.
 """
@@ -133,7 +133,7 @@ def build_store(folder: Path, games: int, seed: int = 0) -> None:
     if not (folder / "tournament.sqlite").exists():
         with Store(folder, create=True) as store:
             for name in BOTS:
-                store.add_version(
+                store.versions.add(
                     name, source_hash=f"src-{name}", bot_dir=f"/bots/{name}", kind="python"
                 )
     executor = {"executor": "process", "concurrency": JOBS} if JOBS > 1 else {}
@@ -213,7 +213,7 @@ def referee(*args: str) -> list[str]:
 def baseline(folder: Path) -> list[str]:
     code = (
         "import sys; from take5_arena.referee.store import Store; s = Store(sys.argv[1], "
-        "readonly=True); n = sum(1 for _ in s.records()); s.close()"
+        "readonly=True); n = sum(1 for _ in s.records.all()); s.close()"
     )
     return [sys.executable, "-c", code, str(folder)]
 
@@ -233,7 +233,7 @@ def site_size(folder: Path) -> tuple[int, int, int]:
 def run(size: int, cache: Path, work: Path) -> None:
     store = cached_store(cache, size)
     with Store(store, readonly=True) as s:
-        games = s.recorded_count()
+        games = s.results.recorded_count()
     base_cpu, base_mb, _ = measure(baseline(store))
     cpu, mb, _ = measure(referee("standings", "-t", str(store), "--bootstrap", str(BOOTSTRAP)))
     print(

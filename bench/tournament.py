@@ -98,9 +98,7 @@ def bench_games(sandbox: str, games: int) -> None:
             )
             seconds = time.perf_counter() - t0
             with Store(target) as store:
-                faults = store.db.execute(
-                    "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
-                ).fetchone()[0]
+                faults = sum(1 for g in store.results.seat_results() for kinds in g.faults if kinds)
             print(
                 f"  {sandbox:>6}, concurrency {concurrency}: {report.played / seconds:6.2f} "
                 f"games/s ({report.played} games in {seconds:.1f} s, {faults} seats with faults)"
@@ -200,9 +198,9 @@ def bench_cluster(games: int) -> None:
         one = play(copies[1])
         cluster("start", "--workers", "2", "--threads", "1", "--port", str(port))
         with Store(entrants) as store:
-            version = next(v for v in store.versions() if v.name == "heuristic")
-            others = [v for v in store.versions() if v.name in ("random", "lowest")]
-            settings = TournamentSettings.from_json(store.settings()).updated(
+            version = next(v for v in store.versions.all() if v.name == "heuristic")
+            others = [v for v in store.versions.all() if v.name in ("random", "lowest")]
+            settings = TournamentSettings.from_json(store.settings.get()).updated(
                 {"players": 2, "games": games, "sandbox": "docker"}
             )
         assert version.artifact is not None  # submitted just now: every version has its archive
@@ -242,8 +240,8 @@ def bench_cluster(games: int) -> None:
                     pure=False,
                 ).result()
         with Store(copies[1]) as store:
-            record_bytes = max(len(pickle.dumps(r)) for _, r in store.records())
-            seated = [v for v in store.versions() if v.name in ("heuristic", "lowest")]
+            record_bytes = max(len(pickle.dumps(r)) for _, r in store.records.all())
+            seated = [v for v in store.versions.all() if v.name in ("heuristic", "lowest")]
             spec = TableSpec(
                 table=0,
                 deal_seed=1,

@@ -90,12 +90,12 @@ def _from_store(folder: Path) -> Games:
             )
         # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
         results = results_from_store(store, published_only=True)
-        places = store.game_places()
-        settings = store.settings()
-        shared = store.shared_tables()
+        places = store.records.game_places()
+        settings = store.settings.get()
+        shared = store.records.shared_tables()
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}
-            for s in store.deal_seasons()
+            for s in store.deal_keys.seasons()
         ]
     except StoreError as error:  # a row the checks above let through, e.g. an unknown version
         raise SourceError(f"{folder}: {error}") from None
@@ -113,7 +113,7 @@ def _from_store(folder: Path) -> Games:
         reader = Store(folder, readonly=True)
         try:
             after = seqs[start - 1] if start > 0 else None
-            for game_id, record in reader.records(after=after, published_only=True):
+            for game_id, record in reader.records.all(after=after, published_only=True):
                 if game_id not in rated:  # a deal finished since the results were read
                     continue
                 # the leaderboard reads records as plain JSON (it also reads files nobody vouches
@@ -143,7 +143,7 @@ def results_from_store(
     of a tournament: an entrant's latest version by its name, older versions as ``name@vN``
     (take5_arena.referee.tournament.status.entrant_labels)."""
     labels = entrant_labels(store)
-    rows = store.seat_results(schedule_id, published_only=published_only)
+    rows = store.results.seat_results(schedule_id, published_only=published_only)
     for r in rows:
         unknown = [v for v in r.versions if v not in labels]
         if unknown:

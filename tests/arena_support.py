@@ -152,7 +152,7 @@ def games_recorded(directory: Path) -> int:
 def games_published(directory: Path) -> int:
     """Recorded games of deals with no rotation left to play (the others are held back)."""
     with Store(directory) as store:
-        unfinished = store.unfinished_deals()
+        unfinished = store.records.unfinished_deals()
     rows = db_rows(
         directory,
         "SELECT g.duplicate_set FROM results r JOIN games g ON g.game_id = r.game_id",

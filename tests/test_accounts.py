@@ -9,7 +9,7 @@ accounts lived in the store's file, by this code (run with that tree on PYTHONPA
     db.add_author("bob"); db.revoke("bob")
     alice = db.authenticate(token)
     row = db.record_submission(alice, "alicebot", archive_sha256="ab" * 32, ...)
-    v, _ = Store(d).add_version("alicebot", source_hash="ab" * 32, ...)
+    v, _ = Store(d).versions.add("alicebot", source_hash="ab" * 32, ...)
     db.set_status(row.id, "accepted", version_id=v.id, detail="2 smoke games")
     db.record_submission(alice, "alicebot2", archive_sha256="cd" * 32, ...)  # never validated
 
@@ -75,8 +75,8 @@ def check_moved(directory: Path) -> None:
     assert not ARENA_TABLES & tables(directory / "tournament.sqlite")
     assert tables(directory / ACCOUNTS_NAME) >= ARENA_TABLES
     with Store(directory, readonly=True) as store:  # the store itself is as it was
-        assert [v.key for v in store.versions()] == ["alicebot@1"]
-        assert store.entrant_states() == {"alicebot": True}
+        assert [v.key for v in store.versions.all()] == ["alicebot@1"]
+        assert store.versions.entrant_states() == {"alicebot": True}
 
 
 def test_an_arena_made_before_the_accounts_moved_keeps_them(old_arena: Path) -> None:

@@ -303,7 +303,7 @@ def planted_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def make_tournament(directory: Path) -> None:
     with Store(directory, create=True) as store:
         for name in FIELD_NAMES:
-            store.add_version(
+            store.versions.add(
                 name, source_hash=name, bot_dir=str(ROOT / "example_bots" / "random"), kind="python"
             )
 
@@ -314,10 +314,8 @@ OPTIONS = {"players": 4, "seed": 1, "sandbox": "local", "executor": "local", "co
 def scheduled(directory: Path) -> list[tuple[str, list[str]]]:
     """Every batch of the run with its game ids, in order."""
     with Store(directory, readonly=True) as store:
-        sids = [
-            r[0] for r in store.db.execute("SELECT schedule_id FROM schedules ORDER BY schedule_id")
-        ]
-        return [(sid, [g.game_id for g in store.schedule_games(sid)]) for sid in sids]
+        sids = [s.schedule_id for s in store.schedules.all()]
+        return [(sid, [g.game_id for g in store.schedules.games(sid)]) for sid in sids]
 
 
 def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):
@@ -337,7 +335,7 @@ def test_until_settled_on_a_store_stops_in_the_true_order(tmp_path):
     assert "@" not in "".join(lines)  # entrants by name
     assert "pairs open (" in lines[0] or "pairs open (" in lines[1]  # progress names the open pairs
     with Store(tmp_path, readonly=True) as store:
-        assert store.recorded_count() == report.games
+        assert store.results.recorded_count() == report.games
     fixed = fixed_until_settled(FIELD, 0.95, seed=1)
     assert report.games < fixed, (report.games, fixed)
     # running again changes nothing: the ranking is settled
@@ -410,7 +408,7 @@ def test_resume_after_sigkill_schedules_what_an_uninterrupted_run_would(tmp_path
         )
         assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     with Store(killed, readonly=True) as store:
-        assert 0 < store.recorded_count() < sum(len(g) for _, g in scheduled(whole))
+        assert 0 < store.results.recorded_count() < sum(len(g) for _, g in scheduled(whole))
     report = run_until_settled(
         killed, OPTIONS, rank=leaderboard_ranking, confidence=0.95, runner=planted_runner
     )

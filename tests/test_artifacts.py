@@ -149,7 +149,7 @@ def test_a_folder_changed_or_deleted_after_submit_changes_nothing(tmp_path):
     report = run_tournament(tdir, {"players": 2, "games": 4, "sandbox": "local", "concurrency": 1})
     assert report.unplayed == 0 and not report.infra, report.infra
     with Store(tdir) as store:
-        games = list(store.records())
+        games = list(store.records.all())
         assert len(games) == 4
         for _gid, record in games:
             assert record["faults"] == [[], []], record["faults"]  # the crashing edit never played
@@ -223,9 +223,9 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     with Store(tdir) as store:
-        flood_id = next(v.id for v in store.versions() if v.name == "flooder")
+        flood_id = next(v.id for v in store.versions.all() if v.name == "flooder")
         kept = []
-        for _gid, record in store.records():
+        for _gid, record in store.records.all():
             seat = next(i for i, s in enumerate(record["seats"]) if s["name"] == "flooder")
             kept.append(
                 sum(
@@ -236,7 +236,7 @@ def test_bot_output_is_kept_within_a_budget_per_bot(tmp_path):
                     if s == seat
                 )
             )
-        usage = store.output_usage()[flood_id]
+        usage = store.results.output_usage()[flood_id]
     assert sum(kept) <= budget and sum(kept) == usage["kept_bytes"]
     assert usage["dropped_games"] >= 1 and usage["kept_games"] >= 1
     assert kept[0] == 0 and kept[-1] > 0, kept  # the oldest dropped first, the newest kept
@@ -260,12 +260,18 @@ def test_a_version_1_store_is_migrated(tmp_path):
     db.commit()
     db.close()
     with Store(tdir, readonly=True) as store:  # read-only: read as it is
-        assert store.versions()[0].artifact is None and store.output_usage() == {}
+        assert store.versions.all()[0].artifact is None and store.results.output_usage() == {}
     with Store(tdir) as store:
-        assert store.versions()[0].artifact is None  # submitted before archives: plays its folder
-        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[
-            0
-        ] == str(SCHEMA_VERSION)
+        assert (
+            store.versions.all()[0].artifact is None
+        )  # submitted before archives: plays its folder
+        assert store.upgrade_backup is not None  # migrated, the file as it was kept beside it
+    db = sqlite3.connect(tdir / "tournament.sqlite")
+    try:
+        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    finally:
+        db.close()
+    assert version == str(SCHEMA_VERSION)
     assert submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local").version.artifact
 
 

@@ -293,7 +293,7 @@ def test_an_old_store_reads_as_the_wall_clock_it_ran_on(tmp_path: Path) -> None:
     old = tmp_path / "old"
     shutil.copytree(OLD_STORE, old)
     with Store(old, readonly=True) as store:
-        saved = store.settings()
+        saved = store.settings.get()
         assert "timeout" in saved and "clock" not in saved  # the old format, as it was
         assert TournamentSettings.from_json(saved).calls.clock is ClockKind.WALL
     status = run_referee("tournament", "status", "-t", str(old))

@@ -205,14 +205,12 @@ def _finish(proc: subprocess.Popen) -> tuple[int, str]:
 
 def _check_every_game_once(tdir: Path) -> Store:
     store = Store(tdir)
-    sid = store.current_schedule()["schedule_id"]
-    scheduled = {g.game_id for g in store.schedule_games(sid)}
-    recorded = [r[0] for r in store.db.execute("SELECT game_id FROM results")]
+    sid = store.schedules.current()["schedule_id"]
+    scheduled = {g.game_id for g in store.schedules.games(sid)}
+    recorded = [game_id for game_id, _ in store.records.all()]
     assert len(recorded) == len(set(recorded)), "a game was recorded twice"
     assert set(recorded) == scheduled, f"{len(scheduled - set(recorded))} games not recorded"
-    bot_faults = store.db.execute(
-        "SELECT COUNT(*) FROM seat_results WHERE faults != '[]'"
-    ).fetchone()[0]
+    bot_faults = sum(1 for game in store.results.seat_results() for kinds in game.faults if kinds)
     assert bot_faults == 0, "a bot was blamed for something"
     verified = subprocess.run(
         [sys.executable, "-m", "take5_arena", "verify", "--tournament", str(tdir)],
@@ -229,12 +227,12 @@ def test_a_tournament_across_two_engines_with_no_shared_paths(cluster, submitted
     tdir = _copy(submitted, tmp_path)
     with Store(tdir) as store:
         assert not any(
-            Path(v.bot_dir).exists() for v in store.versions()
+            Path(v.bot_dir).exists() for v in store.versions.all()
         )  # the submitted folders are gone
     code, output = _finish(_run(cluster, tdir, 4))
     assert code == 0, output
     with _check_every_game_once(tdir) as store:
-        versions = store.versions()
+        versions = store.versions.all()
     # Each engine built both bots' images itself: they were never copied, nor shared.
     images = [_bot_images(cluster.root, i) for i in (1, 2)]
     assert len(images[0]) == 2 and images[0] == images[1], images
@@ -291,7 +289,7 @@ def test_a_worker_whose_engine_is_down_is_infrastructure(cluster, submitted, tmp
     # while, and worker 2 plays the retries. Nobody is blamed.
     assert code == 0, output
     with _check_every_game_once(tdir) as store:
-        kinds = {f["kind"] for f in store.infra_failures()}
+        kinds = {f["kind"] for f in store.results.infra_failures()}
         assert kinds <= {"engine-unavailable"}, kinds
     cluster.start()  # engine 1 back, and the cluster whole again
 
@@ -303,7 +301,7 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
     validated archives: the submitted folders are gone, and the workers play from their caches."""
     tdir = _copy(submitted, tmp_path)
     with Store(tdir) as store:
-        versions = {v.key: v for v in store.versions()}
+        versions = {v.key: v for v in store.versions.all()}
     assert versions and not any(Path(v.bot_dir).exists() for v in versions.values())
     for i in (1, 2):  # what earlier tests unpacked: the archives must come with this run's tables
         cache = cluster.root / f"worker-{i}" / "artifacts"
@@ -339,7 +337,7 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
         recorded = 0
         while time.monotonic() < deadline and server.poll() is None:
             with Store(tdir, readonly=True) as store:
-                recorded = store.recorded_count()
+                recorded = store.results.recorded_count()
             if recorded >= 4:
                 break
             time.sleep(1.0)
@@ -352,8 +350,8 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
     assert recorded >= 4, log
     assert server.returncode == 0, log
     with Store(tdir) as store:
-        records = [record for _, record in store.records()]
-        assert not store.infra_failures(), store.infra_failures()
+        records = [record for _, record in store.records.all()]
+        assert not store.results.infra_failures(), store.results.infra_failures()
     for record in records:
         assert not any(record["faults"]), record["faults"]
         for seat in record["seats"]:

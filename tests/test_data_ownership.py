@@ -16,7 +16,7 @@ import ast
 import re
 from pathlib import Path
 
-from take5_arena.referee.store import store as store_module
+from take5_arena.referee.store import schema as store_module
 from take5_arena.service import authors
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -41,7 +41,7 @@ if __name__ == "__main__":
 
 def play_ladder(directory: Path, games: int) -> Ladder:
     with Store(directory) as store:
-        settings = TournamentSettings.from_json(store.settings()).updated(
+        settings = TournamentSettings.from_json(store.settings.get()).updated(
             {"players": 2, "sandbox": "local"}
         )
     with open_executor(parse_executor("local"), 2) as (executor, info):
@@ -73,10 +73,10 @@ def test_the_ladder_plays_the_archives_not_the_folders(tmp_path: Path, monkeypat
     assert ladder.error is None, ladder.error
     assert ladder.played >= 4 and ladder.infra == 0
     with Store(directory) as store:
-        versions = {v.key: v for v in store.versions()}
-        records = list(store.records())
-        assert not store.infra_failures()
-        runs = store.runs()
+        versions = {v.key: v for v in store.versions.all()}
+        records = list(store.records.all())
+        assert not store.results.infra_failures()
+        runs = store.runs.all()
     assert len(records) >= 4
     for _, record in records:
         assert verify_record(record) is None

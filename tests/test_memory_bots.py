@@ -143,7 +143,7 @@ def memory_runner(spec: TableSpec, on_game=None) -> list[GameOutcome]:
 def entrants(directory: Path) -> None:
     with Store(directory, create=True) as store:
         for name in BOTS:
-            store.add_version(name, source_hash=name, bot_dir=f"/nowhere/{name}", kind="python")
+            store.versions.add(name, source_hash=name, bot_dir=f"/nowhere/{name}", kind="python")
 
 
 def test_a_tournament_of_bots_in_memory(tmp_path: Path) -> None:
@@ -152,11 +152,11 @@ def test_a_tournament_of_bots_in_memory(tmp_path: Path) -> None:
     report = run_tournament(tmp_path, options, runner=memory_runner)
     assert report.exit_code == 0 and report.played == 6 and report.total == 6
     with Store(tmp_path) as store:
-        sid = store.current_schedule()["schedule_id"]
-        versions = {v.id: v for v in store.versions()}
-        games = {g.game_id: g for g in store.schedule_games(sid)}
-        assert set(games) == {gid for gid, _ in store.records(sid)}
-        for gid, record in store.records(sid):
+        sid = store.schedules.current()["schedule_id"]
+        versions = {v.id: v for v in store.versions.all()}
+        games = {g.game_id: g for g in store.schedules.games(sid)}
+        assert set(games) == {gid for gid, _ in store.records.all(sid)}
+        for gid, record in store.records.all(sid):
             assert verify_record(record) is None
             seated = [versions[v] for v in games[gid].seats]
             assert [s["entrant"] for s in record["seats"]] == [v.key for v in seated]
@@ -185,8 +185,8 @@ def test_the_settings_reach_the_game_unchanged(tmp_path: Path, monkeypatch) -> N
     options = {"players": 3, "games": 3, "threshold": 30, "timeout": 0.7, "sandbox": "local"}
     assert run_tournament(tmp_path, options, runner=runner).exit_code == 0
     with Store(tmp_path) as store:
-        settings = TournamentSettings.from_json(store.settings())
-        specs = table_specs(store, store.current_schedule()["schedule_id"], settings)
+        settings = TournamentSettings.from_json(store.settings.get())
+        specs = table_specs(store, store.schedules.current()["schedule_id"], settings)
     assert specs == []  # every game recorded
     assert settings.game.threshold == 30 and settings.calls.timeout == 0.7
     for spec, config in seen:

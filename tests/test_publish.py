@@ -487,11 +487,11 @@ def tournament_dir(tmp_path_factory, records):
     with Store(folder, create=True) as store:
         ids = {}
         for name in NAMES:
-            version, _ = store.add_version(
+            version, _ = store.versions.add(
                 name, source_hash=f"h-{name}", bot_dir=f"/bots/{name}", kind="python"
             )
             ids[name] = version.id
-        newer, _ = store.add_version(
+        newer, _ = store.versions.add(
             "alpha", source_hash="h-alpha-2", bot_dir="/bots/alpha2", kind="python"
         )
         games = []
@@ -509,9 +509,9 @@ def tournament_dir(tmp_path_factory, records):
                     "settings": record["settings"],
                 }
             )
-        store.save_schedule("s1", games, description="test", settings={}, entrants=[])
+        store.schedules.save("s1", games, description="test", settings={}, entrants=[])
         for gid, record in complete.items():
-            store.record_game(gid, record)
+            store.results.record_game(gid, record)
     return folder
 
 

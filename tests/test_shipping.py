@@ -93,7 +93,7 @@ def _fresh_caches(client, tmp_path: Path) -> dict[str, Path]:
 def _spec(tournament: Path, table: int) -> TableSpec:
     """A table of heavy against lowest, its archives named as table_specs names them."""
     with Store(tournament) as store:
-        versions = [v for v in store.current_versions() if v.name in ("heavy", "lowest")]
+        versions = [v for v in store.versions.current() if v.name in ("heavy", "lowest")]
     archives = ArtifactStore(tournament / "artifacts")
     seats = tuple(SeatSpec(v.key, v.name, v.version, v.id, v.bot_dir, v.artifact) for v in versions)
     return TableSpec(

@@ -64,10 +64,10 @@ def test_status_shows_the_workers_and_the_disk(tmp_path: Path) -> None:
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     with Store(directory) as store:
-        settings = TournamentSettings.from_json(store.settings()).updated(
+        settings = TournamentSettings.from_json(store.settings.get()).updated(
             {"executor": f"dask:{address}"}
         )
-        store.set_settings(settings.to_json())
+        store.settings.set(settings.to_json())
     scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port))
     worker = None
     try:
@@ -105,7 +105,7 @@ def test_status_shows_the_workers_and_the_disk(tmp_path: Path) -> None:
 
 def _recorded(directory: Path) -> int:
     with Store(directory, readonly=True) as store:
-        return store.recorded_count()
+        return store.results.recorded_count()
 
 
 @pytest.mark.slow
@@ -155,7 +155,7 @@ def test_the_referee_waits_for_a_lost_scheduler_to_come_back(tmp_path: Path) -> 
     done = referee("verify", "--tournament", str(directory), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     with Store(directory, readonly=True) as store:
-        current = store.current_schedule()
+        current = store.schedules.current()
         assert current is not None
-        progress = store.progress(current["schedule_id"])
+        progress = store.schedules.progress(current["schedule_id"])
     assert progress["done"] == progress["total"] > 0, progress

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -24,8 +25,8 @@ def store(tmp_path):
 
 
 def scheduled(store: Store, n_games: int = 3) -> tuple[str, list[int]]:
-    a, _ = store.add_version("alpha", source_hash="a1", bot_dir="/bots/a", kind="python")
-    b, _ = store.add_version("beta", source_hash="b1", bot_dir="/bots/b", kind="python")
+    a, _ = store.versions.add("alpha", source_hash="a1", bot_dir="/bots/a", kind="python")
+    b, _ = store.versions.add("beta", source_hash="b1", bot_dir="/bots/b", kind="python")
     games = [
         {
             "game_id": f"g{i}",
@@ -38,7 +39,7 @@ def scheduled(store: Store, n_games: int = 3) -> tuple[str, list[int]]:
         }
         for i in range(n_games)
     ]
-    assert store.save_schedule(
+    assert store.schedules.save(
         "s1", games, description="test", settings={}, entrants=["alpha@1", "beta@1"]
     )
     return "s1", [a.id, b.id]
@@ -49,83 +50,88 @@ def test_missing_directory_is_not_a_tournament(tmp_path):
         Store(tmp_path / "nothing")
 
 
+def raw(store: Store) -> sqlite3.Connection:
+    """A connection of its own to the store's file: what anyone with the file can do to it (the
+    store's own connection is private)."""
+    return sqlite3.connect(store.path, isolation_level=None)
+
+
 def test_wal_mode(store):
-    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with closing(raw(store)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_versions(store):
-    v1, new = store.add_version(
+    v1, new = store.versions.add(
         "alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:1"
     )
     assert new and v1.version == 1 and v1.key == "alpha@1"
-    same, new = store.add_version(
+    same, new = store.versions.add(
         "alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="sha256:2"
     )
     assert not new and same.id == v1.id and same.image_id == "sha256:2"
-    v2, new = store.add_version("alpha", source_hash="h2", bot_dir="/a", kind="python")
+    v2, new = store.versions.add("alpha", source_hash="h2", bot_dir="/a", kind="python")
     assert new and v2.version == 2
-    store.add_version("beta", source_hash="h1", bot_dir="/b", kind="python")
-    assert [v.key for v in store.current_versions()] == ["alpha@2", "beta@1"]
-    assert [v.key for v in store.versions()] == ["alpha@1", "alpha@2", "beta@1"]
-    assert store.withdraw("beta")
-    assert [v.key for v in store.current_versions()] == ["alpha@2"]
+    store.versions.add("beta", source_hash="h1", bot_dir="/b", kind="python")
+    assert [v.key for v in store.versions.current()] == ["alpha@2", "beta@1"]
+    assert [v.key for v in store.versions.all()] == ["alpha@1", "alpha@2", "beta@1"]
+    assert store.versions.withdraw("beta")
+    assert [v.key for v in store.versions.current()] == ["alpha@2"]
 
 
 def test_settings_roundtrip(store):
-    store.set_settings({"players": 3, "games": None})
-    assert store.settings() == {"players": 3, "games": None}
+    store.settings.set({"players": 3, "games": None})
+    assert store.settings.get() == {"players": 3, "games": None}
 
 
 def test_record_game_once(store):
     sid, _ = scheduled(store)
     record = record_for("g0", 2, 7)
-    assert store.record_game("g0", record, run_id="r1", seconds=0.1)
-    assert not store.record_game("g0", record, run_id="r2")  # never twice
-    assert store.recorded_count() == 1
-    assert store.progress(sid) == {"total": 3, "done": 1, "infra_failures": 0}
-    assert [g.game_id for g in store.schedule_games(sid, pending_only=True)] == ["g1", "g2"]
-    assert store.record("g0")["game_id"] == "g0"
-    (row,) = store.seat_results(sid)
+    assert store.results.record_game("g0", record, run_id="r1", seconds=0.1)
+    assert not store.results.record_game("g0", record, run_id="r2")  # never twice
+    assert store.results.recorded_count() == 1
+    assert store.schedules.progress(sid) == {"total": 3, "done": 1, "infra_failures": 0}
+    assert [g.game_id for g in store.schedules.games(sid, pending_only=True)] == ["g1", "g2"]
+    assert store.records.get("g0")["game_id"] == "g0"
+    (row,) = store.results.seat_results(sid)
     assert row.scores == tuple(record["result"]["scores"]) and row.duplicate_set == "g0"
 
 
 def test_unique_constraint_in_the_schema(store):
     scheduled(store)
-    store.record_game("g1", record_for("g1", 2, 1))
-    with pytest.raises(sqlite3.IntegrityError):
-        store.db.execute(
-            "INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')"
-        )
+    store.results.record_game("g1", record_for("g1", 2, 1))
+    with closing(raw(store)) as db, pytest.raises(sqlite3.IntegrityError):
+        db.execute("INSERT INTO results(game_id, record, finished_at) VALUES ('g1', '{}', 'now')")
 
 
 def test_a_failed_write_leaves_nothing(store):
     """One transaction per game: a failure half-way (here: a seat row that breaks a constraint)
     leaves neither the result nor any seat row nor the status change."""
     scheduled(store)
-    store.db.execute("PRAGMA foreign_keys = OFF")
-    store.db.execute("INSERT INTO seat_results VALUES ('g2', 1, 1, 0, 1, 0, '[]')")  # a stray row
-    store.db.execute("PRAGMA foreign_keys = ON")
+    with closing(raw(store)) as db:  # foreign keys off, as in any new connection
+        db.execute("INSERT INTO seat_results VALUES ('g2', 1, 1, 0, 1, 0, '[]')")  # a stray row
     with pytest.raises(sqlite3.IntegrityError):
-        store.record_game("g2", record_for("g2", 2, 2))
-    assert store.recorded_count() == 0
-    assert store.game("g2").status == "pending"
-    assert store.db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
+        store.results.record_game("g2", record_for("g2", 2, 2))
+    assert store.results.recorded_count() == 0
+    assert store.schedules.game("g2").status == "pending"
+    with closing(raw(store)) as db:
+        assert db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
 
 
 def test_infra_failures_keep_the_game_pending(store):
     sid, _ = scheduled(store)
-    store.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")
-    game = store.game("g1")
+    store.results.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")
+    game = store.schedules.game("g1")
     assert (
         game.status == "pending" and game.attempts == 1 and "engine-unavailable" in game.last_error
     )
-    assert store.progress(sid)["infra_failures"] == 1
-    assert store.infra_failures(sid)[0]["kind"] == "engine-unavailable"
+    assert store.schedules.progress(sid)["infra_failures"] == 1
+    assert store.results.infra_failures(sid)[0]["kind"] == "engine-unavailable"
 
 
 def test_schedule_saved_once_and_games_shared(store):
     sid, ids = scheduled(store)
-    assert not store.save_schedule(sid, [], description="again", settings={}, entrants=[])
+    assert not store.schedules.save(sid, [], description="again", settings={}, entrants=[])
     other = [
         {
             "game_id": "g0",
@@ -137,21 +143,21 @@ def test_schedule_saved_once_and_games_shared(store):
             "settings": {},
         }
     ]
-    assert store.save_schedule("s2", other, description="", settings={}, entrants=[])
-    assert store.current_schedule()["schedule_id"] == "s2"
-    assert store.game("g0").table_no == 0  # a known game keeps its row
+    assert store.schedules.save("s2", other, description="", settings={}, entrants=[])
+    assert store.schedules.current()["schedule_id"] == "s2"
+    assert store.schedules.game("g0").table_no == 0  # a known game keeps its row
 
 
 def test_runs(store):
-    store.begin_run("r1", schedule_id="s", settings={}, games=4)
-    store.heartbeat("r1", 2)
-    store.end_run("r1", "finished", 4)
-    run = store.last_run()
+    store.runs.begin("r1", schedule_id="s", settings={}, games=4)
+    store.runs.heartbeat("r1", 2)
+    store.runs.end("r1", "finished", 4)
+    run = store.runs.last()
     assert run["status"] == "finished" and run["done"] == 4
 
 
 def test_readonly_reader_sees_commits(store, tmp_path):
     scheduled(store)
-    store.record_game("g0", record_for("g0", 2, 3))
+    store.results.record_game("g0", record_for("g0", 2, 3))
     with Store(tmp_path / "t", readonly=True) as reader:
-        assert reader.recorded_count() == 1
+        assert reader.results.recorded_count() == 1

@@ -56,19 +56,18 @@ def recorded(directory: Path) -> int:
 def check_complete(directory: Path) -> Store:
     """Every game of the current schedule recorded exactly once, every record valid."""
     store = Store(directory)
-    sid = store.current_schedule()["schedule_id"]
-    scheduled = [g.game_id for g in store.schedule_games(sid)]
+    sid = store.schedules.current()["schedule_id"]
+    scheduled = [g.game_id for g in store.schedules.games(sid)]
     assert len(scheduled) == len(set(scheduled))
-    rows = store.db.execute("SELECT game_id FROM results").fetchall()
-    ids = [r[0] for r in rows]
+    ids = [game_id for game_id, _ in store.records.all()]
     assert len(ids) == len(set(ids)), "a game was recorded twice"
     assert set(scheduled) <= set(ids), (
         f"{len(set(scheduled) - set(ids))} scheduled games not recorded"
     )
-    for gid, record in store.records(sid):
+    for gid, record in store.records.all(sid):
         assert record["game_id"] == gid
         assert verify_record(record) is None, gid
-    assert all(g.status == "done" for g in store.schedule_games(sid))
+    assert all(g.status == "done" for g in store.schedules.games(sid))
     return store
 
 
@@ -98,8 +97,8 @@ def tdir(local_entrants, tmp_path) -> Path:
 
 def test_submit_records_versions(tdir):
     with Store(tdir) as store:
-        assert [v.key for v in store.current_versions()] == ["heuristic@1", "lowest@1", "random@1"]
-        v = store.current_versions()[0]
+        assert [v.key for v in store.versions.current()] == ["heuristic@1", "lowest@1", "random@1"]
+        v = store.versions.current()[0]
         assert len(v.source_hash) == 64 and "smoke" in v.validation
     # The same sources again: the same version; other sources under the same name: version 2.
     again = submit(tdir, EXAMPLES / "lowest", "lowest", sandbox="local")
@@ -119,7 +118,7 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
     assert result.exit_code == 1
     assert "REFUSED crasher" in result.output and "segfault (simulated)" in result.output
     with Store(tdir) as store:
-        assert "crasher" not in {v.name for v in store.versions()}
+        assert "crasher" not in {v.name for v in store.versions.all()}
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -134,7 +133,9 @@ def test_local_tournament_end_to_end(tdir):
     table = standings(store, bootstrap=20)
     assert {r.entrant for r in table.rows} == {"random", "lowest", "heuristic"}
     assert all(r.games == 6 for r in table.rows)
-    record = store.record(store.schedule_games(store.current_schedule()["schedule_id"])[0].game_id)
+    record = store.records.get(
+        store.schedules.games(store.schedules.current()["schedule_id"])[0].game_id
+    )
     assert {s["entrant"] for s in record["seats"]} == {"random@1", "lowest@1", "heuristic@1"}
     store.close()
     # Again: nothing left to play.
@@ -205,7 +206,7 @@ def test_resume_after_sigkill(tdir):
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{killed_at} recorded before" in done.stdout
     store = check_complete(tdir)
-    assert store.recorded_count() == 12
+    assert store.results.recorded_count() == 12
     store.close()
     third = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert third.returncode == 0 and "0 played now" in third.stdout
@@ -214,12 +215,12 @@ def test_resume_after_sigkill(tdir):
 def test_a_bot_that_crashes_in_every_game(tdir):
     """Its faults are its own (crash, forfeit, ranked last); every game still completes."""
     with Store(tdir) as store:
-        store.add_version("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
+        store.versions.add("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
     report = run_tournament(tdir, {"players": 2, "games": 8, "sandbox": "local", "concurrency": 2})
     assert report.exit_code == 0 and not report.infra
     store = check_complete(tdir)
     crasher_games = 0
-    for _gid, record in store.records():
+    for _gid, record in store.records.all():
         seats = [s["entrant"] for s in record["seats"]]
         if "crasher@1" in seats:
             crasher_games += 1
@@ -293,7 +294,7 @@ def test_infrastructure_failures_are_retried_and_rate_no_one(tdir):
     kinds = sorted(kind for _, kind, _ in report.infra)
     assert kinds.count("engine-unavailable") == 2 + 3 and kinds.count("executor") == 3
     store = check_complete(tdir)
-    assert len(store.infra_failures()) == 8
+    assert len(store.results.infra_failures()) == 8
     rows = standings(store, bootstrap=0).rows
     assert all(r.games == 9 and not r.faults for r in rows)  # nobody's loss, nobody's fault
     store.close()
@@ -328,7 +329,7 @@ def test_a_new_version_keeps_the_old_games(tdir):
     report = run_tournament(tdir, {}, runner=fake_runner)
     assert report.played == 3 and report.done_before == 0  # a new schedule, new games
     with Store(tdir) as store:
-        assert store.recorded_count() == 6
+        assert store.results.recorded_count() == 6
         labels = {r.entrant for r in standings(store, bootstrap=0).rows}
         assert labels == {"random", "heuristic", "lowest", "lowest@v1"}
 
@@ -403,7 +404,7 @@ def docker_entrants(engine, tmp_path_factory) -> Path:
     for name in ("random", "lowest"):
         submit(directory, EXAMPLES / name, name, sandbox="docker")
     with Store(directory) as store:
-        assert all(v.image_id for v in store.versions())
+        assert all(v.image_id for v in store.versions.all())
     return directory
 
 
@@ -438,7 +439,7 @@ def _containers_of(pid: int) -> list[str]:
 @pytest.mark.docker
 def test_docker_tournament_resumes_after_sigkill(ddir):
     with Store(ddir) as store:
-        store.add_version("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
+        store.versions.add("crasher", source_hash="x", bot_dir=str(CRASHER), kind="python")
     args = referee_cmd(
         "tournament",
         "run",
@@ -467,8 +468,8 @@ def test_docker_tournament_resumes_after_sigkill(ddir):
     done = subprocess.run(args, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     store = check_complete(ddir)
-    assert store.recorded_count() == 12
-    for _gid, record in store.records():
+    assert store.results.recorded_count() == 12
+    for _gid, record in store.records.all():
         seats = [s["entrant"] for s in record["seats"]]
         if "crasher@1" in seats:
             assert record["faults"][seats.index("crasher@1")][0]["kind"] == "crash"
@@ -579,10 +580,10 @@ def test_docker_engine_disappearing_mid_tournament(ddir, tmp_path):
     assert proc.returncode == 1, out
     assert "infrastructure failures" in out and "engine-unavailable" in out, out
     store = Store(ddir)
-    gone_at = store.recorded_count()
+    gone_at = store.results.recorded_count()
     assert 2 <= gone_at < 16
-    assert store.infra_failures()
-    for _gid, record in store.records():  # no game recorded while the engine was gone
+    assert store.results.infra_failures()
+    for _gid, record in store.records.all():  # no game recorded while the engine was gone
         assert not any(
             f["kind"] in ("crash", "timeout", "connection")
             for seat in record["faults"]

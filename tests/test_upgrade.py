@@ -96,7 +96,7 @@ def test_a_migration_is_backed_up_first_and_the_backup_restores(tmp_path: Path) 
     with Store(directory) as store:
         backup = store.upgrade_backup
         assert backup == directory / f"tournament.schema-v{version}.sqlite"
-        games = store.recorded_count()
+        games = store.results.recorded_count()
     assert backup is not None and backup.is_file()
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert _schema(backup) == version and _results(backup) == games
@@ -114,7 +114,7 @@ def test_a_migration_is_backed_up_first_and_the_backup_restores(tmp_path: Path) 
     assert f"{games} of {games} records valid" in _verified(restored)
     with Store(restored) as store:
         assert store.upgrade_backup == restored / f"tournament.schema-v{version}.sqlite"
-        assert store.recorded_count() == games
+        assert store.results.recorded_count() == games
     assert _schema(restored / "tournament.sqlite") == SCHEMA_VERSION
 
 

@@ -70,7 +70,7 @@ class TournamentProgress(RunProgress):
 
     def start(self, report: RunReport, store: Store) -> None:
         labels = entrant_labels(store)
-        for r in store.seat_results(report.schedule_id):
+        for r in store.results.seat_results(report.schedule_id):
             for version, place in zip(r.versions, r.places):
                 self.leader.add(labels[version], place)
         self.started = time.perf_counter()

@@ -6,7 +6,7 @@
     │                                  ``kind``: the fault (match/faults.py's FaultKind)
     ├── ArchiveError (ValueError)      archive.py: an archive that would not unpack safely
     ├── ArtifactError                  artifacts.py: a validated archive missing or not matching
-    ├── StoreError                     store/store.py: not a tournament, a newer schema, ...
+    ├── StoreError                     store/base.py: not a tournament, a newer schema, ...
     ├── SandboxError                   sandbox/errors.py (its tree is drawn there)
     │   ├── EngineUnavailableError     no Docker engine answers
     │   ├── ImageBuildError            a bot folder did not become an image (build_errors.py)

@@ -300,7 +300,7 @@ class Accounts:
     def _playing(self) -> set[str]:
         """The names of the entrants that play (the store's: they are its entrants)."""
         with Store(self.directory, readonly=True) as store:
-            return {name for name, active in store.entrant_states().items() if active}
+            return {name for name, active in store.versions.entrant_states().items() if active}
 
     # -- authors and tokens --------------------------------------------------------------------
 
@@ -449,7 +449,7 @@ class Accounts:
         """The store's entrant whose name has ``bot_name``'s key, if any."""
         key = name_key(bot_name)
         with Store(self.directory, readonly=True) as store:
-            return next((n for n in store.entrant_states() if name_key(n) == key), None)
+            return next((n for n in store.versions.entrant_states() if name_key(n) == key), None)
 
     def owner(self, bot_name: str) -> str | None:
         """The author who holds ``bot_name`` (:data:`HOUSE` for the organiser's), or None."""

@@ -299,7 +299,7 @@ class Ladder:
     def _run(self) -> None:
         failures = 0
         with Store(self.directory) as store:
-            store.begin_run(
+            store.runs.begin(
                 self.run_id, schedule_id=LADDER_PREFIX, settings=self.settings.to_json(), games=0
             )
             status = RunStatus.FAILED
@@ -321,8 +321,8 @@ class Ladder:
                         self._stop.wait(min(60.0, 2.0 * failures))
                 status = RunStatus.INTERRUPTED
             finally:
-                store.set_note("ladder", None)
-                store.end_run(self.run_id, status, self.played)
+                store.settings.set_note("ladder", None)
+                store.runs.end(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
         k = self.settings.players
@@ -346,7 +346,7 @@ class Ladder:
             )
         driver.add(resumed)
         while not self._stop.is_set():
-            current = {v.key: v for v in store.current_versions()}
+            current = {v.key: v for v in store.versions.current()}
             # drop planned tables of bots withdrawn or replaced meanwhile
             driver.discard(_seated_among(set(current)))
             self._say_if_short(store, len(current), k)
@@ -378,7 +378,7 @@ class Ladder:
         )
         if note != self._note:
             self._note = note
-            store.set_note("ladder", note)
+            store.settings.set_note("ladder", note)
             if note:
                 self.log.warning("ladder: %s", note)
             else:
@@ -406,10 +406,10 @@ class Ladder:
 
     @staticmethod
     def _has_gauntlet(store: Store, key: str) -> bool:
-        return any(s.description == f"{GAUNTLET} {key}" for s in store.schedules(LADDER_PREFIX))
+        return any(s.description == f"{GAUNTLET} {key}" for s in store.schedules.all(LADDER_PREFIX))
 
     def _pool(self, store: Store, current: Mapping[str, EntrantVersion]) -> PoolView:
-        scheduled = store.scheduled_seats(LADDER_PREFIX)
+        scheduled = store.schedules.scheduled_seats(LADDER_PREFIX)
         games = {key: scheduled.get(v.id, 0) for key, v in current.items()}
 
         def results() -> list[GameResult]:
@@ -433,7 +433,7 @@ class Ladder:
         return self._save(store, current, tables, f"{GAUNTLET} {key}")
 
     def _plan_steady(self, store: Store, current: Mapping[str, EntrantVersion]) -> list[TableSpec]:
-        n = len(store.schedules(LADDER_PREFIX))
+        n = len(store.schedules.all(LADDER_PREFIX))
         rng = SplitMix64(deal_seed(int(self.config.seed), 1_000_000_000 + n))
         table = self.planner.next_table(self._pool(store, current), rng)
         return self._save(store, current, [table], "ladder")
@@ -446,7 +446,7 @@ class Ladder:
         description: str,
     ) -> list[TableSpec]:
         """Write a batch of tables to the store as a schedule, then return their specs."""
-        n = len(store.schedules(LADDER_PREFIX))
+        n = len(store.schedules.all(LADDER_PREFIX))
         sid = f"{LADDER_PREFIX}{n:06d}"
         context = self.settings.game_context()
         assert self.dealer is not None  # made by _loop
@@ -458,7 +458,7 @@ class Ladder:
                 t, seats, deals(n * BATCH_TABLES + t, seats), len(seats), context
             )
         ]
-        store.save_schedule(
+        store.schedules.save(
             sid,
             rows,
             description=description,
@@ -469,10 +469,10 @@ class Ladder:
 
     def _resume(self, store: Store) -> list[TableSpec]:
         """The pending games of earlier batches whose bots all still play at those versions."""
-        current_ids = {v.id for v in store.current_versions()}
+        current_ids = {v.id for v in store.versions.current()}
         return [
             spec
-            for schedule in store.schedules(LADDER_PREFIX)
+            for schedule in store.schedules.all(LADDER_PREFIX)
             for spec in self._specs(store, schedule.schedule_id)
             if all(seat.version_id in current_ids for seat in spec.seats)
         ]

@@ -7,11 +7,12 @@ thread alive when there is a ladder, the store readable), else 503 with the reas
 lists every metric).
 
 Most figures are read when Prometheus scrapes, not counted as things happen, so the service's code
-carries no metric calls: games and faults come from the store (:meth:`Store.tally` reads only what
-was recorded since the previous scrape), the validation queue and the authors from the accounts,
-games in flight from the ladder. What cannot be read later is measured where it happens: the RPCs,
-by a gRPC server interceptor (:meth:`ServeMetrics.interceptors`), and the Docker containers' start
-latency, which the launchers of this process keep (bots played on Dask workers start there).
+carries no metric calls: games and faults come from the store (``store.results.tally`` reads only
+what was recorded since the previous scrape), the validation queue and the authors from the
+accounts, games in flight from the ladder. What cannot be read later is measured where it happens:
+the RPCs, by a gRPC server interceptor (:meth:`ServeMetrics.interceptors`), and the Docker
+containers' start latency, which the launchers of this process keep (bots played on Dask workers
+start there).
 
 The endpoint has no authentication and no TLS: it says how many games, faults and bots there are,
 nothing a bot or an author sent. Bind it to loopback or to the network Prometheus scrapes from.
@@ -151,7 +152,7 @@ class ServeMetrics:
             return f"the ladder stopped ({self.ladder.error or 'no error recorded'})"
         try:
             with Store(self.directory, readonly=True) as store:
-                store.recorded_count()
+                store.results.recorded_count()
         except (StoreError, OSError) as error:
             return f"the store cannot be read ({error})"
         except Exception as error:  # noqa: BLE001 - sqlite3's errors: said on one line, 503
@@ -193,8 +194,8 @@ class _StateCollector(Collector):
         m = self.metrics
         with self.lock:
             with Store(m.directory, readonly=True) as store:
-                self.tally = store.tally(self.tally)
-                active_bots = sum(store.entrant_states().values())
+                self.tally = store.results.tally(self.tally)
+                active_bots = sum(store.versions.entrant_states().values())
             tally = self.tally
             self._observe_starts()
             self._observe_validations()

@@ -47,7 +47,7 @@ def withdraw_bot(
         raise NotFoundError(f"no bot named {bot_name!r}")
     accounts.set_note(claim.bot_name, reason, ban=True if ban else None)
     with Store(directory) as store:
-        store.withdraw(claim.bot_name)
+        store.versions.withdraw(claim.bot_name)
     return claim
 
 
@@ -67,7 +67,7 @@ def revoke_author(directory: str | Path, accounts: Accounts, name: str, reason: 
     with Store(directory) as store:
         for claim in accounts.claims_of(name):
             accounts.set_note(claim.bot_name, reason or "the author's account was revoked")
-            if store.withdraw(claim.bot_name):
+            if store.versions.withdraw(claim.bot_name):
                 withdrawn.append(claim.bot_name)
     return withdrawn
 
@@ -76,9 +76,9 @@ def holdings(directory: str | Path, accounts: Accounts) -> list[Holding]:
     """Every bot of the arena with its owner, state and number of versions, by owner then name."""
     claims = {c.bot_name: c for c in accounts.claims()}
     with Store(directory, readonly=True) as store:
-        states = store.entrant_states()
+        states = store.versions.entrant_states()
         counts: dict[str, int] = {}
-        for v in store.versions():
+        for v in store.versions.all():
             counts[v.name] = counts.get(v.name, 0) + 1
     rows = []
     for name in sorted(set(states) | set(claims)):

@@ -45,7 +45,7 @@ def prune_arena(directory: Path, older_than: float, *, dry_run: bool = False) ->
     )
     with Store(directory, readonly=True) as store:
         keep_folders = {
-            Path(v.bot_dir).resolve() for v in store.versions() if not v.artifact and v.bot_dir
+            Path(v.bot_dir).resolve() for v in store.versions.all() if not v.artifact and v.bot_dir
         }
     candidates: list[Path] = []
     uploads = arena / "uploads"

@@ -127,8 +127,10 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
     try:
         try:
             with Store(directory) as store:
-                settings = TournamentSettings.from_json(store.settings()).updated(options.settings)
-                store.set_settings(settings.to_json())
+                settings = TournamentSettings.from_json(store.settings.get()).updated(
+                    options.settings
+                )
+                store.settings.set(settings.to_json())
             info = executor_info(settings)
             lock = run_lock(directory)
             lock.__enter__()

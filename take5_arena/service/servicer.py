@@ -204,7 +204,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         if version_id is None:
             return None
         with self.store() as store:
-            return store.version(version_id)
+            return store.versions.get(version_id)
 
     def _reply(self, row: SubmissionRow) -> pb.SubmitBotResponse:
         return messages.submission(row, self._version(row.version_id))
@@ -317,9 +317,9 @@ class ArenaService(pb_grpc.ArenaServicer):
         claims = self.p.accounts.claims_of(author.name)
         names = {c.bot_name for c in claims}
         with self.store() as store:
-            active = store.entrant_states()
-            versions = [v for v in store.versions() if v.name in names]
-            stats = store.version_stats()
+            active = store.versions.entrant_states()
+            versions = [v for v in store.versions.all() if v.name in names]
+            stats = store.results.version_stats()
         submissions = self.p.accounts.submissions_of(author.name)
         # the limits in force: the author's own within the server's ceilings
         capped = self.p.queue.capped(author)
@@ -341,7 +341,7 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     def _withdraw(self, name: str) -> bool:
         with Store(self.p.directory) as store:
-            return store.withdraw(name)
+            return store.versions.withdraw(name)
 
     # -- public: Standings / GetGameRecord ---------------------------------------------------------
 
@@ -370,7 +370,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals")."""
         with self.store() as store:
             try:
-                record = store.record(gid, published_only=True)
+                record = store.records.get(gid, published_only=True)
             except WithheldError:
                 raise NotFoundError(
                     f"game {gid[:40]!r} is not published yet: its deal has rotations still to play"
@@ -398,8 +398,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         if claim.author == author.name and claim.created_at == "" and refusal is None:
             raise NotFoundError(f"you have no bot named {name!r}")  # neither held nor submitted
         with self.store() as store:
-            versions = {v.id: v.version for v in store.versions() if v.name == name}
-            games = store.faulted_games(list(versions), limit)
+            versions = {v.id: v.version for v in store.versions.all() if v.name == name}
+            games = store.records.faulted_games(list(versions), limit)
         return messages.bot_faults(name, refusal, versions, games, limit)
 
 

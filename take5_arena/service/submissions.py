@@ -399,7 +399,7 @@ class SubmissionQueue:
         from take5_arena.referee.store import Store  # lazy: start-up time
 
         with Store(self.directory, readonly=True) as store:
-            if any(v.bot_dir == str(folder) for v in store.versions()):
+            if any(v.bot_dir == str(folder) for v in store.versions.all()):
                 return
         shutil.rmtree(folder, ignore_errors=True)
         if folder.parent.is_dir() and not any(folder.parent.iterdir()):

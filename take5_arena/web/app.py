@@ -307,8 +307,8 @@ class WebApp:
 
     def _games(self, limit: int) -> list[dict[str, Any]]:
         with self.store() as store:
-            names = {v.id: f"{v.name}@{v.version}" for v in store.versions()}
-            results = store.seat_results(published_only=True)
+            names = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
+            results = store.results.seat_results(published_only=True)
         return [
             {
                 "id": r.game_id,
@@ -335,7 +335,7 @@ class WebApp:
     def _public_game(self, game_id: str) -> dict[str, Any]:
         with self.store() as store:
             try:
-                record = store.record(game_id, published_only=True)
+                record = store.records.get(game_id, published_only=True)
             except StoreError as error:
                 raise Refused(404, str(error).splitlines()[0][:200]) from None
         public = messages.public_record(record)
@@ -371,9 +371,9 @@ class WebApp:
         accounts = self.parts.service.accounts
         claim = accounts.claim_of(name)
         with self.store() as store:
-            states = store.entrant_states()
-            versions = [v for v in store.versions() if v.name == name]
-            stats = store.version_stats()
+            states = store.versions.entrant_states()
+            versions = [v for v in store.versions.all() if v.name == name]
+            stats = store.results.version_stats()
         if claim is None and not versions:
             return None
         rows, _meta = self.standings_rows()
@@ -534,9 +534,9 @@ class WebApp:
         claims = accounts.claims_of(name)
         names = {c.bot_name for c in claims}
         with self.store() as store:
-            states = store.entrant_states()
-            versions = [v for v in store.versions() if v.name in names]
-            stats = store.version_stats()
+            states = store.versions.entrant_states()
+            versions = [v for v in store.versions.all() if v.name in names]
+            stats = store.results.version_stats()
         bots = []
         for claim in claims:
             mine = [v for v in versions if v.name == claim.bot_name]
@@ -657,7 +657,7 @@ class WebApp:
         version = None
         if row.version_id is not None:
             with self.store() as store:
-                version = store.version(row.version_id).version
+                version = store.versions.get(row.version_id).version
         return {
             "id": row.id,
             "bot_name": row.bot_name,
@@ -691,8 +691,8 @@ class WebApp:
             raise Refused(404, f"you have no bot named {name!r}")
         refusal = accounts.last_refusal(name, author.name)
         with self.store() as store:
-            versions = {v.id: v.version for v in store.versions() if v.name == name}
-            games = store.faulted_games(list(versions), service_defaults.FAULTS_SHOWN)
+            versions = {v.id: v.version for v in store.versions.all() if v.name == name}
+            games = store.records.faulted_games(list(versions), service_defaults.FAULTS_SHOWN)
         reply = messages.bot_faults(name, refusal, versions, games, service_defaults.FAULTS_SHOWN)
         return {
             "name": name,
@@ -731,7 +731,7 @@ class WebApp:
             author = accounts.author(session.author)
             accounts.check_owner(author, check_name("bot", name))
             with Store(self.parts.service.directory) as store:
-                store.withdraw(name)
+                store.versions.withdraw(name)
 
         try:
             await self.run(work)
@@ -747,8 +747,8 @@ class WebApp:
     def _organiser(self) -> dict[str, Any]:
         parts = self.parts
         with self.store() as store:
-            settings = store.settings()
-            games = store.recorded_count()
+            settings = store.settings.get()
+            games = store.results.recorded_count()
         ladder = parts.service.ladder
         return {
             "authors": parts.service.accounts.authors(),

@@ -1,25 +1,16 @@
 """A tournament's store: one SQLite file holding settings, entrants, schedules, games and runs
-(the design is in take5_arena/referee/store/store.py)."""
+(the design is in take5_arena/referee/store/store.py:
+``Store`` opens the file and hands out one repository per concern)."""
 
-from .store import (
-    DB_NAME,
-    SCHEMA_VERSION,
-    DealSeason,
-    EntrantVersion,
-    FaultedGame,
-    ScheduleInfo,
-    SeatResult,
-    Store,
-    StoredGame,
-    StoreError,
-    Tally,
-    VersionStats,
-    WithheldError,
-    newer_schema,
-    now,
-    pid_alive,
-    seconds_since,
-)
+from .base import StoreError, WithheldError, now
+from .deal_keys import DealSeason
+from .records import FaultedGame
+from .results import SeatResult, Tally, VersionStats
+from .runs import pid_alive, seconds_since
+from .schedules import ScheduleInfo, StoredGame
+from .schema import DB_NAME, SCHEMA_VERSION, newer_schema
+from .store import Store
+from .versions import EntrantVersion
 
 __all__ = [
     "DB_NAME",

@@ -17,102 +17,30 @@ uploads still to validate) are added by take5_arena/service/backup.py, which wri
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from take5.record import Verdict
 
 from ..artifacts import FOLDER as ARTIFACTS
 from ..artifacts import ArtifactError, ArtifactStore
-from .store import DB_NAME, EntrantVersion, Store, StoreError, upgrade_backup_path
+from .schema import DB_NAME
+from .snapshot import (
+    FILE_MODE,
+    BackupError,
+    CopiedFile,
+    copy_before_migration,
+    integrity_check,
+    online_copy,
+)
+from .store import Store
 from .verify import stored_judgements
+from .versions import EntrantVersion
 
-#: Copied files are the organiser's alone: a store holds every bot's output, the accounts hold
-#: token hashes.
-FILE_MODE = 0o600
+#: Folders of a backup are the organiser's alone, as its files are (FILE_MODE).
 DIR_MODE = 0o700
-
-
-class BackupError(StoreError):
-    """A backup cannot be made or restored (a bad path, a damaged copy, not a backup)."""
-
-
-@dataclass(frozen=True)
-class CopiedFile:
-    """One file of a backup: its path relative to the backup, its size and SHA-256 (hex)."""
-
-    path: str
-    bytes: int
-    sha256: str
-
-
-def online_copy(source: Path, target: Path) -> CopiedFile:
-    """Copy the SQLite database ``source`` to the new file ``target`` with the online backup API.
-
-    The source is opened read-only and may be written to meanwhile; the copy is one consistent
-    snapshot, switched to a rollback journal (a single self-contained file), checked with
-    ``PRAGMA integrity_check``, fsync'd and made readable by its owner only. ``target.name`` is the
-    path the manifest records.
-    """
-    if not source.is_file():
-        raise BackupError(f"{source}: no such database")
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-    os.close(fd)
-    try:
-        src = sqlite3.connect(source.resolve().as_uri() + "?mode=ro", uri=True, timeout=30.0)
-    except sqlite3.Error as error:
-        raise BackupError(f"{source}: cannot be opened ({error})") from None
-    try:
-        dst = sqlite3.connect(str(target), isolation_level=None)
-        try:
-            src.execute("PRAGMA busy_timeout = 30000")
-            src.backup(dst)  # pages=-1: all in one step, one read transaction
-            dst.execute("PRAGMA journal_mode = DELETE")
-            problem = _integrity(dst)
-        finally:
-            dst.close()
-    except sqlite3.Error as error:
-        raise BackupError(f"{source}: cannot be copied ({error})") from None
-    finally:
-        src.close()
-    if problem:
-        raise BackupError(f"{source}: the copy fails SQLite's integrity check: {problem}")
-    return _finish(target, target.name)
-
-
-def copy_before_migration(path: Path, version: int) -> Path:
-    """Copy the database ``path`` of schema ``version``, as the older release left it, to
-    ``NAME.schema-vN.sqlite`` beside it (`upgrade_backup_path`; ``-2``, ... when an earlier
-    attempt's copy is there, which is kept as it is) with `online_copy`; the copy's path. The
-    store and the arena's accounts both do this before they migrate."""
-    target = upgrade_backup_path(path, version)
-    n = 1
-    while target.exists():
-        n += 1
-        target = upgrade_backup_path(path, version, n)
-    online_copy(path, target)
-    return target
-
-
-def _integrity(db: sqlite3.Connection) -> str | None:
-    rows = [row[0] for row in db.execute("PRAGMA integrity_check")]
-    return None if rows == ["ok"] else "; ".join(str(r) for r in rows[:3])
-
-
-def _finish(path: Path, name: str) -> CopiedFile:
-    """fsync ``path`` and describe it (its size and SHA-256, read back from the disk)."""
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as f:
-        os.fsync(f.fileno())
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-    return CopiedFile(name, size, digest.hexdigest())
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -163,14 +91,14 @@ def copy_tournament(directory: Path, target: Path) -> list[CopiedFile]:
 
 def _versions(directory: Path) -> list[EntrantVersion]:
     with Store(directory, readonly=True) as store:
-        return store.versions()
+        return store.versions.all()
 
 
 def unplayable_versions(directory: Path) -> list[str]:
     """The versions of a tournament that have no archive (submitted before archives existed): they
     play from the folder they were submitted from, which a backup does not hold."""
     with Store(directory, readonly=True) as store:
-        return [v.key for v in store.versions() if not v.artifact]
+        return [v.key for v in store.versions.all() if not v.artifact]
 
 
 def integrity_problem(path: Path) -> str | None:
@@ -179,7 +107,7 @@ def integrity_problem(path: Path) -> str | None:
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
-            return _integrity(db)
+            return integrity_check(db)
         finally:
             db.close()
     except sqlite3.Error as error:
@@ -209,7 +137,7 @@ def check_tournament(directory: Path) -> Iterator[str]:
 
 def games_recorded(directory: Path) -> int:
     with Store(directory, readonly=True) as store:
-        return store.recorded_count()
+        return store.results.recorded_count()
 
 
 __all__ = [

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from take5.shuffle import KEY_BYTES, key_commitment, parse_key
 
-from .store import DealSeason, Store, StoreError
+from .base import StoreError
+from .deal_keys import DealSeason
+from .store import Store
 
 SECRET_DIR = "secret"
 KEY_FORMAT = "take5-deal-key"
@@ -48,7 +50,7 @@ def key_path(directory: Path, season: int) -> Path:
 
 def current_season(store: Store) -> DealSeason | None:
     """The season whose key deals the games scheduled now (None: no key yet)."""
-    seasons = store.deal_seasons()
+    seasons = store.deal_keys.seasons()
     return seasons[-1] if seasons and seasons[-1].key is None else None
 
 
@@ -59,12 +61,12 @@ def current_key(store: Store) -> SeasonKey:
     season = current_season(store)
     if season is not None:
         return _read(store.directory, season.season, season.commitment)
-    seasons = store.deal_seasons()
+    seasons = store.deal_keys.seasons()
     number = seasons[-1].season + 1 if seasons else 1
     path = key_path(store.directory, number)
     key = _read_uncommitted(path, number) or _create(path, number)
     commitment = key_commitment(key)
-    if store.begin_deal_season(number, commitment) != commitment:
+    if store.deal_keys.begin(number, commitment) != commitment:
         raise DealKeyError(
             f"season {number}'s deal key was committed by another process; try again"
         )
@@ -157,13 +159,13 @@ def reveal(store: Store, *, abandon: bool = False) -> Revealed:
     ``abandon``, which gives them up (they are never played). The caller holds the run lock."""
     season = current_season(store)
     if season is None:
-        if not store.deal_seasons():
+        if not store.deal_keys.seasons():
             raise DealKeyError(
                 "this tournament deals from a public seed: there is no key to reveal"
             )
         raise DealKeyError("no deal season is open")
     key = _read(store.directory, season.season, season.commitment)
-    pending = store.pending_in_season(season.season)
+    pending = store.deal_keys.pending(season.season)
     abandoned = 0
     if pending:
         if not abandon:
@@ -172,8 +174,8 @@ def reveal(store: Store, *, abandon: bool = False) -> Revealed:
                 f"{'are' if len(pending) != 1 else 'is'} still to play (first: {pending[0]}); "
                 "finish them (`referee tournament run`), or give --abandon-pending to give them up"
             )
-        abandoned = store.abandon_pending(season.season)
-    store.reveal_deal_season(season.season, key.key.hex())
+        abandoned = store.deal_keys.abandon_pending(season.season)
+    store.deal_keys.reveal(season.season, key.key.hex())
     nxt = current_key(store)
     key_path(store.directory, season.season).unlink(missing_ok=True)  # public now, in the store
     return Revealed(season.season, key.key.hex(), season.commitment, abandoned, nxt)

@@ -20,7 +20,6 @@ kept by anyone who downloaded them, are for.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,18 +27,13 @@ from typing import Any
 from take5.audit import short
 from take5.shuffle import key_commitment, keyed_seed, parse_key
 
-from .store import SeatRow, Store, seat_rows
+from .results import SeatRow, seat_rows
+from .store import Store
 
 _COLUMNS = ("seat", "version", "score", "place", "forfeited", "faults")
+#: the parts of each record the checks read (extracted by SQLite: a check costs a fraction of
+#: parsing every record)
 _PARTS = ("result", "faults", "seed", "rotation", "game_id", "deal")
-_RESULTS = (
-    # only the parts of each record the checks read, extracted by SQLite (one parse in C, no Python
-    # objects for the turns: a check costs a fraction of parsing every record); NULL when the
-    # record is no JSON (or nested deeper than SQLite reads), a finding then
-    "SELECT seq, game_id, CASE WHEN json_valid(record) THEN json_extract(record, "
-    + ", ".join(f"'$.{part}'" for part in _PARTS)
-    + ") END FROM results ORDER BY seq"
-)
 
 
 @dataclass(frozen=True)
@@ -58,27 +52,19 @@ def findings(store: Store) -> Iterator[Finding]:
     """Every disagreement between the store's results, games and schedules and its records, game
     by game in the order recorded, then the store-wide ones. Raises sqlite3.DatabaseError only
     when the file is not a readable database at all."""
-    db = store.db
-    games = {
-        row[0]: row[1:]
-        for row in db.execute(
-            "SELECT game_id, seats, status, deal_seed, rotation, deal_season, deal_id FROM games"
-        )
-    }
+    tables = store.audit
+    games = tables.games()
     keys = _keys(store)
     for season in keys.values():
         if season.problem:
             yield Finding(None, season.problem)
-    scheduled = {row[0] for row in db.execute("SELECT DISTINCT game_id FROM schedule_games")}
+    scheduled = tables.scheduled()
     stored: dict[Any, list[tuple[Any, ...]]] = {}
-    for row in db.execute(
-        "SELECT game_id, seat, version_id, score, place, forfeited, faults FROM seat_results"
-        " ORDER BY game_id, seat"
-    ):
+    for row in tables.seat_rows():
         stored.setdefault(row[0], []).append(tuple(row[1:]))
     recorded: set[Any] = set()
     seqs: list[int] = []
-    for seq, game_id, text in db.execute(_RESULTS):
+    for seq, game_id, text in tables.record_parts(_PARTS):
         recorded.add(game_id)
         seqs.append(seq)
         yield from _game(game_id, text, games.get(game_id), game_id in scheduled, stored, keys)
@@ -87,11 +73,8 @@ def findings(store: Store) -> Iterator[Finding]:
     for game_id, (_seats, status, *_rest) in games.items():
         if status == "done" and game_id not in recorded:
             yield Finding(str(game_id), "it is marked played, but it has no record")
-    yield from _holes(db, seqs)
-    for schedule_id, saved, listed in db.execute(
-        "SELECT s.schedule_id, s.games, (SELECT COUNT(*) FROM schedule_games g"
-        " WHERE g.schedule_id = s.schedule_id) FROM schedules s ORDER BY s.schedule_id"
-    ):
+    yield from _holes(tables.last_seq(), seqs)
+    for schedule_id, saved, listed in tables.schedule_sizes():
         if saved != listed:
             yield Finding(
                 None,
@@ -148,7 +131,7 @@ class _Season:
 def _keys(store: Store) -> dict[Any, _Season]:
     """The store's deal seasons; a revealed key must be the one committed to."""
     seasons: dict[Any, _Season] = {}
-    for season in store.deal_seasons():
+    for season in store.deal_keys.seasons():
         key, problem = None, None
         if season.key is not None:
             try:
@@ -234,11 +217,7 @@ class DealCounts:
 def deal_counts(store: Store) -> DealCounts:
     """How many recorded games were dealt from a public seed, a revealed key, a secret key."""
     counts = {"public": 0, "checked": 0, "sealed": 0}
-    for season, revealed, n in store.db.execute(
-        "SELECT g.deal_season, k.key IS NOT NULL, COUNT(*) FROM results r"
-        " JOIN games g ON g.game_id = r.game_id LEFT JOIN deal_keys k ON k.season = g.deal_season"
-        " GROUP BY 1, 2"
-    ):
+    for season, revealed, n in store.audit.deal_sources():
         counts["public" if season is None else "checked" if revealed else "sealed"] += n
     return DealCounts(**counts)
 
@@ -251,13 +230,9 @@ def _kinds(text: Any) -> Any:
         return text
 
 
-def _holes(db: sqlite3.Connection, seqs: list[int]) -> Iterator[Finding]:
+def _holes(last_seq: Any, seqs: list[int]) -> Iterator[Finding]:
     """Deleted results: holes in the sequence numbers, or fewer than the store ever handed out."""
-    try:
-        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'results'").fetchone()
-    except sqlite3.OperationalError:  # no table was ever given an AUTOINCREMENT row
-        row = None
-    last = max([*seqs, row[0] if row is not None and isinstance(row[0], int) else 0])
+    last = max([*seqs, last_seq if isinstance(last_seq, int) else 0])
     have = set(seqs)
     missing = [n for n in range(1, last + 1) if n not in have]
     if missing:

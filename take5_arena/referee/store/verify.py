@@ -26,8 +26,10 @@ from typing import Any
 from take5.audit import MalformedRecord, short
 from take5.record import Judgement, Verdict, judge, parse_record
 
+from .base import StoreError
 from .integrity import findings
-from .store import EntrantVersion, Store, StoreError
+from .store import Store
+from .versions import EntrantVersion
 
 
 def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
@@ -66,12 +68,8 @@ def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
         problems: dict[str | None, list[str]] = {}
         for finding in findings(store):
             problems.setdefault(finding.game_id, []).append(finding.problem)
-        versions = {v.id: v for v in store.versions()}
-        rows = store.db.execute(
-            "SELECT r.game_id, r.record, g.seats FROM results r LEFT JOIN games g ON g.game_id = "
-            "r.game_id ORDER BY r.seq"
-        )
-        for game_id, text, seats_text in rows:
+        versions = {v.id: v for v in store.versions.all()}
+        for game_id, text, seats_text in store.audit.records_with_seats():
             judgement = _judge(game_id, text, seats_text, versions)
             table = problems.pop(str(game_id), None)
             if table and judgement.verdict is Verdict.VALID:

@@ -94,9 +94,9 @@ def table_specs(
     game settings (a ladder batch from before a restart with other options): then with those.
     A table dealt from a secret key gets its seed from ``dealer`` (deals.py: the store does not
     hold it), and its spec the deal's public part for the records."""
-    pending = store.schedule_games(schedule_id, pending_only=True)
-    commitments = {s.season: s.commitment for s in store.deal_seasons()}
-    versions = {v.id: v for v in store.versions()}
+    pending = store.schedules.games(schedule_id, pending_only=True)
+    commitments = {s.season: s.commitment for s in store.deal_keys.seasons()}
+    versions = {v.id: v for v in store.versions.all()}
     archives = ArtifactStore(store.directory / FOLDER)
     data: dict[str, ArchiveSource] = {}
     for version_id in sorted({s for g in pending for s in g.seats}):
@@ -283,7 +283,7 @@ class TableDriver:
             time.sleep(timeout)  # nothing to wait for but the scheduler
         if time.monotonic() - self.last_beat > self.HEARTBEAT:
             self.last_beat = time.monotonic()
-            self.store.heartbeat(self.run_id, self.played)
+            self.store.runs.heartbeat(self.run_id, self.played)
 
     def cancel(self) -> None:
         """Give up the tables in flight (a game cut off is not recorded)."""
@@ -398,7 +398,7 @@ class TableDriver:
             return
         self.seen.add(outcome.game_id)
         if outcome.record is not None:
-            if self.store.record_game(
+            if self.store.results.record_game(
                 outcome.game_id,
                 outcome.record,
                 run_id=self.run_id,
@@ -413,7 +413,7 @@ class TableDriver:
             self.sick[outcome.worker] = time.monotonic()
         if kind == InfraKind.ARTIFACT and outcome.worker:
             self.shipping.forget(outcome.worker)
-        self.store.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
+        self.store.results.record_infra_failure(outcome.game_id, kind, detail, run_id=self.run_id)
         self.infra.append((outcome.game_id, kind, detail))
         self.failed_tables.setdefault(spec.table, []).extend(
             g for g in spec.games if g[0] == outcome.game_id

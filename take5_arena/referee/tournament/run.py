@@ -129,8 +129,8 @@ def prepare_run(
     ``preview`` (``--dry-run``, a store opened read-only): secret deals from a throwaway key, so
     that neither the tournament's key is made nor its seeds are shown; the seating is the real
     one."""
-    settings = TournamentSettings.from_json(store.settings()).updated(options)
-    versions = store.current_versions()
+    settings = TournamentSettings.from_json(store.settings.get()).updated(options)
+    versions = store.versions.current()
     if len(versions) < settings.players:
         raise TournamentError(
             f"{len(versions)} entrant{'s' * (len(versions) != 1)} cannot fill a table of "
@@ -183,11 +183,11 @@ def run_tournament(
         settings, versions, schedule, dealer = prepare_run(store, options or {})
         info = executor_info(settings)
         with run_lock(directory):
-            store.set_settings(settings.to_json())
+            store.settings.set(settings.to_json())
             sid = schedule_id(schedule)
             ids = {v.key: v.id for v in versions}
             context = settings.game_context()
-            store.save_schedule(
+            store.schedules.save(
                 sid,
                 [
                     {**g.to_dict(), "seats": [ids[k] for k in g.seats], "settings": context}
@@ -198,12 +198,12 @@ def run_tournament(
                 entrants=[v.key for v in versions],
             )
             specs = table_specs(store, sid, settings, dealer=dealer)
-            counts = store.progress(sid)
+            counts = store.schedules.progress(sid)
             report = RunReport(schedule, sid, counts["total"], counts["done"])
             shape = settings.smoke_shape()
             report.smoke_elsewhere = [v.key for v in versions if v.validation.get("shape") != shape]
             run_id = f"run-{secrets.token_hex(4)}"
-            store.begin_run(
+            store.runs.begin(
                 run_id, schedule_id=sid, settings=settings.to_json(), games=counts["total"]
             )
             status = RunStatus.FAILED
@@ -226,7 +226,7 @@ def run_tournament(
                     finally:
                         report.played, report.infra = driver.played, driver.infra
                         report.interrupted = driver.interrupted
-                report.unplayed = report.total - store.progress(sid)["done"]
+                report.unplayed = report.total - store.schedules.progress(sid)["done"]
                 status = (
                     RunStatus.INTERRUPTED
                     if report.interrupted
@@ -241,7 +241,7 @@ def run_tournament(
                 if progress is not None:
                     progress.stop()
                 report.seconds = time.perf_counter() - started
-                store.end_run(run_id, status, store.progress(sid)["done"])
+                store.runs.end(run_id, status, store.schedules.progress(sid)["done"])
                 if settings.sandbox == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report

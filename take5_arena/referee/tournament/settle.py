@@ -93,7 +93,7 @@ def played_games(store: Store, keys: Mapping[int, str]) -> list[PlayedGame]:
     """Every recorded game whose seats are all current entrants (version id -> key), by game id."""
     out = [
         PlayedGame(r.game_id, tuple(keys[v] for v in r.versions), tuple(r.places), r.duplicate_set)
-        for r in store.seat_results()
+        for r in store.results.seat_results()
         if all(v in keys for v in r.versions)
     ]
     return sorted(out, key=lambda g: g.game_id)
@@ -167,9 +167,9 @@ def run_until_settled(
         )
         info = executor_info(settings)
         with run_lock(directory):
-            store.set_settings(settings.to_json())
+            store.settings.set(settings.to_json())
             run_id = f"run-{secrets.token_hex(4)}"
-            store.begin_run(
+            store.runs.begin(
                 run_id,
                 schedule_id=f"settle-{report.key}",
                 settings=settings.to_json(),
@@ -192,7 +192,7 @@ def run_until_settled(
                 status = RunStatus.INTERRUPTED
             finally:
                 report.seconds = time.perf_counter() - started
-                store.end_run(run_id, status, report.played)
+                store.runs.end(run_id, status, report.played)
                 if settings.sandbox == SandboxKind.DOCKER and info.in_process:
                     close_launchers()
         return report
@@ -234,7 +234,7 @@ class _Batches:
         batch = 0
         while True:
             sid = batch_id(report.key, batch)
-            games = store.schedule_games(sid)
+            games = store.schedules.games(sid)
             if not games:  # not scheduled yet: every earlier batch is complete, decide the next one
                 played = played_games(store, keys)
                 decision = decide(
@@ -250,7 +250,7 @@ class _Batches:
                 if decision.stop:
                     report.reason = StopReason(decision.reason)
                     return
-                store.save_schedule(
+                store.schedules.save(
                     sid,
                     [
                         {**g.to_dict(), "seats": [ids[k] for k in g.seats], "settings": context}
@@ -261,7 +261,7 @@ class _Batches:
                     settings=settings.to_json(),
                     entrants=list(entrants),
                 )
-                games = store.schedule_games(sid)
+                games = store.schedules.games(sid)
             tables += len({g.table_no for g in games})
             report.games += len(games)
             report.batches = batch + 1
@@ -281,7 +281,7 @@ class _Batches:
                 if driver.interrupted:
                     report.interrupted, report.reason = True, StopReason.INTERRUPTED
                     return
-                unplayed = sum(g.status == "pending" for g in store.schedule_games(sid))
+                unplayed = sum(g.status == "pending" for g in store.schedules.games(sid))
                 if unplayed:  # the next decision needs these results: stop, the next run retries
                     report.unplayed, report.reason = unplayed, StopReason.UNPLAYED
                     return

@@ -17,7 +17,7 @@ def entrant_labels(store: Store) -> dict[int, str]:
     """Version id -> label in standings: the entrant's name for its latest version, name@vN for
     older."""
     latest: dict[str, int] = {}
-    versions = store.versions()
+    versions = store.versions.all()
     for v in versions:
         latest[v.name] = max(latest.get(v.name, 0), v.version)
     return {
@@ -30,13 +30,13 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
 
     Plain data (JSON-ready); the store is closed again before it returns."""
     with Store(directory, readonly=True) as store:
-        current = store.current_schedule()
+        current = store.schedules.current()
         progress = (
-            store.progress(current["schedule_id"])
+            store.schedules.progress(current["schedule_id"])
             if current
             else {"total": 0, "done": 0, "infra_failures": 0}
         )
-        run = store.last_run()
+        run = store.runs.last()
         state = "not started"
         if run is not None:
             state = run["status"]
@@ -53,14 +53,14 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                 "kind": f["kind"],
                 "detail": f["detail"].splitlines()[0] if f["detail"] else "",
             }
-            for f in store.infra_failures(current["schedule_id"] if current else None)
+            for f in store.results.infra_failures(current["schedule_id"] if current else None)
         ]
-        usage = store.output_usage()
-        settings = TournamentSettings.from_json(store.settings())
+        usage = store.results.output_usage()
+        settings = TournamentSettings.from_json(store.settings.get())
         budget = settings.output_budget
         return {
             "directory": str(Path(directory)),
-            "settings": store.settings(),
+            "settings": store.settings.get(),
             "entrants": [
                 {
                     "name": v.name,
@@ -74,16 +74,16 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                         v.id, {"kept_bytes": 0, "kept_games": 0, "dropped_games": 0}
                     ),
                 }
-                for v in store.versions()
+                for v in store.versions.all()
             ],
             "output_budget": budget,
             "schedule": current,
             "progress": progress,
-            "recorded": store.recorded_count(),
+            "recorded": store.results.recorded_count(),
             "run": run,
             "state": state,
             "infra_failures": pending_errors,
-            "ladder": store.note("ladder"),
+            "ladder": store.settings.note("ladder"),
             # the deal keys' commitments from the start, each key once revealed (docs/security.md)
             "deal_keys": [
                 {
@@ -93,7 +93,7 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                     "key": k.key,
                     "revealed_at": k.revealed_at,
                 }
-                for k in store.deal_seasons()
+                for k in store.deal_keys.seasons()
             ],
             "disk": disk_used(Path(directory)),
             "workers": visible_workers(settings.executor),

@@ -130,12 +130,12 @@ def _validate(
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
     try:
-        stored = store.settings()
+        stored = store.settings.get()
         settings = TournamentSettings.from_json(stored).updated(
             {"sandbox": sandbox, "timeout": timeout}
         )
         if not stored:
-            store.set_settings(settings.to_json())
+            store.settings.set(settings.to_json())
         if ref.kind == "dockerfile" and settings.sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError(
                 "the folder has only a Dockerfile: it can only run in the docker sandbox"
@@ -174,7 +174,7 @@ def _validate(
             if launcher is not None:
                 launcher.close()
         ArtifactStore(store.directory / FOLDER).put(artifact)
-        version, created = store.add_version(
+        version, created = store.versions.add(
             name,
             source_hash=digest,
             bot_dir=str(folder),

@@ -1,0 +1,133 @@
+"""The recorded games as published: each game's record (``results.record``), and which of them
+are public yet (a deal is published only once every rotation of it is played; the games and the
+abandoned games say which). Writing them is :class:`~.results.Results`'s."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from take5.record import GameRecord
+
+from .base import Repository, StoreError, WithheldError
+
+#: the duplicate sets with a game still to play (given up games aside)
+UNFINISHED = (
+    "SELECT DISTINCT duplicate_set FROM games WHERE status = 'pending'"
+    " AND game_id NOT IN (SELECT game_id FROM abandoned_games)"
+)
+
+
+@dataclass(frozen=True)
+class FaultedGame:
+    """A recorded game in which a version committed a fault (:meth:`Records.faulted_games`)."""
+
+    game_id: str
+    seat: int
+    version_id: int
+    finished_at: str
+    record: GameRecord
+
+
+def _record(text: str) -> GameRecord:
+    """A record as the store wrote it (by :meth:`.Results.record_game`, from the referee's own
+    games)."""
+    return cast(GameRecord, json.loads(text))
+
+
+class Records(Repository):
+    """``store.records``: a record, all of them in order, the published ones only."""
+
+    def unfinished_deals(self) -> set[str]:
+        """The duplicate sets (deals) with a game still to play. Their recorded games are not
+        published yet (standings, the site, the arena's record calls): a deal becomes public only
+        once every rotation of it has been played, so that nobody reads a deal that is still to
+        come (docs/security.md, "Deals")."""
+        return {row[0] for row in self._db.execute(UNFINISHED)}
+
+    def shared_tables(self) -> list[tuple[str, str]]:
+        """(game id, author) of every published game (:meth:`unfinished_deals`) in which two or
+        more seats belonged to that author, by the seats' ``owner`` in the records: the tables
+        that had to break the rule that keeps an author's entrants apart (docs/security.md)."""
+        rows = self._db.execute(
+            "SELECT r.game_id, json_extract(s.value, '$.owner') AS owner FROM results r"
+            " JOIN games g ON g.game_id = r.game_id, json_each(CASE WHEN json_valid(r.record)"
+            " THEN r.record ELSE '{}' END, '$.seats') s"
+            f" WHERE g.duplicate_set NOT IN ({UNFINISHED})"
+            " GROUP BY r.game_id, owner HAVING owner IS NOT NULL AND COUNT(*) > 1"
+            " ORDER BY r.seq, owner"
+        )
+        return [(str(gid), str(owner)) for gid, owner in rows]
+
+    def get(self, game_id: str, *, published_only: bool = False) -> GameRecord:
+        """A recorded game's record (``published_only``: refused while its deal is unfinished)."""
+        row = self._db.execute(
+            "SELECT r.record, g.duplicate_set FROM results r"
+            " LEFT JOIN games g ON g.game_id = r.game_id WHERE r.game_id = ?",
+            (game_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"game {game_id} is not recorded")
+        if published_only and row[1] in self.unfinished_deals():
+            raise WithheldError(
+                f"game {game_id} is not published yet: its deal has rotations still to play"
+            )
+        return _record(row[0])
+
+    def all(
+        self,
+        schedule_id: str | None = None,
+        *,
+        after: int | None = None,
+        published_only: bool = False,
+    ) -> Iterator[tuple[str, GameRecord]]:
+        """Every recorded game in the order recorded, one at a time (a cursor, never all at once);
+        with ``after``, only those recorded after the game of sequence number ``after``; with
+        ``published_only``, not those whose deal is unfinished (:meth:`unfinished_deals`)."""
+        sql = "SELECT r.game_id, r.record, g.duplicate_set FROM results r"
+        sql += " LEFT JOIN games g ON g.game_id = r.game_id"
+        args: tuple[object, ...] = ()
+        if schedule_id is not None:
+            sql += " JOIN schedule_games s ON s.game_id = r.game_id WHERE s.schedule_id = ?"
+            args = (schedule_id,)
+        if after is not None:
+            sql += (" AND" if schedule_id is not None else " WHERE") + " r.seq > ?"
+            args += (after,)
+        hidden = self.unfinished_deals() if published_only else set()
+        for row in self._db.execute(sql + " ORDER BY r.seq", args):
+            if row[2] not in hidden:
+                yield row[0], _record(row[1])
+
+    def game_places(self) -> dict[str, tuple[int, int]]:
+        """Game id -> (table number, rotation) of every recorded game: readable game labels
+        ("table 12, game 3") without reading a record."""
+        sql = (
+            "SELECT g.game_id, g.table_no, g.rotation FROM results r JOIN games g ON g.game_id "
+            "= r.game_id"
+        )
+        return {row[0]: (row[1], row[2]) for row in self._db.execute(sql)}
+
+    def faulted_games(self, version_ids: Sequence[int], limit: int) -> list[FaultedGame]:
+        """The newest ``limit`` published games (:meth:`unfinished_deals`) in which one of these
+        versions committed a fault, newest first, with their records."""
+        if not version_ids:
+            return []
+        marks = ",".join("?" * len(version_ids))
+        rows = self._db.execute(
+            "SELECT sr.game_id, sr.seat, sr.version_id, r.finished_at, r.record"
+            " FROM seat_results sr JOIN results r ON r.game_id = sr.game_id"
+            " JOIN games g ON g.game_id = sr.game_id"
+            f" WHERE sr.version_id IN ({marks}) AND sr.faults != '[]'"
+            f" AND g.duplicate_set NOT IN ({UNFINISHED})"
+            " ORDER BY r.seq DESC LIMIT ?",
+            (*version_ids, limit),
+        )
+        return [
+            FaultedGame(gid, seat, vid, finished, _record(text))
+            for gid, seat, vid, finished, text in rows
+        ]
+
+
+__all__ = ["UNFINISHED", "FaultedGame", "Records"]

@@ -1,0 +1,87 @@
+"""The runs of the referee: the ``runs`` table (who runs the tournament, since when, its last
+heartbeat; what ``referee tournament status`` reads to say whether a run is alive)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from .base import Repository, now
+
+
+class Runs(Repository):
+    """``store.runs``: a run begun, its heartbeats, its end."""
+
+    def begin(
+        self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
+    ) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs(run_id, pid, host, started_at, heartbeat_at, status, schedule_id,"
+                " settings, games) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (
+                    run_id,
+                    os.getpid(),
+                    socket.gethostname(),
+                    now(),
+                    now(),
+                    schedule_id,
+                    json.dumps(dict(settings), sort_keys=True),
+                    games,
+                ),
+            )
+
+    def heartbeat(self, run_id: str, done: int) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE runs SET heartbeat_at = ?, done = ? WHERE run_id = ?", (now(), done, run_id)
+            )
+
+    def end(self, run_id: str, status: str, done: int) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE runs SET ended_at = ?, status = ?, done = ?, heartbeat_at = ? WHERE "
+                "run_id = ?",
+                (now(), status, done, now(), run_id),
+            )
+
+    def all(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._db.execute("SELECT * FROM runs ORDER BY started_at")]
+
+    def last(self) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
+        return None if row is None else dict(row)
+
+
+def pid_alive(pid: int | None, host: str | None) -> bool | None:
+    """Whether process ``pid`` on ``host`` still runs (None: another host, cannot tell)."""
+    if pid is None:
+        return False
+    if host and host != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (killed, not yet reaped by its parent) is not running.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def seconds_since(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return time.time() - datetime.fromisoformat(stamp).timestamp()
+
+
+__all__ = ["Runs", "pid_alive", "seconds_since"]

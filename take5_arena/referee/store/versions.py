@@ -1,0 +1,170 @@
+"""The entrants and their versions: the ``entrants`` and ``entrant_versions`` tables (what
+`referee submit` and the arena's validation add, what schedules seat)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Repository, StoreError, now
+
+
+@dataclass(frozen=True)
+class EntrantVersion:
+    id: int
+    name: str
+    version: int
+    source_hash: str
+    image_id: str | None
+    bot_dir: str
+    kind: str
+    submitted_at: str
+    validation: dict[str, Any]
+    artifact: str | None = None
+    """The digest of the validated source archive (what plays); None: submitted before archives."""
+    author: str | None = None
+    """Who the organiser says the entrant is from (the arena account that owns it, or
+    ``referee submit --author``); None: not known. Two versions of one entrant share it."""
+
+    @property
+    def key(self) -> str:
+        """The id of this version in schedules: ``name@version``."""
+        return f"{self.name}@{self.version}"
+
+
+class Versions(Repository):
+    """``store.versions``: every version of every entrant, by id, by name, the current ones."""
+
+    def add(
+        self,
+        name: str,
+        *,
+        source_hash: str,
+        bot_dir: str,
+        kind: str,
+        image_id: str | None = None,
+        validation: Mapping[str, Any] | None = None,
+        artifact: str | None = None,
+        author: str | None = None,
+    ) -> tuple[EntrantVersion, bool]:
+        """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
+        whether it is new: the same source as an earlier version of this entrant gives that version
+        (its image id updated). ``author``, when given, becomes the entrant's author."""
+        with self._transaction() as db:
+            row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                entrant_id = db.execute(
+                    "INSERT INTO entrants(name, created_at, author) VALUES (?, ?, ?)",
+                    (name, now(), author),
+                ).lastrowid
+            else:
+                entrant_id = row[0]
+                db.execute(
+                    "UPDATE entrants SET active = 1, author = COALESCE(?, author) WHERE id = ?",
+                    (author, entrant_id),
+                )
+            old = db.execute(
+                "SELECT id FROM entrant_versions WHERE entrant_id = ? AND source_hash = ?",
+                (entrant_id, source_hash),
+            ).fetchone()
+            if old is not None:
+                db.execute(
+                    "UPDATE entrant_versions SET image_id = ?, validation = ?, bot_dir = ?,"
+                    " artifact = COALESCE(?, artifact) WHERE id = ?",
+                    (image_id, json.dumps(dict(validation or {})), bot_dir, artifact, old[0]),
+                )
+                created, version_id = False, old[0]
+            else:
+                number = db.execute(
+                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id "
+                    "= ?",
+                    (entrant_id,),
+                ).fetchone()[0]
+                version_id = db.execute(
+                    "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
+                    "bot_dir, kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?)",
+                    (
+                        entrant_id,
+                        number,
+                        source_hash,
+                        image_id,
+                        bot_dir,
+                        kind,
+                        now(),
+                        json.dumps(dict(validation or {})),
+                        artifact,
+                    ),
+                ).lastrowid
+                created = True
+        return self.get(version_id), created
+
+    _VERSION_SQL = (
+        "SELECT v.*, e.name, e.author FROM entrant_versions v"
+        " JOIN entrants e ON e.id = v.entrant_id"
+    )
+
+    @staticmethod
+    def _version(row: sqlite3.Row) -> EntrantVersion:
+        return EntrantVersion(
+            id=row["id"],
+            name=row["name"],
+            version=row["version"],
+            source_hash=row["source_hash"],
+            image_id=row["image_id"],
+            bot_dir=row["bot_dir"],
+            kind=row["kind"],
+            submitted_at=row["submitted_at"],
+            validation=json.loads(row["validation"] or "{}"),
+            artifact=row["artifact"],
+            author=row["author"],
+        )
+
+    def get(self, version_id: int) -> EntrantVersion:
+        row = self._db.execute(f"{self._VERSION_SQL} WHERE v.id = ?", (version_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no entrant version {version_id}")
+        return self._version(row)
+
+    def all(self) -> list[EntrantVersion]:
+        """Every version of every entrant, by name and version."""
+        rows = self._db.execute(f"{self._VERSION_SQL} ORDER BY e.name, v.version").fetchall()
+        return [self._version(r) for r in rows]
+
+    def current(self) -> list[EntrantVersion]:
+        """The latest version of every active entrant, by name: the ones a new schedule uses."""
+        rows = self._db.execute(
+            f"{self._VERSION_SQL} WHERE e.active = 1 AND v.version = "
+            "(SELECT MAX(version) FROM entrant_versions w WHERE w.entrant_id = v.entrant_id) "
+            "ORDER BY e.name"
+        ).fetchall()
+        return [self._version(r) for r in rows]
+
+    def withdraw(self, name: str) -> bool:
+        """Leave entrant ``name`` out of future schedules (its games stay recorded); whether it was
+        active until now."""
+        with self._transaction() as db:
+            sql = "UPDATE entrants SET active = 0 WHERE name = ? AND active = 1"
+            return db.execute(sql, (name,)).rowcount > 0
+
+    def set_authors(self, authors: Mapping[str, str]) -> int:
+        """Give entrants (by name) their authors where the store does not know them yet (an
+        arena made before entrants had authors: its accounts know them); how many it set."""
+        with self._transaction() as db:
+            return sum(
+                db.execute(
+                    "UPDATE entrants SET author = ? WHERE name = ? AND author IS NULL", (a, n)
+                ).rowcount
+                for n, a in sorted(authors.items())
+            )
+
+    def entrant_states(self) -> dict[str, bool]:
+        """Every entrant's name and whether it is active (plays in new schedules)."""
+        rows = self._db.execute("SELECT name, active FROM entrants ORDER BY name")
+        return {name: bool(active) for name, active in rows}
+
+
+__all__ = ["EntrantVersion", "Versions"]
