@@ -1,5 +1,5 @@
 """A tournament's settings: one frozen type, read from and written to the store's JSON as before
-it existed, checked where it is built (take5_arena/referee/tournament/settings.py)."""
+it existed, checked where it is built (take5_arena/referee/tournament/plan/settings.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from take5_arena.referee import defaults
 from take5_arena.referee.kinds import DealMode, SandboxKind
 from take5_arena.referee.sandbox.limits import SandboxLimits
 from take5_arena.referee.tournament import TournamentError, TournamentSettings
-from take5_arena.referee.tournament.settings import KEYS
+from take5_arena.referee.tournament.plan.settings import KEYS
 
 #: The settings JSON a store made before this type existed holds (take5_arena/referee/
 #: tournament/settings.py's DEFAULTS at main b3b9801, resolved with a few options, as `tournament

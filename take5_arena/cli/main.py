@@ -26,15 +26,12 @@ all listed here:
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
 from collections.abc import Mapping, Sequence
-from types import FrameType
 from typing import Any, NamedTuple
 
 import click
 
-from take5_arena.cli import entry
 from take5_arena.errors import ArenaError
 
 
@@ -109,10 +106,6 @@ COMMANDS: Mapping[str, Subcommand] = {
 }
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 class ArenaGroup(click.Group):
     """click's group, lazy (:data:`COMMANDS`), with one way out for Ctrl-C (exit 130, one line) and
     for the platform's own errors (a one-line message, exit 2), whatever the subcommand."""
@@ -159,12 +152,6 @@ class ArenaGroup(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
-        if signal.getsignal(signal.SIGINT) is entry.quiet_exit:  # started by the entry point
-            # While a command runs, both signals unwind through the code that stops bots and
-            # closes stores; a command with its own SIGTERM semantics (serve, tournament run)
-            # installs them inside.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGTERM, _interrupt)
         try:
             try:
                 code = super().main(args, prog_name, complete_var, False, **extra)

@@ -338,7 +338,7 @@ def play_settings() -> Decorator:
     tournament's stored setting applies): the table size and the game's rules, the limits on each
     call, the sandbox and its limits, where tables play, the retries of a game after an
     infrastructure failure and each bot's output budget. The command gets them as keyword
-    arguments named as the settings' JSON keys (take5_arena/referee/tournament/settings.py)."""
+    arguments named as the settings' JSON keys (take5_arena/referee/tournament/plan/settings.py)."""
 
     def apply(f: F) -> F:
         f = click.option(

@@ -11,10 +11,10 @@
     └── ContainerStartError        a bot container could not be created or started ├──
     TournamentError                tournament/errors.py: a tournament command cannot go on │   ├──
     SubmitRefusedError         a bot failed validation (``reason``, its ``stderr``) │   ├──
-    ScheduleError (ValueError) tournament/schedule.py: no schedule for these settings │   ├──
-    SettleError (ValueError)   tournament/adaptive.py: no adaptive schedule │   └── ExecutorError
-    (ValueError) tournament/executors.py: a bad or unreachable executor └── InfraError
-    tournament/errors.py: a game that is nobody's fault; ``kind``: kinds.py's InfraKind
+    ScheduleError (ValueError) tournament/plan/schedule.py: no schedule for these settings │   ├──
+    SettleError (ValueError)   tournament/plan/adaptive.py: no adaptive schedule │   └──
+    ExecutorError (ValueError) tournament/run/executors.py: a bad or unreachable executor └──
+    InfraError tournament/errors.py: a game that is nobody's fault; ``kind``: kinds.py's InfraKind
 
 A bot's faults during a game are not exceptions: they are data in the game record
 (match/faults.py); a bot's exception reaches the referee as a ``CallFailedError`` of kind ``error``.

@@ -45,7 +45,7 @@ from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..sandbox.launcher import DockerLauncher
 from ..store import EntrantVersion, Store
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
-from .settings import TournamentSettings
+from .plan.settings import TournamentSettings
 
 HOUSE_BOTS = tuple(defaults.EXAMPLE_BOTS / name for name in ("random", "lowest", "heuristic"))
 """The bots that fill a smoke game's other seats (quick, deterministic in their limits)."""

@@ -45,8 +45,8 @@ from typing import Any
 
 from take5.shuffle import SplitMix64
 
-from .. import defaults
-from .errors import TournamentError
+from ... import defaults
+from ..errors import TournamentError
 from .schedule import (
     DealSource,
     ScheduledGame,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,13 +29,12 @@ from take5 import Settings, Take5Error
 from take5.clock import ClockKind, TimeControl
 from take5.rules import EndRule, Variant
 
-from .. import defaults
-from ..kinds import BotMemory, DealMode, SandboxKind
-from ..match.config import CallLimits
-from ..sandbox.limits import SandboxLimits
-from ..store import EntrantVersion
-from .errors import TournamentError
-from .executors import default_concurrency
+from ... import defaults
+from ...kinds import BotMemory, DealMode, SandboxKind
+from ...match.config import CallLimits
+from ...sandbox.limits import SandboxLimits
+from ...store import EntrantVersion
+from ..errors import TournamentError
 from .schedule import DealSource, Schedule, ScheduleError, make_schedule
 
 #: The keys of the settings JSON, in the order of :meth:`TournamentSettings.to_json`.
@@ -93,6 +93,19 @@ def _default_game() -> Settings:
         threshold=defaults.THRESHOLD,
         end_rule=EndRule(defaults.END_RULE),
     )
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_concurrency(table_size: int) -> int:
+    """Tables played at once by default: the bots of a table think at the same time (their picks
+    are simultaneous), so about one CPU per seat: ``max(1, cpus // table_size)``."""
+    return max(1, cpu_count() // max(1, table_size))
 
 
 def _default_limits() -> SandboxLimits:
@@ -403,4 +416,11 @@ def schedule_id(schedule: Schedule) -> str:
     return h.hexdigest()
 
 
-__all__ = ["KEYS", "SMOKE_SHAPE", "TournamentSettings", "schedule_id"]
+__all__ = [
+    "KEYS",
+    "SMOKE_SHAPE",
+    "TournamentSettings",
+    "cpu_count",
+    "default_concurrency",
+    "schedule_id",
+]

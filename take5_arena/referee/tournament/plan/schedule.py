@@ -39,7 +39,7 @@ another.
 **Deals** come from a :data:`DealSource`: a table's number and seats give its :class:`Deal`. A
 tournament with a public seed uses :func:`public_deals` (the seed hashed with the table number, as
 every schedule before secret deals did, so that their schedules stay the same); one with a secret
-key uses take5_arena/referee/tournament/deals.py, whose seeds are an HMAC of the table's deal
+key uses take5_arena/referee/tournament/plan/deals.py, whose seeds are an HMAC of the table's deal
 identity (:func:`deal_identity`) under the key. The scheduler itself never sees a key.
 
 **Authors** (``authors``: entrant -> author): two entrants of one author never share a table when
@@ -65,7 +65,7 @@ import numpy as np
 
 from take5.shuffle import SplitMix64
 
-from .errors import TournamentError
+from ..errors import TournamentError
 
 #: The largest complete round robin (tables) the scheduler will enumerate.
 MAX_COMPLETE_TABLES = 2_000_000
