@@ -2,9 +2,9 @@
 # Refresh the lock files in requirements/ from the ranges in pyproject.toml and sdk/pyproject.toml,
 # with uv's resolver (`uv pip compile`), every file pinned with its hashes:
 #   requirements/ci.txt          everything the tests, CI and a maintainer's checkout install: the
-#                                platform with all its extras (test, dask, rl), for every Python the
-#                                project supports (3.10 and newer; a version can differ by Python,
-#                                behind a marker)
+#                                platform with all its extras (docker, web, metrics, dask, rl, test),
+#                                for every Python the project supports (3.10 and newer; a version
+#                                can differ by Python, behind a marker)
 #   requirements/bot-python.txt  the wheels of the Python bot image (scripts/setup-docker.sh):
 #                                the SDK's own dependencies, for the image's Python (3.11, Linux x86_64)
 # Usage: scripts/lock.sh            newest versions the ranges allow, then review the diff and run
@@ -32,9 +32,9 @@ header() {
         "Install with: pip install --require-hashes -r $3"
 }
 {
-    header "pyproject.toml's dependencies and extras test, dask and rl" \
+    header "pyproject.toml's dependencies and all its extras" \
         "every Python from 3.10, universal" requirements/ci.txt
-    uv pip compile pyproject.toml --extra test --extra dask --extra rl --universal \
+    uv pip compile pyproject.toml --all-extras --universal \
         --python-version 3.10 "${common[@]}"
 } >"$out/ci.txt.new"
 mv "$out/ci.txt.new" "$out/ci.txt"

@@ -41,9 +41,10 @@ from typing import Protocol
 from take5 import Settings, Take5Error
 from take5.record import DealRecord
 
+from ....errors import require_extra
 from ... import defaults
 from ...artifacts import FOLDER, ArtifactError, ArtifactStore
-from ...kinds import InfraKind
+from ...kinds import InfraKind, SandboxKind
 from ...store import Store, StoredGame
 from ..errors import TournamentError
 from ..plan.deals import Dealer
@@ -188,6 +189,10 @@ class TableDriver:
         progress: Progress | None = None,
         retry_delay: float = 2.0,
     ) -> None:
+        if settings.sandbox == SandboxKind.DOCKER and (
+            info.kind != "dask" or info.address == "local"
+        ):
+            require_extra("docker")  # this host plays in Docker: say so now, not once per table
         self.store = store
         self.executor = executor
         self.info = info

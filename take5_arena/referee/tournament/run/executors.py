@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ....errors import require_extra
 from ... import defaults
 from ..errors import TournamentError
 from .shipping import close_shipping
@@ -155,10 +156,9 @@ def open_executor(
         finally:
             ppool.shutdown(wait=False, cancel_futures=True)
         return
-    try:  # an optional dependency (the [dask] extra): imported only when asked for
-        import distributed
-    except ImportError as error:  # pragma: no cover - installed with the [dask] extra
-        raise ExecutorError("dask executors need `pip install 'dask[distributed]'`") from error
+    require_extra("dask")  # an optional dependency: imported only when asked for
+    import distributed
+
     cluster = None
     try:
         if info.address == "local":
