@@ -8,9 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The locked versions (requirements/ci.txt, made by scripts/lock.sh): what CI tests is what the lock
-# says, not what the index serves today. The project itself is installed without its dependencies.
+# says, not what the index serves today. The project itself, the SDK first (the platform depends on
+# it), is installed without its dependencies.
 python3 -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/ci.txt
-python3 -m pip install --quiet --disable-pip-version-check --no-deps -e .
+python3 -m pip install --quiet --disable-pip-version-check --no-deps -e ./sdk -e .
 
 if [ "$(id -u)" = 0 ]; then
     # Node.js and npm for the Node example bot (tests/test_node_bot.py): never skipped in CI.

@@ -164,3 +164,67 @@ def test_a_docker_tournament_without_the_docker_extra_stops_before_it_plays(tmp_
     done = without(set(EXTRAS["docker"]), code)
     assert done.returncode == MISSING_EXTRA_EXIT, done.stdout + done.stderr
     assert "take5-arena[docker]" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- the SDK: take5 checks records with the standard library alone ---------------------------------
+
+#: the SDK's extras -> the top-level modules they install (sdk/take5/extras.py)
+SDK_EXTRAS = {
+    "bot": {"grpc", "google"},
+    "sim": {"numpy"},
+    "rl": {"numpy", "pettingzoo", "gymnasium"},
+}
+NO_SDK_EXTRA = set().union(*SDK_EXTRAS.values())
+
+
+def test_the_sdk_plays_and_checks_a_record_with_no_extra():
+    code = (
+        "import json, take5, take5.record, take5.audit\n"
+        "game = take5.play_game([take5.RandomPlayer(1), take5.RandomPlayer(2)], seed=7)\n"
+        "record = json.loads(json.dumps(game.record(game_id='g')))\n"
+        "assert take5.record.verify_record(record) is None\n"
+        "assert take5.audit.audit_record(record) is None\n"
+    )
+    done = without(NO_SDK_EXTRA, code)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, code",
+    [
+        ("bot", "import take5; take5.Bot"),
+        ("bot", "import take5.harness"),
+        ("sim", "import take5.batch"),
+        ("sim", "import take5.encode"),
+        ("rl", "import take5.env"),
+    ],
+)
+def test_an_sdk_module_without_its_extra_names_it(extra, code):
+    done = without(NO_SDK_EXTRA, code)
+    assert done.returncode == 1
+    assert f"needs the SDK's [{extra}] extra" in done.stderr
+    assert f"pip install 'take5[{extra}]'" in done.stderr
+
+
+def test_the_harness_without_the_bot_extra_is_one_line():
+    done = without(
+        SDK_EXTRAS["bot"], "from take5.harness_entry import main\nraise SystemExit(main())\n"
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "take5-harness: " in done.stderr
+    assert "[bot]" in done.stderr
+
+
+def test_the_platform_depends_on_its_own_sdk_and_ships_none_of_it():
+    """After ``pip uninstall take5`` pip reports take5-arena broken, rather than an arena whose
+    ``import take5`` fails: the wheel depends on the SDK at the one version of both."""
+    import take5
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    needs = [d for d in project["project"]["dependencies"] if d.startswith("take5")]
+    assert needs == [f"take5[bot,sim]=={take5.__version__}"]
+    packages = project["tool"]["setuptools"]["packages"]
+    assert [p for p in packages if not p.startswith("take5_arena")] == []
+    sdk = tomllib.loads((ROOT / "sdk" / "pyproject.toml").read_text())["project"]
+    assert sdk["dependencies"] == []
+    assert set(sdk["optional-dependencies"]) == set(SDK_EXTRAS)
