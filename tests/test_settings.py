@@ -138,3 +138,32 @@ def test_the_game_context_is_what_game_ids_were_made_from() -> None:
     context = TournamentSettings.from_json(OLD_STORE_JSON).game_context()
     assert context == {"variant": "standard", "threshold": 66, "end_rule": "at-or-above"}
     assert all(type(v) in (str, int) for v in context.values())
+
+
+def test_match_and_tournament_build_their_call_limits_alike():
+    """One builder of call limits (CallLimits.build) for `referee match`'s options and a
+    tournament's settings: the same check, in the same words, whichever command."""
+    from click import UsageError
+
+    from take5_arena.cli.options import limits_from_options
+    from take5_arena.referee.match.config import CallLimits
+
+    given = {
+        "timeout": 1.0,
+        "time_control": "10+0.1",
+        "time_cap": 0.5,
+        "clock": "wall",
+        "wall_factor": 3,
+        "start_timeout": 30.0,
+        "start_wall": 60.0,
+        "max_faults": 3,
+    }
+    from_options = limits_from_options(**given)
+    settings = TournamentSettings.from_json({"players": 2, **given})
+    assert from_options == settings.calls == CallLimits.build(**given)
+    no_control = {**given, "time_control": None}
+    with pytest.raises(UsageError) as usage:
+        limits_from_options(**no_control)
+    with pytest.raises(TournamentError) as stored:
+        TournamentSettings.from_json({"players": 2, **no_control})
+    assert str(usage.value.message) == str(stored.value)

@@ -85,8 +85,9 @@ class ScheduleError(TournamentError, ValueError):
 
 
 @dataclass(frozen=True)
-class Table:
-    """One table: entrants by seat and the seed of its deal."""
+class Seating:
+    """A table of the schedule: its entrants by seat and the seed of its deal (take5.sim.Table,
+    a different thing, is the cards on a table)."""
 
     index: int
     seats: tuple[str, ...]
@@ -201,7 +202,7 @@ class Schedule:
     requested_tables: int
     duplicate: bool
     seed: int
-    tables: tuple[Table, ...]
+    tables: tuple[Seating, ...]
     games: tuple[ScheduledGame, ...] = field(repr=False)
 
     @property
@@ -345,12 +346,12 @@ def make_schedule(
     if rows is None:
         cycles = max(1, round(requested / c))
         rows = _complete(n, k, cycles, subsets)
-    tables: list[Table] = []
+    tables: list[Seating] = []
     out_games: list[ScheduledGame] = []
     for index, row in enumerate(rows):
         seats = tuple(keys[order[i]] for i in rng.shuffled(row))
         deal = deals(index, seats)
-        tables.append(Table(index, seats, deal.seed))
+        tables.append(Seating(index, seats, deal.seed))
         out_games.extend(games_of_table(index, seats, deal, k if duplicate else 1, context))
     return Schedule(
         keys, k, mode, cycles, requested, duplicate, seed, tuple(tables), tuple(out_games)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5 import Settings, Take5Error
-from take5.clock import ClockKind, TimeControl
+from take5.clock import ClockKind
 from take5.rules import EndRule, Variant
 
 from ... import defaults
@@ -229,22 +229,12 @@ class TournamentSettings:
             )
         except Take5Error as error:
             raise TournamentError(str(error)) from None
-        try:
-            control = None
-            if values["time_control"] is not None:
-                if not isinstance(values["time_control"], str):
-                    raise TournamentError(
-                        f"time_control must be BANK+INCREMENT, not {values['time_control']!r}"
-                    )
-                cap = values["time_cap"]
-                control = TimeControl.parse(
-                    values["time_control"], cap=None if cap is None else _number(values, "time_cap")
-                )
-            elif values["time_cap"] is not None:
-                raise TournamentError("time_cap caps the decisions of a time_control: give one")
-            calls = CallLimits(
+        try:  # the one builder of call limits (match/config.py), as `referee match`'s options
+            cap = values["time_cap"]
+            calls = CallLimits.build(
                 timeout=_number(values, "timeout"),
-                time_control=control,
+                time_control=values["time_control"],
+                time_cap=None if cap is None else _number(values, "time_cap"),
                 clock=values["clock"],
                 wall_factor=values["wall_factor"],
                 start_timeout=_number(values, "start_timeout"),
