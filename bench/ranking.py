@@ -6,7 +6,7 @@ each field and repetition three runs play synthetic games until the stop rule of
 tournament run --until-settled`` holds (every neighbour pair's published LOS at least 95%) or the
 budget is spent:
 
-* adaptive    - the scheduler of take5_arena/referee/tournament/adaptive.py with the
+* adaptive    - the scheduler of take5_arena/referee/tournament/plan/adaptive.py with the
                 leaderboard's ranking function: the exact code path of the command, with the
                 synthetic model in place of the bots;
 * fixed+stop  - a fixed balanced round robin (every bot at the same number of tables), the same
@@ -49,7 +49,7 @@ from scipy.stats import binomtest
 from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.fit import ELO_PER_LOGIT
 from take5_arena.leaderboard.results import GameResult
-from take5_arena.referee.tournament.adaptive import (
+from take5_arena.referee.tournament.plan.adaptive import (
     PlayedGame,
     Ranking,
     SettleSettings,

@@ -31,8 +31,8 @@ Three runs on the same cluster: every spec carrying its archives (the way tables
 the baseline), then archives shipped once with empty worker caches, then again with warm caches; and
 how many of Dask's "large graph" warnings each run raised.
 
-Schedule creation: `take5_arena.referee.tournament.schedule.make_schedule` for 10, 100 and 1,000
-entrants at tables of 4, each entrant at 10 tables (40 games with duplicate deals), best of 3.
+Schedule creation: `take5_arena.referee.tournament.plan.schedule.make_schedule` for 10, 100 and
+1,000 entrants at tables of 4, each entrant at 10 tables (40 games with duplicate deals), best of 3.
 """
 
 from __future__ import annotations
@@ -57,8 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import run_tournament, submit
-from take5_arena.referee.tournament.executors import ExecutorInfo
-from take5_arena.referee.tournament.schedule import make_schedule
+from take5_arena.referee.tournament.plan.schedule import make_schedule
 
 
 def bench_schedule() -> None:
@@ -147,9 +146,9 @@ def bench_cluster(games: int) -> None:
     import distributed
 
     from take5_arena.referee.artifacts import ArtifactStore
-    from take5_arena.referee.tournament.settings import TournamentSettings
-    from take5_arena.referee.tournament.shipping import ClusterArchive
-    from take5_arena.referee.tournament.table import SeatSpec, TableSpec
+    from take5_arena.referee.tournament.plan.settings import TournamentSettings
+    from take5_arena.referee.tournament.run.archives import ClusterArchive
+    from take5_arena.referee.tournament.run.spec import SeatSpec, TableSpec
 
     script = ROOT / "scripts" / "cluster-local.sh"
     base = Path(tempfile.mkdtemp(prefix="t5b-", dir="/tmp"))  # short: engine sockets live under it
@@ -285,9 +284,9 @@ def _set_cache(path: str) -> None:
 
 
 def _fetched() -> int:
-    from take5_arena.referee.tournament import shipping
+    from take5_arena.referee.tournament.run import archives
 
-    return shipping.fetched_bytes
+    return archives.fetched_bytes
 
 
 def bench_shipping() -> None:
@@ -295,8 +294,8 @@ def bench_shipping() -> None:
 
     import distributed
 
-    from take5_arena.referee.tournament import driver, shipping
-    from take5_arena.referee.tournament.table import TableSpec
+    from take5_arena.referee.tournament.run import driver, shipping
+    from take5_arena.referee.tournament.run.spec import TableSpec
 
     class Counting(shipping.Shipping):
         """The run's shipping, counting the pickled specs it hands out."""
@@ -365,11 +364,10 @@ def bench_shipping() -> None:
 
                 def measured(
                     executor: concurrent.futures.Executor,
-                    info: ExecutorInfo,
                     inline: bool = inline,
                     counting: list[Counting] = counting,
                 ) -> Counting:
-                    inner = shipping.InlineShipping() if inline else original(executor, info)
+                    inner = shipping.InlineShipping() if inline else original(executor)
                     counting.append(Counting(inner))
                     return counting[-1]
 

@@ -21,7 +21,8 @@
 # Then: referee tournament run --tournament T --executor dask:tcp://127.0.0.1:P
 #
 # Needs root, scripts/setup-docker.sh run once (docker.io, the base images) and the project installed
-# with the dask extra (pip install -e ".[dask]"). Everything listens on loopback only.
+# with the docker and dask extras (pip install -e ./sdk -e ".[docker,dask]"). Everything listens on
+# loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,7 +83,7 @@ copy_images() {
 
 start() {
     [ "$(id -u)" = 0 ] || die "must run as root (it starts Docker engines)"
-    command -v dask >/dev/null || die "no 'dask' command: pip install -e \".[dask]\""
+    command -v dask >/dev/null || die "no 'dask' command: pip install -e ./sdk -e \".[docker,dask]\""
     timeout 10 docker info >/dev/null 2>&1 || die "the main Docker engine does not answer: run scripts/setup-docker.sh"
     mkdir -p "$ROOT"
     local i

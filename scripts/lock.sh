@@ -2,13 +2,16 @@
 # Refresh the lock files in requirements/ from the ranges in pyproject.toml and sdk/pyproject.toml,
 # with uv's resolver (`uv pip compile`), every file pinned with its hashes:
 #   requirements/ci.txt          everything the tests, CI and a maintainer's checkout install: the
-#                                platform with all its extras (test, dask, rl), for every Python the
-#                                project supports (3.10 and newer; a version can differ by Python,
-#                                behind a marker)
-#   requirements/arena.txt       what a server of the arena runs (docs/operations.md): the platform
-#                                with its dask extra, without the test tools, for every Python from 3.10
+#                                platform with all its extras (docker, web, metrics, dask, rl, test),
+#                                for every Python the project supports (3.10 and newer; a version
+#                                can differ by Python, behind a marker), but the SDK itself (sdk/,
+#                                installed from the checkout: scripts/test.sh)
+#   requirements/arena.txt       what a server or a worker of the arena runs (docs/operations.md):
+#                                the platform with its extras docker, web, metrics and dask, without
+#                                the test tools, for every Python from 3.10, but the SDK itself
 #   requirements/bot-python.txt  the wheels of the Python bot image (scripts/setup-docker.sh):
-#                                the SDK's own dependencies, for the image's Python (3.11, Linux x86_64)
+#                                the SDK's extras bot and sim, for the image's Python (3.11, Linux
+#                                x86_64)
 # Usage: scripts/lock.sh            newest versions the ranges allow, then review the diff and run
 #                                   scripts/test.sh before committing it
 #        scripts/lock.sh --check    exit 1 when a lock file is not what the ranges resolve to today
@@ -34,23 +37,24 @@ header() {
         "Install with: pip install --require-hashes -r $3"
 }
 {
-    header "pyproject.toml's dependencies and extras test, dask and rl" \
+    header "pyproject.toml's dependencies and all its extras" \
         "every Python from 3.10, universal" requirements/ci.txt
-    uv pip compile pyproject.toml --extra test --extra dask --extra rl --universal \
-        --python-version 3.10 "${common[@]}"
+    uv pip compile pyproject.toml --all-extras --universal \
+        --python-version 3.10 --no-emit-package take5 "${common[@]}"
 } >"$out/ci.txt.new"
 mv "$out/ci.txt.new" "$out/ci.txt"
 {
-    header "pyproject.toml's dependencies and extra dask" "every Python from 3.10, universal" \
-        requirements/arena.txt
-    uv pip compile pyproject.toml --extra dask --universal --python-version 3.10 "${common[@]}"
+    header "pyproject.toml's dependencies and its extras docker, web, metrics and dask" \
+        "every Python from 3.10, universal" requirements/arena.txt
+    uv pip compile pyproject.toml --extra docker --extra web --extra metrics --extra dask \
+        --universal --python-version 3.10 --no-emit-package take5 "${common[@]}"
 } >"$out/arena.txt.new"
 mv "$out/arena.txt.new" "$out/arena.txt"
 {
-    header "sdk/pyproject.toml's dependencies" "Python 3.11 on Linux x86_64, the bot image's" \
+    header "sdk/pyproject.toml's extras bot and sim" "Python 3.11 on Linux x86_64, the bot image's" \
         requirements/bot-python.txt
-    uv pip compile sdk/pyproject.toml --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
-        "${common[@]}"
+    uv pip compile sdk/pyproject.toml --extra bot --extra sim --python-version 3.11 \
+        --python-platform x86_64-manylinux_2_28 "${common[@]}"
 } >"$out/bot-python.txt.new"
 mv "$out/bot-python.txt.new" "$out/bot-python.txt"
 

@@ -8,9 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The locked versions (requirements/ci.txt, made by scripts/lock.sh): what CI tests is what the lock
-# says, not what the index serves today. The project itself is installed without its dependencies.
+# says, not what the index serves today. The project itself, the SDK first (the platform depends on
+# it), is installed without its dependencies.
 python3 -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/ci.txt
-python3 -m pip install --quiet --disable-pip-version-check --no-deps -e .
+python3 -m pip install --quiet --disable-pip-version-check --no-deps -e ./sdk -e .
 # The SDK's compiled core (take5._core) in place, beside the sources the editable install serves:
 # tests/test_core.py then fails in CI if it is not the core in use.
 (cd sdk && python3 setup.py --quiet build_ext --inplace)

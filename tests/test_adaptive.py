@@ -1,6 +1,6 @@
-"""Adaptive scheduling: the pure scheduler (take5_arena/referee/tournament/adaptive.py) and the run
-loop until settled (take5_arena/referee/tournament/settle.py) on a planted field, including resuming
-after SIGKILL.
+"""Adaptive scheduling: the pure scheduler (take5_arena/referee/tournament/plan/adaptive.py) and the
+run loop until settled (take5_arena/referee/tournament/settle.py) on a planted field, including
+resuming after SIGKILL.
 
 Games are played by an in-process stand-in for the match layer: each seat's performance is its
 planted strength plus noise seeded by the game's deal and rotation, so a game always has the same
@@ -25,7 +25,7 @@ from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, TournamentError
-from take5_arena.referee.tournament.adaptive import (
+from take5_arena.referee.tournament.plan.adaptive import (
     PlayedGame,
     Ranking,
     SettleError,
@@ -33,7 +33,7 @@ from take5_arena.referee.tournament.adaptive import (
     decide,
     full_ranking,
 )
-from take5_arena.referee.tournament.schedule import make_schedule
+from take5_arena.referee.tournament.plan.schedule import make_schedule
 from take5_arena.referee.tournament.settle import batch_id, run_until_settled
 
 NAMES = [f"bot{i}" for i in range(8)]

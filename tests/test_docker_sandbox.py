@@ -195,7 +195,7 @@ def test_a_warm_container_writes_only_to_tmpfs_the_referee_replaces():
 def test_bot_memory_and_runtime_are_tournament_settings():
     from take5_arena.referee.kinds import BotMemory
     from take5_arena.referee.tournament.errors import TournamentError
-    from take5_arena.referee.tournament.settings import TournamentSettings
+    from take5_arena.referee.tournament.plan.settings import TournamentSettings
 
     settings = TournamentSettings.from_json({})
     assert settings.bot_memory is BotMemory.GAME  # a fresh process for every game, by default

@@ -74,7 +74,7 @@ NETWORK = re.compile(
 
 @pytest.mark.slow
 def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
-    """`python3 -m venv`, `pip install ./sdk`, the README's bot, `take5-harness mybot --games
+    """`python3 -m venv`, `pip install './sdk[bot]'`, the README's bot, `take5-harness mybot --games
     20`."""
     env = {
         k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
@@ -93,7 +93,7 @@ def test_readme_first_steps_in_a_fresh_venv(tmp_path: Path) -> None:
         ROOT / "sdk", sdk, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
     )
     install = subprocess.run(
-        [str(bin_dir / "pip"), "install", "--quiet", "./sdk"],
+        [str(bin_dir / "pip"), "install", "--quiet", "./sdk[bot]"],
         capture_output=True,
         text=True,
         timeout=600,

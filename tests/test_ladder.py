@@ -15,7 +15,7 @@ from pathlib import Path
 from take5.record import verify_record
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import TournamentSettings, submit
-from take5_arena.referee.tournament.executors import open_executor, parse_executor
+from take5_arena.referee.tournament.run.executors import open_executor, parse_executor
 from take5_arena.service.ladder import Ladder, LadderConfig
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ from take5_arena.referee.tournament import (
     run_tournament,
     table_specs,
 )
-from take5_arena.referee.tournament import table as table_module
+from take5_arena.referee.tournament.run import table as table_module
 
 
 def test_a_match_of_bots_in_memory_writes_records_that_verify() -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from take5_arena.referee.tournament.schedule import (
+from take5_arena.referee.tournament.plan.schedule import (
     ScheduleError,
     deal_seed,
     default_tables,
@@ -43,7 +43,8 @@ def check_balanced(s) -> None:
 @given(pools())
 def test_pair_and_game_balance_within_one(pool):
     """Tables of 2-4 (the common sizes) for up to 20 entrants: always within one. (Tables of 5-6 on
-    small pools can end with a pair spread of 2, see take5_arena/referee/tournament/schedule.py.)"""
+    small pools can end with a pair spread of 2, see
+    take5_arena/referee/tournament/plan/schedule.py.)"""
     n, k, games, seed, duplicate = pool
     s = make_schedule(names(n), table_size=k, games=games, seed=seed, duplicate=duplicate)
     check_balanced(s)

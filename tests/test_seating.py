@@ -98,7 +98,7 @@ def _apart(tables: Sequence[Sequence[str]]) -> bool:
 
 
 def test_the_fixed_schedule_keeps_authors_apart() -> None:
-    from take5_arena.referee.tournament.schedule import make_schedule
+    from take5_arena.referee.tournament.plan.schedule import make_schedule
 
     for seed in range(20):
         for games in (None, 9, 30):
@@ -109,7 +109,7 @@ def test_the_fixed_schedule_keeps_authors_apart() -> None:
 
 
 def test_until_settled_keeps_authors_apart() -> None:
-    from take5_arena.referee.tournament.adaptive import (
+    from take5_arena.referee.tournament.plan.adaptive import (
         PlayedGame,
         Ranking,
         SettleSettings,
@@ -145,7 +145,7 @@ def test_the_ladder_keeps_authors_apart() -> None:
     """Also a newcomer's gauntlet: it meets every other bot but its own author's (it used to seat
     them together: a table not filled from one candidate fell back to ignoring authors)."""
     from take5.shuffle import SplitMix64
-    from take5_arena.referee.tournament.adaptive import neediest_table
+    from take5_arena.referee.tournament.plan.adaptive import neediest_table
     from take5_arena.service.ladder import GauntletPlanner, PoolView
 
     for seed in range(30):

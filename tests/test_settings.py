@@ -1,5 +1,5 @@
 """A tournament's settings: one frozen type, read from and written to the store's JSON as before
-it existed, checked where it is built (take5_arena/referee/tournament/settings.py)."""
+it existed, checked where it is built (take5_arena/referee/tournament/plan/settings.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from take5_arena.referee import defaults
 from take5_arena.referee.kinds import DealMode, SandboxKind
 from take5_arena.referee.sandbox.limits import SandboxLimits
 from take5_arena.referee.tournament import TournamentError, TournamentSettings
-from take5_arena.referee.tournament.settings import KEYS
+from take5_arena.referee.tournament.plan.settings import KEYS
 
 #: The settings JSON a store made before this type existed holds (take5_arena/referee/
 #: tournament/settings.py's DEFAULTS at main b3b9801, resolved with a few options, as `tournament
@@ -138,3 +138,33 @@ def test_the_game_context_is_what_game_ids_were_made_from() -> None:
     context = TournamentSettings.from_json(OLD_STORE_JSON).game_context()
     assert context == {"variant": "standard", "threshold": 66, "end_rule": "at-or-above"}
     assert all(type(v) in (str, int) for v in context.values())
+
+
+def test_match_and_tournament_build_their_call_limits_alike():
+    """One builder of call limits (CallLimits.build) for `referee match`'s options and a
+    tournament's settings: the same check, in the same words, whichever command."""
+    from click import UsageError
+
+    from take5_arena.cli.options import limits_from_options
+    from take5_arena.referee.match.config import CallLimits
+
+    given = {
+        "timeout": 1.0,
+        "time_control": "10+0.1",
+        "time_cap": 0.5,
+        "clock": "wall",
+        "wall_factor": 3,
+        "start_timeout": 30.0,
+        "start_wall": 60.0,
+        "max_faults": 3,
+        "ponder": "charge",  # given: settings saved without it predate the rule and read "allow"
+    }
+    from_options = limits_from_options(**given)
+    settings = TournamentSettings.from_json({"players": 2, **given})
+    assert from_options == settings.calls == CallLimits.build(**given)
+    no_control = {**given, "time_control": None}
+    with pytest.raises(UsageError) as usage:
+        limits_from_options(**no_control)
+    with pytest.raises(TournamentError) as stored:
+        TournamentSettings.from_json({"players": 2, **no_control})
+    assert str(usage.value.message) == str(stored.value)

@@ -1,4 +1,5 @@
-"""Each bot once per worker (take5_arena/referee/tournament/shipping.py), on a real Dask cluster.
+"""Each bot once per worker (take5_arena/referee/tournament/run/shipping.py), on a real Dask
+cluster.
 
 A ``dask:local`` cluster of two worker processes (loopback only) plays tables of two bots in the
 local sandbox: ``heavy`` (the random example bot with a 1 MB file beside it, so that its archive
@@ -27,14 +28,10 @@ from take5_arena.referee.artifacts import CACHE_ENV, ArtifactStore, is_cached
 from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import SeatSpec, TableSpec, run_table, submit
-from take5_arena.referee.tournament.executors import ExecutorInfo, avoiding, open_executor
-from take5_arena.referee.tournament.settings import TournamentSettings
-from take5_arena.referee.tournament.shipping import (
-    ClusterArchive,
-    ClusterShipping,
-    StoredArchive,
-    shipping_for,
-)
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
+from take5_arena.referee.tournament.run.archives import ClusterArchive, StoredArchive
+from take5_arena.referee.tournament.run.executors import avoiding, open_executor
+from take5_arena.referee.tournament.run.shipping import ClusterShipping, shipping_for
 
 pytest.importorskip("distributed")
 
@@ -76,9 +73,9 @@ def _set_cache(path: str) -> None:
 
 
 def _fetched() -> int:
-    from take5_arena.referee.tournament import shipping
+    from take5_arena.referee.tournament.run import archives
 
-    return shipping.fetched_bytes
+    return archives.fetched_bytes
 
 
 def _fresh_caches(client, tmp_path: Path) -> dict[str, Path]:
@@ -231,12 +228,11 @@ def test_thread_executors_read_the_tournaments_files(tournament, tmp_path, monke
     tournament's artifacts/ folder by the worker whose cache lacks it, and played."""
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     spec = _spec(tournament, 7)
-    with open_executor("local", 1) as (executor, info):
-        assert shipping_for(executor, info).ship(spec) is spec
+    with open_executor("local", 1) as (executor, _info):
+        assert shipping_for(executor).ship(spec) is spec
         outcomes = executor.submit(run_table, spec).result()
     assert all(o.ok for o in outcomes), [o.infra_detail for o in outcomes]
     assert all(is_cached(d, tmp_path / "cache") for d in spec.sources)
-    assert shipping_for(executor, ExecutorInfo("process", in_process=False)).ship(spec) is spec
 
 
 def test_a_run_recovers_when_workers_said_they_held_what_they_lack(
@@ -246,7 +242,8 @@ def test_a_run_recovers_when_workers_said_they_held_what_they_lack(
     their caches are empty. Each table fails as ``artifact`` on the worker that lacked it (rating no
     one), the driver forgets what that worker said, and the retry ships the archive: every game is
     played, and the archives went into the cluster."""
-    from take5_arena.referee.tournament import run_tournament, shipping
+    from take5_arena.referee.tournament import run_tournament
+    from take5_arena.referee.tournament.run import shipping
 
     real = shipping.ClusterShipping._ship_one
     told: set[str] = set()
@@ -301,7 +298,7 @@ def _scrape(client, worker: str) -> dict[str, float]:
 
 def test_each_worker_serves_its_own_tables_on_its_metrics_page(tournament, cluster, tmp_path):
     """A worker's tables, games and engine are on the /metrics page Dask already serves for it
-    (take5_arena/referee/tournament/worker_metrics.py), put there by the referee's plugin."""
+    (take5_arena/referee/tournament/run/worker_metrics.py), put there by the referee's plugin."""
     executor, _info, client = cluster
     caches = _fresh_caches(client, tmp_path)
     first, second = sorted(caches)

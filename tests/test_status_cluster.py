@@ -18,7 +18,7 @@ import pytest
 from support import ROOT, referee, referee_env
 
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.settings import TournamentSettings
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
 
 GOLDEN = ROOT / "tests" / "data" / "tournament-v3"
 DASK = shutil.which("dask")

@@ -157,8 +157,8 @@ def test_the_dask_workers_sweep_their_engines_from_the_start(monkeypatch, tmp_pa
     exist: their first sweep, at once, must not judge the shared engine's containers.)"""
     pytest.importorskip("distributed")
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    from take5_arena.referee.tournament.executors import open_executor
-    from take5_arena.referee.tournament.worker_plugin import NAME, SweepPlugin
+    from take5_arena.referee.tournament.run.executors import open_executor
+    from take5_arena.referee.tournament.run.workers import NAME, SweepPlugin
 
     assert NAME == SweepPlugin.name == "take5-sweep"
     with open_executor("dask:local", 1) as (executor, info):
@@ -168,7 +168,7 @@ def test_the_dask_workers_sweep_their_engines_from_the_start(monkeypatch, tmp_pa
 
 
 def test_a_worker_started_with_the_preload_sweeps_without_a_referee(monkeypatch, tmp_path):
-    """``dask worker --preload take5_arena.referee.tournament.worker_plugin`` (the shipped unit):
+    """``dask worker --preload take5_arena.referee.tournament.run.workers`` (the shipped unit):
     the worker sweeps from its start, with no plugin registered (a scheduler restarted since)."""
     distributed = pytest.importorskip("distributed")
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
@@ -180,7 +180,7 @@ def test_a_worker_started_with_the_preload_sweeps_without_a_referee(monkeypatch,
             host="127.0.0.1",
             dashboard_address=None,
             silence_logs=40,
-            preload=["take5_arena.referee.tournament.worker_plugin"],
+            preload=["take5_arena.referee.tournament.run.workers"],
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as dask_client,
     ):
@@ -192,12 +192,12 @@ def test_a_worker_of_a_release_without_the_sweep_still_joins(tmp_path):
     release has neither the plugin's module nor the sweep (a preload hides them here) must still
     start and play."""
     distributed = pytest.importorskip("distributed")
-    from take5_arena.referee.tournament.executors import open_executor
+    from take5_arena.referee.tournament.run.executors import open_executor
 
     old_release = tmp_path / "old_release.py"
     old_release.write_text(
         "import sys\n"
-        "for name in ('take5_arena.referee.tournament.worker_plugin',"
+        "for name in ('take5_arena.referee.tournament.run.workers',"
         " 'take5_arena.referee.sandbox.sweep'):\n"
         "    sys.modules[name] = None  # an import of it fails\n"
     )

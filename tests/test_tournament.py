@@ -115,7 +115,7 @@ def test_submit_refuses_a_crashing_bot_with_its_stderr(tdir):
     result = CliRunner().invoke(
         cli, ["submit", str(CRASHER), "--name", "crasher", "-t", str(tdir), "--sandbox", "local"]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # refused: as with --server, and as match's rejected bot
     assert "REFUSED crasher" in result.output and "segfault (simulated)" in result.output
     with Store(tdir) as store:
         assert "crasher" not in {v.name for v in store.versions.all()}

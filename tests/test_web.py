@@ -201,8 +201,9 @@ def test_turn_watchers_see_every_turn_and_a_failing_one_stops_nothing():
     same."""
     from take5.bots import LowestBot, RandomBot
     from take5_arena.referee.match import in_memory
-    from take5_arena.referee.tournament.settings import TournamentSettings
-    from take5_arena.referee.tournament.table import SeatSpec, TableSpec, play_table, watch_turns
+    from take5_arena.referee.tournament.plan.settings import TournamentSettings
+    from take5_arena.referee.tournament.run.spec import SeatSpec, TableSpec
+    from take5_arena.referee.tournament.run.table import play_table, watch_turns
 
     settings = TournamentSettings.from_json({"players": 2})
     seats = (SeatSpec("a@1", "a", 1, 1, "x"), SeatSpec("b@1", "b", 1, 2, "x"))

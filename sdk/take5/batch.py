@@ -53,7 +53,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
-import numpy as np
+try:
+    import numpy as np
+except ModuleNotFoundError as error:  # the [sim] extra
+    from .extras import missing_extra
+
+    raise missing_extra("sim", "take5.batch", error) from None
 from numpy.typing import ArrayLike, NDArray
 
 from .game import Phase, Settings, View

@@ -34,9 +34,14 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import grpc
-
 from . import __version__
+from .extras import missing_extra
+
+try:
+    import grpc
+except ModuleNotFoundError as error:  # the [bot] extra
+    raise missing_extra("bot", "take5.bot", error) from None
+
 from .clock import Budget, ClockKind
 from .convert import (
     PROTOCOL_MAJOR,

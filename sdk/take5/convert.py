@@ -13,9 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .clock import Budget, ClockKind, TimeControl, to_ms
+from .extras import missing_extra
 from .game import Phase, Play, RowTake, Settings, View
 from .rules import EndRule, Take5Error, TakeReason, Variant
-from .v1 import bot_pb2 as pb
+
+try:
+    from .v1 import bot_pb2 as pb
+except ModuleNotFoundError as error:  # protobuf: the [bot] extra
+    raise missing_extra("bot", "take5.convert", error) from None
 
 PROTOCOL_VERSION = "1.1"
 """The protocol version this SDK speaks: MAJOR.MINOR; bots and referee must agree on MAJOR (1.1

@@ -36,7 +36,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+try:
+    import numpy as np
+except ModuleNotFoundError as error:  # the [sim] extra
+    from .extras import missing_extra
+
+    raise missing_extra("sim", "take5.encode", error) from None
 from numpy.typing import NDArray
 
 from .game import Phase, View

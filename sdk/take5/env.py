@@ -48,11 +48,10 @@ try:
     import numpy as np
     from gymnasium import spaces
     from pettingzoo import AECEnv, ParallelEnv
-except ImportError as error:  # an optional extra: say how to get it
-    raise ImportError(
-        f"take5.env needs pettingzoo and gymnasium ({error.name} is missing): "
-        "pip install pettingzoo gymnasium (or the SDK's extra: pip install './sdk[rl]')"
-    ) from None
+except ModuleNotFoundError as error:  # the [rl] extra
+    from .extras import missing_extra
+
+    raise missing_extra("rl", "take5.env", error) from None
 
 from .encode import ACTIONS, OBSERVATION_SIZE, ROW_ACTIONS, action_mask, encode
 from .game import Game, Phase, Settings, View

@@ -21,8 +21,13 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        from .harness import main as harness_main  # lazy: a Ctrl-C while grpc loads is caught here
-
+        try:
+            from .harness import main as harness_main  # lazy: a Ctrl-C while grpc loads is caught
+        except ImportError as error:  # the [bot] extra is not installed: one line (take5.extras)
+            if (error.name or "").split(".")[0] not in ("grpc", "google"):
+                raise
+            print(f"take5-harness: {error}", file=sys.stderr)
+            return 2
         return harness_main()
     except KeyboardInterrupt:
         print("take5-harness: interrupted", file=sys.stderr)

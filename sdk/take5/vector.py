@@ -28,7 +28,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
+try:
+    import numpy as np
+except ModuleNotFoundError as error:  # the [sim] extra
+    from .extras import missing_extra
+
+    raise missing_extra("sim", "take5.vector", error) from None
 from numpy.typing import ArrayLike, NDArray
 
 from .batch import Batch

@@ -1,7 +1,8 @@
 """The `referee` command: play, check, match, submit, run tournaments, rate and publish.
 
 Exit codes shared by every subcommand: 0 success, 1 the command ran but found a problem (an invalid
-record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 130
+record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 4 a
+part of the platform that is not installed (one line naming the extra to install), 130
 interrupted. Ctrl-C (or SIGTERM) at any moment ends the command with 130 and one line, never a
 traceback: take5_arena/cli/entry.py, the entry point, handles both from its first line.
 
@@ -26,16 +27,13 @@ all listed here:
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
 from collections.abc import Mapping, Sequence
-from types import FrameType
 from typing import Any, NamedTuple
 
 import click
 
-from take5_arena.cli import entry
-from take5_arena.errors import ArenaError
+from take5_arena.errors import MISSING_EXTRA_EXIT, ArenaError, missing_extra
 
 
 class Subcommand(NamedTuple):
@@ -109,10 +107,6 @@ COMMANDS: Mapping[str, Subcommand] = {
 }
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 class ArenaGroup(click.Group):
     """click's group, lazy (:data:`COMMANDS`), with one way out for Ctrl-C (exit 130, one line) and
     for the platform's own errors (a one-line message, exit 2), whatever the subcommand."""
@@ -159,12 +153,6 @@ class ArenaGroup(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
-        if signal.getsignal(signal.SIGINT) is entry.quiet_exit:  # started by the entry point
-            # While a command runs, both signals unwind through the code that stops bots and
-            # closes stores; a command with its own SIGTERM semantics (serve, tournament run)
-            # installs them inside.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGTERM, _interrupt)
         try:
             try:
                 code = super().main(args, prog_name, complete_var, False, **extra)
@@ -176,6 +164,12 @@ class ArenaGroup(click.Group):
             except (click.Abort, KeyboardInterrupt):
                 click.echo("\ninterrupted", err=True)
                 code = 130
+            except ImportError as error:  # a part not installed (an extra), from any import
+                missing = missing_extra(error)
+                if missing is None:
+                    raise
+                click.echo(f"referee: {missing}", err=True)
+                code = MISSING_EXTRA_EXIT
             except ArenaError as error:  # the platform's errors (take5_arena/errors.py): one line
                 from take5_arena.cli.terminal import field
 

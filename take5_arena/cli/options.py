@@ -218,25 +218,25 @@ def limits_from_options(
     max_faults: int,
     ponder: str = defaults.PONDER.value,
 ) -> Any:
-    """The match's `CallLimits` from the options of :func:`call_limits` (given, not stored);
-    raises click.UsageError for a cap without a time control."""
-    from take5.clock import ClockKind, TimeControl
-    from take5_arena.referee.kinds import Ponder
+    """The match's `CallLimits` from the options of :func:`call_limits` (given, not stored), by
+    the one builder (`CallLimits.build`, as a tournament's settings); its ValueError (a cap
+    without a time control, a bad limit) is a click.UsageError here."""
     from take5_arena.referee.match.config import CallLimits
 
-    if time_cap is not None and time_control is None:
-        raise click.UsageError("--time-cap caps the decisions of a --time-control: give one")
-    control = TimeControl.parse(time_control, cap=time_cap) if time_control else None
-    return CallLimits(
-        timeout=timeout,
-        time_control=control,
-        clock=ClockKind(clock),
-        wall_factor=wall_factor,
-        start_timeout=start_timeout,
-        start_wall=start_wall,
-        max_faults=max_faults,
-        ponder=Ponder(ponder),
-    )
+    try:
+        return CallLimits.build(
+            timeout=timeout,
+            time_control=time_control,
+            time_cap=time_cap,
+            clock=clock,
+            wall_factor=wall_factor,
+            start_timeout=start_timeout,
+            start_wall=start_wall,
+            max_faults=max_faults,
+            ponder=ponder,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def sandbox(*, default: str | None) -> Decorator:
@@ -349,7 +349,7 @@ def play_settings() -> Decorator:
     tournament's stored setting applies): the table size and the game's rules, the limits on each
     call, the sandbox and its limits, where tables play, the retries of a game after an
     infrastructure failure and each bot's output budget. The command gets them as keyword
-    arguments named as the settings' JSON keys (take5_arena/referee/tournament/settings.py)."""
+    arguments named as the settings' JSON keys (take5_arena/referee/tournament/plan/settings.py)."""
 
     def apply(f: F) -> F:
         f = click.option(

@@ -24,10 +24,10 @@ from take5_arena.cli.terminal import field
 from take5_arena.leaderboard.markdown import fmt_faults, fmt_interval, fmt_wins
 from take5_arena.referee import defaults
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.run import RunProgress, RunReport
-from take5_arena.referee.tournament.settings import TournamentSettings
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
+from take5_arena.referee.tournament.round_robin import RunProgress, RunReport
+from take5_arena.referee.tournament.run.spec import GameOutcome
 from take5_arena.referee.tournament.status import entrant_labels
-from take5_arena.referee.tournament.table import GameOutcome
 from take5_arena.standings import store_standings
 
 

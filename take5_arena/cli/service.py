@@ -26,6 +26,7 @@ from google.protobuf.json_format import MessageToDict
 from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
+from take5_arena.referee.match.results import ExitCode
 from take5_arena.referee.store import StoreError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import logs
@@ -43,8 +44,6 @@ from take5_arena.service.ladder import LadderConfig
 from take5_arena.service.organiser import holdings, revoke_author, unban_bot, withdraw_bot
 from take5_arena.service.serve import ServeOptions
 from take5_arena.service.serve import serve as run
-
-EXIT_REFUSED = 3
 
 SERVER = click.option(
     "--server", envvar=SERVER_ENV, metavar="HOST:PORT", help=f"The arena's address [${SERVER_ENV}]."
@@ -575,7 +574,7 @@ def remote_submit(
         if reply.bot_output.strip():
             click.echo("--- the bot's output (last lines) ---", err=True)
             click.echo("\n".join(block(reply.bot_output).rstrip().splitlines()[-30:]), err=True)
-        sys.exit(EXIT_REFUSED)
+        sys.exit(ExitCode.REJECTED)
     if reply.outcome == pb.SUBMIT_PENDING:
         why = f" ({field(reply.waiting)})" if reply.waiting else ""
         click.echo(

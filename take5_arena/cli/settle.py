@@ -19,7 +19,7 @@ from take5_arena.cli.progress import standings_table
 from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.adaptive import PairState, PlayedGame, Ranking
+from take5_arena.referee.tournament.plan.adaptive import PairState, PlayedGame, Ranking
 from take5_arena.referee.tournament.settle import StopReason, run_until_settled
 
 

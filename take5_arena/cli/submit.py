@@ -18,6 +18,7 @@ from take5_arena.cli.service import CA, INSECURE, SERVER, TOKEN_FILE, remote_sub
 from take5_arena.cli.terminal import block, field
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
+from take5_arena.referee.match.results import ExitCode
 from take5_arena.referee.tournament.errors import SubmitDeferredError, SubmitRefusedError
 from take5_arena.referee.tournament.submission import submit as do_submit
 
@@ -65,9 +66,10 @@ def submit(
     The bot is validated first: its image builds (docker), it starts, answers the handshake and
     plays smoke games, a table of the tournament's size with house bots (every rotation of one
     secret deal), within the limits, without a fault.
-    A refused bot is reported with the reason and its own stderr (exit code 1); a bot that could
-    not be validated for the host's reasons (no engine, a sandbox that did not start) is reported
-    in one line with exit code 4: try again later. Games of earlier versions stay recorded.
+    A refused bot is reported with the reason and its own stderr (exit code 3, as with --server
+    and as `referee match` for a bot rejected before play); a bot that could not be validated for
+    the host's reasons (no engine, a sandbox that did not start) is reported in one line with exit
+    code 4: try again later. Games of earlier versions stay recorded.
 
     Remote form: `referee submit FOLDER --server HOST:PORT [--name NAME]` sends the folder to an
     arena (token from --token-file or $TAKE5_TOKEN); the bot's name defaults to the folder's name.
@@ -99,7 +101,7 @@ def submit(
         if refused.stderr.strip():
             click.echo("--- the bot's stderr (last lines) ---", err=True)
             click.echo("\n".join(block(refused.stderr).rstrip().splitlines()[-30:]), err=True)
-        sys.exit(1)
+        sys.exit(ExitCode.REJECTED)
     except SubmitDeferredError as deferred:  # the host's reasons: not a usage error
         click.echo(
             f"referee submit: NOT VALIDATED {field(name)}, the host failed (try again later): "

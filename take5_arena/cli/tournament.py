@@ -18,7 +18,7 @@ from take5_arena.cli.settle import run_settled
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.run import prepare_run, run_tournament
+from take5_arena.referee.tournament.round_robin import prepare_run, run_tournament
 from take5_arena.referee.tournament.status import tournament_status as status_of
 
 
@@ -182,7 +182,7 @@ def tournament_reveal(directory: Path, abandon_pending: bool, as_json: bool) -> 
     `--site` then check every seed of the season against the key. A new season starts with a new
     secret key (docs/security.md, "Deals")."""
     from take5_arena.referee.store.deals import reveal  # lazy: start-up time
-    from take5_arena.referee.tournament.run import run_lock  # lazy: start-up time
+    from take5_arena.referee.tournament.round_robin import run_lock  # lazy: start-up time
 
     try:
         with run_lock(directory), Store(directory) as store:

@@ -46,7 +46,7 @@ import json
 import os
 import shutil
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -264,8 +264,43 @@ def write_site(
     order = games.order
     total = len(order)
     result_of: dict[str, GameResult] = {g.game_id: g for g in results}
+    kept, state = _kept(out, order, with_logs=with_logs, full=full)
+    bots_state: dict[str, dict[str, Any]] = (state or {}).get("bots", {})
+    report = PublishReport(total, 0, kept > 0, 0, 0)
 
-    # -- how much of the old site stays ------------------------------------------------------------
+    def write(rel: str, text: str) -> None:
+        report.bytes_written += _write(out / rel, text)
+        report.files_written += 1
+
+    offsets = _write_replays(
+        out, games, result_of, kept, state, with_logs, bots_state, write, report
+    )
+    entry_of = _entries(games, result_of)
+    _write_game_list(entry_of, kept, total, write)
+    position_of = {gid: n for n, gid in enumerate(order)}
+    _write_bot_pages(results, position_of, bots_state, entry_of, write)
+    _write_standings(
+        out,
+        games,
+        standings,
+        bots_state,
+        entry_of,
+        position_of,
+        title,
+        generated_at,
+        with_logs,
+        write,
+    )
+    _write_manifest_and_state(out, games, standings, offsets, bots_state, with_logs, write)
+    return report
+
+
+def _kept(
+    out: Path, order: Sequence[str], *, with_logs: bool, full: bool
+) -> tuple[int, dict[str, Any] | None]:
+    """How many games of the old site stay (the first ones of ``order`` that it holds, with the
+    same logs setting), and its state; a site that cannot be kept is cleaned first."""
+    total = len(order)
     state = None if full else _read_state(out)
     kept = 0
     if (
@@ -281,14 +316,24 @@ def write_site(
     if kept == 0:
         _clean_generated(out)
         state = None
-    bots_state: dict[str, dict[str, Any]] = (state or {}).get("bots", {})
-    report = PublishReport(total, 0, kept > 0, 0, 0)
+    return kept, state
 
-    def write(rel: str, text: str) -> None:
-        report.bytes_written += _write(out / rel, text)
-        report.files_written += 1
 
-    # -- replays and manifest: from the start of the last, partly filled bundle --------------------
+def _write_replays(
+    out: Path,
+    games: Games,
+    result_of: Mapping[str, GameResult],
+    kept: int,
+    state: dict[str, Any] | None,
+    with_logs: bool,
+    bots_state: dict[str, dict[str, Any]],
+    write: Callable[[str, str], None],
+    report: PublishReport,
+) -> list[int]:
+    """The replays' bundles and the manifest's lines, from the start of the last, partly filled
+    bundle; the manifest's byte offset of each bundle."""
+    order = games.order
+    total = len(order)
     start = (kept // BUNDLE) * BUNDLE
     manifest_path = out / "manifest.jsonl"
     offsets: list[int] = list(
@@ -356,20 +401,34 @@ def write_site(
         close()
     if position != total:
         raise ValueError(f"{total - position} records of the games to publish could not be read")
+    return offsets
 
-    # -- the game list: pages from the first one that changed --------------------------------------
-    entry_of = _entries(games, result_of)
+
+def _write_game_list(
+    entry_of: Callable[[int], dict[str, Any]],
+    kept: int,
+    total: int,
+    write: Callable[[str, str], None],
+) -> None:
+    """The game list's pages, from the first one that changed."""
     first_page = kept // LIST_PAGE
     for page in range(first_page, (total + LIST_PAGE - 1) // LIST_PAGE):
         rel = page_path("data/games", page)
         rows = [entry_of(n) for n in range(page * LIST_PAGE, min(total, (page + 1) * LIST_PAGE))]
         write(rel, _js_assign("TAKE5_PAGES", rel, _dump(rows)))
 
-    # -- bot pages ---------------------------------------------------------------------------------
+
+def _write_bot_pages(
+    results: Sequence[GameResult],
+    position_of: Mapping[str, int],
+    bots_state: dict[str, dict[str, Any]],
+    entry_of: Callable[[int], dict[str, Any]],
+    write: Callable[[str, str], None],
+) -> None:
+    """Each bot's game pages (from its first one that changed) and its summary."""
     bot_counts: dict[str, int] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
     old_counts = {b: int(s.get("games", 0)) for b, s in bots_state.items()}
-    position_of = {gid: n for n, gid in enumerate(order)}
     for g in results:
         n = position_of[g.game_id]
         for seat, entrant in enumerate(g.entrants):
@@ -406,7 +465,22 @@ def write_site(
         rel = f"data/bots/{file_key(entrant)}.js"
         write(rel, _js_assign("TAKE5_BOTS", rel, _dump(summary)))
 
-    # -- standings ---------------------------------------------------------------------------------
+
+def _write_standings(
+    out: Path,
+    games: Games,
+    standings: Standings,
+    bots_state: dict[str, dict[str, Any]],
+    entry_of: Callable[[int], dict[str, Any]],
+    position_of: Mapping[str, int],
+    title: str,
+    generated_at: str | None,
+    with_logs: bool,
+    write: Callable[[str, str], None],
+) -> None:
+    """The standings (JSON, Markdown and the pages' data) and the pages themselves."""
+    results = games.results
+    total = len(games.order)
     doc = standings_document(
         standings,
         results,
@@ -451,6 +525,20 @@ def write_site(
     for asset in ASSET_FILES:
         shutil.copyfile(SITE_ASSETS / asset, out / "assets" / asset)
 
+
+def _write_manifest_and_state(
+    out: Path,
+    games: Games,
+    standings: Standings,
+    offsets: list[int],
+    bots_state: dict[str, dict[str, Any]],
+    with_logs: bool,
+    write: Callable[[str, str], None],
+) -> None:
+    """The manifest's head and the site's state (what the next update keeps)."""
+    results = games.results
+    order = games.order
+    total = len(order)
     manifest_head = {
         "format": MANIFEST_FORMAT,
         "version": 1,
@@ -485,7 +573,6 @@ def write_site(
         "bots": bots_state,
     }
     write("data/state.json", json.dumps(new_state, ensure_ascii=False) + "\n")
-    return report
 
 
 def _flush_bot_page(write: Any, entrant: str, page: int, rows: list[dict[str, Any]]) -> None:

@@ -4,9 +4,9 @@
 is the version's identity (:func:`pack`), and keeps it in the tournament's ``artifacts/`` folder
 (:class:`ArtifactStore`). Games never read the submitted folder again: a worker — a thread of this
 referee, another process, or a Dask worker on another host with its own Docker engine — gets the
-archive once (take5_arena/referee/tournament/shipping.py), checks its digest, unpacks it once into
-its own cache
-(:func:`materialize`: a folder of the worker's user, mode 0700, whose entries are re-checked
+archive once (take5_arena/referee/tournament/run/shipping.py), checks its digest, unpacks it once
+into its own cache (:func:`materialize`: a folder of the worker's user, mode 0700, whose entries are
+re-checked
 against their digest each time they are used) and builds or reuses the image from there (images
 are tagged by a hash of their sources, so each engine builds a version once). Nothing assumes a
 shared file system, and a folder changed (or deleted) after submission changes nothing.
@@ -301,7 +301,7 @@ def prune_cache(cache: Path, older_than: float, *, dry_run: bool = False) -> lis
     (:func:`materialize` marks each use), and unpacking folders left by a killed worker. Safe at any
     time: an entry removed is fetched and unpacked again when a table needs it (on a Dask worker
     the referee thought held it, after one ``artifact`` failure that is retried:
-    tournament/shipping.py); the age keeps the folders of games being played."""
+    tournament/run/shipping.py); the age keeps the folders of games being played."""
     removed: list[Pruned] = []
     if not cache.is_dir():
         return removed

@@ -14,9 +14,9 @@
     ├── TournamentError                tournament/errors.py: a tournament command cannot go on
     │   ├── SubmitRefusedError         a bot failed validation (``reason``, its ``stderr``)
     │   ├── SubmitDeferredError        a bot could not be validated for the host's reasons
-    │   ├── ScheduleError (ValueError) tournament/schedule.py: no schedule for these settings
-    │   ├── SettleError (ValueError)   tournament/adaptive.py: no adaptive schedule
-    │   └── ExecutorError (ValueError) tournament/executors.py: a bad or unreachable executor
+    │   ├── ScheduleError (ValueError) tournament/plan/schedule.py: no schedule
+    │   ├── SettleError (ValueError)   tournament/plan/adaptive.py: no adaptive one
+    │   └── ExecutorError (ValueError) tournament/run/executors.py: a bad executor
     └── InfraError                     this module: a game that is nobody's fault (a match, a
                                        tournament's table); ``kind``: kinds.py's InfraKind
 

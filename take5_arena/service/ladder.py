@@ -14,7 +14,8 @@ it. The default :class:`SettlingPlanner`:
   active bot (the other seats filled with the least-played bots), before anything else is planned.
 * **Steady state**: one table at a time, where the ranking is least settled: the window of
   neighbours in the current order whose likelihoods of superiority are furthest from 95%, by the
-  rule of ``referee tournament run --until-settled`` (take5_arena/referee/tournament/adaptive.py).
+  rule of ``referee tournament run --until-settled``
+  (take5_arena/referee/tournament/plan/adaptive.py).
   While a bot has no game yet, the least-played active bot plus a seeded random choice of the
   others.
 
@@ -24,9 +25,10 @@ has enough authors to fill one; a table that has to break the rule is said in th
 The plan is written to the store before it is played: each planned batch is a schedule
 ``ladder-NNNNNN`` (the gauntlet's description names the version), with its games pending. At start
 the ladder first plays the pending games of earlier batches whose bots are all still active at the
-same versions. The deals come from the arena's secret key (take5_arena/referee/tournament/deals.py:
-an HMAC of each table's deal identity, with the batch and table number in it, so ids never repeat),
-or for an arena made before secret deals from its public seed and the batch number. A game that
+same versions. The deals come from the arena's secret key
+(take5_arena/referee/tournament/plan/deals.py: an HMAC of each table's deal identity, with the batch
+and table number in it, so ids never repeat), or for an arena made before secret deals from its
+public seed and the batch number. A game that
 fails for a reason that is nobody's fault (no Docker engine, ...) is retried like in a tournament,
 and failures in a row make the ladder wait longer and longer (up to a minute) before its next
 table.
@@ -54,12 +56,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
-from take5_arena.referee.tournament.deals import Dealer
-from take5_arena.referee.tournament.driver import Progress, Runner, TableDriver, table_specs
-from take5_arena.referee.tournament.executors import ExecutorInfo
-from take5_arena.referee.tournament.schedule import author_groups, deal_seed, games_of_table
-from take5_arena.referee.tournament.settings import TournamentSettings
-from take5_arena.referee.tournament.table import GameOutcome, TableSpec, run_table
+from take5_arena.referee.tournament.plan.deals import Dealer
+from take5_arena.referee.tournament.plan.schedule import author_groups, deal_seed, games_of_table
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
+from take5_arena.referee.tournament.run.driver import Progress, Runner, TableDriver, table_specs
+from take5_arena.referee.tournament.run.executors import ExecutorInfo
+from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
+from take5_arena.referee.tournament.run.table import run_table
 from take5_arena.service import defaults, logs
 
 if TYPE_CHECKING:
@@ -70,7 +73,7 @@ GAUNTLET = "gauntlet"
 BATCH_TABLES = 10_000
 """Table numbers (and deal seeds) of batch n start at n * BATCH_TABLES: no two tables share one."""
 LADDER_NAMESPACE = "ladder"
-"""The deal identities' namespace of the ladder's tables (referee/tournament/deals.py)."""
+"""The deal identities' namespace of the ladder's tables (referee/tournament/plan/deals.py)."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,7 @@ class GauntletPlanner:
 class SettlingPlanner(GauntletPlanner):
     """The gauntlet first, then each next table where the ranking is least settled: the window of
     neighbours in the current order whose likelihoods of superiority are furthest from the
-    confidence (take5_arena.referee.tournament.adaptive, the scheduler of ``tournament run
+    confidence (take5_arena.referee.tournament.plan.adaptive, the scheduler of ``tournament run
     --until-settled``). Bots that have not played yet, or a pool too small for a window, get the
     least-played table."""
 
@@ -203,7 +206,7 @@ class SettlingPlanner(GauntletPlanner):
             return super().next_table(pool, rng)
         # lazy: numpy and scipy only once the ladder rates
         from take5_arena.leaderboard.board import ranking_with_los
-        from take5_arena.referee.tournament.adaptive import neediest_table
+        from take5_arena.referee.tournament.plan.adaptive import neediest_table
 
         order, los = ranking_with_los(
             [r for r in pool.results() if all(e in by_name for e in r.entrants)]

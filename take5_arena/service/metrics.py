@@ -37,7 +37,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from take5_arena.referee.store import Store, StoreError, Tally
-from take5_arena.referee.tournament.table import docker_launchers
+from take5_arena.referee.tournament.run.launchers import docker_launchers
 from take5_arena.service import logs
 from take5_arena.service.address import split_address
 from take5_arena.service.authors import Accounts, SubmissionStatus

@@ -45,10 +45,10 @@ from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.errors import TournamentError
-from take5_arena.referee.tournament.executors import ExecutorInfo, open_executor
-from take5_arena.referee.tournament.run import executor_info, run_lock
-from take5_arena.referee.tournament.settings import TournamentSettings
-from take5_arena.referee.tournament.table import close_launchers
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
+from take5_arena.referee.tournament.round_robin import executor_info, run_lock
+from take5_arena.referee.tournament.run.executors import ExecutorInfo, open_executor
+from take5_arena.referee.tournament.run.launchers import close_launchers
 from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
@@ -56,7 +56,6 @@ from take5_arena.service.authors import Accounts
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, LadderConfig, Publisher
-from take5_arena.service.metrics import ServeMetrics
 from take5_arena.service.servicer import ArenaService, ServiceParts
 from take5_arena.service.submissions import SubmissionQueue
 
@@ -212,7 +211,7 @@ class _Server:
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
             service = ArenaService(parts, blocking, options.limits)
-            metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder, queue)
+            metrics = _metrics(options.metrics, directory, self.accounts, ladder, queue)
             rpc = _RpcServer(
                 service, credentials, metrics.interceptors(), options.limits.streams_per_connection
             )
@@ -350,6 +349,45 @@ class _RpcServer:
                 pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+
+
+class _Metrics(Protocol):
+    """What the server needs of its metrics (take5_arena/service/metrics.py's ServeMetrics)."""
+
+    def interceptors(self) -> list[grpc.aio.ServerInterceptor]: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class _NoMetrics:
+    """No ``--metrics``: nothing counted, nothing served, and prometheus_client (the ``[metrics]``
+    extra) not needed."""
+
+    def interceptors(self) -> list[grpc.aio.ServerInterceptor]:
+        return []
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def _metrics(
+    address: str | None,
+    directory: Path,
+    accounts: Accounts,
+    ladder: Ladder | None,
+    queue: SubmissionQueue,
+) -> _Metrics:
+    """The arena's metrics when ``--metrics`` asks for them (they need the ``[metrics]`` extra)."""
+    if address is None:
+        return _NoMetrics()
+    from take5_arena.service.metrics import ServeMetrics  # the [metrics] extra: only when asked
+
+    return ServeMetrics(address, directory, accounts, ladder, queue)
 
 
 __all__ = ["ServeOptions", "Sidecar", "SidecarFactory", "serve"]

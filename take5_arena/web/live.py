@@ -2,8 +2,8 @@
 turn by turn, fanned out to any number of server-sent-event viewers.
 
 The ladder plays on its own threads; :meth:`LiveHub.turn` (a turn watcher of
-take5_arena/referee/tournament/table.py) is called there after every turn, makes the public form of
-the record (without the bots' own output: take5_arena/service/messages.py) and its JSON once, and
+take5_arena/referee/tournament/run/table.py) is called there after every turn, makes the public form
+of the record (without the bots' own output: take5_arena/service/messages.py) and its JSON once, and
 hands it to the event loop. A viewer holds only the newest message of its feed (each message is
 the whole state: a game's record so far, the standings rows), so a slow viewer costs one message of
 memory, never a queue, and catches up with the present when it reads again.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5.record import GameRecord
-from take5_arena.referee.tournament.table import TableSpec
+from take5_arena.referee.tournament.run.spec import TableSpec
 from take5_arena.service.messages import public_record
 
 LIVE = "live"

@@ -3,8 +3,8 @@
 
 Why in the same process rather than a command of its own on the same store: the web pages need
 what only the serving process has. Games in progress exist only in the ladder's threads (a turn
-watcher of take5_arena/referee/tournament/table.py sees them; another process could not without a
-channel of its own), an upload must reach the one submission queue that validates (the run lock
+watcher of take5_arena/referee/tournament/run/table.py sees them; another process could not without
+a channel of its own), an upload must reach the one submission queue that validates (the run lock
 lets one process serve a tournament at a time), and the latest standings are the publisher's. So
 the web server is one more part of the arena, started after the gRPC server and stopped before it.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import uvicorn
 
-from take5_arena.referee.tournament.table import watch_turns
+from take5_arena.referee.tournament.run.table import watch_turns
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.errors import ServeError
 from take5_arena.service.servicer import ServiceParts

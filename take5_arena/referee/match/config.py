@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from take5 import InvalidSettings, Settings
 from take5.clock import ClockKind, TimeControl
@@ -46,6 +47,41 @@ class CallLimits:
     ponder: Ponder = defaults.PONDER
     """Under the CPU clock, whether the CPU a bot uses between its answer and its next request is
     taken from its bank (charge) or free (allow)."""
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        timeout: float,
+        time_control: str | None,
+        time_cap: float | None,
+        clock: ClockKind | str,
+        wall_factor: int,
+        start_timeout: float,
+        start_wall: float,
+        max_faults: int,
+        ponder: Ponder | str = defaults.PONDER,
+    ) -> CallLimits:
+        """The call limits from their settings as a person gives them (a time control as
+        ``BANK+INCREMENT`` text, its cap apart): the one builder for every command, `referee
+        match`'s options (take5_arena/cli/options.py) and a tournament's settings
+        (tournament/plan/settings.py), so that both check the same things in the same words.
+        Raises ValueError; each caller turns it into its own error."""
+        if time_control is not None and not isinstance(time_control, str):
+            raise ValueError(f"time_control must be BANK+INCREMENT, not {time_control!r}")
+        if time_cap is not None and time_control is None:
+            raise ValueError("time_cap caps the decisions of a time_control: give one")
+        control = TimeControl.parse(time_control, cap=time_cap) if time_control else None
+        return cls(
+            timeout=timeout,
+            time_control=control,
+            clock=cast(ClockKind, clock),  # checked, and made a ClockKind, by __post_init__
+            wall_factor=wall_factor,
+            start_timeout=start_timeout,
+            start_wall=start_wall,
+            max_faults=max_faults,
+            ponder=cast(Ponder, ponder),  # checked, and made a Ponder, by __post_init__
+        )
 
     def __post_init__(self) -> None:
         for name in ("timeout", "start_timeout", "start_wall"):

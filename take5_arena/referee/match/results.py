@@ -101,7 +101,8 @@ class Standing:
 
 
 class ExitCode(IntEnum):
-    """The exit codes of ``referee match`` (docs/faults.md), also its JSON's ``exit_code``."""
+    """The exit codes of ``referee match`` (docs/faults.md), also its JSON's ``exit_code``;
+    REJECTED is also ``referee submit``'s for a refused bot, local or with ``--server``."""
 
     OK = 0
     """Every game was played and no bot faulted."""

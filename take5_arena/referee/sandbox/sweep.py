@@ -6,7 +6,7 @@ died with its referee (a service whose every process was killed at once, a host'
 down), nor the containers a launcher could not remove because its engine was away: on a Dask
 worker these ran on until the next table came to that host. So each process that plays Docker
 games (one that opens a `DockerLauncher`, and every Dask worker through the ``take5-sweep`` plugin,
-take5_arena/referee/tournament/worker_plugin.py) runs one daemon thread that calls `sweep` every
+take5_arena/referee/tournament/run/workers.py) runs one daemon thread that calls `sweep` every
 `defaults.SWEEP_PERIOD` seconds on its engine (``DOCKER_HOST`` or the local socket). `start` is
 idempotent and made once per process (a forked child starts its own), `stop` ends it and waits.
 

@@ -10,7 +10,7 @@ making the same season's key at the same moment loses the race cleanly: the file
 ``link``, which fails if it exists, and the loser reads the winner's file.
 
 Nothing here prints or logs a key. :class:`SeasonKey` keeps it out of its ``repr``; the table
-specs that workers get carry seeds, never the key (take5_arena/referee/tournament/driver.py).
+specs that workers get carry seeds, never the key (take5_arena/referee/tournament/run/driver.py).
 """
 
 from __future__ import annotations

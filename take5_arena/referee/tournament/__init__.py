@@ -1,8 +1,9 @@
-"""Round-robin tournaments of submitted bots: the schedule (schedule), where tables are played
-(executors), the settings (settings), submitting (submission), one table's games (table), its
-bots' archives on the workers (shipping), the table specs and the loop that plays them (driver), a
-run (run), a run until the ranking is settled (settle, adaptive) and reading a tournament back
-(status); run.py's docstring says who does what.
+"""Round-robin tournaments of submitted bots, in two halves: the plan (plan/: the settings, the
+schedule, the deals, the adaptive scheduler; pure data) and the run (run/: one table's games, the
+loop that plays the tables, the executors, the shipping of archives, the Dask workers' plugin).
+Above both: submitting a bot (submission), a full run (round_robin), a run until the ranking is
+settled (settle) and reading a tournament back (status); round_robin.py's docstring says who does
+what.
 
 ``from take5_arena.referee.tournament import submit, run_tournament, ...``: names are loaded on
 first use (PEP 562), so that importing the package costs nothing at start-up (the schedule needs
@@ -15,37 +16,38 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .driver import Progress, TableDriver, table_specs
     from .errors import SubmitRefusedError, TournamentError
-    from .run import RunReport, prepare_run, run_tournament
-    from .settings import TournamentSettings
+    from .plan.settings import TournamentSettings
+    from .round_robin import RunReport, prepare_run, run_tournament
+    from .run.driver import Progress, TableDriver, table_specs
+    from .run.spec import GameOutcome, SeatSpec, TableSpec
+    from .run.table import play_table, run_table
     from .settle import SettleReport, StopReason, run_until_settled
     from .status import entrant_labels, tournament_status
     from .submission import Submitted, submit
-    from .table import GameOutcome, SeatSpec, TableSpec, play_table, run_table
 
 #: public name -> the module of this package that defines it
 _HOMES: dict[str, str] = {
-    "GameOutcome": ".table",
-    "Progress": ".driver",
-    "RunReport": ".run",
-    "SeatSpec": ".table",
+    "GameOutcome": ".run.spec",
+    "Progress": ".run.driver",
+    "RunReport": ".round_robin",
+    "SeatSpec": ".run.spec",
     "SettleReport": ".settle",
     "StopReason": ".settle",
     "SubmitRefusedError": ".errors",
     "Submitted": ".submission",
-    "TableDriver": ".driver",
-    "TableSpec": ".table",
+    "TableDriver": ".run.driver",
+    "TableSpec": ".run.spec",
     "TournamentError": ".errors",
-    "TournamentSettings": ".settings",
+    "TournamentSettings": ".plan.settings",
     "entrant_labels": ".status",
-    "play_table": ".table",
-    "prepare_run": ".run",
-    "run_table": ".table",
-    "run_tournament": ".run",
+    "play_table": ".run.table",
+    "prepare_run": ".round_robin",
+    "run_table": ".run.table",
+    "run_tournament": ".round_robin",
     "run_until_settled": ".settle",
     "submit": ".submission",
-    "table_specs": ".driver",
+    "table_specs": ".run.driver",
     "tournament_status": ".status",
 }
 

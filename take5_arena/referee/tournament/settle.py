@@ -1,6 +1,6 @@
 """Running a tournament until its ranking is settled (``referee tournament run --until-settled``).
 
-The tables come from the pure scheduler (take5_arena/referee/tournament/adaptive.py), batch by
+The tables come from the pure scheduler (take5_arena/referee/tournament/plan/adaptive.py), batch by
 batch; this module plays them with the tournament machinery (take5_arena/referee/tournament/: table
 specs, executors, retries of infrastructure failures, the store) and keeps the store the source of
 truth:
@@ -29,7 +29,8 @@ from typing import Any
 
 from ..kinds import InfraKind, RunStatus, SandboxKind, StrEnum
 from ..store import Store
-from .adaptive import (
+from .errors import TournamentError
+from .plan.adaptive import (
     Decision,
     PairState,
     PlayedGame,
@@ -39,13 +40,13 @@ from .adaptive import (
     decide,
     default_budget,
 )
-from .deals import Dealer
-from .driver import Runner, TableDriver, table_specs
-from .errors import TournamentError
-from .executors import ExecutorInfo, open_executor
-from .run import executor_info, prepare_run, run_lock
-from .settings import TournamentSettings
-from .table import close_launchers, run_table
+from .plan.deals import Dealer
+from .plan.settings import TournamentSettings
+from .round_robin import executor_info, prepare_run, run_lock
+from .run.driver import Runner, TableDriver, table_specs
+from .run.executors import ExecutorInfo, open_executor
+from .run.launchers import close_launchers
+from .run.table import run_table
 
 
 class StopReason(StrEnum):
@@ -132,8 +133,8 @@ def run_until_settled(
     log: Callable[[str], None] = lambda line: None,
     retry_delay: float = 2.0,
 ) -> SettleReport:
-    """Play batches chosen by :func:`take5_arena.referee.tournament.adaptive.decide` until it says
-    stop (module text).
+    """Play batches chosen by :func:`take5_arena.referee.tournament.plan.adaptive.decide` until it
+    says stop (module text).
 
     ``gauntlet``: an entrant name; only its place is settled. ``budget``: games of this run (all
     batches, also those of earlier invocations). ``log`` gets one line per batch.

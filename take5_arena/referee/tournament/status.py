@@ -10,7 +10,7 @@ from typing import Any
 
 from ..kinds import RunStatus
 from ..store import Store, pid_alive, seconds_since
-from .settings import TournamentSettings
+from .plan.settings import TournamentSettings
 
 
 def entrant_labels(store: Store) -> dict[int, str]:

@@ -24,7 +24,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ...errors import require_extra
 from .. import defaults
 from ..artifacts import FOLDER, Artifact, ArtifactError, ArtifactStore, materialize, pack
 from ..errors import InfraError
@@ -43,10 +45,12 @@ from ..sandbox.build_errors import (
     BuildTimeoutError,
 )
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
-from ..sandbox.launcher import DockerLauncher
 from ..store import EntrantVersion, Store
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
-from .settings import TournamentSettings
+from .plan.settings import TournamentSettings
+
+if TYPE_CHECKING:
+    from ..sandbox.launcher import DockerLauncher
 
 HOUSE_BOTS = tuple(defaults.EXAMPLE_BOTS / name for name in ("random", "lowest", "heuristic"))
 """The bots that fill a smoke game's other seats (quick, deterministic in their limits)."""
@@ -146,6 +150,9 @@ def _validate(
         image_id = None
         launcher = None
         if settings.sandbox == SandboxKind.DOCKER:
+            require_extra("docker")  # one line naming the extra, before any work
+            from ..sandbox.launcher import DockerLauncher  # the Docker SDK: only for this sandbox
+
             try:
                 launcher = DockerLauncher(
                     limits=settings.limits,

@@ -1,10 +1,10 @@
 """How a table's bots reach the worker that plays it: each archive once per worker, not per table.
 
-A :class:`~.table.TableSpec` names its seats' artifacts by digest and says, for each, where a worker
-that lacks it gets the archive (:data:`ArchiveSource`); it never carries the archive itself. A
-worker plays from its cache (``TAKE5_ARTIFACT_CACHE``, take5_arena/referee/artifacts.py) when the
-digest is there, and reads the source only when it is not (:func:`folder_of`); whatever it reads is
-checked against the digest before anything is unpacked.
+A :class:`~.spec.TableSpec` names its seats' artifacts by digest and says, for each, where a worker
+that lacks it gets the archive (:data:`~.archives.ArchiveSource`); it never carries the archive
+itself. A worker plays from its cache (``TAKE5_ARTIFACT_CACHE``, take5_arena/referee/artifacts.py)
+when the digest is there, and reads the source only when it is not (archives.py, the worker's half;
+this module is the referee's).
 
 Why: archives are small for Python bots (kilobytes) but not for every language. A static Go binary
 with gRPC is about 10 MB and a Node bot with its ``node_modules`` about 9 MB, so when every table
@@ -39,102 +39,14 @@ import logging
 import secrets
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from ..artifacts import ArtifactError, digest_of, is_cached, materialize
+from ...artifacts import ArtifactError, digest_of, is_cached
+from .archives import ArchiveSource, ClusterArchive, InlineArchive
+from .spec import TableSpec
 
-if TYPE_CHECKING:
-    from .executors import ExecutorInfo
-    from .table import TableSpec
-
-#: seconds a worker waits for an archive from the cluster before the table fails (infrastructure)
-FETCH_TIMEOUT = 120.0
 _log = logging.getLogger(__name__)
-_fetched_lock = threading.Lock()
-fetched_bytes = 0
-"""Bytes of archives this process fetched from the Dask cluster (bench/tournament.py reads a
-worker's)."""
-
-
-@dataclass(frozen=True)
-class StoredArchive:
-    """The archive is a file on this host (the tournament's ``artifacts/``): threads, processes."""
-
-    path: str
-
-    def read(self) -> bytes:
-        try:
-            return Path(self.path).read_bytes()
-        except OSError as error:
-            raise ArtifactError(f"cannot read {self.path}: {error.strerror}") from None
-
-
-@dataclass(frozen=True)
-class InlineArchive:
-    """The archive travels in the spec itself."""
-
-    data: bytes = field(repr=False)
-
-    def read(self) -> bytes:
-        return self.data
-
-
-@dataclass(frozen=True)
-class ClusterArchive:
-    """The archive was put into the Dask cluster once, published under ``dataset``."""
-
-    dataset: str
-
-    def read(self) -> bytes:
-        try:
-            import distributed
-
-            client = distributed.get_client()
-        except (ImportError, ValueError) as error:
-            raise ArtifactError(
-                f"not in a Dask worker, cannot fetch {self.dataset}: {error}"
-            ) from None
-        try:
-            future = client.get_dataset(self.dataset)
-        except KeyError:
-            raise ArtifactError(
-                "not cached on this worker, and not in the cluster (the referee took this worker "
-                "to hold it, or could not send it: see its log); the table is retried"
-            ) from None
-        try:
-            data = future.result(timeout=FETCH_TIMEOUT)
-        except Exception as error:  # noqa: BLE001 - lost with a worker, timed out: infrastructure
-            raise ArtifactError(
-                f"cannot fetch {self.dataset} from the cluster: {type(error).__name__}: {error}"
-            ) from None
-        if not isinstance(data, bytes):
-            raise ArtifactError(f"{self.dataset} in the cluster is not an archive")
-        global fetched_bytes
-        with _fetched_lock:
-            fetched_bytes += len(data)
-        return data
-
-
-ArchiveSource = StoredArchive | InlineArchive | ClusterArchive
-"""Where a worker that lacks an artifact gets its archive (see the module text)."""
-
-
-def folder_of(digest: str, source: ArchiveSource | None) -> Path:
-    """The folder this worker plays artifact ``digest`` from: its cache entry if it has one that
-    still matches the digest, else unpacked from what ``source`` gives (checked against the
-    digest first: materialize). ArtifactError if neither works."""
-    if is_cached(digest):
-        try:
-            return materialize(digest, None)
-        except ArtifactError:
-            if source is None:
-                raise
-            # the cached folder did not match (moved aside, warned): unpack it again
-    if source is None:
-        raise ArtifactError(f"artifact {digest} is not cached here and its table names no source")
-    return materialize(digest, source.read())
 
 
 def _read_verified(digest: str, source: ArchiveSource) -> bytes | None:
@@ -293,10 +205,11 @@ def _client_of(executor: concurrent.futures.Executor) -> Any:
     return getattr(executor, "_client", None)  # distributed's ClientExecutor
 
 
-def shipping_for(executor: concurrent.futures.Executor, info: ExecutorInfo) -> Shipping:
+def shipping_for(executor: concurrent.futures.Executor) -> Shipping:
     """The shipping for tables sent to ``executor`` (one per Dask client, shared by its drivers,
-    so that what the workers said is remembered for the executor's life)."""
-    client = _client_of(executor) if info.kind == "dask" else None
+    so that what the workers said is remembered for the executor's life; threads and processes
+    have no client and read the tournament's files)."""
+    client = _client_of(executor)
     if client is None:
         return Shipping()
     with _shipping_lock:
@@ -315,16 +228,9 @@ def close_shipping(client: Any) -> None:
 
 
 __all__ = [
-    "FETCH_TIMEOUT",
-    "ArchiveSource",
-    "ClusterArchive",
     "ClusterShipping",
-    "InlineArchive",
     "InlineShipping",
     "Shipping",
-    "StoredArchive",
     "close_shipping",
-    "fetched_bytes",
-    "folder_of",
     "shipping_for",
 ]

@@ -3,7 +3,7 @@
 The games of one table (its duplicate set: the same deal, every rotation) are played together, so
 that the bots of a table are started once for its games. A :class:`TableSpec` is picklable and
 :func:`run_table` is a top-level function, so any ``concurrent.futures`` executor (threads,
-processes, dask; take5_arena/referee/tournament/executors.py) can run it. :func:`run_table` never
+processes, dask; executors.py) can run it. :func:`run_table` never
 raises for a game: a game either ends with a record, or with an infrastructure failure that rates no
 one.
 
@@ -22,7 +22,6 @@ so it can be retried on any worker, including one that joined a minute ago.
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import sys
 import threading
@@ -31,75 +30,20 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from take5.record import DealRecord, GameRecord
+from take5.record import GameRecord
 
-from ..artifacts import ArtifactError
-from ..errors import InfraError
-from ..kinds import BotMemory, InfraKind, SandboxKind
-from ..match.botref import BotRef, parse_bot
-from ..match.config import MatchConfig
-from ..match.faults import FaultKind
-from ..match.play import Launcher, Match
-from ..sandbox.engine import engine_answers
-from ..sandbox.errors import EngineUnavailableError, ImageBuildError
-from ..sandbox.launcher import DockerLauncher
-from ..sandbox.limits import SandboxLimits
-from .settings import TournamentSettings
-from .shipping import ArchiveSource, folder_of
-
-
-@dataclass(frozen=True)
-class SeatSpec:
-    """One seat of a table: the entrant version that sits there and what it plays."""
-
-    key: str
-    """``name@version``."""
-    name: str
-    version: int
-    version_id: int
-    bot: str
-    """The folder it was submitted from (played only by versions without an artifact)."""
-    artifact: str | None = None
-    """``sha256:...`` of the validated source archive: what plays."""
-    owner: str | None = None
-    """The entrant's author as the organiser knows it (None: not known); into the record."""
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """Everything a worker needs to play the pending games of one table (picklable)."""
-
-    table: int
-    deal_seed: int
-    seats: tuple[SeatSpec, ...]
-    games: tuple[tuple[str, int], ...]
-    """(game id, rotation) of the games still to play."""
-    settings: TournamentSettings
-    """The tournament's settings: the game, the call limits, the sandbox and its limits."""
-    sources: dict[str, ArchiveSource] = field(default_factory=dict)
-    """Digest -> where a worker whose cache lacks it gets the archive, for its seats (shipping.py);
-    never the archive itself but for :class:`~.shipping.InlineArchive`."""
-    deal: DealRecord | None = None
-    """For a deal from a secret key, what its records say of it (``season``, ``commitment``,
-    ``id``: docs/record-format.md, "Deals"); never the key. None: a public seed."""
-
-
-@dataclass(frozen=True)
-class GameOutcome:
-    """A game played (``record``) or not (``infra_kind``/``infra_detail``: nobody's fault)."""
-
-    game_id: str
-    record: GameRecord | None = None
-    infra_kind: InfraKind | None = None
-    infra_detail: str | None = None
-    seconds: float = 0.0
-    worker: str = ""
-    """The Dask worker that ran it ("" in the referee's process)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.record is not None
-
+from ...artifacts import ArtifactError
+from ...errors import InfraError
+from ...kinds import InfraKind, SandboxKind
+from ...match.botref import BotRef, parse_bot
+from ...match.config import MatchConfig
+from ...match.faults import FaultKind
+from ...match.play import Launcher, Match
+from ...sandbox.engine import engine_answers
+from ...sandbox.errors import ImageBuildError
+from . import launchers
+from .archives import folder_of
+from .spec import GameOutcome, SeatSpec, TableSpec
 
 TurnWatcher = Callable[[TableSpec, str, GameRecord], None]
 """Told after every turn of a game played in this process: the table, the game id as the tournament
@@ -181,57 +125,11 @@ def _observer(spec: TableSpec) -> Callable[[GameRecord], None] | None:
     return observe
 
 
-_launchers: dict[tuple[SandboxLimits, str, BotMemory], DockerLauncher] = {}
-_launchers_lock = threading.Lock()
-
 #: Fault kinds that a vanished Docker engine also produces; after a game with one of them the
 #: engine is asked whether it still answers, and if not the game is an infrastructure failure.
 _ENGINE_SUSPECT = frozenset(
     {FaultKind.CRASH, FaultKind.TIMEOUT, FaultKind.CONNECTION, FaultKind.RESOURCE}
 )
-
-
-def _docker_launcher(settings: TournamentSettings) -> DockerLauncher:
-    """One Docker launcher per worker process and limits (images built once, one events stream)."""
-    key = (settings.limits, settings.base_image, settings.bot_memory)
-    with _launchers_lock:
-        launcher = _launchers.get(key)
-        if launcher is None:
-            try:
-                launcher = DockerLauncher(
-                    limits=settings.limits,
-                    base_image=settings.base_image,
-                    bot_memory=settings.bot_memory,
-                )
-            except EngineUnavailableError as error:
-                raise InfraError(InfraKind.ENGINE_UNAVAILABLE, str(error)) from None
-            _launchers[key] = launcher
-        return launcher
-
-
-def docker_launchers() -> list[DockerLauncher]:
-    """This process's Docker launchers (take5_arena/service/metrics.py reads their start times)."""
-    with _launchers_lock:
-        return list(_launchers.values())
-
-
-def close_launchers() -> None:
-    """Close this process's Docker launchers (their containers are removed)."""
-    with _launchers_lock:
-        items = list(_launchers.values())
-        _launchers.clear()
-    for launcher in items:
-        with contextlib.suppress(Exception):
-            launcher.close()
-
-
-def _drop_launcher(launcher: DockerLauncher) -> None:
-    with _launchers_lock:
-        for key, value in list(_launchers.items()):
-            if value is launcher:
-                del _launchers[key]
-    with contextlib.suppress(Exception):
-        launcher.close()
 
 
 def run_table(
@@ -258,7 +156,7 @@ def run_table(
         if docker:
             if not engine_answers():
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "no Docker engine answers")
-            launcher = _docker_launcher(spec.settings)
+            launcher = launchers.docker_launcher(spec.settings)
             for text, got in launcher.prepare(refs).items():
                 if isinstance(got, ImageBuildError):
                     # Validated at submission: an image that cannot be built now is not the bot's
@@ -269,13 +167,13 @@ def run_table(
     except InfraError as error:
         _fail_rest(spec, outcomes, emit, error.kind, error.detail)
         if launcher is not None and error.kind == InfraKind.ENGINE_UNAVAILABLE:
-            _drop_launcher(launcher)
+            launchers.drop_launcher(launcher)
     except Exception as error:  # noqa: BLE001 - the referee's own failure: rates no one
         kind = InfraKind.REFEREE_ERROR
         if docker and not engine_answers():
             kind = InfraKind.ENGINE_UNAVAILABLE
             if launcher is not None:
-                _drop_launcher(launcher)
+                launchers.drop_launcher(launcher)
         detail = (
             f"{type(error).__name__}: {error}\n" + "".join(traceback.format_exc(limit=6))[-1500:]
         )

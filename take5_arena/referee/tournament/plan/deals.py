@@ -20,10 +20,10 @@ from typing import Any
 
 from take5.shuffle import keyed_seed
 
-from ..kinds import DealMode
-from ..store import Store, StoredGame, StoreError
-from ..store.deals import SeasonKey, current_key
-from .errors import TournamentError
+from ...kinds import DealMode
+from ...store import Store, StoredGame, StoreError
+from ...store.deals import SeasonKey, current_key
+from ..errors import TournamentError
 from .schedule import Deal, DealSource, deal_identity, public_deals
 from .settings import TournamentSettings
 

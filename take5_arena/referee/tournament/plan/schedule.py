@@ -39,7 +39,7 @@ another.
 **Deals** come from a :data:`DealSource`: a table's number and seats give its :class:`Deal`. A
 tournament with a public seed uses :func:`public_deals` (the seed hashed with the table number, as
 every schedule before secret deals did, so that their schedules stay the same); one with a secret
-key uses take5_arena/referee/tournament/deals.py, whose seeds are an HMAC of the table's deal
+key uses take5_arena/referee/tournament/plan/deals.py, whose seeds are an HMAC of the table's deal
 identity (:func:`deal_identity`) under the key. The scheduler itself never sees a key.
 
 **Authors** (``authors``: entrant -> author): two entrants of one author never share a table when
@@ -65,7 +65,7 @@ import numpy as np
 
 from take5.shuffle import SplitMix64
 
-from .errors import TournamentError
+from ..errors import TournamentError
 
 #: The largest complete round robin (tables) the scheduler will enumerate.
 MAX_COMPLETE_TABLES = 2_000_000
@@ -85,8 +85,9 @@ class ScheduleError(TournamentError, ValueError):
 
 
 @dataclass(frozen=True)
-class Table:
-    """One table: entrants by seat and the seed of its deal."""
+class Seating:
+    """A table of the schedule: its entrants by seat and the seed of its deal (take5.sim.Table,
+    a different thing, is the cards on a table)."""
 
     index: int
     seats: tuple[str, ...]
@@ -201,7 +202,7 @@ class Schedule:
     requested_tables: int
     duplicate: bool
     seed: int
-    tables: tuple[Table, ...]
+    tables: tuple[Seating, ...]
     games: tuple[ScheduledGame, ...] = field(repr=False)
 
     @property
@@ -345,12 +346,12 @@ def make_schedule(
     if rows is None:
         cycles = max(1, round(requested / c))
         rows = _complete(n, k, cycles, subsets)
-    tables: list[Table] = []
+    tables: list[Seating] = []
     out_games: list[ScheduledGame] = []
     for index, row in enumerate(rows):
         seats = tuple(keys[order[i]] for i in rng.shuffled(row))
         deal = deals(index, seats)
-        tables.append(Table(index, seats, deal.seed))
+        tables.append(Seating(index, seats, deal.seed))
         out_games.extend(games_of_table(index, seats, deal, k if duplicate else 1, context))
     return Schedule(
         keys, k, mode, cycles, requested, duplicate, seed, tuple(tables), tuple(out_games)

@@ -1,8 +1,8 @@
 """Playing scheduled tables: the one spec builder (:func:`table_specs`) and the one table loop
-(:class:`TableDriver`), for every caller: ``referee tournament run`` (run.py), ``--until-settled``
-(settle.py) and the arena's ladder (take5_arena/service/ladder.py).
+(:class:`TableDriver`), for every caller: ``referee tournament run`` (round_robin.py),
+``--until-settled`` (settle.py) and the arena's ladder (take5_arena/service/ladder.py).
 
-:func:`table_specs` turns the pending games of a stored schedule into :class:`~.table.TableSpec`\\
+:func:`table_specs` turns the pending games of a stored schedule into :class:`~.spec.TableSpec`\\
 s: one per table (its duplicate set), each naming its seats' validated source archives in the
 tournament's ``artifacts/`` folder by digest, so that what plays is what was validated at
 submission, on any worker; the driver's :class:`~.shipping.Shipping` makes them reachable from
@@ -41,16 +41,19 @@ from typing import Protocol
 from take5 import Settings, Take5Error
 from take5.record import DealRecord
 
-from .. import defaults
-from ..artifacts import FOLDER, ArtifactError, ArtifactStore
-from ..kinds import InfraKind
-from ..store import Store, StoredGame
-from .deals import Dealer
-from .errors import TournamentError
+from ....errors import require_extra
+from ... import defaults
+from ...artifacts import FOLDER, ArtifactError, ArtifactStore
+from ...kinds import InfraKind, SandboxKind
+from ...store import Store, StoredGame
+from ..errors import TournamentError
+from ..plan.deals import Dealer
+from ..plan.settings import TournamentSettings
+from .archives import ArchiveSource, StoredArchive
 from .executors import ExecutorError, ExecutorInfo, avoiding, scheduler_state
-from .settings import TournamentSettings
-from .shipping import ArchiveSource, StoredArchive, shipping_for
-from .table import GameOutcome, SeatSpec, TableSpec, run_table
+from .shipping import shipping_for
+from .spec import GameOutcome, SeatSpec, TableSpec
+from .table import run_table
 
 Runner = Callable[..., list[GameOutcome]]
 """What an executor runs for a table: ``runner(spec, on_game=None, **placement)``; run_table, or
@@ -186,6 +189,10 @@ class TableDriver:
         progress: Progress | None = None,
         retry_delay: float = 2.0,
     ) -> None:
+        if settings.sandbox == SandboxKind.DOCKER and (
+            info.kind != "dask" or info.address == "local"
+        ):
+            require_extra("docker")  # this host plays in Docker: say so now, not once per table
         self.store = store
         self.executor = executor
         self.info = info
@@ -196,7 +203,7 @@ class TableDriver:
         self.limit = settings.tables_at_once
         self.retries = settings.retries
         self.output_budget = settings.output_budget
-        self.shipping = shipping_for(executor, info)
+        self.shipping = shipping_for(executor)
         self.played = 0
         """Games this driver recorded."""
         self.infra: list[tuple[str, InfraKind, str]] = []

@@ -13,7 +13,7 @@ The referee registers it when it opens a Dask executor (executors.open_executor)
 keeps it and sets it up on every worker that joins later, a restarted one included. It is
 idempotent: a second referee on the same scheduler leaves the registered one in place. A scheduler
 that was restarted knows no plugin until a referee connects again, so a worker can also load the
-sweep itself: ``dask worker --preload take5_arena.referee.tournament.worker_plugin`` (`dask_setup`;
+sweep itself: ``dask worker --preload take5_arena.referee.tournament.run.workers`` (`dask_setup`;
 the shipped unit deploy/take5-dask-worker.service does). Imported only with Dask (the ``dask``
 extra).
 
@@ -31,7 +31,7 @@ from typing import Any
 import cloudpickle
 import distributed
 
-from ..sandbox import sweep
+from ...sandbox import sweep
 from . import worker_metrics
 
 NAME = "take5-sweep"
@@ -56,7 +56,7 @@ class SweepPlugin(distributed.WorkerPlugin):
         # The first sweep at once: a worker that replaces a dead one cleans up after it now.
         self.started = engine_sweep.start(delay=0.0)
         try:
-            from take5_arena.referee.tournament import worker_metrics
+            from take5_arena.referee.tournament.run import worker_metrics
         except ImportError:  # a worker of a release without them: Dask's own figures only
             return
         worker_metrics.install()

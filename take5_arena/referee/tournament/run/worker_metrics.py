@@ -18,7 +18,7 @@ starts again from 0, which Prometheus' ``rate`` and ``increase`` take as a count
 =====================================================  ============================================
 
 The referee's ``take5-sweep`` plugin installs it on every worker it reaches, and so does a worker
-started with ``--preload take5_arena.referee.tournament.worker_plugin`` (worker_plugin.py).
+started with ``--preload take5_arena.referee.tournament.run.workers`` (workers.py).
 ``take5_worker_engine_up`` asks the engine at each scrape (a new connection, 2 s at most), so it
 says what is true when Prometheus looks, not what the last table found.
 """
@@ -36,8 +36,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import REGISTRY, Collector
 
-from ..sandbox.engine import engine_answers
-from .table import docker_launchers, tables_tally
+from ...sandbox.engine import engine_answers
+from .launchers import docker_launchers
+from .table import tables_tally
 
 ENGINE_TIMEOUT = 2.0
 """Seconds a scrape waits for the engine before it reports ``take5_worker_engine_up 0``."""

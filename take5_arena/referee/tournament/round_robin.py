@@ -4,15 +4,16 @@ not recorded yet, and resuming where a run stopped.
 A tournament is a directory holding its store (take5_arena/referee/store/: settings, entrants and
 their versions, schedules, games and their records). The package's modules, by what they hold:
 
-* settings.py: the settings (one frozen type, from the command line to the game), the schedule
-  they make;
+* plan/: what is played, as data: settings.py (one frozen type, from the command line to the game),
+  schedule.py (the schedule they make), deals.py, adaptive.py (the batches of ``--until-settled``);
 * submission.py: ``referee submit`` -> :func:`~take5_arena.referee.tournament.submission.submit`;
-* table.py: one table's games, the unit of work an executor runs (:func:`run_table`);
-* shipping.py: how its bots' archives reach the worker that plays it (once per worker);
-* driver.py: the table specs of a stored schedule and the one loop that plays them (also for
-  ``--until-settled`` and the arena's ladder);
-* run.py (this module): ``referee tournament run`` -> :func:`run_tournament`;
-* settle.py: ``--until-settled``, batch by batch; adaptive.py chooses the batches;
+* run/: playing it: table.py (one table's games, the unit of work an executor runs:
+  :func:`run_table`, on spec.py's data), shipping.py and archives.py (how its bots' archives reach
+  the worker that plays it, once per worker), launchers.py (the Docker launchers), driver.py (the
+  table specs of a stored schedule and the one loop that plays them, also for ``--until-settled``
+  and the arena's ladder), executors.py, workers.py (the Dask workers' plugin);
+* round_robin.py (this module): ``referee tournament run`` -> :func:`run_tournament`;
+* settle.py: ``--until-settled``, batch by batch; plan/adaptive.py chooses the batches;
 * status.py: ``referee tournament status`` -> :func:`tournament_status`.
 
 Running: each table (its duplicate set) is a :class:`TableSpec` run by :func:`run_table` on any
@@ -48,13 +49,14 @@ from take5.shuffle import KEY_BYTES
 from ..kinds import DealMode, InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from ..store.deals import SeasonKey
-from .deals import Dealer
-from .driver import Progress, Runner, TableDriver, table_specs
 from .errors import TournamentError
-from .executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
-from .schedule import Schedule
-from .settings import TournamentSettings, schedule_id
-from .table import close_launchers, run_table
+from .plan.deals import Dealer
+from .plan.schedule import Schedule
+from .plan.settings import TournamentSettings, schedule_id
+from .run.driver import Progress, Runner, TableDriver, table_specs
+from .run.executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
+from .run.launchers import close_launchers
+from .run.table import run_table
 
 #: The deal identities' namespace of fixed schedules (deals.py)
 SCHEDULE_NAMESPACE = "schedule"

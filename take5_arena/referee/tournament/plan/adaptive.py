@@ -45,13 +45,13 @@ from typing import Any
 
 from take5.shuffle import SplitMix64
 
-from .. import defaults
-from .errors import TournamentError
+from ... import defaults
+from ..errors import TournamentError
 from .schedule import (
     DealSource,
     ScheduledGame,
     ScheduleError,
-    Table,
+    Seating,
     author_groups,
     games_of_table,
     make_schedule,
@@ -154,7 +154,7 @@ class Decision:
     reason: str
     order: tuple[str, ...]
     pairs: tuple[PairState, ...]  # the pairs that count (all neighbours, or the gauntlet bot's)
-    tables: tuple[Table, ...]
+    tables: tuple[Seating, ...]
     games: tuple[ScheduledGame, ...]
 
     @property
@@ -221,7 +221,7 @@ def _pairs(order: list[str], los: list[float | None], settings: SettleSettings) 
 
 def _table(
     index: int, members: Sequence[str], settings: SettleSettings
-) -> tuple[Table, list[ScheduledGame]]:
+) -> tuple[Seating, list[ScheduledGame]]:
     """One table (seats shuffled by a generator seeded with the seed and the index) and its
     games."""
     rng = SplitMix64(_hash_int("settle-seats", settings.seed, index))
@@ -230,7 +230,7 @@ def _table(
     games = games_of_table(
         index, seats, deal, settings.table_size if settings.duplicate else 1, settings.context
     )
-    return Table(index, seats, deal.seed), games
+    return Seating(index, seats, deal.seed), games
 
 
 def _first_batch(

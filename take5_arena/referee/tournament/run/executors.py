@@ -16,15 +16,15 @@
     Docker engine with the base images (scripts/setup-docker.sh). Nothing else is shared: each bot
     archive is put into the cluster once, only if a worker's cache lacks it; a worker unpacks it
     into its cache (``TAKE5_ARTIFACT_CACHE``) and its engine builds each bot's image once
-    (artifacts.py, tournament/shipping.py). Workers send records back; the store stays with
+    (artifacts.py, tournament/run/shipping.py). Workers send records back; the store stays with
     the referee. A worker lost with its table (killed, its host gone) is the scheduler's to notice:
     dask runs the table again on another worker, and a game is recorded once whatever happens (the
     store's unique game ids). Each worker sweeps its engine (the ``take5-sweep`` plugin,
-    worker_plugin.py): a dead worker's bot containers go within a sweep period. ``dask:local``
+    workers.py): a dead worker's bot containers go within a sweep period. ``dask:local``
     a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
 
 Work is submitted as a picklable spec to a top-level function
-(``take5_arena.referee.tournament.table.run_table``), so the same tournament code runs on every
+(``take5_arena.referee.tournament.run.table.run_table``), so the same tournament code runs on every
 executor.
 """
 
@@ -34,13 +34,13 @@ import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .. import defaults
-from .errors import TournamentError
+from ....errors import require_extra
+from ... import defaults
+from ..errors import TournamentError
 from .shipping import close_shipping
 
 log = logging.getLogger("take5.referee")
@@ -48,19 +48,6 @@ log = logging.getLogger("take5.referee")
 
 class ExecutorError(TournamentError, ValueError):
     """A bad --executor value, or the executor cannot be reached."""
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def default_concurrency(table_size: int) -> int:
-    """Tables played at once by default: the bots of a table think at the same time (their picks
-    are simultaneous), so about one CPU per seat: ``max(1, cpus // table_size)``."""
-    return max(1, cpu_count() // max(1, table_size))
 
 
 @dataclass(frozen=True)
@@ -132,9 +119,9 @@ def scheduler_state(executor: concurrent.futures.Executor, info: ExecutorInfo) -
 
 
 def _register_sweep(client: Any) -> None:
-    """The ``take5-sweep`` plugin on the cluster's workers (worker_plugin.py): each sweeps its
+    """The ``take5-sweep`` plugin on the cluster's workers (workers.py): each sweeps its
     engine. A cluster that refuses it (workers of an older release) still plays, unswept."""
-    from .worker_plugin import SweepPlugin
+    from .workers import SweepPlugin
 
     try:
         client.register_plugin(SweepPlugin())
@@ -169,10 +156,9 @@ def open_executor(
         finally:
             ppool.shutdown(wait=False, cancel_futures=True)
         return
-    try:  # an optional dependency (the [dask] extra): imported only when asked for
-        import distributed
-    except ImportError as error:  # pragma: no cover - installed with the [dask] extra
-        raise ExecutorError("dask executors need `pip install 'dask[distributed]'`") from error
+    require_extra("dask")  # an optional dependency: imported only when asked for
+    import distributed
+
     cluster = None
     try:
         if info.address == "local":

@@ -20,21 +20,21 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from take5 import Settings, Take5Error
-from take5.clock import ClockKind, TimeControl
+from take5.clock import ClockKind
 from take5.rules import EndRule, Variant
 
-from .. import defaults
-from ..kinds import BotMemory, DealMode, Ponder, SandboxKind
-from ..match.config import CallLimits
-from ..sandbox.limits import SandboxLimits
-from ..store import EntrantVersion
-from .errors import TournamentError
-from .executors import default_concurrency
+from ... import defaults
+from ...kinds import BotMemory, DealMode, Ponder, SandboxKind
+from ...match.config import CallLimits
+from ...sandbox.limits import SandboxLimits
+from ...store import EntrantVersion
+from ..errors import TournamentError
 from .schedule import DealSource, Schedule, ScheduleError, make_schedule
 
 #: The keys of the settings JSON, in the order of :meth:`TournamentSettings.to_json`.
@@ -95,6 +95,19 @@ def _default_game() -> Settings:
         threshold=defaults.THRESHOLD,
         end_rule=EndRule(defaults.END_RULE),
     )
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_concurrency(table_size: int) -> int:
+    """Tables played at once by default: the bots of a table think at the same time (their picks
+    are simultaneous), so about one CPU per seat: ``max(1, cpus // table_size)``."""
+    return max(1, cpu_count() // max(1, table_size))
 
 
 def _default_limits() -> SandboxLimits:
@@ -222,22 +235,12 @@ class TournamentSettings:
             )
         except Take5Error as error:
             raise TournamentError(str(error)) from None
-        try:
-            control = None
-            if values["time_control"] is not None:
-                if not isinstance(values["time_control"], str):
-                    raise TournamentError(
-                        f"time_control must be BANK+INCREMENT, not {values['time_control']!r}"
-                    )
-                cap = values["time_cap"]
-                control = TimeControl.parse(
-                    values["time_control"], cap=None if cap is None else _number(values, "time_cap")
-                )
-            elif values["time_cap"] is not None:
-                raise TournamentError("time_cap caps the decisions of a time_control: give one")
-            calls = CallLimits(
+        try:  # the one builder of call limits (match/config.py), as `referee match`'s options
+            cap = values["time_cap"]
+            calls = CallLimits.build(
                 timeout=_number(values, "timeout"),
-                time_control=control,
+                time_control=values["time_control"],
+                time_cap=None if cap is None else _number(values, "time_cap"),
                 clock=values["clock"],
                 wall_factor=values["wall_factor"],
                 ponder=values["ponder"],
@@ -410,4 +413,11 @@ def schedule_id(schedule: Schedule) -> str:
     return h.hexdigest()
 
 
-__all__ = ["KEYS", "SMOKE_SHAPE", "TournamentSettings", "schedule_id"]
+__all__ = [
+    "KEYS",
+    "SMOKE_SHAPE",
+    "TournamentSettings",
+    "cpu_count",
+    "default_concurrency",
+    "schedule_id",
+]
