@@ -244,11 +244,6 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-#: Packages whose loop is being taken apart elsewhere in the same step (issue 44: the store's split
-#: into repositories); a loop inside one of them is reported once that lands.
-CYCLES_PENDING = ("take5_arena.referee.store",)
-
-
 def test_the_cycle_finder_sees_a_loop_through_a_function():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
@@ -263,7 +258,7 @@ def test_no_import_loop_anywhere_in_the_platform():
         "take5_arena.referee.tournament.run.launchers"
         in graph["take5_arena.referee.tournament.run.table"]
     )
-    found = [c for c in cycles(graph) if not all(m.startswith(CYCLES_PENDING) for m in c)]
+    found = cycles(graph)
     assert not found, "import loops:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
