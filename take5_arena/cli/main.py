@@ -1,8 +1,9 @@
 """The `referee` command: play, check, match, submit, run tournaments, rate and publish.
 
 Exit codes shared by every subcommand: 0 success, 1 the command ran but found a problem (an invalid
-record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 130
-interrupted. Ctrl-C (or SIGTERM) at any moment ends the command with 130 and one line, never a
+record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 4 the
+host failed a store (a full or read-only disk, a damaged file: take5_arena/referee/store/health.py),
+130 interrupted. Ctrl-C (or SIGTERM) at any moment ends the command with 130 and one line, never a
 traceback: take5_arena/cli/entry.py, the entry point, handles both from its first line.
 
 Start-up time matters (bench/startup.py): a bot author runs `referee play`, `verify` and `match`
@@ -113,9 +114,24 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _own_code(error: BaseException) -> ArenaError | None:
+    """The platform's error under ``error`` (raised while handling it) that has an exit code of its
+    own, such as a store the host failed (4): subcommands turn the errors they expect into click's
+    usage errors (2), and this keeps the host's faults apart from the user's, whichever did."""
+    seen: BaseException | None = error.__context__
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ArenaError) and seen.exit_code != ArenaError.exit_code:
+            return seen
+        seen = seen.__context__
+    return None
+
+
 class ArenaGroup(click.Group):
     """click's group, lazy (:data:`COMMANDS`), with one way out for Ctrl-C (exit 130, one line) and
-    for the platform's own errors (a one-line message, exit 2), whatever the subcommand."""
+    for the platform's own errors (a one-line message, exit 2 or the error's own code), whatever
+    the subcommand."""
 
     def __init__(
         self, *args: Any, lazy: Mapping[str, Subcommand] | None = None, **kwargs: Any
@@ -171,8 +187,15 @@ class ArenaGroup(click.Group):
             except click.exceptions.Exit as done:
                 code = done.exit_code
             except click.ClickException as error:
-                error.show()
-                code = error.exit_code
+                own = _own_code(error)
+                if own is None:
+                    error.show()
+                    code = error.exit_code
+                else:  # a subcommand's usage error over an error with its own exit code
+                    from take5_arena.cli.terminal import field
+
+                    click.echo(f"referee: {field(own)}", err=True)
+                    code = own.exit_code
             except (click.Abort, KeyboardInterrupt):
                 click.echo("\ninterrupted", err=True)
                 code = 130
@@ -180,7 +203,7 @@ class ArenaGroup(click.Group):
                 from take5_arena.cli.terminal import field
 
                 click.echo(f"referee: {field(error)}", err=True)
-                code = 2
+                code = error.exit_code
         except KeyboardInterrupt:  # a second Ctrl-C while reporting the first
             code = 130
         sys.exit(code if isinstance(code, int) else 0)

@@ -27,6 +27,7 @@ from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.store import StoreError
+from take5_arena.referee.store.health import SYNCHRONOUS
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import logs
 from take5_arena.service.api import arena_pb2 as pb
@@ -250,6 +251,13 @@ def _server_limits(f: Any) -> Any:
     help="Submissions validated at once.",
 )
 @click.option("--no-ladder", is_flag=True, help="Accept submissions but play no ladder games.")
+@click.option(
+    "--synchronous",
+    type=click.Choice(SYNCHRONOUS),
+    default=service_defaults.SYNCHRONOUS,
+    show_default=True,
+    help="full: every commit survives a power cut (an fsync each); normal: the last may not.",
+)
 @_server_limits
 @click.option(
     "--metrics",
@@ -282,6 +290,7 @@ def serve(
     bootstrap: int,
     validators: int,
     no_ladder: bool,
+    synchronous: str,
     metrics: str | None,
     calls_per_author: int,
     uploads_per_author: int,
@@ -327,6 +336,7 @@ def serve(
         validators=validators,
         archive_limits=ArchiveLimits(),
         metrics=metrics,
+        synchronous=synchronous,
         limits=service_defaults.ServerLimits(
             calls_per_author=calls_per_author,
             uploads_per_author=uploads_per_author,

@@ -59,7 +59,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -69,6 +69,7 @@ from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.names import name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
+from take5_arena.referee.store.health import connect, synchronous
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import (
     AuthenticationError,
@@ -263,10 +264,22 @@ class Accounts:
         self.path = self.directory / ACCOUNTS_NAME
         self.upgrade_backup: Path | None = _backup_before_migration(self.path)
         """Where the accounts were copied before this open migrated them (None: no migration)."""
-        self.db = _connect(self.path)
+        fresh = not self.path.exists()
         self.lock = threading.RLock()
-        with self.tx() as db:
-            _create(db)
+        try:
+            self.db = _connect(self.path)
+            try:
+                with self.tx() as db:
+                    _create(db)
+            except BaseException:
+                self.db.close()
+                raise
+        except BaseException:
+            if fresh:  # made by this open and never filled (a full disk): no empty file is left
+                for leftover in ("", "-wal", "-shm"):
+                    with suppress(OSError):  # (a read-only disk made none)
+                        Path(f"{self.path}{leftover}").unlink(missing_ok=True)
+            raise
         # token id -> (stored hash, the token that matched it): a token checked once is not hashed
         # again while its row is unchanged (a new token or a revocation changes what is compared)
         self._verified: dict[str, tuple[bytes, str]] = {}
@@ -731,12 +744,14 @@ def unfinished_uploads(path: Path) -> list[str]:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+    """The accounts' connection: the store's kind (take5_arena/referee/store/health.py), so that a
+    full or read-only disk and a damaged file are one line, and a damaged file is never written."""
+    db: sqlite3.Connection = connect(path, readonly=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute(f"PRAGMA synchronous = {synchronous()}")  # FULL for an arena (serve)
     return db
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 # -- the server -----------------------------------------------------------------------------------
 LISTEN = "127.0.0.1:50600"
+SYNCHRONOUS = "full"
+"""An arena's commits survive a power cut (take5_arena/referee/store/health.py, SYNCHRONOUS)."""
 BLOCKING_THREADS = 8
 """Threads for the calls' blocking work (SQLite, the disk, token hashes); the calls themselves are
 coroutines on one event loop (take5_arena/service/servicer.py)."""

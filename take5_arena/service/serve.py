@@ -44,6 +44,7 @@ import grpc.aio
 from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
+from take5_arena.referee.store.health import set_synchronous
 from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.executors import ExecutorInfo, open_executor
 from take5_arena.referee.tournament.run import executor_info, run_lock
@@ -96,6 +97,8 @@ class ServeOptions:
     """Further parts to run beside the gRPC server (``--web``: take5_arena/web/server.py)."""
     limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
     """The server-wide limits on calls, uploads and authors (``referee serve`` options)."""
+    synchronous: str = defaults.SYNCHRONOUS
+    """How durable each commit of the store and the accounts is (``--synchronous``)."""
 
 
 def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) -> int:
@@ -123,6 +126,7 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
 
     directory = options.directory
 
+    set_synchronous(options.synchronous)
     accounts = Accounts(directory, create=True)
     try:
         try:

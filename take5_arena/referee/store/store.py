@@ -347,10 +347,9 @@ class Store:
                     "`referee submit BOT_DIR --name NAME --tournament DIR` creates one"
                 )
             self.directory.mkdir(parents=True, exist_ok=True)
-        uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
-        self.db = sqlite3.connect(
-            uri, uri=readonly, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
+        from .health import connect, synchronous  # the host's faults in one line; durability
+
+        self.db: sqlite3.Connection = connect(self.path, readonly=readonly)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         self.db.execute("PRAGMA busy_timeout = 30000")
@@ -366,9 +365,8 @@ class Store:
             if found is not None and found < SCHEMA_VERSION:
                 self.upgrade_backup = self._backup_before_migration(found)
             self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute(
-                "PRAGMA synchronous = NORMAL"
-            )  # WAL: durable at checkpoints, never torn
+            # WAL: NORMAL durable at checkpoints and never torn, FULL at every commit (serve)
+            self.db.execute(f"PRAGMA synchronous = {synchronous()}")
             with self.transaction():
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
@@ -474,7 +472,7 @@ class Store:
         ) -> None:
             if exc_type is None:
                 self.db.execute("COMMIT")
-            else:
+            elif self.db.in_transaction:  # SQLite rolls back by itself after some errors (full)
                 self.db.execute("ROLLBACK")
 
     def transaction(self) -> _Tx:
@@ -1151,7 +1149,13 @@ class Store:
     def begin_run(
         self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
     ) -> None:
+        """A run begins (under the run lock, take5_arena/referee/tournament/run.py: so a run still
+        marked running is one whose referee died, and is closed as killed at its last heartbeat)."""
         with self.transaction() as db:
+            db.execute(
+                "UPDATE runs SET status = 'killed', ended_at = heartbeat_at"
+                " WHERE status = 'running'"
+            )
             db.execute(
                 "INSERT INTO runs(run_id, pid, host, started_at, heartbeat_at, status, schedule_id,"
                 " settings, games) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",

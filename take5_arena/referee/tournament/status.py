@@ -10,6 +10,7 @@ from typing import Any
 
 from ..kinds import RunStatus
 from ..store import Store, pid_alive, seconds_since
+from ..store.health import check
 from .settings import TournamentSettings
 
 
@@ -28,8 +29,11 @@ def entrant_labels(store: Store) -> dict[int, str]:
 def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """Where a tournament stands: settings, entrants, schedule progress, runs, failures.
 
-    Plain data (JSON-ready); the store is closed again before it returns."""
+    Plain data (JSON-ready); the store is closed again before it returns. A store that fails
+    SQLite's quick check is a StoreDamagedError (take5_arena/referee/store/health.py)."""
     with Store(directory, readonly=True) as store:
+        # an operator's look at the store: a damaged one is said so, whatever page is damaged
+        check(store.db, store.path)
         current = store.current_schedule()
         progress = (
             store.progress(current["schedule_id"])
