@@ -261,8 +261,14 @@ def _server_limits(f: Any) -> Any:
 @_server_limits
 @click.option(
     "--metrics",
-    metavar="HOST:PORT",
-    help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here.",
+    metavar="[HOST:]PORT",
+    help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here "
+    "(PORT alone: on loopback).",
+)
+@click.option(
+    "--metrics-public",
+    is_flag=True,
+    help="Allow a --metrics address that is not loopback (they have no authentication).",
 )
 @options.server_log()
 @click.option(
@@ -292,6 +298,7 @@ def serve(
     no_ladder: bool,
     synchronous: str,
     metrics: str | None,
+    metrics_public: bool,
     calls_per_author: int,
     uploads_per_author: int,
     uploads_at_once: int,
@@ -336,6 +343,7 @@ def serve(
         validators=validators,
         archive_limits=ArchiveLimits(),
         metrics=metrics,
+        metrics_public=metrics_public,
         synchronous=synchronous,
         limits=service_defaults.ServerLimits(
             calls_per_author=calls_per_author,

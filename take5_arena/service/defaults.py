@@ -28,6 +28,13 @@ STOP_GRACE = 3.0
 LADDER_STOP_SECONDS = 10.0
 """Seconds the ladder gets to stop (its tables in flight are abandoned, and replayed next time)."""
 
+# -- metrics (--metrics) ---------------------------------------------------------------------------
+METRICS_THREADS = 8
+"""Scrapes answered at once by ``--metrics``; a connection past them is closed at once (a flood
+of idle connections made one thread each: 43 -> 1,045 threads)."""
+METRICS_IDLE_SECONDS = 10.0
+"""Seconds a ``--metrics`` connection may stay silent (headers not sent, nothing read)."""
+
 # -- uploads --------------------------------------------------------------------------------------
 CHUNK_BYTES = 256 * 1024
 """Largest archive chunk of a SubmitBot message."""

@@ -92,7 +92,10 @@ class ServeOptions:
     validators: int = defaults.VALIDATORS
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     metrics: str | None = None
-    """HOST:PORT of the health check and Prometheus metrics (take5_arena/service/metrics.py)."""
+    """PORT (loopback) or HOST:PORT of the health check and Prometheus metrics
+    (take5_arena/service/metrics.py)."""
+    metrics_public: bool = False
+    """``--metrics-public``: a ``metrics`` host that is not loopback is allowed."""
     sidecars: Sequence[SidecarFactory] = ()
     """Further parts to run beside the gRPC server (``--web``: take5_arena/web/server.py)."""
     limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
@@ -214,7 +217,14 @@ class _Server:
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
             service = ArenaService(parts, blocking, options.limits)
-            metrics = ServeMetrics(options.metrics, directory, self.accounts, ladder, queue)
+            metrics = ServeMetrics(
+                options.metrics,
+                directory,
+                self.accounts,
+                ladder,
+                queue,
+                public=options.metrics_public,
+            )
             rpc = _RpcServer(
                 service, credentials, metrics.interceptors(), options.limits.streams_per_connection
             )
