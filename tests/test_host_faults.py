@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from arena_support import Server, add_author, wait_until
 from support import EXAMPLES, referee
 
 from take5_arena.referee.store import Store
@@ -279,3 +280,26 @@ def test_an_empty_accounts_file_is_backed_up_as_none(tdir, tmp_path):
     done = referee("backup", "-t", str(tdir), str(tmp_path / "b"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (tmp_path / "b" / ACCOUNTS_NAME).exists()
+
+
+def test_serve_killed_twice_leaves_no_run_running(tmp_path):
+    """Five SIGKILLs of `serve` left five runs `running` for ever."""
+    directory = tmp_path / "T"
+    add_author(directory, "alice")
+
+    def statuses() -> list[str]:
+        with Store(directory, readonly=True) as store:
+            return sorted(r["status"] for r in store.runs())
+
+    for n in range(1, 3):
+        server = Server(directory, "--sandbox", "local", "--players", "2")
+        wait_until(lambda n=n: len(statuses()) == n, what="the ladder's run", server=server)
+        server.kill()
+    assert statuses() == ["killed", "running"]  # the last one's referee is as dead as the first's
+    server = Server(directory, "--sandbox", "local", "--players", "2")
+    try:
+        wait_until(lambda: len(statuses()) == 3, what="the third run", server=server)
+        assert statuses() == ["killed", "killed", "running"]
+    finally:
+        assert server.stop() == 0, server.log
+    assert statuses() == ["interrupted", "killed", "killed"]
