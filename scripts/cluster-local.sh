@@ -14,10 +14,16 @@
 #   2. a Dask scheduler on 127.0.0.1:P (default 8786);
 #   3. for each worker i: `dask worker` (T threads, default 2: tables played at once) with
 #      DOCKER_HOST=unix://ROOT/engine-i/docker.sock and its own artifact cache
-#      TAKE5_ARTIFACT_CACHE=ROOT/worker-i/artifacts. Bots are not copied anywhere beforehand: the
-#      referee puts each validated archive into the cluster once when a worker lacks it, and each
-#      engine builds a bot's image the first time it needs it.
-#   start again: restarts whatever is not running (a killed worker, a stopped engine).
+#      TAKE5_ARTIFACT_CACHE=ROOT/worker-i/artifacts, and --preload of the sweep plugin (the bot
+#      containers a dead worker left on its engine are removed as its successor starts, then every
+#      20 s). Bots are not copied anywhere beforehand: the referee puts each validated archive into
+#      the cluster once when a worker lacks it, and each engine builds a bot's image the first time
+#      it needs it.
+#   The scheduler and each worker run under a supervisor, as the deploy units run under systemd: one
+#   that ends (a Dask worker ends itself when its scheduler is gone for long enough: a scheduler
+#   restart, a network cut) is started again 2 s later and rejoins. Their pid files hold the
+#   supervisors' pids.
+#   start again: restarts whatever is not running (a killed supervisor, a stopped engine).
 # Then: referee tournament run --tournament T --executor dask:tcp://127.0.0.1:P
 #
 # Needs root, scripts/setup-docker.sh run once (docker.io, the base images) and the project installed
@@ -39,7 +45,7 @@ while [ $# -gt 0 ]; do
         --threads) THREADS="$2"; shift 2 ;;
         --port) PORT="$2"; shift 2 ;;
         --root) ROOT="$2"; shift 2 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
         *) echo "cluster-local: unknown argument: $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -50,6 +56,25 @@ alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pid_of() { cat "$1" 2>/dev/null || true; }
 
 engine_sock() { echo "$ROOT/engine-$1/docker.sock"; }
+
+# supervise PIDFILE LOG COMMAND...: COMMAND in the background, started again 2 s after it ends, until
+# the supervisor (whose pid goes to PIDFILE) gets SIGTERM: it then stops COMMAND and ends.
+supervise() {
+    local pidfile=$1 logfile=$2; shift 2
+    nohup bash -c '
+        child=
+        trap '"'"'[ -n "$child" ] && kill "$child" 2>/dev/null; wait; exit 0'"'"' TERM
+        while :; do
+            "$@" &
+            child=$!
+            code=0
+            wait "$child" || code=$?
+            echo "cluster-local: $(date -u +%FT%TZ) $1 ended (exit $code): starting it again in 2 s"
+            sleep 2 &
+            wait $!
+        done' supervise "$@" >>"$logfile" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+}
 
 start_engine() {
     local i=$1 dir="$ROOT/engine-$1"
@@ -89,19 +114,18 @@ start() {
     local i
     for i in $(seq 1 "$WORKERS"); do start_engine "$i"; copy_images "$i"; done
     if ! alive "$(pid_of "$ROOT/scheduler.pid")"; then
-        nohup dask scheduler --host 127.0.0.1 --port "$PORT" --dashboard-address 127.0.0.1:0 \
-            >>"$ROOT/scheduler.log" 2>&1 </dev/null &
-        echo $! >"$ROOT/scheduler.pid"
+        supervise "$ROOT/scheduler.pid" "$ROOT/scheduler.log" \
+            dask scheduler --host 127.0.0.1 --port "$PORT" --dashboard-address 127.0.0.1:0
     fi
     for i in $(seq 1 "$WORKERS"); do
         local dir="$ROOT/worker-$i"
         mkdir -p "$dir/artifacts"
         alive "$(pid_of "$dir/worker.pid")" && continue
         DOCKER_HOST="unix://$(engine_sock "$i")" TAKE5_ARTIFACT_CACHE="$dir/artifacts" \
-            nohup dask worker "tcp://127.0.0.1:$PORT" --host 127.0.0.1 --name "take5-worker-$i" \
+            supervise "$dir/worker.pid" "$dir/worker.log" \
+            dask worker "tcp://127.0.0.1:$PORT" --host 127.0.0.1 --name "take5-worker-$i" \
             --nworkers 1 --nthreads "$THREADS" --local-directory "$dir" --no-dashboard \
-            >>"$dir/worker.log" 2>&1 </dev/null &
-        echo $! >"$dir/worker.pid"
+            --preload take5_arena.referee.tournament.worker_plugin
     done
     timeout 120 python3 -c "import sys; from distributed import Client
 c = Client(sys.argv[1], timeout=60); c.wait_for_workers(int(sys.argv[2]), timeout=100); c.close()" \
@@ -142,5 +166,5 @@ case "$CMD" in
     start) start ;;
     stop) stop ;;
     status) status ;;
-    *) sed -n '2,26p' "$0"; exit 2 ;;
+    *) sed -n '2,33p' "$0"; exit 2 ;;
 esac

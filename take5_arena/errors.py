@@ -24,7 +24,8 @@ class ArenaError(Exception):
     """An error of the platform whose message is meant for the user."""
 
     exit_code = 2
-    """The command line's exit status when this error ends a command."""
+    """The command line's exit status when this error ends a command: 2 (bad usage or input)
+    unless a kind of error says otherwise (4: the host or the installation failed)."""
 
 
 #: extra of pyproject.toml -> the top-level modules it installs that the platform imports. The base

@@ -5,6 +5,7 @@ parser."""
 from __future__ import annotations
 
 import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -120,3 +121,44 @@ def test_a_bad_metrics_address_is_one_line(tmp_path: Path) -> None:
         )  # fmt: skip
     assert done.returncode == 2 and "cannot listen" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _answers(url: str) -> bool:
+    try:
+        return _get(url) == (200, "ok\n")
+    except OSError:
+        return False
+
+
+def _threads(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+def test_metrics_bind_to_loopback_and_idle_clients_grow_no_threads(tmp_path: Path) -> None:
+    """1,000 idle connections made a thread each (43 -> 1,045 threads); `--metrics 0.0.0.0:P`
+    served the counts to any address without being asked to."""
+    done = cli("serve", "-t", str(tmp_path / "T"), "--no-ladder", "--metrics", "0.0.0.0:9650")
+    assert done.returncode == 2 and "--metrics-public" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    port = _free_port()
+    server = Server(tmp_path / "T", "--no-ladder", "--sandbox", "local", "--metrics", str(port))
+    try:
+        server.wait_for(rf"metrics on http://127\.0\.0\.1:{port}/metrics")
+        base = f"http://127.0.0.1:{port}"
+        assert _get(f"{base}/healthz") == (200, "ok\n")
+        before = _threads(server.proc.pid)
+        idle = []
+        try:
+            idle.extend(  # connect, send nothing
+                socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(300)
+            )
+            time.sleep(1.0)
+            assert _threads(server.proc.pid) <= before + 8 + 2
+        finally:
+            for sock in idle:
+                sock.close()
+        # the slots come back (closed by the clients, or dropped after the idle timeout)
+        wait_until(lambda: _answers(f"{base}/healthz"), what="a scrape", timeout=30)
+    finally:
+        assert server.stop() == 0, server.log

@@ -1,9 +1,11 @@
 """The `referee` command: play, check, match, submit, run tournaments, rate and publish.
 
 Exit codes shared by every subcommand: 0 success, 1 the command ran but found a problem (an invalid
-record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 4 a
-part of the platform that is not installed (one line naming the extra to install), 130
-interrupted. Ctrl-C (or SIGTERM) at any moment ends the command with 130 and one line, never a
+record, a failed game), 2 bad usage or input (click's own convention), 3 a bot was rejected, 4 the
+host or the installation failed (a store on a full or read-only disk or damaged:
+take5_arena/referee/store/health.py; an engine or a sandbox that did not answer; a part of the
+platform that is not installed, one line naming the extra), 130 interrupted. Ctrl-C (or SIGTERM)
+at any moment ends the command with 130 and one line, never a
 traceback: take5_arena/cli/entry.py, the entry point, handles both from its first line.
 
 Start-up time matters (bench/startup.py): a bot author runs `referee play`, `verify` and `match`
@@ -107,9 +109,24 @@ COMMANDS: Mapping[str, Subcommand] = {
 }
 
 
+def _own_code(error: BaseException) -> ArenaError | None:
+    """The platform's error under ``error`` (raised while handling it) that has an exit code of its
+    own, such as a store the host failed (4): subcommands turn the errors they expect into click's
+    usage errors (2), and this keeps the host's faults apart from the user's, whichever did."""
+    seen: BaseException | None = error.__context__
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ArenaError) and seen.exit_code != ArenaError.exit_code:
+            return seen
+        seen = seen.__context__
+    return None
+
+
 class ArenaGroup(click.Group):
     """click's group, lazy (:data:`COMMANDS`), with one way out for Ctrl-C (exit 130, one line) and
-    for the platform's own errors (a one-line message, exit 2), whatever the subcommand."""
+    for the platform's own errors (a one-line message, exit 2 or the error's own code), whatever
+    the subcommand."""
 
     def __init__(
         self, *args: Any, lazy: Mapping[str, Subcommand] | None = None, **kwargs: Any
@@ -159,8 +176,15 @@ class ArenaGroup(click.Group):
             except click.exceptions.Exit as done:
                 code = done.exit_code
             except click.ClickException as error:
-                error.show()
-                code = error.exit_code
+                own = _own_code(error)
+                if own is None:
+                    error.show()
+                    code = error.exit_code
+                else:  # a subcommand's usage error over an error with its own exit code
+                    from take5_arena.cli.terminal import field
+
+                    click.echo(f"referee: {field(own)}", err=True)
+                    code = own.exit_code
             except (click.Abort, KeyboardInterrupt):
                 click.echo("\ninterrupted", err=True)
                 code = 130

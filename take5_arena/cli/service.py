@@ -28,6 +28,7 @@ from take5_arena.cli.terminal import block, field
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.match.results import ExitCode
 from take5_arena.referee.store import StoreError
+from take5_arena.referee.store.health import SYNCHRONOUS
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import logs
 from take5_arena.service.api import arena_pb2 as pb
@@ -249,11 +250,24 @@ def _server_limits(f: Any) -> Any:
     help="Submissions validated at once.",
 )
 @click.option("--no-ladder", is_flag=True, help="Accept submissions but play no ladder games.")
+@click.option(
+    "--synchronous",
+    type=click.Choice(SYNCHRONOUS),
+    default=service_defaults.SYNCHRONOUS,
+    show_default=True,
+    help="full: every commit survives a power cut (an fsync each); normal: the last may not.",
+)
 @_server_limits
 @click.option(
     "--metrics",
-    metavar="HOST:PORT",
-    help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here.",
+    metavar="[HOST:]PORT",
+    help="Serve a health check (/healthz) and Prometheus metrics (/metrics) over HTTP here "
+    "(PORT alone: on loopback).",
+)
+@click.option(
+    "--metrics-public",
+    is_flag=True,
+    help="Allow a --metrics address that is not loopback (they have no authentication).",
 )
 @options.server_log()
 @click.option(
@@ -281,7 +295,9 @@ def serve(
     bootstrap: int,
     validators: int,
     no_ladder: bool,
+    synchronous: str,
     metrics: str | None,
+    metrics_public: bool,
     calls_per_author: int,
     uploads_per_author: int,
     uploads_at_once: int,
@@ -326,6 +342,8 @@ def serve(
         validators=validators,
         archive_limits=ArchiveLimits(),
         metrics=metrics,
+        metrics_public=metrics_public,
+        synchronous=synchronous,
         limits=service_defaults.ServerLimits(
             calls_per_author=calls_per_author,
             uploads_per_author=uploads_per_author,

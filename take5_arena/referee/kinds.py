@@ -82,6 +82,9 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
     FAILED = "failed"
     """The run itself stopped on an error."""
+    KILLED = "killed"
+    """The referee died without ending it (SIGKILL, a power cut): closed by the next run, which
+    holds the run lock, so none of the earlier runs can still be running."""
 
 
 class DealMode(StrEnum):

@@ -59,7 +59,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -69,6 +69,7 @@ from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.names import name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
+from take5_arena.referee.store.health import connect, synchronous
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import (
     AuthenticationError,
@@ -80,7 +81,7 @@ from take5_arena.service.errors import (
 )
 
 ACCOUNTS_NAME = "accounts.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TOKEN_PREFIX = "t5a"
 PBKDF2_ITERATIONS = 20_000
 HOUSE = "(house)"
@@ -179,11 +180,16 @@ INSERT OR IGNORE INTO arena_bots_v2(bot_name, name_key, author, created_at)
 DROP TABLE arena_bots;
 ALTER TABLE arena_bots_v2 RENAME TO arena_bots
 """,
+    3: """
+ALTER TABLE arena_submissions ADD COLUMN upload_key TEXT;
+CREATE UNIQUE INDEX arena_submissions_upload_key ON arena_submissions(author, upload_key)
+""",
 }
 """Schema version -> the statements that make it from the one before. Version 2: names claimed only
 by an accepted version (squatted names of version 1, never accepted, are released), unique by
 their case-folded key, and owned by the house when ``author`` is NULL; organiser notes and bans;
-the stored-bytes limit; validation attempts."""
+the stored-bytes limit; validation attempts. Version 3: the name a client gives an upload
+(``upload_key``, NULL: none given), unique per author, so that a retried upload is stored once."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +219,8 @@ class SubmissionRow:
     bot_output: str
     finished_at: str | None
     attempts: int = 0
+    upload_key: str | None = None
+    """The name the client gave the upload (the same on each retry of it); None: none given."""
 
 
 @dataclass(frozen=True)
@@ -263,10 +271,22 @@ class Accounts:
         self.path = self.directory / ACCOUNTS_NAME
         self.upgrade_backup: Path | None = _backup_before_migration(self.path)
         """Where the accounts were copied before this open migrated them (None: no migration)."""
-        self.db = _connect(self.path)
+        fresh = not self.path.exists()
         self.lock = threading.RLock()
-        with self.tx() as db:
-            _create(db)
+        try:
+            self.db = _connect(self.path)
+            try:
+                with self.tx() as db:
+                    _create(db)
+            except BaseException:
+                self.db.close()
+                raise
+        except BaseException:
+            if fresh:  # made by this open and never filled (a full disk): no empty file is left
+                for leftover in ("", "-wal", "-shm"):
+                    with suppress(OSError):  # (a read-only disk made none)
+                        Path(f"{self.path}{leftover}").unlink(missing_ok=True)
+            raise
         # token id -> (stored hash, the token that matched it): a token checked once is not hashed
         # again while its row is unchanged (a new token or a revocation changes what is compared)
         self._verified: dict[str, tuple[bytes, str]] = {}
@@ -614,18 +634,56 @@ class Accounts:
         archive_sha256: str,
         archive_path: str,
         archive_bytes: int,
+        upload_key: str | None = None,
     ) -> SubmissionRow:
         """Commit a fully received upload (the limits checked again). The name is not claimed:
-        that happens when a version of it is accepted (:meth:`claim`)."""
+        that happens when a version of it is accepted (:meth:`claim`). An ``upload_key`` this
+        author used before: the submission it named, and nothing is recorded (:meth:`uploaded`)."""
         sid = f"s-{datetime.now(timezone.utc).strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
         with self.tx() as db:
+            # in the writing transaction: two uploads of one key at once record one of them
+            first = self.uploaded(author, upload_key, bot_name, archive_sha256)
+            if first is not None:
+                return first
             self._check_can_submit(db, author, bot_name, archive_bytes)
             db.execute(
                 "INSERT INTO arena_submissions(id, author, bot_name, archive_sha256, archive_path,"
-                " archive_bytes, received_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'received')",
-                (sid, author.name, bot_name, archive_sha256, archive_path, archive_bytes, now()),
+                " archive_bytes, received_at, status, upload_key)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'received', ?)",
+                (
+                    sid,
+                    author.name,
+                    bot_name,
+                    archive_sha256,
+                    archive_path,
+                    archive_bytes,
+                    now(),
+                    upload_key,
+                ),
             )
         return self.submission(sid)
+
+    def uploaded(
+        self, author: Author, upload_key: str | None, bot_name: str, archive_sha256: str
+    ) -> SubmissionRow | None:
+        """The submission ``author`` recorded under ``upload_key`` (None: none, or no key): a
+        retried upload gets the first one's answer. A key that named another bot or archive is a
+        BadRequestError: a client names each upload once."""
+        if not upload_key:
+            return None
+        rows = self._read(
+            "SELECT * FROM arena_submissions WHERE author = ? AND upload_key = ?",
+            (author.name, upload_key),
+        )
+        if not rows:
+            return None
+        row = self._submission(rows[0])
+        if row.bot_name != bot_name or row.archive_sha256 != archive_sha256:
+            raise BadRequestError(
+                "this upload key named another upload (another bot or archive): give each upload "
+                "a key of its own"
+            )
+        return row
 
     @staticmethod
     def _submission(row: sqlite3.Row) -> SubmissionRow:
@@ -731,12 +789,14 @@ def unfinished_uploads(path: Path) -> list[str]:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+    """The accounts' connection: the store's kind (take5_arena/referee/store/health.py), so that a
+    full or read-only disk and a damaged file are one line, and a damaged file is never written."""
+    db: sqlite3.Connection = connect(path, readonly=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute(f"PRAGMA synchronous = {synchronous()}")  # FULL for an arena (serve)
     return db
 
 

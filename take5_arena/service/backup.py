@@ -107,7 +107,9 @@ def backup(
     work = _work_folder(dest)
     try:
         files: list[CopiedFile] = []
-        if (directory / ACCOUNTS_NAME).is_file():
+        accounts = directory / ACCOUNTS_NAME
+        # 0 bytes: a first `serve` cut off before it made them (a full disk); nothing to copy
+        if accounts.is_file() and accounts.stat().st_size > 0:
             progress(f"copying {ACCOUNTS_NAME}")
             files.append(online_copy(directory / ACCOUNTS_NAME, work / ACCOUNTS_NAME))
         progress(f"copying {DB_NAME} and the archives it plays")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +39,10 @@ TOKEN_ENV = "TAKE5_TOKEN"
 SERVER_ENV = "TAKE5_SERVER"
 FOLLOW_WAIT_SECONDS = 25
 """Seconds one GetSubmission long poll asks to wait (the server caps it)."""
+UPLOAD_ATTEMPTS = 4
+"""Times an upload is sent when the connection fails (:meth:`ArenaClient.upload`)."""
+RETRY_SECONDS = 1.0
+"""The wait before the second attempt; it doubles before each later one (1, 2, 4 s)."""
 
 
 def read_token(token_file: Path | None) -> str | None:
@@ -168,19 +173,39 @@ class ArenaClient:
         request = pb.GetSubmissionRequest(submission_id=submission_id, wait_seconds=wait_seconds)
         return self._call("GetSubmission", request, pb.SubmitBotResponse, wait_seconds + 30)
 
-    def upload(self, bot_name: str, packed: Packed) -> pb.SubmitBotResponse:
-        """Send the archive; the arena answers once it is stored (SUBMIT_PENDING and the id)."""
+    def upload(
+        self, bot_name: str, packed: Packed, *, upload_key: str | None = None
+    ) -> pb.SubmitBotResponse:
+        """Send the archive; the arena answers once it is stored (SUBMIT_PENDING and the id).
+
+        The upload is named (``upload_key``, a fresh random one if not given) and sent again under
+        the same name when the arena cannot be reached (UNAVAILABLE: a connection cut, a restart;
+        it may have stored the upload and lost only its answer), :data:`UPLOAD_ATTEMPTS` times
+        at most: an arena that stored it answers the first upload's submission, never a second
+        version."""
+        key = upload_key or secrets.token_hex(16)
 
         def messages() -> Iterator[pb.SubmitBotRequest]:
             yield pb.SubmitBotRequest(
                 metadata=pb.SubmitMetadata(
-                    bot_name=bot_name, archive_size=len(packed.data), archive_sha256=packed.sha256
+                    bot_name=bot_name,
+                    archive_size=len(packed.data),
+                    archive_sha256=packed.sha256,
+                    upload_key=key,
                 )
             )
             for i in range(0, len(packed.data), CHUNK_BYTES):
                 yield pb.SubmitBotRequest(chunk=packed.data[i : i + CHUNK_BYTES])
 
-        return self._call("SubmitBot", messages(), pb.SubmitBotResponse)
+        attempt = 1
+        while True:
+            try:
+                return self._call("SubmitBot", messages(), pb.SubmitBotResponse)
+            except ClientError as error:
+                if attempt >= UPLOAD_ATTEMPTS or error.code != grpc.StatusCode.UNAVAILABLE:
+                    raise
+            time.sleep(RETRY_SECONDS * 2 ** (attempt - 1))
+            attempt += 1
 
     def my_bots(self) -> pb.ListMyBotsResponse:
         return self._call("ListMyBots", pb.ListMyBotsRequest(), pb.ListMyBotsResponse, 60)
@@ -203,8 +228,10 @@ class ArenaClient:
 
 __all__ = [
     "FOLLOW_WAIT_SECONDS",
+    "RETRY_SECONDS",
     "SERVER_ENV",
     "TOKEN_ENV",
+    "UPLOAD_ATTEMPTS",
     "ArenaClient",
     "Packed",
     "pack_folder",

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 # -- the server -----------------------------------------------------------------------------------
 LISTEN = "127.0.0.1:50600"
+SYNCHRONOUS = "full"
+"""An arena's commits survive a power cut (take5_arena/referee/store/health.py, SYNCHRONOUS)."""
 BLOCKING_THREADS = 8
 """Threads for the calls' blocking work (SQLite, the disk, token hashes); the calls themselves are
 coroutines on one event loop (take5_arena/service/servicer.py)."""
@@ -25,6 +27,13 @@ STOP_GRACE = 3.0
 """Seconds the calls in progress get to finish when the server stops."""
 LADDER_STOP_SECONDS = 10.0
 """Seconds the ladder gets to stop (its tables in flight are abandoned, and replayed next time)."""
+
+# -- metrics (--metrics) ---------------------------------------------------------------------------
+METRICS_THREADS = 8
+"""Scrapes answered at once by ``--metrics``; a connection past them is closed at once (a flood
+of idle connections made one thread each: 43 -> 1,045 threads)."""
+METRICS_IDLE_SECONDS = 10.0
+"""Seconds a ``--metrics`` connection may stay silent (headers not sent, nothing read)."""
 
 # -- uploads --------------------------------------------------------------------------------------
 CHUNK_BYTES = 256 * 1024

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
+from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.tournament.plan.deals import Dealer
 from take5_arena.referee.tournament.plan.schedule import author_groups, deal_seed, games_of_table
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
@@ -310,6 +311,15 @@ class Ladder:
                 while not self._stop.is_set():
                     try:
                         self._loop(store)
+                    except StoreDamagedError as error:  # nothing more is written to it
+                        self.error = str(error)
+                        self.log.error("ladder stopped: %s", error)
+                        break
+                    except StoreFaultError as error:  # a full disk: tried again, said in a line
+                        failures += 1
+                        self.error = str(error)
+                        self.log.error("ladder paused: %s", error)
+                        self._stop.wait(min(60.0, 2.0 * failures))
                     except Exception as error:
                         failures += 1
                         self.error = f"{type(error).__name__}: {error}"
@@ -324,8 +334,10 @@ class Ladder:
                         self._stop.wait(min(60.0, 2.0 * failures))
                 status = RunStatus.INTERRUPTED
             finally:
-                store.settings.set_note("ladder", None)
-                store.runs.end(self.run_id, status, self.played)
+                # a store the host failed was said above; the next start closes the run (killed)
+                with contextlib.suppress(StoreFaultError):
+                    store.settings.set_note("ladder", None)
+                    store.runs.end(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
         k = self.settings.players

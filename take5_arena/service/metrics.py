@@ -15,7 +15,11 @@ containers' start latency, which the launchers of this process keep (bots played
 start there).
 
 The endpoint has no authentication and no TLS: it says how many games, faults and bots there are,
-nothing a bot or an author sent. Bind it to loopback or to the network Prometheus scrapes from.
+nothing a bot or an author sent. ``--metrics PORT`` binds it to loopback; another address must be
+asked for with ``--metrics-public`` (the network Prometheus scrapes from, never the internet). It
+answers :data:`~take5_arena.service.defaults.METRICS_THREADS` scrapes at once, each connection
+silent for more than ``METRICS_IDLE_SECONDS`` is closed, and a connection past them is closed at
+once: idle clients cannot grow the server's threads.
 serve.py touches this module in four places: it makes a :class:`ServeMetrics` (a null one without
 ``--metrics``), passes :meth:`~ServeMetrics.interceptors` to ``grpc.aio.server``, and calls
 :meth:`~ServeMetrics.start` once serving and :meth:`~ServeMetrics.stop` when stopping.
@@ -38,8 +42,8 @@ from prometheus_client.registry import Collector
 
 from take5_arena.referee.store import Store, StoreError, Tally
 from take5_arena.referee.tournament.run.launchers import docker_launchers
-from take5_arena.service import logs
-from take5_arena.service.address import split_address
+from take5_arena.service import defaults, logs
+from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.authors import Accounts, SubmissionStatus
 from take5_arena.service.errors import ServeError
 from take5_arena.service.ladder import Ladder
@@ -65,9 +69,11 @@ class ServeMetrics:
         accounts: Accounts,
         ladder: Ladder | None,
         queue: SubmissionQueue | None = None,
+        *,
+        public: bool = False,
     ) -> None:
         self.address = address
-        self.where = split_address(address) if address else None  # a bad address: ServeError now
+        self.where = where(address, public=public) if address else None  # bad: ServeError now
         self.directory = directory
         self.accounts = accounts
         self.ladder = ladder
@@ -344,17 +350,63 @@ def _code_name(code: object) -> str:
     return "UNKNOWN"
 
 
+def where(address: str, *, public: bool = False) -> tuple[str, int]:
+    """(host, port) of ``--metrics``: ``PORT`` alone is loopback; a host that is not loopback
+    only with ``public`` (a ServeError otherwise, as for a bad address)."""
+    if address.isdigit():
+        address = f"127.0.0.1:{address}"
+    host, port = split_address(address)
+    if not public and not is_loopback(host):
+        raise ServeError(
+            f"--metrics {address}: not a loopback address, and the metrics have no "
+            "authentication: add --metrics-public to serve them there (the network Prometheus "
+            "scrapes from, behind a firewall)"
+        )
+    return host, port
+
+
 class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
-    """One thread per scrape, so that a slow client holds up no other."""
+    """A thread per scrape, so that a slow client holds up no other, but at most
+    ``METRICS_THREADS`` of them: a connection past them is closed at once."""
 
     daemon_threads = True
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.slots = threading.BoundedSemaphore(defaults.METRICS_THREADS)
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
 
 class _Quiet(WSGIRequestHandler):
-    """No line per request on the server's stderr (the arena's log is for the arena)."""
+    """No line per request on the server's stderr (the arena's log is for the arena); a client
+    silent for ``METRICS_IDLE_SECONDS`` is dropped (the socket's timeout)."""
+
+    timeout = defaults.METRICS_IDLE_SECONDS
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
 
-__all__ = ["PREFIX", "RPC_BUCKETS", "START_BUCKETS", "VALIDATION_BUCKETS", "ServeMetrics"]
+__all__ = [
+    "PREFIX",
+    "RPC_BUCKETS",
+    "START_BUCKETS",
+    "VALIDATION_BUCKETS",
+    "ServeMetrics",
+    "where",
+]

@@ -44,6 +44,7 @@ import grpc.aio
 from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
+from take5_arena.referee.store.health import set_synchronous
 from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.referee.tournament.round_robin import executor_info, run_lock
@@ -90,11 +91,16 @@ class ServeOptions:
     validators: int = defaults.VALIDATORS
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     metrics: str | None = None
-    """HOST:PORT of the health check and Prometheus metrics (take5_arena/service/metrics.py)."""
+    """PORT (loopback) or HOST:PORT of the health check and Prometheus metrics
+    (take5_arena/service/metrics.py)."""
+    metrics_public: bool = False
+    """``--metrics-public``: a ``metrics`` host that is not loopback is allowed."""
     sidecars: Sequence[SidecarFactory] = ()
     """Further parts to run beside the gRPC server (``--web``: take5_arena/web/server.py)."""
     limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
     """The server-wide limits on calls, uploads and authors (``referee serve`` options)."""
+    synchronous: str = defaults.SYNCHRONOUS
+    """How durable each commit of the store and the accounts is (``--synchronous``)."""
 
 
 def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) -> int:
@@ -122,6 +128,7 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
 
     directory = options.directory
 
+    set_synchronous(options.synchronous)
     accounts = Accounts(directory, create=True)
     try:
         try:
@@ -211,7 +218,14 @@ class _Server:
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
             service = ArenaService(parts, blocking, options.limits)
-            metrics = _metrics(options.metrics, directory, self.accounts, ladder, queue)
+            metrics = _metrics(
+                options.metrics,
+                directory,
+                self.accounts,
+                ladder,
+                queue,
+                public=options.metrics_public,
+            )
             rpc = _RpcServer(
                 service, credentials, metrics.interceptors(), options.limits.streams_per_connection
             )
@@ -381,13 +395,16 @@ def _metrics(
     accounts: Accounts,
     ladder: Ladder | None,
     queue: SubmissionQueue,
+    *,
+    public: bool,
 ) -> _Metrics:
-    """The arena's metrics when ``--metrics`` asks for them (they need the ``[metrics]`` extra)."""
+    """The arena's metrics when ``--metrics`` asks for them (they need the ``[metrics]`` extra);
+    ``public``: ``--metrics-public``, an address beyond loopback allowed."""
     if address is None:
         return _NoMetrics()
     from take5_arena.service.metrics import ServeMetrics  # the [metrics] extra: only when asked
 
-    return ServeMetrics(address, directory, accounts, ladder, queue)
+    return ServeMetrics(address, directory, accounts, ladder, queue, public=public)
 
 
 __all__ = ["ServeOptions", "Sidecar", "SidecarFactory", "serve"]

@@ -225,8 +225,21 @@ class ArenaService(pb_grpc.ArenaServicer):
             if first is None or first.WhichOneof("part") != "metadata":
                 raise BadRequestError("the first message of SubmitBot must carry the metadata")
             md = first.metadata
+            # a retry of an upload already stored (its answer was lost with the connection): the
+            # first one's answer, before the limits count the retry and before any byte is read
+            earlier = await self.run(
+                self.p.queue.uploaded, author, md.bot_name, md.archive_sha256, md.upload_key
+            )
+            if earlier is not None:
+                self.log.info("submission %s: upload retried, answered again", earlier.id)
+                return await self.run(self._reply, earlier)
             declared = await self.run(
-                self.p.queue.check, author, md.bot_name, md.archive_size, md.archive_sha256
+                self.p.queue.check,
+                author,
+                md.bot_name,
+                md.archive_size,
+                md.archive_sha256,
+                md.upload_key,
             )
             upload = await self.run(
                 functools.partial(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import re
 import shutil
 import threading
 import time
@@ -51,6 +52,18 @@ from take5_arena.service.errors import (
 )
 from take5_arena.service.intake import Spool
 
+UPLOAD_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a client may name an upload (``SubmitMetadata.upload_key``)."""
+
+
+def checked_key(upload_key: str) -> str | None:
+    """An upload's key (None: none given), or a BadRequestError for one that is no key."""
+    if not upload_key:
+        return None
+    if not UPLOAD_KEY.fullmatch(upload_key):
+        raise BadRequestError("upload_key must be 1-64 ASCII letters, digits, '-' and '_'")
+    return upload_key
+
 
 @dataclass(frozen=True)
 class Declared:
@@ -61,6 +74,8 @@ class Declared:
     sha256: str
     max_bytes: int
     """The most bytes this upload may have (the author's and the arena's limit)."""
+    upload_key: str | None = None
+    """The name the client gave the upload, the same on each retry (None: none given)."""
 
 
 @dataclass(frozen=True)
@@ -166,10 +181,21 @@ class SubmissionQueue:
             )
         return author if limits == author.limits else replace(author, limits=limits)
 
-    def check(self, author: Author, bot_name: str, size: int, sha256: str) -> Declared:
+    def uploaded(
+        self, author: Author, bot_name: str, sha256: str, upload_key: str
+    ) -> SubmissionRow | None:
+        """The submission an earlier upload of this key recorded (a retry after a cut connection:
+        its answer is the first one's, before any limit counts the retry); None: a new upload."""
+        key = checked_key(upload_key)
+        return None if key is None else self.accounts.uploaded(author, key, bot_name, sha256)
+
+    def check(
+        self, author: Author, bot_name: str, size: int, sha256: str, upload_key: str = ""
+    ) -> Declared:
         """Everything that can be checked before the upload's bytes: raises a RequestError."""
         author = self.capped(author)
         name = check_name("bot", bot_name)
+        key = checked_key(upload_key)
         if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
             raise BadRequestError("archive_sha256 must be 64 lowercase hex digits")
         if size <= 0:
@@ -178,7 +204,7 @@ class SubmissionQueue:
         if size > max_bytes:
             raise LimitExceededError(f"the archive has {size} bytes; the limit is {max_bytes}")
         self.accounts.check_can_submit(author, name, size)
-        return Declared(name, size, sha256, max_bytes)
+        return Declared(name, size, sha256, max_bytes, key)
 
     def record(self, author: Author, declared: Declared, archive: Path) -> SubmissionRow:
         """Record a complete upload and queue it; the limits are checked again (a refusal removes
@@ -191,10 +217,14 @@ class SubmissionQueue:
                 archive_sha256=declared.sha256,
                 archive_path=str(archive),
                 archive_bytes=declared.size,
+                upload_key=declared.upload_key,
             )
         except ServiceError:
             archive.unlink(missing_ok=True)
             raise
+        if row.archive_path != str(archive):  # the same key's upload got there first: that one
+            archive.unlink(missing_ok=True)
+            return row
         self.log.info(
             "submission %s: %s/%s, %d bytes", row.id, author.name, row.bot_name, declared.size
         )
@@ -421,4 +451,4 @@ def _unplaced(outcome: Outcome, folder: Path, bot_name: str) -> Outcome:
     )
 
 
-__all__ = ["Declared", "Outcome", "SubmissionQueue", "Validate"]
+__all__ = ["UPLOAD_KEY", "Declared", "Outcome", "SubmissionQueue", "Validate", "checked_key"]

@@ -41,7 +41,7 @@ class Transaction:
     ) -> None:
         if exc_type is None:
             self._db.execute("COMMIT")
-        else:
+        elif self._db.in_transaction:  # SQLite rolls back by itself after some errors (full)
             self._db.execute("ROLLBACK")
 
 

@@ -20,7 +20,14 @@ class Runs(Repository):
     def begin(
         self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
     ) -> None:
+        """A run begins (under the run lock, take5_arena/referee/tournament/round_robin.py: so a
+        run still marked running is one whose referee died, and is closed as killed at its last
+        heartbeat)."""
         with self._transaction() as db:
+            db.execute(
+                "UPDATE runs SET status = 'killed', ended_at = heartbeat_at"
+                " WHERE status = 'running'"
+            )
             db.execute(
                 "INSERT INTO runs(run_id, pid, host, started_at, heartbeat_at, status, schedule_id,"
                 " settings, games) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",

@@ -38,6 +38,7 @@ from pathlib import Path
 from .audit import Audit
 from .base import StoreError, Transaction, meta, now, set_meta
 from .deal_keys import DealKeys
+from .health import check, connect, synchronous
 from .records import Records
 from .results import Results
 from .runs import Runs
@@ -73,10 +74,8 @@ class Store:
                     "`referee submit BOT_DIR --name NAME --tournament DIR` creates one"
                 )
             self.directory.mkdir(parents=True, exist_ok=True)
-        uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
-        self._db = sqlite3.connect(
-            uri, uri=readonly, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
+        # health.py: the host's faults (a full or read-only disk, a damaged file) in one line
+        self._db = connect(self.path, readonly=readonly)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.execute("PRAGMA busy_timeout = 30000")
@@ -101,9 +100,8 @@ class Store:
             if found is not None and found < SCHEMA_VERSION:
                 self.upgrade_backup = self._backup_before_migration(found)
             self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute(
-                "PRAGMA synchronous = NORMAL"
-            )  # WAL: durable at checkpoints, never torn
+            # WAL: NORMAL durable at checkpoints and never torn, FULL at every commit (serve)
+            self._db.execute(f"PRAGMA synchronous = {synchronous()}")
             with Transaction(self._db) as db:
                 create_tables(db)
                 version = meta(db, "schema_version")
@@ -131,6 +129,13 @@ class Store:
         return target
 
     # -- plumbing ------------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Check the whole file now (SQLite's quick_check): a damaged store raises
+        StoreDamagedError and is marked so that nothing writes into it again (health.py). Opening
+        checks a store before its first write; this is the operator's look at any moment
+        (`referee tournament status`)."""
+        check(self._db, self.path)
 
     def close(self) -> None:
         self._db.close()

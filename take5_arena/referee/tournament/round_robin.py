@@ -49,6 +49,7 @@ from take5.shuffle import KEY_BYTES
 from ..kinds import DealMode, InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from ..store.deals import SeasonKey
+from ..store.health import os_fault
 from .errors import TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import Schedule
@@ -106,7 +107,10 @@ def run_lock(directory: str | os.PathLike[str]) -> Iterator[None]:
     """One referee per tournament: an exclusive lock on DIR/run.lock (released by the kernel when
     the holder dies, SIGKILL included)."""
     path = Path(directory) / "run.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:  # a read-only or full disk: one line (exit code 4)
+        raise os_fault(path, error) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

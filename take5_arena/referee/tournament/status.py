@@ -28,8 +28,11 @@ def entrant_labels(store: Store) -> dict[int, str]:
 def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """Where a tournament stands: settings, entrants, schedule progress, runs, failures.
 
-    Plain data (JSON-ready); the store is closed again before it returns."""
+    Plain data (JSON-ready); the store is closed again before it returns. A store that fails
+    SQLite's quick check is a StoreDamagedError (take5_arena/referee/store/health.py)."""
     with Store(directory, readonly=True) as store:
+        # an operator's look at the store: a damaged one is said so, whatever page is damaged
+        store.check()
         current = store.schedules.current()
         progress = (
             store.schedules.progress(current["schedule_id"])

@@ -29,14 +29,16 @@ class SubmitBotRequest(_message.Message):
     def __init__(self, metadata: _Optional[_Union[SubmitMetadata, _Mapping]] = ..., chunk: _Optional[bytes] = ...) -> None: ...
 
 class SubmitMetadata(_message.Message):
-    __slots__ = ("bot_name", "archive_size", "archive_sha256")
+    __slots__ = ("bot_name", "archive_size", "archive_sha256", "upload_key")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_SIZE_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_SHA256_FIELD_NUMBER: _ClassVar[int]
+    UPLOAD_KEY_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     archive_size: int
     archive_sha256: str
-    def __init__(self, bot_name: _Optional[str] = ..., archive_size: _Optional[int] = ..., archive_sha256: _Optional[str] = ...) -> None: ...
+    upload_key: str
+    def __init__(self, bot_name: _Optional[str] = ..., archive_size: _Optional[int] = ..., archive_sha256: _Optional[str] = ..., upload_key: _Optional[str] = ...) -> None: ...
 
 class SubmitBotResponse(_message.Message):
     __slots__ = ("outcome", "submission_id", "bot_name", "version", "source_hash", "validation", "reason", "bot_output", "status", "waiting", "attempts")
