@@ -1,15 +1,19 @@
-"""Fair play in the arena against hostile authors (issue 46's attacks, each against a real `referee
-serve` on loopback): one author's bots seated together because the arena did not know whose they
-were, and bots that name somebody else as their author in their handshake."""
+"""Fair play against hostile authors (issue 46's attacks, each against a real `referee serve` on
+loopback or a real Dask worker): one author's bots seated together because the arena did not know
+whose they were, bots that name somebody else as their author in their handshake, and code planted
+in a worker's artifact cache under a victim's digest."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from arena_support import Server, add_author, cli, db_rows, wait_until
+from support import EXAMPLES, referee_env
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder
@@ -124,3 +128,110 @@ def test_an_arena_from_before_authors_learns_them_from_its_accounts(authors, tmp
     server = Server(directory, "--sandbox", "local", "--players", "2", "--no-ladder")
     assert server.stop() == 0, server.log
     assert db_rows(directory, "SELECT name, author FROM entrants") == [("bobbot", "bob")]
+
+
+PLANTED = """from take5 import Bot, run
+
+
+class Planted(Bot):
+    name, version, author = "planted", "1", "mallory"
+
+    def pick_card(self, view):
+        return max(view.hand)
+
+
+if __name__ == "__main__":
+    run(Planted())
+"""
+
+MALLORY = """import os
+from pathlib import Path
+
+from take5 import run
+from take5.bots import LowestBot
+
+# Once, as soon as the victim's code is unpacked in the worker's cache: other code under its digest.
+TARGET, ONCE = Path({target!r}), Path({once!r})
+if TARGET.exists() and not ONCE.exists():
+    ONCE.write_text("planted")
+    TARGET.write_text({planted!r})
+
+if __name__ == "__main__":
+    run(LowestBot())
+"""
+
+
+def test_code_planted_in_a_workers_cache_rates_nobody(tmp_path):
+    """A bot that runs as the worker's user (the local sandbox) writes other code under its
+    victim's digest in the worker's artifact cache, after the worker checked the folder when it
+    unpacked it: the worker checks every seat's code again when each game starts and ends, so the
+    games it touched are not recorded but reported as infrastructure (``artifact``), the victim's
+    games that are recorded name its validated digest and were played by its code, and `verify
+    --tournament` holds every record to it."""
+    directory, cache = tmp_path / "T", tmp_path / "worker-cache"
+    env = referee_env()
+    env.pop("TAKE5_ARTIFACT_CACHE", None)
+
+    def referee(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "take5_arena", *args],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            timeout=600,
+        )
+
+    def submit(folder: Path, name: str) -> None:
+        done = referee(
+            "submit", str(folder), "--name", name, "-t", str(directory), "--sandbox", "local"
+        )
+        assert done.returncode == 0, done.stderr
+
+    submit(EXAMPLES / "lowest", "victim")
+    (victim,) = db_rows(directory, "SELECT artifact FROM entrant_versions")[0]
+    mallory = tmp_path / "mallory"
+    mallory.mkdir()
+    target = cache / victim.removeprefix("sha256:") / "bot" / "bot.py"
+    once = tmp_path / "planted-once"
+    source = MALLORY.format(target=str(target), once=str(once), planted=PLANTED)
+    (mallory / "bot.py").write_text(source)
+    submit(mallory, "mallory")
+
+    run = referee(
+        "tournament", "run", "-t", str(directory), "--players", "2", "--games", "4",
+        "--sandbox", "local", "--executor", "dask:local", "-j", "1",
+        "--no-progress", TAKE5_ARTIFACT_CACHE=str(cache),
+    )  # fmt: skip
+    assert once.exists(), run.stderr  # the attack happened
+    assert run.returncode == 0, run.stderr + run.stdout
+    records = [json.loads(r) for (r,) in db_rows(directory, "SELECT record FROM results")]
+    assert records, run.stderr
+    for record in records:
+        victims = [s for s in record["seats"] if s["name"] == "victim"]
+        assert [s["digest"] for s in victims] == [victim], record
+        assert all(s["bot_name"].startswith("lowest") for s in victims), record  # not "planted"
+    infra = db_rows(directory, "SELECT kind, detail FROM infra_failures")
+    assert any(
+        kind == "artifact" and "victim@1" in detail and "planted or changed" in detail
+        for kind, detail in infra
+    ), infra
+    verified = referee("verify", "--tournament", str(directory))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    # a record that names other code for the victim's seat, or none, is not the validated version's
+    game_id, text = db_rows(directory, "SELECT game_id, record FROM results ORDER BY seq")[0]
+    doc = json.loads(text)
+    seat = next(s for s in doc["seats"] if s["name"] == "victim")
+    for edit in ("sha256:" + "0" * 64, None):
+        if edit is None:
+            del seat["digest"]
+        else:
+            seat["digest"] = edit
+        con = sqlite3.connect(directory / "tournament.sqlite")
+        with con:
+            con.execute(
+                "UPDATE results SET record = ? WHERE game_id = ?", (json.dumps(doc), game_id)
+            )
+        con.close()
+        verified = referee("verify", "--tournament", str(directory))
+        assert verified.returncode == 1, verified.stdout + verified.stderr
+        assert "digest" in verified.stdout and victim in verified.stdout, verified.stdout
