@@ -11,12 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 from arena_support import Server, add_author, cli, db_rows, wait_until
 from support import EXAMPLES, referee_env
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder
+from take5_arena.service.errors import ClientError
 
 LIAR = """from take5 import Bot, run
 
@@ -235,3 +237,36 @@ def test_code_planted_in_a_workers_cache_rates_nobody(tmp_path):
         verified = referee("verify", "--tournament", str(directory))
         assert verified.returncode == 1, verified.stdout + verified.stderr
         assert "digest" in verified.stdout and victim in verified.stdout, verified.stdout
+
+
+def test_a_name_that_looks_like_one_taken_is_refused(authors, tmp_path):
+    """`alicebot.` beside `alicebot`, and the other ASCII look-alikes (`a1icebot`, `AIicebot`,
+    `alice_bot_`), are refused for anyone, its holder included, before the upload is read; so is a
+    look-alike of a house bot; a name that merely shares letters is not."""
+    directory, tokens = authors
+    done = cli(
+        "submit", str(EXAMPLES / "random"), "--name", "heuristic", "-t", str(directory),
+        "--sandbox", "local",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    server = Server(directory, "--sandbox", "local", "--players", "2", "--no-ladder")
+    try:
+        with server.client(tokens["alice"]) as alice, server.client(tokens["bob"]) as bob:
+            for who, name in [(alice, "alicebot"), (alice, "alice-bot")]:
+                reply = who.submit(name, pack_folder(EXAMPLES / "lowest"))
+                assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+            looks = ["alicebot.", "a1icebot", "AIicebot", "alice_bot_", "alice.bot", "heur1stic"]
+            for who, name in [(bob, n) for n in looks] + [(alice, "alicebot.")]:
+                with pytest.raises(ClientError) as caught:
+                    who.submit(name, pack_folder(EXAMPLES / "lowest"))
+                assert caught.value.code == grpc.StatusCode.PERMISSION_DENIED, (name, caught.value)
+                assert "looks like" in str(caught.value), str(caught.value)
+            reply = bob.submit("alicebots", pack_folder(EXAMPLES / "lowest"))
+            assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+    finally:
+        assert server.stop() == 0, server.log
+    assert sorted(db_rows(directory, "SELECT bot_name, author FROM arena_bots")) == [
+        ("alice-bot", "alice"),
+        ("alicebot", "alice"),
+        ("alicebots", "bob"),
+    ]

@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from take5_arena.referee.kinds import StrEnum
-from take5_arena.referee.names import name_key, name_problem
+from take5_arena.referee.names import look_alike, name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
 from take5_arena.service import defaults, logs
@@ -445,6 +445,19 @@ class Accounts:
         house = self._house_name(bot_name)
         return BotClaim(house, None, "") if house is not None else None
 
+    def _check_unlike(self, bot_name: str) -> None:
+        """PermissionDeniedError if a new name looks like a name held already, by anyone
+        (take5_arena/referee/names.py, :func:`look_alike`): ``alicebot.`` beside ``alicebot``."""
+        form = look_alike(bot_name)
+        with Store(self.directory, readonly=True) as store:
+            held = [*store.entrant_states()]
+        held += [r[0] for r in self._read("SELECT bot_name FROM arena_bots")]
+        for name in held:
+            if name_key(name) != name_key(bot_name) and look_alike(name) == form:
+                raise PermissionDeniedError(
+                    f"the bot name {bot_name!r} looks like {name!r}, which is taken: choose another"
+                )
+
     def _house_name(self, bot_name: str) -> str | None:
         """The store's entrant whose name has ``bot_name``'s key, if any."""
         key = name_key(bot_name)
@@ -504,6 +517,7 @@ class Accounts:
             house = self._house_name(bot_name)
             if house is not None and house != bot_name:
                 raise PermissionDeniedError(f"the bot name {house!r} is taken")
+            self._check_unlike(bot_name)
             db.execute(
                 "INSERT INTO arena_bots(bot_name, name_key, author, created_at)"
                 " VALUES (?, ?, ?, ?)",
@@ -569,6 +583,8 @@ class Accounts:
             raise PermissionDeniedError(
                 f"the organiser banned {bot_name!r}: {claim.note or 'no reason given'}"
             )
+        if claim is None:
+            self._check_unlike(bot_name)
         if archive_bytes > author.limits.max_archive_bytes:
             raise LimitExceededError(
                 f"the archive has {archive_bytes} bytes; your limit is "
