@@ -6,7 +6,9 @@ in a worker's artifact cache under a victim's digest."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -270,3 +272,40 @@ def test_a_name_that_looks_like_one_taken_is_refused(authors, tmp_path):
         ("alicebot", "alice"),
         ("alicebots", "bob"),
     ]
+
+
+def test_files_with_secrets_or_token_hashes_are_owner_only_however_started(tmp_path):
+    """The arena run by hand with a umask that leaves files readable by all (022), and with its
+    accounts and secret folder left open by an earlier start: after `referee serve --web` and a
+    backup, the accounts (and their WAL files), the deal key, the organiser's web token and the
+    backup key are 0600 and the secret folder 0700."""
+    directory = tmp_path / "T"
+    old = os.umask(0o022)
+    try:
+        add_author(directory, "alice")
+        (directory / "secret").mkdir(mode=0o755, exist_ok=True)
+        os.chmod(directory / "secret", 0o755)
+        os.chmod(directory / "accounts.sqlite", 0o644)  # an earlier start's
+        server = Server(
+            directory, "--sandbox", "local", "--players", "2", "--web", "127.0.0.1:0"
+        )  # fmt: skip
+        try:
+            wait_until(
+                lambda: any((directory / "secret").glob("deal-key-*")),
+                what="the ladder's deal key",
+                server=server,
+            )
+        finally:
+            assert server.stop() == 0, server.log
+        done = cli("backup", "-t", str(directory), str(tmp_path / "B"))
+        assert done.returncode == 0, done.stderr
+    finally:
+        os.umask(old)
+    secret = directory / "secret"
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o700
+    held = [*secret.iterdir(), *directory.glob("accounts.sqlite*")]
+    names = {p.name for p in held}
+    assert {"backup-key", "web-organiser-token", "accounts.sqlite"} <= names, names
+    assert any(n.startswith("deal-key-") for n in names), names
+    loose = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in held}
+    assert all(mode == "0o600" for mode in loose.values()), loose

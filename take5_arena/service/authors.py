@@ -56,6 +56,7 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -747,13 +748,36 @@ def unfinished_uploads(path: Path) -> list[str]:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    _owner_only(path)
     db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
+    for side in ("-wal", "-shm"):  # SQLite makes them with the file's mode; older ones may differ
+        _owner_only(path.with_name(path.name + side), create=False)
     return db
+
+
+def _owner_only(path: Path, *, create: bool = True) -> None:
+    """``path`` (made empty if missing: SQLite takes an empty file for a new database) readable by
+    its owner only, whatever the umask of the process that opens it: the accounts hold the token
+    hashes. One made open to others (by hand, or by an older release) is closed, with a warning."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        return
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            os.fchmod(fd, 0o600)
+            logs.logger("accounts").warning(
+                "%s was open to others (mode %04o): now 0600", path, mode
+            )
+    finally:
+        os.close(fd)
 
 
 def _schema_of(path: Path) -> int | None:
