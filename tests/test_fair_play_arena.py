@@ -5,6 +5,7 @@ in a worker's artifact cache under a victim's digest."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import sqlite3
@@ -309,3 +310,30 @@ def test_files_with_secrets_or_token_hashes_are_owner_only_however_started(tmp_p
     assert any(n.startswith("deal-key-") for n in names), names
     loose = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in held}
     assert all(mode == "0o600" for mode in loose.values()), loose
+
+
+def test_redirects_never_go_to_the_host_a_request_names(authors):
+    """`GET /games/` with a foreign Host header used to redirect to that host; every redirect is
+    now a path on this site, and a path that would read as another host is one."""
+    directory, _tokens = authors
+    server = Server(directory, "--sandbox", "local", "--no-ladder", "--web", "127.0.0.1:0")
+    try:
+        port = int(server.wait_for(r"web pages on http://127\.0\.0\.1:(\d+)/").group(1))
+        for path, where in [
+            ("/games/", "/games"),
+            ("/games/?page=2", "/games?page=2"),
+            ("//evil.example/", "/evil.example"),
+            ("/%5Cevil.example/", "/evil.example"),
+            ("/index.html", "/"),
+        ]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                conn.request("GET", path, headers={"Host": "evil.example"})
+                reply = conn.getresponse()
+                reply.read()
+            finally:
+                conn.close()
+            assert 300 <= reply.status < 400, (path, reply.status)
+            assert reply.getheader("location") == where, (path, reply.getheader("location"))
+    finally:
+        assert server.stop() == 0, server.log
