@@ -12,6 +12,8 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -337,3 +339,37 @@ def test_redirects_never_go_to_the_host_a_request_names(authors):
             assert reply.getheader("location") == where, (path, reply.getheader("location"))
     finally:
         assert server.stop() == 0, server.log
+
+
+def test_a_correct_token_is_never_refused_for_someone_elses_wrong_guesses(authors):
+    """A stranger sends wrong secrets for alice's token id, twenty a second, from the start of the
+    server: every one of alice's own calls is answered (the first one, which the server had not
+    seen before, used to be refused when it came within a second of a wrong guess)."""
+    directory, tokens = authors
+    server = Server(directory, "--sandbox", "local", "--players", "2", "--no-ladder")
+    stop = threading.Event()
+    guesses = []
+
+    def guess() -> None:
+        forged = tokens["alice"][:-8] + "AAAAAAAA"
+        with server.client(forged) as stranger:
+            while not stop.is_set():
+                try:
+                    stranger.my_bots()
+                except ClientError as error:
+                    guesses.append(error.code)
+                stop.wait(0.05)
+
+    thread = threading.Thread(target=guess, daemon=True)
+    try:
+        thread.start()
+        wait_until(lambda: len(guesses) >= 5, what="the stranger's guesses", server=server)
+        with server.client(tokens["alice"]) as alice:
+            for _ in range(10):
+                assert alice.my_bots().author == "alice"
+                time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(30)
+        assert server.stop() == 0, server.log
+    assert set(guesses) == {grpc.StatusCode.UNAUTHENTICATED}, set(guesses)

@@ -4,7 +4,8 @@ accounts, in their own SQLite file ``DIR/accounts.sqlite`` beside the tournament
 
     meta(key PK, value)                                        schema_version, created_at
     arena_authors(name PK, token_id UNIQUE, salt, token_hash, created_at, revoked_at,
-                  max_active_bots, max_submissions_per_hour, max_archive_bytes, max_stored_bytes)
+                  max_active_bots, max_submissions_per_hour, max_archive_bytes, max_stored_bytes,
+                  token_check (schema 3; NULL: a token made before, until its first use))
     arena_bots(bot_name PK, name_key UNIQUE, author FK NULL, created_at, note, banned_at)
                                                                who owns a bot name (NULL: the house)
     arena_submissions(id PK, author, bot_name, archive_sha256, archive_path, archive_bytes,
@@ -31,13 +32,16 @@ a directory moves them here first (:func:`_move_old_accounts`: copied into a new
 renamed into place, then dropped from the store; safe to repeat after a crash at any point).
 
 Tokens: ``t5a_<token id>_<secret>``. The token id (12 hex digits) finds the author's row; the secret
-(``secrets.token_urlsafe(32)``, 256 bits) is checked against a salted PBKDF2-HMAC-SHA256 hash with
-a constant-time comparison. The token is printed once, when the author is added; the database never
-holds it. With 256 random bits a slow password hash buys nothing against guessing, so the iteration
-count is modest (every call is authenticated); the salt and the hash keep a stolen database from
-being a list of working tokens. An unknown token id is refused without a hash: the id finds the
-row, the secret is what guards it (:meth:`Accounts.authenticate` bounds the hashing work any caller
-can cause).
+(``secrets.token_urlsafe(32)``, 256 bits) is checked against a salted HMAC-SHA256 of it
+(``token_check``) with a constant-time comparison. The token is printed once, when the author is
+added; the database never holds it. With 256 random bits a slow password hash buys nothing against
+guessing, and a cheap check is what lets every secret be checked: no limit has to turn a call away
+before its secret is looked at, so nobody's wrong guesses can get its owner's correct token refused,
+and guesses from any number of addresses cost one HMAC each. The salt and the HMAC keep a stolen
+database from being a list of working tokens. Tokens made before ``token_check`` (schema 3) have
+only a salted PBKDF2-HMAC-SHA256 hash: checked that way (at most once a second per token id after a
+wrong secret) until their first use stores their check. An unknown token id is refused without a
+hash: the id finds the row, the secret is what guards it.
 
 A submission row is written only once the whole upload is on disk (fsync'd and renamed into place
 by take5_arena/service/intake.py): a row is the arena's promise that the submission will be
@@ -81,7 +85,7 @@ from take5_arena.service.errors import (
 )
 
 ACCOUNTS_NAME = "accounts.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TOKEN_PREFIX = "t5a"
 PBKDF2_ITERATIONS = 20_000
 HOUSE = "(house)"
@@ -160,6 +164,7 @@ CREATE INDEX IF NOT EXISTS arena_submissions_author ON arena_submissions(author,
 """Version 1 of the tables (an arena made then is moved on by :data:`MIGRATIONS`)."""
 
 MIGRATIONS: dict[int, str] = {
+    3: "ALTER TABLE arena_authors ADD COLUMN token_check BLOB",
     2: f"""
 ALTER TABLE arena_authors
     ADD COLUMN max_stored_bytes INTEGER NOT NULL DEFAULT {defaults.MAX_STORED_BYTES};
@@ -246,6 +251,11 @@ def _hash(secret: str, salt: bytes) -> bytes:
     return hashlib.pbkdf2_hmac("sha256", secret.encode(), salt, PBKDF2_ITERATIONS)
 
 
+def _check(secret: str, salt: bytes) -> bytes:
+    """A token's check: enough for a 256-bit random secret, and cheap (module text)."""
+    return hmac.new(salt, secret.encode(), hashlib.sha256).digest()
+
+
 def _split_token(token: str) -> tuple[str, str] | None:
     parts = token.strip().split("_", 2)
     if len(parts) != 3 or parts[0] != TOKEN_PREFIX or not re.fullmatch(r"[0-9a-f]{12}", parts[1]):
@@ -317,6 +327,7 @@ class Accounts:
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
         digest = _hash(secret, salt)
+        check = _check(secret, salt)
         with self.tx() as db:
             exists = db.execute("SELECT 1 FROM arena_authors WHERE name = ?", (name,)).fetchone()
             if exists and not new_token:
@@ -324,6 +335,7 @@ class Accounts:
             if exists:
                 db.execute(
                     "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?,"
+                    " token_check = ?,"
                     " revoked_at = NULL, max_active_bots = ?, max_submissions_per_hour = ?,"
                     " max_archive_bytes = ?,"
                     " max_stored_bytes = ? WHERE name = ?",
@@ -331,6 +343,7 @@ class Accounts:
                         token_id,
                         salt,
                         digest,
+                        check,
                         limits.max_active_bots,
                         limits.max_submissions_per_hour,
                         limits.max_archive_bytes,
@@ -340,15 +353,16 @@ class Accounts:
                 )
             else:
                 db.execute(
-                    "INSERT INTO arena_authors(name, token_id, salt, token_hash, created_at,"
-                    " max_active_bots, max_submissions_per_hour, max_archive_bytes,"
+                    "INSERT INTO arena_authors(name, token_id, salt, token_hash, token_check,"
+                    " created_at, max_active_bots, max_submissions_per_hour, max_archive_bytes,"
                     " max_stored_bytes)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
                         token_id,
                         salt,
                         digest,
+                        check,
                         now(),
                         limits.max_active_bots,
                         limits.max_submissions_per_hour,
@@ -395,11 +409,12 @@ class Accounts:
     def authenticate(self, token: str | None) -> Author:
         """The author whose token this is, or AuthenticationError.
 
-        Bounded work for any token: a malformed token or an unknown token id is refused without
-        hashing (the id only finds the row; the 256-bit secret is what a guesser lacks); a token
-        already verified against its row's unchanged hash is not hashed again; and after a wrong
-        secret, the same token id is not hashed again for :data:`defaults.AUTH_RETRY_SECONDS`, so
-        a flood of wrong secrets costs one hash a second, not one a call.
+        Every secret is checked, cheaply (one HMAC against the row's ``token_check``), so a
+        correct token is never refused for someone else's wrong ones; a malformed token or an
+        unknown token id is refused without even that. A token made before its row had a check
+        goes the old way until its first use stores it: a token already verified against its
+        row's unchanged hash is not hashed again, and after a wrong secret the same token id is
+        not hashed again for :data:`defaults.AUTH_RETRY_SECONDS`.
         """
         if not token:
             raise AuthenticationError("no token: pass --token-file or set TAKE5_TOKEN")
@@ -411,6 +426,12 @@ class Accounts:
         if not rows:
             raise AuthenticationError("the token is not valid")
         row = rows[0]
+        if row["token_check"] is not None:
+            if not hmac.compare_digest(_check(secret, row["salt"]), row["token_check"]):
+                raise AuthenticationError("the token is not valid")
+            if row["revoked_at"] is not None:
+                raise AuthenticationError("the token was revoked")
+            return self._author(row)
         known = self._verified.get(token_id)
         if (
             known is None
@@ -425,6 +446,12 @@ class Accounts:
                 raise AuthenticationError("the token is not valid")
             self._failed_at.pop(token_id, None)
             self._verified[token_id] = (row["token_hash"], token)
+            with self.tx() as db:  # from now on, checked the cheap way
+                db.execute(
+                    "UPDATE arena_authors SET token_check = ? WHERE token_id = ? AND salt = ?"
+                    " AND token_hash = ?",
+                    (_check(secret, row["salt"]), token_id, row["salt"], row["token_hash"]),
+                )
         if row["revoked_at"] is not None:
             raise AuthenticationError("the token was revoked")
         return self._author(row)
