@@ -325,3 +325,36 @@ def test_a_cache_open_to_others_is_closed_and_another_users_is_refused(tmp_path,
         os.chown(theirs, 12345, 12345)
         with pytest.raises(ArtifactError, match="must belong to this user"):
             materialize(art.digest, art.data, theirs)
+
+
+def test_a_cached_folder_is_hashed_again_only_when_the_kernel_says_it_changed(
+    tmp_path, monkeypatch
+):
+    """verify_cached (every game's start and end) trusts a folder's stat snapshot taken around its
+    last good hash, once nothing in it has changed for a while; a write of the same size, a new
+    file or a replaced file changes the snapshot, and the bytes are hashed again."""
+    from take5_arena.referee import artifacts
+
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.py").write_text("print('good')\n")
+    digest = pack(bot).digest
+    monkeypatch.setattr(artifacts, "_SETTLED_NS", 0)  # no need to wait for the file times
+    packs = []
+    real = artifacts.pack
+    monkeypatch.setattr(artifacts, "pack", lambda f: packs.append(f) or real(f))
+    assert artifacts.verify_cached(digest, bot) and artifacts.verify_cached(digest, bot)
+    assert len(packs) == 1  # the second time, the snapshot said nothing changed
+    (bot / "bot.py").write_text("print('evil')\n")  # same size
+    assert not artifacts.verify_cached(digest, bot)
+    (bot / "bot.py").write_text("print('good')\n")
+    assert artifacts.verify_cached(digest, bot)
+    (bot / "extra.py").write_text("")
+    assert not artifacts.verify_cached(digest, bot)
+    (bot / "extra.py").unlink()
+    assert artifacts.verify_cached(digest, bot)
+    swapped = tmp_path / "swapped.py"
+    swapped.write_text("print('good')\n")
+    os.replace(swapped, bot / "bot.py")  # same bytes, another file: hashed again, still good
+    before = len(packs)
+    assert artifacts.verify_cached(digest, bot) and len(packs) == before + 1

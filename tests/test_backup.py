@@ -10,6 +10,7 @@ hostile backups: each gets one line and exit code 2, and nothing is written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import stat
@@ -24,7 +25,7 @@ from support import EXAMPLES, referee, referee_env
 
 from take5_arena.referee.store.backup import online_copy
 from take5_arena.service.api import arena_pb2 as pb
-from take5_arena.service.backup import MANIFEST
+from take5_arena.service.backup import KEY_NAME, MANIFEST, key_id, load_key, manifest_mac
 from take5_arena.service.client import pack_folder
 
 
@@ -101,7 +102,8 @@ def test_backup_while_serving_restores_and_the_arena_goes_on(tmp_path: Path) -> 
     assert check.returncode == 0, check.stdout + check.stderr
 
     restored = tmp_path / "R"
-    done = referee("restore", str(backup), str(restored), timeout=600)
+    key = str(directory / KEY_NAME)  # made by the first backup, never in one
+    done = referee("restore", str(backup), str(restored), "--key", key, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert _records(restored) == copied
     assert not _modes(restored)
@@ -204,19 +206,30 @@ def test_bad_paths_get_one_line_and_exit_2(tmp_path: Path, empty_tournament: Pat
     assert done.returncode == 0, done.stderr
     assert "0 games, 0 archives" in done.stdout
     assert not list(tmp_path.glob(".B.partial-*"))
-    _one_line(referee("restore", str(tmp_path / "B"), str(busy)), "not an empty folder")
-    _one_line(referee("restore", str(empty_tournament), str(tmp_path / "R")), "not a backup")
-    done = referee("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--json")
+    key = str(empty_tournament / KEY_NAME)
+    _one_line(referee("restore", str(tmp_path / "B"), str(busy), "--key", key), "not an empty")
+    _one_line(
+        referee("restore", str(empty_tournament), str(tmp_path / "R"), "--key", key),
+        "not a backup",
+    )
+    _one_line(
+        referee("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", str(busy / "x")),
+        "not a backup key",
+    )
+    done = referee("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", key, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["games"] == 0
 
 
-def _hostile(tmp_path: Path, source: Path, name: str, edit) -> Path:
-    """A copy of the backup ``source`` named ``name``, its manifest or files changed by ``edit``."""
+def _hostile(tmp_path: Path, source: Path, name: str, edit, key: bytes | None = None) -> Path:
+    """A copy of the backup ``source`` named ``name``, its manifest or files changed by ``edit``,
+    the manifest then authenticated again with ``key`` (the checks behind the HMAC's)."""
     target = tmp_path / name
     subprocess.run(["cp", "-a", str(source), str(target)], check=True)
     manifest = json.loads((target / MANIFEST).read_text())
     raw = edit(target, manifest)  # bytes: the manifest itself replaced
+    if key is not None and isinstance(manifest.get("files"), list):
+        manifest["hmac_sha256"] = manifest_mac(manifest, key)
     (target / MANIFEST).write_bytes(
         raw if isinstance(raw, bytes) else json.dumps(manifest).encode()
     )
@@ -228,6 +241,8 @@ def test_hostile_backups_are_refused_and_nothing_is_written(
 ) -> None:
     good = tmp_path / "good"
     assert referee("backup", str(empty_tournament), str(good)).returncode == 0
+    key_file = empty_tournament / KEY_NAME
+    key = load_key(key_file)
     outside = tmp_path / "outside.txt"
     outside.write_text("secret")
 
@@ -268,11 +283,117 @@ def test_hostile_backups_are_refused_and_nothing_is_written(
         "newer": (lambda f, m: m.update(version=99), "format version"),
     }
     for name, (edit, fragment) in cases.items():
-        source = _hostile(tmp_path, good, name.replace(" ", "-"), edit)
+        # as if made with the key: the checks of paths and files behind the HMAC's
+        source = _hostile(tmp_path, good, name.replace(" ", "-"), edit, key)
         restored = tmp_path / f"R-{name.replace(' ', '-')}"
-        done = referee("restore", str(source), str(restored))
+        done = referee("restore", str(source), str(restored), "--key", str(key_file))
         _one_line(done, fragment)
         assert "\x1b" not in done.stderr and "\x07" not in done.stderr
         assert not restored.exists(), name
         assert not list(tmp_path.glob(f".{restored.name}.partial-*")), name
     assert outside.read_text() == "secret"
+
+
+def _rewrite(folder: Path, db: str, sql: str, *args: object) -> None:
+    """``sql`` run on a database of a backup, and the manifest's sums computed again: what someone
+    who can write to the backups, but has not the key, can do."""
+    con = sqlite3.connect(folder / db)
+    with con:
+        assert con.execute(sql, args).rowcount >= 1, sql
+    con.close()
+    manifest = json.loads((folder / MANIFEST).read_text())
+    for entry in manifest["files"]:
+        data = (folder / entry["path"]).read_bytes()
+        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_a_backup_rewritten_without_the_key_is_refused(tmp_path: Path) -> None:
+    """An arena's backup (accounts with a bot, a revoked author, a store) edited by someone who
+    can write to the backups: a bot moved to another author, a token hash of theirs, a revocation
+    undone, the store's authors changed, each with the manifest's sums made right again; a
+    manifest authenticated with their own key; one turned back into format 1. Restore refuses each
+    with one line and writes nothing; the backup as made restores."""
+    directory = tmp_path / "T"
+    tokens = {n: add_author(directory, n) for n in ("alice", "bob", "carol")}
+    server = Server(directory, "--sandbox", "local", "--players", "2", "--no-ladder")
+    try:
+        with server.client(tokens["alice"]) as alice:
+            reply = alice.submit("lowest", pack_folder(EXAMPLES / "lowest"))
+            assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+    finally:
+        assert server.stop() == 0, server.log
+    done = referee("authors", "revoke", "carol", "-t", str(directory))
+    assert done.returncode == 0, done.stderr
+    good = tmp_path / "good"
+    done = referee("backup", "-t", str(directory), str(good))
+    assert done.returncode == 0, done.stdout + done.stderr
+    key_file = directory / KEY_NAME
+    assert "backup-key" in done.stderr and not (good / KEY_NAME).exists()
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        subprocess.run(["cp", "-a", str(good), str(target)], check=True)
+        return target
+
+    def own_key(folder: Path) -> None:
+        mine = bytes(32)
+        manifest = json.loads((folder / MANIFEST).read_text())
+        manifest["key_id"] = key_id(mine)
+        manifest["hmac_sha256"] = manifest_mac(manifest, mine)
+        (folder / MANIFEST).write_text(json.dumps(manifest))
+
+    def format_1(folder: Path) -> None:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        for field in ("key_id", "hmac_sha256"):
+            del manifest[field]
+        manifest["version"] = 1
+        (folder / MANIFEST).write_text(json.dumps(manifest))
+
+    accounts = "accounts.sqlite"
+    cases = {
+        "bot moved": (
+            lambda f: _rewrite(f, accounts, "UPDATE arena_bots SET author = 'bob'"),
+            "HMAC does not match",
+        ),
+        "token hash": (
+            lambda f: _rewrite(
+                f,
+                accounts,
+                "UPDATE arena_authors SET salt = ?, token_hash = ? WHERE name = 'alice'",
+                bytes(16),
+                bytes(32),
+            ),
+            "HMAC does not match",
+        ),
+        "revocation undone": (
+            lambda f: _rewrite(
+                f,
+                accounts,
+                "UPDATE arena_authors SET revoked_at = NULL WHERE revoked_at IS NOT NULL",
+            ),
+            "HMAC does not match",
+        ),
+        "store": (
+            lambda f: _rewrite(f, "tournament.sqlite", "UPDATE entrants SET author = 'bob'"),
+            "HMAC does not match",
+        ),
+        "own key": (own_key, "another backup key"),
+        "format 1": (format_1, "format version 1"),
+    }
+    for name, (edit, fragment) in cases.items():
+        source = copy(name.replace(" ", "-"))
+        edit(source)
+        restored = tmp_path / f"R-{name.replace(' ', '-')}"
+        done = referee("restore", str(source), str(restored), "--key", str(key_file))
+        _one_line(done, fragment)
+        assert not restored.exists(), name
+    usage = referee("restore", str(good), str(tmp_path / "R"))
+    assert usage.returncode == 2 and "--key" in usage.stderr and "Traceback" not in usage.stderr
+    done = referee("restore", str(good), str(tmp_path / "R"), "--key", str(key_file))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert load_key(tmp_path / "R" / KEY_NAME) == load_key(key_file)  # its next backups' key
+    assert db_rows(tmp_path / "R", "SELECT bot_name, author FROM arena_bots") == [
+        ("lowest", "alice")
+    ]

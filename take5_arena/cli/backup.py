@@ -29,15 +29,25 @@ _PROBLEMS_SHOWN = 20
 @click.command()
 @click.argument("paths", nargs=-1, metavar="[DIR] DEST", type=click.Path(path_type=Path))
 @options.tournament_dir(required=False)
+@click.option(
+    "--key",
+    "key_file",
+    type=click.Path(path_type=Path),
+    help="The key file the manifest is authenticated with, made if missing "
+    "[DIR/secret/backup-key]. Keep a copy apart from the backups: restore needs it.",
+)
 @options.as_json("what was copied")
-def backup(paths: tuple[Path, ...], directory: Path | None, as_json: bool) -> None:
+def backup(
+    paths: tuple[Path, ...], directory: Path | None, key_file: Path | None, as_json: bool
+) -> None:
     """Copy the tournament or arena DIR (-t DIR, or the first argument) into the new folder DEST,
     also while `referee serve` or `tournament run` writes to it.
 
     The databases are copied with SQLite's online backup API (a consistent snapshot, not a file
     copy), with every archive the store plays and the uploads still to validate; the copy is
     checked like `referee verify --tournament` before it is renamed to DEST. Files are readable
-    by their owner only. Restore with `referee restore DEST NEWDIR`.
+    by their owner only. The manifest is authenticated with a key that is not in the backup
+    (--key). Restore with `referee restore DEST NEWDIR --key KEYFILE`.
     """
     if directory is None and len(paths) == 2:
         directory, dest = paths
@@ -45,21 +55,37 @@ def backup(paths: tuple[Path, ...], directory: Path | None, as_json: bool) -> No
         (dest,) = paths
     else:
         raise click.UsageError("give the tournament and the backup folder: backup -t DIR DEST")
-    _finish(_run(lambda: make_backup(directory, dest, progress=_say)), "backup", as_json)
+    _finish(
+        _run(lambda: make_backup(directory, dest, key_file=key_file, progress=_say)),
+        "backup",
+        as_json,
+    )
 
 
 @click.command()
 @click.argument("source", metavar="BACKUP", type=click.Path(path_type=Path))
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    "key_file",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The backup key the backup was made with (the arena's secret/backup-key, kept apart).",
+)
 @options.as_json("what was restored")
-def restore(source: Path, directory: Path, as_json: bool) -> None:
+def restore(source: Path, directory: Path, key_file: Path, as_json: bool) -> None:
     """Restore the BACKUP made by `referee backup` into DIR (a new or empty folder).
 
-    Every file is checked against the backup's manifest before anything is written, and the
-    restored tournament like `referee verify --tournament`; then `referee serve -t DIR` (or
-    `tournament run`) goes on from it.
+    The manifest's HMAC is checked with the key (a backup changed since it was made is refused),
+    every file against the manifest before anything is written, and the restored tournament like
+    `referee verify --tournament`; then `referee serve -t DIR` (or `tournament run`) goes on from
+    it, with the key as its backup key.
     """
-    _finish(_run(lambda: make_restore(source, directory, progress=_say)), "restore", as_json)
+    _finish(
+        _run(lambda: make_restore(source, directory, key_file=key_file, progress=_say)),
+        "restore",
+        as_json,
+    )
 
 
 def _say(line: str) -> None:

@@ -81,8 +81,8 @@ SHOWN_SETTINGS = (
     "games",
     "sandbox",
 )
-#: handshake fields of a record's seat shown on a bot page
-SEAT_INFO = ("version", "author", "sdk", "protocol_version", "kind", "bot_name", "digest")
+#: a record's seat fields shown on a bot page: the organiser's ``owner``, then the handshake's
+SEAT_INFO = ("owner", "version", "author", "sdk", "protocol_version", "kind", "bot_name", "digest")
 MAX_INFO = 200  # characters kept of each handshake field
 
 

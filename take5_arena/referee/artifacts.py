@@ -35,6 +35,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,14 +210,64 @@ def check_cache(cache: Path) -> Path:
     return cache
 
 
+_Snapshot = tuple[tuple[str, int, int, int, int, int], ...]
+"""Every entry of a folder as (path, inode, mode, size, mtime_ns, ctime_ns)."""
+_SETTLED_NS = 2_000_000_000
+"""A snapshot is trusted only if nothing in it changed for this long: file times tick coarsely
+(milliseconds), and a change in the same tick as the hash would not show in them."""
+_verified: dict[tuple[str, str], _Snapshot] = {}
+_verified_lock = threading.Lock()
+
+
+def _snapshot(folder: Path) -> _Snapshot | None:
+    """What the kernel says of every entry under ``folder`` (None: it cannot be read). A write,
+    a rename, a chmod or a new file changes an entry's ctime or inode, which no user can set back:
+    the same snapshot means the same bytes as when it was taken."""
+    entries = []
+    try:
+        for root, dirs, files in os.walk(folder, onerror=_raise):
+            for name in sorted([*dirs, *files]):
+                path = os.path.join(root, name)
+                st = os.lstat(path)
+                entries.append(
+                    (path, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                )
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    entries.append((str(folder), st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(sorted(entries))
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
 def verify_cached(digest: str, folder: Path) -> bool:
     """Whether ``folder`` (a cached, unpacked artifact) still packs to ``digest``: what a worker
-    plays is re-checked against the digest every time, so a folder planted or edited in the cache
-    is never played."""
+    plays is re-checked against the digest every time (at every game's start and end), so a
+    folder planted or edited in the cache is never played. The bytes are hashed again only when
+    the folder's :func:`_snapshot` differs from the one taken around its last good hash (taken
+    before and after it, and kept only when the two agree, so a change during the hash is never
+    taken for the checked state): a 10 MB bot is not hashed twice per game."""
+    key = (digest, str(folder))
+    before = _snapshot(folder)
+    with _verified_lock:
+        if before is not None and _verified.get(key) == before:
+            return True
     try:
-        return pack(folder).digest == digest
+        ok = pack(folder).digest == digest
     except ArtifactError:
-        return False
+        ok = False
+    with _verified_lock:
+        settled = before is not None and all(
+            entry[5] < time.time_ns() - _SETTLED_NS for entry in before
+        )
+        if ok and before is not None and settled and _snapshot(folder) == before:
+            _verified[key] = before
+        else:
+            _verified.pop(key, None)
+    return ok
 
 
 def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> Path:

@@ -6,7 +6,10 @@ nothing else: the whole string must match (no trailing newline, no spaces, no ot
 ASCII only, said plainly: names become folder names, image tags and lines in terminals and web
 pages, and a rule over all of Unicode would need its confusables (Cyrillic ``а`` for Latin ``a``)
 and normal forms to be unique. Within ASCII, two names that differ only in case are the same name
-(:func:`name_key`): ``AliceBot`` cannot stand beside ``alicebot``.
+(:func:`name_key`): ``AliceBot`` cannot stand beside ``alicebot``. And a name that only looks like
+another (:func:`look_alike`: a trailing ``.``, ``_`` for ``-``, ``0`` for ``o``, ``1`` or ``I`` for
+``l``, ``rn`` for ``m``, ``vv`` for ``w``) cannot be taken beside it: ``alicebot.`` and ``a1icebot``
+would pass for ``alicebot`` in a standings table.
 """
 
 from __future__ import annotations
@@ -31,4 +34,19 @@ def name_key(name: str) -> str:
     return name.casefold()
 
 
-__all__ = ["MAX_NAME", "NAME_RULE", "name_key", "name_problem"]
+_SEPARATORS = re.compile(r"[._-]+")
+_LOOKALIKES = (("rn", "m"), ("vv", "w"), ("0", "o"), ("1", "l"), ("i", "l"), ("j", "l"))
+
+
+def look_alike(name: str) -> str:
+    """What ``name`` looks like: names with the same form read as one name in a table, so a new
+    name may not have the form of another (a separate rule from :func:`name_key`'s uniqueness,
+    so that names already held keep their keys). Case folded, runs of ``.``, ``_`` and ``-`` read
+    as one ``-`` and dropped at either end, and the ASCII look-alikes read as one letter."""
+    form = _SEPARATORS.sub("-", name.casefold()).strip("-")
+    for seen, read in _LOOKALIKES:
+        form = form.replace(seen, read)
+    return form
+
+
+__all__ = ["MAX_NAME", "NAME_RULE", "look_alike", "name_key", "name_problem"]

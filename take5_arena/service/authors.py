@@ -4,7 +4,8 @@ accounts, in their own SQLite file ``DIR/accounts.sqlite`` beside the tournament
 
     meta(key PK, value)                                        schema_version, created_at
     arena_authors(name PK, token_id UNIQUE, salt, token_hash, created_at, revoked_at,
-                  max_active_bots, max_submissions_per_hour, max_archive_bytes, max_stored_bytes)
+                  max_active_bots, max_submissions_per_hour, max_archive_bytes, max_stored_bytes,
+                  token_check (schema 3; NULL: a token made before, until its first use))
     arena_bots(bot_name PK, name_key UNIQUE, author FK NULL, created_at, note, banned_at)
                                                                who owns a bot name (NULL: the house)
     arena_submissions(id PK, author, bot_name, archive_sha256, archive_path, archive_bytes,
@@ -31,13 +32,16 @@ a directory moves them here first (:func:`_move_old_accounts`: copied into a new
 renamed into place, then dropped from the store; safe to repeat after a crash at any point).
 
 Tokens: ``t5a_<token id>_<secret>``. The token id (12 hex digits) finds the author's row; the secret
-(``secrets.token_urlsafe(32)``, 256 bits) is checked against a salted PBKDF2-HMAC-SHA256 hash with
-a constant-time comparison. The token is printed once, when the author is added; the database never
-holds it. With 256 random bits a slow password hash buys nothing against guessing, so the iteration
-count is modest (every call is authenticated); the salt and the hash keep a stolen database from
-being a list of working tokens. An unknown token id is refused without a hash: the id finds the
-row, the secret is what guards it (:meth:`Accounts.authenticate` bounds the hashing work any caller
-can cause).
+(``secrets.token_urlsafe(32)``, 256 bits) is checked against a salted HMAC-SHA256 of it
+(``token_check``) with a constant-time comparison. The token is printed once, when the author is
+added; the database never holds it. With 256 random bits a slow password hash buys nothing against
+guessing, and a cheap check is what lets every secret be checked: no limit has to turn a call away
+before its secret is looked at, so nobody's wrong guesses can get its owner's correct token refused,
+and guesses from any number of addresses cost one HMAC each. The salt and the HMAC keep a stolen
+database from being a list of working tokens. Tokens made before ``token_check`` (schema 3) have
+only a salted PBKDF2-HMAC-SHA256 hash: checked that way (at most once a second per token id after a
+wrong secret) until their first use stores their check. An unknown token id is refused without a
+hash: the id finds the row, the secret is what guards it.
 
 A submission row is written only once the whole upload is on disk (fsync'd and renamed into place
 by take5_arena/service/intake.py): a row is the arena's promise that the submission will be
@@ -56,6 +60,7 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -66,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from take5_arena.referee.kinds import StrEnum
-from take5_arena.referee.names import name_key, name_problem
+from take5_arena.referee.names import look_alike, name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
 from take5_arena.referee.store.health import connect, synchronous
@@ -181,6 +186,7 @@ DROP TABLE arena_bots;
 ALTER TABLE arena_bots_v2 RENAME TO arena_bots
 """,
     3: """
+ALTER TABLE arena_authors ADD COLUMN token_check BLOB;
 ALTER TABLE arena_submissions ADD COLUMN upload_key TEXT;
 CREATE UNIQUE INDEX arena_submissions_upload_key ON arena_submissions(author, upload_key)
 """,
@@ -189,7 +195,9 @@ CREATE UNIQUE INDEX arena_submissions_upload_key ON arena_submissions(author, up
 by an accepted version (squatted names of version 1, never accepted, are released), unique by
 their case-folded key, and owned by the house when ``author`` is NULL; organiser notes and bans;
 the stored-bytes limit; validation attempts. Version 3: the name a client gives an upload
-(``upload_key``, NULL: none given), unique per author, so that a retried upload is stored once."""
+(``upload_key``, NULL: none given), unique per author, so that a retried upload is stored once;
+and each token's salted HMAC (``token_check``, NULL until the token's first use after the upgrade:
+a cheap check, so that no limit turns a call away before its secret is looked at)."""
 
 
 @dataclass(frozen=True)
@@ -251,6 +259,11 @@ def check_name(kind: str, name: str) -> str:
 
 def _hash(secret: str, salt: bytes) -> bytes:
     return hashlib.pbkdf2_hmac("sha256", secret.encode(), salt, PBKDF2_ITERATIONS)
+
+
+def _check(secret: str, salt: bytes) -> bytes:
+    """A token's check: enough for a 256-bit random secret, and cheap (module text)."""
+    return hmac.new(salt, secret.encode(), hashlib.sha256).digest()
 
 
 def _split_token(token: str) -> tuple[str, str] | None:
@@ -336,6 +349,7 @@ class Accounts:
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
         digest = _hash(secret, salt)
+        check = _check(secret, salt)
         with self.tx() as db:
             exists = db.execute("SELECT 1 FROM arena_authors WHERE name = ?", (name,)).fetchone()
             if exists and not new_token:
@@ -343,6 +357,7 @@ class Accounts:
             if exists:
                 db.execute(
                     "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?,"
+                    " token_check = ?,"
                     " revoked_at = NULL, max_active_bots = ?, max_submissions_per_hour = ?,"
                     " max_archive_bytes = ?,"
                     " max_stored_bytes = ? WHERE name = ?",
@@ -350,6 +365,7 @@ class Accounts:
                         token_id,
                         salt,
                         digest,
+                        check,
                         limits.max_active_bots,
                         limits.max_submissions_per_hour,
                         limits.max_archive_bytes,
@@ -359,15 +375,16 @@ class Accounts:
                 )
             else:
                 db.execute(
-                    "INSERT INTO arena_authors(name, token_id, salt, token_hash, created_at,"
-                    " max_active_bots, max_submissions_per_hour, max_archive_bytes,"
+                    "INSERT INTO arena_authors(name, token_id, salt, token_hash, token_check,"
+                    " created_at, max_active_bots, max_submissions_per_hour, max_archive_bytes,"
                     " max_stored_bytes)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         name,
                         token_id,
                         salt,
                         digest,
+                        check,
                         now(),
                         limits.max_active_bots,
                         limits.max_submissions_per_hour,
@@ -414,11 +431,12 @@ class Accounts:
     def authenticate(self, token: str | None) -> Author:
         """The author whose token this is, or AuthenticationError.
 
-        Bounded work for any token: a malformed token or an unknown token id is refused without
-        hashing (the id only finds the row; the 256-bit secret is what a guesser lacks); a token
-        already verified against its row's unchanged hash is not hashed again; and after a wrong
-        secret, the same token id is not hashed again for :data:`defaults.AUTH_RETRY_SECONDS`, so
-        a flood of wrong secrets costs one hash a second, not one a call.
+        Every secret is checked, cheaply (one HMAC against the row's ``token_check``), so a
+        correct token is never refused for someone else's wrong ones; a malformed token or an
+        unknown token id is refused without even that. A token made before its row had a check
+        goes the old way until its first use stores it: a token already verified against its
+        row's unchanged hash is not hashed again, and after a wrong secret the same token id is
+        not hashed again for :data:`defaults.AUTH_RETRY_SECONDS`.
         """
         if not token:
             raise AuthenticationError("no token: pass --token-file or set TAKE5_TOKEN")
@@ -430,6 +448,12 @@ class Accounts:
         if not rows:
             raise AuthenticationError("the token is not valid")
         row = rows[0]
+        if row["token_check"] is not None:
+            if not hmac.compare_digest(_check(secret, row["salt"]), row["token_check"]):
+                raise AuthenticationError("the token is not valid")
+            if row["revoked_at"] is not None:
+                raise AuthenticationError("the token was revoked")
+            return self._author(row)
         known = self._verified.get(token_id)
         if (
             known is None
@@ -444,6 +468,12 @@ class Accounts:
                 raise AuthenticationError("the token is not valid")
             self._failed_at.pop(token_id, None)
             self._verified[token_id] = (row["token_hash"], token)
+            with self.tx() as db:  # from now on, checked the cheap way
+                db.execute(
+                    "UPDATE arena_authors SET token_check = ? WHERE token_id = ? AND salt = ?"
+                    " AND token_hash = ?",
+                    (_check(secret, row["salt"]), token_id, row["salt"], row["token_hash"]),
+                )
         if row["revoked_at"] is not None:
             raise AuthenticationError("the token was revoked")
         return self._author(row)
@@ -464,6 +494,19 @@ class Accounts:
             return self._claim(rows[0])
         house = self._house_name(bot_name)
         return BotClaim(house, None, "") if house is not None else None
+
+    def _check_unlike(self, bot_name: str) -> None:
+        """PermissionDeniedError if a new name looks like a name held already, by anyone
+        (take5_arena/referee/names.py, :func:`look_alike`): ``alicebot.`` beside ``alicebot``."""
+        form = look_alike(bot_name)
+        with Store(self.directory, readonly=True) as store:
+            held = [*store.versions.entrant_states()]
+        held += [r[0] for r in self._read("SELECT bot_name FROM arena_bots")]
+        for name in held:
+            if name_key(name) != name_key(bot_name) and look_alike(name) == form:
+                raise PermissionDeniedError(
+                    f"the bot name {bot_name!r} looks like {name!r}, which is taken: choose another"
+                )
 
     def _house_name(self, bot_name: str) -> str | None:
         """The store's entrant whose name has ``bot_name``'s key, if any."""
@@ -524,6 +567,7 @@ class Accounts:
             house = self._house_name(bot_name)
             if house is not None and house != bot_name:
                 raise PermissionDeniedError(f"the bot name {house!r} is taken")
+            self._check_unlike(bot_name)
             db.execute(
                 "INSERT INTO arena_bots(bot_name, name_key, author, created_at)"
                 " VALUES (?, ?, ?, ?)",
@@ -589,6 +633,8 @@ class Accounts:
             raise PermissionDeniedError(
                 f"the organiser banned {bot_name!r}: {claim.note or 'no reason given'}"
             )
+        if claim is None:
+            self._check_unlike(bot_name)
         if archive_bytes > author.limits.max_archive_bytes:
             raise LimitExceededError(
                 f"the archive has {archive_bytes} bytes; your limit is "
@@ -790,14 +836,38 @@ def unfinished_uploads(path: Path) -> list[str]:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """The accounts' connection: the store's kind (take5_arena/referee/store/health.py), so that a
-    full or read-only disk and a damaged file are one line, and a damaged file is never written."""
+    full or read-only disk and a damaged file are one line, and a damaged file is never written;
+    owner-only, whatever the umask (it holds token hashes)."""
+    _owner_only(path)
     db: sqlite3.Connection = connect(path, readonly=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA journal_mode = WAL")
     db.execute(f"PRAGMA synchronous = {synchronous()}")  # FULL for an arena (serve)
+    for side in ("-wal", "-shm"):  # SQLite makes them with the file's mode; older ones may differ
+        _owner_only(path.with_name(path.name + side), create=False)
     return db
+
+
+def _owner_only(path: Path, *, create: bool = True) -> None:
+    """``path`` (made empty if missing: SQLite takes an empty file for a new database) readable by
+    its owner only, whatever the umask of the process that opens it: the accounts hold the token
+    hashes. One made open to others (by hand, or by an older release) is closed, with a warning."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        return
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            os.fchmod(fd, 0o600)
+            logs.logger("accounts").warning(
+                "%s was open to others (mode %04o): now 0600", path, mode
+            )
+    finally:
+        os.close(fd)
 
 
 def _schema_of(path: Path) -> int | None:

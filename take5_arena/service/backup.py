@@ -19,10 +19,19 @@ submission again and finds the version); the other order could leave an accepted
 version the copy lacks. Each database is one snapshot taken with SQLite's online backup API
 (take5_arena/referee/store/backup.py), so ``serve`` goes on writing meanwhile.
 
+The manifest is authenticated: an HMAC-SHA256 of its content under the arena's backup key, which is
+never in a backup (``DIR/secret/backup-key``, made at the first backup, or ``backup --key FILE``)
+and which ``restore --key FILE`` must be given. The SHA-256 sums alone prove nothing against
+someone who can write to the backups: they would edit the accounts (move a bot to another author,
+put a token hash of their own in, undo a revocation) or the store and compute the sums again. With
+the key elsewhere, any such edit shows as a manifest whose HMAC does not match, and a manifest of
+the format before the HMAC is refused as well (it cannot be told from a rewritten one).
+
 The copy is made in a hidden folder beside DEST, checked (each database's integrity, each archive's
 digest, every recorded game replayed through the rules: ``referee verify --tournament``), and only
-then renamed to DEST: a DEST that exists is a whole backup. A restore checks every file against the
-manifest before it copies anything, checks the result the same way and renames it into place. The
+then renamed to DEST: a DEST that exists is a whole backup. A restore checks the manifest's HMAC
+and every file against the manifest before it copies anything, checks the result the same way and
+renames it into place, with the key it was given as the restored arena's backup key. The
 folders are the owner's alone (0700, files 0600): the store holds every bot's output, the accounts
 hold token hashes.
 
@@ -34,6 +43,7 @@ already validated (their archive is in ``artifacts/``).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -66,8 +76,13 @@ from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
 
 MANIFEST = "take5-backup.json"
 FORMAT = "take5-backup"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the manifest carries ``key_id`` and ``hmac_sha256`` (1 had neither, and is refused)."""
 UPLOADS = "arena/uploads"
+KEY_NAME = f"{SECRET_DIR}/backup-key"
+"""Where an arena keeps the key its backups' manifests are authenticated with (never backed up)."""
+KEY_BYTES = 32
+_MAC = "hmac_sha256"
 #: The only paths a backup may hold: a manifest naming anything else is not a backup of ours.
 _PATHS = re.compile(
     rf"{re.escape(DB_NAME)}|{re.escape(ACCOUNTS_NAME)}|artifacts/[0-9a-f]{{64}}\.tar"
@@ -97,13 +112,22 @@ class BackupReport:
 
 
 def backup(
-    directory: Path, dest: Path, *, progress: Callable[[str], None] = lambda _line: None
+    directory: Path,
+    dest: Path,
+    *,
+    key_file: Path | None = None,
+    progress: Callable[[str], None] = lambda _line: None,
 ) -> BackupReport:
     """Copy the arena or tournament at ``directory`` into the new folder ``dest`` (see the module
-    text); raises BackupError, with nothing left behind, when it cannot."""
+    text), its manifest authenticated with the key in ``key_file`` (default: the arena's
+    :data:`KEY_NAME`; made if there is none); raises BackupError, with nothing left behind, when it
+    cannot."""
     directory = Path(directory)
     if not (directory / DB_NAME).is_file():
         raise BackupError(f"{directory} is not a tournament directory (no {DB_NAME})")
+    key_file = key_file or directory / KEY_NAME
+    key = ensure_key(key_file)
+    progress(f"the manifest is authenticated with the key in {key_file}: restore needs it")
     work = _work_folder(dest)
     try:
         files: list[CopiedFile] = []
@@ -123,7 +147,7 @@ def backup(
             "submitted from, which the backup does not hold"
             for key in unplayable_versions(work)
         ]
-        _write_manifest(work, directory, files)
+        _write_manifest(work, directory, files, key)
         progress("checking the copy (verify --tournament)")
         problems = _check(work)
         games = games_recorded(work)
@@ -139,22 +163,30 @@ def backup(
 
 
 def restore(
-    source: Path, directory: Path, *, progress: Callable[[str], None] = lambda _line: None
+    source: Path,
+    directory: Path,
+    *,
+    key_file: Path,
+    progress: Callable[[str], None] = lambda _line: None,
 ) -> BackupReport:
-    """Restore the backup ``source`` into ``directory`` (new, or an empty folder); raises
-    BackupError, with nothing written there, when the backup is not whole."""
+    """Restore the backup ``source``, authenticated with the key in ``key_file``, into
+    ``directory`` (new, or an empty folder); raises BackupError, with nothing written there, when
+    the backup is not whole or not as it was made."""
     source = Path(source)
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise BackupError(
             f"{directory} exists and is not an empty folder: restore into a new folder"
         )
-    files = read_manifest(source)
+    key = load_key(key_file)
+    files = read_manifest(source, key)
     work = _work_folder(directory)
     try:
         progress(f"copying {len(files)} files, each checked against the manifest")
         for entry in files:
             _copy_checked(source, work, entry)
+        make_dir(work / SECRET_DIR)  # the restored arena's next backups: the same key
+        write_file(work / KEY_NAME, key.hex().encode() + b"\n")
         progress("checking the restored tournament (verify --tournament)")
         problems = _check(work)
         games = games_recorded(work)
@@ -169,8 +201,9 @@ def restore(
     return BackupReport(directory, files, games, problems)
 
 
-def read_manifest(source: Path) -> list[CopiedFile]:
-    """The files a backup holds, from its manifest; BackupError when ``source`` is not a backup."""
+def read_manifest(source: Path, key: bytes) -> list[CopiedFile]:
+    """The files a backup holds, from its manifest authenticated with ``key``; BackupError when
+    ``source`` is not a backup, or not one this key made, or its manifest was changed since."""
     path = source / MANIFEST
     try:
         with path.open("rb") as f:
@@ -187,10 +220,23 @@ def read_manifest(source: Path) -> list[CopiedFile]:
         raise BackupError(f"{path}: not a manifest ({type(error).__name__})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise BackupError(f"{path}: not a {FORMAT} manifest")
+    if doc.get("version") == 1:
+        raise BackupError(
+            f"{path}: a backup of format version 1 has no authenticated manifest, so it cannot be "
+            "told from a rewritten one; restore it with the referee that made it"
+        )
     if doc.get("version") != FORMAT_VERSION:
         raise BackupError(
             f"{path}: backup format version {str(doc.get('version'))[:20]!r}; this referee "
             f"restores version {FORMAT_VERSION}"
+        )
+    if doc.get("key_id") != key_id(key):
+        raise BackupError(f"{path}: made with another backup key than the one given (key id)")
+    mac = doc.get(_MAC)
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, manifest_mac(doc, key)):
+        raise BackupError(
+            f"{path}: the manifest's HMAC does not match: the backup was changed after it was "
+            "made; nothing restored"
         )
     entries = doc.get("files")
     if not isinstance(entries, list):
@@ -302,16 +348,75 @@ def _copy_checked(source: Path, work: Path, entry: CopiedFile) -> None:
     write_file(work / entry.path, data)
 
 
-def _write_manifest(work: Path, directory: Path, files: list[CopiedFile]) -> None:
-    doc = {
+def _write_manifest(work: Path, directory: Path, files: list[CopiedFile], key: bytes) -> None:
+    doc: dict[str, Any] = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "referee": VERSION,
         "source": str(directory.resolve()),
         "files": [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256} for f in files],
+        "key_id": key_id(key),
     }
+    doc[_MAC] = manifest_mac(doc, key)
     write_file(work / MANIFEST, (json.dumps(doc, indent=1) + "\n").encode())
+
+
+# -- the backup key ----------------------------------------------------------------------------
+
+
+def manifest_mac(doc: dict[str, Any], key: bytes) -> str:
+    """The HMAC-SHA256 of a manifest under ``key``: of every field but the HMAC itself, as
+    canonical JSON (sorted keys, no spaces, ASCII), so what is checked is what was parsed."""
+    body = {k: v for k, v in doc.items() if k != _MAC}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def key_id(key: bytes) -> str:
+    """A name for ``key`` that tells nothing of it: which key made a backup, said before the HMAC
+    is checked (a key mixed up, not a backup changed)."""
+    return hmac.new(key, b"take5 backup key id", hashlib.sha256).hexdigest()[:16]
+
+
+def load_key(path: Path) -> bytes:
+    """The backup key in ``path`` (64 hex digits); BackupError if there is none."""
+    try:
+        with Path(path).open("rb") as f:
+            raw = f.read(4096)
+    except FileNotFoundError:
+        raise BackupError(f"{path}: no such backup key") from None
+    except OSError as error:
+        raise BackupError(f"{path}: the backup key cannot be read ({error.strerror})") from None
+    text = raw.decode("ascii", "replace").strip()
+    if not re.fullmatch(r"[0-9a-f]{64}", text):
+        raise BackupError(f"{path}: not a backup key (64 lowercase hex digits)")
+    return bytes.fromhex(text)
+
+
+def ensure_key(path: Path) -> bytes:
+    """The backup key in ``path``, made there (mode 0600; the arena's ``secret/`` folder 0700) if
+    there is none yet."""
+    path = Path(path)
+    if path.exists():
+        return load_key(path)
+    folder = path.parent
+    if folder.name == SECRET_DIR:
+        make_dir(folder)
+    key = secrets.token_bytes(KEY_BYTES)
+    tmp = folder / f".{path.name}.{secrets.token_hex(6)}"
+    try:
+        write_file(tmp, key.hex().encode() + b"\n")
+        try:
+            os.link(tmp, path)  # another backup made it first: that one is the key
+        except FileExistsError:
+            return load_key(path)
+        fsync_dir(folder)
+    except OSError as error:
+        raise BackupError(f"{path}: the backup key cannot be made ({error.strerror})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return key
 
 
 def _check(directory: Path) -> list[str]:
@@ -326,11 +431,17 @@ def _check(directory: Path) -> list[str]:
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "KEY_BYTES",
+    "KEY_NAME",
     "MANIFEST",
     "UPLOADS",
     "BackupError",
     "BackupReport",
     "backup",
+    "ensure_key",
+    "key_id",
+    "load_key",
+    "manifest_mac",
     "read_manifest",
     "restore",
 ]

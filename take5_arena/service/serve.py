@@ -137,6 +137,11 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
                     options.settings
                 )
                 store.settings.set(settings.to_json())
+                # An arena's bots from before the store kept authors: their accounts say whose
+                # they are (the seating rule and the records' ``owner`` read the store).
+                store.versions.set_authors(
+                    {c.bot_name: c.author for c in accounts.claims() if c.author}
+                )
             info = executor_info(settings)
             lock = run_lock(directory)
             lock.__enter__()

@@ -394,8 +394,15 @@ class SubmissionQueue:
         from take5_arena.referee.tournament.submission import submit as validate_and_add
 
         try:
+            # The account that submitted is the entrant's author (the seating rule's, the
+            # records' ``owner``), whatever the bot's handshake says of itself.
             done = validate_and_add(
-                self.directory, folder, row.bot_name, sandbox=self.sandbox, timeout=self.timeout
+                self.directory,
+                folder,
+                row.bot_name,
+                sandbox=self.sandbox,
+                timeout=self.timeout,
+                author=row.author,
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:

@@ -176,11 +176,13 @@ class WebApp:
             Route("/organiser/bots/{name}/{action}", self.bot_action, methods=["POST"]),
             Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
             Mount("/site", StaticFiles(directory=SITE_ASSETS), name="site"),
+            Route("/{path:path}/", _without_slash),
         ]
-        self.app: ASGIApp = _Headers(
-            Starlette(routes=routes, exception_handlers={Refused: self._refused}),
-            self,
-        )
+        starlette = Starlette(routes=routes, exception_handlers={Refused: self._refused})
+        # Starlette's own slash redirect names the host of the request's Host header: a link with a
+        # foreign Host would redirect there. Ours (the last route) is a path on this site.
+        starlette.router.redirect_slashes = False
+        self.app: ASGIApp = _Headers(starlette, self)
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -842,6 +844,16 @@ class WebApp:
             parts.service.ladder.wake()
         parts.log(f"web: organiser: {action} {name}")
         return await self.organiser_page(request, f"{name}: {action} done.")
+
+
+async def _without_slash(request: Request) -> Response:
+    """``/games/`` -> ``/games``: a path on this site, never a host. Every redirect the pages send
+    is a path (the browser keeps the address it asked), so no Host header, however forged, names
+    where a redirect goes; a path that would read as another host (``//evil``, ``/\\evil``) is
+    one slash and its characters quoted."""
+    path = quote(str(request.path_params["path"]).lstrip("/\\"), safe="/-._~")
+    query = f"?{request.url.query}" if request.url.query else ""
+    return RedirectResponse(f"/{path}{query}", 308)
 
 
 class _Redirect(Refused):

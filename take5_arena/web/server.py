@@ -65,9 +65,12 @@ def organiser_token(directory: Path) -> str:
     """The organiser's sign-in token, made (mode 0600, in DIR/secret/) at the first start."""
     folder = directory / "secret"
     folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)  # made before by hand, or by an older release, open to others
     path = folder / defaults.ORGANISER_TOKEN
     try:
-        return path.read_text().strip()
+        token = path.read_text().strip()
+        os.chmod(path, 0o600)
+        return token
     except FileNotFoundError:
         pass
     token = "t5o_" + secrets.token_urlsafe(32)

@@ -582,10 +582,13 @@
       return el("div", null, el("dt", { text: f[0] }), el("dd", { text: f[1] }));
     })));
     var info = bot.info || (data.bots || {})[name] || {};
-    var INFO_NAMES = [["bot_name", "Calls itself"], ["version", "Version"], ["author", "Author"], ["sdk", "SDK"],
-      ["protocol_version", "Protocol"], ["kind", "Kind"], ["digest", "Image / source digest"]];
+    // "owner" is the organiser's word (the arena's account that submitted it); the rest is what the
+    // bot said of itself, which a bot may make up ("author" included)
+    var INFO_NAMES = [["owner", "Author"], ["bot_name", "Calls itself"], ["version", "Version"],
+      ["author", "Says its author is"], ["sdk", "SDK"], ["protocol_version", "Protocol"], ["kind", "Kind"],
+      ["digest", "Image / source digest"]];
     var shown = INFO_NAMES.filter(function (x) { return info[x[0]] !== undefined; });
-    append(app, section("Bot", "info-section", shown.length ? "From the bot's handshake in its newest game." : "No handshake information recorded.",
+    append(app, section("Bot", "info-section", shown.length ? "From its newest game: the author as the organiser knows it, the rest from the bot's own handshake." : "No handshake information recorded.",
       shown.length ? el("dl", { id: "bot-info", class: "facts" }, shown.map(function (x) {
         return el("div", { "data-key": x[0] }, el("dt", { text: x[1] }), el("dd", { text: info[x[0]] }));
       })) : null));

@@ -5,8 +5,9 @@ names swapped give an equally consistent record. The store is what binds them: i
 which entrant version sits at each seat of each game. So, besides the rules (take5.record.judge),
 each stored record's seats must name exactly the entrant and version the schedule seated there, and
 where the record has a source digest, the digest of the archive submitted for that version
-(take5_arena/referee/artifacts.py: games play that archive, so a digest that differs means a record
-edited or played from code that was never submitted). Records are read as raw text so that one
+(take5_arena/referee/artifacts.py: games play that archive, and the worker checks the code against
+it when each game starts and ends, so a digest that differs, or none, means a record edited or
+played from code that was never submitted). Records are read as raw text so that one
 hostile row cannot stop the others.
 
 And the results table must follow from the records (take5_arena/referee/store/integrity.py):
@@ -31,6 +32,10 @@ from .integrity import findings
 from .store import Store
 from .versions import EntrantVersion
 
+#: What a record's seat must state, not only state right: a seat of a version with an archive
+#: that names no digest would say nothing of the code that played it.
+REQUIRED = ("name", "digest")
+
 
 def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
     """Why the record's seats differ from the entrants the schedule seated, or None."""
@@ -44,7 +49,7 @@ def seat_binding(doc: Any, seated: list[dict[str, Any]]) -> str | None:
         if not isinstance(entry, dict):
             return f"seat {seat}: not a seat entry"
         for key, value in want.items():
-            if (key in entry or key == "name") and entry.get(key) != value:
+            if (key in entry or key in REQUIRED) and entry.get(key) != value:
                 return (
                     f"seat {seat}: the record says {key} {short(entry.get(key))}, "
                     f"the schedule seated {short(value)}"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from take5.record import GameRecord
 
-from ...artifacts import ArtifactError
+from ...artifacts import ArtifactError, verify_cached
 from ...errors import InfraError
 from ...kinds import InfraKind, SandboxKind
 from ...match.botref import BotRef, parse_bot
@@ -209,7 +209,9 @@ def play_table(
     with Match(refs, config, launcher=launcher, observer=_observer(spec)) as match:
         for game_id, rotation in spec.games:
             started = time.perf_counter()
+            _check_sources(spec, refs)
             summary = match.play_game(rotation)
+            _check_sources(spec, refs)
             if summary.seed != spec.deal_seed or summary.rotation != rotation:
                 raise InfraError(
                     InfraKind.REFEREE_ERROR,
@@ -235,12 +237,31 @@ def play_table(
             record["game_id"] = game_id
             if spec.deal is not None:
                 record["deal"] = spec.deal.copy()
-            for seat, info in zip(spec.seats, record["seats"]):
+            for seat, ref, info in zip(spec.seats, refs, record["seats"]):
                 info["bot_name"] = info["name"]  # what the bot called itself
                 info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
+                if seat.artifact is not None and ref.folder is not None:
+                    info["digest"] = seat.artifact  # checked at the game's start and end
                 if seat.owner is not None:
                     info["owner"] = seat.owner
             emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+
+
+def _check_sources(spec: TableSpec, refs: Sequence[BotRef]) -> None:
+    """Each seat's folder still packs to its version's digest: checked when each game starts and
+    ends, not only when the folder was unpacked, since whoever can write to this worker's cache
+    could put other code under a victim's digest in between. A game whose code differs rates nobody
+    (an ``artifact`` infrastructure failure, with the worker's address in the organiser's log)."""
+    for seat, ref in zip(spec.seats, refs):
+        if seat.artifact is None or ref.folder is None:
+            continue  # a version from before artifacts, or a bot in the referee's own process
+        if not verify_cached(seat.artifact, ref.folder):
+            where = _dask_worker() or "the referee's process"
+            raise InfraError(
+                InfraKind.ARTIFACT,
+                f"{seat.key}: the code in the artifact cache of {where} does not match "
+                f"{seat.artifact} (planted or changed): not played",
+            )
 
 
 def _dask_worker() -> str:
