@@ -86,6 +86,16 @@ def folder_tgz(folder: Path) -> bytes:
     return tgz({p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()})
 
 
+def recipe_tgz(folder: Path, out: Path) -> Path:
+    """The archive the page tells an author to make (take5_arena/referee/archive.py's RECIPE),
+    made by the real tar."""
+    from take5_arena.referee.archive import RECIPE
+
+    argv = RECIPE.replace("bot.tar.gz", str(out)).replace("FOLDER", str(folder)).split()
+    subprocess.run(argv, check=True)
+    return out
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "take5_arena", *args],
@@ -318,6 +328,35 @@ def test_an_upload_is_cut_off_while_it_is_received(arena):
     assert httpx.get(server.url + "/").status_code == 200
 
 
+def test_the_pages_recipe_uploads_a_python_and_a_node_bot(tmp_path):
+    """What /me says to run, `tar czf bot.tar.gz -C FOLDER .` (members `./...`, npm's .bin links),
+    uploaded through the page: a Python and a Node bot are accepted; an archive with a link out of
+    the folder is refused with the member's name and what to do."""
+    directory = tmp_path / "T"
+    done = cli("authors", "add", "nora", "-t", str(directory), "--per-hour", "100")
+    assert done.returncode == 0, done.stderr
+    node = support.node_example(tmp_path / "node")
+    python = tmp_path / "py"
+    shutil.copytree(EXAMPLES / "heuristic", python)
+    server = WebArena(directory, "--no-ladder", "--players", "2")
+    try:
+        nora = Author(server, done.stdout.strip())
+        page = nora.http.get("/me").text
+        assert "tar czf bot.tar.gz -C FOLDER ." in page and "referee submit FOLDER --server" in page
+        assert re.search(r"at most \d+ MB", page), "the limit is shown in MB"
+        for name, folder in (("pyrecipe", python), ("noderecipe", node)):
+            archive = recipe_tgz(folder, tmp_path / f"{name}.tar.gz").read_bytes()
+            verdict = nora.verdict(nora.upload(name, archive))
+            assert verdict["status"] == "accepted", verdict
+        (python / "leak").symlink_to("/etc/passwd")
+        archive = recipe_tgz(python, tmp_path / "leak.tar.gz").read_bytes()
+        verdict = nora.verdict(nora.upload("leaky", archive))
+        assert verdict["status"] == "refused", verdict
+        assert "leak'" in verdict["detail"] and "copy the file into the folder" in verdict["detail"]
+    finally:
+        assert server.stop() == 0, server.log
+
+
 def test_an_xss_bot_name_is_refused_and_the_error_is_escaped(arena):
     _server, _tokens, authors = arena
     r = authors["carol"].upload(XSS, b"\x1f\x8b not really")
@@ -485,8 +524,8 @@ pytestmark_browser = pytest.mark.browser
 def test_browser_sign_in_upload_and_see_the_verdict(arena, visit, tmp_path):
     server, tokens, _ = arena
     page = visit(tokens["alice"])
-    archive = tmp_path / "random.tar.gz"
-    archive.write_bytes(folder_tgz(EXAMPLES / "random"))
+    assert "tar czf bot.tar.gz -C FOLDER ." in page.inner_text("#recipe")
+    archive = recipe_tgz(EXAMPLES / "random", tmp_path / "random.tar.gz")
     page.fill("#bot_name", "random")
     page.set_input_files("#archive", str(archive))
     page.click("#upload")

@@ -53,6 +53,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from take5_arena.leaderboard.publish import SITE_ASSETS
+from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import messages, organiser
@@ -562,7 +563,8 @@ class WebApp:
             "author": author,
             "bots": bots,
             "submissions": accounts.submissions_of(name, defaults.SUBMISSIONS_SHOWN),
-            "max_bytes": self._max_bytes(author),
+            "max_size": _size(self._max_bytes(author)),
+            "recipe": RECIPE,
         }
 
     def _max_bytes(self, author: Author) -> int:
@@ -585,7 +587,7 @@ class WebApp:
         max_bytes = self._max_bytes(author)
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > max_bytes + 65536):
-            raise Refused(413, f"the upload is larger than your limit of {max_bytes} bytes")
+            raise Refused(413, f"the upload is larger than your limit of {_size(max_bytes)}")
         if self.uploads.get(author.name, 0) >= self.parts.service.limits.uploads_per_author:
             raise Refused(429, "you have uploads in progress; wait for them")
         self.uploads[author.name] = self.uploads.get(author.name, 0) + 1
@@ -919,6 +921,14 @@ async def _capped(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         yield chunk
 
 
+def _size(n: int) -> str:
+    """A byte limit as an author reads it (8 MB, not 8388608 bytes)."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
 def _save(upload: UploadFile, path: Path, max_bytes: int) -> tuple[int, str]:
     """Copy an uploaded file to ``path``; its size and sha256 (Refused past ``max_bytes``)."""
     digest = hashlib.sha256()
@@ -928,7 +938,7 @@ def _save(upload: UploadFile, path: Path, max_bytes: int) -> tuple[int, str]:
         while block := upload.file.read(1 << 16):
             size += len(block)
             if size > max_bytes:
-                raise Refused(413, f"the archive is larger than your limit of {max_bytes} bytes")
+                raise Refused(413, f"the archive is larger than your limit of {_size(max_bytes)}")
             digest.update(block)
             out.write(block)
     return size, digest.hexdigest()
