@@ -390,6 +390,48 @@ def test_faults_are_the_owners_alone(arena):
     assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/signin")
 
 
+def _published_game_of(server, bot: str) -> str:
+    """The id of a published game in which ``bot`` played."""
+    found: list[str] = []
+
+    def look() -> bool:
+        for gid in re.findall(
+            r"/replay\.html\?game=([^\"&]+)", httpx.get(server.url + "/games").text
+        ):
+            record = httpx.get(f"{server.url}/api/games/{gid}").json()["record"]
+            if any(str(s.get("name", "")).startswith(bot) for s in record["seats"]):
+                found.append(gid)
+                return True
+        return False
+
+    wait_until(look, what=f"a published game of {bot}")
+    return found[0]
+
+
+def test_an_authors_replay_output_is_their_own_alone(arena):
+    """/me/games/ID/output.json: carol gets her bot's stderr turn by turn (its seats only, as data
+    the page puts in text nodes); bob, at the same table, gets none of it; nobody signed out or
+    the organiser gets anything."""
+    server, _tokens, authors = arena
+    carol, bob = authors["carol"], authors["bob"]
+    gid = _published_game_of(server, "hostile")
+    seats = [
+        str(s.get("name", "")).startswith("hostile")
+        for s in httpx.get(f"{server.url}/api/games/{gid}").json()["record"]["seats"]
+    ]
+    mine = carol.http.get(f"/me/games/{gid}/output.json")
+    assert mine.status_code == 200 and "no-store" in mine.headers["cache-control"]
+    rows = mine.json()["logs"]
+    assert rows and all(seats[seat] for _round, _turn, seat, _text in rows)
+    assert any("stderr says " + XSS in text for *_, text in rows)  # data, escaped by the page
+    theirs = bob.http.get(f"/me/games/{gid}/output.json")
+    assert theirs.status_code == 200
+    assert all(not seats[seat] for _r, _t, seat, _x in theirs.json()["logs"])
+    assert "stderr says" not in theirs.text
+    assert httpx.get(f"{server.url}/me/games/{gid}/output.json").status_code == 403
+    assert carol.http.get("/me/games/nope/output.json").status_code == 404
+
+
 def test_the_organiser_adds_and_revokes_an_author(arena):
     server, _tokens, _ = arena
     token = (server.directory / "secret" / "web-organiser-token").read_text().strip()
@@ -597,6 +639,23 @@ def test_browser_own_logs_are_private(arena, visit):
     anonymous.goto(server.url + "/me/bots/hostile/faults")
     assert anonymous.url.endswith("/signin?session=needed")
     assert "stderr says" not in anonymous.content()
+
+
+@pytestmark_browser
+def test_browser_own_output_beside_each_replay_turn(arena, visit):
+    """Carol's replay of a game of her bot shows its stderr beside the turn, as text; bob's and an
+    anonymous replay of the same game show no logs at all."""
+    server, tokens, _ = arena
+    gid = _published_game_of(server, "hostile")
+    carol = visit(tokens["carol"])
+    carol.goto(f"{server.url}/replay.html?game={gid}#r1t1")
+    carol.wait_for_selector("body[data-ready='1']")
+    assert "stderr says " + XSS in carol.inner_text("#logs")
+    assert carol.locator("img[src=x]").count() == 0
+    for page in (visit(tokens["bob"]), visit()):
+        page.goto(f"{server.url}/replay.html?game={gid}#r1t1")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator("#logs").count() == 0 and "stderr says" not in page.content()
 
 
 @pytestmark_browser

@@ -170,6 +170,7 @@ class WebApp:
             Route("/me/submissions/{sid}.json", self.submission_json),
             Route("/me/submissions/{sid}", self.submission_page),
             Route("/me/bots/{name}/faults", self.faults),
+            Route("/me/games/{game_id:path}/output.json", self.own_output_json),
             Route("/me/bots/{name}/withdraw", self.withdraw, methods=["POST"]),
             Route("/organiser", self.organiser_page),
             Route("/organiser/authors", self.add_author, methods=["POST"]),
@@ -345,6 +346,31 @@ class WebApp:
             "entrants": [s.get("name") for s in public["seats"]],
             "record": public,
         }
+
+    def _own_output(self, author_name: str, game_id: str) -> dict[str, Any]:
+        """The author's own bots' output in a published game, turn by turn: only the seats whose
+        version the store says is a version of a bot this author holds."""
+        accounts = self.parts.service.accounts
+        mine = {c.bot_name for c in accounts.claims_of(accounts.author(author_name).name)}
+        with self.store() as store:
+            try:
+                record = store.record(game_id, published_only=True)
+                seats = store.game(game_id).seats
+                names = {v: store.version(v).name for v in set(seats)}
+            except StoreError as error:
+                raise Refused(404, str(error).splitlines()[0][:200]) from None
+        own = [seat for seat, version in enumerate(seats) if names[version] in mine]
+        return {"id": game_id, "seats": own, "logs": messages.own_logs(record, own)}
+
+    async def own_output_json(self, request: Request) -> Response:
+        session = await self.session(request)
+        if session is None or session.organiser:
+            raise Refused(403, "sign in first")
+        game_id = request.path_params["game_id"]
+        if not game_id or len(game_id) > 100:
+            raise Refused(404, "no such game")
+        data = await self.run(self._own_output, session.author, game_id)
+        return JSONResponse(data, headers={"cache-control": "no-store"})
 
     async def game_json(self, request: Request) -> Response:
         game_id = request.path_params["game_id"]

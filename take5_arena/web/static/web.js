@@ -92,14 +92,32 @@
     });
   }
 
+  /* A signed-in author's own bots' output in this game ([round, turn, seat, text] rows, from
+   * /me/games/ID/output.json: their seats only), put into the turns it was printed in, where the
+   * renderer shows it beside the turn ("Bot logs this turn"). Anything else: no logs. */
+  function ownOutput(id, game) {
+    if (document.body.dataset.ownOutput !== "1") return Promise.resolve(game);
+    return fetch("/me/games/" + encodeURIComponent(id) + "/output.json", { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.json() : { logs: [] }; })
+      .then(function (own) {
+        (own.logs || []).forEach(function (row) {
+          var rnd = game.record.rounds.find(function (x) { return x.round === row[0]; });
+          var turn = rnd && (rnd.turns || []).find(function (t) { return t.turn === row[1]; });
+          if (turn) (turn.logs = turn.logs || []).push([row[2], String(row[3])]);
+        });
+        return game;
+      }, function () { return game; });
+  }
+
   function replay() {
     var id = document.body.dataset.game;
     fetch("/api/games/" + encodeURIComponent(id), { credentials: "same-origin" })
       .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
       .then(function (x) {
         if (!x[0]) throw new Error(x[1].error || "not found");
-        window.Take5.renderReplay(x[1]);
+        return ownOutput(id, x[1]);
       })
+      .then(function (game) { window.Take5.renderReplay(game); })
       .catch(function (e) {
         var app = document.getElementById("app");
         app.textContent = "";
