@@ -609,6 +609,9 @@ def test_browser_watch_a_live_game_advance(arena, visit):
             f"Number(document.body.dataset.turns) >= {seen + 2} || document.body.dataset.done",
             timeout=90_000,
         )
+        subtitle = page.inner_text(".subtitle")
+        if not page.get_attribute("body", "data-done"):  # (read before: the game may end now)
+            assert "INCOMPLETE" not in subtitle and "in progress" in subtitle, subtitle
         if int(page.get_attribute("body", "data-turns") or 0) >= seen + 2:
             break
     else:
