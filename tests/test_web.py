@@ -432,6 +432,30 @@ def test_an_authors_replay_output_is_their_own_alone(arena):
     assert carol.http.get("/me/games/nope/output.json").status_code == 404
 
 
+def test_a_bots_page_lists_its_games_and_draws_its_rating(arena):
+    """/bot.html: the bot's published games, newest first, each with its date, version, place,
+    penalty, faults and opponents; and its rating over the ladder's games as an inline SVG (no
+    script, numbers only)."""
+    server, _tokens, _ = arena
+    gid = _published_game_of(server, "hostile")
+    wait_until(
+        lambda: 'id="rating-chart"' in httpx.get(server.url + "/bot.html?bot=hostile").text,
+        what="two publications of the hostile bot's rating",
+    )
+    page = httpx.get(server.url + "/bot.html?bot=hostile").text
+    assert f'data-game="{gid}"' in page or 'id="bot-games"' in page
+    rows = re.findall(r'<tr data-game="([^"]+)"><td>(\d{4}-\d\d-\d\d[^<]*)</td>', page)
+    assert rows, page[-3000:]
+    assert re.search(r'class="num">[12] of 2</td>', page)
+    assert re.search(r'class="num faulted">[1-9]', page)  # the hostile bot faults every game
+    assert 'href="/bot.html?bot=' in page.split('id="bot-games"')[1]
+    chart = page.split('id="rating-chart"')[1].split("</figure>")[0]
+    assert '<polyline class="rating-line" data-entrant="hostile' in chart
+    assert "<script" not in chart and "<img" not in chart
+    lowest = httpx.get(server.url + "/bot.html?bot=lowest").text
+    assert "hostile" in lowest.split('id="bot-games"')[1]  # its opponent
+
+
 def test_the_organiser_adds_and_revokes_an_author(arena):
     server, _tokens, _ = arena
     token = (server.directory / "secret" / "web-organiser-token").read_text().strip()

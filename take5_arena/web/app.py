@@ -406,6 +406,10 @@ class WebApp:
         rows, _meta = self.standings_rows()
         standing = [r for r in rows if str(r["entrant"]).split("@")[0] == name]
         banned = claim is not None and claim.banned_at is not None
+        with self.store() as store:
+            keys = {v.id: f"{v.name}@{v.version}" for v in store.versions()}
+            games = store.bot_games([v.id for v in versions], defaults.BOT_GAMES_SHOWN)
+        doc, _ = self.parts.service.publisher.latest()
         return {
             "name": name,
             "owner": claim.owner if claim is not None else HOUSE,
@@ -423,6 +427,24 @@ class WebApp:
                 }
                 for v in reversed(versions)
             ],
+            "games": [
+                {
+                    "id": g.game_id,
+                    "finished_at": g.finished_at,
+                    "version": keys.get(g.version_id, "?"),
+                    "place": g.place,
+                    "seats": len(g.seats),
+                    "score": g.score,
+                    "faults": g.faults,
+                    "opponents": [
+                        {"bot": keys.get(v, "?"), "place": p}
+                        for v, p in zip(g.seats, g.places)
+                        if v != g.version_id
+                    ],
+                }
+                for g in games
+            ],
+            "rating_chart": rating_chart(doc, name),
         }
 
     async def bot(self, request: Request) -> Response:
@@ -945,6 +967,41 @@ async def _capped(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         if seen > limit:
             raise Refused(413, f"the request is larger than the limit of {limit} bytes")
         yield chunk
+
+
+def rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """A bot's rating over the ladder's games, one line per version, as numbers for an inline SVG
+    (the standings document's ``over_time`` points; None before there are two of them). Only
+    numbers and the versions' keys reach the page (escaped): no script draws it."""
+    points = ((doc or {}).get("over_time") or {}).get("points") or []
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for point in points:
+        for entrant, rating in (point.get("ratings") or {}).items():
+            if str(entrant).split("@")[0] == name and isinstance(rating, (int, float)):
+                lines.setdefault(str(entrant), []).append((float(point["games"]), float(rating)))
+    every = [xy for line in lines.values() for xy in line]
+    if len(every) < 2:
+        return None
+    x0, x1 = min(x for x, _ in every), max(x for x, _ in every)
+    y0, y1 = min(y for _, y in every), max(y for _, y in every)
+    width, height, margin = 640.0, 200.0, 36.0
+
+    def at(x: float, y: float) -> str:
+        px = margin + (width - 2 * margin) * ((x - x0) / (x1 - x0) if x1 > x0 else 0.5)
+        py = height - margin - (height - 2 * margin) * ((y - y0) / (y1 - y0) if y1 > y0 else 0.5)
+        return f"{px:.1f},{py:.1f}"
+
+    return {
+        "width": int(width),
+        "height": int(height),
+        "lines": [
+            {"key": key, "points": " ".join(at(x, y) for x, y in line), "last": round(line[-1][1])}
+            for key, line in sorted(lines.items())
+        ],
+        "low": round(y0),
+        "high": round(y1),
+        "games": (int(x0), int(x1)),
+    }
 
 
 def _size(n: int) -> str:

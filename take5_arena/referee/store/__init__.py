@@ -4,6 +4,7 @@
 from .store import (
     DB_NAME,
     SCHEMA_VERSION,
+    BotGame,
     DealSeason,
     EntrantVersion,
     FaultedGame,
@@ -24,6 +25,7 @@ from .store import (
 __all__ = [
     "DB_NAME",
     "SCHEMA_VERSION",
+    "BotGame",
     "DealSeason",
     "EntrantVersion",
     "FaultedGame",

@@ -292,6 +292,21 @@ class Tally:
 
 
 @dataclass(frozen=True)
+class BotGame:
+    """One published game of a bot, from its seat (:meth:`Store.bot_games`)."""
+
+    game_id: str
+    finished_at: str
+    version_id: int
+    place: int
+    score: int
+    faults: int
+    seats: tuple[int, ...]
+    """Every seat's version id, the bot's own included."""
+    places: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class FaultedGame:
     """A recorded game in which a version committed a fault (:meth:`Store.faulted_games`)."""
 
@@ -706,6 +721,45 @@ class Store:
             " FROM seat_results GROUP BY version_id"
         )
         return {version_id: VersionStats(games, faults) for version_id, games, faults in rows}
+
+    def bot_games(self, version_ids: Sequence[int], limit: int) -> list[BotGame]:
+        """The newest ``limit`` published games (:meth:`unfinished_deals`) of these versions,
+        newest first, each with its date, the version's place, score and faults, and every seat's
+        version and place (its opponents)."""
+        if not version_ids:
+            return []
+        marks = ",".join("?" * len(version_ids))
+        rows = self.db.execute(
+            "SELECT sr.game_id, r.finished_at, sr.version_id, sr.place, sr.score,"
+            " json_array_length(sr.faults) FROM seat_results sr"
+            " JOIN results r ON r.game_id = sr.game_id JOIN games g ON g.game_id = sr.game_id"
+            f" WHERE sr.version_id IN ({marks}) AND g.duplicate_set NOT IN ({self._UNFINISHED})"
+            " ORDER BY r.seq DESC LIMIT ?",
+            (*version_ids, limit),
+        ).fetchall()
+        ids = [row[0] for row in rows]
+        seats: dict[str, list[tuple[int, int]]] = {}
+        for start in range(0, len(ids), 500):  # SQLite's bound on parameters
+            chunk = ids[start : start + 500]
+            for gid, vid, place in self.db.execute(
+                "SELECT game_id, version_id, place FROM seat_results"
+                f" WHERE game_id IN ({','.join('?' * len(chunk))}) ORDER BY game_id, seat",
+                chunk,
+            ):
+                seats.setdefault(gid, []).append((vid, place))
+        return [
+            BotGame(
+                gid,
+                finished,
+                vid,
+                place,
+                score,
+                faults,
+                tuple(v for v, _ in seats.get(gid, [])),
+                tuple(p for _, p in seats.get(gid, [])),
+            )
+            for gid, finished, vid, place, score, faults in rows
+        ]
 
     def faulted_games(self, version_ids: Sequence[int], limit: int) -> list[FaultedGame]:
         """The newest ``limit`` published games (:meth:`unfinished_deals`) in which one of these
