@@ -444,7 +444,7 @@ class WebApp:
                 }
                 for g in games
             ],
-            "rating_chart": rating_chart(doc, name),
+            "rating_chart": _rating_chart(doc, name),
         }
 
     async def bot(self, request: Request) -> Response:
@@ -969,7 +969,7 @@ async def _capped(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         yield chunk
 
 
-def rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
     """A bot's rating over the ladder's games, one line per version, as numbers for an inline SVG
     (the standings document's ``over_time`` points; None before there are two of them). Only
     numbers and the versions' keys reach the page (escaped): no script draws it."""
