@@ -348,6 +348,9 @@ def test_the_pages_recipe_uploads_a_python_and_a_node_bot(tmp_path):
             archive = recipe_tgz(folder, tmp_path / f"{name}.tar.gz").read_bytes()
             verdict = nora.verdict(nora.upload(name, archive))
             assert verdict["status"] == "accepted", verdict
+        mine = nora.http.get("/me").text
+        assert "in the local sandbox, at a table of 2 (standard, to 66" in mine
+        assert "{&#34;smoke" not in mine and '{"smoke' not in mine  # no JSON blob
         (python / "leak").symlink_to("/etc/passwd")
         archive = recipe_tgz(python, tmp_path / "leak.tar.gz").read_bytes()
         verdict = nora.verdict(nora.upload("leaky", archive))

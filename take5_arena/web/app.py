@@ -599,7 +599,7 @@ class WebApp:
                         {
                             "version": v.version,
                             "submitted_at": v.submitted_at,
-                            "validation": json.dumps(v.validation, ensure_ascii=False)[:2000],
+                            "validation": _validation_text(v.validation),
                             "games": stats[v.id].games if v.id in stats else 0,
                             "faults": stats[v.id].faults if v.id in stats else 0,
                         }
@@ -1002,6 +1002,21 @@ def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | Non
         "high": round(y1),
         "games": (int(x0), int(x1)),
     }
+
+
+def _validation_text(validation: dict[str, Any]) -> str:
+    """A version's validation as an author reads it: the smoke games' verdict, the sandbox, and the
+    table it was tried at (players, variant, threshold, time per decision), not a JSON blob."""
+    shape = validation.get("shape")
+    parts = [str(validation.get("smoke") or "validated")]
+    if validation.get("sandbox"):
+        parts.append(f"in the {validation['sandbox']} sandbox")
+    if isinstance(shape, dict):
+        parts.append(
+            f"at a table of {shape.get('players')} ({shape.get('variant')}, to "
+            f"{shape.get('threshold')}, {shape.get('timeout')} s a decision)"
+        )
+    return ", ".join(parts)[:2000]
 
 
 def _size(n: int) -> str:
