@@ -253,6 +253,8 @@ def test_every_page_has_a_strict_csp_and_the_token_never_shows(arena):
         assert "frame-ancestors 'none'" in csp
         assert r.headers["x-content-type-options"] == "nosniff"
         assert "<script>" not in r.text  # no inline script: only <script src=...>
+    index = httpx.get(server.url + "/").text  # this arena runs with --bootstrap 0: it says so
+    assert '<p class="note" id="interval-note">No intervals' in index
     me = authors["bob"].http.get("/me")
     assert tokens["bob"] not in me.text and "no-store" in me.headers["cache-control"]
     cookie = authors["bob"].http.cookies.jar

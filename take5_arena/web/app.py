@@ -52,6 +52,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
@@ -292,13 +293,19 @@ class WebApp:
                 "owner": owners.get(str(r.get("entrant", "")).split("@")[0], HOUSE),
                 "rating": r.get("rating"),
                 "interval": r.get("interval"),
+                "no_interval": "–" if r.get("enough_games", True) else NOT_ENOUGH_GAMES,
                 "games": r.get("games"),
                 "wins": r.get("wins"),
                 "mean_place": r.get("mean_place"),
             }
             for r in rows
         ]
-        meta = {"games": (doc or {}).get("games", 0), "computed_at": computed_at}
+        meta = {
+            "games": (doc or {}).get("games", 0),
+            "computed_at": computed_at,
+            # the ladder's --bootstrap 0 computes no interval at all (board.py, describe_interval)
+            "intervals": bool(((doc or {}).get("method") or {}).get("interval")),
+        }
         return out, meta
 
     async def index(self, request: Request) -> Response:

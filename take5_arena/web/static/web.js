@@ -47,13 +47,15 @@
         var cells = [
           el("td", r.rank, { class: "num" }), el("td"), el("td", r.owner),
           el("td", fixed(r.rating, 0), { class: "num" }),
-          el("td", r.interval ? fixed(r.interval[0], 0) + " to " + fixed(r.interval[1], 0) : "–"),
+          el("td", r.interval ? fixed(r.interval[0], 0) + " to " + fixed(r.interval[1], 0) : (r.no_interval || "–")),
           el("td", r.games, { class: "num" }), el("td", r.wins, { class: "num" }),
           el("td", fixed(r.mean_place, 2), { class: "num" })];
         cells[1].appendChild(botLink(r.entrant));
         cells.forEach(function (c) { tr.appendChild(c); });
         body.appendChild(tr);
       });
+      var note = document.getElementById("interval-note");
+      if (note) note.hidden = !!data.intervals;
       meta.textContent = data.games + " games rated" + (data.computed_at ? ", computed " + data.computed_at : "") + ". Updated live.";
       document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
     });
