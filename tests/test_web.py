@@ -459,6 +459,14 @@ def test_a_bots_page_lists_its_games_and_draws_its_rating(arena):
     assert "<script" not in chart and "<img" not in chart
     lowest = httpx.get(server.url + "/bot.html?bot=lowest").text
     assert "hostile" in lowest.split('id="bot-games"')[1]  # its opponent
+    # /games: dates, fault marks, and a filter by bot (its name escaped where it is echoed)
+    listed = httpx.get(server.url + "/games", params={"bot": "hostile"}).text
+    assert re.search(r'<tr data-game="[^"]+"><td>\d{4}-\d\d-\d\d', listed)
+    assert '<span class="seat faulted"><a href="/bot.html?bot=hostile">' in listed
+    rows = listed.split('id="games"')[1].split("<tr data-game=")[1:]
+    assert rows and all("bot=hostile" in row for row in rows)
+    hostile = httpx.get(server.url + "/games", params={"bot": XSS}).text
+    assert "<img src=x" not in hostile and "&lt;img" in hostile and "No games yet." in hostile
 
 
 def test_the_organiser_adds_and_revokes_an_author(arena):

@@ -314,24 +314,35 @@ class WebApp:
             request, "index.html", session=await self.session(request), rows=rows, meta=meta
         )
 
-    def _games(self, limit: int) -> list[dict[str, Any]]:
+    def _games(self, limit: int, bot: str) -> list[dict[str, Any]]:
+        """The newest ``limit`` published games, of the bot named ``bot`` only if it is given."""
         with self.store() as store:
-            names = {v.id: f"{v.name}@{v.version}" for v in store.versions()}
+            versions = store.versions()
+            names = {v.id: f"{v.name}@{v.version}" for v in versions}
             results = store.seat_results(published_only=True)
+            if bot:
+                own = {v.id for v in versions if v.name == bot}
+                results = [r for r in results if own & set(r.versions)]
+            shown = list(reversed(results[-limit:]))
+            finished = store.finished_at([r.game_id for r in shown])
         return [
             {
                 "id": r.game_id,
+                "finished_at": finished.get(r.game_id, ""),
                 "seats": [
-                    {"bot": names.get(v, "?"), "score": s, "place": p}
-                    for v, s, p in zip(r.versions, r.scores, r.places)
+                    {"bot": names.get(v, "?"), "score": s, "place": p, "faults": len(f)}
+                    for v, s, p, f in zip(r.versions, r.scores, r.places, r.faults)
                 ],
             }
-            for r in reversed(results[-limit:])
+            for r in shown
         ]
 
     async def games(self, request: Request) -> Response:
-        games = await self.run(self._games, defaults.GAMES_SHOWN)
-        return self.page(request, "games.html", session=await self.session(request), games=games)
+        bot = request.query_params.get("bot", "")[:200]
+        games = await self.run(self._games, defaults.GAMES_SHOWN, bot)
+        return self.page(
+            request, "games.html", session=await self.session(request), games=games, bot=bot
+        )
 
     async def replay(self, request: Request) -> Response:
         return self.page(

@@ -722,6 +722,18 @@ class Store:
         )
         return {version_id: VersionStats(games, faults) for version_id, games, faults in rows}
 
+    def finished_at(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """When each of these recorded games finished (games not recorded are left out)."""
+        found: dict[str, str] = {}
+        for start in range(0, len(game_ids), 500):  # SQLite's bound on parameters
+            chunk = list(game_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"SELECT game_id, finished_at FROM results WHERE game_id IN ({marks})", chunk
+            )
+            found.update((gid, finished) for gid, finished in rows)
+        return found
+
     def bot_games(self, version_ids: Sequence[int], limit: int) -> list[BotGame]:
         """The newest ``limit`` published games (:meth:`unfinished_deals`) of these versions,
         newest first, each with its date, the version's place, score and faults, and every seat's
