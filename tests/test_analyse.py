@@ -18,8 +18,8 @@ import pytest
 from support import ROOT, referee_env
 
 from take5 import Settings, View, play_game
+from take5.analysis import analyse, expected_penalties
 from take5.bots import HeuristicBot, LowestBot
-from take5_arena.cli.analyse import analyse, expected_penalties
 
 
 class Blunderer:

@@ -435,6 +435,17 @@ def test_an_authors_replay_output_is_their_own_alone(arena):
     assert "stderr says" not in theirs.text
     assert httpx.get(f"{server.url}/me/games/{gid}/output.json").status_code == 403
     assert carol.http.get("/me/games/nope/output.json").status_code == 404
+    # the analysis of her seats (take5.analysis), hers alone too
+    analysis = carol.http.get(f"/me/games/{gid}/analysis.json", timeout=120)
+    assert analysis.status_code == 200, analysis.text
+    found = analysis.json()
+    assert found["seats"] and all(seats[s] for s in found["seats"])
+    assert found["decisions"] and all(seats[d[0]] for d in found["decisions"])
+    assert set(found["costliest"]) == {str(s) for s in found["seats"]}
+    theirs = bob.http.get(f"/me/games/{gid}/analysis.json", timeout=120).json()
+    assert all(not seats[s] for s in theirs["seats"])
+    assert all(not seats[d[0]] for d in theirs["decisions"])
+    assert httpx.get(f"{server.url}/me/games/{gid}/analysis.json").status_code == 403
 
 
 def test_a_bots_page_lists_its_games_and_draws_its_rating(arena):

@@ -1,17 +1,8 @@
 """`referee analyse RECORD`: each card a seat played beside what the SDK's search would have played.
 
-The record is checked against the rules first (`take5.record.verify_record`), then replayed through
-the engine (`take5.Game`), so each seat's view before each play is exactly what its bot was shown.
-At each play turn every card of the seat's hand is scored as the SDK's search bot scores it
-(sdk/take5/bots/search.py): the cards the seat had not seen are dealt at random into the other
-hands `--deals` times (`take5.batch.Batch.determinize`), each card is played first on the same
-deals, and the rest of the round is played out by every seat (greedy, at random half of the time).
-A card's score is the bull heads the seat takes in the rest of the round on average: the expected
-penalty. A decision's cost is the expected penalty of the card played minus the best card's; the
-costliest decision of each seat is named at the end.
-
-The analysis is an estimate: the rollouts' players are not the real opponents, and the rest of the
-game after the round is not played. With the same `--seed` it is the same, whatever the machine.
+The record is checked against the rules first (`take5.record.verify_record`); the analysis itself
+is the SDK's (sdk/take5/analysis.py: the search bot's rollouts, the expected penalty of each card,
+the costliest decision).
 
 Exit codes: 0 analysed; 1 the record does not follow the rules; 2 the file cannot be read or is not
 a record, or no such seat.
@@ -21,92 +12,15 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from take5 import Game, Phase, Settings, View
+from take5.analysis import DEALS, Decision, analyse, costliest
 from take5.audit import MalformedRecord
 from take5.record import load_record, verify_record
 from take5.text import inert
-
-if TYPE_CHECKING:
-    import numpy as np
-
-DEALS = 400
-"""Deals per decision by default: the expected penalties are then within about a tenth of a bull
-head of each other run to run (the search bot's own 20 ms play about as many)."""
-RANDOMNESS = 0.5
-"""How often a rollout's player plays a random card instead of its greedy one (the search bot's)."""
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One card a seat played, and what the search makes of its hand."""
-
-    seat: int
-    round: int
-    turn: int
-    played: int
-    expected: dict[int, float]
-    """Each card of the hand: the bull heads the seat takes in the rest of the round, on average."""
-
-    @property
-    def best(self) -> int:
-        """The card the search would have played (the lowest expected penalty; ties: lowest)."""
-        return min(self.expected, key=lambda c: (self.expected[c], c))
-
-    @property
-    def cost(self) -> float:
-        """Expected bull heads the card played gives away against the search's card."""
-        return self.expected[self.played] - self.expected[self.best]
-
-
-def expected_penalties(view: View, deals: int, rng: np.random.Generator) -> dict[int, float]:
-    """Each card of the hand of a play ``view``: the bull heads its seat takes in the rest of the
-    round on average when it plays that card now, over ``deals`` random deals of the cards it has
-    not seen (the same deals for every card), the rest played as the search bot's rollouts."""
-    import numpy as np
-
-    from take5.batch import Batch, EpsilonGreedy
-
-    hand = list(view.hand)
-    k = len(hand)
-    batch = Batch.determinize(view, deals, rng, keep_cards=False).tile(k)
-    first = np.zeros((len(batch), view.settings.players), dtype=np.int16)
-    first[:, view.seat] = np.repeat(hand, deals)  # block c plays card hand[c] first
-    policy = EpsilonGreedy(RANDOMNESS, rng, period=deals)  # the same draws for every card
-    points = batch.play_round(policy, first=first)[:, view.seat].reshape(k, deals)
-    return {card: float(p) for card, p in zip(hand, points.mean(axis=1))}
-
-
-def analyse(
-    doc: dict[str, Any], seats: list[int], deals: int = DEALS, seed: int = 0
-) -> list[Decision]:
-    """The play decisions of ``seats`` in a verified record, in the order played."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    game = Game(Settings.from_dict(doc["settings"]), doc["seed"], rotation=doc.get("rotation", 0))
-    decisions: list[Decision] = []
-    for recorded in doc["rounds"]:
-        for seat, card in (recorded.get("draft") or {}).get("picks", []):
-            del seat
-            game.draft(card)
-        for turn in recorded.get("turns", []):
-            cards = [card for _, card in turn["plays"]]
-            for seat in seats:
-                expected = expected_penalties(game.view(seat), deals, rng)
-                decisions.append(
-                    Decision(seat, recorded["round"], turn["turn"], cards[seat], expected)
-                )
-            low = {t["card"]: t["row"] for t in turn.get("takes", []) if t["reason"] == "low-card"}
-            game.play(cards)
-            while game.phase is Phase.CHOOSE_ROW:
-                game.choose_row(low[game.view(game.waiting_for[0]).card])
-    return decisions
 
 
 @click.command("analyse")
@@ -180,7 +94,7 @@ def analyse_command(
                 f"  {d.round:>5}.{d.turn:<4} {d.played:>6} ({d.expected[d.played]:5.2f})"
                 f"   {d.best:>13} ({d.expected[d.best]:5.2f})   {d.cost:6.2f}"
             )
-        worst = _costliest(mine)
+        worst = costliest(mine)
         if worst is not None:
             total = sum(d.cost for d in mine)
             click.echo(
@@ -189,11 +103,6 @@ def analyse_command(
                 f"search would play {worst.best} ({worst.expected[worst.best]:.2f}): "
                 f"{worst.cost:.2f} bull heads given away; {total:.2f} in all"
             )
-
-
-def _costliest(decisions: list[Decision]) -> Decision | None:
-    """The decision that gave away the most (the earliest of equals)."""
-    return max(decisions, key=lambda d: (d.cost, -d.round, -d.turn), default=None)
 
 
 def _as_json(decisions: list[Decision], seats: list[int], names: list[str]) -> dict[str, Any]:
@@ -210,7 +119,7 @@ def _as_json(decisions: list[Decision], seats: list[int], names: list[str]) -> d
     out = []
     for seat in seats:
         mine = [d for d in decisions if d.seat == seat]
-        worst = _costliest(mine)
+        worst = costliest(mine)
         out.append(
             {
                 "seat": seat,
@@ -223,4 +132,4 @@ def _as_json(decisions: list[Decision], seats: list[int], names: list[str]) -> d
     return {"seats": out}
 
 
-__all__ = ["DEALS", "RANDOMNESS", "Decision", "analyse", "analyse_command", "expected_penalties"]
+__all__ = ["analyse_command"]

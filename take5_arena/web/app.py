@@ -52,6 +52,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from take5.analysis import analyse, costliest
 from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.referee.archive import RECIPE
@@ -143,6 +144,8 @@ class WebApp:
         self.authors = Buckets(config.author_rate)
         self.streams = _Streams()
         self.uploads: dict[str, int] = {}
+        self.analyses: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+        self.analysing = asyncio.Semaphore(1)
         self.cookie = "__Host-take5" if config.tls else "take5"
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_HERE / "templates"),
@@ -172,6 +175,7 @@ class WebApp:
             Route("/me/submissions/{sid}", self.submission_page),
             Route("/me/bots/{name}/faults", self.faults),
             Route("/me/games/{game_id:path}/output.json", self.own_output_json),
+            Route("/me/games/{game_id:path}/analysis.json", self.own_analysis_json),
             Route("/me/bots/{name}/withdraw", self.withdraw, methods=["POST"]),
             Route("/organiser", self.organiser_page),
             Route("/organiser/authors", self.add_author, methods=["POST"]),
@@ -379,6 +383,49 @@ class WebApp:
                 raise Refused(404, str(error).splitlines()[0][:200]) from None
         own = [seat for seat, version in enumerate(seats) if names[version] in mine]
         return {"id": game_id, "seats": own, "logs": messages.own_logs(record, own)}
+
+    def _own_analysis(self, author_name: str, game_id: str) -> dict[str, Any]:
+        """Each card the author's own seats played in a published game beside the SDK search's
+        card (take5.analysis), with the costliest decision of each: their seats only, as with
+        their output. Kept per game, so a second look costs nothing."""
+        own = self._own_output(author_name, game_id)["seats"]
+        key = (game_id, tuple(own))
+        if key not in self.analyses:
+            with self.store() as store:
+                record = store.record(game_id, published_only=True)
+            decisions = analyse(record, own, defaults.ANALYSIS_DEALS)
+            worst = {s: costliest([d for d in decisions if d.seat == s]) for s in own}
+            self.analyses[key] = {
+                "id": game_id,
+                "seats": own,
+                "decisions": [
+                    [d.seat, d.round, d.turn, d.played, d.best, round(d.cost, 2)] for d in decisions
+                ],
+                "costliest": {
+                    str(s): [w.round, w.turn, w.played, w.best, round(w.cost, 2)]
+                    for s, w in worst.items()
+                    if w is not None
+                },
+            }
+            while len(self.analyses) > defaults.ANALYSES_KEPT:
+                self.analyses.pop(next(iter(self.analyses)))
+        return self.analyses[key]
+
+    async def own_analysis_json(self, request: Request) -> Response:
+        """A GET that changes nothing but costs CPU: counted against the author's rate, and one
+        analysis at a time for the whole server."""
+        session = await self.session(request)
+        if session is None or session.organiser:
+            raise Refused(403, "sign in first")
+        game_id = request.path_params["game_id"]
+        if not game_id or len(game_id) > 100:
+            raise Refused(404, "no such game")
+        wait = self.authors.take(session.author)
+        if wait:
+            raise Refused(429, "too many requests; slow down", wait)
+        async with self.analysing:
+            data = await self.run(self._own_analysis, session.author, game_id)
+        return JSONResponse(data, headers={"cache-control": "no-store"})
 
     async def own_output_json(self, request: Request) -> Response:
         session = await self.session(request)
