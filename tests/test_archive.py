@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import subprocess
 import tarfile
 import uuid
 import zipfile
@@ -164,12 +165,139 @@ def test_symlink_then_write_through_it(place):
     )
 
 
-def test_symlink_inside_is_refused_too(place):
+def test_symlink_to_an_absolute_path_inside_the_destination_is_refused(place):
+    _, dest, _ = place
     refused(
-        make_tgz([_file("bot.py"), _special("alias.py", tarfile.SYMTYPE, linkname="bot.py")]),
+        make_tgz([_file("bot.py"), _special("a.py", tarfile.SYMTYPE, linkname=str(dest / "x"))]),
         place,
         ArchiveProblem.LINK,
     )
+
+
+def test_symlink_escaping_by_dotdot(place):
+    error = refused(
+        make_tgz([_file("bot.py"), _special("lib/x", tarfile.SYMTYPE, linkname="../../outside")]),
+        place,
+        ArchiveProblem.LINK,
+    )
+    assert "'lib/x'" in str(error) and "outside the folder" in str(error)
+
+
+def test_symlink_escaping_through_another_link(place):
+    """Each target alone stays inside when read as text; followed as the kernel would (the first
+    link leads to the top, the second climbs two more levels from there), the second leaves."""
+    refused(
+        make_tgz(
+            [
+                _file("bot.py"),
+                _special("deep/a/b/top", tarfile.SYMTYPE, linkname="../../.."),
+                _special("m", tarfile.SYMTYPE, linkname="deep/a/b/top/../.."),
+            ]
+        ),
+        place,
+        ArchiveProblem.LINK,
+    )
+
+
+def test_symlink_loop_is_refused(place):
+    refused(
+        make_tgz(
+            [
+                _file("bot.py"),
+                _special("a", tarfile.SYMTYPE, linkname="b"),
+                _special("b", tarfile.SYMTYPE, linkname="a/x"),
+            ]
+        ),
+        place,
+        ArchiveProblem.LINK,
+    )
+
+
+def test_a_file_under_a_link_inside_is_refused(place):
+    """A link to a folder inside, then a member under the link's name: never written through."""
+    refused(
+        make_tgz(
+            [
+                _file("lib/real.py"),
+                _special("alias", tarfile.SYMTYPE, linkname="lib"),
+                _file("alias/evil.py", b"pwned"),
+            ]
+        ),
+        place,
+        ArchiveProblem.DUPLICATE,
+    )
+
+
+def test_a_link_then_a_file_of_the_same_name_is_refused(place):
+    refused(
+        make_tgz([_special("bot.py", tarfile.SYMTYPE, linkname="x.py"), _file("bot.py")]),
+        place,
+        ArchiveProblem.DUPLICATE,
+    )
+
+
+def test_symlinks_inside_the_folder_are_kept_as_links(tmp_path):
+    """npm's node_modules/.bin links (a file further in), a link to a folder, and a link to a
+    member that comes later in the archive: kept as the links they are, as a folder on disk is."""
+    data = make_tgz(
+        [
+            _file("bot.js", b"require('x')\n"),
+            _special("node_modules/.bin/cli", tarfile.SYMTYPE, linkname="../pkg/bin/cli.js"),
+            _special("lib", tarfile.SYMTYPE, linkname="node_modules/pkg"),
+            _file("node_modules/pkg/bin/cli.js", b"#!/usr/bin/env node\n", mode=0o755),
+        ]
+    )
+    folder = unpack(io.BytesIO(data), tmp_path / "bot").folder
+    cli = folder / "node_modules" / ".bin" / "cli"
+    assert cli.is_symlink() and os.readlink(cli) == "../pkg/bin/cli.js"
+    assert cli.read_bytes() == b"#!/usr/bin/env node\n"
+    assert (folder / "lib").is_symlink() and (folder / "lib" / "bin" / "cli.js").is_file()
+
+
+def test_the_recipes_archive_of_a_python_bot_is_accepted(tmp_path):
+    """What the page and the docs say to run: `tar czf bot.tar.gz -C FOLDER .`, whose first
+    member is the folder itself (``./``) and every other ``./``-prefixed."""
+    bot = tmp_path / "mybot"
+    bot.mkdir()
+    (bot / "bot.py").write_bytes((ROOT / "example_bots" / "heuristic" / "bot.py").read_bytes())
+    archive = tmp_path / "bot.tar.gz"
+    _recipe(bot, archive)
+    with tarfile.open(archive) as tar:
+        assert tar.getnames()[0] in (".", "./")
+    folder = unpack(archive, tmp_path / "unpacked").folder
+    assert sorted(p.name for p in folder.iterdir()) == ["bot.py"]
+
+
+def test_the_recipes_archive_of_a_node_bot_is_accepted(tmp_path):
+    """example_bots/node with its node_modules (npm's .bin links among them), archived by the
+    recipe, unpacks to what the build's own scan of the original folder lists."""
+    from support import node_example
+
+    from take5_arena.referee.sandbox.context import scan
+
+    bot = node_example(tmp_path / "node")
+    if not any((bot / "node_modules" / ".bin").iterdir()):
+        pytest.skip("this npm install made no node_modules/.bin links")
+    archive = tmp_path / "bot.tar.gz"
+    _recipe(bot, archive)
+    folder = unpack(archive, tmp_path / "unpacked").folder
+    assert any(p.is_symlink() for p in (folder / "node_modules" / ".bin").iterdir())
+
+    def listing(root):
+        return sorted((e.path, e.kind, e.target) for e in scan(root).entries)
+
+    assert listing(folder) == listing(bot)
+
+
+def _recipe(folder, archive) -> None:
+    from take5_arena.referee.archive import RECIPE
+
+    argv = RECIPE.replace("bot.tar.gz", str(archive)).replace("FOLDER", str(folder)).split()
+    subprocess.run(argv, check=True)
+
+
+def test_the_folder_member_must_be_a_folder(place):
+    refused(make_tgz([_file("./"), _file("bot.py")]), place, ArchiveProblem.BAD_NAME)
 
 
 def test_hard_link(place):

@@ -259,6 +259,49 @@ def test_games_in_fresh_containers_carry_no_memory(images, tmp_path):
     assert {f["kind"] for f in doc["games"][1]["faults"][0]} == {"illegal-card"}
 
 
+CHATTY_BOT = """
+import sys
+from take5 import Bot, run
+
+
+class Chatty(Bot):
+    name, version, author = "chatty", "1", "t"
+
+    def pick_card(self, view):
+        print(f"chatty thinks at {view.round}.{view.turn} <b>&", file=sys.stderr, flush=True)
+        print("x" * 5000, flush=True)  # stdout too, past the per-turn cut
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    print("a start-up banner", file=sys.stderr, flush=True)
+    run(Chatty())
+"""
+
+
+@pytest.mark.docker
+def test_a_bots_own_output_is_kept_with_each_turn_in_docker(images, tmp_path):
+    """What a bot in a container prints is kept in the record beside the turn it printed it in
+    (as with a local process), cut per turn, for every game of the match: the ladder's records
+    and the faults pages are made of these. The start-up banner is not a turn's."""
+    bot = tmp_path / "chatty"
+    bot.mkdir()
+    (bot / "bot.py").write_text(CHATTY_BOT)
+    run = referee(
+        str(bot), example("lowest"), "--games", "2", "--threshold", "10", tmp_path=tmp_path
+    )
+    check_complete(run, games=2)
+    for game in (1, 2):
+        record = run.record(game)
+        for rnd in record["rounds"]:
+            for turn in rnd["turns"]:
+                (seat, text), *others = turn["logs"]
+                assert seat == 0 and others == [], turn["logs"]
+                assert f"chatty thinks at {rnd['round']}.{turn['turn']} <b>&" in text
+                assert "[... cut: at most 2,000 characters per turn are kept]" in text
+                assert "banner" not in text
+
+
 # -- hostile bots ----------------------------------------------------------------------------------
 
 

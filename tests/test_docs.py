@@ -10,14 +10,20 @@ is a doctest; shell blocks whose commands are all cheap (``referee play``, ``ref
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import inspect
 import json
 import os
+import pkgutil
 import pydoc
 import re
 import shlex
 import subprocess
 import sys
+import zlib
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import pytest
@@ -133,6 +139,79 @@ def test_the_api_reference_lists_what_take5_exports() -> None:
     exported = set(take5.__all__) - {"__version__"}
     assert listed - exported == set(), "named in docs/api/take5.rst but not exported"
     assert exported - listed == set(), "exported by take5 but missing from docs/api/take5.rst"
+
+
+def _public_modules() -> list[ModuleType]:
+    """The SDK's public modules: ``take5`` and each of its modules that declares ``__all__``
+    (``take5.v1``, generated from the .proto, and ``_private`` modules excepted): a new module with
+    an ``__all__`` is checked without being listed here."""
+    found = [take5]
+    for info in pkgutil.walk_packages(take5.__path__, "take5."):
+        parts = info.name.split(".")
+        if parts[1] == "v1" or any(p.startswith("_") for p in parts):
+            continue
+        module = importlib.import_module(info.name)
+        if hasattr(module, "__all__"):
+            found.append(module)
+    return found
+
+
+def _inventory(out: Path) -> set[str]:
+    """The Python objects a built reference documents, from its objects.inv (four header lines,
+    then zlib: ``name domain:role priority uri dispname`` a line)."""
+    header, _, packed = (out / "objects.inv").read_bytes().partition(b"zlib.\n")
+    assert b"Sphinx inventory version 2" in header
+    lines = zlib.decompress(packed).decode().splitlines()
+    return {line.split(" ", 1)[0] for line in lines if " py:" in line}
+
+
+def test_the_api_reference_covers_every_public_name(tmp_path: Path) -> None:
+    """scripts/docs.sh's build (warnings are errors) documents every name of every public module's
+    ``__all__``: under that module, or once where it is defined (a class or function a package
+    re-exports, a name ``take5`` exports, a constant another public module documents)."""
+    if importlib.util.find_spec("sphinx") is None:
+        pytest.skip("Sphinx is not installed (the test extra installs it)")
+    out = tmp_path / "docs"
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+        + ["-d", str(out / ".doctrees"), str(DOCS / "api"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    documented = _inventory(out)
+    modules = _public_modules()
+    missing = []
+    for module in modules:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            homes = [f"{module.__name__}.{name}"]
+            if getattr(take5, name, None) is obj:
+                homes.append(f"take5.{name}")
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                homes.append(f"{obj.__module__}.{obj.__qualname__}")
+            homes += [f"{m.__name__}.{name}" for m in modules if getattr(m, name, None) is obj]
+            if name != "__version__" and not documented & set(homes):
+                missing.append(f"{module.__name__}.{name}")
+    assert not missing, f"public names missing from the API reference (docs/api/): {missing}"
+    assert {"take5.sim", "take5.batch", "take5.encode", "take5.vector", "take5.env"} <= {
+        m.__name__ for m in modules
+    }
+
+
+def test_help_of_the_named_tuples_shows_their_types() -> None:
+    """``help(take5.View)`` starts with a signature a reader can read: the fields' types, not
+    ``ForwardRef('int')`` (the SDK's modules use postponed annotations)."""
+    import take5.sim
+    import take5.vector
+
+    for cls in (*_named_tuples(), take5.sim.Table, take5.vector.Step):
+        page = pydoc.render_doc(cls, renderer=pydoc.plaintext)
+        assert "ForwardRef" not in page, cls.__name__
+    view = pydoc.render_doc(take5.View, renderer=pydoc.plaintext)
+    assert "View(seat: int, settings: take5.game.Settings," in view
 
 
 def _named_tuples() -> list[type[tuple[Any, ...]]]:

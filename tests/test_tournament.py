@@ -481,6 +481,66 @@ def test_docker_tournament_resumes_after_sigkill(ddir):
     assert not _containers_of(proc.pid)
 
 
+CHATTY = """
+import sys
+from take5 import Bot, run
+
+
+class Chatty(Bot):
+    name, version, author = "chatty", "1", "t"
+
+    def pick_card(self, view):
+        print(f"chatty at {view.round}.{view.turn}", file=sys.stderr, flush=True)
+        if view.round == 1 and view.turn == 2:
+            raise ValueError("chatty gives up")
+        return min(view.hand)
+
+
+if __name__ == "__main__":
+    run(Chatty())
+"""
+
+
+@pytest.mark.docker
+def test_docker_tournament_keeps_each_bots_own_output(ddir, tmp_path):
+    """The store's bot_output accounting and the records' turn logs are filled by Docker games as
+    by local ones; the faults an author reads (MyBotFaults, the web's faults page) carry the
+    bot's stderr up to the fault's turn."""
+    from take5_arena.service.messages import log_tail
+
+    bot = tmp_path / "chatty"
+    bot.mkdir()
+    (bot / "bot.py").write_text(CHATTY)
+    with Store(ddir) as store:  # as the crasher above: its faults would refuse it at submit
+        store.versions.add("chatty", source_hash="chatty", bot_dir=str(bot), kind="python")
+    args = ["tournament", "run", "-t", str(ddir), "-n", "2", "-g", "6", "-j", "1"]
+    done = subprocess.run(
+        referee_cmd(*args, "--sandbox", "docker", "--no-progress"),
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with check_complete(ddir) as store:
+        chatty = next(v.id for v in store.versions.all() if v.name == "chatty")
+        played = 0
+        for _gid, record in store.records.all():
+            seats = [s["name"] for s in record["seats"]]
+            if "chatty" not in seats:
+                continue
+            played += 1
+            seat = seats.index("chatty")
+            fault = record["faults"][seat][0]
+            assert "chatty gives up" in fault["detail"]
+            lines = log_tail(record, seat, fault).splitlines()
+            assert lines[:2] == ["chatty at 1.1", "chatty at 1.2"], lines
+            assert "ValueError: chatty gives up" in lines  # the SDK's traceback, on stderr
+        usage = store.results.output_usage()[chatty]
+    assert played and usage["kept_games"] == played and usage["kept_bytes"] > 0
+
+
 class DockerProxy:
     """A Unix-socket forwarder to the real engine: closing it makes the engine vanish for a referee
     whose DOCKER_HOST points here (the engine itself, and other users of it, are left alone)."""

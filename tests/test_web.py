@@ -86,6 +86,16 @@ def folder_tgz(folder: Path) -> bytes:
     return tgz({p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()})
 
 
+def recipe_tgz(folder: Path, out: Path) -> Path:
+    """The archive the page tells an author to make (take5_arena/referee/archive.py's RECIPE),
+    made by the real tar."""
+    from take5_arena.referee.archive import RECIPE
+
+    argv = RECIPE.replace("bot.tar.gz", str(out)).replace("FOLDER", str(folder)).split()
+    subprocess.run(argv, check=True)
+    return out
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "take5_arena", *args],
@@ -244,6 +254,8 @@ def test_every_page_has_a_strict_csp_and_the_token_never_shows(arena):
         assert "frame-ancestors 'none'" in csp
         assert r.headers["x-content-type-options"] == "nosniff"
         assert "<script>" not in r.text  # no inline script: only <script src=...>
+    index = httpx.get(server.url + "/").text  # this arena runs with --bootstrap 0: it says so
+    assert '<p class="note" id="interval-note">No intervals' in index
     me = authors["bob"].http.get("/me")
     assert tokens["bob"] not in me.text and "no-store" in me.headers["cache-control"]
     cookie = authors["bob"].http.cookies.jar
@@ -319,6 +331,38 @@ def test_an_upload_is_cut_off_while_it_is_received(arena):
     assert httpx.get(server.url + "/").status_code == 200
 
 
+def test_the_pages_recipe_uploads_a_python_and_a_node_bot(tmp_path):
+    """What /me says to run, `tar czf bot.tar.gz -C FOLDER .` (members `./...`, npm's .bin links),
+    uploaded through the page: a Python and a Node bot are accepted; an archive with a link out of
+    the folder is refused with the member's name and what to do."""
+    directory = tmp_path / "T"
+    done = cli("authors", "add", "nora", "-t", str(directory), "--per-hour", "100")
+    assert done.returncode == 0, done.stderr
+    node = support.node_example(tmp_path / "node")
+    python = tmp_path / "py"
+    shutil.copytree(EXAMPLES / "heuristic", python)
+    server = WebArena(directory, "--no-ladder", "--players", "2")
+    try:
+        nora = Author(server, done.stdout.strip())
+        page = nora.http.get("/me").text
+        assert "tar czf bot.tar.gz -C FOLDER ." in page and "referee submit FOLDER --server" in page
+        assert re.search(r"at most \d+ MB", page), "the limit is shown in MB"
+        for name, folder in (("pyrecipe", python), ("noderecipe", node)):
+            archive = recipe_tgz(folder, tmp_path / f"{name}.tar.gz").read_bytes()
+            verdict = nora.verdict(nora.upload(name, archive))
+            assert verdict["status"] == "accepted", verdict
+        mine = nora.http.get("/me").text
+        assert "in the local sandbox, at a table of 2 (standard, to 66" in mine
+        assert "{&#34;smoke" not in mine and '{"smoke' not in mine  # no JSON blob
+        (python / "leak").symlink_to("/etc/passwd")
+        archive = recipe_tgz(python, tmp_path / "leak.tar.gz").read_bytes()
+        verdict = nora.verdict(nora.upload("leaky", archive))
+        assert verdict["status"] == "refused", verdict
+        assert "leak'" in verdict["detail"] and "copy the file into the folder" in verdict["detail"]
+    finally:
+        assert server.stop() == 0, server.log
+
+
 def test_an_xss_bot_name_is_refused_and_the_error_is_escaped(arena):
     _server, _tokens, authors = arena
     r = authors["carol"].upload(XSS, b"\x1f\x8b not really")
@@ -350,6 +394,91 @@ def test_faults_are_the_owners_alone(arena):
     assert bob.http.get("/me/bots/hostile/faults").status_code == 404
     anonymous = httpx.get(server.url + "/me/bots/hostile/faults")
     assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/signin")
+
+
+def _published_game_of(server, bot: str) -> str:
+    """The id of a published game in which ``bot`` played."""
+    found: list[str] = []
+
+    def look() -> bool:
+        for gid in re.findall(
+            r"/replay\.html\?game=([^\"&]+)", httpx.get(server.url + "/games").text
+        ):
+            record = httpx.get(f"{server.url}/api/games/{gid}").json()["record"]
+            if any(str(s.get("name", "")).startswith(bot) for s in record["seats"]):
+                found.append(gid)
+                return True
+        return False
+
+    wait_until(look, what=f"a published game of {bot}")
+    return found[0]
+
+
+def test_an_authors_replay_output_is_their_own_alone(arena):
+    """/me/games/ID/output.json: carol gets her bot's stderr turn by turn (its seats only, as data
+    the page puts in text nodes); bob, at the same table, gets none of it; nobody signed out or
+    the organiser gets anything."""
+    server, _tokens, authors = arena
+    carol, bob = authors["carol"], authors["bob"]
+    gid = _published_game_of(server, "hostile")
+    seats = [
+        str(s.get("name", "")).startswith("hostile")
+        for s in httpx.get(f"{server.url}/api/games/{gid}").json()["record"]["seats"]
+    ]
+    mine = carol.http.get(f"/me/games/{gid}/output.json")
+    assert mine.status_code == 200 and "no-store" in mine.headers["cache-control"]
+    rows = mine.json()["logs"]
+    assert rows and all(seats[seat] for _round, _turn, seat, _text in rows)
+    assert any("stderr says " + XSS in text for *_, text in rows)  # data, escaped by the page
+    theirs = bob.http.get(f"/me/games/{gid}/output.json")
+    assert theirs.status_code == 200
+    assert all(not seats[seat] for _r, _t, seat, _x in theirs.json()["logs"])
+    assert "stderr says" not in theirs.text
+    assert httpx.get(f"{server.url}/me/games/{gid}/output.json").status_code == 403
+    assert carol.http.get("/me/games/nope/output.json").status_code == 404
+    # the analysis of her seats (take5.analysis), hers alone too
+    analysis = carol.http.get(f"/me/games/{gid}/analysis.json", timeout=120)
+    assert analysis.status_code == 200, analysis.text
+    found = analysis.json()
+    assert found["seats"] and all(seats[s] for s in found["seats"])
+    assert found["decisions"] and all(seats[d[0]] for d in found["decisions"])
+    assert set(found["costliest"]) == {str(s) for s in found["seats"]}
+    theirs = bob.http.get(f"/me/games/{gid}/analysis.json", timeout=120).json()
+    assert all(not seats[s] for s in theirs["seats"])
+    assert all(not seats[d[0]] for d in theirs["decisions"])
+    assert httpx.get(f"{server.url}/me/games/{gid}/analysis.json").status_code == 403
+
+
+def test_a_bots_page_lists_its_games_and_draws_its_rating(arena):
+    """/bot.html: the bot's published games, newest first, each with its date, version, place,
+    penalty, faults and opponents; and its rating over the ladder's games as an inline SVG (no
+    script, numbers only)."""
+    server, _tokens, _ = arena
+    gid = _published_game_of(server, "hostile")
+    wait_until(
+        lambda: 'id="rating-chart"' in httpx.get(server.url + "/bot.html?bot=hostile").text,
+        what="two publications of the hostile bot's rating",
+    )
+    page = httpx.get(server.url + "/bot.html?bot=hostile").text
+    assert f'data-game="{gid}"' in page or 'id="bot-games"' in page
+    rows = re.findall(r'<tr data-game="([^"]+)"><td>(\d{4}-\d\d-\d\d[^<]*)</td>', page)
+    assert rows, page[-3000:]
+    assert re.search(r'class="num">[12] of 2</td>', page)
+    assert re.search(r'class="num faulted">[1-9]', page)  # the hostile bot faults every game
+    assert 'href="/bot.html?bot=' in page.split('id="bot-games"')[1]
+    chart = page.split('id="rating-chart"')[1].split("</figure>")[0]
+    assert '<polyline class="rating-line" data-entrant="hostile' in chart
+    assert "<script" not in chart and "<img" not in chart
+    lowest = httpx.get(server.url + "/bot.html?bot=lowest").text
+    assert "hostile" in lowest.split('id="bot-games"')[1]  # its opponent
+    # /games: dates, fault marks, and a filter by bot (its name escaped where it is echoed)
+    listed = httpx.get(server.url + "/games", params={"bot": "hostile"}).text
+    assert re.search(r'<tr data-game="[^"]+"><td>\d{4}-\d\d-\d\d', listed)
+    assert '<span class="seat faulted"><a href="/bot.html?bot=hostile">' in listed
+    rows = listed.split('id="games"')[1].split("<tr data-game=")[1:]
+    assert rows and all("bot=hostile" in row for row in rows)
+    hostile = httpx.get(server.url + "/games", params={"bot": XSS}).text
+    assert "<img src=x" not in hostile and "&lt;img" in hostile and "No games yet." in hostile
 
 
 def test_the_organiser_adds_and_revokes_an_author(arena):
@@ -486,8 +615,8 @@ pytestmark_browser = pytest.mark.browser
 def test_browser_sign_in_upload_and_see_the_verdict(arena, visit, tmp_path):
     server, tokens, _ = arena
     page = visit(tokens["alice"])
-    archive = tmp_path / "random.tar.gz"
-    archive.write_bytes(folder_tgz(EXAMPLES / "random"))
+    assert "tar czf bot.tar.gz -C FOLDER ." in page.inner_text("#recipe")
+    archive = recipe_tgz(EXAMPLES / "random", tmp_path / "random.tar.gz")
     page.fill("#bot_name", "random")
     page.set_input_files("#archive", str(archive))
     page.click("#upload")
@@ -529,6 +658,9 @@ def test_browser_watch_a_live_game_advance(arena, visit):
             f"Number(document.body.dataset.turns) >= {seen + 2} || document.body.dataset.done",
             timeout=90_000,
         )
+        subtitle = page.inner_text(".subtitle")
+        if not page.get_attribute("body", "data-done"):  # (read before: the game may end now)
+            assert "INCOMPLETE" not in subtitle and "in progress" in subtitle, subtitle
         if int(page.get_attribute("body", "data-turns") or 0) >= seen + 2:
             break
     else:
@@ -559,6 +691,23 @@ def test_browser_own_logs_are_private(arena, visit):
     anonymous.goto(server.url + "/me/bots/hostile/faults")
     assert anonymous.url.endswith("/signin?session=needed")
     assert "stderr says" not in anonymous.content()
+
+
+@pytestmark_browser
+def test_browser_own_output_beside_each_replay_turn(arena, visit):
+    """Carol's replay of a game of her bot shows its stderr beside the turn, as text; bob's and an
+    anonymous replay of the same game show no logs at all."""
+    server, tokens, _ = arena
+    gid = _published_game_of(server, "hostile")
+    carol = visit(tokens["carol"])
+    carol.goto(f"{server.url}/replay.html?game={gid}#r1t1")
+    carol.wait_for_selector("body[data-ready='1']")
+    assert "stderr says " + XSS in carol.inner_text("#logs")
+    assert carol.locator("img[src=x]").count() == 0
+    for page in (visit(tokens["bob"]), visit()):
+        page.goto(f"{server.url}/replay.html?game={gid}#r1t1")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator("#logs").count() == 0 and "stderr says" not in page.content()
 
 
 @pytestmark_browser

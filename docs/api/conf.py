@@ -70,5 +70,20 @@ def _constant_docs(
     _log.warning("%s has no docstring where it is defined (%s)", name, ", ".join(_CONSTANT_HOMES))
 
 
+def _documented_with_take5(
+    app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any
+) -> bool | None:
+    """A module's member that ``take5`` exports is documented once, with ``take5`` (take5.rst):
+    the module pages (``take5.game``, ``take5.bot``, ...) skip it instead of repeating it."""
+    if (
+        what == "module"
+        and not isinstance(obj, (int, float, str))  # constants: equal values, not the same name
+        and any(getattr(take5, n, None) is obj for n in take5.__all__)
+    ):
+        return True
+    return None
+
+
 def setup(app: Sphinx) -> None:
     app.connect("autodoc-process-docstring", _constant_docs)
+    app.connect("autodoc-skip-member", _documented_with_take5)

@@ -190,6 +190,7 @@ def unique_names(names: Sequence[str], default: str = "bot") -> list[str]:
 
 
 def sdk_version() -> str:
+    """This SDK as a bot's handshake names it (``take5-python 1.2.3``)."""
     return f"take5-python {__version__}"
 
 

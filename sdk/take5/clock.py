@@ -224,6 +224,7 @@ def wall_cap(limit: float, clock: ClockKind, factor: float = WALL_FACTOR) -> flo
 
 
 def describe_clock(kind: ClockKind) -> str:
+    """The clock in words, for messages ("CPU time", "wall-clock time")."""
     return "CPU time" if kind is ClockKind.CPU else "wall-clock time"
 
 

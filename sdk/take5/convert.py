@@ -27,6 +27,7 @@ PROTOCOL_VERSION = "1.1"
 added the `Clock` of every request: time banks and the CPU clock)."""
 
 PROTOCOL_MAJOR = 1
+"""The protocol's major version: a bot and a referee of different majors do not play."""
 
 _PHASE_TO_PB = {
     Phase.PLAY: pb.PHASE_PLAY,
@@ -67,6 +68,7 @@ def parse_version(text: str) -> tuple[int, int]:
 
 
 def settings_to_proto(settings: Settings) -> pb.Settings:
+    """A game's settings as the protocol's message."""
     return pb.Settings(
         players=settings.players,
         variant=_VARIANT_TO_PB[settings.variant],
@@ -184,6 +186,7 @@ _CLOCK_FROM_PB: dict[int, ClockKind] = {int(v): k for k, v in _CLOCK_TO_PB.items
 
 
 def time_limit_ms(seconds: float) -> int:
+    """A time limit in whole milliseconds, at least 1 (the protocol's unit)."""
     return max(1, round(seconds * 1000))
 
 
@@ -316,6 +319,7 @@ class GameOver:
 
 
 def game_over_request(over: GameOver, time_limit: float) -> pb.GameOverRequest:
+    """The end-of-game message to a seat (the referee's side)."""
     return pb.GameOverRequest(
         game_id=over.game_id,
         seat=over.seat,
@@ -330,6 +334,7 @@ def game_over_request(over: GameOver, time_limit: float) -> pb.GameOverRequest:
 
 
 def game_over_from_request(request: pb.GameOverRequest) -> GameOver:
+    """The end-of-game message as the bot's `GameOver` (the bot's side)."""
     return GameOver(
         game_id=request.game_id,
         seat=request.seat,

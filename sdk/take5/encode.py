@@ -76,6 +76,7 @@ MAX_SEATS = 10
 ROW_ACTIONS = CARD_COUNT
 """Action ROW_ACTIONS + r takes row r."""
 ACTIONS = CARD_COUNT + ROW_COUNT
+"""Actions a policy chooses from: 108 (play or draft card a + 1; take row a - ROW_ACTIONS)."""
 PHASES = (Phase.PLAY, Phase.CHOOSE_ROW, Phase.DRAFT)
 """The phases in the order of `PHASE`."""
 
@@ -85,14 +86,24 @@ def _planes(start: int, count: int = 1) -> slice:
 
 
 HAND = _planes(0)
+"""The seat's hand (a plane: card c at index c - 1)."""
 ROWS = _planes(HAND.stop, ROW_COUNT)
+"""4 planes: the cards of row 0, 1, 2, 3."""
 OTHERS = _planes(ROWS.stop)
+"""The cards someone else may still play this round (the module text says which)."""
 POOL = _planes(OTHERS.stop)
+"""The open draft pool (draft only)."""
 CARD = _planes(POOL.stop)
+"""The card to place (a row choice only)."""
 PHASE = slice(CARD.stop, CARD.stop + len(PHASES))
+"""3 values: play, choose a row, draft (all 0 once the game is over)."""
 TOTALS = slice(PHASE.stop, PHASE.stop + MAX_SEATS)
+"""10 values: each seat's score with this round's points over the threshold, capped at 1; the
+seat's own first, then the next seats in seat order; 0 for absent seats."""
 SEATS = slice(TOTALS.stop, TOTALS.stop + MAX_SEATS)
+"""10 values: 1 for each seat at the table, in the order of `TOTALS`."""
 HELD = slice(SEATS.stop, SEATS.stop + 1)
+"""1 value: the cards in the hand / 10."""
 OBSERVATION_SIZE: int = HELD.stop
 """The length of every observation: 856."""
 

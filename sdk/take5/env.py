@@ -1,5 +1,7 @@
 """PettingZoo environments over the referee's own engine, for bot authors who train.
 
+In short::
+
     pip install pettingzoo gymnasium   # or the SDK's extra: pip install './sdk[rl]'
     from take5.env import Take5Env, Take5ParallelEnv
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
+from ._named import plain_signature
 from .rules import (
     BULL_HEADS,
     DEFAULT_THRESHOLD,
@@ -48,10 +49,14 @@ if TYPE_CHECKING:  # the record's type lives with the records (take5.record impo
     from .record import GameRecord
 
 RECORD_FORMAT = "take5-record"
+"""The ``format`` of every game record (docs/record-format.md)."""
 RECORD_VERSION = 1
+"""The ``version`` of the records this engine writes."""
 
 MIN_PLAYERS = 2
+"""The fewest seats at a table."""
 MAX_PLAYERS = {Variant.STANDARD: 10, Variant.PROFESSIONAL: 6}
+"""The most seats at a table, by variant."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,7 @@ def _document_fields(cls: type[Any], **docs: str) -> None:
         raise TypeError(f"{cls.__name__}: undocumented fields {missing}, unknown names {unknown}")
     for name, doc in docs.items():
         getattr(cls, name).__doc__ = doc
+    plain_signature(cls)
 
 
 class Play(NamedTuple):

@@ -72,6 +72,7 @@ from .text import inert
 from .v1 import bot_pb2 as pb
 
 DEFAULT_OPPONENTS = ("random", "lowest", "heuristic")
+"""The bundled bots a bot meets when no opponents are named (names of `take5.bots.BUILTIN`)."""
 _SDK_DIR = Path(__file__).resolve().parent
 """Frames in here are the harness's, not the bot's, and are left out of what a bot author is shown
 (except the bundled bots' own code in take5/bots)."""

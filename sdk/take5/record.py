@@ -112,6 +112,8 @@ class _TurnRequired(TypedDict):
 
 
 class TurnRecord(_TurnRequired, total=False):
+    """A turn: the cards revealed, the rows taken, the rows after it."""
+
     logs: list[list[Any]]
     """Optional: ``[seat, text]``, each seat's own output during the turn (informative)."""
     clock: list[list[int]]
@@ -135,6 +137,9 @@ class RoundRecord(_RoundRequired, total=False):
 
 
 class ResultRecord(TypedDict):
+    """How a game ended: the scores, each seat's place, the seats grouped by place (ties
+    together) and the seats that forfeited."""
+
     scores: list[int]
     places: list[int]
     standing: list[list[int]]

@@ -32,6 +32,7 @@ from bisect import bisect_right as bisect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from ._named import plain_signature
 from .rules import BULL_HEADS, MAX_ROW_LENGTH, ROW_COUNT
 
 if TYPE_CHECKING:
@@ -88,6 +89,9 @@ class Table(NamedTuple):
 
     def copy(self) -> Table:
         return Table(self.ends[:], self.lens[:], self.heads[:])
+
+
+plain_signature(Table)
 
 
 def table_from_rows(rows: Sequence[Sequence[int]]) -> Table:

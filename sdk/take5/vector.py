@@ -1,5 +1,7 @@
 """A batch environment for training: many games at once on take5.batch, every seat an agent.
 
+In short::
+
     import numpy as np
     from take5.vector import VectorEnv
 
@@ -36,6 +38,7 @@ except ModuleNotFoundError as error:  # the [sim] extra
     raise missing_extra("sim", "take5.vector", error) from None
 from numpy.typing import ArrayLike, NDArray
 
+from ._named import plain_signature
 from .batch import Batch
 from .encode import ACTIONS, OBSERVATION_SIZE, action_masks, encode_batch
 from .game import Settings
@@ -57,6 +60,9 @@ class Step(NamedTuple):
     """(G,): the games that ended in this turn (and were replaced by new ones)."""
     scores: NDArray[np.int32]
     """(G, n): the final scores of the games that ended (0 elsewhere)."""
+
+
+plain_signature(Step)
 
 
 class VectorEnv:

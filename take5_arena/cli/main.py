@@ -55,6 +55,10 @@ class Subcommand(NamedTuple):
 #: The subcommands, by name. Their one-line help lives here (not in the modules, which would have to
 #: be imported to read it); tests/test_cli.py checks that each entry loads the command it names.
 COMMANDS: Mapping[str, Subcommand] = {
+    "analyse": Subcommand(
+        "take5_arena.cli.analyse:analyse_command",
+        "Each card a seat played in a record beside the SDK search's card.",
+    ),
     "arena-standings": Subcommand(
         "take5_arena.cli.service:arena_standings", "An arena's current standings (no token needed)."
     ),

@@ -15,9 +15,17 @@ So :func:`unpack` does not use ``tarfile``'s extraction at all, nor its default 
   off while it inflates, before tarfile buffers any header of it.
 * Every member goes through :func:`member_filter` (the same signature as tarfile's extraction
   filters, so it could be handed to ``extractall`` too) before anything is written: only regular
-  files and directories; a relative, normalised name without ``..``, control characters or
-  backslashes; bounded depth and length; no name seen before (nor a file where a directory is
-  needed); the entry count and the declared sizes within :class:`ArchiveLimits`.
+  files, directories and symbolic links; a relative, normalised name without ``..``, control
+  characters or backslashes; bounded depth and length; no name seen before (nor a file or a link
+  where a directory is needed); the entry count and the declared sizes within
+  :class:`ArchiveLimits`. The folder itself (``./``, what ``tar czf bot.tar.gz -C FOLDER .``
+  writes first) is skipped: the destination is that folder.
+* A symbolic link is accepted when it leads inside the folder, following the archive's own links
+  as the kernel would (the rule of a bot folder on disk, take5_arena/referee/sandbox/context.py's
+  ``link_stays_inside``: npm's ``node_modules/.bin`` links). Links are checked once the whole
+  archive is read (a link may name a member that comes later) and only then created, after every
+  file is written: no file is ever written through a link, and a member under a link's name is
+  refused as a file in the way. Hard links are refused (``tar --hard-dereference`` stores copies).
 * Files are written by this module with ``O_CREAT | O_EXCL | O_NOFOLLOW`` into directories it made
   itself, counting the bytes actually copied against the limits as they are written, with plain
   modes (0644, or 0755 when any execute bit was set; never setuid, never the archive's owner).
@@ -25,7 +33,8 @@ So :func:`unpack` does not use ``tarfile``'s extraction at all, nor its default 
   archive leaves nothing behind.
 
 Every refusal is an :class:`ArchiveError` with a :class:`ArchiveProblem` kind and a one-line message
-that names the offending member (escaped, it is the uploader's text).
+that names the offending member (escaped, it is the uploader's text) and says what to do instead.
+:data:`RECIPE` is the one command the pages and the docs give for making an archive.
 
 :func:`pack` is the client side: a deterministic tar.gz of a bot folder (sorted, no owners, no
 times) that refuses what :func:`unpack` would refuse, so an author learns it before uploading. What
@@ -54,7 +63,13 @@ from take5.text import inert
 
 from .errors import RefereeError
 from .sandbox.build_errors import BuildRefusedError
-from .sandbox.context import Kind, scan
+from .sandbox.context import Entry, Kind, link_stays_inside, scan
+
+#: How an author makes an archive of a bot folder by hand (the web page's upload form; docs/authors/
+#: arena.md, "Uploading an archive"). ``referee submit --server FOLDER`` packs the folder itself.
+RECIPE = "tar czf bot.tar.gz -C FOLDER ."
+
+_REMAKE = f"make the archive with `{RECIPE}`"
 
 
 class ArchiveProblem(enum.Enum):
@@ -65,7 +80,7 @@ class ArchiveProblem(enum.Enum):
     PATH_ESCAPE = "path-escape"  # a '..' component
     BAD_NAME = "bad-name"  # empty, control characters, backslash, too long
     TOO_DEEP = "too-deep"
-    LINK = "link"  # symlink or hard link
+    LINK = "link"  # a symlink leading out of the folder, or a hard link
     SPECIAL_FILE = "special-file"  # device, FIFO, socket, ...
     DUPLICATE = "duplicate"  # the same path twice, or a file where a directory is needed
     TOO_MANY_FILES = "too-many-files"
@@ -111,10 +126,13 @@ def _shown(name: str) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
-def _check_name(name: str, limits: ArchiveLimits) -> PurePosixPath:
-    """The normalised relative path of a member, or an ArchiveError."""
-    if not name or name in (".", "./"):
-        raise ArchiveError(ArchiveProblem.BAD_NAME, "an archive member has an empty name")
+def _check_name(name: str, limits: ArchiveLimits) -> PurePosixPath | None:
+    """The normalised relative path of a member, None for the folder itself (``.``, ``./``), or an
+    ArchiveError."""
+    if not name:
+        raise ArchiveError(
+            ArchiveProblem.BAD_NAME, f"an archive member has an empty name; {_REMAKE}"
+        )
     if len(name) > limits.max_path_chars:
         raise ArchiveError(
             ArchiveProblem.BAD_NAME,
@@ -123,15 +141,20 @@ def _check_name(name: str, limits: ArchiveLimits) -> PurePosixPath:
     if any(ord(c) < 32 or ord(c) == 127 for c in name) or "\\" in name:
         raise ArchiveError(
             ArchiveProblem.BAD_NAME,
-            f"member {_shown(name)}: control characters or backslashes in the name",
+            f"member {_shown(name)}: control characters or backslashes in the name; "
+            "rename the file",
         )
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        raise ArchiveError(ArchiveProblem.ABSOLUTE_PATH, f"member {_shown(name)}: an absolute path")
+        raise ArchiveError(
+            ArchiveProblem.ABSOLUTE_PATH, f"member {_shown(name)}: an absolute path; {_REMAKE}"
+        )
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise ArchiveError(ArchiveProblem.PATH_ESCAPE, f"member {_shown(name)}: a '..' in the path")
+        raise ArchiveError(
+            ArchiveProblem.PATH_ESCAPE, f"member {_shown(name)}: a '..' in the path; {_REMAKE}"
+        )
     if not parts:
-        raise ArchiveError(ArchiveProblem.BAD_NAME, f"member {_shown(name)}: no name")
+        return None
     if len(parts) > limits.max_depth:
         raise ArchiveError(
             ArchiveProblem.TOO_DEEP,
@@ -141,25 +164,35 @@ def _check_name(name: str, limits: ArchiveLimits) -> PurePosixPath:
 
 
 class _MemberFilter:
-    """The explicit member filter: tarfile's filter signature ``(member, dest_path) -> member``,
-    stateful across one archive (duplicates, counts, declared sizes). Raises ArchiveError."""
+    """The explicit member filter: tarfile's filter signature ``(member, dest_path) -> member``
+    (None for the folder itself, which is skipped), stateful across one archive (duplicates,
+    counts, declared sizes, the links to check in :meth:`finish`). Raises ArchiveError."""
 
     def __init__(self, limits: ArchiveLimits):
         self.limits = limits
-        self.files: set[PurePosixPath] = set()
+        self.files: set[PurePosixPath] = set()  # regular files and links: nothing goes under them
         self.dirs: set[PurePosixPath] = set()
+        self.links: dict[PurePosixPath, str] = {}
         self.entries = 0
         self.declared = 0
 
-    def __call__(self, member: tarfile.TarInfo, dest_path: str) -> tarfile.TarInfo:
+    def __call__(self, member: tarfile.TarInfo, dest_path: str) -> tarfile.TarInfo | None:
         path = _check_name(member.name, self.limits)
         shown = _shown(member.name)
-        if member.issym() or member.islnk():
-            kind = "a symbolic link" if member.issym() else "a hard link"
+        if path is None:
+            if not member.isdir():
+                raise ArchiveError(
+                    ArchiveProblem.BAD_NAME, f"member {shown} is not a folder; {_REMAKE}"
+                )
+            return None
+        if member.islnk():
             raise ArchiveError(
-                ArchiveProblem.LINK, f"member {shown}: {kind} (links are not accepted)"
+                ArchiveProblem.LINK,
+                f"member {shown}: a hard link; pack with `tar --hard-dereference` to store copies",
             )
-        if member.issparse() or not (member.isreg() or member.isdir()):
+        if member.issym():
+            self._check_target(member, shown)
+        elif member.issparse() or not (member.isreg() or member.isdir()):
             what = (
                 "a sparse file"
                 if member.issparse()
@@ -169,42 +202,93 @@ class _MemberFilter:
                 if member.isfifo()
                 else "not a regular file or folder"
             )
-            raise ArchiveError(ArchiveProblem.SPECIAL_FILE, f"member {shown}: {what}")
+            raise ArchiveError(
+                ArchiveProblem.SPECIAL_FILE,
+                f"member {shown}: {what}; only files, folders and links inside the folder "
+                "are accepted: remove it from the folder",
+            )
         self.entries += 1
         if self.entries > self.limits.max_entries:
             raise ArchiveError(
                 ArchiveProblem.TOO_MANY_FILES,
-                f"more than {self.limits.max_entries} files and folders",
+                f"more than {self.limits.max_entries} files and folders; leave out what the bot "
+                "does not need at game time",
             )
-        if path in self.files or (member.isreg() and path in self.dirs):
+        if path in self.files or (not member.isdir() and path in self.dirs):
             raise ArchiveError(
-                ArchiveProblem.DUPLICATE, f"member {shown}: the same path appears twice"
+                ArchiveProblem.DUPLICATE,
+                f"member {shown}: the same path appears twice; {_REMAKE}",
             )
         for parent in path.parents:
             if parent in self.files:
                 raise ArchiveError(
-                    ArchiveProblem.DUPLICATE, f"member {shown}: a file of that name is in the way"
+                    ArchiveProblem.DUPLICATE,
+                    f"member {shown}: a file or a link of that name is in the way; {_REMAKE}",
                 )
         if member.isdir():
             self.dirs.add(path)
         else:
-            if member.size > self.limits.max_file_bytes:
-                raise ArchiveError(
-                    ArchiveProblem.FILE_TOO_LARGE,
-                    f"member {shown}: {member.size} bytes, more than {self.limits.max_file_bytes}",
-                )
-            self.declared += member.size
-            if self.declared > self.limits.max_total_bytes:
-                raise ArchiveError(
-                    ArchiveProblem.TOO_LARGE,
-                    f"the files add up to more than {self.limits.max_total_bytes} bytes",
-                )
+            if member.isreg():
+                self._declare(member, shown)
+            else:
+                self.links[path] = member.linkname
             self.files.add(path)
             self.dirs.update(path.parents)
         mode = 0o755 if member.isdir() or member.mode & 0o111 else 0o644
         return member.replace(
             name=path.as_posix(), mode=mode, uid=0, gid=0, uname="", gname="", deep=False
         )
+
+    def _check_target(self, member: tarfile.TarInfo, shown: str) -> None:
+        """A symlink's target text, on its own: relative, printable, bounded. Where it leads is
+        checked by :meth:`finish`, once every member is known."""
+        target = member.linkname
+        if (
+            not target
+            or len(target) > self.limits.max_path_chars
+            or any(ord(c) < 32 or ord(c) == 127 for c in target)
+            or "\\" in target
+        ):
+            raise ArchiveError(
+                ArchiveProblem.LINK,
+                f"member {shown}: a symbolic link with an empty or unreadable target; "
+                "replace it by the file",
+            )
+        if target.startswith("/"):
+            raise ArchiveError(
+                ArchiveProblem.LINK,
+                f"member {shown}: a symbolic link to the absolute path {_shown(target)}; "
+                "copy the file into the folder instead",
+            )
+
+    def _declare(self, member: tarfile.TarInfo, shown: str) -> None:
+        if member.size > self.limits.max_file_bytes:
+            raise ArchiveError(
+                ArchiveProblem.FILE_TOO_LARGE,
+                f"member {shown}: {member.size} bytes, more than {self.limits.max_file_bytes}; "
+                "leave it out or make it smaller",
+            )
+        self.declared += member.size
+        if self.declared > self.limits.max_total_bytes:
+            raise ArchiveError(
+                ArchiveProblem.TOO_LARGE,
+                f"the files add up to more than {self.limits.max_total_bytes} bytes; leave out "
+                "what the bot does not need at game time",
+            )
+
+    def finish(self) -> None:
+        """Check every link against the whole archive: each must lead inside the folder."""
+        kinds = {p.as_posix(): Entry(p.as_posix(), Kind.DIR) for p in self.dirs}
+        kinds.update((p.as_posix(), Entry(p.as_posix(), Kind.FILE)) for p in self.files)
+        links = [Entry(p.as_posix(), Kind.SYMLINK, target=t) for p, t in self.links.items()]
+        kinds.update((e.path, e) for e in links)
+        for link in links:
+            if not link_stays_inside(kinds, link):
+                raise ArchiveError(
+                    ArchiveProblem.LINK,
+                    f"member {_shown(link.path)}: a symbolic link to {_shown(link.target)}, "
+                    "outside the folder; copy the file into the folder instead",
+                )
 
 
 def member_filter(limits: ArchiveLimits = DEFAULT_LIMITS) -> _MemberFilter:
@@ -287,8 +371,14 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
                 ArchiveProblem.MALFORMED, f"not a gzip-compressed tar archive ({error})"
             ) from None
         try:
-            for member in tar:
-                member = check(member, str(dest))
+            links: list[tarfile.TarInfo] = []
+            for item in tar:
+                member = check(item, str(dest))
+                if member is None:
+                    continue  # the folder itself
+                if member.issym():
+                    links.append(member)  # created below, once every file is written
+                    continue
                 parts = member.name.split("/")
                 parent_fd = _open_dirs(root_fd, parts[:-1])
                 try:
@@ -326,6 +416,9 @@ def _unpack_into(raw: BinaryIO, dest: Path, limits: ArchiveLimits) -> Unpacked:
                 finally:
                     if parent_fd != root_fd:
                         os.close(parent_fd)
+            check.finish()
+            for link in links:
+                _symlink_at(root_fd, link.name.split("/"), link.linkname)
         except ArchiveError:
             raise
         except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
@@ -352,6 +445,16 @@ def _mkdir_at(parent_fd: int, name: str) -> None:
             raise ArchiveError(
                 ArchiveProblem.DUPLICATE, f"{_shown(name)}: a file of that name is in the way"
             ) from None
+
+
+def _symlink_at(root_fd: int, parts: list[str], target: str) -> None:
+    """Create one checked link, in directories opened without following links."""
+    parent_fd = _open_dirs(root_fd, parts[:-1])
+    try:
+        os.symlink(target, parts[-1], dir_fd=parent_fd)
+    finally:
+        if parent_fd != root_fd:
+            os.close(parent_fd)
 
 
 def _open_dirs(root_fd: int, parts: list[str]) -> int:
@@ -450,6 +553,7 @@ def pack(
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "RECIPE",
     "ArchiveError",
     "ArchiveLimits",
     "ArchiveProblem",

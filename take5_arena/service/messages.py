@@ -189,6 +189,22 @@ def public_record(record: GameRecord) -> dict[str, Any]:
     return out
 
 
+def own_logs(record: GameRecord, seats: Iterable[int]) -> list[list[Any]]:
+    """The turns' own output of ``seats`` alone (an author's seats of a game), as ``[round, turn,
+    seat, text]`` rows: what an author's replay shows beside each turn. The seats are chosen by the
+    caller from the store (who owns which version), never from the record's names."""
+    mine = set(seats)
+    rows: list[list[Any]] = []
+    for rnd in record.get("rounds") or []:
+        for turn in rnd.get("turns") or []:
+            rows.extend(
+                [rnd.get("round"), turn.get("turn"), entry[0], str(entry[1])]
+                for entry in turn.get("logs") or []
+                if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] in mine
+            )
+    return rows
+
+
 def log_tail(record: GameRecord, seat: int, fault: FaultRecord) -> str:
     """The seat's own output up to the fault's turn, as far as the record keeps it (the turn
     objects' optional ``logs``: ``[seat, text]``); the last :data:`defaults.LOG_TAIL` characters."""
@@ -210,6 +226,7 @@ __all__ = [
     "game_record",
     "log_tail",
     "my_bots",
+    "own_logs",
     "public_record",
     "standings",
     "submission",

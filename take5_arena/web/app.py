@@ -52,7 +52,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from take5.analysis import analyse, costliest
+from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.leaderboard.publish import SITE_ASSETS
+from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import messages, organiser
@@ -141,6 +144,8 @@ class WebApp:
         self.authors = Buckets(config.author_rate)
         self.streams = _Streams()
         self.uploads: dict[str, int] = {}
+        self.analyses: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+        self.analysing = asyncio.Semaphore(1)
         self.cookie = "__Host-take5" if config.tls else "take5"
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_HERE / "templates"),
@@ -169,6 +174,8 @@ class WebApp:
             Route("/me/submissions/{sid}.json", self.submission_json),
             Route("/me/submissions/{sid}", self.submission_page),
             Route("/me/bots/{name}/faults", self.faults),
+            Route("/me/games/{game_id:path}/output.json", self.own_output_json),
+            Route("/me/games/{game_id:path}/analysis.json", self.own_analysis_json),
             Route("/me/bots/{name}/withdraw", self.withdraw, methods=["POST"]),
             Route("/organiser", self.organiser_page),
             Route("/organiser/authors", self.add_author, methods=["POST"]),
@@ -292,13 +299,19 @@ class WebApp:
                 "owner": owners.get(str(r.get("entrant", "")).split("@")[0], HOUSE),
                 "rating": r.get("rating"),
                 "interval": r.get("interval"),
+                "no_interval": "–" if r.get("enough_games", True) else NOT_ENOUGH_GAMES,
                 "games": r.get("games"),
                 "wins": r.get("wins"),
                 "mean_place": r.get("mean_place"),
             }
             for r in rows
         ]
-        meta = {"games": (doc or {}).get("games", 0), "computed_at": computed_at}
+        meta = {
+            "games": (doc or {}).get("games", 0),
+            "computed_at": computed_at,
+            # the ladder's --bootstrap 0 computes no interval at all (board.py, describe_interval)
+            "intervals": bool(((doc or {}).get("method") or {}).get("interval")),
+        }
         return out, meta
 
     async def index(self, request: Request) -> Response:
@@ -307,24 +320,35 @@ class WebApp:
             request, "index.html", session=await self.session(request), rows=rows, meta=meta
         )
 
-    def _games(self, limit: int) -> list[dict[str, Any]]:
+    def _games(self, limit: int, bot: str) -> list[dict[str, Any]]:
+        """The newest ``limit`` published games, of the bot named ``bot`` only if it is given."""
         with self.store() as store:
-            names = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
+            versions = store.versions.all()
+            names = {v.id: f"{v.name}@{v.version}" for v in versions}
             results = store.results.seat_results(published_only=True)
+            if bot:
+                own = {v.id for v in versions if v.name == bot}
+                results = [r for r in results if own & set(r.versions)]
+            shown = list(reversed(results[-limit:]))
+            finished = store.records.finished_at([r.game_id for r in shown])
         return [
             {
                 "id": r.game_id,
+                "finished_at": finished.get(r.game_id, ""),
                 "seats": [
-                    {"bot": names.get(v, "?"), "score": s, "place": p}
-                    for v, s, p in zip(r.versions, r.scores, r.places)
+                    {"bot": names.get(v, "?"), "score": s, "place": p, "faults": len(f)}
+                    for v, s, p, f in zip(r.versions, r.scores, r.places, r.faults)
                 ],
             }
-            for r in reversed(results[-limit:])
+            for r in shown
         ]
 
     async def games(self, request: Request) -> Response:
-        games = await self.run(self._games, defaults.GAMES_SHOWN)
-        return self.page(request, "games.html", session=await self.session(request), games=games)
+        bot = request.query_params.get("bot", "")[:200]
+        games = await self.run(self._games, defaults.GAMES_SHOWN, bot)
+        return self.page(
+            request, "games.html", session=await self.session(request), games=games, bot=bot
+        )
 
     async def replay(self, request: Request) -> Response:
         return self.page(
@@ -346,6 +370,74 @@ class WebApp:
             "entrants": [s.get("name") for s in public["seats"]],
             "record": public,
         }
+
+    def _own_output(self, author_name: str, game_id: str) -> dict[str, Any]:
+        """The author's own bots' output in a published game, turn by turn: only the seats whose
+        version the store says is a version of a bot this author holds."""
+        accounts = self.parts.service.accounts
+        mine = {c.bot_name for c in accounts.claims_of(accounts.author(author_name).name)}
+        with self.store() as store:
+            try:
+                record = store.records.get(game_id, published_only=True)
+                seats = store.schedules.game(game_id).seats
+                names = {v: store.versions.get(v).name for v in set(seats)}
+            except StoreError as error:
+                raise Refused(404, str(error).splitlines()[0][:200]) from None
+        own = [seat for seat, version in enumerate(seats) if names[version] in mine]
+        return {"id": game_id, "seats": own, "logs": messages.own_logs(record, own)}
+
+    def _own_analysis(self, author_name: str, game_id: str) -> dict[str, Any]:
+        """Each card the author's own seats played in a published game beside the SDK search's
+        card (take5.analysis), with the costliest decision of each: their seats only, as with
+        their output. Kept per game, so a second look costs nothing."""
+        own = self._own_output(author_name, game_id)["seats"]
+        key = (game_id, tuple(own))
+        if key not in self.analyses:
+            with self.store() as store:
+                record = store.records.get(game_id, published_only=True)
+            decisions = analyse(record, own, defaults.ANALYSIS_DEALS)
+            worst = {s: costliest([d for d in decisions if d.seat == s]) for s in own}
+            self.analyses[key] = {
+                "id": game_id,
+                "seats": own,
+                "decisions": [
+                    [d.seat, d.round, d.turn, d.played, d.best, round(d.cost, 2)] for d in decisions
+                ],
+                "costliest": {
+                    str(s): [w.round, w.turn, w.played, w.best, round(w.cost, 2)]
+                    for s, w in worst.items()
+                    if w is not None
+                },
+            }
+            while len(self.analyses) > defaults.ANALYSES_KEPT:
+                self.analyses.pop(next(iter(self.analyses)))
+        return self.analyses[key]
+
+    async def own_analysis_json(self, request: Request) -> Response:
+        """A GET that changes nothing but costs CPU: counted against the author's rate, and one
+        analysis at a time for the whole server."""
+        session = await self.session(request)
+        if session is None or session.organiser:
+            raise Refused(403, "sign in first")
+        game_id = request.path_params["game_id"]
+        if not game_id or len(game_id) > 100:
+            raise Refused(404, "no such game")
+        wait = self.authors.take(session.author)
+        if wait:
+            raise Refused(429, "too many requests; slow down", wait)
+        async with self.analysing:
+            data = await self.run(self._own_analysis, session.author, game_id)
+        return JSONResponse(data, headers={"cache-control": "no-store"})
+
+    async def own_output_json(self, request: Request) -> Response:
+        session = await self.session(request)
+        if session is None or session.organiser:
+            raise Refused(403, "sign in first")
+        game_id = request.path_params["game_id"]
+        if not game_id or len(game_id) > 100:
+            raise Refused(404, "no such game")
+        data = await self.run(self._own_output, session.author, game_id)
+        return JSONResponse(data, headers={"cache-control": "no-store"})
 
     async def game_json(self, request: Request) -> Response:
         game_id = request.path_params["game_id"]
@@ -381,6 +473,10 @@ class WebApp:
         rows, _meta = self.standings_rows()
         standing = [r for r in rows if str(r["entrant"]).split("@")[0] == name]
         banned = claim is not None and claim.banned_at is not None
+        with self.store() as store:
+            keys = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
+            games = store.records.bot_games([v.id for v in versions], defaults.BOT_GAMES_SHOWN)
+        doc, _ = self.parts.service.publisher.latest()
         return {
             "name": name,
             "owner": claim.owner if claim is not None else HOUSE,
@@ -398,6 +494,24 @@ class WebApp:
                 }
                 for v in reversed(versions)
             ],
+            "games": [
+                {
+                    "id": g.game_id,
+                    "finished_at": g.finished_at,
+                    "version": keys.get(g.version_id, "?"),
+                    "place": g.place,
+                    "seats": len(g.seats),
+                    "score": g.score,
+                    "faults": g.faults,
+                    "opponents": [
+                        {"bot": keys.get(v, "?"), "place": p}
+                        for v, p in zip(g.seats, g.places)
+                        if v != g.version_id
+                    ],
+                }
+                for g in games
+            ],
+            "rating_chart": _rating_chart(doc, name),
         }
 
     async def bot(self, request: Request) -> Response:
@@ -552,7 +666,7 @@ class WebApp:
                         {
                             "version": v.version,
                             "submitted_at": v.submitted_at,
-                            "validation": json.dumps(v.validation, ensure_ascii=False)[:2000],
+                            "validation": _validation_text(v.validation),
                             "games": stats[v.id].games if v.id in stats else 0,
                             "faults": stats[v.id].faults if v.id in stats else 0,
                         }
@@ -564,7 +678,8 @@ class WebApp:
             "author": author,
             "bots": bots,
             "submissions": accounts.submissions_of(name, defaults.SUBMISSIONS_SHOWN),
-            "max_bytes": self._max_bytes(author),
+            "max_size": _size(self._max_bytes(author)),
+            "recipe": RECIPE,
         }
 
     def _max_bytes(self, author: Author) -> int:
@@ -587,7 +702,7 @@ class WebApp:
         max_bytes = self._max_bytes(author)
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > max_bytes + 65536):
-            raise Refused(413, f"the upload is larger than your limit of {max_bytes} bytes")
+            raise Refused(413, f"the upload is larger than your limit of {_size(max_bytes)}")
         if self.uploads.get(author.name, 0) >= self.parts.service.limits.uploads_per_author:
             raise Refused(429, "you have uploads in progress; wait for them")
         self.uploads[author.name] = self.uploads.get(author.name, 0) + 1
@@ -931,6 +1046,64 @@ async def _capped(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         yield chunk
 
 
+def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """A bot's rating over the ladder's games, one line per version, as numbers for an inline SVG
+    (the standings document's ``over_time`` points; None before there are two of them). Only
+    numbers and the versions' keys reach the page (escaped): no script draws it."""
+    points = ((doc or {}).get("over_time") or {}).get("points") or []
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for point in points:
+        for entrant, rating in (point.get("ratings") or {}).items():
+            if str(entrant).split("@")[0] == name and isinstance(rating, (int, float)):
+                lines.setdefault(str(entrant), []).append((float(point["games"]), float(rating)))
+    every = [xy for line in lines.values() for xy in line]
+    if len(every) < 2:
+        return None
+    x0, x1 = min(x for x, _ in every), max(x for x, _ in every)
+    y0, y1 = min(y for _, y in every), max(y for _, y in every)
+    width, height, margin = 640.0, 200.0, 36.0
+
+    def at(x: float, y: float) -> str:
+        px = margin + (width - 2 * margin) * ((x - x0) / (x1 - x0) if x1 > x0 else 0.5)
+        py = height - margin - (height - 2 * margin) * ((y - y0) / (y1 - y0) if y1 > y0 else 0.5)
+        return f"{px:.1f},{py:.1f}"
+
+    return {
+        "width": int(width),
+        "height": int(height),
+        "lines": [
+            {"key": key, "points": " ".join(at(x, y) for x, y in line), "last": round(line[-1][1])}
+            for key, line in sorted(lines.items())
+        ],
+        "low": round(y0),
+        "high": round(y1),
+        "games": (int(x0), int(x1)),
+    }
+
+
+def _validation_text(validation: dict[str, Any]) -> str:
+    """A version's validation as an author reads it: the smoke games' verdict, the sandbox, and the
+    table it was tried at (players, variant, threshold, time per decision), not a JSON blob."""
+    shape = validation.get("shape")
+    parts = [str(validation.get("smoke") or "validated")]
+    if validation.get("sandbox"):
+        parts.append(f"in the {validation['sandbox']} sandbox")
+    if isinstance(shape, dict):
+        parts.append(
+            f"at a table of {shape.get('players')} ({shape.get('variant')}, to "
+            f"{shape.get('threshold')}, {shape.get('timeout')} s a decision)"
+        )
+    return ", ".join(parts)[:2000]
+
+
+def _size(n: int) -> str:
+    """A byte limit as an author reads it (8 MB, not 8388608 bytes)."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
 def _save(upload: UploadFile, path: Path, max_bytes: int) -> tuple[int, str]:
     """Copy an uploaded file to ``path``; its size and sha256 (Refused past ``max_bytes``)."""
     digest = hashlib.sha256()
@@ -940,7 +1113,7 @@ def _save(upload: UploadFile, path: Path, max_bytes: int) -> tuple[int, str]:
         while block := upload.file.read(1 << 16):
             size += len(block)
             if size > max_bytes:
-                raise Refused(413, f"the archive is larger than your limit of {max_bytes} bytes")
+                raise Refused(413, f"the archive is larger than your limit of {_size(max_bytes)}")
             digest.update(block)
             out.write(block)
     return size, digest.hexdigest()

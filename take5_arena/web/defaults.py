@@ -26,6 +26,13 @@ STANDINGS_POLL_SECONDS = 0.5
 FORM_BYTES = 16 * 1024
 """The largest form other than an upload."""
 GAMES_SHOWN = 200
+BOT_GAMES_SHOWN = 100
+"""A bot's newest published games on its page."""
+ANALYSIS_DEALS = 200
+"""Random deals per decision of an author's analysis of their seats (`referee analyse` uses 400:
+a page's answer comes in a second or two)."""
+ANALYSES_KEPT = 256
+"""Analyses kept in memory (per game and seats), the oldest dropped first."""
 SUBMISSIONS_SHOWN = 20
 ORGANISER_TOKEN = "web-organiser-token"
 """The organiser's sign-in token, in DIR/secret/ (made at the first start with --web)."""

@@ -716,6 +716,8 @@
   function renderReplay(game, opts) {
     var follow = !!(opts && opts.follow);
     var record = game.record;
+    /* A game watched while it is played is not complete yet, and says so: in progress, not cut off. */
+    var live = follow && !game.done && !record.complete;
     var names = game.entrants && game.entrants.length ? game.entrants : record.seats.map(function (s) { return s.name; });
     var n = names.length;
     var steps = replaySteps(record);
@@ -725,7 +727,7 @@
     var app = document.getElementById("app");
     app.textContent = "";
     var subtitle = n + " players · " + (settings.variant || "standard") + " · ends " + (settings.end_rule || "at-or-above") + " " + settings.threshold +
-      " · seed " + (game.seed || record.seed) + " · rotation " + record.rotation + (record.complete ? "" : " · INCOMPLETE");
+      " · seed " + (game.seed || record.seed) + " · rotation " + record.rotation + (record.complete ? "" : live ? " · in progress" : " · INCOMPLETE");
     var tc = timeControl(record);
     if (tc.text) subtitle += " · time " + tc.text;
     if (game.label) subtitle = "game " + game.id + " · " + subtitle;
@@ -848,13 +850,14 @@
       });
 
       var isLast = cur === steps.length - 1;
-      banner.hidden = !(st.end || isLast);
+      var closes = st.end || (isLast && !live);  // a live game's newest turn closes nothing
+      banner.hidden = !closes;
       banner.textContent = "";
-      if (st.end || isLast) {
+      if (closes) {
         var recorded = round.scores || st.totals;
         append(banner, el("strong", { text: "End of round " + st.round + ". " }),
           "Scores: " + names.map(function (nm, s) { return nm + " " + recorded[s]; }).join(", ") + ".");
-        if (isLast && record.result) {
+        if (isLast && record.result && !live) {
           var res = record.result;
           append(banner, el("br"), el("strong", { text: record.complete ? "Game over. " : "Game cut off. " }),
             res.standing.map(function (group, p) {

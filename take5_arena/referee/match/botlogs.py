@@ -1,7 +1,9 @@
 """Each bot's own output, turn by turn, kept in the game record (a turn's optional `logs`).
 
 A bot author debugs by reading what their bot printed next to the turn it printed it in. Local bots
-write to a pipe the referee drains (take5_arena/referee/match/local.py); after every turn the match
+write to a pipe the referee drains (take5_arena/referee/match/local.py), Docker bots to a file in
+their socket folder that the referee reads from where it last stopped
+(take5_arena/referee/sandbox/launcher.py, ``DockerBot.take_output``); after every turn the match
 takes what each bot wrote since the last turn (`take_output()` on its handle; "" where the launcher
 keeps none) and keeps it here, bounded and made inert: at most `LIMIT` characters per seat per turn,
 control characters as visible escapes (a log is read in terminals and web pages). Output from before
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
     from .entrant import Entrant
     from .handle import BotHandle
 
+READ_BYTES = 16384
+"""Bytes of a bot's output a handle keeps between two take_output() calls, local and Docker alike
+(a turn's log is then cut to LIMIT characters)."""
 LIMIT = 2000
 """Characters of one seat's output kept per turn (docs/record-format.md)."""
 CUT = "\n[... cut: at most 2,000 characters per turn are kept]"

@@ -27,6 +27,7 @@ from typing import IO, BinaryIO
 
 import take5
 
+from .botlogs import READ_BYTES
 from .botref import BadBotRefError, BotRef
 from .handle import AddressHandle, BotHandle
 
@@ -34,8 +35,6 @@ SOCKET_NAME = "bot.sock"
 LOG_LIMIT = 1024 * 1024
 """Bytes of a bot's output kept in its log file; the rest is read and dropped."""
 TAIL_BYTES = 8192
-RECENT_BYTES = 16384
-"""Bytes of a bot's output kept between two take_output() calls (a turn's log is cut to less)."""
 
 
 def _parent_death_prefix() -> list[str]:
@@ -169,8 +168,8 @@ class _OutputPump(threading.Thread):
         self.tail_size += len(chunk)
         while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
             self.tail_size -= len(self.tail.popleft())
-        if len(self.recent) < RECENT_BYTES:
-            self.recent += chunk[: RECENT_BYTES - len(self.recent)]
+        if len(self.recent) < READ_BYTES:
+            self.recent += chunk[: READ_BYTES - len(self.recent)]
         if self.written < self.limit and self.log is not None:
             part = chunk[: self.limit - self.written]
             self.log.write(part)

@@ -166,10 +166,17 @@ def _resolve(kinds: dict[str, Entry], cur: list[str], target: str, hops: int) ->
     return cur
 
 
+def link_stays_inside(kinds: dict[str, Entry], link: Entry) -> bool:
+    """Whether the symlink ``link`` of a tree (``kinds``: every entry by path) leads to a place
+    inside it, following the tree's own links as the kernel would. The one rule for a bot folder
+    on disk and for an uploaded archive (take5_arena/referee/archive.py)."""
+    return _resolve(kinds, link.path.split("/")[:-1], link.target, 0) is not None
+
+
 def _check_links(top: Path, entries: list[Entry]) -> None:
     kinds = {e.path: e for e in entries}
     for e in entries:
-        if e.kind is Kind.SYMLINK and _resolve(kinds, e.path.split("/")[:-1], e.target, 0) is None:
+        if e.kind is Kind.SYMLINK and not link_stays_inside(kinds, e):
             raise BuildRefusedError(
                 f"bot folder {top.name!r}: symlink {e.path!r} points outside the bot folder; "
                 "copy the file into the folder instead"

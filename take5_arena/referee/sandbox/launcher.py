@@ -77,6 +77,7 @@ from .. import defaults
 from ..errors import InfraError
 from ..kinds import BotMemory, InfraKind
 from ..match import faults
+from ..match.botlogs import READ_BYTES
 from ..match.botref import BotRef, parse_bot
 from ..match.faults import FaultKind
 from ..match.handle import AddressHandle, BotHandle, Spent
@@ -178,6 +179,8 @@ class _Instance:
         """The deals this process (and whatever it left in its container) may remember."""
         self.output_offset = 0
         """Bytes of its output already collected (a process kept for several games)."""
+        self.output_taken = 0
+        """Bytes of its output file already handed to the match, turn by turn (take_output)."""
         self.future: concurrent.futures.Future[containers.Container] = concurrent.futures.Future()
         self.pin: int | None = None
         self.oom: bool | None = None
@@ -195,6 +198,13 @@ class _Instance:
     @property
     def socket_path(self) -> Path:
         return self.socket_dir / SOCKET_NAME
+
+    @property
+    def output_file(self) -> Path | None:
+        """The file its output goes to (None: Docker's log, an image without a shell)."""
+        if self.image.file_output or self.warm is not None:
+            return self.socket_dir / sockets.OUTPUT_NAME
+        return None
 
     @property
     def container(self) -> containers.Container | None:
@@ -866,8 +876,8 @@ class _Output:
     def collect(self, inst: _Instance, container: containers.Container, client: Any) -> int:
         """Keep what `inst` wrote since its last collection; the new offset in its output file."""
         offset = inst.output_offset
-        if inst.image.file_output or inst.warm is not None:
-            data = sockets.read_output(inst.socket_dir / sockets.OUTPUT_NAME, None)[offset:]
+        if inst.output_file is not None:
+            data = sockets.read_output(inst.output_file, None)[offset:]
             offset += len(data)
             if self.log_path is None:
                 data = data[-TAIL_BYTES:]
@@ -1098,6 +1108,19 @@ class DockerBot(BotHandle):
         if self._next is not None:
             self.launcher._retire(self._next, None)
             self._next = None
+
+    def take_output(self) -> str:
+        """What the bot wrote since the last call, read from its output file: the match keeps it
+        with the turn just played (take5_arena/referee/match/botlogs.py), in every game it plays
+        here, the ladder's and a Dask worker's alike. At most READ_BYTES a call. An image
+        without a shell writes to Docker's log instead, which is not read turn by turn (its tail
+        is in `stderr_tail`, with a fault)."""
+        inst = self._current
+        path = inst.output_file if inst is not None else None
+        if inst is None or path is None:
+            return ""
+        data, inst.output_taken = sockets.read_output_since(path, inst.output_taken, READ_BYTES)
+        return data.decode("utf-8", errors="replace")
 
     def stderr_tail(self, limit: int = 2000) -> str:
         for future in self._retiring:

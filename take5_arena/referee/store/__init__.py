@@ -4,7 +4,7 @@
 
 from .base import StoreError, WithheldError, now
 from .deal_keys import DealSeason
-from .records import FaultedGame
+from .records import BotGame, FaultedGame
 from .results import SeatResult, Tally, VersionStats
 from .runs import pid_alive, seconds_since
 from .schedules import ScheduleInfo, StoredGame
@@ -15,6 +15,7 @@ from .versions import EntrantVersion
 __all__ = [
     "DB_NAME",
     "SCHEMA_VERSION",
+    "BotGame",
     "DealSeason",
     "EntrantVersion",
     "FaultedGame",

@@ -37,6 +37,21 @@ def _record(text: str) -> GameRecord:
     return cast(GameRecord, json.loads(text))
 
 
+@dataclass(frozen=True)
+class BotGame:
+    """One published game of a bot, from its seat (:meth:`Records.bot_games`)."""
+
+    game_id: str
+    finished_at: str
+    version_id: int
+    place: int
+    score: int
+    faults: int
+    seats: tuple[int, ...]
+    """Every seat's version id, the bot's own included."""
+    places: tuple[int, ...]
+
+
 class Records(Repository):
     """``store.records``: a record, all of them in order, the published ones only."""
 
@@ -129,5 +144,56 @@ class Records(Repository):
             for gid, seat, vid, finished, text in rows
         ]
 
+    def finished_at(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """When each of these recorded games finished (games not recorded are left out)."""
+        found: dict[str, str] = {}
+        for start in range(0, len(game_ids), 500):  # SQLite's bound on parameters
+            chunk = list(game_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT game_id, finished_at FROM results WHERE game_id IN ({marks})", chunk
+            )
+            found.update((gid, finished) for gid, finished in rows)
+        return found
 
-__all__ = ["UNFINISHED", "FaultedGame", "Records"]
+    def bot_games(self, version_ids: Sequence[int], limit: int) -> list[BotGame]:
+        """The newest ``limit`` published games (:meth:`unfinished_deals`) of these versions,
+        newest first, each with its date, the version's place, score and faults, and every seat's
+        version and place (its opponents)."""
+        if not version_ids:
+            return []
+        marks = ",".join("?" * len(version_ids))
+        rows = self._db.execute(
+            "SELECT sr.game_id, r.finished_at, sr.version_id, sr.place, sr.score,"
+            " json_array_length(sr.faults) FROM seat_results sr"
+            " JOIN results r ON r.game_id = sr.game_id JOIN games g ON g.game_id = sr.game_id"
+            f" WHERE sr.version_id IN ({marks}) AND g.duplicate_set NOT IN ({UNFINISHED})"
+            " ORDER BY r.seq DESC LIMIT ?",
+            (*version_ids, limit),
+        ).fetchall()
+        ids = [row[0] for row in rows]
+        seats: dict[str, list[tuple[int, int]]] = {}
+        for start in range(0, len(ids), 500):  # SQLite's bound on parameters
+            chunk = ids[start : start + 500]
+            for gid, vid, place in self._db.execute(
+                "SELECT game_id, version_id, place FROM seat_results"
+                f" WHERE game_id IN ({','.join('?' * len(chunk))}) ORDER BY game_id, seat",
+                chunk,
+            ):
+                seats.setdefault(gid, []).append((vid, place))
+        return [
+            BotGame(
+                gid,
+                finished,
+                vid,
+                place,
+                score,
+                faults,
+                tuple(v for v, _ in seats.get(gid, [])),
+                tuple(p for _, p in seats.get(gid, [])),
+            )
+            for gid, finished, vid, place, score, faults in rows
+        ]
+
+
+__all__ = ["UNFINISHED", "BotGame", "FaultedGame", "Records"]

@@ -47,13 +47,15 @@
         var cells = [
           el("td", r.rank, { class: "num" }), el("td"), el("td", r.owner),
           el("td", fixed(r.rating, 0), { class: "num" }),
-          el("td", r.interval ? fixed(r.interval[0], 0) + " to " + fixed(r.interval[1], 0) : "–"),
+          el("td", r.interval ? fixed(r.interval[0], 0) + " to " + fixed(r.interval[1], 0) : (r.no_interval || "–")),
           el("td", r.games, { class: "num" }), el("td", r.wins, { class: "num" }),
           el("td", fixed(r.mean_place, 2), { class: "num" })];
         cells[1].appendChild(botLink(r.entrant));
         cells.forEach(function (c) { tr.appendChild(c); });
         body.appendChild(tr);
       });
+      var note = document.getElementById("interval-note");
+      if (note) note.hidden = !!data.intervals;
       meta.textContent = data.games + " games rated" + (data.computed_at ? ", computed " + data.computed_at : "") + ". Updated live.";
       document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
     });
@@ -92,14 +94,78 @@
     });
   }
 
+  /* A signed-in author's own bots' output in this game ([round, turn, seat, text] rows, from
+   * /me/games/ID/output.json: their seats only), put into the turns it was printed in, where the
+   * renderer shows it beside the turn ("Bot logs this turn"). Anything else: no logs. */
+  function ownOutput(id, game) {
+    if (document.body.dataset.ownOutput !== "1") return Promise.resolve(game);
+    return fetch("/me/games/" + encodeURIComponent(id) + "/output.json", { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.json() : { logs: [] }; })
+      .then(function (own) {
+        (own.logs || []).forEach(function (row) {
+          var rnd = game.record.rounds.find(function (x) { return x.round === row[0]; });
+          var turn = rnd && (rnd.turns || []).find(function (t) { return t.turn === row[1]; });
+          if (turn) (turn.logs = turn.logs || []).push([row[2], String(row[3])]);
+        });
+        return game;
+      }, function () { return game; });
+  }
+
+  /* The author's analysis of their own seats (/me/games/ID/analysis.json), asked for by a button:
+   * each card played beside the SDK search's card, the cost, the costliest decision of each seat;
+   * each row links to its turn of the replay (#rRtT). Numbers and the seats' names only, as text. */
+  function ownAnalysis(id, game) {
+    if (document.body.dataset.ownOutput !== "1") return;
+    var box = el("section", null, { id: "analysis" });
+    var button = el("button", "Analyse my seats", { type: "button", id: "analyse" });
+    box.appendChild(el("h2", "Where your bots lost points"));
+    box.appendChild(button);
+    document.getElementById("app").appendChild(box);
+    button.addEventListener("click", function () {
+      button.disabled = true;
+      button.textContent = "Analysing …";
+      fetch("/me/games/" + encodeURIComponent(id) + "/analysis.json", { credentials: "same-origin" })
+        .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
+        .then(function (x) {
+          if (!x[0]) throw new Error(x[1].error || "refused");
+          var a = x[1];
+          button.remove();
+          if (!a.seats.length) { box.appendChild(el("p", "None of your bots played this game.", { class: "note" })); return; }
+          a.seats.forEach(function (seat) {
+            var name = game.entrants[seat] !== undefined ? game.entrants[seat] : "seat " + seat;
+            var worst = a.costliest[String(seat)];
+            if (worst) box.appendChild(el("p", name + ": the costliest decision was round " + worst[0] + ", turn " + worst[1] +
+              ": played " + worst[2] + " where the search would play " + worst[3] + " (" + worst[4] + " bull heads given away, expected).", { class: "costliest", "data-seat": String(seat) }));
+            var table = el("table", null, { class: "small analysis", "data-seat": String(seat) });
+            var head = el("tr");
+            ["Turn", "Played", "Search's card", "Cost"].forEach(function (h) { head.appendChild(el("th", h)); });
+            table.appendChild(head);
+            a.decisions.filter(function (d) { return d[0] === seat; }).forEach(function (d) {
+              var tr = el("tr");
+              var cell = el("td");
+              cell.appendChild(el("a", d[1] + "." + d[2], { href: "#r" + d[1] + "t" + (d[2] - 1) }));
+              tr.appendChild(cell);
+              tr.appendChild(el("td", d[3], { class: "num" }));
+              tr.appendChild(el("td", d[4], { class: "num" }));
+              tr.appendChild(el("td", Number(d[5]).toFixed(2), { class: "num" }));
+              table.appendChild(tr);
+            });
+            box.appendChild(table);
+          });
+        })
+        .catch(function (e) { button.disabled = false; button.textContent = "Analyse my seats"; box.appendChild(el("p", "No analysis: " + e.message, { class: "error" })); });
+    });
+  }
+
   function replay() {
     var id = document.body.dataset.game;
     fetch("/api/games/" + encodeURIComponent(id), { credentials: "same-origin" })
       .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
       .then(function (x) {
         if (!x[0]) throw new Error(x[1].error || "not found");
-        window.Take5.renderReplay(x[1]);
+        return ownOutput(id, x[1]);
       })
+      .then(function (game) { window.Take5.renderReplay(game); ownAnalysis(id, game); })
       .catch(function (e) {
         var app = document.getElementById("app");
         app.textContent = "";
