@@ -442,7 +442,7 @@ def test_a_six_game_match_claims_nothing():
 
 def test_los_does_not_claim_an_order_the_field_does_not_have():
     """Sixteen bots of equal strength, 20 games each: whatever the fitted ratings say, the LOS
-    (with the field's own spread as its prior) claims no pair at 95%, where a flat prior would."""
+    (averaged over the field's spread) claims no pair at 95%, where a flat prior would."""
     rng = np.random.default_rng(21)
     claims = flat = 0
     for _ in range(10):
@@ -455,6 +455,73 @@ def test_los_does_not_claim_an_order_the_field_does_not_have():
             v is not None and v >= 0.95 for row in I.los_from_cov(fit, iv.cov, iv.df) for v in row
         )
     assert claims <= 2 < flat
+
+
+def duplicate_tables(
+    logits: np.ndarray, tables: int, seats: int, rng: np.random.Generator, luck: float = 0.8
+) -> list[GameResult]:
+    """Duplicate sets drawn like bench/synthetic.py: each table's deal played once per rotation,
+    a seat's performance its bot's logit + the luck of the hand it holds + Gumbel noise."""
+    out = []
+    for t in range(tables):
+        who = rng.choice(len(logits), size=seats, replace=False)
+        hands = luck * rng.standard_normal(seats)
+        for r in range(seats):
+            perf = logits[who] + hands[(np.arange(seats) - r) % seats] + rng.gumbel(size=seats)
+            places = np.empty(seats, dtype=int)
+            places[np.argsort(-perf)] = np.arange(1, seats + 1)
+            out.append(
+                GameResult(
+                    f"t{t:04d}r{r}",
+                    tuple(f"b{i}" for i in who),
+                    tuple(int(10 * p) for p in places),
+                    tuple(int(p) for p in places),
+                    duplicate_set=f"t{t:04d}",
+                    played_at=t * seats + r,
+                )
+            )
+    return out
+
+
+def point_spread_los(fit: F.Fit, cov: np.ndarray, df: float) -> list[list[float]]:
+    """LOS as published before: one field spread, the ratings' variance less their errors'."""
+    tau2 = max(float(np.var(fit.elo, ddof=1)) - float(np.mean(np.diag(cov))), 0.0)
+    t = tau2 * np.eye(len(fit.elo))
+    mu = fit.elo.mean()
+    gain = t @ np.linalg.inv(t + cov + 1e-9 * np.eye(len(fit.elo)))
+    mean = mu + gain @ (fit.elo - mu)
+    post = t - gain @ t
+    shrunk = F.Fit(fit.entrants, mean, fit.logits, fit.component, fit.prior)
+    return [[v or 0.0 for v in row] for row in I.los_from_cov(shrunk, 0.5 * (post + post.T), df)]
+
+
+@pytest.mark.parametrize("spread", [0.0, 25.0])
+def test_los_is_calibrated_among_close_bots_with_few_units(spread):
+    """Eight bots within ``spread`` Elo, tables of 4, duplicate deals, 12 games each (6 sets: the
+    design effect is measured with 11 degrees of freedom): at most 5% of the LOS claims at >= 95%
+    are wrong (a claim between bots of equal strength is wrong), where the spread measured as one
+    number got a third of them wrong (bench/coverage.py --narrow: 31%)."""
+    logits = (spread / 2 - np.arange(8) * spread / 7) / ELO_PER_LOGIT
+    truth = np.argsort(np.argsort(-logits))  # 0 = strongest; ties break by index
+    rng = np.random.default_rng(53)
+    claims = wrong = old_claims = old_wrong = 0
+    for _ in range(60):
+        data = prepare(duplicate_tables(logits, 6, 4, rng))
+        fit = fit_elo(data)
+        iv = I.rating_intervals(data, fit)
+        bot = [int(e[1:]) for e in data.entrants]
+        old = point_spread_los(fit, iv.cov, iv.df)
+        for i, j in itertools.permutations(range(data.n_bots), 2):
+            better = spread > 0 and truth[bot[i]] < truth[bot[j]]
+            v = iv.los[i][j]
+            if v is not None and v >= 0.95:
+                claims += 1
+                wrong += not better
+            if old[i][j] >= 0.95:
+                old_claims += 1
+                old_wrong += not better
+    assert old_wrong > 0.2 * old_claims > 0  # the point spread's over-confidence, reproduced
+    assert wrong <= 0.05 * claims
 
 
 def test_linear_algebra_runs_on_one_blas_thread_and_restores_the_setting():

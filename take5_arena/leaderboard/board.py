@@ -137,10 +137,10 @@ def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -
         return (
             f"{level} t interval of the posterior (prior included) with the design effect "
             "measured over all whole games / duplicate sets of the tournament (Pearson, t "
-            f"degrees of freedom from the units){blend}; LOS with the field's own spread as "
-            f"prior; a bot whose games count fewer than {MIN_RESULTS:g} effective pairwise "
-            f"results, or a tournament with fewer than {MIN_DF} degrees of freedom, gets no "
-            "interval (not enough games)"
+            f"degrees of freedom from the units){blend}; LOS with a prior on the field's "
+            f"spread, averaged over it; a bot whose games count fewer than {MIN_RESULTS:g} "
+            f"effective pairwise results, or a tournament with fewer than {MIN_DF} degrees of "
+            "freedom, gets no interval (not enough games)"
         )
     return (
         f"{level} normal interval of the posterior (prior included) whose curvature is measured "
@@ -154,8 +154,9 @@ def describe_los(method: IntervalMethod | str) -> str:
     """One sentence on how the LOS were computed (the standings' ``method.los``)."""
     if IntervalMethod(method) in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
         return (
-            "the rating difference under the interval's covariance (t with the design effect's "
-            "degrees of freedom), with the field's own spread of ratings as the prior"
+            "the rating difference under the interval's covariance, with a prior on the field's "
+            "spread of ratings (even field or not), averaged over what the results say about "
+            "that spread and the design effect"
         )
     return "normal approximation of the rating difference under the interval's covariance"
 
