@@ -265,6 +265,11 @@ class Tally:
     claims: dict[int, list[float]] = field(default_factory=dict)  # bin -> per rep claims
     wrong: dict[int, list[float]] = field(default_factory=dict)
     claimed: dict[int, list[float]] = field(default_factory=dict)  # sum of claimed LOS
+    ranked: list[float] = field(default_factory=list)  # per rep: rank ranges given, true place in
+    placed: list[float] = field(default_factory=list)
+
+    def ranks(self) -> tuple[float, float]:
+        return ratio(self.placed, self.ranked)
 
     def coverage(self) -> tuple[float, float]:
         return ratio(self.hits, self.shown)
@@ -319,6 +324,15 @@ def tally(cell: Cell, method: str) -> Tally:
             ok &= ~measured[None, :]
         v = np.where(ok, los, np.nan) if los.size else np.full(ok.shape, np.nan)
         wrong = tgt[:, None] <= tgt[None, :] + TIE  # a tie is no order: claiming one is wrong
+        # rank ranges (board.rank_ranges): the true place (a set of places among ties) must meet it
+        same = comp[:, None] == comp[None, :]
+        sure = np.where(same & enough[:, None] & enough[None, :], np.nan_to_num(los), 0.0) >= 0.95
+        best = 1 + sure.sum(axis=0)
+        worst = same.sum(axis=1) - sure.sum(axis=1)
+        top = 1 + (same & (tgt[None, :] > tgt[:, None] + TIE)).sum(axis=1)
+        bottom = same.sum(axis=1) - (same & (tgt[None, :] < tgt[:, None] - TIE)).sum(axis=1)
+        t.ranked.append(float(shown.sum()))
+        t.placed.append(float((shown & (best <= bottom) & (top <= worst)).sum()))
         for bi, (lo, hi) in enumerate(BINS):
             sel = (v >= lo) & (v < hi)
             t.claims[bi].append(float(sel.sum()))
@@ -346,6 +360,7 @@ class Row(TypedDict):
     shown: dict[str, float]  # share of the measured bots shown an interval
     cov: dict[str, tuple[float, float]]  # coverage and its error
     wrong: dict[str, tuple[float, float, int]]  # share of wrong LOS claims, its error, claims
+    ranks: dict[str, tuple[float, float]]  # share of rank ranges holding the true place, error
 
 
 def report(rows: list[Row], methods: list[str]) -> None:
@@ -365,6 +380,10 @@ def report(rows: list[Row], methods: list[str]) -> None:
         v, e, n = row["wrong"][m]
         return f"{fmt(v, e)} ({n})" if n else "- (0)"
 
+    def rank_text(row: Row, m: str) -> str:
+        v, e = row["ranks"].get(m, (math.nan, math.nan))
+        return "-" if math.isnan(v) else fmt(v, e)
+
     def verdict(row: Row, m: str) -> str:
         if m not in row["cov"] or row["shown"][m] == 0:
             return "not enough"
@@ -373,17 +392,18 @@ def report(rows: list[Row], methods: list[str]) -> None:
 
     print(
         "| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in "
-        f"93-97% | LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% "
-        "wrong |"
+        f"93-97% | LOS >= 95% wrong (claims) | rank range holds | {old}: shown | {old}: coverage | "
+        f"{old}: LOS >= 95% wrong |"
     )
-    print("|---" * 13 + "|")
+    print("|---" * 14 + "|")
     for row in rows:
         shown = row["shown"]
         print(
             f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | "
             f"{row['gpb']:.0f} | {row['reps']} | {100 * shown.get(new, 0.0):.0f}% | "
             f"{cov_text(row, new)} | "
-            f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "
+            f"{verdict(row, new)} | {los_text(row, new)} | {rank_text(row, new)} | "
+            f"{100 * shown.get(old, 0.0):.0f}% | "
             f"{cov_text(row, old)} | {los_text(row, old)} |"
         )
     print("\nEvery method on the same tournaments (cells where it shows an interval):\n")
@@ -530,6 +550,7 @@ def main() -> None:
             "shown": {},
             "cov": {},
             "wrong": {},
+            "ranks": {},
         }
         for m in methods:
             t = tallies[m.value]
@@ -538,6 +559,7 @@ def main() -> None:
             row["shown"][m.value] = ratio(t.shown, t.measured)[0]
             row["cov"][m.value] = t.coverage()
             row["wrong"][m.value] = t.wrong_share()
+            row["ranks"][m.value] = t.ranks()
             for b in range(len(BINS)):
                 key = (m.value, "small" if gpb < 20 else "large")
                 by_size.setdefault(key, {x: [0.0, 0.0, 0.0] for x in range(len(BINS))})
