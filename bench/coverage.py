@@ -25,8 +25,15 @@ repetitions), and among LOS claims at 95% or more between shown bots, the share 
 claimed LOS. ``--methods`` adds the other candidates (leaderboard/intervals.py: ``posterior``,
 ``sandwich``, ``blended``, ``bootstrap``).
 
+``--narrow`` plays the fields where LOS is hardest instead: Plackett-Luce fields of spread 0, 25
+and 50 Elo from the best bot to the worst (a spread of 0: every bot equally strong, so every claim
+that one is stronger is wrong), 4 and 8 bots at tables of 2 and 4, 8 at tables of 6, 10 (and, not
+quick, 100) at tables of 10, single and duplicate deals, 5 to 100 games per bot. There a claim is
+wrong unless the target order is the claimed one (a tie is wrong too).
+
 Run: python bench/coverage.py            (the full grid: about an hour on one free core)
      python bench/coverage.py --quick    (a few minutes: tables of 4 and 10, 8 and 32 bots)
+     python bench/coverage.py --narrow --quick   (the narrow fields, a few minutes)
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ from take5_arena.leaderboard.intervals import IntervalMethod, rating_intervals
 
 SPAN = 350.0  # Elo from the best to the worst bot of a Plackett-Luce field
 GAMES_PER_BOT = (2, 5, 20, 100, 500)
+NARROW_SPREADS = (0.0, 25.0, 50.0)  # Elo from the best to the worst bot of a narrow field
+NARROW_GAMES = (5, 12, 20, 100)
 FIELD = 32  # the established field newcomers join
 FIELD_GAMES = 50
 NEWCOMERS = 16
@@ -67,6 +76,7 @@ NEWCOMER_UNITS = (1, 2, 5, 20)
 NEW = IntervalMethod.AUTO.resolved()
 OLD = IntervalMethod.ROBUST
 BINS = ((0.95, 0.99), (0.99, 1.0 + 1e-12))
+TIE = 1e-6  # Elo: targets closer than this are equal (a field of spread 0)
 
 
 #: Seats, places and table of each game, the planted strength of each bot, and the bots the
@@ -102,6 +112,7 @@ class Cell:
     bots: int
     games_per_bot: int  # asked for; the tournament's own figure is measured
     newcomer_units: int = 0  # > 0: a newcomer cell (the field has FIELD_GAMES per bot)
+    spread: float = SPAN  # Elo from the best to the worst bot (pl only)
     reps: list[Rep] = field(default_factory=list)
 
     @property
@@ -112,13 +123,14 @@ class Cell:
             if self.newcomer_units
             else f"{self.bots} bots"
         )
-        return f"{self.truth} | {self.seats} | {deals} | {what}"
+        return f"{self.truth} {self.spread:.0f} | {self.seats} | {deals} | {what}"
 
 
-def strengths(truth: str, n: int) -> np.ndarray:
-    """Planted strength, best first: logits (pl) or the probability of a random card (games)."""
+def strengths(truth: str, n: int, spread: float = SPAN) -> np.ndarray:
+    """Planted strength, best first: logits (pl, evenly spaced over ``spread`` Elo) or the
+    probability of a random card (games)."""
     if truth == "pl":
-        return (SPAN / 2 - np.arange(n) * SPAN / (n - 1)) / ELO_PER_LOGIT
+        return (spread / 2 - np.arange(n) * spread / (n - 1)) / ELO_PER_LOGIT
     return np.linspace(0.0, 1.0, n)
 
 
@@ -133,7 +145,7 @@ def play(
 def tournament(cell: Cell, rng: np.random.Generator) -> tuple[list[int], Played]:
     """Play one tournament of the cell: (the bots measured, the games)."""
     k, per = cell.seats, (cell.seats if cell.duplicate else 1)
-    power = strengths(cell.truth, cell.bots)
+    power = strengths(cell.truth, cell.bots, cell.spread)
     if not cell.newcomer_units:
         tables = synthetic.random_tables(
             cell.bots, max(1, math.ceil(cell.bots * cell.games_per_bot / (k * per))), k, rng
@@ -220,12 +232,12 @@ def _bt_solve(mean_score: np.ndarray) -> np.ndarray:
 
 def targets(cells: list[Cell]) -> None:
     """Attach the target rating of every bot to every repetition (see the module text)."""
-    groups: dict[tuple[str, int, int], list[Cell]] = {}
+    groups: dict[tuple[str, int, int, float], list[Cell]] = {}
     for c in cells:
-        groups.setdefault((c.truth, c.seats, c.bots), []).append(c)
-    for (truth, _, n), group in groups.items():
+        groups.setdefault((c.truth, c.seats, c.bots, c.spread), []).append(c)
+    for (truth, _, n, spread), group in groups.items():
         if truth == "pl":
-            fixed = synthetic.target_elo(strengths("pl", n))
+            fixed = synthetic.target_elo(strengths("pl", n, spread))
             for c in group:
                 for r in c.reps:
                     r.target = _extend(fixed, r)
@@ -253,6 +265,11 @@ class Tally:
     claims: dict[int, list[float]] = field(default_factory=dict)  # bin -> per rep claims
     wrong: dict[int, list[float]] = field(default_factory=dict)
     claimed: dict[int, list[float]] = field(default_factory=dict)  # sum of claimed LOS
+    ranked: list[float] = field(default_factory=list)  # per rep: rank ranges given, true place in
+    placed: list[float] = field(default_factory=list)
+
+    def ranks(self) -> tuple[float, float]:
+        return ratio(self.placed, self.ranked)
 
     def coverage(self) -> tuple[float, float]:
         return ratio(self.hits, self.shown)
@@ -306,7 +323,16 @@ def tally(cell: Cell, method: str) -> Tally:
         if cell.newcomer_units:  # newcomer against the field only
             ok &= ~measured[None, :]
         v = np.where(ok, los, np.nan) if los.size else np.full(ok.shape, np.nan)
-        wrong = tgt[:, None] < tgt[None, :]
+        wrong = tgt[:, None] <= tgt[None, :] + TIE  # a tie is no order: claiming one is wrong
+        # rank ranges (board.rank_ranges): the true place (a set of places among ties) must meet it
+        same = comp[:, None] == comp[None, :]
+        sure = np.where(same & enough[:, None] & enough[None, :], np.nan_to_num(los), 0.0) >= 0.95
+        best = 1 + sure.sum(axis=0)
+        worst = same.sum(axis=1) - sure.sum(axis=1)
+        top = 1 + (same & (tgt[None, :] > tgt[:, None] + TIE)).sum(axis=1)
+        bottom = same.sum(axis=1) - (same & (tgt[None, :] < tgt[:, None] - TIE)).sum(axis=1)
+        t.ranked.append(float(shown.sum()))
+        t.placed.append(float((shown & (best <= bottom) & (top <= worst)).sum()))
         for bi, (lo, hi) in enumerate(BINS):
             sel = (v >= lo) & (v < hi)
             t.claims[bi].append(float(sel.sum()))
@@ -334,6 +360,7 @@ class Row(TypedDict):
     shown: dict[str, float]  # share of the measured bots shown an interval
     cov: dict[str, tuple[float, float]]  # coverage and its error
     wrong: dict[str, tuple[float, float, int]]  # share of wrong LOS claims, its error, claims
+    ranks: dict[str, tuple[float, float]]  # share of rank ranges holding the true place, error
 
 
 def report(rows: list[Row], methods: list[str]) -> None:
@@ -353,6 +380,10 @@ def report(rows: list[Row], methods: list[str]) -> None:
         v, e, n = row["wrong"][m]
         return f"{fmt(v, e)} ({n})" if n else "- (0)"
 
+    def rank_text(row: Row, m: str) -> str:
+        v, e = row["ranks"].get(m, (math.nan, math.nan))
+        return "-" if math.isnan(v) else fmt(v, e)
+
     def verdict(row: Row, m: str) -> str:
         if m not in row["cov"] or row["shown"][m] == 0:
             return "not enough"
@@ -361,17 +392,18 @@ def report(rows: list[Row], methods: list[str]) -> None:
 
     print(
         "| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in "
-        f"93-97% | LOS >= 95% wrong (claims) | {old}: shown | {old}: coverage | {old}: LOS >= 95% "
-        "wrong |"
+        f"93-97% | LOS >= 95% wrong (claims) | rank range holds | {old}: shown | {old}: coverage | "
+        f"{old}: LOS >= 95% wrong |"
     )
-    print("|---" * 13 + "|")
+    print("|---" * 14 + "|")
     for row in rows:
         shown = row["shown"]
         print(
             f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | "
             f"{row['gpb']:.0f} | {row['reps']} | {100 * shown.get(new, 0.0):.0f}% | "
             f"{cov_text(row, new)} | "
-            f"{verdict(row, new)} | {los_text(row, new)} | {100 * shown.get(old, 0.0):.0f}% | "
+            f"{verdict(row, new)} | {los_text(row, new)} | {rank_text(row, new)} | "
+            f"{100 * shown.get(old, 0.0):.0f}% | "
             f"{cov_text(row, old)} | {los_text(row, old)} |"
         )
     print("\nEvery method on the same tournaments (cells where it shows an interval):\n")
@@ -424,6 +456,23 @@ def grid(quick: bool, truths: list[str]) -> list[Cell]:
     return cells
 
 
+def narrow_grid(quick: bool) -> list[Cell]:
+    """The narrow fields (see the module text): where the field's spread is hardest to measure."""
+    fields = {2: (4, 8), 4: (4, 8), 6: (8,), 10: (10,) if quick else (10, 100)}
+    cells = []
+    for spread in NARROW_SPREADS:
+        for k, sizes in fields.items():
+            for dup in (False, True):
+                for n in sizes:
+                    seen = set()
+                    for g in NARROW_GAMES:
+                        tables = max(1, math.ceil(n * g / (k * (k if dup else 1))))
+                        if tables not in seen:
+                            seen.add(tables)
+                            cells.append(Cell("pl", k, dup, n, g, spread=spread))
+    return cells
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -436,12 +485,15 @@ def main() -> None:
         help="bot-intervals per cell (default 2000 pl / 600 games; quick: 400 / 160)",
     )
     ap.add_argument("--truth", choices=("pl", "games", "both"), default="both")
+    ap.add_argument(
+        "--narrow", action="store_true", help="the narrow fields (spread 0-50 Elo, few bots) only"
+    )
     ap.add_argument("--methods", default="", help="extra methods, comma-separated")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     truths = ["pl", "games"] if args.truth == "both" else [args.truth]
     methods = [NEW, OLD] + [IntervalMethod(m) for m in args.methods.split(",") if m]
-    cells = grid(args.quick, truths)
+    cells = narrow_grid(args.quick) if args.narrow else grid(args.quick, truths)
     started = time.perf_counter()
     print(
         f"{len(cells)} cells; methods: {', '.join(m.value for m in methods)} "
@@ -484,7 +536,7 @@ def main() -> None:
             gpb = cell.newcomer_units * (cell.seats if cell.duplicate else 1)
         tallies = {m.value: tally(cell, m.value) for m in methods}
         row: Row = {
-            "truth": cell.truth,
+            "truth": cell.truth if cell.spread == SPAN else f"{cell.truth} ({cell.spread:.0f} Elo)",
             "seats": cell.seats,
             "deals": "duplicate" if cell.duplicate else "single",
             "bots": (
@@ -498,6 +550,7 @@ def main() -> None:
             "shown": {},
             "cov": {},
             "wrong": {},
+            "ranks": {},
         }
         for m in methods:
             t = tallies[m.value]
@@ -506,6 +559,7 @@ def main() -> None:
             row["shown"][m.value] = ratio(t.shown, t.measured)[0]
             row["cov"][m.value] = t.coverage()
             row["wrong"][m.value] = t.wrong_share()
+            row["ranks"][m.value] = t.ranks()
             for b in range(len(BINS)):
                 key = (m.value, "small" if gpb < 20 else "large")
                 by_size.setdefault(key, {x: [0.0, 0.0, 0.0] for x in range(len(BINS))})

@@ -143,8 +143,11 @@ def test_standings_document_follows_the_documented_schema(results, standings):
             "faults",
             "online_elo",
             "enough_games",
+            "rank_range",
         }
         assert row["rank"] == rank
+        best, worst = row["rank_range"]
+        assert 1 <= best <= rank <= worst <= len(doc["rows"])
         low, high = row["interval"]
         assert low <= row["rating"] <= high
     ratings = [row["rating"] for row in doc["rows"]]

@@ -24,7 +24,7 @@ import pytest
 import support
 from site_games import FAULTY, NAMES, make_records
 
-from take5_arena.leaderboard.board import compute_standings
+from take5_arena.leaderboard.board import compute_standings, format_rank_range
 from take5_arena.leaderboard.publish import file_key
 from take5_arena.leaderboard.results import results_from_records
 from take5_arena.leaderboard.site_build import publish_site
@@ -165,6 +165,10 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
         assert cells.nth(0).inner_text() == str(row["rank"])
         assert cells.nth(1).inner_text().strip() == row["entrant"]
         assert cells.nth(2).inner_text() == f"{row['rating']:.0f}"
+        span = row["rank_range"]
+        assert cells.nth(5).inner_text() == (
+            "–" if span is None else format_rank_range(tuple(span))
+        )
         if row["interval"] is None:  # not enough games: no interval, said so (the one text)
             assert not row["enough_games"] and cells.nth(3).inner_text() == "not enough games"
             continue
@@ -218,8 +222,9 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
 
 
 def test_a_bot_without_enough_games_shows_no_interval(page, tmp_path):
-    """Two games: no bot's games tell enough to rank it, so no interval is drawn or printed."""
-    few = make_records(games=2)
+    """One duplicate set of three bots: nothing measures its design effect, so no interval is drawn
+    or printed, and no rank range is given."""
+    few = make_records(games=0)
     results = results_from_records(few)
     standings = compute_standings(results, bootstrap=100, seed=0)
     assert not any(r.enough_games for r in standings.rows)
@@ -230,7 +235,8 @@ def test_a_bot_without_enough_games_shows_no_interval(page, tmp_path):
     for i in range(rows.count()):
         assert rows.nth(i).locator("td").nth(3).inner_text() == "not enough games"
         assert rows.nth(i).locator("svg.interval line.ci").count() == 0
-    assert "no honest interval yet" in page.locator("body").inner_text()
+        assert rows.nth(i).locator("td.rank-range").inner_text() == "–"
+    assert "it has no interval, and no order is claimed" in page.locator("body").inner_text()
 
 
 def test_file_keys_are_the_same_in_javascript(page, site):

@@ -95,7 +95,10 @@ def _load() -> tuple[Any, str]:
     return None, reason
 
 
-_CORE, REASON = _load()
+_CORE, _WHY = _load()
+REASON: str = _WHY
+"""Why the compiled core is not the one in use ("" when it is): not built, another version, or
+TAKE5_CORE=python."""
 COMPILED = _CORE is not None
 """Whether the compiled core is the one in use (`REASON` says why not)."""
 

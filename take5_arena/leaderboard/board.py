@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -22,7 +22,6 @@ from .intervals import (
     DEFAULT_RESAMPLES,
     LEVEL,
     MIN_DF,
-    MIN_RESULTS,
     MIN_UNITS,
     PSEUDO_UNITS,
     IntervalMethod,
@@ -69,10 +68,15 @@ class Row:
     faults: tuple[tuple[str, int], ...]  # (kind, count), sorted by kind
     online_elo: float
     enough_games: bool = True  # its games tell enough to rank it (leaderboard.intervals)
+    rank_range: tuple[int, int] | None = None  # the places its LOS leave open (rank_ranges)
 
     @property
     def interval_text(self) -> str:
         return format_interval(self.low, self.high, self.enough_games)
+
+    @property
+    def rank_range_text(self) -> str:
+        return format_rank_range(self.rank_range)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +85,7 @@ class Row:
             "rating": self.rating,
             "interval": None if self.low is None else [self.low, self.high],
             "enough_games": self.enough_games,
+            "rank_range": None if self.rank_range is None else list(self.rank_range),
             "component": self.component,
             "games": self.games,
             "wins": self.wins,
@@ -106,6 +111,51 @@ def format_interval(low: float | None, high: float | None, enough: bool = True) 
         return "-" if enough else NOT_ENOUGH_GAMES
     text = INTERVAL_FORMAT.format(low=low, high=high)
     return text if enough else f"{text} ({NOT_ENOUGH_GAMES})"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ..."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def format_rank_range(span: tuple[int, int] | None) -> str:
+    """The one text form of a rank range: "3rd-7th", "1st" once settled, "-" without one."""
+    if span is None:
+        return "-"
+    best, worst = span
+    return ordinal(best) if best == worst else f"{ordinal(best)}-{ordinal(worst)}"
+
+
+def rank_ranges(
+    los: LosMatrix, component: Sequence[int], enough: Sequence[bool], level: float = LEVEL
+) -> tuple[tuple[int, int] | None, ...]:
+    """The places within its component that the LOS leave open to each bot (rows in any order).
+
+    A bot is no higher than 1 + the bots stronger than it with LOS >= ``level``, and no lower than
+    its component's size less the bots it is stronger than with LOS >= ``level``. A bot without
+    enough games has no range (None), and counts for the others as possibly above and below them.
+    Read from the same LOS as the rest of the table, so a range is as sure as the claims it comes
+    from (bench/coverage.py measures how often the true place falls inside it).
+    """
+    n = len(component)
+    size: dict[int, int] = {}
+    for c in component:
+        size[c] = size.get(c, 0) + 1
+
+    def claims(i: int, j: int) -> bool:  # i stronger than j, LOS >= level
+        v = los[i][j] if los else None
+        return v is not None and v >= level
+
+    return tuple(
+        (
+            1 + sum(claims(j, i) for j in range(n)),
+            size[component[i]] - sum(claims(i, j) for j in range(n)),
+        )
+        if enough[i]
+        else None
+        for i in range(n)
+    )
 
 
 def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -> str:
@@ -137,10 +187,10 @@ def describe_interval(method: IntervalMethod | str, resamples: int, seed: int) -
         return (
             f"{level} t interval of the posterior (prior included) with the design effect "
             "measured over all whole games / duplicate sets of the tournament (Pearson, t "
-            f"degrees of freedom from the units){blend}; LOS with the field's own spread as "
-            f"prior; a bot whose games count fewer than {MIN_RESULTS:g} effective pairwise "
-            f"results, or a tournament with fewer than {MIN_DF} degrees of freedom, gets no "
-            "interval (not enough games)"
+            f"degrees of freedom from the units){blend}; LOS with a prior on the field's "
+            f"spread, averaged over it; below {MIN_DF} degrees of freedom the design effect "
+            "counts as at least 1; a bot without a result against another bot, or in a "
+            "tournament with no degree of freedom, gets no interval (not enough games)"
         )
     return (
         f"{level} normal interval of the posterior (prior included) whose curvature is measured "
@@ -154,8 +204,9 @@ def describe_los(method: IntervalMethod | str) -> str:
     """One sentence on how the LOS were computed (the standings' ``method.los``)."""
     if IntervalMethod(method) in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
         return (
-            "the rating difference under the interval's covariance (t with the design effect's "
-            "degrees of freedom), with the field's own spread of ratings as the prior"
+            "the rating difference under the interval's covariance, with a prior on the field's "
+            "spread of ratings (even field or not), averaged over what the results say about "
+            "that spread and the design effect"
         )
     return "normal approximation of the rating difference under the interval's covariance"
 
@@ -258,5 +309,10 @@ def compute_standings(
     los: LosMatrix = ()
     if iv is not None and iv.los and data.n_bots > 1:
         los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
+    if iv is not None:
+        spans = rank_ranges(
+            los, [r.component for r in rows], [r.enough_games for r in rows], level=LEVEL
+        )
+        rows = [replace(r, rank_range=span) for r, span in zip(rows, spans)]
     method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
     return Standings(tuple(rows), los, data.n_games, bootstrap, seed, prior, k, method)

@@ -10,13 +10,18 @@ What is published (``IntervalMethod.DESIGN``, what ``AUTO`` stands for), and why
   model that counts them as independent results is too sure at tables of 10 (70-80% coverage) and
   with duplicate deals, and a bot's own few units are too few to measure that for one bot. Pooled
   over the tournament, ``phi`` is known from a few units on, so even a newcomer's one set is judged.
-* **Who is ranked** - a bot whose pairwise results, divided by ``phi``, are worth at least
-  :data:`MIN_RESULTS` independent ones, in a tournament that measures ``phi`` with at least
-  :data:`MIN_DF` degrees of freedom (:func:`effective_results`). Other bots get no interval (NaN)
-  and no LOS: with fewer results no method measured gives an honest interval.
-* **Likelihood of superiority** - from the same covariance with the field's own spread as the prior
-  (:func:`superiority`), t with the same degrees of freedom. ``None`` on the diagonal, between bots
-  of different components (not comparable), and for a bot without enough games.
+* **Who gets an interval** - every bot with a result against another bot, in a tournament that
+  gives ``phi`` at least one degree of freedom; with fewer than :data:`MIN_DF` of them ``phi``
+  counts as at least 1 (a low one measured from a few units is mostly luck). Wherever that holds
+  the interval covers (bench/coverage.py: 95-100% also at 2-12 games per bot, where it is wide),
+  so an interval is shown, however wide, and "not enough games" (NaN, no LOS) only where none
+  exists. Hiding the bots with fewer than 16 effective results (published before) hid every bot
+  of a newcomer's first dozen games at tables of 2, whose intervals covered.
+* **Likelihood of superiority** - from the same covariance under a prior on the field's spread,
+  averaged over what the results say about that spread and about the design effect
+  (:func:`superiority`): close bots with few results are not claimed apart. ``None`` on the
+  diagonal, between bots of different components (not comparable), and for a bot without enough
+  games.
 
 The older methods stay as options and as the bench's baselines: the Laplace posterior, the
 cluster-robust sandwich, ``ROBUST`` (published before: the posterior moving per bot to the sandwich
@@ -38,7 +43,7 @@ from enum import Enum
 import numpy as np
 import numpy.typing as npt
 from scipy import linalg, sparse
-from scipy.special import expit, ndtr, ndtri, stdtr, stdtrit
+from scipy.special import chdtri, expit, ndtr, ndtri, stdtr, stdtrit
 
 from .fit import (
     ELO_PER_LOGIT,
@@ -59,11 +64,19 @@ DEFAULT_RESAMPLES = 200
 #: A bot that took part in fewer resampling units (duplicate sets, or single games) is listed as
 #: not having enough games to be ranked; its (wide) interval is still shown.
 MIN_UNITS = 3
-#: Design methods: a bot is rankable when its games tell at least this many effective results
-#: (:func:`effective_results`) ...
-MIN_RESULTS = 16.0
-#: ... and the tournament gives the design effect at least this many degrees of freedom.
+#: Design methods: with fewer degrees of freedom than this, the design effect counts as at least 1.
 MIN_DF = 10
+#: LOS averages over the field's spread (sd of the true ratings, Elo) on this many evenly spaced
+#: values from 0 to :data:`MAX_SPREAD` (:func:`superiority`).
+SPREAD_GRID = 41
+MAX_SPREAD = 800.0
+#: The prior probability that the bots of a field are equally strong (spread 0).
+EVEN_FIELD = 0.5
+#: LOS averages over this many equally likely values of the design effect (:func:`superiority`).
+DESIGN_NODES = 7
+#: Grid points of less posterior weight than this are left out of LOS (the rest reweighted): at
+#: 300 bots each point costs a 300 x 300 matrix product.
+GRID_FLOOR = 1e-4
 #: Pseudo-units of the robust covariance: a bot's measured curvature gets weight u / (u + this).
 PSEUDO_UNITS = 10.0
 
@@ -264,8 +277,7 @@ def effective_results(data: PairData, phi: float) -> FloatArray:
     the same reason ``phi`` counts as at least 1 here: duplicate deals can make the true design
     effect a little smaller, but a measured one below 1 in a small tournament is mostly luck, and
     showing the bots of exactly those tournaments covered 38% (8 bots, 5 games of 4 each, real
-    games: bench/coverage.py). So a bot with fewer than ``MIN_RESULTS`` pairwise results is never
-    ranked.
+    games: bench/coverage.py). The bench reports it; a bot with none gets no interval.
     """
     n = data.n_bots
     count = sum_by(data.edge_a[data.obs_edge], None, n) + sum_by(
@@ -276,36 +288,130 @@ def effective_results(data: PairData, phi: float) -> FloatArray:
 
 
 def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]) -> LosMatrix:
-    """LOS under an empirical prior: the ratings of each component drawn from a normal whose spread
-    is measured from the field (what the fitted ratings vary by, less what their errors do).
+    """LOS under a hierarchical prior: the ratings of each component drawn from a normal of unknown
+    spread ``tau``, and LOS averaged over what the results say about ``tau`` and about the design
+    effect.
 
-    ``r_hat ~ N(r, V)`` and ``r ~ N(mu, tau^2)`` give the posterior mean ``mu + T (T + V)^-1
-    (r_hat - mu)`` and covariance ``T - T (T + V)^-1 T`` (T = tau^2 I), and LOS from those. With
-    many games per bot tau^2 is far above V and this is the plain LOS; with few, the spread of the
-    fitted ratings is mostly their errors, and a flat prior would claim orders the field does not
-    have (measured: of LOS claims at 95-99% between bots with under 20 games, 12% wrong at tables of
-    10). Only bots in ``shown`` measure tau^2.
+    ``r_hat ~ N(r, s V)`` and ``r ~ N(mu, tau^2)`` give, for one ``tau`` and one scale ``s`` of the
+    covariance, the posterior mean ``mu + T (T + sV)^-1 (r_hat - mu)`` and covariance ``T - T (T +
+    sV)^-1 T`` (T = tau^2 I), and a normal LOS from those. A flat prior claims orders the field
+    does not have (of LOS claims at 95-99% between bots with under 20 games, 12% wrong at tables of
+    10). One ``tau`` measured from the field (the variance of the fitted ratings less their
+    errors', published before) is itself a guess from n ratings: with few bots or a narrow field it
+    came out too large about half the time, and LOS claimed orders that did not exist (8 bots
+    within 25 Elo at tables of 4, duplicate deals, 12 games each: 31% of its claims at >= 95%
+    wrong; ``bench/coverage.py --narrow``). So both are integrated out on a grid: ``tau`` on
+    :data:`SPREAD_GRID` values up to :data:`MAX_SPREAD` Elo, with prior weight :data:`EVEN_FIELD`
+    on 0 (a field of equals) and the rest uniform; ``s`` on :data:`DESIGN_NODES` equally likely
+    values of the design effect given its Pearson statistic (scaled inverse chi-square with ``df``
+    degrees of freedom: a tournament of few units may have measured it low by luck, and the
+    spread of the field then looks real). Each pair is weighted by the marginal likelihood of the
+    shown bots' fitted ratings, ``N(0, tau^2 C + sV)`` in the centred subspace (C the centring
+    matrix). A field as alike as its errors keeps its weight near ``tau = 0``, where every LOS is
+    near 50%; a field spread far beyond its errors puts it all near one ``tau``, and LOS is the
+    plain one. Only bots in ``shown`` weigh the grid.
     """
     n = len(fit.elo)
     if n == 0:
         return ()
     comp = fit.component
-    tau2 = np.zeros(n)
+    los = np.full((n, n), np.nan)
     for c in np.unique(comp):
-        sel = (comp == c) & shown
-        if sel.sum() >= 2:
-            spread = float(np.var(fit.elo[sel], ddof=1)) - float(np.mean(np.diag(cov)[sel]))
-            tau2[comp == c] = max(spread, 0.0)
-    mu = np.zeros(n)
-    for c in np.unique(comp):
-        sel = comp == c
-        mu[sel] = fit.elo[sel].mean()
-    t = np.diag(tau2)
-    gain = t @ _inverse(t + cov + 1e-9 * np.eye(n))
-    mean = mu + gain @ (fit.elo - mu)
-    post = t - gain @ t
-    post = 0.5 * (post + post.T)
-    return los_from_cov(Fit(fit.entrants, mean, fit.logits, comp, fit.prior), post, df)
+        members = np.flatnonzero(comp == c)
+        if len(members) < 2:
+            continue
+        los[np.ix_(members, members)] = _component_los(
+            fit.elo[members], cov[np.ix_(members, members)], df, shown[members]
+        )
+    same = comp[:, None] == comp[None, :]
+    return tuple(
+        tuple(float(los[i, j]) if i != j and same[i, j] else None for j in range(n))
+        for i in range(n)
+    )
+
+
+def _design_scales(df: float) -> FloatArray:
+    """Equally likely values of (true design effect) / (measured one): ``df / chi2_df`` at the
+    midpoints of :data:`DESIGN_NODES` equal slices of probability (1 when ``df`` is infinite)."""
+    if math.isinf(df):
+        return np.ones(1)
+    probs = (np.arange(DESIGN_NODES) + 0.5) / DESIGN_NODES
+    out: FloatArray = df / chdtri(df, probs)  # chdtri: upper-tail quantile, so increasing in probs
+    return out
+
+
+def _component_los(
+    elo: FloatArray, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]
+) -> FloatArray:
+    """:func:`superiority` within one component (ratings and covariance centred on it)."""
+    m = len(elo)
+    basis = _contrasts(m)  # m x (m-1), orthonormal, orthogonal to the ones vector
+    v = basis.T @ cov @ basis
+    lam, q = np.linalg.eigh(0.5 * (v + v.T))
+    lam = np.maximum(lam, 0.0)
+    u = basis @ q  # the ratings' directions, in which V is diagonal
+    z = q.T @ (basis.T @ (elo - elo.mean()))
+    taus = np.linspace(0.0, MAX_SPREAD, SPREAD_GRID)
+    scales = _design_scales(df)
+    weights = _grid_weights(elo, cov, shown, taus, scales)
+    keep = np.argwhere(weights >= GRID_FLOOR)  # the grid points that carry weight
+    t2 = taus[keep[:, 0]] ** 2
+    sv = scales[keep[:, 1], None] * lam[None, :]  # points x directions
+    total = t2[:, None] + sv
+    shrink = np.where(total > 0, t2[:, None] / np.where(total > 0, total, 1.0), 0.0)
+    w = weights[keep[:, 0], keep[:, 1]]
+    w = w / w.sum()
+    out = np.zeros((m, m))
+    block = max(1, 2_000_000 // (m * m))  # grid points per batch: about 16 MB of m x m arrays
+    for lo in range(0, len(keep), block):
+        part = slice(lo, lo + block)
+        mean = (shrink[part] * z[None, :]) @ u.T  # points x bots
+        post = (u[None, :, :] * (shrink[part] * sv[part])[:, None, :]) @ u.T  # T - T(T+sV)^-1 T
+        var = np.diagonal(post, axis1=1, axis2=2)
+        sd = np.sqrt(np.maximum(var[:, :, None] + var[:, None, :] - 2.0 * post, 0.0))
+        d = mean[:, :, None] - mean[:, None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cdf = ndtr(d / np.where(sd > 1e-9, sd, 1.0))
+        sure = np.where(d > 1e-9, 1.0, np.where(d < -1e-9, 0.0, 0.5))
+        out += np.tensordot(w[part], np.where(sd > 1e-9, cdf, sure), axes=1)
+    return out
+
+
+def _grid_weights(
+    elo: FloatArray,
+    cov: FloatArray,
+    shown: npt.NDArray[np.bool_],
+    taus: FloatArray,
+    scales: FloatArray,
+) -> FloatArray:
+    """Posterior weight of each (field spread, design scale) pair given the shown bots' fitted
+    ratings, ``r_hat ~ N(0, tau^2 C + sV)`` in the centred subspace (shape: taus x scales)."""
+    prior = np.full(len(taus), (1.0 - EVEN_FIELD) / max(len(taus) - 1, 1))
+    prior[0] = EVEN_FIELD
+    joint = prior[:, None] * np.full(len(scales), 1.0 / len(scales))[None, :]
+    sel = np.flatnonzero(shown)
+    if len(sel) < 2:  # nothing measures the spread: the prior alone
+        out: FloatArray = joint
+        return out
+    basis = _contrasts(len(sel))
+    v = basis.T @ cov[np.ix_(sel, sel)] @ basis
+    lam, q = np.linalg.eigh(0.5 * (v + v.T))
+    lam = np.maximum(lam, 0.0)
+    z2 = (q.T @ (basis.T @ (elo[sel] - elo[sel].mean()))) ** 2
+    total = taus[:, None, None] ** 2 + scales[None, :, None] * lam[None, None, :] + 1e-9
+    loglik = -0.5 * np.sum(np.log(total) + z2 / total, axis=2)
+    w = joint * np.exp(loglik - loglik.max())
+    out = w / w.sum()
+    return out
+
+
+def _contrasts(m: int) -> FloatArray:
+    """An orthonormal basis (m x (m-1)) of the vectors that sum to zero (Helmert's)."""
+    out = np.zeros((m, m - 1))
+    for j in range(1, m):
+        out[:j, j - 1] = 1.0 / math.sqrt(j * (j + 1))
+        out[j, j - 1] = -j / math.sqrt(j * (j + 1))
+    return out
 
 
 def units_per_bot(data: PairData) -> IndexArray:
@@ -380,11 +486,11 @@ def rating_intervals(
 ) -> Intervals:
     """The :data:`LEVEL` intervals and LOS of a fit.
 
-    ``resamples`` and ``seed`` matter only for the bootstrap. Under the design methods a bot is
-    rankable when its games tell at least :data:`MIN_RESULTS` effective results and the tournament
-    has :data:`MIN_DF` degrees of freedom to measure the design effect with; other bots get no
-    interval (NaN) and no LOS. Under the older methods a bot in fewer than :data:`MIN_UNITS` units
-    is marked, its interval still given.
+    ``resamples`` and ``seed`` matter only for the bootstrap. Under the design methods a bot gets
+    an interval and LOS when it has a result against another bot and the tournament gives the
+    design effect a degree of freedom (see the module text); other bots get NaN and no LOS.
+    Under the older methods a bot in fewer than :data:`MIN_UNITS` units is marked, its interval
+    still given.
     """
     method = IntervalMethod(method).resolved()
     n = data.n_bots
@@ -403,17 +509,19 @@ def rating_intervals(
         if method in (IntervalMethod.DESIGN, IntervalMethod.BLENDED):
             disp = dispersion(data, fit)
             info = effective_results(data, disp.phi)
-            enough = (info >= MIN_RESULTS) & (disp.df >= MIN_DF)
+            enough = (info > 0) & (disp.df >= 1)
+            # a design effect measured low from few units is mostly luck: count it as at least 1
+            phi = disp.phi if disp.df >= MIN_DF else max(disp.phi, 1.0)
             if method is IntervalMethod.DESIGN:
-                cov = design_cov(data, fit, disp.phi)
+                cov = design_cov(data, fit, phi)
             else:
-                cov = blended_cov(data, fit, disp.phi)
+                cov = blended_cov(data, fit, phi)
             df = float(max(disp.df, 1))
             half = stdtrit(df, 0.5 + LEVEL / 2.0) * np.sqrt(np.maximum(np.diag(cov), 0.0))
             low = np.where(enough, fit.elo - half, np.nan)
             high = np.where(enough, fit.elo + half, np.nan)
             los = _shown_only(superiority(fit, cov, df, enough), enough)
-            return Intervals(method, low, high, cov, los, enough, 0, df, disp.phi, info)
+            return Intervals(method, low, high, cov, los, enough, 0, df, phi, info)
         enough = units_per_bot(data) >= MIN_UNITS
         if method is IntervalMethod.POSTERIOR:
             cov = posterior_cov(data, fit)

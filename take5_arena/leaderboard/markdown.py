@@ -38,6 +38,7 @@ HEADERS = (
     "Bot",
     "Rating",
     "95% interval",
+    "Rank range",
     "LOS next",
     "Games",
     "Wins",
@@ -47,7 +48,7 @@ HEADERS = (
     "Faults",
     "Online Elo",
 )
-RIGHT = {0, 2, 4, 5, 6, 7, 8, 9, 11}
+RIGHT = {0, 2, 5, 6, 7, 8, 9, 10, 12}
 
 
 def table_cells(standings: Standings) -> list[list[str]]:
@@ -62,6 +63,7 @@ def table_cells(standings: Standings) -> list[list[str]]:
                 name,
                 f"{r.rating:.0f}",
                 fmt_interval(r),
+                r.rank_range_text,
                 fmt_los(standings, i),
                 str(r.games),
                 fmt_wins(r.wins),
@@ -127,6 +129,12 @@ def standings_markdown(
             "Interval: "
             + describe_interval(standings.interval_method, standings.bootstrap, standings.seed)
             + "."
+        )
+    if standings.bootstrap:
+        notes.append(
+            "Rank range: the places within its pool that the LOS at 95% leave open to the bot "
+            '(1 + the bots surely stronger, to the pool size less the bots surely weaker); "-" '
+            "without an interval."
         )
     if standings.los:
         notes.append(

@@ -215,6 +215,17 @@
     return fixed(r.interval[0], 0) + " – " + fixed(r.interval[1], 0) + (r.enough_games === false ? " (not enough games)" : "");
   }
 
+  /* The one text form of a rank range (as standings.md prints it): "3rd-7th", "1st", "–". */
+  function ordinal(n) {
+    var suffix = n % 100 >= 10 && n % 100 <= 20 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+    return n + suffix;
+  }
+  function rankRangeText(r) {
+    if (!r.rank_range) return "–";
+    var best = r.rank_range[0], worst = r.rank_range[1];
+    return best === worst ? ordinal(best) : ordinal(best) + "-" + ordinal(worst);
+  }
+
   /* The interval of one bot on a shared axis: a bar from low to high and a dot at the rating. */
   function intervalScale(rows) {
     var lo = Infinity, hi = -Infinity;
@@ -485,7 +496,7 @@
     var head = el("tr", null,
       ["#", "Bot", "Rating", "95% interval"].map(function (h) { return el("th", { scope: "col", text: h }); }),
       el("th", { scope: "col", class: "interval-head" }, intervalAxis(scale)),
-      ["LOS next", "Games", "Wins", "Win %", "Mean penalty", "Mean place", "Faults", "Online Elo"].map(function (h) {
+      ["Rank range", "LOS next", "Games", "Wins", "Win %", "Mean penalty", "Mean place", "Faults", "Online Elo"].map(function (h) {
         return el("th", { scope: "col", text: h });
       }));
     var body = rows.map(function (r, i) {
@@ -497,6 +508,8 @@
         el("td", { class: "num rating", text: fixed(r.rating, 0) }),
         el("td", { class: "num ci-text", text: intervalText(r) }),
         el("td", { class: "interval-cell" }, intervalBar(scale, r)),
+        el("td", { class: "num rank-range", text: rankRangeText(r),
+          title: r.rank_range ? "the places the 95% LOS leave open to " + r.entrant : null }),
         el("td", { class: "num", text: pct(next), title: next === null ? null : "chance that " + r.entrant + " is stronger than " + rows[i + 1].entrant }),
         el("td", { class: "num", text: r.games }),
         el("td", { class: "num", text: wins(r.wins) }),
@@ -510,7 +523,8 @@
       "Rating on the Elo scale (pool mean 1500); the bar is the 95% interval, the dot the rating" +
       (data.method && data.method.interval ? " (" + data.method.interval + ")." : ".") +
       (rows.some(function (r) { return r.enough_games === false; })
-        ? " A bot marked \u201cnot enough games\u201d has played too few to be ranked: it has no honest interval yet, and no order is claimed for it." : "") +
+        ? " A bot marked \u201cnot enough games\u201d has no result against another bot yet (or the tournament none to measure its design effect with): it has no interval, and no order is claimed for it." : "") +
+      " The rank range is the places within its pool that the 95% LOS leave open to the bot." +
       (multi ? " Bots of different pools never met, directly or through others: their ratings are not comparable." : ""),
       el("div", { class: "scroll" }, el("table", { id: "standings", class: "standings" }, el("thead", null, head), el("tbody", null, body)))));
 
@@ -573,6 +587,7 @@
     var facts = [
       ["Rating", fixed(r.rating, 0)],
       ["95% interval", intervalText(r)],
+      ["Rank range", rankRangeText(r)],
       ["Games", r.games], ["Wins", wins(r.wins) + (r.outright_wins !== r.wins ? " (" + r.outright_wins + " outright)" : "")],
       ["Win %", r.games ? fixed(100 * r.wins / r.games, 1) : "–"],
       ["Mean penalty", fixed(r.mean_penalty, 1)], ["Mean place", fixed(r.mean_place, 2)],
