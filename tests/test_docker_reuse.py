@@ -304,7 +304,6 @@ def test_a_fork_server_that_does_not_answer_is_the_hosts_failure(monkeypatch, re
         pytest.skip("no warm containers here (gVisor, or a referee without root)")
     _stalled_fork_server(DockerLauncher, monkeypatch)
     with DockerLauncher(run_id=f"pytest-{TOKEN}-{secrets.token_hex(2)}", reaper=False) as launcher:
-        started = time.monotonic()
         with pytest.raises(InfraError) as caught:
             run_match(
                 [example("lowest"), example("random")],
@@ -316,8 +315,8 @@ def test_a_fork_server_that_does_not_answer_is_the_hosts_failure(monkeypatch, re
                 launcher=launcher,
             )
         assert caught.value.kind == InfraKind.SANDBOX
+        # the wall cap of the options (3 s), not a fixed one: said in the detail, not timed here
         assert "not started within 3 s" in caught.value.detail
-        assert time.monotonic() - started < 30  # the wall cap of the options, not a fixed one
     done = referee_cli(
         [
             "match",
