@@ -125,7 +125,7 @@ start() {
             supervise "$dir/worker.pid" "$dir/worker.log" \
             dask worker "tcp://127.0.0.1:$PORT" --host 127.0.0.1 --name "take5-worker-$i" \
             --nworkers 1 --nthreads "$THREADS" --local-directory "$dir" --no-dashboard \
-            --preload take5_arena.referee.tournament.worker_plugin
+            --preload take5_arena.referee.tournament.run.workers
     done
     timeout 120 python3 -c "import sys; from distributed import Client
 c = Client(sys.argv[1], timeout=60); c.wait_for_workers(int(sys.argv[2]), timeout=100); c.close()" \
