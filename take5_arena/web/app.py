@@ -68,6 +68,7 @@ from take5_arena.service.errors import (
 )
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
+from take5_arena.web.guard import client_key
 from take5_arena.web.live import LIVE, STANDINGS, LiveHub, game_feed
 from take5_arena.web.security import (
     HEADERS,
@@ -109,6 +110,7 @@ class WebConfig:
     streams_per_client: int = defaults.STREAMS_PER_CLIENT
     max_streams: int = defaults.MAX_STREAMS
     heartbeat_seconds: float = defaults.HEARTBEAT_SECONDS
+    stream_seconds: float = defaults.STREAM_SECONDS
 
 
 class Refused(Exception):
@@ -128,7 +130,8 @@ class _Streams:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client is not None else "?"
+    """Whom the request counts as for its address's limits (take5_arena/web/guard.py)."""
+    return client_key(request.client.host) if request.client is not None else "?"
 
 
 class WebApp:
@@ -537,7 +540,9 @@ class WebApp:
 
     async def stream(self, request: Request, feed: str) -> Response:
         """A server-sent-event stream of ``feed``: its present state, then each change (a viewer
-        that falls behind gets the newest only), and a comment line as a keep-alive."""
+        that falls behind gets the newest only), and a comment line as a keep-alive; it ends
+        after ``stream_seconds`` (the browser comes back by itself), so no one holds a place for
+        ever."""
         client = _client(request)
         streams = self.streams
         if streams.total >= self.config.max_streams:
@@ -548,12 +553,14 @@ class WebApp:
         streams.per_client[client] = streams.per_client.get(client, 0) + 1
         viewer = self.hub.subscribe(feed)
         heartbeat = self.config.heartbeat_seconds
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self.config.stream_seconds
 
         async def events() -> AsyncIterator[str]:
             try:
                 yield "retry: 2000\n\n"
-                while True:
-                    data = await viewer.next(heartbeat)
+                while (left := end - loop.time()) > 0:
+                    data = await viewer.next(min(heartbeat, left))
                     yield ": keep-alive\n\n" if data is None else f"data: {data}\n\n"
             finally:
                 self.hub.unsubscribe(feed, viewer)
