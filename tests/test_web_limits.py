@@ -1,7 +1,7 @@
 """The web pages against idle and slow clients (take5_arena/web/guard.py, docs/web.md "Limits"):
-a real `referee serve --web` on loopback with small caps (200 connections, streams of 3 s, a body
-time of 3 s), attacked from other loopback addresses (127.0.0.2 and up: the whole 127/8 is local).
-Every attack is bounded in sockets and seconds and ends with the test.
+a real `referee serve --web` on loopback with small caps (200 connections, 20 streams of 8 s, a
+body time of 3 s), attacked from other loopback addresses (127.0.0.2 and up: all of 127/8 is
+local). Every attack is bounded in sockets and seconds and ends with the test.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from take5_arena.web import defaults
 httpx = pytest.importorskip("httpx")
 
 MAX_CONNECTIONS = 200
-STREAM_SECONDS = 3
+MAX_STREAMS = 20
+STREAM_SECONDS = 8
 BODY_SECONDS = 3
 
 
@@ -40,6 +41,8 @@ class LimitedArena(Server):
             "--no-ladder",
             "--web-max-connections",
             str(MAX_CONNECTIONS),
+            "--web-max-streams",
+            str(MAX_STREAMS),
             "--web-stream-seconds",
             str(STREAM_SECONDS),
             "--upload-seconds",
@@ -164,23 +167,37 @@ def test_a_body_that_never_ends_is_cut_off(arena):
         assert got == b"", got
 
 
+def read_to_end(response: httpx.Response, seconds: float) -> bytes:
+    """The rest of a stream, which must end within ``seconds`` (checked at each chunk: the server
+    sends a keep-alive every 15 s, so a stream that never ends fails here)."""
+    deadline = time.monotonic() + seconds
+    body = b""
+    for chunk in response.iter_bytes():
+        body += chunk
+        assert time.monotonic() < deadline, "the stream did not end in time"
+    return body
+
+
 def test_one_address_cannot_hold_every_stream(arena):
-    """An address opens live streams past its cap: the one past it gets 429 while another address
-    gets its stream; and a stream ends by itself after its time (3 s here)."""
+    """An address opens live streams past its cap: the one past it gets 429. Another holds four
+    more, and the 20 places are all taken: a newcomer from a third address still gets a stream,
+    in the place of the busiest address's oldest, which ends at once. Every stream ends by
+    itself after its time (8 s here)."""
     cap = defaults.STREAMS_PER_CLIENT
+    live = arena.url + "/events/live"
     with contextlib.ExitStack() as stack:
         hog = stack.enter_context(client("127.0.0.30"))
-        for _ in range(cap):
-            got = stack.enter_context(hog.stream("GET", arena.url + "/events/live"))
-            assert got.status_code == 200
-        past = hog.get(arena.url + "/events/live")
-        assert past.status_code == 429, past.status_code
-        with client("127.0.0.31") as other, other.stream("GET", arena.url + "/events/live") as got:
+        opened = time.monotonic()
+        held = [stack.enter_context(hog.stream("GET", live)) for _ in range(cap)]
+        assert [r.status_code for r in held] == [200] * cap
+        assert hog.get(live).status_code == 429
+        few = stack.enter_context(client("127.0.0.32"))
+        rest = [stack.enter_context(few.stream("GET", live)) for _ in range(MAX_STREAMS - cap)]
+        assert [r.status_code for r in rest] == [200] * len(rest)
+        with client("127.0.0.31") as other, other.stream("GET", live) as got:
             assert got.status_code == 200
             assert got.headers["content-type"].startswith("text/event-stream")
-            deadline = time.monotonic() + STREAM_SECONDS + 20  # a heartbeat every 15 s
-            body = b""
-            for chunk in got.iter_bytes():  # ends: the server closes the stream
-                body += chunk
-                assert time.monotonic() < deadline, "the stream never ended"
+            read_to_end(held[0], STREAM_SECONDS - 2)  # the hog's oldest gave its place
+            assert time.monotonic() - opened < STREAM_SECONDS - 1
+            body = read_to_end(got, STREAM_SECONDS + 10)  # ends after its time
             assert body.startswith(b"retry: 2000"), body[:100]

@@ -291,6 +291,13 @@ def _server_limits(f: Any) -> Any:
     help='Connections the web pages hold at once (docs/web.md, "Limits").',
 )
 @click.option(
+    "--web-max-streams",
+    type=click.IntRange(min=1),
+    default=web_defaults.MAX_STREAMS,
+    show_default=True,
+    help='Live streams of the pages open at once (docs/web.md, "Limits").',
+)
+@click.option(
     "--web-stream-seconds",
     type=click.FloatRange(min=1),
     default=web_defaults.STREAM_SECONDS,
@@ -328,6 +335,7 @@ def serve(
     web: str | None,
     web_session_seconds: float,
     web_max_connections: int,
+    web_max_streams: int,
     web_stream_seconds: float,
     **settings: Any,
 ) -> None:
@@ -348,6 +356,7 @@ def serve(
             insecure_public,
             web_session_seconds,
             web_max_connections,
+            web_max_streams,
             web_stream_seconds,
         )
         try:

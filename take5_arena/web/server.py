@@ -46,6 +46,7 @@ class WebOptions:
     insecure_public: bool = False
     session_seconds: float = defaults.SESSION_SECONDS
     max_connections: int = defaults.MAX_CONNECTIONS
+    max_streams: int = defaults.MAX_STREAMS
     stream_seconds: float = defaults.STREAM_SECONDS
 
     @property
@@ -103,6 +104,7 @@ class WebServer:
         config = WebConfig(
             tls=options.tls,
             session_seconds=options.session_seconds,
+            max_streams=options.max_streams,
             stream_seconds=options.stream_seconds,
         )
         self.web: WebApp = create_app(web_parts, config, self.hub)
