@@ -201,3 +201,53 @@ def test_one_address_cannot_hold_every_stream(arena):
             assert time.monotonic() - opened < STREAM_SECONDS - 1
             body = read_to_end(got, STREAM_SECONDS + 10)  # ends after its time
             assert body.startswith(b"retry: 2000"), body[:100]
+
+
+def test_a_client_that_stops_reading_is_cut_off():
+    """A slow reader: a client that asks for a large answer and reads none of it is cut off once
+    the server's buffers have been full for the write deadline (1 s here), instead of holding its
+    connection for ever. uvicorn with the guarded protocol in this process, on loopback; the
+    answer is 256 MiB, far more than the kernel's buffers hold."""
+    import asyncio
+    import threading
+
+    import uvicorn
+
+    from take5_arena.web.guard import ConnectionGuard, Deadlines, guarded_protocol
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        block = b"x" * (1 << 20)
+        for _ in range(256):
+            await send({"type": "http.response.body", "body": block, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    guard = ConnectionGuard(total=10, per_client=5)
+    protocol = guarded_protocol(guard, Deadlines(5.0, 5.0, write_seconds=1.0))
+    config = uvicorn.Config(app, http=protocol, lifespan="off", log_level="error")
+    server = uvicorn.Server(config)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[listener])))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        with sock:
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            time.sleep(5)  # reads nothing: the server's buffers fill, then the deadline passes
+            assert guard.open == 0, "the slow reader is still held"
+            got = 0
+            sock.settimeout(10)
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := sock.recv(1 << 16):
+                    got += len(chunk)
+            assert got < 256 << 20, got
+    finally:
+        server.should_exit = True
+        thread.join(30)
