@@ -20,9 +20,10 @@ With ``--slow N`` it measures instead the pages under slowloris: a visitor (127.
 clients (40 per address, from 127.0.2.x) each send a request's head a line every two seconds and
 never finish it, connecting again whenever the server cuts them off. It prints the visitor's
 answers by status and its p50/p99 (over every request: a refusal counts at its own time), and how
-many times the slow clients were cut off.
+many times the slow clients were cut off. ``--streams M`` holds M live-standings streams open
+meanwhile (16 per address, from 127.0.3.x, opened again when they end).
 
-Usage: python3 bench/web.py [--viewers 200] [--seconds 20] [--slow 4000]
+Usage: python3 bench/web.py [--viewers 200] [--seconds 20] [--slow 4000 [--streams 2000]]
 """
 
 from __future__ import annotations
@@ -338,25 +339,45 @@ def visit(url: str, seconds: float) -> dict[str, object]:
     }
 
 
-def slow_bench(arena: Arena, n: int, seconds: float) -> None:
+async def hold_streams(host: str, port: int, n: int, stop: asyncio.Event) -> None:
+    """``n`` live-standings streams, 16 per address (127.0.3.x), each opened again when it ends."""
+
+    async def one(i: int) -> None:
+        while not stop.is_set():
+            async for _ in sse(host, port, "/events/standings", f"127.0.3.{1 + i // 16}"):
+                if stop.is_set():
+                    return
+            await asyncio.sleep(2)  # the browser's retry
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+
+
+def slow_bench(arena: Arena, n: int, streams: int, seconds: float) -> None:
     host, port = "127.0.0.1", int(arena.url.rsplit(":", 1)[1])
     alone = visit(arena.url, seconds)
     cuts = [0]
 
     async def flood() -> dict[str, object]:
         stop = asyncio.Event()
-        task = asyncio.create_task(slowloris(host, port, n, cuts, stop))
+        tasks = [
+            asyncio.create_task(slowloris(host, port, n, cuts, stop)),
+            asyncio.create_task(hold_streams(host, port, streams, stop)),
+        ]
         await asyncio.sleep(min(10.0, seconds))  # every slow client connected
         got = await asyncio.to_thread(visit, arena.url, seconds)
         stop.set()
-        await asyncio.wait_for(task, 30)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         return got
 
     under = asyncio.run(flood())
-    print(f"{'slow clients':>12} {'p50 ms':>8} {'p99 ms':>8}  answers")
-    for count, r in ((0, alone), (n, under)):
-        print(f"{count:>12} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f}  {r['statuses']}")
+    print(f"{'slow clients':>12} {'streams':>8} {'p50 ms':>8} {'p99 ms':>8}  answers")
+    for count, held, r in ((0, 0, alone), (n, streams, under)):
+        print(f"{count:>12} {held:>8} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f}  {r['statuses']}")
     print(f"slow clients cut off by the server: {cuts[0]}")
+    if REFUSED:
+        print(f"streams refused by the server: {REFUSED}")
 
 
 def main() -> None:
@@ -364,12 +385,13 @@ def main() -> None:
     parser.add_argument("--viewers", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--slow", type=int, default=0, help="slow clients (see above)")
+    parser.add_argument("--streams", type=int, default=0, help="with --slow: streams held too")
     args = parser.parse_args()
     if args.slow:
         with tempfile.TemporaryDirectory() as tmp:
             arena = Arena(Path(tmp) / "T")
             try:
-                slow_bench(arena, args.slow, args.seconds)
+                slow_bench(arena, args.slow, args.streams, args.seconds)
             finally:
                 arena.stop()
         return
