@@ -15,7 +15,15 @@ the ladder playing and nobody watching), one viewer (the baseline lag), N viewer
 server process's own user+system time (/proc/PID/stat; the bots are other processes), and the
 figure per viewer is (CPU with N - CPU with none) / N per second.
 
-Usage: python3 bench/web.py [--viewers 200] [--seconds 20]
+With ``--slow N`` it measures instead the pages under slowloris: a visitor (127.0.0.1) asks for
+``/`` and ``/games`` one after the other for the phase's seconds, first alone, then while N slow
+clients (40 per address, from 127.0.2.x) each send a request's head a line every two seconds and
+never finish it, connecting again whenever the server cuts them off. It prints the visitor's
+answers by status and its p50/p99 (over every request: a refusal counts at its own time), and how
+many times the slow clients were cut off. ``--streams M`` holds M live-standings streams open
+meanwhile (16 per address, from 127.0.3.x, opened again when they end).
+
+Usage: python3 bench/web.py [--viewers 200] [--seconds 20] [--slow 4000 [--streams 2000]]
 """
 
 from __future__ import annotations
@@ -278,11 +286,115 @@ async def watch(
     }
 
 
+async def slowloris(host: str, port: int, n: int, cuts: list[int], stop: asyncio.Event) -> None:
+    """``n`` clients that never finish a request's head (a line every 2 s), 40 per address."""
+
+    async def one(i: int) -> None:
+        source = f"127.0.{2 + i // 10000}.{1 + (i // 40) % 250}"
+        while not stop.is_set():
+            try:
+                _, writer = await asyncio.open_connection(host, port, local_addr=(source, 0))
+            except OSError:
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                writer.write(f"GET / HTTP/1.1\r\nHost: {host}\r\n".encode())
+                while not stop.is_set():
+                    await writer.drain()
+                    await asyncio.sleep(2)
+                    if writer.transport.is_closing():
+                        break
+                    writer.write(b"x-slow: 1\r\n")
+            except OSError:
+                pass
+            finally:
+                writer.close()
+            if not stop.is_set():
+                cuts[0] += 1
+                await asyncio.sleep(0.5)
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+
+
+def visit(url: str, seconds: float) -> dict[str, object]:
+    """A visitor's pages for ``seconds``: statuses, and the p50 and p99 of every request."""
+    times: list[float] = []
+    statuses: dict[str, int] = {}
+    end = time.monotonic() + seconds
+    with httpx.Client(base_url=url, timeout=30) as http:
+        while time.monotonic() < end:
+            for path in ("/", "/games"):
+                t0 = time.monotonic()
+                try:
+                    status = str(http.get(path).status_code)
+                except httpx.HTTPError as error:
+                    status = type(error).__name__
+                times.append(time.monotonic() - t0)
+                statuses[status] = statuses.get(status, 0) + 1
+    times.sort()
+    return {
+        "statuses": statuses,
+        "p50_ms": 1000 * times[len(times) // 2],
+        "p99_ms": 1000 * times[int(0.99 * (len(times) - 1))],
+    }
+
+
+async def hold_streams(host: str, port: int, n: int, stop: asyncio.Event) -> None:
+    """``n`` live-standings streams, 16 per address (127.0.3.x), each opened again when it ends."""
+
+    async def one(i: int) -> None:
+        while not stop.is_set():
+            async for _ in sse(host, port, "/events/standings", f"127.0.3.{1 + i // 16}"):
+                if stop.is_set():
+                    return
+            await asyncio.sleep(2)  # the browser's retry
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+
+
+def slow_bench(arena: Arena, n: int, streams: int, seconds: float) -> None:
+    host, port = "127.0.0.1", int(arena.url.rsplit(":", 1)[1])
+    alone = visit(arena.url, seconds)
+    cuts = [0]
+
+    async def flood() -> dict[str, object]:
+        stop = asyncio.Event()
+        tasks = [
+            asyncio.create_task(slowloris(host, port, n, cuts, stop)),
+            asyncio.create_task(hold_streams(host, port, streams, stop)),
+        ]
+        await asyncio.sleep(min(10.0, seconds))  # every slow client connected
+        got = await asyncio.to_thread(visit, arena.url, seconds)
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return got
+
+    under = asyncio.run(flood())
+    print(f"{'slow clients':>12} {'streams':>8} {'p50 ms':>8} {'p99 ms':>8}  answers")
+    for count, held, r in ((0, 0, alone), (n, streams, under)):
+        print(f"{count:>12} {held:>8} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f}  {r['statuses']}")
+    print(f"slow clients cut off by the server: {cuts[0]}")
+    if REFUSED:
+        print(f"streams refused by the server: {REFUSED}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--viewers", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--slow", type=int, default=0, help="slow clients (see above)")
+    parser.add_argument("--streams", type=int, default=0, help="with --slow: streams held too")
     args = parser.parse_args()
+    if args.slow:
+        with tempfile.TemporaryDirectory() as tmp:
+            arena = Arena(Path(tmp) / "T")
+            try:
+                slow_bench(arena, args.slow, args.streams, args.seconds)
+            finally:
+                arena.stop()
+        return
     with tempfile.TemporaryDirectory() as tmp:
         arena = Arena(Path(tmp) / "T")
         try:

@@ -45,6 +45,7 @@ from take5_arena.service.ladder import LadderConfig
 from take5_arena.service.organiser import holdings, revoke_author, unban_bot, withdraw_bot
 from take5_arena.service.serve import ServeOptions
 from take5_arena.service.serve import serve as run
+from take5_arena.web import defaults as web_defaults  # no extra needed: stdlib only
 
 SERVER = click.option(
     "--server", envvar=SERVER_ENV, metavar="HOST:PORT", help=f"The arena's address [${SERVER_ENV}]."
@@ -278,9 +279,30 @@ def _server_limits(f: Any) -> Any:
 @click.option(
     "--web-session-seconds",
     type=click.FloatRange(min=1),
-    default=8 * 3600,
+    default=web_defaults.SESSION_SECONDS,
     show_default=True,
     help="How long a web sign-in lasts.",
+)
+@click.option(
+    "--web-max-connections",
+    type=click.IntRange(min=1),
+    default=web_defaults.MAX_CONNECTIONS,
+    show_default=True,
+    help='Connections the web pages hold at once (docs/web.md, "Limits").',
+)
+@click.option(
+    "--web-max-streams",
+    type=click.IntRange(min=1),
+    default=web_defaults.MAX_STREAMS,
+    show_default=True,
+    help='Live streams of the pages open at once (docs/web.md, "Limits").',
+)
+@click.option(
+    "--web-stream-seconds",
+    type=click.FloatRange(min=1),
+    default=web_defaults.STREAM_SECONDS,
+    show_default=True,
+    help="A live stream of the pages ends after this (the browser reopens it).",
 )
 def serve(
     directory: Path,
@@ -312,6 +334,9 @@ def serve(
     log_level: str,
     web: str | None,
     web_session_seconds: float,
+    web_max_connections: int,
+    web_max_streams: int,
+    web_stream_seconds: float,
     **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
@@ -324,7 +349,16 @@ def serve(
     if web is not None:
         from take5_arena.web.server import WebOptions, WebServer, check_address  # lazy: see main
 
-        web_options = WebOptions(web, cert, key, insecure_public, web_session_seconds)
+        web_options = WebOptions(
+            web,
+            cert,
+            key,
+            insecure_public,
+            web_session_seconds,
+            web_max_connections,
+            web_max_streams,
+            web_stream_seconds,
+        )
         try:
             check_address(web_options)
         except ServeError as error:

@@ -7,6 +7,7 @@ ladder's games turn by turn. The modules:
 * ``app``: the routes (public pages, an author's pages, the organiser's) and what each reads;
 * ``live``: the live feeds (standings, games in progress) fanned out to server-sent-event viewers;
 * ``security``: sessions, CSRF, rate limits and the response headers (the Content-Security-Policy);
+* ``guard``: each connection's deadlines (head, body, a stalled write) and the per-address caps;
 * ``server``: uvicorn on a thread of its own, with the arena's TLS certificate.
 
 Templates (Jinja2, autoescaped) are in ``templates/``, the pages' scripts and styles in ``static/``

@@ -68,7 +68,8 @@ from take5_arena.service.errors import (
 )
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
-from take5_arena.web.live import LIVE, STANDINGS, LiveHub, game_feed
+from take5_arena.web.guard import client_key
+from take5_arena.web.live import LIVE, STANDINGS, LiveHub, Viewer, game_feed
 from take5_arena.web.security import (
     HEADERS,
     Buckets,
@@ -109,6 +110,7 @@ class WebConfig:
     streams_per_client: int = defaults.STREAMS_PER_CLIENT
     max_streams: int = defaults.MAX_STREAMS
     heartbeat_seconds: float = defaults.HEARTBEAT_SECONDS
+    stream_seconds: float = defaults.STREAM_SECONDS
 
 
 class Refused(Exception):
@@ -123,12 +125,43 @@ class Refused(Exception):
 
 @dataclass
 class _Streams:
-    per_client: dict[str, int] = field(default_factory=dict)
+    """The open live streams by client address, oldest first (on the event loop)."""
+
+    per_client: dict[str, dict[Viewer, None]] = field(default_factory=dict)
     total: int = 0
+
+    def held(self, client: str) -> int:
+        return len(self.per_client.get(client, ()))
+
+    def add(self, client: str, viewer: Viewer) -> None:
+        self.per_client.setdefault(client, {})[viewer] = None
+        self.total += 1
+
+    def release(self, client: str, viewer: Viewer) -> None:
+        mine = self.per_client.get(client)
+        if mine is not None and viewer in mine:
+            del mine[viewer]
+            self.total -= 1
+            if not mine:
+                del self.per_client[client]
+
+    def make_room(self, client: str) -> bool:
+        """When every place is taken: end the oldest stream of the busiest address if it holds
+        more than ``client`` would with this one (fair shares); whether a place was made."""
+        if not self.per_client:
+            return False
+        busiest, viewers = max(self.per_client.items(), key=lambda item: len(item[1]))
+        if len(viewers) <= self.held(client) + 1:
+            return False
+        oldest = next(iter(viewers))
+        self.release(busiest, oldest)
+        oldest.end()
+        return True
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client is not None else "?"
+    """Whom the request counts as for its address's limits (take5_arena/web/guard.py)."""
+    return client_key(request.client.host) if request.client is not None else "?"
 
 
 class WebApp:
@@ -537,30 +570,30 @@ class WebApp:
 
     async def stream(self, request: Request, feed: str) -> Response:
         """A server-sent-event stream of ``feed``: its present state, then each change (a viewer
-        that falls behind gets the newest only), and a comment line as a keep-alive."""
+        that falls behind gets the newest only), and a comment line as a keep-alive; it ends
+        after ``stream_seconds`` (the browser comes back by itself), so no one holds a place for
+        ever."""
         client = _client(request)
         streams = self.streams
-        if streams.total >= self.config.max_streams:
-            raise Refused(503, "too many live viewers right now; try again later", 10)
-        if streams.per_client.get(client, 0) >= self.config.streams_per_client:
+        if streams.held(client) >= self.config.streams_per_client:
             raise Refused(429, "too many live streams from your address", 10)
-        streams.total += 1
-        streams.per_client[client] = streams.per_client.get(client, 0) + 1
+        if streams.total >= self.config.max_streams and not streams.make_room(client):
+            raise Refused(503, "too many live viewers right now; try again later", 10)
         viewer = self.hub.subscribe(feed)
+        streams.add(client, viewer)
         heartbeat = self.config.heartbeat_seconds
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self.config.stream_seconds
 
         async def events() -> AsyncIterator[str]:
             try:
                 yield "retry: 2000\n\n"
-                while True:
-                    data = await viewer.next(heartbeat)
+                while not viewer.ended and (left := end - loop.time()) > 0:
+                    data = await viewer.next(min(heartbeat, left))
                     yield ": keep-alive\n\n" if data is None else f"data: {data}\n\n"
             finally:
                 self.hub.unsubscribe(feed, viewer)
-                streams.total -= 1
-                streams.per_client[client] -= 1
-                if not streams.per_client[client]:
-                    del streams.per_client[client]
+                streams.release(client, viewer)
 
         return StreamingResponse(
             events(),

@@ -18,7 +18,19 @@ STREAMS_PER_CLIENT = 16
 MAX_STREAMS = 2000
 """Live streams open at once in all."""
 MAX_CONNECTIONS = 4000
-"""Connections the web server holds at once (more get 503)."""
+"""Connections the web server holds at once; past it a newcomer takes the place of an idle
+connection of the busiest address, or gets 503 (take5_arena/web/guard.py)."""
+CONNECTIONS_PER_CLIENT = 64
+"""Connections open at once per client address (an IPv6 /64 counts as one); more get 429. A
+browser opens six or so per site, and its live streams count too."""
+HEADER_SECONDS = 10.0
+"""A request's head must come whole within this of the connection's start or of the previous
+answer (slowloris); the body then has the service's upload time (``--upload-seconds``)."""
+WRITE_STALL_SECONDS = 30.0
+"""A client that reads nothing of its answer for this long is cut off (a slow reader)."""
+STREAM_SECONDS = 600.0
+"""A live stream ends after this; the browser opens a new one in two seconds (the stream's
+``retry``), so an abandoned tab or a hoarder does not hold a place for ever."""
 HEARTBEAT_SECONDS = 15.0
 """A comment line on an idle stream this often, so that proxies keep it open."""
 STANDINGS_POLL_SECONDS = 0.5

@@ -36,11 +36,18 @@ def game_feed(game_id: str) -> str:
 
 
 class Viewer:
-    """One subscriber: the newest message of its feed, and an event set when it changes."""
+    """One subscriber: the newest message of its feed, and an event set when it changes (or when
+    its stream is to end: :meth:`end`)."""
 
     def __init__(self) -> None:
         self.latest: str | None = None
         self.changed = asyncio.Event()
+        self.ended = False
+
+    def end(self) -> None:
+        """End the stream at its next step (its place was given to another address's viewer)."""
+        self.ended = True
+        self.changed.set()
 
     def put(self, data: str) -> None:
         self.latest = data

@@ -32,6 +32,7 @@ from take5_arena.service.errors import ServeError
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.app import WebApp, WebConfig, WebParts, create_app
+from take5_arena.web.guard import ConnectionGuard, Deadlines, guarded_protocol
 from take5_arena.web.live import LiveHub
 
 
@@ -44,6 +45,9 @@ class WebOptions:
     key: Path | None = None
     insecure_public: bool = False
     session_seconds: float = defaults.SESSION_SECONDS
+    max_connections: int = defaults.MAX_CONNECTIONS
+    max_streams: int = defaults.MAX_STREAMS
+    stream_seconds: float = defaults.STREAM_SECONDS
 
     @property
     def tls(self) -> bool:
@@ -97,12 +101,23 @@ class WebServer:
         self.loop = asyncio.new_event_loop()
         self.hub = LiveHub(self.loop)
         web_parts = WebParts(parts, blocking, log, organiser_token(parts.directory))
-        config = WebConfig(tls=options.tls, session_seconds=options.session_seconds)
+        config = WebConfig(
+            tls=options.tls,
+            session_seconds=options.session_seconds,
+            max_streams=options.max_streams,
+            stream_seconds=options.stream_seconds,
+        )
         self.web: WebApp = create_app(web_parts, config, self.hub)
         self.server: uvicorn.Server | None = None
         self.thread: threading.Thread | None = None
         self._unwatch: Callable[[], None] | None = None
         self.bound = 0
+        self.guard = ConnectionGuard(options.max_connections, defaults.CONNECTIONS_PER_CLIENT)
+        self.deadlines = Deadlines(
+            header_seconds=defaults.HEADER_SECONDS,
+            body_seconds=parts.limits.upload_seconds,
+            write_seconds=defaults.WRITE_STALL_SECONDS,
+        )
 
     def start(self) -> None:
         sock = _listen(self.host, self.port)
@@ -110,14 +125,14 @@ class WebServer:
         options = self.options
         config = uvicorn.Config(
             self.web.app,
-            http="h11",
+            http=guarded_protocol(self.guard, self.deadlines),
             ws="none",
             lifespan="off",
             log_level="warning",
             access_log=False,
             server_header=False,
             proxy_headers=False,
-            limit_concurrency=defaults.MAX_CONNECTIONS,
+            limit_concurrency=None,  # the guard's: uvicorn's counts idle connections as busy
             timeout_keep_alive=5,
             timeout_graceful_shutdown=2,
             ssl_certfile=str(options.cert) if options.tls else None,
