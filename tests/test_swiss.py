@@ -3,17 +3,27 @@ random results, checked by hypothesis; no repeat where a brute force finds that 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import signal
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import EXAMPLES, ROOT
 
 from take5.shuffle import SplitMix64
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import GameOutcome, TableSpec, TournamentError, run_swiss
 from take5_arena.referee.tournament.plan.adaptive import PlayedGame
 from take5_arena.referee.tournament.plan.schedule import ScheduleError
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.referee.tournament.plan.swiss import (
     SwissRound,
     SwissSettings,
@@ -22,6 +32,8 @@ from take5_arena.referee.tournament.plan.swiss import (
     rederive,
     standings,
 )
+from take5_arena.referee.tournament.settle import played_games
+from take5_arena.referee.tournament.swiss import round_id
 
 
 def _results(rnd: SwissRound, seed: int) -> list[PlayedGame]:
@@ -168,3 +180,160 @@ def test_a_field_too_small_or_doubled_is_refused() -> None:
         pair_round(["a", "b"], SwissSettings(table_size=3), 1, {}, [])
     with pytest.raises(ScheduleError, match="distinct"):
         pair_round(["a", "a", "b"], SwissSettings(table_size=2), 1, {}, [])
+
+
+# -- the run loop on a tournament store ------------------------------------------------------------
+
+NAMES = [f"bot{i}" for i in range(10)]  # 10 at tables of 4: two byes a round
+OPTIONS = {"players": 4, "seed": 3, "sandbox": "local", "executor": "local", "concurrency": 1}
+
+
+def hashed_runner(spec: TableSpec, on_game: Any = None) -> list[GameOutcome]:
+    """Stands in for the match layer: places hashed from the game id and the bot (ties too)."""
+    out = []
+    for gid, _rotation in spec.games:
+        places = [1 + _hash(gid, s.name) % 3 for s in spec.seats]
+        record: Any = {
+            "game_id": gid,
+            "seats": [{"name": s.name, "entrant": s.key, "version": s.version} for s in spec.seats],
+            "result": {"scores": [10 * p for p in places], "places": places, "forfeited": []},
+            "faults": [[] for _ in spec.seats],
+        }
+        out.append(GameOutcome(gid, record))
+        if on_game:
+            on_game(out[-1])
+    return out
+
+
+def _hash(*parts: str) -> int:
+    return int.from_bytes(hashlib.blake2b("/".join(parts).encode(), digest_size=4).digest(), "big")
+
+
+def make_tournament(directory: Path) -> None:
+    with Store(directory, create=True) as store:
+        for name in NAMES:
+            store.versions.add(
+                name, source_hash=name, bot_dir=str(ROOT / "example_bots" / "random"), kind="python"
+            )
+
+
+def scheduled(directory: Path) -> list[tuple[str, list[str]]]:
+    with Store(directory, readonly=True) as store:
+        sids = [s.schedule_id for s in store.schedules.all()]
+        return [(sid, sorted(g.game_id for g in store.schedules.games(sid))) for sid in sids]
+
+
+def test_a_swiss_on_a_store_is_played_round_by_round_and_rederived(tmp_path: Path) -> None:
+    make_tournament(tmp_path)
+    lines: list[str] = []
+    report = run_swiss(tmp_path, OPTIONS, rounds=4, runner=hashed_runner, log=lines.append)
+    assert report.exit_code == 0 and len(report.rounds) == 4
+    assert [line.split(":")[0] for line in lines] == [f"round {r}" for r in range(1, 5)]
+    assert all(len(r.byes) == 2 for r in report.rounds)
+    byes = Counter(e for r in report.rounds for e in r.byes)
+    assert max(byes.values()) == 1  # 8 byes over 10 bots: nobody twice
+    stored = scheduled(tmp_path)
+    assert [sid for sid, _ in stored] == [round_id(report.key, r) for r in range(1, 5)]
+    # a verifier re-derives every round from the recorded games alone
+    with Store(tmp_path, readonly=True) as store:
+        keys = {v.id: v.key for v in store.versions.current()}
+        assert store.results.recorded_count() == sum(len(r.games) for r in report.rounds)
+        games = played_games(store, keys)
+        context = TournamentSettings.from_json(store.settings.get()).game_context()
+    ss = SwissSettings(table_size=4, seed=3, context=context)  # public deals: from the seed
+    again = rederive(sorted(keys.values()), ss, games, 4)
+    assert [sorted(g.game_id for g in r.games) for r in again] == [g for _, g in stored]
+    # running again plays nothing; asking for more rounds plays only the new ones
+    same = run_swiss(tmp_path, OPTIONS, rounds=4, runner=hashed_runner)
+    assert same.exit_code == 0 and same.played == 0
+    more = run_swiss(tmp_path, OPTIONS, rounds=5, runner=hashed_runner)
+    assert more.played == len(more.rounds[-1].games) and scheduled(tmp_path)[:4] == stored
+
+
+KILLER = """
+import os, signal, sys
+sys.path[:0] = {paths!r}
+import tests.test_swiss as t
+from take5_arena.referee.tournament import run_swiss
+count = [0]
+def runner(spec, on_game=None):
+    def counted(outcome):
+        count[0] += 1
+        if count[0] == {kill_at}:
+            os.kill(os.getpid(), signal.SIGKILL)  # mid-round, after {kill_at} recorded games
+        if on_game:
+            on_game(outcome)
+    return t.hashed_runner(spec, counted)
+run_swiss({directory!r}, t.OPTIONS, rounds=3, runner=runner)
+"""
+
+
+def test_a_killed_swiss_resumes_with_the_rounds_an_uninterrupted_one_plays(
+    tmp_path: Path,
+) -> None:
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    make_tournament(whole)
+    make_tournament(killed)
+    run_swiss(whole, OPTIONS, rounds=3, runner=hashed_runner)
+    paths = [str(ROOT), str(ROOT / "sdk"), *sys.path]
+    for kill_at in (5, 17):  # inside round 1, then inside a later round
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                KILLER.format(paths=paths, kill_at=kill_at, directory=str(killed)),
+            ],
+            check=False,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    report = run_swiss(killed, OPTIONS, rounds=3, runner=hashed_runner)
+    assert report.exit_code == 0
+    assert scheduled(killed) == scheduled(whole)
+
+
+def test_a_round_stored_with_other_tables_stops_the_run(tmp_path: Path) -> None:
+    """Entrants added under a Swiss make another Swiss (another key); a stored round that its
+    results do not give is refused in one line, never mixed."""
+    make_tournament(tmp_path)
+    report = run_swiss(tmp_path, OPTIONS, rounds=1, runner=hashed_runner)
+    with Store(tmp_path) as store:
+        store.schedules.save(
+            round_id(report.key, 2),
+            [
+                {**g.to_dict(), "game_id": "forged", "settings": {}}
+                for g in report.rounds[0].games[:1]
+            ],
+            description="forged",
+            settings={},
+            entrants=[],
+        )
+    with pytest.raises(TournamentError, match=r"round 2 of this Swiss .* other tables"):
+        run_swiss(tmp_path, OPTIONS, rounds=2, runner=hashed_runner)
+
+
+def test_referee_tournament_run_format_swiss_with_local_bots(tmp_path: Path) -> None:
+    """The command, real games of the example bots in local processes: 5 bots at tables of 4,
+    one bye a round."""
+    from click.testing import CliRunner
+
+    from take5_arena.cli.main import main as cli
+    from take5_arena.referee.tournament import submit
+
+    for i, name in enumerate(("random", "lowest", "heuristic", "random", "lowest")):
+        submit(tmp_path, EXAMPLES / name, f"{name}{i}", sandbox="local")
+    base = ["tournament", "run", "--tournament", str(tmp_path), "--sandbox", "local"]
+    out = CliRunner().invoke(cli, [*base, "--players", "4", "--format", "swiss", "--rounds", "2"])
+    assert out.exit_code == 0, out.output
+    assert "Swiss: 2 of 2 rounds, 8 games (8 played now" in out.output
+    with Store(tmp_path, readonly=True) as store:
+        assert store.results.recorded_count() == 8
+    out = CliRunner().invoke(cli, [*base, "--format", "swiss"])
+    assert out.exit_code == 2 and "--format swiss needs --rounds N" in out.output
+    out = CliRunner().invoke(cli, [*base, "--format", "swiss", "--rounds", "2", "--dry-run"])
+    assert out.exit_code == 2 and "no --dry-run" in out.output
+    out = CliRunner().invoke(cli, [*base, "--rounds", "2"])
+    assert out.exit_code == 2 and "--rounds is for --format swiss" in out.output
