@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from support import EXAMPLES, ROOT
 
 from take5.shuffle import SplitMix64
+from take5_arena.referee.kinds import DealMode
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, TournamentError, run_swiss
 from take5_arena.referee.tournament.plan.adaptive import PlayedGame
@@ -47,14 +48,15 @@ def _results(rnd: SwissRound, seed: int) -> list[PlayedGame]:
 
 def _play(
     entrants: Sequence[str], s: SwissSettings, rounds: int, seed: int
-) -> tuple[list[SwissRound], list[PlayedGame]]:
+) -> tuple[list[SwissRound], list[list[PlayedGame]]]:
+    """``rounds`` rounds with random results, and the results by round."""
     out: list[SwissRound] = []
-    played: list[PlayedGame] = []
+    results: list[list[PlayedGame]] = []
     for r in range(rounds):
-        rnd = next_round(entrants, s, out, played)
+        rnd = next_round(entrants, s, out, [g for rs in results for g in rs])
         out.append(rnd)
-        played += _results(rnd, seed * 1000 + r)
-    return out, played
+        results.append(_results(rnd, seed * 1000 + r))
+    return out, results
 
 
 def _pairs(rows: Sequence[Sequence[str]]) -> Counter[frozenset[str]]:
@@ -114,7 +116,7 @@ def test_byes_are_spread_fairly_lowest_standing_first(f: tuple[int, int, int, in
     k, extra, rounds, seed, short = f
     entrants = [f"e{i}" for i in range(k + extra)]
     s = SwissSettings(table_size=k, seed=seed, short_table=short)
-    out, played = _play(entrants, s, rounds, seed)
+    out, results = _play(entrants, s, rounds, seed)
     count: Counter[str] = Counter()
     for r, rnd in enumerate(out):
         before = dict(count)
@@ -123,8 +125,7 @@ def test_byes_are_spread_fairly_lowest_standing_first(f: tuple[int, int, int, in
         assert max(count[e] for e in entrants) - min(count[e] for e in entrants) <= 1
         if rnd.byes:
             # among those with the fewest byes, the ones sitting out stand lowest
-            ids = {g.game_id for x in out[:r] for g in x.games}
-            points = standings(entrants, [g for g in played if g.game_id in ids], out[:r], s)
+            points = standings(entrants, [g for rs in results[:r] for g in rs], out[:r], s)
             fewest = min(before.get(e, 0) for e in entrants)
             pool = [e for e in entrants if before.get(e, 0) == fewest]
             out_of_pool = [points[e] for e in rnd.byes if e in pool]
@@ -159,10 +160,11 @@ def test_pairings_are_rederived_from_the_results_alone(f: tuple[int, int, int, i
     k, extra, rounds, seed, short = f
     entrants = [f"e{i}" for i in range(k + extra)]
     s = SwissSettings(table_size=k, seed=seed, short_table=short)
-    out, played = _play(entrants, s, rounds, seed)
-    # a verifier has the games in any order, and other games of the store beside them
+    out, results = _play(entrants, s, rounds, seed)
+    # a verifier has each round's games in any order, and the entrants in any order; a game of
+    # someone not an entrant is not the Swiss's
     noise = [PlayedGame("other", ("e0", "x"), (1, 2))]
-    assert rederive(list(reversed(entrants)), s, noise + played[::-1], rounds) == out
+    assert rederive(list(reversed(entrants)), s, [noise + rs[::-1] for rs in results]) == out
     assert _play(entrants, s, rounds, seed)[0] == out  # deterministic
 
 
@@ -241,7 +243,8 @@ def test_a_swiss_on_a_store_is_played_round_by_round_and_rederived(tmp_path: Pat
         games = played_games(store, keys)
         context = TournamentSettings.from_json(store.settings.get()).game_context()
     ss = SwissSettings(table_size=4, seed=3, context=context)  # public deals: from the seed
-    again = rederive(sorted(keys.values()), ss, games, 4)
+    by_round = [[g for g in games if g.game_id in set(ids)] for _, ids in stored]
+    again = rederive(sorted(keys.values()), ss, by_round)
     assert [sorted(g.game_id for g in r.games) for r in again] == [g for _, g in stored]
     # running again plays nothing; asking for more rounds plays only the new ones
     same = run_swiss(tmp_path, OPTIONS, rounds=4, runner=hashed_runner)
@@ -331,6 +334,21 @@ def test_referee_tournament_run_format_swiss_with_local_bots(tmp_path: Path) -> 
     assert "Swiss: 2 of 2 rounds, 8 games (8 played now" in out.output
     with Store(tmp_path, readonly=True) as store:
         assert store.results.recorded_count() == 8
+        settings = TournamentSettings.from_json(store.settings.get())
+        keys = {v.id: v.key for v in store.versions.current()}
+        rounds = [store.schedules.games(s.schedule_id) for s in store.schedules.all()]
+        games = {g.game_id: g for g in played_games(store, keys)}
+    # secret deals: one deal per round, in every rotation; the tables and byes re-derive from the
+    # results without the key (it is needed only for the game ids)
+    assert settings.deals is DealMode.SECRET
+    assert all(len({(g.deal_season, g.deal_id) for g in r}) == 1 for r in rounds)
+    assert all(sorted(g.rotation for g in r) == [0, 1, 2, 3] for r in rounds)
+    ss = SwissSettings(table_size=4, seed=settings.seed, context=settings.game_context())
+    again = rederive(sorted(keys.values()), ss, [[games[g.game_id] for g in r] for r in rounds])
+    assert [sorted({frozenset(t.seats) for t in r.tables}) for r in again] == [
+        sorted({frozenset(keys[v] for v in g.seats) for g in r}) for r in rounds
+    ]
+    assert [len(r.byes) for r in again] == [1, 1] and again[0].byes != again[1].byes
     out = CliRunner().invoke(cli, [*base, "--format", "swiss"])
     assert out.exit_code == 2 and "--format swiss needs --rounds N" in out.output
     out = CliRunner().invoke(cli, [*base, "--format", "swiss", "--rounds", "2", "--dry-run"])

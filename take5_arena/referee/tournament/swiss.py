@@ -180,8 +180,10 @@ class _Rounds:
         store, report, settings = self.store, self.report, self.settings
         ids = {key: version_id for version_id, key in keys.items()}
         context = settings.game_context()
+        of_rounds: set[str] = set()  # the game ids of the rounds so far
         for number in range(1, report.wanted + 1):
-            rnd = next_round(entrants, self.ss, report.rounds, played_games(store, keys))
+            played = [g for g in played_games(store, keys) if g.game_id in of_rounds]
+            rnd = next_round(entrants, self.ss, report.rounds, played)
             sid = round_id(report.key, number)
             stored = store.schedules.games(sid)
             if stored and sorted(g.game_id for g in stored) != sorted(g.game_id for g in rnd.games):
@@ -203,6 +205,7 @@ class _Rounds:
                 )
                 stored = store.schedules.games(sid)
             report.rounds.append(rnd)
+            of_rounds.update(g.game_id for g in stored)
             byes = ", ".join(e.rsplit("@", 1)[0] for e in rnd.byes)
             log(
                 f"round {number}: {len(rnd.tables)} tables"

@@ -6,7 +6,7 @@ entrants, the settings (table size, seed, whether a smaller last table is allowe
 number, the points so far (:func:`standings`, from the recorded results and the byes) and the
 tables already played. No clock, no I/O, no global random state: the same inputs give the same
 round on every machine, so :func:`rederive` recomputes every round of a Swiss from its games
-alone and a verifier compares.
+alone (grouped by round, as they are published) and a verifier compares.
 
 A round:
 
@@ -276,22 +276,24 @@ def next_round(
     earlier: Sequence[SwissRound],
     played: Sequence[PlayedGame],
 ) -> SwissRound:
-    """The round after ``earlier``, its standing from the games ``played`` of those rounds (games
-    not of those rounds are ignored, so a store's other games change nothing)."""
-    ours = {g.game_id for r in earlier for g in r.games}
-    mine = [g for g in played if g.game_id in ours]
-    points = standings(entrants, mine, earlier, settings)
+    """The round after ``earlier``, its standing from ``played``: the games of those rounds, and
+    only those (the run loop picks them by the game ids it stored; a verifier by the rounds the
+    results are published under, so it needs no deal key)."""
+    points = standings(entrants, played, earlier, settings)
     return pair_round(entrants, settings, len(earlier) + 1, points, earlier)
 
 
 def rederive(
-    entrants: Sequence[str], settings: SwissSettings, played: Sequence[PlayedGame], rounds: int
+    entrants: Sequence[str], settings: SwissSettings, results: Sequence[Sequence[PlayedGame]]
 ) -> list[SwissRound]:
-    """The first ``rounds`` rounds of a Swiss, paired again from its games alone: what a verifier
-    compares with the published pairings."""
+    """Every round of a Swiss paired again from its results alone (``results[r]``: the games of
+    round ``r + 1``): round r from the games of the rounds before it. A verifier compares these
+    tables and byes with the published ones, and each round's games with its tables; with secret
+    deals the game ids and seeds differ until the key is passed in ``settings.deals``, the tables
+    and byes do not."""
     out: list[SwissRound] = []
-    for _ in range(rounds):
-        out.append(next_round(entrants, settings, out, played))
+    for r in range(len(results)):
+        out.append(next_round(entrants, settings, out, [g for rs in results[:r] for g in rs]))
     return out
 
 
