@@ -21,6 +21,7 @@ from support import EXAMPLES, ROOT
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import DealMode
 from take5_arena.referee.store import Store
+from take5_arena.referee.store.deals import reveal
 from take5_arena.referee.tournament import GameOutcome, TableSpec, TournamentError, run_swiss
 from take5_arena.referee.tournament.plan.adaptive import PlayedGame
 from take5_arena.referee.tournament.plan.schedule import ScheduleError
@@ -298,17 +299,42 @@ def test_a_killed_swiss_resumes_with_the_rounds_an_uninterrupted_one_plays(
     assert scheduled(killed) == scheduled(whole)
 
 
+def test_a_key_revealed_between_rounds_changes_no_stored_round(tmp_path: Path) -> None:
+    """Secret deals: after ``tournament reveal`` the next round is dealt from the next season's
+    key, and the rounds stored under the old one still check (by their tables)."""
+    make_tournament(tmp_path)
+    secret = {**OPTIONS, "deals": "secret"}
+    first = run_swiss(tmp_path, secret, rounds=2, runner=hashed_runner)
+    with Store(tmp_path) as store:
+        reveal(store)
+    report = run_swiss(tmp_path, secret, rounds=3, runner=hashed_runner)
+    assert report.exit_code == 0 and report.played == len(report.rounds[2].games)
+    assert [r.tables for r in report.rounds[:2]] != [r.tables for r in first.rounds]  # new seeds
+    assert [[t.seats for t in r.tables] for r in report.rounds[:2]] == [
+        [t.seats for t in r.tables] for r in first.rounds
+    ]
+    with Store(tmp_path, readonly=True) as store:
+        seasons = {
+            g.deal_season
+            for s in store.schedules.all()
+            for g in store.schedules.games(s.schedule_id)
+        }
+    assert len(seasons) == 2
+
+
 def test_a_round_stored_with_other_tables_stops_the_run(tmp_path: Path) -> None:
     """Entrants added under a Swiss make another Swiss (another key); a stored round that its
     results do not give is refused in one line, never mixed."""
     make_tournament(tmp_path)
     report = run_swiss(tmp_path, OPTIONS, rounds=1, runner=hashed_runner)
     with Store(tmp_path) as store:
-        store.schedules.save(
+        ids = {v.key: v.id for v in store.versions.current()}
+        store.schedules.save(  # round 2 stored as round 1's tables again
             round_id(report.key, 2),
             [
-                {**g.to_dict(), "game_id": "forged", "settings": {}}
-                for g in report.rounds[0].games[:1]
+                {**g.to_dict(), "game_id": f"x{g.game_id}", "seats": [ids[k] for k in g.seats]}
+                | {"settings": {}}
+                for g in report.rounds[0].games
             ],
             description="forged",
             settings={},

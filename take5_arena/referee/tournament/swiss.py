@@ -7,8 +7,9 @@ failures, the store) and keeps the store the source of truth, as settle.py does 
 * each round is saved as a schedule of its own, ``swiss-KEY-NNNN`` (KEY identifies the entrants, the
   game settings and the seed), *before* any of its games is played;
 * every start pairs every round again from the recorded results (:func:`~.plan.swiss.next_round`)
-  and compares it with the round stored: a stored round that its results do not give (entrants
-  or settings changed under it) stops the run with one line rather than mixing two Swisses;
+  and compares its tables with the round stored (by seat, so that a key revealed in between
+  changes nothing): a stored round that its results do not give (the store changed under it)
+  stops the run with one line rather than mixing two Swisses;
 * a round is paired only when every game of the rounds before it is recorded, so a run killed at
   any point (SIGKILL included) and started again plays exactly the rounds an uninterrupted run
   would have (given the same results).
@@ -186,7 +187,10 @@ class _Rounds:
             rnd = next_round(entrants, self.ss, report.rounds, played)
             sid = round_id(report.key, number)
             stored = store.schedules.games(sid)
-            if stored and sorted(g.game_id for g in stored) != sorted(g.game_id for g in rnd.games):
+            # tables by seat, not game ids: a secret key revealed since changes the ids of what
+            # would be dealt now, not the tables
+            seating = sorted((t.index, tuple(ids[k] for k in t.seats)) for t in rnd.tables)
+            if stored and sorted({(g.table_no, g.seats) for g in stored}) != seating:
                 raise TournamentError(
                     f"round {number} of this Swiss ({sid}) is stored with other tables than its "
                     "results give: the store was changed under it"
