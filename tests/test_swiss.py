@@ -169,6 +169,25 @@ def test_pairings_are_rederived_from_the_results_alone(f: tuple[int, int, int, i
     assert _play(entrants, s, rounds, seed)[0] == out  # deterministic
 
 
+def test_a_large_field_beyond_the_exact_search_still_avoids_repeats() -> None:
+    """64 bots at tables of 4, results by planted strength: 9 rounds without a repeated meeting
+    (each bot has met 27 of 63 by then; before the swaps after the search, rounds 8 and 9 repeated
+    6 and 11 meetings)."""
+    entrants = [f"b{i}" for i in range(64)]
+    s = SwissSettings(table_size=4, seed=1)
+    rng = SplitMix64(7)
+    rounds: list[SwissRound] = []
+    played: list[PlayedGame] = []
+    for _ in range(9):
+        rounds.append(next_round(entrants, s, rounds, played))
+        for g in rounds[-1].games:
+            score = [entrants.index(e) + rng.below(64) for e in g.seats]
+            places = tuple(1 + sum(o > x for o in score) for x in score)
+            played.append(PlayedGame(g.game_id, g.seats, places))
+    assert [r.repeats for r in rounds] == [0] * 9
+    assert max(_pairs([t.seats for r in rounds for t in r.tables]).values()) == 1
+
+
 def test_a_table_is_of_like_standing() -> None:
     """With no repeat in the way, the best k sit together, then the next k."""
     entrants = [f"e{i}" for i in range(8)]

@@ -22,8 +22,9 @@ A round:
    meeting, and the first it finds is the one closest to the standing order (lexicographically);
    when there is none, a branch and bound (the seats of fewest repeats tried first) minimises the
    meetings repeated (a pair that met ``m`` times before costs ``m``). Both are exact within
-   :data:`SEARCH_NODES` nodes (every small field), then keep the best found (large late rounds
-   may then repeat a meeting that a longer search would have avoided);
+   :data:`SEARCH_NODES` nodes (every small field); beyond, the best found is improved by swaps
+   between tables while a swap removes repeats (large late rounds may still repeat a meeting that
+   a longer search would have avoided);
 4. **seats and deals**: seats are shuffled by a generator seeded with the seed and the table's
    number; every table of the round plays the **same deal** (the round's: the deal source asked
    for table ``round`` with no seats, so the deal identity names the round), in every rotation
@@ -164,9 +165,38 @@ def _search(
     rows = _dfs(cost, sizes, strict=True)
     if rows is None:
         rows = _dfs(cost, sizes, strict=False)
-    assert rows is not None
+        assert rows is not None
+        _swap_down(cost, rows)
     total = sum(cost[a][b] for row in rows for i, a in enumerate(row) for b in row[i + 1 :])
     return [[players[i] for i in row] for row in rows], total
+
+
+def _swap_down(cost: list[list[int]], rows: list[list[int]]) -> None:
+    """Swap two entrants of two tables while that removes repeated meetings, the swap removing the
+    most first, then the one of entrants closest in standing (``rows`` changes in place). Only
+    needed when the search ran out of nodes (a large field): within them its answer is the
+    fewest already, and no swap improves it."""
+
+    def at(row: list[int], leaving: int, coming: int) -> int:
+        return sum(cost[coming][m] - cost[leaving][m] for m in row if m != leaving)
+
+    while True:
+        best: tuple[int, int, int, int, int, int] | None = None
+        for a, ra in enumerate(rows):
+            for b in range(a + 1, len(rows)):
+                rb = rows[b]
+                for x in ra:
+                    for y in rb:
+                        gain = -(at(ra, x, y) + at(rb, y, x))
+                        if gain > 0:
+                            cand = (-gain, abs(x - y), a, b, x, y)
+                            if best is None or cand < best:
+                                best = cand
+        if best is None:
+            return
+        _, _, a, b, x, y = best
+        rows[a][rows[a].index(x)] = y
+        rows[b][rows[b].index(y)] = x
 
 
 def _dfs(cost: list[list[int]], sizes: list[int], *, strict: bool) -> list[list[int]] | None:
