@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import signal
 import subprocess
 import sys
@@ -377,6 +378,10 @@ def test_referee_tournament_run_format_swiss_with_local_bots(tmp_path: Path) -> 
     out = CliRunner().invoke(cli, [*base, "--players", "4", "--format", "swiss", "--rounds", "2"])
     assert out.exit_code == 0, out.output
     assert "Swiss: 2 of 2 rounds, 8 games (8 played now" in out.output
+    standing = re.findall(r"^ +\d\. (\w+) +([\d.]+) points", out.output, re.MULTILINE)
+    assert len(standing) == 5  # the Swiss standing, by points
+    assert [float(p) for _, p in standing] == sorted((float(p) for _, p in standing), reverse=True)
+    assert sum("(1 bye)" in line for line in out.output.splitlines()) == 2
     with Store(tmp_path, readonly=True) as store:
         assert store.results.recorded_count() == 8
         settings = TournamentSettings.from_json(store.settings.get())

@@ -9,6 +9,7 @@ one line per batch and the standings at the end.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,10 @@ def run_swiss_rounds(
         f"Swiss: {len(report.rounds)} of {rounds} rounds, {games} games ({report.played} played "
         f"now, {report.seconds:.1f} s); {what}"
     )
+    byes = Counter(e for r in report.rounds for e in r.byes)
+    for place, e in enumerate(report.standing, 1):
+        extra = f"  ({byes[e]} bye{'s' * (byes[e] != 1)})" if byes[e] else ""
+        click.echo(f"{place:>3}. {e.rsplit('@', 1)[0]:<24} {report.points[e]:g} points{extra}")
     with Store(directory, readonly=True) as store:
         table = standings_table(store)
         if table is not None:

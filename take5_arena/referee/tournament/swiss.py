@@ -34,7 +34,7 @@ from .errors import TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import ScheduleError
 from .plan.settings import TournamentSettings
-from .plan.swiss import SwissRound, SwissSettings, next_round
+from .plan.swiss import SwissRound, SwissSettings, next_round, standing_order, standings
 from .round_robin import executor_info, prepare_run, run_lock
 from .run.driver import Runner, TableDriver, table_specs
 from .run.executors import ExecutorInfo, open_executor
@@ -56,6 +56,11 @@ class SwissReport:
     infra: list[tuple[str, InfraKind, str]] = field(default_factory=list)
     interrupted: bool = False
     seconds: float = 0.0
+    points: dict[str, float] = field(default_factory=dict)
+    """Points per entrant after the rounds recorded (plan/swiss.py's ``standings``: the games of
+    its rounds and the byes)."""
+    standing: list[str] = field(default_factory=list)
+    """The entrants best first, ties as the pairing breaks them."""
 
     @property
     def complete(self) -> bool:
@@ -178,10 +183,26 @@ class _Rounds:
         log: Callable[[str], None],
         retry_delay: float,
     ) -> None:
-        store, report, settings = self.store, self.report, self.settings
         ids = {key: version_id for version_id, key in keys.items()}
-        context = settings.game_context()
+        context = self.settings.game_context()
         of_rounds: set[str] = set()  # the game ids of the rounds so far
+        self._rounds(entrants, keys, ids, context, of_rounds, runner, log, retry_delay)
+        played = [g for g in played_games(self.store, keys) if g.game_id in of_rounds]
+        self.report.points = standings(entrants, played, self.report.rounds, self.ss)
+        self.report.standing = standing_order(entrants, self.report.points, self.ss)
+
+    def _rounds(
+        self,
+        entrants: Sequence[str],
+        keys: Mapping[int, str],
+        ids: Mapping[str, int],
+        context: Any,
+        of_rounds: set[str],
+        runner: Runner,
+        log: Callable[[str], None],
+        retry_delay: float,
+    ) -> None:
+        store, report, settings = self.store, self.report, self.settings
         for number in range(1, report.wanted + 1):
             played = [g for g in played_games(store, keys) if g.game_id in of_rounds]
             rnd = next_round(entrants, self.ss, report.rounds, played)
