@@ -170,6 +170,39 @@ def test_pairings_are_rederived_from_the_results_alone(f: tuple[int, int, int, i
     assert _play(entrants, s, rounds, seed)[0] == out  # deterministic
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.tuples(st.integers(2, 4), st.integers(0, 5), st.integers(1, 3), st.integers(0, 2**32)),
+    st.lists(st.sampled_from("ABC"), min_size=9, max_size=9),
+)
+def test_an_authors_bots_share_a_table_only_when_every_pairing_seats_some(
+    f: tuple[int, int, int, int], by: list[str]
+) -> None:
+    """An author who enters several bots cannot have them meet (and collude) at a table a pairing
+    could have avoided: fewest such pairs first (brute force), then fewest repeats."""
+    k, extra, rounds, seed = f
+    entrants = [f"e{i}" for i in range(k + extra)]
+    if len(entrants) > 9:
+        return
+    authors: dict[str, str | None] = {e: by[i] for i, e in enumerate(entrants)}
+    s = SwissSettings(table_size=k, seed=seed, authors=authors)
+    out, _ = _play(entrants, s, rounds, seed)
+    apart = len(set(authors.values())) >= k  # else schedule.py's rule does not apply
+
+    def clashes(rows: Sequence[Sequence[str]]) -> int:
+        return sum(authors[a] == authors[b] for a, b in _pairs(rows).elements())
+
+    for r, rnd in enumerate(out):
+        met = _pairs([t.seats for x in out[:r] for t in x.tables])
+        players = sorted(e for t in rnd.tables for e in t.seats)
+        ours = [t.seats for t in rnd.tables]
+        best = min(
+            (clashes(rows) if apart else 0, sum(met[p] for p in _pairs(rows).elements()))
+            for rows in _partitions(players, [k] * len(rnd.tables))
+        )
+        assert (clashes(ours) if apart else 0, rnd.repeats) == best
+
+
 def test_a_large_field_beyond_the_exact_search_still_avoids_repeats() -> None:
     """64 bots at tables of 4, results by planted strength: 9 rounds without a repeated meeting
     (each bot has met 27 of 63 by then; before the swaps after the search, rounds 8 and 9 repeated

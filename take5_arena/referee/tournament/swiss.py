@@ -122,6 +122,7 @@ def run_swiss(
             seed=settings.seed,
             duplicate=settings.duplicate,
             context=settings.game_context(),
+            authors=settings.authors(versions),
         )
         report = SwissReport(swiss_key(entrants, ss), rounds)
         ss = dataclasses.replace(

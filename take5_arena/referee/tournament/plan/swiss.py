@@ -24,7 +24,9 @@ A round:
    meetings repeated (a pair that met ``m`` times before costs ``m``). Both are exact within
    :data:`SEARCH_NODES` nodes (every small field); beyond, the best found is improved by swaps
    between tables while a swap removes repeats (large late rounds may still repeat a meeting that
-   a longer search would have avoided);
+   a longer search would have avoided). With authors, two entrants of one author at a table
+   cost :data:`~.schedule.CLASH_COST` repeats each, so they meet only when every pairing seats
+   some (a field with fewer authors than seats);
 4. **seats and deals**: seats are shuffled by a generator seeded with the seed and the table's
    number; every table of the round plays the **same deal** (the round's: the deal source asked
    for table ``round`` with no seats, so the deal identity names the round), in every rotation
@@ -38,6 +40,7 @@ same whatever the scores).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,10 +50,12 @@ from take5.shuffle import SplitMix64
 
 from .adaptive import PlayedGame
 from .schedule import (
+    CLASH_COST,
     DealSource,
     ScheduledGame,
     ScheduleError,
     Seating,
+    author_groups,
     games_of_table,
     public_deals,
 )
@@ -74,6 +79,9 @@ class SwissSettings:
     """The game settings, part of every game id."""
     deals: DealSource | None = field(default=None, compare=False, repr=False)
     """Where the rounds' deals come from (None: the public seed)."""
+    authors: Mapping[str, str | None] | None = field(default=None, compare=False)
+    """Entrant -> author: two entrants of one author share a table only when every pairing
+    has to seat some (schedule.py's rule for the round robin)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +164,7 @@ def _sizes(n: int, settings: SwissSettings) -> tuple[list[int], int]:
 
 def _search(
     players: list[str], sizes: list[int], met: Mapping[frozenset[str], int]
-) -> tuple[list[list[str]], int]:
+) -> list[list[str]]:
     """The tables of ``sizes`` (in order) over ``players`` (best first) with the fewest repeated
     meetings (module text): first a search for tables without any repeat, whose first leaf is the
     one closest to the standing order; failing that, branch and bound with the cheapest seat
@@ -167,8 +175,7 @@ def _search(
         rows = _dfs(cost, sizes, strict=False)
         assert rows is not None
         _swap_down(cost, rows)
-    total = sum(cost[a][b] for row in rows for i, a in enumerate(row) for b in row[i + 1 :])
-    return [[players[i] for i in row] for row in rows], total
+    return [[players[i] for i in row] for row in rows]
 
 
 def _swap_down(cost: list[list[int]], rows: list[list[int]]) -> None:
@@ -280,7 +287,17 @@ def pair_round(
                     met[key] = met.get(key, 0) + 1
     byes = _byes(order, bye_count, byes_so_far)
     players = [e for e in order if e not in set(byes)]
-    rows, repeats = _search(players, sizes, met)
+    groups = author_groups(sorted(entrants), settings.authors, settings.table_size)
+    weight = dict(met)  # what the search avoids: repeats, and far more an author's two entrants
+    if groups is not None:
+        author = dict(zip(sorted(entrants), groups))
+        for i, a in enumerate(players):
+            for b in players[i + 1 :]:
+                if author[a] == author[b]:
+                    key = frozenset((a, b))
+                    weight[key] = weight.get(key, 0) + CLASH_COST
+    rows = _search(players, sizes, weight)
+    repeats = sum(met.get(frozenset(p), 0) for row in rows for p in itertools.combinations(row, 2))
     first = sum(len(r.tables) for r in earlier)
     deal = (settings.deals or public_deals(settings.seed))(number, ())
     tables, games = [], []
