@@ -375,6 +375,32 @@ def test_a_key_revealed_between_rounds_changes_no_stored_round(tmp_path: Path) -
     assert len(seasons) == 2
 
 
+def test_a_swiss_run_keeps_an_authors_bots_apart(tmp_path: Path) -> None:
+    """Ten bots, two of them one author's, at tables of 4: those two never share a table, in any
+    round (the same Swiss paired without authors seats them together)."""
+    with Store(tmp_path, create=True) as store:
+        for i, name in enumerate(NAMES):
+            store.versions.add(
+                name,
+                source_hash=name,
+                bot_dir=str(ROOT / "example_bots" / "random"),
+                kind="python",
+                author="mallory" if i < 2 else name,
+            )
+    report = run_swiss(tmp_path, OPTIONS, rounds=4, runner=hashed_runner)
+    assert report.exit_code == 0
+    hers = ("bot0@", "bot1@")
+    assert all(
+        sum(e.startswith(hers) for e in t.seats) <= 1 for r in report.rounds for t in r.tables
+    )
+    blind = SwissSettings(table_size=4, seed=3)  # without authors, and without results
+    assert any(
+        sum(e.startswith(hers) for e in t.seats) > 1
+        for r in rederive(sorted(report.points), blind, [[]] * 4)
+        for t in r.tables
+    )
+
+
 def test_a_round_stored_with_other_tables_stops_the_run(tmp_path: Path) -> None:
     """Entrants added under a Swiss make another Swiss (another key); a stored round that its
     results do not give is refused in one line, never mixed."""
