@@ -266,10 +266,10 @@ _TOURNAMENT = "take5_arena.referee.tournament"
 
 
 def test_the_tournament_plan_imports_nothing_that_plays():
-    """plan/ (settings, schedule, deals, adaptive) is data: it imports nothing of run/ nor the
-    commands above both, and of the sandbox only its data (sandbox.limits: SandboxLimits)."""
+    """plan/ (settings, schedule, deals, adaptive, swiss) is data: it imports nothing of run/ nor
+    the commands above both, and of the sandbox only its data (sandbox.limits: SandboxLimits)."""
     plan = ROOT / "take5_arena" / "referee" / "tournament" / "plan"
-    above = ("round_robin", "settle", "status", "submission", "run")
+    above = ("round_robin", "settle", "status", "submission", "swiss", "run")
     bad = []
     for path in _files(plan):
         for line, name in imports_of(path):
@@ -299,7 +299,8 @@ def _loaded_after(code: str) -> set[str]:
 def test_reading_a_plan_loads_no_docker_dask_or_run_code():
     loaded = _loaded_after(
         "\n".join(
-            f"import {_TOURNAMENT}.plan.{m}" for m in ("settings", "schedule", "deals", "adaptive")
+            f"import {_TOURNAMENT}.plan.{m}"
+            for m in ("settings", "schedule", "deals", "adaptive", "swiss")
         )
     )
     bad = {m for m in loaded if m.split(".")[0] in ("docker", "distributed", "grpc")}

@@ -1,4 +1,5 @@
-"""The command side of ``referee tournament run --until-settled`` / ``--gauntlet``.
+"""The command side of ``referee tournament run --until-settled`` / ``--gauntlet`` and of
+``--format swiss``.
 
 This is app-layer glue: it hands the leaderboard's ranking (order and LOS of neighbours, the same
 numbers the standings publish) to the run loop of take5_arena/referee/tournament/settle.py, prints
@@ -8,6 +9,7 @@ one line per batch and the standings at the end.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.plan.adaptive import PairState, PlayedGame, Ranking
 from take5_arena.referee.tournament.settle import StopReason, run_until_settled
+from take5_arena.referee.tournament.swiss import run_swiss
 
 
 def leaderboard_ranking(played: Sequence[PlayedGame]) -> Ranking:
@@ -79,6 +82,39 @@ def run_settled(
                 for p in report.decision.open_pairs
             )
         )
+    with Store(directory, readonly=True) as store:
+        table = standings_table(store)
+        if table is not None:
+            Console(file=sys.stdout).print(table)
+    return report.exit_code
+
+
+def run_swiss_rounds(
+    directory: Path, options: Mapping[str, Any], *, rounds: int, quiet: bool = False
+) -> int:
+    """Play a Swiss of ``rounds`` rounds and print the outcome; returns the exit code (raises
+    TournamentError)."""
+
+    def log(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    report = run_swiss(directory, options, rounds=rounds, log=log)
+    games = sum(len(r.games) for r in report.rounds)
+    if report.complete:
+        what = "every round played"
+    elif report.interrupted:
+        what = "interrupted: run the same command again to resume"
+    else:
+        what = f"{report.unplayed} games not played (infrastructure); run the same command again"
+    click.echo(
+        f"Swiss: {len(report.rounds)} of {rounds} rounds, {games} games ({report.played} played "
+        f"now, {report.seconds:.1f} s); {what}"
+    )
+    byes = Counter(e for r in report.rounds for e in r.byes)
+    for place, e in enumerate(report.standing, 1):
+        extra = f"  ({byes[e]} bye{'s' * (byes[e] != 1)})" if byes[e] else ""
+        click.echo(f"{place:>3}. {e.rsplit('@', 1)[0]:<24} {report.points[e]:g} points{extra}")
     with Store(directory, readonly=True) as store:
         table = standings_table(store)
         if table is not None:

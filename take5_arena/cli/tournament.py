@@ -14,7 +14,7 @@ import click
 
 from take5_arena.cli import options
 from take5_arena.cli.progress import TournamentProgress, render_status, render_summary
-from take5_arena.cli.settle import run_settled
+from take5_arena.cli.settle import run_settled, run_swiss_rounds
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
 from take5_arena.referee.store import Store
@@ -69,6 +69,19 @@ def tournament() -> None:
     metavar="NAME",
     help="Play entrant NAME against the pool until its place is settled (implies --until-settled).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["round-robin", "swiss"]),
+    default="round-robin",
+    show_default=True,
+    help="swiss: --rounds rounds, each paired by standing from the results before it.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    help="--format swiss: how many rounds [required].",
+)
 def tournament_run(
     directory: Path,
     dry_run: bool,
@@ -78,6 +91,8 @@ def tournament_run(
     confidence: float,
     budget: int | None,
     gauntlet: str | None,
+    fmt: str,
+    rounds: int | None,
     **overrides: Any,
 ) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
@@ -88,6 +103,17 @@ def tournament_run(
     failures (run again); 2 bad usage; 130 interrupted.
     """
     try:
+        if fmt == "swiss":  # round by round (referee/tournament/swiss.py)
+            if until_settled or gauntlet or dry_run:
+                raise click.UsageError(
+                    "--format swiss pairs each round from the results before it: no --dry-run, "
+                    "--until-settled or --gauntlet"
+                )
+            if rounds is None:
+                raise click.UsageError("--format swiss needs --rounds N")
+            sys.exit(run_swiss_rounds(directory, overrides, rounds=rounds, quiet=no_progress))
+        if rounds is not None:
+            raise click.UsageError("--rounds is for --format swiss")
         if until_settled or gauntlet:  # adaptive scheduling (referee/tournament/settle.py)
             if dry_run:
                 raise click.UsageError(

@@ -2,8 +2,8 @@
 schedule, the deals, the adaptive scheduler; pure data) and the run (run/: one table's games, the
 loop that plays the tables, the executors, the shipping of archives, the Dask workers' plugin).
 Above both: submitting a bot (submission), a full run (round_robin), a run until the ranking is
-settled (settle) and reading a tournament back (status); round_robin.py's docstring says who does
-what.
+settled (settle), a Swiss round by round (swiss) and reading a tournament back (status);
+round_robin.py's docstring says who does what.
 
 ``from take5_arena.referee.tournament import submit, run_tournament, ...``: names are loaded on
 first use (PEP 562), so that importing the package costs nothing at start-up (the schedule needs
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .settle import SettleReport, StopReason, run_until_settled
     from .status import entrant_labels, tournament_status
     from .submission import Submitted, submit
+    from .swiss import SwissReport, run_swiss
 
 #: public name -> the module of this package that defines it
 _HOMES: dict[str, str] = {
@@ -36,6 +37,7 @@ _HOMES: dict[str, str] = {
     "StopReason": ".settle",
     "SubmitRefusedError": ".errors",
     "Submitted": ".submission",
+    "SwissReport": ".swiss",
     "TableDriver": ".run.driver",
     "TableSpec": ".run.spec",
     "TournamentError": ".errors",
@@ -43,6 +45,7 @@ _HOMES: dict[str, str] = {
     "entrant_labels": ".status",
     "play_table": ".run.table",
     "prepare_run": ".round_robin",
+    "run_swiss": ".swiss",
     "run_table": ".run.table",
     "run_tournament": ".round_robin",
     "run_until_settled": ".settle",
@@ -60,6 +63,7 @@ __all__ = [
     "StopReason",
     "SubmitRefusedError",
     "Submitted",
+    "SwissReport",
     "TableDriver",
     "TableSpec",
     "TournamentError",
@@ -67,6 +71,7 @@ __all__ = [
     "entrant_labels",
     "play_table",
     "prepare_run",
+    "run_swiss",
     "run_table",
     "run_tournament",
     "run_until_settled",

@@ -5,7 +5,8 @@ A tournament is a directory holding its store (take5_arena/referee/store/: setti
 their versions, schedules, games and their records). The package's modules, by what they hold:
 
 * plan/: what is played, as data: settings.py (one frozen type, from the command line to the game),
-  schedule.py (the schedule they make), deals.py, adaptive.py (the batches of ``--until-settled``);
+  schedule.py (the schedule they make), deals.py, adaptive.py (the batches of ``--until-settled``),
+  swiss.py (the rounds of ``--format swiss``);
 * submission.py: ``referee submit`` -> :func:`~take5_arena.referee.tournament.submission.submit`;
 * run/: playing it: table.py (one table's games, the unit of work an executor runs:
   :func:`run_table`, on spec.py's data), shipping.py and archives.py (how its bots' archives reach
@@ -14,6 +15,7 @@ their versions, schedules, games and their records). The package's modules, by w
   and the arena's ladder), executors.py, workers.py (the Dask workers' plugin);
 * round_robin.py (this module): ``referee tournament run`` -> :func:`run_tournament`;
 * settle.py: ``--until-settled``, batch by batch; plan/adaptive.py chooses the batches;
+* swiss.py: ``--format swiss``, round by round; plan/swiss.py pairs the rounds;
 * status.py: ``referee tournament status`` -> :func:`tournament_status`.
 
 Running: each table (its duplicate set) is a :class:`TableSpec` run by :func:`run_table` on any
