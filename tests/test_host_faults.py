@@ -31,6 +31,7 @@ from take5_arena.referee.store.health import (
 )
 from take5_arena.referee.tournament import run_tournament, submit
 from take5_arena.service.authors import ACCOUNTS_NAME, Accounts
+from take5_arena.service.backup import KEY_NAME
 
 PLAY = ("--sandbox", "local", "--executor", "local", "--players", "3", "--no-progress")
 
@@ -127,7 +128,9 @@ def test_a_damaged_store_is_refused_by_every_command_and_never_written(tdir, tmp
 
     # The operator's way out: the last backup, restored into a new folder, plays on.
     back = tmp_path / "restored"
-    assert referee("restore", str(good), str(back)).returncode == 0
+    key = str(tdir / KEY_NAME)  # the arena's backup key, made by its first backup
+    restored = referee("restore", str(good), str(back), "--key", key)
+    assert restored.returncode == 0, restored.stderr
     run = referee("tournament", "run", "-t", str(back), "--games", "12", *PLAY)
     assert run.returncode == 0, run.stderr[-2000:]
     assert recorded(back) == 12

@@ -74,7 +74,7 @@ from take5_arena.referee.kinds import StrEnum
 from take5_arena.referee.names import look_alike, name_key, name_problem
 from take5_arena.referee.store import DB_NAME, Store, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
-from take5_arena.referee.store.health import connect, synchronous
+from take5_arena.referee.store.health import connect, os_fault, synchronous
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import (
     AuthenticationError,
@@ -838,7 +838,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     """The accounts' connection: the store's kind (take5_arena/referee/store/health.py), so that a
     full or read-only disk and a damaged file are one line, and a damaged file is never written;
     owner-only, whatever the umask (it holds token hashes)."""
-    _owner_only(path)
+    try:
+        _owner_only(path)
+    except OSError as error:  # a read-only or full disk, a folder not ours: one line, as the store
+        raise os_fault(path, error) from None
     db: sqlite3.Connection = connect(path, readonly=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")

@@ -45,7 +45,7 @@ DAMAGED_SUFFIX = ".damaged"
 """The mark beside a damaged database file (``tournament.sqlite.damaged``)."""
 
 RESTORE = (
-    "stop the referee and restore the last backup (`referee restore BACKUP NEW_DIR`, "
+    "stop the referee and restore the last backup (`referee restore BACKUP NEW_DIR --key KEY`, "
     'docs/operations.md "When the host fails")'
 )
 
