@@ -110,7 +110,7 @@ except ImportError as error:
         check=True,
         env={"PYTHONPATH": str(SDK)},
     )
-    assert "take5.env needs pettingzoo and gymnasium" in out.stdout
+    assert "take5.env needs the SDK's [rl] extra" in out.stdout, out.stdout  # one line, its extra
 
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

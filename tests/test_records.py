@@ -212,10 +212,13 @@ def test_a_game_without_its_record_plays_the_same_and_refuses_to_give_one():
         bare.record()
 
 
-def test_cli_verify_a_damaged_store_is_bad_input(tmp_path, referee_cli):
+def test_cli_verify_a_damaged_store_is_the_hosts_fault(tmp_path, referee_cli):
+    """A file that is not a database where the store should be: one line and exit 4 (the host's
+    fault, docs/organisers/command-line.md), the way back named (restore the last backup)."""
     (tmp_path / "tournament.sqlite").write_text("not a database")
     result = referee_cli(["verify", "--tournament", str(tmp_path)])
-    assert result.exit_code == 2 and "the tournament store cannot be read" in result.output
+    assert result.exit_code == 4, result.output
+    assert "referee restore" in result.output and len(result.output.strip().splitlines()) == 1
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 

@@ -125,7 +125,7 @@ def test_smoke_games_take_the_tournaments_stored_settings(tmp_path, shaped, refe
         ["submit", str(_bot(tmp_path, name)), "--name", name, "-t", str(directory)]
         + ["--sandbox", "local"]
     )
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 3, result.output  # a bot rejected, as `match` and `--server` say
     assert "in a smoke game" in result.output and "Traceback" not in result.output
     assert "timeout" in result.output if name == "slow" else "illegal" in result.output.lower()
 
