@@ -18,6 +18,7 @@ then checkpointed and vacuumed (journal mode WAL, as the store leaves it).
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -140,3 +141,33 @@ def test_a_new_arena_keeps_its_accounts_beside_the_store(tmp_path: Path) -> None
     assert not ARENA_TABLES & tables(tmp_path / "T" / "tournament.sqlite")
     for name in ("tournament.sqlite", ACCOUNTS_NAME):
         assert secret.split("_", 2)[2].encode() not in (tmp_path / "T" / name).read_bytes()
+
+
+def _locks_held(path: Path) -> int:
+    """POSIX locks this process holds on ``path`` now (/proc/locks)."""
+    st = path.stat()
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pid = str(os.getpid())
+    held = 0
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "POSIX" in fields and pid in fields and inode in fields:
+            held += 1
+    return held
+
+
+def test_a_second_connection_keeps_the_first_ones_locks(tmp_path: Path) -> None:
+    """Opening the accounts again in the same process (the arena does, per thread) must not drop
+    the SQLite locks its other connections hold: closing any descriptor of a file drops all of a
+    process's POSIX locks on it, after which another process takes the database for unused and
+    resets its shared memory under the first connection (SIGBUS, or worse, lost writes). The
+    owner-only check therefore never opens the files it checks (O_PATH)."""
+    first = Accounts(tmp_path / "T", create=True)
+    shm = tmp_path / "T" / f"{ACCOUNTS_NAME}-shm"
+    assert shm.exists()
+    before = _locks_held(shm)
+    assert before >= 1  # SQLite's hold on the shared memory, for the connection's life
+    second = Accounts(tmp_path / "T")
+    assert _locks_held(shm) >= before, "the second open dropped the first one's locks"
+    second.close()
+    first.close()

@@ -856,16 +856,30 @@ def _connect(path: Path) -> sqlite3.Connection:
 def _owner_only(path: Path, *, create: bool = True) -> None:
     """``path`` (made empty if missing: SQLite takes an empty file for a new database) readable by
     its owner only, whatever the umask of the process that opens it: the accounts hold the token
-    hashes. One made open to others (by hand, or by an older release) is closed, with a warning."""
-    flags = os.O_RDWR | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    hashes. One made open to others (by hand, or by an older release) is closed, with a warning.
+
+    An existing file is never opened for reading or writing here: closing any descriptor of a file
+    drops every POSIX lock this process holds on it, and SQLite's locks on the database and its
+    ``-shm`` are POSIX locks, held by the arena's other connections to the same file. It is looked
+    at through an O_PATH descriptor (whose close drops no lock; not a link: O_NOFOLLOW) and its mode
+    set through /proc/self/fd, so the inode checked is the inode changed."""
+    if create:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            return
+        except FileExistsError:
+            pass  # someone's: check its mode below
     try:
-        fd = os.open(path, flags, 0o600)
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return
     try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+            raise ServiceError(f"{path} is not a regular file: refusing to use it for the accounts")
+        mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077:
-            os.fchmod(fd, 0o600)
+            os.chmod(f"/proc/self/fd/{fd}", 0o600)
             logs.logger("accounts").warning(
                 "%s was open to others (mode %04o): now 0600", path, mode
             )
