@@ -750,9 +750,12 @@ class DockerLauncher:
                 inst.oom = bool(st and st.oom_killed)
             except Exception:  # noqa: BLE001 - unknown counts as no
                 inst.oom = False
-            if not inst.oom:  # the kernel's own count (gVisor's runtime reports no OOM event)
-                paths = cgroups.CgroupPaths.of_container(container.id)
-                inst.oom = bool(paths is not None and cgroups.oom_kills(paths))
+        if not inst.oom:
+            # The kernel's own count: gVisor's runtime reports no OOM event nor OOMKilled, so a
+            # "no" from the engine (here, or from exit_of's inspection when the event stream
+            # lagged) is not the last word.
+            paths = cgroups.CgroupPaths.of_container(container.id)
+            inst.oom = bool(paths is not None and cgroups.oom_kills(paths))
         return bool(inst.oom)
 
     @property
