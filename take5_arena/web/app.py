@@ -15,7 +15,7 @@ The organiser, signed in with the arena's organiser token (``DIR/secret/web-orga
 authors (add, revoke), bots (withdraw, ban, unban), the settings and the health of the arena
 (take5_arena/service/organiser.py does the work, as for ``referee authors``).
 
-Each area is a module of its own (public.py, mine.py, organising.py: mixins of
+Each area is a module of its own (public.py, mine.py, challenging.py, organising.py: mixins of
 base.py's :class:`~take5_arena.web.base.Pages`); this one puts them together, with the middleware
 that sets the headers, the per-address rate and the origin check on every request.
 
@@ -41,8 +41,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.web.base import ORGANISER, Refused, WebConfig, WebParts
+from take5_arena.web.challenging import ChallengePages
 from take5_arena.web.live import LiveHub, Streams
-from take5_arena.web.mine import AuthorPages
 from take5_arena.web.organising import OrganiserPages
 from take5_arena.web.public import PublicPages
 from take5_arena.web.security import HEADERS, Buckets, Sessions, same_origin
@@ -50,7 +50,7 @@ from take5_arena.web.security import HEADERS, Buckets, Sessions, same_origin
 _HERE = Path(__file__).parent
 
 
-class WebApp(PublicPages, AuthorPages, OrganiserPages):
+class WebApp(PublicPages, ChallengePages, OrganiserPages):
     """The routes, over the arena's parts; :attr:`app` is the ASGI application."""
 
     def __init__(self, parts: WebParts, config: WebConfig, hub: LiveHub) -> None:
@@ -96,6 +96,8 @@ class WebApp(PublicPages, AuthorPages, OrganiserPages):
             Route("/me/games/{game_id:path}/output.json", self.own_output_json),
             Route("/me/games/{game_id:path}/analysis.json", self.own_analysis_json),
             Route("/me/bots/{name}/withdraw", self.withdraw, methods=["POST"]),
+            Route("/me/challenges", self.ask_challenge, methods=["POST"]),
+            Route("/me/challenges/{cid}", self.challenge_page),
             Route("/organiser", self.organiser_page),
             Route("/organiser/authors", self.add_author, methods=["POST"]),
             Route("/organiser/authors/{name}/revoke", self.revoke, methods=["POST"]),

@@ -25,8 +25,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from take5.analysis import analyse, costliest
 from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
+from take5_arena.service import challenges, messages
 from take5_arena.service import defaults as service_defaults
-from take5_arena.service import messages
 from take5_arena.service.authors import Author, check_name
 from take5_arena.service.errors import LimitExceededError, RequestError, ServiceError
 from take5_arena.web import defaults
@@ -196,9 +196,21 @@ class AuthorPages(Pages):
                     ],
                 }
             )
+        with self.store() as store:
+            asked = challenges.of_author(store, name, service_defaults.CHALLENGES_SHOWN)
+            playing = sorted(v.name for v in store.versions.current())
+        ladder = self.parts.service.ladder
         return {
             "author": author,
             "bots": bots,
+            "challenges": asked,
+            "challenge_form": None
+            if ladder is None
+            else {
+                "mine": [b["name"] for b in bots if b["active"] and not b["banned"]],
+                "playing": playing,
+                "opponents": ladder.settings.players - 1,
+            },
             "submissions": accounts.submissions_of(name, defaults.SUBMISSIONS_SHOWN),
             "max_size": size_text(self._max_bytes(author)),
             "recipe": RECIPE,

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.referee.store import StoreError
-from take5_arena.service import messages
+from take5_arena.service import challenges, messages
 from take5_arena.service.authors import HOUSE
 from take5_arena.web import defaults
 from take5_arena.web.base import Pages, Refused, client_of
@@ -90,16 +90,26 @@ class PublicPages(Pages):
             request, "games.html", session=await self.session(request), games=games, bot=bot
         )
 
+    def _unrated(self, game_id: str) -> bool:
+        with self.store() as store:
+            return challenges.challenge_of(store, game_id) is not None
+
     async def replay(self, request: Request) -> Response:
+        game_id = request.query_params.get("game", "")[:100]
         return self.page(
             request,
             "replay.html",
             session=await self.session(request),
-            game_id=request.query_params.get("game", ""),
+            game_id=game_id,
+            unrated=await self.run(self._unrated, game_id),
         )
 
-    def _public_game(self, game_id: str) -> dict[str, Any]:
+    def _public_game(self, game_id: str, author: str | None) -> dict[str, Any]:
+        """A published game's public record: a challenge's only for its author and the authors
+        of its bots (anyone else: as if there were no such game)."""
         with self.store() as store:
+            if not challenges.may_read(store, self.parts.service.accounts, author, game_id):
+                raise Refused(404, f"game {game_id} is not recorded")
             try:
                 record = store.records.get(game_id, published_only=True)
             except StoreError as error:
@@ -115,7 +125,12 @@ class PublicPages(Pages):
         game_id = request.path_params["game_id"]
         if not game_id or len(game_id) > 100:
             raise Refused(404, "no such game")
-        return JSONResponse(await self.run(self._public_game, game_id))
+        session = await self.session(request)
+        author = session.author if session is not None and not session.organiser else None
+        return JSONResponse(
+            await self.run(self._public_game, game_id, author),
+            headers={"cache-control": "no-store"} if session is not None else {},
+        )
 
     async def live(self, request: Request) -> Response:
         return self.page(
