@@ -18,6 +18,7 @@ same form as a tournament's, so a bot cannot behave well only while it is being 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import tempfile
@@ -129,7 +130,8 @@ def _validate(
 ) -> Submitted:
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
-        ref = parse_bot(str(snapshot))
+        # the snapshot is the artifact cache's <digest>/bot: messages name the bot instead
+        ref = dataclasses.replace(parse_bot(str(snapshot)), label=name)
     except BadBotRefError as error:
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
@@ -212,7 +214,7 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
     k = settings.game.players
     rotations = list(range(k)) if settings.duplicate else [0]
     scores: list[int] = []
-    name, version = ref.default_name, ""
+    name, version = ref.label or ref.default_name, ""
     for _table in range(1 if settings.duplicate else 2):
         seat = secrets.randbelow(k)
         house = [parse_bot(str(secrets.choice(HOUSE_BOTS))) for _ in range(k - 1)]
