@@ -403,6 +403,7 @@ class SubmissionQueue:
                 sandbox=self.sandbox,
                 timeout=self.timeout,
                 author=row.author,
+                log=lambda line: self._progress(row, folder, line),
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:
@@ -423,6 +424,14 @@ class SubmissionQueue:
             done.smoke,
             version_id=done.version.id,
         )
+
+    def _progress(self, row: SubmissionRow, folder: Path, line: str) -> None:
+        """Where a validation is (its smoke games played so far, ...), in the submission's detail
+        while it is validating: its author sees it (``referee submit``'s wait, the web page),
+        with the bot's name for the arena's folder of it (as :func:`_unplaced` does)."""
+        shown = line.replace(str(folder), f"your bot {row.bot_name}")[:200]
+        self.accounts.set_status(row.id, SubmissionStatus.VALIDATING, detail=shown)
+        self._tell(self.accounts.submission(row.id))
 
     def _discard_upload(self, row: SubmissionRow) -> None:
         """A judged submission's upload is not needed any more (the store keeps the validated

@@ -158,7 +158,8 @@ class PublicPages(Pages):
         if claim is None and not versions:
             return None
         rows, _meta = self.standings_rows()
-        standing = [r for r in rows if str(r["entrant"]).split("@")[0] == name]
+        by_entrant = {str(r["entrant"]): r for r in rows}
+        latest = max((v.version for v in versions), default=0)
         banned = claim is not None and claim.banned_at is not None
         with self.store() as store:
             keys = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
@@ -169,18 +170,25 @@ class PublicPages(Pages):
             "owner": claim.owner if claim is not None else HOUSE,
             "state": "banned" if banned else "active" if states.get(name) else "withdrawn",
             "note": claim.note if claim is not None else "",
-            "standing": standing[0] if standing else None,
-            "versions": [
-                {
-                    "version": v.version,
-                    "submitted_at": v.submitted_at,
-                    "kind": v.kind,
-                    "source_hash": v.source_hash[:16],
-                    "games": stats[v.id].games if v.id in stats else 0,
-                    "faults": stats[v.id].faults if v.id in stats else 0,
-                }
-                for v in reversed(versions)
-            ],
+            # the standings name a bot's latest version by its name, older ones name@vN
+            # (take5_arena/referee/tournament/status.py, entrant_labels)
+            "standing": by_entrant.get(name),
+            "versions": _side_by_side(
+                [
+                    {
+                        "version": v.version,
+                        "submitted_at": v.submitted_at,
+                        "kind": v.kind,
+                        "source_hash": v.source_hash[:16],
+                        "games": stats[v.id].games if v.id in stats else 0,
+                        "faults": stats[v.id].faults if v.id in stats else 0,
+                        "standing": by_entrant.get(
+                            name if v.version == latest else f"{name}@v{v.version}"
+                        ),
+                    }
+                    for v in versions
+                ]
+            ),
             "games": [
                 {
                     "id": g.game_id,
@@ -269,6 +277,23 @@ class PublicPages(Pages):
             await asyncio.sleep(defaults.STANDINGS_POLL_SECONDS)
 
     # -- signing in --------------------------------------------------------------------------------
+
+
+def _side_by_side(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A bot's versions, newest first, each with its faults per game and its rating's change from
+    the version before it (None where either has no rating yet): what an author compares."""
+    previous: float | None = None
+    for v in versions:  # oldest first
+        rating = (v["standing"] or {}).get("rating")
+        v["faults_per_game"] = round(v["faults"] / v["games"], 3) if v["games"] else None
+        v["change"] = (
+            round(rating - previous)
+            if isinstance(rating, (int, float)) and previous is not None
+            else None
+        )
+        if isinstance(rating, (int, float)):
+            previous = float(rating)
+    return list(reversed(versions))
 
 
 def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | None:

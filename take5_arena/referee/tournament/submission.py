@@ -178,7 +178,7 @@ def _validate(
                     raise build_failure(error) from None
                 image_id = info.id
             log(f"smoke games at a table of {settings.game.players} ({settings.sandbox}) ...")
-            smoke = _smoke(ref, settings, launcher)
+            smoke = _smoke(ref, settings, launcher, log)
         finally:
             if launcher is not None:
                 launcher.close()
@@ -202,7 +202,12 @@ def _validate(
         store.close()
 
 
-def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher | None) -> str:
+def _smoke(
+    ref: BotRef,
+    settings: TournamentSettings,
+    launcher: DockerLauncher | None,
+    log: Callable[[str], None] = lambda line: None,
+) -> str:
     """Smoke games: a table of the tournament's own shape; a fault refuses the bot.
 
     Nothing a bot can see tells them from a tournament's games (docs/security.md, "Smoke games"):
@@ -210,10 +215,13 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
     deal from the OS's random source, a random seat, the other seats drawn from the house bots
     (:data:`HOUSE_BOTS`, repeats allowed, as a tournament may seat anyone), game ids of the
     tournament's form (16 hex digits), and as many games per table as a tournament table plays:
-    every rotation of the deal with duplicate deals (two tables of one game each without)."""
+    every rotation of the deal with duplicate deals (two tables of one game each without).
+    ``log`` hears how many of them have been played (the author's page shows it)."""
     k = settings.game.players
     rotations = list(range(k)) if settings.duplicate else [0]
+    total = (1 if settings.duplicate else 2) * len(rotations)
     scores: list[int] = []
+    log(f"smoke games: 0 of {total} played")
     name, version = ref.label or ref.default_name, ""
     for _table in range(1 if settings.duplicate else 2):
         seat = secrets.randbelow(k)
@@ -246,6 +254,7 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
                             clean_text(mine.handle.stderr_tail(4000)),
                         )
                     scores.append(game.scores[seat])
+                    log(f"smoke games: {len(scores)} of {total} played, no fault so far")
                 name, version = mine.info.name or name, mine.info.version or ""
         except InfraError as error:  # a bot's sandbox did not start: the host's doing
             raise SubmitDeferredError(f"the arena could not start the bots ({error})") from None
