@@ -365,6 +365,7 @@ __all__ = [
     "cpu_seconds",
     "image_facts",
     "list_containers",
+    "logs_since",
     "logs_tail",
     "remove",
     "remove_run",
