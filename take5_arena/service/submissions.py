@@ -403,6 +403,7 @@ class SubmissionQueue:
                 sandbox=self.sandbox,
                 timeout=self.timeout,
                 author=row.author,
+                pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:
