@@ -18,8 +18,8 @@ a byte of an upload is read (:class:`take5_arena.service.defaults.ServerLimits`,
   most one chunk and its envelope (the transport refuses more, unread).
 
 Authors submit, follow, list, withdraw and read the faults of their own bots (a token in every call,
-take5_arena/service/authors.py); standings and records are public. The core (submissions, names,
-ownership) is plain Python in take5_arena/service/submissions.py and authors.py; this module only
+take5_arena/service/authors/); standings and records are public. The core (submissions, names,
+ownership) is plain Python in take5_arena/service/submissions.py and authors/; this module only
 maps calls onto it, and take5_arena/service/messages.py writes the replies.
 
 Errors reach the client as gRPC status codes with a one-line message (the table is in the .proto):

@@ -19,7 +19,7 @@ container not starting in time, its build running out of time), or an unexpected
 arena's, is tried :data:`defaults.BOUNDED_ATTEMPTS` times before it is refused.
 
 Once judged, a submission's upload is removed, and a refused bot's unpacked folder too; a name is
-claimed by the author only when a version of it is accepted (take5_arena/service/authors.py).
+claimed by the author only when a version of it is accepted (take5_arena/service/authors/).
 """
 
 from __future__ import annotations
@@ -404,6 +404,7 @@ class SubmissionQueue:
                 timeout=self.timeout,
                 author=row.author,
                 log=lambda line: self._progress(row, folder, line),
+                pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:

@@ -48,9 +48,11 @@ class AuthorPages(Pages):
         )
 
     async def signin(self, request: Request) -> Response:
-        wait = self.signins.take(client_of(request))
-        if wait:
-            raise Refused(429, "too many sign-in attempts; wait a minute", wait)
+        """Sign in with a token. The token is checked before any sign-in limit is looked at (one
+        HMAC: cheap, and the request itself is within the address's request rate), and only a
+        wrong one spends the address's sign-in attempts, so a correct token is never refused for
+        wrong ones that others sent, from its address or any other; what bounds guessing from any
+        number of addresses is the secret's 256 bits (docs/security.md, "Guessing tokens")."""
         form = await self.small_form(request)
         token = form.get("token", "").strip()
         organiser_token = self.parts.organiser_token
@@ -61,6 +63,9 @@ class AuthorPages(Pages):
             try:
                 author = await self.run(self.parts.service.accounts.authenticate, token)
             except ServiceError:
+                wait = self.signins.take(client_of(request))
+                if wait:
+                    raise Refused(429, "too many sign-in attempts; wait a minute", wait) from None
                 return self.page(
                     request,
                     "signin.html",
