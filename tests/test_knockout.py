@@ -273,6 +273,9 @@ def test_referee_tournament_run_format_knockout_with_local_bots(tmp_path: Path) 
     assert sorted(n for n, _ in placed) == sorted(names)
     assert [how for _, how in placed[:2]] == ["final", "final"]
     assert "bye: heuristic0" in out.output  # the best seed sits out round 1
+    out = CliRunner().invoke(cli, ["verify", "--tournament", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert re.search(r"pairings: knockout-\w+: \d+ stages paired again", out.output)
     out = CliRunner().invoke(cli, [*base, "--format", "knockout", "--dry-run"])
     assert out.exit_code == 2 and "no --dry-run" in out.output
     seeding.write_text("heuristic0\nnobody\n")
@@ -281,3 +284,47 @@ def test_referee_tournament_run_format_knockout_with_local_bots(tmp_path: Path) 
     assert "Traceback" not in out.output
     out = CliRunner().invoke(cli, [*base, "--advance", "1"])
     assert out.exit_code == 2 and "are for --format knockout" in out.output
+
+
+def test_pairings_are_paired_again_and_a_moved_bot_is_caught(tmp_path: Path) -> None:
+    """check_pairings (``referee verify --tournament``) pairs a knockout's and a Swiss's stages
+    again from their results; an organiser who swaps two bots between heats after the draw (the
+    games then played that way) is caught, naming the stage."""
+    import json
+    import sqlite3
+
+    from take5_arena.referee.store.schema import DB_NAME
+    from take5_arena.referee.tournament import run_swiss
+    from take5_arena.referee.tournament.pairings import check_pairings
+
+    make_tournament(tmp_path)
+    report = run_knockout(tmp_path, OPTIONS, runner=hashed_runner)
+    swiss = run_swiss(tmp_path, OPTIONS, rounds=2, runner=hashed_runner)
+    with Store(tmp_path, readonly=True) as store:
+        checks = {c.prefix: c for c in check_pairings(store)}
+        ids = {v.key: v.id for v in store.versions.all()}
+    assert checks[f"knockout-{report.key}"].stages == len(report.stages)
+    assert checks[f"swiss-{swiss.key}"].stages == 2
+    assert all(c.problem is None for c in checks.values())
+    # swap one bot of heat 1 with one of heat 2 in every game of stage 1
+    first = report.stages[0]
+    a, b = first.heats[0].entrants[0], first.heats[1].entrants[0]
+    swap = {ids[a]: ids[b], ids[b]: ids[a]}
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    rows = db.execute(
+        "SELECT g.game_id, g.seats FROM games g JOIN schedule_games s ON s.game_id = g.game_id "
+        "WHERE s.schedule_id = ?",
+        (f"knockout-{report.key}-0001",),
+    ).fetchall()
+    for game_id, seats in rows:
+        moved = [swap.get(v, v) for v in json.loads(seats)]
+        db.execute("UPDATE games SET seats = ? WHERE game_id = ?", (json.dumps(moved), game_id))
+    db.commit()
+    db.close()
+    with Store(tmp_path, readonly=True) as store:
+        checks = {c.prefix: c for c in check_pairings(store)}
+    wrong = checks[f"knockout-{report.key}"]
+    assert wrong.stages == 0 and wrong.problem == (
+        f"stage 1 (knockout-{report.key}-0001) is not the pairing its results before it give"
+    )
+    assert checks[f"swiss-{swiss.key}"].problem is None

@@ -79,6 +79,23 @@ def knockout_key(entrants: Sequence[str], ks: KnockoutSettings) -> str:
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
+def knockout_definition(ks: KnockoutSettings) -> dict[str, Any]:
+    """What draws a knockout besides its results (staged.py's ``Format.definition``)."""
+    return {
+        "format": "knockout",
+        "table_size": ks.table_size,
+        "advance": ks.through,
+        "deals": ks.deals,
+        "final_deals": ks.final_deals,
+        "tiebreak_deals": ks.tiebreak_deals,
+        "tiebreaks": ks.tiebreaks,
+        "seed": ks.seed,
+        "duplicate": ks.duplicate,
+        "seeding": list(ks.seeding) if ks.seeding is not None else None,
+        "authors": dict(ks.authors or {}),
+    }
+
+
 def stage_name(stage: Stage) -> str:
     if stage.kind is StageKind.FINAL:
         return f"stage {stage.number} (final)"
@@ -97,6 +114,9 @@ class _Knockout:
     stages: list[Stage] = field(default_factory=list)
     outcome: Outcome | None = None
     title = "knockout"
+
+    def definition(self) -> dict[str, Any]:
+        return knockout_definition(self.ks)
 
     @property
     def prefix(self) -> str:
@@ -177,4 +197,11 @@ def knockout_id(key: str, number: int) -> str:
     return stage_id(f"knockout-{key}", number)
 
 
-__all__ = ["KnockoutReport", "knockout_id", "knockout_key", "run_knockout", "stage_name"]
+__all__ = [
+    "KnockoutReport",
+    "knockout_definition",
+    "knockout_id",
+    "knockout_key",
+    "run_knockout",
+    "stage_name",
+]

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..kinds import InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
+from .pairings import FORMAT_KEY
 from .plan.adaptive import PlayedGame
 from .plan.deals import Dealer
 from .plan.schedule import ScheduledGame, ScheduleError, Seating
@@ -65,6 +66,11 @@ class Format(Protocol):
     @property
     def title(self) -> str:
         """The format's name in a sentence: "Swiss", "knockout"."""
+
+    def definition(self) -> dict[str, Any]:
+        """What pairs it besides the results, as JSON (its ``format`` name first): stored with
+        every stage, so that ``referee verify --tournament`` pairs every stage again
+        (pairings.py)."""
 
     def next(self, results: Sequence[Sequence[PlayedGame]]) -> PairedStage | None:
         """The stage after those whose games are ``results`` (one list a stage), or None when
@@ -194,7 +200,7 @@ class _Stages:
                         for g in stage.games
                     ],
                     description=stage.description,
-                    settings=settings.to_json(),
+                    settings={**settings.to_json(), FORMAT_KEY: fmt.definition()},
                     entrants=sorted(keys.values()),
                 )
                 stored = store.schedules.games(sid)

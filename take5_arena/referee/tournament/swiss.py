@@ -80,6 +80,18 @@ def swiss_key(entrants: Sequence[str], ss: SwissSettings) -> str:
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
+def swiss_definition(ss: SwissSettings) -> dict[str, Any]:
+    """What pairs a Swiss besides its results (staged.py's ``Format.definition``)."""
+    return {
+        "format": "swiss",
+        "table_size": ss.table_size,
+        "seed": ss.seed,
+        "duplicate": ss.duplicate,
+        "short_table": ss.short_table,
+        "authors": dict(ss.authors or {}),
+    }
+
+
 def round_id(key: str, number: int) -> str:
     return stage_id(f"swiss-{key}", number)
 
@@ -95,6 +107,9 @@ class _Swiss:
     rounds: list[SwissRound] = field(default_factory=list)
 
     title = "Swiss"
+
+    def definition(self) -> dict[str, Any]:
+        return swiss_definition(self.ss)
 
     @property
     def prefix(self) -> str:
@@ -162,4 +177,4 @@ def run_swiss(
     return report
 
 
-__all__ = ["SwissReport", "round_id", "run_swiss", "swiss_key"]
+__all__ = ["SwissReport", "round_id", "run_swiss", "swiss_definition", "swiss_key"]
