@@ -328,3 +328,14 @@ def test_pairings_are_paired_again_and_a_moved_bot_is_caught(tmp_path: Path) -> 
         f"stage 1 (knockout-{report.key}-0001) is not the pairing its results before it give"
     )
     assert checks[f"swiss-{swiss.key}"].problem is None
+    # a stage stored before stages held their definition: reported, not a finding
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.execute(
+        "UPDATE schedules SET settings = json_remove(settings, '$.format') WHERE schedule_id = ?",
+        (f"swiss-{swiss.key}-0001",),
+    )
+    db.commit()
+    db.close()
+    with Store(tmp_path, readonly=True) as store:
+        old = next(c for c in check_pairings(store) if c.prefix == f"swiss-{swiss.key}")
+    assert old.problem is None and old.unchecked == "stored without its format's definition"

@@ -108,6 +108,8 @@ def verify(
     for p in pairings if not as_json else []:
         if p.problem is not None:
             click.echo(f"pairings: {p.prefix}: WRONG: {field(p.problem, 2000)}")
+        elif p.unchecked is not None and not quiet:
+            click.echo(f"pairings: {p.prefix}: not checkable: {p.unchecked}")
         elif not quiet:
             click.echo(f"pairings: {p.prefix}: {p.stages} stages paired again from their results")
     sys.exit(1 if failures or not results else 0)

@@ -39,6 +39,9 @@ class PairingCheck:
     prefix: str
     stages: int
     problem: str | None = None
+    unchecked: str | None = None
+    """Why it could not be checked (a stage stored before stages held their format's
+    definition): not a finding."""
 
 
 def check_pairings(store: Store) -> list[PairingCheck]:
@@ -72,7 +75,7 @@ def _check(
     stored_settings = dict(first["settings"])
     definition = stored_settings.pop(FORMAT_KEY, None)
     if not isinstance(definition, dict):
-        return PairingCheck(prefix, 0, "stored without its format's definition: not checkable")
+        return PairingCheck(prefix, 0, unchecked="stored without its format's definition")
     entrants = list(first["entrants"])
     try:
         context = TournamentSettings.from_json(stored_settings).game_context()
