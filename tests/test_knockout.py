@@ -244,10 +244,60 @@ def test_a_killed_knockout_resumes_with_the_stages_an_uninterrupted_one_plays(
     assert scheduled(killed) == scheduled(whole)
 
 
-def test_a_bad_seeding_is_one_line(tmp_path: Path) -> None:
+def test_a_seeding_names_who_plays_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
     make_tournament(tmp_path)
-    with pytest.raises(TournamentError, match="the seeding leaves out"):
-        run_knockout(tmp_path, OPTIONS, bracket={"seeding": ["bot1"]}, runner=hashed_runner)
+    for seeding, message in (
+        (["bot1", "nobody"], "the seeding names no entrant: nobody"),
+        (["bot1", "bot2", "bot1"], "the seeding names twice: bot1"),
+        (["bot1"], "two bots at least"),
+    ):
+        with pytest.raises(TournamentError, match=message):
+            run_knockout(tmp_path, OPTIONS, bracket={"seeding": seeding}, runner=hashed_runner)
+    with pytest.raises(TournamentError, match="--from-swiss: this tournament has no Swiss"):
+        run_knockout(tmp_path, OPTIONS, bracket={"from_swiss": 4}, runner=hashed_runner)
+    five = ["bot7", "bot3", "bot9", "bot0", "bot5"]
+    report = run_knockout(tmp_path, OPTIONS, bracket={"seeding": five}, runner=hashed_runner)
+    assert report.outcome is not None
+    assert sorted(report.outcome.order) == sorted(f"{n}@1" for n in five)
+
+
+def test_a_season_a_qualifying_swiss_then_a_knockout_of_its_top_eight(tmp_path: Path) -> None:
+    """The top 8 of a finished Swiss play the knockout, seeded in the Swiss's order; verify pairs
+    both again, the knockout's field from the Swiss's results."""
+    from take5_arena.referee.tournament import run_swiss
+    from take5_arena.referee.tournament.pairings import check_pairings
+
+    make_tournament(tmp_path)
+    swiss = run_swiss(tmp_path, OPTIONS, rounds=3, runner=hashed_runner)
+    ko = run_knockout(tmp_path, OPTIONS, bracket={"from_swiss": 8}, runner=hashed_runner)
+    assert ko.outcome is not None
+    first = ko.stages[0]
+    seeds = [e for h in first.heats for e in h.entrants]
+    assert sorted(seeds) == sorted(swiss.standing[:8])
+    assert [h.entrants[0] for h in first.heats] == swiss.standing[:2]  # seeds 1 and 2 lead heats
+    with Store(tmp_path, readonly=True) as store:
+        checks = check_pairings(store)
+    assert len(checks) == 2 and all(c.problem is None and c.unchecked is None for c in checks)
+    # an organiser who lets the 9th in instead of the 8th is caught
+    import json
+    import sqlite3
+
+    from take5_arena.referee.store.schema import DB_NAME
+
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    for sid, text in db.execute(
+        "SELECT schedule_id, settings FROM schedules WHERE schedule_id LIKE 'knockout-%'"
+    ).fetchall():
+        settings = json.loads(text)
+        settings["format"]["seeding"][7] = swiss.standing[8]
+        db.execute(
+            "UPDATE schedules SET settings = ? WHERE schedule_id = ?", (json.dumps(settings), sid)
+        )
+    db.commit()
+    db.close()
+    with Store(tmp_path, readonly=True) as store:
+        wrong = next(c for c in check_pairings(store) if c.prefix.startswith("knockout-"))
+    assert wrong.problem == f"its field is not the top 8 of swiss-{swiss.key} in order"
 
 
 def test_referee_tournament_run_format_knockout_with_local_bots(tmp_path: Path) -> None:

@@ -28,10 +28,16 @@ def tournament() -> None:
 
 
 def _bracket(
-    advance: int | None, heat_deals: int | None, final_deals: int | None, seeding: Path | None
+    advance: int | None,
+    heat_deals: int | None,
+    final_deals: int | None,
+    seeding: Path | None,
+    from_swiss: int | None,
 ) -> dict[str, Any]:
-    """The knockout options given, as KnockoutSettings fields."""
+    """The knockout options given, as run_knockout's ``bracket``."""
     out: dict[str, Any] = {}
+    if from_swiss is not None:
+        out["from_swiss"] = from_swiss
     if advance is not None:
         out["advance"] = advance
     if heat_deals is not None:
@@ -123,8 +129,15 @@ def _bracket(
 @click.option(
     "--seeding",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="--format knockout: a file of the bots' names, best seed first, one a line "
-    "[drawn by the seed].",
+    help="--format knockout: a file of the names of the bots that play, best seed first, one a "
+    "line [every bot, drawn by the seed].",
+)
+@click.option(
+    "--from-swiss",
+    type=click.IntRange(min=2),
+    metavar="N",
+    help="--format knockout: the top N of this tournament's latest finished Swiss play, seeded "
+    "in its order.",
 )
 def tournament_run(
     directory: Path,
@@ -141,6 +154,7 @@ def tournament_run(
     heat_deals: int | None,
     final_deals: int | None,
     seeding: Path | None,
+    from_swiss: int | None,
     **overrides: Any,
 ) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
@@ -162,7 +176,7 @@ def tournament_run(
             sys.exit(run_swiss_rounds(directory, overrides, rounds=rounds, quiet=no_progress))
         if rounds is not None:
             raise click.UsageError("--rounds is for --format swiss")
-        bracket = _bracket(advance, heat_deals, final_deals, seeding)
+        bracket = _bracket(advance, heat_deals, final_deals, seeding, from_swiss)
         if fmt == "knockout":  # stage by stage (referee/tournament/knockout.py)
             if until_settled or gauntlet or dry_run:
                 raise click.UsageError(
@@ -172,7 +186,8 @@ def tournament_run(
             sys.exit(run_knockout_stages(directory, overrides, bracket, quiet=no_progress))
         if bracket:
             raise click.UsageError(
-                "--advance, --heat-deals, --final-deals and --seeding are for --format knockout"
+                "--advance, --heat-deals, --final-deals, --seeding and --from-swiss are for "
+                "--format knockout"
             )
         if until_settled or gauntlet:  # adaptive scheduling (referee/tournament/settle.py)
             if dry_run:

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..kinds import InfraKind
-from ..store import EntrantVersion
+from ..store import EntrantVersion, Store
+from .errors import TournamentError
+from .pairings import swiss_standing
 from .plan.adaptive import PlayedGame
 from .plan.deals import Dealer
 from .plan.knockout import KnockoutSettings, Outcome, Stage, StageKind, replay
@@ -111,12 +113,17 @@ class _Knockout:
     entrants: list[str]
     ks: KnockoutSettings
     key: str
+    qualified: dict[str, Any] | None = None
+    """Where the field came from: the top ``top`` of the Swiss ``swiss`` (its prefix)."""
     stages: list[Stage] = field(default_factory=list)
     outcome: Outcome | None = None
     title = "knockout"
 
     def definition(self) -> dict[str, Any]:
-        return knockout_definition(self.ks)
+        out = knockout_definition(self.ks)
+        if self.qualified is not None:
+            out["qualified"] = self.qualified
+        return out
 
     @property
     def prefix(self) -> str:
@@ -157,20 +164,21 @@ def run_knockout(
     log: Callable[[str], None] = lambda line: None,
     retry_delay: float = 2.0,
 ) -> KnockoutReport:
-    """Play a knockout among the current entrants until it is decided (module text).
-    ``bracket`` holds KnockoutSettings fields (``advance``, ``deals``, ``final_deals``,
-    ``tiebreak_deals``, ``tiebreaks``, ``seeding``: entrant names best first); the table size, seed,
-    duplicate deals and game settings are the tournament's."""
+    """Play a knockout until it is decided (module text). ``bracket`` holds KnockoutSettings
+    fields (``advance``, ``deals``, ``final_deals``, ``tiebreak_deals``, ``tiebreaks``) and who
+    plays: ``seeding`` (bot names, best first: only they play) or ``from_swiss`` (N: the top N of
+    the tournament's latest finished Swiss, in its order), else every current entrant, seeded by
+    the seed. The table size, seed, duplicate deals and game settings are the tournament's."""
     given = dict(bracket or {})
 
     def start(
-        settings: TournamentSettings, versions: list[EntrantVersion], dealer: Dealer
+        store: Store, settings: TournamentSettings, versions: list[EntrantVersion], dealer: Dealer
     ) -> _Knockout:
-        entrants = sorted(v.key for v in versions)
-        seeding = given.pop("seeding", None)
-        if seeding is not None:  # names (as an organiser writes them) to entrant keys
-            by_name = {v.name: v.key for v in versions}
-            seeding = tuple(by_name.get(name, name) for name in seeding)
+        qualified: dict[str, Any] = {}
+        seeding = _field(
+            store, versions, given.pop("seeding", None), given.pop("from_swiss", None), qualified
+        )
+        entrants = sorted(seeding) if seeding is not None else sorted(v.key for v in versions)
         ks = KnockoutSettings(
             table_size=settings.players,
             seed=settings.seed,
@@ -182,7 +190,9 @@ def run_knockout(
         )
         key = knockout_key(entrants, ks)
         source = dealer.source(f"knockout-{key}", settings.game_context())
-        return _Knockout(entrants, dataclasses.replace(ks, deal_source=source), key)
+        return _Knockout(
+            entrants, dataclasses.replace(ks, deal_source=source), key, qualified or None
+        )
 
     fmt, run = run_staged(
         directory, options, start, runner=runner, log=log, retry_delay=retry_delay
@@ -191,6 +201,42 @@ def run_knockout(
     report = KnockoutReport(fmt.key, fmt.stages, fmt.outcome, run.played, run.unplayed, run.infra)
     report.interrupted, report.seconds = run.interrupted, run.seconds
     return report
+
+
+def _field(
+    store: Store,
+    versions: Sequence[EntrantVersion],
+    names: Sequence[str] | None,
+    from_swiss: int | None,
+    qualified: dict[str, Any],
+) -> tuple[str, ...] | None:
+    """Who plays, best seed first (None: every entrant, drawn by the seed): the names given, or
+    the top ``from_swiss`` of the latest finished Swiss."""
+    by_name = {v.name: v.key for v in versions}
+    if from_swiss is not None:
+        if names is not None:
+            raise TournamentError("give the field by --seeding or by --from-swiss, not both")
+        try:
+            prefix, standing = swiss_standing(store)
+        except ValueError as error:
+            raise TournamentError(f"--from-swiss: {error}") from None
+        current = set(by_name.values())
+        top = [e for e in standing if e in current][:from_swiss]
+        if len(top) < 2:
+            raise TournamentError(f"--from-swiss: {prefix} has fewer than two current bots")
+        qualified.update(swiss=prefix, top=from_swiss)
+        return tuple(top)
+    if names is None:
+        return None
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise TournamentError(f"the seeding names no entrant: {', '.join(unknown)}")
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:
+        raise TournamentError(f"the seeding names twice: {', '.join(twice)}")
+    if len(names) < 2:
+        raise TournamentError("a knockout needs two bots at least")
+    return tuple(by_name[n] for n in names)
 
 
 def knockout_id(key: str, number: int) -> str:

@@ -23,7 +23,7 @@ from .plan.adaptive import PlayedGame
 from .plan.knockout import KnockoutSettings, replay
 from .plan.schedule import ScheduleError, Seating
 from .plan.settings import TournamentSettings
-from .plan.swiss import SwissRound, SwissSettings, next_round
+from .plan.swiss import SwissRound, SwissSettings, next_round, rederive, standing_order, standings
 
 #: Where a stage's stored settings hold its format's definition (staged.py writes it).
 FORMAT_KEY = "format"
@@ -53,13 +53,7 @@ def check_pairings(store: Store) -> list[PairingCheck]:
         if match:
             groups.setdefault(f"{match[1]}-{match[2]}", []).append(info.schedule_id)
     keys = {v.id: v.key for v in store.versions.all()}
-    recorded = {
-        r.game_id: PlayedGame(
-            r.game_id, tuple(keys[v] for v in r.versions), tuple(r.places), r.duplicate_set
-        )
-        for r in store.results.seat_results()
-        if all(v in keys for v in r.versions)
-    }
+    recorded = _recorded(store, keys)
     return [_check(store, prefix, sorted(ids), keys, recorded) for prefix, ids in groups.items()]
 
 
@@ -82,6 +76,17 @@ def _check(
         pair = _pairer(definition, entrants, context)
     except (ScheduleError, TypeError, ValueError, KeyError) as error:
         return PairingCheck(prefix, 0, f"its stored definition does not pair: {error}")
+    qualified = definition.get("qualified")
+    if isinstance(qualified, dict):  # the field: the top N of a Swiss, in its order
+        try:
+            swiss, standing = swiss_standing(store, str(qualified["swiss"]))
+        except (ValueError, KeyError) as error:
+            return PairingCheck(prefix, 0, f"its field's Swiss: {error}")
+        top = [e for e in standing if e in set(keys.values())][: int(qualified["top"])]
+        if list(definition.get("seeding") or []) != top:
+            return PairingCheck(
+                prefix, 0, f"its field is not the top {qualified['top']} of {swiss} in order"
+            )
     results: list[list[PlayedGame]] = []
     for n, sid in enumerate(stage_ids, 1):
         if sid != f"{prefix}-{n:04d}":
@@ -108,13 +113,66 @@ def _check(
     return PairingCheck(prefix, len(stage_ids))
 
 
+def swiss_standing(store: Store, prefix: str | None = None) -> tuple[str, list[str]]:
+    """The standing (entrants best first) of the store's latest Swiss whose every game is
+    recorded, with its prefix: how a knockout final seeds its qualifiers (``--from-swiss N``).
+    The same pure functions as the run's, so anyone re-derives it from the results. ValueError
+    when there is none."""
+    keys = {v.id: v.key for v in store.versions.all()}
+    latest: dict[str, str] = {}  # prefix -> created_at of its first round
+    for info in store.schedules.all("swiss-"):
+        match = STAGE_ID.match(info.schedule_id)
+        if match:
+            latest.setdefault(f"{match[1]}-{match[2]}", info.created_at)
+    recorded = _recorded(store, keys)
+    wanted = [prefix] if prefix is not None else sorted(latest, key=lambda p: (latest[p], p))[::-1]
+    for prefix in wanted:
+        ids = [i.schedule_id for i in store.schedules.all(prefix + "-")]
+        if not ids:
+            continue
+        first = store.schedules.get(ids[0])
+        assert first is not None
+        stored_settings = dict(first["settings"])
+        definition = stored_settings.pop(FORMAT_KEY, None)
+        if not isinstance(definition, dict):
+            continue
+        games = [store.schedules.games(sid) for sid in ids]
+        if any(g.game_id not in recorded for stage in games for g in stage):
+            continue
+        fields = {k: v for k, v in definition.items() if k != "format"}
+        fields["authors"] = fields.get("authors") or None
+        context = TournamentSettings.from_json(stored_settings).game_context()
+        ss = SwissSettings(**fields, context=context)
+        entrants = list(first["entrants"])
+        results = [[recorded[g.game_id] for g in stage] for stage in games]
+        rounds = rederive(entrants, ss, results)
+        points = standings(entrants, [g for rs in results for g in rs], rounds, ss)
+        return prefix, standing_order(entrants, points, ss)
+    raise ValueError(
+        f"{prefix} is not a Swiss with every game recorded"
+        if prefix is not None
+        else "this tournament has no Swiss with every game recorded"
+    )
+
+
+def _recorded(store: Store, keys: Mapping[int, str]) -> dict[str, PlayedGame]:
+    """Every recorded game among versions in ``keys``, by game id."""
+    return {
+        r.game_id: PlayedGame(
+            r.game_id, tuple(keys[v] for v in r.versions), tuple(r.places), r.duplicate_set
+        )
+        for r in store.results.seat_results()
+        if all(v in keys for v in r.versions)
+    }
+
+
 Pair = Callable[[Sequence[Sequence[PlayedGame]]], "tuple[Seating, ...] | None"]
 """The tables of the stage after the stages whose games are given (None: none follows)."""
 
 
 def _pairer(definition: Mapping[str, Any], entrants: Sequence[str], context: Any) -> Pair:
     """The tables of the stage after given results, for the format ``definition`` names."""
-    fields = {k: v for k, v in definition.items() if k != "format"}
+    fields = {k: v for k, v in definition.items() if k not in ("format", "qualified")}
     fields["authors"] = fields.get("authors") or None
     if definition.get("format") == "swiss":
         ss = SwissSettings(**fields, context=context)
@@ -143,4 +201,4 @@ def _pairer(definition: Mapping[str, Any], entrants: Sequence[str], context: Any
     raise ValueError(f"unknown format {definition.get('format')!r}")
 
 
-__all__ = ["FORMAT_KEY", "STAGE_ID", "Pair", "PairingCheck", "check_pairings"]
+__all__ = ["FORMAT_KEY", "STAGE_ID", "Pair", "PairingCheck", "check_pairings", "swiss_standing"]

@@ -67,6 +67,10 @@ class Format(Protocol):
     def title(self) -> str:
         """The format's name in a sentence: "Swiss", "knockout"."""
 
+    @property
+    def entrants(self) -> Sequence[str]:
+        """Who plays it (entrant version keys): stored with every stage."""
+
     def definition(self) -> dict[str, Any]:
         """What pairs it besides the results, as JSON (its ``format`` name first): stored with
         every stage, so that ``referee verify --tournament`` pairs every stage again
@@ -95,8 +99,8 @@ class StagedRun:
     seconds: float = 0.0
 
 
-Start = Callable[[TournamentSettings, list[EntrantVersion], Dealer], Format]
-"""Makes the format from the run's settings, entrants and dealer."""
+Start = Callable[[Store, TournamentSettings, list[EntrantVersion], Dealer], Format]
+"""Makes the format from the run's store, settings, entrants and dealer."""
 
 
 def stage_id(prefix: str, number: int) -> str:
@@ -118,7 +122,7 @@ def run_staged(
     store = Store(directory)
     try:
         settings, versions, _, dealer = prepare_run(store, options or {})
-        fmt = start(settings, versions, dealer)
+        fmt = start(store, settings, versions, dealer)
         run = StagedRun()
         info = executor_info(settings)
         with run_lock(directory):
@@ -201,7 +205,7 @@ class _Stages:
                     ],
                     description=stage.description,
                     settings={**settings.to_json(), FORMAT_KEY: fmt.definition()},
-                    entrants=sorted(keys.values()),
+                    entrants=sorted(fmt.entrants),
                 )
                 stored = store.schedules.games(sid)
             run.stages = stage.number

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..kinds import InfraKind
-from ..store import EntrantVersion
+from ..store import EntrantVersion, Store
 from .errors import TournamentError
 from .plan.adaptive import PlayedGame
 from .plan.deals import Dealer
@@ -151,7 +151,7 @@ def run_swiss(
         raise TournamentError(f"a Swiss has at least one round, not {rounds}")
 
     def start(
-        settings: TournamentSettings, versions: list[EntrantVersion], dealer: Dealer
+        store: Store, settings: TournamentSettings, versions: list[EntrantVersion], dealer: Dealer
     ) -> _Swiss:
         entrants = sorted(v.key for v in versions)
         ss = SwissSettings(
