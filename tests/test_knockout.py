@@ -389,3 +389,46 @@ def test_pairings_are_paired_again_and_a_moved_bot_is_caught(tmp_path: Path) -> 
     with Store(tmp_path, readonly=True) as store:
         old = next(c for c in check_pairings(store) if c.prefix == f"swiss-{swiss.key}")
     assert old.problem is None and old.unchecked == "stored without its format's definition"
+
+
+def test_a_season_from_entries_to_archive_by_the_documented_commands(tmp_path: Path) -> None:
+    """docs/organisers/seasons.md, with the example bots in local processes: entries, a qualifying
+    Swiss, a knockout of its top 4, the key revealed, the site published; `verify --tournament`
+    and `verify --site` pass, and the pairings check names both phases."""
+    from click.testing import CliRunner
+
+    from take5_arena.cli.main import main as cli
+
+    t = str(tmp_path / "spring")
+    runner = CliRunner()
+
+    def ok(*args: str) -> str:
+        out = runner.invoke(cli, list(args))
+        assert out.exit_code == 0, (args, out.output)
+        return out.output
+
+    for i, bot in enumerate(("heuristic", "lowest", "random", "heuristic", "lowest", "random")):
+        ok(
+            "submit",
+            str(EXAMPLES / bot),
+            "--name",
+            f"{bot}{i}",
+            "--author",
+            f"a{i}",
+            "--tournament",
+            t,
+            "--sandbox",
+            "local",
+        )
+    run = ["tournament", "run", "--tournament", t, "--sandbox", "local", "--players", "2"]
+    ok(*run, "--format", "swiss", "--rounds", "2")
+    final = ok(*run, "--format", "knockout", "--from-swiss", "4", "--final-deals", "2")
+    assert "decided" in final
+    ok("tournament", "reveal", "--tournament", t)
+    site = str(tmp_path / "site")
+    ok("publish", "--tournament", t, "--out", site)
+    checked = ok("verify", "--tournament", t)
+    assert re.search(r"pairings: swiss-\w+: 2 stages paired again", checked)
+    assert re.search(r"pairings: knockout-\w+: \d+ stages paired again", checked)
+    assert "dealt from revealed keys, every seed checked" in checked
+    ok("verify", "--site", site)
