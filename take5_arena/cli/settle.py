@@ -21,6 +21,7 @@ from take5_arena.cli.progress import standings_table
 from take5_arena.leaderboard.board import ranking_with_los
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee.store import Store
+from take5_arena.referee.tournament.knockout import run_knockout
 from take5_arena.referee.tournament.plan.adaptive import PairState, PlayedGame, Ranking
 from take5_arena.referee.tournament.settle import StopReason, run_until_settled
 from take5_arena.referee.tournament.swiss import run_swiss
@@ -119,4 +120,35 @@ def run_swiss_rounds(
         table = standings_table(store)
         if table is not None:
             Console(file=sys.stdout).print(table)
+    return report.exit_code
+
+
+def run_knockout_stages(
+    directory: Path, options: Mapping[str, Any], bracket: Mapping[str, Any], *, quiet: bool = False
+) -> int:
+    """Play a knockout to its end and print the outcome; returns the exit code (raises
+    TournamentError)."""
+
+    def log(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    report = run_knockout(directory, options, bracket=bracket, log=log)
+    games = sum(len(s.games) for s in report.stages)
+    if report.outcome is not None:
+        what = "decided"
+    elif report.interrupted:
+        what = "interrupted: run the same command again to resume"
+    else:
+        what = f"{report.unplayed} games not played (infrastructure); run the same command again"
+    click.echo(
+        f"Knockout: {len(report.stages)} stages, {games} games ({report.played} played now, "
+        f"{report.seconds:.1f} s); {what}"
+    )
+    if report.outcome is not None:
+        last = max(report.outcome.out_in.values())
+        for place, e in enumerate(report.outcome.order, 1):
+            went = report.outcome.out_in[e]
+            how = "final" if went == last else f"out in round {went}"
+            click.echo(f"{place:>3}. {e.rsplit('@', 1)[0]:<24} {how}")
     return report.exit_code

@@ -14,7 +14,7 @@ import click
 
 from take5_arena.cli import options
 from take5_arena.cli.progress import TournamentProgress, render_status, render_summary
-from take5_arena.cli.settle import run_settled, run_swiss_rounds
+from take5_arena.cli.settle import run_knockout_stages, run_settled, run_swiss_rounds
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
 from take5_arena.referee.store import Store
@@ -25,6 +25,34 @@ from take5_arena.referee.tournament.status import tournament_status as status_of
 @click.group()
 def tournament() -> None:
     """Round-robin tournaments of submitted bots (`referee submit` first)."""
+
+
+def _bracket(
+    advance: int | None,
+    heat_deals: int | None,
+    final_deals: int | None,
+    seeding: Path | None,
+    from_swiss: int | None,
+) -> dict[str, Any]:
+    """The knockout options given, as run_knockout's ``bracket``."""
+    out: dict[str, Any] = {}
+    if from_swiss is not None:
+        out["from_swiss"] = from_swiss
+    if advance is not None:
+        out["advance"] = advance
+    if heat_deals is not None:
+        out["deals"] = heat_deals
+    if final_deals is not None:
+        out["final_deals"] = final_deals
+    if seeding is not None:
+        try:
+            names = seeding.read_text(encoding="utf-8").split()
+        except (OSError, UnicodeDecodeError) as error:
+            raise click.BadParameter(
+                f"cannot read {seeding}: {error}", param_hint="--seeding"
+            ) from None
+        out["seeding"] = names
+    return out
 
 
 @tournament.command("run")
@@ -72,15 +100,44 @@ def tournament() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["round-robin", "swiss"]),
+    type=click.Choice(["round-robin", "swiss", "knockout"]),
     default="round-robin",
     show_default=True,
-    help="swiss: --rounds rounds, each paired by standing from the results before it.",
+    help="swiss: --rounds rounds, each paired by standing from the results before it. "
+    "knockout: heats of --players where the top --advance go through, down to one final table.",
 )
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
     help="--format swiss: how many rounds [required].",
+)
+@click.option(
+    "--advance",
+    type=click.IntRange(min=1),
+    help="--format knockout: how many of a full heat go through [half of it].",
+)
+@click.option(
+    "--heat-deals",
+    type=click.IntRange(1, 100),
+    help="--format knockout: deals each heat plays, each in every rotation [1].",
+)
+@click.option(
+    "--final-deals",
+    type=click.IntRange(1, 100),
+    help="--format knockout: deals the final plays [3].",
+)
+@click.option(
+    "--seeding",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="--format knockout: a file of the names of the bots that play, best seed first, one a "
+    "line [every bot, drawn by the seed].",
+)
+@click.option(
+    "--from-swiss",
+    type=click.IntRange(min=2),
+    metavar="N",
+    help="--format knockout: the top N of this tournament's latest finished Swiss play, seeded "
+    "in its order.",
 )
 def tournament_run(
     directory: Path,
@@ -93,6 +150,11 @@ def tournament_run(
     gauntlet: str | None,
     fmt: str,
     rounds: int | None,
+    advance: int | None,
+    heat_deals: int | None,
+    final_deals: int | None,
+    seeding: Path | None,
+    from_swiss: int | None,
     **overrides: Any,
 ) -> None:
     """Play every scheduled game of the tournament that is not recorded yet.
@@ -114,6 +176,19 @@ def tournament_run(
             sys.exit(run_swiss_rounds(directory, overrides, rounds=rounds, quiet=no_progress))
         if rounds is not None:
             raise click.UsageError("--rounds is for --format swiss")
+        bracket = _bracket(advance, heat_deals, final_deals, seeding, from_swiss)
+        if fmt == "knockout":  # stage by stage (referee/tournament/knockout.py)
+            if until_settled or gauntlet or dry_run:
+                raise click.UsageError(
+                    "--format knockout draws each stage from the results before it: no "
+                    "--dry-run, --until-settled or --gauntlet"
+                )
+            sys.exit(run_knockout_stages(directory, overrides, bracket, quiet=no_progress))
+        if bracket:
+            raise click.UsageError(
+                "--advance, --heat-deals, --final-deals, --seeding and --from-swiss are for "
+                "--format knockout"
+            )
         if until_settled or gauntlet:  # adaptive scheduling (referee/tournament/settle.py)
             if dry_run:
                 raise click.UsageError(

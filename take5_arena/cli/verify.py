@@ -21,6 +21,7 @@ from take5_arena.cli.terminal import field
 from take5_arena.referee.store import Store, StoreError
 from take5_arena.referee.store.integrity import DealCounts, deal_counts
 from take5_arena.referee.store.verify import stored_judgements
+from take5_arena.referee.tournament.pairings import PairingCheck, check_pairings
 
 
 @click.command()
@@ -85,6 +86,8 @@ def verify(
                 click.echo(f"{field(name, 1000)}: ok")
     failures = sum(1 for r in results if r["status"] != "ok")
     deals = _deals(tournament) if tournament is not None else None
+    pairings = _pairings(tournament) if tournament is not None else []
+    failures += sum(1 for p in pairings if p.problem is not None)
     if as_json:
         summary: dict[str, object] = {
             "checked": len(results),
@@ -93,6 +96,8 @@ def verify(
         }
         if deals is not None:
             summary["deals"] = dataclasses.asdict(deals)
+        if pairings:
+            summary["pairings"] = [dataclasses.asdict(p) for p in pairings]
         click.echo(json.dumps(summary, indent=1))
     elif not results:
         click.echo("no records found", err=True)
@@ -100,6 +105,13 @@ def verify(
         click.echo(f"{len(results) - failures} of {len(results)} records valid")
     if deals is not None and not as_json and not quiet:
         click.echo(_deals_line(deals))
+    for p in pairings if not as_json else []:
+        if p.problem is not None:
+            click.echo(f"pairings: {p.prefix}: WRONG: {field(p.problem, 2000)}")
+        elif p.unchecked is not None and not quiet:
+            click.echo(f"pairings: {p.prefix}: not checkable: {p.unchecked}")
+        elif not quiet:
+            click.echo(f"pairings: {p.prefix}: {p.stages} stages paired again from their results")
     sys.exit(1 if failures or not results else 0)
 
 
@@ -110,6 +122,16 @@ def _deals(directory: Path) -> DealCounts | None:
             return deal_counts(store)
     except (StoreError, sqlite3.Error):  # already reported as a finding or a usage error
         return None
+
+
+def _pairings(directory: Path) -> list[PairingCheck]:
+    """Every Swiss and knockout of the tournament paired again (empty: none, or the store cannot
+    be read, which is reported already)."""
+    try:
+        with Store(directory, readonly=True) as store:
+            return check_pairings(store)
+    except (StoreError, sqlite3.Error):
+        return []
 
 
 def _deals_line(deals: DealCounts) -> str:

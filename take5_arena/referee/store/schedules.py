@@ -141,9 +141,14 @@ class Schedules(Repository):
 
     def current(self) -> dict[str, Any] | None:
         sid = meta(self._db, "current_schedule")
-        if sid is None:
-            return None
-        row = self._db.execute("SELECT * FROM schedules WHERE schedule_id = ?", (sid,)).fetchone()
+        return None if sid is None else self.get(sid)
+
+    def get(self, schedule_id: str) -> dict[str, Any] | None:
+        """A schedule's id, creation time, description, settings, entrants and number of games
+        (None: no such schedule)."""
+        row = self._db.execute(
+            "SELECT * FROM schedules WHERE schedule_id = ?", (schedule_id,)
+        ).fetchone()
         return (
             None
             if row is None

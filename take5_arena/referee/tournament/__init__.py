@@ -2,7 +2,8 @@
 schedule, the deals, the adaptive scheduler; pure data) and the run (run/: one table's games, the
 loop that plays the tables, the executors, the shipping of archives, the Dask workers' plugin).
 Above both: submitting a bot (submission), a full run (round_robin), a run until the ranking is
-settled (settle), a Swiss round by round (swiss) and reading a tournament back (status);
+settled (settle), a Swiss round by round (swiss), a knockout stage by stage (knockout) and
+reading a tournament back (status);
 round_robin.py's docstring says who does what.
 
 ``from take5_arena.referee.tournament import submit, run_tournament, ...``: names are loaded on
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .errors import SubmitRefusedError, TournamentError
+    from .knockout import KnockoutReport, run_knockout
     from .plan.settings import TournamentSettings
     from .round_robin import RunReport, prepare_run, run_tournament
     from .run.driver import Progress, TableDriver, table_specs
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 #: public name -> the module of this package that defines it
 _HOMES: dict[str, str] = {
     "GameOutcome": ".run.spec",
+    "KnockoutReport": ".knockout",
     "Progress": ".run.driver",
     "RunReport": ".round_robin",
     "SeatSpec": ".run.spec",
@@ -45,6 +48,7 @@ _HOMES: dict[str, str] = {
     "entrant_labels": ".status",
     "play_table": ".run.table",
     "prepare_run": ".round_robin",
+    "run_knockout": ".knockout",
     "run_swiss": ".swiss",
     "run_table": ".run.table",
     "run_tournament": ".round_robin",
@@ -56,6 +60,7 @@ _HOMES: dict[str, str] = {
 
 __all__ = [
     "GameOutcome",
+    "KnockoutReport",
     "Progress",
     "RunReport",
     "SeatSpec",
@@ -71,6 +76,7 @@ __all__ = [
     "entrant_labels",
     "play_table",
     "prepare_run",
+    "run_knockout",
     "run_swiss",
     "run_table",
     "run_tournament",

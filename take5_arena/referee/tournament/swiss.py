@@ -1,46 +1,33 @@
 """Running a Swiss (``referee tournament run --format swiss --rounds N``), round by round.
 
-The pairings come from the pure pairing (take5_arena/referee/tournament/plan/swiss.py); this module
-plays them with the tournament machinery (table specs, executors, retries of infrastructure
-failures, the store) and keeps the store the source of truth, as settle.py does for its batches:
-
-* each round is saved as a schedule of its own, ``swiss-KEY-NNNN`` (KEY identifies the entrants, the
-  game settings and the seed), *before* any of its games is played;
-* every start pairs every round again from the recorded results (:func:`~.plan.swiss.next_round`)
-  and compares its tables with the round stored (by seat, so that a key revealed in between
-  changes nothing): a stored round that its results do not give (the store changed under it)
-  stops the run with one line rather than mixing two Swisses;
-* a round is paired only when every game of the rounds before it is recorded, so a run killed at
-  any point (SIGKILL included) and started again plays exactly the rounds an uninterrupted run
-  would have (given the same results).
+The pairings come from the pure pairing (take5_arena/referee/tournament/plan/swiss.py); staged.py
+plays them, round by round, as it plays a knockout's stages: each round is stored as
+``swiss-KEY-NNNN`` (KEY identifies the entrants, the game settings and the seed) before it is
+played, paired again from the recorded results at every start and checked against the stored one,
+and paired only once every game of the rounds before it is recorded (so a killed run resumes
+exactly).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import hashlib
 import json
-import secrets
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind, RunStatus, SandboxKind
-from ..store import Store
+from ..kinds import InfraKind
+from ..store import EntrantVersion, Store
 from .errors import TournamentError
+from .plan.adaptive import PlayedGame
 from .plan.deals import Dealer
-from .plan.schedule import ScheduleError
 from .plan.settings import TournamentSettings
 from .plan.swiss import SwissRound, SwissSettings, next_round, standing_order, standings
-from .round_robin import executor_info, prepare_run, run_lock
-from .run.driver import Runner, TableDriver, table_specs
-from .run.executors import ExecutorInfo, open_executor
-from .run.launchers import close_launchers
+from .run.driver import Runner
 from .run.table import run_table
-from .settle import played_games
+from .staged import PairedStage, run_staged, stage_id
 
 
 @dataclass
@@ -93,8 +80,60 @@ def swiss_key(entrants: Sequence[str], ss: SwissSettings) -> str:
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
+def swiss_definition(ss: SwissSettings) -> dict[str, Any]:
+    """What pairs a Swiss besides its results (staged.py's ``Format.definition``)."""
+    return {
+        "format": "swiss",
+        "table_size": ss.table_size,
+        "seed": ss.seed,
+        "duplicate": ss.duplicate,
+        "short_table": ss.short_table,
+        "authors": dict(ss.authors or {}),
+    }
+
+
 def round_id(key: str, number: int) -> str:
-    return f"swiss-{key}-{number:04d}"
+    return stage_id(f"swiss-{key}", number)
+
+
+@dataclass
+class _Swiss:
+    """The Swiss as staged.py drives it: ``wanted`` rounds, each paired by next_round."""
+
+    entrants: list[str]
+    ss: SwissSettings
+    key: str
+    wanted: int
+    rounds: list[SwissRound] = field(default_factory=list)
+
+    title = "Swiss"
+
+    def definition(self) -> dict[str, Any]:
+        return swiss_definition(self.ss)
+
+    @property
+    def prefix(self) -> str:
+        return f"swiss-{self.key}"
+
+    def next(self, results: Sequence[Sequence[PlayedGame]]) -> PairedStage | None:
+        del self.rounds[len(results) :]  # the rounds whose results are in, then the next
+        if len(results) == self.wanted:
+            return None
+        played = [g for rs in results for g in rs]
+        rnd = next_round(self.entrants, self.ss, self.rounds, played)
+        self.rounds.append(rnd)
+        byes = ", ".join(e.rsplit("@", 1)[0] for e in rnd.byes)
+        return PairedStage(
+            rnd.number,
+            f"round {rnd.number}",
+            rnd.tables,
+            rnd.games,
+            description=f"Swiss, round {rnd.number}: {len(rnd.tables)} tables, "
+            f"{len(rnd.games)} games, byes: {', '.join(rnd.byes) or 'none'}",
+            line=f"round {rnd.number}: {len(rnd.tables)} tables"
+            + (f", bye: {byes}" if byes else "")
+            + (f", {rnd.repeats} repeated meetings" if rnd.repeats else ""),
+        )
 
 
 def run_swiss(
@@ -110,13 +149,11 @@ def run_swiss(
     line per round."""
     if rounds < 1:
         raise TournamentError(f"a Swiss has at least one round, not {rounds}")
-    directory = Path(directory)
-    started = time.perf_counter()
-    store = Store(directory)
-    try:
-        settings, versions, _, dealer = prepare_run(store, options or {})
-        keys = {v.id: v.key for v in versions}
-        entrants = sorted(keys.values())
+
+    def start(
+        store: Store, settings: TournamentSettings, versions: list[EntrantVersion], dealer: Dealer
+    ) -> _Swiss:
+        entrants = sorted(v.key for v in versions)
         ss = SwissSettings(
             table_size=settings.players,
             seed=settings.seed,
@@ -124,140 +161,20 @@ def run_swiss(
             context=settings.game_context(),
             authors=settings.authors(versions),
         )
-        report = SwissReport(swiss_key(entrants, ss), rounds)
-        ss = dataclasses.replace(
-            ss, deals=dealer.source(f"swiss-{report.key}", settings.game_context())
-        )
-        info = executor_info(settings)
-        with run_lock(directory):
-            store.settings.set(settings.to_json())
-            run_id = f"run-{secrets.token_hex(4)}"
-            store.runs.begin(
-                run_id, schedule_id=f"swiss-{report.key}", settings=settings.to_json(), games=0
-            )
-            status = RunStatus.FAILED
-            try:
-                with open_executor(info, settings.tables_at_once) as (executor, info):
-                    _Rounds(store, executor, info, settings, ss, report, run_id, dealer).play(
-                        entrants, keys, runner, log, retry_delay
-                    )
-                status = (
-                    RunStatus.INTERRUPTED
-                    if report.interrupted
-                    else RunStatus.FINISHED
-                    if report.complete
-                    else RunStatus.INCOMPLETE
-                )
-            except KeyboardInterrupt:
-                report.interrupted = True
-                status = RunStatus.INTERRUPTED
-            finally:
-                report.seconds = time.perf_counter() - started
-                store.runs.end(run_id, status, report.played)
-                if settings.sandbox == SandboxKind.DOCKER and info.in_process:
-                    close_launchers()
-        return report
-    except ScheduleError as error:
-        raise TournamentError(str(error)) from None
-    finally:
-        store.close()
+        key = swiss_key(entrants, ss)
+        ss = dataclasses.replace(ss, deals=dealer.source(f"swiss-{key}", settings.game_context()))
+        return _Swiss(entrants, ss, key, rounds)
+
+    fmt, run = run_staged(
+        directory, options, start, runner=runner, log=log, retry_delay=retry_delay
+    )
+    assert isinstance(fmt, _Swiss)
+    report = SwissReport(fmt.key, rounds, fmt.rounds, run.played, run.unplayed, run.infra)
+    report.interrupted, report.seconds = run.interrupted, run.seconds
+    played = [g for rs in run.results for g in rs]
+    report.points = standings(fmt.entrants, played, fmt.rounds[: len(run.results)], fmt.ss)
+    report.standing = standing_order(fmt.entrants, report.points, fmt.ss)
+    return report
 
 
-@dataclass
-class _Rounds:
-    """The rounds of one run: pair (or check the stored pairing), save, play."""
-
-    store: Store
-    executor: concurrent.futures.Executor
-    info: ExecutorInfo
-    settings: TournamentSettings
-    ss: SwissSettings
-    report: SwissReport
-    run_id: str
-    dealer: Dealer
-
-    def play(
-        self,
-        entrants: Sequence[str],
-        keys: Mapping[int, str],
-        runner: Runner,
-        log: Callable[[str], None],
-        retry_delay: float,
-    ) -> None:
-        ids = {key: version_id for version_id, key in keys.items()}
-        context = self.settings.game_context()
-        of_rounds: set[str] = set()  # the game ids of the rounds so far
-        self._rounds(entrants, keys, ids, context, of_rounds, runner, log, retry_delay)
-        played = [g for g in played_games(self.store, keys) if g.game_id in of_rounds]
-        self.report.points = standings(entrants, played, self.report.rounds, self.ss)
-        self.report.standing = standing_order(entrants, self.report.points, self.ss)
-
-    def _rounds(
-        self,
-        entrants: Sequence[str],
-        keys: Mapping[int, str],
-        ids: Mapping[str, int],
-        context: Any,
-        of_rounds: set[str],
-        runner: Runner,
-        log: Callable[[str], None],
-        retry_delay: float,
-    ) -> None:
-        store, report, settings = self.store, self.report, self.settings
-        for number in range(1, report.wanted + 1):
-            played = [g for g in played_games(store, keys) if g.game_id in of_rounds]
-            rnd = next_round(entrants, self.ss, report.rounds, played)
-            sid = round_id(report.key, number)
-            stored = store.schedules.games(sid)
-            # tables by seat, not game ids: a secret key revealed since changes the ids of what
-            # would be dealt now, not the tables
-            seating = sorted((t.index, tuple(ids[k] for k in t.seats)) for t in rnd.tables)
-            if stored and sorted({(g.table_no, g.seats) for g in stored}) != seating:
-                raise TournamentError(
-                    f"round {number} of this Swiss ({sid}) is stored with other tables than its "
-                    "results give: the store was changed under it"
-                )
-            if not stored:
-                store.schedules.save(
-                    sid,
-                    [
-                        {**g.to_dict(), "seats": [ids[k] for k in g.seats], "settings": context}
-                        for g in rnd.games
-                    ],
-                    description=f"Swiss, round {number}: {len(rnd.tables)} tables, "
-                    f"{len(rnd.games)} games, byes: {', '.join(rnd.byes) or 'none'}",
-                    settings=settings.to_json(),
-                    entrants=list(entrants),
-                )
-                stored = store.schedules.games(sid)
-            report.rounds.append(rnd)
-            of_rounds.update(g.game_id for g in stored)
-            byes = ", ".join(e.rsplit("@", 1)[0] for e in rnd.byes)
-            log(
-                f"round {number}: {len(rnd.tables)} tables"
-                + (f", bye: {byes}" if byes else "")
-                + (f", {rnd.repeats} repeated meetings" if rnd.repeats else "")
-            )
-            if any(g.status == "pending" for g in stored):
-                driver = TableDriver(
-                    store,
-                    self.executor,
-                    self.info,
-                    settings,
-                    run_id=self.run_id,
-                    runner=runner,
-                    retry_delay=retry_delay,
-                )
-                driver.run(table_specs(store, sid, settings, dealer=self.dealer))
-                report.played += driver.played
-                report.infra += driver.infra
-                if driver.interrupted:
-                    report.interrupted = True
-                    return
-                unplayed = sum(g.status == "pending" for g in store.schedules.games(sid))
-                if unplayed:  # the next pairing needs these results: stop, the next run retries
-                    report.unplayed = unplayed
-                    return
-
-
-__all__ = ["SwissReport", "round_id", "run_swiss", "swiss_key"]
+__all__ = ["SwissReport", "round_id", "run_swiss", "swiss_definition", "swiss_key"]
