@@ -276,11 +276,23 @@ class _Solver:
         self.n, self.ea, self.eb, self.gauge = n, ea, eb, gauge
         self.dense = n <= DENSE_MAX_BOTS
         if not self.dense:
-            diag = np.arange(n)
-            rows, cols = np.concatenate([ea, eb, diag]), np.concatenate([eb, ea, diag])
-            slots = np.arange(1, len(rows) + 1, dtype=np.float64)
-            self.pattern = sparse.csr_matrix((slots, (rows, cols)), shape=(n, n))
-            self.order: IndexArray = self.pattern.data.astype(np.intp) - 1
+            # The edges come sorted by (a, b) (PairData's order), so the upper triangle in CSR
+            # form takes the edge weights as its data in edge order: nothing is permuted or
+            # copied per Newton step, and A v = diag v - U v - U^T v.
+            if len(ea) and not (np.all(ea[1:] >= ea[:-1])):
+                order = np.lexsort((eb, ea))
+                self.ea, self.eb = ea[order], eb[order]
+                self.perm: IndexArray | None = order
+            else:
+                self.perm = None
+            self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self.ea, minlength=n))])
+            self.indices = np.asarray(self.eb, dtype=np.int32 if n < 2**31 else np.int64)
+            self.indptr = self.indptr.astype(self.indices.dtype)
+
+    def upper(self, h: FloatArray) -> sparse.csr_matrix:
+        """The upper triangle of the off-diagonal curvature, edge weights ``h`` (edge order)."""
+        data = h if self.perm is None else h[self.perm]
+        return sparse.csr_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
 
     def solve(self, h: FloatArray, diag: FloatArray, g: FloatArray) -> FloatArray:
         n, shift = self.n, (1.0 / self.n if self.gauge else 0.0)
@@ -288,14 +300,15 @@ class _Solver:
             A = _dense_matrix(n, self.ea, self.eb, h, diag, self.gauge)
             factor = linalg.cho_factor(A, check_finite=False)
             return np.asarray(linalg.cho_solve(factor, g, check_finite=False), dtype=np.float64)
-        A = self.pattern.copy()
-        A.data = np.concatenate([-h, -h, diag])[self.order]
+        U = self.upper(h)
+        UT = U.T  # CSC view of the same arrays: its product is as fast as U's
 
         def matvec(v: FloatArray) -> FloatArray:
-            return np.asarray(A @ v + shift * v.sum(), dtype=np.float64)
+            v = np.ravel(v)
+            return np.asarray(diag * v - U @ v - UT @ v + shift * v.sum(), dtype=np.float64)
 
         def precondition(v: FloatArray) -> FloatArray:
-            return v / (diag + shift)
+            return np.ravel(v) / (diag + shift)
 
         op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
@@ -430,14 +443,22 @@ def fit_ratings(results: Sequence[GameResult], *, prior: float = DEFAULT_PRIOR) 
     return fit_elo(prepare(results), prior=prior).as_dict()
 
 
-def information(data: PairData, fit: Fit) -> tuple[FloatArray, FloatArray]:
-    """Minus the Hessian of the log-likelihood at the fit, in logits: (the likelihood's part, a
-    dense bots x bots matrix; the prior's diagonal)."""
-    n, ea, eb = data.n_bots, data.edge_a, data.edge_b
+def curvature(data: PairData, fit: Fit) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Minus the Hessian of the log-likelihood at the fit, in logits, as its sparse parts: (each
+    edge's weight, the likelihood's diagonal, the prior's diagonal). The likelihood's part is the
+    weighted Laplacian ``diag - sum_edges h (e_a e_b^T + e_b e_a^T)``."""
+    ea, eb = data.edge_a, data.edge_b
     w, nn = aggregate(data)
     _, h, diag = _Objective(fit.logits, ea, eb, w, nn, 0.0).gradient(ea, eb, w, nn, 0.0)
     px = expit(fit.logits)
-    return _dense_matrix(n, ea, eb, h, diag, False), fit.prior * px * (1.0 - px)
+    return h, diag, fit.prior * px * (1.0 - px)
+
+
+def information(data: PairData, fit: Fit) -> tuple[FloatArray, FloatArray]:
+    """Minus the Hessian of the log-likelihood at the fit, in logits: (the likelihood's part, a
+    dense bots x bots matrix; the prior's diagonal)."""
+    h, diag, prior = curvature(data, fit)
+    return _dense_matrix(data.n_bots, data.edge_a, data.edge_b, h, diag, False), prior
 
 
 def bootstrap_elo(data: PairData, fit: Fit, *, resamples: int = 200, seed: int = 0) -> FloatArray:
