@@ -81,8 +81,8 @@ GRID_FLOOR = 1e-4
 #: Above this many bots the published (design) intervals come without a LOS matrix or rank ranges:
 #: the variances are solved for without the bots x bots inverse (:mod:`.variances`), while the
 #: LOS's average over the field's spread needs the full covariance and its eigenvectors, O(bots^3)
-#: per grid point (some seconds at 500 bots, minutes at 2,000).
-LOS_MAX_BOTS = 500
+#: per grid point kept (rating_intervals: 2.4 s CPU at 1,000 bots, 13 s at 2,000; bench/scale.py).
+LOS_MAX_BOTS = 1000
 #: Pseudo-units of the robust covariance: a bot's measured curvature gets weight u / (u + this).
 PSEUDO_UNITS = 10.0
 
