@@ -128,21 +128,49 @@ def prepare(results: Sequence[GameResult]) -> PairData:
             raise ValueError(f"duplicate game_id {g.game_id!r}")
     entrants = tuple(sorted({e for g in games for e in g.entrants}))
     index = {e: i for i, e in enumerate(entrants)}
-    n = len(entrants)
-
     by_size: dict[int, list[int]] = {}
     for gi, g in enumerate(games):
         by_size.setdefault(len(g.entrants), []).append(gi)
+    tables = [
+        (
+            np.asarray(gis, dtype=np.intp),
+            np.array([[index[e] for e in games[i].entrants] for i in gis], dtype=np.intp),
+            np.array([games[i].places for i in gis], dtype=np.int64),
+        )
+        for gis in by_size.values()
+    ]
+    # resampling units: a duplicate set, or a game of its own (tagged so the ids cannot collide)
+    unit_of = [(1, g.game_id) if g.duplicate_set is None else (0, g.duplicate_set) for g in games]
+    units = sorted(set(unit_of))
+    unit_index = {u: i for i, u in enumerate(units)}
+    return prepare_tables(
+        entrants,
+        tuple(g.game_id for g in games),
+        np.array([g.played_at for g in games], dtype=np.int64),
+        np.array([unit_index[u] for u in unit_of], dtype=np.intp),
+        tables,
+    )
+
+
+def prepare_tables(
+    entrants: tuple[str, ...],
+    game_ids: tuple[str, ...],
+    played_at: npt.NDArray[np.int64],
+    game_unit: IndexArray,
+    tables: Sequence[tuple[IndexArray, IndexArray, npt.NDArray[np.int64]]],
+) -> PairData:
+    """:func:`prepare` from arrays: ``tables`` holds per seat count (game indices, games x seats
+    entrant indices, games x seats places). Games and entrants must already be in their sorted
+    order, ``game_unit`` numbered from 0 (bench/scale.py builds a million games this way)."""
+    n = len(entrants)
     obs_game: list[IndexArray] = []
     obs_a: list[IndexArray] = []
     obs_b: list[IndexArray] = []
     obs_score: list[FloatArray] = []
     seat_game: list[IndexArray] = []
     seat_entrant: list[IndexArray] = []
-    for size, gis in by_size.items():
-        gidx = np.asarray(gis, dtype=np.intp)
-        ent = np.array([[index[e] for e in games[i].entrants] for i in gis], dtype=np.intp)
-        plc = np.array([games[i].places for i in gis], dtype=np.int64)
+    for gidx, ent, plc in tables:
+        size = ent.shape[1]
         seat_game.append(np.repeat(gidx, size))
         seat_entrant.append(ent.ravel())
         for s in range(size):
@@ -164,17 +192,12 @@ def prepare(results: Sequence[GameResult]) -> PairData:
 
     a_all, b_all = ints(obs_a), ints(obs_b)
     keys, obs_edge = np.unique(a_all * max(n, 1) + b_all, return_inverse=True)
-    # resampling units: a duplicate set, or a game of its own (tagged so the ids cannot collide)
-    unit_of = [(1, g.game_id) if g.duplicate_set is None else (0, g.duplicate_set) for g in games]
-    units = sorted(set(unit_of))
-    unit_index = {u: i for i, u in enumerate(units)}
-    game_unit = np.array([unit_index[u] for u in unit_of], dtype=np.intp)
     return PairData(
         entrants=entrants,
-        game_ids=tuple(g.game_id for g in games),
-        played_at=np.array([g.played_at for g in games], dtype=np.int64),
+        game_ids=game_ids,
+        played_at=played_at,
         game_unit=game_unit,
-        n_units=len(units),
+        n_units=int(game_unit.max()) + 1 if len(game_unit) else 0,
         edge_a=(keys // max(n, 1)).astype(np.intp),
         edge_b=(keys % max(n, 1)).astype(np.intp),
         obs_edge=obs_edge.ravel().astype(np.intp),
