@@ -38,10 +38,10 @@ BLOCK = 256
 DENSE_FACTOR_MAX_BOTS = 1000
 DENSE_FILL = 0.1
 
-Solve = Callable[[FloatArray], FloatArray]
+_Solve = Callable[[FloatArray], FloatArray]
 
 
-def _factorise(n: int, ea: IndexArray, eb: IndexArray, h: FloatArray, diag: FloatArray) -> Solve:
+def _factorise(n: int, ea: IndexArray, eb: IndexArray, h: FloatArray, diag: FloatArray) -> _Solve:
     """A function solving ``H X = B`` for H the Laplacian with edge weights ``h`` plus ``diag``."""
     if n <= DENSE_FACTOR_MAX_BOTS or 2 * len(ea) > DENSE_FILL * n * n:
         a = np.zeros((n, n))
