@@ -606,3 +606,72 @@ def test_centred_covariance_equals_the_centring_matrix_product():
     same = (comp[:, None] == comp[None, :]).astype(float)
     c = ELO_PER_LOGIT * (np.eye(7) - same / same.sum(axis=1, keepdims=True))
     assert np.allclose(I.centred(cov, comp), c @ cov @ c.T)
+
+
+def random_designs(count: int, seed: int):
+    """Small tournaments of every shape the arena plays: tables of 2-10, duplicate sets or single
+    deals, few or many games, a bot now and then in one game only (and so a pool that may split)."""
+    rng = np.random.default_rng(seed)
+    for d in range(count):
+        seats = int(rng.integers(2, 11))
+        n = int(rng.integers(seats, seats + 25))
+        logits = rng.normal(0.0, 1.0, n)
+        games = int(rng.integers(max(2, n // seats), 12 * n // seats + 3))
+        results = model_games(logits, games, seats, rng, prefix=f"d{d}-")
+        if d % 2:  # duplicate deals: sets of 2-3 games of one table, its seats rotated
+            size = int(rng.integers(2, 4))
+            results = [
+                GameResult(
+                    g.game_id,
+                    results[i - i % size].entrants[i % size :]
+                    + results[i - i % size].entrants[: i % size],
+                    g.penalties,
+                    g.places,
+                    played_at=g.played_at,
+                    duplicate_set=f"s{i // size}",
+                )
+                for i, g in enumerate(results)
+            ]
+        yield prepare(results)
+
+
+def test_sparse_fit_equals_the_dense_fit_over_random_designs(monkeypatch):
+    dense = [fit_elo(data) for data in random_designs(40, 21)]
+    monkeypatch.setattr(F, "DENSE_MAX_BOTS", 1)
+    for data, want in zip(random_designs(40, 21), dense):
+        got = fit_elo(data)
+        assert np.max(np.abs(got.elo - want.elo)) < 1e-6
+        assert np.array_equal(got.component, want.component)
+
+
+@pytest.mark.parametrize("factor", ["dense", "sparse"])
+def test_variances_without_the_inverse_equal_the_dense_design_covariance(monkeypatch, factor):
+    from take5_arena.leaderboard import variances as V
+
+    if factor == "sparse":
+        monkeypatch.setattr(V, "DENSE_FACTOR_MAX_BOTS", 0)
+        monkeypatch.setattr(V, "DENSE_FILL", 2.0)
+    monkeypatch.setattr(V, "BLOCK", 5)  # several blocks, so that pairs meet across their seams
+    for data in random_designs(30, 22):
+        fit = fit_elo(data)
+        phi = I.dispersion(data, fit).phi
+        cov = I.design_cov(data, fit, phi)
+        order = np.lexsort((np.arange(data.n_bots), -fit.elo))
+        var, near = V.design_moments(data, fit, phi, order)
+        assert np.max(np.abs(var - np.diag(cov))) < 1e-6
+        same = fit.component[order[:-1]] == fit.component[order[1:]]
+        assert np.max(np.abs(near[same] - cov[order[:-1], order[1:]][same]), initial=0.0) < 1e-6
+        assert np.all(np.isnan(near[~same]))
+
+
+def test_a_pool_too_large_for_a_los_matrix_keeps_its_intervals(monkeypatch):
+    results = model_games(np.linspace(1, -1, 12), 200, 4, np.random.default_rng(23))
+    full = compute_standings(results)
+    monkeypatch.setattr(I, "LOS_MAX_BOTS", 5)
+    thin = compute_standings(results)
+    assert full.los and not thin.los
+    for a, b in zip(full.rows, thin.rows):
+        assert (a.entrant, a.rating, a.enough_games) == (b.entrant, b.rating, b.enough_games)
+        assert a.low == pytest.approx(b.low, abs=1e-6) and a.high == pytest.approx(b.high, abs=1e-6)
+        assert a.rank_range is not None and b.rank_range is None
+    assert ranking_with_los(results)[1] == (None,) * 11

@@ -328,3 +328,22 @@ def test_games_recorded_while_publishing_wait_for_the_next_publication(tmp_path)
     games.read_records = read_and_more
     report = write_site(tmp_path / "s", games, compute_standings(results, bootstrap=0))
     assert report.games == 10 and check_site(tmp_path / "s").ok
+
+
+def test_one_new_game_rewrites_the_summaries_of_its_bots_only(tmp_path):
+    everything = many_records(19)  # the 19th is a copy of t000: charlie, delta and bravo
+    first = dict(list(everything.items())[:18])
+    site, full = tmp_path / "site", tmp_path / "full"
+    publish(site, first)
+    # a file written again is a new file renamed over the old one: a new inode (site_build._write)
+    inodes = {p.name: p.stat().st_ino for p in (site / "data" / "bots").glob("*.js")}
+    assert len(inodes) == 4
+    publish(site, everything)
+    rewritten = {
+        p.name for p in (site / "data" / "bots").glob("*.js") if p.stat().st_ino != inodes[p.name]
+    }
+    new = results_from_records(everything)[-1]
+    assert "alpha" not in new.entrants and len(set(new.entrants)) == 3
+    assert rewritten == {f"{site_build.file_key(e)}.js" for e in new.entrants}
+    publish(full, everything)
+    assert files(site) == files(full) and check_site(site).ok

@@ -309,7 +309,7 @@ def compute_standings(
     los: LosMatrix = ()
     if iv is not None and iv.los and data.n_bots > 1:
         los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
-    if iv is not None:
+    if iv is not None and (los or data.n_bots <= 1):  # no LOS (a pool too large): no ranges
         spans = rank_ranges(
             los, [r.component for r in rows], [r.enough_games for r in rows], level=LEVEL
         )

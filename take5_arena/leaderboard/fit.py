@@ -128,21 +128,49 @@ def prepare(results: Sequence[GameResult]) -> PairData:
             raise ValueError(f"duplicate game_id {g.game_id!r}")
     entrants = tuple(sorted({e for g in games for e in g.entrants}))
     index = {e: i for i, e in enumerate(entrants)}
-    n = len(entrants)
-
     by_size: dict[int, list[int]] = {}
     for gi, g in enumerate(games):
         by_size.setdefault(len(g.entrants), []).append(gi)
+    tables = [
+        (
+            np.asarray(gis, dtype=np.intp),
+            np.array([[index[e] for e in games[i].entrants] for i in gis], dtype=np.intp),
+            np.array([games[i].places for i in gis], dtype=np.int64),
+        )
+        for gis in by_size.values()
+    ]
+    # resampling units: a duplicate set, or a game of its own (tagged so the ids cannot collide)
+    unit_of = [(1, g.game_id) if g.duplicate_set is None else (0, g.duplicate_set) for g in games]
+    units = sorted(set(unit_of))
+    unit_index = {u: i for i, u in enumerate(units)}
+    return prepare_tables(
+        entrants,
+        tuple(g.game_id for g in games),
+        np.array([g.played_at for g in games], dtype=np.int64),
+        np.array([unit_index[u] for u in unit_of], dtype=np.intp),
+        tables,
+    )
+
+
+def prepare_tables(
+    entrants: tuple[str, ...],
+    game_ids: tuple[str, ...],
+    played_at: npt.NDArray[np.int64],
+    game_unit: IndexArray,
+    tables: Sequence[tuple[IndexArray, IndexArray, npt.NDArray[np.int64]]],
+) -> PairData:
+    """:func:`prepare` from arrays: ``tables`` holds per seat count (game indices, games x seats
+    entrant indices, games x seats places). Games and entrants must already be in their sorted
+    order, ``game_unit`` numbered from 0 (bench/scale.py builds a million games this way)."""
+    n = len(entrants)
     obs_game: list[IndexArray] = []
     obs_a: list[IndexArray] = []
     obs_b: list[IndexArray] = []
     obs_score: list[FloatArray] = []
     seat_game: list[IndexArray] = []
     seat_entrant: list[IndexArray] = []
-    for size, gis in by_size.items():
-        gidx = np.asarray(gis, dtype=np.intp)
-        ent = np.array([[index[e] for e in games[i].entrants] for i in gis], dtype=np.intp)
-        plc = np.array([games[i].places for i in gis], dtype=np.int64)
+    for gidx, ent, plc in tables:
+        size = ent.shape[1]
         seat_game.append(np.repeat(gidx, size))
         seat_entrant.append(ent.ravel())
         for s in range(size):
@@ -164,17 +192,12 @@ def prepare(results: Sequence[GameResult]) -> PairData:
 
     a_all, b_all = ints(obs_a), ints(obs_b)
     keys, obs_edge = np.unique(a_all * max(n, 1) + b_all, return_inverse=True)
-    # resampling units: a duplicate set, or a game of its own (tagged so the ids cannot collide)
-    unit_of = [(1, g.game_id) if g.duplicate_set is None else (0, g.duplicate_set) for g in games]
-    units = sorted(set(unit_of))
-    unit_index = {u: i for i, u in enumerate(units)}
-    game_unit = np.array([unit_index[u] for u in unit_of], dtype=np.intp)
     return PairData(
         entrants=entrants,
-        game_ids=tuple(g.game_id for g in games),
-        played_at=np.array([g.played_at for g in games], dtype=np.int64),
+        game_ids=game_ids,
+        played_at=played_at,
         game_unit=game_unit,
-        n_units=len(units),
+        n_units=int(game_unit.max()) + 1 if len(game_unit) else 0,
         edge_a=(keys // max(n, 1)).astype(np.intp),
         edge_b=(keys % max(n, 1)).astype(np.intp),
         obs_edge=obs_edge.ravel().astype(np.intp),
@@ -276,11 +299,23 @@ class _Solver:
         self.n, self.ea, self.eb, self.gauge = n, ea, eb, gauge
         self.dense = n <= DENSE_MAX_BOTS
         if not self.dense:
-            diag = np.arange(n)
-            rows, cols = np.concatenate([ea, eb, diag]), np.concatenate([eb, ea, diag])
-            slots = np.arange(1, len(rows) + 1, dtype=np.float64)
-            self.pattern = sparse.csr_matrix((slots, (rows, cols)), shape=(n, n))
-            self.order: IndexArray = self.pattern.data.astype(np.intp) - 1
+            # The edges come sorted by (a, b) (PairData's order), so the upper triangle in CSR
+            # form takes the edge weights as its data in edge order: nothing is permuted or
+            # copied per Newton step, and A v = diag v - U v - U^T v.
+            if len(ea) and not (np.all(ea[1:] >= ea[:-1])):
+                order = np.lexsort((eb, ea))
+                self.ea, self.eb = ea[order], eb[order]
+                self.perm: IndexArray | None = order
+            else:
+                self.perm = None
+            self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self.ea, minlength=n))])
+            self.indices = np.asarray(self.eb, dtype=np.int32 if n < 2**31 else np.int64)
+            self.indptr = self.indptr.astype(self.indices.dtype)
+
+    def upper(self, h: FloatArray) -> sparse.csr_matrix:
+        """The upper triangle of the off-diagonal curvature, edge weights ``h`` (edge order)."""
+        data = h if self.perm is None else h[self.perm]
+        return sparse.csr_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
 
     def solve(self, h: FloatArray, diag: FloatArray, g: FloatArray) -> FloatArray:
         n, shift = self.n, (1.0 / self.n if self.gauge else 0.0)
@@ -288,14 +323,15 @@ class _Solver:
             A = _dense_matrix(n, self.ea, self.eb, h, diag, self.gauge)
             factor = linalg.cho_factor(A, check_finite=False)
             return np.asarray(linalg.cho_solve(factor, g, check_finite=False), dtype=np.float64)
-        A = self.pattern.copy()
-        A.data = np.concatenate([-h, -h, diag])[self.order]
+        U = self.upper(h)
+        UT = U.T  # CSC view of the same arrays: its product is as fast as U's
 
         def matvec(v: FloatArray) -> FloatArray:
-            return np.asarray(A @ v + shift * v.sum(), dtype=np.float64)
+            v = np.ravel(v)
+            return np.asarray(diag * v - U @ v - UT @ v + shift * v.sum(), dtype=np.float64)
 
         def precondition(v: FloatArray) -> FloatArray:
-            return v / (diag + shift)
+            return np.ravel(v) / (diag + shift)
 
         op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
@@ -430,14 +466,22 @@ def fit_ratings(results: Sequence[GameResult], *, prior: float = DEFAULT_PRIOR) 
     return fit_elo(prepare(results), prior=prior).as_dict()
 
 
-def information(data: PairData, fit: Fit) -> tuple[FloatArray, FloatArray]:
-    """Minus the Hessian of the log-likelihood at the fit, in logits: (the likelihood's part, a
-    dense bots x bots matrix; the prior's diagonal)."""
-    n, ea, eb = data.n_bots, data.edge_a, data.edge_b
+def curvature(data: PairData, fit: Fit) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Minus the Hessian of the log-likelihood at the fit, in logits, as its sparse parts: (each
+    edge's weight, the likelihood's diagonal, the prior's diagonal). The likelihood's part is the
+    weighted Laplacian ``diag - sum_edges h (e_a e_b^T + e_b e_a^T)``."""
+    ea, eb = data.edge_a, data.edge_b
     w, nn = aggregate(data)
     _, h, diag = _Objective(fit.logits, ea, eb, w, nn, 0.0).gradient(ea, eb, w, nn, 0.0)
     px = expit(fit.logits)
-    return _dense_matrix(n, ea, eb, h, diag, False), fit.prior * px * (1.0 - px)
+    return h, diag, fit.prior * px * (1.0 - px)
+
+
+def information(data: PairData, fit: Fit) -> tuple[FloatArray, FloatArray]:
+    """Minus the Hessian of the log-likelihood at the fit, in logits: (the likelihood's part, a
+    dense bots x bots matrix; the prior's diagonal)."""
+    h, diag, prior = curvature(data, fit)
+    return _dense_matrix(data.n_bots, data.edge_a, data.edge_b, h, diag, False), prior
 
 
 def bootstrap_elo(data: PairData, fit: Fit, *, resamples: int = 200, seed: int = 0) -> FloatArray:

@@ -56,6 +56,7 @@ from .fit import (
     one_blas_thread,
     sum_by,
 )
+from .variances import design_moments
 
 #: The coverage level of every published interval.
 LEVEL = 0.95
@@ -77,6 +78,11 @@ DESIGN_NODES = 7
 #: Grid points of less posterior weight than this are left out of LOS (the rest reweighted): at
 #: 300 bots each point costs a 300 x 300 matrix product.
 GRID_FLOOR = 1e-4
+#: Above this many bots the published (design) intervals come without a LOS matrix or rank ranges:
+#: the variances are solved for without the bots x bots inverse (:mod:`.variances`), while the
+#: LOS's average over the field's spread needs the full covariance and its eigenvectors, O(bots^3)
+#: per grid point kept (rating_intervals: 2.4 s CPU at 1,000 bots, 13 s at 2,000; bench/scale.py).
+LOS_MAX_BOTS = 1000
 #: Pseudo-units of the robust covariance: a bot's measured curvature gets weight u / (u + this).
 PSEUDO_UNITS = 10.0
 
@@ -462,7 +468,8 @@ class IntervalMethod(str, Enum):
 class Intervals:
     """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the
     LOS matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN
-    where no honest interval exists (a bot without enough games under the design methods)."""
+    where no honest interval exists (a bot without enough games under the design methods). Above
+    :data:`LOS_MAX_BOTS` bots the design method gives no covariance matrix (0 x 0) and no LOS."""
 
     method: IntervalMethod  # the method used (never AUTO)
     low: FloatArray
@@ -512,12 +519,21 @@ def rating_intervals(
             enough = (info > 0) & (disp.df >= 1)
             # a design effect measured low from few units is mostly luck: count it as at least 1
             phi = disp.phi if disp.df >= MIN_DF else max(disp.phi, 1.0)
+            df = float(max(disp.df, 1))
+            t = stdtrit(df, 0.5 + LEVEL / 2.0)
+            if method is IntervalMethod.DESIGN and n > LOS_MAX_BOTS:
+                # no LOS matrix: the variances alone, without the bots x bots inverse
+                order = np.lexsort((np.arange(n), -fit.elo))
+                var, _ = design_moments(data, fit, phi, order)
+                half = t * np.sqrt(np.maximum(var, 0.0))
+                low = np.where(enough, fit.elo - half, np.nan)
+                high = np.where(enough, fit.elo + half, np.nan)
+                return Intervals(method, low, high, np.zeros((0, 0)), (), enough, 0, df, phi, info)
             if method is IntervalMethod.DESIGN:
                 cov = design_cov(data, fit, phi)
             else:
                 cov = blended_cov(data, fit, phi)
-            df = float(max(disp.df, 1))
-            half = stdtrit(df, 0.5 + LEVEL / 2.0) * np.sqrt(np.maximum(np.diag(cov), 0.0))
+            half = t * np.sqrt(np.maximum(np.diag(cov), 0.0))
             low = np.where(enough, fit.elo - half, np.nan)
             high = np.where(enough, fit.elo + half, np.nan)
             los = _shown_only(superiority(fit, cov, df, enough), enough)

@@ -28,9 +28,10 @@ The browser decompresses a bundle with ``DecompressionStream`` (no library, work
 **Incremental publishing.** ``data/state.json`` keeps how many games the site holds and a digest of
 their ids in order. When the new publishing order starts with exactly those games (a tournament
 that played more games), only the last, partly filled bundle and list pages and the new ones are
-written, and the manifest is appended to; the standings pages (a few hundred kilobytes) are always
-rewritten. Anything else (other games, a different order, ``--with-logs`` switched, another
-layout version) publishes everything again, after removing the old generated files.
+written, the summaries of the bots whose state changed (the bots of the new games), and the
+manifest is appended to; the standings pages (a few hundred kilobytes) are always rewritten.
+Anything else (other games, a different order, ``--with-logs`` switched, another layout version)
+publishes everything again, after removing the old generated files.
 
 **The manifest** lets anyone check the published standings (``referee verify --site``, see
 take5_arena/leaderboard/site_check.py): for every game its record's SHA-256 (of
@@ -272,13 +273,14 @@ def write_site(
         report.bytes_written += _write(out / rel, text)
         report.files_written += 1
 
+    before = {b: _dump(s) for b, s in bots_state.items()}  # a bot's summary is its state's view
     offsets = _write_replays(
         out, games, result_of, kept, state, with_logs, bots_state, write, report
     )
     entry_of = _entries(games, result_of)
     _write_game_list(entry_of, kept, total, write)
     position_of = {gid: n for n, gid in enumerate(order)}
-    _write_bot_pages(results, position_of, bots_state, entry_of, write)
+    _write_bot_pages(results, position_of, bots_state, before, entry_of, write)
     _write_standings(
         out,
         games,
@@ -422,10 +424,13 @@ def _write_bot_pages(
     results: Sequence[GameResult],
     position_of: Mapping[str, int],
     bots_state: dict[str, dict[str, Any]],
+    before: Mapping[str, str],
     entry_of: Callable[[int], dict[str, Any]],
     write: Callable[[str, str], None],
 ) -> None:
-    """Each bot's game pages (from its first one that changed) and its summary."""
+    """Each bot's game pages (from its first one that changed) and its summary, where it changed:
+    a summary is a view of the bot's state, so it is written only when that state (``before``:
+    as published last time) changed - for the bots of the new games, not for every bot."""
     bot_counts: dict[str, int] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
     old_counts = {b: int(s.get("games", 0)) for b, s in bots_state.items()}
@@ -453,6 +458,8 @@ def _write_bot_pages(
     for entrant in set(bot_counts) | set(bots_state):
         b = bots_state.setdefault(entrant, {})
         b["games"] = bot_counts.get(entrant, 0)
+        if _dump(b) == before.get(entrant):
+            continue
         summary = {
             "entrant": entrant,
             "games": b["games"],

@@ -1,0 +1,170 @@
+"""Ratings at scale: the fit and the intervals at 1,000 to 10,000 bots and up to 1,000,000 games.
+
+Synthetic games of 4 seats with planted strengths (finishing order by strength + Gumbel noise, so
+pairwise outcomes follow Bradley-Terry), built straight into arrays and turned into the rating
+arrays by the library's own ``prepare_tables`` (a million ``GameResult`` objects would measure
+Python object building, not the ratings). Two schedules:
+
+* ``random`` - every table drawn from the whole pool (a round robin's mixing: most pairs meet);
+* ``ladder`` - every table drawn from a window of 60 neighbours on a ring (a ladder pairing bots of
+  near rating: each bot meets a few dozen others).
+
+For each size it prints, as CPU time of this process (``time.process_time``) and the peak of the
+memory allocated by the step itself (``tracemalloc``: numpy and scipy allocate through it; what
+was allocated before the step does not count):
+
+* aggregate - one ``np.bincount`` to win/total per pair: the baseline a fit is measured against;
+* fit       - ``fit_elo`` as published (dense Cholesky Newton up to 300 bots, sparse
+              conjugate-gradient Newton above), its ratio to the baseline, and the other solver on
+              the same games (up to ``--dense-max`` bots, 2,000 by default) with the largest
+              difference in Elo;
+* new game  - one more game: the arrays built again, and the fit warm-started from the last one;
+* variances - the published intervals' variances without the inverse
+              (``leaderboard/variances.py``) against ``design_cov``'s dense inverse where that runs
+              (up to ``--dense-max`` bots), with the largest difference in Elo^2. A random schedule
+              at 10,000 bots is left out: 11% of its pairs met, and a factor of H fills in to a
+              dense one (800 MB, 3e11 flops).
+
+Run: python bench/scale.py   (about 7 minutes on a loaded core)
+     python bench/scale.py --sizes 1000:100000 --design random
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from take5_arena.leaderboard import fit as F
+from take5_arena.leaderboard import variances as V
+from take5_arena.leaderboard.fit import PairData, aggregate, fit_elo, prepare_tables
+from take5_arena.leaderboard.intervals import design_cov
+
+SEATS = 4
+WINDOW = 60
+DEFAULT_SIZES = ("300:30000", "1000:100000", "2000:200000", "10000:1000000")
+
+R = TypeVar("R")
+
+
+def measured(fn: Callable[[], R]) -> tuple[R, float, float]:
+    """(result, CPU seconds, peak MB allocated by the call)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    t = time.process_time()
+    out = fn()
+    cpu = time.process_time() - t
+    peak = (tracemalloc.get_traced_memory()[1] - base) / 1e6
+    tracemalloc.stop()
+    return out, cpu, peak
+
+
+def schedule(n: int, games: int, design: str, rng: np.random.Generator) -> np.ndarray:
+    """games x SEATS distinct bot indices."""
+
+    def draw(k: int) -> np.ndarray:
+        if design == "random":
+            return rng.integers(0, n, (k, SEATS))
+        base = rng.integers(0, n, k)
+        return (base[:, None] + rng.integers(0, WINDOW, (k, SEATS))) % n
+
+    seats = draw(games)
+    while True:
+        s = np.sort(seats, axis=1)
+        bad = np.any(s[:, 1:] == s[:, :-1], axis=1)
+        if not bad.any():
+            return seats
+        seats[bad] = draw(int(bad.sum()))
+
+
+def build(seats: np.ndarray, places: np.ndarray, n: int) -> PairData:
+    g = len(seats)
+    gidx = np.arange(g, dtype=np.intp)
+    return prepare_tables(
+        tuple(f"b{i:05d}" for i in range(n)),
+        tuple(f"g{i:07d}" for i in range(g)),
+        gidx.astype(np.int64),
+        gidx,
+        [(gidx, seats.astype(np.intp), places.astype(np.int64))],
+    )
+
+
+def run(n: int, games: int, design: str, dense_max: int) -> None:
+    rng = np.random.default_rng(n + games)
+    strength = rng.normal(0.0, 1.0, n)
+    seats = schedule(n, games + 1, design, rng)
+    perf = strength[seats] + rng.gumbel(size=seats.shape)
+    places = 1 + (perf[:, None, :] > perf[:, :, None]).sum(axis=2)
+    data, prep, _ = measured(lambda: build(seats[:games], places[:games], n))
+    print(
+        f"\n{design}, {n:,} bots, {games:,} games ({len(data.edge_a):,} pairs met, "
+        f"{2 * len(data.edge_a) / (n * (n - 1)):.1%} of all): arrays {prep:.2f} s"
+    )
+    _, base, base_mb = measured(lambda: aggregate(data))
+    print(f"  aggregate (baseline)  {base:7.2f} s  {base_mb:7.0f} MB")
+    fit, cpu, mb = measured(lambda: fit_elo(data))
+    print(f"  fit (published)       {cpu:7.2f} s  {mb:7.0f} MB   {cpu / base:5.1f} x baseline")
+    if n <= dense_max:
+        # the other solver: dense Cholesky Newton above DENSE_MAX_BOTS, sparse CG below
+        dense_published = n <= F.DENSE_MAX_BOTS
+        saved = F.DENSE_MAX_BOTS
+        F.DENSE_MAX_BOTS = 0 if dense_published else n
+        try:
+            other, ocpu, omb = measured(lambda: fit_elo(data))
+        finally:
+            F.DENSE_MAX_BOTS = saved
+        diff = float(np.max(np.abs(other.elo - fit.elo)))
+        label = "fit (sparse CG)" if dense_published else "fit (dense Cholesky)"
+        (scpu, smb), (dcpu, dmb) = (
+            ((ocpu, omb), (cpu, mb)) if dense_published else ((cpu, mb), (ocpu, omb))
+        )
+        print(
+            f"  {label:<22}{ocpu:7.2f} s  {omb:7.0f} MB   sparse/dense "
+            f"time {scpu / dcpu:.2f}, memory {smb / max(dmb, 1e-9):.2f}; largest difference "
+            f"{diff:.1e} Elo"
+        )
+    more, mprep, _ = measured(lambda: build(seats, places, n))
+    _, wcpu, wmb = measured(lambda: fit_elo(more, start=fit.logits))
+    print(f"  new game: arrays {mprep:.2f} s, warm refit {wcpu:.2f} s {wmb:.0f} MB")
+    if design == "random" and n > dense_max:
+        print("  variances: left out (a dense factor; see the text)")
+        return
+    order = np.lexsort((np.arange(n), -fit.elo))
+    (var, _), vcpu, vmb = measured(lambda: V.design_moments(data, fit, 1.0, order))
+    line = f"  variances (no inverse) {vcpu:6.2f} s  {vmb:7.0f} MB"
+    if n <= dense_max:
+        cov, ccpu, cmb = measured(lambda: design_cov(data, fit, 1.0))
+        diff = float(np.max(np.abs(np.diag(cov) - var)))
+        line += (
+            f"   dense inverse {ccpu:.2f} s {cmb:.0f} MB: time {vcpu / ccpu:.2f}, memory "
+            f"{vmb / cmb:.2f}; largest difference {diff:.1e} Elo^2"
+        )
+    print(line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="BOTS:GAMES ...")
+    ap.add_argument("--design", choices=("random", "ladder", "both"), default="both")
+    ap.add_argument("--dense-max", type=int, default=2000, help="largest pool run dense too")
+    args = ap.parse_args()
+    with F.one_blas_thread():  # load the thread controller once, outside every measurement
+        pass
+    designs = ("random", "ladder") if args.design == "both" else (args.design,)
+    for size in args.sizes:
+        n, games = (int(x) for x in size.split(":"))
+        for design in designs:
+            run(n, games, design, args.dense_max)
+
+
+if __name__ == "__main__":
+    main()
