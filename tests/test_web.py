@@ -481,6 +481,25 @@ def test_a_bots_page_lists_its_games_and_draws_its_rating(arena):
     assert "<script" not in chart and "<img" not in chart
     lowest = httpx.get(server.url + "/bot.html?bot=lowest").text
     assert "hostile" in lowest.split('id="bot-games"')[1]  # its opponent
+
+    # filters: against a bot, by place, faulted only, since a date; bad values are a 400
+    def games_of(**query: str) -> list[str]:
+        text = httpx.get(server.url + "/bot.html", params={"bot": "lowest", **query}).text
+        return text.split('id="bot-games"')[1].split("<tr data-game=")[1:]
+
+    every = games_of()
+    assert every and len(games_of(opponent="hostile")) <= len(every)
+    assert all("bot=hostile" in row for row in games_of(opponent="hostile"))
+    assert games_of(opponent="nobody-at-all") == []
+    firsts = games_of(place="1")
+    assert all('class="num">1 of ' in row for row in firsts)
+    assert games_of(faults="1") == []  # lowest never faults
+    assert len(games_of(since="2000-01-01")) == len(every) and games_of(since="2999-01-01") == []
+    for bad in ({"place": "0"}, {"place": "x"}, {"since": "yesterday"}, {"version": "-1"}):
+        answer = httpx.get(server.url + "/bot.html", params={"bot": "lowest", **bad})
+        assert answer.status_code == 400 and "Traceback" not in answer.text
+    echoed = httpx.get(server.url + "/bot.html", params={"bot": "lowest", "opponent": XSS}).text
+    assert "<img src=x" not in echoed and "&lt;img" in echoed
     # /games: dates, fault marks, and a filter by bot (its name escaped where it is echoed)
     listed = httpx.get(server.url + "/games", params={"bot": "hostile"}).text
     assert re.search(r'<tr data-game="[^"]+"><td>\d{4}-\d\d-\d\d', listed)

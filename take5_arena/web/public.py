@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -23,6 +25,49 @@ from take5_arena.service.authors import HOUSE
 from take5_arena.web import defaults
 from take5_arena.web.base import Pages, Refused, client_of
 from take5_arena.web.live import LIVE, STANDINGS, game_feed
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """A bot page's filters of its games (the query string's ``version``, ``opponent``, ``place``,
+    ``faults`` and ``since``); a value that is not one is a 400 naming it."""
+
+    version: int | None = None
+    opponent: str = ""
+    place: int | None = None
+    faulted: bool = False
+    since: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self != GameFilter()
+
+    @staticmethod
+    def of(query: Mapping[str, str]) -> GameFilter:
+        def number(key: str, low: int, high: int) -> int | None:
+            text = query.get(key, "")
+            if not text:
+                return None
+            if not text.isdigit() or not low <= int(text) <= high:
+                raise Refused(400, f"{key}: a number from {low} to {high}")
+            return int(text)
+
+        opponent = query.get("opponent", "").strip()
+        if len(opponent) > 200:
+            raise Refused(400, "opponent: a bot's name")
+        since = query.get("since", "") or None
+        if since is not None and not _DATE.fullmatch(since):
+            raise Refused(400, "since: a date, YYYY-MM-DD")
+        return GameFilter(
+            version=number("version", 1, 10**6),
+            opponent=opponent,
+            place=number("place", 1, 10),
+            faulted=query.get("faults", "") == "1",
+            since=since,
+        )
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class PublicPages(Pages):
@@ -148,7 +193,7 @@ class PublicPages(Pages):
             game_id=request.query_params.get("game", ""),
         )
 
-    def _bot(self, name: str) -> dict[str, Any] | None:
+    def _bot(self, name: str, filters: GameFilter | None = None) -> dict[str, Any] | None:
         accounts = self.parts.service.accounts
         claim = accounts.claim_of(name)
         with self.store() as store:
@@ -161,9 +206,20 @@ class PublicPages(Pages):
         by_entrant = {str(r["entrant"]): r for r in rows}
         latest = max((v.version for v in versions), default=0)
         banned = claim is not None and claim.banned_at is not None
+        f = filters or GameFilter()
         with self.store() as store:
-            keys = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
-            games = store.records.bot_games([v.id for v in versions], defaults.BOT_GAMES_SHOWN)
+            every = store.versions.all()
+            keys = {v.id: f"{v.name}@{v.version}" for v in every}
+            mine = [v.id for v in versions if f.version is None or v.version == f.version]
+            against = None if not f.opponent else [v.id for v in every if v.name == f.opponent]
+            games = store.records.bot_games(
+                mine,
+                defaults.BOT_GAMES_SHOWN,
+                against=against,
+                place=f.place,
+                faulted=f.faulted,
+                since=f.since,
+            )
         doc, _ = self.parts.service.publisher.latest()
         return {
             "name": name,
@@ -207,11 +263,13 @@ class PublicPages(Pages):
                 for g in games
             ],
             "rating_chart": _rating_chart(doc, name),
+            "filter": f,
         }
 
     async def bot(self, request: Request) -> Response:
         name = request.query_params.get("bot", "")
-        bot = await self.run(self._bot, name) if 0 < len(name) <= 200 else None
+        filters = GameFilter.of(request.query_params)
+        bot = await self.run(self._bot, name, filters) if 0 < len(name) <= 200 else None
         if bot is None:
             raise Refused(404, "no such bot")
         return self.page(request, "bot.html", session=await self.session(request), bot=bot)

@@ -165,21 +165,49 @@ class Records(Repository):
             found.update((gid, finished) for gid, finished in rows)
         return found
 
-    def bot_games(self, version_ids: Sequence[int], limit: int) -> list[BotGame]:
+    def bot_games(
+        self,
+        version_ids: Sequence[int],
+        limit: int,
+        *,
+        against: Sequence[int] | None = None,
+        place: int | None = None,
+        faulted: bool = False,
+        since: str | None = None,
+    ) -> list[BotGame]:
         """The newest ``limit`` published rated games (:meth:`unfinished_deals`, ``UNRATED``) of
-        these versions,
-        newest first, each with its date, the version's place, score and faults, and every seat's
-        version and place (its opponents)."""
-        if not version_ids:
+        these versions, newest first, each with its date, the version's place, score and faults,
+        and every seat's version and place (its opponents). Filters (a bot's page): only games
+        with one of the versions ``against`` at the table, where the version placed ``place``,
+        where it faulted, finished on or after ``since`` (an ISO date)."""
+        if not version_ids or against == []:
             return []
         marks = ",".join("?" * len(version_ids))
+        where: list[str] = []
+        args: list[object] = []
+        if against is not None:
+            where.append(
+                "sr.game_id IN (SELECT game_id FROM seat_results"
+                f" WHERE version_id IN ({','.join('?' * len(against))}))"
+            )
+            args.extend(against)
+        if place is not None:
+            where.append("sr.place = ?")
+            args.append(place)
+        if faulted:
+            where.append("json_array_length(sr.faults) > 0")
+        if since is not None:
+            where.append("r.finished_at >= ?")
+            args.append(since)
         rows = self._db.execute(
             "SELECT sr.game_id, r.finished_at, sr.version_id, sr.place, sr.score,"
             " json_array_length(sr.faults) FROM seat_results sr"
             " JOIN results r ON r.game_id = sr.game_id JOIN games g ON g.game_id = sr.game_id"
             f" WHERE sr.version_id IN ({marks}) AND g.duplicate_set NOT IN ({UNFINISHED})"
-            f" AND sr.game_id NOT IN ({UNRATED}) ORDER BY r.seq DESC LIMIT ?",
-            (*version_ids, limit),
+            f" AND sr.game_id NOT IN ({UNRATED})"
+            + "".join(f" AND {w}" for w in where)
+            + " ORDER BY r.seq DESC LIMIT ?",
+            (*version_ids, *args, limit),
         ).fetchall()
         ids = [row[0] for row in rows]
         seats: dict[str, list[tuple[int, int]]] = {}
