@@ -476,9 +476,6 @@ SIZE_EXCEPTIONS = {
     "take5_arena/service/serve.py::run": "split next",
     "take5_arena/referee/tournament/plan/schedule.py::_repair": "split next",
     "take5_arena/leaderboard/site_check.py::check_site": "split next",
-    "sdk/take5/record.py::_verify": "split next",
-    "sdk/take5/harness.py::play_against": "split next",
-    "sdk/take5/harness.py::main": "split next",
 }
 
 

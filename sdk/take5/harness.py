@@ -20,12 +20,13 @@ search) or any bot files, so the SDK alone is enough.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,39 +239,13 @@ def play_against(
                 logs = [_Log() for _ in players]
                 for each in seats:
                     each.new_game()
-                while not game.is_over:
-                    if game.phase is Phase.PLAY:
-                        game.play([ask(output, game_id, game, s) for s in range(n)])
-                    elif game.phase is Phase.CHOOSE_ROW:
-                        game.choose_row(ask(output, game_id, game, game.waiting_for[0]))
-                    else:
-                        game.draft(ask(output, game_id, game, game.drafter))
+                _play_game(game, functools.partial(ask, output, game_id, game))
                 result = game.result()
                 all_scores.append(result.scores)
                 all_places.append(result.places)
                 for seat, player in enumerate(players):
-                    hook = getattr(player, "game_over", None)
-                    if hook is None:
-                        continue
-                    over = GameOver(
-                        game_id,
-                        seat,
-                        settings,
-                        result.scores,
-                        result.places,
-                        result.forfeited,
-                        game.round,
-                        0,
-                    )
                     try:
-                        hook(over)
-                    except Exception as error:
-                        raised = BotRaised(
-                            f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
-                            bot_traceback(error),
-                        )
-                        raised.seat = seat
-                        raise raised from error
+                        _tell_game_over(player, names[seat], game_id, seat, game)
                     finally:
                         logs[seat].add("game over", output.take())
                 all_logs.append(tuple(log.text() for log in logs))
@@ -289,6 +264,45 @@ def play_against(
         clock=kind,
         logs=tuple(all_logs),
     )
+
+
+def _play_game(game: Game, ask: Callable[[int], int]) -> None:
+    """Play `game` to its end, `ask(seat)` answering each decision."""
+    n = game.settings.players
+    while not game.is_over:
+        if game.phase is Phase.PLAY:
+            game.play([ask(s) for s in range(n)])
+        elif game.phase is Phase.CHOOSE_ROW:
+            game.choose_row(ask(game.waiting_for[0]))
+        else:
+            game.draft(ask(game.drafter))
+
+
+def _tell_game_over(player: Player, name: str, game_id: str, seat: int, game: Game) -> None:
+    """Call the player's `game_over` hook, if it has one, with the finished game's `GameOver`; an
+    exception there is the bot's fault."""
+    hook = getattr(player, "game_over", None)
+    if hook is None:
+        return
+    result = game.result()
+    over = GameOver(
+        game_id,
+        seat,
+        game.settings,
+        result.scores,
+        result.places,
+        result.forfeited,
+        game.round,
+        0,
+    )
+    try:
+        hook(over)
+    except Exception as error:
+        raised = BotRaised(
+            f"{name}: {game_id}: game_over raised {type(error).__name__}", bot_traceback(error)
+        )
+        raised.seat = seat
+        raise raised from error
 
 
 def _inert(text: str) -> str:
@@ -394,6 +408,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when a bot faulted (an illegal
     answer, an exception, a decision over its time) or cannot be served; 2 bad usage; 130
     interrupted."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    control = _control(parser, args)
+    clock = ClockKind(args.clock)
+    try:
+        try:
+            file = bot_file(args.bot)
+            bot = _load(file, clock)
+            result = play_against(
+                bot,
+                args.against,
+                games=args.games,
+                seed=args.seed,
+                variant=args.variant,
+                threshold=args.threshold,
+                time_control=control,
+                clock=clock,
+                wall_factor=args.wall_factor,
+            )
+        except (HarnessError, Take5Error) as error:
+            _report_fault(error, args.logs, args.quiet)
+            return 1
+        print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
+        written = _write_logs(args.logs, result.names, result.logs) if args.logs else 0
+        note = _output_note(result.names, result.logs, args.logs, written)
+        if note is not None and not args.quiet:
+            print(_inert(note), file=sys.stderr)
+        if not calls_run(file):
+            _never_runs(file, type(bot).__name__)
+            return 1
+        return 0
+    except KeyboardInterrupt:
+        print("take5-harness: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    """take5-harness's options."""
     from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     parser = argparse.ArgumentParser(
@@ -463,68 +515,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--quiet", action="store_true", help="say nothing of what the bots printed")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _control(parser: argparse.ArgumentParser, args: argparse.Namespace) -> TimeControl:
+    """The time control the options name (a usage error, exit 2, for a contradiction)."""
     if args.timeout is not None and args.time_control is not None:
         parser.error("give --timeout (per decision) or --time-control (a bank), not both")
     if args.time_cap is not None and args.time_control is None:
         parser.error("--time-cap caps the decisions of a --time-control: give one")
     try:
-        control = (
-            TimeControl.parse(args.time_control, cap=args.time_cap)
-            if args.time_control is not None
-            else TimeControl.per_decision(args.timeout or DEFAULT_TIMEOUT)
-        )
+        if args.time_control is not None:
+            return TimeControl.parse(args.time_control, cap=args.time_cap)
+        return TimeControl.per_decision(args.timeout or DEFAULT_TIMEOUT)
     except TimeControlError as error:
         parser.error(str(error))
-    clock = ClockKind(args.clock)
-    try:
-        try:
-            file = bot_file(args.bot)
-            bot = _load(file, clock)
-            result = play_against(
-                bot,
-                args.against,
-                games=args.games,
-                seed=args.seed,
-                variant=args.variant,
-                threshold=args.threshold,
-                time_control=control,
-                clock=clock,
-                wall_factor=args.wall_factor,
-            )
-        except (HarnessError, Take5Error) as error:
-            print(_inert(f"take5-harness: {error}"), file=sys.stderr)
-            logs = getattr(error, "logs", ())
-            seat = getattr(error, "seat", None)
-            if logs and args.logs is not None:
-                _write_logs(args.logs, getattr(error, "names", ()), logs)
-            if logs and seat is not None and not args.quiet:
-                tail = _last_lines(logs[-1][seat])
-                if tail:
-                    print("take5-harness: its last output in that game:", file=sys.stderr)
-                    for line in tail:
-                        print(f"  | {inert(line)}", file=sys.stderr)
-            return 1
-        print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
-        written = _write_logs(args.logs, result.names, result.logs) if args.logs else 0
-        note = _output_note(result.names, result.logs, args.logs, written)
-        if note is not None and not args.quiet:
-            print(_inert(note), file=sys.stderr)
-        if not calls_run(file):
-            cls = type(bot).__name__
-            print(
-                f"take5-harness: {file} never calls run(...): the referee starts a bot as "
-                "`python3 bot.py`, and this one would exit at once without serving. "
-                "End the file with:\n\n"
-                f'    if __name__ == "__main__":\n        run({cls}())\n\n'
-                "(with `from take5 import Bot, run`)",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    except KeyboardInterrupt:
-        print("take5-harness: interrupted", file=sys.stderr)
-        return 130
+
+
+def _report_fault(error: Take5Error, logs_dir: Path | None, quiet: bool) -> None:
+    """Say what went wrong, write the bots' output so far under --logs, and show the last lines
+    the seat at fault printed (unless --quiet)."""
+    print(_inert(f"take5-harness: {error}"), file=sys.stderr)
+    logs = getattr(error, "logs", ())
+    seat = getattr(error, "seat", None)
+    if logs and logs_dir is not None:
+        _write_logs(logs_dir, getattr(error, "names", ()), logs)
+    if logs and seat is not None and not quiet:
+        tail = _last_lines(logs[-1][seat])
+        if tail:
+            print("take5-harness: its last output in that game:", file=sys.stderr)
+            for line in tail:
+                print(f"  | {inert(line)}", file=sys.stderr)
+
+
+def _never_runs(file: Path, cls: str) -> None:
+    """The referee starts a bot as `python3 bot.py`: say how to end a file that would not serve."""
+    print(
+        f"take5-harness: {file} never calls run(...): the referee starts a bot as "
+        "`python3 bot.py`, and this one would exit at once without serving. "
+        "End the file with:\n\n"
+        f'    if __name__ == "__main__":\n        run({cls}())\n\n'
+        "(with `from take5 import Bot, run`)",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":
