@@ -470,12 +470,6 @@ SIZE_EXCEPTIONS = {
     "take5_arena/web/app.py": "split on another branch (issue 44)",
     "take5_arena/service/authors.py": "split on another branch (issue 44)",
     "take5_arena/referee/sandbox/images.py::build_image": "split on another branch (issue 44)",
-    # split in the next commits of this same change (issue 44), each entry removed with its split
-    "take5_arena/cli/match.py::match": "split next",
-    "take5_arena/cli/service.py::serve": "split next",
-    "take5_arena/service/serve.py::run": "split next",
-    "take5_arena/referee/tournament/plan/schedule.py::_repair": "split next",
-    "take5_arena/leaderboard/site_check.py::check_site": "split next",
 }
 
 
