@@ -47,9 +47,10 @@ from take5_arena.referee.store import Store
 from take5_arena.referee.store.health import set_synchronous
 from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
-from take5_arena.referee.tournament.round_robin import executor_info, run_lock
+from take5_arena.referee.tournament.round_robin import executor_info
 from take5_arena.referee.tournament.run.executors import ExecutorInfo, open_executor
 from take5_arena.referee.tournament.run.launchers import close_launchers
+from take5_arena.referee.tournament.run.lifecycle import run_lock
 from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc

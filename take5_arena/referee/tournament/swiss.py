@@ -21,24 +21,23 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import json
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind, RunStatus, SandboxKind
+from ..kinds import InfraKind, RunStatus
 from ..store import Store
 from .errors import TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import ScheduleError
 from .plan.settings import TournamentSettings
 from .plan.swiss import SwissRound, SwissSettings, next_round, standing_order, standings
-from .round_robin import executor_info, prepare_run, run_lock
+from .round_robin import executor_info, prepare_run
 from .run.driver import Runner, TableDriver, table_specs
 from .run.executors import ExecutorInfo, open_executor
-from .run.launchers import close_launchers
+from .run.lifecycle import tournament_run
 from .run.table import run_table
 from .settle import played_games
 
@@ -112,55 +111,43 @@ def run_swiss(
         raise TournamentError(f"a Swiss has at least one round, not {rounds}")
     directory = Path(directory)
     started = time.perf_counter()
-    store = Store(directory)
-    try:
-        settings, versions, _, dealer = prepare_run(store, options or {})
-        keys = {v.id: v.key for v in versions}
-        entrants = sorted(keys.values())
-        ss = SwissSettings(
-            table_size=settings.players,
-            seed=settings.seed,
-            duplicate=settings.duplicate,
-            context=settings.game_context(),
-            authors=settings.authors(versions),
-        )
-        report = SwissReport(swiss_key(entrants, ss), rounds)
-        ss = dataclasses.replace(
-            ss, deals=dealer.source(f"swiss-{report.key}", settings.game_context())
-        )
-        info = executor_info(settings)
-        with run_lock(directory):
-            store.settings.set(settings.to_json())
-            run_id = f"run-{secrets.token_hex(4)}"
-            store.runs.begin(
-                run_id, schedule_id=f"swiss-{report.key}", settings=settings.to_json(), games=0
+    with Store(directory) as store:
+        try:
+            settings, versions, _, dealer = prepare_run(store, options or {})
+            keys = {v.id: v.key for v in versions}
+            entrants = sorted(keys.values())
+            ss = SwissSettings(
+                table_size=settings.players,
+                seed=settings.seed,
+                duplicate=settings.duplicate,
+                context=settings.game_context(),
+                authors=settings.authors(versions),
             )
-            status = RunStatus.FAILED
-            try:
-                with open_executor(info, settings.tables_at_once) as (executor, info):
-                    _Rounds(store, executor, info, settings, ss, report, run_id, dealer).play(
-                        entrants, keys, runner, log, retry_delay
+            report = SwissReport(swiss_key(entrants, ss), rounds)
+            ss = dataclasses.replace(
+                ss, deals=dealer.source(f"swiss-{report.key}", settings.game_context())
+            )
+            info = executor_info(settings)
+            with tournament_run(directory, store, settings, info) as run:
+                run_id = run.begin(f"swiss-{report.key}", 0, lambda: report.played)
+                try:
+                    with open_executor(info, settings.tables_at_once) as (executor, info):
+                        _Rounds(store, executor, info, settings, ss, report, run_id, dealer).play(
+                            entrants, keys, runner, log, retry_delay
+                        )
+                    run.status = (
+                        RunStatus.INTERRUPTED
+                        if report.interrupted
+                        else RunStatus.FINISHED
+                        if report.complete
+                        else RunStatus.INCOMPLETE
                     )
-                status = (
-                    RunStatus.INTERRUPTED
-                    if report.interrupted
-                    else RunStatus.FINISHED
-                    if report.complete
-                    else RunStatus.INCOMPLETE
-                )
-            except KeyboardInterrupt:
-                report.interrupted = True
-                status = RunStatus.INTERRUPTED
-            finally:
-                report.seconds = time.perf_counter() - started
-                store.runs.end(run_id, status, report.played)
-                if settings.sandbox == SandboxKind.DOCKER and info.in_process:
-                    close_launchers()
-        return report
-    except ScheduleError as error:
-        raise TournamentError(str(error)) from None
-    finally:
-        store.close()
+                finally:
+                    report.seconds = time.perf_counter() - started
+            report.interrupted = report.interrupted or run.interrupted
+            return report
+        except ScheduleError as error:
+            raise TournamentError(str(error)) from None
 
 
 @dataclass
