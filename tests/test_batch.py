@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import take5._batch_kernel as kernel
 import take5.batch as batch_module
 import take5.game as game_module
 from take5 import EndRule, Game, Phase, RandomPlayer, Settings, Variant, View
@@ -212,7 +213,7 @@ def test_a_rejected_draw_deals_as_the_engine():
 
 def test_the_plain_shuffle_gives_the_same_decks(monkeypatch):
     """Every game through the plain path (as a rejected draw sends it) deals as the fast one."""
-    monkeypatch.setattr(batch_module, "_KEEP", np.zeros_like(batch_module._KEEP))
+    monkeypatch.setattr(kernel, "_KEEP", np.zeros_like(kernel._KEEP))
     settings_ = Settings(players=3, threshold=40)
     batch = Batch.deal(settings_, range(20))
     play_both(

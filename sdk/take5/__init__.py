@@ -66,7 +66,7 @@ _LAZY = {
     "GameOver": "convert",
     "PROTOCOL_VERSION": "convert",
     "play_against": "harness",
-    "load_bot": "harness",
+    "load_bot": "loading",
 }
 
 
@@ -88,7 +88,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .bot import Bot, CallContext, run, serve
     from .convert import PROTOCOL_VERSION, GameOver
-    from .harness import load_bot, play_against
+    from .harness import play_against
+    from .loading import load_bot
 
 
 #: The public API (what `from take5 import *` gives and type checkers treat as exported).

@@ -20,280 +20,51 @@ search) or any bot files, so the SDK alone is enough.
 from __future__ import annotations
 
 import argparse
-import ast
-import contextlib
-import importlib.util
-import inspect
+import functools
 import json
-import operator
 import os
 import re
-import signal
 import sys
-import tempfile
-import threading
 import time
-import traceback
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from .bot import Bot, CallContext, answer_problem, bot_name, unique_names
+from ._harness_seat import LOG_LIMIT as _LOG_LIMIT
+from ._harness_seat import _Deadline, _Expired, _Log, _Output, _Seat
+from .bot import Bot, bot_name, unique_names
 from .clock import (
     DEFAULT_CLOCK,
     DEFAULT_TIMEOUT,
     START_TIMEOUT,
     START_WALL,
     WALL_FACTOR,
-    Bank,
-    Budget,
     ClockKind,
     TimeControl,
     TimeControlError,
-    empty_detail,
-    limit_detail,
-    to_ms,
-    wall_cap,
-    wall_detail,
 )
-from .convert import (
-    GameOver,
-    budget_from_request,
-    choose_row_request,
-    pick_card_request,
-    view_from_request,
+from .convert import GameOver
+from .game import Game, Phase, Player, Settings
+from .loading import (
+    BotLoadError,
+    BotRaised,
+    HarnessError,
+    OutOfTime,
+    bot_file,
+    bot_traceback,
+    calls_run,
+    load_bot,
+    resolve,
 )
-from .game import Game, Phase, Player, Settings, View
 from .rules import DEFAULT_THRESHOLD, EndRule, Take5Error, Variant
 from .text import inert
-from .v1 import bot_pb2 as pb
 
 DEFAULT_OPPONENTS = ("random", "lowest", "heuristic")
 """The bundled bots a bot meets when no opponents are named (names of `take5.bots.BUILTIN`)."""
-_SDK_DIR = Path(__file__).resolve().parent
-"""Frames in here are the harness's, not the bot's, and are left out of what a bot author is shown
-(except the bundled bots' own code in take5/bots)."""
-
-
 _FIXED = TimeControl.per_decision(DEFAULT_TIMEOUT)
-LOG_LIMIT = 100_000
+LOG_LIMIT = _LOG_LIMIT
 """Characters of one seat's output kept per game (more is cut, with a note)."""
-
-
-class HarnessError(Take5Error):
-    """The bot under test did something the referee would count as a fault."""
-
-    logs: tuple[tuple[str, ...], ...] = ()
-    """What each seat printed in each game played until the error (`HarnessResult.logs`)."""
-    seat: int | None = None
-    """The seat at fault, where one is."""
-    names: tuple[str, ...] = ()
-    """Every seat's label, by seat (as in `HarnessResult.names`)."""
-
-
-class OutOfTime(HarnessError):
-    """A decision used more than its time (a timeout fault in the referee): the message names the
-    clock and the limit that ran out."""
-
-
-class BotLoadError(HarnessError):
-    """A bot file could not be loaded: a syntax error, an exception while importing it, no Bot
-    class."""
-
-
-class BotRaised(HarnessError):
-    """A bot raised an exception while it was asked for a move; `traceback` shows its own frames."""
-
-    def __init__(self, message: str, traceback: str) -> None:
-        super().__init__(message)
-        self.traceback = traceback
-
-    def __str__(self) -> str:
-        return f"{self.args[0]}\n{self.traceback}".rstrip()
-
-
-def bot_traceback(error: BaseException) -> str:
-    """The traceback of `error` from the first frame of the bot's own code on.
-
-    The harness's frames (and importlib's, for an error while loading a bot file) are noise to a bot
-    author, who wants the line of their bot that failed and the frames it called. A syntax error has
-    no frames of its own: its text shows the file, line and a caret.
-    """
-    tb = traceback.TracebackException.from_exception(error)
-    frames = list(tb.stack)
-    first = next(
-        (i for i, frame in enumerate(frames) if _is_bot_frame(frame.filename)), len(frames)
-    )
-    tb.stack = traceback.StackSummary.from_list(frames[first:])
-    # Chained exceptions were raised and caught inside the bot: their frames are all its own.
-    return "".join(tb.format()).rstrip() + _hint_for(error)
-
-
-def _is_bot_frame(filename: str) -> bool:
-    if filename.startswith("<"):  # <frozen importlib._bootstrap> and the like
-        return False
-    try:
-        path = Path(filename).resolve()
-    except (OSError, ValueError):
-        return True
-    return not path.is_relative_to(_SDK_DIR) or path.is_relative_to(_SDK_DIR / "bots")
-
-
-def _hint_for(error: BaseException) -> str:
-    """A line of advice for the mistakes newcomers make most, or ''."""
-    text = str(error)
-    if isinstance(error, AttributeError) and "'View' object" in text:
-        return (
-            f"\nhint: a View has {', '.join(_view_fields())} (help(take5.View) says what each "
-            "holds)"
-        )
-    if isinstance(error, NotImplementedError) and "must define pick_card" in text:
-        return (
-            "\nhint: define `def pick_card(self, view):` in your Bot subclass; it returns a "
-            "card of view.hand"
-        )
-    if (
-        isinstance(error, TypeError)
-        and "positional argument" in text
-        and any(m in text for m in ("pick_card", "choose_row", "draft_card"))
-    ):
-        return "\nhint: each decision method takes (self, view): `def pick_card(self, view):`"
-    if isinstance(error, (ModuleNotFoundError, ImportError)) and getattr(error, "name", "") in (
-        "grpc",
-        "google",
-    ):
-        return (
-            "\nhint: the SDK needs grpcio and protobuf: pip install ./sdk (from a clone of "
-            "take5 arena)"
-        )
-    return ""
-
-
-def _view_fields() -> list[str]:
-    """What a bot may read from a View: its fields and properties, and its methods as name()."""
-    names = list(View._fields)
-    for name, value in vars(View).items():
-        if name.startswith("_") or name in names:
-            continue
-        if isinstance(value, property):
-            names.append(name)
-        elif callable(value):
-            names.append(f"{name}()")
-    return names
-
-
-def calls_run(file: Path) -> bool:
-    """Whether a bot file calls run(...) (or serve(...)) anywhere: the referee starts a bot as
-    `python3 bot.py`, and a file that only defines a class exits at once without serving."""
-    try:
-        tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return True  # not ours to judge here: loading the file reports it
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = (
-                func.id
-                if isinstance(func, ast.Name)
-                else func.attr
-                if isinstance(func, ast.Attribute)
-                else ""
-            )
-            if name in ("run", "serve"):
-                return True
-    return False
-
-
-def bot_file(path: str | os.PathLike[str]) -> Path:
-    """The bot file a path names: the file itself, or a folder's bot.py."""
-    file = Path(path)
-    if file.is_dir():
-        if not (file / "bot.py").is_file():
-            raise BotLoadError(
-                f"{path} is a folder without a bot.py: give the bot's file or put it in bot.py"
-            )
-        file = file / "bot.py"
-    if not file.is_file():
-        raise BotLoadError(f"no bot file at {path}")
-    return file
-
-
-def load_bot(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Bot:
-    """An instance of the Bot subclass defined in a bot file (or a folder's bot.py).
-
-    The file is imported under a private module name, so its ``if __name__ == "__main__": run(...)``
-    does not start a server. A file that defines no Bot class but imports exactly one (as the
-    example bots do: ``from take5.bots import HeuristicBot``) serves that one. Extra arguments go to
-    the class.
-    """
-    file = bot_file(path)
-    name = f"take5_bot_{uuid.uuid4().hex[:12]}_{file.parent.name}".replace("-", "_").replace(
-        ".", "_"
-    )
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise BotLoadError(f"cannot import {file}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    folder = str(file.parent.resolve())
-    sys.path.insert(0, folder)  # the bot's own helper modules
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:
-        what = (
-            "has a syntax error"
-            if isinstance(error, SyntaxError)
-            else f"raised {type(error).__name__} when loaded"
-        )
-        raise BotLoadError(f"{file} {what}:\n{bot_traceback(error)}") from error
-    finally:
-        if sys.path and sys.path[0] == folder:
-            sys.path.pop(0)
-    found = [
-        obj
-        for obj in vars(module).values()
-        if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot
-    ]
-    classes = [c for c in found if c.__module__ == name] or found
-    leaves = [c for c in classes if not any(o is not c and issubclass(o, c) for o in classes)]
-    if len(leaves) != 1:
-        found_names = ", ".join(c.__name__ for c in leaves) or "none"
-        raise BotLoadError(
-            f"{file} should define exactly one take5.Bot subclass (found: {found_names})"
-            + ("; write `class MyBot(Bot):` with `from take5 import Bot`" if not leaves else "")
-        )
-    if args or kwargs:  # the caller's arguments: their errors are the caller's to see
-        return leaves[0](*args, **kwargs)
-    try:
-        return leaves[0]()
-    except Exception as error:
-        raise BotLoadError(
-            f"{leaves[0].__name__}() raised {type(error).__name__}:\n{bot_traceback(error)}"
-        ) from error
-
-
-def resolve(opponent: str | os.PathLike[str] | Bot | type[Bot] | Player) -> Player:
-    """A player from a bundled bot's name (take5.bots), a bot file or folder, a Bot class or
-    instance."""
-    if isinstance(opponent, type):
-        return opponent()
-    if not isinstance(opponent, (str, os.PathLike)):
-        return opponent
-    text = os.fspath(opponent)
-    if os.path.exists(text):
-        return load_bot(text)
-    from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
-
-    cls = BUILTIN.get(text)
-    if cls is not None:
-        return cls()
-    raise HarnessError(
-        f"unknown opponent {text!r}: give a bot file or folder, or one of the bundled bots: "
-        f"{', '.join(BUILTIN)}"
-    )
 
 
 @dataclass(frozen=True)
@@ -390,270 +161,6 @@ class HarnessResult:
         }
 
 
-class _Expired(BaseException):
-    """Raised in a bot that is past its time (a BaseException: a bot's `except Exception` does not
-    swallow it)."""
-
-
-class _Deadline:
-    """Stops a call at its limits, where it can: an ITIMER_PROF timer (CPU time of this process)
-    for the CPU clock's limit and an ITIMER_REAL one for the wall-clock cap, whose signals raise
-    `_Expired` in the bot. Only in the main thread on Unix, and only where nothing else handles
-    those signals; elsewhere a call is judged when it returns. The handlers are installed once
-    (``with _Deadline():`` around the games), the timers armed for each call (``with
-    deadline.call(cpu, wall):``); `fired` says which ran out during the last call."""
-
-    REPEAT = 0.25
-    """Seconds between two more signals for a bot that caught the first."""
-
-    def __init__(self) -> None:
-        self.fired: str | None = None
-        self.armed = False
-        self.saved: list[tuple[int, Any]] = []
-
-    @staticmethod
-    def usable() -> bool:
-        return (
-            hasattr(signal, "setitimer")
-            and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
-            and signal.getsignal(signal.SIGPROF) is signal.SIG_DFL
-        )
-
-    def _fire(self, signum: int, frame: FrameType | None) -> None:
-        self.fired = self.fired or ("limit" if signum == signal.SIGPROF else "wall")
-        if self.armed:
-            raise _Expired
-
-    def __enter__(self) -> _Deadline:
-        if self.usable():
-            for sig in (signal.SIGALRM, signal.SIGPROF):
-                self.saved.append((sig, signal.signal(sig, self._fire)))
-        return self
-
-    def _disarm(self) -> None:
-        while True:  # a signal may come in here too: then again, until the timers are off
-            try:
-                self.armed = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.setitimer(signal.ITIMER_PROF, 0)
-                return
-            except _Expired:
-                continue
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.saved:
-            return
-        self._disarm()
-        while self.saved:
-            sig, handler = self.saved[-1]
-            signal.signal(sig, handler)
-            self.saved.pop()
-
-    @contextlib.contextmanager
-    def call(self, cpu: float | None, wall: float) -> Iterator[None]:
-        """One call, stopped after `cpu` seconds of CPU time (None: not on CPU time) or `wall`
-        seconds of wall-clock time."""
-        self.fired = None
-        if not self.saved:
-            yield
-            return
-        self.armed = True
-        try:
-            signal.setitimer(signal.ITIMER_REAL, max(0.001, wall), self.REPEAT)
-            if cpu is not None:
-                signal.setitimer(signal.ITIMER_PROF, max(0.001, cpu + 0.001), self.REPEAT)
-            yield
-        finally:
-            self._disarm()
-
-
-class _Output:
-    """While games are played: what the bots write to stdout and stderr, from Python or below it,
-    goes to a temporary file instead of the terminal, and `take` hands over what came since the
-    last call. Where file descriptors 1 and 2 cannot be redirected, output goes where it went."""
-
-    def __init__(self) -> None:
-        self.sink: Any = None
-        self.saved: list[tuple[int, int]] = []
-
-    @staticmethod
-    def _flush() -> None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):  # a closed or replaced stream
-                stream.flush()
-
-    def __enter__(self) -> _Output:
-        self._flush()
-        try:
-            self.sink = tempfile.TemporaryFile()
-            for fd in (1, 2):
-                self.saved.append((fd, os.dup(fd)))
-                os.dup2(self.sink.fileno(), fd)
-        except OSError:
-            self.__exit__()
-        return self
-
-    def take(self, limit: int = LOG_LIMIT) -> str:
-        if not self.saved:
-            return ""
-        self._flush()
-        fd = self.sink.fileno()
-        size = os.fstat(fd).st_size
-        if not size:  # the usual case: nothing written
-            return ""
-        os.lseek(fd, 0, os.SEEK_SET)
-        data = os.read(fd, min(size, 4 * limit))
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        text = data.decode("utf-8", errors="replace")
-        return text + ("\n[... cut]" if size > len(data) else "")
-
-    def __exit__(self, *exc: object) -> None:
-        self._flush()
-        for fd, copy in reversed(self.saved):
-            os.dup2(copy, fd)
-            os.close(copy)
-        self.saved = []
-        if self.sink is not None:
-            self.sink.close()
-            self.sink = None
-
-
-class _Log:
-    """One seat's output in one game: each decision's text under a line naming it, bounded."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.size = 0
-
-    def add(self, where: str, text: str) -> None:
-        if not text or self.size > LOG_LIMIT:
-            return
-        text = text if text.endswith("\n") else text + "\n"
-        part = f"--- {where}\n{text}"
-        if self.size + len(part) > LOG_LIMIT:
-            part = (
-                part[: LOG_LIMIT - self.size] + "\n[... cut: at most 100,000 characters a game]\n"
-            )
-        self.parts.append(part)
-        self.size += len(part)
-
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
-class _Seat:
-    """Asks one player, the way the referee would: through the protocol's messages, on its clock,
-    within its limits (take5.clock)."""
-
-    def __init__(
-        self,
-        player: Player,
-        name: str,
-        control: TimeControl,
-        clock: ClockKind,
-        wall_factor: float,
-        wire: bool,
-        deadline: _Deadline | None = None,
-    ) -> None:
-        self.deadline = deadline or _Deadline()
-        self.player = player
-        self.name = name
-        self.control = control
-        self.clock = clock
-        self.wall_factor = wall_factor
-        self.wire = wire
-        self.slowest = 0.0
-        self.bank: Bank = control.start()
-
-    def new_game(self) -> None:
-        self.bank = self.control.start()
-
-    def budget(self) -> Budget:
-        limit = self.bank.limit_ms / 1000
-        return Budget(
-            limit=limit,
-            clock=self.clock,
-            bank=self.bank.available_ms / 1000,
-            increment=self.control.increment,
-            cap=self.control.cap,
-            wall=wall_cap(limit, self.clock, self.wall_factor),
-        )
-
-    def _late(self, where: str, detail: str) -> OutOfTime:
-        return OutOfTime(
-            f"{self.name}: {where}: timeout: {detail}; the referee counts this a timeout fault "
-            "(docs/faults.md)"
-        )
-
-    def ask(self, game_id: str, view: View) -> int:
-        what = {Phase.PLAY: "pick_card", Phase.DRAFT: "draft_card", Phase.CHOOSE_ROW: "choose_row"}[
-            view.phase
-        ]
-        where = f"{game_id}, round {view.round}, turn {view.turn}"
-        budget = self.budget()
-        if self.bank.limit_ms <= 0:
-            raise self._late(where, empty_detail(self.control, self.clock, what))
-        if self.wire:
-            if view.phase is Phase.CHOOSE_ROW:
-                raw = choose_row_request(view, game_id, budget).SerializeToString()
-                request: pb.PickCardRequest | pb.ChooseRowRequest = pb.ChooseRowRequest.FromString(
-                    raw
-                )
-            else:
-                raw = pick_card_request(view, game_id, budget).SerializeToString()
-                request = pb.PickCardRequest.FromString(raw)
-            view = view_from_request(request)
-            budget = budget_from_request(request)
-        player = self.player
-        method = {
-            Phase.PLAY: player.pick_card,
-            Phase.DRAFT: player.draft_card,
-            Phase.CHOOSE_ROW: player.choose_row,
-        }[view.phase]
-        deadline = self.deadline
-        if isinstance(player, Bot):
-            player.context = CallContext(
-                game_id, budget.limit, time.monotonic(), budget, time.process_time()
-            )
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        answer: Any = None
-        try:
-            with deadline.call(
-                budget.limit if self.clock is ClockKind.CPU else None, budget.wall_limit
-            ):
-                answer = method(view)
-        except _Expired:
-            pass
-        except Exception as error:
-            raise BotRaised(
-                f"{self.name}: {where}: {what} raised {type(error).__name__}", bot_traceback(error)
-            ) from error
-        finally:
-            if isinstance(player, Bot):
-                player.context = None
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        used = cpu if self.clock is ClockKind.CPU else wall
-        self.slowest = max(self.slowest, used)
-        if deadline.fired == "wall" or (self.clock is ClockKind.CPU and wall > budget.wall_limit):
-            raise self._late(where, wall_detail(self.control, self.clock, what, budget))
-        if deadline.fired == "limit" or self.bank.over(to_ms(used)):
-            raise self._late(where, limit_detail(self.control, self.clock, what, budget.limit))
-        self.bank.charge(to_ms(used))
-        allowed = (
-            range(len(view.rows))
-            if view.phase is Phase.CHOOSE_ROW
-            else view.pool
-            if view.phase is Phase.DRAFT
-            else view.hand
-        )
-        problem = answer_problem(what, answer, allowed)
-        if problem is not None:
-            raise HarnessError(f"{self.name}: {where}: {problem}")
-        return operator.index(answer)
-
-
 def time_control_of(
     time_limit: float = DEFAULT_TIMEOUT, time_control: TimeControl | str | None = None
 ) -> TimeControl:
@@ -732,39 +239,13 @@ def play_against(
                 logs = [_Log() for _ in players]
                 for each in seats:
                     each.new_game()
-                while not game.is_over:
-                    if game.phase is Phase.PLAY:
-                        game.play([ask(output, game_id, game, s) for s in range(n)])
-                    elif game.phase is Phase.CHOOSE_ROW:
-                        game.choose_row(ask(output, game_id, game, game.waiting_for[0]))
-                    else:
-                        game.draft(ask(output, game_id, game, game.drafter))
+                _play_game(game, functools.partial(ask, output, game_id, game))
                 result = game.result()
                 all_scores.append(result.scores)
                 all_places.append(result.places)
                 for seat, player in enumerate(players):
-                    hook = getattr(player, "game_over", None)
-                    if hook is None:
-                        continue
-                    over = GameOver(
-                        game_id,
-                        seat,
-                        settings,
-                        result.scores,
-                        result.places,
-                        result.forfeited,
-                        game.round,
-                        0,
-                    )
                     try:
-                        hook(over)
-                    except Exception as error:
-                        raised = BotRaised(
-                            f"{names[seat]}: {game_id}: game_over raised {type(error).__name__}",
-                            bot_traceback(error),
-                        )
-                        raised.seat = seat
-                        raise raised from error
+                        _tell_game_over(player, names[seat], game_id, seat, game)
                     finally:
                         logs[seat].add("game over", output.take())
                 all_logs.append(tuple(log.text() for log in logs))
@@ -783,6 +264,45 @@ def play_against(
         clock=kind,
         logs=tuple(all_logs),
     )
+
+
+def _play_game(game: Game, ask: Callable[[int], int]) -> None:
+    """Play `game` to its end, `ask(seat)` answering each decision."""
+    n = game.settings.players
+    while not game.is_over:
+        if game.phase is Phase.PLAY:
+            game.play([ask(s) for s in range(n)])
+        elif game.phase is Phase.CHOOSE_ROW:
+            game.choose_row(ask(game.waiting_for[0]))
+        else:
+            game.draft(ask(game.drafter))
+
+
+def _tell_game_over(player: Player, name: str, game_id: str, seat: int, game: Game) -> None:
+    """Call the player's `game_over` hook, if it has one, with the finished game's `GameOver`; an
+    exception there is the bot's fault."""
+    hook = getattr(player, "game_over", None)
+    if hook is None:
+        return
+    result = game.result()
+    over = GameOver(
+        game_id,
+        seat,
+        game.settings,
+        result.scores,
+        result.places,
+        result.forfeited,
+        game.round,
+        0,
+    )
+    try:
+        hook(over)
+    except Exception as error:
+        raised = BotRaised(
+            f"{name}: {game_id}: game_over raised {type(error).__name__}", bot_traceback(error)
+        )
+        raised.seat = seat
+        raise raised from error
 
 
 def _inert(text: str) -> str:
@@ -888,6 +408,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     """take5-harness BOT [--against OPPONENT ...]: exit 0; 1 when a bot faulted (an illegal
     answer, an exception, a decision over its time) or cannot be served; 2 bad usage; 130
     interrupted."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    control = _control(parser, args)
+    clock = ClockKind(args.clock)
+    try:
+        try:
+            file = bot_file(args.bot)
+            bot = _load(file, clock)
+            result = play_against(
+                bot,
+                args.against,
+                games=args.games,
+                seed=args.seed,
+                variant=args.variant,
+                threshold=args.threshold,
+                time_control=control,
+                clock=clock,
+                wall_factor=args.wall_factor,
+            )
+        except (HarnessError, Take5Error) as error:
+            _report_fault(error, args.logs, args.quiet)
+            return 1
+        print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
+        written = _write_logs(args.logs, result.names, result.logs) if args.logs else 0
+        note = _output_note(result.names, result.logs, args.logs, written)
+        if note is not None and not args.quiet:
+            print(_inert(note), file=sys.stderr)
+        if not calls_run(file):
+            _never_runs(file, type(bot).__name__)
+            return 1
+        return 0
+    except KeyboardInterrupt:
+        print("take5-harness: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    """take5-harness's options."""
     from .bots import BUILTIN  # lazy: take5.bots imports take5, whose __init__ imports this module
 
     parser = argparse.ArgumentParser(
@@ -957,68 +515,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--quiet", action="store_true", help="say nothing of what the bots printed")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _control(parser: argparse.ArgumentParser, args: argparse.Namespace) -> TimeControl:
+    """The time control the options name (a usage error, exit 2, for a contradiction)."""
     if args.timeout is not None and args.time_control is not None:
         parser.error("give --timeout (per decision) or --time-control (a bank), not both")
     if args.time_cap is not None and args.time_control is None:
         parser.error("--time-cap caps the decisions of a --time-control: give one")
     try:
-        control = (
-            TimeControl.parse(args.time_control, cap=args.time_cap)
-            if args.time_control is not None
-            else TimeControl.per_decision(args.timeout or DEFAULT_TIMEOUT)
-        )
+        if args.time_control is not None:
+            return TimeControl.parse(args.time_control, cap=args.time_cap)
+        return TimeControl.per_decision(args.timeout or DEFAULT_TIMEOUT)
     except TimeControlError as error:
         parser.error(str(error))
-    clock = ClockKind(args.clock)
-    try:
-        try:
-            file = bot_file(args.bot)
-            bot = _load(file, clock)
-            result = play_against(
-                bot,
-                args.against,
-                games=args.games,
-                seed=args.seed,
-                variant=args.variant,
-                threshold=args.threshold,
-                time_control=control,
-                clock=clock,
-                wall_factor=args.wall_factor,
-            )
-        except (HarnessError, Take5Error) as error:
-            print(_inert(f"take5-harness: {error}"), file=sys.stderr)
-            logs = getattr(error, "logs", ())
-            seat = getattr(error, "seat", None)
-            if logs and args.logs is not None:
-                _write_logs(args.logs, getattr(error, "names", ()), logs)
-            if logs and seat is not None and not args.quiet:
-                tail = _last_lines(logs[-1][seat])
-                if tail:
-                    print("take5-harness: its last output in that game:", file=sys.stderr)
-                    for line in tail:
-                        print(f"  | {inert(line)}", file=sys.stderr)
-            return 1
-        print(json.dumps(result.to_dict(), indent=1) if args.json else _inert(result.summary()))
-        written = _write_logs(args.logs, result.names, result.logs) if args.logs else 0
-        note = _output_note(result.names, result.logs, args.logs, written)
-        if note is not None and not args.quiet:
-            print(_inert(note), file=sys.stderr)
-        if not calls_run(file):
-            cls = type(bot).__name__
-            print(
-                f"take5-harness: {file} never calls run(...): the referee starts a bot as "
-                "`python3 bot.py`, and this one would exit at once without serving. "
-                "End the file with:\n\n"
-                f'    if __name__ == "__main__":\n        run({cls}())\n\n'
-                "(with `from take5 import Bot, run`)",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    except KeyboardInterrupt:
-        print("take5-harness: interrupted", file=sys.stderr)
-        return 130
+
+
+def _report_fault(error: Take5Error, logs_dir: Path | None, quiet: bool) -> None:
+    """Say what went wrong, write the bots' output so far under --logs, and show the last lines
+    the seat at fault printed (unless --quiet)."""
+    print(_inert(f"take5-harness: {error}"), file=sys.stderr)
+    logs = getattr(error, "logs", ())
+    seat = getattr(error, "seat", None)
+    if logs and logs_dir is not None:
+        _write_logs(logs_dir, getattr(error, "names", ()), logs)
+    if logs and seat is not None and not quiet:
+        tail = _last_lines(logs[-1][seat])
+        if tail:
+            print("take5-harness: its last output in that game:", file=sys.stderr)
+            for line in tail:
+                print(f"  | {inert(line)}", file=sys.stderr)
+
+
+def _never_runs(file: Path, cls: str) -> None:
+    """The referee starts a bot as `python3 bot.py`: say how to end a file that would not serve."""
+    print(
+        f"take5-harness: {file} never calls run(...): the referee starts a bot as "
+        "`python3 bot.py`, and this one would exit at once without serving. "
+        "End the file with:\n\n"
+        f'    if __name__ == "__main__":\n        run({cls}())\n\n'
+        "(with `from take5 import Bot, run`)",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -322,23 +322,9 @@ def _verify(doc: Mapping[str, Any]) -> Divergence | None:
                     "10 cards per seat",
                     len(draft["picks"]),
                 )
-        if "hands" not in recorded:
-            return Divergence(number, None, None, "the round has no hands")
-        for seat in range(n):
-            if recorded["hands"][seat] != expected["hands"][seat]:
-                return Divergence(
-                    number,
-                    None,
-                    None,
-                    "hand at the start of play",
-                    expected["hands"][seat],
-                    recorded["hands"][seat],
-                    seat=seat,
-                )
-        if recorded["rows"] != expected["rows"]:
-            return Divergence(
-                number, None, None, "starting rows", expected["rows"], recorded["rows"]
-            )
+        divergence = _verify_deal(number, recorded, expected, n)
+        if divergence:
+            return divergence
         for turn in recorded["turns"]:
             divergence = _replay_turn(game, number, turn, n, expected)
             if divergence:
@@ -355,11 +341,38 @@ def _verify(doc: Mapping[str, Any]) -> Divergence | None:
         ):
             if recorded.get(key) != expected[key]:
                 return Divergence(number, None, None, what, expected[key], recorded.get(key))
+    return _verify_end(doc, game, len(rounds))
+
+
+def _verify_deal(
+    number: int, recorded: Mapping[str, Any], expected: Mapping[str, Any], n: int
+) -> Divergence | None:
+    """A round's hands at the start of play and its starting rows, against the engine's."""
+    if "hands" not in recorded:
+        return Divergence(number, None, None, "the round has no hands")
+    for seat in range(n):
+        if recorded["hands"][seat] != expected["hands"][seat]:
+            return Divergence(
+                number,
+                None,
+                None,
+                "hand at the start of play",
+                expected["hands"][seat],
+                recorded["hands"][seat],
+                seat=seat,
+            )
+    if recorded["rows"] != expected["rows"]:
+        return Divergence(number, None, None, "starting rows", expected["rows"], recorded["rows"])
+    return None
+
+
+def _verify_end(doc: Mapping[str, Any], game: Game, rounds: int) -> Divergence | None:
+    """Whether the game ended as the record says (complete or not), and its final result."""
     if doc.get("complete", True) and not game.is_over:
-        return Divergence(None, None, None, "the game ends too early", "more rounds", len(rounds))
+        return Divergence(None, None, None, "the game ends too early", "more rounds", rounds)
     if not doc.get("complete", True) and game.is_over:
         return Divergence(
-            len(rounds),
+            rounds,
             None,
             None,
             "the game reached its end, but the record says it did not (complete: false)",

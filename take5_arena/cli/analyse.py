@@ -11,16 +11,15 @@ a record, or no such seat.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from take5.analysis import DEALS, Decision, analyse, costliest
-from take5.audit import MalformedRecord
-from take5.record import load_record, verify_record
 from take5.text import inert
+from take5_arena.cli import record_file
+from take5_arena.cli.record_file import load_verified_record
 
 
 @click.command("analyse")
@@ -56,21 +55,10 @@ def analyse_command(
     An estimate: every card of the hand is played first on the same random deals of the unseen
     cards and the rest of the round is played out (take5.bots.SearchBot's method)."""
 
-    def fail(message: object, code: int) -> None:
-        """One line on stderr (a record's text is hostile: shown escaped), then exit."""
-        click.echo(f"referee analyse: {inert(message, keep_lines=False)}", err=True)
-        sys.exit(code)
+    def fail(message: object, code: int) -> NoReturn:
+        record_file.fail("analyse", message, code)
 
-    try:
-        doc = load_record(record)
-        divergence = verify_record(doc)
-    except MalformedRecord as error:
-        fail(error, 2)
-    if divergence is not None:
-        fail(
-            f"the record does not follow the rules ({divergence}); `referee verify` says the same",
-            1,
-        )
+    doc = load_verified_record(record, "analyse")
     names = [
         inert(str(s.get("name", f"seat {i}")), keep_lines=False) for i, s in enumerate(doc["seats"])
     ]

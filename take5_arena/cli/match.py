@@ -17,7 +17,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 import click
 from rich.console import Console
@@ -28,7 +28,7 @@ from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
 from take5_arena.cli.watch import LiveWatcher
 from take5_arena.referee import defaults
-from take5_arena.referee.match.botref import BadBotRefError, parse_bot
+from take5_arena.referee.match.botref import BadBotRefError, BotRef, parse_bot
 from take5_arena.referee.match.config import MatchConfig
 from take5_arena.referee.match.play import Match
 from take5_arena.referee.match.results import GameSummary, MatchResult
@@ -192,77 +192,60 @@ def match(
         raise click.UsageError(f"a match needs 2 to 10 bots, not {len(bots)}")
     if watch and as_json:
         raise click.UsageError("--watch and --json both write to stdout: choose one")
-    refs = []
-    for text in bots:
-        try:
-            refs.append(parse_bot(text))
-        except BadBotRefError as error:
-            raise click.BadParameter(str(error), param_hint="BOT") from None
+    refs = _bot_refs(bots, sandbox)
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO if verbose else logging.WARNING,
         format="referee: %(message)s",
     )
-    try:  # the player count and the rules are checked before anything starts
-        rules = Settings(
-            players=len(refs),
+    config = MatchConfig(
+        games=games,
+        seed=seed,
+        game=_rules(len(refs), variant, threshold, end_rule),
+        calls=options.limits_from_options(
+            timeout=timeout,
+            time_control=time_control,
+            time_cap=time_cap,
+            clock=clock,
+            wall_factor=wall_factor,
+            ponder=ponder,
+            start_timeout=start_timeout,
+            start_wall=start_wall,
+            max_faults=max_faults,
+        ),
+        records=records,
+        output_budget=output_budget,
+    )
+    launcher: DockerLauncher | None = None
+    if sandbox == "docker":
+        limits = _SandboxOptions(memory, cpus, pids, base_image, runtime, bot_memory)
+        launcher = _docker_launcher(refs, limits, records, as_json)
+    _play(refs, config, launcher, watch=watch, as_json=as_json)
+
+
+def _rules(players: int, variant: str, threshold: int, end_rule: str) -> Settings:
+    """The game's rules, checked (with the player count) before anything starts."""
+    try:
+        return Settings(
+            players=players,
             variant=Variant(variant),
             threshold=threshold,
             end_rule=EndRule(end_rule),
         )
     except InvalidSettings as error:
         raise click.BadParameter(str(error), param_hint="BOT") from None
-    ctx = click.get_current_context()
-    if (
-        time_control
-        and ctx.get_parameter_source("timeout") is click.core.ParameterSource.COMMANDLINE
-    ):
-        raise click.UsageError("give --timeout (per decision) or --time-control (a bank), not both")
-    calls = options.limits_from_options(
-        timeout=timeout,
-        time_control=time_control,
-        time_cap=time_cap,
-        clock=clock,
-        wall_factor=wall_factor,
-        ponder=ponder,
-        start_timeout=start_timeout,
-        start_wall=start_wall,
-        max_faults=max_faults,
-    )
-    config = MatchConfig(
-        games=games,
-        seed=seed,
-        game=rules,
-        calls=calls,
-        records=records,
-        output_budget=output_budget,
-    )
-    if sandbox == "local":
-        for ref in refs:
-            if ref.kind == "dockerfile":
-                raise click.BadParameter(
-                    f"{ref.text!r} has only a Dockerfile: run it with --sandbox docker",
-                    param_hint="BOT",
-                )
-    launcher: DockerLauncher | None = None
-    if sandbox == "docker":
-        from take5_arena.cli.build import docker_match_launcher
 
-        try:
-            launcher = docker_match_launcher(
-                refs,
-                memory=memory,
-                cpus=cpus,
-                pids=pids,
-                base_image=base_image,
-                records=records,
-                quiet=as_json,
-                runtime=runtime,
-                bot_memory=bot_memory,
-            )
-        except KeyboardInterrupt:  # while building images: nothing was started
-            click.echo("interrupted: no game was played", err=True)
-            sys.exit(130)
+
+def _play(
+    refs: list[BotRef],
+    config: MatchConfig,
+    launcher: DockerLauncher | None,
+    *,
+    watch: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Play the match, a line per game unless --json, and report it; Ctrl-C stops every bot and
+    reports the games played so far."""
     watcher = LiveWatcher(Console(highlight=False)) if watch else None
     runner = Match(refs, config, launcher=launcher, observer=watcher)
     interrupted = False
@@ -282,7 +265,55 @@ def match(
     finally:
         if launcher is not None:
             launcher.close()  # every container of the run, also the ones started ahead
-    result = runner.result(time.perf_counter() - started)
+    _report(runner.result(time.perf_counter() - started), interrupted, as_json)
+
+
+def _bot_refs(bots: tuple[str, ...], sandbox: str) -> list[BotRef]:
+    """The BOT arguments, parsed; a bad one, or one only Docker can run without --sandbox docker,
+    is a usage error."""
+    refs = []
+    for text in bots:
+        try:
+            refs.append(parse_bot(text))
+        except BadBotRefError as error:
+            raise click.BadParameter(str(error), param_hint="BOT") from None
+    if sandbox == "local":
+        for ref in refs:
+            if ref.kind == "dockerfile":
+                raise click.BadParameter(
+                    f"{ref.text!r} has only a Dockerfile: run it with --sandbox docker",
+                    param_hint="BOT",
+                )
+    return refs
+
+
+class _SandboxOptions(NamedTuple):
+    """The options of :func:`options.docker_limits`, as `referee match` received them."""
+
+    memory: str
+    cpus: float
+    pids: int
+    base_image: str
+    runtime: str | None
+    bot_memory: str
+
+
+def _docker_launcher(
+    refs: list[BotRef], limits: _SandboxOptions, records: Path | None, quiet: bool
+) -> DockerLauncher:
+    """The match's Docker launcher, its images built first (`referee build`); Ctrl-C while they
+    build ends the command (exit 130) before any game."""
+    from take5_arena.cli.build import docker_match_launcher
+
+    try:
+        return docker_match_launcher(refs, records=records, quiet=quiet, **limits._asdict())
+    except KeyboardInterrupt:  # while building images: nothing was started
+        click.echo("interrupted: no game was played", err=True)
+        sys.exit(130)
+
+
+def _report(result: MatchResult, interrupted: bool, as_json: bool) -> NoReturn:
+    """Print the result (JSON or the summary) and exit with the match's code (130 interrupted)."""
     if as_json:
         doc = result.to_dict()
         doc["interrupted"] = interrupted

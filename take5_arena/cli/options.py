@@ -220,9 +220,17 @@ def limits_from_options(
 ) -> Any:
     """The match's `CallLimits` from the options of :func:`call_limits` (given, not stored), by
     the one builder (`CallLimits.build`, as a tournament's settings); its ValueError (a cap
-    without a time control, a bad limit) is a click.UsageError here."""
+    without a time control, a bad limit) is a click.UsageError here, as is a --timeout given on
+    the command line beside a --time-control."""
     from take5_arena.referee.match.config import CallLimits
 
+    ctx = click.get_current_context(silent=True)
+    if (
+        time_control
+        and ctx is not None
+        and ctx.get_parameter_source("timeout") is click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError("give --timeout (per decision) or --time-control (a bank), not both")
     try:
         return CallLimits.build(
             timeout=timeout,

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
 
-from take5.audit import MalformedRecord
-from take5.record import load_record, verify_record
-from take5.text import inert
+from take5_arena.cli import record_file
+from take5_arena.cli.record_file import load_verified_record
 from take5_arena.cli.watch import Renderer
 
 
@@ -41,21 +41,10 @@ def replay(record: Path, show_all: bool, round_number: int | None) -> None:
     or when the output is not a terminal, it prints without waiting.
     """
 
-    def fail(message: object, code: int) -> None:
-        """One line on stderr (a record's text is hostile: shown escaped), then exit."""
-        click.echo(f"referee replay: {inert(message, keep_lines=False)}", err=True)
-        sys.exit(code)
+    def fail(message: object, code: int) -> NoReturn:
+        record_file.fail("replay", message, code)
 
-    try:
-        doc = load_record(record)
-        divergence = verify_record(doc)
-    except MalformedRecord as error:
-        fail(error, 2)
-    if divergence is not None:
-        fail(
-            f"the record does not follow the rules ({divergence}); `referee verify` says the same",
-            1,
-        )
+    doc = load_verified_record(record, "replay")
     renderer = Renderer(doc)
     rounds = [r["round"] for r in doc["rounds"]]
     if round_number is not None and round_number not in rounds:

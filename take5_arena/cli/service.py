@@ -114,9 +114,28 @@ def _fail(error: ClientError) -> None:
 # The organiser
 
 
-def _server_limits(f: Any) -> Any:
-    """The server-wide limits (take5_arena/service/defaults.py: ServerLimits), one option each."""
+def _server_limits(command: Any) -> Any:
+    """The server-wide limits (take5_arena/service/defaults.py: ServerLimits), one option each,
+    handed to the command as one `limits` argument."""
     d = service_defaults
+
+    @functools.wraps(command)
+    def f(**kwargs: Any) -> Any:
+        max_archive_mb = kwargs.pop("max_archive_mb")
+        kwargs["limits"] = service_defaults.ServerLimits(
+            calls_per_author=kwargs.pop("calls_per_author"),
+            uploads_per_author=kwargs.pop("uploads_per_author"),
+            uploads_at_once=kwargs.pop("uploads_at_once"),
+            uploaders=kwargs.pop("max_uploads"),
+            streams_per_connection=kwargs.pop("streams_per_connection"),
+            first_message_seconds=kwargs.pop("first_message_seconds"),
+            chunk_seconds=kwargs.pop("chunk_seconds"),
+            upload_seconds=kwargs.pop("upload_seconds"),
+            max_submissions_per_hour=kwargs.pop("max_per_hour"),
+            max_archive_bytes=int(max_archive_mb * 2**20) if max_archive_mb else None,
+        )
+        return command(**kwargs)
+
     for name, kind, default, text in reversed(
         [
             (
@@ -320,16 +339,7 @@ def serve(
     synchronous: str,
     metrics: str | None,
     metrics_public: bool,
-    calls_per_author: int,
-    uploads_per_author: int,
-    uploads_at_once: int,
-    max_uploads: int,
-    streams_per_connection: int,
-    first_message_seconds: float,
-    chunk_seconds: float,
-    upload_seconds: float,
-    max_archive_mb: float | None,
-    max_per_hour: int | None,
+    limits: service_defaults.ServerLimits,
     log_format: str,
     log_level: str,
     web: str | None,
@@ -378,18 +388,7 @@ def serve(
         metrics=metrics,
         metrics_public=metrics_public,
         synchronous=synchronous,
-        limits=service_defaults.ServerLimits(
-            calls_per_author=calls_per_author,
-            uploads_per_author=uploads_per_author,
-            uploads_at_once=uploads_at_once,
-            uploaders=max_uploads,
-            streams_per_connection=streams_per_connection,
-            first_message_seconds=first_message_seconds,
-            chunk_seconds=chunk_seconds,
-            upload_seconds=upload_seconds,
-            max_submissions_per_hour=max_per_hour,
-            max_archive_bytes=int(max_archive_mb * 2**20) if max_archive_mb else None,
-        ),
+        limits=limits,
         ladder=LadderConfig(
             gauntlet_tables=gauntlet_tables,
             every_games=publish_every_games,

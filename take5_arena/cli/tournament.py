@@ -283,7 +283,7 @@ def tournament_reveal(directory: Path, abandon_pending: bool, as_json: bool) -> 
     `--site` then check every seed of the season against the key. A new season starts with a new
     secret key (docs/security.md, "Deals")."""
     from take5_arena.referee.store.deals import reveal  # lazy: start-up time
-    from take5_arena.referee.tournament.round_robin import run_lock  # lazy: start-up time
+    from take5_arena.referee.tournament.run.lifecycle import run_lock  # lazy: start-up time
 
     try:
         with run_lock(directory), Store(directory) as store:

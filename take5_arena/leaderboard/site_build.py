@@ -47,7 +47,7 @@ import json
 import os
 import shutil
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -671,15 +671,6 @@ def _note_bot_info(
             ]
             del log[BOT_FAULTS:]
             b["fault_total"] = b.get("fault_total", 0) + len(seat_faults)
-
-
-def read_site_records(site: str | Path) -> Iterator[tuple[str, str, Any]]:
-    """(replay file, game id, record) of every replay bundle of a published site, file by file."""
-    root = Path(site)
-    for path in sorted((root / "replays").glob("*/*.js")):
-        rel = path.relative_to(root).as_posix()
-        for game in decode_bundle(path.read_text(encoding="utf-8")):
-            yield rel, str(game.get("id")), game.get("record")
 
 
 def publish_site(

@@ -145,6 +145,20 @@ def _entrant_matches(label: Any, seat: Any) -> bool:
     )
 
 
+@dataclass
+class _Read:
+    """What the replay files say, gathered game by game for the comparisons that follow."""
+
+    results: list[GameResult] = field(default_factory=list)
+    """The rated games, as the ratings read them."""
+    deals: dict[str, str] = field(default_factory=dict)
+    """Duplicate set -> the deal its first game was played on."""
+    labels: dict[str, str] = field(default_factory=dict)
+    unrated: dict[str, Unrated] = field(default_factory=dict)
+    shared: list[tuple[str, str]] = field(default_factory=list)
+    """Games that seated two bots of one author at a table."""
+
+
 def check_site(site_dir: str | Path) -> SiteCheck:
     """Check a published site (see the module text); raises :class:`SiteCheckError` when the
     folder is no site at all, else returns every problem found."""
@@ -155,125 +169,139 @@ def check_site(site_dir: str | Path) -> SiteCheck:
     doc = _standings_json(site, check)
     seasons = _seasons(doc, check)
     by_file: dict[str, list[dict[str, Any]]] = {}
-    order: list[str] = []
     games_order: list[str] = []  # every game of the manifest, in publishing order
-    labels: dict[str, str] = {}
-    unrated: dict[str, Unrated] = {}
-    shared: list[tuple[str, str]] = []  # games that seated two bots of one author at a table
     for entry in entries:
         replay = entry.get("replay")
         if not isinstance(replay, str) or not replay.startswith("replays/") or ".." in replay:
             check.add(f"manifest: game {entry.get('game')!r} names no replay file")
             continue
-        if replay not in by_file:
-            order.append(replay)
-        by_file.setdefault(replay, []).append(entry)
+        by_file.setdefault(replay, []).append(entry)  # a dict keeps the files' first-seen order
         games_order.append(str(entry.get("game")))
         check.games += 1
-
-    results: list[GameResult] = []
-    deals: dict[str, str] = {}
-    for replay in order:
-        wanted = by_file.pop(replay)
-        try:
-            bundled = {
-                str(g.get("id")): g
-                for g in decode_bundle((site / replay).read_text(encoding="utf-8"))
-            }
-            found = {gid: g.get("record") for gid, g in bundled.items()}
-        except FileNotFoundError:
-            for e in wanted:
-                check.add(f"game {e.get('game')}: its replay file {replay} is missing")
-            continue
-        except (OSError, ValueError) as error:
-            check.add(f"{replay}: unreadable replay file ({error})")
-            continue
-        for e in wanted:
-            gid = str(e.get("game"))
-            where = f"game {gid}"
-            record = found.pop(gid, None)
-            if not isinstance(record, dict):
-                check.add(
-                    f"{where}: no record in {replay}"
-                    + (" (a rated game is missing)" if e.get("rated") else "")
-                )
-                continue
-            if record_hash(record) != e.get("sha256"):
-                check.add(
-                    f"{where}: the record's hash is not the manifest's (the record was changed)"
-                )
-            try:
-                divergence = verify_record(record)
-            except MalformedRecord as error:
-                check.add(f"{where}: malformed record: {error}")
-                continue
-            if divergence is not None:
-                check.add(f"{where}: invalid record: {divergence}")
-                continue
-            label = bundled[gid].get("label")
-            if isinstance(label, str):
-                labels[gid] = label
-            _check_deal(where, record, seasons, check)
-            shared += shared_tables_of(gid, record)
-            complete = bool(record.get("complete", False))
-            if not e.get("rated"):
-                if complete:
-                    check.add(f"{where}: a complete game listed as not rated")
-                try:
-                    entrants_of = tuple(seat_entrant(seat) for seat in record.get("seats") or [])
-                except (TypeError, ValueError, AttributeError):
-                    entrants_of = ()
-                unrated[gid] = Unrated(entrants_of, str(e.get("why", "not rated")))
-                continue
-            if not complete:
-                check.add(f"{where}: an incomplete game listed as rated")
-                continue
-            entrants = e.get("entrants")
-            seats = record.get("seats") or []
-            if (
-                not isinstance(entrants, list)
-                or len(entrants) != len(seats)
-                or not all(_entrant_matches(a, s) for a, s in zip(entrants, seats))
-            ):
-                check.add(
-                    f"{where}: the manifest's entrants {entrants!r} are not the record's seats"
-                )
-                continue
-            dup = e.get("duplicate_set")
-            if dup is not None:
-                deal = json.dumps([record.get("seed"), record.get("settings")], sort_keys=True)
-                if deals.setdefault(str(dup), deal) != deal:
-                    check.add(f"{where}: duplicate set {dup!r} holds games of different deals")
-            played_at = e.get("played_at")
-            try:
-                base = result_from_record(record, game_id=gid)
-                results.append(
-                    GameResult(
-                        game_id=gid,
-                        entrants=tuple(entrants),
-                        penalties=base.penalties,
-                        places=base.places,
-                        duplicate_set=None if dup is None else str(dup),
-                        faults=base.faults,
-                        played_at=played_at if isinstance(played_at, int) else len(results),
-                    )
-                )
-            except (KeyError, TypeError, ValueError) as error:
-                check.add(f"{where}: cannot rate the record ({error})")
-        for gid in found:
-            check.add(f"game {gid}: in {replay} but not in the manifest")
+    read = _Read()
+    for replay, wanted in by_file.items():
+        _check_replay_file(site, replay, wanted, seasons, check, read)
+    results = read.results
     check.rated = len(results)
     table = _compare_standings(doc, head, results, check) if doc is not None else None
     _check_pages(site, head, check)
     if table is not None and check.ok:
-        games = Games("", results, games_order, None, unrated=unrated, labels=labels)
+        games = Games("", results, games_order, None, unrated=read.unrated, labels=read.labels)
         position = {gid: n for n, gid in enumerate(games_order)}
-        games.shared_tables = sorted(shared, key=lambda s: (position.get(s[0], 0), s[1]))
+        games.shared_tables = sorted(read.shared, key=lambda s: (position.get(s[0], 0), s[1]))
         games.deals = list(seasons.values()) if isinstance(doc, dict) and "deals" in doc else []
         _compare_data(site, head, doc or {}, games, table, check)
     elif table is not None:
         check.notes.append("the data files were not compared: the records do not agree yet")
     return check
+
+
+def _check_replay_file(
+    site: Path,
+    replay: str,
+    wanted: list[dict[str, Any]],
+    seasons: Mapping[str, Any],
+    check: SiteCheck,
+    read: _Read,
+) -> None:
+    """The games the manifest lists in one replay file: each there, verified, as listed."""
+    try:
+        bundled = {
+            str(g.get("id")): g for g in decode_bundle((site / replay).read_text(encoding="utf-8"))
+        }
+        found = {gid: g.get("record") for gid, g in bundled.items()}
+    except FileNotFoundError:
+        for e in wanted:
+            check.add(f"game {e.get('game')}: its replay file {replay} is missing")
+        return
+    except (OSError, ValueError) as error:
+        check.add(f"{replay}: unreadable replay file ({error})")
+        return
+    for e in wanted:
+        gid = str(e.get("game"))
+        where = f"game {gid}"
+        record = found.pop(gid, None)
+        if not isinstance(record, dict):
+            check.add(
+                f"{where}: no record in {replay}"
+                + (" (a rated game is missing)" if e.get("rated") else "")
+            )
+            continue
+        label = bundled[gid].get("label")
+        _check_game(gid, e, record, label, seasons, check, read)
+    for gid in found:
+        check.add(f"game {gid}: in {replay} but not in the manifest")
+
+
+def _check_game(
+    gid: str,
+    e: Mapping[str, Any],
+    record: dict[str, Any],
+    label: Any,
+    seasons: Mapping[str, Any],
+    check: SiteCheck,
+    read: _Read,
+) -> None:
+    """One game's record against its manifest entry: its hash, a replay through the engine, its
+    deal, rated or not as listed, its seats, its duplicate set; a rated one joins `read.results`."""
+    where = f"game {gid}"
+    if record_hash(record) != e.get("sha256"):
+        check.add(f"{where}: the record's hash is not the manifest's (the record was changed)")
+    try:
+        divergence = verify_record(record)
+    except MalformedRecord as error:
+        check.add(f"{where}: malformed record: {error}")
+        return
+    if divergence is not None:
+        check.add(f"{where}: invalid record: {divergence}")
+        return
+    if isinstance(label, str):
+        read.labels[gid] = label
+    _check_deal(where, record, seasons, check)
+    read.shared += shared_tables_of(gid, record)
+    complete = bool(record.get("complete", False))
+    if not e.get("rated"):
+        if complete:
+            check.add(f"{where}: a complete game listed as not rated")
+        try:
+            entrants_of = tuple(seat_entrant(seat) for seat in record.get("seats") or [])
+        except (TypeError, ValueError, AttributeError):
+            entrants_of = ()
+        read.unrated[gid] = Unrated(entrants_of, str(e.get("why", "not rated")))
+        return
+    if not complete:
+        check.add(f"{where}: an incomplete game listed as rated")
+        return
+    entrants = e.get("entrants")
+    seats = record.get("seats") or []
+    if (
+        not isinstance(entrants, list)
+        or len(entrants) != len(seats)
+        or not all(_entrant_matches(a, s) for a, s in zip(entrants, seats))
+    ):
+        check.add(f"{where}: the manifest's entrants {entrants!r} are not the record's seats")
+        return
+    dup = e.get("duplicate_set")
+    if dup is not None:
+        deal = json.dumps([record.get("seed"), record.get("settings")], sort_keys=True)
+        if read.deals.setdefault(str(dup), deal) != deal:
+            check.add(f"{where}: duplicate set {dup!r} holds games of different deals")
+    played_at = e.get("played_at")
+    try:
+        base = result_from_record(record, game_id=gid)
+        read.results.append(
+            GameResult(
+                game_id=gid,
+                entrants=tuple(entrants),
+                penalties=base.penalties,
+                places=base.places,
+                duplicate_set=None if dup is None else str(dup),
+                faults=base.faults,
+                played_at=played_at if isinstance(played_at, int) else len(read.results),
+            )
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        check.add(f"{where}: cannot rate the record ({error})")
 
 
 def _standings_json(site: Path, check: SiteCheck) -> Any:

@@ -47,9 +47,10 @@ from take5_arena.referee.store import Store
 from take5_arena.referee.store.health import set_synchronous
 from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
-from take5_arena.referee.tournament.round_robin import executor_info, run_lock
+from take5_arena.referee.tournament.round_robin import executor_info
 from take5_arena.referee.tournament.run.executors import ExecutorInfo, open_executor
 from take5_arena.referee.tournament.run.launchers import close_launchers
+from take5_arena.referee.tournament.run.lifecycle import run_lock
 from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
@@ -179,31 +180,8 @@ class _Server:
     ) -> int:
         options, settings, log = self.options, self.settings, self.log.info
         directory = options.directory
-        spool = Spool(directory)
-        removed = spool.discard_partial()
-        if removed:
-            log(
-                f"discarded {removed} half-received upload{'s' * (removed != 1)} or half-unpacked "
-                f"folder{'s' * (removed != 1)} (the server was stopped during them)"
-            )
-        publisher = Publisher(directory, options.ladder)
         ladders: list[Ladder] = []
-
-        def wake_ladder() -> None:
-            for ladder in ladders:
-                ladder.wake()
-
-        queue = SubmissionQueue(
-            directory,
-            self.accounts,
-            spool,
-            sandbox=settings.sandbox,
-            timeout=None,  # the store's settings, updated above: the time control included
-            limits=options.archive_limits,
-            workers=options.validators,
-            on_new_version=wake_ladder,
-            server_limits=options.limits,
-        )
+        spool, publisher, queue = self._intake(ladders)
         with open_executor(self.info, settings.tables_at_once) as (executor, info):
             ladder = None
             if options.play:
@@ -275,6 +253,37 @@ class _Server:
                     "run"
                 )
         return 130 if self.interrupted else 0
+
+    def _intake(self, ladders: list[Ladder]) -> tuple[Spool, Publisher, SubmissionQueue]:
+        """The spool (its half-received uploads discarded), the publisher and the submission queue,
+        which wakes `ladders` (filled in once the ladder exists) at each new version."""
+        options, settings, log = self.options, self.settings, self.log.info
+        directory = options.directory
+        spool = Spool(directory)
+        removed = spool.discard_partial()
+        if removed:
+            log(
+                f"discarded {removed} half-received upload{'s' * (removed != 1)} or half-unpacked "
+                f"folder{'s' * (removed != 1)} (the server was stopped during them)"
+            )
+        publisher = Publisher(directory, options.ladder)
+
+        def wake_ladder() -> None:
+            for ladder in ladders:
+                ladder.wake()
+
+        queue = SubmissionQueue(
+            directory,
+            self.accounts,
+            spool,
+            sandbox=settings.sandbox,
+            timeout=None,  # the store's settings, updated above: the time control included
+            limits=options.archive_limits,
+            workers=options.validators,
+            on_new_version=wake_ladder,
+            server_limits=options.limits,
+        )
+        return spool, publisher, queue
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT:

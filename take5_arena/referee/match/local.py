@@ -265,15 +265,6 @@ class LocalBot(BotHandle):
     def exit_status(self) -> int | None:
         return None if self.proc is None else self.proc.poll()
 
-    def wait_exit(self, timeout: float) -> int | None:
-        """The exit status, waiting up to `timeout` seconds for the process to end."""
-        if self.proc is None:
-            return None
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
     def stop(self, grace: float = 1.0) -> None:
         proc = self.proc
         if proc is None:

@@ -254,8 +254,3 @@ def check_image_config(config: Mapping[str, object], allowed_labels: Mapping[str
                 raise BuildRefusedError(
                     f"the image carries the label {str(key)[:60]!r}, which is the referee's"
                 )
-
-
-def label_line(labels: Mapping[str, str]) -> str:
-    """A LABEL instruction for generated Dockerfiles (values JSON-quoted)."""
-    return "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())

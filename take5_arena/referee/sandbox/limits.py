@@ -4,7 +4,9 @@ Two things live here and nowhere else:
 
 * `SandboxLimits`, the resources of one bot container, whose defaults (memory, CPUs, pids, tmpfs)
   are take5_arena/referee/defaults.py's, the one home of every default. (The time a bot has to
-  start is the match's: defaults.START_TIMEOUT.)
+  start is the match's: defaults.START_TIMEOUT.) It is plain data, defined in
+  take5_arena/referee/limits.py so that a tournament's plan holds it without importing the
+  sandbox; this module re-exports it.
 * `container_kwargs`: the keyword arguments for docker-py's ``containers.create`` that lock a bot
   container down. `take5_arena.referee.sandbox.containers.start_container`, the one function through
   which every container of a bot image is created, is its only production caller, and a test
@@ -40,7 +42,6 @@ places are host tmpfs mounts replaced for every game, and the fork server is its
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import posixpath
@@ -49,7 +50,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import defaults
+from ..limits import SandboxLimits
 from .errors import ContainerStartError
 
 # -- what a bot container sees ---------------------------------------------------------------------
@@ -122,51 +123,7 @@ GVISOR_PIDS = 128
 per bot thread) are counted in the container's cgroup too (a bot serving gRPC there uses 44)."""
 MAX_VOLUMES = 8
 """An image declaring more VOLUMEs than this is refused (each becomes a tmpfs)."""
-_SIZE = re.compile(r"\d+[bkmg]?")
 _FORBIDDEN_VOLUME_ROOTS = ("/proc", "/sys", "/dev", CONTAINER_SOCKET_DIR)
-
-
-@dataclasses.dataclass(frozen=True)
-class SandboxLimits:
-    """The resources of one bot container. Sizes are Docker's: ``256m``, ``1g``, ``64k``."""
-
-    memory: str = defaults.MEMORY
-    """Memory limit, also the memory+swap limit: no swap."""
-    cpus: float = defaults.CPUS
-    pids: int = defaults.PIDS
-    tmpfs: str = defaults.TMPFS
-    """Size of /tmp (noexec), of /dev/shm and of each tmpfs replacing a declared VOLUME."""
-    nofile: int = 1024
-    log_max_size: str = "1m"
-    """The bot's output kept at most: Docker's json-file log, or the output file in its socket
-    tmpfs."""
-    socket_dir_size: str | None = "256k"
-    """tmpfs on the host socket folder (as root); None: a plain folder."""
-    runtime: str | None = defaults.RUNTIME
-    """An OCI runtime registered with the engine instead of runc (``runsc``: gVisor); the
-    default is ``$TAKE5_RUNTIME``, else the engine's own."""
-
-    def __post_init__(self) -> None:
-        for field in ("memory", "tmpfs", "log_max_size"):
-            if not _SIZE.fullmatch(str(getattr(self, field)).lower()):
-                raise ValueError(
-                    f"SandboxLimits.{field}={getattr(self, field)!r}: expected a size like '256m'"
-                )
-        if self.socket_dir_size is not None and not _SIZE.fullmatch(self.socket_dir_size.lower()):
-            raise ValueError(
-                f"SandboxLimits.socket_dir_size={self.socket_dir_size!r}: expected a size like "
-                "'256k'"
-            )
-        if not self.cpus > 0:
-            raise ValueError("SandboxLimits.cpus must be > 0")
-        if self.pids < 8:
-            raise ValueError("SandboxLimits.pids must be >= 8 (a bot runtime needs a few threads)")
-        if self.nofile < 16:
-            raise ValueError("SandboxLimits.nofile must be >= 16")
-        if self.runtime is not None and not re.fullmatch(
-            r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", self.runtime
-        ):
-            raise ValueError(f"SandboxLimits.runtime={self.runtime!r}: not a runtime name")
 
 
 def size_bytes(text: str) -> int:

@@ -20,7 +20,7 @@ class Runs(Repository):
     def begin(
         self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
     ) -> None:
-        """A run begins (under the run lock, take5_arena/referee/tournament/round_robin.py: so a
+        """A run begins (under the run lock, take5_arena/referee/tournament/run/lifecycle.py: so a
         run still marked running is one whose referee died, and is closed as killed at its last
         heartbeat)."""
         with self._transaction() as db:

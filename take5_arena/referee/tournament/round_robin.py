@@ -12,7 +12,8 @@ their versions, schedules, games and their records). The package's modules, by w
   :func:`run_table`, on spec.py's data), shipping.py and archives.py (how its bots' archives reach
   the worker that plays it, once per worker), launchers.py (the Docker launchers), driver.py (the
   table specs of a stored schedule and the one loop that plays them, also for ``--until-settled``
-  and the arena's ladder), executors.py, workers.py (the Dask workers' plugin);
+  and the arena's ladder), executors.py, workers.py (the Dask workers' plugin), lifecycle.py (the
+  run lock and one run's life in the store, for each format);
 * round_robin.py (this module): ``referee tournament run`` -> :func:`run_tournament`;
 * settle.py: ``--until-settled``, batch by batch; plan/adaptive.py chooses the batches;
 * swiss.py: ``--format swiss``, round by round; plan/swiss.py pairs the rounds;
@@ -36,12 +37,10 @@ the run, and again in the next run.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,14 +50,13 @@ from take5.shuffle import KEY_BYTES
 from ..kinds import DealMode, InfraKind, RunStatus, SandboxKind
 from ..store import EntrantVersion, Store
 from ..store.deals import SeasonKey
-from ..store.health import os_fault
 from .errors import TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import Schedule
 from .plan.settings import TournamentSettings, schedule_id
 from .run.driver import Progress, Runner, TableDriver, table_specs
 from .run.executors import ExecutorInfo, open_executor, parse_executor, resolve_auto
-from .run.launchers import close_launchers
+from .run.lifecycle import tournament_run
 from .run.table import run_table
 
 #: The deal identities' namespace of fixed schedules (deals.py)
@@ -102,30 +100,6 @@ class RunReport:
         if self.interrupted:
             return 130
         return 1 if self.unplayed else 0
-
-
-@contextlib.contextmanager
-def run_lock(directory: str | os.PathLike[str]) -> Iterator[None]:
-    """One referee per tournament: an exclusive lock on DIR/run.lock (released by the kernel when
-    the holder dies, SIGKILL included)."""
-    path = Path(directory) / "run.lock"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as error:  # a read-only or full disk: one line (exit code 4)
-        raise os_fault(path, error) from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.pread(fd, 64, 0).decode(errors="replace").strip()
-            raise TournamentError(
-                f"another referee is running this tournament (pid {other or '?'})"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)
 
 
 def prepare_run(
@@ -185,13 +159,11 @@ def run_tournament(
     ``runner``: the function an executor runs for a table (tests replace it).
     """
     directory = Path(directory)
-    store = Store(directory)
     started = time.perf_counter()
-    try:
+    with Store(directory) as store:
         settings, versions, schedule, dealer = prepare_run(store, options or {})
         info = executor_info(settings)
-        with run_lock(directory):
-            store.settings.set(settings.to_json())
+        with tournament_run(directory, store, settings, info) as run:
             sid = schedule_id(schedule)
             ids = {v.key: v.id for v in versions}
             context = settings.game_context()
@@ -210,11 +182,7 @@ def run_tournament(
             report = RunReport(schedule, sid, counts["total"], counts["done"])
             shape = settings.smoke_shape()
             report.smoke_elsewhere = [v.key for v in versions if v.validation.get("shape") != shape]
-            run_id = f"run-{secrets.token_hex(4)}"
-            store.runs.begin(
-                run_id, schedule_id=sid, settings=settings.to_json(), games=counts["total"]
-            )
-            status = RunStatus.FAILED
+            run_id = run.begin(sid, counts["total"], lambda: store.schedules.progress(sid)["done"])
             try:
                 if progress is not None:
                     progress.start(report, store)
@@ -235,23 +203,16 @@ def run_tournament(
                         report.played, report.infra = driver.played, driver.infra
                         report.interrupted = driver.interrupted
                 report.unplayed = report.total - store.schedules.progress(sid)["done"]
-                status = (
+                run.status = (
                     RunStatus.INTERRUPTED
                     if report.interrupted
                     else RunStatus.FINISHED
                     if not report.unplayed
                     else RunStatus.INCOMPLETE
                 )
-            except KeyboardInterrupt:
-                report.interrupted = True
-                status = RunStatus.INTERRUPTED
             finally:
                 if progress is not None:
                     progress.stop()
                 report.seconds = time.perf_counter() - started
-                store.runs.end(run_id, status, store.schedules.progress(sid)["done"])
-                if settings.sandbox == SandboxKind.DOCKER and info.in_process:
-                    close_launchers()
+        report.interrupted = report.interrupted or run.interrupted
         return report
-    finally:
-        store.close()

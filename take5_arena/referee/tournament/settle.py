@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind, RunStatus, SandboxKind, StrEnum
+from ..kinds import InfraKind, RunStatus, StrEnum
 from ..store import Store
 from .errors import TournamentError
 from .plan.adaptive import (
@@ -42,10 +41,10 @@ from .plan.adaptive import (
 )
 from .plan.deals import Dealer
 from .plan.settings import TournamentSettings
-from .round_robin import executor_info, prepare_run, run_lock
+from .round_robin import executor_info, prepare_run
 from .run.driver import Runner, TableDriver, table_specs
 from .run.executors import ExecutorInfo, open_executor
-from .run.launchers import close_launchers
+from .run.lifecycle import tournament_run
 from .run.table import run_table
 
 
@@ -141,66 +140,58 @@ def run_until_settled(
     """
     directory = Path(directory)
     started = time.perf_counter()
-    store = Store(directory)
-    try:
-        settings, versions, _, dealer = prepare_run(store, options or {})
-        keys = {v.id: v.key for v in versions}
-        entrants = sorted(keys.values())
-        target = None
-        if gauntlet is not None:
-            target = next((v.key for v in versions if v.name == gauntlet), None)
-            if target is None:
-                raise TournamentError(f"gauntlet: no current entrant named {gauntlet!r}")
-        ss = SettleSettings(
-            table_size=settings.players,
-            duplicate=settings.duplicate,
-            seed=settings.seed,
-            confidence=confidence,
-            budget=budget,
-            batch_tables=batch_tables,
-            gauntlet=target,
-            context=settings.game_context(),
-            authors=settings.authors(versions),
-        )
-        report = SettleReport(ss.key(entrants))
-        ss = dataclasses.replace(
-            ss, deals=dealer.source(f"settle-{report.key}", settings.game_context())
-        )
-        info = executor_info(settings)
-        with run_lock(directory):
-            store.settings.set(settings.to_json())
-            run_id = f"run-{secrets.token_hex(4)}"
-            store.runs.begin(
-                run_id,
-                schedule_id=f"settle-{report.key}",
-                settings=settings.to_json(),
-                games=budget or default_budget(len(entrants)),
+    with Store(directory) as store:
+        try:
+            settings, versions, _, dealer = prepare_run(store, options or {})
+            keys = {v.id: v.key for v in versions}
+            entrants = sorted(keys.values())
+            target = None
+            if gauntlet is not None:
+                target = next((v.key for v in versions if v.name == gauntlet), None)
+                if target is None:
+                    raise TournamentError(f"gauntlet: no current entrant named {gauntlet!r}")
+            ss = SettleSettings(
+                table_size=settings.players,
+                duplicate=settings.duplicate,
+                seed=settings.seed,
+                confidence=confidence,
+                budget=budget,
+                batch_tables=batch_tables,
+                gauntlet=target,
+                context=settings.game_context(),
+                authors=settings.authors(versions),
             )
-            status = RunStatus.FAILED
-            try:
-                with open_executor(info, settings.tables_at_once) as (executor, info):
-                    batches = _Batches(store, executor, info, settings, ss, report, run_id, dealer)
-                    batches.play(entrants, keys, rank, runner, log, retry_delay)
-                status = (
-                    RunStatus.INTERRUPTED
-                    if report.interrupted
-                    else RunStatus.FINISHED
-                    if report.reason in (StopReason.SETTLED, StopReason.BUDGET)
-                    else RunStatus.INCOMPLETE
+            report = SettleReport(ss.key(entrants))
+            ss = dataclasses.replace(
+                ss, deals=dealer.source(f"settle-{report.key}", settings.game_context())
+            )
+            info = executor_info(settings)
+            with tournament_run(directory, store, settings, info) as run:
+                run_id = run.begin(
+                    f"settle-{report.key}",
+                    budget or default_budget(len(entrants)),
+                    lambda: report.played,
                 )
-            except KeyboardInterrupt:
+                try:
+                    with open_executor(info, settings.tables_at_once) as (executor, info):
+                        batches = _Batches(
+                            store, executor, info, settings, ss, report, run_id, dealer
+                        )
+                        batches.play(entrants, keys, rank, runner, log, retry_delay)
+                    run.status = (
+                        RunStatus.INTERRUPTED
+                        if report.interrupted
+                        else RunStatus.FINISHED
+                        if report.reason in (StopReason.SETTLED, StopReason.BUDGET)
+                        else RunStatus.INCOMPLETE
+                    )
+                finally:
+                    report.seconds = time.perf_counter() - started
+            if run.interrupted:
                 report.interrupted, report.reason = True, StopReason.INTERRUPTED
-                status = RunStatus.INTERRUPTED
-            finally:
-                report.seconds = time.perf_counter() - started
-                store.runs.end(run_id, status, report.played)
-                if settings.sandbox == SandboxKind.DOCKER and info.in_process:
-                    close_launchers()
-        return report
-    except SettleError as error:
-        raise TournamentError(str(error)) from None
-    finally:
-        store.close()
+            return report
+        except SettleError as error:
+            raise TournamentError(str(error)) from None
 
 
 @dataclass

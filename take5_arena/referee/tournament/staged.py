@@ -19,14 +19,13 @@ retries of infrastructure failures, the store) and keeps the store the source of
 from __future__ import annotations
 
 import concurrent.futures
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..kinds import InfraKind, RunStatus, SandboxKind
+from ..kinds import InfraKind, RunStatus
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
 from .pairings import FORMAT_KEY
@@ -34,10 +33,10 @@ from .plan.adaptive import PlayedGame
 from .plan.deals import Dealer
 from .plan.schedule import ScheduledGame, ScheduleError, Seating
 from .plan.settings import TournamentSettings
-from .round_robin import executor_info, prepare_run, run_lock
+from .round_robin import executor_info, prepare_run
 from .run.driver import Runner, TableDriver, table_specs
 from .run.executors import ExecutorInfo, open_executor
-from .run.launchers import close_launchers
+from .run.lifecycle import tournament_run
 from .run.table import run_table
 from .settle import played_games
 
@@ -119,43 +118,33 @@ def run_staged(
     """Play the format ``start`` makes among the current entrants, stage by stage (module text)."""
     directory = Path(directory)
     started = time.perf_counter()
-    store = Store(directory)
-    try:
-        settings, versions, _, dealer = prepare_run(store, options or {})
-        fmt = start(store, settings, versions, dealer)
-        run = StagedRun()
-        info = executor_info(settings)
-        with run_lock(directory):
-            store.settings.set(settings.to_json())
-            run_id = f"run-{secrets.token_hex(4)}"
-            store.runs.begin(run_id, schedule_id=fmt.prefix, settings=settings.to_json(), games=0)
-            status = RunStatus.FAILED
-            try:
-                with open_executor(info, settings.tables_at_once) as (executor, info):
-                    keys = {v.id: v.key for v in versions}
-                    _Stages(store, executor, info, settings, run_id, dealer, run).play(
-                        fmt, keys, runner, log, retry_delay
+    with Store(directory) as store:
+        try:
+            settings, versions, _, dealer = prepare_run(store, options or {})
+            fmt = start(store, settings, versions, dealer)
+            run = StagedRun()
+            info = executor_info(settings)
+            with tournament_run(directory, store, settings, info) as lifecycle:
+                run_id = lifecycle.begin(fmt.prefix, 0, lambda: run.played)
+                try:
+                    with open_executor(info, settings.tables_at_once) as (executor, info):
+                        keys = {v.id: v.key for v in versions}
+                        _Stages(store, executor, info, settings, run_id, dealer, run).play(
+                            fmt, keys, runner, log, retry_delay
+                        )
+                    lifecycle.status = (
+                        RunStatus.INTERRUPTED
+                        if run.interrupted
+                        else RunStatus.FINISHED
+                        if run.over
+                        else RunStatus.INCOMPLETE
                     )
-                status = (
-                    RunStatus.INTERRUPTED
-                    if run.interrupted
-                    else RunStatus.FINISHED
-                    if run.over
-                    else RunStatus.INCOMPLETE
-                )
-            except KeyboardInterrupt:
-                run.interrupted = True
-                status = RunStatus.INTERRUPTED
-            finally:
-                run.seconds = time.perf_counter() - started
-                store.runs.end(run_id, status, run.played)
-                if settings.sandbox == SandboxKind.DOCKER and info.in_process:
-                    close_launchers()
-        return fmt, run
-    except ScheduleError as error:
-        raise TournamentError(str(error)) from None
-    finally:
-        store.close()
+                finally:
+                    run.seconds = time.perf_counter() - started
+            run.interrupted = run.interrupted or lifecycle.interrupted
+            return fmt, run
+        except ScheduleError as error:
+            raise TournamentError(str(error)) from None
 
 
 @dataclass

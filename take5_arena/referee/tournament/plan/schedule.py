@@ -526,70 +526,124 @@ def _bounds(n: int, k: int, t_count: int, npairs: int | None = None) -> tuple[in
 CLASH_COST = 1000
 
 
-def _repair(
-    n: int,
-    k: int,
-    rows: list[list[int]],
-    pairs: np.ndarray,
-    rng: SplitMix64,
-    group: list[int] | None = None,
-) -> int:
-    """Swap entrants between tables until all pair counts are within one; returns the number of
-    pairs still outside (0 on success). Tabu search: for a random pair outside the bounds, the best
-    swap that moves one of them away from a shared table (too many meetings) or brings them
-    together (too few), even when it makes things worse, but never straight back. With authors
-    (``group``), two entrants of one author should meet 0 times (bounds over the other pairs), and
-    a swap that seats them together costs :data:`CLASH_COST`."""
-    same = (lambda a, b: group[a] == group[b]) if group is not None else (lambda a, b: False)
-    allowed = (
-        None
-        if group is None
-        else sum(1 for a in range(n) for b in range(a + 1, n) if group[a] != group[b])
-    )
-    lo, hi = _bounds(n, k, len(rows), allowed)
-    iu = np.triu_indices(n, 1)
-    P = [list(map(int, r)) for r in pairs]  # plain lists: fast single-element access
-    where: list[set[int]] = [set() for _ in range(n)]  # tables of each entrant
-    for t, row in enumerate(rows):
-        for e in row:
-            where[e].add(t)
+class _Repair:
+    """The state of one `_repair`: the tables (``rows``, changed in place), every pair's count of
+    shared tables (plain lists: fast single-element access), each entrant's tables, and the pairs
+    outside their bounds."""
 
-    arr = pairs[iu]
-    idx = np.nonzero((arr > hi) | (arr < lo))[0]
-    bad = {(int(iu[0][i]), int(iu[1][i])) for i in idx}
-    if group is not None:
-        bad = {(a, b) for a, b in bad if not same(a, b)} | {
-            (int(a), int(b)) for a, b in zip(*iu) if same(int(a), int(b)) and P[a][b] > 0
-        }
+    def __init__(
+        self, n: int, k: int, rows: list[list[int]], pairs: np.ndarray, group: list[int] | None
+    ) -> None:
+        self.rows = rows
+        self.group = group
+        allowed = (
+            None
+            if group is None
+            else sum(1 for a in range(n) for b in range(a + 1, n) if group[a] != group[b])
+        )
+        self.lo, self.hi = _bounds(n, k, len(rows), allowed)
+        iu = np.triu_indices(n, 1)
+        self.P = P = [list(map(int, r)) for r in pairs]
+        self.where: list[set[int]] = [set() for _ in range(n)]  # tables of each entrant
+        for t, row in enumerate(rows):
+            for e in row:
+                self.where[e].add(t)
+        arr = pairs[iu]
+        idx = np.nonzero((arr > self.hi) | (arr < self.lo))[0]
+        bad = {(int(iu[0][i]), int(iu[1][i])) for i in idx}
+        if group is not None:
+            bad = {(a, b) for a, b in bad if not self.same(a, b)} | {
+                (int(a), int(b)) for a, b in zip(*iu) if self.same(int(a), int(b)) and P[a][b] > 0
+            }
+        self.bad = bad
 
-    def touch(a: int, b: int) -> None:
+    def same(self, a: int, b: int) -> bool:
+        """Whether two entrants are one author's (who should never meet)."""
+        return self.group is not None and self.group[a] == self.group[b]
+
+    def touch(self, a: int, b: int) -> None:
+        """Pair (a, b) is in `bad` exactly when its count is outside its bounds."""
+        count, group = self.P[a][b], self.group
         key = (a, b) if a < b else (b, a)
-        if (P[a][b] == 0) if same(a, b) else (lo <= P[a][b] <= hi):
-            bad.discard(key)
+        if (
+            (count == 0)
+            if group is not None and group[a] == group[b]
+            else (self.lo <= count <= self.hi)
+        ):
+            self.bad.discard(key)
         else:
-            bad.add(key)
+            self.bad.add(key)
 
-    def swap_delta(a: int, x: int, c: int, y: int) -> int | None:
-        tx, ty = rows[x], rows[y]
+    def moves(self, a: int, b: int, rng: SplitMix64) -> list[tuple[int, int, int, int]]:
+        """The swaps (entrant, its table, entrant, its table) that would fix pair (a, b)."""
+        rows, where = self.rows, self.where
+        t_count = len(rows)
+        if self.P[a][b] > self.hi or self.same(a, b):
+            # Move a (or b) away from a table they share.
+            shared = sorted(where[a] & where[b])
+            x = shared[rng.below(len(shared))]
+            if rng.below(2):
+                a, b = b, a
+            if t_count <= 400:
+                return [(a, x, c, y) for y in range(t_count) if y != x for c in rows[y]]
+            # a sample of the tables is plenty when there are many
+            ys = {rng.below(t_count) for _ in range(400)} - {x}
+            return [(a, x, c, y) for y in sorted(ys) for c in rows[y]]
+        # Bring b to a table of a: swap b (at y) with someone at a table x of a.
+        return [
+            (u, x, b, y)
+            for x in where[a]
+            if b not in rows[x]
+            for u in rows[x]
+            if u != a
+            for y in where[b]
+        ]
+
+    def best(
+        self, moves: list[tuple[int, int, int, int]], tabu: dict[tuple[int, int], int], step: int
+    ) -> list[tuple[int, int, int, int]]:
+        """The moves not tabu whose change in cost is least (even when above 0)."""
+        best: list[tuple[int, int, int, int]] = []
+        best_d = None
+        delta = self.swap_delta
+        for m in moves:
+            if tabu.get((m[0], m[3]), 0) > step or tabu.get((m[2], m[1]), 0) > step:
+                continue
+            d = delta(*m)
+            if d is None:
+                continue
+            if best_d is None or d < best_d:
+                best, best_d = [m], d
+            elif d == best_d:
+                best.append(m)
+        return best
+
+    def swap_delta(self, a: int, x: int, c: int, y: int) -> int | None:
+        """The change in cost of swapping a (at x) with c (at y); None if either is at both."""
+        tx, ty = self.rows[x], self.rows[y]
         if c in tx or a in ty:
             return None
         common = set(tx) & set(ty)
         d = 0
-        pa, pc = P[a], P[c]
+        pa, pc = self.P[a], self.P[c]
+        grouped = self.group is not None
+        same = self.same
         for u in tx:
             if u != a and u not in common:
                 d += pc[u] - pa[u] + 1
-                if group is not None:
+                if grouped:
                     d += CLASH_COST * (same(c, u) - same(a, u))
         for v in ty:
             if v != c and v not in common:
                 d += pa[v] - pc[v] + 1
-                if group is not None:
+                if grouped:
                     d += CLASH_COST * (same(a, v) - same(c, v))
         return d
 
-    def do_swap(a: int, x: int, c: int, y: int) -> None:
-        tx, ty = rows[x], rows[y]
+    def swap(self, a: int, x: int, c: int, y: int) -> None:
+        """Swap a (at table x) with c (at table y), keeping the counts and the bad pairs."""
+        P, where, touch = self.P, self.where, self.touch
+        tx, ty = self.rows[x], self.rows[y]
         for u in tx:
             if u != a:
                 P[a][u] -= 1
@@ -613,55 +667,39 @@ def _repair(
         where[c].discard(y)
         where[c].add(x)
 
-    t_count = len(rows)
+
+def _repair(
+    n: int,
+    k: int,
+    rows: list[list[int]],
+    pairs: np.ndarray,
+    rng: SplitMix64,
+    group: list[int] | None = None,
+) -> int:
+    """Swap entrants between tables until all pair counts are within one; returns the number of
+    pairs still outside (0 on success). Tabu search: for a random pair outside the bounds, the best
+    swap that moves one of them away from a shared table (too many meetings) or brings them
+    together (too few), even when it makes things worse, but never straight back. With authors
+    (``group``), two entrants of one author should meet 0 times (bounds over the other pairs), and
+    a swap that seats them together costs :data:`CLASH_COST`."""
+    state = _Repair(n, k, rows, pairs, group)
     evals = 0
     step = 0
     tabu: dict[tuple[int, int], int] = {}  # (entrant, table) -> step until which it may not return
     while evals < REPAIR_EVALS:
         step += 1
-        if not bad:
+        if not state.bad:
             return 0
-        listed = sorted(bad)
+        listed = sorted(state.bad)
         a, b = listed[rng.below(len(listed))]
-        over = P[a][b] > hi or same(a, b)
-        if over:
-            # Move a (or b) away from a table they share.
-            shared = sorted(where[a] & where[b])
-            x = shared[rng.below(len(shared))]
-            if rng.below(2):
-                a, b = b, a
-            if t_count <= 400:
-                moves = [(a, x, c, y) for y in range(t_count) if y != x for c in rows[y]]
-            else:  # a sample of the tables is plenty when there are many
-                ys = {rng.below(t_count) for _ in range(400)} - {x}
-                moves = [(a, x, c, y) for y in sorted(ys) for c in rows[y]]
-        else:
-            # Bring b to a table of a: swap b (at y) with someone at a table x of a.
-            moves = [
-                (u, x, b, y)
-                for x in where[a]
-                if b not in rows[x]
-                for u in rows[x]
-                if u != a
-                for y in where[b]
-            ]
-        best, best_d = [], None
+        moves = state.moves(a, b, rng)
         evals += len(moves) + 1
-        for m in moves:
-            if tabu.get((m[0], m[3]), 0) > step or tabu.get((m[2], m[1]), 0) > step:
-                continue
-            d = swap_delta(*m)
-            if d is None:
-                continue
-            if best_d is None or d < best_d:
-                best, best_d = [m], d
-            elif d == best_d:
-                best.append(m)
+        best = state.best(moves, tabu, step)
         if best:  # the best move even when it makes things worse (tabu search)
             a, x, c, y = best[rng.below(len(best))]
-            do_swap(a, x, c, y)
+            state.swap(a, x, c, y)
             tabu[(a, x)] = tabu[(c, y)] = step + 5 + rng.below(10)
-    return len(bad)
+    return len(state.bad)
 
 
 def spread(values: Iterable[int]) -> int:

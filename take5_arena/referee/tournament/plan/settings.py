@@ -31,8 +31,8 @@ from take5.rules import EndRule, Variant
 
 from ... import defaults
 from ...kinds import BotMemory, DealMode, Ponder, SandboxKind
+from ...limits import SandboxLimits
 from ...match.config import CallLimits
-from ...sandbox.limits import SandboxLimits
 from ...store import EntrantVersion
 from ..errors import TournamentError
 from .schedule import DealSource, Schedule, ScheduleError, make_schedule
@@ -69,23 +69,9 @@ KEYS = (
     "retries",
     "output_budget",
 )
-#: the settings a bot's smoke games take (:meth:`TournamentSettings.smoke_shape`)
-SMOKE_SHAPE = (
-    "players",
-    "variant",
-    "threshold",
-    "end_rule",
-    "duplicate",
-    "timeout",
-    "time_control",
-    "time_cap",
-    "clock",
-    "wall_factor",
-    "ponder",
-    "start_timeout",
-    "start_wall",
-    "max_faults",
-)
+#: the settings a bot's smoke games take (:meth:`TournamentSettings.smoke_shape`): its table, its
+#: game and its time limits, the keys of KEYS from "variant" to "max_faults" after "players"
+SMOKE_SHAPE = ("players", *KEYS[KEYS.index("variant") : KEYS.index("max_faults") + 1])
 
 
 def _default_game() -> Settings:
