@@ -18,7 +18,7 @@ from take5_arena.cli.settle import run_knockout_stages, run_settled, run_swiss_r
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
 from take5_arena.referee.store import Store
-from take5_arena.referee.tournament.round_robin import prepare_run, run_tournament
+from take5_arena.referee.tournament.round_robin import RunReport, prepare_run, run_tournament
 from take5_arena.referee.tournament.status import tournament_status as status_of
 
 
@@ -53,6 +53,42 @@ def _bracket(
             ) from None
         out["seeding"] = names
     return out
+
+
+def _print_run(report: RunReport, directory: Path, *, as_json: bool) -> None:
+    """What a round-robin run did, as JSON or as its summary; exits with its code."""
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "schedule_id": report.schedule_id,
+                    "total": report.total,
+                    "recorded": report.done,
+                    "played": report.played,
+                    "unplayed": report.unplayed,
+                    "interrupted": report.interrupted,
+                    "seconds": round(report.seconds, 3),
+                    "exit_code": report.exit_code,
+                    "smoke_elsewhere": report.smoke_elsewhere,
+                    "infra_failures": [
+                        {"game_id": g, "kind": k, "detail": d} for g, k, d in report.infra
+                    ],
+                },
+                indent=1,
+            )
+        )
+        sys.exit(report.exit_code)
+    if report.smoke_elsewhere:
+        click.echo(
+            f"note: {len(report.smoke_elsewhere)} entrants were smoke-tested at another shape "
+            "than this run's (table size, game or time limits), so a bot that misbehaves only at "
+            f"this one was not caught at submit: {', '.join(report.smoke_elsewhere)}; submit them "
+            "again to test them at it",
+            err=True,
+        )
+    with Store(directory, readonly=True) as store:
+        render_summary(report, store)
+    sys.exit(report.exit_code)
 
 
 @tournament.command("run")
@@ -218,38 +254,7 @@ def tournament_run(
         report = run_tournament(directory, overrides, progress=progress)
     except RefereeError as error:
         raise click.UsageError(str(error)) from None
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "schedule_id": report.schedule_id,
-                    "total": report.total,
-                    "recorded": report.done,
-                    "played": report.played,
-                    "unplayed": report.unplayed,
-                    "interrupted": report.interrupted,
-                    "seconds": round(report.seconds, 3),
-                    "exit_code": report.exit_code,
-                    "smoke_elsewhere": report.smoke_elsewhere,
-                    "infra_failures": [
-                        {"game_id": g, "kind": k, "detail": d} for g, k, d in report.infra
-                    ],
-                },
-                indent=1,
-            )
-        )
-        sys.exit(report.exit_code)
-    if report.smoke_elsewhere:
-        click.echo(
-            f"note: {len(report.smoke_elsewhere)} entrants were smoke-tested at another shape "
-            "than this run's (table size, game or time limits), so a bot that misbehaves only at "
-            f"this one was not caught at submit: {', '.join(report.smoke_elsewhere)}; submit them "
-            "again to test them at it",
-            err=True,
-        )
-    with Store(directory, readonly=True) as store:
-        render_summary(report, store)
-    sys.exit(report.exit_code)
+    _print_run(report, directory, as_json=as_json)
 
 
 @tournament.command("status")

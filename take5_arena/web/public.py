@@ -389,4 +389,4 @@ def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | Non
     }
 
 
-__all__ = ["PublicPages"]
+__all__ = ["GameFilter", "PublicPages"]
