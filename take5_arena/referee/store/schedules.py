@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Repository, StoreError, meta, now, set_meta
+from .postgres import Row
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,9 @@ class Schedules(Repository):
             )
             stamp = now()
             db.executemany(
-                "INSERT OR IGNORE INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
+                "INSERT INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
                 " seats, settings, scheduled_at, deal_season, deal_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [
                     (
                         g["game_id"],
@@ -150,7 +151,7 @@ class Schedules(Repository):
         )
 
     @staticmethod
-    def _game(row: sqlite3.Row) -> StoredGame:
+    def _game(row: sqlite3.Row | Row) -> StoredGame:
         return StoredGame(
             game_id=row["game_id"],
             table_no=row["table_no"],
@@ -208,7 +209,7 @@ class Schedules(Repository):
 
     def progress(self, schedule_id: str) -> dict[str, int]:
         row = self._db.execute(
-            "SELECT COUNT(*) AS total, COALESCE(SUM(g.status = 'done'), 0) AS done, "
+            "SELECT COUNT(*) AS total, COUNT(CASE WHEN g.status = 'done' THEN 1 END) AS done, "
             "COALESCE(SUM(g.attempts), 0) AS attempts "
             "FROM schedule_games s JOIN games g ON g.game_id = s.game_id WHERE s.schedule_id = ?"
             " AND (g.status = 'done' OR g.game_id NOT IN (SELECT game_id FROM abandoned_games))",
