@@ -124,17 +124,32 @@ def postgres_server() -> str:
 
 
 @pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A new, empty database on the test server, for one test (dropped after it)."""
+def new_postgres_database(postgres_server: str) -> Iterator[Callable[[], str]]:
+    """``new_postgres_database()``: the URL of a new, empty database on the test server (each
+    dropped after the test)."""
     import psycopg
 
-    name = f"take5_test_{uuid.uuid4().hex[:12]}"
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"take5_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
+        made.append(name)
+        parts = urlsplit(postgres_server)  # (urlunsplit drops the empty host of a socket's URL)
+        query = f"?{parts.query}" if parts.query else ""
+        return f"{parts.scheme}://{parts.netloc}/{name}{query}"
+
+    yield make
     with psycopg.connect(postgres_server, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
-    parts = urlsplit(postgres_server)  # (urlunsplit drops the empty host of a socket's URL)
-    yield f"{parts.scheme}://{parts.netloc}/{name}" + (f"?{parts.query}" if parts.query else "")
-    with psycopg.connect(postgres_server, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for name in made:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url(new_postgres_database: Callable[[], str]) -> str:
+    """A new, empty database on the test server, for one test (dropped after it)."""
+    return new_postgres_database()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

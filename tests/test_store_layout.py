@@ -99,10 +99,17 @@ def test_the_search_finds_every_kind_of_write(tmp_path: Path) -> None:
     assert set(written_tables(probe)) == {(1, "games"), (2, "runs"), (3, "meta")}
 
 
+#: The copy of a whole store into a new, empty one (backup and restore of a PostgreSQL store,
+#: a move between the backends) writes every table row for row, in one transaction, and nothing
+#: else: it is no repository's concern to hand its rows to another database.
+COPIER = "transfer.py"
+
+
 def test_each_table_is_written_by_its_repository_alone() -> None:
     bad = [
         f"{path.relative_to(ROOT)}:{line}: writes {table}"
         for path in sorted(STORE.glob("*.py"))
+        if path.name != COPIER
         for line, table in written_tables(path)
         if table in WRITERS and path.name not in WRITERS[table]
     ]
