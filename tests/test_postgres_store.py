@@ -4,11 +4,16 @@ verified, backed up and restored with the real commands, against a real server
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES, referee
+from arena_support import SLOW_BOT
+from support import EXAMPLES, referee, referee_env
 
 from take5_arena.referee.store import Store
 from take5_arena.service.backup import KEY_NAME
@@ -79,3 +84,89 @@ def test_restore_refuses_a_database_that_holds_a_store(
     assert done.returncode == 2, done.stdout + done.stderr
     assert "is not empty" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "R").exists()
+
+
+def _hosts(directory: Path, n: int) -> list[Path]:
+    """``n`` tournament directories on one store, as ``n`` hosts hold them: each its copy of the
+    store's URL, the archives and the deal keys (docs/operators/several-hosts.md)."""
+    copies = [directory]
+    for i in range(1, n):
+        copy = directory.with_name(f"{directory.name}-host{i}")
+        shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("run.lock"))
+        copies.append(copy)
+    return copies
+
+
+def _run(directory: Path, games: int) -> subprocess.Popen[str]:
+    args = ["tournament", "run", "-t", str(directory), "-n", "2", "-g", str(games)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "take5_arena", *args, "--sandbox", "local", "-j", "1"],
+        env=referee_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_three_referees_on_one_store_play_every_game_once_when_one_is_killed(
+    tmp_path: Path, new_postgres_database: Callable[[], str]
+) -> None:
+    """Three referees (three directories, as on three hosts) play one schedule on one PostgreSQL
+    store; one is killed (SIGKILL) mid-run. The tables it held come back to the others when its
+    session ends, and every game of the schedule is recorded exactly once."""
+    directory, url = tmp_path / "T", new_postgres_database()
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "bot.py").write_text(SLOW_BOT)
+    for name, bot in (
+        ("random", EXAMPLES / "random"),
+        ("lowest", EXAMPLES / "lowest"),
+        ("slow", slow),
+    ):
+        args = ("--name", name, "-t", str(directory), "--sandbox", "local", "--store", url)
+        _ok("submit", str(bot), *args)
+    games = 24
+    referees = [_run(directory, games)]
+    deadline = time.monotonic() + 300
+    while not (directory / "secret" / "deal-key-1").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)  # the season's key, made by the first run: every host needs it
+    time.sleep(0.5)  # its commitment in the store
+    hosts = _hosts(directory, 3)
+    referees += [_run(host, games) for host in hosts[1:]]
+    with Store(directory, readonly=True) as store:
+        while store.results.recorded_count() < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    referees[0].kill()
+    referees[0].wait()
+    outputs = [r.communicate(timeout=600)[0] for r in referees[1:]]
+    assert all(r.returncode == 0 for r in referees[1:]), outputs
+    with Store(directory, readonly=True) as store:
+        recorded = [gid for gid, _ in store.records.all()]
+        (schedule,) = {run["schedule_id"] for run in store.runs.all()}
+        total = store.schedules.progress(schedule)
+    assert len(recorded) == len(set(recorded)) == games == total["done"] == total["total"]
+    assert f"{games} of {games} records valid" in _ok("verify", "--tournament", str(hosts[1]))
+
+
+def test_a_claim_is_one_referees_until_its_session_ends(tmp_path: Path, postgres_url: str) -> None:
+    """Two referees on one store: a table one claimed is refused to the other (no wait: it plays
+    another), and given back the moment the first one's session ends (a referee killed, or
+    closed; the server sees it in moments), with nobody's help: no lease, no clock to trust."""
+    Store(tmp_path / "a", create=True, url=postgres_url).close()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    first, second = Store(tmp_path / "a"), Store(tmp_path / "b")
+    try:
+        assert first.schedules.claim("g1") and not second.schedules.claim("g1")
+        assert second.schedules.claim("g2") and not first.schedules.claim("g2")
+        first.schedules.release("g1")
+        assert second.schedules.claim("g1")
+        assert not first.schedules.claim("g1")
+        assert first.schedules.claim("g3")
+        first.close()  # as a referee killed: its session ends (the server sees it in moments)
+        deadline = time.monotonic() + 10
+        while not second.schedules.claim("g3"):
+            assert time.monotonic() < deadline, "the claim outlived its session"
+            time.sleep(0.05)
+    finally:
+        second.close()

@@ -32,10 +32,25 @@ class Dialect:
     name: str
     last_result_seq: str
     """The last ``results.seq`` handed out, with none deleted since (None: never one)."""
+    claim: str | None = None
+    """Claim a table for this connection's referee: true when no other holds it (None: one
+    referee per store, the directory's run lock, and every claim is granted)."""
+    release: str | None = None
+    """Give a claimed table back."""
 
 
 SQLITE = Dialect("sqlite", "SELECT seq FROM sqlite_sequence WHERE name = 'results'")
-POSTGRES = Dialect("postgresql", "SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'results_seq'")
+#: A claim is a session-level advisory lock on the table's key (its first game's id, hashed): the
+#: server lets one session hold it, a try never waits (SKIP LOCKED's semantics, held across
+#: transactions), and it ends with the session: a referee killed, or cut off from the server once
+#: its keepalives fail, gives its tables back without anyone's help.
+POSTGRES = Dialect(
+    "postgresql",
+    "SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'results_seq'",
+    claim="SELECT pg_try_advisory_lock(?, hashtext(?))",
+    release="SELECT pg_advisory_unlock(?, hashtext(?))",
+)
+CLAIMS = 0x636C6169  # "clai": the advisory lock class of the claims (WRITE_LOCK's is another)
 
 
 class Cursor(Protocol):
@@ -116,6 +131,7 @@ class Repository:
 
 
 __all__ = [
+    "CLAIMS",
     "POSTGRES",
     "SQLITE",
     "Connection",

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Repository, StoreError, meta, now, set_meta
+from .base import CLAIMS, Repository, StoreError, meta, now, set_meta
 from .postgres import Row
 
 
@@ -187,6 +187,21 @@ class Schedules(Repository):
         if row is None:
             raise StoreError(f"no game {game_id}")
         return self._game(row)
+
+    def claim(self, key: str) -> bool:
+        """Claim the table whose key is ``key`` (its first game's id) for this store's referee,
+        or False when another referee on the same store holds it (several referees on one
+        PostgreSQL store: base.py's POSTGRES dialect). Granted on SQLite, where the directory's run
+        lock lets one referee play. Not a promise that its games are still to play: read their
+        status after the claim."""
+        if self._dialect.claim is None:
+            return True
+        return bool(self._db.execute(self._dialect.claim, (CLAIMS, key)).fetchone()[0])
+
+    def release(self, key: str) -> None:
+        """Give back a table :meth:`claim` claimed (its games recorded, or given up)."""
+        if self._dialect.release is not None:
+            self._db.execute(self._dialect.release, (CLAIMS, key)).fetchone()
 
     def mark_played(self, game_id: str, seed: int) -> None:
         """The game is played: one more attempt, and a game dealt from a deal key gets its seed,
