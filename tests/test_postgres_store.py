@@ -170,3 +170,13 @@ def test_a_claim_is_one_referees_until_its_session_ends(tmp_path: Path, postgres
             time.sleep(0.05)
     finally:
         second.close()
+
+
+def test_a_store_that_cannot_be_reached_is_one_line_and_exit_4(tmp_path: Path) -> None:
+    directory = tmp_path / "T"
+    directory.mkdir()
+    (directory / "store.url").write_text("postgresql://take5:secret@127.0.0.1:9/none\n")
+    done = referee("tournament", "status", "-t", str(directory))
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "cannot be reached" in done.stderr and "Traceback" not in done.stderr
+    assert "secret" not in done.stderr  # the password stays out of the message

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from ...errors import MissingExtraError
-from .base import POSTGRES, Connection, Dialect, StoreError
+from .base import POSTGRES, Connection, Dialect
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 WRITE_LOCK = 0x74616B65  # "take": the advisory lock every writer of a store's database takes
@@ -283,8 +283,10 @@ class PgConnection:
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
         except psycopg.Error as error:
-            raise StoreError(
-                f"the store at {redacted(url)} cannot be reached: {_translated(error)}"
+            from .health import StoreFaultError
+
+            raise StoreFaultError(
+                f"the store at {redacted(url)} cannot be reached: {str(error).strip()[:300]}"
             ) from error
         self._conn.adapters.register_loader("numeric", _numeric_loader())
         self._conn.cursor_factory = psycopg.Cursor
