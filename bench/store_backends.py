@@ -22,18 +22,21 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "sdk")]
 
 from take5 import RandomPlayer, Settings, play_game
+from take5.record import GameRecord
 from take5_arena.referee.store import Store
 from take5_arena.referee.store.health import set_synchronous
 
 
-def records(n: int) -> list[dict]:
+def records(n: int) -> list[GameRecord]:
     out = []
     for i in range(n):
         game = play_game([RandomPlayer(i), RandomPlayer(i + 1)], Settings(players=2), i)
@@ -41,17 +44,19 @@ def records(n: int) -> list[dict]:
     return out
 
 
-def phase(label: str, fn) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def phase(label: str, fn: Callable[[], object]) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     fn()
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def run(directory: Path, url: str | None, games: list[dict]) -> dict[str, tuple[float, float]]:
+def run(
+    directory: Path, url: str | None, games: list[GameRecord]
+) -> dict[str, tuple[float, float]]:
     with Store(directory, create=True, url=url) as store:
         a, _ = store.versions.add("a", source_hash="a", bot_dir="/a", kind="python")
         b, _ = store.versions.add("b", source_hash="b", bot_dir="/b", kind="python")
-        specs = [
+        specs: list[dict[str, Any]] = [
             {
                 "game_id": g["game_id"],
                 "table": i,
@@ -66,7 +71,7 @@ def run(directory: Path, url: str | None, games: list[dict]) -> dict[str, tuple[
         store.schedules.save("s", specs, description="bench", settings={}, entrants=["a", "b"])
         figures = {
             "record": phase(
-                "record", lambda: [store.results.record_game(g["game_id"], g) for g in games]
+                "record", lambda: [store.results.record_game(str(g["game_id"]), g) for g in games]
             ),
             "read all": phase("read", lambda: sum(1 for _ in store.records.all())),
             "progress x100": phase(
