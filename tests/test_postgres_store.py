@@ -12,11 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from arena_support import SLOW_BOT
+from arena_support import SLOW_BOT, Server, add_author, wait_until
 from support import EXAMPLES, referee, referee_env
 
 from take5_arena.referee.store import Store
+from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.backup import KEY_NAME
+from take5_arena.service.client import pack_folder
 
 pytestmark = pytest.mark.postgres
 
@@ -180,3 +182,42 @@ def test_a_store_that_cannot_be_reached_is_one_line_and_exit_4(tmp_path: Path) -
     assert done.returncode == 4, done.stdout + done.stderr
     assert "cannot be reached" in done.stderr and "Traceback" not in done.stderr
     assert "secret" not in done.stderr  # the password stays out of the message
+
+
+@pytest.mark.slow
+def test_the_arena_serves_from_a_postgresql_store_and_survives_a_sigkill(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """`referee serve` on a store in PostgreSQL: submissions through the real client, the ladder
+    plays, a SIGKILL of the server loses nothing recorded, a new server goes on, and every record
+    is in the store once and valid."""
+    directory = tmp_path / "T"
+    Store(directory, create=True, url=postgres_url).close()
+    token = add_author(directory, "alice", "--per-hour", "100")
+    args = ("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0")
+    server = Server(directory, *args)
+    try:
+        with server.client(token) as client:
+            for bot in ("random", "lowest"):
+                assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
+        wait_until(lambda: _recorded(directory) >= 4, what="ladder games", server=server)
+    finally:
+        server.kill()
+    before = _recorded(directory)
+    server = Server(directory, *args)
+    try:
+        wait_until(lambda: _recorded(directory) >= before + 4, what="more games", server=server)
+    finally:
+        assert server.stop() == 0, server.log
+    assert not (directory / "tournament.sqlite").exists()
+    with Store(directory, readonly=True) as store:
+        recorded = [gid for gid, _ in store.records.all()]
+    assert len(recorded) == len(set(recorded)) >= before + 4
+    assert f"{len(recorded)} of {len(recorded)} records valid" in _ok(
+        "verify", "--tournament", str(directory)
+    )
+
+
+def _recorded(directory: Path) -> int:
+    with Store(directory, readonly=True) as store:
+        return store.results.recorded_count()
