@@ -16,6 +16,7 @@ from arena_support import SLOW_BOT, Server, add_author, wait_until
 from support import EXAMPLES, referee, referee_env
 
 from take5_arena.referee.store import Store
+from take5_arena.referee.store.postgres import PgConnection
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.backup import KEY_NAME
 from take5_arena.service.client import pack_folder
@@ -221,3 +222,38 @@ def test_the_arena_serves_from_a_postgresql_store_and_survives_a_sigkill(
 def _recorded(directory: Path) -> int:
     with Store(directory, readonly=True) as store:
         return store.results.recorded_count()
+
+
+def test_an_older_postgresql_store_is_migrated_when_opened(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """The migrations run on PostgreSQL as on SQLite (schema.py's steps, PostgreSQL's types): a
+    store of schema version 2, without the columns version 3 added, gains them at the first
+    open for writing, and keeps its rows."""
+    with Store(tmp_path / "t", create=True, url=postgres_url) as store:
+        store.versions.add("alpha", source_hash="a", bot_dir="/a", kind="python", author="ann")
+    raw = PgConnection(postgres_url, readonly=False)
+    for table, column in (("entrants", "author"), ("games", "deal_season"), ("games", "deal_id")):
+        raw.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    raw.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    raw.close()
+    with Store(tmp_path / "t") as store:
+        (version,) = store.versions.all()
+        assert (
+            version.key == "alpha@1"
+            and store.versions.add(
+                "beta", source_hash="b", bot_dir="/b", kind="python", author="bea"
+            )[0].key
+            == "beta@1"
+        )
+    raw = PgConnection(postgres_url, readonly=True)
+    try:
+        assert (
+            raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        )
+        assert raw.execute("SELECT author FROM entrants ORDER BY id").fetchall() == [
+            (None,),
+            ("bea",),
+        ]
+    finally:
+        raw.close()
