@@ -193,8 +193,7 @@ def test_the_arena_serves_from_a_postgresql_store_and_survives_a_sigkill(
     plays, a SIGKILL of the server loses nothing recorded, a new server goes on, and every record
     is in the store once and valid."""
     directory = tmp_path / "T"
-    Store(directory, create=True, url=postgres_url).close()
-    token = add_author(directory, "alice", "--per-hour", "100")
+    token = add_author(directory, "alice", "--per-hour", "100", "--store", postgres_url)
     args = ("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0")
     server = Server(directory, *args)
     try:
