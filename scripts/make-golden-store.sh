@@ -19,9 +19,10 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 T=$work/T
+declare -A authors=([random]=alice [lowest]=bob [heuristic]=carol)  # each version has its author (schema 4)
 for bot in random lowest heuristic; do
     cp -r "example_bots/$bot" "$work/$bot"
-    python3 -m take5_arena submit "$work/$bot" --name "$bot" -t "$T" --sandbox local >/dev/null 2>&1
+    python3 -m take5_arena submit "$work/$bot" --name "$bot" -t "$T" --sandbox local --author "${authors[$bot]}" >/dev/null 2>&1
 done
 python3 -m take5_arena authors add alice -t "$T" >/dev/null 2>&1
 python3 -m take5_arena tournament run -t "$T" --games 6 --players 3 --sandbox local --no-progress >/dev/null

@@ -1,5 +1,5 @@
 """The arena's accounts in their own file, and arenas made before that still opening with their
-authors and submissions (take5_arena/service/authors.py).
+authors and submissions (take5_arena/service/authors/).
 
 tests/data/arena-before-accounts/ holds a tournament directory made by main at 9b3ff68, when the
 accounts lived in the store's file, by this code (run with that tree on PYTHONPATH)::
@@ -28,8 +28,7 @@ from pathlib import Path
 import pytest
 
 from take5_arena.referee.store import Store
-from take5_arena.service import authors
-from take5_arena.service.authors import ACCOUNTS_NAME, Accounts, Limits, SubmissionStatus
+from take5_arena.service.authors import ACCOUNTS_NAME, Accounts, Limits, SubmissionStatus, storage
 from take5_arena.service.errors import AuthenticationError, PermissionDeniedError
 
 OLD = Path(__file__).resolve().parent / "data" / "arena-before-accounts"
@@ -101,17 +100,17 @@ def test_the_move_survives_a_crash_before_the_old_tables_are_dropped(
     """Killed after the new file was renamed into place: the next open only drops the old tables,
     and what changed in the new file since is kept (it is not copied again)."""
     calls = []
-    real = authors._copy_old_accounts
+    real = storage._copy_old_accounts
 
     def copy_then_die(*args, **kw):  # type: ignore[no-untyped-def]
         real(*args, **kw)
         calls.append(1)
         raise KeyboardInterrupt  # the process ends here, before the old tables are dropped
 
-    monkeypatch.setattr(authors, "_copy_old_accounts", copy_then_die)
+    monkeypatch.setattr(storage, "_copy_old_accounts", copy_then_die)
     with pytest.raises(KeyboardInterrupt):
         Accounts(old_arena)
-    monkeypatch.setattr(authors, "_copy_old_accounts", real)
+    monkeypatch.setattr(storage, "_copy_old_accounts", real)
     assert calls and tables(old_arena / "tournament.sqlite") >= ARENA_TABLES
     con = sqlite3.connect(old_arena / ACCOUNTS_NAME)
     con.execute("UPDATE arena_authors SET max_active_bots = 7 WHERE name = 'alice'")

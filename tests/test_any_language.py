@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -247,3 +248,34 @@ def test_node_and_go_bots_submitted_remotely_play_on_the_ladder(node_bot, go_bot
         wait_until(both_played, timeout=600, what="ladder games of node and go", server=server)
     finally:
         assert server.stop() == 0, server.log
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_go_bots_output_is_kept_with_each_turn(go_bot, opponents, tmp_path):
+    """The Go bot's image has no shell (runtime "static"), so its stderr goes to Docker's log,
+    which the referee reads turn by turn: each turn's line ("round R turn T: playing C") is kept
+    beside that turn in the record (or, written a moment before the answer, the next one), as a
+    Python or Node bot's output is, and an arena shows it to the bot's author beside the replay."""
+    code, _doc, err, records = match(
+        str(go_bot), opponents[0], "--games", "1", "--threshold", "20", tmp_path=tmp_path
+    )
+    assert code == 0, err[-3000:]
+    record = _record(records)
+    turns = [
+        (r["round"], t["turn"], t.get("logs") or []) for r in record["rounds"] for t in r["turns"]
+    ]
+    said = {}
+    for index, (_r, _t, logs) in enumerate(turns):
+        for seat, text in logs:
+            assert seat == 0, logs  # the Python opponent prints nothing
+            for line in text.splitlines():
+                found = re.search(r"round (\d+) turn (\d+): playing \d+", line)
+                if found:
+                    said[(int(found.group(1)), int(found.group(2)))] = index
+    played = [(r, t) for r, t, _ in turns]
+    assert set(said) == set(played), (said, played)
+    late = [key for index, key in enumerate(played) if said[key] not in (index, index + 1)]
+    assert not late, late
+    on_time = sum(1 for index, key in enumerate(played) if said[key] == index)
+    print(f"\n{on_time} of {len(played)} turns' lines kept with their own turn")

@@ -3,7 +3,7 @@
 
 * the tournament's store (``tournament.sqlite``): take5_arena/referee/store/, whose methods every
   other layer calls (the arena service, the standings, the command line);
-* the arena's accounts (``accounts.sqlite``): take5_arena/service/authors.py.
+* the arena's accounts (``accounts.sqlite``): take5_arena/service/authors/.
 
 Read from the source with ``ast``: every string literal of the platform's code (f-strings included)
 is searched for SQL naming a table (``FROM``, ``JOIN``, ``INTO``, ``UPDATE``, ``TABLE`` and the
@@ -30,7 +30,7 @@ def tables_of(schema: str) -> set[str]:
 
 
 STORE = PLATFORM / "referee" / "store"
-ACCOUNTS = PLATFORM / "service" / "authors.py"
+ACCOUNTS = PLATFORM / "service" / "authors"
 STORE_TABLES = tables_of(store_module.SCHEMA)
 ACCOUNT_TABLES = tables_of(authors.SCHEMA)
 #: table -> the files or folders whose code alone may name it in SQL (each file has a `meta`)

@@ -15,7 +15,7 @@ import pytest
 from arena_support import SLOW_BOT, Server, add_author, wait_until
 from support import EXAMPLES, referee, referee_env
 
-from take5_arena.referee.store import Store
+from take5_arena.referee.store import SCHEMA_VERSION, Store
 from take5_arena.referee.store.postgres import PgConnection
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.backup import KEY_NAME
@@ -227,12 +227,18 @@ def test_an_older_postgresql_store_is_migrated_when_opened(
     tmp_path: Path, postgres_url: str
 ) -> None:
     """The migrations run on PostgreSQL as on SQLite (schema.py's steps, PostgreSQL's types): a
-    store of schema version 2, without the columns version 3 added, gains them at the first
-    open for writing, and keeps its rows."""
+    store of schema version 2, without the columns versions 3 and 4 added, gains them at the
+    first open for writing (a version's author filled by schema 4's statement, SQLite's JSON
+    functions and all), and keeps its rows."""
     with Store(tmp_path / "t", create=True, url=postgres_url) as store:
         store.versions.add("alpha", source_hash="a", bot_dir="/a", kind="python", author="ann")
     raw = PgConnection(postgres_url, readonly=False)
-    for table, column in (("entrants", "author"), ("games", "deal_season"), ("games", "deal_id")):
+    for table, column in (
+        ("entrants", "author"),
+        ("games", "deal_season"),
+        ("games", "deal_id"),
+        ("entrant_versions", "author"),
+    ):
         raw.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     raw.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     raw.close()
@@ -247,9 +253,9 @@ def test_an_older_postgresql_store_is_migrated_when_opened(
         )
     raw = PgConnection(postgres_url, readonly=True)
     try:
-        assert (
-            raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
-        )
+        assert raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[
+            0
+        ] == str(SCHEMA_VERSION)
         assert raw.execute("SELECT author FROM entrants ORDER BY id").fetchall() == [
             (None,),
             ("bea",),

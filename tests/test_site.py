@@ -683,3 +683,18 @@ def test_game_lists_page_and_replays_load_lazily(page, big_site, shots):
         )
     assert seen == played
     assert not page.problems, page.problems
+
+
+def test_the_standings_name_the_author_of_each_version(page, tmp_path):
+    """A store whose versions have their authors (schema 4's golden store): the front page's
+    standings name, beside each bot, the author its records name as the seat's ``owner``."""
+    store = shutil.copytree(support.ROOT / "tests" / "data" / "tournament-v4", tmp_path / "T")
+    out = tmp_path / "site"
+    done = support.referee("publish", "-t", str(store), "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    open_page(page, out, "index.html")
+    owners = {}
+    for tr in page.locator("table#standings tbody tr").all():
+        owners[tr.get_attribute("data-entrant")] = tr.locator("td.name .owner").inner_text()
+    assert owners == {"random": " by alice", "lowest": " by bob", "heuristic": " by carol"}
+    assert page.locator("table#standings td.name a").all_inner_texts() == list(owners)

@@ -23,11 +23,12 @@ PACKAGE = "take5_arena.referee.store"
 MAX_LINES = 800
 #: table -> the one module of the store that writes it (``meta``: its helper in base.py, which the
 #: schema, the settings and the schedules use, and the notes' deletion; on PostgreSQL the counter
-#: of ``results.seq`` too, a function of postgres.py's schema that the results' insert calls)
+#: of ``results.seq`` too, a function of postgres.py's schema that the results' insert calls;
+#: ``entrant_versions``: schema 4's migration, which fills in an older version's author)
 WRITERS = {
     "meta": {"base.py", "settings.py", "postgres.py"},
     "entrants": {"versions.py"},
-    "entrant_versions": {"versions.py"},
+    "entrant_versions": {"versions.py", "schema.py"},
     "schedules": {"schedules.py"},
     "schedule_games": {"schedules.py"},
     "games": {"schedules.py"},

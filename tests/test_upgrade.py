@@ -196,3 +196,51 @@ def test_accounts_of_a_newer_release_are_refused_in_one_line(tmp_path: Path) -> 
     # the accounts untouched: no copy, no journal, not a byte changed
     assert sorted(p.name for p in directory.glob("accounts*")) == [ACCOUNTS_NAME]
     assert accounts.read_bytes() == before
+
+
+def test_each_version_keeps_the_author_it_was_submitted_under(tmp_path: Path) -> None:
+    """Schema 4 stores the author per version: an older store's versions get their entrant's
+    (read-only, as it would migrate; then migrated), and a later version by another author leaves
+    the earlier ones' author as it was."""
+    directory = Path(shutil.copytree(DATA / "tournament-v3", tmp_path / "T"))
+    db = sqlite3.connect(directory / "tournament.sqlite")
+    db.execute("UPDATE entrants SET author = 'alice' WHERE name = 'random'")
+    db.commit()
+    db.close()
+    expected = {"heuristic@1": None, "lowest@1": None, "random@1": "alice"}
+    with Store(directory, readonly=True) as store:
+        assert {v.key: v.author for v in store.versions.all()} == expected
+    with Store(directory) as store:
+        assert {v.key: v.author for v in store.versions.all()} == expected
+        store.versions.add(
+            "random", source_hash="0" * 64, bot_dir="/b", kind="python", author="bob"
+        )
+        store.versions.add("lowest", source_hash="1" * 64, bot_dir="/b", kind="python")
+        by_key = {v.key: v.author for v in store.versions.all()}
+    assert by_key == {**expected, "random@2": "bob", "lowest@2": None}
+    assert _schema(directory / "tournament.sqlite") == SCHEMA_VERSION
+
+
+def test_a_record_that_names_another_owner_than_its_versions_author_fails_verify(
+    tmp_path: Path,
+) -> None:
+    """The author stored per version binds the records: a seat's ``owner`` edited to someone else
+    fails `referee verify --tournament`, naming the seat."""
+    directory = Path(shutil.copytree(DATA / "tournament-v4", tmp_path / "T"))
+    _verified(directory)
+    db = sqlite3.connect(directory / "tournament.sqlite")
+    game_id, owner = db.execute(
+        "SELECT game_id, json_extract(record, '$.seats[0].owner') FROM results ORDER BY seq LIMIT 1"
+    ).fetchone()
+    assert owner in ("alice", "bob", "carol")
+    db.execute(
+        "UPDATE results SET record = json_set(record, '$.seats[0].owner', 'mallory')"
+        " WHERE game_id = ?",
+        (game_id,),
+    )
+    db.commit()
+    db.close()
+    done = referee("verify", "--tournament", str(directory), timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "INVALID: seat 0: the record says owner" in said and "mallory" in said, said

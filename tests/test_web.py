@@ -265,7 +265,7 @@ def test_every_page_has_a_strict_csp_and_the_token_never_shows(arena):
 
 
 def test_sign_in_refuses_bad_tokens_and_limits_attempts(arena):
-    server, _tokens, _ = arena
+    server, tokens, _ = arena
     # From an address of its own (all of 127/8 is this machine): the limit is per address, and the
     # other tests' sign-ins from 127.0.0.1 must not wait for this one's bucket to refill.
     http = httpx.Client(
@@ -278,6 +278,8 @@ def test_sign_in_refuses_bad_tokens_and_limits_attempts(arena):
         http.post("/signin", data={"token": f"t5a_{i:012x}_nope"}).status_code for i in range(12)
     ]
     assert codes[0] == 403 and 429 in codes, codes
+    # the owner's correct token, from the very address whose wrong tries ran out, is let in
+    assert http.post("/signin", data={"token": tokens["bob"]}).status_code == 303
     # a sign-in from another origin is refused before the token is looked at
     other = httpx.post(
         server.url + "/signin", data={"token": "x"}, headers={"origin": "http://evil.example"}

@@ -147,6 +147,9 @@ func (bot) PickCard(_ context.Context, req *take5v1.PickCardRequest) (*take5v1.P
 			best, bestCost = card, cost
 		}
 	}
+	// stderr, a line a turn: the referee keeps it beside the turn in the record, and an arena shows
+	// it to this bot's author beside the replay's turn
+	log.Printf("round %d turn %d: playing %d (costs %d now)", view.GetRound(), view.GetTurn(), best, bestCost)
 	return &take5v1.PickCardResponse{Card: proto.Uint32(best)}, nil
 }
 

@@ -82,6 +82,13 @@ MAX_STORED_BYTES = 128 * 1024 * 1024
 """Archive bytes kept for one author: the accepted versions and the uploads waiting."""
 MAX_WAITING_PER_AUTHOR = 3
 """Submissions of one author received and not yet judged, at once."""
+CHALLENGES_PER_HOUR = 10
+"""Challenges (unrated tables against chosen bots: take5_arena/service/challenges.py) one author
+may ask for in an hour."""
+CHALLENGES_WAITING = 2
+"""Challenges of one author asked for and not yet played, at once."""
+CHALLENGES_SHOWN = 20
+"""An author's newest challenges listed on their page."""
 
 # -- the ladder and the publisher -----------------------------------------------------------------
 GAUNTLET_TABLES = 1

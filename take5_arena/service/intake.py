@@ -9,7 +9,7 @@ Layout under the tournament directory::
 
 The order of writes is what makes the arena restart-safe: bytes go to a temporary file, which is
 fsync'd and renamed to its final name (and the directory fsync'd) before the submission row is
-committed (take5_arena/service/authors.py); a row is only written for a complete archive whose size
+committed (take5_arena/service/authors/); a row is only written for a complete archive whose size
 and SHA-256 match what the client declared. A server killed before the commit leaves at most a
 temporary or an unreferenced file, which the next start removes; killed after it, the row is there
 and the submission is validated at the next start.

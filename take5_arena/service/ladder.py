@@ -33,6 +33,12 @@ fails for a reason that is nobody's fault (no Docker engine, ...) is retried lik
 and failures in a row make the ladder wait longer and longer (up to a minute) before its next
 table.
 
+An author's challenge (take5_arena/service/challenges.py) is handed to the ladder's thread
+(:meth:`Ladder.challenge`), which stores it as a schedule of its own (``challenge-NNNNNN``, dealt
+from its own namespace: unrated) and plays its table between the rated ones: one only after a
+rated table has started, so rated play keeps at least half of the tables. Its pending games are
+resumed at start like the ladder's.
+
 Publishing is a separate thread (:class:`Publisher`): standings.json and the static site (a new
 complete version each time, switched to atomically: take5_arena/leaderboard/site_versions.py) are
 refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
@@ -44,9 +50,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import queue
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -57,6 +65,7 @@ from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
+from take5_arena.referee.store.records import UNRATED_PREFIX
 from take5_arena.referee.tournament.plan.deals import Dealer
 from take5_arena.referee.tournament.plan.schedule import author_groups, deal_seed, games_of_table
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
@@ -64,7 +73,8 @@ from take5_arena.referee.tournament.run.driver import Progress, Runner, TableDri
 from take5_arena.referee.tournament.run.executors import ExecutorInfo
 from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
 from take5_arena.referee.tournament.run.table import run_table
-from take5_arena.service import defaults, logs
+from take5_arena.service import challenges, defaults, logs
+from take5_arena.service.errors import NotFoundError, RequestError
 
 if TYPE_CHECKING:
     from take5_arena.leaderboard.results import GameResult
@@ -271,6 +281,9 @@ class Ladder:
         self._backoff_until = 0.0
         self.error: str | None = None
         self._note: str | None = ""
+        self._asked: queue.SimpleQueue[_Asked] = queue.SimpleQueue()
+        self._challenges: deque[TableSpec] = deque()
+        self._rated_since_challenge = True
 
     # -- control -------------------------------------------------------------------------------
 
@@ -280,6 +293,15 @@ class Ladder:
     def wake(self) -> None:
         """Something changed (a new version, a withdrawal): look at the pool now."""
         self._wake.set()
+
+    def challenge(self, author: str, seats: tuple[str, ...]) -> concurrent.futures.Future[str]:
+        """Ask for an unrated table of these bots (``name@version``, checked by
+        take5_arena/service/challenges.py's ``check``); the future gives the challenge's id once
+        it is stored, or the RequestError that refused it (the author's limits, a bot that left)."""
+        asked = _Asked(author, seats, concurrent.futures.Future())
+        self._asked.put(asked)
+        self.wake()
+        return asked.future
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()
@@ -360,10 +382,13 @@ class Ladder:
                 "restart"
             )
         driver.add(resumed)
+        self._challenges = deque(self._resume(store, UNRATED_PREFIX))
         while not self._stop.is_set():
             current = {v.key: v for v in store.versions.current()}
+            self._take_challenges(store, current)
             # drop planned tables of bots withdrawn or replaced meanwhile
             driver.discard(_seated_among(set(current)))
+            self._challenges = deque(filter(_seated_among(set(current)), self._challenges))
             self._say_if_short(store, len(current), k)
             if len(current) >= k:
                 for key in sorted(current):
@@ -373,7 +398,12 @@ class Ladder:
             # starting the next table, instead of planning and failing tables as fast as they fail.
             hold = time.monotonic() < self._backoff_until
             while not hold and driver.has_room and not driver.has_ready and len(current) >= k:
-                driver.add(self._plan_steady(store, current))
+                if self._challenges and self._rated_since_challenge:
+                    driver.add([self._challenges.popleft()])
+                    self._rated_since_challenge = False
+                else:
+                    driver.add(self._plan_steady(store, current))
+                    self._rated_since_challenge = True
             if driver.in_flight or (driver.waiting and not hold):
                 driver.pump(0.2, submit=not hold)
             else:
@@ -381,6 +411,40 @@ class Ladder:
                 self._wake.wait(min(pause, 60.0))
                 self._wake.clear()
         driver.cancel()
+
+    def _take_challenges(self, store: Store, current: Mapping[str, EntrantVersion]) -> None:
+        """Store the challenges asked for since the last look (the author's limits counted here,
+        on the one thread that adds them) and queue their tables."""
+        while True:
+            try:
+                asked = self._asked.get_nowait()
+            except queue.Empty:
+                return
+            if not asked.future.set_running_or_notify_cancel():
+                continue
+            try:
+                gone = [key for key in asked.seats if key not in current]
+                if gone:
+                    raise NotFoundError(f"{gone[0]} does not play here now")
+                challenges.admit(store, asked.author)
+                n = len(store.schedules.all(UNRATED_PREFIX))
+                specs = self._save(
+                    store,
+                    current,
+                    [asked.seats],
+                    challenges.description(asked.author),
+                    prefix=UNRATED_PREFIX,
+                    number=n,
+                )
+            except RequestError as error:
+                asked.future.set_exception(error)
+                continue
+            except BaseException as error:
+                asked.future.set_exception(error)
+                raise
+            self._challenges.extend(specs)
+            self.log.info("ladder: %s%06d for %s: %s", UNRATED_PREFIX, n, asked.author, asked.seats)
+            asked.future.set_result(f"{UNRATED_PREFIX}{n:06d}")
 
     def _say_if_short(self, store: Store, active: int, seats: int) -> None:
         """Say (in the log and ``referee tournament status``) when there are too few active bots
@@ -459,18 +523,23 @@ class Ladder:
         current: Mapping[str, EntrantVersion],
         tables: Sequence[tuple[str, ...]],
         description: str,
+        *,
+        prefix: str = LADDER_PREFIX,
+        number: int | None = None,
     ) -> list[TableSpec]:
-        """Write a batch of tables to the store as a schedule, then return their specs."""
-        n = len(store.schedules.all(LADDER_PREFIX))
-        sid = f"{LADDER_PREFIX}{n:06d}"
+        """Write a batch of tables to the store as a schedule (a ladder batch, or with
+        ``prefix`` UNRATED_PREFIX challenge ``number``), then return their specs."""
+        n = len(store.schedules.all(LADDER_PREFIX)) if number is None else number
+        sid = f"{prefix}{n:06d}"
         context = self.settings.game_context()
         assert self.dealer is not None  # made by _loop
-        deals = self.dealer.source(LADDER_NAMESPACE, context)
+        namespace = LADDER_NAMESPACE if prefix == LADDER_PREFIX else challenges.NAMESPACE
+        deals = self.dealer.source(namespace, context)
         rows = [
             {**g.to_dict(), "seats": [current[s].id for s in seats], "settings": context}
             for t, seats in enumerate(tables)
             for g in games_of_table(
-                t, seats, deals(n * BATCH_TABLES + t, seats), len(seats), context
+                t, seats, deals(_table_base(sid) + t, seats), len(seats), context
             )
         ]
         store.schedules.save(
@@ -482,23 +551,40 @@ class Ladder:
         )
         return self._specs(store, sid)
 
-    def _resume(self, store: Store) -> list[TableSpec]:
-        """The pending games of earlier batches whose bots all still play at those versions."""
+    def _resume(self, store: Store, prefix: str = LADDER_PREFIX) -> list[TableSpec]:
+        """The pending games of earlier batches (or challenges) whose bots all still play at
+        those versions."""
         current_ids = {v.id for v in store.versions.current()}
         return [
             spec
-            for schedule in store.schedules.all(LADDER_PREFIX)
+            for schedule in store.schedules.all(prefix)
             for spec in self._specs(store, schedule.schedule_id)
             if all(seat.version_id in current_ids for seat in spec.seats)
         ]
 
     def _specs(self, store: Store, sid: str) -> list[TableSpec]:
-        """The pending games of a ladder batch as table specs: the tournament's spec builder, so
-        they play the validated archives, as a tournament's games do."""
-        batch = int(sid[len(LADDER_PREFIX) :])
+        """The pending games of a ladder batch or a challenge as table specs: the tournament's
+        spec builder, so they play the validated archives, as a tournament's games do."""
         return table_specs(
-            store, sid, self.settings, table_base=batch * BATCH_TABLES, dealer=self.dealer
+            store, sid, self.settings, table_base=_table_base(sid), dealer=self.dealer
         )
+
+
+def _table_base(sid: str) -> int:
+    """The first table number of a ladder batch or a challenge: no two tables one driver plays
+    share one, and so no two deals (challenges.TABLES)."""
+    if sid.startswith(UNRATED_PREFIX):
+        return challenges.TABLES + int(sid[len(UNRATED_PREFIX) :])
+    return int(sid[len(LADDER_PREFIX) :]) * BATCH_TABLES
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A challenge asked for, waiting for the ladder's thread."""
+
+    author: str
+    seats: tuple[str, ...]
+    future: concurrent.futures.Future[str]
 
 
 def _seated_among(keys: set[str]) -> Callable[[TableSpec], bool]:

@@ -1,5 +1,5 @@
 """What the organiser can do to the arena's bots and authors (``referee authors ...``), as plain
-functions over the accounts (take5_arena/service/authors.py) and the store: they work on the
+functions over the accounts (take5_arena/service/authors/) and the store: they work on the
 tournament directory whether or not ``referee serve`` runs on it (the ladder drops a withdrawn
 bot's planned tables at its next look at the pool).
 

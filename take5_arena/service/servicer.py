@@ -18,8 +18,8 @@ a byte of an upload is read (:class:`take5_arena.service.defaults.ServerLimits`,
   most one chunk and its envelope (the transport refuses more, unread).
 
 Authors submit, follow, list, withdraw and read the faults of their own bots (a token in every call,
-take5_arena/service/authors.py); standings and records are public. The core (submissions, names,
-ownership) is plain Python in take5_arena/service/submissions.py and authors.py; this module only
+take5_arena/service/authors/); standings and records are public. The core (submissions, names,
+ownership) is plain Python in take5_arena/service/submissions.py and authors/; this module only
 maps calls onto it, and take5_arena/service/messages.py writes the replies.
 
 Errors reach the client as gRPC status codes with a one-line message (the table is in the .proto):
@@ -44,7 +44,7 @@ import grpc
 import grpc.aio
 
 from take5_arena.referee.store import EntrantVersion, Store, StoreError, WithheldError
-from take5_arena.service import defaults, logs, messages
+from take5_arena.service import challenges, defaults, logs, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts, Author, SubmissionRow, check_name
@@ -380,9 +380,12 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     def _record(self, gid: str) -> pb.GetGameRecordResponse:
         """A published game's record: a game whose deal has rotations still to play is refused
-        like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals")."""
+        like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals"); so
+        is an author's unrated challenge (take5_arena/service/challenges.py: theirs alone)."""
         with self.store() as store:
             try:
+                if challenges.challenge_of(store, gid) is not None:
+                    raise StoreError(gid)
                 record = store.records.get(gid, published_only=True)
             except WithheldError:
                 raise NotFoundError(

@@ -19,7 +19,7 @@ container not starting in time, its build running out of time), or an unexpected
 arena's, is tried :data:`defaults.BOUNDED_ATTEMPTS` times before it is refused.
 
 Once judged, a submission's upload is removed, and a refused bot's unpacked folder too; a name is
-claimed by the author only when a version of it is accepted (take5_arena/service/authors.py).
+claimed by the author only when a version of it is accepted (take5_arena/service/authors/).
 """
 
 from __future__ import annotations
@@ -403,6 +403,8 @@ class SubmissionQueue:
                 sandbox=self.sandbox,
                 timeout=self.timeout,
                 author=row.author,
+                log=lambda line: self._progress(row, folder, line),
+                pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:
@@ -423,6 +425,14 @@ class SubmissionQueue:
             done.smoke,
             version_id=done.version.id,
         )
+
+    def _progress(self, row: SubmissionRow, folder: Path, line: str) -> None:
+        """Where a validation is (its smoke games played so far, ...), in the submission's detail
+        while it is validating: its author sees it (``referee submit``'s wait, the web page),
+        with the bot's name for the arena's folder of it (as :func:`_unplaced` does)."""
+        shown = line.replace(str(folder), f"your bot {row.bot_name}")[:200]
+        self.accounts.set_status(row.id, SubmissionStatus.VALIDATING, detail=shown)
+        self._tell(self.accounts.submission(row.id))
 
     def _discard_upload(self, row: SubmissionRow) -> None:
         """A judged submission's upload is not needed any more (the store keeps the validated

@@ -4,7 +4,10 @@ A Starlette application on uvicorn, in the arena's own process, beside the gRPC 
 the same store and accounts, hands uploads to the same submission queue and watches the same
 ladder's games turn by turn. The modules:
 
-* ``app``: the routes (public pages, an author's pages, the organiser's) and what each reads;
+* ``app``: the application: the routes of every page area, the headers and limits on each request;
+* ``base``: what the page areas share (sessions, the CSRF and rate guard, forms, refusals);
+* ``public``, ``mine``, ``organising``: the pages of everyone, of a signed-in author, of the
+  organiser, and what each reads;
 * ``live``: the live feeds (standings, games in progress) fanned out to server-sent-event viewers;
 * ``security``: sessions, CSRF, rate limits and the response headers (the Content-Security-Policy);
 * ``guard``: each connection's deadlines (head, body, a stalled write) and the per-address caps;

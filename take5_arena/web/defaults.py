@@ -10,7 +10,8 @@ SESSION_SECONDS = 8 * 3600.0
 CLIENT_RATE = Rate(per_second=20.0, burst=120.0)
 """Requests per client address (every request, pages and streams alike)."""
 SIGNIN_RATE = Rate(per_second=0.2, burst=10.0)
-"""Sign-in attempts per client address: ten, then one every five seconds."""
+"""Wrong sign-in tokens per client address: ten, then one every five seconds (a correct token is
+never refused for them: take5_arena/web/app.py, ``signin``)."""
 AUTHOR_RATE = Rate(per_second=1.0, burst=30.0)
 """State-changing requests per signed-in author."""
 STREAMS_PER_CLIENT = 16

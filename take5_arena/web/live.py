@@ -197,4 +197,48 @@ class LiveHub:
         return sum(len(v) for v in self._viewers.values())
 
 
-__all__ = ["KEEP_FINISHED_SECONDS", "LIVE", "STANDINGS", "LiveHub", "Viewer", "game_feed"]
+@dataclass
+class Streams:
+    """The open live streams by client address, oldest first (on the event loop)."""
+
+    per_client: dict[str, dict[Viewer, None]] = field(default_factory=dict)
+    total: int = 0
+
+    def held(self, client: str) -> int:
+        return len(self.per_client.get(client, ()))
+
+    def add(self, client: str, viewer: Viewer) -> None:
+        self.per_client.setdefault(client, {})[viewer] = None
+        self.total += 1
+
+    def release(self, client: str, viewer: Viewer) -> None:
+        mine = self.per_client.get(client)
+        if mine is not None and viewer in mine:
+            del mine[viewer]
+            self.total -= 1
+            if not mine:
+                del self.per_client[client]
+
+    def make_room(self, client: str) -> bool:
+        """When every place is taken: end the oldest stream of the busiest address if it holds
+        more than ``client`` would with this one (fair shares); whether a place was made."""
+        if not self.per_client:
+            return False
+        busiest, viewers = max(self.per_client.items(), key=lambda item: len(item[1]))
+        if len(viewers) <= self.held(client) + 1:
+            return False
+        oldest = next(iter(viewers))
+        self.release(busiest, oldest)
+        oldest.end()
+        return True
+
+
+__all__ = [
+    "KEEP_FINISHED_SECONDS",
+    "LIVE",
+    "STANDINGS",
+    "LiveHub",
+    "Streams",
+    "Viewer",
+    "game_feed",
+]

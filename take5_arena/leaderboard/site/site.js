@@ -493,6 +493,11 @@
 
     var scale = intervalScale(rows);
     var los = data.los ? data.los.matrix : null;
+    // who submitted each version, as its newest record names it (the seat's "owner"; none: not known)
+    function ownerOf(entrant) {
+      var info = (data.bots || {})[entrant];
+      return info && typeof info.owner === "string" ? info.owner : "";
+    }
     var head = el("tr", null,
       ["#", "Bot", "Rating", "95% interval"].map(function (h) { return el("th", { scope: "col", text: h }); }),
       el("th", { scope: "col", class: "interval-head" }, intervalAxis(scale)),
@@ -504,6 +509,7 @@
       return el("tr", { "data-entrant": r.entrant, "data-rank": r.rank },
         el("td", { class: "num", text: r.rank }),
         el("td", { class: "name" }, el("a", { href: botHref(r.entrant), text: r.entrant }),
+          ownerOf(r.entrant) ? el("span", { class: "owner", title: "the author who submitted this version", text: " by " + ownerOf(r.entrant) }) : null,
           multi ? el("span", { class: "pool", text: " pool " + (r.component + 1) }) : null),
         el("td", { class: "num rating", text: fixed(r.rating, 0) }),
         el("td", { class: "num ci-text", text: intervalText(r) }),

@@ -40,6 +40,15 @@ class BotRef:
     """The file to run (python, command)."""
     address: str = ""
     """The gRPC target (address)."""
+    label: str = ""
+    """What messages call the bot when its folder is the referee's own (an artifact cache's
+    ``<digest>/bot``, which names nothing a reader knows): a tournament's entrant, a submitted
+    bot's name. Empty: its name and the argument as given."""
+
+    @property
+    def described(self) -> str:
+        """The bot as a message names it: its label, else its default name and its argument."""
+        return self.label or f"{self.default_name} ({self.text})"
 
     @property
     def folder(self) -> Path | None:

@@ -121,9 +121,8 @@ class Match:
                     Rejection(entrant.name, entrant.ref.text, entrant.out.kind, entrant.out.detail)
                 )
                 log.error(
-                    "bot %s (%s) rejected: %s: %s",
-                    entrant.name,
-                    entrant.ref.text,
+                    "bot %s was rejected before play (its seat forfeits every game): %s: %s",
+                    entrant.ref.label or f"{entrant.name} ({entrant.ref.text})",
                     entrant.out.kind,
                     entrant.out.detail,
                 )

@@ -16,6 +16,7 @@ All of it goes through the Engine API (docker-py): one request per step, typed e
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import secrets
 import threading
@@ -262,6 +263,55 @@ def logs_tail(
     return text[-max_bytes:]
 
 
+def logs_since(
+    client: docker.DockerClient, container_id: str, seen_ns: int, max_bytes: int
+) -> tuple[str, int]:
+    """What a container wrote to its stdout and stderr after the line Docker stamped ``seen_ns``
+    (nanoseconds since the epoch; 0: from the start), at most ``max_bytes`` of it in whole lines,
+    and the stamp of the last line given: an image without a shell (the static runtime: the Go
+    example) writes there rather than to an output file, and the match takes it turn by turn
+    (launcher.DockerBot.take_output). Docker's ``since`` counts whole seconds and includes its
+    second, so up to a second of lines is read again and skipped by its stamp. ("", seen_ns) when
+    the container is gone."""
+    import docker
+
+    since = {"since": seen_ns // 1_000_000_000} if seen_ns >= 1_000_000_000 else {}
+    try:
+        data = client.api.logs(container_id, stdout=True, stderr=True, timestamps=True, **since)
+    except docker.errors.APIError:
+        return "", seen_ns
+    raw = data if isinstance(data, bytes) else str(data).encode()
+    taken: list[bytes] = []
+    size = 0
+    for line in raw.splitlines(keepends=True):
+        stamp, _, text = line.partition(b" ")
+        ns = _stamp_ns(stamp)
+        if ns is None or ns <= seen_ns:
+            continue
+        if taken and size + len(text) > max_bytes:
+            break
+        taken.append(text[:max_bytes])
+        size += len(text)
+        seen_ns = ns
+    return b"".join(taken).decode("utf-8", errors="replace"), seen_ns
+
+
+def _stamp_ns(stamp: bytes) -> int | None:
+    """Docker's RFC 3339 stamp of a log line (``2026-12-05T00:26:19.123456789Z``) in
+    nanoseconds, or None if it is not one."""
+    text = stamp.decode("ascii", errors="replace")
+    if len(text) < 20 or not text.endswith("Z"):
+        return None
+    try:
+        seconds = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+    fraction = text[20:-1] if text[19] == "." else ""
+    if not fraction.isdigit() and fraction:
+        return None
+    return seconds * 1_000_000_000 + int((fraction or "0").ljust(9, "0")[:9])
+
+
 def remove(client: docker.DockerClient, container: str) -> bool:
     """Remove a container (id or name) and its anonymous volumes, killing it if it runs.
 
@@ -315,6 +365,7 @@ __all__ = [
     "cpu_seconds",
     "image_facts",
     "list_containers",
+    "logs_since",
     "logs_tail",
     "remove",
     "remove_run",

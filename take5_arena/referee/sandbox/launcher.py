@@ -181,6 +181,8 @@ class _Instance:
         """Bytes of its output already collected (a process kept for several games)."""
         self.output_taken = 0
         """Bytes of its output file already handed to the match, turn by turn (take_output)."""
+        self.log_taken_ns = 0
+        """Without an output file: the stamp of the last line of its Docker log handed over."""
         self.future: concurrent.futures.Future[containers.Container] = concurrent.futures.Future()
         self.pin: int | None = None
         self.oom: bool | None = None
@@ -1116,12 +1118,22 @@ class DockerBot(BotHandle):
         """What the bot wrote since the last call, read from its output file: the match keeps it
         with the turn just played (take5_arena/referee/match/botlogs.py), in every game it plays
         here, the ladder's and a Dask worker's alike. At most READ_BYTES a call. An image
-        without a shell writes to Docker's log instead, which is not read turn by turn (its tail
-        is in `stderr_tail`, with a fault)."""
+        without a shell (the static runtime) writes to Docker's log instead, read from the line
+        after the last one taken (its tail is also in `stderr_tail`, with a fault); Docker writes
+        it a moment after the bot, so a line printed just before an answer may go with the next
+        turn."""
         inst = self._current
-        path = inst.output_file if inst is not None else None
-        if inst is None or path is None:
+        if inst is None:
             return ""
+        path = inst.output_file
+        if path is None:
+            container = inst.container
+            if container is None or container.id is None:
+                return ""
+            text, inst.log_taken_ns = containers.logs_since(
+                self.launcher.client, container.id, inst.log_taken_ns, READ_BYTES
+            )
+            return text
         data, inst.output_taken = sockets.read_output_since(path, inst.output_taken, READ_BYTES)
         return data.decode("utf-8", errors="replace")
 

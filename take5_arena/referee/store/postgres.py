@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS entrant_versions (
     submitted_at TEXT NOT NULL,
     validation TEXT NOT NULL DEFAULT '{}',
     artifact TEXT,
+    author TEXT,
     UNIQUE (entrant_id, version),
     UNIQUE (entrant_id, source_hash)
 );
@@ -167,10 +168,11 @@ FUNCTIONS = [
     """CREATE OR REPLACE FUNCTION json_array_length(doc TEXT) RETURNS BIGINT LANGUAGE sql
     IMMUTABLE AS $$ SELECT jsonb_array_length(doc::jsonb)::BIGINT $$""",
     """CREATE OR REPLACE FUNCTION json_each(doc TEXT, path TEXT DEFAULT '$')
-    RETURNS TABLE(key TEXT, value TEXT) LANGUAGE sql IMMUTABLE AS $$
-    SELECT NULL::TEXT, e #>> '{}' FROM jsonb_array_elements(
+    RETURNS TABLE(key BIGINT, value TEXT) LANGUAGE sql IMMUTABLE AS $$
+    SELECT n - 1, e #>> '{}' FROM jsonb_array_elements(
         CASE WHEN jsonb_typeof(doc::jsonb #> take5_json_path(path)) = 'array'
-        THEN doc::jsonb #> take5_json_path(path) ELSE '[]'::jsonb END) AS e $$""",
+        THEN doc::jsonb #> take5_json_path(path) ELSE '[]'::jsonb END)
+        WITH ORDINALITY AS a(e, n) $$""",
     """CREATE OR REPLACE FUNCTION take5_next_result_seq() RETURNS BIGINT LANGUAGE sql AS $$
     INSERT INTO meta(key, value) VALUES ('results_seq', '1')
     ON CONFLICT (key) DO UPDATE SET value = (meta.value::BIGINT + 1)::TEXT

@@ -18,6 +18,15 @@ UNFINISHED = (
     "SELECT DISTINCT duplicate_set FROM games WHERE status = 'pending'"
     " AND game_id NOT IN (SELECT game_id FROM abandoned_games)"
 )
+UNRATED_PREFIX = "challenge-"
+"""The schedules whose id starts with this hold unrated games: an author's challenges
+(take5_arena/service/challenges.py). Their games are recorded like any other, but never rated,
+never in the standings, the public lists or a version's counts."""
+#: the games of unrated schedules (a range of the schedule ids: the index of schedule_games)
+UNRATED = (
+    "SELECT game_id FROM schedule_games"
+    f" WHERE schedule_id >= '{UNRATED_PREFIX}' AND schedule_id < '{UNRATED_PREFIX[:-1]}.'"
+)
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,8 @@ class Records(Repository):
         return found
 
     def bot_games(self, version_ids: Sequence[int], limit: int) -> list[BotGame]:
-        """The newest ``limit`` published games (:meth:`unfinished_deals`) of these versions,
+        """The newest ``limit`` published rated games (:meth:`unfinished_deals`, ``UNRATED``) of
+        these versions,
         newest first, each with its date, the version's place, score and faults, and every seat's
         version and place (its opponents)."""
         if not version_ids:
@@ -169,7 +179,7 @@ class Records(Repository):
             " json_array_length(sr.faults) FROM seat_results sr"
             " JOIN results r ON r.game_id = sr.game_id JOIN games g ON g.game_id = sr.game_id"
             f" WHERE sr.version_id IN ({marks}) AND g.duplicate_set NOT IN ({UNFINISHED})"
-            " ORDER BY r.seq DESC LIMIT ?",
+            f" AND sr.game_id NOT IN ({UNRATED}) ORDER BY r.seq DESC LIMIT ?",
             (*version_ids, limit),
         ).fetchall()
         ids = [row[0] for row in rows]
@@ -197,4 +207,4 @@ class Records(Repository):
         ]
 
 
-__all__ = ["UNFINISHED", "BotGame", "FaultedGame", "Records"]
+__all__ = ["UNFINISHED", "UNRATED", "UNRATED_PREFIX", "BotGame", "FaultedGame", "Records"]

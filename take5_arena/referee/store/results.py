@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import Connection, Repository, StoreError, now
-from .records import Records
+from .records import UNRATED, Records
 from .schedules import Schedules
 
 
@@ -62,11 +62,11 @@ class Results(Repository):
         self._records = records
 
     def version_stats(self) -> dict[int, VersionStats]:
-        """Games recorded and faults committed, per entrant version id (versions without a
-        recorded game are left out)."""
+        """Rated games recorded and faults committed in them, per entrant version id (versions
+        without a recorded game are left out; an author's unrated challenges do not count)."""
         rows = self._db.execute(
             "SELECT version_id, COUNT(*), COALESCE(SUM(json_array_length(faults)), 0)"
-            " FROM seat_results GROUP BY version_id"
+            f" FROM seat_results WHERE game_id NOT IN ({UNRATED}) GROUP BY version_id"
         )
         return {version_id: VersionStats(games, faults) for version_id, games, faults in rows}
 
@@ -209,12 +209,17 @@ class Results(Repository):
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
     def seat_results(
-        self, schedule_id: str | None = None, *, published_only: bool = False
+        self,
+        schedule_id: str | None = None,
+        *,
+        published_only: bool = False,
+        unrated: bool = False,
     ) -> list[SeatResult]:
-        """Every recorded game as per-seat tuples, in the order recorded (for ratings); with
+        """Every rated game recorded as per-seat tuples, in the order recorded (for ratings); with
         ``published_only``, not those whose deal is unfinished
-        (:meth:`.Records.unfinished_deals`). A row that does not hold what the store writes is a
-        StoreError naming it."""
+        (:meth:`.Records.unfinished_deals`); the unrated games of challenges (``UNRATED``) only
+        with ``unrated``, or when ``schedule_id`` names one. A row that does not hold what the
+        store writes is a StoreError naming it."""
         sql = (
             "SELECT r.seq, r.game_id, g.duplicate_set, sr.seat, sr.version_id, sr.score, sr.place, "
             "sr.faults FROM results r JOIN games g ON g.game_id = r.game_id "
@@ -224,6 +229,8 @@ class Results(Repository):
         if schedule_id is not None:
             sql += " WHERE r.game_id IN (SELECT game_id FROM schedule_games WHERE schedule_id = ?)"
             args = (schedule_id,)
+        elif not unrated:
+            sql += f" WHERE r.game_id NOT IN ({UNRATED})"
         games: dict[str, dict[str, Any]] = {}
         hidden = self._records.unfinished_deals() if published_only else set()
         for row in self._db.execute(sql + " ORDER BY r.seq, sr.seat", args):

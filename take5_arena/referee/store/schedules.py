@@ -118,6 +118,14 @@ class Schedules(Repository):
         )
         return [ScheduleInfo(*row) for row in rows]
 
+    def schedule_of(self, game_id: str) -> str | None:
+        """The id of the schedule a game belongs to (None: no such game)."""
+        row = self._db.execute(
+            "SELECT schedule_id FROM schedule_games WHERE game_id = ? ORDER BY schedule_id LIMIT 1",
+            (game_id,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def scheduled_seats(self, prefix: str) -> dict[int, int]:
         """Games scheduled per entrant version id (recorded or not), over the schedules whose id
         starts with ``prefix``."""

@@ -1,6 +1,6 @@
 """The store's schema: its tables, its version, and how an older store is brought up to it.
 
-Schema (version 3). An older store gains the new columns and tables when opened for writing
+Schema (version 4). An older store gains the new columns and tables when opened for writing
 (:func:`migrate`, in the transaction that opens it), after a copy of it as it was is kept
 beside it (``tournament.schema-vN.sqlite``); a newer one is refused (:func:`newer_schema`).
 tests/test_upgrade.py opens the golden stores of tests/data/ (scripts/make-golden-store.sh)::
@@ -11,6 +11,9 @@ tests/test_upgrade.py opens the golden stores of tests/data/ (scripts/make-golde
     entrant_versions(id PK, entrant_id FK, version, source_hash, image_id, bot_dir, kind,
                      submitted_at, validation JSON, artifact (sha256:... of the validated source
                      archive in DIR/artifacts/; NULL for versions submitted before version 2),
+                     author (who submitted this version: the arena account, or `referee submit
+                     --author`; a version keeps it when the entrant changes hands; schema 4,
+                     filled from the entrant's for older versions; NULL: unknown),
                      UNIQUE(entrant_id, version), UNIQUE(entrant_id, source_hash))
     schedules(schedule_id PK, created_at, description, settings JSON, entrants JSON, games)
     schedule_games(schedule_id FK, position, game_id FK, PK(schedule_id, position))
@@ -42,7 +45,7 @@ from pathlib import Path
 
 from .base import Connection, meta, set_meta
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_NAME = "tournament.sqlite"
 
 SCHEMA = """
@@ -68,6 +71,7 @@ CREATE TABLE IF NOT EXISTS entrant_versions (
     submitted_at TEXT NOT NULL,
     validation TEXT NOT NULL DEFAULT '{}',
     artifact TEXT,
+    author TEXT,
     UNIQUE (entrant_id, version),
     UNIQUE (entrant_id, source_hash)
 );
@@ -195,10 +199,15 @@ def shim_older_schema(db: Connection) -> None:
     if version >= SCHEMA_VERSION:
         return
     shims = []
+    if version < 4:  # a version's author, as the migration would give it
+        artifact = ", NULL AS artifact" if version < 2 else ""
+        author = _VERSION_AUTHOR.format(db="main.", v="v") if version >= 3 else "NULL"
+        shims.append(
+            f"CREATE TEMP VIEW entrant_versions AS SELECT v.*{artifact}, {author} AS author"
+            " FROM main.entrant_versions v"
+        )
     if version < 2:
         shims += [
-            "CREATE TEMP VIEW entrant_versions AS SELECT *, NULL AS artifact"
-            " FROM main.entrant_versions",
             "CREATE TEMP TABLE bot_output (game_id TEXT, seat INTEGER, version_id INTEGER,"
             " bytes INTEGER, dropped INTEGER)",
         ]
@@ -231,7 +240,25 @@ def migrate(db: Connection, version: int) -> None:
         _add_column(db, "entrants", "author", "TEXT")
         _add_column(db, "games", "deal_season", "INTEGER")
         _add_column(db, "games", "deal_id", "TEXT")
+    if version < 4:  # each version's author: the one its records name, else its entrant's
+        _add_column(db, "entrant_versions", "author", "TEXT")
+        author = _VERSION_AUTHOR.format(db="", v="entrant_versions")
+        db.execute(f"UPDATE entrant_versions SET author = {author} WHERE author IS NULL")
     set_meta(db, "schema_version", str(SCHEMA_VERSION))
+
+
+_VERSION_AUTHOR = (
+    "COALESCE((SELECT json_extract(s.value, '$.owner') FROM {db}seat_results sr"
+    " JOIN {db}results r ON r.game_id = sr.game_id,"
+    " json_each(CASE WHEN json_valid(r.record) THEN r.record ELSE '{{}}' END, '$.seats') s"
+    " WHERE sr.version_id = {v}.id AND s.key = sr.seat"
+    " AND json_extract(s.value, '$.owner') IS NOT NULL ORDER BY r.seq DESC LIMIT 1),"
+    " (SELECT e.author FROM {db}entrants e WHERE e.id = {v}.entrant_id))"
+)
+"""A version's author in a store from before schema 4 (SQL; ``db``: the schema's prefix, ``v``:
+the version row's table): the ``owner`` its newest record names (who the arena or the organiser
+said submitted it when it played), else its entrant's author, so that every record the store
+holds stays true to the author it is held to (`referee verify --tournament`)."""
 
 
 def _add_column(db: Connection, table: str, column: str, kind: str) -> None:

@@ -7,8 +7,9 @@ each stored record's seats must name exactly the entrant and version the schedul
 where the record has a source digest, the digest of the archive submitted for that version
 (take5_arena/referee/artifacts.py: games play that archive, and the worker checks the code against
 it when each game starts and ends, so a digest that differs, or none, means a record edited or
-played from code that was never submitted). Records are read as raw text so that one
-hostile row cannot stop the others.
+played from code that was never submitted). A seat that names its ``owner`` must name the
+version's author as the store keeps it (schema 4: per version). Records are read as raw text so
+that one hostile row cannot stop the others.
 
 And the results table must follow from the records (take5_arena/referee/store/integrity.py):
 every seat row derived again from its record, every played game recorded, every record scheduled,
@@ -112,6 +113,8 @@ def _judge(
         want: dict[str, Any] = {"name": v.name, "entrant": v.key, "version": v.version}
         if v.artifact:  # versions from before archives have no digest to hold them to
             want["digest"] = v.artifact
+        if v.author is not None:  # a record that names an owner names the version's author
+            want["owner"] = v.author
         seated.append(want)
     problem = seat_binding(doc, seated)
     return judgement if problem is None else Judgement(Verdict.INVALID, problem)

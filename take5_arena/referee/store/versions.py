@@ -27,8 +27,10 @@ class EntrantVersion:
     artifact: str | None = None
     """The digest of the validated source archive (what plays); None: submitted before archives."""
     author: str | None = None
-    """Who the organiser says the entrant is from (the arena account that owns it, or
-    ``referee submit --author``); None: not known. Two versions of one entrant share it."""
+    """Who submitted this version, as the organiser knows it (the arena account that owns it, or
+    ``referee submit --author``; a version submitted without one takes its entrant's); None: not
+    known. Stored per version, so that a record, the seating rule and the standings name who
+    submitted the code that played, even where an entrant's author changed later."""
 
     @property
     def key(self) -> str:
@@ -53,7 +55,8 @@ class Versions(Repository):
     ) -> tuple[EntrantVersion, bool]:
         """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
         whether it is new: the same source as an earlier version of this entrant gives that version
-        (its image id updated). ``author``, when given, becomes the entrant's author."""
+        (its image id updated, its author kept). ``author``, when given, becomes the entrant's
+        author and the new version's (without one, the entrant's goes to the new version)."""
         with self._transaction() as db:
             row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
             if row is None:
@@ -86,8 +89,8 @@ class Versions(Repository):
                 ).fetchone()[0]
                 version_id = db.execute(
                     "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
-                    "bot_dir, kind, submitted_at, validation, artifact) VALUES (?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?) RETURNING id",
+                    "bot_dir, kind, submitted_at, validation, artifact, author) VALUES (?, ?, ?, "
+                    "?, ?, ?, ?, ?, ?, (SELECT author FROM entrants WHERE id = ?)) RETURNING id",
                     (
                         entrant_id,
                         number,
@@ -98,14 +101,14 @@ class Versions(Repository):
                         now(),
                         json.dumps(dict(validation or {})),
                         artifact,
+                        entrant_id,
                     ),
                 ).fetchone()[0]
                 created = True
         return self.get(version_id), created
 
     _VERSION_SQL = (
-        "SELECT v.*, e.name, e.author FROM entrant_versions v"
-        " JOIN entrants e ON e.id = v.entrant_id"
+        "SELECT v.*, e.name FROM entrant_versions v JOIN entrants e ON e.id = v.entrant_id"
     )
 
     @staticmethod
@@ -153,14 +156,20 @@ class Versions(Repository):
 
     def set_authors(self, authors: Mapping[str, str]) -> int:
         """Give entrants (by name) their authors where the store does not know them yet (an
-        arena made before entrants had authors: its accounts know them); how many it set."""
+        arena made before entrants had authors: its accounts know them), and to their versions
+        that have none; how many entrants it set."""
         with self._transaction() as db:
-            return sum(
-                db.execute(
+            done = 0
+            for n, a in sorted(authors.items()):
+                done += db.execute(
                     "UPDATE entrants SET author = ? WHERE name = ? AND author IS NULL", (a, n)
                 ).rowcount
-                for n, a in sorted(authors.items())
-            )
+                db.execute(
+                    "UPDATE entrant_versions SET author = ? WHERE author IS NULL AND entrant_id ="
+                    " (SELECT id FROM entrants WHERE name = ?)",
+                    (a, n),
+                )
+            return done
 
     def entrant_states(self) -> dict[str, bool]:
         """Every entrant's name and whether it is active (plays in new schedules)."""

@@ -12,12 +12,16 @@ tournament's ``artifacts/`` folder and its digest to the store; tournament games
 they run, so a folder changed or deleted after submission changes nothing.
 
 Smoke games look like any other game to the bot (:func:`_smoke`): a table of the tournament's size
-and settings, house bots in the other seats, a fresh random deal, a random seat and game ids of the
-same form as a tournament's, so a bot cannot behave well only while it is being checked.
+and settings, a fresh random deal, a random seat and game ids of the same form as a tournament's,
+so a bot cannot behave well only while it is being checked. Its opponents are house bots, or with
+``pool=True`` (the arena's validation) the bots it will meet in its rated games: the current
+versions of other authors' entrants (:func:`pool_opponents`), so that nothing about who sits at
+the table tells the two kinds of game apart (docs/security.md, "A new version's first games").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import tempfile
@@ -53,7 +57,11 @@ if TYPE_CHECKING:
     from ..sandbox.launcher import DockerLauncher
 
 HOUSE_BOTS = tuple(defaults.EXAMPLE_BOTS / name for name in ("random", "lowest", "heuristic"))
-"""The bots that fill a smoke game's other seats (quick, deterministic in their limits)."""
+"""The bots that fill a smoke game's other seats when there is no pool to draw them from (quick,
+deterministic in their limits)."""
+
+Opponents = Callable[[int], list[BotRef]]
+"""The other seats of one smoke table, given how many there are."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ def submit(
     timeout: float | None = None,
     author: str | None = None,
     store: str | None = None,
+    pool: bool = False,
     log: Callable[[str], None] = lambda line: None,
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
@@ -82,6 +91,8 @@ def submit(
     :class:`SubmitRefusedError` (with the bot's stderr) when the bot does not build, start, shake
     hands, or play its smoke games without a fault, and :class:`SubmitDeferredError` when it could
     not be validated for the arena's own reasons (:func:`build_failure`, :func:`start_failure`).
+    ``pool``: the smoke tables' other seats are other authors' current versions
+    (:func:`pool_opponents`) when there are enough of them, house bots otherwise.
     """
     problem = name_problem("bot", name) or (
         None if author is None else name_problem("author", author)
@@ -114,6 +125,7 @@ def submit(
             sandbox=sandbox,
             timeout=timeout,
             author=author,
+            pool=pool,
             log=log,
         )
 
@@ -128,11 +140,13 @@ def _validate(
     sandbox: str | None,
     timeout: float | None,
     author: str | None,
+    pool: bool,
     log: Callable[[str], None],
 ) -> Submitted:
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
-        ref = parse_bot(str(snapshot))
+        # the snapshot is the artifact cache's <digest>/bot: messages name the bot instead
+        ref = dataclasses.replace(parse_bot(str(snapshot)), label=name)
     except BadBotRefError as error:
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
@@ -178,8 +192,13 @@ def _validate(
                 except ImageBuildError as error:
                     raise build_failure(error) from None
                 image_id = info.id
+            opponents = (
+                pool_opponents(store, name, author, settings.game.players, snapshot.parent.parent)
+                if pool
+                else None
+            )
             log(f"smoke games at a table of {settings.game.players} ({settings.sandbox}) ...")
-            smoke = _smoke(ref, settings, launcher)
+            smoke = _smoke(ref, settings, launcher, log, opponents)
         finally:
             if launcher is not None:
                 launcher.close()
@@ -203,22 +222,80 @@ def _validate(
         store.close()
 
 
-def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher | None) -> str:
+def pool_opponents(
+    store: Store, name: str, author: str | None, k: int, cache: Path
+) -> Opponents | None:
+    """The arena's smoke opponents: for each table, ``n`` distinct current versions of other
+    authors' entrants (one per author while there are enough authors, as the ladder seats them),
+    drawn at random from the OS's source and unpacked from their validated archives into
+    ``cache`` (the validation's own, as the submitted bot's); None when there are fewer than a
+    table of ``k`` has other seats (then house bots play, and the smoke line says so)."""
+    pool = [
+        v
+        for v in store.versions.current()
+        if v.artifact and v.name != name and (author is None or v.author != author)
+    ]
+    if len(pool) < k - 1:
+        return None
+    archives = ArtifactStore(store.directory / FOLDER)
+    folders: dict[int, Path] = {}
+
+    def folder(v: EntrantVersion) -> Path:
+        """The version unpacked (once, when first drawn); a missing archive is the arena's."""
+        if v.id not in folders:
+            try:
+                folders[v.id] = materialize(
+                    str(v.artifact), archives.get(str(v.artifact)).data, cache
+                )
+            except ArtifactError:  # the arena's to mend (the ladder names it); the author waits
+                raise SubmitDeferredError(
+                    "the arena could not read an opponent's archive"
+                ) from None
+        return folders[v.id]
+
+    def draw(n: int) -> list[BotRef]:
+        rest = list(pool)
+        chosen: list[EntrantVersion] = []
+        while len(chosen) < n:
+            seen = {v.author for v in chosen}
+            fresh = [v for v in rest if v.author is None or v.author not in seen] or rest
+            pick = fresh[secrets.randbelow(len(fresh))]
+            rest.remove(pick)
+            chosen.append(pick)
+        return [parse_bot(str(folder(v))) for v in chosen]
+
+    return draw
+
+
+def _house(n: int) -> list[BotRef]:
+    return [parse_bot(str(secrets.choice(HOUSE_BOTS))) for _ in range(n)]
+
+
+def _smoke(
+    ref: BotRef,
+    settings: TournamentSettings,
+    launcher: DockerLauncher | None,
+    log: Callable[[str], None] = lambda line: None,
+    opponents: Opponents | None = None,
+) -> str:
     """Smoke games: a table of the tournament's own shape; a fault refuses the bot.
 
     Nothing a bot can see tells them from a tournament's games (docs/security.md, "Smoke games"):
     the tournament's game settings (table size, variant, threshold, end rule) and call limits, a
-    deal from the OS's random source, a random seat, the other seats drawn from the house bots
-    (:data:`HOUSE_BOTS`, repeats allowed, as a tournament may seat anyone), game ids of the
-    tournament's form (16 hex digits), and as many games per table as a tournament table plays:
-    every rotation of the deal with duplicate deals (two tables of one game each without)."""
+    deal from the OS's random source, a random seat, the other seats drawn from ``opponents`` (the
+    pool it will play, :func:`pool_opponents`) or else the house bots (:data:`HOUSE_BOTS`, repeats
+    allowed), game ids of the tournament's form (16 hex digits), and as many games per table as a
+    tournament table plays: every rotation of the deal with duplicate deals (two tables of one game
+    each without). ``log`` hears how many of them have been played (the author's page shows it)."""
     k = settings.game.players
     rotations = list(range(k)) if settings.duplicate else [0]
+    total = (1 if settings.duplicate else 2) * len(rotations)
     scores: list[int] = []
-    name, version = ref.default_name, ""
+    log(f"smoke games: 0 of {total} played")
+    name, version = ref.label or ref.default_name, ""
     for _table in range(1 if settings.duplicate else 2):
         seat = secrets.randbelow(k)
-        house = [parse_bot(str(secrets.choice(HOUSE_BOTS))) for _ in range(k - 1)]
+        house = (opponents or _house)(k - 1)
         config = MatchConfig(
             games=k,
             seed=secrets.randbits(63),
@@ -247,12 +324,15 @@ def _smoke(ref: BotRef, settings: TournamentSettings, launcher: DockerLauncher |
                             clean_text(mine.handle.stderr_tail(4000)),
                         )
                     scores.append(game.scores[seat])
+                    log(f"smoke games: {len(scores)} of {total} played, no fault so far")
                 name, version = mine.info.name or name, mine.info.version or ""
         except InfraError as error:  # a bot's sandbox did not start: the host's doing
             raise SubmitDeferredError(f"the arena could not start the bots ({error})") from None
+    against = "the pool's bots" if opponents is not None else "house bots"
     return (
         f"handshake ok ({name} {version}".rstrip()
-        + f"), {len(scores)} smoke games without a fault (tables of {k}), penalties {scores}"
+        + f"), {len(scores)} smoke games without a fault (tables of {k}) against {against}, "
+        f"penalties {scores}"
     )
 
 

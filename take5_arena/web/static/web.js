@@ -181,6 +181,8 @@
         .then(function (r) { return r.json(); })
         .then(function (s) {
           document.getElementById("status").textContent = s.status;
+          var progress = document.getElementById("progress");
+          if (progress) progress.textContent = s.detail;
           if (s.finished) { clearInterval(timer); window.location.reload(); }
         })
         .catch(function () {});

@@ -22,6 +22,7 @@ so it can be retried on any worker, including one that joined a minute ago.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import sys
 import threading
@@ -152,17 +153,22 @@ def run_table(
     with _tally_lock:
         _tally["in_flight"] += 1
     try:
-        refs = [parse_bot(_seat_folder(spec, seat)) for seat in spec.seats]
+        refs = [
+            dataclasses.replace(parse_bot(_seat_folder(spec, seat)), label=seat.key)
+            for seat in spec.seats
+        ]
         if docker:
             if not engine_answers():
                 raise InfraError(InfraKind.ENGINE_UNAVAILABLE, "no Docker engine answers")
             launcher = launchers.docker_launcher(spec.settings)
+            keys = {ref.text: ref.label for ref in refs}
             for text, got in launcher.prepare(refs).items():
                 if isinstance(got, ImageBuildError):
                     # Validated at submission: an image that cannot be built now is not the bot's
                     # doing.
                     kind = InfraKind.ENGINE_UNAVAILABLE if not engine_answers() else InfraKind.IMAGE
-                    raise InfraError(kind, f"{text}: {str(got).splitlines()[0]}")
+                    first = str(got).replace(text, keys.get(text, text)).splitlines()[0]
+                    raise InfraError(kind, f"{keys.get(text, text)}: {first}")
         play_table(spec, refs, launcher, emit)
     except InfraError as error:
         _fail_rest(spec, outcomes, emit, error.kind, error.detail)

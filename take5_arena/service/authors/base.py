@@ -1,0 +1,82 @@
+"""The open accounts: the file made or migrated, one connection behind a lock, transactions, and
+what the accounts ask of the tournament's store (which entrants play)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from take5_arena.referee.store import Store
+from take5_arena.service.authors.storage import (
+    ACCOUNTS_NAME,
+    backup_before_migration,
+    connect_accounts,
+    create_tables,
+    move_old_accounts,
+)
+
+
+class AccountsBase:
+    """The accounts' connection and its transactions, which each part of
+    :class:`~take5_arena.service.authors.Accounts` uses. Thread-safe (one lock around the
+    connection)."""
+
+    def __init__(self, directory: str | os.PathLike[str], *, create: bool = False) -> None:
+        self.directory = Path(directory)
+        # The accounts belong to a tournament directory: its store is created (or checked) first.
+        Store(self.directory, create=create).close()
+        move_old_accounts(self.directory)
+        self.path = self.directory / ACCOUNTS_NAME
+        self.upgrade_backup: Path | None = backup_before_migration(self.path)
+        """Where the accounts were copied before this open migrated them (None: no migration)."""
+        fresh = not self.path.exists()
+        self.lock = threading.RLock()
+        try:
+            self.db = connect_accounts(self.path)
+            try:
+                with self.tx() as db:
+                    create_tables(db)
+            except BaseException:
+                self.db.close()
+                raise
+        except BaseException:
+            if fresh:  # made by this open and never filled (a full disk): no empty file is left
+                for leftover in ("", "-wal", "-shm"):
+                    with suppress(OSError):  # (a read-only disk made none)
+                        Path(f"{self.path}{leftover}").unlink(missing_ok=True)
+            raise
+        # token id -> (stored hash, the token that matched it): a token checked once is not hashed
+        # again while its row is unchanged (a new token or a revocation changes what is compared)
+        self._verified: dict[str, tuple[bytes, str]] = {}
+        self._failed_at: dict[str, float] = {}
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        with self.lock:
+            return self.db.execute(sql, args).fetchall()
+
+    def _playing(self) -> set[str]:
+        """The names of the entrants that play (the store's: they are its entrants)."""
+        with Store(self.directory, readonly=True) as store:
+            return {name for name, active in store.versions.entrant_states().items() if active}
+
+
+__all__ = ["AccountsBase"]

@@ -1,0 +1,96 @@
+"""An author's challenges on the web (docs/web.md, "Authors"; take5_arena/service/challenges.py):
+the form on ``/me`` (one of their bots, the opponents it is to meet), ``POST /me/challenges``
+(the origin, the session's CSRF token and the author's request rate first, like every form; then
+the challenge's own checks and the author's challenge limits), and each challenge's page
+(``/me/challenges/ID``: its table, its games as they are played, each a link to its replay, all
+marked unrated). A challenge is its author's alone: another author's id is "no such challenge".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from take5_arena.service import challenges
+from take5_arena.service.errors import LimitExceededError, RequestError, ServiceError
+from take5_arena.web.base import Refused
+from take5_arena.web.mine import AuthorPages
+
+#: seconds a request waits for the ladder's thread to store a challenge
+_STORED_SECONDS = 30.0
+
+
+class ChallengePages(AuthorPages):
+    """Asking for a challenge, and a challenge's page (a refusal is shown on ``/me``, with the
+    form)."""
+
+    def _players(self) -> int:
+        ladder = self.parts.service.ladder
+        if ladder is None:
+            raise Refused(409, "this arena plays no games now: no challenges")
+        return ladder.settings.players
+
+    def _check_challenge(self, author: str, bot: str, opponents: list[str]) -> tuple[str, ...]:
+        with self.store() as store:
+            return challenges.check(
+                store, self.parts.service.accounts, author, bot, opponents, self._players()
+            )
+
+    async def ask_challenge(self, request: Request) -> Response:
+        session = await self.signed_in(request)
+        form = await self.small_form(request)
+        await self.guard(request, session, form)
+        bot = form.get("bot", "").strip()
+        opponents = [
+            form[key].strip()
+            for key in sorted(form)
+            if key.startswith("opponent") and form[key].strip()
+        ]
+        ladder = self.parts.service.ladder
+        try:
+            if ladder is None:
+                raise Refused(409, "this arena plays no games now: no challenges")
+            seats = await self.run(self._check_challenge, session.author, bot, opponents)
+            asked = ladder.challenge(session.author, seats)
+            try:
+                cid = await asyncio.wait_for(asyncio.wrap_future(asked), _STORED_SECONDS)
+            except asyncio.TimeoutError:
+                asked.cancel()
+                raise Refused(503, "the arena is busy; ask again in a minute") from None
+        except RequestError as error:
+            status = 429 if isinstance(error, LimitExceededError) else 400
+            return await self.me(request, str(error), status)
+        except ServiceError as error:
+            return await self.me(request, str(error), 400)
+        self.parts.log(f"web: {session.author} asked for {cid}: {', '.join(seats)}")
+        return RedirectResponse(f"/me/challenges/{quote(cid, safe='')}", 303)
+
+    def _challenge(self, author: str, cid: str) -> dict[str, Any]:
+        with self.store() as store:
+            try:
+                found = challenges.get(store, author, cid)
+            except ServiceError:
+                raise Refused(404, "you have no such challenge") from None
+            finished = store.records.finished_at([g.game_id for g in found.games])
+        return {
+            "id": found.id,
+            "created_at": found.created_at,
+            "state": found.state,
+            "seats": found.seats,
+            "games": [
+                {"id": g.game_id, "status": g.status, "finished_at": finished.get(g.game_id, "")}
+                for g in found.games
+            ],
+        }
+
+    async def challenge_page(self, request: Request) -> Response:
+        session = await self.signed_in(request)
+        data = await self.run(self._challenge, session.author, request.path_params["cid"][:100])
+        return self.page(request, "challenge.html", session=session, challenge=data)
+
+
+__all__ = ["ChallengePages"]

@@ -1,0 +1,334 @@
+"""What everyone sees (docs/web.md, "Everyone"): the standings (``/``, live over server-sent
+events), the games (``/games``), each game's replay (``/replay.html?game=ID``, drawn by the static
+site's renderer from ``/api/games/ID``), the games in progress (``/live``, ``/watch?game=ID``) and
+each bot's page (``/bot.html?bot=NAME``). The names mirror the static site's pages, so that the
+renderer's own links (``bot.html?bot=``, ``index.html``) work here unchanged. Nothing here reads a
+bot's own output: the public record (take5_arena/service/messages.py) leaves it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
+from take5_arena.referee.store import StoreError
+from take5_arena.service import challenges, messages
+from take5_arena.service.authors import HOUSE
+from take5_arena.web import defaults
+from take5_arena.web.base import Pages, Refused, client_of
+from take5_arena.web.live import LIVE, STANDINGS, game_feed
+
+
+class PublicPages(Pages):
+    """The public pages and live streams."""
+
+    def standings_rows(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        doc, computed_at = self.parts.service.publisher.latest()
+        rows = list((doc or {}).get("rows") or [])
+        owners = {c.bot_name: c.owner for c in self.parts.service.accounts.claims()}
+        out = [
+            {
+                "rank": r.get("rank"),
+                "entrant": r.get("entrant"),
+                "owner": owners.get(str(r.get("entrant", "")).split("@")[0], HOUSE),
+                "rating": r.get("rating"),
+                "interval": r.get("interval"),
+                "no_interval": "–" if r.get("enough_games", True) else NOT_ENOUGH_GAMES,
+                "games": r.get("games"),
+                "wins": r.get("wins"),
+                "mean_place": r.get("mean_place"),
+            }
+            for r in rows
+        ]
+        meta = {
+            "games": (doc or {}).get("games", 0),
+            "computed_at": computed_at,
+            # the ladder's --bootstrap 0 computes no interval at all (board.py, describe_interval)
+            "intervals": bool(((doc or {}).get("method") or {}).get("interval")),
+        }
+        return out, meta
+
+    async def index(self, request: Request) -> Response:
+        rows, meta = await self.run(self.standings_rows)
+        return self.page(
+            request, "index.html", session=await self.session(request), rows=rows, meta=meta
+        )
+
+    def _games(self, limit: int, bot: str) -> list[dict[str, Any]]:
+        """The newest ``limit`` published games, of the bot named ``bot`` only if it is given."""
+        with self.store() as store:
+            versions = store.versions.all()
+            names = {v.id: f"{v.name}@{v.version}" for v in versions}
+            results = store.results.seat_results(published_only=True)
+            if bot:
+                own = {v.id for v in versions if v.name == bot}
+                results = [r for r in results if own & set(r.versions)]
+            shown = list(reversed(results[-limit:]))
+            finished = store.records.finished_at([r.game_id for r in shown])
+        return [
+            {
+                "id": r.game_id,
+                "finished_at": finished.get(r.game_id, ""),
+                "seats": [
+                    {"bot": names.get(v, "?"), "score": s, "place": p, "faults": len(f)}
+                    for v, s, p, f in zip(r.versions, r.scores, r.places, r.faults)
+                ],
+            }
+            for r in shown
+        ]
+
+    async def games(self, request: Request) -> Response:
+        bot = request.query_params.get("bot", "")[:200]
+        games = await self.run(self._games, defaults.GAMES_SHOWN, bot)
+        return self.page(
+            request, "games.html", session=await self.session(request), games=games, bot=bot
+        )
+
+    def _unrated(self, game_id: str) -> bool:
+        with self.store() as store:
+            return challenges.challenge_of(store, game_id) is not None
+
+    async def replay(self, request: Request) -> Response:
+        game_id = request.query_params.get("game", "")[:100]
+        return self.page(
+            request,
+            "replay.html",
+            session=await self.session(request),
+            game_id=game_id,
+            unrated=await self.run(self._unrated, game_id),
+        )
+
+    def _public_game(self, game_id: str, author: str | None) -> dict[str, Any]:
+        """A published game's public record: a challenge's only for its author and the authors
+        of its bots (anyone else: as if there were no such game)."""
+        with self.store() as store:
+            if not challenges.may_read(store, self.parts.service.accounts, author, game_id):
+                raise Refused(404, f"game {game_id} is not recorded")
+            try:
+                record = store.records.get(game_id, published_only=True)
+            except StoreError as error:
+                raise Refused(404, str(error).splitlines()[0][:200]) from None
+        public = messages.public_record(record)
+        return {
+            "id": game_id,
+            "entrants": [s.get("name") for s in public["seats"]],
+            "record": public,
+        }
+
+    async def game_json(self, request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        if not game_id or len(game_id) > 100:
+            raise Refused(404, "no such game")
+        session = await self.session(request)
+        author = session.author if session is not None and not session.organiser else None
+        return JSONResponse(
+            await self.run(self._public_game, game_id, author),
+            headers={"cache-control": "no-store"} if session is not None else {},
+        )
+
+    async def live(self, request: Request) -> Response:
+        return self.page(
+            request,
+            "live.html",
+            session=await self.session(request),
+            games=self.hub.live_games(),
+        )
+
+    async def watch(self, request: Request) -> Response:
+        return self.page(
+            request,
+            "watch.html",
+            session=await self.session(request),
+            game_id=request.query_params.get("game", ""),
+        )
+
+    def _bot(self, name: str) -> dict[str, Any] | None:
+        accounts = self.parts.service.accounts
+        claim = accounts.claim_of(name)
+        with self.store() as store:
+            states = store.versions.entrant_states()
+            versions = [v for v in store.versions.all() if v.name == name]
+            stats = store.results.version_stats()
+        if claim is None and not versions:
+            return None
+        rows, _meta = self.standings_rows()
+        by_entrant = {str(r["entrant"]): r for r in rows}
+        latest = max((v.version for v in versions), default=0)
+        banned = claim is not None and claim.banned_at is not None
+        with self.store() as store:
+            keys = {v.id: f"{v.name}@{v.version}" for v in store.versions.all()}
+            games = store.records.bot_games([v.id for v in versions], defaults.BOT_GAMES_SHOWN)
+        doc, _ = self.parts.service.publisher.latest()
+        return {
+            "name": name,
+            "owner": claim.owner if claim is not None else HOUSE,
+            "state": "banned" if banned else "active" if states.get(name) else "withdrawn",
+            "note": claim.note if claim is not None else "",
+            # the standings name a bot's latest version by its name, older ones name@vN
+            # (take5_arena/referee/tournament/status.py, entrant_labels)
+            "standing": by_entrant.get(name),
+            "versions": _side_by_side(
+                [
+                    {
+                        "version": v.version,
+                        "submitted_at": v.submitted_at,
+                        "kind": v.kind,
+                        "source_hash": v.source_hash[:16],
+                        "games": stats[v.id].games if v.id in stats else 0,
+                        "faults": stats[v.id].faults if v.id in stats else 0,
+                        "standing": by_entrant.get(
+                            name if v.version == latest else f"{name}@v{v.version}"
+                        ),
+                    }
+                    for v in versions
+                ]
+            ),
+            "games": [
+                {
+                    "id": g.game_id,
+                    "finished_at": g.finished_at,
+                    "version": keys.get(g.version_id, "?"),
+                    "place": g.place,
+                    "seats": len(g.seats),
+                    "score": g.score,
+                    "faults": g.faults,
+                    "opponents": [
+                        {"bot": keys.get(v, "?"), "place": p}
+                        for v, p in zip(g.seats, g.places)
+                        if v != g.version_id
+                    ],
+                }
+                for g in games
+            ],
+            "rating_chart": _rating_chart(doc, name),
+        }
+
+    async def bot(self, request: Request) -> Response:
+        name = request.query_params.get("bot", "")
+        bot = await self.run(self._bot, name) if 0 < len(name) <= 200 else None
+        if bot is None:
+            raise Refused(404, "no such bot")
+        return self.page(request, "bot.html", session=await self.session(request), bot=bot)
+
+    # -- live streams ------------------------------------------------------------------------------
+
+    async def standings_events(self, request: Request) -> Response:
+        return await self.stream(request, STANDINGS)
+
+    async def live_events(self, request: Request) -> Response:
+        return await self.stream(request, LIVE)
+
+    async def game_events(self, request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        if not self.hub.has_game(game_id):
+            raise Refused(404, "no such game in progress")
+        return await self.stream(request, game_feed(game_id))
+
+    async def stream(self, request: Request, feed: str) -> Response:
+        """A server-sent-event stream of ``feed``: its present state, then each change (a viewer
+        that falls behind gets the newest only), and a comment line as a keep-alive; it ends
+        after ``stream_seconds`` (the browser comes back by itself), so no one holds a place for
+        ever."""
+        client = client_of(request)
+        streams = self.streams
+        if streams.held(client) >= self.config.streams_per_client:
+            raise Refused(429, "too many live streams from your address", 10)
+        if streams.total >= self.config.max_streams and not streams.make_room(client):
+            raise Refused(503, "too many live viewers right now; try again later", 10)
+        viewer = self.hub.subscribe(feed)
+        streams.add(client, viewer)
+        heartbeat = self.config.heartbeat_seconds
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self.config.stream_seconds
+
+        async def events() -> AsyncIterator[str]:
+            try:
+                yield "retry: 2000\n\n"
+                while not viewer.ended and (left := end - loop.time()) > 0:
+                    data = await viewer.next(min(heartbeat, left))
+                    yield ": keep-alive\n\n" if data is None else f"data: {data}\n\n"
+            finally:
+                self.hub.unsubscribe(feed, viewer)
+                streams.release(client, viewer)
+
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    async def refresh_standings(self) -> None:
+        """Forever: when the publisher has new standings, send them to the standings feed."""
+        while True:
+            doc, _ = self.parts.service.publisher.latest()
+            if doc is not self._standings_seen:
+                self._standings_seen = doc
+                try:
+                    rows, meta = await self.run(self.standings_rows)
+                    self.hub.set_standings(json.dumps({"rows": rows, **meta}, ensure_ascii=False))
+                except Exception as error:  # noqa: BLE001 - reported; tried again next time
+                    self.parts.log(f"web: standings feed failed: {type(error).__name__}: {error}")
+            await asyncio.sleep(defaults.STANDINGS_POLL_SECONDS)
+
+    # -- signing in --------------------------------------------------------------------------------
+
+
+def _side_by_side(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A bot's versions, newest first, each with its faults per game and its rating's change from
+    the version before it (None where either has no rating yet): what an author compares."""
+    previous: float | None = None
+    for v in versions:  # oldest first
+        rating = (v["standing"] or {}).get("rating")
+        v["faults_per_game"] = round(v["faults"] / v["games"], 3) if v["games"] else None
+        v["change"] = (
+            round(rating - previous)
+            if isinstance(rating, (int, float)) and previous is not None
+            else None
+        )
+        if isinstance(rating, (int, float)):
+            previous = float(rating)
+    return list(reversed(versions))
+
+
+def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """A bot's rating over the ladder's games, one line per version, as numbers for an inline SVG
+    (the standings document's ``over_time`` points; None before there are two of them). Only
+    numbers and the versions' keys reach the page (escaped): no script draws it."""
+    points = ((doc or {}).get("over_time") or {}).get("points") or []
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for point in points:
+        for entrant, rating in (point.get("ratings") or {}).items():
+            if str(entrant).split("@")[0] == name and isinstance(rating, (int, float)):
+                lines.setdefault(str(entrant), []).append((float(point["games"]), float(rating)))
+    every = [xy for line in lines.values() for xy in line]
+    if len(every) < 2:
+        return None
+    x0, x1 = min(x for x, _ in every), max(x for x, _ in every)
+    y0, y1 = min(y for _, y in every), max(y for _, y in every)
+    width, height, margin = 640.0, 200.0, 36.0
+
+    def at(x: float, y: float) -> str:
+        px = margin + (width - 2 * margin) * ((x - x0) / (x1 - x0) if x1 > x0 else 0.5)
+        py = height - margin - (height - 2 * margin) * ((y - y0) / (y1 - y0) if y1 > y0 else 0.5)
+        return f"{px:.1f},{py:.1f}"
+
+    return {
+        "width": int(width),
+        "height": int(height),
+        "lines": [
+            {"key": key, "points": " ".join(at(x, y) for x, y in line), "last": round(line[-1][1])}
+            for key, line in sorted(lines.items())
+        ],
+        "low": round(y0),
+        "high": round(y1),
+        "games": (int(x0), int(x1)),
+    }
+
+
+__all__ = ["PublicPages"]

@@ -1,0 +1,204 @@
+"""A new version's first games look like any other game (issue 46): a detector bot
+(tests/bots/detector) submitted again and again to a real `referee serve` guesses, at each table,
+whether it is being validated or rated, from what it sees; its guesses are held to the truth (a
+rated game is in the store, a validation game never is) with a one-sided Fisher exact test at 95%.
+
+The same detector against the house bots that smoke tables used to seat (``submit(pool=False)``,
+still what a local `referee submit` and a pool too small to fill a table get) is the baseline,
+measured in the same run: there it tells them apart. The figures go to docs/security.md."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from pathlib import Path
+
+import pytest
+from arena_support import Server, add_author, db_rows, wait_until
+from support import referee_env
+
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament import submit
+from take5_arena.service.api import arena_pb2 as pb
+from take5_arena.service.client import pack_folder
+
+DETECTOR = Path(__file__).resolve().parent / "bots" / "detector"
+VERSIONS = int(os.environ.get("TAKE5_BLIND_VERSIONS", "16"))
+"""How many versions of the detector are validated (one smoke table each)."""
+RATED_TABLES = int(os.environ.get("TAKE5_BLIND_RATED", "16"))
+
+OTHER = """from take5 import Bot, run
+
+
+class Other(Bot):
+    name = "{name}"
+
+    def pick_card(self, view):
+        hand = sorted(view.hand)
+        return hand[{pick}]
+
+
+if __name__ == "__main__":
+    run(Other())
+"""
+
+
+def _bot(tmp_path: Path, name: str, pick: str) -> Path:
+    folder = tmp_path / "bots" / name
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_text(OTHER.format(name=name, pick=pick))
+    return folder
+
+
+def _version(tmp_path: Path, n: int) -> Path:
+    """The detector as a new version (its sources differ by a comment)."""
+    folder = tmp_path / "detector" / str(n)
+    folder.mkdir(parents=True)
+    text = (DETECTOR / "bot.py").read_text()
+    (folder / "bot.py").write_text(f"{text}\n# version {n}\n")
+    return folder
+
+
+def fisher_one_sided(a: int, b: int, c: int, d: int) -> float:
+    """P of a table at least as far towards "the guess follows the truth" as [[a, b], [c, d]]
+    (rows: validation, rated; columns: guessed validation, guessed rated), margins fixed."""
+    row1, col1, n = a + b, a + c, a + b + c + d
+    total = math.comb(n, col1)
+    return (
+        sum(
+            math.comb(row1, x) * math.comb(n - row1, col1 - x)
+            for x in range(a, min(row1, col1) + 1)
+        )
+        / total
+    )
+
+
+def _tables(seen: Path) -> dict[str, dict[str, object]]:
+    """Each table the detector sat at (its process), with its games and its guess (validation if
+    any game of it said so) and its first decision's delay."""
+    tables: dict[str, dict[str, object]] = {}
+    for line in seen.read_text().splitlines():
+        note = json.loads(line)
+        t = tables.setdefault(note["process"], {"games": [], "guess": "rated", "delay": None})
+        t["games"].append(note["game_id"])  # type: ignore[union-attr]
+        if note["guess"] == "validation":
+            t["guess"] = "validation"
+        if t["delay"] is None:
+            t["delay"] = note["first_call"]
+    return tables
+
+
+def _judge(tables: dict[str, dict[str, object]], rated_ids: set[str]) -> dict[str, object]:
+    counts = {("validation", "validation"): 0, ("validation", "rated"): 0}
+    counts |= {("rated", "validation"): 0, ("rated", "rated"): 0}
+    delays: dict[str, list[float]] = {"validation": [], "rated": []}
+    for t in tables.values():
+        games = set(t["games"])  # type: ignore[arg-type]
+        truth = "rated" if games & rated_ids else "validation"
+        assert not (truth == "rated" and games - rated_ids), "a table both rated and not"
+        counts[(truth, str(t["guess"]))] += 1
+        delays[truth].append(float(t["delay"]))  # type: ignore[arg-type]
+    a, b = counts[("validation", "validation")], counts[("validation", "rated")]
+    c, d = counts[("rated", "validation")], counts[("rated", "rated")]
+    return {
+        "validation tables": a + b,
+        "rated tables": c + d,
+        "caught (validation guessed validation)": a,
+        "false alarms (rated guessed validation)": c,
+        "balanced accuracy": round(((a / max(a + b, 1)) + (d / max(c + d, 1))) / 2, 3),
+        "p (one-sided Fisher)": fisher_one_sided(a, b, c, d),
+        "median first decision, validation / rated (s)": (
+            round(statistics.median(delays["validation"] or [0.0]), 3),
+            round(statistics.median(delays["rated"] or [0.0]), 3),
+        ),
+        "timing AUC (P a validation table starts sooner)": round(
+            _auc(delays["validation"], delays["rated"]), 3
+        ),
+    }
+
+
+def _auc(first: list[float], second: list[float]) -> float:
+    """The chance that a value of ``first`` is below one of ``second`` (ties half): 0.5 when the
+    time to the first decision says nothing about the kind of game."""
+    if not first or not second:
+        return 0.5
+    wins = sum((a < b) + 0.5 * (a == b) for a in first for b in second)
+    return wins / (len(first) * len(second))
+
+
+def test_fisher_exact_agrees_with_a_known_table():
+    # [[8, 2], [1, 5]]: scipy.stats.fisher_exact(..., alternative="greater") gives 0.0244755245
+    assert abs(fisher_one_sided(8, 2, 1, 5) - 0.0244755245) < 1e-9
+    assert fisher_one_sided(0, 5, 0, 5) == 1.0
+
+
+@pytest.mark.slow
+def test_a_detector_cannot_tell_its_validation_from_its_rated_games(tmp_path, monkeypatch):
+    directory = tmp_path / "T"
+    tokens = {
+        n: add_author(directory, n, "--per-hour", "1000") for n in ("alice", "bob", "carol", "dave")
+    }
+    seen = tmp_path / "seen.jsonl"
+    server = Server(
+        directory,
+        "--sandbox",
+        "local",
+        "--players",
+        "3",
+        "--gauntlet",
+        "1",
+        env=referee_env(TAKE5_TEST_SEEN=str(seen)),
+    )
+    try:
+        # the pool: three other authors' bots, none of which plays like the house's lowest bot
+        for author, pick in (
+            ("bob", "-1"),
+            ("carol", "len(hand) // 2"),
+            ("dave", "max(0, len(hand) - 2)"),
+        ):
+            with server.client(tokens[author]) as client:
+                reply = client.submit(
+                    f"{author}bot", pack_folder(_bot(tmp_path, f"{author}bot", pick))
+                )
+                assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+        with server.client(tokens["alice"]) as alice:
+            for n in range(VERSIONS):
+                reply = alice.submit("detector", pack_folder(_version(tmp_path, n)))
+                assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+                assert "against the pool's bots" in reply.validation, reply
+        wait_until(
+            lambda: len(_detector_games(directory)) >= 3 * RATED_TABLES,
+            timeout=900,
+            what="the detector's rated games",
+            server=server,
+        )
+    finally:
+        assert server.stop() == 0, server.log
+    found = _judge(_tables(seen), _detector_games(directory))
+    print("\npool validation:", found)
+    assert found["validation tables"] == VERSIONS
+    assert found["p (one-sided Fisher)"] >= 0.05, found  # no better than chance
+
+    # The baseline, in the same run: the same detector against house-bot smoke tables.
+    house_seen = tmp_path / "house.jsonl"
+    monkeypatch.setenv("TAKE5_TEST_SEEN", str(house_seen))
+    for n in range(VERSIONS):
+        done = submit(directory, _version(tmp_path / "house", n), "detector", author="alice")
+        assert "against house bots" in done.smoke
+    tables = _tables(house_seen)
+    tables |= {
+        k: v for k, v in _tables(seen).items() if set(v["games"]) & _detector_games(directory)
+    }  # type: ignore[arg-type]
+    base = _judge(tables, _detector_games(directory))
+    print("house validation (before):", base)
+    assert base["p (one-sided Fisher)"] < 0.05, base  # the leak this closes
+
+
+def _detector_games(directory: Path) -> set[str]:
+    """The recorded (rated) games at which a version of the detector sat."""
+    with Store(directory, readonly=True) as store:
+        ids = {v.id for v in store.versions.all() if v.name == "detector"}
+    rows = db_rows(directory, "SELECT DISTINCT game_id, version_id FROM seat_results")
+    return {gid for gid, vid in rows if vid in ids}
