@@ -7,8 +7,8 @@
 #                                can differ by Python, behind a marker), but the SDK itself (sdk/,
 #                                installed from the checkout: scripts/test.sh)
 #   requirements/arena.txt       what a server or a worker of the arena runs (docs/operations.md):
-#                                the platform with its extras docker, web, metrics and dask, without
-#                                the test tools, for every Python from 3.10, but the SDK itself
+#                                the platform with its extras docker, web, metrics, dask and
+#                                postgres, without the test tools, for every Python from 3.10, but the SDK itself
 #   requirements/bot-python.txt  the wheels of the Python bot image (scripts/setup-docker.sh):
 #                                the SDK's extras bot and sim, for the image's Python (3.11, Linux
 #                                x86_64)
@@ -44,10 +44,10 @@ header() {
 } >"$out/ci.txt.new"
 mv "$out/ci.txt.new" "$out/ci.txt"
 {
-    header "pyproject.toml's dependencies and its extras docker, web, metrics and dask" \
+    header "pyproject.toml's dependencies and its extras docker, web, metrics, dask and postgres" \
         "every Python from 3.10, universal" requirements/arena.txt
     uv pip compile pyproject.toml --extra docker --extra web --extra metrics --extra dask \
-        --universal --python-version 3.10 --no-emit-package take5 "${common[@]}"
+        --extra postgres --universal --python-version 3.10 --no-emit-package take5 "${common[@]}"
 } >"$out/arena.txt.new"
 mv "$out/arena.txt.new" "$out/arena.txt"
 {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on a fresh machine (Python packages, a Docker engine and the bot
-# base images, Go for example_bots/go, Chromium for the site tests), then run the whole test suite with pytest.
+# base images, Go for example_bots/go, Chromium for the site tests, a PostgreSQL server of the
+# checkout's own for the store's tests), then run the whole test suite with pytest.
 # Usage: scripts/test.sh [pytest args...]
 # Without root, the Docker and browser set-up is skipped and those tests skip with a reason
 # (in CI, where CI=true, they fail instead).
@@ -26,10 +27,13 @@ if [ "$(id -u)" = 0 ]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null
     fi
     bash scripts/setup-docker.sh
+    bash scripts/setup-postgres.sh >/dev/null
     bash scripts/setup-go.sh
     [ -f scripts/setup-browser.sh ] && bash scripts/setup-browser.sh
 else
     echo "test.sh: not root: skipping Docker and browser set-up" >&2
+    # a cluster of the user's own needs no root when Debian's postgresql is installed
+    bash scripts/setup-postgres.sh >/dev/null || echo "test.sh: no PostgreSQL: its tests skip" >&2
 fi
 
 python3 -m pytest "$@"

@@ -35,6 +35,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dask": ("distributed", "cloudpickle"),
     "docker": ("docker",),
     "metrics": ("prometheus_client",),
+    "postgres": ("psycopg",),
     "rl": ("pettingzoo", "gymnasium"),
     "web": ("starlette", "uvicorn", "jinja2", "multipart"),
 }

@@ -21,7 +21,7 @@ from take5_arena.leaderboard.board import Standings, compute_standings
 from take5_arena.leaderboard.collection import Games, scan_record_files
 from take5_arena.leaderboard.results import GameResult
 from take5_arena.referee import defaults
-from take5_arena.referee.store import DB_NAME, Store, StoreError
+from take5_arena.referee.store import DB_NAME, Store, StoreError, has_store
 from take5_arena.referee.store.integrity import findings
 from take5_arena.referee.tournament.status import entrant_labels
 
@@ -61,7 +61,7 @@ def load_tournament(directory: str | Path) -> Games:
     folder = Path(directory)
     if not folder.is_dir():
         raise SourceError(f"no tournament directory {folder}")
-    if (folder / DB_NAME).exists():
+    if has_store(folder):
         return _from_store(folder)
     games = load_record_files([folder])
     if not games.order and not games.problems:

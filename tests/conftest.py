@@ -7,10 +7,14 @@ in README.md ("Skips allowed in CI"): CI must not pass by not running."""
 from __future__ import annotations
 
 import functools
+import os
 import signal
+import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import support
@@ -87,3 +91,72 @@ def node_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def go_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The Go example bot, built, in a temporary copy (support.go_example)."""
     return support.go_example(tmp_path_factory.mktemp("examples") / "go")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The URL of a PostgreSQL server for the store's tests: ``TAKE5_TEST_POSTGRES``, else this
+    checkout's own cluster when it is up (scripts/setup-postgres.sh starts it; scripts/test.sh
+    runs it). Without one the test skips with the reason (fails in CI)."""
+    url = os.environ.get("TAKE5_TEST_POSTGRES", "").strip()
+    if not url:
+        found = subprocess.run(
+            ["bash", str(support.ROOT / "scripts" / "setup-postgres.sh"), "--url"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        url = found.stdout.strip() if found.returncode == 0 else ""
+    if not url:
+        support.unavailable(
+            "no PostgreSQL server (bash scripts/setup-postgres.sh starts one; or set "
+            "TAKE5_TEST_POSTGRES=postgresql://...)"
+        )
+    try:
+        import psycopg
+    except ImportError:
+        support.unavailable("psycopg is not installed (pip install 'take5-arena[postgres]')")
+    try:
+        psycopg.connect(url, connect_timeout=10).close()
+    except psycopg.Error as error:
+        support.unavailable(f"the PostgreSQL server at {url} does not answer: {error}")
+    return url
+
+
+@pytest.fixture
+def new_postgres_database(postgres_server: str) -> Iterator[Callable[[], str]]:
+    """``new_postgres_database()``: the URL of a new, empty database on the test server (each
+    dropped after the test)."""
+    import psycopg
+
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"take5_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
+        made.append(name)
+        parts = urlsplit(postgres_server)  # (urlunsplit drops the empty host of a socket's URL)
+        query = f"?{parts.query}" if parts.query else ""
+        return f"{parts.scheme}://{parts.netloc}/{name}{query}"
+
+    yield make
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        for name in made:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url(new_postgres_database: Callable[[], str]) -> str:
+    """A new, empty database on the test server, for one test (dropped after it)."""
+    return new_postgres_database()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def backend_url(request: pytest.FixtureRequest) -> str | None:
+    """Each store test once per backend: None (SQLite, the file in the tournament directory) and
+    the URL of a new PostgreSQL database (``Store(dir, create=True, url=...)``)."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_url")
+    return url

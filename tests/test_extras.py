@@ -1,5 +1,6 @@
 """Extras, as Starlette and httpx have them: the base install plays local matches and tournaments,
-rates them and verifies records; ``[docker]``, ``[web]``, ``[metrics]``, ``[dask]`` and ``[rl]`` add
+rates them and verifies records; ``[docker]``, ``[web]``, ``[metrics]``, ``[dask]``, ``[postgres]``
+and ``[rl]`` add
 the rest (pyproject.toml, take5_arena/errors.py's EXTRAS).
 
 Each check runs in a fresh interpreter whose import system refuses the modules of the extras taken
@@ -31,6 +32,7 @@ ENTRY_POINTS = {
     "web": ["take5_arena.web.server", "take5_arena.web.app"],
     "metrics": ["take5_arena.service.metrics"],
     "dask": ["take5_arena.referee.tournament.run.workers"],
+    "postgres": ["take5_arena.referee.store.postgres"],
     "rl": ["take5.env"],
 }
 #: the subcommands that need an extra to load at all; every other one loads with none
@@ -103,6 +105,20 @@ def test_each_entry_point_loads_with_only_its_extra(extra):
     code = "\n".join(f"import {module}" for module in ENTRY_POINTS[extra])
     done = without(blocked, code)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_postgresql_store_without_its_extra_is_one_line_and_exit_4(tmp_path):
+    """`--store postgresql://...` without psycopg: the extra named, exit 4, no traceback."""
+    code = (
+        "from take5_arena.cli.main import main\n"
+        f"main(['submit', {str(EXAMPLES / 'random')!r}, '--name', 'r', '-t', "
+        f"{str(tmp_path / 't')!r}, '--sandbox', 'local', '--store', 'postgresql:///x'],"
+        " prog_name='referee')\n"
+    )
+    done = without({"psycopg"}, code)
+    assert done.returncode == MISSING_EXTRA_EXIT, done.stderr
+    assert "pip install 'take5-arena[postgres]'" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_the_base_plays_a_local_tournament_and_verifies_its_records(tmp_path):

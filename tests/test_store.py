@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from typing import Any
 
 import pytest
 
 from take5 import RandomPlayer, Settings, play_game
 from take5_arena.referee.store import Store, StoreError
+from take5_arena.referee.store.postgres import PgConnection
 
 
 def record_for(game_id: str, players: int, seed: int) -> dict:
@@ -19,8 +21,9 @@ def record_for(game_id: str, players: int, seed: int) -> dict:
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "t", create=True) as s:
+def store(tmp_path, backend_url):
+    """A new store, once on each backend (SQLite, PostgreSQL: conftest.py's backend_url)."""
+    with Store(tmp_path / "t", create=True, url=backend_url) as s:
         yield s
 
 
@@ -50,15 +53,35 @@ def test_missing_directory_is_not_a_tournament(tmp_path):
         Store(tmp_path / "nothing")
 
 
-def raw(store: Store) -> sqlite3.Connection:
-    """A connection of its own to the store's file: what anyone with the file can do to it (the
-    store's own connection is private)."""
-    return sqlite3.connect(store.path, isolation_level=None)
+def raw(store: Store) -> Any:
+    """A connection of its own to the store's database: what anyone with the file (or the
+    database's owner) can do to it (the store's own connection is private), foreign keys not
+    enforced (as in any new SQLite connection; PostgreSQL: triggers off, as a superuser may)."""
+    if store.url is None:
+        return sqlite3.connect(store.path, isolation_level=None)
+    db = PgConnection(store.url, readonly=False)
+    db.execute("SET session_replication_role = replica")
+    return db
 
 
-def test_wal_mode(store):
-    with closing(raw(store)) as db:
+def test_wal_mode(tmp_path):
+    with Store(tmp_path / "t", create=True) as store, closing(raw(store)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.postgres
+def test_a_store_url_is_kept_in_the_directory(tmp_path, postgres_url):
+    """`--store URL` names the database once, at creation; every later open of the directory
+    finds it there (owner-only: a URL may hold a password), and a SQLite directory refuses one."""
+    with Store(tmp_path / "t", create=True, url=postgres_url) as store:
+        store.settings.set({"players": 4})
+    pointer = tmp_path / "t" / "store.url"
+    assert pointer.read_text().strip() == postgres_url and pointer.stat().st_mode & 0o077 == 0
+    with Store(tmp_path / "t", readonly=True) as reader:
+        assert reader.url == postgres_url and reader.settings.get() == {"players": 4}
+    Store(tmp_path / "s", create=True).close()
+    with pytest.raises(StoreError, match=r"already keeps its store in tournament\.sqlite"):
+        Store(tmp_path / "s", create=True, url=postgres_url)
 
 
 def test_versions(store):

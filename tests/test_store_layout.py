@@ -22,11 +22,13 @@ STORE = ROOT / "take5_arena" / "referee" / "store"
 PACKAGE = "take5_arena.referee.store"
 MAX_LINES = 800
 #: table -> the one module of the store that writes it (``meta``: its helper in base.py, which the
-#: schema, the settings and the schedules use, and the notes' deletion)
+#: schema, the settings and the schedules use, and the notes' deletion; on PostgreSQL the counter
+#: of ``results.seq`` too, a function of postgres.py's schema that the results' insert calls;
+#: ``entrant_versions``: schema 4's migration, which fills in an older version's author)
 WRITERS = {
-    "meta": {"base.py", "settings.py"},
+    "meta": {"base.py", "settings.py", "postgres.py"},
     "entrants": {"versions.py"},
-    "entrant_versions": {"versions.py"},
+    "entrant_versions": {"versions.py", "schema.py"},
     "schedules": {"schedules.py"},
     "schedule_games": {"schedules.py"},
     "games": {"schedules.py"},
@@ -98,10 +100,17 @@ def test_the_search_finds_every_kind_of_write(tmp_path: Path) -> None:
     assert set(written_tables(probe)) == {(1, "games"), (2, "runs"), (3, "meta")}
 
 
+#: The copy of a whole store into a new, empty one (backup and restore of a PostgreSQL store,
+#: a move between the backends) writes every table row for row, in one transaction, and nothing
+#: else: it is no repository's concern to hand its rows to another database.
+COPIER = "transfer.py"
+
+
 def test_each_table_is_written_by_its_repository_alone() -> None:
     bad = [
         f"{path.relative_to(ROOT)}:{line}: writes {table}"
         for path in sorted(STORE.glob("*.py"))
+        if path.name != COPIER
         for line, table in written_tables(path)
         if table in WRITERS and path.name not in WRITERS[table]
     ]
@@ -152,6 +161,7 @@ def test_the_connection_is_private(tmp_path: Path) -> None:
             "directory",
             "path",
             "upgrade_backup",
+            "url",
         }
     bad = []
     for folder in ("take5_arena", "bench", "tests"):

@@ -72,17 +72,23 @@ def backup(
     type=click.Path(path_type=Path),
     help="The backup key the backup was made with (the arena's secret/backup-key, kept apart).",
 )
+@options.store_url()
 @options.as_json("what was restored")
-def restore(source: Path, directory: Path, key_file: Path, as_json: bool) -> None:
+def restore(
+    source: Path, directory: Path, key_file: Path, store: str | None, as_json: bool
+) -> None:
     """Restore the BACKUP made by `referee backup` into DIR (a new or empty folder).
 
     The manifest's HMAC is checked with the key (a backup changed since it was made is refused),
     every file against the manifest before anything is written, and the restored tournament like
     `referee verify --tournament`; then `referee serve -t DIR` (or `tournament run`) goes on from
-    it, with the key as its backup key.
+    it, with the key as its backup key. With --store URL the store goes into that (new, empty)
+    PostgreSQL database instead of DIR/tournament.sqlite.
     """
     _finish(
-        _run(lambda: make_restore(source, directory, key_file=key_file, progress=_say)),
+        _run(
+            lambda: make_restore(source, directory, key_file=key_file, store=store, progress=_say)
+        ),
         "restore",
         as_json,
     )

@@ -421,7 +421,21 @@ def tournament_dir(*, required: bool = True, exists: bool = False) -> Decorator:
         "directory",
         required=required,
         type=click.Path(file_okay=False, exists=exists, path_type=Path),
-        help="The tournament directory (its SQLite store: settings, entrants, games).",
+        help="The tournament directory (its store: DIR/tournament.sqlite, or the PostgreSQL "
+        "database DIR/store.url names; its settings, entrants, games).",
+    )
+
+
+def store_url() -> Decorator:
+    """``--store URL``: a new tournament's (or arena's) store on a PostgreSQL server."""
+    return click.option(
+        "--store",
+        "store",
+        metavar="URL",
+        default=None,
+        help="Keep a new tournament's store in this PostgreSQL database "
+        "(postgresql://USER@HOST:PORT/DB) instead of DIR/tournament.sqlite; DIR/store.url then "
+        "names it for every later command [needs the postgres extra].",
     )
 
 

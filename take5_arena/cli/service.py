@@ -27,8 +27,8 @@ from take5_arena.cli import options
 from take5_arena.cli.terminal import block, field
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.match.results import ExitCode
-from take5_arena.referee.store import StoreError
-from take5_arena.referee.store.health import SYNCHRONOUS
+from take5_arena.referee.store import Store, StoreError
+from take5_arena.referee.store.health import SYNCHRONOUS, StoreFaultError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import logs
 from take5_arena.service.api import arena_pb2 as pb
@@ -439,6 +439,7 @@ def authors() -> None:
     is_flag=True,
     help="The author exists: replace its token (the old one stops working).",
 )
+@options.store_url()
 def authors_add(
     name: str,
     directory: Path,
@@ -447,6 +448,7 @@ def authors_add(
     max_archive_mb: float | None,
     max_stored_mb: float | None,
     new_token: bool,
+    store: str | None,
 ) -> None:
     """Add author NAME and print their token, once (the arena keeps only a salted hash).
 
@@ -459,6 +461,13 @@ def authors_add(
         int(max_archive_mb * 1024 * 1024) if max_archive_mb else DEFAULT_LIMITS.max_archive_bytes,
         int(max_stored_mb * 1024 * 1024) if max_stored_mb else DEFAULT_LIMITS.max_stored_bytes,
     )
+    if store is not None:  # a new arena's store in PostgreSQL (the first author makes the arena)
+        try:
+            Store(directory, create=True, url=store).close()
+        except StoreFaultError:
+            raise  # the server's fault: exit 4, as any store's host
+        except StoreError as error:
+            raise click.UsageError(str(error)) from None
     db = _db(directory, create=True)
     try:
         token = db.add_author(name, limits, new_token=new_token)

@@ -43,6 +43,7 @@ from take5_arena.referee.tournament.submission import submit as do_submit
     help="Who wrote the bot (local): two bots of one author never share a table when the pool "
     "allows it [remote: the arena's account].",
 )
+@options.store_url()
 @options.as_json("the entrant version")
 @SERVER
 @TOKEN_FILE
@@ -55,6 +56,7 @@ def submit(
     sandbox: str | None,
     timeout: float | None,
     author: str | None,
+    store: str | None,
     as_json: bool,
     server: str | None,
     token_file: Path | None,
@@ -92,6 +94,7 @@ def submit(
             sandbox=sandbox,
             timeout=timeout,
             author=author,
+            store=store,
             log=lambda line: click.echo(line, err=True),
         )
     except SubmitRefusedError as refused:

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from take5_arena.referee.defaults import VERSION
-from take5_arena.referee.store import DB_NAME
+from take5_arena.referee.store import DB_NAME, has_store
 from take5_arena.referee.store.backup import (
     BackupError,
     CopiedFile,
@@ -72,6 +72,8 @@ from take5_arena.referee.store.backup import (
     write_file,
 )
 from take5_arena.referee.store.deals import SECRET_DIR
+from take5_arena.referee.store.postgres import redacted
+from take5_arena.referee.store.transfer import import_sqlite
 from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
 
 MANIFEST = "take5-backup.json"
@@ -123,7 +125,7 @@ def backup(
     :data:`KEY_NAME`; made if there is none); raises BackupError, with nothing left behind, when it
     cannot."""
     directory = Path(directory)
-    if not (directory / DB_NAME).is_file():
+    if not has_store(directory):
         raise BackupError(f"{directory} is not a tournament directory (no {DB_NAME})")
     key_file = key_file or directory / KEY_NAME
     key = ensure_key(key_file)
@@ -167,11 +169,13 @@ def restore(
     directory: Path,
     *,
     key_file: Path,
+    store: str | None = None,
     progress: Callable[[str], None] = lambda _line: None,
 ) -> BackupReport:
     """Restore the backup ``source``, authenticated with the key in ``key_file``, into
-    ``directory`` (new, or an empty folder); raises BackupError, with nothing written there, when
-    the backup is not whole or not as it was made."""
+    ``directory`` (new, or an empty folder), its store into the new PostgreSQL database ``store``
+    when given (else ``directory/tournament.sqlite``); raises BackupError, with nothing written
+    there, when the backup is not whole or not as it was made."""
     source = Path(source)
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
@@ -187,6 +191,9 @@ def restore(
             _copy_checked(source, work, entry)
         make_dir(work / SECRET_DIR)  # the restored arena's next backups: the same key
         write_file(work / KEY_NAME, key.hex().encode() + b"\n")
+        if store is not None:
+            progress(f"copying the store into {redacted(store)}")
+            import_sqlite(work, store)
         progress("checking the restored tournament (verify --tournament)")
         problems = _check(work)
         games = games_recorded(work)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from take5_arena.referee.artifacts import Pruned, tree_bytes
-from take5_arena.referee.store import DB_NAME, Store, StoreError
+from take5_arena.referee.store import DB_NAME, Store, StoreError, has_store
 from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
 
 #: The shortest age anything is pruned at: an upload is committed, a folder validated, in minutes.
@@ -34,7 +34,7 @@ MIN_AGE_SECONDS = 3600.0
 def prune_arena(directory: Path, older_than: float, *, dry_run: bool = False) -> list[Pruned]:
     """Remove the uploads and validated folders of the arena at ``directory`` that nothing needs and
     that are older than ``older_than`` seconds (at least :data:`MIN_AGE_SECONDS`)."""
-    if not (directory / DB_NAME).is_file():
+    if not has_store(directory):
         raise StoreError(f"{directory} is not a tournament directory (no {DB_NAME})")
     horizon = time.time() - max(older_than, MIN_AGE_SECONDS)
     arena = directory / "arena"

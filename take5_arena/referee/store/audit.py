@@ -65,10 +65,8 @@ class Audit(Repository):
     def last_seq(self) -> Any:
         """The last sequence number the store handed out to a result (None: never one)."""
         try:
-            row = self._db.execute(
-                "SELECT seq FROM sqlite_sequence WHERE name = 'results'"
-            ).fetchone()
-        except sqlite3.OperationalError:  # no table was ever given an AUTOINCREMENT row
+            row = self._db.execute(self._dialect.last_result_seq).fetchone()
+        except sqlite3.OperationalError:  # SQLite: no table was ever given an AUTOINCREMENT row
             return None
         return None if row is None else row[0]
 

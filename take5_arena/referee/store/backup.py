@@ -35,7 +35,8 @@ from .snapshot import (
     integrity_check,
     online_copy,
 )
-from .store import Store
+from .store import Store, has_store, store_url
+from .transfer import export_sqlite
 from .verify import stored_judgements
 from .versions import EntrantVersion
 
@@ -68,9 +69,12 @@ def fsync_dir(path: Path) -> None:
 def copy_tournament(directory: Path, target: Path) -> list[CopiedFile]:
     """The store of the tournament at ``directory`` and every archive it plays, copied into the
     (existing, empty) folder ``target``; paths in the result are relative to ``target``."""
-    if not (directory / DB_NAME).is_file():
+    if not has_store(directory):
         raise BackupError(f"{directory} is not a tournament directory (no {DB_NAME})")
-    files = [online_copy(directory / DB_NAME, target / DB_NAME)]
+    if store_url(directory) is not None:  # PostgreSQL: one snapshot, into the backup's SQLite
+        files = [export_sqlite(directory, target / DB_NAME)]
+    else:
+        files = [online_copy(directory / DB_NAME, target / DB_NAME)]
     digests = sorted({v.artifact for v in _versions(target) if v.artifact})
     if digests:
         make_dir(target / ARTIFACTS)
@@ -118,8 +122,8 @@ def check_tournament(directory: Path) -> Iterator[str]:
     """What is wrong with the tournament at ``directory`` as a copy would see it: SQLite's integrity
     check, each archive the store plays (present, its digest), and every recorded game replayed
     through the rules and held to its seats (``referee verify --tournament``). Nothing: it is
-    whole."""
-    problem = integrity_problem(directory / DB_NAME)
+    whole. (A PostgreSQL store's pages are its server's to check.)"""
+    problem = None if store_url(directory) else integrity_problem(directory / DB_NAME)
     if problem:
         yield f"{DB_NAME}: {problem}"
         return

@@ -8,8 +8,10 @@ repositories (``store.versions``, ``store.results``, ...), never SQL.
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any, Protocol
 
 from ..errors import RefereeError
 
@@ -22,6 +24,64 @@ class WithheldError(StoreError):
     """A recorded game that is not published yet: its deal has rotations still to play."""
 
 
+@dataclass(frozen=True)
+class Dialect:
+    """What the store's two databases say differently and a statement cannot hide (the rest is one
+    text for both: portable SQL, and SQLite's JSON functions defined on PostgreSQL, postgres.py)."""
+
+    name: str
+    last_result_seq: str
+    """The last ``results.seq`` handed out, with none deleted since (None: never one)."""
+    claim: str | None = None
+    """Claim a table for this connection's referee: true when no other holds it (None: one
+    referee per store, the directory's run lock, and every claim is granted)."""
+    release: str | None = None
+    """Give a claimed table back."""
+
+
+SQLITE = Dialect("sqlite", "SELECT seq FROM sqlite_sequence WHERE name = 'results'")
+#: A claim is a session-level advisory lock on the table's key (its first game's id, hashed): the
+#: server lets one session hold it, a try never waits (SKIP LOCKED's semantics, held across
+#: transactions), and it ends with the session: a referee killed, or cut off from the server once
+#: its keepalives fail, gives its tables back without anyone's help.
+POSTGRES = Dialect(
+    "postgresql",
+    "SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'results_seq'",
+    claim="SELECT pg_try_advisory_lock(?, hashtext(?))",
+    release="SELECT pg_advisory_unlock(?, hashtext(?))",
+)
+CLAIMS = 0x636C6169  # "clai": the advisory lock class of the claims (WRITE_LOCK's is another)
+
+
+class Cursor(Protocol):
+    """The rows of one statement (sqlite3's cursor, or postgres.py's)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """The store's one connection as the repositories see it: sqlite3's interface (PEP 249 with
+    ``?`` placeholders, rows by index or name, ``BEGIN IMMEDIATE``), on either database."""
+
+    dialect: Dialect
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> Cursor: ...
+
+    def close(self) -> None: ...
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -29,10 +89,10 @@ def now() -> str:
 class Transaction:
     """``with Transaction(db) as db:`` - one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
 
-    def __init__(self, db: sqlite3.Connection):
+    def __init__(self, db: Connection):
         self._db = db
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> Connection:
         self._db.execute("BEGIN IMMEDIATE")
         return self._db
 
@@ -45,13 +105,13 @@ class Transaction:
             self._db.execute("ROLLBACK")
 
 
-def meta(db: sqlite3.Connection, key: str) -> str | None:
+def meta(db: Connection, key: str) -> str | None:
     """One value of the ``meta`` table (schema version, settings, notes, current schedule)."""
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else row[0]  # as stored (TEXT, by set_meta)
 
 
-def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+def set_meta(db: Connection, key: str, value: str) -> None:
     db.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -62,14 +122,21 @@ def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
 class Repository:
     """The tables of one concern over the store's connection (which only the store closes)."""
 
-    def __init__(self, db: sqlite3.Connection):
+    def __init__(self, db: Connection):
         self._db = db
+        self._dialect = db.dialect
 
     def _transaction(self) -> Transaction:
         return Transaction(self._db)
 
 
 __all__ = [
+    "CLAIMS",
+    "POSTGRES",
+    "SQLITE",
+    "Connection",
+    "Cursor",
+    "Dialect",
     "Repository",
     "StoreError",
     "Transaction",

@@ -39,7 +39,8 @@ class DealKeys(Repository):
         for it afterwards (another process's, if it committed first)."""
         with self._transaction() as db:
             db.execute(
-                "INSERT OR IGNORE INTO deal_keys(season, commitment, created_at) VALUES (?, ?, ?)",
+                "INSERT INTO deal_keys(season, commitment, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
                 (season, commitment, now()),
             )
             row = db.execute(
@@ -70,9 +71,9 @@ class DealKeys(Repository):
         played; how many were abandoned."""
         with self._transaction() as db:
             return db.execute(
-                "INSERT OR IGNORE INTO abandoned_games(game_id, season, at)"
+                "INSERT INTO abandoned_games(game_id, season, at)"
                 " SELECT game_id, deal_season, ? FROM games"
-                " WHERE deal_season = ? AND status = 'pending'",
+                " WHERE deal_season = ? AND status = 'pending' ON CONFLICT DO NOTHING",
                 (now(), season),
             ).rowcount
 

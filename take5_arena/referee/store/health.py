@@ -36,7 +36,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .base import StoreError, now
+from .base import SQLITE, Dialect, StoreError, now
 
 EXIT_CODE = 4
 """The command line's exit code for a store the host failed (docs/organisers/command-line.md)."""
@@ -187,6 +187,7 @@ class GuardedConnection(sqlite3.Connection):
 
     path: Path = Path()
     damaged: StoreDamagedError | None = None
+    dialect: Dialect = SQLITE
 
     def translated(self, error: sqlite3.Error) -> sqlite3.Error:
         """The error to raise for ``error`` (marking the store when it is damaged)."""

@@ -80,7 +80,8 @@ class Records(Repository):
             " JOIN games g ON g.game_id = r.game_id, json_each(CASE WHEN json_valid(r.record)"
             " THEN r.record ELSE '{}' END, '$.seats') s"
             f" WHERE g.duplicate_set NOT IN ({UNFINISHED})"
-            " GROUP BY r.game_id, owner HAVING owner IS NOT NULL AND COUNT(*) > 1"
+            " GROUP BY r.seq, r.game_id, owner"
+            " HAVING json_extract(s.value, '$.owner') IS NOT NULL AND COUNT(*) > 1"
             " ORDER BY r.seq, owner"
         )
         return [(str(gid), str(owner)) for gid, owner in rows]

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Repository, StoreError, now
+from .base import Connection, Repository, StoreError, now
 from .records import UNRATED, Records
 from .schedules import Schedules
 
@@ -56,7 +56,7 @@ class SeatResult:
 class Results(Repository):
     """``store.results``: record a game (and a failure to play one), read the results back."""
 
-    def __init__(self, db: sqlite3.Connection, schedules: Schedules, records: Records):
+    def __init__(self, db: Connection, schedules: Schedules, records: Records):
         super().__init__(db)
         self._schedules = schedules
         self._records = records
@@ -119,7 +119,7 @@ class Results(Repository):
         return True
 
     @staticmethod
-    def _keep_output_within(db: sqlite3.Connection, version_id: int, budget: int) -> None:
+    def _keep_output_within(db: Connection, version_id: int, budget: int) -> None:
         """Drop ``version_id``'s output from its oldest records until what is kept fits
         ``budget``."""
         total = db.execute(
@@ -152,7 +152,8 @@ class Results(Repository):
         output was dropped to stay within the budget."""
         rows = self._db.execute(
             "SELECT version_id, COALESCE(SUM(CASE WHEN dropped = 0 THEN bytes END), 0),"
-            " SUM(dropped = 0), SUM(dropped = 1) FROM bot_output GROUP BY version_id"
+            " COUNT(CASE WHEN dropped = 0 THEN 1 END), COUNT(CASE WHEN dropped = 1 THEN 1 END)"
+            " FROM bot_output GROUP BY version_id"
         ).fetchall()
         return {r[0]: {"kept_bytes": r[1], "kept_games": r[2], "dropped_games": r[3]} for r in rows}
 

@@ -13,6 +13,10 @@ from typing import Any
 
 from .base import Repository, now
 
+STALE = 60.0
+"""Seconds without a heartbeat (every 2 s while a referee plays) after which a run of another host
+is taken for dead."""
+
 
 class Runs(Repository):
     """``store.runs``: a run begun, its heartbeats, its end."""
@@ -20,21 +24,32 @@ class Runs(Repository):
     def begin(
         self, run_id: str, *, schedule_id: str, settings: Mapping[str, Any], games: int
     ) -> None:
-        """A run begins (under the run lock, take5_arena/referee/tournament/run/lifecycle.py: so a
-        run still marked running is one whose referee died, and is closed as killed at its last
-        heartbeat)."""
+        """A run begins (under the directory's run lock, take5_arena/referee/tournament/
+        run/lifecycle.py). A run still marked running whose referee died is closed as killed at its
+        last heartbeat: on SQLite every one (the run lock lets one referee play), on PostgreSQL,
+        where several referees on several hosts share the store, one of this host whose process
+        is gone, or any whose heartbeat stopped :data:`STALE` seconds ago."""
+        here = socket.gethostname()
         with self._transaction() as db:
-            db.execute(
-                "UPDATE runs SET status = 'killed', ended_at = heartbeat_at"
-                " WHERE status = 'running'"
-            )
+            running = db.execute(
+                "SELECT run_id, pid, host, heartbeat_at FROM runs WHERE status = 'running'"
+            ).fetchall()
+            alone = self._dialect.claim is None  # SQLite: the run lock's one referee per store
+            for run, pid, host, beat in running:
+                stale = (seconds_since(beat) or STALE + 1) > STALE
+                if alone or pid_alive(pid, host) is False or stale:
+                    db.execute(
+                        "UPDATE runs SET status = 'killed', ended_at = heartbeat_at"
+                        " WHERE run_id = ?",
+                        (run,),
+                    )
             db.execute(
                 "INSERT INTO runs(run_id, pid, host, started_at, heartbeat_at, status, schedule_id,"
                 " settings, games) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                 (
                     run_id,
                     os.getpid(),
-                    socket.gethostname(),
+                    here,
                     now(),
                     now(),
                     schedule_id,
@@ -91,4 +106,4 @@ def seconds_since(stamp: str | None) -> float | None:
     return time.time() - datetime.fromisoformat(stamp).timestamp()
 
 
-__all__ = ["Runs", "pid_alive", "seconds_since"]
+__all__ = ["STALE", "Runs", "pid_alive", "seconds_since"]

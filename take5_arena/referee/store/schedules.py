@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Repository, StoreError, meta, now, set_meta
+from .base import CLAIMS, Repository, StoreError, meta, now, set_meta
+from .postgres import Row
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,9 @@ class Schedules(Repository):
             )
             stamp = now()
             db.executemany(
-                "INSERT OR IGNORE INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
+                "INSERT INTO games(game_id, table_no, rotation, deal_seed, duplicate_set,"
                 " seats, settings, scheduled_at, deal_season, deal_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [
                     (
                         g["game_id"],
@@ -163,7 +164,7 @@ class Schedules(Repository):
         )
 
     @staticmethod
-    def _game(row: sqlite3.Row) -> StoredGame:
+    def _game(row: sqlite3.Row | Row) -> StoredGame:
         return StoredGame(
             game_id=row["game_id"],
             table_no=row["table_no"],
@@ -200,6 +201,21 @@ class Schedules(Repository):
             raise StoreError(f"no game {game_id}")
         return self._game(row)
 
+    def claim(self, key: str) -> bool:
+        """Claim the table whose key is ``key`` (its first game's id) for this store's referee,
+        or False when another referee on the same store holds it (several referees on one
+        PostgreSQL store: base.py's POSTGRES dialect). Granted on SQLite, where the directory's run
+        lock lets one referee play. Not a promise that its games are still to play: read their
+        status after the claim."""
+        if self._dialect.claim is None:
+            return True
+        return bool(self._db.execute(self._dialect.claim, (CLAIMS, key)).fetchone()[0])
+
+    def release(self, key: str) -> None:
+        """Give back a table :meth:`claim` claimed (its games recorded, or given up)."""
+        if self._dialect.release is not None:
+            self._db.execute(self._dialect.release, (CLAIMS, key)).fetchone()
+
     def mark_played(self, game_id: str, seed: int) -> None:
         """The game is played: one more attempt, and a game dealt from a deal key gets its seed,
         kept out of the store until now (:meth:`save`). Called inside the transaction that records
@@ -221,7 +237,7 @@ class Schedules(Repository):
 
     def progress(self, schedule_id: str) -> dict[str, int]:
         row = self._db.execute(
-            "SELECT COUNT(*) AS total, COALESCE(SUM(g.status = 'done'), 0) AS done, "
+            "SELECT COUNT(*) AS total, COUNT(CASE WHEN g.status = 'done' THEN 1 END) AS done, "
             "COALESCE(SUM(g.attempts), 0) AS attempts "
             "FROM schedule_games s JOIN games g ON g.game_id = s.game_id WHERE s.schedule_id = ?"
             " AND (g.status = 'done' OR g.game_id NOT IN (SELECT game_id FROM abandoned_games))",

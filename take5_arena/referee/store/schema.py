@@ -43,7 +43,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .base import meta, set_meta
+from .base import Connection, meta, set_meta
 
 SCHEMA_VERSION = 4
 DB_NAME = "tournament.sqlite"
@@ -182,7 +182,7 @@ def newer_schema(
     )
 
 
-def schema_version(db: sqlite3.Connection) -> int | None:
+def schema_version(db: Connection) -> int | None:
     """The schema version the file holds (None: a new file, no tables yet)."""
     try:
         version = meta(db, "schema_version")
@@ -191,7 +191,7 @@ def schema_version(db: sqlite3.Connection) -> int | None:
     return None if version is None else int(version)
 
 
-def shim_older_schema(db: sqlite3.Connection) -> None:
+def shim_older_schema(db: Connection) -> None:
     """An older store opened read-only cannot be migrated: what later versions added is made
     to appear empty in this connection alone (TEMP views and tables shadow the file's), so that
     every query reads it as a store of this version would be read."""
@@ -224,14 +224,14 @@ def shim_older_schema(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def create_tables(db: sqlite3.Connection) -> None:
+def create_tables(db: Connection) -> None:
     """Create what is missing of :data:`SCHEMA` (inside the opening transaction)."""
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
 
 
-def migrate(db: sqlite3.Connection, version: int) -> None:
+def migrate(db: Connection, version: int) -> None:
     """Bring an older store up to :data:`SCHEMA_VERSION` (inside the opening transaction; new
     tables were created by SCHEMA already)."""
     if version < 2:
@@ -261,7 +261,12 @@ said submitted it when it played), else its entrant's author, so that every reco
 holds stays true to the author it is held to (`referee verify --tournament`)."""
 
 
-def _add_column(db: sqlite3.Connection, table: str, column: str, kind: str) -> None:
+def _add_column(db: Connection, table: str, column: str, kind: str) -> None:
+    """One migration step, on either database (PostgreSQL: its types, postgres.py's SCHEMA)."""
+    if db.dialect.name == "postgresql":
+        kind = {"INTEGER": "BIGINT", "REAL": "DOUBLE PRECISION"}.get(kind, kind)
+        db.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
+        return
     columns = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
     if column not in columns:
         db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")

@@ -64,7 +64,7 @@ def online_copy(source: Path, target: Path) -> CopiedFile:
         src.close()
     if problem:
         raise BackupError(f"{source}: the copy fails SQLite's integrity check: {problem}")
-    return _finish(target, target.name)
+    return describe_copy(target, target.name)
 
 
 def upgrade_backup_path(path: Path, version: int, n: int = 1) -> Path:
@@ -93,7 +93,7 @@ def integrity_check(db: sqlite3.Connection) -> str | None:
     return None if rows == ["ok"] else "; ".join(str(r) for r in rows[:3])
 
 
-def _finish(path: Path, name: str) -> CopiedFile:
+def describe_copy(path: Path, name: str) -> CopiedFile:
     """fsync ``path`` and describe it (its size and SHA-256, read back from the disk)."""
     digest = hashlib.sha256()
     size = 0
@@ -110,6 +110,7 @@ __all__ = [
     "BackupError",
     "CopiedFile",
     "copy_before_migration",
+    "describe_copy",
     "integrity_check",
     "online_copy",
     "upgrade_backup_path",

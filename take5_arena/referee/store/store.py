@@ -1,4 +1,6 @@
-"""The tournament store: one SQLite database in the tournament's directory, the source of truth.
+"""The tournament store: one SQLite database in the tournament's directory, the source of truth
+(or one PostgreSQL database, which ``DIR/store.url`` names: an arena of several hosts,
+postgres.py and docs/operators/several-hosts.md).
 
 It holds the settings, the entrants and their versions, the schedules (which games, in which order),
 every scheduled game with its status, every finished game with its full record and per-seat results,
@@ -33,12 +35,15 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from .audit import Audit
-from .base import StoreError, Transaction, meta, now, set_meta
+from .base import Connection, StoreError, Transaction, meta, now, set_meta
 from .deal_keys import DealKeys
 from .health import check, connect, synchronous
+from .postgres import PgConnection, is_url, redacted
+from .postgres import create_tables as create_postgres_tables
 from .records import Records
 from .results import Results
 from .runs import Runs
@@ -58,15 +63,68 @@ from .versions import Versions
 
 log = logging.getLogger(__name__)
 
+URL_NAME = "store.url"
+"""The file of a tournament directory whose store is on a PostgreSQL server: its URL, one line,
+readable by its owner only (it may hold a password)."""
+
+
+def has_store(directory: Path) -> bool:
+    """Whether ``directory`` is a tournament directory: its SQLite file, or its PostgreSQL URL."""
+    return (directory / DB_NAME).is_file() or (directory / URL_NAME).is_file()
+
+
+def store_url(directory: Path, url: str | None = None, *, create: bool = False) -> str | None:
+    """The PostgreSQL URL of the store of ``directory`` (None: SQLite): ``url`` when given (with
+    ``create``, written into ``directory/store.url``), else what that file holds."""
+    pointer = directory / URL_NAME
+    try:
+        kept: str | None = pointer.read_text().strip()
+    except FileNotFoundError:
+        kept = None
+    except OSError as error:
+        raise StoreError(f"{pointer} cannot be read: {error.strerror}") from error
+    if url is None:
+        return kept or None
+    if not is_url(url):
+        raise StoreError(f"--store {url!r} is not a URL postgresql://... (a path: --tournament)")
+    if kept is not None and kept != url:
+        raise StoreError(f"{directory} keeps its store at another URL ({redacted(kept)})")
+    if (directory / DB_NAME).exists():
+        raise StoreError(f"{directory} already keeps its store in {DB_NAME}")
+    if kept is None:
+        if not create:
+            raise StoreError(f"{directory} is not a tournament directory (no {URL_NAME})")
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(pointer, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(url + "\n")
+    return url
+
 
 class Store:
-    """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it."""
+    """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it: the
+    SQLite file ``dir/tournament.sqlite``, or the PostgreSQL database named by ``dir/store.url``
+    (written when the store is created with ``url=``: `referee submit --store postgresql://...`)."""
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, create: bool = False, readonly: bool = False
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        readonly: bool = False,
+        url: str | None = None,
     ):
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
+        self.upgrade_backup: Path | None = None
+        """Where the store was copied before this open migrated it (None: no migration)."""
+        self.url = store_url(self.directory, url, create=create)
+        """The PostgreSQL database the store is in (None: the SQLite file :attr:`path`)."""
+        if self.url is not None:
+            self.path = self.directory / URL_NAME
+            self._db: Connection = self._open_postgres(self.url, readonly=readonly)
+            self._repositories()
+            return
         if not self.path.exists():
             if not create:
                 raise StoreError(
@@ -75,10 +133,27 @@ class Store:
                 )
             self.directory.mkdir(parents=True, exist_ok=True)
         # health.py: the host's faults (a full or read-only disk, a damaged file) in one line
-        self._db = connect(self.path, readonly=readonly)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.execute("PRAGMA busy_timeout = 30000")
+        db = connect(self.path, readonly=readonly)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("PRAGMA busy_timeout = 30000")
+        self._db = db
+        self._repositories()
+        found = schema_version(self._db)
+        if found is not None and found > SCHEMA_VERSION:
+            self._db.close()
+            raise StoreError(newer_schema(self.path, found))
+        if readonly:
+            shim_older_schema(self._db)
+        if not readonly:
+            if found is not None and found < SCHEMA_VERSION:
+                self.upgrade_backup = self._backup_before_migration(found)
+            db.execute("PRAGMA journal_mode = WAL")
+            # WAL: NORMAL durable at checkpoints and never torn, FULL at every commit (serve)
+            db.execute(f"PRAGMA synchronous = {synchronous()}")
+            self._create_or_migrate(create_tables)
+
+    def _repositories(self) -> None:
         #: the repositories, one per concern, each owning its tables (the module's docstring)
         self.settings = Settings(self._db)
         self.deal_keys = DealKeys(self._db)
@@ -88,30 +163,42 @@ class Store:
         self.runs = Runs(self._db)
         self.results = Results(self._db, self.schedules, self.records)
         self.audit = Audit(self._db)
-        found = schema_version(self._db)
-        if found is not None and found > SCHEMA_VERSION:
-            self._db.close()
-            raise StoreError(newer_schema(self.path, found))
-        self.upgrade_backup: Path | None = None
-        """Where the store was copied before this open migrated it (None: no migration)."""
-        if readonly:
-            shim_older_schema(self._db)
-        if not readonly:
-            if found is not None and found < SCHEMA_VERSION:
-                self.upgrade_backup = self._backup_before_migration(found)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            # WAL: NORMAL durable at checkpoints and never torn, FULL at every commit (serve)
-            self._db.execute(f"PRAGMA synchronous = {synchronous()}")
-            with Transaction(self._db) as db:
-                create_tables(db)
-                version = meta(db, "schema_version")
-                if version is None:
-                    set_meta(db, "schema_version", str(SCHEMA_VERSION))
-                    set_meta(db, "created_at", now())
-                elif int(version) > SCHEMA_VERSION:  # made newer since it was first read
-                    raise StoreError(newer_schema(self.path, int(version)))
-                elif int(version) < SCHEMA_VERSION:
-                    migrate(db, int(version))
+
+    def _create_or_migrate(self, create: Callable[[Connection], None]) -> None:
+        """In one write transaction: create what is missing, stamp a new store, migrate an older
+        one (schema.py), refuse one made newer since it was first read."""
+        with Transaction(self._db) as db:
+            create(db)
+            version = meta(db, "schema_version")
+            if version is None:
+                set_meta(db, "schema_version", str(SCHEMA_VERSION))
+                set_meta(db, "created_at", now())
+            elif int(version) > SCHEMA_VERSION:  # made newer since it was first read
+                raise StoreError(newer_schema(self.path, int(version)))
+            elif int(version) < SCHEMA_VERSION:
+                migrate(db, int(version))
+
+    def _open_postgres(self, url: str, *, readonly: bool) -> Connection:
+        """The store's database on a PostgreSQL server (postgres.py); its tables made or
+        migrated when opened for writing (under the store's write lock: several referees may
+        open it at once)."""
+        db = PgConnection(url, readonly=readonly)
+        try:
+            found = schema_version(db)
+            if found is not None and found > SCHEMA_VERSION:
+                raise StoreError(newer_schema(redacted(url), found))
+            if found is None and readonly:
+                raise StoreError(
+                    f"{redacted(url)} holds no tournament store yet: open it for writing "
+                    "(`referee submit ... --store URL`) to make one"
+                )
+            if not readonly and found != SCHEMA_VERSION:
+                self._db = db
+                self._create_or_migrate(create_postgres_tables)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def _backup_before_migration(self, version: int) -> Path:
         """Copy the store, as the older release left it, to ``tournament.schema-vN.sqlite``
@@ -134,8 +221,12 @@ class Store:
         """Check the whole file now (SQLite's quick_check): a damaged store raises
         StoreDamagedError and is marked so that nothing writes into it again (health.py). Opening
         checks a store before its first write; this is the operator's look at any moment
-        (`referee tournament status`)."""
-        check(self._db, self.path)
+        (`referee tournament status`). A PostgreSQL server checks its own pages (and says so in
+        its log): here, that it answers."""
+        if isinstance(self._db, sqlite3.Connection):
+            check(self._db, self.path)
+        else:
+            self._db.execute("SELECT COUNT(*) FROM meta").fetchone()
 
     def close(self) -> None:
         self._db.close()

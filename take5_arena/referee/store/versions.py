@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Repository, StoreError, now
+from .postgres import Row
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,9 @@ class Versions(Repository):
             row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
             if row is None:
                 entrant_id = db.execute(
-                    "INSERT INTO entrants(name, created_at, author) VALUES (?, ?, ?)",
+                    "INSERT INTO entrants(name, created_at, author) VALUES (?, ?, ?) RETURNING id",
                     (name, now(), author),
-                ).lastrowid
+                ).fetchone()[0]
             else:
                 entrant_id = row[0]
                 db.execute(
@@ -89,7 +90,7 @@ class Versions(Repository):
                 version_id = db.execute(
                     "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
                     "bot_dir, kind, submitted_at, validation, artifact, author) VALUES (?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?, (SELECT author FROM entrants WHERE id = ?))",
+                    "?, ?, ?, ?, ?, ?, (SELECT author FROM entrants WHERE id = ?)) RETURNING id",
                     (
                         entrant_id,
                         number,
@@ -102,7 +103,7 @@ class Versions(Repository):
                         artifact,
                         entrant_id,
                     ),
-                ).lastrowid
+                ).fetchone()[0]
                 created = True
         return self.get(version_id), created
 
@@ -111,7 +112,7 @@ class Versions(Repository):
     )
 
     @staticmethod
-    def _version(row: sqlite3.Row) -> EntrantVersion:
+    def _version(row: sqlite3.Row | Row) -> EntrantVersion:
         return EntrantVersion(
             id=row["id"],
             name=row["name"],

@@ -79,6 +79,7 @@ def submit(
     sandbox: str | None = None,
     timeout: float | None = None,
     author: str | None = None,
+    store: str | None = None,
     pool: bool = False,
     log: Callable[[str], None] = lambda line: None,
 ) -> Submitted:
@@ -98,6 +99,8 @@ def submit(
     )
     if problem is not None:
         raise TournamentError(problem)
+    if store is not None:  # a new tournament's store on a PostgreSQL server (``store`` its URL)
+        Store(directory, create=True, url=store).close()
     folder = Path(bot_dir).resolve()
     if not folder.is_dir():
         raise TournamentError(f"{bot_dir}: not a bot folder")

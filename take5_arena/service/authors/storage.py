@@ -256,6 +256,8 @@ def move_old_accounts(directory: Path) -> None:
     """
     store_path = directory / DB_NAME
     target = directory / ACCOUNTS_NAME
+    if not store_path.is_file():  # a store in PostgreSQL: made after the split, it never held them
+        return
     probe = sqlite3.connect(_uri(store_path, readonly=True), uri=True, timeout=30.0)
     try:
         marks = ", ".join("?" * len(_TABLES))

@@ -172,6 +172,10 @@ class TableDriver:
 
     #: seconds between two heartbeats of the run in the store (`tournament status` reads them)
     HEARTBEAT = 2.0
+    #: seconds before a table another referee holds is tried again (several referees on one
+    #: PostgreSQL store: :meth:`.Schedules.claim`; the table is ours once its referee recorded
+    #: it, which drops it, or died, which gives it back)
+    CLAIM_RETRY = 1.0
     #: seconds :meth:`run` waits for a table before it looks at the queue of finished games again
     POLL = 0.25
     #: seconds a Dask worker whose Docker engine did not answer gets no new tables if others can
@@ -220,6 +224,7 @@ class TableDriver:
         self.last_beat = 0.0
         self.sick: dict[str, float] = {}  # worker address -> when its engine failed
         self.lost_since: float | None = None  # when the Dask scheduler stopped answering
+        self.claims: set[str] = set()  # the games this referee claimed in the store
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -267,6 +272,7 @@ class TableDriver:
                 self.pump(self.POLL)
                 if self.stopping and not self.in_flight:
                     break
+            self._release(set(self.claims))
         except KeyboardInterrupt:
             self.interrupted = True
             self.stopping = True
@@ -332,8 +338,11 @@ class TableDriver:
             ready = next((i for i, item in enumerate(self.waiting) if item[0] <= now), None)
             if ready is None:
                 return
-            _, spec, attempt = self.waiting[ready]
+            _, claimed, attempt = self.waiting[ready]
             del self.waiting[ready]
+            spec = self._claim(claimed, attempt)
+            if spec is None:
+                continue
             if self.info.in_process:
                 future = self.executor.submit(self.runner, spec, self.finished.put)
             else:
@@ -381,8 +390,35 @@ class TableDriver:
             for outcome in outcomes:
                 self._handle(outcome, spec)
             self._maybe_retry(spec, attempt)
+            again = {g for _, s, _ in self.waiting for g, _ in s.games}
+            self._release({g for g, _ in spec.games} - again)
         if done:
             self.shipping.retain(self._needed())
+
+    def _claim(self, spec: TableSpec, attempt: int) -> TableSpec | None:
+        """``spec`` with the games still to play once this referee claimed them all in the
+        store, or None: another referee holds one (the table waits :data:`CLAIM_RETRY` and is
+        tried again) or none is left to play (another recorded them)."""
+        got: list[str] = []
+        for game_id, _ in spec.games:
+            if game_id not in self.claims and not self.store.schedules.claim(game_id):
+                for taken in got:
+                    self.store.schedules.release(taken)
+                self.waiting.append((time.monotonic() + self.CLAIM_RETRY, spec, attempt))
+                return None
+            if game_id not in self.claims:
+                got.append(game_id)
+        self.claims.update(got)
+        left = tuple(g for g in spec.games if self.store.schedules.game(g[0]).status == "pending")
+        self._release({g for g, _ in spec.games} - {g for g, _ in left})
+        if not left:
+            return None
+        return spec if len(left) == len(spec.games) else dataclasses.replace(spec, games=left)
+
+    def _release(self, game_ids: set[str]) -> None:
+        for game_id in sorted(game_ids & self.claims):
+            self.store.schedules.release(game_id)
+            self.claims.discard(game_id)
 
     def _needed(self) -> set[str]:
         """The digests the tables waiting or in flight still need."""
