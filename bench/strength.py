@@ -33,8 +33,8 @@ Run: python bench/strength.py            (the full run: about 10-25 minutes on 2
      python bench/strength.py --quick    (a minute or two: wide intervals)
 
 The ladder, one bot against another (`python bench/strength.py ladder A B --players 2 4 ...`):
-A and B are example bots, bench bots (bench/bots, e.g. montecarlo_baseline, a frozen copy of
-example_bots/montecarlo), folders, bot files, or `grpc:ADDRESS` of a bot served elsewhere. Each
+A and B are example bots, bench bots (bench/bots: montecarlo_baseline and planner_baseline, frozen
+copies of example_bots/montecarlo and example_bots/planner 1.4), folders, bot files, or `grpc:ADDRESS` of a bot served elsewhere. Each
 deal is played once per rotation (every hand goes to every seat), A in the first `--seats` seats
 (default half), at each table size from 2 to 6. It prints A's share of the wins and the mean
 penalty of an A seat minus a B seat, with 95% intervals over deals (the rotations of one deal are
