@@ -4,7 +4,7 @@ bank.
 
 It is example_bots/montecarlo (determinized rollouts of the rest of the round on the batched
 simulator `take5.batch`, common random numbers, successive halving, a learned eps-greedy model of
-each opponent; read that bot's text first) with four changes, each a knob of that search, which
+each opponent; read that bot's text first) with five changes, each a knob of that search, which
 lives in the SDK (`take5.search.MonteCarloSearch`: this file configures it). Its strength
 against a frozen montecarlo at equal CPU is in docs/benchmarks.md, "The strongest bot"
 (bench/strength.py ladder).
@@ -38,8 +38,15 @@ against a frozen montecarlo at equal CPU is in docs/benchmarks.md, "The stronges
    plus the increments still to come. It never spends more than `Bot.time_left()` less `margin`, so
    it never overdraws. Without a bank (a fixed limit per decision) it thinks `budget` seconds, as
    montecarlo does.
+5. **Its whole allowance** (version 1.5; `settle=None`, `MAX_DEALS`). Version 1.4 stopped a
+   search once its leader was 4 standard errors ahead of every other candidate or after 3,000
+   deals: at its 90 ms default it thought 20 ms a card on average at 2 players (at most 68) and
+   37 ms at 4, so a longer budget bought it little. It now thinks until its allowance is spent
+   (the last card of a round excepted): what it does with the time is in docs/benchmarks.md,
+   "Planner 1.5", with what that buys and what it does not.
 
-Knobs: `budget`, `exact_cards`, `exact`, `use_bank`, `close_weight`, `margin`, `clock` and
+Knobs: `budget`, `exact_cards`, `exact`, `use_bank`, `close_weight`, `margin`, `clock`,
+`settle`, `max_deals` and
 montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`; the
 module constants `STAGE_OVERHEADS`, `EXACT_CARDS`, `OWN_RANDOMNESS` and `MIN_BLOCK`/`MAX_BLOCK`.
 """
@@ -56,13 +63,18 @@ same 400 games each): 0 took 55.6% of the wins, 0.07 60.8%, 0.15 66.4%, 0.3 71.6
 80.4%, 1 78.8%; 0.7 served at 4 players too (67.4%, against 66-67% at 0.15 and 0.3)."""
 
 
+MAX_DEALS = 1_000_000
+"""Deals a search may play at most: in effect none (version 1.4 stopped at 3,000)."""
+
+
 class PlannerBot(MonteCarloSearch):
     """`take5.search.MonteCarloSearch` paced, with exact late plans (`exact_cards=None`: 4 cards at
-    3 players or more), its own later cards mostly random and a planned bank; see the module text
-    and MonteCarloSearch for the knobs."""
+    3 players or more), its own later cards mostly random, a planned bank, and no early stop
+    (`settle=None`: it thinks its whole allowance); see the module text and MonteCarloSearch for
+    the knobs."""
 
     name = "planner"
-    version = "1.4"
+    version = "1.5"
     author = "take5 arena"
 
     def __init__(
@@ -77,8 +89,8 @@ class PlannerBot(MonteCarloSearch):
         win_weight: float = 0.0,
         margin: float = SAFETY_MARGIN,
         clock: str = "wall",
-        max_deals: int = 3000,
-        settle: float | None = 4.0,
+        max_deals: int = MAX_DEALS,
+        settle: float | None = None,
         exact_cards: int | None = None,
         exact: str = "deal",
         use_bank: bool = True,
