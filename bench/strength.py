@@ -33,16 +33,19 @@ Run: python bench/strength.py            (the full run: about 10-25 minutes on 2
      python bench/strength.py --quick    (a minute or two: wide intervals)
 
 The ladder, one bot against another (`python bench/strength.py ladder A B --players 2 4 ...`):
-A and B are example bots, bench bots (bench/bots, e.g. montecarlo_baseline, a frozen copy of
-example_bots/montecarlo), folders, bot files, or `grpc:ADDRESS` of a bot served elsewhere. Each
-deal is played once per rotation (every hand goes to every seat), A in the first `--seats` seats
-(default half), at each table size from 2 to 6. It prints A's share of the wins and the mean
-penalty of an A seat minus a B seat, with 95% intervals over deals (the rotations of one deal are
-not independent, the deals are), and the CPU time per decision with a choice on both sides
-(process CPU time; not measured for a remote bot). Equal compute: give both the same
-`--budget-a/--budget-b` and read the two CPU columns. `--control-a 1+0.02` gives A a time bank on
-its CPU clock as the referee would (`Bot.context.budget`), charges every decision and counts
-decisions over their limit ("overdrawn").
+A and B are example bots, bench bots (bench/bots: montecarlo_baseline and planner_baseline,
+frozen copies of example_bots/montecarlo and of planner 1.4), folders, bot files, or
+`grpc:ADDRESS` of a bot served elsewhere. Each deal is played once per rotation (every hand goes to
+every seat), A in the first `--seats` seats (default half), at each table size from 2 to 10. It
+prints A's share of the wins and the mean penalty of an A seat minus a B seat, with 95% intervals
+over deals (the rotations of one deal are not independent, the deals are), and the CPU time per
+decision with a choice on both sides (process CPU time; not measured for a remote bot). Equal
+compute: give both the same `--budget-a/--budget-b` and read the two CPU columns. `--control-a
+1+0.02` gives A a time bank on its CPU clock as the referee would (`Bot.context.budget`), charges
+every decision and counts decisions over their limit ("overdrawn").
+
+`python bench/strength.py targets` plays issue 52's targets and the strength-with-time rows
+(bench/ladder_targets.py) and says of each whether its interval clears the target.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ sys.path.insert(0, str(ROOT / "sdk"))
 from take5 import Settings, Variant, play_game
 from take5.bot import CallContext
 from take5.clock import TimeControl, TimeControlError
+from take5.game import MAX_PLAYERS
 from take5.harness import load_bot
 from take5.rules import Take5Error
 
@@ -586,6 +590,47 @@ def interval(values: Sequence[float]) -> tuple[float, float]:
     return mean, 1.96 * math.sqrt(var / n)
 
 
+def play_row(
+    pool: Any,
+    sides: tuple[Side, Side],
+    n: int,
+    k: int,
+    deals: int,
+    seed: int,
+    clock: str,
+    variant: str,
+) -> dict[str, Any]:
+    """One row of a ladder: `deals` deals at a table of `n`, A in `k` seats, every rotation; A's
+    win share and the penalty difference with their 95% half-widths, the CPU ms per decision and
+    the overdraws of each side."""
+    started = time.monotonic()
+    tasks = [
+        Deal(sides, n, k, seed * 1_000_000 + n * 10_000 + i, clock, variant) for i in range(deals)
+    ]
+    try:
+        results = list(pool.map(play_deal, tasks))
+    except RuntimeError as error:  # an illegal answer, or a remote bot's fault
+        raise SystemExit(f"ladder: {error}") from None
+    wins, whalf = interval([r.wins for r in results])
+    pdiff, phalf = interval([r.penalty_diff for r in results])
+    cpu = []
+    for index in (0, 1):
+        times = [t for r in results for t in r.thinking[index]]
+        remote = any(r.remote[index] for r in results)
+        cpu.append(math.nan if remote or not times else 1000 * sum(times) / len(times))
+    return {
+        "deals": len(results),
+        "win_share": wins,
+        "win_halfwidth": whalf,
+        "penalty_diff": pdiff,
+        "penalty_halfwidth": phalf,
+        "cpu_ms_a": cpu[0],
+        "cpu_ms_b": cpu[1],
+        "overdrawn": [sum(r.overdrawn[i] for r in results) for i in (0, 1)],
+        "seconds": time.monotonic() - started,
+    }
+
+
 def ladder(argv: Sequence[str]) -> None:
     """`python bench/strength.py ladder A B ...`: A against B on duplicate deals (see --help)."""
     parser = argparse.ArgumentParser(
@@ -597,19 +642,15 @@ def ladder(argv: Sequence[str]) -> None:
     )
     parser.add_argument("a", help="bot A: an example bot, a bench bot, a folder, or grpc:ADDRESS")
     parser.add_argument("b", help="bot B (the opponent), the same forms")
-    parser.add_argument("--players", type=int, nargs="+", default=[4], help="2 to 6 (several ok)")
+    parser.add_argument("--players", type=int, nargs="+", default=[4], help="2 to 10 (several ok)")
     parser.add_argument("--seats", type=int, help="seats of A (default: half, rounded down)")
     parser.add_argument("--deals", type=int, default=100, help="deals per table size")
     parser.add_argument("--budget-a", type=float, help="A's seconds per decision")
     parser.add_argument("--budget-b", type=float, help="B's seconds per decision")
     parser.add_argument("--control-a", help="A's time control BANK+INCREMENT (CPU s), e.g. 1+0.02")
     parser.add_argument("--control-b", help="B's time control")
-    parser.add_argument(
-        "--no-bank-a", action="store_true", help="A ignores its bank (think its budget)"
-    )
-    parser.add_argument(
-        "--no-bank-b", action="store_true", help="B ignores its bank (think its budget)"
-    )
+    parser.add_argument("--no-bank-a", action="store_true", help="A thinks its budget, no bank")
+    parser.add_argument("--no-bank-b", action="store_true", help="B thinks its budget, no bank")
     parser.add_argument("--set-a", nargs="*", default=[], metavar="K=V", help="A's options")
     parser.add_argument("--set-b", nargs="*", default=[], metavar="K=V", help="B's options")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
@@ -629,8 +670,8 @@ def ladder(argv: Sequence[str]) -> None:
             except TimeControlError as error:
                 raise SystemExit(f"ladder: {error}") from None
     for n in args.players:
-        if not 2 <= n <= 6:
-            raise SystemExit(f"--players must be from 2 to 6, not {n}")
+        if not 2 <= n <= MAX_PLAYERS[Variant(args.variant)]:
+            raise SystemExit(f"--players must be from 2 to 10 (6 professional), not {n}")
     print(
         f"ladder: {args.a} against {args.b}, {args.deals} deals per table size, every rotation; "
         f"{args.jobs} workers, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
@@ -647,49 +688,20 @@ def ladder(argv: Sequence[str]) -> None:
             k = args.seats if args.seats is not None else n // 2
             if not 1 <= k < n:
                 raise SystemExit(f"--seats must be from 1 to {n - 1} at {n} players")
-            started = time.monotonic()
-            deals = [
-                Deal(sides, n, k, args.seed * 1_000_000 + n * 10_000 + i, args.clock, args.variant)
-                for i in range(args.deals)
-            ]
-            try:
-                results = list(pool.map(play_deal, deals))
-            except RuntimeError as error:  # an illegal answer, or a remote bot's fault
-                raise SystemExit(f"ladder: {error}") from None
-            wins, whalf = interval([r.wins for r in results])
-            pdiff, phalf = interval([r.penalty_diff for r in results])
-            cpu = []
-            for index in (0, 1):
-                times = [t for r in results for t in r.thinking[index]]
-                remote = any(r.remote[index] for r in results)
-                cpu.append(math.nan if remote or not times else 1000 * sum(times) / len(times))
-            over = [sum(r.overdrawn[i] for r in results) for i in (0, 1)]
-            fair = k / n
+            row = play_row(pool, sides, n, k, args.deals, args.seed, args.clock, args.variant)
+            deals, cpu, over = row["deals"], (row["cpu_ms_a"], row["cpu_ms_b"]), row["overdrawn"]
             print(
-                f"  {n:>7} {k:>7} {len(results):>5} {len(results) * n:>5}  "
-                f"{100 * wins:>8.1f} +- {100 * whalf:<5.1f}%  {pdiff:>+9.2f} +- {phalf:<5.2f}  "
+                f"  {n:>7} {k:>7} {deals:>5} {deals * n:>5}  "
+                f"{100 * row['win_share']:>8.1f} +- {100 * row['win_halfwidth']:<5.1f}%  "
+                f"{row['penalty_diff']:>+9.2f} +- {row['penalty_halfwidth']:<5.2f}  "
                 f"{cpu[0]:>10.1f} / {cpu[1]:<9.1f}  {over[0]:>6} / {over[1]:<4}"
-                f"  (fair share {100 * fair:.0f}%, {time.monotonic() - started:.0f} s)",
+                f"  (fair share {100 * k / n:.0f}%, {row['seconds']:.0f} s)",
                 flush=True,
             )
             if args.json:
-                row = {
-                    "a": sides[0].__dict__,
-                    "b": sides[1].__dict__,
-                    "players": n,
-                    "seats": k,
-                    "deals": len(results),
-                    "win_share": wins,
-                    "win_halfwidth": whalf,
-                    "penalty_diff": pdiff,
-                    "penalty_halfwidth": phalf,
-                    "cpu_ms_a": cpu[0],
-                    "cpu_ms_b": cpu[1],
-                    "overdrawn": over,
-                    "load": os.getloadavg()[0],
-                }
+                sided = {"a": sides[0].__dict__, "b": sides[1].__dict__, "players": n, "seats": k}
                 with open(args.json, "a") as out:
-                    out.write(json.dumps(row) + "\n")
+                    out.write(json.dumps(sided | row | {"load": os.getloadavg()[0]}) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -700,22 +712,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--halfwidth", type=float, default=0.03, help="target 95%% half-width")
     parser.add_argument("--min-games", type=int, default=200)
     parser.add_argument("--max-games", type=int, default=1200)
-    parser.add_argument(
-        "--rr-max-games", type=int, default=400, help="--max-games of the round robin"
-    )
-    parser.add_argument(
-        "--budget", type=float, default=None, help="seconds per decision of search bots"
-    )
-    parser.add_argument(
-        "--time-limit", type=float, default=None, help="referee deadline per call (s)"
-    )
-    parser.add_argument(
-        "--clock",
-        choices=["cpu", "wall"],
-        default="cpu",
-        help="how search bots count their budget "
-        "(default cpu: results independent of the machine's load)",
-    )
+    parser.add_argument("--rr-max-games", type=int, default=400, help="the round robin's")
+    parser.add_argument("--budget", type=float, help="seconds per decision of search bots")
+    parser.add_argument("--time-limit", type=float, help="referee deadline per call (s)")
+    # How search bots count their budget (cpu: results independent of the machine's load).
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     parser.add_argument("--variant", choices=[v.value for v in Variant], default="standard")
     parser.add_argument(
         "--against",
@@ -790,5 +791,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["ladder"]:
         ladder(sys.argv[2:])
+    elif sys.argv[1:2] == ["targets"]:
+        from ladder_targets import targets
+
+        targets(sys.argv[2:])
     else:
         main()

@@ -224,3 +224,44 @@ def test_without_a_bank_it_thinks_its_budget():
     assert bot.allowance(view) == 0.05
     bot.context = None
     assert bot.allowance(view) == 0.05
+
+
+class StepClock:
+    """Each read of the clocks returns the time so far and moves it on by `step` seconds: a search
+    sees its time pass as it works, the same on a busy host as on an idle one (as in
+    tests/test_montecarlo.py)."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 1000.0
+        self.step = step
+
+    def read(self) -> float:
+        now = self.now
+        self.now += self.step
+        return now
+
+
+def test_it_thinks_its_whole_budget(monkeypatch):
+    """Version 1.5 has no early stop (`settle=None`): every card decision with a choice spends its
+    budget, within a block of it, where 1.4 stopped once a leader was 4 standard errors ahead."""
+    fake = StepClock(0.0002)
+    for name in ("monotonic", "thread_time", "process_time"):
+        monkeypatch.setattr(time, name, fake.read)
+    budget = 0.03
+    spent: list[float] = []
+    bot = make(seed=3, budget=budget, clock="cpu")
+
+    class Timed:
+        def pick_card(self, view):
+            start = time.thread_time()
+            card = bot.pick_card(view)
+            if len(view.hand) > 1:
+                spent.append(time.thread_time() - start)
+            return card
+
+        def choose_row(self, view):
+            return bot.choose_row(view)
+
+    play_game([Timed(), RandomPlayer(1)], Settings(players=2, threshold=20), seed=5)
+    assert bot.settle is None and spent
+    assert all(0.8 * budget <= s <= budget + 40 * fake.step for s in spent), sorted(spent)[:3]
