@@ -83,13 +83,9 @@ from take5_arena.referee.match.botref import BotRef, parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import engine
-from take5_arena.referee.sandbox.launcher import (
-    MAX_STANDBY,
-    DockerBot,
-    DockerLauncher,
-    _Image,
-    _Instance,
-)
+from take5_arena.referee.sandbox.dockerbot import DockerBot
+from take5_arena.referee.sandbox.instances import BotImage, Instance
+from take5_arena.referee.sandbox.launcher import MAX_STANDBY, DockerLauncher
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
 BOTS = 4
@@ -152,7 +148,7 @@ class ReusingLauncher(DockerLauncher):
         super().__init__(**kwargs)
         self._resetting: collections.Counter[str] = collections.Counter()
 
-    def _prefetch(self, image: _Image, game_id: str) -> None:
+    def _prefetch(self, image: BotImage, game_id: str) -> None:
         tag = image.info.tag  # a container being reset is a spare: ready in milliseconds
         with self._lock:
             spare = len(self._standby[tag]) + self._resetting[tag]
@@ -162,7 +158,7 @@ class ReusingLauncher(DockerLauncher):
         with self._lock:
             self._standby[tag].append(inst)
 
-    def _end_warm(self, inst: _Instance) -> None:
+    def _end_warm(self, inst: Instance) -> None:
         box, tag = inst.warm, inst.image.info.tag
         if box is None:
             return
@@ -172,7 +168,7 @@ class ReusingLauncher(DockerLauncher):
             self._resetting[tag] += 1
         try:
             box.reset()
-            fresh = _Instance(inst.image, box.run_dir, "")
+            fresh = Instance(inst.image, box.run_dir, "")
             with self._lock:
                 self._instances.add(fresh)
             fresh.future.set_running_or_notify_cancel()

@@ -937,7 +937,7 @@ def test_bad_limits_are_usage_errors():
 
 
 def test_exit_faults_name_their_cause():
-    from take5_arena.referee.sandbox.launcher import exit_fault
+    from take5_arena.referee.sandbox.dockerbot import exit_fault
 
     assert exit_fault(137, True, "256m") == (
         "resource",
