@@ -29,12 +29,13 @@
 * A fresh bot process for every game (`DockerBot.per_game`, `DockerBot.serve_game`), so that no
   memory carries over from one game to the next; with ``bot_memory="deals"`` a process may play
   several different deals instead (kinds.BotMemory), and never the same deal twice either way.
-  No container ever serves two games: where it can (runc, a referee running as root, an image
-  labelled ``take5.forkserver=1``: a ``bot.py`` bot on the arena's Python image), each game's
-  process is forked by the fork server of a warm container (warm.py) that was started for it and
-  is removed after it, so the bot's start costs a fork instead of an interpreter's imports;
-  elsewhere the process is the container's own. Either way the next game's container and process
-  start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
+  No container ever serves two games: each game's process is the image's own command in a
+  container started for it and removed after it. (With ``reuse=True``, where it can: runc, a
+  referee running as root, an image labelled ``take5.forkserver=1``, the process is forked
+  instead by the fork server of a warm container (warm.py), also started for that one game; off
+  by default, since with a container per game it costs more CPU and time than the image's own
+  command: docs/benchmarks.md.) The next game's container and process start while the current
+  game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
   critical path; with ``bot_memory="deals"`` the kept process keeps its container, and nothing
   else ever runs in it (docs/security.md: what a game leaves in the kernel is gone with its
   namespaces). Spares have a lifetime: `SPARE_IDLE` seconds unused, `MAX_SPARES` and
@@ -124,9 +125,9 @@ class DockerLauncher:
     bot's output is kept (``bot<N>-<name>.log``, one section per process), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
     default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
-    (kinds.BotMemory). `reuse`: bot processes forked by a warm container's fork server where that
-    can be used (None: wherever `warm.enabled` allows; False: the image's own command in every
-    container). Each container serves one game either way. Spares (containers started ahead
+    (kinds.BotMemory). `reuse`: True, bot processes forked by a warm container's fork server
+    wherever `warm.enabled` allows; False (the default), the image's own command in every
+    container. Each container serves one game either way. Spares (containers started ahead
     that no game took yet, or processes kept across deals) live at most `spare_idle` seconds
     unused, and at most `max_spares` of them and `spare_memory` of memory (their cgroups) are
     kept, the least recently used evicted first. `clean_orphans`: remove what dead
@@ -149,7 +150,7 @@ class DockerLauncher:
         clean_orphans: bool = True,
         build_options: Mapping[str, Any] | None = None,
         bot_memory: str = defaults.BOT_MEMORY,
-        reuse: bool | None = None,
+        reuse: bool = False,
         spare_idle: float = SPARE_IDLE,
         max_spares: int = MAX_SPARES,
         spare_memory: str = SPARE_MEMORY,
@@ -192,7 +193,7 @@ class DockerLauncher:
             sweep.start()
         self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
         (self.socket_root / sockets.OWNER_FILE).write_text(self.owner + "\n")
-        why = warm.enabled(limits) if reuse is not False else "reuse=False"
+        why = warm.enabled(limits) if reuse else "reuse=False (the default: docs/benchmarks.md)"
         if why is None and not sockets.share_root(self.socket_root):
             why = "the socket root cannot be made a shared mount"
         self.reuse = why is None
@@ -501,8 +502,13 @@ class DockerLauncher:
             self._evict(inst)
 
     def _evict(self, inst: Instance) -> None:
-        """A spare no game took: its start abandoned, its container removed in the background."""
+        """A spare no game took: its start cancelled if it has not begun (no container is made
+        for nothing), else abandoned, and its container removed in the background."""
         inst.abandon.set()
+        if inst.future.cancel():
+            with self._lock:
+                self._instances.discard(inst)
+            return
 
         def drop() -> None:
             try:
@@ -551,7 +557,7 @@ class DockerLauncher:
     def _retire(self, inst: Instance, sink: Output | None) -> concurrent.futures.Future[None]:
         """A handle is done with `inst`: keep what it wrote, then, in the background, put it back
         in the pool (a process that may still play: it never played, or bot_memory=deals), or
-        remove its container (`_end_warm` for a warm one)."""
+        remove its container."""
         with self._lock:
             if inst.retired:
                 done: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -580,8 +586,8 @@ class DockerLauncher:
                     self._prune()
                     return
                 inst.unpin()
-                if inst.warm is not None:
-                    self._end_warm(inst)
+                if inst.warm is not None:  # removed, never reset for another game
+                    self._drop_warm(inst.warm)
                 else:
                     self._remove(inst, container)
             finally:
@@ -597,19 +603,11 @@ class DockerLauncher:
             now.set_result(None)
             return now
 
-    def _end_warm(self, inst: Instance) -> None:
-        """After its process's last game: the warm container is removed, never reset for another
-        game (what the game left in the container's namespaces goes with them)."""
-        if inst.warm is not None:
-            self._drop_warm(inst.warm)
-
     def exit_of(self, inst: Instance) -> int | None:
         """The bot's exit code once it ended, as the engine reports a container's (128+N: killed
         by signal N): from the fork server, the event stream, or an inspection."""
         box = inst.warm
         if box is not None:
-            if box.bot_pid != inst.bot_pid:
-                return 137  # its container was reset for another process: it was killed
             if box.alive:
                 return None
             if box.exit_status is None:  # the fork server is gone (the container ended)
