@@ -24,7 +24,7 @@ from ..match.faults import FaultKind
 from ..match.handle import BotHandle, Spent
 from ..match.remote import RUN_HINT, CallFailedError
 from . import cgroups, containers, sockets
-from .errors import ContainerStartError, ImageBuildError
+from .errors import ImageBuildError
 from .instances import TAIL_BYTES, BotImage, Instance, Output
 
 if TYPE_CHECKING:
@@ -168,9 +168,10 @@ class DockerBot(BotHandle):
         and starting the container) counts on the wall clock only.
 
         Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
-        first, with its cause), crash (the engine refused the image's own command). Raises
+        first, with its cause). Raises
         InfraError (kind ``sandbox``), nobody's fault, when the container was not started within
-        `timeout` or a warm container's fork server failed: the bot's code had not run yet."""
+        `timeout`, the engine refused to start it (its command was checked at build:
+        command.py) or a warm container's fork server failed: the bot's code had not run yet."""
         inst = self._current
         if inst is None:
             raise CallFailedError(faults.CRASH, "the bot was not started")
@@ -185,14 +186,11 @@ class DockerBot(BotHandle):
                 "(--start-wall; the host or its engine is too slow)",
             ) from None
         except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - reported
+            # The fork server is the referee's code, the engine's errors are the host's, and the
+            # image's own command was checked when it was built (command.py): nobody's fault.
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            if inst.forked or not isinstance(error, ContainerStartError):
-                # The fork server is the referee's code, and the engine's errors are the host's.
-                raise InfraError(
-                    InfraKind.SANDBOX, f"{self.label}: its container did not start: {first}"
-                ) from None
-            raise CallFailedError(
-                faults.CRASH, f"the bot's container could not be started: {first}"
+            raise InfraError(
+                InfraKind.SANDBOX, f"{self.label}: its container did not start: {first}"
             ) from None
         delay = 0.002
         while True:

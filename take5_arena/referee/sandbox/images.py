@@ -66,6 +66,7 @@ from .build_errors import (
     BuildTimeoutError,
     ImageBuildError,
 )
+from .command import check_command
 from .context import MAX_CONTROL_BYTES, BotFolder, ContextWriter, FolderLimits, Kind, scan
 from .manifest import MANIFEST, RUNTIMES, Manifest, Runtime, parse_manifest
 from .requirements import install_wheels, parse_requirements
@@ -73,7 +74,7 @@ from .requirements import install_wheels, parse_requirements
 log = logging.getLogger("take5_arena.referee.sandbox.images")
 
 IMAGE_REPOSITORY = "take5-bot"
-BUILDER_VERSION = "3"
+BUILDER_VERSION = "4"
 """Bumped when the way images are built changes, so that old images are rebuilt."""
 
 BOT_UID = 10001
@@ -391,6 +392,7 @@ def _build_planned(
             LABEL_BUILD: nonce,
         }
         df.check_image_config(image.get("Config") or {}, allowed_labels)
+        check_command(client, image_id, image.get("Config") or {})
         if int(image.get("Size") or 0) > limits.max_image_bytes:
             size_mb, limit_mb = int(image["Size"]) >> 20, limits.max_image_bytes >> 20
             raise BuildRefusedError(f"the image is {size_mb} MB, the limit is {limit_mb} MB")
