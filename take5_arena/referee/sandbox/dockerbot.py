@@ -13,7 +13,7 @@ import contextlib
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InfraError
 from ..kinds import InfraKind
@@ -28,7 +28,27 @@ from .errors import ImageBuildError
 from .instances import TAIL_BYTES, BotImage, Instance, Output
 
 if TYPE_CHECKING:
-    from .launcher import DockerLauncher
+    from .limits import SandboxLimits
+
+
+class Pool(Protocol):
+    """What a DockerBot asks of its launcher (launcher.DockerLauncher), which imports this module:
+    the processes it takes, gives back and asks ahead, and how they ended."""
+
+    limits: SandboxLimits
+    start_seconds: list[float]
+
+    def usable(self, inst: Instance, deal: int | None) -> bool: ...
+
+    def _take(self, image: BotImage, deal: int | None = None, game_id: str = "") -> Instance: ...
+
+    def _retire(self, inst: Instance, sink: Output | None) -> concurrent.futures.Future[None]: ...
+
+    def _prefetch(self, image: BotImage, game_id: str) -> None: ...
+
+    def exit_of(self, inst: Instance) -> int | None: ...
+
+    def oom_killed(self, inst: Instance) -> bool: ...
 
 
 def _signal_name(code: int) -> str:
@@ -70,7 +90,7 @@ class DockerBot(BotHandle):
 
     def __init__(
         self,
-        launcher: DockerLauncher,
+        launcher: Pool,
         ref: BotRef,
         image: BotImage | ImageBuildError,
         *,
@@ -289,4 +309,4 @@ class DockerBot(BotHandle):
         return f"<DockerBot {self.label}>"
 
 
-__all__ = ["DockerBot", "exit_fault"]
+__all__ = ["DockerBot", "Pool", "exit_fault"]
