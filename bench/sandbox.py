@@ -1,20 +1,23 @@
 """Docker sandbox cost: what a fresh bot process for each game costs, and games per second of 4
 containerised bots against the same bots as local processes, side by side in the same run.
 
+``--cli`` measures instead what a user runs (bench/sandbox_cli.py): `referee match` as a
+subprocess, cold start included, local against docker; one bot process for one game by the
+launcher against the plainest baseline, a cold `docker run`; spares at ``--spares N`` bot
+versions. The rest of this docstring is about the in-process measurements below, which time a
+long-lived launcher (a worker's) after a warm-up.
+
 Paths measured, taking turns so that load from elsewhere hits them alike: every other round runs
 them in the reverse order (local first, then last), since a fixed order gave the same side the
 rising or falling load of a shared host at every round and biased the ratio.
 
 * ``local``: the bots as local processes (take5_arena.referee.match.local), started once per match:
   the baseline;
-* ``warm``: the production launcher: a fresh bot process for every game, forked by the fork server
-  of a warm container started ahead for that game and removed after it (take5_arena/referee/
-  sandbox/warm.py; no container serves two games: issue 45);
-* ``reuse``: the warm containers before issue 45, for comparison (`ReusingLauncher`): after its
-  game a warm container is reset and checked (`WarmContainer.reset`) and forks the next game's
-  process, so a bot version's games share a few containers;
-* ``fresh``: the same launcher with ``reuse=False``: the image's own command in a fresh container
-  for every game, the way before warm containers (the old path);
+* ``warm``: the launcher with ``reuse=True``: a fresh bot process for every game, forked by the
+  fork server of a warm container started ahead for that game and removed after it (take5_arena/
+  referee/sandbox/warm.py; no container serves two games: issue 45);
+* ``fresh``: the launcher as it is (``reuse=False``, its default): the image's own command in a
+  fresh container for every game;
 * ``runsc`` (with ``--runsc``): fresh containers under gVisor (warm containers need runc).
 
 What is counted (CPU seconds, user + system):
@@ -52,7 +55,6 @@ Not a test: it prints numbers.
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import json
 import os
@@ -83,13 +85,8 @@ from take5_arena.referee.match.botref import BotRef, parse_bot
 from take5_arena.referee.match.local import LocalBot
 from take5_arena.referee.match.remote import RemoteBot
 from take5_arena.referee.sandbox import engine
-from take5_arena.referee.sandbox.launcher import (
-    MAX_STANDBY,
-    DockerBot,
-    DockerLauncher,
-    _Image,
-    _Instance,
-)
+from take5_arena.referee.sandbox.dockerbot import DockerBot
+from take5_arena.referee.sandbox.launcher import DockerLauncher
 from take5_arena.referee.sandbox.limits import SandboxLimits
 
 BOTS = 4
@@ -142,53 +139,8 @@ def think_bot() -> str:
     return str(folder)
 
 
-class ReusingLauncher(DockerLauncher):
-    """The warm containers before issue 45, to measure what one container per game costs: after its
-    game a warm container is reset and checked, and its fork server forks the next game's process
-    (a container that fails the check is removed). Not safe: the check is a list of places, and a
-    counter of /proc/net/snmp is not on it (docs/security.md)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._resetting: collections.Counter[str] = collections.Counter()
-
-    def _prefetch(self, image: _Image, game_id: str) -> None:
-        tag = image.info.tag  # a container being reset is a spare: ready in milliseconds
-        with self._lock:
-            spare = len(self._standby[tag]) + self._resetting[tag]
-            if self._closed or spare >= max(1, self._leased[tag]) or spare >= MAX_STANDBY:
-                return
-        inst = self._spawn(image, game_id)
-        with self._lock:
-            self._standby[tag].append(inst)
-
-    def _end_warm(self, inst: _Instance) -> None:
-        box, tag = inst.warm, inst.image.info.tag
-        if box is None:
-            return
-        with self._lock:
-            if self._closed:
-                return
-            self._resetting[tag] += 1
-        try:
-            box.reset()
-            fresh = _Instance(inst.image, box.run_dir, "")
-            with self._lock:
-                self._instances.add(fresh)
-            fresh.future.set_running_or_notify_cancel()
-            fresh.future.set_result(self._fork(fresh, box))
-            with self._lock:
-                self._standby[tag].append(fresh)
-        except Exception:  # noqa: BLE001 - not proved clean, or the fork server failed
-            self._drop_warm(box)
-        finally:
-            with self._lock:
-                self._resetting[tag] -= 1
-
-
 def _resetting(launcher: DockerLauncher) -> bool:
-    counter = getattr(launcher, "_resetting", None)
-    return bool(counter and any(counter.values()))
+    return False  # no container is reset any more (issue 45)
 
 
 # -- the engine's own processes ------------------------------------------------------------------
@@ -252,9 +204,13 @@ def engine_processes(socket_path: str) -> tuple[list[int], str]:
 
 def sample(daemons: list[int], address: str) -> None:
     """The helper process: on each line of stdin, print as JSON the engine's CPU seconds so far:
-    its daemons' now, and the last value seen of each shim of its containerd, by container id."""
+    its daemons' now, and the last value seen of each shim of its containerd and of its
+    container's cgroup, by container id."""
+    from take5_arena.referee.sandbox import cgroups
+
     tick = os.sysconf("SC_CLK_TCK")
     shims: dict[tuple[int, str], tuple[str, int]] = {}
+    groups: dict[str, float] = {}
     seen: set[int] = set()
     lock = threading.Lock()
 
@@ -279,6 +235,9 @@ def sample(daemons: list[int], address: str) -> None:
                     ticks = _ticks(key[0])
                     if ticks is not None:
                         shims[key] = (cid, ticks)
+                        used = cgroups.cpu_seconds(cid)
+                        if used is not None:
+                            groups[cid] = used
             time.sleep(0.02)
 
     threading.Thread(target=scan, daemon=True).start()
@@ -287,8 +246,9 @@ def sample(daemons: list[int], address: str) -> None:
         with lock:
             for cid, ticks in shims.values():
                 by_id[cid] = by_id.get(cid, 0.0) + ticks / tick
+            cg = dict(groups)
         daemon_seconds = sum(_ticks(p) or 0 for p in daemons) / tick
-        print(json.dumps({"daemons": daemon_seconds, "shims": by_id}), flush=True)
+        print(json.dumps({"daemons": daemon_seconds, "shims": by_id, "cgroups": cg}), flush=True)
 
 
 class EngineClock:
@@ -307,14 +267,19 @@ class EngineClock:
 
     def __call__(self, containers: frozenset[str]) -> float:
         """The daemons' CPU seconds so far, and the shims' of `containers` (ids)."""
+        return self.read(containers)["engine"]
+
+    def read(self, containers: frozenset[str]) -> dict[str, float]:
+        """``engine``: the daemons' CPU seconds so far and the shims' of `containers` (ids);
+        ``containers``: their cgroups' (the last value seen of each)."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         time.sleep(0.05)  # a sample of the shims taken after what is measured
         self.proc.stdin.write("\n")
         self.proc.stdin.flush()
         got = json.loads(self.proc.stdout.readline())
-        return float(got["daemons"]) + float(
-            sum(v for k, v in got["shims"].items() if k in containers)
-        )
+        shims = sum(v for k, v in got["shims"].items() if k in containers)
+        groups = sum(v for k, v in got["cgroups"].items() if k in containers)
+        return {"engine": float(got["daemons"]) + float(shims), "containers": float(groups)}
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -563,8 +528,8 @@ def main() -> None:
     ap.add_argument(
         "--paths",
         nargs="+",
-        choices=["warm", "reuse", "fresh"],
-        default=["warm", "reuse", "fresh"],
+        choices=["warm", "fresh"],
+        default=["warm", "fresh"],
     )
     ap.add_argument("--runsc", action="store_true", help="also fresh containers under gVisor")
     ap.add_argument(
@@ -577,6 +542,14 @@ def main() -> None:
     )
     ap.add_argument("--only-start", action="store_true", help="measure the start only")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument(
+        "--cli",
+        action="store_true",
+        help="what a user runs (bench/sandbox_cli.py): `referee match` as a subprocess, a "
+        "process's start against the plainest baseline, spares at --spares versions",
+    )
+    ap.add_argument("--spares", type=int, default=0, help="with --cli: bot versions for spares")
+    ap.add_argument("--runtime", default=None, help="with --cli: runc or runsc")
     ap.add_argument("--sample", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.sample:
@@ -592,6 +565,14 @@ def main() -> None:
             sock = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock").removeprefix(
                 "unix://"
             )
+        if args.cli:
+            sys.path.insert(0, str(Path(__file__).parent))
+            from sandbox_cli import cli_bench
+
+            got = cli_bench(args, sock)
+            if args.json:
+                args.json.write_text(json.dumps(got, indent=1) + "\n")
+            return
         bench(args, sock)
 
 
@@ -615,8 +596,7 @@ def bench(args: argparse.Namespace, sock: str) -> None:
         for mode in args.think_mode
     ]
     paths: dict[str, dict[str, Any]] = {
-        "warm": {"reuse": None},
-        "reuse": {"reuse": None, "reusing": True},
+        "warm": {"reuse": True},
         "fresh": {"reuse": False},
     }
     paths = {p: paths[p] for p in args.paths}
@@ -627,7 +607,7 @@ def bench(args: argparse.Namespace, sock: str) -> None:
         for kind, bot, env in kinds:
             for path, options in paths.items():
                 options = dict(options)
-                cls = ReusingLauncher if options.pop("reusing", False) else DockerLauncher
+                cls = DockerLauncher
                 launcher = launchers[kind, path] = cls(
                     env=env, base_image=args.base_image, **options
                 )
@@ -657,8 +637,7 @@ def bench(args: argparse.Namespace, sock: str) -> None:
             return
         print(
             f"\nmatches of {BOTS} bots, {args.games} games each, after an untimed warm-up match "
-            f"of {args.warmup} games per path (on the `reuse` path a warm container is made once "
-            f"per bot version and worker: its cold cost is in `start` above); median of "
+            f"of {args.warmup} games per path; median of "
             f"{args.repeat} interleaved rounds (every other one in the reverse order), [min-max] "
             f"of the round's ratio to local; load: the 1-minute load average after each round, "
             f"lowest-highest"

@@ -812,6 +812,28 @@ def test_containers_started_ahead_are_used(images):
 
 
 @pytest.mark.docker
+def test_one_match_starts_no_container_it_does_not_use(images, tmp_path):
+    """`referee match` of 3 games between 2 bots creates 6 bot containers, one per bot and game:
+    the next game's are started ahead while a game plays, and none after the last game (a spare
+    nobody takes is CPU and memory for nothing). Counted from the engine's own events."""
+    from take5_arena.referee.sandbox import engine as docker_engine
+
+    client = docker_engine.client()
+    since = int(time.time()) - 1
+    run = referee(example("lowest"), example("random"), "--games", "3", tmp_path=tmp_path)
+    check_complete(run, games=3)
+    events = client.api.events(
+        since=since,
+        until=int(time.time()) + 1,
+        decode=True,
+        filters={"type": "container", "event": "create", "label": "take5.arena=1"},
+    )
+    owners = [str(e.get("Actor", {}).get("Attributes", {}).get("take5.owner", "")) for e in events]
+    mine = [owner for owner in owners if owner.split(":")[2:3] == [str(run.pid)]]
+    assert len(mine) == 6, owners
+
+
+@pytest.mark.docker
 def test_no_docker_process_is_spawned_during_a_match(images, tmp_path):
     """Every container request of a match is an Engine API call: a `docker` first on PATH that
     records its calls is never run (images are up to date, so nothing is built)."""
@@ -860,7 +882,7 @@ def test_build_command(images):
         text=True,
         timeout=300,
     )
-    assert bad.returncode == 1
+    assert bad.returncode == 3  # the bot is rejected
     assert "T5-BUILD-MARKER" in bad.stderr  # the build's own output
     assert "FAILED" in bad.stderr
 
@@ -937,7 +959,7 @@ def test_bad_limits_are_usage_errors():
 
 
 def test_exit_faults_name_their_cause():
-    from take5_arena.referee.sandbox.launcher import exit_fault
+    from take5_arena.referee.sandbox.dockerbot import exit_fault
 
     assert exit_fault(137, True, "256m") == (
         "resource",

@@ -320,10 +320,10 @@ def test_setup_waits_for_the_engine_it_runs_not_a_stale_docker_host(client):
 # -- every container of a bot image goes through one function --------------------------------------
 
 SCANNED = ("take5_arena", "bench", "scripts")
-THE_WAY = ("take5_arena/referee/sandbox/containers.py", "start_container")
+THE_WAY = ("take5_arena/referee/sandbox/containers.py", "_create")
 ALLOWED = {
-    # The bench's baseline of the old command-line path: its flags are made from container_kwargs.
-    ("bench/sandbox.py", "cli_run_argv"),
+    # The bench's plainest baseline, a cold `docker run` per game, with the sandbox's flags.
+    ("bench/sandbox_cli.py", "cli_run_argv"),
 }
 _SHELL_RUN = re.compile(r"\bdocker\s+(container\s+)?(run|create)\b")
 _CREATE_METHODS = {"create_container", "create_host_config"}

@@ -16,6 +16,7 @@ tests skip with the reason (with CI set they fail); the folder and requirement c
 from __future__ import annotations
 
 import io
+import json
 import os
 import secrets
 import shutil
@@ -398,7 +399,7 @@ def test_a_deeply_nested_bot_toml_is_one_line_refusal(depth, tmp_path):
     bot.mkdir()
     (bot / "bot.toml").write_text('runtime = "python"\na = ' + "[" * depth + "]" * depth + "\n")
     done = referee("build", str(bot), timeout=120)
-    assert done.returncode == 1, done
+    assert done.returncode == 3, done
     assert "Traceback" not in done.stderr + done.stdout, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "bot.toml" in lines[0], done.stderr[-2000:]
@@ -558,6 +559,72 @@ def test_a_build_step_is_memory_limited(client, build, tmp_path):
     assert "T5-ALLOCATED" not in err.value.output and "137" in err.value.output
     assert client.containers.list(all=True, filters={"label": MARK}) == []
     assert client.images.list(all=True, filters={"label": MARK}) == []
+
+
+# -- 6. the image's own command: refused at build, never a crash in a rated game -----------------
+
+BASE = "ARG TAKE5_BASE_IMAGE\nFROM ${TAKE5_BASE_IMAGE}\nUSER root\n"
+REFUSED_COMMANDS = {
+    "missing": (BASE + 'CMD ["/no/such/program"]\n', "'/no/such/program' is not in the image"),
+    "not on PATH": (BASE + 'CMD ["nosuchbot", "--serve"]\n', "is not in the image's PATH"),
+    "a folder": (BASE + 'ENTRYPOINT ["/etc"]\n', "is a folder, not a program"),
+    "none": (BASE + "CMD []\n", "has no command (CMD or ENTRYPOINT)"),
+    "not executable": (
+        BASE + "RUN printf '#!/bin/sh\\n' > /srv/run && chmod 644 /srv/run\nCMD [\"/srv/run\"]\n",
+        "may not be executed by the bot's user",
+    ),
+    "bad interpreter": (
+        BASE + "RUN printf '#!/no/interpreter\\n' > /srv/run && chmod 755 /srv/run\n"
+        'CMD ["/srv/run"]\n',
+        "the interpreter of /srv/run '/no/interpreter' is not in the image",
+    ),
+    "under /tmp": (
+        BASE + "RUN printf '#!/bin/sh\\n' > /tmp/run && chmod 755 /tmp/run\nCMD [\"/tmp/run\"]\n",
+        "is under /tmp, which is an empty tmpfs when the bot runs",
+    ),
+    "a link loop": (
+        BASE + 'RUN ln -s /srv/b /srv/a && ln -s /srv/a /srv/b\nCMD ["/srv/a"]\n',
+        "too many symbolic links",
+    ),
+    "no dynamic loader": (
+        "FROM take5/python:3.11 AS tools\nFROM take5/static:1\n"
+        'COPY --from=tools /bin/ls /bot/run\nCMD ["/bot/run"]\n',
+        "needs the dynamic loader",
+    ),
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("case", sorted(REFUSED_COMMANDS))
+def test_a_command_that_cannot_start_is_refused_at_build(case, build, tmp_path):
+    """An image whose own command cannot start as the launcher runs it (uid 10001) is refused
+    when it is built, in one line that names what to change; nothing of it ran, nothing is
+    left (the module's fixture finds containers and images by the label)."""
+    text, expect = REFUSED_COMMANDS[case]
+    bot = dockerfile_bot(tmp_path, f"{text}LABEL {MARK}=1\n")
+    with pytest.raises(BuildRefusedError) as caught:
+        build(bot)
+    assert expect in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+
+
+@pytest.mark.docker
+def test_a_bot_whose_command_cannot_start_is_rejected_before_play(tmp_path):
+    """`referee build` exits 3 with one line; `referee match` rejects the bot before any game
+    (exit 3): it is never charged a crash in a game."""
+    text, expect = REFUSED_COMMANDS["missing"]
+    bot = dockerfile_bot(tmp_path, text)
+    done = referee("build", str(bot), timeout=300)
+    assert done.returncode == 3, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and expect in lines[0] and "CMD [" in lines[0], done.stderr
+    played = referee(
+        "match", "--sandbox", "docker", "--json", str(bot), str(EXAMPLES / "lowest"), timeout=300
+    )
+    assert played.returncode == 3, played.stderr[-2000:]
+    assert "Traceback" not in played.stderr
+    result = json.loads(played.stdout)
+    (rejection,) = result["rejections"]
+    assert expect in rejection["detail"]  # rejected before play, never charged in a game
 
 
 @pytest.mark.docker

@@ -1,8 +1,9 @@
 """`referee build` (a bot folder's Docker image) and the Docker side of `referee match --sandbox
 docker`.
 
-Exit codes of `referee build`: 0 built or already up to date; 1 the build failed (its own output is
-shown) or no Docker engine answers; 2 bad usage.
+Exit codes of `referee build`: 0 built or already up to date; 2 bad usage; 3 the bot is rejected
+(a rule or limit refused it, its command cannot start, or its build failed: the build's own output
+is shown); 4 no Docker engine answers.
 """
 
 from __future__ import annotations
@@ -64,13 +65,13 @@ def build(
         )
     except EngineUnavailableError as error:
         click.echo(f"referee build: no Docker engine: {error}", err=True)
-        sys.exit(1)
+        sys.exit(4)
     except ImageBuildError as error:
         if error.output.strip():
             click.echo(error.output.rstrip(), err=True)
             click.echo("", err=True)
         click.echo(f"referee build: FAILED: {str(error).splitlines()[0]}", err=True)
-        sys.exit(1)
+        sys.exit(3)
     if as_json:
         click.echo(
             json.dumps(

@@ -17,11 +17,12 @@ All of it goes through the Engine API (docker-py): one request per step, typed e
 from __future__ import annotations
 
 import calendar
+import contextlib
 import dataclasses
 import secrets
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +145,51 @@ def start_container(
 
     Raises ContainerStartError (no such image, refused VOLUMEs, the engine refused) or
     EngineUnavailableError."""
+    return _create(
+        client,
+        image,
+        limits=limits,
+        run_id=run_id,
+        socket_dir=socket_dir,
+        labels=labels,
+        env=env,
+        entrypoint=entrypoint,
+        command=command,
+        name=name,
+        warm_root=warm_root,
+        start=True,
+    )
+
+
+@contextlib.contextmanager
+def unstarted(client: docker.DockerClient, image: str, *, run_id: str) -> Iterator[Container]:
+    """A container of `image` created with the sandbox flags and never started, removed after:
+    its files can be read through the engine (`get_archive`) without running anything of the
+    image (images.py checks a bot's command this way). Raises as `start_container`."""
+    container = _create(
+        client, image, limits=SandboxLimits(), run_id=run_id, socket_dir=None, start=False
+    )
+    try:
+        yield container
+    finally:
+        remove(client, container.id)
+
+
+def _create(
+    client: docker.DockerClient,
+    image: str,
+    *,
+    limits: SandboxLimits,
+    run_id: str,
+    socket_dir: Path | None,
+    labels: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    entrypoint: Sequence[str] | None = None,
+    command: Sequence[str] | None = None,
+    name: str | None = None,
+    warm_root: str | None = None,
+    start: bool,
+) -> Container:
     import docker
     from docker.models.containers import _create_container_args
 
@@ -181,6 +227,8 @@ def start_container(
         if engine.is_unavailable(error):
             raise EngineUnavailableError(f"creating a container of {image}: {error}") from None
         raise
+    if not start:
+        return Container(id=created_id, name=name, image=image, socket_dir=socket_dir, started=0.0)
     try:
         client.api.start(created_id)
     except BaseException as error:
@@ -372,4 +420,5 @@ __all__ = [
     "run_to_completion",
     "start_container",
     "status",
+    "unstarted",
 ]

@@ -9,36 +9,30 @@ variable, no script folder, no ``site`` hook can add another path). Only images 
 from a ``bot.py`` qualify (images.py labels them ``take5.forkserver=1``); nothing of the bot is
 imported here.
 
-It imports the SDK once (with it gRPC and protobuf, most of a Python bot's start-up), then, each
-time the referee asks, forks a bot process that runs ``/bot/bot.py`` as ``python3 /bot/bot.py``
+It imports the SDK once (with it gRPC and protobuf, most of a Python bot's start-up), then, when
+the referee asks, forks the bot process that runs ``/bot/bot.py`` as ``python3 /bot/bot.py``
 would: `__main__`, its ``sys.argv`` and ``sys.path``, unbuffered output into
-``/run/take5/output.log``. That process has never seen a game, and neither has its container:
-the referee starts a container for each game and removes it after (take5_arena/referee/sandbox/
-warm.py; the argument is in docs/security.md), so the fork server forks one game's process (or,
-with ``bot_memory="deals"``, one process's deals). What keeps the fork server itself out of the
-bot's reach (and made it carry nothing between games when containers were reused):
+``/run/take5/output.log``. That is all it is for: a faster start (docs/benchmarks.md). It forks
+one bot process in its life: the referee starts a container for each game and removes it after
+(take5_arena/referee/sandbox/warm.py; the argument is in docs/security.md), so that process has
+never seen a game, and neither has its container (with ``bot_memory="deals"`` the one process
+plays that process's deals). What keeps the fork server itself out of the bot's reach:
 
 * it is the namespace's init: a signal from a bot process reaches it only if it has a handler,
   and it has none (SIGCHLD and SIGPIPE are ignored, everything else left at the default), so a
-  bot can neither stop nor kill it nor leave it a pending signal;
+  bot can neither stop nor kill it;
 * it is not dumpable (PR_SET_DUMPABLE 0): no bot process may ptrace it or open its memory or file
   descriptors through /proc (the seccomp profile refuses ptrace and process_vm_* besides);
-* its children are reaped by the kernel (SIGCHLD ignored), so no bot process's CPU time or page
-  faults accumulate in its own counters, which /proc/1/stat shows to every process;
-* its work is the same for every game, whatever the bot does: each bot process is the child of
-  a short-lived leader, which tells the referee the bot's pid and, later, its exit status itself;
-  the fork server kills with one kill(-1) and does not wait (the referee waits, on the cgroup);
-  the bot holds no descriptor of either (all are closed before any of its code runs), and the
-  fork server's counters in /proc/1 (CPU time, faults, memory) are masked besides;
+* the bot process is the child of a short-lived leader, which tells the referee the bot's pid
+  and, later, its exit status itself; the bot holds no descriptor of either (all are closed
+  before any of its code runs);
 * it talks to the referee only: it accepts one connection on ``/run/take5/ctl.sock``, from uid 0
-  (SO_PEERCRED), then closes and removes the listening socket;
-* what a bot could still change about it (its resource limits, CPU affinity) goes with its
-  container after the game.
+  (SO_PEERCRED), then closes and removes the listening socket.
 
 The protocol, one message each (a SOCK_SEQPACKET socket): ``spawn`` -> ``spawned PID`` (from the
-leader), then ``exit PID STATUS`` when that bot process ends (STATUS as from waitpid); ``kill`` ->
-``killed`` (every other process has been sent SIGKILL); or ``error ...``. End of file on the
-connection ends the fork server and with it the container.
+leader), then ``exit PID STATUS`` when that bot process ends (STATUS as from waitpid); a second
+``spawn`` or anything else -> ``error ...``. End of file on the connection ends the fork server
+and with it the container.
 """
 
 from __future__ import annotations
@@ -68,12 +62,6 @@ def _libc() -> ctypes.CDLL:
 def set_dumpable(value: int) -> None:
     if _libc().prctl(PR_SET_DUMPABLE, value, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
-
-
-def others() -> list[int]:
-    """Processes of this pid namespace other than this one (the container's /proc)."""
-    me = os.getpid()
-    return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) != me]
 
 
 def listen(folder: str, timeout: float | None) -> socket.socket:
@@ -188,7 +176,7 @@ def spawn(script: str, paths: Sequence[str], folder: str, ctl: socket.socket) ->
     """Fork a leader, which starts the bot process and tells the referee about it itself."""
     if os.fork() != 0:
         return
-    try:  # the leader: trusted code only, gone once the bot has ended (or at the next kill)
+    try:  # the leader: trusted code only, gone once the bot has ended
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # so that it may wait for the bot
         bot = os.fork()
         if bot == 0:
@@ -201,31 +189,22 @@ def spawn(script: str, paths: Sequence[str], folder: str, ctl: socket.socket) ->
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Answer the referee until it hangs up. Each request costs the fork server the same work,
-    whatever the bot did: it never hears how a bot ended (the leader tells the referee), and it
-    kills with one kill(-1) without waiting (the referee waits, on the container's cgroup)."""
+    """Answer the referee until it hangs up: one ``spawn`` (a container serves one bot process)."""
     paths = [args.site, *args.path]
     listener = listen(args.socket_dir, args.wait)
     ctl = accept_referee(listener, os.path.join(args.socket_dir, CTL_NAME))
     ctl.send(b"ready")
+    spawned = False
     while True:
         message = ctl.recv(256)
         if not message:
             return 0
         command = message.decode(errors="replace").strip()
-        if command == "spawn":
-            if others():
-                ctl.send(b"error busy: processes of an earlier game are still there")
-            else:
-                spawn(args.script, paths, args.socket_dir, ctl)
-        elif command == "kill":
-            try:
-                # One call is enough: the kernel refuses a fork to a process with SIGKILL pending,
-                # so nothing started while it runs survives it.
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            ctl.send(b"killed")
+        if command == "spawn" and not spawned:
+            spawned = True
+            spawn(args.script, paths, args.socket_dir, ctl)
+        elif command == "spawn":
+            ctl.send(b"error one bot process per container")
         else:
             ctl.send(f"error unknown command {command[:40]!r}".encode())
 

@@ -66,6 +66,7 @@ from .build_errors import (
     BuildTimeoutError,
     ImageBuildError,
 )
+from .command import check_command
 from .context import MAX_CONTROL_BYTES, BotFolder, ContextWriter, FolderLimits, Kind, scan
 from .manifest import MANIFEST, RUNTIMES, Manifest, Runtime, parse_manifest
 from .requirements import install_wheels, parse_requirements
@@ -73,7 +74,7 @@ from .requirements import install_wheels, parse_requirements
 log = logging.getLogger("take5_arena.referee.sandbox.images")
 
 IMAGE_REPOSITORY = "take5-bot"
-BUILDER_VERSION = "3"
+BUILDER_VERSION = "4"
 """Bumped when the way images are built changes, so that old images are rebuilt."""
 
 BOT_UID = 10001
@@ -198,151 +199,207 @@ def build_image(
     try:
         sdk = Path(sdk_dir).absolute()
         with ContextWriter() as ctx:
-            kind, manifest = _kind(folder)
-            if kind == "dockerfile":
-                ctx.add_folder(folder, "")
-                ctx.add_tree(sdk / "take5", "take5_sdk/take5", SDK_LIMITS)
-            else:
-                ctx.add_folder(folder, "root/bot")
-                ctx.add_dir("root/run/take5")
-            captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
-            for control in ("Dockerfile", "requirements.txt", MANIFEST):
-                if folder.has(control) and control not in captured:
-                    raise BuildRefusedError(
-                        f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB"
-                    )
-            if kind == "dockerfile":
-                base = base_image
-            elif manifest is not None:
-                base = (
-                    base_image if manifest.runtime is Runtime.PYTHON else RUNTIMES[manifest.runtime]
-                )
-            else:
-                base = base_image
-            base_info = _base(client, base)
-            sdk_version, protocol = sdk_versions(sdk)
-            bot_name = name or (manifest.name if manifest and manifest.name else bot.name)
-            if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
-                raise BuildRefusedError(
-                    f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters"
-                )
-            given_version = (
-                version or (manifest.version if manifest else None) or _bot_version(captured)
+            plan = _plan(
+                ctx,
+                folder,
+                client,
+                sdk=sdk,
+                base_image=base_image,
+                pip_args=pip_args,
+                name=name or None,
+                version=version,
             )
-            plan_base = base
-            if kind == "dockerfile":
-                text = captured.get("Dockerfile", b"").decode("utf-8", "replace")
-                allowed = tuple(dict.fromkeys((*df.ALLOWED_BASES, base_image)))
-                plan = df.check_dockerfile(
-                    text, allowed=allowed, base_ids=_base_ids(client, allowed)
-                )
-                plan_base = base_image if plan.final_base == "$" + df.BASE_ARG else plan.final_base
-                if plan_base != base:
-                    base, base_info = plan_base, _base(client, plan_base)
-            reqs = []
-            python_runtime = kind == "python" or (
-                manifest is not None and manifest.runtime is Runtime.PYTHON
-            )
-            if python_runtime:
-                if "requirements.txt" in captured:
-                    reqs = parse_requirements(
-                        captured["requirements.txt"].decode("utf-8", "replace")
-                    )
-                elif folder.has("requirements.txt", Kind.SYMLINK):
-                    raise BuildRefusedError("requirements.txt is a symlink: make it a plain file")
-            h = ctx.hash.copy()
-            for item in (
-                BUILDER_VERSION,
-                kind,
-                bot_name,
-                given_version or "",
-                base,
-                base_info["Id"],
-                *pip_args,
-                *(str(r) for r in reqs),
-                *(manifest.command if manifest else ()),
-            ):
-                h.update(f"\0{item}".encode())
-            if python_runtime:
-                _hash_tree(h, sdk / "take5", SDK_LIMITS)
-            digest = h.hexdigest()
-            bot_version = given_version or f"0+{digest[:8]}"
-            tag = f"{IMAGE_REPOSITORY}/{_slug(bot_name)}:{digest[:16]}"
-            labels = {
-                LABEL_BOT: bot_name,
-                LABEL_BOT_VERSION: bot_version,
-                LABEL_SDK_VERSION: sdk_version,
-                LABEL_PROTOCOL: protocol,
-                LABEL_SOURCE_HASH: digest,
-                LABEL_BUILDER: BUILDER_VERSION,
-                LABEL_BASE: plan_base,
-                LABEL_KIND: manifest.runtime.value if manifest else kind,
-            }
-            with _lock_for(tag):
+            with _lock_for(plan.tag):
                 if not force:
-                    existing = _inspect(client, tag)
-                    if (
-                        existing
-                        and ((existing.get("Config") or {}).get("Labels") or {}).get(
-                            LABEL_SOURCE_HASH
+                    existing = _inspect(client, plan.tag)
+                    have = ((existing or {}).get("Config") or {}).get("Labels") or {}
+                    if existing and have.get(LABEL_SOURCE_HASH) == plan.digest:
+                        return _info(
+                            existing, plan.tag, plan.labels, plan.base, built=False, seconds=0.0
                         )
-                        == digest
-                    ):
-                        return _info(existing, tag, labels, base, built=False, seconds=0.0)
-                output: list[str] = []
-                deadline = t0 + limits.timeout
-                nonce = secrets.token_hex(8)
-                if kind == "dockerfile":
-                    stamped = df.stamp(text, LABEL_BUILD, nonce)
-                    ctx.add_bytes(STAMPED_DOCKERFILE, stamped.encode())
-                else:
-                    if python_runtime:
-                        wheels = _add_python_site(
-                            ctx, client, base, base_info, sdk, reqs, pip_args, output, deadline
-                        )
-                        if kind == "python" and _forkserver_ready(base_info, folder, wheels):
-                            labels[LABEL_FORKSERVER] = "1"
-                    cmd = manifest.command if manifest else ("python3", "/bot/bot.py")
-                    generated = _generated_dockerfile(base, cmd, python=python_runtime)
-                    ctx.add_bytes(
-                        STAMPED_DOCKERFILE, df.stamp(generated, LABEL_BUILD, nonce).encode()
-                    )
-                buildargs = {df.BASE_ARG: base_image} if kind == "dockerfile" else {}
-                image_id = _build(
+                image = _build_planned(
+                    ctx,
                     client,
-                    ctx.fileobj(),
-                    tag=tag,
-                    labels=labels,
-                    buildargs=buildargs,
-                    nocache=force,
+                    plan,
+                    sdk=sdk,
+                    base_image=base_image,
+                    pip_args=pip_args,
+                    force=force,
                     limits=limits,
-                    deadline=deadline,
-                    output=output,
+                    deadline=t0 + limits.timeout,
                     bot=bot,
-                    nonce=nonce,
                 )
-                image = _inspect(client, image_id) or {}
-                try:
-                    allowed_labels = {
-                        **((base_info.get("Config") or {}).get("Labels") or {}),
-                        **labels,
-                        LABEL_BUILD: nonce,
-                    }
-                    df.check_image_config(image.get("Config") or {}, allowed_labels)
-                    if int(image.get("Size") or 0) > limits.max_image_bytes:
-                        size_mb, limit_mb = int(image["Size"]) >> 20, limits.max_image_bytes >> 20
-                        raise BuildRefusedError(
-                            f"the image is {size_mb} MB, the limit is {limit_mb} MB"
-                        )
-                except BuildRefusedError:
-                    _remove_image(client, tag)
-                    raise
                 seconds = time.monotonic() - t0
-                log.info("built %s in %.1fs", tag, seconds)
-                return _info(image, tag, labels, base, built=True, seconds=seconds)
+                log.info("built %s in %.1fs", plan.tag, seconds)
+                return _info(image, plan.tag, plan.labels, plan.base, built=True, seconds=seconds)
     finally:
         if client is not docker:  # made here: close its connections
             client.close()
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What an image will be, decided before anything is built (and hashed into its tag)."""
+
+    folder: BotFolder
+    kind: str
+    """``dockerfile``, ``manifest`` or ``python`` (`_kind`)."""
+    manifest: Manifest | None
+    base: str
+    base_info: dict[str, Any]
+    dockerfile: str
+    """The bot's own Dockerfile ("" for the other kinds)."""
+    python_runtime: bool
+    reqs: list[Any]
+    digest: str
+    tag: str
+    labels: dict[str, str]
+
+
+def _plan(
+    ctx: ContextWriter,
+    folder: BotFolder,
+    client: docker.DockerClient,
+    *,
+    sdk: Path,
+    base_image: str,
+    pip_args: Sequence[str],
+    name: str | None,
+    version: str | None,
+) -> _Plan:
+    """Copy the folder into the build context and decide the image: its base, name, version,
+    requirements, source hash, tag and labels. Raises BuildRefusedError."""
+    kind, manifest = _kind(folder)
+    if kind == "dockerfile":
+        ctx.add_folder(folder, "")
+        ctx.add_tree(sdk / "take5", "take5_sdk/take5", SDK_LIMITS)
+    else:
+        ctx.add_folder(folder, "root/bot")
+        ctx.add_dir("root/run/take5")
+    captured = {k.removeprefix("root/bot/"): v for k, v in ctx.captured.items()}
+    for control in ("Dockerfile", "requirements.txt", MANIFEST):
+        if folder.has(control) and control not in captured:
+            raise BuildRefusedError(f"{control} is larger than {MAX_CONTROL_BYTES >> 20} MB")
+    base = base_image
+    if manifest is not None and manifest.runtime is not Runtime.PYTHON:
+        base = RUNTIMES[manifest.runtime]
+    base_info = _base(client, base)
+    sdk_version, protocol = sdk_versions(sdk)
+    bot_name = name or (manifest.name if manifest and manifest.name else folder.root.name)
+    if not bot_name.isprintable() or not bot_name.strip() or len(bot_name) > 64:
+        raise BuildRefusedError(
+            f"bot name {bot_name[:64]!r} must be printable text of at most 64 characters"
+        )
+    given_version = version or (manifest.version if manifest else None) or _bot_version(captured)
+    plan_base, text = base, ""
+    if kind == "dockerfile":
+        text = captured.get("Dockerfile", b"").decode("utf-8", "replace")
+        allowed = tuple(dict.fromkeys((*df.ALLOWED_BASES, base_image)))
+        checked = df.check_dockerfile(text, allowed=allowed, base_ids=_base_ids(client, allowed))
+        plan_base = base_image if checked.final_base == "$" + df.BASE_ARG else checked.final_base
+        if plan_base != base:
+            base, base_info = plan_base, _base(client, plan_base)
+    python_runtime = kind == "python" or (
+        manifest is not None and manifest.runtime is Runtime.PYTHON
+    )
+    reqs: list[Any] = []
+    if python_runtime:
+        if "requirements.txt" in captured:
+            reqs = parse_requirements(captured["requirements.txt"].decode("utf-8", "replace"))
+        elif folder.has("requirements.txt", Kind.SYMLINK):
+            raise BuildRefusedError("requirements.txt is a symlink: make it a plain file")
+    h = ctx.hash.copy()
+    for item in (
+        BUILDER_VERSION,
+        kind,
+        bot_name,
+        given_version or "",
+        base,
+        base_info["Id"],
+        *pip_args,
+        *(str(r) for r in reqs),
+        *(manifest.command if manifest else ()),
+    ):
+        h.update(f"\0{item}".encode())
+    if python_runtime:
+        _hash_tree(h, sdk / "take5", SDK_LIMITS)
+    digest = h.hexdigest()
+    labels = {
+        LABEL_BOT: bot_name,
+        LABEL_BOT_VERSION: given_version or f"0+{digest[:8]}",
+        LABEL_SDK_VERSION: sdk_version,
+        LABEL_PROTOCOL: protocol,
+        LABEL_SOURCE_HASH: digest,
+        LABEL_BUILDER: BUILDER_VERSION,
+        LABEL_BASE: plan_base,
+        LABEL_KIND: manifest.runtime.value if manifest else kind,
+    }
+    tag = f"{IMAGE_REPOSITORY}/{_slug(bot_name)}:{digest[:16]}"
+    return _Plan(
+        folder, kind, manifest, base, base_info, text, python_runtime, reqs, digest, tag, labels
+    )
+
+
+def _build_planned(
+    ctx: ContextWriter,
+    client: docker.DockerClient,
+    plan: _Plan,
+    *,
+    sdk: Path,
+    base_image: str,
+    pip_args: Sequence[str],
+    force: bool,
+    limits: BuildLimits,
+    deadline: float,
+    bot: Path,
+) -> dict[str, Any]:
+    """Build the planned image and check what was built (its config, its size); its inspection.
+    A refused image is removed."""
+    output: list[str] = []
+    nonce = secrets.token_hex(8)
+    labels = plan.labels
+    if plan.kind == "dockerfile":
+        ctx.add_bytes(STAMPED_DOCKERFILE, df.stamp(plan.dockerfile, LABEL_BUILD, nonce).encode())
+    else:
+        if plan.python_runtime:
+            wheels = _add_python_site(
+                ctx, client, plan.base, plan.base_info, sdk, plan.reqs, pip_args, output, deadline
+            )
+            if plan.kind == "python" and _forkserver_ready(plan.base_info, plan.folder, wheels):
+                labels[LABEL_FORKSERVER] = "1"
+        cmd = plan.manifest.command if plan.manifest else ("python3", "/bot/bot.py")
+        generated = _generated_dockerfile(plan.base, cmd, python=plan.python_runtime)
+        ctx.add_bytes(STAMPED_DOCKERFILE, df.stamp(generated, LABEL_BUILD, nonce).encode())
+    buildargs = {df.BASE_ARG: base_image} if plan.kind == "dockerfile" else {}
+    image_id = _build(
+        client,
+        ctx.fileobj(),
+        tag=plan.tag,
+        labels=labels,
+        buildargs=buildargs,
+        nocache=force,
+        limits=limits,
+        deadline=deadline,
+        output=output,
+        bot=bot,
+        nonce=nonce,
+    )
+    image = _inspect(client, image_id) or {}
+    try:
+        allowed_labels = {
+            **((plan.base_info.get("Config") or {}).get("Labels") or {}),
+            **labels,
+            LABEL_BUILD: nonce,
+        }
+        df.check_image_config(image.get("Config") or {}, allowed_labels)
+        check_command(client, image_id, image.get("Config") or {})
+        if int(image.get("Size") or 0) > limits.max_image_bytes:
+            size_mb, limit_mb = int(image["Size"]) >> 20, limits.max_image_bytes >> 20
+            raise BuildRefusedError(f"the image is {size_mb} MB, the limit is {limit_mb} MB")
+    except BuildRefusedError:
+        _remove_image(client, plan.tag)
+        raise
+    return image
 
 
 # -- what the folder is ---------------------------------------------------------------------------

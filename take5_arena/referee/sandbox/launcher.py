@@ -29,12 +29,13 @@
 * A fresh bot process for every game (`DockerBot.per_game`, `DockerBot.serve_game`), so that no
   memory carries over from one game to the next; with ``bot_memory="deals"`` a process may play
   several different deals instead (kinds.BotMemory), and never the same deal twice either way.
-  No container ever serves two games: where it can (runc, a referee running as root, an image
-  labelled ``take5.forkserver=1``: a ``bot.py`` bot on the arena's Python image), each game's
-  process is forked by the fork server of a warm container (warm.py) that was started for it and
-  is removed after it, so the bot's start costs a fork instead of an interpreter's imports;
-  elsewhere the process is the container's own. Either way the next game's container and process
-  start while the current game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
+  No container ever serves two games: each game's process is the image's own command in a
+  container started for it and removed after it. (With ``reuse=True``, where it can: runc, a
+  referee running as root, an image labelled ``take5.forkserver=1``, the process is forked
+  instead by the fork server of a warm container (warm.py), also started for that one game; off
+  by default, since with a container per game it costs more CPU and time than the image's own
+  command: docs/benchmarks.md.) The next game's container and process start while the current
+  game plays (`DockerBot.prefetch`, `DockerLauncher.prefetch`), off the
   critical path; with ``bot_memory="deals"`` the kept process keeps its container, and nothing
   else ever runs in it (docs/security.md: what a game leaves in the kernel is gone with its
   namespaces). Spares have a lifetime: `SPARE_IDLE` seconds unused, `MAX_SPARES` and
@@ -60,7 +61,6 @@ from __future__ import annotations
 import atexit
 import collections
 import concurrent.futures
-import contextlib
 import dataclasses
 import logging
 import os
@@ -74,22 +74,18 @@ from pathlib import Path
 from typing import Any
 
 from .. import defaults
-from ..errors import InfraError
-from ..kinds import BotMemory, InfraKind
-from ..match import faults
-from ..match.botlogs import READ_BYTES
+from ..kinds import BotMemory
 from ..match.botref import BotRef, parse_bot
-from ..match.faults import FaultKind
-from ..match.handle import AddressHandle, BotHandle, Spent
-from ..match.remote import RUN_HINT, CallFailedError
+from ..match.handle import AddressHandle, BotHandle
 from . import cgroups, containers, engine, sockets, sweep, warm
+from .dockerbot import DockerBot
 from .errors import ContainerStartError, ImageBuildError, SandboxError
 from .images import LABEL_FORKSERVER, ImageInfo, build_image
+from .instances import BotImage, Instance, Output
 from .limits import (
     CONTAINER_SOCKET_DIR,
     LABEL_GAME,
     LABEL_OWNER,
-    SOCKET_NAME,
     SandboxLimits,
     size_bytes,
     volume_tmpfs,
@@ -98,7 +94,6 @@ from .reaper import ExitWatcher, owner_label, remove_orphans, start_reaper, stop
 
 log = logging.getLogger("take5.referee")
 
-TAIL_BYTES = 8192
 MAX_STANDBY = 8
 """Containers started ahead per image at most (prefetch beyond this is ignored)."""
 SPARE_IDLE = 120.0
@@ -122,107 +117,6 @@ def image_shell(labels: Mapping[str, str]) -> str | None:
     return "/bin/sh" if labels.get("take5.image") in SHELL_IMAGES else None
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(code - 128).name
-    except ValueError:
-        return ""
-
-
-def exit_fault(
-    code: int, oom: bool, memory: str, *, before_serving: bool = False
-) -> tuple[FaultKind, str]:
-    """(fault kind, detail) of a bot container that ended with `code` (docs:
-    DockerBot.exit_fault)."""
-    when = " before it served" if before_serving else ""
-    if oom:
-        detail = (
-            f"the bot ran out of memory{when}: its container was OOM-killed "
-            f"(OOMKilled, memory limit {memory}, exit code {code})"
-        )
-        return faults.RESOURCE, detail
-    name = _signal_name(code) if code > 128 else ""
-    how = f" (killed by {name})" if name else ""
-    hint = RUN_HINT if before_serving and code == 0 else ""  # a bot file that never serves
-    return faults.CRASH, f"the bot's container exited{when} with exit code {code}{how}{hint}"
-
-
-# -- one container of a bot -----------------------------------------------------------------------
-
-
-@dataclasses.dataclass(eq=False)
-class _Image:
-    info: ImageInfo
-    entrypoint: list[str] | None
-    command: list[str] | None
-    file_output: bool
-    """The bot's output goes to OUTPUT_NAME in its socket tmpfs (else through Docker's logs)."""
-    forkserver: bool = False
-    """The image may run in a warm container (label take5.forkserver=1, set by images.py)."""
-    volumes: tuple[str, ...] = ()
-
-
-class _Instance:
-    """One bot process (starting, running or ended), in a container of its own or in a warm one,
-    and the referee's pin on its socket."""
-
-    def __init__(
-        self, image: _Image, socket_dir: Path, game_id: str, warm: warm.WarmContainer | None = None
-    ) -> None:
-        self.image = image
-        self.socket_dir = socket_dir
-        self.game_id = game_id
-        self.warm = warm
-        """The warm container this process was forked in (None: a container of its own)."""
-        self.bot_pid: int | None = None
-        self.seen: set[int] = set()
-        """The deals this process (and whatever it left in its container) may remember."""
-        self.output_offset = 0
-        """Bytes of its output already collected (a process kept for several games)."""
-        self.output_taken = 0
-        """Bytes of its output file already handed to the match, turn by turn (take_output)."""
-        self.log_taken_ns = 0
-        """Without an output file: the stamp of the last line of its Docker log handed over."""
-        self.future: concurrent.futures.Future[containers.Container] = concurrent.futures.Future()
-        self.pin: int | None = None
-        self.oom: bool | None = None
-        self.last_inspect = 0.0
-        self.inspected_code: int | None = None
-        self.retired = False
-        self.idle_since = time.monotonic()
-        """When it was last put among the spares (the least recently used are evicted first)."""
-        self.forked = False
-        """Its process is forked by a warm container's fork server (the referee's own code)."""
-        self.abandon = threading.Event()
-        """Set when the wait for this process's start was given up (`DockerBot.ready`) or the
-        launcher closes: a warm container's start then ends."""
-
-    @property
-    def socket_path(self) -> Path:
-        return self.socket_dir / SOCKET_NAME
-
-    @property
-    def output_file(self) -> Path | None:
-        """The file its output goes to (None: Docker's log, an image without a shell)."""
-        if self.image.file_output or self.warm is not None:
-            return self.socket_dir / sockets.OUTPUT_NAME
-        return None
-
-    @property
-    def container(self) -> containers.Container | None:
-        if self.future.done() and not self.future.cancelled() and self.future.exception() is None:
-            return self.future.result()
-        return None
-
-    def unpin(self) -> None:
-        if self.pin is not None:
-            try:
-                os.close(self.pin)
-            except OSError:
-                pass
-            self.pin = None
-
-
 class DockerLauncher:
     """Starts bots in locked-down containers, a fresh process per game; see the module docstring.
 
@@ -231,9 +125,9 @@ class DockerLauncher:
     bot's output is kept (``bot<N>-<name>.log``, one section per process), as with local bots.
     `run_id`: the take5.run label (default ``$TAKE5_RUN_PREFIX-<random>``, the prefix "ref" by
     default). `bot_memory`: ``game`` (a fresh process for every game) or ``deals``
-    (kinds.BotMemory). `reuse`: bot processes forked by a warm container's fork server where that
-    can be used (None: wherever `warm.enabled` allows; False: the image's own command in every
-    container). Each container serves one game either way. Spares (containers started ahead
+    (kinds.BotMemory). `reuse`: True, bot processes forked by a warm container's fork server
+    wherever `warm.enabled` allows; False (the default), the image's own command in every
+    container. Each container serves one game either way. Spares (containers started ahead
     that no game took yet, or processes kept across deals) live at most `spare_idle` seconds
     unused, and at most `max_spares` of them and `spare_memory` of memory (their cgroups) are
     kept, the least recently used evicted first. `clean_orphans`: remove what dead
@@ -256,7 +150,7 @@ class DockerLauncher:
         clean_orphans: bool = True,
         build_options: Mapping[str, Any] | None = None,
         bot_memory: str = defaults.BOT_MEMORY,
-        reuse: bool | None = None,
+        reuse: bool = False,
         spare_idle: float = SPARE_IDLE,
         max_spares: int = MAX_SPARES,
         spare_memory: str = SPARE_MEMORY,
@@ -299,18 +193,18 @@ class DockerLauncher:
             sweep.start()
         self.socket_root.mkdir(mode=0o755, parents=True, exist_ok=True)
         (self.socket_root / sockets.OWNER_FILE).write_text(self.owner + "\n")
-        why = warm.enabled(limits) if reuse is not False else "reuse=False"
+        why = warm.enabled(limits) if reuse else "reuse=False (the default: docs/benchmarks.md)"
         if why is None and not sockets.share_root(self.socket_root):
             why = "the socket root cannot be made a shared mount"
         self.reuse = why is None
         self.reuse_off = why or ""
         """Why warm containers are not used ("" when they are)."""
         self._lock = threading.RLock()
-        self._images: dict[Path, _Image | ImageBuildError] = {}
-        self._standby: dict[str, list[_Instance]] = collections.defaultdict(list)
+        self._images: dict[Path, BotImage | ImageBuildError] = {}
+        self._standby: dict[str, list[Instance]] = collections.defaultdict(list)
         """Processes ready for a game, by image: started ahead, or kept (bot_memory=deals)."""
         self._leased: collections.Counter[str] = collections.Counter()
-        self._instances: set[_Instance] = set()
+        self._instances: set[Instance] = set()
         self._warm: set[warm.WarmContainer] = set()
         self._live: dict[str, containers.Container] = {}
         """Containers not yet removed, by id (their CPU is read from their cgroups)."""
@@ -360,7 +254,7 @@ class DockerLauncher:
             out[ref.text] = got if isinstance(got, ImageBuildError) else got.info
         return out
 
-    def _image(self, ref: BotRef) -> _Image | ImageBuildError:
+    def _image(self, ref: BotRef) -> BotImage | ImageBuildError:
         folder = _bot_folder(ref)
         if isinstance(folder, ImageBuildError):
             return folder
@@ -375,7 +269,7 @@ class DockerLauncher:
                 docker=self.client,
                 **self.build_options,
             )
-            image: _Image | ImageBuildError = self._runner(info)
+            image: BotImage | ImageBuildError = self._runner(info)
         except ImageBuildError as error:
             image = error
         except ContainerStartError as error:
@@ -383,7 +277,7 @@ class DockerLauncher:
         with self._lock:
             return self._images.setdefault(folder, image)
 
-    def _runner(self, info: ImageInfo) -> _Image:
+    def _runner(self, info: ImageInfo) -> BotImage:
         """How to run an image: its own command, through its shell when it has one and the output
         can go to a file (see the module docstring); the shell also sets umask 0, so that a referee
         that is not root may connect to a socket made by uid 10001."""
@@ -397,11 +291,11 @@ class DockerLauncher:
         forkserver = facts.labels.get(LABEL_FORKSERVER) == "1"
         shell = image_shell(facts.labels)
         if shell is None:
-            return _Image(info, None, None, False, forkserver, facts.volumes)
+            return BotImage(info, None, None, False, forkserver, facts.volumes)
         script = 'umask 0000; exec "$@"'
         if self.file_output:
             script += f" >{CONTAINER_SOCKET_DIR}/{sockets.OUTPUT_NAME} 2>&1"
-        return _Image(
+        return BotImage(
             info,
             [shell],
             ["-c", script, "take5-bot", *command],
@@ -412,8 +306,8 @@ class DockerLauncher:
 
     # -- processes and containers ------------------------------------------------------------
 
-    def _spawn(self, image: _Image, game_id: str) -> _Instance:
-        """Start a bot process in the background (see _Instance.future), in a container never used
+    def _spawn(self, image: BotImage, game_id: str) -> Instance:
+        """Start a bot process in the background (see Instance.future), in a container never used
         before: forked by a new warm container's fork server when the image allows it, else the
         container's own command."""
         with self._lock:
@@ -423,11 +317,11 @@ class DockerLauncher:
             number = self._counter
         if self.reuse and image.forkserver:
             root = self.socket_root / f"w{number:04d}"
-            inst = _Instance(image, root / "run", game_id)
+            inst = Instance(image, root / "run", game_id)
             inst.forked = True
         else:
             root = None
-            inst = _Instance(image, self.socket_root / f"c{number:04d}", game_id)
+            inst = Instance(image, self.socket_root / f"c{number:04d}", game_id)
         with self._lock:
             self._instances.add(inst)
         labels = {LABEL_OWNER: self.owner, LABEL_GAME: game_id, "take5.bot": image.info.bot_name}
@@ -458,7 +352,7 @@ class DockerLauncher:
         return inst
 
     def _start_warm(
-        self, inst: _Instance, image: _Image, root: Path, labels: Mapping[str, str]
+        self, inst: Instance, image: BotImage, root: Path, labels: Mapping[str, str]
     ) -> containers.Container:
         """A new warm container with its one bot process."""
         box = warm.WarmContainer(
@@ -485,7 +379,7 @@ class DockerLauncher:
             self._drop_warm(box)
             raise
 
-    def _fork(self, inst: _Instance, box: warm.WarmContainer) -> containers.Container:
+    def _fork(self, inst: Instance, box: warm.WarmContainer) -> containers.Container:
         inst.warm = box
         inst.bot_pid = box.spawn()
         return dataclasses.replace(box.container, socket_dir=box.run_dir, started=box.spawned_at)
@@ -502,7 +396,7 @@ class DockerLauncher:
             self.container_cpu += used
 
     def _create(
-        self, image: _Image, socket_dir: Path, labels: Mapping[str, str]
+        self, image: BotImage, socket_dir: Path, labels: Mapping[str, str]
     ) -> containers.Container:
         """Create and start one fresh container."""
         return containers.start_container(
@@ -517,11 +411,11 @@ class DockerLauncher:
             command=image.command,
         )
 
-    def usable(self, inst: _Instance, deal: int | None) -> bool:
+    def usable(self, inst: Instance, deal: int | None) -> bool:
         """Whether `inst` may play a game of `deal` (None: not known yet) under `bot_memory`."""
         return not inst.retired and self._fit(inst, deal)
 
-    def _fit(self, inst: _Instance, deal: int | None) -> bool:
+    def _fit(self, inst: Instance, deal: int | None) -> bool:
         if deal is not None and deal in inst.seen:
             return False
         if inst.seen and self.bot_memory is BotMemory.GAME:
@@ -530,7 +424,7 @@ class DockerLauncher:
             return False
         return self.exit_of(inst) is None
 
-    def _take(self, image: _Image, deal: int | None = None, game_id: str = "") -> _Instance:
+    def _take(self, image: BotImage, deal: int | None = None, game_id: str = "") -> Instance:
         """A process ready for a game of `deal`: from the pool if one may play it, else a new
         one."""
         tag = image.info.tag
@@ -544,7 +438,7 @@ class DockerLauncher:
             self._leased[tag] += 1
         return self._spawn(image, game_id)
 
-    def _prefetch(self, image: _Image, game_id: str) -> None:
+    def _prefetch(self, image: BotImage, game_id: str) -> None:
         """Keep one spare process per process in use, so that the next game's start waits for
         nothing."""
         tag = image.info.tag
@@ -568,7 +462,7 @@ class DockerLauncher:
             except Exception as error:  # noqa: BLE001 - tried again at the next tick
                 log.warning("evicting spare containers: %s", error)
 
-    def _memory(self, inst: _Instance) -> int:
+    def _memory(self, inst: Instance) -> int:
         container = inst.container
         if container is None:
             return 0
@@ -607,9 +501,14 @@ class DockerLauncher:
         for inst in gone:
             self._evict(inst)
 
-    def _evict(self, inst: _Instance) -> None:
-        """A spare no game took: its start abandoned, its container removed in the background."""
+    def _evict(self, inst: Instance) -> None:
+        """A spare no game took: its start cancelled if it has not begun (no container is made
+        for nothing), else abandoned, and its container removed in the background."""
         inst.abandon.set()
+        if inst.future.cancel():
+            with self._lock:
+                self._instances.discard(inst)
+            return
 
         def drop() -> None:
             try:
@@ -644,7 +543,7 @@ class DockerLauncher:
             if not isinstance(got, ImageBuildError):
                 self._prefetch(got, game_id)
 
-    def _remove(self, inst: _Instance, container: containers.Container) -> None:
+    def _remove(self, inst: Instance, container: containers.Container) -> None:
         used = containers.cpu_seconds(container.id)
         try:
             containers.remove(self.client, container.id)
@@ -655,10 +554,10 @@ class DockerLauncher:
             self.container_cpu += used
         sockets.release_socket_dir(inst.socket_dir)
 
-    def _retire(self, inst: _Instance, sink: _Output | None) -> concurrent.futures.Future[None]:
+    def _retire(self, inst: Instance, sink: Output | None) -> concurrent.futures.Future[None]:
         """A handle is done with `inst`: keep what it wrote, then, in the background, put it back
         in the pool (a process that may still play: it never played, or bot_memory=deals), or
-        remove its container (`_end_warm` for a warm one)."""
+        remove its container."""
         with self._lock:
             if inst.retired:
                 done: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -687,8 +586,8 @@ class DockerLauncher:
                     self._prune()
                     return
                 inst.unpin()
-                if inst.warm is not None:
-                    self._end_warm(inst)
+                if inst.warm is not None:  # removed, never reset for another game
+                    self._drop_warm(inst.warm)
                 else:
                     self._remove(inst, container)
             finally:
@@ -704,19 +603,11 @@ class DockerLauncher:
             now.set_result(None)
             return now
 
-    def _end_warm(self, inst: _Instance) -> None:
-        """After its process's last game: the warm container is removed, never reset for another
-        game (what the game left in the container's namespaces goes with them)."""
-        if inst.warm is not None:
-            self._drop_warm(inst.warm)
-
-    def exit_of(self, inst: _Instance) -> int | None:
+    def exit_of(self, inst: Instance) -> int | None:
         """The bot's exit code once it ended, as the engine reports a container's (128+N: killed
         by signal N): from the fork server, the event stream, or an inspection."""
         box = inst.warm
         if box is not None:
-            if box.bot_pid != inst.bot_pid:
-                return 137  # its container was reset for another process: it was killed
             if box.alive:
                 return None
             if box.exit_status is None:  # the fork server is gone (the container ended)
@@ -738,7 +629,7 @@ class DockerLauncher:
                 inst.oom = st.oom_killed
         return inst.inspected_code
 
-    def oom_killed(self, inst: _Instance) -> bool:
+    def oom_killed(self, inst: Instance) -> bool:
         if inst.warm is not None:
             return inst.warm.oom_killed()
         container = inst.container
@@ -866,295 +757,6 @@ def _bot_folder(ref: BotRef) -> Path | ImageBuildError:
     return ref.path.parent
 
 
-# -- the handle ------------------------------------------------------------------------------------
-
-
-class _Output:
-    """What a bot wrote, kept across its containers: a bounded tail, and its log file if any."""
-
-    def __init__(self, log_path: Path | None) -> None:
-        self.log_path = log_path
-        self.tails: collections.deque[str] = collections.deque(maxlen=3)
-        self.lock = threading.Lock()
-        self.sections = 0
-
-    def collect(self, inst: _Instance, container: containers.Container, client: Any) -> int:
-        """Keep what `inst` wrote since its last collection; the new offset in its output file."""
-        offset = inst.output_offset
-        if inst.output_file is not None:
-            data = sockets.read_output(inst.output_file, None)[offset:]
-            offset += len(data)
-            if self.log_path is None:
-                data = data[-TAIL_BYTES:]
-            text = data[-TAIL_BYTES:].decode("utf-8", errors="replace")
-        else:
-            text = containers.logs_tail(client, container.id, lines=100, max_bytes=TAIL_BYTES)
-            data = text.encode()
-        with self.lock:
-            self.sections += 1
-            if text.strip():
-                self.tails.append(text)
-            if self.log_path is not None:
-                self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                mode = "ab" if self.sections > 1 else "wb"
-                with open(self.log_path, mode) as fh:
-                    heading = f"[take5: container {container.name}, game {inst.game_id or '-'}]\n"
-                    fh.write(heading.encode())
-                    fh.write(data)
-                    if data and not data.endswith(b"\n"):
-                        fh.write(b"\n")
-        return offset
-
-    def text(self, limit: int) -> str:
-        with self.lock:
-            return "\n".join(self.tails)[-limit:]
-
-
-class DockerBot(BotHandle):
-    """A bot folder run in a fresh process for each game (a `BotHandle`, made by DockerLauncher).
-
-    Besides the four methods every handle has, it overrides `per_game` and `serve_game(game_id,
-    deal)` (whether the bot must be restarted before a game), `ready(timeout)` (wait for the socket
-    and pin it), `prefetch(game_id)` (start the next game's process now) and `exit_fault()` (why
-    the bot ended, as a fault). `container_id` names the container of the current process, whose
-    cgroup counts its CPU time (cgroups.cpu_seconds).
-    """
-
-    per_game = True
-
-    def __init__(
-        self,
-        launcher: DockerLauncher,
-        ref: BotRef,
-        image: _Image | ImageBuildError,
-        *,
-        log_path: Path | None = None,
-    ) -> None:
-        self.launcher = launcher
-        self.ref = ref
-        self.label = ref.text
-        self.image = image
-        self.output = _Output(log_path)
-        self._retiring: list[concurrent.futures.Future[None]] = []
-        self._cgroup: tuple[str, cgroups.CgroupPaths] | None = None
-        self._current: _Instance | None = None
-        self._next: _Instance | None = None
-        self._deal: int | None = None
-        """The deal of the game about to be played (see `serve_game`)."""
-        self._game_id = ""
-        if isinstance(image, ImageBuildError):
-            if log_path is not None:
-                log_path.parent.mkdir(parents=True, exist_ok=True)
-                log_path.write_text(f"{image}\n{image.output}", encoding="utf-8")
-            self.output.tails.append(f"{image}\n{image.output[-TAIL_BYTES:]}")
-        else:
-            self._next = launcher._take(image)  # the first game's container starts now
-
-    def start(self) -> str:
-        if isinstance(self.image, ImageBuildError):
-            raise OSError(f"its image could not be built: {str(self.image).splitlines()[0]}")
-        if self._current is not None:
-            self._retire_current()
-        inst, self._next = self._next, None
-        if inst is not None and not self.launcher.usable(inst, self._deal):
-            self._retiring.append(self.launcher._retire(inst, None))
-            inst = None
-        self._current = inst or self.launcher._take(self.image, self._deal, self._game_id)
-        if self._deal is not None:
-            self._current.seen.add(self._deal)
-            self._current.game_id = self._game_id
-        return f"unix:{self._current.socket_path}"
-
-    def serve_game(self, game_id: str, deal: int) -> bool:
-        """The next game is `game_id`, of `deal`: whether the bot must be (re)started for it.
-
-        The current process may play it if it has not played that deal and, unless the launcher's
-        bot_memory is ``deals``, no game at all; it then counts as having seen the deal. Otherwise
-        the match stops and starts the bot, and `start` takes a process that may play it."""
-        self._deal, self._game_id = deal, game_id
-        inst = self._current
-        if inst is None or not self.launcher.usable(inst, deal):
-            return True
-        inst.seen.add(deal)
-        inst.game_id = game_id
-        return False
-
-    @property
-    def container_id(self) -> str | None:
-        """The container of the current process (a warm container is shared by one game's
-        process at a time): its cgroup holds the bot's CPU clock. None before it started."""
-        inst = self._current
-        container = inst.container if inst is not None else None
-        return container.id if container is not None else None
-
-    @property
-    def container(self) -> containers.Container | None:
-        """The container of the game being played (None before it is created or between games)."""
-        return self._current.container if self._current is not None else None
-
-    @property
-    def socket_dir(self) -> Path | None:
-        """The host folder mounted at /run/take5 in the current container (its socket, and its
-        output file when the sandbox runs as root)."""
-        return self._current.socket_dir if self._current is not None else None
-
-    cpu_clock = True
-
-    def cpu_time(self) -> float | None:
-        """CPU seconds of the current container so far, from its cgroup (`cgroups.cpu_seconds`):
-        the bot's CPU clock. None before it started, or where the cgroup cannot be read."""
-        inst = self._current
-        container = inst.container if inst is not None else None
-        if container is None:
-            return None
-        if self._cgroup is None or self._cgroup[0] != container.id:
-            paths = cgroups.CgroupPaths.of_container(container.id)
-            if paths is None:
-                return None
-            self._cgroup = (container.id, paths)
-        return cgroups.cpu_seconds(self._cgroup[1])
-
-    def ready(self, timeout: float, spent: Spent | None = None) -> str:
-        """Wait until the bot serves; the address to connect to (its pinned socket).
-
-        `timeout` bounds the wait on the wall clock; `spent` (the start allowance on the CPU
-        clock, read from the container's cgroup) may end it sooner. The engine's own work (creating
-        and starting the container) counts on the wall clock only.
-
-        Raises CallFailedError: timeout (no socket in time), crash or resource (the container ended
-        first, with its cause), crash (the engine refused the image's own command). Raises
-        InfraError (kind ``sandbox``), nobody's fault, when the container was not started within
-        `timeout` or a warm container's fork server failed: the bot's code had not run yet."""
-        inst = self._current
-        if inst is None:
-            raise CallFailedError(faults.CRASH, "the bot was not started")
-        deadline = time.monotonic() + timeout
-        try:
-            inst.future.result(timeout=max(0.0, deadline - time.monotonic()))
-        except concurrent.futures.TimeoutError:
-            inst.abandon.set()
-            raise InfraError(
-                InfraKind.SANDBOX,
-                f"{self.label}: its container was not started within {timeout:g} s "
-                "(--start-wall; the host or its engine is too slow)",
-            ) from None
-        except (Exception, concurrent.futures.CancelledError) as error:  # noqa: BLE001 - reported
-            first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            if inst.forked or not isinstance(error, ContainerStartError):
-                # The fork server is the referee's code, and the engine's errors are the host's.
-                raise InfraError(
-                    InfraKind.SANDBOX, f"{self.label}: its container did not start: {first}"
-                ) from None
-            raise CallFailedError(
-                faults.CRASH, f"the bot's container could not be started: {first}"
-            ) from None
-        delay = 0.002
-        while True:
-            if inst.pin is None:
-                inst.pin = sockets.pin(inst.socket_path)
-            # Bound is not yet listening: connecting now would cost gRPC a reconnect backoff.
-            if inst.pin is not None and sockets.accepts(inst.pin):
-                container = inst.container
-                if container is not None:
-                    self.launcher.start_seconds.append(time.monotonic() - container.started)
-                return f"unix:/proc/self/fd/{inst.pin}"
-            code = self.launcher.exit_of(inst)
-            if code is not None:
-                raise CallFailedError(
-                    *exit_fault(
-                        code,
-                        self.launcher.oom_killed(inst),
-                        self.launcher.limits.memory,
-                        before_serving=True,
-                    )
-                )
-            used_up = spent() if spent is not None else None
-            if used_up is not None:
-                raise CallFailedError(faults.TIMEOUT, used_up)
-            if time.monotonic() >= deadline:
-                raise CallFailedError(
-                    faults.TIMEOUT, f"the bot did not start serving within {timeout:g} s"
-                )
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.05)
-
-    def prefetch(self, game_id: str = "") -> None:
-        """Start a container for the next game now (it waits, ready, for the next `start`)."""
-        if not isinstance(self.image, ImageBuildError):
-            self.launcher._prefetch(self.image, game_id)
-
-    def exit_status(self) -> int | None:
-        """The container's exit code once it ended; 128+N (killed by signal N) as -N."""
-        inst = self._current
-        if inst is None:
-            return None
-        code = self.launcher.exit_of(inst)
-        if code is None:
-            return None
-        return -(code - 128) if code > 128 and _signal_name(code) else code
-
-    def exit_fault(self) -> tuple[FaultKind, str]:
-        """(kind, detail) for a bot whose container ended: resource when it was OOM-killed
-        ("OOMKilled, memory limit 256m, exit code 137"), else crash ("exit code 3")."""
-        inst = self._current
-        code = self.launcher.exit_of(inst) if inst is not None else None
-        if inst is None or code is None:
-            return faults.CRASH, "the bot's container ended"
-        return exit_fault(code, self.launcher.oom_killed(inst), self.launcher.limits.memory)
-
-    def _retire_current(self) -> None:
-        if self._current is not None:
-            self._retiring.append(self.launcher._retire(self._current, self.output))
-            self._current = None
-
-    def stop(self, grace: float = 1.0) -> None:
-        """Remove the bot's container (in the background: `DockerLauncher.close` waits for it)."""
-        self._retire_current()
-        if self._next is not None:
-            self.launcher._retire(self._next, None)
-            self._next = None
-
-    def take_output(self) -> str:
-        """What the bot wrote since the last call, read from its output file: the match keeps it
-        with the turn just played (take5_arena/referee/match/botlogs.py), in every game it plays
-        here, the ladder's and a Dask worker's alike. At most READ_BYTES a call. An image
-        without a shell (the static runtime) writes to Docker's log instead, read from the line
-        after the last one taken (its tail is also in `stderr_tail`, with a fault); Docker writes
-        it a moment after the bot, so a line printed just before an answer may go with the next
-        turn."""
-        inst = self._current
-        if inst is None:
-            return ""
-        path = inst.output_file
-        if path is None:
-            container = inst.container
-            if container is None or container.id is None:
-                return ""
-            text, inst.log_taken_ns = containers.logs_since(
-                self.launcher.client, container.id, inst.log_taken_ns, READ_BYTES
-            )
-            return text
-        data, inst.output_taken = sockets.read_output_since(path, inst.output_taken, READ_BYTES)
-        return data.decode("utf-8", errors="replace")
-
-    def stderr_tail(self, limit: int = 2000) -> str:
-        for future in self._retiring:
-            with contextlib.suppress(Exception):  # only for diagnostics
-                future.result(timeout=10)
-        self._retiring = [f for f in self._retiring if not f.done()]
-        text = self.output.text(limit)
-        inst = self._current
-        if inst is not None and inst.image.file_output:
-            live = sockets.read_output(inst.socket_dir / sockets.OUTPUT_NAME, limit).decode(
-                "utf-8", errors="replace"
-            )
-            text = (text + "\n" + live) if text else live
-        return text[-limit:]
-
-    def __repr__(self) -> str:
-        return f"<DockerBot {self.label}>"
-
-
 def docker_launcher(
     *,
     memory: str = defaults.MEMORY,
@@ -1177,10 +779,7 @@ __all__ = [
     "SHELL_LABEL",
     "SPARE_IDLE",
     "SPARE_MEMORY",
-    "TAIL_BYTES",
-    "DockerBot",
     "DockerLauncher",
     "docker_launcher",
-    "exit_fault",
     "image_shell",
 ]

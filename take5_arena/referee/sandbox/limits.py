@@ -172,7 +172,7 @@ FORKSERVER_PATH = "/opt/take5/forkserver.py"
 
 def writable_places(volumes: Iterable[str], limits: SandboxLimits) -> dict[str, str]:
     """Every place a bot may write in a warm container, by path in the container: its name (the
-    host folder the referee mounts a fresh tmpfs on for each game, see warm.py).
+    host folder the referee mounts a tmpfs on, see warm.py).
 
     The socket folder, /tmp, /dev/shm and a folder for each declared VOLUME (`volume_tmpfs`):
     nothing else in a bot container is writable by the bot."""

@@ -237,7 +237,7 @@ def read_output_since(path: Path, offset: int, limit: int) -> tuple[bytes, int]:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size <= offset:
-            return b"", min(offset, st.st_size)  # truncated (a reset container): start again
+            return b"", min(offset, st.st_size)  # truncated (by the bot): start again
         return os.pread(fd, min(limit, st.st_size - offset), offset), st.st_size
     except OSError:
         return b"", offset
