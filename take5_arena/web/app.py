@@ -70,6 +70,7 @@ from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.guard import client_key
 from take5_arena.web.live import LIVE, STANDINGS, LiveHub, Viewer, game_feed
+from take5_arena.web.proxies import NO_PROXIES, Proxies
 from take5_arena.web.security import (
     HEADERS,
     Buckets,
@@ -111,6 +112,8 @@ class WebConfig:
     max_streams: int = defaults.MAX_STREAMS
     heartbeat_seconds: float = defaults.HEARTBEAT_SECONDS
     stream_seconds: float = defaults.STREAM_SECONDS
+    proxies: Proxies = NO_PROXIES
+    """Peers whose ``X-Forwarded-For`` names the client (``--web-forwarded-allow-ips``)."""
 
 
 class Refused(Exception):
@@ -1023,7 +1026,14 @@ class _Headers:
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
-        wait = self.web.clients.take(client[0] if client else "?")
+        if client and self.web.config.proxies.trusts(client[0]):
+            forwarded = [
+                v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"x-forwarded-for"
+            ]
+            # Every later limit (streams, sign-ins, the logs) reads the client from the scope.
+            scope["client"] = (self.web.config.proxies.client(client[0], forwarded), 0)
+            client = scope["client"]
+        wait = self.web.clients.take(client_key(client[0]) if client else "?")
         if wait:
             await _plain(
                 send,
