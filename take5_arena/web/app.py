@@ -57,6 +57,7 @@ from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
+from take5_arena.referee.store.health import StoreFaultError
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service import messages, organiser
 from take5_arena.service.authors import HOUSE, Author, Limits, check_name
@@ -65,6 +66,7 @@ from take5_arena.service.errors import (
     NotFoundError,
     RequestError,
     ServiceError,
+    host_fault,
 )
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
@@ -768,6 +770,12 @@ class WebApp:
             )
         except ServiceError as error:
             return await self.me(request, str(error), 400)
+        except (StoreFaultError, OSError) as error:
+            reason = host_fault(error)
+            if reason is None:
+                raise
+            self.parts.log(f"web: {author.name}'s upload refused: {error}")
+            raise Refused(503, reason, 60) from None
         finally:
             self.uploads[author.name] -= 1
         self.parts.log(f"web: {author.name} uploaded {row.bot_name} ({row.archive_bytes} bytes)")
