@@ -10,10 +10,12 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,6 +62,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxiedArena]:
     )
     assert done.returncode == 0, done.stderr
     server = ProxiedArena(directory)
+    server.token = done.stdout.strip()
     try:
         yield server
     finally:
@@ -200,3 +203,56 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path):
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "not an address or a network" in done.stderr
+
+
+def _nginx_config(tmp_path, listen: int, upstream: int) -> Path:
+    """docs/operations.md's nginx settings as they are, on loopback: plain HTTP on ``listen``
+    instead of 443 with TLS, the arena's port for 8080, and nginx's connections to the arena
+    made from the trusted proxy address (``proxy_bind``)."""
+    doc = (Path(__file__).parent.parent / "docs" / "operations.md").read_text()
+    block = doc.split("```nginx\n", 1)[1].split("```", 1)[0]
+    assert "listen 443 ssl;" in block and "proxy_set_header X-Forwarded-For $remote_addr;" in block
+    block = block.replace("listen 443 ssl;", f"listen 127.0.0.1:{listen};\n    proxy_bind {PROXY};")
+    block = block.replace("127.0.0.1:8080", f"127.0.0.1:{upstream}")
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(
+        f"daemon off;\npid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\n"
+        "events { worker_connections 1024; }\n"
+        f"http {{\naccess_log off;\nclient_body_temp_path {tmp_path}/body;\n"
+        f"proxy_temp_path {tmp_path}/proxy;\n{block}\n}}\n"
+    )
+    return conf
+
+
+def test_the_documented_nginx_settings_pass_the_real_client(arena, tmp_path):
+    nginx = shutil.which("nginx")
+    if nginx is None:
+        pytest.skip("nginx is not installed (apt-get install nginx)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conf = _nginx_config(tmp_path, port, arena.port)
+    checked = subprocess.run([nginx, "-t", "-c", str(conf)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    proc = subprocess.Popen([nginx, "-c", str(conf)], stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "/healthz", timeout=2).status_code == 404:
+                    break
+            time.sleep(0.1)
+        # A visitor behind nginx that names another address itself: the arena sees the visitor's
+        # own address (nginx replaced the header), as its sign-in log line shows.
+        with client("127.0.0.7") as http:
+            r = http.post(
+                url + "/signin",
+                data={"token": arena.token},
+                headers={"x-forwarded-for": "203.0.113.99", "origin": url},
+            )
+            assert r.status_code == 303, (r.status_code, r.text[:300])
+        arena.wait_for(r"web: dave signed in from 127\.0\.0\.7")
+        assert "203.0.113.99" not in arena.log
+    finally:
+        proc.terminate()
+        proc.wait(30)
