@@ -20,7 +20,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -42,13 +42,13 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 class Proxies:
     """The networks whose connections may name their client in ``X-Forwarded-For``."""
 
-    networks: tuple[Network, ...] = ()
+    networks: tuple[_Network, ...] = ()
 
     @classmethod
     def parse(cls, text: str | None) -> Proxies:
         """From ``--web-forwarded-allow-ips``: addresses or networks, comma-separated (``''``:
         none). ValueError naming the first entry that is neither."""
-        networks: list[Network] = []
+        networks: list[_Network] = []
         for part in (text or "").split(","):
             part = part.strip()
             if not part:
