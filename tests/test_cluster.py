@@ -167,8 +167,27 @@ def submitted(cluster, tmp_path_factory) -> Path:
     return directory
 
 
+@pytest.fixture(scope="module")
+def with_slow(cluster, submitted, tmp_path_factory) -> Path:
+    """The submitted tournament plus a slow bot (a second a card: a table lasts a minute)."""
+    directory = Path(shutil.copytree(submitted, tmp_path_factory.mktemp("slow") / "t"))
+    folder = shutil.copytree(ROOT / "tests" / "docker_bots" / "slow", directory.parent / "src")
+    submit(directory, folder, "slow", sandbox="docker")
+    with Store(directory) as store:  # the slow bot against one other only
+        store.versions.withdraw("ownimage")
+    return directory
+
+
 def _copy(submitted: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(submitted, tmp_path / "t"))
+
+
+def _engine_containers(cluster: Cluster) -> list[str]:
+    return [
+        c
+        for i in (1, 2)
+        for c in _docker(cluster.root, i, "ps", "-aq", "--filter", "label=take5.arena=1").split()
+    ]
 
 
 def _run(cluster: Cluster, tdir: Path, games: int) -> subprocess.Popen:
@@ -198,8 +217,8 @@ def _run(cluster: Cluster, tdir: Path, games: int) -> subprocess.Popen:
     )
 
 
-def _finish(proc: subprocess.Popen) -> tuple[int, str]:
-    out, err = proc.communicate(timeout=400)
+def _finish(proc: subprocess.Popen, timeout: float = 400) -> tuple[int, str]:
+    out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out + err
 
 
@@ -374,3 +393,41 @@ def test_the_arena_ladder_plays_the_archives_on_workers_with_no_shared_paths(
     assert played_on, "no worker's cache holds the archives"
     for i in played_on:
         assert len(_bot_images(cluster.root, i)) == 2
+
+
+def test_a_table_whose_referee_is_killed_stops_within_seconds(cluster, with_slow, tmp_path):
+    """The referee renews a lease the workers check (take5_arena/referee/tournament/run/lease.py):
+    SIGKILLed mid-table, its tables stop and their containers go within seconds, although a table
+    of the slow bot would play on for a minute; a new referee then plays every game once."""
+    tdir = _copy(with_slow, tmp_path)
+    proc = _run(cluster, tdir, 2)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len(_engine_containers(cluster)) >= 2:
+                break
+            time.sleep(0.3)
+        else:
+            pytest.fail("no table started")
+        time.sleep(3)  # a game under way
+        os.kill(proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    left = _engine_containers(cluster)
+    while left and time.monotonic() - killed < 60:
+        time.sleep(0.5)
+        left = _engine_containers(cluster)
+    gone_after = time.monotonic() - killed
+    assert not left, f"containers still there {gone_after:.0f} s after the referee died: {left}"
+    # the lease (15 s) and a second or two to stop, not the minute the table had left
+    assert gone_after < 35, gone_after
+    logs = "".join(p.read_text() for p in cluster.root.glob("worker-*/*.log"))
+    assert "lease" in logs and "lapsed" in logs, logs[-3000:]
+    # a new referee resumes: the slow bot's games take minutes on a loaded machine
+    code, output = _finish(_run(cluster, tdir, 2), timeout=1500)
+    assert code == 0, output
+    _check_every_game_once(tdir).close()

@@ -313,3 +313,78 @@ def test_serve_killed_twice_leaves_no_run_running(tmp_path):
     finally:
         assert server.stop() == 0, server.log
     assert statuses() == ["interrupted", "killed", "killed"]
+
+
+def test_a_ladder_that_fills_its_disk_pauses_in_one_line_and_resumes(tmp_path):
+    """End to end: `referee serve` on a small file system of its own, whose ladder fills it with
+    games and publications. It says so in one line (no traceback), pauses, loses nothing recorded
+    and writes nothing half (the store and the published site verify), and plays on by itself
+    once space is freed; an upload meanwhile is refused in one line or stored whole.
+    (`tournament run` on a full disk: one line and exit 4, above.)"""
+    with tmpfs(tmp_path / "disk", "6m") as disk:
+        directory = disk / "T"
+        token = add_author(directory, "alice")
+        for name in ("random", "lowest"):
+            submit(directory, EXAMPLES / name, name, sandbox="local")
+        fill(disk, leave=400 * 1024)  # what the ladder then fills within a minute or so
+        server = Server(
+            directory, "--sandbox", "local", "--players", "2", "--publish-every-games", "5"
+        )
+        try:
+            wait_until(
+                lambda: "the disk is full" in server.log,
+                timeout=600,
+                what="a full disk",
+                server=server,
+            )
+            paused = recorded(directory)
+            assert paused > 0
+            full = [line for line in server.lines if "the disk is full" in line]
+            assert full and all("ladder paused" in line for line in full if "ladder" in line)
+            assert "Traceback" not in server.log, server.log
+            # an author's upload meanwhile: refused in one line, or stored whole (acknowledged)
+            token_file = tmp_path / "token"
+            token_file.write_text(token)
+            sent = referee(
+                "submit",
+                str(EXAMPLES / "heuristic"),
+                "--server",
+                server.address,
+                "--token-file",
+                str(token_file),
+            )
+            err = sent.stderr.strip()
+            assert "Traceback" not in err, err
+            if sent.returncode != 0:  # after its line of progress, one line
+                lines = err.splitlines()
+                assert sent.returncode == 1 and len(lines) == 2, err
+                assert lines[-1].startswith("referee: ") and "disk is full" in lines[-1], err
+            (disk / "filler").unlink()
+            wait_until(
+                lambda: recorded(directory) >= paused + 6,
+                timeout=600,
+                what="games again",
+                server=server,
+            )
+        finally:
+            code = server.stop()
+        assert code == 0, server.log[-3000:]
+        assert "Traceback" not in server.log, server.log
+        with Store(directory, readonly=True) as store:
+            ids = [game_id for game_id, _ in store.records.all()]
+        assert len(ids) == len(set(ids)) >= paused + 6
+        if sent.returncode == 0:  # acknowledged: validated once the disk had room
+            accounts = Accounts(directory)
+            try:
+                assert any(s.bot_name == "heuristic" for s in accounts.submissions_of("alice"))
+            finally:
+                accounts.close()
+        verify = referee("verify", "-q", "--tournament", str(directory))
+        assert verify.returncode == 0, verify.stdout[-2000:] + verify.stderr[-2000:]
+        site = referee("verify", "-q", "--site", str(directory / "site"))
+        assert site.returncode == 0, site.stdout[-2000:] + site.stderr[-2000:]
+        check = sqlite3.connect(directory / "tournament.sqlite")
+        try:
+            assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        finally:
+            check.close()

@@ -323,6 +323,14 @@ def _server_limits(command: Any) -> Any:
     show_default=True,
     help="A live stream of the pages ends after this (the browser reopens it).",
 )
+@click.option(
+    "--web-forwarded-allow-ips",
+    metavar="ADDRESSES",
+    default="",
+    help="Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For names "
+    "the client for the pages' per-address limits; default none: the header is ignored "
+    '(docs/operations.md, "In front of the web pages").',
+)
 def serve(
     directory: Path,
     listen: str,
@@ -347,6 +355,7 @@ def serve(
     web_max_connections: int,
     web_max_streams: int,
     web_stream_seconds: float,
+    web_forwarded_allow_ips: str,
     **settings: Any,
 ) -> None:
     """Run the arena service on tournament DIR: authors submit bots from their own machines
@@ -357,8 +366,13 @@ def serve(
     resumes where it stopped (docs/arena.md, "Running an arena")."""
     sidecars = []
     if web is not None:
-        from take5_arena.web.server import WebOptions, WebServer, check_address  # lazy: see main
+        from take5_arena.web.proxies import Proxies  # lazy: see main
+        from take5_arena.web.server import WebOptions, WebServer, check_address
 
+        try:
+            proxies = Proxies.parse(web_forwarded_allow_ips)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--web-forwarded-allow-ips") from None
         web_options = WebOptions(
             web,
             cert,
@@ -368,6 +382,7 @@ def serve(
             web_max_connections,
             web_max_streams,
             web_stream_seconds,
+            proxies,
         )
         try:
             check_address(web_options)

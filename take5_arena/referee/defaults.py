@@ -98,6 +98,12 @@ EXECUTOR = "auto"
 #: Seconds the referee waits for a Dask scheduler it lost to answer again (a restart, a link down)
 #: before it gives up; meanwhile it starts no table, and the tables cut off are played again.
 SCHEDULER_GRACE = 300.0
+#: The lease a referee holds on the tables it sent to a Dask cluster (tournament/run/lease.py): it
+#: renews it this often, and a worker stops a table whose lease went unrenewed for LEASE_SECONDS
+#: (its referee died, or lost the cluster): the table's containers are gone within seconds instead
+#: of playing on for nobody until the table ends.
+LEASE_RENEW_SECONDS = 2.0
+LEASE_SECONDS = 15.0
 RETRIES = 3  # retries of a game after an infrastructure failure
 #: `tournament run --until-settled`: the LOS at which a neighbour pair counts as settled, the tables
 #: per entrant of the first batch (before any rating exists), and the game budget per entrant. 400

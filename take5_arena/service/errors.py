@@ -18,11 +18,13 @@ code (take5_arena/service/servicer.py); the client turns the status back into a
 
 from __future__ import annotations
 
+import errno
 from typing import ClassVar
 
 import grpc
 
 from take5_arena.errors import ArenaError
+from take5_arena.referee.store.health import StoreFaultError
 
 
 class ServiceError(ArenaError):
@@ -78,6 +80,23 @@ class ClientError(ServiceError):
         super().__init__(message)
 
 
+_HOST_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def host_fault(error: BaseException) -> str | None:
+    """The one line for an author when the arena's host failed a call (a full or read-only disk,
+    met by the store or by a file beside it: an upload's spool), else None. The server logs it as
+    one line, never a traceback: it is the operator's to fix (docs/operations.md, "When the host
+    fails"), and the author's to try again later."""
+    if isinstance(error, StoreFaultError) or (
+        isinstance(error, OSError) and error.errno in _HOST_ERRNOS
+    ):
+        return (
+            "the arena cannot store anything now (its disk is full or read-only): try again later"
+        )
+    return None
+
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -88,4 +107,5 @@ __all__ = [
     "RequestError",
     "ServeError",
     "ServiceError",
+    "host_fault",
 ]

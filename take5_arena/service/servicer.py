@@ -44,6 +44,7 @@ import grpc
 import grpc.aio
 
 from take5_arena.referee.store import EntrantVersion, Store, StoreError, WithheldError
+from take5_arena.referee.store.health import StoreFaultError
 from take5_arena.service import challenges, defaults, logs, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
@@ -54,6 +55,7 @@ from take5_arena.service.errors import (
     NotFoundError,
     RequestError,
     ServiceError,
+    host_fault,
 )
 from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, Publisher
@@ -95,6 +97,16 @@ def _rpc(
             raise
         except RequestError as error:
             await context.abort(error.code, str(error))
+        except (StoreFaultError, OSError) as error:
+            reason = host_fault(error)
+            if reason is None:
+                self.log.exception(
+                    "%s failed: %s: %s", method.__name__, type(error).__name__, error
+                )
+                reason = "the arena failed on this call (see its log)"
+            else:
+                self.log.error("%s refused: %s", method.__name__, error)
+            await context.abort(grpc.StatusCode.INTERNAL, reason)
         except StoreError as error:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
         except ServiceError as error:

@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.web.base import ORGANISER, Refused, WebConfig, WebParts
 from take5_arena.web.challenging import ChallengePages
+from take5_arena.web.guard import client_key
 from take5_arena.web.live import LiveHub, Streams
 from take5_arena.web.organising import OrganiserPages
 from take5_arena.web.public import PublicPages
@@ -137,7 +138,14 @@ class _Headers:
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
-        wait = self.web.clients.take(client[0] if client else "?")
+        if client and self.web.config.proxies.trusts(client[0]):
+            forwarded = [
+                v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"x-forwarded-for"
+            ]
+            # Every later limit (streams, sign-ins, the logs) reads the client from the scope.
+            scope["client"] = (self.web.config.proxies.client(client[0], forwarded), 0)
+            client = scope["client"]
+        wait = self.web.clients.take(client_key(client[0]) if client else "?")
         if wait:
             await _plain(
                 send,

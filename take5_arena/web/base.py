@@ -30,6 +30,7 @@ from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.guard import client_key
 from take5_arena.web.live import LiveHub, Streams
+from take5_arena.web.proxies import NO_PROXIES, Proxies
 from take5_arena.web.security import Buckets, Rate, Session, Sessions, csrf_ok
 
 _HERE = Path(__file__).parent
@@ -63,6 +64,8 @@ class WebConfig:
     max_streams: int = defaults.MAX_STREAMS
     heartbeat_seconds: float = defaults.HEARTBEAT_SECONDS
     stream_seconds: float = defaults.STREAM_SECONDS
+    proxies: Proxies = NO_PROXIES
+    """Peers whose ``X-Forwarded-For`` names the client (``--web-forwarded-allow-ips``)."""
 
 
 class Refused(Exception):

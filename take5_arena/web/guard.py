@@ -31,6 +31,8 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from take5_arena.web.proxies import NO_PROXIES, Proxies
+
 
 def client_key(host: str) -> str:
     """Whom a client address counts as: itself, or its /64 for IPv6 (one host commonly holds a
@@ -61,6 +63,9 @@ class ConnectionGuard:
 
     total: int
     per_client: int
+    proxies: Proxies = NO_PROXIES
+    """Trusted reverse proxies: their connections carry many clients, so only ``total`` holds
+    them (the proxy limits each client's own; take5_arena/web/proxies.py)."""
     _by_client: dict[str, dict[Any, None]] = field(default_factory=dict)
     _open: int = 0
     refused: int = 0
@@ -75,10 +80,13 @@ class ConnectionGuard:
     def held(self, client: str) -> int:
         return len(self._by_client.get(client, ()))
 
-    def admit(self, client: str, connection: GuardedConnection) -> tuple[int, str] | None:
-        """Count ``connection`` in, or (status, reason) to refuse it with."""
+    def admit(
+        self, client: str, connection: GuardedConnection, proxy: bool = False
+    ) -> tuple[int, str] | None:
+        """Count ``connection`` in, or (status, reason) to refuse it with; ``proxy``: its peer is
+        a trusted proxy (held to ``total`` only)."""
         mine = self._by_client.get(client, {})
-        if len(mine) >= self.per_client:
+        if len(mine) >= self.per_client and not proxy:
             return 429, "too many connections from your address"
         if self._open >= self.total and not self._evict_for(len(mine)):
             return 503, "the server is full; try again later"
@@ -127,7 +135,8 @@ class GuardedConnection(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._client_key = client_key(self.client[0]) if self.client else "?"
-        refused = self.guard.admit(self._client_key, self)
+        proxy = self.guard.proxies.trusts(self.client[0]) if self.client else False
+        refused = self.guard.admit(self._client_key, self, proxy)
         if refused is not None:
             self.guard.refused += 1
             status, reason = refused

@@ -25,10 +25,16 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from take5.analysis import analyse, costliest
 from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
+from take5_arena.referee.store.health import StoreFaultError
 from take5_arena.service import challenges, messages
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service.authors import Author, check_name
-from take5_arena.service.errors import LimitExceededError, RequestError, ServiceError
+from take5_arena.service.errors import (
+    LimitExceededError,
+    RequestError,
+    ServiceError,
+    host_fault,
+)
 from take5_arena.web import defaults
 from take5_arena.web.base import ORGANISER, Pages, Refused, capped, client_of, size_text
 from take5_arena.web.security import csrf_ok
@@ -271,6 +277,12 @@ class AuthorPages(Pages):
             )
         except ServiceError as error:
             return await self.me(request, str(error), 400)
+        except (StoreFaultError, OSError) as error:
+            reason = host_fault(error)
+            if reason is None:
+                raise
+            self.parts.log(f"web: {author.name}'s upload refused: {error}")
+            raise Refused(503, reason, 60) from None
         finally:
             self.uploads[author.name] -= 1
         self.parts.log(f"web: {author.name} uploaded {row.bot_name} ({row.archive_bytes} bytes)")

@@ -34,6 +34,7 @@ from take5_arena.web import defaults
 from take5_arena.web.app import WebApp, WebConfig, WebParts, create_app
 from take5_arena.web.guard import ConnectionGuard, Deadlines, guarded_protocol
 from take5_arena.web.live import LiveHub
+from take5_arena.web.proxies import NO_PROXIES, Proxies
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class WebOptions:
     max_connections: int = defaults.MAX_CONNECTIONS
     max_streams: int = defaults.MAX_STREAMS
     stream_seconds: float = defaults.STREAM_SECONDS
+    proxies: Proxies = NO_PROXIES
 
     @property
     def tls(self) -> bool:
@@ -106,13 +108,16 @@ class WebServer:
             session_seconds=options.session_seconds,
             max_streams=options.max_streams,
             stream_seconds=options.stream_seconds,
+            proxies=options.proxies,
         )
         self.web: WebApp = create_app(web_parts, config, self.hub)
         self.server: uvicorn.Server | None = None
         self.thread: threading.Thread | None = None
         self._unwatch: Callable[[], None] | None = None
         self.bound = 0
-        self.guard = ConnectionGuard(options.max_connections, defaults.CONNECTIONS_PER_CLIENT)
+        self.guard = ConnectionGuard(
+            options.max_connections, defaults.CONNECTIONS_PER_CLIENT, options.proxies
+        )
         self.deadlines = Deadlines(
             header_seconds=defaults.HEADER_SECONDS,
             body_seconds=parts.limits.upload_seconds,

@@ -19,8 +19,11 @@
     (artifacts.py, tournament/run/shipping.py). Workers send records back; the store stays with
     the referee. A worker lost with its table (killed, its host gone) is the scheduler's to notice:
     dask runs the table again on another worker, and a game is recorded once whatever happens (the
-    store's unique game ids). Each worker sweeps its engine (the ``take5-sweep`` plugin,
-    workers.py): a dead worker's bot containers go within a sweep period. ``dask:local``
+    store's unique game ids). A table whose referee is gone (killed, or cut off from the cluster)
+    stops within seconds: the referee renews a lease the worker checks (lease.py). Each worker
+    sweeps its engine (the ``take5-sweep`` plugin, workers.py): a dead worker's bot containers
+    go within a sweep period.
+``dask:local``
     a ``distributed.LocalCluster`` on this machine, loopback only (tests, trying it out).
 
 Work is submitted as a picklable spec to a top-level function
@@ -181,12 +184,16 @@ def open_executor(
         if cluster is not None:
             cluster.close()
         raise ExecutorError(f"cannot reach the dask scheduler {info.address}: {error}") from error
+    from .lease import LeaseKeeper
+
+    lease = LeaseKeeper(client)  # its name is the client's id, which ClusterShipping puts in specs
     try:
         _register_sweep(client)
         # Each submission is retried by us (infrastructure failures), never by dask behind our back;
         # pure=False: the same spec submitted again (a retry) must run again.
         yield client.get_executor(pure=False, retries=0), info  # type: ignore[no-untyped-call]
     finally:
+        lease.close()
         close_shipping(client)  # the archives this referee put into the cluster
         client.close()  # type: ignore[no-untyped-call]
         if cluster is not None:

@@ -128,11 +128,12 @@ class ClusterShipping(Shipping):
         return f"take5-archive-{digest.partition(':')[2][:24]}-{self.token}"
 
     def ship(self, spec: TableSpec) -> TableSpec:
+        """Also names this client's lease (lease.py), which the worker holds the table to."""
         sources: dict[str, ArchiveSource] = {}
         with self.lock:
             for digest, source in spec.sources.items():
                 sources[digest] = self._ship_one(digest, source)
-        return dataclasses.replace(spec, sources=sources)
+        return dataclasses.replace(spec, sources=sources, lease=str(self.client.id))
 
     def _ship_one(self, digest: str, source: ArchiveSource) -> ArchiveSource:
         name = self._dataset(digest)

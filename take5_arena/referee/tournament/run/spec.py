@@ -49,6 +49,9 @@ class TableSpec:
     deal: DealRecord | None = None
     """For a deal from a secret key, what its records say of it (``season``, ``commitment``,
     ``id``: docs/record-format.md, "Deals"); never the key. None: a public seed."""
+    lease: str | None = None
+    """The referee's lease on a Dask cluster (lease.py): the worker stops the table once it lapses.
+    None: not sent to a cluster."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from ...match.faults import FaultKind
 from ...match.play import Launcher, Match
 from ...sandbox.engine import engine_answers
 from ...sandbox.errors import ImageBuildError
-from . import launchers
+from . import launchers, lease
 from .archives import folder_of
 from .spec import GameOutcome, SeatSpec, TableSpec
 
@@ -150,6 +150,7 @@ def run_table(
 
     docker = spec.settings.sandbox == SandboxKind.DOCKER
     launcher = None
+    watch = lease.watch(spec.lease)
     with _tally_lock:
         _tally["in_flight"] += 1
     try:
@@ -169,7 +170,7 @@ def run_table(
                     kind = InfraKind.ENGINE_UNAVAILABLE if not engine_answers() else InfraKind.IMAGE
                     first = str(got).replace(text, keys.get(text, text)).splitlines()[0]
                     raise InfraError(kind, f"{keys.get(text, text)}: {first}")
-        play_table(spec, refs, launcher, emit)
+        play_table(spec, refs, launcher, emit, watch)
     except InfraError as error:
         _fail_rest(spec, outcomes, emit, error.kind, error.detail)
         if launcher is not None and error.kind == InfraKind.ENGINE_UNAVAILABLE:
@@ -185,6 +186,8 @@ def run_table(
         )
         _fail_rest(spec, outcomes, emit, kind, detail)
     finally:
+        if watch is not None:
+            watch.close()
         with _tally_lock:
             _tally["in_flight"] -= 1
             _tally["tables"] += 1
@@ -196,11 +199,13 @@ def play_table(
     refs: Sequence[BotRef],
     launcher: Launcher | None,
     emit: Callable[[GameOutcome], None],
+    watch: lease.LeaseWatch | None = None,
 ) -> None:
     """The games of ``spec`` with these bots (one per seat), each handed to ``emit`` as it ends,
     its record naming the tournament's entrants. Raises InfraError for a game that is nobody's
     fault; :func:`run_table` turns that (and anything else) into outcomes. Tests play tables of
-    in-memory bots with it (take5_arena/referee/match/memory.py)."""
+    in-memory bots with it (take5_arena/referee/match/memory.py). ``watch``: the referee's lease;
+    once it lapses the bots are stopped at once and the table ends (lease.py)."""
     settings = spec.settings
     n = len(spec.seats)
     config = MatchConfig(
@@ -211,46 +216,80 @@ def play_table(
         match_id=f"t{spec.table}",
         game_ids=_game_ids(spec, n),
     )
-    docker = settings.sandbox == SandboxKind.DOCKER
     with Match(refs, config, launcher=launcher, observer=_observer(spec)) as match:
-        for game_id, rotation in spec.games:
-            started = time.perf_counter()
-            _check_sources(spec, refs)
-            summary = match.play_game(rotation)
-            _check_sources(spec, refs)
-            if summary.seed != spec.deal_seed or summary.rotation != rotation:
-                raise InfraError(
-                    InfraKind.REFEREE_ERROR,
-                    f"the match played seed {summary.seed} "
-                    f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}",
-                )
-            record = summary.document
-            if record is None:
-                raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned no record")
-            if (
-                docker
-                and any(f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat)
-                and not engine_answers()
-            ):
-                raise InfraError(
-                    InfraKind.ENGINE_UNAVAILABLE,
-                    "the Docker engine stopped answering during the game",
-                )
-            if not record["complete"]:
-                raise InfraError(
-                    InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game"
-                )
-            record["game_id"] = game_id
-            if spec.deal is not None:
-                record["deal"] = spec.deal.copy()
-            for seat, ref, info in zip(spec.seats, refs, record["seats"]):
-                info["bot_name"] = info["name"]  # what the bot called itself
-                info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
-                if seat.artifact is not None and ref.folder is not None:
-                    info["digest"] = seat.artifact  # checked at the game's start and end
-                if seat.owner is not None:
-                    info["owner"] = seat.owner
-            emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+        unwatch = watch.on_lapse(lambda: _stop_lapsed(match)) if watch is not None else None
+        try:
+            _play_games(spec, refs, match, emit, watch)
+        finally:
+            if unwatch is not None:
+                unwatch()
+
+
+def _play_games(
+    spec: TableSpec,
+    refs: Sequence[BotRef],
+    match: Match,
+    emit: Callable[[GameOutcome], None],
+    watch: lease.LeaseWatch | None,
+) -> None:
+    docker = spec.settings.sandbox == SandboxKind.DOCKER
+    for game_id, rotation in spec.games:
+        started = time.perf_counter()
+        _lapsed(watch)
+        _check_sources(spec, refs)
+        summary = match.play_game(rotation)
+        _lapsed(watch)  # a game cut off by the stop is nobody's: not recorded
+        _check_sources(spec, refs)
+        if summary.seed != spec.deal_seed or summary.rotation != rotation:
+            raise InfraError(
+                InfraKind.REFEREE_ERROR,
+                f"the match played seed {summary.seed} "
+                f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}",
+            )
+        record = summary.document
+        if record is None:
+            raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned no record")
+        if (
+            docker
+            and any(f["kind"] in _ENGINE_SUSPECT for seat in record["faults"] for f in seat)
+            and not engine_answers()
+        ):
+            raise InfraError(
+                InfraKind.ENGINE_UNAVAILABLE,
+                "the Docker engine stopped answering during the game",
+            )
+        if not record["complete"]:
+            raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game")
+        record["game_id"] = game_id
+        if spec.deal is not None:
+            record["deal"] = spec.deal.copy()
+        for seat, ref, info in zip(spec.seats, refs, record["seats"]):
+            info["bot_name"] = info["name"]  # what the bot called itself
+            info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
+            if seat.artifact is not None and ref.folder is not None:
+                info["digest"] = seat.artifact  # checked at the game's start and end
+            if seat.owner is not None:
+                info["owner"] = seat.owner
+        emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+
+
+def _stop_lapsed(match: Match) -> None:
+    """A table whose lease lapsed: its bots stopped now, and, when it is the only table this
+    process plays, the spare containers kept for its next games too (the launcher's; a table of
+    another referee on the same worker keeps its own)."""
+    match.close()
+    with _tally_lock:
+        alone = _tally["in_flight"] <= 1
+    if alone:
+        launchers.close_launchers()
+
+
+def _lapsed(watch: lease.LeaseWatch | None) -> None:
+    if watch is not None and watch.lapsed.is_set():
+        raise InfraError(
+            InfraKind.EXECUTOR,
+            f"the referee's lease {watch.name} lapsed: the table was stopped (its referee is gone)",
+        )
 
 
 def _check_sources(spec: TableSpec, refs: Sequence[BotRef]) -> None:
