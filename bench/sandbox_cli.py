@@ -7,6 +7,9 @@
   (os.wait4), its containers' cgroups and the engine's daemons and its containers' shims
   (sandbox.EngineClock's helper, which samples every 20 ms and keeps the last value of a
   container that is gone);
+* ``tournament``: `referee tournament run` of the same bots as a subprocess, local and docker,
+  each in a fresh tournament whose bots were submitted before (an organiser's set-up, untimed):
+  the schedule, the store, every record and the containers, as an organiser runs it;
 * ``docker-run``: the plainest baseline of a container per game, in the same run: a cold
   ``docker run -d`` (the CLI, the sandbox's flags) per bot process, its first answer, then
   ``docker rm -f``; against the launcher's own start of a process for one game
@@ -131,6 +134,32 @@ def user_matches(
     out: dict[str, list[dict[str, Any]]] = {path: [] for path in argv}
     for path in alternating(list(argv), rounds):
         out[path].append(timed(argv[path], env, clock))
+    return out
+
+
+def user_tournaments(
+    bots: list[str], games: int, rounds: int, clock: EngineClock, runtime: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    """`referee tournament run` of `games` games among `bots` (submitted beforehand, untimed: an
+    organiser's set-up), local and docker, each round in a fresh tournament, taking turns."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'sdk'}"}
+    referee = [sys.executable, "-m", "take5_arena"]
+    out: dict[str, list[dict[str, Any]]] = {"local": [], "docker": []}
+    for path in alternating(list(out), rounds):
+        with tempfile.TemporaryDirectory(prefix="bench-tournament-") as folder:
+            extra = ["--runtime", runtime] if runtime and path == "docker" else []
+            for i, bot in enumerate(bots):
+                subprocess.run(
+                    [*referee, "submit", bot, "--name", f"bot{i}", "--tournament", folder]
+                    + ["--sandbox", path, *extra],
+                    cwd=ROOT,
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
+            argv = [*referee, "tournament", "run", "--tournament", folder, "--sandbox", path]
+            argv += ["--players", str(len(bots)), "--games", str(games), "--json", *extra]
+            out[path].append(timed(argv, env, clock))
     return out
 
 
@@ -342,17 +371,15 @@ def cli_bench(args: Any, sock: str) -> dict[str, Any]:
             f"\n`referee match` of {len(bots)} bots, {args.games} games, as a subprocess "
             f"(median of {args.repeat})"
         )
-        local_wall = _median(runs["local"], "wall_s") if runs else 1.0
-        for name, rows in runs.items():
-            cpu = {k: _median(rows, k) for k in ("referee", "containers", "engine")}
-            wall = _median(rows, "wall_s")
-            split = f"{cpu['referee']:.2f} + {cpu['containers']:.2f} + {cpu['engine']:.2f}"
-            print(
-                f"  {name:<7} wall {wall:.2f} s ({wall / local_wall:.2f}x local)  CPU "
-                f"{sum(cpu.values()):.2f} (= {split})  containers "
-                f"{max(r['created'] for r in rows)}  faults {sum(r['faults'] for r in rows)}  "
-                f"exit {sorted({r['code'] for r in rows})}"
-            )
+        _print_paths(runs)
+        tours = results["tournament"] = user_tournaments(
+            bots, args.games, args.repeat, clock, args.runtime
+        )
+        print(
+            f"\n`referee tournament run` of {len(bots)} bots, {args.games} games, as a subprocess "
+            f"(median of {args.repeat}; the bots submitted before, untimed)"
+        )
+        _print_paths(tours)
         if args.spares:
             sp = results["spares"] = spares_at_scale(lowest, args.spares, 16, "512m", 3600.0)
             print(f"\nspares at {args.spares} bot versions (caps 16 and 512m): {sp}")
@@ -360,6 +387,24 @@ def cli_bench(args: Any, sock: str) -> dict[str, Any]:
         clock.close()
     results["load_end"] = round(os.getloadavg()[0], 2)
     return results
+
+
+def _print_paths(runs: dict[str, list[dict[str, Any]]]) -> None:
+    """One line a path (local, docker): median wall and CPU (referee or CLI + containers +
+    engine), containers created, faults, exit codes."""
+    local_wall = _median(runs["local"], "wall_s") if runs.get("local") else 1.0
+    for name, rows in runs.items():
+        if not rows:
+            continue
+        cpu = {k: _median(rows, k) for k in ("referee", "containers", "engine")}
+        wall = _median(rows, "wall_s")
+        split = f"{cpu['referee']:.2f} + {cpu['containers']:.2f} + {cpu['engine']:.2f}"
+        print(
+            f"  {name:<7} wall {wall:.2f} s ({wall / local_wall:.2f}x local)  CPU "
+            f"{sum(cpu.values()):.2f} (= {split})  containers "
+            f"{max(r['created'] for r in rows)}  faults {sum(r['faults'] for r in rows)}  "
+            f"exit {sorted({r['code'] for r in rows})}"
+        )
 
 
 def _spares(dl: DockerLauncher) -> list[Any]:
