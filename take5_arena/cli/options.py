@@ -8,6 +8,7 @@ not given, so that the tournament's stored setting applies, and names the defaul
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -16,6 +17,8 @@ import click
 
 from take5.rules import MAX_ROUNDS, MAX_THRESHOLD
 from take5_arena.referee import defaults
+from take5_arena.referee.archive import ArchiveLimits
+from take5_arena.service import defaults as service_defaults
 from take5_arena.service import logs
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -460,3 +463,94 @@ def server_log() -> Decorator:
         return f
 
     return apply
+
+
+def server_limits(command: Any) -> Any:
+    """The server-wide limits (take5_arena/service/defaults.py: ServerLimits), one option each,
+    handed to the command as one `limits` argument."""
+    d = service_defaults
+
+    @functools.wraps(command)
+    def f(**kwargs: Any) -> Any:
+        max_archive_mb = kwargs.pop("max_archive_mb")
+        kwargs["limits"] = service_defaults.ServerLimits(
+            calls_per_author=kwargs.pop("calls_per_author"),
+            uploads_per_author=kwargs.pop("uploads_per_author"),
+            uploads_at_once=kwargs.pop("uploads_at_once"),
+            uploaders=kwargs.pop("max_uploads"),
+            streams_per_connection=kwargs.pop("streams_per_connection"),
+            first_message_seconds=kwargs.pop("first_message_seconds"),
+            chunk_seconds=kwargs.pop("chunk_seconds"),
+            upload_seconds=kwargs.pop("upload_seconds"),
+            max_submissions_per_hour=kwargs.pop("max_per_hour"),
+            max_archive_bytes=int(max_archive_mb * 2**20) if max_archive_mb else None,
+        )
+        return command(**kwargs)
+
+    for name, kind, default, text in reversed(
+        [
+            (
+                "--calls-per-author",
+                click.IntRange(min=1),
+                d.MAX_CALLS_PER_AUTHOR,
+                "Calls of one author in progress at once (uploads are counted apart).",
+            ),
+            (
+                "--uploads-per-author",
+                click.IntRange(min=1),
+                d.MAX_UPLOADS_PER_AUTHOR,
+                "Uploads received at once from one author.",
+            ),
+            (
+                "--uploads-at-once",
+                click.IntRange(min=1),
+                d.MAX_UPLOADS_AT_ONCE,
+                "Uploads received at once in all past which an author who has one gets no second.",
+            ),
+            (
+                "--max-uploads",
+                click.IntRange(min=1),
+                d.MAX_UPLOADERS,
+                "Uploads received at once in all, past which nobody gets one.",
+            ),
+            (
+                "--streams-per-connection",
+                click.IntRange(min=1),
+                d.MAX_STREAMS_PER_CONNECTION,
+                "Calls one connection carries at once (HTTP/2 streams).",
+            ),
+            (
+                "--first-message-seconds",
+                click.FloatRange(min=0.1),
+                d.FIRST_MESSAGE_SECONDS,
+                "Seconds an upload has for its first message before it is cut off.",
+            ),
+            (
+                "--chunk-seconds",
+                click.FloatRange(min=0.1),
+                d.CHUNK_SECONDS,
+                "Seconds within which each next chunk of an upload must come.",
+            ),
+            (
+                "--upload-seconds",
+                click.FloatRange(min=1),
+                d.UPLOAD_SECONDS,
+                "An upload still running after this many seconds is cut off.",
+            ),
+        ]
+    ):
+        f = click.option(name, type=kind, default=default, show_default=True, help=text)(f)
+    f = click.option(
+        "--max-archive-mb",
+        type=click.FloatRange(min=0.01),
+        help="Ceiling of every upload's size, MB, whatever an author's own limit "
+        f"[{ArchiveLimits().max_archive_bytes / 2**20:g}: the archive limit; each author's own, "
+        f"{d.MAX_ARCHIVE_BYTES / 2**20:g} unless `authors add` says otherwise].",
+    )(f)
+    f = click.option(
+        "--max-per-hour",
+        type=click.IntRange(min=1),
+        help="Ceiling of every author's submissions per hour, whatever their own limit "
+        f"[each author's own: {d.MAX_SUBMISSIONS_PER_HOUR} unless `authors add` says otherwise].",
+    )(f)
+    return f
