@@ -42,7 +42,7 @@ from .plan.adaptive import (
 from .plan.deals import Dealer
 from .plan.settings import TournamentSettings
 from .round_robin import executor_info, prepare_run
-from .run.driver import Runner, TableDriver, table_specs
+from .run.driver import Runner, play_schedule
 from .run.executors import ExecutorInfo, open_executor
 from .run.lifecycle import tournament_run
 from .run.table import run_table
@@ -258,16 +258,17 @@ class _Batches:
             report.games += len(games)
             report.batches = batch + 1
             if any(g.status == "pending" for g in games):
-                driver = TableDriver(
+                driver = play_schedule(
                     store,
                     self.executor,
                     self.info,
                     settings,
+                    sid,
                     run_id=self.run_id,
+                    dealer=self.dealer,
                     runner=runner,
                     retry_delay=retry_delay,
                 )
-                driver.run(table_specs(store, sid, settings, dealer=self.dealer))
                 report.played += driver.played
                 report.infra += driver.infra
                 if driver.interrupted:

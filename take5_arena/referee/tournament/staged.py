@@ -19,6 +19,8 @@ retries of infrastructure failures, the store) and keeps the store the source of
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from .plan.deals import Dealer
 from .plan.schedule import ScheduledGame, ScheduleError, Seating
 from .plan.settings import TournamentSettings
 from .round_robin import executor_info, prepare_run
-from .run.driver import Runner, TableDriver, table_specs
+from .run.driver import Runner, play_schedule
 from .run.executors import ExecutorInfo, open_executor
 from .run.lifecycle import tournament_run
 from .run.table import run_table
@@ -100,6 +102,14 @@ class StagedRun:
 
 Start = Callable[[Store, TournamentSettings, list[EntrantVersion], Dealer], Format]
 """Makes the format from the run's store, settings, entrants and dealer."""
+
+
+def stage_key(parts: Sequence[Any]) -> str:
+    """12 hex digits that name one competition of a format (its stages' ``PREFIX`` is the format
+    and this): a hash of what identifies it (its entrants and settings) as compact JSON with
+    sorted keys, so that another field or setting is another competition, stored apart."""
+    text = json.dumps(list(parts), sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 def stage_id(prefix: str, number: int) -> str:
@@ -200,16 +210,17 @@ class _Stages:
             run.stages = stage.number
             log(stage.line)
             if any(g.status == "pending" for g in stored):
-                driver = TableDriver(
+                driver = play_schedule(
                     store,
                     self.executor,
                     self.info,
                     settings,
+                    sid,
                     run_id=self.run_id,
+                    dealer=self.dealer,
                     runner=runner,
                     retry_delay=retry_delay,
                 )
-                driver.run(table_specs(store, sid, settings, dealer=self.dealer))
                 run.played += driver.played
                 run.infra += driver.infra
                 if driver.interrupted:
@@ -223,4 +234,4 @@ class _Stages:
             run.results.append([g for g in played_games(store, keys) if g.game_id in of_stage])
 
 
-__all__ = ["Format", "PairedStage", "StagedRun", "Start", "run_staged", "stage_id"]
+__all__ = ["Format", "PairedStage", "StagedRun", "Start", "run_staged", "stage_id", "stage_key"]

@@ -479,4 +479,26 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-__all__ = ["Progress", "Runner", "TableDriver", "table_specs"]
+def play_schedule(
+    store: Store,
+    executor: concurrent.futures.Executor,
+    info: ExecutorInfo,
+    settings: TournamentSettings,
+    schedule_id: str,
+    *,
+    run_id: str,
+    dealer: Dealer,
+    runner: Runner = run_table,
+    retry_delay: float = 2.0,
+) -> TableDriver:
+    """Play every table of the stored schedule ``schedule_id`` not recorded yet (a Swiss's or a
+    knockout's stage, an until-settled batch); the driver says what it played, the
+    infrastructure failures and whether it was interrupted."""
+    driver = TableDriver(
+        store, executor, info, settings, run_id=run_id, runner=runner, retry_delay=retry_delay
+    )
+    driver.run(table_specs(store, schedule_id, settings, dealer=dealer))
+    return driver
+
+
+__all__ = ["Progress", "Runner", "TableDriver", "play_schedule", "table_specs"]
