@@ -11,8 +11,6 @@ exactly, and anyone can replay the bracket from the published games).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +26,7 @@ from .plan.knockout import KnockoutSettings, Outcome, Stage, StageKind, replay
 from .plan.settings import TournamentSettings
 from .run.driver import Runner
 from .run.table import run_table
-from .staged import PairedStage, run_staged, stage_id
+from .staged import PairedStage, run_staged, stage_id, stage_key
 
 
 @dataclass
@@ -60,7 +58,7 @@ class KnockoutReport:
 
 def knockout_key(entrants: Sequence[str], ks: KnockoutSettings) -> str:
     """What identifies a knockout: its entrants and seeding, and every setting of its bracket."""
-    text = json.dumps(
+    return stage_key(
         [
             "knockout",
             sorted(entrants),
@@ -74,11 +72,8 @@ def knockout_key(entrants: Sequence[str], ks: KnockoutSettings) -> str:
             ks.duplicate,
             list(ks.seeding) if ks.seeding is not None else None,
             ks.context,
-        ],
-        sort_keys=True,
-        separators=(",", ":"),
+        ]
     )
-    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 def knockout_definition(ks: KnockoutSettings) -> dict[str, Any]:

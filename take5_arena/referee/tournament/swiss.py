@@ -11,8 +11,6 @@ exactly).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +25,7 @@ from .plan.settings import TournamentSettings
 from .plan.swiss import SwissRound, SwissSettings, next_round, standing_order, standings
 from .run.driver import Runner
 from .run.table import run_table
-from .staged import PairedStage, run_staged, stage_id
+from .staged import PairedStage, run_staged, stage_id, stage_key
 
 
 @dataclass
@@ -64,7 +62,7 @@ class SwissReport:
 
 def swiss_key(entrants: Sequence[str], ss: SwissSettings) -> str:
     """What identifies a Swiss: its entrants, table size, seed, duplicate deals, game settings."""
-    text = json.dumps(
+    return stage_key(
         [
             "swiss",
             sorted(entrants),
@@ -73,11 +71,8 @@ def swiss_key(entrants: Sequence[str], ss: SwissSettings) -> str:
             ss.duplicate,
             ss.short_table,
             ss.context,
-        ],
-        sort_keys=True,
-        separators=(",", ":"),
+        ]
     )
-    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 def swiss_definition(ss: SwissSettings) -> dict[str, Any]:
