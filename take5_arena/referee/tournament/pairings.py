@@ -64,22 +64,18 @@ def _check(
     keys: Mapping[int, str],
     recorded: Mapping[str, PlayedGame],
 ) -> PairingCheck:
-    first = store.schedules.get(stage_ids[0])
-    assert first is not None
-    stored_settings = dict(first["settings"])
-    definition = stored_settings.pop(FORMAT_KEY, None)
-    if not isinstance(definition, dict):
-        return PairingCheck(prefix, 0, unchecked="stored without its format's definition")
-    entrants = list(first["entrants"])
     try:
-        context = TournamentSettings.from_json(stored_settings).game_context()
-        pair = _pairer(definition, entrants, context)
+        found = _definition(store, stage_ids[0])
+        if found is None:
+            return PairingCheck(prefix, 0, unchecked="stored without its format's definition")
+        definition, settings, entrants = found
+        pair = _pairer(settings, entrants)
     except (ScheduleError, TypeError, ValueError, KeyError) as error:
         return PairingCheck(prefix, 0, f"its stored definition does not pair: {error}")
     qualified = definition.get("qualified")
     if isinstance(qualified, dict):  # the field: the top N of a Swiss, in its order
         try:
-            swiss, standing = swiss_standing(store, str(qualified["swiss"]))
+            swiss, standing = swiss_standing(store, str(qualified["swiss"]), recorded=recorded)
         except (ValueError, KeyError) as error:
             return PairingCheck(prefix, 0, f"its field's Swiss: {error}")
         top = [e for e in standing if e in set(keys.values())][: int(qualified["top"])]
@@ -113,7 +109,9 @@ def _check(
     return PairingCheck(prefix, len(stage_ids))
 
 
-def swiss_standing(store: Store, prefix: str | None = None) -> tuple[str, list[str]]:
+def swiss_standing(
+    store: Store, prefix: str | None = None, *, recorded: Mapping[str, PlayedGame] | None = None
+) -> tuple[str, list[str]]:
     """The standing (entrants best first) of the store's latest Swiss whose every game is
     recorded, with its prefix: how a knockout final seeds its qualifiers (``--from-swiss N``).
     The same pure functions as the run's, so anyone re-derives it from the results. ValueError
@@ -124,26 +122,20 @@ def swiss_standing(store: Store, prefix: str | None = None) -> tuple[str, list[s
         match = STAGE_ID.match(info.schedule_id)
         if match:
             latest.setdefault(f"{match[1]}-{match[2]}", info.created_at)
-    recorded = _recorded(store, keys)
+    if recorded is None:
+        recorded = _recorded(store, keys)
     wanted = [prefix] if prefix is not None else sorted(latest, key=lambda p: (latest[p], p))[::-1]
     for prefix in wanted:
         ids = [i.schedule_id for i in store.schedules.all(prefix + "-")]
         if not ids:
             continue
-        first = store.schedules.get(ids[0])
-        assert first is not None
-        stored_settings = dict(first["settings"])
-        definition = stored_settings.pop(FORMAT_KEY, None)
-        if not isinstance(definition, dict):
+        found = _definition(store, ids[0])
+        if found is None or not isinstance(found[1], SwissSettings):
             continue
+        ss, entrants = found[1], found[2]
         games = [store.schedules.games(sid) for sid in ids]
         if any(g.game_id not in recorded for stage in games for g in stage):
             continue
-        fields = {k: v for k, v in definition.items() if k != "format"}
-        fields["authors"] = fields.get("authors") or None
-        context = TournamentSettings.from_json(stored_settings).game_context()
-        ss = SwissSettings(**fields, context=context)
-        entrants = list(first["entrants"])
         results = [[recorded[g.game_id] for g in stage] for stage in games]
         rounds = rederive(entrants, ss, results)
         points = standings(entrants, [g for rs in results for g in rs], rounds, ss)
@@ -170,12 +162,38 @@ Pair = Callable[[Sequence[Sequence[PlayedGame]]], "tuple[Seating, ...] | None"]
 """The tables of the stage after the stages whose games are given (None: none follows)."""
 
 
-def _pairer(definition: Mapping[str, Any], entrants: Sequence[str], context: Any) -> Pair:
-    """The tables of the stage after given results, for the format ``definition`` names."""
+def _definition(
+    store: Store, schedule_id: str
+) -> tuple[dict[str, Any], SwissSettings | KnockoutSettings, list[str]] | None:
+    """A stage's stored format definition, the settings it makes (with the stored game settings)
+    and the format's entrants; None when the stage was stored without one. Raises ScheduleError,
+    TypeError, ValueError or KeyError when the definition does not make settings."""
+    first = store.schedules.get(schedule_id)
+    assert first is not None
+    stored_settings = dict(first["settings"])
+    definition = stored_settings.pop(FORMAT_KEY, None)
+    if not isinstance(definition, dict):
+        return None
+    context = TournamentSettings.from_json(stored_settings).game_context()
     fields = {k: v for k, v in definition.items() if k not in ("format", "qualified")}
     fields["authors"] = fields.get("authors") or None
+    settings: SwissSettings | KnockoutSettings
     if definition.get("format") == "swiss":
-        ss = SwissSettings(**fields, context=context)
+        settings = SwissSettings(**fields, context=context)
+    elif definition.get("format") == "knockout":
+        seeding = fields.pop("seeding", None)
+        settings = KnockoutSettings(
+            **fields, seeding=tuple(seeding) if seeding is not None else None, context=context
+        )
+    else:
+        raise ValueError(f"unknown format {definition.get('format')!r}")
+    return definition, settings, list(first["entrants"])
+
+
+def _pairer(settings: SwissSettings | KnockoutSettings, entrants: Sequence[str]) -> Pair:
+    """The tables of the stage after given results, for the format of ``settings``."""
+    if isinstance(settings, SwissSettings):
+        ss = settings
         rounds: list[SwissRound] = []
 
         def swiss(results: Sequence[Sequence[PlayedGame]]) -> tuple[Seating, ...] | None:
@@ -185,20 +203,13 @@ def _pairer(definition: Mapping[str, Any], entrants: Sequence[str], context: Any
             return rnd.tables
 
         return swiss
-    if definition.get("format") == "knockout":
-        seeding = fields.pop("seeding", None)
-        ks = KnockoutSettings(
-            **fields,
-            seeding=tuple(seeding) if seeding is not None else None,
-            context=context,
-        )
+    ks = settings
 
-        def knockout(results: Sequence[Sequence[PlayedGame]]) -> tuple[Seating, ...] | None:
-            stage = replay(entrants, ks, results).next
-            return None if stage is None else stage.tables
+    def knockout(results: Sequence[Sequence[PlayedGame]]) -> tuple[Seating, ...] | None:
+        stage = replay(entrants, ks, results).next
+        return None if stage is None else stage.tables
 
-        return knockout
-    raise ValueError(f"unknown format {definition.get('format')!r}")
+    return knockout
 
 
 __all__ = ["FORMAT_KEY", "STAGE_ID", "Pair", "PairingCheck", "check_pairings", "swiss_standing"]
