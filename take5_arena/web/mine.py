@@ -149,30 +149,31 @@ class AuthorPages(Pages):
                 self.analyses.pop(next(iter(self.analyses)))
         return self.analyses[key]
 
+    async def _own_game(self, request: Request) -> tuple[str, str]:
+        """The signed-in author and the game id of a ``/me/games/ID/...`` request (403 without an
+        author's session, 404 for an id no game has)."""
+        session = await self.session(request)
+        if session is None or session.organiser:
+            raise Refused(403, "sign in first")
+        game_id = request.path_params["game_id"]
+        if not game_id or len(game_id) > 100:
+            raise Refused(404, "no such game")
+        return session.author, game_id
+
     async def own_analysis_json(self, request: Request) -> Response:
         """A GET that changes nothing but costs CPU: counted against the author's rate, and one
         analysis at a time for the whole server."""
-        session = await self.session(request)
-        if session is None or session.organiser:
-            raise Refused(403, "sign in first")
-        game_id = request.path_params["game_id"]
-        if not game_id or len(game_id) > 100:
-            raise Refused(404, "no such game")
-        wait = self.authors.take(session.author)
+        author, game_id = await self._own_game(request)
+        wait = self.authors.take(author)
         if wait:
             raise Refused(429, "too many requests; slow down", wait)
         async with self.analysing:
-            data = await self.run(self._own_analysis, session.author, game_id)
+            data = await self.run(self._own_analysis, author, game_id)
         return JSONResponse(data, headers={"cache-control": "no-store"})
 
     async def own_output_json(self, request: Request) -> Response:
-        session = await self.session(request)
-        if session is None or session.organiser:
-            raise Refused(403, "sign in first")
-        game_id = request.path_params["game_id"]
-        if not game_id or len(game_id) > 100:
-            raise Refused(404, "no such game")
-        data = await self.run(self._own_output, session.author, game_id)
+        author, game_id = await self._own_game(request)
+        data = await self.run(self._own_output, author, game_id)
         return JSONResponse(data, headers={"cache-control": "no-store"})
 
     # -- an author's pages -------------------------------------------------------------------------
