@@ -18,7 +18,11 @@ was allocated before the step does not count):
               conjugate-gradient Newton above), its ratio to the baseline, and the other solver on
               the same games (up to ``--dense-max`` bots, 2,000 by default) with the largest
               difference in Elo;
-* new game  - one more game: the arrays built again, and the fit warm-started from the last one;
+* new game  - one more game. Baseline: the arrays built again from all games and the fit
+              warm-started from the last one. Incremental (``leaderboard/incremental.py``): the
+              counts per pair kept from the last fit, the game added to them and the fit
+              warm-started; then five more games one by one, and the largest difference from the
+              full fit in Elo;
 * variances - the published intervals' variances without the inverse
               (``leaderboard/variances.py``) against ``design_cov``'s dense inverse where that runs
               (up to ``--dense-max`` bots), with the largest difference in Elo^2. A random schedule
@@ -37,6 +41,7 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -46,6 +51,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from take5_arena.leaderboard import fit as F
 from take5_arena.leaderboard import variances as V
 from take5_arena.leaderboard.fit import PairData, aggregate, fit_elo, prepare_tables
+from take5_arena.leaderboard.incremental import LiveRatings
 from take5_arena.leaderboard.intervals import design_cov
 
 SEATS = 4
@@ -133,8 +139,35 @@ def run(n: int, games: int, design: str, dense_max: int) -> None:
             f"{diff:.1e} Elo"
         )
     more, mprep, _ = measured(lambda: build(seats, places, n))
-    _, wcpu, wmb = measured(lambda: fit_elo(more, start=fit.logits))
-    print(f"  new game: arrays {mprep:.2f} s, warm refit {wcpu:.2f} s {wmb:.0f} MB")
+    full, wcpu, wmb = measured(lambda: fit_elo(more, start=fit.logits))
+    print(
+        f"  new game, from all games (baseline): arrays {mprep:.2f} s + warm refit {wcpu:.2f} s "
+        f"{wmb:.0f} MB = {mprep + wcpu:.2f} s"
+    )
+    live, lcpu, lmb = measured(lambda: LiveRatings.from_pairs(data, fit))
+    names = [f"b{i:05d}" for i in range(n)]
+
+    def one_more(k: int) -> F.Fit:
+        live.add([names[i] for i in seats[k]], places[k].tolist())
+        return live.fit()
+
+    inc, icpu, imb = measured(lambda: one_more(games))
+    diff = float(np.max(np.abs(inc.elo - full.elo)))
+    # the steady state: five more games, one fit after each (against a full fit after the last)
+    extra = schedule(n, 5, design, rng)
+    eperf = strength[extra] + rng.gumbel(size=extra.shape)
+    eplaces = 1 + (eperf[:, None, :] > eperf[:, :, None]).sum(axis=2)
+    seats, places = np.concatenate([seats, extra]), np.concatenate([places, eplaces])
+    times = [measured(partial(one_more, k))[1] for k in range(games + 1, games + 6)]
+    last = live.fit()
+    ref = fit_elo(build(seats, places, n), start=fit.logits)
+    diff = max(diff, float(np.max(np.abs(last.elo - ref.elo))))
+    print(
+        f"  new game, incremental: counts {lcpu:.2f} s {lmb:.0f} MB once, then add + warm refit "
+        f"{icpu:.2f} s {imb:.0f} MB (next five: median {float(np.median(times)):.2f} s, "
+        f"most {max(times):.2f} s); {(mprep + wcpu) / float(np.median(times + [icpu])):.0f} x "
+        f"faster than the baseline; largest difference {diff:.1e} Elo"
+    )
     if design == "random" and n > dense_max:
         print("  variances: left out (a dense factor; see the text)")
         return

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -236,11 +236,15 @@ class _Objective:
         w: FloatArray,
         nn: FloatArray,
         prior: float,
+        likelihood: bool = True,
     ) -> None:
         d = x[ea] - x[eb]
         e = np.exp(-np.abs(d))  # one exp per edge gives both sigma(d) and log sigma(d)
         self.x = x
         self.p: FloatArray = np.where(d >= 0, 1.0, e) / (1.0 + e)
+        self.ll = math.nan
+        if not likelihood:  # the gradient alone (a step that needs no line search)
+            return
         log_sig = -np.log1p(e) - np.maximum(-d, 0.0)
         # w log s(d) + (nn - w) log s(-d), using log s(-d) = log s(d) - d
         self.ll = float(np.dot(nn, log_sig) - np.dot(nn - w, d))
@@ -282,6 +286,12 @@ def _dense_matrix(
     if gauge:
         A += 1.0 / n
     return A
+
+
+class StepSolver(Protocol):
+    """What Newton's method asks of a solver: the step from the curvature and the gradient."""
+
+    def solve(self, h: FloatArray, diag: FloatArray, g: FloatArray) -> FloatArray: ...
 
 
 class _Solver:
@@ -350,7 +360,7 @@ def _fit_logits(
     tol: float = 1e-9,
     max_iter: int = 100,
     chord: Any = None,
-    solver: _Solver | None = None,
+    solver: StepSolver | None = None,
 ) -> FloatArray:
     """Maximise the (concave) Bradley-Terry log-likelihood.
 
