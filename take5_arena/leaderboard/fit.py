@@ -333,20 +333,32 @@ class _Solver:
             A = _dense_matrix(n, self.ea, self.eb, h, diag, self.gauge)
             factor = linalg.cho_factor(A, check_finite=False)
             return np.asarray(linalg.cho_solve(factor, g, check_finite=False), dtype=np.float64)
-        U = self.upper(h)
-        UT = U.T  # CSC view of the same arrays: its product is as fast as U's
+        return laplacian_cg(diag, shift, [self.upper(h)], g, 1e-11)
 
-        def matvec(v: FloatArray) -> FloatArray:
-            v = np.ravel(v)
-            return np.asarray(diag * v - U @ v - UT @ v + shift * v.sum(), dtype=np.float64)
 
-        def precondition(v: FloatArray) -> FloatArray:
-            return np.ravel(v) / (diag + shift)
+def laplacian_cg(
+    diag: FloatArray, shift: float, uppers: Sequence[sparse.csr_matrix], g: FloatArray, rtol: float
+) -> FloatArray:
+    """Solve ``A step = g`` by Jacobi-preconditioned conjugate gradients, A = ``diag`` less the
+    off-diagonal curvature (the sum of ``uppers``, each an upper triangle, and its transpose) plus
+    ``shift`` times the all-ones matrix (the gauge without a prior)."""
+    n = len(diag)
+    pairs = [(u, u.T) for u in uppers if u.nnz]  # U.T: a CSC view, its product as fast as U's
 
-        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-        precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
-        step, _ = cg(op, g, rtol=1e-11, atol=0.0, maxiter=10 * n, M=precond)
-        return np.asarray(step, dtype=np.float64)
+    def matvec(v: FloatArray) -> FloatArray:
+        v = np.ravel(v)
+        out = diag * v + shift * v.sum()
+        for u, ut in pairs:
+            out -= u @ v + ut @ v
+        return np.asarray(out, dtype=np.float64)
+
+    def precondition(v: FloatArray) -> FloatArray:
+        return np.ravel(v) / (diag + shift)
+
+    op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+    precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
+    step, _ = cg(op, g, rtol=rtol, atol=0.0, maxiter=10 * n, M=precond)
+    return np.asarray(step, dtype=np.float64)
 
 
 def _fit_logits(

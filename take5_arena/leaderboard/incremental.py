@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.linalg import LinearOperator, cg
+from scipy.special import expit
 
 from .fit import (
     DEFAULT_PRIOR,
@@ -44,7 +44,9 @@ from .fit import (
     _Objective,
     _Solver,
     aggregate,
+    laplacian_cg,
     one_blas_thread,
+    sum_by,
     to_elo,
 )
 from .results import GameResult
@@ -87,25 +89,12 @@ class _GrowingSolver:
     def solve(self, h: FloatArray, diag: FloatArray, g: FloatArray) -> FloatArray:
         n, shift = self.n, (1.0 / self.n if self.gauge else 0.0)
         upper = sparse.csr_matrix((h[: self.base], self.indices, self.indptr), shape=(n, n))
-        lower = upper.T
         # the newer pairs on their own: adding them to the sorted ones would copy all of them
         newer = sparse.csr_matrix((h[self.base :], (self.extra_a, self.extra_b)), shape=(n, n))
-        newer_t = newer.T
+        return laplacian_cg(diag, shift, [upper, newer], g, STEP_RTOL)
 
-        def matvec(v: FloatArray) -> FloatArray:
-            v = np.ravel(v)
-            out = diag * v - upper @ v - lower @ v + shift * v.sum()
-            if newer.nnz:
-                out -= newer @ v + newer_t @ v
-            return np.asarray(out, dtype=np.float64)
 
-        def precondition(v: FloatArray) -> FloatArray:
-            return np.ravel(v) / (diag + shift)
-
-        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-        precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
-        step, _ = cg(op, g, rtol=STEP_RTOL, atol=0.0, maxiter=10 * n, M=precond)
-        return np.asarray(step, dtype=np.float64)
+_System = tuple[FloatArray, FloatArray, FloatArray]  # gradient, edge curvature, diagonal
 
 
 def _newton(
@@ -117,20 +106,24 @@ def _newton(
     prior: float,
     start: FloatArray,
     solver: StepSolver | None,
-) -> FloatArray:
+    first: _System | None = None,
+) -> tuple[FloatArray, _System | None]:
     """Newton's method from a nearby fit: full steps while they stay below :data:`FULL_STEP`
     logits (the log-likelihood's value, which only a line search needs, is never computed: a pass
     over every pair saved per step), the fit's own safeguarded method from wherever a step is
-    longer (a new bot, or a game that moves the ratings far). Stops after a step below 1e-9 logits
-    as the fit does, or one step earlier when the steps' quadratic shrinking says the next one
-    would be ten times below that."""
+    longer (a new bot, or a game that moves the ratings far). ``first``: the system of the first
+    step, when the caller has it without a pass over every pair. Stops after a step below 1e-9
+    logits as the fit does, or one step earlier when the steps' quadratic shrinking says the next
+    one would be ten times below that. Returns the fit and the last system solved (None after
+    the safeguarded method)."""
     if solver is None:
         solver = _Solver(n, ea, eb, gauge=not prior)
     x, last = start, 0.0
     for _ in range(MAX_FULL_STEPS):
-        g, h, diag = _Objective(x, ea, eb, w, nn, prior, likelihood=False).gradient(
+        g, h, diag = first or _Objective(x, ea, eb, w, nn, prior, likelihood=False).gradient(
             ea, eb, w, nn, prior
         )
+        first = None
         step = solver.solve(h, diag, g)
         size = float(np.max(np.abs(step))) if n else 0.0
         if not size <= FULL_STEP:
@@ -140,9 +133,9 @@ def _newton(
         # last two steps (0.1-0.5 here). Stop once ten times that is below the tolerance, or
         # when this step was (the fit's own rule).
         if size < TOLERANCE or (last and 10.0 * size**3 / last**2 < TOLERANCE):
-            return x
+            return x, (g, h, diag)
         last = size
-    return _fit_logits(n, ea, eb, w, nn, prior, x, tol=TOLERANCE, solver=solver)
+    return _fit_logits(n, ea, eb, w, nn, prior, x, tol=TOLERANCE, solver=solver), None
 
 
 class LiveRatings:
@@ -164,10 +157,14 @@ class LiveRatings:
         self._eb = np.zeros(0, dtype=np.intp)
         self._w = np.zeros(0)
         self._nn = np.zeros(0)
-        self._size = 0  # edges in use (the arrays grow by doubling)
+        self._size = 0  # edges in use (the arrays grow by an eighth at a time)
         self._root = np.zeros(0, dtype=np.intp)  # component representative per bot
         self._x = np.zeros(0)  # logits of the last fit, by live index
         self._solver: _GrowingSolver | None = None
+        # the last fit's curvature (per edge, per bot), and what the games since changed per edge
+        # (points, outcomes): the next fit's first step without a pass over every pair
+        self._curvature: tuple[FloatArray, FloatArray] | None = None
+        self._touched: dict[int, list[float]] = {}
         self.games = 0
 
     _KEY = 1 << 31  # bots per key's half: a pair's key is a * _KEY + b
@@ -180,11 +177,16 @@ class LiveRatings:
         live._names = list(data.entrants)
         live._index = {e: i for i, e in enumerate(data.entrants)}
         w, nn = aggregate(data)
-        live._ea, live._eb = data.edge_a.astype(np.intp), data.edge_b.astype(np.intp)
-        live._w, live._nn, live._size = w, nn, len(w)
-        live._keys = live._ea.astype(np.int64) * cls._KEY + live._eb
+        m = len(w)
+        live._keys = data.edge_a.astype(np.int64) * cls._KEY + data.edge_b
+        # room for an eighth more pairs: the first new pair does not copy every array
+        room = m + m // 8 + 16
+        live._ea, live._eb = np.zeros(room, dtype=np.intp), np.zeros(room, dtype=np.intp)
+        live._w, live._nn = np.zeros(room), np.zeros(room)
+        live._ea[:m], live._eb[:m], live._w[:m], live._nn[:m] = data.edge_a, data.edge_b, w, nn
+        live._size = m
         # component labels serve as representatives: each is below n, so below any new bot's
-        live._root = _components(n, live._ea, live._eb, nn)
+        live._root = _components(n, data.edge_a, data.edge_b, nn)
         live._x = np.zeros(n) if fit is None else fit.logits.copy()
         live.games = data.n_games
         return live
@@ -199,7 +201,7 @@ class LiveRatings:
             self._names.append(name)
             self._root = np.append(self._root, i)
             self._x = np.append(self._x, 0.0)
-            self._solver = None
+            self._solver = self._curvature = None
         return i
 
     def _join(self, a: int, b: int) -> None:
@@ -238,8 +240,12 @@ class LiveRatings:
                     continue  # a bot seated against itself tells nothing (as in prepare)
                 score = 1.0 if pi < pj else 0.5 if pi == pj else 0.0
                 e = self._edge(min(i, j), max(i, j))
-                self._w[e] += score if i < j else 1.0 - score
+                points = score if i < j else 1.0 - score
+                self._w[e] += points
                 self._nn[e] += 1.0
+                change = self._touched.setdefault(e, [0.0, 0.0])
+                change[0] += points
+                change[1] += 1.0
         self.games += 1
 
     def add_results(self, results: Sequence[GameResult]) -> None:
@@ -259,6 +265,31 @@ class LiveRatings:
         self._ea, self._eb = self._ea[:m][order], self._eb[:m][order]
         self._w, self._nn = self._w[:m][order], self._nn[:m][order]
         self._new = {}
+        self._curvature = None  # its edges were in the old order
+
+    def _first_system(self, ea: IndexArray, eb: IndexArray, nn: FloatArray) -> _System:
+        """The first Newton step's system from the last fit's, without a pass over every pair.
+
+        At the last fit the gradient was zero (to its tolerance), so the gradient now is what the
+        new games' outcomes add at the same ratings; the curvature is the last one with the
+        touched pairs' entries computed again. The steps after it are exact Newton steps, which
+        correct what the first one's nearly-zero old gradient left out."""
+        assert self._curvature is not None
+        old_h, diag = self._curvature
+        n, m = len(self._x), len(ea)
+        h = old_h if len(old_h) == m else np.concatenate([old_h, np.zeros(m - len(old_h))])
+        diag = diag.copy()
+        idx = np.fromiter(self._touched, dtype=np.intp, count=len(self._touched))
+        change = np.array(list(self._touched.values())).reshape(-1, 2)
+        a, b = ea[idx], eb[idx]
+        p = expit(self._x[a] - self._x[b])
+        ge = change[:, 0] - change[:, 1] * p
+        g = sum_by(a, ge, n) - sum_by(b, ge, n)
+        new_h = nn[idx] * p * (1.0 - p)
+        moved = new_h - h[idx]
+        h[idx] = new_h
+        diag += sum_by(a, moved, n) + sum_by(b, moved, n)
+        return g, h, diag
 
     def fit(self) -> Fit:
         """The fit of every game added, warm-started from the last one; equal to ``fit_elo`` of
@@ -277,8 +308,11 @@ class LiveRatings:
                     self._solver = _GrowingSolver(n, ea, eb, len(self._keys), gauge)
                 self._solver.extra(ea, eb)
                 solver = self._solver
-            x = _newton(n, ea, eb, w, nn, self.prior, self._x, solver)
+            start = self._first_system(ea, eb, nn) if self._curvature is not None else None
+            x, last = _newton(n, ea, eb, w, nn, self.prior, self._x, solver, start)
         self._x = x
+        self._curvature = None if last is None else (last[1], last[2])
+        self._touched = {}
         order = np.argsort(np.array(self._names, dtype=object), kind="stable").astype(np.intp)
         roots = self._root[order]
         _, first = np.unique(roots, return_index=True)
