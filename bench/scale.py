@@ -27,7 +27,11 @@ was allocated before the step does not count):
               (``leaderboard/variances.py``) against ``design_cov``'s dense inverse where that runs
               (up to ``--dense-max`` bots), with the largest difference in Elo^2. A random schedule
               at 10,000 bots is left out: 11% of its pairs met, and a factor of H fills in to a
-              dense one (800 MB, 3e11 flops).
+              dense one (800 MB, 3e11 flops);
+* LOS next  - each bot's LOS over the next one down from the variances and the neighbours'
+              covariances, and the rank ranges from the variances (what the standings publish
+              above 1,000 bots); at 1,000 bots or fewer against the published LOS matrix
+              (averaged over the field's spread) and the ranges it gives.
 
 Run: python bench/scale.py   (about 7 minutes on a loaded core)
      python bench/scale.py --sizes 1000:100000 --design random
@@ -42,6 +46,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from functools import partial
+from itertools import pairwise
 from typing import TypeVar
 
 import numpy as np
@@ -49,7 +54,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from take5_arena.leaderboard import fit as F
+from take5_arena.leaderboard import intervals as I
 from take5_arena.leaderboard import variances as V
+from take5_arena.leaderboard.board import rank_ranges, rank_ranges_from_variances
 from take5_arena.leaderboard.fit import PairData, aggregate, fit_elo, prepare_tables
 from take5_arena.leaderboard.incremental import LiveRatings
 from take5_arena.leaderboard.intervals import design_cov
@@ -172,7 +179,7 @@ def run(n: int, games: int, design: str, dense_max: int) -> None:
         print("  variances: left out (a dense factor; see the text)")
         return
     order = np.lexsort((np.arange(n), -fit.elo))
-    (var, _), vcpu, vmb = measured(lambda: V.design_moments(data, fit, 1.0, order))
+    (var, near), vcpu, vmb = measured(lambda: V.design_moments(data, fit, 1.0, order))
     line = f"  variances (no inverse) {vcpu:6.2f} s  {vmb:7.0f} MB"
     if n <= dense_max:
         cov, ccpu, cmb = measured(lambda: design_cov(data, fit, 1.0))
@@ -180,6 +187,47 @@ def run(n: int, games: int, design: str, dense_max: int) -> None:
         line += (
             f"   dense inverse {ccpu:.2f} s {cmb:.0f} MB: time {vcpu / ccpu:.2f}, memory "
             f"{vmb / cmb:.2f}; largest difference {diff:.1e} Elo^2"
+        )
+    print(line)
+    los_and_ranges(data, fit, var, near, order)
+
+
+def los_and_ranges(
+    data: PairData, fit: F.Fit, var: np.ndarray, near: np.ndarray, order: np.ndarray
+) -> None:
+    """Above LOS_MAX_BOTS: the LOS over the next bot and the rank ranges from the variances; at
+    or below it, also the published (field-spread averaged) LOS matrix and its ranges."""
+    n, df = data.n_bots, 1000.0  # df: the design effect's, large at these sizes
+    enough = np.ones(n, dtype=bool)
+
+    def sparse_part() -> tuple[np.ndarray, tuple[tuple[int, int] | None, ...]]:
+        nxt = I.neighbour_los(fit.elo, var, near, order, enough, df)
+        comp = fit.component[order].tolist()
+        spans = rank_ranges_from_variances(fit.elo[order], var[order], comp, [True] * n, df)
+        return nxt, spans
+
+    (_, spans), cpu, mb = measured(sparse_part)
+    width = float(np.mean([b - a for a, b in (s for s in spans if s is not None)]))
+    line = (
+        f"  LOS next + rank ranges from the variances {cpu:.3f} s {mb:.0f} MB "
+        f"(mean range {width:.1f} places)"
+    )
+    if n <= I.LOS_MAX_BOTS:
+        iv, icpu, _ = measured(lambda: I.rating_intervals(data, fit))
+        (v2, near2) = V.design_moments(data, fit, iv.phi, order)
+        mine = I.neighbour_los(fit.elo, v2, near2, order, iv.enough, iv.df)
+        pairs = [(int(a), int(b)) for a, b in pairwise(order)]
+        diffs = [abs(mine[a] - iv.los[a][b]) for a, b in pairs if iv.los[a][b] is not None]
+        full = rank_ranges(
+            tuple(tuple(iv.los[i][j] for j in order) for i in order),
+            fit.component[order].tolist(),
+            iv.enough[order].tolist(),
+        )
+        full_width = float(np.mean([b - a for a, b in (s for s in full if s is not None)]))
+        line += (
+            f"; the published LOS matrix (rating_intervals) {icpu:.2f} s: LOS next differs by "
+            f"at most {max(diffs):.3f} (mean {float(np.mean(diffs)):.4f}), its ranges "
+            f"{full_width:.1f} places wide"
         )
     print(line)
 
