@@ -198,10 +198,10 @@ def rank_ranges_from_variances(
         high_ends = np.sort(
             r[shown] + q * sd[shown]
         )  # j surely below i: r_j + q s_j <= r_i - q s_i
-        for i in shown:
-            above = len(low_ends) - int(np.searchsorted(low_ends, r[i] + q * sd[i], side="left"))
-            below = int(np.searchsorted(high_ends, r[i] - q * sd[i], side="right"))
-            out[i] = (1 + above, len(members) - below)
+        above = len(low_ends) - np.searchsorted(low_ends, r[shown] + q * sd[shown], side="left")
+        below = np.searchsorted(high_ends, r[shown] - q * sd[shown], side="right")
+        for i, up, down in zip(shown.tolist(), above.tolist(), below.tolist()):
+            out[i] = (1 + up, len(members) - down)
     return tuple(out)
 
 
