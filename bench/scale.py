@@ -33,7 +33,12 @@ was allocated before the step does not count):
               above 1,000 bots); at 1,000 bots or fewer against the published LOS matrix
               (averaged over the field's spread) and the ranges it gives.
 
+``--standings``: instead of the above, the standings without intervals of one new game:
+``LiveStandings`` (leaderboard/live_board.py: the fit's counts per pair, the statistics' counts and
+the online Elo kept game by game) against ``compute_standings(..., bootstrap=0)`` from every game.
+
 Run: python bench/scale.py   (about 7 minutes on a loaded core)
+     python bench/scale.py --standings --sizes 1000:100000 10000:1000000
      python bench/scale.py --sizes 1000:100000 --design random
 """
 
@@ -56,10 +61,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from take5_arena.leaderboard import fit as F
 from take5_arena.leaderboard import intervals as I
 from take5_arena.leaderboard import variances as V
-from take5_arena.leaderboard.board import rank_ranges, rank_ranges_from_variances
+from take5_arena.leaderboard.board import (
+    Standings,
+    compute_standings,
+    rank_ranges,
+    rank_ranges_from_variances,
+)
 from take5_arena.leaderboard.fit import PairData, aggregate, fit_elo, prepare_tables
 from take5_arena.leaderboard.incremental import LiveRatings
 from take5_arena.leaderboard.intervals import design_cov
+from take5_arena.leaderboard.live_board import LiveStandings
+from take5_arena.leaderboard.results import GameResult
 
 SEATS = 4
 WINDOW = 60
@@ -232,11 +244,48 @@ def los_and_ranges(
     print(line)
 
 
+def standings_run(n: int, games: int, design: str) -> None:
+    """``--standings``: the standings without intervals of one new game, ``LiveStandings`` (kept
+    up to date game by game) against ``compute_standings(..., bootstrap=0)`` from every game."""
+    rng = np.random.default_rng(n + games)
+    strength = rng.normal(0.0, 1.0, n)
+    seats = schedule(n, games + 6, design, rng)
+    perf = strength[seats] + rng.gumbel(size=seats.shape)
+    places = 1 + (perf[:, None, :] > perf[:, :, None]).sum(axis=2)
+    names = [f"b{i:05d}" for i in range(n)]
+    results = [
+        GameResult(f"g{k:07d}", tuple(names[i] for i in row), (0,) * SEATS, tuple(p), played_at=k)
+        for k, (row, p) in enumerate(zip(seats.tolist(), places.tolist()))
+    ]
+    print(f"\n{design}, {n:,} bots, {games:,} games: standings without intervals")
+    live, lcpu, lmb = measured(lambda: LiveStandings(results[:games]))
+    full, fcpu, fmb = measured(lambda: compute_standings(results[: games + 1], bootstrap=0))
+
+    def one_more(k: int) -> Standings:
+        live.add(results[k])
+        return live.standings()
+
+    first, icpu, imb = measured(lambda: one_more(games))
+    times = [measured(partial(one_more, k))[1] for k in range(games + 1, games + 6)]
+    diff = max(abs(a.rating - b.rating) for a, b in zip(first.rows, full.rows))
+    same = [a.entrant for a in first.rows] == [b.entrant for b in full.rows]
+    print(
+        f"  compute_standings from every game (baseline) {fcpu:.2f} s {fmb:.0f} MB; LiveStandings: "
+        f"built once {lcpu:.2f} s {lmb:.0f} MB, then one game {icpu:.2f} s {imb:.0f} MB (next "
+        f"five: median {float(np.median(times)):.2f} s, most {max(times):.2f} s), "
+        f"{fcpu / float(np.median(times + [icpu])):.0f} x faster; same order {same}, largest "
+        f"rating difference {diff:.1e} Elo"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="BOTS:GAMES ...")
     ap.add_argument("--design", choices=("random", "ladder", "both"), default="both")
     ap.add_argument("--dense-max", type=int, default=2000, help="largest pool run dense too")
+    ap.add_argument(
+        "--standings", action="store_true", help="the standings of one new game (no intervals)"
+    )
     args = ap.parse_args()
     with F.one_blas_thread():  # load the thread controller once, outside every measurement
         pass
@@ -244,7 +293,10 @@ def main() -> None:
     for size in args.sizes:
         n, games = (int(x) for x in size.split(":"))
         for design in designs:
-            run(n, games, design, args.dense_max)
+            if args.standings:
+                standings_run(n, games, design)
+            else:
+                run(n, games, design, args.dense_max)
 
 
 if __name__ == "__main__":

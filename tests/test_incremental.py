@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from take5_arena.leaderboard import fit as F
+from take5_arena.leaderboard.board import Standings, compute_standings
 from take5_arena.leaderboard.fit import fit_elo, prepare
 from take5_arena.leaderboard.incremental import LiveRatings
+from take5_arena.leaderboard.live_board import LiveStandings
 from take5_arena.leaderboard.results import GameResult
 
 
@@ -88,3 +91,36 @@ def test_bad_input():
         LiveRatings(prior=-1.0)
     with pytest.raises(ValueError, match="length"):
         LiveRatings().add(("a", "b"), (1,))
+
+
+def test_live_standings_equal_compute_standings_without_intervals():
+    rng = random.Random(11)
+    bots = [f"bot{i:02d}" for i in range(12)]
+    history = games(rng, bots[:10], 60)
+    history = [
+        replace(g, played_at=k, faults=(("timeout",),) * len(g.entrants))
+        for k, g in enumerate(history)
+    ]
+    live = LiveStandings(history[:40])
+    for k, g in enumerate(history[40:]):
+        live.add(g)
+        if k % 5 == 0:
+            same_standings(live.standings(), compute_standings(history[: 41 + k], bootstrap=0))
+    # new bots, and a game played earlier than the last one (the online Elo is replayed)
+    late = [replace(g, played_at=-1 - k) for k, g in enumerate(games(rng, bots, 4, start=500))]
+    for g in late:
+        live.add(g)
+    same_standings(live.standings(), compute_standings(history + late, bootstrap=0))
+    fresh = LiveStandings()
+    for g in history[:10]:
+        fresh.add(g)
+    same_standings(fresh.standings(), compute_standings(history[:10], bootstrap=0))
+
+
+def same_standings(live: Standings, full: Standings) -> None:
+    assert live.games == full.games and live.los == full.los == ()
+    assert [r.entrant for r in live.rows] == [r.entrant for r in full.rows]
+    for a, b in zip(live.rows, full.rows):
+        assert abs(a.rating - b.rating) < 1e-6
+        assert replace(a, rating=0.0, online_elo=0.0) == replace(b, rating=0.0, online_elo=0.0)
+        assert abs(a.online_elo - b.online_elo) < 1e-9

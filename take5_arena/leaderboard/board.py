@@ -12,7 +12,7 @@ adaptive scheduler all show the same numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.special import stdtrit
 
-from .fit import DEFAULT_PRIOR, fit_elo, prepare
+from .fit import DEFAULT_PRIOR, Fit, fit_elo, prepare
 from .intervals import (
     DEFAULT_RESAMPLES,
     LEVEL,
@@ -28,12 +28,13 @@ from .intervals import (
     MIN_UNITS,
     PSEUDO_UNITS,
     IntervalMethod,
+    Intervals,
     LosMatrix,
     rating_intervals,
 )
 from .online import DEFAULT_K, online_elo
 from .results import GameResult
-from .stats import bot_stats
+from .stats import BotStats, bot_stats
 
 
 def ranking_with_los(
@@ -328,16 +329,44 @@ def compute_standings(
     iv = None
     if bootstrap and data.n_bots:
         iv = rating_intervals(data, fit, method=interval, resamples=bootstrap, seed=seed)
-    stats = bot_stats(results)
-    online = online_elo(results, k=k)
-    order = sorted(range(data.n_bots), key=lambda i: (-fit.elo[i], data.entrants[i]))
+    return assemble_standings(
+        fit,
+        data.n_games,
+        bot_stats(results),
+        online_elo(results, k=k),
+        iv,
+        bootstrap=bootstrap,
+        seed=seed,
+        k=k,
+        interval=interval,
+    )
+
+
+def assemble_standings(
+    fit: Fit,
+    games: int,
+    stats: Mapping[str, BotStats],
+    online: Mapping[str, float],
+    iv: Intervals | None,
+    *,
+    bootstrap: int,
+    seed: int,
+    k: float,
+    interval: IntervalMethod | str,
+) -> Standings:
+    """The standings from their parts (:func:`compute_standings`; take5_arena/leaderboard/
+    live_board.py keeps the parts up to date game by game): rows by rating, components numbered
+    down the table, intervals, LOS and rank ranges when ``iv`` is given."""
+    prior = fit.prior
+    n = len(fit.entrants)
+    order = sorted(range(n), key=lambda i: (-fit.elo[i], fit.entrants[i]))
     # Renumber components by their best bot so labels read 0, 1, ... down the table.
     relabel: dict[int, int] = {}
     for i in order:
         relabel.setdefault(int(fit.component[i]), len(relabel))
     rows = []
     for rank, i in enumerate(order, 1):
-        e = data.entrants[i]
+        e = fit.entrants[i]
         s = stats[e]
         rows.append(
             Row(
@@ -358,11 +387,11 @@ def compute_standings(
             )
         )
     los: LosMatrix = ()
-    if iv is not None and iv.los and data.n_bots > 1:
+    if iv is not None and iv.los and n > 1:
         los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
         rows = [replace(r, los_next=los[k][k + 1]) for k, r in enumerate(rows[:-1])] + rows[-1:]
     comps, enough = [r.component for r in rows], [r.enough_games for r in rows]
-    if iv is not None and (los or data.n_bots <= 1):
+    if iv is not None and (los or n <= 1):
         spans = rank_ranges(los, comps, enough, level=LEVEL)
         rows = [replace(r, rank_range=span) for r, span in zip(rows, spans)]
     elif iv is not None and iv.variance is not None and iv.los_next is not None:
@@ -375,4 +404,4 @@ def compute_standings(
             for r, span, i in zip(rows, spans, order)
         ]
     method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
-    return Standings(tuple(rows), los, data.n_games, bootstrap, seed, prior, k, method)
+    return Standings(tuple(rows), los, games, bootstrap, seed, prior, k, method)

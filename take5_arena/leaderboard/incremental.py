@@ -170,9 +170,12 @@ class LiveRatings:
     _KEY = 1 << 31  # bots per key's half: a pair's key is a * _KEY + b
 
     @classmethod
-    def from_pairs(cls, data: PairData, fit: Fit | None = None) -> LiveRatings:
-        """Start from all games already reduced to arrays (and their fit, if there is one)."""
-        live = cls(DEFAULT_PRIOR if fit is None else fit.prior)
+    def from_pairs(
+        cls, data: PairData, fit: Fit | None = None, *, prior: float = DEFAULT_PRIOR
+    ) -> LiveRatings:
+        """Start from all games already reduced to arrays (and their fit, if there is one: its
+        prior is then the one kept)."""
+        live = cls(prior if fit is None else fit.prior)
         n = data.n_bots
         live._names = list(data.entrants)
         live._index = {e: i for i, e in enumerate(data.entrants)}
