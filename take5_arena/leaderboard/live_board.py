@@ -50,6 +50,8 @@ class LiveStandings:
             if self._results
             else LiveRatings(prior)
         )
+        if self._results:
+            self._ratings.fit()  # the cold fit now: the first game's is then warm-started
         self._stats = StatsCounter()
         for g in self._results:
             self._stats.add(g)
