@@ -57,7 +57,8 @@ from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool
-from take5_arena.service.ladder import Ladder, LadderConfig, Publisher
+from take5_arena.service.ladder import Ladder, LadderConfig
+from take5_arena.service.publisher import Publisher
 from take5_arena.service.servicer import ArenaService, ServiceParts
 from take5_arena.service.submissions import SubmissionQueue
 

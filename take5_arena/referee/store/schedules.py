@@ -140,6 +140,20 @@ class Schedules(Repository):
                 counts[version_id] = counts.get(version_id, 0) + 1
         return counts
 
+    def pending_schedules(self, prefix: str) -> list[str]:
+        """The ids of the schedules whose id starts with ``prefix`` that still have games to play
+        (not recorded, not abandoned), in order: what a referee picks up from the store, whoever
+        planned them (several referees on one ladder: take5_arena/service/ladder.py)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT s.schedule_id FROM games g"
+            " JOIN schedule_games s ON s.game_id = g.game_id"
+            " WHERE g.status = 'pending' AND substr(s.schedule_id, 1, ?) = ?"
+            " AND g.game_id NOT IN (SELECT game_id FROM abandoned_games)"
+            " ORDER BY s.schedule_id",
+            (len(prefix), prefix),
+        )
+        return [str(row[0]) for row in rows]
+
     def current(self) -> dict[str, Any] | None:
         sid = meta(self._db, "current_schedule")
         return None if sid is None else self.get(sid)
