@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arena_support import SLOW_BOT, Server, wait_until
@@ -45,15 +47,31 @@ def _recorded(directory: Path) -> list[str]:
         return [gid for gid, _ in store.records.all()]
 
 
-def _standings_games(web: str) -> int:
-    """The number of games in the standings a web process shows now (its standings feed's
-    present state, the first event of the stream)."""
-    with urllib.request.urlopen(f"{web}/events/standings", timeout=30) as stream:
+def _event(web: str, feed: str, wait: float = 20) -> dict[str, Any] | None:
+    """The present state of a web process's live feed (the first event of its stream), or None
+    when it has none within ``wait`` seconds (the stream sends keep-alives meanwhile)."""
+    deadline = time.monotonic() + wait
+    with urllib.request.urlopen(f"{web}/events/{feed}", timeout=30) as stream:
         for raw in stream:
             line = raw.decode()
             if line.startswith("data: "):
-                return int(json.loads(line[6:])["games"])
-    raise AssertionError("the standings stream ended without an event")
+                data: dict[str, Any] = json.loads(line[6:])
+                return data
+            if time.monotonic() > deadline:
+                break
+    return None
+
+
+def _standings_games(web: str) -> int:
+    """The number of games in the standings a web process shows now (-1: none yet)."""
+    event = _event(web, "standings")
+    return -1 if event is None else int(event["games"])
+
+
+def _in_progress(web: str) -> list[dict[str, Any]]:
+    """The games in progress a web process lists now."""
+    event = _event(web, "live") or {"games": []}
+    return [game for game in event["games"] if not game["done"]]
 
 
 def test_three_referees_and_two_web_processes_lose_no_game_when_one_of_each_is_killed(
@@ -61,8 +79,8 @@ def test_three_referees_and_two_web_processes_lose_no_game_when_one_of_each_is_k
 ) -> None:
     """Every game of the one ladder schedule is played once: the tables the killed referee
     planned or held are taken over by the others (its claims end with its session), nothing is
-    recorded twice, and the web process left keeps serving standings that it reads from the
-    store (it plays no game itself)."""
+    recorded twice, and the web process left keeps serving standings and games in progress that
+    it reads from the store (it plays no game itself)."""
     directory, url = tmp_path / "A", new_postgres_database()
     slow = tmp_path / "slow"
     slow.mkdir()
@@ -96,7 +114,11 @@ def test_three_referees_and_two_web_processes_lose_no_game_when_one_of_each_is_k
             for w in webs
         ]
         wait_until(lambda: len(_recorded(directory)) >= 12, what="games of three referees")
-        assert all(_standings_games(page) > 0 for page in pages)
+        wait_until(
+            lambda: all(_standings_games(page) > 0 for page in pages),
+            what="standings on both web processes",
+            timeout=60,
+        )
         first.kill()
         webs[0].kill()
         planned = _ladder_games(directory)
@@ -115,6 +137,11 @@ def test_three_referees_and_two_web_processes_lose_no_game_when_one_of_each_is_k
         wait_until(lambda: len(_recorded(directory)) >= at_kill + 6, what="more games")
         # the web process left serves standings with the games played since, read from the store
         wait_until(lambda: _standings_games(pages[1]) > shown, what="new standings", timeout=60)
+        # and the games in progress, which the referees of the other processes play
+        wait_until(lambda: _in_progress(pages[1]), what="games in progress", timeout=60)
+        watched = _in_progress(pages[1])[0]
+        game = _event(pages[1], f"games/{watched['id']}")
+        assert game is not None and game["id"] == watched["id"] and game["record"]["seats"]
         with urllib.request.urlopen(f"{pages[1]}/", timeout=30) as page:
             assert page.status == 200 and "lowest" in page.read().decode()
         for server in servers[1:3] + servers[4:]:

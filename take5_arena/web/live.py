@@ -7,6 +7,10 @@ of the record (without the bots' own output: take5_arena/service/messages.py) an
 hands it to the event loop. A viewer holds only the newest message of its feed (each message is
 the whole state: a game's record so far, the standings rows), so a slow viewer costs one message of
 memory, never a queue, and catches up with the present when it reads again.
+
+On a store shared by several processes (PostgreSQL), the games other processes play reach the hub
+through the store (take5_arena/web/live_store.py: :meth:`LiveHub.post`); a state older than the one
+shown is dropped, and a game nobody has updated for a while (its referee died) leaves the list.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5.record import GameRecord
+from take5_arena.referee.store.live import KEEP_SECONDS, LiveGame
 from take5_arena.referee.tournament.run.spec import TableSpec
 from take5_arena.service.messages import public_record
 
@@ -28,6 +33,26 @@ STANDINGS = "standings"
 """The feed of the standings rows."""
 KEEP_FINISHED_SECONDS = 60.0
 """How long a finished game stays watchable live (then its replay is the place)."""
+
+
+def turn_message(spec: TableSpec, game_id: str, record: GameRecord) -> LiveGame:
+    """A game's state after a turn, as its feed sends it: the public form of the record so far
+    (without the bots' own output: take5_arena/service/messages.py), in JSON made once."""
+    entrants = [seat.name for seat in spec.seats]
+    rounds = record.get("rounds") or []
+    last: dict[str, Any] = dict(rounds[-1]) if rounds else {}
+    done = bool(record.get("complete"))
+    message = {
+        "id": game_id,
+        "entrants": entrants,
+        "record": public_record(record),
+        "done": done,
+        "sent_at": time.time(),
+    }
+    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return LiveGame(
+        game_id, entrants, int(last.get("round", 0)), len(last.get("turns") or []), done, data
+    )
 
 
 def game_feed(game_id: str) -> str:
@@ -72,6 +97,7 @@ class _Game:
     round: int = 0
     turn: int = 0
     finished_at: float | None = None
+    seen_at: float = 0.0
 
 
 @dataclass
@@ -91,40 +117,39 @@ class LiveHub:
 
     def turn(self, spec: TableSpec, game_id: str, record: GameRecord) -> None:
         """A turn of ``game_id`` was played (a turn watcher: quick, never raises)."""
-        entrants = [seat.name for seat in spec.seats]
-        rounds = record.get("rounds") or []
-        last: dict[str, Any] = dict(rounds[-1]) if rounds else {}
-        done = bool(record.get("complete"))
-        message = {
-            "id": game_id,
-            "entrants": entrants,
-            "record": public_record(record),
-            "done": done,
-            "sent_at": time.time(),
-        }
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        where = (int(last.get("round", 0)), len(last.get("turns") or []))
+        self.post(turn_message(spec, game_id, record))
+
+    def post(self, game: LiveGame) -> None:
+        """The newest state of a game in progress, from any thread (this process's tables, or
+        another process's read from the store: take5_arena/web/live_store.py)."""
         try:
-            self.loop.call_soon_threadsafe(self._turn, game_id, entrants, data, where, done)
+            self.loop.call_soon_threadsafe(self._turn, game)
         except RuntimeError:  # the loop is closed: the web server is stopping
             pass
 
     # -- on the loop -------------------------------------------------------------------------------
 
-    def _turn(
-        self, game_id: str, entrants: list[str], data: str, where: tuple[int, int], done: bool
-    ) -> None:
+    def _turn(self, message: LiveGame) -> None:
         self.turns += 1
         self._expire()
-        game = self._games.get(game_id)
+        game = self._games.get(message.game_id)
         new = game is None
         if game is None:
-            game = self._games[game_id] = _Game(game_id, entrants, data)
-        game.data = data
-        game.round, game.turn = where
+            game = self._games[message.game_id] = _Game(
+                message.game_id, message.entrants, message.data
+            )
+        elif game.finished_at is not None or (message.round, message.turn) < (
+            game.round,
+            game.turn,
+        ):
+            return  # an older state than shown (the same game from the store, behind)
+        game.data = message.data
+        game.round, game.turn = message.round, message.turn
+        game.seen_at = self.clock()
+        done = message.done
         if done and game.finished_at is None:
             game.finished_at = self.clock()
-        self._send(game_feed(game_id), data)
+        self._send(game_feed(message.game_id), message.data)
         if new or done:
             self._send(LIVE, self.live_json())
 
@@ -133,7 +158,8 @@ class LiveHub:
         gone = [
             g.game_id
             for g in self._games.values()
-            if g.finished_at is not None and now - g.finished_at > KEEP_FINISHED_SECONDS
+            if (g.finished_at is not None and now - g.finished_at > KEEP_FINISHED_SECONDS)
+            or now - g.seen_at > KEEP_SECONDS  # its referee stopped or died mid-game
         ]
         for gid in gone:
             del self._games[gid]
@@ -241,4 +267,5 @@ __all__ = [
     "Streams",
     "Viewer",
     "game_feed",
+    "turn_message",
 ]
