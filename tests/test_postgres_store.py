@@ -262,3 +262,41 @@ def test_an_older_postgresql_store_is_migrated_when_opened(
         ]
     finally:
         raw.close()
+
+
+def test_an_arenas_accounts_are_in_its_postgresql_store_for_every_host(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """On a store in PostgreSQL the arena's accounts are in the same database (their own tables,
+    made at their newest schema through the same migrations as a file's), so a process on another
+    host (its copy of DIR) knows the authors added on this one and sees a revocation at once; no
+    accounts file is made."""
+    from take5_arena.service.authors import Accounts
+    from take5_arena.service.errors import AuthenticationError
+
+    a = tmp_path / "A"
+    alice = add_author(a, "alice", "--store", postgres_url)
+    b = tmp_path / "B"
+    shutil.copytree(a, b)
+    bob = add_author(b, "bob")
+    here, there = Accounts(a), Accounts(b)
+    try:
+        assert here.authenticate(bob).name == "bob" and there.authenticate(alice).name == "alice"
+        assert [x.name for x in here.authors()] == ["alice", "bob"]
+        done = referee("authors", "revoke", "alice", "-t", str(b))
+        assert done.returncode == 0, done.stderr
+        with pytest.raises(AuthenticationError):
+            here.authenticate(alice)
+    finally:
+        here.close()
+        there.close()
+    assert not (a / "accounts.sqlite").exists() and not (b / "accounts.sqlite").exists()
+    from take5_arena.service.authors import SCHEMA_VERSION as ACCOUNTS_SCHEMA
+
+    raw = PgConnection(postgres_url, readonly=True)
+    try:  # each keeps its own schema version
+        for table, version in (("meta", SCHEMA_VERSION), ("arena_meta", ACCOUNTS_SCHEMA)):
+            row = raw.execute(f"SELECT value FROM {table} WHERE key = 'schema_version'").fetchone()
+            assert row[0] == str(version)
+    finally:
+        raw.close()

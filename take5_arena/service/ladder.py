@@ -69,6 +69,7 @@ from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.store.records import UNRATED_PREFIX
+from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.deals import Dealer
 from take5_arena.referee.tournament.plan.schedule import author_groups, deal_seed, games_of_table
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
@@ -294,6 +295,7 @@ class Ladder:
         self._challenges: deque[TableSpec] = deque()
         self._rated_since_challenge = True
         self._picked_up = False
+        self._left: set[str] = set()  # batches this host cannot play (an archive it lacks)
 
     # -- control -------------------------------------------------------------------------------
 
@@ -462,9 +464,16 @@ class Ladder:
         added = 0
         for prefix in (LADDER_PREFIX, UNRATED_PREFIX):
             for sid in store.schedules.pending_schedules(prefix):
+                try:
+                    stored = self._specs(store, sid)
+                except TournamentError as error:  # an archive this host lacks: others play it
+                    if sid not in self._left:
+                        self._left.add(sid)
+                        self.log.warning("ladder: %s left to the other referees: %s", sid, error)
+                    continue
                 specs = [
                     spec
-                    for spec in self._specs(store, sid)
+                    for spec in stored
                     if _seated_among(keys)(spec) and not any(g in known for g, _ in spec.games)
                 ]
                 added += sum(len(spec.games) for spec in specs)
