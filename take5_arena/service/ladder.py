@@ -463,7 +463,9 @@ class Ladder:
         keys = set(current)
         added = 0
         for prefix in (LADDER_PREFIX, UNRATED_PREFIX):
-            for sid in store.schedules.pending_schedules(prefix):
+            for sid, game_ids in store.schedules.pending_games(prefix).items():
+                if known.issuperset(game_ids):
+                    continue  # being played here, or given up: nothing to read
                 try:
                     stored = self._specs(store, sid)
                 except TournamentError as error:  # an archive this host lacks: others play it

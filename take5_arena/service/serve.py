@@ -12,7 +12,7 @@ play the same store at once) and runs, side by side:
   played between the active bots, on the tournament's table driver, from the validated archives,
   and the standings and the static site are refreshed as they land;
 * on a store that several processes share (PostgreSQL), the writer of the games in progress to
-  the store, for the web pages of the other processes (take5_arena/web/live_store.py).
+  the store, for the web pages of the other processes (take5_arena/service/live_feed.py).
 
 The tournament's settings are the store's, with the options of ``serve`` (the same sandbox and
 play options as ``referee tournament run``: take5_arena/cli/options.py) given now; they are saved.
@@ -60,6 +60,7 @@ from take5_arena.service.authors import Accounts
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, LadderConfig
+from take5_arena.service.live_feed import LiveWriter, shared_store
 from take5_arena.service.publisher import Publisher
 from take5_arena.service.servicer import ArenaService, ServiceParts
 from take5_arena.service.submissions import SubmissionQueue
@@ -327,8 +328,7 @@ class _Server:
 
 def _live_writer(directory: Path) -> Sidecar | None:
     """On a store that several processes share (PostgreSQL), the writer of this referee's games
-    in progress to the store, for the web pages of the others (take5_arena/web/live_store.py)."""
-    from take5_arena.web.live_store import LiveWriter, shared_store  # lazy: only when shared
+    in progress to the store, for the web pages of the others (take5_arena/service/live_feed.py)."""
 
     return LiveWriter(directory) if shared_store(directory) else None
 

@@ -3,14 +3,16 @@ turn by turn, fanned out to any number of server-sent-event viewers.
 
 The ladder plays on its own threads; :meth:`LiveHub.turn` (a turn watcher of
 take5_arena/referee/tournament/run/table.py) is called there after every turn, makes the public form
-of the record (without the bots' own output: take5_arena/service/messages.py) and its JSON once, and
-hands it to the event loop. A viewer holds only the newest message of its feed (each message is
-the whole state: a game's record so far, the standings rows), so a slow viewer costs one message of
-memory, never a queue, and catches up with the present when it reads again.
+of the record (without the bots' own output: take5_arena/service/live_feed.py's ``turn_message``)
+and its JSON once, and hands it to the event loop. A viewer holds only the newest message of its
+feed (each message is the whole state: a game's record so far, the standings rows), so a slow
+viewer costs one message of memory, never a queue, and catches up with the present when it reads
+again.
 
 On a store shared by several processes (PostgreSQL), the games other processes play reach the hub
-through the store (take5_arena/web/live_store.py: :meth:`LiveHub.post`); a state older than the one
-shown is dropped, and a game nobody has updated for a while (its referee died) leaves the list.
+through the store (take5_arena/service/live_feed.py: :meth:`LiveHub.post`); a state older than the
+one shown is dropped, and a game nobody has updated for a while (its referee died) leaves the
+list.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from take5.record import GameRecord
 from take5_arena.referee.store.live import KEEP_SECONDS, LiveGame
 from take5_arena.referee.tournament.run.spec import TableSpec
-from take5_arena.service.messages import public_record
+from take5_arena.service.live_feed import turn_message
 
 LIVE = "live"
 """The feed of the games in progress (their ids and bots)."""
@@ -33,26 +35,6 @@ STANDINGS = "standings"
 """The feed of the standings rows."""
 KEEP_FINISHED_SECONDS = 60.0
 """How long a finished game stays watchable live (then its replay is the place)."""
-
-
-def turn_message(spec: TableSpec, game_id: str, record: GameRecord) -> LiveGame:
-    """A game's state after a turn, as its feed sends it: the public form of the record so far
-    (without the bots' own output: take5_arena/service/messages.py), in JSON made once."""
-    entrants = [seat.name for seat in spec.seats]
-    rounds = record.get("rounds") or []
-    last: dict[str, Any] = dict(rounds[-1]) if rounds else {}
-    done = bool(record.get("complete"))
-    message = {
-        "id": game_id,
-        "entrants": entrants,
-        "record": public_record(record),
-        "done": done,
-        "sent_at": time.time(),
-    }
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return LiveGame(
-        game_id, entrants, int(last.get("round", 0)), len(last.get("turns") or []), done, data
-    )
 
 
 def game_feed(game_id: str) -> str:
@@ -121,7 +103,7 @@ class LiveHub:
 
     def post(self, game: LiveGame) -> None:
         """The newest state of a game in progress, from any thread (this process's tables, or
-        another process's read from the store: take5_arena/web/live_store.py)."""
+        another process's read from the store: take5_arena/service/live_feed.py)."""
         try:
             self.loop.call_soon_threadsafe(self._turn, game)
         except RuntimeError:  # the loop is closed: the web server is stopping
@@ -267,5 +249,4 @@ __all__ = [
     "Streams",
     "Viewer",
     "game_feed",
-    "turn_message",
 ]

@@ -6,7 +6,7 @@ a submission queue that validates, and the latest standings are the publisher's.
 plays no game (``referee serve --no-ladder --web``) is a web process: on a store that several
 processes share (PostgreSQL: docs/operators/several-hosts.md), its publisher counts the games
 in the store, and the games in progress of the referees on other hosts reach its pages through
-the store (take5_arena/web/live_store.py); the games of its own process's ladder, through a turn
+the store (take5_arena/service/live_feed.py); the games of its own process's ladder, through a turn
 watcher of take5_arena/referee/tournament/run/table.py.
 
 TLS: the arena's own ``--cert/--key``; without them the pages listen on loopback only, unless
@@ -30,12 +30,12 @@ import uvicorn
 from take5_arena.referee.tournament.run.table import watch_turns
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.errors import ServeError
+from take5_arena.service.live_feed import LiveReader, shared_store
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.app import WebApp, WebConfig, WebParts, create_app
 from take5_arena.web.guard import ConnectionGuard, Deadlines, guarded_protocol
 from take5_arena.web.live import LiveHub
-from take5_arena.web.live_store import LiveReader, shared_store
 from take5_arena.web.proxies import NO_PROXIES, Proxies
 
 

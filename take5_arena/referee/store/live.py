@@ -2,7 +2,7 @@
 
 Several processes on one PostgreSQL store (docs/operators/several-hosts.md): a referee plays a
 table, and a web process on another host shows it turn by turn. The referee writes the newest
-public state of each game it plays (take5_arena/web/live_store.py) to ``live_games``, one row a
+public state of each game it plays (take5_arena/service/live_feed.py) to ``live_games``, one row a
 game, each write with a new ``stamp`` (a sequence's: writes take the store's write lock, so stamps
 are committed in order), and a web process reads the rows with a stamp above the last it saw.
 

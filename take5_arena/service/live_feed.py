@@ -1,14 +1,16 @@
 """Games in progress through a store that several processes share (PostgreSQL: the store's
 ``live_games``, take5_arena/referee/store/live.py), so that the web pages of any process show
-every referee's games turn by turn, not only those of their own process.
+every referee's games turn by turn, not only those of their own process. Each state is the one
+message of the game's feed (:func:`turn_message`), made once wherever it is shown.
 
 - :class:`LiveWriter`, in a referee that plays the ladder: a turn watcher keeps the newest state of
   each of its games in memory (quick, on the table's thread), and a thread writes the states that
   changed every :data:`INTERVAL` seconds, in one transaction (a game's turns between two writes
   are skipped: each state is the whole game so far).
 - :class:`LiveReader`, in a web process: reads the states written since the last read every
-  :data:`INTERVAL` seconds and hands them to the pages' hub (take5_arena/web/live.py), which drops
-  a state older than the one it shows (its own process's, seen first).
+  :data:`INTERVAL` seconds and hands them to the pages' hub (take5_arena/web/live.py's
+  ``LiveHub.post``), which drops a state older than the one it shows (its own process's, seen
+  first).
 
 A store that cannot be reached for a while is said in the log, once, and tried again: the pages
 go on with what they have.
@@ -16,9 +18,12 @@ go on with what they have.
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from take5.record import GameRecord
 from take5_arena.referee.store import Store
@@ -26,10 +31,36 @@ from take5_arena.referee.store.live import LiveGame
 from take5_arena.referee.tournament.run.spec import TableSpec
 from take5_arena.referee.tournament.run.table import watch_turns
 from take5_arena.service import logs
-from take5_arena.web.live import LiveHub, turn_message
+from take5_arena.service.messages import public_record
 
 INTERVAL = 0.5
 """Seconds between two writes of a referee, and two reads of a web process."""
+
+
+def turn_message(spec: TableSpec, game_id: str, record: GameRecord) -> LiveGame:
+    """A game's state after a turn, as its feed sends it: the public form of the record so far
+    (without the bots' own output: take5_arena/service/messages.py), in JSON made once."""
+    entrants = [seat.name for seat in spec.seats]
+    rounds = record.get("rounds") or []
+    last: dict[str, Any] = dict(rounds[-1]) if rounds else {}
+    done = bool(record.get("complete"))
+    message = {
+        "id": game_id,
+        "entrants": entrants,
+        "record": public_record(record),
+        "done": done,
+        "sent_at": time.time(),
+    }
+    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return LiveGame(
+        game_id, entrants, int(last.get("round", 0)), len(last.get("turns") or []), done, data
+    )
+
+
+class Hub(Protocol):
+    """Where a web process's pages take the states of games in progress (web/live.py's hub)."""
+
+    def post(self, game: LiveGame) -> None: ...
 
 
 class _Poller:
@@ -116,7 +147,7 @@ class LiveWriter(_Poller):
 class LiveReader(_Poller):
     """Hands the games other processes write to the store to ``hub`` (see the module text)."""
 
-    def __init__(self, directory: Path, hub: LiveHub) -> None:
+    def __init__(self, directory: Path, hub: Hub) -> None:
         super().__init__(directory, "live-reader")
         self.hub = hub
         self.stamp = 0
@@ -133,4 +164,4 @@ def shared_store(directory: Path) -> bool:
         return store.live.shared
 
 
-__all__ = ["INTERVAL", "LiveReader", "LiveWriter", "shared_store"]
+__all__ = ["INTERVAL", "Hub", "LiveReader", "LiveWriter", "shared_store", "turn_message"]
