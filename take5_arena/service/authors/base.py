@@ -18,7 +18,9 @@ from take5_arena.service.authors.storage import (
     backup_before_migration,
     connect_accounts,
     create_tables,
+    move_accounts_file,
     move_old_accounts,
+    set_aside,
 )
 
 AccountRow = sqlite3.Row | Row
@@ -48,9 +50,12 @@ class AccountsBase:
             try:
                 with self.tx() as db:
                     create_tables(db, postgres=True)
+                    moved = move_accounts_file(self.directory, db)
             except BaseException:
                 self.db.close()
                 raise
+            if moved is not None:
+                set_aside(moved)
         else:
             self._open_file()
         # token id -> (stored hash, the token that matched it): a token checked once is not hashed

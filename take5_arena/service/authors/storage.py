@@ -27,12 +27,14 @@ import re
 import secrets
 import sqlite3
 import stat
+from datetime import datetime, timezone
 from pathlib import Path
 
 from take5_arena.referee.store import DB_NAME, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
 from take5_arena.referee.store.base import Connection
 from take5_arena.referee.store.health import GuardedConnection, connect, os_fault, synchronous
+from take5_arena.referee.store.postgres import PgConnection
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import ServiceError
 
@@ -264,6 +266,88 @@ def in_postgres_words(statement: str) -> str:
     return text
 
 
+def move_accounts_file(directory: Path, db: Connection) -> Path | None:
+    """Move the accounts of an arena on PostgreSQL made before they were kept in its database.
+
+    Such an arena has them in ``DIR/accounts.sqlite``. Inside the caller's transaction on the
+    database (which made the tables), the file is migrated (a copy kept first, as for any open)
+    and its rows are copied in, unless the database holds authors already (another host moved its
+    copy of the same file first). Then, after the commit, :func:`set_aside` renames the file to
+    ``accounts.sqlite.moved-STAMP`` (owner-only): kept, but never read again. Returns the file to
+    set aside (None: there is none). A crash before the commit leaves the file as it was (the
+    next open moves it again); after it, the rows are in the database and the next open only sets
+    the file aside."""
+    path = directory / ACCOUNTS_NAME
+    if not path.is_file():
+        return None
+    if db.execute("SELECT 1 FROM arena_authors LIMIT 1").fetchone() is not None:
+        logs.logger("accounts").warning(
+            "%s is not copied: the store's database holds the arena's accounts already", path
+        )
+        return path
+    backup_before_migration(path)
+    source = connect_accounts(path)
+    try:
+        source.execute("BEGIN IMMEDIATE")
+        try:
+            create_tables(source)  # migrated to this release's schema, as the database is
+        except BaseException:
+            source.execute("ROLLBACK")
+            raise
+        source.execute("COMMIT")
+        for table in reversed(_TABLES):  # parents first: the foreign keys hold on every row
+            columns = [r[1] for r in source.execute(f"PRAGMA table_info({table})")]
+            names = ", ".join(columns)
+            marks = ", ".join("?" * len(columns))
+            rows = [tuple(r) for r in source.execute(f"SELECT {names} FROM {table}")]
+            db.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+    finally:
+        source.close()
+    logs.logger("accounts").warning("%s: the accounts are now in the store's database", path)
+    return path
+
+
+def export_accounts(url: str, target: Path) -> bool:
+    """The accounts kept in the PostgreSQL database at ``url`` copied into the new SQLite file
+    ``target`` (what a backup holds; restored, they move into the new store's database at the
+    first open, or stay a file), in one snapshot of the database, owner-only and self-contained.
+    False, and no file, when the database holds none (a tournament, not an arena)."""
+    source = PgConnection(url, readonly=True)
+    try:
+        if source.execute("SELECT to_regclass('arena_authors')").fetchone()[0] is None:
+            return False
+        source.execute("BEGIN")  # one snapshot throughout (REPEATABLE READ)
+        db = connect_accounts(target)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            create_tables(db)
+            for table in reversed(_TABLES):  # parents first: the foreign keys hold on every row
+                columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+                names = ", ".join(columns)
+                rows = [tuple(r) for r in source.execute(f"SELECT {names} FROM {table}")]
+                marks = ", ".join("?" * len(columns))
+                db.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+            db.execute("COMMIT")
+            db.execute("PRAGMA journal_mode = DELETE")  # one file, as every database of a backup
+        finally:
+            db.close()
+        source.execute("COMMIT")
+    finally:
+        source.close()
+    return True
+
+
+def set_aside(path: Path) -> None:
+    """Rename a moved accounts file (and its WAL files) out of the way, owner-only."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for side in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + side)
+        if source.exists():
+            target = path.with_name(f"{path.name}.moved-{stamp}{side}")
+            os.replace(source, target)
+            os.chmod(target, 0o600)
+
+
 def move_old_accounts(directory: Path) -> None:
     """Move the accounts of an arena made before they had their own file out of its store.
 
@@ -348,7 +432,10 @@ __all__ = [
     "backup_before_migration",
     "connect_accounts",
     "create_tables",
+    "export_accounts",
     "in_postgres_words",
+    "move_accounts_file",
     "move_old_accounts",
+    "set_aside",
     "unfinished_uploads",
 ]
