@@ -4,7 +4,7 @@ each time, switched to atomically: take5_arena/leaderboard/site_versions.py), re
 published, whichever comes first, and the latest standings document kept for the arena's
 Standings call and the web pages.
 
-The games are counted in the store (its count of recorded games, read every second), not told by
+The games are counted in the store (its last result's number, read every second), not told by
 this process's ladder: on a store that several processes share (docs/operators/several-hosts.md),
 a web process that plays no game (``referee serve --no-ladder --web``) publishes the games the
 referees on other hosts record, as the referee that records them does.
@@ -29,7 +29,7 @@ class Publisher:
     document (see the module text)."""
 
     POLL_SECONDS = 1.0
-    """How often the store's count of recorded games is read."""
+    """How often the store is asked how many games it recorded."""
 
     def __init__(
         self,
@@ -69,8 +69,10 @@ class Publisher:
         self._kick.set()
 
     def _look(self, store: Store) -> None:
-        """Count the games recorded since the last look, by whichever process recorded them."""
-        count = store.results.recorded_count()
+        """Count the games recorded since the last look, by whichever process recorded them (the
+        results' sequence number: read at once, where counting them would read them all)."""
+        last = store.audit.last_seq()
+        count = last if isinstance(last, int) else 0
         with self.lock:
             before = max(self.published_games, 0) if self._seen is None else self._seen
             if count > before:
