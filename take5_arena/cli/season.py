@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from take5_arena.cli import options
+from take5_arena.cli.terminal import field
 from take5_arena.referee.errors import RefereeError
 from take5_arena.referee.store import Store, StoreError
 from take5_arena.referee.tournament.season import (
@@ -135,3 +136,89 @@ def season_close(ctx: click.Context, directory: Path, early: bool, archive: Path
             full=True,
         )
         click.echo(f"  archive: {out}/ (check it with `referee verify --site {out}`)")
+
+
+@season.command("divisions")
+@click.argument("standings", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--promoted", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The top this many of each lower division go up.")  # fmt: skip
+@click.option("--relegated", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The bottom this many of each upper division go down.")  # fmt: skip
+@click.option(
+    "--withdrawn", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A file of bots (one a line) that leave the league: dropped before anything moves.",
+)  # fmt: skip
+@click.option(
+    "--newcomers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A file of bots (one a line) that join the last division, at its bottom.",
+)  # fmt: skip
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path),
+    help="Write the next season's divisions here: division-N.txt, best seed first.",
+)  # fmt: skip
+@options.as_json("the next season's divisions and the moves")
+def season_divisions(
+    standings: tuple[Path, ...],
+    promoted: int,
+    relegated: int,
+    withdrawn: Path | None,
+    newcomers: Path | None,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Promotion and relegation at a season's end. STANDINGS: each division's final standing,
+    division 1 (the strongest) first: a file of bot names, one a line, best first, or a
+    tournament directory (its standings' order, by rating)."""
+    from take5_arena.referee.tournament.plan.divisions import Boundary, season_end
+    from take5_arena.referee.tournament.plan.schedule import ScheduleError
+
+    try:
+        rows = [_standing(p) for p in standings]
+        end = season_end(
+            rows,
+            Boundary(promoted, relegated),
+            withdrawn=_names(withdrawn) if withdrawn else (),
+            newcomers=_names(newcomers) if newcomers else (),
+        )
+    except ScheduleError as error:
+        raise click.UsageError(str(error)) from None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for d, division in enumerate(end.divisions, 1):
+            (out / f"division-{d}.txt").write_text("".join(f"{e}\n" for e in division))
+    if as_json:
+        doc = {
+            "divisions": [list(d) for d in end.divisions],
+            "moves": [{"bot": m.entrant, "from": m.start, "to": m.end} for m in end.moves],
+        }
+        click.echo(json.dumps(doc, indent=1))
+        return
+    for m in end.moves:
+        way = "up" if m.end < m.start else "down"
+        click.echo(f"{field(m.entrant, 200)}: division {m.start} -> {m.end} ({way})")
+    for d, division in enumerate(end.divisions, 1):
+        click.echo(f"division {d}: {', '.join(field(e, 200) for e in division)}")
+
+
+def _names(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(f"cannot read {path}: {error}") from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _standing(path: Path) -> list[str]:
+    """A division's standing: the names in a file, or a tournament's standings by rating."""
+    if not path.is_dir():
+        return _names(path)
+    from take5_arena.leaderboard.board import compute_standings
+    from take5_arena.standings import SourceError, load_tournament
+
+    try:
+        games = load_tournament(path)
+    except SourceError as error:
+        raise click.BadParameter(str(error)) from None
+    if not games.results:
+        raise click.BadParameter(f"{path} has no rated games to order its division by")
+    return [r.entrant for r in compute_standings(games.results, bootstrap=0).rows]
