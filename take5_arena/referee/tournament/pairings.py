@@ -216,15 +216,36 @@ def standing_of(
     )
 
 
-def recorded_games(store: Store, keys: Mapping[int, str]) -> dict[str, PlayedGame]:
-    """Every recorded game among versions in ``keys``, by game id."""
+def recorded_games(
+    store: Store, keys: Mapping[int, str], *, published_only: bool = False
+) -> dict[str, PlayedGame]:
+    """Every recorded game among versions in ``keys``, by game id (``published_only``: not those
+    of a deal with rotations still to play)."""
     return {
         r.game_id: PlayedGame(
             r.game_id, tuple(keys[v] for v in r.versions), tuple(r.places), r.duplicate_set
         )
-        for r in store.results.seat_results()
+        for r in store.results.seat_results(published_only=published_only)
         if all(v in keys for v in r.versions)
     }
+
+
+def final_order(comp: Competition, recorded: Mapping[str, PlayedGame]) -> tuple[str, ...] | None:
+    """A finished competition's entrants, best first: a Swiss's standing once every game of its
+    stages is recorded, a decided knockout's places (None: not finished, or not readable)."""
+    try:
+        if comp.prefix.startswith("swiss-"):
+            return tuple(standing_of([comp], recorded, comp.prefix)[1])
+        defined = _definition(comp)
+        if defined is None or not isinstance(defined[1], KnockoutSettings):
+            return None
+        if any(g.game_id not in recorded for _, stage in comp.stages for g in stage):
+            return None
+        results = [[recorded[g.game_id] for g in stage] for _, stage in comp.stages]
+        outcome = replay(defined[2], defined[1], results).outcome
+    except (TournamentError, TypeError, ValueError, KeyError):
+        return None
+    return None if outcome is None else outcome.order
 
 
 Pair = Callable[[Sequence[Sequence[PlayedGame]]], "tuple[ScheduledGame, ...] | None"]
@@ -291,6 +312,7 @@ __all__ = [
     "check_competitions",
     "check_pairings",
     "competitions",
+    "final_order",
     "recorded_games",
     "standing_of",
     "swiss_standing",
