@@ -125,3 +125,51 @@ def test_a_season_from_opening_to_its_archive_by_the_commands(tmp_path: Path) ->
                 "--sandbox", "local").exit_code == 0  # fmt: skip
     again = _run("season", "close", "-t", t)
     assert again.exit_code == 2 and "no season is open" in again.output
+
+
+def test_the_documented_season_of_four_player_tables_beside_a_second_competition(
+    tmp_path: Path,
+) -> None:
+    """The issue's "done when", by docs/organisers/seasons.md's commands: a season with a
+    qualifying Swiss of 4-player tables and a knockout final of its top 8, beside a 2-player
+    competition in its own directory; closed with its archive, which anyone verifies from the site
+    alone (every record, every seed, both phases paired again)."""
+    spring, duel = str(tmp_path / "spring"), str(tmp_path / "duel")
+    bots = ("heuristic", "lowest", "random") * 3
+    for i, bot in enumerate(bots):
+        for t in (spring, duel) if i < 4 else (spring,):
+            out = _run(
+                "submit", str(EXAMPLES / bot), "--name", f"{bot}{i}", "--author", f"a{i}",
+                "--tournament", t, "--sandbox", "local",
+            )  # fmt: skip
+            assert out.exit_code == 0, out.output
+    ends = datetime.now(timezone.utc) + timedelta(days=30)
+    opened = _run(
+        "season", "open", "-t", spring, "--cutoff", ends.isoformat(), "--ends", ends.isoformat()
+    )
+    assert opened.exit_code == 0, opened.output
+    run = ["tournament", "run", "--tournament", spring, "--sandbox", "local", "--players", "4"]
+    swiss = _run(*run, "--format", "swiss", "--rounds", "2")
+    assert swiss.exit_code == 0, swiss.output
+    final = _run(*run, "--format", "knockout", "--from-swiss", "8", "--final-deals", "1")
+    assert final.exit_code == 0 and "decided" in final.output, final.output
+    other = ["tournament", "run", "--tournament", duel, "--sandbox", "local", "--players", "2"]
+    assert _run(*other, "--format", "swiss", "--rounds", "2").exit_code == 0
+    archive = tmp_path / "archive"
+    closed = _run("season", "close", "-t", spring, "--early", "--archive", str(archive))
+    assert closed.exit_code == 0, closed.output
+    checked = _run("verify", "--site", str(archive / "season-1"))
+    assert checked.exit_code == 0, checked.output
+    assert "every seed checked" in checked.output
+    assert re.search(r"pairings: swiss-\w+: 2 stages paired again", checked.output)
+    assert re.search(r"pairings: knockout-\w+: \d+ stages paired again", checked.output)
+    doc = json.loads((archive / "season-1" / "competitions.json").read_text())
+    assert {c["settings"]["format"]["table_size"] for c in doc["competitions"]} == {4}
+    # the duel never mixes with the season: its own store, its own key
+    duel_site = tmp_path / "duel-site"
+    assert _run("publish", "--tournament", duel, "--out", str(duel_site)).exit_code == 0
+    duel_doc = json.loads((duel_site / "competitions.json").read_text())
+    assert [c["settings"]["format"]["table_size"] for c in duel_doc["competitions"]] == [2]
+    assert not set(duel_doc["competitions"][0]["entrants"]) - {
+        f"{b}{i}@1" for i, b in enumerate(bots[:4])
+    }
