@@ -197,3 +197,49 @@ def test_public_deals_withhold_the_seed_and_are_checked_from_the_store(tmp_path:
     out = _ok("verify", "--site", str(site))
     assert len(re.findall(r"pairings: \S+: not checkable: its seed is withheld", out)) == 2
     assert "2 stages paired again" in _ok("verify", "--tournament", str(t))
+
+
+def test_any_edit_of_a_definition_is_a_finding_never_a_traceback(tmp_path: Path) -> None:
+    """Every field of a Swiss's and a knockout's published definition replaced by values of other
+    types and sizes: the check answers (a finding, or not checkable), it never raises."""
+    import copy
+
+    from test_swiss import OPTIONS, hashed_runner, make_tournament
+
+    from take5_arena.referee.store import Store
+    from take5_arena.referee.tournament import run_knockout, run_swiss
+    from take5_arena.referee.tournament.pairings import check_competitions, recorded_games
+    from take5_arena.referee.tournament.published import (
+        PublishedError,
+        from_document,
+        store_document,
+    )
+
+    make_tournament(tmp_path)
+    run_swiss(tmp_path, OPTIONS, rounds=2, runner=hashed_runner)
+    run_knockout(tmp_path, {**OPTIONS, "deals": "secret"}, bracket={"from_swiss": 4},
+                 runner=hashed_runner)  # fmt: skip
+    with Store(tmp_path, readonly=True) as store:
+        doc = store_document(store)
+        recorded = recorded_games(store, {v.id: v.key for v in store.versions.all()})
+    assert doc is not None
+    for comp in doc["competitions"]:  # public deals in this store: a seed to check with
+        comp["settings"]["format"]["seed"] = 3
+    values: list[Any] = [None, -1, 0, 1, 2, 10**9, 1.5, "x", True, [], ["x"], {}, {"x": 1}]
+    for c in range(len(doc["competitions"])):
+        for key in list(doc["competitions"][c]["settings"].get("format", {})):
+            for value in values:
+                edited = copy.deepcopy(doc)
+                edited["competitions"][c]["settings"]["format"][key] = value
+                try:
+                    found = from_document(edited)
+                except PublishedError:
+                    continue
+                checks = check_competitions(found, recorded)
+                assert len(checks) == len(found)
+    for qualified in ({"swiss": 1, "top": "x"}, {"swiss": None, "top": None}, {"top": 2.5}):
+        edited = copy.deepcopy(doc)
+        ko = next(c for c in edited["competitions"] if c["prefix"].startswith("knockout-"))
+        ko["settings"]["format"]["qualified"] = qualified
+        checks = check_competitions(from_document(edited), recorded)
+        assert any(c.problem and "its field's Swiss" in c.problem for c in checks)

@@ -132,15 +132,16 @@ def _check(
             return PairingCheck(prefix, 0, unchecked=WITHHELD)
         definition, settings, entrants = found
         pair = _pairer(settings, entrants)
-    except (TournamentError, TypeError, ValueError, KeyError) as error:
+    except _UNPAIRABLE as error:
         return PairingCheck(prefix, 0, f"its stored definition does not pair: {error}")
     qualified = definition.get("qualified")
     if isinstance(qualified, dict):  # the field: the top N of a Swiss, in its order
         try:
             swiss, standing = standing_of(every, recorded, str(qualified["swiss"]))
-        except (ValueError, KeyError) as error:
+            top = standing[: int(qualified["top"])]
+        except _UNPAIRABLE as error:
             return PairingCheck(prefix, 0, f"its field's Swiss: {error}")
-        if list(definition.get("seeding") or []) != standing[: int(qualified["top"])]:
+        if list(definition.get("seeding") or []) != top:
             return PairingCheck(
                 prefix, 0, f"its field is not the top {qualified['top']} of {swiss} in order"
             )
@@ -150,7 +151,7 @@ def _check(
             return PairingCheck(prefix, n - 1, f"stage {n} is missing (found {sid})")
         try:
             games = pair(results)
-        except (TournamentError, TypeError, ValueError, KeyError) as error:
+        except _UNPAIRABLE as error:
             return PairingCheck(prefix, n - 1, f"stage {n} ({sid}): {error}")
         if games is None:
             return PairingCheck(prefix, n - 1, f"stage {n} ({sid}) follows a decided knockout")
@@ -170,6 +171,9 @@ def _check(
         results.append(played)
     return PairingCheck(prefix, len(comp.stages))
 
+
+#: What a definition that does not pair raises (from a published site: anything of any type).
+_UNPAIRABLE = (TournamentError, TypeError, ValueError, KeyError, AttributeError, IndexError)
 
 #: Why a competition published with its seed withheld is not checked from the site.
 WITHHELD = (
@@ -198,7 +202,7 @@ def standing_of(
     for comp in sorted(swisses, key=lambda c: (c.created_at, c.prefix), reverse=True):
         try:
             defined = _definition(comp)
-        except (TournamentError, TypeError, ValueError, KeyError):
+        except _UNPAIRABLE:
             continue
         if defined is None or not isinstance(defined[1], SwissSettings):
             continue
@@ -206,9 +210,12 @@ def standing_of(
         if any(g.game_id not in recorded for _, stage in comp.stages for g in stage):
             continue
         results = [[recorded[g.game_id] for g in stage] for _, stage in comp.stages]
-        rounds = rederive(entrants, ss, results)
-        points = standings(entrants, [g for rs in results for g in rs], rounds, ss)
-        return comp.prefix, standing_order(entrants, points, ss)
+        try:
+            rounds = rederive(entrants, ss, results)
+            points = standings(entrants, [g for rs in results for g in rs], rounds, ss)
+            return comp.prefix, standing_order(entrants, points, ss)
+        except _UNPAIRABLE:  # its own check says why
+            continue
     raise ValueError(
         f"{prefix} is not a Swiss with every game recorded"
         if prefix is not None
@@ -243,7 +250,7 @@ def final_order(comp: Competition, recorded: Mapping[str, PlayedGame]) -> tuple[
             return None
         results = [[recorded[g.game_id] for g in stage] for _, stage in comp.stages]
         outcome = replay(defined[2], defined[1], results).outcome
-    except (TournamentError, TypeError, ValueError, KeyError):
+    except _UNPAIRABLE:
         return None
     return None if outcome is None else outcome.order
 
