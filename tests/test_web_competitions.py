@@ -37,8 +37,13 @@ def test_the_arena_lists_its_competitions_and_shows_each_stage(tmp_path: Path) -
     ):
         out = CliRunner().invoke(cli, [*run, *extra])
         assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(
+        cli, ["season", "open", "-t", str(t), "--cutoff", "2099-01-01", "--ends", "2099-02-01"]
+    )
+    assert out.exit_code == 0, out.output
     with Store(t, readonly=True) as store:
         found = {c.prefix.split("-")[0]: c for c in competitions(store)}
+        commitment = store.deal_keys.seasons()[-1].commitment
     swiss, ko = found["swiss"], found["knockout"]
     server = WebArena(t, "--no-ladder", "--players", "2")
     try:
@@ -48,6 +53,8 @@ def test_the_arena_lists_its_competitions_and_shows_each_stage(tmp_path: Path) -
         assert f'href="/competitions/{swiss.prefix}"' in html
         assert f'href="/competitions/{ko.prefix}"' in html
         assert 'href="/competitions">Competitions</a>' in html  # in the menu
+        assert re.search(r'<p id="season">Season \d+: <strong>open</strong>', html)
+        assert f"<code>{commitment}</code>" in html and "entries until 2099-01-01T00:00:00Z" in html
         detail = httpx.get(f"{server.url}/competitions/{swiss.prefix}", timeout=30).text
         assert detail.count('<h2 id="stage-') == 2
         first = swiss.stages[0][1][0]

@@ -1,5 +1,5 @@
 """The competitions on the web (docs/web.md, "Everyone"): ``/competitions`` lists the arena's
-Swisses and knockouts, ``/competitions/PREFIX`` one of them stage by stage: its tables, who sat
+Swisses and knockouts (and its season: dates, phase, the deal key's commitment), ``/competitions/PREFIX`` one of them stage by stage: its tables, who sat
 where, each published game's places with a link to its replay, and once it is finished its final
 order. What the pages read is what ``referee verify`` pairs again (pairings.py), from the same
 store: a visitor sees the pairings that the published site lets anyone check.
@@ -23,7 +23,9 @@ from take5_arena.referee.tournament.pairings import (
     final_order,
     recorded_games,
 )
+from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.adaptive import PlayedGame
+from take5_arena.referee.tournament.season import season_of, utc_now
 from take5_arena.web.base import Pages, Refused
 
 
@@ -35,9 +37,20 @@ class CompetitionPages(Pages):
             keys = {v.id: v.key for v in store.versions.all()}
             return competitions(store), recorded_games(store, keys, published_only=True)
 
-    def competition_rows(self) -> list[dict[str, Any]]:
+    def competition_rows(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The competitions, oldest first, and the season (its dates, where it stands, its key's
+        commitment; None: the arena keeps none)."""
         found, recorded = self._read_competitions()
-        return [_summary(c, recorded) for c in sorted(found, key=lambda c: c.created_at)]
+        with self.store() as store:
+            try:
+                season = season_of(store)
+            except TournamentError:  # unreadable: `referee season status` says why
+                season = None
+        shown = None
+        if season is not None:
+            shown = {**season.to_json(), "phase": season.phase(utc_now())}
+        rows = [_summary(c, recorded) for c in sorted(found, key=lambda c: c.created_at)]
+        return rows, shown
 
     def competition_detail(self, prefix: str) -> dict[str, Any]:
         found, recorded = self._read_competitions()
@@ -52,9 +65,13 @@ class CompetitionPages(Pages):
         return out
 
     async def competitions_page(self, request: Request) -> Response:
-        rows = await self.run(self.competition_rows)
+        rows, season = await self.run(self.competition_rows)
         return self.page(
-            request, "competitions.html", session=await self.session(request), rows=rows
+            request,
+            "competitions.html",
+            session=await self.session(request),
+            rows=rows,
+            season=season,
         )
 
     async def competition_page(self, request: Request) -> Response:
