@@ -1,13 +1,13 @@
 """The competitions on the web (docs/web.md, "Everyone"): ``/competitions`` lists the arena's
-Swisses and knockouts (and its season: dates, phase, the deal key's commitment), ``/competitions/PREFIX`` one of them stage by stage: its tables, who sat
-where, each published game's places with a link to its replay, and once it is finished its final
-order. What the pages read is what ``referee verify`` pairs again (pairings.py), from the same
-store: a visitor sees the pairings that the published site lets anyone check.
+Swisses and knockouts (and its season: dates, phase, the deal key's commitment),
+``/competitions/PREFIX`` one of them stage by stage: its tables, who sat where, each published
+game's places with a link to its replay, and once it is finished its final order. What the pages
+read is what ``referee verify`` pairs again (pairings.py), from the same store: a visitor sees the
+pairings that the published site lets anyone check.
 
 Only published games show a result (a deal with rotations still to play stays unpublished,
 docs/security.md, "Deals"); a stage's tables are shown from the moment the stage is stored, which
-gives nothing away: they follow from the results before it.
-"""
+gives nothing away: they follow from the results before it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.pairings import (
     STAGE_ID,
     Competition,
@@ -23,7 +24,6 @@ from take5_arena.referee.tournament.pairings import (
     final_order,
     recorded_games,
 )
-from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.adaptive import PlayedGame
 from take5_arena.referee.tournament.season import season_of, utc_now
 from take5_arena.web.base import Pages, Refused
