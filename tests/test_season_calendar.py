@@ -107,6 +107,8 @@ def test_a_season_from_opening_to_its_archive_by_the_commands(tmp_path: Path) ->
     assert late.exit_code == 3 and "entries to season 1 closed at" in late.output, late.output
     status = json.loads(_run("season", "status", "-t", t, "--json").output)
     assert status["phase"] in ("frozen", "over")
+    shown = _run("tournament", "status", "-t", t)
+    assert re.search(r"season 1: (frozen|over) \(entries until \S+, ends \S+\)", shown.output)
     if status["phase"] == "frozen":
         early = _run("season", "close", "-t", t)
         assert early.exit_code == 2 and "--early closes it now" in early.output
