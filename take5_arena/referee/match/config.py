@@ -1,6 +1,7 @@
 """How a match is played: the game (take5.Settings), the limits on each call (:class:`CallLimits`:
 the time control and its clock, take5.clock), and the match's own frame (:class:`MatchConfig`: how
-many games, which deals, where records go).
+many games, which deals, where records go, and who sits where as the caller names them:
+:class:`SeatIdentity`, so that the record the match writes is final).
 
 The game settings and the call limits are the objects the caller built: ``referee match`` builds
 them from its options, a tournament from its stored settings (take5_arena/referee/tournament/
