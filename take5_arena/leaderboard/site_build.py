@@ -165,7 +165,7 @@ def _js_assign(table: str, key: str, value_json: str) -> str:
     )
 
 
-def _write(path: Path, text: str) -> int:
+def _write(path: Path, text: str) -> None:
     """Write ``path`` whole under a new name and rename it over the old one: a reader sees the old
     file or the new, never half of one, and a version of the site that shares the old file by a
     hard link (take5_arena/leaderboard/site_versions.py) keeps it unchanged."""
@@ -174,7 +174,6 @@ def _write(path: Path, text: str) -> int:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_bytes(data)
     os.replace(temporary, path)
-    return len(data)
 
 
 def _strip_logs(record: dict[str, Any]) -> dict[str, Any]:
@@ -207,8 +206,6 @@ class PublishReport:
     games: int  # games on the site
     written: int  # replays written by this run (a re-publish: the new ones, and their bundle's)
     incremental: bool
-    bytes_written: int
-    files_written: int
 
 
 class _Digest:
@@ -271,11 +268,10 @@ def write_site(
     result_of: dict[str, GameResult] = {g.game_id: g for g in results}
     kept, state = _kept(out, order, with_logs=with_logs, full=full)
     bots_state: dict[str, dict[str, Any]] = (state or {}).get("bots", {})
-    report = PublishReport(total, 0, kept > 0, 0, 0)
+    report = PublishReport(total, 0, kept > 0)
 
     def write(rel: str, text: str) -> None:
-        report.bytes_written += _write(out / rel, text)
-        report.files_written += 1
+        _write(out / rel, text)
 
     before = {b: _dump(s) for b, s in bots_state.items()}  # a bot's summary is its state's view
     offsets = _write_replays(
