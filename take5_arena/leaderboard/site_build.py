@@ -19,6 +19,8 @@ Layout (all paths relative to the site folder)::
                                                 base64-encoded: window.TAKE5_REPLAYS[path] = "..."
                                                 (FOLDER_FILES bundles a folder)
     data/state.json                             what a re-publish needs to add to this site
+    competitions.json                           what pairs each Swiss and knockout: definitions,
+                                                stages, seats (when the tournament has any)
 
 Game number ``n`` (its position in publishing order, from 0) fixes where everything about it lives:
 bundle ``n // BUNDLE`` in folder ``n // BUNDLE // FOLDER_FILES``, list page ``n // LIST_PAGE``; so a
@@ -66,6 +68,8 @@ RECENT_GAMES = 30  # newest games on the front page
 BOT_FAULTS = 200  # newest faults (with their details) on a bot page
 MANIFEST_FORMAT = "take5-site-manifest"
 STATE_FORMAT = "take5-site-state"
+#: the Swisses' and knockouts' definitions and stages (take5_arena/referee/tournament/published.py)
+COMPETITIONS = "competitions.json"
 #: tournament settings shown on the front page, in this order
 SHOWN_SETTINGS = (
     "players",
@@ -290,7 +294,17 @@ def write_site(
         write,
     )
     _write_manifest_and_state(out, games, standings, offsets, bots_state, with_logs, write)
+    _write_competitions(out, games, write)
     return report
+
+
+def _write_competitions(out: Path, games: Games, write: Callable[[str, str], None]) -> None:
+    """competitions.json: what pairs the site's Swisses and knockouts (``referee verify --site``
+    pairs them again); none, none left over from an earlier publication."""
+    if games.competitions is None:
+        (out / COMPETITIONS).unlink(missing_ok=True)
+    else:
+        write(COMPETITIONS, json.dumps(games.competitions, indent=1, ensure_ascii=False) + "\n")
 
 
 def _kept(
