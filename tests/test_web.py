@@ -554,6 +554,7 @@ def test_the_organiser_adds_and_revokes_an_author(arena):
     page = http.get("/organiser").text
     csrf = re.search(r'name="csrf" value="([^"]+)"', page)[1]
     assert "games recorded" in page and "hostile" in page
+    assert "games in the published standings" in page
     added = http.post("/organiser/authors", data={"csrf": csrf, "name": "dave"})
     new_token = re.search(r'<pre id="new-token">([^<]+)</pre>', added.text)[1]
     dave = Author(server, new_token)

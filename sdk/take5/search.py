@@ -74,7 +74,8 @@ EXACT_CARDS = 4
 """`exact_cards=None`: whole orders with this many cards or fewer at 3 players or more, none head to
 head. A first card valued by its best order on each deal is valued as if the opponents' hands were
 known; at 2 players most unseen cards are out of play, so that knowledge misleads most: there the
-exact plans lost (docs/benchmarks.md, "Planner 1.2"), while at 4 players they were even."""
+exact plans lost (CHANGELOG.md, "Older benchmark figures": planner 1.2), while at 4 players
+they were even."""
 CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
 """The prior of `Pace`, in seconds: per batch, per turn of a batch, and per game, turn and seat
 (measured on a 2-core machine: a batch of 2,560 4-player rounds takes 6 ms, one of 160 takes 2)."""

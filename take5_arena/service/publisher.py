@@ -46,6 +46,8 @@ class Publisher:
         self.document: dict[str, Any] | None = None
         self.computed_at = ""
         self.published_games = -1
+        """Games in the standings last published (-1: none yet); the organiser's health page
+        shows it beside the games recorded, so a publisher that falls behind is seen."""
         self.publications = 0
         self._pending = 0
         self._first_pending: float | None = None

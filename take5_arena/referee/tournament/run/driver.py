@@ -50,7 +50,7 @@ from ..errors import TournamentError
 from ..plan.deals import Dealer
 from ..plan.settings import TournamentSettings
 from .archives import ArchiveSource, StoredArchive
-from .executors import ExecutorError, ExecutorInfo, avoiding, scheduler_state
+from .executors import ExecutorInfo, ExecutorUnreachableError, avoiding, scheduler_state
 from .shipping import shipping_for
 from .spec import GameOutcome, SeatSpec, TableSpec
 from .table import run_table
@@ -314,7 +314,7 @@ class TableDriver:
 
     def _scheduler_ready(self) -> bool:
         """Whether tables may be sent (always, but for a Dask scheduler that was lost: none is
-        sent until it answers again; after the grace period, ExecutorError)."""
+        sent until it answers again; after the grace period, ExecutorUnreachableError)."""
         state = scheduler_state(self.executor, self.info)
         if state is None or state == "running":
             if self.lost_since is not None:
@@ -334,7 +334,7 @@ class TableDriver:
                 )
             return False
         waited = time.monotonic() - (self.lost_since or time.monotonic())
-        raise ExecutorError(
+        raise ExecutorUnreachableError(
             f"lost the dask scheduler {self.info.address} and it did not come back "
             f"({state} after {waited:.0f} s); run the same command again once it runs: the games "
             "recorded are kept"
