@@ -225,6 +225,8 @@ class TableDriver:
         self.sick: dict[str, float] = {}  # worker address -> when its engine failed
         self.lost_since: float | None = None  # when the Dask scheduler stopped answering
         self.claims: set[str] = set()  # the games this referee claimed in the store
+        self.given_up: set[str] = set()
+        """Games that failed every retry in this run (they stay pending in the store)."""
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -242,6 +244,12 @@ class TableDriver:
         before = len(self.waiting)
         self.waiting = deque(item for item in self.waiting if keep(item[1]))
         return before - len(self.waiting)
+
+    @property
+    def game_ids(self) -> set[str]:
+        """The games of the tables waiting or in flight."""
+        specs = [s for _, s, _ in self.waiting] + [s for s, _ in self.in_flight.values()]
+        return {game_id for spec in specs for game_id, _ in spec.games}
 
     @property
     def idle(self) -> bool:
@@ -473,6 +481,8 @@ class TableDriver:
             delay = self.retry_delay * (2**attempt)
             again = dataclasses.replace(spec, games=tuple(retry))
             self.waiting.append((time.monotonic() + delay, again, attempt + 1))
+        else:
+            self.given_up.update(gid for gid, _ in retry)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
