@@ -96,6 +96,7 @@ class PlannerBot(MonteCarloSearch):
         use_bank: bool = True,
         close_weight: float = 1.5,
         compiled: bool | None = None,
+        objective: str = "points",
     ) -> None:
         super().__init__(
             seed,
@@ -115,6 +116,7 @@ class PlannerBot(MonteCarloSearch):
             use_bank=use_bank,
             close_weight=close_weight,
             compiled=compiled,
+            objective=objective,
         )
 
 

@@ -54,6 +54,7 @@ from .bot import Bot
 from .clock import ClockKind
 from .game import Phase, View
 from .rules import BULL_HEADS, HAND_SIZE, EndRule
+from .search_value import round_mean, win_chance
 from .sim import Table, cheapest_row, draft_order, draft_out, greedy_card, play_out
 
 DEFAULT_BUDGET = 0.09
@@ -251,6 +252,9 @@ class MonteCarloSearch(Bot):
       `close_weight`: how much more a decision weighs then when the round may end the game.
     - `compiled`: card choices roll out on the compiled core (take5.core) rather than take5.batch;
       None: when the core is compiled.
+    - `objective`: "points" scores a rollout by its points (`relative`, `win_weight`); "win" by
+      its chance of winning the game from the totals it ends the round with
+      (`take5.search_value.win_chance`).
     """
 
     name = "montecarlo-search"
@@ -277,6 +281,7 @@ class MonteCarloSearch(Bot):
         use_bank: bool = False,
         close_weight: float = 1.5,
         compiled: bool | None = None,
+        objective: str = "points",
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -296,6 +301,9 @@ class MonteCarloSearch(Bot):
             raise ValueError(f"exact must be 'deal' or 'plan', not {exact!r}")
         self.exact_cards = exact_cards
         self.exact = exact
+        if objective not in ("points", "win"):
+            raise ValueError(f"objective must be 'points' or 'win', not {objective!r}")
+        self.objective = objective
         self.use_bank = use_bank
         self.close_weight = close_weight
         self.compiled = core.COMPILED if compiled is None else compiled and core.COMPILED
@@ -609,6 +617,9 @@ class MonteCarloSearch(Bot):
         weight = self.win_weight
         base = np.array([s + r for s, r in zip(view.scores, view.round_points)])
         threshold = view.settings.threshold
+        if self.objective == "win":
+            mean, rule = round_mean(view), view.settings.end_rule
+            return lambda pts: -win_chance(base + pts, me, threshold, rule, mean)
         if view.settings.end_rule is EndRule.ABOVE:
             threshold += 1
 
