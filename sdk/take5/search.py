@@ -10,7 +10,8 @@ For every decision (a card to play, a row to take, a card to draft) the search:
    randomness says (an opponent's is learned per game by `OpponentModel`; its own is
    `own_randomness`);
 3. scores a rollout as its own bull heads minus `relative` times the opponents' mean (plus
-   `win_weight` if the round ends the game and it does not win);
+   `win_weight` if the round ends the game and it does not win), or with `objective="win"` by its
+   chance of winning the game from the totals it ends the round with (`take5.search_value`);
 4. compares candidates on the same deals and random draws (common random numbers) and drops the
    worse ones at regular points (successive halving), so the time goes to the close calls.
 

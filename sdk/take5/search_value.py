@@ -24,7 +24,12 @@ pulled towards `PRIOR_MEAN` (eps-greedy play of a round, measured with `take5.co
 
 from __future__ import annotations
 
-import numpy as np
+try:
+    import numpy as np
+except ModuleNotFoundError as error:  # the [sim] extra
+    from .extras import missing_extra
+
+    raise missing_extra("sim", "take5.search_value", error) from None
 
 from .game import View
 from .rules import EndRule
