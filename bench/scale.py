@@ -18,14 +18,27 @@ was allocated before the step does not count):
               conjugate-gradient Newton above), its ratio to the baseline, and the other solver on
               the same games (up to ``--dense-max`` bots, 2,000 by default) with the largest
               difference in Elo;
-* new game  - one more game: the arrays built again, and the fit warm-started from the last one;
+* new game  - one more game. Baseline: the arrays built again from all games and the fit
+              warm-started from the last one. Incremental (``leaderboard/incremental.py``): the
+              counts per pair kept from the last fit, the game added to them and the fit
+              warm-started; then five more games one by one, and the largest difference from the
+              full fit in Elo;
 * variances - the published intervals' variances without the inverse
               (``leaderboard/variances.py``) against ``design_cov``'s dense inverse where that runs
               (up to ``--dense-max`` bots), with the largest difference in Elo^2. A random schedule
               at 10,000 bots is left out: 11% of its pairs met, and a factor of H fills in to a
-              dense one (800 MB, 3e11 flops).
+              dense one (800 MB, 3e11 flops);
+* LOS next  - each bot's LOS over the next one down from the variances and the neighbours'
+              covariances, and the rank ranges from the variances (what the standings publish
+              above 1,000 bots); at 1,000 bots or fewer against the published LOS matrix
+              (averaged over the field's spread) and the ranges it gives.
+
+``--standings``: instead of the above, the standings without intervals of one new game:
+``LiveStandings`` (leaderboard/live_board.py: the fit's counts per pair, the statistics' counts and
+the online Elo kept game by game) against ``compute_standings(..., bootstrap=0)`` from every game.
 
 Run: python bench/scale.py   (about 7 minutes on a loaded core)
+     python bench/scale.py --standings --sizes 1000:100000 10000:1000000
      python bench/scale.py --sizes 1000:100000 --design random
 """
 
@@ -37,6 +50,8 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
+from itertools import pairwise
 from typing import TypeVar
 
 import numpy as np
@@ -44,9 +59,19 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from take5_arena.leaderboard import fit as F
+from take5_arena.leaderboard import intervals as I
 from take5_arena.leaderboard import variances as V
+from take5_arena.leaderboard.board import (
+    Standings,
+    compute_standings,
+    rank_ranges,
+    rank_ranges_from_variances,
+)
 from take5_arena.leaderboard.fit import PairData, aggregate, fit_elo, prepare_tables
+from take5_arena.leaderboard.incremental import LiveRatings
 from take5_arena.leaderboard.intervals import design_cov
+from take5_arena.leaderboard.live_board import LiveStandings
+from take5_arena.leaderboard.results import GameResult
 
 SEATS = 4
 WINDOW = 60
@@ -133,13 +158,40 @@ def run(n: int, games: int, design: str, dense_max: int) -> None:
             f"{diff:.1e} Elo"
         )
     more, mprep, _ = measured(lambda: build(seats, places, n))
-    _, wcpu, wmb = measured(lambda: fit_elo(more, start=fit.logits))
-    print(f"  new game: arrays {mprep:.2f} s, warm refit {wcpu:.2f} s {wmb:.0f} MB")
+    full, wcpu, wmb = measured(lambda: fit_elo(more, start=fit.logits))
+    print(
+        f"  new game, from all games (baseline): arrays {mprep:.2f} s + warm refit {wcpu:.2f} s "
+        f"{wmb:.0f} MB = {mprep + wcpu:.2f} s"
+    )
+    live, lcpu, lmb = measured(lambda: LiveRatings.from_pairs(data, fit))
+    names = [f"b{i:05d}" for i in range(n)]
+
+    def one_more(k: int) -> F.Fit:
+        live.add([names[i] for i in seats[k]], places[k].tolist())
+        return live.fit()
+
+    inc, icpu, imb = measured(lambda: one_more(games))
+    diff = float(np.max(np.abs(inc.elo - full.elo)))
+    # the steady state: five more games, one fit after each (against a full fit after the last)
+    extra = schedule(n, 5, design, rng)
+    eperf = strength[extra] + rng.gumbel(size=extra.shape)
+    eplaces = 1 + (eperf[:, None, :] > eperf[:, :, None]).sum(axis=2)
+    seats, places = np.concatenate([seats, extra]), np.concatenate([places, eplaces])
+    times = [measured(partial(one_more, k))[1] for k in range(games + 1, games + 6)]
+    last = live.fit()
+    ref = fit_elo(build(seats, places, n), start=fit.logits)
+    diff = max(diff, float(np.max(np.abs(last.elo - ref.elo))))
+    print(
+        f"  new game, incremental: counts {lcpu:.2f} s {lmb:.0f} MB once, then add + warm refit "
+        f"{icpu:.2f} s {imb:.0f} MB (next five: median {float(np.median(times)):.2f} s, "
+        f"most {max(times):.2f} s); {(mprep + wcpu) / float(np.median(times + [icpu])):.0f} x "
+        f"faster than the baseline; largest difference {diff:.1e} Elo"
+    )
     if design == "random" and n > dense_max:
         print("  variances: left out (a dense factor; see the text)")
         return
     order = np.lexsort((np.arange(n), -fit.elo))
-    (var, _), vcpu, vmb = measured(lambda: V.design_moments(data, fit, 1.0, order))
+    (var, near), vcpu, vmb = measured(lambda: V.design_moments(data, fit, 1.0, order))
     line = f"  variances (no inverse) {vcpu:6.2f} s  {vmb:7.0f} MB"
     if n <= dense_max:
         cov, ccpu, cmb = measured(lambda: design_cov(data, fit, 1.0))
@@ -149,6 +201,81 @@ def run(n: int, games: int, design: str, dense_max: int) -> None:
             f"{vmb / cmb:.2f}; largest difference {diff:.1e} Elo^2"
         )
     print(line)
+    los_and_ranges(data, fit, var, near, order)
+
+
+def los_and_ranges(
+    data: PairData, fit: F.Fit, var: np.ndarray, near: np.ndarray, order: np.ndarray
+) -> None:
+    """Above LOS_MAX_BOTS: the LOS over the next bot and the rank ranges from the variances; at
+    or below it, also the published (field-spread averaged) LOS matrix and its ranges."""
+    n, df = data.n_bots, 1000.0  # df: the design effect's, large at these sizes
+    enough = np.ones(n, dtype=bool)
+
+    def sparse_part() -> tuple[np.ndarray, tuple[tuple[int, int] | None, ...]]:
+        nxt = I.neighbour_los(fit.elo, var, near, order, enough, df)
+        comp = fit.component[order].tolist()
+        spans = rank_ranges_from_variances(fit.elo[order], var[order], comp, [True] * n, df)
+        return nxt, spans
+
+    (_, spans), cpu, mb = measured(sparse_part)
+    width = float(np.mean([b - a for a, b in (s for s in spans if s is not None)]))
+    line = (
+        f"  LOS next + rank ranges from the variances {cpu:.3f} s {mb:.0f} MB "
+        f"(mean range {width:.1f} places)"
+    )
+    if n <= I.LOS_MAX_BOTS:
+        iv, icpu, _ = measured(lambda: I.rating_intervals(data, fit))
+        (v2, near2) = V.design_moments(data, fit, iv.phi, order)
+        mine = I.neighbour_los(fit.elo, v2, near2, order, iv.enough, iv.df)
+        pairs = [(int(a), int(b)) for a, b in pairwise(order)]
+        diffs = [abs(mine[a] - iv.los[a][b]) for a, b in pairs if iv.los[a][b] is not None]
+        full = rank_ranges(
+            tuple(tuple(iv.los[i][j] for j in order) for i in order),
+            fit.component[order].tolist(),
+            iv.enough[order].tolist(),
+        )
+        full_width = float(np.mean([b - a for a, b in (s for s in full if s is not None)]))
+        line += (
+            f"; the published LOS matrix (rating_intervals) {icpu:.2f} s: LOS next differs by "
+            f"at most {max(diffs):.3f} (mean {float(np.mean(diffs)):.4f}), its ranges "
+            f"{full_width:.1f} places wide"
+        )
+    print(line)
+
+
+def standings_run(n: int, games: int, design: str) -> None:
+    """``--standings``: the standings without intervals of one new game, ``LiveStandings`` (kept
+    up to date game by game) against ``compute_standings(..., bootstrap=0)`` from every game."""
+    rng = np.random.default_rng(n + games)
+    strength = rng.normal(0.0, 1.0, n)
+    seats = schedule(n, games + 6, design, rng)
+    perf = strength[seats] + rng.gumbel(size=seats.shape)
+    places = 1 + (perf[:, None, :] > perf[:, :, None]).sum(axis=2)
+    names = [f"b{i:05d}" for i in range(n)]
+    results = [
+        GameResult(f"g{k:07d}", tuple(names[i] for i in row), (0,) * SEATS, tuple(p), played_at=k)
+        for k, (row, p) in enumerate(zip(seats.tolist(), places.tolist()))
+    ]
+    print(f"\n{design}, {n:,} bots, {games:,} games: standings without intervals")
+    live, lcpu, lmb = measured(lambda: LiveStandings(results[:games]))
+    full, fcpu, fmb = measured(lambda: compute_standings(results[: games + 1], bootstrap=0))
+
+    def one_more(k: int) -> Standings:
+        live.add(results[k])
+        return live.standings()
+
+    first, icpu, imb = measured(lambda: one_more(games))
+    times = [measured(partial(one_more, k))[1] for k in range(games + 1, games + 6)]
+    diff = max(abs(a.rating - b.rating) for a, b in zip(first.rows, full.rows))
+    same = [a.entrant for a in first.rows] == [b.entrant for b in full.rows]
+    print(
+        f"  compute_standings from every game (baseline) {fcpu:.2f} s {fmb:.0f} MB; LiveStandings: "
+        f"built once {lcpu:.2f} s {lmb:.0f} MB, then one game {icpu:.2f} s {imb:.0f} MB (next "
+        f"five: median {float(np.median(times)):.2f} s, most {max(times):.2f} s), "
+        f"{fcpu / float(np.median(times + [icpu])):.0f} x faster; same order {same}, largest "
+        f"rating difference {diff:.1e} Elo"
+    )
 
 
 def main() -> None:
@@ -156,6 +283,9 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="BOTS:GAMES ...")
     ap.add_argument("--design", choices=("random", "ladder", "both"), default="both")
     ap.add_argument("--dense-max", type=int, default=2000, help="largest pool run dense too")
+    ap.add_argument(
+        "--standings", action="store_true", help="the standings of one new game (no intervals)"
+    )
     args = ap.parse_args()
     with F.one_blas_thread():  # load the thread controller once, outside every measurement
         pass
@@ -163,7 +293,10 @@ def main() -> None:
     for size in args.sizes:
         n, games = (int(x) for x in size.split(":"))
         for design in designs:
-            run(n, games, design, args.dense_max)
+            if args.standings:
+                standings_run(n, games, design)
+            else:
+                run(n, games, design, args.dense_max)
 
 
 if __name__ == "__main__":

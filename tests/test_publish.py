@@ -144,8 +144,11 @@ def test_standings_document_follows_the_documented_schema(results, standings):
             "online_elo",
             "enough_games",
             "rank_range",
+            "los_next",
         }
         assert row["rank"] == rank
+        if rank < len(doc["rows"]):
+            assert row["los_next"] == doc["los"]["matrix"][rank - 1][rank]
         best, worst = row["rank_range"]
         assert 1 <= best <= rank <= worst <= len(doc["rows"])
         low, high = row["interval"]

@@ -240,6 +240,29 @@ def test_a_bot_without_enough_games_shows_no_interval(page, tmp_path):
     assert "it has no interval, and no order is claimed" in page.locator("body").inner_text()
 
 
+def test_a_pool_too_large_for_the_los_matrix_shows_los_next_and_ranges(page, tmp_path, monkeypatch):
+    """Above LOS_MAX_BOTS the standings have no LOS matrix: the table's "LOS next" column and rank
+    ranges come from each row's own los_next and rank_range."""
+    from take5_arena.leaderboard import intervals
+
+    monkeypatch.setattr(intervals, "LOS_MAX_BOTS", 2)
+    records = make_records(games=30)
+    results = results_from_records(records)
+    standings = compute_standings(results, bootstrap=100, seed=0)
+    assert not standings.los and any(r.los_next is not None for r in standings.rows)
+    publish_site(tmp_path, results=results, records=records, standings=standings, title="Big cup")
+    open_page(page, tmp_path, "index.html")
+    rows = page.locator("table#standings tbody tr")
+    assert rows.count() == len(standings.rows)
+    for i, row in enumerate(standings.rows):
+        cells = rows.nth(i).locator("td")
+        want = "–" if row.los_next is None else f"{100 * row.los_next:.0f}%"
+        assert cells.nth(6).inner_text() == want
+        span = row.rank_range
+        assert cells.nth(5).inner_text() == ("–" if span is None else format_rank_range(span))
+    assert page.locator("#los-section").count() == 0  # no matrix to show
+
+
 def test_file_keys_are_the_same_in_javascript(page, site):
     open_page(page, site, "index.html")
     names = NAMES + ["Alpha", "a/b", "über", "名前", "x" * 300, "", "t001"]

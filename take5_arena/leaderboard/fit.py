@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -236,11 +236,15 @@ class _Objective:
         w: FloatArray,
         nn: FloatArray,
         prior: float,
+        likelihood: bool = True,
     ) -> None:
         d = x[ea] - x[eb]
         e = np.exp(-np.abs(d))  # one exp per edge gives both sigma(d) and log sigma(d)
         self.x = x
         self.p: FloatArray = np.where(d >= 0, 1.0, e) / (1.0 + e)
+        self.ll = math.nan
+        if not likelihood:  # the gradient alone (a step that needs no line search)
+            return
         log_sig = -np.log1p(e) - np.maximum(-d, 0.0)
         # w log s(d) + (nn - w) log s(-d), using log s(-d) = log s(d) - d
         self.ll = float(np.dot(nn, log_sig) - np.dot(nn - w, d))
@@ -284,6 +288,12 @@ def _dense_matrix(
     return A
 
 
+class StepSolver(Protocol):
+    """What Newton's method asks of a solver: the step from the curvature and the gradient."""
+
+    def solve(self, h: FloatArray, diag: FloatArray, g: FloatArray) -> FloatArray: ...
+
+
 class _Solver:
     """Solves A step = g, A = minus the Hessian (a weighted graph Laplacian plus the prior
     diagonal).
@@ -323,20 +333,32 @@ class _Solver:
             A = _dense_matrix(n, self.ea, self.eb, h, diag, self.gauge)
             factor = linalg.cho_factor(A, check_finite=False)
             return np.asarray(linalg.cho_solve(factor, g, check_finite=False), dtype=np.float64)
-        U = self.upper(h)
-        UT = U.T  # CSC view of the same arrays: its product is as fast as U's
+        return laplacian_cg(diag, shift, [self.upper(h)], g, 1e-11)
 
-        def matvec(v: FloatArray) -> FloatArray:
-            v = np.ravel(v)
-            return np.asarray(diag * v - U @ v - UT @ v + shift * v.sum(), dtype=np.float64)
 
-        def precondition(v: FloatArray) -> FloatArray:
-            return np.ravel(v) / (diag + shift)
+def laplacian_cg(
+    diag: FloatArray, shift: float, uppers: Sequence[sparse.csr_matrix], g: FloatArray, rtol: float
+) -> FloatArray:
+    """Solve ``A step = g`` by Jacobi-preconditioned conjugate gradients, A = ``diag`` less the
+    off-diagonal curvature (the sum of ``uppers``, each an upper triangle, and its transpose) plus
+    ``shift`` times the all-ones matrix (the gauge without a prior)."""
+    n = len(diag)
+    pairs = [(u, u.T) for u in uppers if u.nnz]  # U.T: a CSC view, its product as fast as U's
 
-        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-        precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
-        step, _ = cg(op, g, rtol=1e-11, atol=0.0, maxiter=10 * n, M=precond)
-        return np.asarray(step, dtype=np.float64)
+    def matvec(v: FloatArray) -> FloatArray:
+        v = np.ravel(v)
+        out = diag * v + shift * v.sum()
+        for u, ut in pairs:
+            out -= u @ v + ut @ v
+        return np.asarray(out, dtype=np.float64)
+
+    def precondition(v: FloatArray) -> FloatArray:
+        return np.ravel(v) / (diag + shift)
+
+    op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+    precond = LinearOperator((n, n), matvec=precondition, dtype=np.float64)
+    step, _ = cg(op, g, rtol=rtol, atol=0.0, maxiter=10 * n, M=precond)
+    return np.asarray(step, dtype=np.float64)
 
 
 def _fit_logits(
@@ -350,7 +372,7 @@ def _fit_logits(
     tol: float = 1e-9,
     max_iter: int = 100,
     chord: Any = None,
-    solver: _Solver | None = None,
+    solver: StepSolver | None = None,
 ) -> FloatArray:
     """Maximise the (concave) Bradley-Terry log-likelihood.
 

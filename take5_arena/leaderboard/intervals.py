@@ -78,10 +78,13 @@ DESIGN_NODES = 7
 #: Grid points of less posterior weight than this are left out of LOS (the rest reweighted): at
 #: 300 bots each point costs a 300 x 300 matrix product.
 GRID_FLOOR = 1e-4
-#: Above this many bots the published (design) intervals come without a LOS matrix or rank ranges:
-#: the variances are solved for without the bots x bots inverse (:mod:`.variances`), while the
-#: LOS's average over the field's spread needs the full covariance and its eigenvectors, O(bots^3)
-#: per grid point kept (rating_intervals: 2.4 s CPU at 1,000 bots, 13 s at 2,000; bench/scale.py).
+#: Above this many bots the published (design) intervals come without a LOS matrix: the
+#: variances and the neighbours' covariances are solved for without the bots x bots inverse
+#: (:mod:`.variances`) and give each bot's LOS over the next one down (:func:`neighbour_los`),
+#: while the LOS's average over the field's spread needs the full covariance and its
+#: eigenvectors, O(bots^3) per grid point kept (rating_intervals: 2.4 s CPU at 1,000 bots, 13 s
+#: at 2,000; bench/scale.py). Rank ranges then come from the variances
+#: (board.rank_ranges_from_variances).
 LOS_MAX_BOTS = 1000
 #: Pseudo-units of the robust covariance: a bot's measured curvature gets weight u / (u + this).
 PSEUDO_UNITS = 10.0
@@ -447,6 +450,38 @@ def los_from_cov(fit: Fit, cov: FloatArray, df: float = math.inf) -> LosMatrix:
     )
 
 
+def neighbour_los(
+    elo: FloatArray,
+    var: FloatArray,
+    near: FloatArray,
+    order: IndexArray,
+    enough: npt.NDArray[np.bool_],
+    df: float,
+) -> FloatArray:
+    """The LOS of each bot over the next one down the table, from the variances and the
+    neighbours' covariances alone (:func:`~take5_arena.leaderboard.variances.design_moments`):
+    Student's t of the difference over its standard error, as :func:`los_from_cov` (bots in
+    ``elo``'s order; ``near[k]`` the covariance of ``order[k]`` and ``order[k + 1]``).
+
+    This is the plain LOS, not :func:`superiority`'s average over the field's spread: that needs
+    the whole covariance (O(bots^3) per grid point). In a field of thousands of bots the spread is
+    measured closely and is wide against each bot's error, where the two agree (bench/scale.py
+    measures the difference at 1,000 bots, where both run)."""
+    n = len(elo)
+    out = np.full(n, np.nan)
+    if n < 2:
+        return out
+    a, b = order[:-1], order[1:]
+    diff = elo[a] - elo[b]
+    sd = np.sqrt(np.maximum(var[a] + var[b] - 2.0 * near, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = diff / np.where(sd > 1e-9, sd, 1.0)
+        los = np.where(sd > 1e-9, stdtr(df, z), np.where(diff > 0, 1.0, 0.5))
+    ok = enough[a] & enough[b] & np.isfinite(near)
+    out[a] = np.where(ok, los, np.nan)
+    return out
+
+
 class IntervalMethod(str, Enum):
     """How the uncertainty of the ratings is computed (see the module text and the coverage table in
     docs/standings-format.md)."""
@@ -469,7 +504,8 @@ class Intervals:
     """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the
     LOS matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN
     where no honest interval exists (a bot without enough games under the design methods). Above
-    :data:`LOS_MAX_BOTS` bots the design method gives no covariance matrix (0 x 0) and no LOS."""
+    :data:`LOS_MAX_BOTS` bots the design method gives no covariance matrix (0 x 0) and no LOS
+    matrix, but each bot's variance and LOS over the next bot down (:func:`neighbour_los`)."""
 
     method: IntervalMethod  # the method used (never AUTO)
     low: FloatArray
@@ -481,6 +517,10 @@ class Intervals:
     df: float = math.inf  # degrees of freedom of the t quantiles (inf: normal)
     phi: float = 1.0  # the design effect (1 for the methods that do not estimate it)
     information: FloatArray | None = None  # effective results per bot (design methods)
+    #: Above LOS_MAX_BOTS (design): each bot's variance (Elo^2) and its LOS over the bot ranked
+    #: next below it (NaN for the last, across components, or without enough games).
+    variance: FloatArray | None = None
+    los_next: FloatArray | None = None
 
 
 def rating_intervals(
@@ -522,13 +562,17 @@ def rating_intervals(
             df = float(max(disp.df, 1))
             t = stdtrit(df, 0.5 + LEVEL / 2.0)
             if method is IntervalMethod.DESIGN and n > LOS_MAX_BOTS:
-                # no LOS matrix: the variances alone, without the bots x bots inverse
+                # no LOS matrix: the variances and the neighbours' covariances, without the
+                # bots x bots inverse, and the LOS of each bot over the next one down
                 order = np.lexsort((np.arange(n), -fit.elo))
-                var, _ = design_moments(data, fit, phi, order)
+                var, near = design_moments(data, fit, phi, order)
                 half = t * np.sqrt(np.maximum(var, 0.0))
                 low = np.where(enough, fit.elo - half, np.nan)
                 high = np.where(enough, fit.elo + half, np.nan)
-                return Intervals(method, low, high, np.zeros((0, 0)), (), enough, 0, df, phi, info)
+                nxt = neighbour_los(fit.elo, var, near, order, enough, df)
+                return Intervals(
+                    method, low, high, np.zeros((0, 0)), (), enough, 0, df, phi, info, var, nxt
+                )
             if method is IntervalMethod.DESIGN:
                 cov = design_cov(data, fit, phi)
             else:

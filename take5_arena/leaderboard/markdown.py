@@ -27,9 +27,7 @@ def fmt_interval(row: Row) -> str:
 
 def fmt_los(standings: Standings, i: int) -> str:
     """Likelihood that row i is stronger than row i + 1 (the next one down)."""
-    if not standings.los or i + 1 >= len(standings.rows):
-        return "-"
-    value = standings.los[i][i + 1]
+    value = standings.rows[i].los_next
     return "-" if value is None else f"{100 * value:.0f}%"
 
 

@@ -38,39 +38,53 @@ class BotStats:
         return dict(self.faults)
 
 
-def bot_stats(results: Iterable[GameResult]) -> dict[str, BotStats]:
-    """Per-entrant counts and means over ``results`` (order does not matter)."""
-    games: Counter[str] = Counter()
-    wins: dict[str, float] = {}
-    outright: Counter[str] = Counter()
-    penalty: Counter[str] = Counter()
-    place: Counter[str] = Counter()
-    faults: dict[str, Counter[str]] = {}
-    for g in results:
+class StatsCounter:
+    """The counts behind :func:`bot_stats`, added to game by game (the live standings keep one)."""
+
+    def __init__(self) -> None:
+        self._games: Counter[str] = Counter()
+        self._wins: dict[str, float] = {}
+        self._outright: Counter[str] = Counter()
+        self._penalty: Counter[str] = Counter()
+        self._place: Counter[str] = Counter()
+        self._faults: dict[str, Counter[str]] = {}
+
+    def add(self, g: GameResult) -> None:
         shares = win_shares(g.places)
         firsts = sum(1 for p in g.places if p == 1)
         for seat, entrant in enumerate(g.entrants):
-            games[entrant] += 1
-            penalty[entrant] += g.penalties[seat]
-            place[entrant] += g.places[seat]
-            w = wins.setdefault(entrant, 0.0)
+            self._games[entrant] += 1
+            self._penalty[entrant] += g.penalties[seat]
+            self._place[entrant] += g.places[seat]
+            w = self._wins.setdefault(entrant, 0.0)
             if g.places[seat] == 1:
-                wins[entrant] = w + shares[seat]
+                self._wins[entrant] = w + shares[seat]
                 if firsts == 1:
-                    outright[entrant] += 1
-            kinds = faults.setdefault(entrant, Counter())
+                    self._outright[entrant] += 1
+            kinds = self._faults.setdefault(entrant, Counter())
             if g.faults:
                 kinds.update(g.faults[seat])
-    out: dict[str, BotStats] = {}
-    for entrant in sorted(games):
-        n = games[entrant]
-        out[entrant] = BotStats(
-            entrant=entrant,
-            games=n,
-            wins=wins[entrant],
-            outright_wins=outright[entrant],
-            mean_penalty=penalty[entrant] / n,
-            mean_place=place[entrant] / n,
-            faults=tuple(sorted(faults[entrant].items())),
-        )
-    return out
+
+    def stats(self) -> dict[str, BotStats]:
+        """Per-entrant counts and means of the games added, by entrant."""
+        out: dict[str, BotStats] = {}
+        for entrant in sorted(self._games):
+            n = self._games[entrant]
+            out[entrant] = BotStats(
+                entrant=entrant,
+                games=n,
+                wins=self._wins[entrant],
+                outright_wins=self._outright[entrant],
+                mean_penalty=self._penalty[entrant] / n,
+                mean_place=self._place[entrant] / n,
+                faults=tuple(sorted(self._faults[entrant].items())),
+            )
+        return out
+
+
+def bot_stats(results: Iterable[GameResult]) -> dict[str, BotStats]:
+    """Per-entrant counts and means over ``results`` (order does not matter)."""
+    counter = StatsCounter()
+    for g in results:
+        counter.add(g)
+    return counter.stats()

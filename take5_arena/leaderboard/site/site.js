@@ -505,7 +505,8 @@
         return el("th", { scope: "col", text: h });
       }));
     var body = rows.map(function (r, i) {
-      var next = los && i + 1 < rows.length ? los[i][i + 1] : null;
+      // the LOS over the next bot down; above 1,000 bots there is no matrix, only this
+      var next = los && i + 1 < rows.length ? los[i][i + 1] : (r.los_next === undefined ? null : r.los_next);
       return el("tr", { "data-entrant": r.entrant, "data-rank": r.rank },
         el("td", { class: "num", text: r.rank }),
         el("td", { class: "name" }, el("a", { href: botHref(r.entrant), text: r.entrant }),

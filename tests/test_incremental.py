@@ -1,0 +1,126 @@
+"""The fit kept up to date game by game equals the fit of all games from scratch (to 1e-6 Elo)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from take5_arena.leaderboard import fit as F
+from take5_arena.leaderboard.board import Standings, compute_standings
+from take5_arena.leaderboard.fit import fit_elo, prepare
+from take5_arena.leaderboard.incremental import LiveRatings
+from take5_arena.leaderboard.live_board import LiveStandings
+from take5_arena.leaderboard.results import GameResult
+
+
+def games(rng: random.Random, bots: list[str], count: int, start: int = 0) -> list[GameResult]:
+    strength = {b: rng.gauss(0.0, 1.0) for b in bots}
+    out = []
+    for k in range(count):
+        seats = rng.sample(bots, rng.choice((2, 3, 4, 5)[: len(bots) - 1]))
+        perf = [strength[b] + rng.gauss(0.0, 1.5) for b in seats]
+        places = tuple(1 + sum(q > p for q in perf) for p in perf)
+        if rng.random() < 0.05:
+            places = tuple(1 for _ in places)  # a draw all round
+        out.append(GameResult(f"g{start + k:06d}", tuple(seats), tuple(0 for _ in seats), places))
+    return out
+
+
+def same_fit(live: F.Fit, full: F.Fit) -> None:
+    assert live.entrants == full.entrants
+    assert np.array_equal(live.component, full.component)
+    assert float(np.max(np.abs(live.elo - full.elo))) < 1e-6
+
+
+@pytest.mark.parametrize("dense_max", [300, 1])  # the dense Newton step, and the sparse CG one
+def test_game_by_game_equals_the_full_fit(monkeypatch, dense_max):
+    monkeypatch.setattr(F, "DENSE_MAX_BOTS", dense_max)
+    import take5_arena.leaderboard.incremental as inc
+
+    monkeypatch.setattr(inc, "DENSE_MAX_BOTS", dense_max)
+    rng = random.Random(dense_max)
+    bots = [f"bot{i:02d}" for i in range(30)]
+    history = games(rng, bots[:20], 150)
+    live = LiveRatings.from_pairs(prepare(history), fit_elo(prepare(history)))
+    for step in range(12):
+        # new games, some of them with bots never seen (and pairs that never met)
+        more = games(rng, bots[: 20 + 2 * step], 1 + step % 3, start=len(history))
+        history += more
+        live.add_results(more)
+        same_fit(live.fit(), fit_elo(prepare(history)))
+    assert live.games == len(history)
+
+
+def test_from_nothing_and_separate_pools_are_centred_apart():
+    rng = random.Random(3)
+    history = games(rng, ["a", "b", "c"], 20) + games(rng, ["x", "y", "z"], 20, start=20)
+    live = LiveRatings()
+    live.add_results(history[:5])
+    live.fit()
+    live.add_results(history[5:])
+    same_fit(live.fit(), fit_elo(prepare(history)))
+    # a game joining the two pools makes them one component
+    bridge = GameResult("g999999", ("a", "x"), (0, 0), (1, 2))
+    live.add_results([bridge])
+    fit = live.fit()
+    same_fit(fit, fit_elo(prepare([*history, bridge])))
+    assert len(set(fit.component.tolist())) == 1
+
+
+def test_merging_the_newer_pairs_keeps_the_fit(monkeypatch):
+    import take5_arena.leaderboard.incremental as inc
+
+    monkeypatch.setattr(inc, "DENSE_MAX_BOTS", 1)
+    monkeypatch.setattr(inc, "MERGE_SHARE", 0.0)  # every fit sorts the pairs again
+    rng = random.Random(5)
+    bots = [f"b{i}" for i in range(40)]
+    history = games(rng, bots, 100)
+    live = LiveRatings.from_pairs(prepare(history))
+    for k in range(3):
+        more = games(rng, bots, 5, start=1000 + 10 * k)
+        history += more
+        live.add_results(more)
+        same_fit(live.fit(), fit_elo(prepare(history)))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="prior"):
+        LiveRatings(prior=-1.0)
+    with pytest.raises(ValueError, match="length"):
+        LiveRatings().add(("a", "b"), (1,))
+
+
+def test_live_standings_equal_compute_standings_without_intervals():
+    rng = random.Random(11)
+    bots = [f"bot{i:02d}" for i in range(12)]
+    history = games(rng, bots[:10], 60)
+    history = [
+        replace(g, played_at=k, faults=(("timeout",),) * len(g.entrants))
+        for k, g in enumerate(history)
+    ]
+    live = LiveStandings(history[:40])
+    for k, g in enumerate(history[40:]):
+        live.add(g)
+        if k % 5 == 0:
+            same_standings(live.standings(), compute_standings(history[: 41 + k], bootstrap=0))
+    # new bots, and a game played earlier than the last one (the online Elo is replayed)
+    late = [replace(g, played_at=-1 - k) for k, g in enumerate(games(rng, bots, 4, start=500))]
+    for g in late:
+        live.add(g)
+    same_standings(live.standings(), compute_standings(history + late, bootstrap=0))
+    fresh = LiveStandings()
+    for g in history[:10]:
+        fresh.add(g)
+    same_standings(fresh.standings(), compute_standings(history[:10], bootstrap=0))
+
+
+def same_standings(live: Standings, full: Standings) -> None:
+    assert live.games == full.games and live.los == full.los == ()
+    assert [r.entrant for r in live.rows] == [r.entrant for r in full.rows]
+    for a, b in zip(live.rows, full.rows):
+        assert abs(a.rating - b.rating) < 1e-6
+        assert replace(a, rating=0.0, online_elo=0.0) == replace(b, rating=0.0, online_elo=0.0)
+        assert abs(a.online_elo - b.online_elo) < 1e-9
