@@ -40,7 +40,8 @@ Run: python bench/coverage.py            (the full grid: about an hour on one fr
 Besides the share of wrong claims per cell and its Monte Carlo error (the delta method over
 repetitions, which reads 0.0 when one tournament made every claim), each cell says in how many of
 its tournaments at least one claim at >= 95% was wrong: in a field of spread 0 that is the figure
-that means something.
+that means something. A Plackett-Luce cell's figures also go to standard error as soon as it is
+played, so that a run cut short keeps them.
 """
 
 from __future__ import annotations
@@ -493,6 +494,22 @@ def narrow_grid(quick: bool) -> list[Cell]:
     return cells
 
 
+def progress(cell: Cell) -> str:
+    """The published method's figures of a Plackett-Luce cell as soon as it is played (its target
+    needs no other cell), so that a run cut short on a loaded host keeps what it measured."""
+    if cell.truth != "pl":
+        return ""
+    targets([cell])
+    t = tally(cell, NEW.value)
+    cov, cov_err = t.coverage()
+    wrong, wrong_err, claims = t.wrong_share()
+    bad, k = t.tournaments_wrong()
+    return (
+        f"; coverage {fmt(cov, cov_err)}, LOS >= 95% wrong {fmt(wrong, wrong_err)} ({claims}), "
+        f"{bad}/{k} tournaments with a wrong claim"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -550,7 +567,7 @@ def main() -> None:
             measure(cell, methods, rng, rep)
         print(
             f"  [{ci + 1}/{len(cells)}] {cell.label} {cell.games_per_bot}: {reps} reps, "
-            f"{time.perf_counter() - t0:.0f} s",
+            f"{time.perf_counter() - t0:.0f} s{progress(cell)}",
             file=sys.stderr,
             flush=True,
         )
