@@ -58,6 +58,9 @@ class Games:
     #: (game id, author) of each game that seated two or more bots of that author at its table
     #: (the pool had too few authors to keep them apart): said in the standings
     shared_tables: list[tuple[str, str]] = field(default_factory=list)
+    #: competitions.json (the Swisses' and knockouts' definitions and stages, so that anyone
+    #: pairs them again from the site: take5_arena/referee/tournament/published.py); None: none
+    competitions: dict[str, Any] | None = None
 
     def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record in publishing order, one at a time."""

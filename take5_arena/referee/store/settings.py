@@ -33,5 +33,14 @@ class Settings(Repository):
     def note(self, key: str) -> str | None:
         return meta(self._db, f"note.{key}")
 
+    def calendar(self) -> str | None:
+        """The season's calendar as JSON (take5_arena/referee/tournament/season.py; None: no
+        season was ever opened)."""
+        return meta(self._db, "season")
+
+    def set_calendar(self, text: str) -> None:
+        with self._transaction() as db:
+            set_meta(db, "season", text)
+
 
 __all__ = ["Settings"]

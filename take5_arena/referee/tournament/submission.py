@@ -52,6 +52,7 @@ from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..store import EntrantVersion, Store
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.settings import TournamentSettings
+from .season import entries_closed, utc_now
 
 if TYPE_CHECKING:
     from ..sandbox.launcher import DockerLauncher
@@ -151,6 +152,7 @@ def _validate(
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
     try:
+        _refuse_after_cutoff(store)  # before any work, and again when the version is entered
         stored = store.settings.get()
         settings = TournamentSettings.from_json(stored).updated(
             {"sandbox": sandbox, "timeout": timeout}
@@ -202,6 +204,7 @@ def _validate(
         finally:
             if launcher is not None:
                 launcher.close()
+        _refuse_after_cutoff(store)
         ArtifactStore(store.directory / FOLDER).put(artifact)
         version, created = store.versions.add(
             name,
@@ -220,6 +223,13 @@ def _validate(
         return Submitted(version, created, smoke)
     finally:
         store.close()
+
+
+def _refuse_after_cutoff(store: Store) -> None:
+    """No new version once the season's entries are frozen (season.py)."""
+    closed = entries_closed(store, utc_now())
+    if closed is not None:
+        raise SubmitRefusedError(closed)
 
 
 def pool_opponents(
