@@ -34,6 +34,14 @@ wrong unless the target order is the claimed one (a tie is wrong too).
 Run: python bench/coverage.py            (the full grid: about an hour on one free core)
      python bench/coverage.py --quick    (a few minutes: tables of 4 and 10, 8 and 32 bots)
      python bench/coverage.py --narrow --quick   (the narrow fields, a few minutes)
+     python bench/coverage.py --truth pl --seats 2   (a part of the grid: --seats and --bots
+                                                     pick cells, so a long grid runs in parts)
+
+Besides the share of wrong claims per cell and its Monte Carlo error (the delta method over
+repetitions, which reads 0.0 when one tournament made every claim), each cell says in how many of
+its tournaments at least one claim at >= 95% was wrong: in a field of spread 0 that is the figure
+that means something. A Plackett-Luce cell's figures also go to standard error as soon as it is
+played, so that a run cut short keeps them.
 """
 
 from __future__ import annotations
@@ -268,6 +276,13 @@ class Tally:
     ranked: list[float] = field(default_factory=list)  # per rep: rank ranges given, true place in
     placed: list[float] = field(default_factory=list)
 
+    def tournaments_wrong(self) -> tuple[int, int]:
+        """Tournaments with at least one wrong claim at >= 95%, of all: in a field of spread 0
+        every claim is wrong, so the share of wrong claims is 100% as soon as one tournament makes
+        one, and its error over repetitions says nothing; this says how often that happens."""
+        k = len(self.hits)
+        return sum(1 for r in range(k) if any(self.wrong[b][r] for b in self.wrong)), k
+
     def ranks(self) -> tuple[float, float]:
         return ratio(self.placed, self.ranked)
 
@@ -361,6 +376,7 @@ class Row(TypedDict):
     cov: dict[str, tuple[float, float]]  # coverage and its error
     wrong: dict[str, tuple[float, float, int]]  # share of wrong LOS claims, its error, claims
     ranks: dict[str, tuple[float, float]]  # share of rank ranges holding the true place, error
+    bad: dict[str, tuple[int, int]]  # tournaments with a wrong LOS claim at >= 95%, of all
 
 
 def report(rows: list[Row], methods: list[str]) -> None:
@@ -380,6 +396,10 @@ def report(rows: list[Row], methods: list[str]) -> None:
         v, e, n = row["wrong"][m]
         return f"{fmt(v, e)} ({n})" if n else "- (0)"
 
+    def bad_text(row: Row, m: str) -> str:
+        bad, k = row["bad"].get(m, (0, 0))
+        return f"{bad}/{k}" if k else "-"
+
     def rank_text(row: Row, m: str) -> str:
         v, e = row["ranks"].get(m, (math.nan, math.nan))
         return "-" if math.isnan(v) else fmt(v, e)
@@ -392,17 +412,18 @@ def report(rows: list[Row], methods: list[str]) -> None:
 
     print(
         "| truth | seats | deals | bots | games/bot | reps | shown | coverage (± MC error) | in "
-        f"93-97% | LOS >= 95% wrong (claims) | rank range holds | {old}: shown | {old}: coverage | "
-        f"{old}: LOS >= 95% wrong |"
+        f"93-97% | LOS >= 95% wrong (claims) | tournaments with a wrong claim | rank range holds | "
+        f"{old}: shown | {old}: coverage | {old}: LOS >= 95% wrong |"
     )
-    print("|---" * 14 + "|")
+    print("|---" * 15 + "|")
     for row in rows:
         shown = row["shown"]
         print(
             f"| {row['truth']} | {row['seats']} | {row['deals']} | {row['bots']} | "
             f"{row['gpb']:.0f} | {row['reps']} | {100 * shown.get(new, 0.0):.0f}% | "
             f"{cov_text(row, new)} | "
-            f"{verdict(row, new)} | {los_text(row, new)} | {rank_text(row, new)} | "
+            f"{verdict(row, new)} | {los_text(row, new)} | {bad_text(row, new)} | "
+            f"{rank_text(row, new)} | "
             f"{100 * shown.get(old, 0.0):.0f}% | "
             f"{cov_text(row, old)} | {los_text(row, old)} |"
         )
@@ -473,6 +494,22 @@ def narrow_grid(quick: bool) -> list[Cell]:
     return cells
 
 
+def progress(cell: Cell) -> str:
+    """The published method's figures of a Plackett-Luce cell as soon as it is played (its target
+    needs no other cell), so that a run cut short on a loaded host keeps what it measured."""
+    if cell.truth != "pl":
+        return ""
+    targets([cell])
+    t = tally(cell, NEW.value)
+    cov, cov_err = t.coverage()
+    wrong, wrong_err, claims = t.wrong_share()
+    bad, k = t.tournaments_wrong()
+    return (
+        f"; coverage {fmt(cov, cov_err)}, LOS >= 95% wrong {fmt(wrong, wrong_err)} ({claims}), "
+        f"{bad}/{k} tournaments with a wrong claim"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -488,12 +525,22 @@ def main() -> None:
     ap.add_argument(
         "--narrow", action="store_true", help="the narrow fields (spread 0-50 Elo, few bots) only"
     )
+    ap.add_argument(
+        "--seats",
+        default="",
+        help="only these table sizes, comma-separated (to run the grid in parts)",
+    )
+    ap.add_argument("--bots", default="", help="only fields of these many bots, comma-separated")
     ap.add_argument("--methods", default="", help="extra methods, comma-separated")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     truths = ["pl", "games"] if args.truth == "both" else [args.truth]
     methods = [NEW, OLD] + [IntervalMethod(m) for m in args.methods.split(",") if m]
     cells = narrow_grid(args.quick) if args.narrow else grid(args.quick, truths)
+    if args.seats:
+        cells = [c for c in cells if c.seats in {int(k) for k in args.seats.split(",")}]
+    if args.bots:
+        cells = [c for c in cells if c.bots in {int(n) for n in args.bots.split(",")}]
     started = time.perf_counter()
     print(
         f"{len(cells)} cells; methods: {', '.join(m.value for m in methods)} "
@@ -520,7 +567,7 @@ def main() -> None:
             measure(cell, methods, rng, rep)
         print(
             f"  [{ci + 1}/{len(cells)}] {cell.label} {cell.games_per_bot}: {reps} reps, "
-            f"{time.perf_counter() - t0:.0f} s",
+            f"{time.perf_counter() - t0:.0f} s{progress(cell)}",
             file=sys.stderr,
             flush=True,
         )
@@ -551,6 +598,7 @@ def main() -> None:
             "cov": {},
             "wrong": {},
             "ranks": {},
+            "bad": {},
         }
         for m in methods:
             t = tallies[m.value]
@@ -560,6 +608,7 @@ def main() -> None:
             row["cov"][m.value] = t.coverage()
             row["wrong"][m.value] = t.wrong_share()
             row["ranks"][m.value] = t.ranks()
+            row["bad"][m.value] = t.tournaments_wrong()
             for b in range(len(BINS)):
                 key = (m.value, "small" if gpb < 20 else "large")
                 by_size.setdefault(key, {x: [0.0, 0.0, 0.0] for x in range(len(BINS))})

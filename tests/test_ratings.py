@@ -563,6 +563,35 @@ def test_los_is_calibrated_among_close_bots_with_few_units(spread):
     assert wrong <= 0.05 * claims
 
 
+def test_los_design_effect_rule_reaches_a_design_effect_measured_low_by_luck(monkeypatch):
+    """Eight equal bots, 5 duplicate sets at tables of 6: this tournament measured its design
+    effect at 0.6 (typically 1.7, with 18 degrees of freedom), so the fitted ratings spread about
+    three times their apparent errors. Averaged over 7 equally likely design effects (midpoints of
+    equal slices, which stop at the 93rd percentile) LOS put that spread on the field and claimed
+    8 orders at >= 95% between equal bots (1 tournament in 313 of bench/coverage.py --narrow's
+    cell); the Gauss-Hermite rule reaches the tail and claims none, as 401 slices do."""
+    from scipy.special import chdtri
+
+    data = prepare(duplicate_tables(np.zeros(8), 5, 6, np.random.default_rng(114)))
+    fit = fit_elo(data)
+
+    def claims() -> int:
+        iv = I.rating_intervals(data, fit)
+        assert iv.phi < 0.7 and iv.df == 18
+        return sum(1 for row in iv.los for v in row if v is not None and v >= 0.95)
+
+    scales, weights = I._design_scales(18.0)
+    assert weights.sum() == pytest.approx(1.0) and scales.max() > 18.0 / chdtri(18.0, 0.995)
+    assert claims() == 0
+
+    def slices(df: float) -> tuple[np.ndarray, np.ndarray]:
+        probs = (np.arange(7) + 0.5) / 7
+        return df / chdtri(df, probs), np.full(7, 1.0 / 7)
+
+    monkeypatch.setattr(I, "_design_scales", slices)
+    assert claims() >= 5  # the equal slices' over-confidence, reproduced
+
+
 def test_linear_algebra_runs_on_one_blas_thread_and_restores_the_setting():
     from threadpoolctl import threadpool_info
 
