@@ -206,17 +206,7 @@ def play_table(
     fault; :func:`run_table` turns that (and anything else) into outcomes. Tests play tables of
     in-memory bots with it (take5_arena/referee/match/memory.py). ``watch``: the referee's lease;
     once it lapses the bots are stopped at once and the table ends (lease.py)."""
-    settings = spec.settings
-    n = len(spec.seats)
-    config = MatchConfig(
-        games=n,
-        seed=spec.deal_seed,
-        game=settings.game,
-        calls=settings.calls,
-        match_id=f"t{spec.table}",
-        game_ids=_game_ids(spec, n),
-    )
-    with Match(refs, config, launcher=launcher, observer=_observer(spec)) as match:
+    with Match(refs, match_config(spec), launcher=launcher, observer=_observer(spec)) as match:
         unwatch = watch.on_lapse(lambda: _stop_lapsed(match)) if watch is not None else None
         try:
             _play_games(spec, refs, match, emit, watch)
@@ -260,17 +250,39 @@ def _play_games(
             )
         if not record["complete"]:
             raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game")
-        record["game_id"] = game_id
-        if spec.deal is not None:
-            record["deal"] = spec.deal.copy()
-        for seat, ref, info in zip(spec.seats, refs, record["seats"]):
-            info["bot_name"] = info["name"]  # what the bot called itself
-            info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
-            if seat.artifact is not None and ref.folder is not None:
-                info["digest"] = seat.artifact  # checked at the game's start and end
-            if seat.owner is not None:
-                info["owner"] = seat.owner
+        label_record(spec, refs, game_id, record)
         emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+
+
+def match_config(spec: TableSpec) -> MatchConfig:
+    """The match of a table: its seed, the tournament's game and call limits, and the game ids the
+    tournament records (so a bot sees them). The arena's validation plays its smoke tables with it
+    too (take5_arena/referee/tournament/submission.py), so nothing in them differs."""
+    settings, n = spec.settings, len(spec.seats)
+    return MatchConfig(
+        games=n,
+        seed=spec.deal_seed,
+        game=settings.game,
+        calls=settings.calls,
+        match_id=f"t{spec.table}",
+        game_ids=_game_ids(spec, n),
+    )
+
+
+def label_record(spec: TableSpec, refs: Sequence[BotRef], game_id: str, record: GameRecord) -> None:
+    """Name the tournament's entrants in a game's record (the one place that does): its id, its
+    deal's public part, and each seat's entrant, version, digest and owner (the handshake's name
+    kept as ``bot_name``)."""
+    record["game_id"] = game_id
+    if spec.deal is not None:
+        record["deal"] = spec.deal.copy()
+    for seat, ref, info in zip(spec.seats, refs, record["seats"]):
+        info["bot_name"] = info["name"]  # what the bot called itself
+        info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
+        if seat.artifact is not None and ref.folder is not None:
+            info["digest"] = seat.artifact  # checked at the game's start and end
+        if seat.owner is not None:
+            info["owner"] = seat.owner
 
 
 def _stop_lapsed(match: Match) -> None:
