@@ -123,11 +123,26 @@ def test_validation_games_are_rated_once_the_version_passes_and_never_when_it_fa
     assert done.returncode == 0, done.stdout + done.stderr
     standings = cli("standings", "-t", str(directory), "--json")
     assert standings.returncode == 0, standings.stderr
-    assert "alicebot" in standings.stdout and "davebot" in standings.stdout
+    rows = {r["entrant"]: r for r in json.loads(standings.stdout)["rows"]}
+    assert {e: r["owner"] for e, r in rows.items()} == {
+        "alicebot": "alice",
+        "bobbot": "bob",
+        "carolbot": "carol",
+        "davebot": "dave",
+    }
+    # the terminal's table shows each bot's author (the account), whatever its handshake says
+    text = cli("standings", "-t", str(directory)).stdout
+    assert "Author" in text.splitlines()[2], text
+    assert any(line.split()[1:3] == ["alicebot", "alice"] for line in text.splitlines()), text
     site = tmp_path / "site"
     assert cli("publish", "-t", str(directory), "--out", str(site)).returncode == 0
     done = cli("verify", "--site", str(site), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
+    published = json.loads((site / "standings.json").read_text())
+    assert {r["entrant"]: r.get("owner") for r in published["rows"]} == {
+        e: r["owner"] for e, r in rows.items()
+    }
+    assert "| Author |" in (site / "standings.md").read_text()
 
     # once the key is revealed anyone can check every validation deal
     revealed = cli("tournament", "reveal", "-t", str(directory))
