@@ -64,6 +64,7 @@ from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import DealSource, ScheduledGame, games_of_table
 from .plan.settings import TournamentSettings
+from .run import launchers
 from .run.spec import SeatSpec, TableSpec
 from .run.table import label_record, match_config
 
@@ -217,22 +218,7 @@ def _validate(
             "sha256:"
         )  # one identity for a version: its archive's
         image_id = None
-        launcher = None
-        if settings.sandbox == SandboxKind.DOCKER:
-            require_extra("docker")  # one line naming the extra, before any work
-            from ..sandbox.launcher import DockerLauncher  # the Docker SDK: only for this sandbox
-
-            try:
-                launcher = DockerLauncher(
-                    limits=settings.limits,
-                    base_image=settings.base_image,
-                    bot_memory=settings.bot_memory,
-                )
-            except EngineUnavailableError as error:
-                raise SubmitDeferredError(
-                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox "
-                    "local"
-                ) from None
+        launcher = _launcher(settings, shared=pool)
         try:
             if launcher is not None:
                 log(
@@ -256,7 +242,7 @@ def _validate(
             log(f"smoke games at a table of {settings.game.players} ({settings.sandbox}) ...")
             smoke, tables = _smoke(ref, settings, launcher, log, opponents, dealt)
         finally:
-            if launcher is not None:
+            if launcher is not None and not pool:
                 launcher.close()
         ArtifactStore(store.directory / FOLDER).put(artifact)
         version, created = store.versions.add(
@@ -277,6 +263,30 @@ def _validate(
         return Submitted(version, created, smoke, rated)
     finally:
         store.close()
+
+
+def _launcher(settings: TournamentSettings, *, shared: bool) -> DockerLauncher | None:
+    """The Docker launcher of the smoke games (None: another sandbox). ``shared`` (the arena's
+    validation): the process's own, the one its rated tables play with
+    (run/launchers.py), so that the smoke tables start their containers as those do (its images
+    known, its spares), not as a launcher made for one submission would: the time a bot waits
+    for its first decision must not tell the two apart (test_validation_blind.py). Else a launcher
+    of its own, which the caller closes."""
+    if settings.sandbox != SandboxKind.DOCKER:
+        return None
+    require_extra("docker")  # one line naming the extra, before any work
+    from ..sandbox.launcher import DockerLauncher  # the Docker SDK: only for this sandbox
+
+    try:
+        if shared:
+            return launchers.docker_launcher(settings)
+        return DockerLauncher(
+            limits=settings.limits, base_image=settings.base_image, bot_memory=settings.bot_memory
+        )
+    except (EngineUnavailableError, InfraError) as error:
+        raise SubmitDeferredError(
+            f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
+        ) from None
 
 
 def pool_opponents(
@@ -496,6 +506,10 @@ def _smoke_tables(
             )
         )
         try:
+            if launcher is not None:  # every seat's image before the match, as a rated table
+                for got in launcher.prepare(refs).values():
+                    if isinstance(got, ImageBuildError):
+                        raise SubmitDeferredError("the arena could not build an opponent's image")
             with Match(refs, config, launcher=launcher) as match:
                 mine = match.entrants[seat]
                 # the arena's own opponents first: if one did not start either, the host is to
