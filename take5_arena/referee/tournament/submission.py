@@ -458,11 +458,12 @@ def _smoke(
     rotation of the deal with duplicate deals (two tables of one game each without). The deal:
     with ``dealt`` and pool opponents, from the arena's secret key as a rated table's
     (:func:`_deal_table`; the tables come back with their records, to be rated if the bot
-    passes), else from the OS's random source. ``log`` hears how many games have been played (the
-    author's page shows it). Returns the line the author reads and the dealt tables."""
-    # ``log`` is told from a thread of its own: what it costs (the arena writes the submission's
-    # progress to its accounts database) must not show as a pause between two smoke games, which a
-    # bot watching the clock would see and a rated table does not have (test_validation_blind.py).
+    passes), else from the OS's random source. ``log`` hears how many games have been played, after
+    each table (the author's page shows it). Returns the author's line and the dealt tables."""
+    # ``log`` is told from a thread of its own, and of a table's progress only once its games are
+    # over: what it costs (the arena writes the submission's progress to its accounts database and
+    # wakes whoever follows it) must not slow the start of the next smoke game, which a bot
+    # watching the clock would see and a rated table does not have (test_validation_blind.py).
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="take5-smoke-log") as told:
         return _smoke_tables(
             ref, settings, launcher, lambda line: told.submit(log, line), opponents, dealt
@@ -533,8 +534,9 @@ def _smoke_tables(
                     if table is not None and game.document is not None:
                         label_record(table.spec, refs, config.game_ids[rotation], game.document)
                         table.records.append(game.document)
-                    log(f"smoke games: {len(scores)} of {total} played, no fault so far")
                 name, version = mine.info.name or name, mine.info.version or ""
+            # told once the table's bots are stopped, not between its games (see _smoke)
+            log(f"smoke games: {len(scores)} of {total} played, no fault so far")
         except InfraError as error:  # a bot's sandbox did not start: the host's doing
             raise SubmitDeferredError(f"the arena could not start the bots ({error})") from None
     against = "the pool's bots" if opponents is not None else "house bots"
