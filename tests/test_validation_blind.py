@@ -272,24 +272,7 @@ def _null_interval(a: list[float], b: list[float], draws: int = 2000) -> tuple[f
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "sandbox",
-    [
-        "local",
-        pytest.param(
-            "docker",
-            marks=[
-                pytest.mark.docker,
-                pytest.mark.xfail(
-                    reason="known leak (docs/security.md, 'Smoke games'): in Docker a validation "
-                    "plays beside the ladder's table, a rated table alone; the time between "
-                    "decisions leans (AUC 0.32 over 20 and 29 tables)",
-                    strict=False,
-                ),
-            ],
-        ),
-    ],
-)
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_the_clock_does_not_tell_validation_from_rated_games(tmp_path, sandbox):
     """A detector that watches the clock from inside its sandbox (tests/bots/clockwatch: the delay
     to its first decision, the wall clock between its decisions, its own think time for a fixed

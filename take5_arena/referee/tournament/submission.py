@@ -65,6 +65,7 @@ from .plan.deals import Dealer
 from .plan.schedule import DealSource, ScheduledGame, games_of_table
 from .plan.settings import TournamentSettings
 from .run import launchers
+from .run.archives import StoredArchive, folder_of
 from .run.spec import SeatSpec, TableSpec
 from .run.table import label_record, match_config
 
@@ -230,11 +231,7 @@ def _validate(
                 except ImageBuildError as error:
                     raise build_failure(error) from None
                 image_id = info.id
-            opponents = (
-                pool_opponents(store, name, author, settings.game.players, snapshot.parent.parent)
-                if pool
-                else None
-            )
+            opponents = pool_opponents(store, name, author, settings.game.players) if pool else None
             candidate = SeatSpec(
                 *_next_key(store, name, digest), 0, str(folder), artifact.digest, author
             )
@@ -289,14 +286,13 @@ def _launcher(settings: TournamentSettings, *, shared: bool) -> DockerLauncher |
         ) from None
 
 
-def pool_opponents(
-    store: Store, name: str, author: str | None, k: int, cache: Path
-) -> Opponents | None:
+def pool_opponents(store: Store, name: str, author: str | None, k: int) -> Opponents | None:
     """The arena's smoke opponents: for each table, ``n`` distinct current versions of other
     authors' entrants (one per author while there are enough authors, as the ladder seats them),
-    drawn at random from the OS's source and unpacked from their validated archives into
-    ``cache`` (the validation's own, as the submitted bot's); None when there are fewer than a
-    table of ``k`` has other seats (then house bots play, and the smoke line says so)."""
+    drawn at random from the OS's source and played from the folders rated tables play them from
+    (this process's artifact cache, run/archives.py's ``folder_of``: the same images and spare
+    containers, so that their start takes as long as at a rated table); None when there are fewer
+    than a table of ``k`` has other seats (then house bots play, and the smoke line says so)."""
     pool = [
         v
         for v in store.versions.current()
@@ -308,12 +304,12 @@ def pool_opponents(
     folders: dict[int, Path] = {}
 
     def folder(v: EntrantVersion) -> Path:
-        """The version unpacked (once, when first drawn); a missing archive is the arena's."""
+        """The version's folder (found once, when first drawn); a missing archive is the arena's."""
         if v.id not in folders:
+            digest = str(v.artifact)
             try:
-                folders[v.id] = materialize(
-                    str(v.artifact), archives.get(str(v.artifact)).data, cache
-                )
+                source = StoredArchive(str(archives.path(digest).absolute()))
+                folders[v.id] = folder_of(digest, source)
             except ArtifactError:  # the arena's to mend (the ladder names it); the author waits
                 raise SubmitDeferredError(
                     "the arena could not read an opponent's archive"
