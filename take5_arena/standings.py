@@ -11,18 +11,30 @@ results: the referee and the leaderboard never import each other.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from take5_arena.errors import ArenaError
 from take5_arena.leaderboard.board import Standings, compute_standings
 from take5_arena.leaderboard.collection import Games, scan_record_files
-from take5_arena.leaderboard.results import GameResult
+from take5_arena.leaderboard.results import GameResult, result_from_record
+from take5_arena.leaderboard.site_build import decode_bundle
 from take5_arena.referee import defaults
 from take5_arena.referee.store import DB_NAME, Store, StoreError, has_store
 from take5_arena.referee.store.integrity import findings
+from take5_arena.referee.tournament.pairings import PairingCheck, check_competitions
+from take5_arena.referee.tournament.plan.adaptive import PlayedGame
+from take5_arena.referee.tournament.published import (
+    FILE,
+    PublishedError,
+    from_document,
+    seat_keys,
+    store_document,
+)
 from take5_arena.referee.tournament.status import entrant_labels
 
 
@@ -37,8 +49,10 @@ class UnverifiedStoreError(SourceError):
 
 __all__ = [
     "Games",
+    "SiteCompetitions",
     "SourceError",
     "UnverifiedStoreError",
+    "check_site_competitions",
     "load_record_files",
     "load_tournament",
     "results_from_store",
@@ -99,6 +113,7 @@ def _from_store(folder: Path) -> Games:
             for vid, label in entrant_labels(store).items()
             if versions[vid].author
         }
+        competitions = store_document(store)
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}
             for s in store.deal_keys.seasons()
@@ -139,6 +154,7 @@ def _from_store(folder: Path) -> Games:
         deals=deals,
         shared_tables=shared,
         owners=owners,
+        competitions=competitions,
     )
 
 
@@ -177,3 +193,102 @@ def store_standings(
     if not results:
         return None
     return compute_standings(results, bootstrap=bootstrap, seed=seed)
+
+
+@dataclass
+class SiteCompetitions:
+    """A published site's Swisses and knockouts paired again from its records alone."""
+
+    checks: list[PairingCheck] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Findings beside the pairings: an unreadable competitions.json, a game listed with other
+    seats than its record's, a listed game of a finished stage the site does not hold."""
+    published: bool = False
+    """The site has a competitions.json."""
+
+    @property
+    def failures(self) -> int:
+        return len(self.problems) + sum(1 for c in self.checks if c.problem is not None)
+
+
+def check_site_competitions(site: str | Path) -> SiteCompetitions:
+    """Every Swiss and knockout of a published site's competitions.json paired again, stage by
+    stage, from the site's own records (each checked against its manifest hash by
+    ``check_site``): a pairing, a seat or a result edited after the fact is a finding
+    (docs/verifiers/checking.md)."""
+    site = Path(site)
+    out = SiteCompetitions()
+    try:
+        text = (site / FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return out
+    except OSError as error:
+        out.problems.append(f"cannot read {FILE}: {error}")
+        return out
+    out.published = True
+    try:
+        found = from_document(json.loads(text))
+    except PublishedError as error:
+        out.problems.append(str(error))
+        return out
+    except ValueError as error:  # not JSON
+        out.problems.append(f"{FILE}: {error}")
+        return out
+    listed = {g.game_id: (sid, g) for c in found for sid, games in c.stages for g in games}
+    records = _site_records(site, set(listed))
+    recorded: dict[str, PlayedGame] = {}
+    for gid, record in records.items():
+        sid, game = listed[gid]
+        seats = seat_keys(record)
+        if seats != game.seats:
+            out.problems.append(
+                f"{FILE}: game {gid} of {sid} lists seats {list(game.seats)}, "
+                f"its record {list(seats or [])}"
+            )
+            continue
+        try:
+            places = result_from_record(record, game_id=gid).places
+        except (KeyError, TypeError, ValueError):
+            continue  # an incomplete game: no result to pair by
+        recorded[gid] = PlayedGame(gid, seats, tuple(places))
+    for comp in found:
+        for sid, games in comp.stages[:-1]:  # the last stage may be under way
+            missing = [g.game_id for g in games if g.game_id not in records]
+            if missing:
+                out.problems.append(f"{FILE}: game {missing[0]} of {sid} is not on the site")
+    out.checks = check_competitions(found, recorded)
+    return out
+
+
+def _site_records(site: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
+    """The records the site holds of the ``wanted`` games, read from the replay bundles its
+    manifest names for them (only those bundles)."""
+    bundles: set[str] = set()
+    try:
+        with (site / "manifest.jsonl").open(encoding="utf-8") as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue  # check_site reports it
+                if isinstance(entry, dict) and entry.get("game") in wanted:
+                    replay = entry.get("replay")
+                    if (
+                        isinstance(replay, str)
+                        and replay.startswith("replays/")
+                        and ".." not in replay
+                    ):
+                        bundles.add(replay)
+    except OSError:
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for rel in sorted(bundles):
+        try:
+            games = decode_bundle((site / rel).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # check_site reports it
+        for g in games:
+            gid, record = g.get("id"), g.get("record")
+            if gid in wanted and isinstance(record, dict):
+                found[str(gid)] = record
+    return found

@@ -583,7 +583,7 @@ def test_tls_with_a_self_signed_certificate(tmp_path):
         plain = cli(
             "my-bots", "--server", server.address, token=token
         )  # plain text to a TLS server
-        assert plain.returncode == 1 and "cannot reach" in plain.stderr
+        assert plain.returncode == 4 and "cannot reach" in plain.stderr
     finally:
         assert server.stop() == 0
 
@@ -683,7 +683,7 @@ def test_sigkill_during_upload_validation_and_game(tmp_path):
         server.kill()
         release.set()
         _out, err = submit.communicate(timeout=60)
-        assert submit.returncode == 1 and "cannot reach" in err, err
+        assert submit.returncode == 4 and "cannot reach" in err, err
         channel.close()
         assert list((directory / "arena" / "uploads").glob(".part-*")), (
             "the kill left the partial upload"

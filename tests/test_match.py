@@ -706,3 +706,31 @@ def test_ctrl_c_reaches_a_command_started_with_sigint_ignored(tmp_path: Path) ->
             proc.kill()
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert "interrupted" in err
+
+
+def test_the_record_is_final_when_the_match_writes_it(tmp_path: Path) -> None:
+    """The seats as the caller names them and the deal are in the record the match writes (the
+    file, the observer's, the summary's): nobody rewrites a record after the match."""
+    from take5.bots import LowestBot, RandomBot
+    from take5.record import DealRecord, GameRecord
+    from take5_arena.referee.match import Match, MatchConfig, in_memory
+    from take5_arena.referee.match.config import SeatIdentity
+
+    deal: DealRecord = {"season": 2, "commitment": "c0", "id": "t1"}
+    seats = (SeatIdentity("ann", "ann@3", 3, owner="alice"), SeatIdentity("bo", "bo@1", 1))
+    config = MatchConfig(games=2, records=tmp_path, game_ids=("x", "y"), seats=seats, deal=deal)
+    seen: list[GameRecord] = []
+    refs, launcher = in_memory([LowestBot(), RandomBot(1)])
+    with Match(refs, config, launcher=launcher, observer=seen.append) as match:
+        summary = match.play_game(1)
+    on_disk = json.loads((tmp_path / "y.json").read_text())
+    for record in (summary.document, on_disk, seen[0]):
+        assert record is not None and record["game_id"] == "y" and record["deal"] == deal
+        assert [s["name"] for s in record["seats"]] == ["ann", "bo"]
+        assert [s["entrant"] for s in record["seats"]] == ["ann@3", "bo@1"]
+        assert [s["bot_name"] for s in record["seats"]] == ["lowest", "random"]
+        assert record["seats"][0]["owner"] == "alice" and "owner" not in record["seats"][1]
+    assert verify_record(on_disk) is None
+    assert list(on_disk["seats"][0])[-3:] == ["bot_name", "entrant", "owner"]
+    with pytest.raises(ValueError, match="seat identities"):
+        Match(refs, MatchConfig(seats=seats[:1]), launcher=launcher)

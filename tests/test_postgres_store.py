@@ -262,3 +262,110 @@ def test_an_older_postgresql_store_is_migrated_when_opened(
         ]
     finally:
         raw.close()
+
+
+def test_an_arenas_accounts_are_in_its_postgresql_store_for_every_host(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """On a store in PostgreSQL the arena's accounts are in the same database (their own tables,
+    made at their newest schema through the same migrations as a file's), so a process on another
+    host (its copy of DIR) knows the authors added on this one and sees a revocation at once; no
+    accounts file is made."""
+    from take5_arena.service.authors import Accounts
+    from take5_arena.service.errors import AuthenticationError
+
+    a = tmp_path / "A"
+    alice = add_author(a, "alice", "--store", postgres_url)
+    b = tmp_path / "B"
+    shutil.copytree(a, b)
+    bob = add_author(b, "bob")
+    here, there = Accounts(a), Accounts(b)
+    try:
+        assert here.authenticate(bob).name == "bob" and there.authenticate(alice).name == "alice"
+        assert [x.name for x in here.authors()] == ["alice", "bob"]
+        done = referee("authors", "revoke", "alice", "-t", str(b))
+        assert done.returncode == 0, done.stderr
+        with pytest.raises(AuthenticationError):
+            here.authenticate(alice)
+    finally:
+        here.close()
+        there.close()
+    assert not (a / "accounts.sqlite").exists() and not (b / "accounts.sqlite").exists()
+    from take5_arena.service.authors import SCHEMA_VERSION as ACCOUNTS_SCHEMA
+
+    raw = PgConnection(postgres_url, readonly=True)
+    try:  # each keeps its own schema version
+        for table, version in (("meta", SCHEMA_VERSION), ("arena_meta", ACCOUNTS_SCHEMA)):
+            row = raw.execute(f"SELECT value FROM {table} WHERE key = 'schema_version'").fetchone()
+            assert row[0] == str(version)
+    finally:
+        raw.close()
+
+
+def test_an_accounts_file_of_an_arena_on_postgresql_moves_into_its_database(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """An arena on PostgreSQL made before its accounts were kept there has them in
+    DIR/accounts.sqlite: the first open copies them into the database (migrated first) and sets
+    the file aside, owner-only; another host's copy of the same file is set aside without being
+    copied again."""
+    import os
+    import sqlite3
+
+    from take5_arena.service.authors import ACCOUNTS_NAME, Accounts
+
+    a = tmp_path / "A"
+    Store(a, create=True, url=postgres_url).close()
+    a.joinpath("store.url").rename(a / "store.url.off")  # as before: the accounts in their file
+    alice = add_author(a, "alice")
+    a.joinpath("store.url.off").rename(a / "store.url")
+    assert (a / "tournament.sqlite").exists()  # the file-backed open made one: not the store
+    (a / "tournament.sqlite").unlink()
+    b = tmp_path / "B"
+    shutil.copytree(a, b)
+    with sqlite3.connect(a / ACCOUNTS_NAME) as db:  # an older file: migrated as it moves
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        db.execute("DROP INDEX arena_submissions_upload_key")
+        db.execute("ALTER TABLE arena_submissions DROP COLUMN upload_key")
+        db.execute("ALTER TABLE arena_authors DROP COLUMN token_check")
+    here = Accounts(a)
+    try:
+        assert here.authenticate(alice).name == "alice"
+    finally:
+        here.close()
+    assert not (a / ACCOUNTS_NAME).exists()
+    moved = sorted(a.glob(f"{ACCOUNTS_NAME}.moved-*"))
+    assert moved and not any(p.name.endswith(("-wal", "-shm")) for p in moved[:1])
+    assert {oct(os.stat(p).st_mode & 0o777) for p in moved} == {oct(0o600)}
+    there = Accounts(b)
+    try:
+        assert [x.name for x in there.authors()] == ["alice"]  # once
+    finally:
+        there.close()
+    assert not (b / ACCOUNTS_NAME).exists()
+
+
+def test_a_backup_of_an_arena_on_postgresql_holds_its_accounts(
+    tmp_path: Path, new_postgres_database: Callable[[], str]
+) -> None:
+    """`referee backup` of an arena on PostgreSQL writes the accounts of the database into the
+    backup's accounts.sqlite (one snapshot, owner-only), so a backup reads as any other; restored
+    into a new database they move into it at the first open."""
+    import os
+
+    from take5_arena.service.authors import ACCOUNTS_NAME, Accounts
+
+    directory = tmp_path / "T"
+    alice = add_author(directory, "alice", "--store", new_postgres_database())
+    _ok("backup", "-t", str(directory), str(tmp_path / "B"))
+    copy = tmp_path / "B" / ACCOUNTS_NAME
+    assert copy.is_file() and os.stat(copy).st_mode & 0o777 == 0o600
+    key = str(directory / KEY_NAME)
+    other = new_postgres_database()
+    _ok("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", key, "--store", other)
+    restored = Accounts(tmp_path / "R")
+    try:
+        assert restored.shared and restored.authenticate(alice).name == "alice"
+    finally:
+        restored.close()
+    assert not (tmp_path / "R" / ACCOUNTS_NAME).exists()  # moved into the new database

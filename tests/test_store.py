@@ -141,6 +141,16 @@ def test_a_failed_write_leaves_nothing(store):
         assert db.execute("SELECT COUNT(*) FROM seat_results WHERE seat = 0").fetchone()[0] == 0
 
 
+def test_the_games_still_to_play_are_read_by_schedule_in_one_query(store):
+    """What each referee on one ladder picks up from the store (take5_arena/service/ladder.py):
+    the games of the schedules of a prefix that nobody recorded yet, in schedule order."""
+    sid, _ = scheduled(store)
+    assert store.schedules.pending_games("s") == {sid: ["g0", "g1", "g2"]}
+    store.results.record_game("g1", record_for("g1", 2, 1))
+    assert store.schedules.pending_games("s") == {sid: ["g0", "g2"]}
+    assert store.schedules.pending_games("ladder-") == {}
+
+
 def test_infra_failures_keep_the_game_pending(store):
     sid, _ = scheduled(store)
     store.results.record_infra_failure("g1", "engine-unavailable", "no engine", run_id="r1")

@@ -367,6 +367,19 @@ def test_dask_local_cluster_executor(tdir):
     check_complete(tdir).close()
 
 
+def test_an_unreachable_scheduler_is_the_hosts_failure_exit_4(tdir):
+    """A Dask scheduler that does not answer ends the run as an unreachable store or arena does:
+    one line and exit 4 (docs/organisers/command-line.md), not a usage error."""
+    pytest.importorskip("distributed")
+    with socket.socket() as held:  # a port nobody serves
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+    args = ["tournament", "run", "-t", str(tdir), "--sandbox", "local", "--players", "2"]
+    result = CliRunner().invoke(cli, [*args, "--executor", f"dask:tcp://127.0.0.1:{port}"])
+    assert result.exit_code == 4, result.output
+    assert "cannot reach the dask scheduler" in result.output and "Usage" not in result.output
+
+
 def test_process_executor(tdir):
     report = run_tournament(
         tdir,

@@ -241,6 +241,41 @@ def test_turn_watchers_see_every_turn_and_a_failing_one_stops_nothing():
     assert len(seen) == before
 
 
+def test_the_hub_keeps_the_newest_state_of_a_game_and_forgets_a_game_nobody_plays():
+    """A game reaches the pages' hub from this process's tables and, on a shared store, from the
+    store, behind: an older state never replaces a newer one, nothing follows a finished game, and
+    a game nobody has updated for a while (its referee died) leaves the list of games."""
+    import asyncio
+
+    from take5_arena.referee.store.live import KEEP_SECONDS, LiveGame
+    from take5_arena.web.live import LIVE, LiveHub
+
+    now = [0.0]
+    loop = asyncio.new_event_loop()
+    hub = LiveHub(loop, clock=lambda: now[0])
+
+    def post(*games: LiveGame) -> None:
+        for game in games:
+            hub.post(game)
+        loop.run_until_complete(asyncio.sleep(0))
+
+    def state(gid: str, rnd: int, turn: int, done: bool = False) -> LiveGame:
+        return LiveGame(gid, ["a", "b"], rnd, turn, done, f"{gid} {rnd}.{turn} {done}")
+
+    try:
+        post(state("g", 2, 3), state("g", 1, 9), state("g", 2, 2))
+        assert hub.current("game:g") == "g 2.3 False"
+        post(state("g", 10, 10, True), state("g", 10, 10))
+        assert hub.current("game:g") == "g 10.10 True"
+        post(state("dead", 1, 1))
+        now[0] = KEEP_SECONDS + 1
+        post(state("other", 1, 1))
+        assert [g["id"] for g in hub.live_games()] == ["other"]
+        assert '"other"' in (hub.current(LIVE) or "")
+    finally:
+        loop.close()
+
+
 # ------------------------------------------------------------------------------------------------
 # Over plain HTTP
 
@@ -519,6 +554,7 @@ def test_the_organiser_adds_and_revokes_an_author(arena):
     page = http.get("/organiser").text
     csrf = re.search(r'name="csrf" value="([^"]+)"', page)[1]
     assert "games recorded" in page and "hostile" in page
+    assert "games in the published standings" in page
     added = http.post("/organiser/authors", data={"csrf": csrf, "name": "dave"})
     new_token = re.search(r'<pre id="new-token">([^<]+)</pre>', added.text)[1]
     dave = Author(server, new_token)

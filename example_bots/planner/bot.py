@@ -47,7 +47,8 @@ against a frozen montecarlo at equal CPU is in docs/benchmarks.md, "The stronges
 
 Knobs: `budget`, `exact_cards`, `exact`, `use_bank`, `close_weight`, `margin`, `clock`,
 `settle`, `max_deals` and
-montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`; the
+montecarlo's `rollouts`, `opponent_randomness`, `own_randomness`, `relative`, `win_weight`,
+`objective` (scores by points by default; "win" did not play stronger: docs/benchmarks.md); the
 module constants `STAGE_OVERHEADS`, `EXACT_CARDS`, `OWN_RANDOMNESS` and `MIN_BLOCK`/`MAX_BLOCK`.
 """
 
@@ -96,6 +97,7 @@ class PlannerBot(MonteCarloSearch):
         use_bank: bool = True,
         close_weight: float = 1.5,
         compiled: bool | None = None,
+        objective: str = "points",
     ) -> None:
         super().__init__(
             seed,
@@ -115,6 +117,7 @@ class PlannerBot(MonteCarloSearch):
             use_bank=use_bank,
             close_weight=close_weight,
             compiled=compiled,
+            objective=objective,
         )
 
 

@@ -10,7 +10,8 @@ For every decision (a card to play, a row to take, a card to draft) the search:
    randomness says (an opponent's is learned per game by `OpponentModel`; its own is
    `own_randomness`);
 3. scores a rollout as its own bull heads minus `relative` times the opponents' mean (plus
-   `win_weight` if the round ends the game and it does not win);
+   `win_weight` if the round ends the game and it does not win), or with `objective="win"` by its
+   chance of winning the game from the totals it ends the round with (`take5.search_value`);
 4. compares candidates on the same deals and random draws (common random numbers) and drops the
    worse ones at regular points (successive halving), so the time goes to the close calls.
 
@@ -54,6 +55,7 @@ from .bot import Bot
 from .clock import ClockKind
 from .game import Phase, View
 from .rules import BULL_HEADS, HAND_SIZE, EndRule
+from .search_value import round_mean, win_chance
 from .sim import Table, cheapest_row, draft_order, draft_out, greedy_card, play_out
 
 DEFAULT_BUDGET = 0.09
@@ -74,7 +76,8 @@ EXACT_CARDS = 4
 """`exact_cards=None`: whole orders with this many cards or fewer at 3 players or more, none head to
 head. A first card valued by its best order on each deal is valued as if the opponents' hands were
 known; at 2 players most unseen cards are out of play, so that knowledge misleads most: there the
-exact plans lost (docs/benchmarks.md, "Planner 1.2"), while at 4 players they were even."""
+exact plans lost (CHANGELOG.md, "Older benchmark figures": planner 1.2), while at 4 players
+they were even."""
 CALL_COST, TURN_COST, GAME_COST = 3e-4, 1.4e-4, 4.5e-8
 """The prior of `Pace`, in seconds: per batch, per turn of a batch, and per game, turn and seat
 (measured on a 2-core machine: a batch of 2,560 4-player rounds takes 6 ms, one of 160 takes 2)."""
@@ -251,6 +254,9 @@ class MonteCarloSearch(Bot):
       `close_weight`: how much more a decision weighs then when the round may end the game.
     - `compiled`: card choices roll out on the compiled core (take5.core) rather than take5.batch;
       None: when the core is compiled.
+    - `objective`: "points" scores a rollout by its points (`relative`, `win_weight`); "win" by
+      its chance of winning the game from the totals it ends the round with
+      (`take5.search_value.win_chance`).
     """
 
     name = "montecarlo-search"
@@ -277,6 +283,7 @@ class MonteCarloSearch(Bot):
         use_bank: bool = False,
         close_weight: float = 1.5,
         compiled: bool | None = None,
+        objective: str = "points",
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -296,6 +303,9 @@ class MonteCarloSearch(Bot):
             raise ValueError(f"exact must be 'deal' or 'plan', not {exact!r}")
         self.exact_cards = exact_cards
         self.exact = exact
+        if objective not in ("points", "win"):
+            raise ValueError(f"objective must be 'points' or 'win', not {objective!r}")
+        self.objective = objective
         self.use_bank = use_bank
         self.close_weight = close_weight
         self.compiled = core.COMPILED if compiled is None else compiled and core.COMPILED
@@ -609,6 +619,9 @@ class MonteCarloSearch(Bot):
         weight = self.win_weight
         base = np.array([s + r for s, r in zip(view.scores, view.round_points)])
         threshold = view.settings.threshold
+        if self.objective == "win":
+            mean, rule = round_mean(view), view.settings.end_rule
+            return lambda pts: -win_chance(base + pts, me, threshold, rule, mean)
         if view.settings.end_rule is EndRule.ABOVE:
             threshold += 1
 

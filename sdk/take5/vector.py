@@ -91,7 +91,6 @@ class VectorEnv:
         )
         self.games = games
         self.players = players
-        self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._batch: Batch | None = None
 

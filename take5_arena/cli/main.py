@@ -91,6 +91,10 @@ COMMANDS: Mapping[str, Subcommand] = {
     "restore": Subcommand(
         "take5_arena.cli.backup:restore", "Restore a backup made by `referee backup`."
     ),
+    "season": Subcommand(
+        "take5_arena.cli.season:season",
+        "A season with dates: entries frozen at a cut-off, its key revealed at the end.",
+    ),
     "serve": Subcommand(
         "take5_arena.cli.service:serve", "Run the arena service on a tournament directory."
     ),

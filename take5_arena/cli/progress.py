@@ -260,6 +260,14 @@ def render_status(
     for k in status.get("deal_keys", ()):
         told = f"key {k['key']}" if k["key"] else "key secret until `referee tournament reveal`"
         console.print(f"deal season {k['season']}: commitment {k['commitment']}, {told}")
+    season = status.get("season")
+    if season and "error" in season:
+        console.print(f"season: {season['error']}")
+    elif season:
+        console.print(
+            f"season {season['season']}: {season['phase']} (entries until {season['cutoff']}, "
+            f"ends {season['ends']})"
+        )
     schedule = status["schedule"]
     progress = status["progress"]
     if schedule:

@@ -98,8 +98,15 @@ def _client(
 
 
 def _fail(error: ClientError) -> None:
-    """A failed call: one line, and the exit code of its kind."""
+    """A failed call: one line, and the exit code of its kind: 4 for an arena that cannot be
+    reached or does not answer in time (as for a store or a Dask scheduler: the host's, try again
+    later), 2 for what the caller asked wrong, else 1 (docs/organisers/command-line.md)."""
     click.echo(f"referee: {field(error, 2000)}", err=True)
+    if getattr(error, "code", None) in (
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+    ):
+        sys.exit(4)
     usage = {
         grpc.StatusCode.UNAUTHENTICATED,
         grpc.StatusCode.PERMISSION_DENIED,

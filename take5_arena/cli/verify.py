@@ -106,13 +106,21 @@ def verify(
     if deals is not None and not as_json and not quiet:
         click.echo(_deals_line(deals))
     for p in pairings if not as_json else []:
-        if p.problem is not None:
-            click.echo(f"pairings: {p.prefix}: WRONG: {field(p.problem, 2000)}")
-        elif p.unchecked is not None and not quiet:
-            click.echo(f"pairings: {p.prefix}: not checkable: {p.unchecked}")
-        elif not quiet:
-            click.echo(f"pairings: {p.prefix}: {p.stages} stages paired again from their results")
+        line = _pairing_line(p, quiet)
+        if line is not None:
+            click.echo(line)
     sys.exit(1 if failures or not results else 0)
+
+
+def _pairing_line(p: PairingCheck, quiet: bool) -> str | None:
+    """One Swiss's or knockout's check as a line (None: nothing to say when quiet)."""
+    if p.problem is not None:
+        return f"pairings: {field(p.prefix, 200)}: WRONG: {field(p.problem, 2000)}"
+    if quiet:
+        return None
+    if p.unchecked is not None:
+        return f"pairings: {field(p.prefix, 200)}: not checkable: {p.unchecked}"
+    return f"pairings: {field(p.prefix, 200)}: {p.stages} stages paired again from their results"
 
 
 def _deals(directory: Path) -> DealCounts | None:
@@ -154,11 +162,15 @@ def verify_site(site: Path) -> None:
     standings from exactly those records (take5_arena/leaderboard/site_check.py). Exits 0 when they
     agree, 1 when anything differs, 2 when DIR is no published site."""
     from take5_arena.leaderboard.site_check import SiteCheckError, check_site
+    from take5_arena.standings import check_site_competitions
 
     try:
         check = check_site(site)
     except SiteCheckError as error:
         raise click.BadParameter(str(error), param_hint="--site") from None
+    competitions = check_site_competitions(site)
+    for problem in competitions.problems:
+        check.add(problem)
     for problem in check.problems:  # may quote bot names: no control character reaches the terminal
         click.echo(f"{site}: {field(problem, 2000)}")
     if check.more:
@@ -169,10 +181,19 @@ def verify_site(site: Path) -> None:
         f"{site}: "
         + _deals_line(DealCounts(check.public_deals, check.checked_deals, check.sealed_deals))
     )
-    if check.ok:
+    for p in competitions.checks:  # every Swiss and knockout paired again from the records
+        line = _pairing_line(p, quiet=False)
+        if line is not None:
+            click.echo(f"{site}: {line}")
+    if check.ok and not competitions.failures:
         click.echo(
             f"{site}: ok: {check.games} records verified, the standings of {check.rated} rated "
             "games recomputed and equal to standings.json, every data file and page as published"
+            + (
+                f", {len(competitions.checks)} Swisses and knockouts paired again"
+                if competitions.checks
+                else ""
+            )
         )
         sys.exit(0)
     click.echo(f"{site}: FAILED: the published site does not match its records")

@@ -61,6 +61,9 @@ class Games:
     #: bot -> its author as the organiser knows it (the seats' ``owner``; a tournament's from its
     #: store): shown beside the bot in `referee standings` and the arena's standings
     owners: dict[str, str] = field(default_factory=dict)
+    #: competitions.json (the Swisses' and knockouts' definitions and stages, so that anyone
+    #: pairs them again from the site: take5_arena/referee/tournament/published.py); None: none
+    competitions: dict[str, Any] | None = None
 
     def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record in publishing order, one at a time."""

@@ -27,8 +27,8 @@ The older methods stay as options and as the bench's baselines: the Laplace post
 cluster-robust sandwich, ``ROBUST`` (published before: the posterior moving per bot to the sandwich
 as its units accumulate), ``BLENDED`` (the same with the pooled ``phi``) and the percentile
 bootstrap; under them a bot in fewer than :data:`MIN_UNITS` units is marked but keeps its interval.
-Coverage by method at every size the project runs: docs/standings-format.md and ``python
-bench/coverage.py``.
+Coverage by method at every size the project runs: docs/maintainers/ratings-reasoning.md and
+``python bench/coverage.py``.
 
 Kept apart from the fit because a fit has one answer while its uncertainty has several candidate
 methods, measured against each other by bench/coverage.py.

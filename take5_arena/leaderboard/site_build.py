@@ -19,6 +19,8 @@ Layout (all paths relative to the site folder)::
                                                 base64-encoded: window.TAKE5_REPLAYS[path] = "..."
                                                 (FOLDER_FILES bundles a folder)
     data/state.json                             what a re-publish needs to add to this site
+    competitions.json                           what pairs each Swiss and knockout: definitions,
+                                                stages, seats (when the tournament has any)
 
 Game number ``n`` (its position in publishing order, from 0) fixes where everything about it lives:
 bundle ``n // BUNDLE`` in folder ``n // BUNDLE // FOLDER_FILES``, list page ``n // LIST_PAGE``; so a
@@ -66,6 +68,8 @@ RECENT_GAMES = 30  # newest games on the front page
 BOT_FAULTS = 200  # newest faults (with their details) on a bot page
 MANIFEST_FORMAT = "take5-site-manifest"
 STATE_FORMAT = "take5-site-state"
+#: the Swisses' and knockouts' definitions and stages (take5_arena/referee/tournament/published.py)
+COMPETITIONS = "competitions.json"
 #: tournament settings shown on the front page, in this order
 SHOWN_SETTINGS = (
     "players",
@@ -161,7 +165,7 @@ def _js_assign(table: str, key: str, value_json: str) -> str:
     )
 
 
-def _write(path: Path, text: str) -> int:
+def _write(path: Path, text: str) -> None:
     """Write ``path`` whole under a new name and rename it over the old one: a reader sees the old
     file or the new, never half of one, and a version of the site that shares the old file by a
     hard link (take5_arena/leaderboard/site_versions.py) keeps it unchanged."""
@@ -170,7 +174,6 @@ def _write(path: Path, text: str) -> int:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_bytes(data)
     os.replace(temporary, path)
-    return len(data)
 
 
 def _strip_logs(record: dict[str, Any]) -> dict[str, Any]:
@@ -203,8 +206,6 @@ class PublishReport:
     games: int  # games on the site
     written: int  # replays written by this run (a re-publish: the new ones, and their bundle's)
     incremental: bool
-    bytes_written: int
-    files_written: int
 
 
 class _Digest:
@@ -267,11 +268,10 @@ def write_site(
     result_of: dict[str, GameResult] = {g.game_id: g for g in results}
     kept, state = _kept(out, order, with_logs=with_logs, full=full)
     bots_state: dict[str, dict[str, Any]] = (state or {}).get("bots", {})
-    report = PublishReport(total, 0, kept > 0, 0, 0)
+    report = PublishReport(total, 0, kept > 0)
 
     def write(rel: str, text: str) -> None:
-        report.bytes_written += _write(out / rel, text)
-        report.files_written += 1
+        _write(out / rel, text)
 
     before = {b: _dump(s) for b, s in bots_state.items()}  # a bot's summary is its state's view
     offsets = _write_replays(
@@ -294,7 +294,17 @@ def write_site(
         write,
     )
     _write_manifest_and_state(out, games, standings, offsets, bots_state, with_logs, write)
+    _write_competitions(out, games, write)
     return report
+
+
+def _write_competitions(out: Path, games: Games, write: Callable[[str, str], None]) -> None:
+    """competitions.json: what pairs the site's Swisses and knockouts (``referee verify --site``
+    pairs them again); none, none left over from an earlier publication."""
+    if games.competitions is None:
+        (out / COMPETITIONS).unlink(missing_ok=True)
+    else:
+        write(COMPETITIONS, json.dumps(games.competitions, indent=1, ensure_ascii=False) + "\n")
 
 
 def _kept(

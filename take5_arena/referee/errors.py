@@ -17,6 +17,7 @@
     │   ├── ScheduleError (ValueError) tournament/plan/schedule.py: no schedule
     │   ├── SettleError (ValueError)   tournament/plan/adaptive.py: no adaptive one
     │   └── ExecutorError (ValueError) tournament/run/executors.py: a bad executor
+    │       └── ExecutorUnreachableError   its scheduler does not answer (exit 4)
     └── InfraError                     this module: a game that is nobody's fault (a match, a
                                        tournament's table); ``kind``: kinds.py's InfraKind
 

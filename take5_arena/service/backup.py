@@ -73,8 +73,11 @@ from take5_arena.referee.store.backup import (
 )
 from take5_arena.referee.store.deals import SECRET_DIR
 from take5_arena.referee.store.postgres import redacted
+from take5_arena.referee.store.snapshot import describe_copy
+from take5_arena.referee.store.store import store_url
 from take5_arena.referee.store.transfer import import_sqlite
 from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
+from take5_arena.service.authors.storage import export_accounts
 
 MANIFEST = "take5-backup.json"
 FORMAT = "take5-backup"
@@ -134,8 +137,13 @@ def backup(
     try:
         files: list[CopiedFile] = []
         accounts = directory / ACCOUNTS_NAME
+        url = store_url(directory)
+        if url is not None:  # an arena on PostgreSQL: its accounts are in the database
+            if export_accounts(url, work / ACCOUNTS_NAME):
+                progress(f"copied the accounts into {ACCOUNTS_NAME}")
+                files.append(describe_copy(work / ACCOUNTS_NAME, ACCOUNTS_NAME))
         # 0 bytes: a first `serve` cut off before it made them (a full disk); nothing to copy
-        if accounts.is_file() and accounts.stat().st_size > 0:
+        elif accounts.is_file() and accounts.stat().st_size > 0:
             progress(f"copying {ACCOUNTS_NAME}")
             files.append(online_copy(directory / ACCOUNTS_NAME, work / ACCOUNTS_NAME))
         progress(f"copying {DB_NAME} and the archives it plays")

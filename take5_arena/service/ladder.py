@@ -39,11 +39,15 @@ from its own namespace: unrated) and plays its table between the rated ones: one
 rated table has started, so rated play keeps at least half of the tables. Its pending games are
 resumed at start like the ladder's.
 
-Publishing is a separate thread (:class:`Publisher`): standings.json and the static site (a new
-complete version each time, switched to atomically: take5_arena/leaderboard/site_versions.py) are
-refreshed when ``every_games`` new games have landed, or ``every_seconds`` after the first one that
-has not been published, whichever comes first, and the latest standings document is kept for the
-arena's Standings call.
+Publishing is a separate thread (take5_arena/service/publisher.py), which counts the games in the
+store.
+
+Several referees on one store (docs/operators/several-hosts.md) run one ladder: its batches are
+planned by one referee at a time (the store's :data:`PLANNING` claim, so the batches are numbered
+once and each version has one gauntlet), and every referee picks up the tables of the store still
+to play every :attr:`Ladder.PICK_UP_SECONDS`, whoever planned them, and plays those it claims
+(TableDriver): a table is played by one referee, and the tables of a referee that died come back
+to the others when its session with the server ends.
 """
 
 from __future__ import annotations
@@ -57,15 +61,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.store.records import UNRATED_PREFIX
+from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.deals import Dealer
 from take5_arena.referee.tournament.plan.schedule import author_groups, deal_seed, games_of_table
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
@@ -83,6 +87,9 @@ LADDER_PREFIX = "ladder-"
 GAUNTLET = "gauntlet"
 BATCH_TABLES = 10_000
 """Table numbers (and deal seeds) of batch n start at n * BATCH_TABLES: no two tables share one."""
+PLANNING = "ladder planning"
+"""The claim (Schedules.claim) a referee holds while it plans the ladder's next batches: several
+referees on one store plan one schedule, numbered once."""
 LADDER_NAMESPACE = "ladder"
 """The deal identities' namespace of the ladder's tables (referee/tournament/plan/deals.py)."""
 
@@ -247,6 +254,9 @@ def make_planner(config: LadderConfig) -> Planner:
 class Ladder:
     """Plays games for as long as it runs (a thread; :meth:`stop` ends it)."""
 
+    PICK_UP_SECONDS = 1.0
+    """How often the store's tables still to play are looked at (:meth:`_pick_up`)."""
+
     def __init__(
         self,
         directory: str | Path,
@@ -284,6 +294,8 @@ class Ladder:
         self._asked: queue.SimpleQueue[_Asked] = queue.SimpleQueue()
         self._challenges: deque[TableSpec] = deque()
         self._rated_since_challenge = True
+        self._picked_up = False
+        self._left: set[str] = set()  # batches this host cannot play (an archive it lacks)
 
     # -- control -------------------------------------------------------------------------------
 
@@ -375,42 +387,105 @@ class Ladder:
             retry_delay=self.retry_delay,
         )
         self._driver = driver
-        resumed = self._resume(store)
-        if resumed:
-            self.log.info(
-                f"ladder: resuming {sum(len(s.games) for s in resumed)} games planned before the "
-                "restart"
-            )
-        driver.add(resumed)
-        self._challenges = deque(self._resume(store, UNRATED_PREFIX))
+        self._challenges = deque()
+        picked_at = -self.PICK_UP_SECONDS
         while not self._stop.is_set():
             current = {v.key: v for v in store.versions.current()}
-            self._take_challenges(store, current)
+            if time.monotonic() - picked_at >= self.PICK_UP_SECONDS:
+                picked_at = time.monotonic()
+                self._pick_up(store, driver, current)
             # drop planned tables of bots withdrawn or replaced meanwhile
             driver.discard(_seated_among(set(current)))
             self._challenges = deque(filter(_seated_among(set(current)), self._challenges))
             self._say_if_short(store, len(current), k)
-            if len(current) >= k:
-                for key in sorted(current):
-                    if not self._has_gauntlet(store, key):
-                        driver.add(self._plan_gauntlet(store, current, key), first=True)
             # Infrastructure failures in a row (no engine, ...): wait longer and longer before
             # starting the next table, instead of planning and failing tables as fast as they fail.
             hold = time.monotonic() < self._backoff_until
-            while not hold and driver.has_room and not driver.has_ready and len(current) >= k:
+            self._plan(store, driver, current, hold)
+            if driver.in_flight or (driver.waiting and not hold):
+                driver.pump(0.2, submit=not hold)
+            else:
+                pause = max(self.config.idle_seconds, self._backoff_until - time.monotonic())
+                self._wake.wait(min(pause, 60.0, self.PICK_UP_SECONDS))
+                self._wake.clear()
+        driver.cancel()
+
+    def _plan(
+        self,
+        store: Store,
+        driver: TableDriver,
+        current: Mapping[str, EntrantVersion],
+        hold: bool,
+    ) -> None:
+        """Plan what is missing, holding the store's planning claim: one referee plans at a time
+        and numbers the batches (the others pick them up from the store): the gauntlets of new
+        versions, the challenges asked here, and a table for each free place of this referee."""
+        k = self.settings.players
+
+        def steady() -> bool:
+            return not hold and driver.has_room and not driver.has_ready and len(current) >= k
+
+        def gauntlets() -> list[str]:
+            if len(current) < k:
+                return []
+            planned = {s.description for s in store.schedules.all(LADDER_PREFIX)}
+            return [key for key in sorted(current) if f"{GAUNTLET} {key}" not in planned]
+
+        if self._asked.empty() and not steady() and not gauntlets():
+            return
+        if not store.schedules.claim(PLANNING):
+            return  # another referee plans now: its batches are picked up from the store
+        try:
+            self._take_challenges(store, current)
+            for key in gauntlets():  # read again under the claim: planned once, by one referee
+                driver.add(self._plan_gauntlet(store, current, key), first=True)
+            while steady():
                 if self._challenges and self._rated_since_challenge:
                     driver.add([self._challenges.popleft()])
                     self._rated_since_challenge = False
                 else:
                     driver.add(self._plan_steady(store, current))
                     self._rated_since_challenge = True
-            if driver.in_flight or (driver.waiting and not hold):
-                driver.pump(0.2, submit=not hold)
-            else:
-                pause = max(self.config.idle_seconds, self._backoff_until - time.monotonic())
-                self._wake.wait(min(pause, 60.0))
-                self._wake.clear()
-        driver.cancel()
+        finally:
+            store.schedules.release(PLANNING)
+
+    def _pick_up(
+        self, store: Store, driver: TableDriver, current: Mapping[str, EntrantVersion]
+    ) -> None:
+        """Queue the store's tables still to play (ladder batches and challenges) that this
+        referee does not have yet: planned before a restart, or by another referee, or held by
+        one that died (its claims ended with its session). Which of the referees plays a table
+        is decided when it is claimed (TableDriver), so the ladder is one schedule whoever runs
+        it. Tables whose bots no longer play at those versions are left, and so are games this
+        referee gave up on after their retries."""
+        known = driver.game_ids | driver.given_up
+        known.update(g for spec in self._challenges for g, _ in spec.games)
+        keys = set(current)
+        added = 0
+        for prefix in (LADDER_PREFIX, UNRATED_PREFIX):
+            for sid, game_ids in store.schedules.pending_games(prefix).items():
+                if known.issuperset(game_ids):
+                    continue  # being played here, or given up: nothing to read
+                try:
+                    stored = self._specs(store, sid)
+                except TournamentError as error:  # an archive this host lacks: others play it
+                    if sid not in self._left:
+                        self._left.add(sid)
+                        self.log.warning("ladder: %s left to the other referees: %s", sid, error)
+                    continue
+                specs = [
+                    spec
+                    for spec in stored
+                    if _seated_among(keys)(spec) and not any(g in known for g, _ in spec.games)
+                ]
+                added += sum(len(spec.games) for spec in specs)
+                if prefix == LADDER_PREFIX:
+                    driver.add(specs)
+                else:
+                    self._challenges.extend(specs)
+        if added and not self._picked_up:
+            self.log.info(f"ladder: {added} games planned and not played yet: playing them")
+        self._picked_up = True
 
     def _take_challenges(self, store: Store, current: Mapping[str, EntrantVersion]) -> None:
         """Store the challenges asked for since the last look (the author's limits counted here,
@@ -483,10 +558,6 @@ class Ladder:
     # -- planning against the store
     # --------------------------------------------------------------------
 
-    @staticmethod
-    def _has_gauntlet(store: Store, key: str) -> bool:
-        return any(s.description == f"{GAUNTLET} {key}" for s in store.schedules.all(LADDER_PREFIX))
-
     def _pool(self, store: Store, current: Mapping[str, EntrantVersion]) -> PoolView:
         scheduled = store.schedules.scheduled_seats(LADDER_PREFIX)
         games = {key: scheduled.get(v.id, 0) for key, v in current.items()}
@@ -551,17 +622,6 @@ class Ladder:
         )
         return self._specs(store, sid)
 
-    def _resume(self, store: Store, prefix: str = LADDER_PREFIX) -> list[TableSpec]:
-        """The pending games of earlier batches (or challenges) whose bots all still play at
-        those versions."""
-        current_ids = {v.id for v in store.versions.current()}
-        return [
-            spec
-            for schedule in store.schedules.all(prefix)
-            for spec in self._specs(store, schedule.schedule_id)
-            if all(seat.version_id in current_ids for seat in spec.seats)
-        ]
-
     def _specs(self, store: Store, sid: str) -> list[TableSpec]:
         """The pending games of a ladder batch or a challenge as table specs: the tournament's
         spec builder, so they play the validated archives, as a tournament's games do."""
@@ -608,141 +668,17 @@ class _Events(Progress):
         self.ladder.log.warning("ladder: %s", text)
 
 
-# ------------------------------------------------------------------------------------------------
-# Publishing
-
-
-class Publisher:
-    """Refreshes standings (and the site) as games land; keeps the latest standings document."""
-
-    def __init__(
-        self,
-        directory: str | Path,
-        config: LadderConfig,
-        *,
-        title: str | None = None,
-    ):
-        self.directory = Path(directory)
-        self.config = config
-        self.title = title
-        self.log = logs.logger("publisher")
-        self.lock = threading.Lock()
-        self.document: dict[str, Any] | None = None
-        self.computed_at = ""
-        self.published_games = -1
-        self.publications = 0
-        self._pending = 0
-        self._first_pending: float | None = None
-        self._stop = threading.Event()
-        self._kick = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="publisher", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop, after publishing the games that landed since the last publication."""
-        self._stop.set()
-        self._kick.set()
-        self._thread.join(120)
-
-    def games_landed(self, n: int) -> None:
-        with self.lock:
-            self._pending += n
-            if self._first_pending is None:
-                self._first_pending = time.monotonic()
-            if self._pending >= self.config.every_games:
-                self._kick.set()
-
-    def latest(self) -> tuple[dict[str, Any] | None, str]:
-        with self.lock:
-            return self.document, self.computed_at
-
-    def _due(self) -> bool:
-        with self.lock:
-            if self._pending >= self.config.every_games:
-                return True
-            return (
-                self._first_pending is not None
-                and time.monotonic() - self._first_pending >= self.config.every_seconds
-            )
-
-    def _run(self) -> None:
-        with contextlib.suppress(Exception):
-            self.publish()  # what is there already, at start
-        while not self._stop.is_set():
-            self._kick.wait(0.25)
-            self._kick.clear()
-            if self._due():
-                self._publish_logged()
-        # Stopping: published once more, last, whatever was counted: a game the ladder committed
-        # as it was stopped may not have been counted, and the site must hold every game recorded.
-        self._publish_logged()
-
-    def _publish_logged(self) -> None:
-        try:
-            self.publish()
-        except Exception as error:  # noqa: BLE001 - reported; the next publication retries
-            self.log.error("publishing failed: %s: %s", type(error).__name__, error)
-
-    def publish(self) -> None:
-        """Compute the standings now, keep them, and write the site (if configured)."""
-        from take5_arena.leaderboard.board import compute_standings  # lazy: start-up time
-        from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
-        from take5_arena.leaderboard.site_build import publish_site  # lazy: start-up time
-        from take5_arena.leaderboard.site_versions import publish_versioned  # lazy: start-up time
-        from take5_arena.standings import load_tournament  # lazy: start-up time
-
-        with self.lock:
-            self._pending = 0
-            self._first_pending = None
-        games = load_tournament(self.directory)
-        stamp = datetime.now(timezone.utc)
-        if not games.results:
-            return
-        table = compute_standings(games.results, bootstrap=self.config.bootstrap, seed=0)
-        title = self.title or games.title
-        doc = standings_document(
-            table,
-            games.results,
-            title=title,
-            generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
-            deals=games.deals,
-            shared_tables=games.shared_tables,
-            owners=games.owners,
-        )
-        if self.config.site is not None:
-            # a complete new version, switched to at once (readers never see half of one); in it,
-            # streamed and incremental: only what the new games change is written
-            publish_versioned(
-                self.config.site,
-                lambda folder: publish_site(
-                    folder,
-                    results=games.results,
-                    games=games,
-                    standings=table,
-                    title=title,
-                    generated_at=stamp.strftime("%Y-%m-%d %H:%M UTC"),
-                ),
-            )
-        with self.lock:
-            self.document = doc
-            self.computed_at = stamp.isoformat(timespec="seconds")
-            self.published_games = len(games.results)
-            self.publications += 1
-
-
 __all__ = [
     "BATCH_TABLES",
     "GAUNTLET",
     "LADDER_NAMESPACE",
     "LADDER_PREFIX",
+    "PLANNING",
     "GauntletPlanner",
     "Ladder",
     "LadderConfig",
     "Planner",
     "PoolView",
-    "Publisher",
     "SettlingPlanner",
     "make_planner",
 ]

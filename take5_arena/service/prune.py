@@ -25,7 +25,7 @@ from pathlib import Path
 
 from take5_arena.referee.artifacts import Pruned, tree_bytes
 from take5_arena.referee.store import DB_NAME, Store, StoreError, has_store
-from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
+from take5_arena.service.authors import ACCOUNTS_NAME, Accounts, unfinished_uploads
 
 #: The shortest age anything is pruned at: an upload is committed, a folder validated, in minutes.
 MIN_AGE_SECONDS = 3600.0
@@ -38,11 +38,18 @@ def prune_arena(directory: Path, older_than: float, *, dry_run: bool = False) ->
         raise StoreError(f"{directory} is not a tournament directory (no {DB_NAME})")
     horizon = time.time() - max(older_than, MIN_AGE_SECONDS)
     arena = directory / "arena"
-    keep_uploads = (
-        set(unfinished_uploads(directory / ACCOUNTS_NAME))
-        if (directory / ACCOUNTS_NAME).is_file()
-        else set()
-    )
+    with Store(directory, readonly=True) as store:
+        shared = store.url is not None
+    if shared:  # the accounts are in the store's PostgreSQL database
+        accounts = Accounts(directory)
+        try:
+            keep_uploads = {Path(s.archive_path).name for s in accounts.unfinished_submissions()}
+        finally:
+            accounts.close()
+    elif (directory / ACCOUNTS_NAME).is_file():
+        keep_uploads = set(unfinished_uploads(directory / ACCOUNTS_NAME))
+    else:
+        keep_uploads = set()
     with Store(directory, readonly=True) as store:
         keep_folders = {
             Path(v.bot_dir).resolve() for v in store.versions.all() if not v.artifact and v.bot_dir

@@ -8,9 +8,11 @@ play the same store at once) and runs, side by side:
 * the submission queue (take5_arena/service/submissions.py): an upload is spooled to disk
   (take5_arena/service/intake.py), recorded and answered with its id; the queue's workers unpack it
   through take5_arena/referee/archive.py and validate it with ``referee submit``'s code;
-* the ladder and the publisher (take5_arena/service/ladder.py): games keep being played between the
-  active bots, on the tournament's table driver, from the validated archives, and the standings
-  and the static site are refreshed as they land.
+* the ladder and the publisher (take5_arena/service/ladder.py, publisher.py): games keep being
+  played between the active bots, on the tournament's table driver, from the validated archives,
+  and the standings and the static site are refreshed as they land;
+* on a store that several processes share (PostgreSQL), the writer of the games in progress to
+  the store, for the web pages of the other processes (take5_arena/service/live_feed.py).
 
 The tournament's settings are the store's, with the options of ``serve`` (the same sandbox and
 play options as ``referee tournament run``: take5_arena/cli/options.py) given now; they are saved.
@@ -57,7 +59,9 @@ from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool
-from take5_arena.service.ladder import Ladder, LadderConfig, Publisher
+from take5_arena.service.ladder import Ladder, LadderConfig
+from take5_arena.service.live_feed import LiveWriter, shared_store
+from take5_arena.service.publisher import Publisher
 from take5_arena.service.servicer import ArenaService, ServiceParts
 from take5_arena.service.submissions import SubmissionQueue
 
@@ -215,6 +219,7 @@ class _Server:
             sidecars = [make(parts, blocking, log) for make in options.sidecars]
             bound = rpc.start(f"{host}:{port}")
             started: list[Sidecar] = []
+            live = _live_writer(directory) if ladder is not None else None
             previous = {
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
             }
@@ -223,6 +228,8 @@ class _Server:
                 queue.start()
                 if ladder is not None:
                     ladder.start()
+                if live is not None:
+                    live.start()
                 self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
                 for sidecar in sidecars:
                     sidecar.start()
@@ -244,6 +251,8 @@ class _Server:
                 queue.close()
                 if ladder is not None:
                     ladder.stop(timeout=defaults.LADDER_STOP_SECONDS)
+                if live is not None:
+                    live.stop()
                 publisher.stop()  # publishes what landed since the last publication, last
                 blocking.shutdown(wait=False, cancel_futures=True)
                 if settings.sandbox == SandboxKind.DOCKER:
@@ -315,6 +324,13 @@ class _Server:
             f"{settings.sandbox}, executor {self.info.describe()}; "
             f"site: {options.ladder.site or 'not published'}"
         )
+
+
+def _live_writer(directory: Path) -> Sidecar | None:
+    """On a store that several processes share (PostgreSQL), the writer of this referee's games
+    in progress to the store, for the web pages of the others (take5_arena/service/live_feed.py)."""
+
+    return LiveWriter(directory) if shared_store(directory) else None
 
 
 class _RpcServer:

@@ -58,7 +58,8 @@ from take5_arena.service.errors import (
     host_fault,
 )
 from take5_arena.service.intake import Spool
-from take5_arena.service.ladder import Ladder, Publisher
+from take5_arena.service.ladder import Ladder
+from take5_arena.service.publisher import Publisher
 from take5_arena.service.submissions import SubmissionQueue
 
 _Request = TypeVar("_Request")

@@ -141,8 +141,11 @@ class SubmissionQueue:
     def start(self) -> None:
         """Start the workers, with the submissions a stopped server left unjudged queued first."""
         for row in self.accounts.judged_with_archives():
-            self._discard_upload(row)
+            if self._here(row):
+                self._discard_upload(row)
         for row in self.accounts.unfinished_submissions():
+            if not self._here(row):
+                continue
             self.log.info(
                 "validating submission %s (%s/%s) recorded before the restart",
                 row.id,
@@ -152,6 +155,13 @@ class SubmissionQueue:
             self.enqueue(row.id)
         for thread in self._threads:
             thread.start()
+
+    def _here(self, row: SubmissionRow) -> bool:
+        """Whether this process received the submission's upload: always, but for accounts that
+        processes on several hosts share, where the host that spooled an upload validates it."""
+        return (
+            not self.accounts.shared or (self.spool.uploads / Path(row.archive_path).name).exists()
+        )
 
     def close(self) -> None:
         """Stop taking work; a validation in progress is left to finish (its thread is a daemon,

@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from take5_arena.leaderboard.publish import SITE_ASSETS
 from take5_arena.web.base import ORGANISER, Refused, WebConfig, WebParts
 from take5_arena.web.challenging import ChallengePages
+from take5_arena.web.competing import CompetitionPages
 from take5_arena.web.guard import client_key
 from take5_arena.web.live import LiveHub, Streams
 from take5_arena.web.organising import OrganiserPages
@@ -51,7 +52,7 @@ from take5_arena.web.security import HEADERS, Buckets, Sessions, same_origin
 _HERE = Path(__file__).parent
 
 
-class WebApp(PublicPages, ChallengePages, OrganiserPages):
+class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
     """The routes, over the arena's parts; :attr:`app` is the ASGI application."""
 
     def __init__(self, parts: WebParts, config: WebConfig, hub: LiveHub) -> None:
@@ -78,6 +79,8 @@ class WebApp(PublicPages, ChallengePages, OrganiserPages):
             Route("/", self.index),
             Route("/index.html", lambda r: RedirectResponse("/", 301)),
             Route("/games", self.games),
+            Route("/competitions", self.competitions_page),
+            Route("/competitions/{prefix}", self.competition_page),
             Route("/replay.html", self.replay),
             Route("/api/games/{game_id:path}", self.game_json),
             Route("/live", self.live),

@@ -3,10 +3,16 @@ turn by turn, fanned out to any number of server-sent-event viewers.
 
 The ladder plays on its own threads; :meth:`LiveHub.turn` (a turn watcher of
 take5_arena/referee/tournament/run/table.py) is called there after every turn, makes the public form
-of the record (without the bots' own output: take5_arena/service/messages.py) and its JSON once, and
-hands it to the event loop. A viewer holds only the newest message of its feed (each message is
-the whole state: a game's record so far, the standings rows), so a slow viewer costs one message of
-memory, never a queue, and catches up with the present when it reads again.
+of the record (without the bots' own output: take5_arena/service/live_feed.py's ``turn_message``)
+and its JSON once, and hands it to the event loop. A viewer holds only the newest message of its
+feed (each message is the whole state: a game's record so far, the standings rows), so a slow
+viewer costs one message of memory, never a queue, and catches up with the present when it reads
+again.
+
+On a store shared by several processes (PostgreSQL), the games other processes play reach the hub
+through the store (take5_arena/service/live_feed.py: :meth:`LiveHub.post`); a state older than the
+one shown is dropped, and a game nobody has updated for a while (its referee died) leaves the
+list.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from take5.record import GameRecord
+from take5_arena.referee.store.live import KEEP_SECONDS, LiveGame
 from take5_arena.referee.tournament.run.spec import TableSpec
-from take5_arena.service.messages import public_record
+from take5_arena.service.live_feed import turn_message
 
 LIVE = "live"
 """The feed of the games in progress (their ids and bots)."""
@@ -72,6 +79,7 @@ class _Game:
     round: int = 0
     turn: int = 0
     finished_at: float | None = None
+    seen_at: float = 0.0
 
 
 @dataclass
@@ -91,40 +99,39 @@ class LiveHub:
 
     def turn(self, spec: TableSpec, game_id: str, record: GameRecord) -> None:
         """A turn of ``game_id`` was played (a turn watcher: quick, never raises)."""
-        entrants = [seat.name for seat in spec.seats]
-        rounds = record.get("rounds") or []
-        last: dict[str, Any] = dict(rounds[-1]) if rounds else {}
-        done = bool(record.get("complete"))
-        message = {
-            "id": game_id,
-            "entrants": entrants,
-            "record": public_record(record),
-            "done": done,
-            "sent_at": time.time(),
-        }
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        where = (int(last.get("round", 0)), len(last.get("turns") or []))
+        self.post(turn_message(spec, game_id, record))
+
+    def post(self, game: LiveGame) -> None:
+        """The newest state of a game in progress, from any thread (this process's tables, or
+        another process's read from the store: take5_arena/service/live_feed.py)."""
         try:
-            self.loop.call_soon_threadsafe(self._turn, game_id, entrants, data, where, done)
+            self.loop.call_soon_threadsafe(self._turn, game)
         except RuntimeError:  # the loop is closed: the web server is stopping
             pass
 
     # -- on the loop -------------------------------------------------------------------------------
 
-    def _turn(
-        self, game_id: str, entrants: list[str], data: str, where: tuple[int, int], done: bool
-    ) -> None:
+    def _turn(self, message: LiveGame) -> None:
         self.turns += 1
         self._expire()
-        game = self._games.get(game_id)
+        game = self._games.get(message.game_id)
         new = game is None
         if game is None:
-            game = self._games[game_id] = _Game(game_id, entrants, data)
-        game.data = data
-        game.round, game.turn = where
+            game = self._games[message.game_id] = _Game(
+                message.game_id, message.entrants, message.data
+            )
+        elif game.finished_at is not None or (message.round, message.turn) < (
+            game.round,
+            game.turn,
+        ):
+            return  # an older state than shown (the same game from the store, behind)
+        game.data = message.data
+        game.round, game.turn = message.round, message.turn
+        game.seen_at = self.clock()
+        done = message.done
         if done and game.finished_at is None:
             game.finished_at = self.clock()
-        self._send(game_feed(game_id), data)
+        self._send(game_feed(message.game_id), message.data)
         if new or done:
             self._send(LIVE, self.live_json())
 
@@ -133,7 +140,8 @@ class LiveHub:
         gone = [
             g.game_id
             for g in self._games.values()
-            if g.finished_at is not None and now - g.finished_at > KEEP_FINISHED_SECONDS
+            if (g.finished_at is not None and now - g.finished_at > KEEP_FINISHED_SECONDS)
+            or now - g.seen_at > KEEP_SECONDS  # its referee stopped or died mid-game
         ]
         for gid in gone:
             del self._games[gid]

@@ -40,6 +40,11 @@ class OrganiserPages(Pages):
                 "ladder error": (ladder.error if ladder else None) or "none",
                 "games recorded": games,
                 "standings publications": parts.service.publisher.publications,
+                "games in the published standings": (
+                    published
+                    if (published := parts.service.publisher.published_games) >= 0
+                    else "none yet"
+                ),
                 "live viewers": self.hub.viewers,
                 "turns seen live": self.hub.turns,
                 "signed-in sessions": len(self.sessions),

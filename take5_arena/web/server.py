@@ -1,12 +1,13 @@
 """The web pages' server: uvicorn on an event loop in a thread of its own, in the arena's process
 (``referee serve --web HOST:PORT``), beside the gRPC server.
 
-Why in the same process rather than a command of its own on the same store: the web pages need
-what only the serving process has. Games in progress exist only in the ladder's threads (a turn
-watcher of take5_arena/referee/tournament/run/table.py sees them; another process could not without
-a channel of its own), an upload must reach the one submission queue that validates (the run lock
-lets one process serve a tournament at a time), and the latest standings are the publisher's. So
-the web server is one more part of the arena, started after the gRPC server and stopped before it.
+Why in the same process rather than a command of its own on the same store: an upload must reach
+a submission queue that validates, and the latest standings are the publisher's. A process that
+plays no game (``referee serve --no-ladder --web``) is a web process: on a store that several
+processes share (PostgreSQL: docs/operators/several-hosts.md), its publisher counts the games
+in the store, and the games in progress of the referees on other hosts reach its pages through
+the store (take5_arena/service/live_feed.py); the games of its own process's ladder, through a turn
+watcher of take5_arena/referee/tournament/run/table.py.
 
 TLS: the arena's own ``--cert/--key``; without them the pages listen on loopback only, unless
 ``--insecure-public`` (the same rule as for the gRPC API: take5_arena/service/serve.py).
@@ -29,6 +30,7 @@ import uvicorn
 from take5_arena.referee.tournament.run.table import watch_turns
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.errors import ServeError
+from take5_arena.service.live_feed import LiveReader, shared_store
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.app import WebApp, WebConfig, WebParts, create_app
@@ -111,6 +113,10 @@ class WebServer:
             proxies=options.proxies,
         )
         self.web: WebApp = create_app(web_parts, config, self.hub)
+        # several processes on one store: the games the others play come through the store
+        self.reader = (
+            LiveReader(parts.directory, self.hub) if shared_store(parts.directory) else None
+        )
         self.server: uvicorn.Server | None = None
         self.thread: threading.Thread | None = None
         self._unwatch: Callable[[], None] | None = None
@@ -165,6 +171,8 @@ class WebServer:
         self.thread = threading.Thread(target=run, name="web", daemon=True)
         self.thread.start()
         self._unwatch = watch_turns(self.hub.turn)
+        if self.reader is not None:
+            self.reader.start()
         scheme = "https" if options.tls else "http"
         host = f"[{self.host.strip('[]')}]" if ":" in self.host.strip("[]") else self.host
         self.log(
@@ -176,6 +184,8 @@ class WebServer:
     def stop(self) -> None:
         if self._unwatch is not None:
             self._unwatch()
+        if self.reader is not None:
+            self.reader.stop()
         if self.server is not None:
             self.server.should_exit = True
         if self.thread is not None:

@@ -78,8 +78,8 @@ EXACT_CARDS = 4
 """`exact_cards` when not given, at 3 players or more; head to head none (0). A first card valued
 by its best order on each deal is valued as if the opponents' hands were known. At 2 players most
 unseen cards are out of play, so that knowledge misleads most: there the exact plans lost
-(docs/benchmarks.md, "Planner 1.2": against the frozen montecarlo on the same 1,200 games, 57.5%
-of the wins without them, 52.9% with them), while at 4 players they were even."""
+(CHANGELOG.md, "Older benchmark figures", planner 1.2: against the frozen montecarlo on the same
+1,200 games, 57.5% of the wins without them, 52.9% with them), while at 4 players they were even."""
 OWN_RANDOMNESS = 0.7
 """How often the bot's own later turns in a rollout play a random card rather than the greedy one
 (`own_randomness`; montecarlo's is 0). Screened head to head against the frozen montecarlo (the

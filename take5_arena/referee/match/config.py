@@ -1,6 +1,7 @@
 """How a match is played: the game (take5.Settings), the limits on each call (:class:`CallLimits`:
 the time control and its clock, take5.clock), and the match's own frame (:class:`MatchConfig`: how
-many games, which deals, where records go).
+many games, which deals, where records go, and who sits where as the caller names them:
+:class:`SeatIdentity`, so that the record the match writes is final).
 
 The game settings and the call limits are the objects the caller built: ``referee match`` builds
 them from its options, a tournament from its stored settings (take5_arena/referee/tournament/
@@ -17,6 +18,7 @@ from typing import cast
 
 from take5 import InvalidSettings, Settings
 from take5.clock import ClockKind, TimeControl
+from take5.record import DealRecord, SeatRecord
 
 from .. import defaults
 from ..kinds import Ponder
@@ -130,6 +132,34 @@ class CallLimits:
 
 
 @dataclass(frozen=True)
+class SeatIdentity:
+    """Who sits at a seat as the caller knows it (a tournament's entrant version), written into
+    the seat's record when the match writes it, so that a record is final as it leaves the match:
+    the bot's own name is kept as ``bot_name`` (docs/record-format.md, "Seats")."""
+
+    name: str
+    """The entrant's name (the record's ``name``)."""
+    entrant: str
+    """``name@version``."""
+    version: int
+    digest: str | None = None
+    """``sha256:...`` of the archive that plays, checked at each game's start and end by the
+    caller (None: the seat's digest is the one the match computes from the bot's folder)."""
+    owner: str | None = None
+    """The entrant's author as the organiser knows it (None: not known)."""
+
+    def stamp(self, seat: SeatRecord) -> None:
+        """Name ``seat`` (what the match knows of the bot) after this identity, in place; the key
+        order is the records' (new keys go last), so that records stay byte for byte the same."""
+        seat["bot_name"] = seat["name"]  # what the bot called itself
+        seat["name"], seat["entrant"], seat["version"] = self.name, self.entrant, self.version
+        if self.digest is not None:
+            seat["digest"] = self.digest
+        if self.owner is not None:
+            seat["owner"] = self.owner
+
+
+@dataclass(frozen=True)
 class MatchConfig:
     """A match: ``games`` games from the deals of ``seed``, under ``game`` and ``calls``."""
 
@@ -152,6 +182,12 @@ class MatchConfig:
     output_budget: int | None = None
     """Bytes of its own output each bot keeps in the records of the whole match (None: no total;
     a tournament bounds it across games itself, in the store)."""
+    seats: tuple[SeatIdentity, ...] = ()
+    """Who sits at each seat as the caller names them (a tournament's entrants), by the order of
+    the bots; written into every record. Empty: each seat is named by what its bot says."""
+    deal: DealRecord | None = None
+    """What the records say of a deal from a secret key (docs/record-format.md, "Deals"); never
+    the key. None: a public seed."""
 
     def __post_init__(self) -> None:
         if self.games < 1:
@@ -186,4 +222,4 @@ class MatchConfig:
         return game_id, self.seed + index // players, index % players
 
 
-__all__ = ["CallLimits", "MatchConfig"]
+__all__ = ["CallLimits", "MatchConfig", "SeatIdentity"]

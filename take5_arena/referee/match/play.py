@@ -78,6 +78,10 @@ class Match:
         (--watch)."""
         refs = [b if isinstance(b, BotRef) else parse_bot(b) for b in bots]
         self.config.settings(len(refs))  # the player count is checked before anything starts
+        if self.config.seats and len(self.config.seats) != len(refs):
+            raise ValueError(
+                f"the match has {len(refs)} bots and {len(self.config.seats)} seat identities"
+            )
         self.refs = refs
         self.launcher = launcher or self._local_launcher
         self.entrants: list[Entrant] = []

@@ -290,13 +290,18 @@ class GameTurns:
             self.observer(self.record())
 
     def record(self) -> GameRecord:
+        """The game so far, as final as it will be: the seats named as the caller names them
+        (``MatchConfig.seats``) and the deal it came from (``MatchConfig.deal``)."""
+        config = self.config
         seats = []
-        for entrant, clock in zip(self.entrants, self.clocks):
+        for seat_index, (entrant, clock) in enumerate(zip(self.entrants, self.clocks)):
             seat = entrant.seat_record()
             if entrant.out is None:
                 seat["clock"] = clock.kind.value
+            if config.seats:
+                config.seats[seat_index].stamp(seat)
             seats.append(seat)
-        calls = self.config.calls
+        calls = config.calls
         record = self.game.record(
             game_id=self.game_id,
             seats=seats,
@@ -304,6 +309,8 @@ class GameTurns:
         )
         botlogs.attach(record, self.logs)
         attach_times(record, self.times)
+        if config.deal is not None:
+            record["deal"] = config.deal.copy()
         return record
 
     def notify(self) -> None:

@@ -71,8 +71,6 @@ class Instance:
         self.retired = False
         self.idle_since = time.monotonic()
         """When it was last put among the spares (the least recently used are evicted first)."""
-        self.forked = False
-        """Its process is forked by a warm container's fork server (the referee's own code)."""
         self.abandon = threading.Event()
         """Set when the wait for this process's start was given up (`DockerBot.ready`) or the
         launcher closes: a warm container's start then ends."""

@@ -318,7 +318,6 @@ class DockerLauncher:
         if self.reuse and image.forkserver:
             root = self.socket_root / f"w{number:04d}"
             inst = Instance(image, root / "run", game_id)
-            inst.forked = True
         else:
             root = None
             inst = Instance(image, self.socket_root / f"c{number:04d}", game_id)

@@ -140,6 +140,24 @@ class Schedules(Repository):
                 counts[version_id] = counts.get(version_id, 0) + 1
         return counts
 
+    def pending_games(self, prefix: str) -> dict[str, list[str]]:
+        """The games still to play (not recorded, not abandoned) of the schedules whose id starts
+        with ``prefix``, by schedule id in order, each in schedule order: what a referee picks up
+        from the store, whoever planned them (several referees on one ladder:
+        take5_arena/service/ladder.py)."""
+        rows = self._db.execute(
+            "SELECT s.schedule_id, g.game_id FROM games g"
+            " JOIN schedule_games s ON s.game_id = g.game_id"
+            " WHERE g.status = 'pending' AND substr(s.schedule_id, 1, ?) = ?"
+            " AND g.game_id NOT IN (SELECT game_id FROM abandoned_games)"
+            " ORDER BY s.schedule_id, s.position",
+            (len(prefix), prefix),
+        )
+        pending: dict[str, list[str]] = {}
+        for sid, game_id in rows:
+            pending.setdefault(str(sid), []).append(str(game_id))
+        return pending
+
     def current(self) -> dict[str, Any] | None:
         sid = meta(self._db, "current_schedule")
         return None if sid is None else self.get(sid)

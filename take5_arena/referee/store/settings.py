@@ -46,5 +46,14 @@ class Settings(Repository):
             ).fetchone()
         return int(row[0]) - 1
 
+    def calendar(self) -> str | None:
+        """The season's calendar as JSON (take5_arena/referee/tournament/season.py; None: no
+        season was ever opened)."""
+        return meta(self._db, "season")
+
+    def set_calendar(self, text: str) -> None:
+        with self._transaction() as db:
+            set_meta(db, "season", text)
+
 
 __all__ = ["Settings"]

@@ -19,6 +19,8 @@ on them, all over the store's one connection, which stays private::
                       infrastructure failures; the results read back
     store.runs        the referee's runs and heartbeats                   runs.py
     store.audit       every table's raw rows, for verify (reads only)     audit.py
+    store.live        games in progress, for other processes' pages       live.py
+                      (PostgreSQL only: not the record)
 
 Every finished game is written in one transaction (:meth:`.Results.record_game`: the record, the
 seats, the game's status), and ``results.game_id`` is UNIQUE, so a game can never be recorded
@@ -42,6 +44,7 @@ from .audit import Audit
 from .base import Connection, StoreError, Transaction, meta, now, set_meta
 from .deal_keys import DealKeys
 from .health import check, connect, synchronous
+from .live import Live
 from .postgres import PgConnection, is_url, redacted
 from .postgres import create_tables as create_postgres_tables
 from .records import Records
@@ -163,6 +166,7 @@ class Store:
         self.runs = Runs(self._db)
         self.results = Results(self._db, self.schedules, self.records)
         self.audit = Audit(self._db)
+        self.live = Live(self._db)
 
     def _create_or_migrate(self, create: Callable[[Connection], None]) -> None:
         """In one write transaction: create what is missing, stamp a new store, migrate an older

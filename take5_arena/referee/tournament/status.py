@@ -10,7 +10,9 @@ from typing import Any
 
 from ..kinds import RunStatus
 from ..store import Store, pid_alive, seconds_since
+from .errors import TournamentError
 from .plan.settings import TournamentSettings
+from .season import season_of, utc_now
 
 
 def entrant_labels(store: Store) -> dict[int, str]:
@@ -98,9 +100,19 @@ def tournament_status(directory: str | os.PathLike[str]) -> dict[str, Any]:
                 }
                 for k in store.deal_keys.seasons()
             ],
+            "season": _season(store),
             "disk": disk_used(Path(directory)),
             "workers": visible_workers(settings.executor),
         }
+
+
+def _season(store: Store) -> dict[str, Any] | None:
+    """The season's calendar and where it stands (season.py; None: none was opened)."""
+    try:
+        season = season_of(store)
+    except TournamentError as error:
+        return {"error": str(error)}
+    return None if season is None else {**season.to_json(), "phase": season.phase(utc_now())}
 
 
 def disk_used(directory: Path) -> dict[str, int]:

@@ -21,7 +21,7 @@ the table tells the two kinds of game apart (docs/security.md, "A new version's 
 In the arena those smoke tables are dealt as rated tables are, from the season's secret key
 (:class:`Dealt`: the HMAC of a deal identity in the ``validation`` namespace, numbered by a counter
 in the store, so that no validation deal is ever a rated table's or another validation's), and
-named as rated games are (run/table.py's :func:`~.run.table.label_record`). When the version
+named as rated games are (run/table.py's :func:`~.run.table.match_config`). When the version
 passes they are stored as rated games (a schedule ``validation-NNNNNN``, :func:`_rate`): their
 records verify as any other; when it fails, nothing of them is kept.
 """
@@ -67,7 +67,8 @@ from .plan.settings import TournamentSettings
 from .run import launchers
 from .run.archives import StoredArchive, folder_of
 from .run.spec import SeatSpec, TableSpec
-from .run.table import label_record, match_config
+from .run.table import match_config
+from .season import entries_closed, utc_now
 
 if TYPE_CHECKING:
     from ..sandbox.launcher import DockerLauncher
@@ -205,6 +206,7 @@ def _validate(
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
     try:
+        _refuse_after_cutoff(store)  # before any work, and again when the version is entered
         stored = store.settings.get()
         settings = TournamentSettings.from_json(stored).updated(
             {"sandbox": sandbox, "timeout": timeout}
@@ -241,6 +243,7 @@ def _validate(
         finally:
             if launcher is not None and not pool:
                 launcher.close()
+        _refuse_after_cutoff(store)
         ArtifactStore(store.directory / FOLDER).put(artifact)
         version, created = store.versions.add(
             name,
@@ -284,6 +287,13 @@ def _launcher(settings: TournamentSettings, *, shared: bool) -> DockerLauncher |
         raise SubmitDeferredError(
             f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
         ) from None
+
+
+def _refuse_after_cutoff(store: Store) -> None:
+    """No new version once the season's entries are frozen (season.py)."""
+    closed = entries_closed(store, utc_now())
+    if closed is not None:
+        raise SubmitRefusedError(closed)
 
 
 def pool_opponents(store: Store, name: str, author: str | None, k: int) -> Opponents | None:
@@ -492,7 +502,7 @@ def _smoke_tables(
             table = _deal_table(dealt, others, seat, settings, len(rotations))
             tables.append(table)
         config = (
-            match_config(table.spec)
+            match_config(table.spec, refs)
             if table is not None
             else MatchConfig(
                 games=k,
@@ -528,8 +538,7 @@ def _smoke_tables(
                         )
                     scores.append(game.scores[seat])
                     if table is not None and game.document is not None:
-                        label_record(table.spec, refs, config.game_ids[rotation], game.document)
-                        table.records.append(game.document)
+                        table.records.append(game.document)  # named by the match (match_config)
                 name, version = mine.info.name or name, mine.info.version or ""
             # told once the table's bots are stopped, not between its games (see _smoke)
             log(f"smoke games: {len(scores)} of {total} played, no fault so far")

@@ -10,14 +10,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from take5_arena.referee.store import Store
+from take5_arena.referee.store import URL_NAME, Store
+from take5_arena.referee.store.base import Connection
+from take5_arena.referee.store.postgres import PgConnection, Row
 from take5_arena.service.authors.storage import (
     ACCOUNTS_NAME,
     backup_before_migration,
     connect_accounts,
     create_tables,
+    move_accounts_file,
     move_old_accounts,
+    set_aside,
 )
+
+AccountRow = sqlite3.Row | Row
+"""A row of the accounts, by index or by name (the file's, or PostgreSQL's)."""
 
 
 class AccountsBase:
@@ -28,13 +35,40 @@ class AccountsBase:
     def __init__(self, directory: str | os.PathLike[str], *, create: bool = False) -> None:
         self.directory = Path(directory)
         # The accounts belong to a tournament directory: its store is created (or checked) first.
-        Store(self.directory, create=create).close()
+        with Store(self.directory, create=create) as store:
+            url = store.url
+        self.lock = threading.RLock()
+        self.upgrade_backup: Path | None = None
+        """Where the accounts were copied before this open migrated them (None: no migration)."""
+        self.db: Connection
+        self.shared = url is not None
+        """Whether the accounts are in the store's PostgreSQL database, which processes on other
+        hosts share (each host spools and validates the uploads it received)."""
+        if url is not None:  # in the store's PostgreSQL database, which every host shares
+            self.path = self.directory / URL_NAME
+            self.db = PgConnection(url, readonly=False)
+            try:
+                with self.tx() as db:
+                    create_tables(db, postgres=True)
+                    moved = move_accounts_file(self.directory, db)
+            except BaseException:
+                self.db.close()
+                raise
+            if moved is not None:
+                set_aside(moved)
+        else:
+            self._open_file()
+        # token id -> (stored hash, the token that matched it): a token checked once is not hashed
+        # again while its row is unchanged (a new token or a revocation changes what is compared)
+        self._verified: dict[str, tuple[bytes, str]] = {}
+        self._failed_at: dict[str, float] = {}
+
+    def _open_file(self) -> None:
+        """The accounts' own SQLite file, made or migrated (a copy kept first) and owner-only."""
         move_old_accounts(self.directory)
         self.path = self.directory / ACCOUNTS_NAME
-        self.upgrade_backup: Path | None = backup_before_migration(self.path)
-        """Where the accounts were copied before this open migrated them (None: no migration)."""
+        self.upgrade_backup = backup_before_migration(self.path)
         fresh = not self.path.exists()
-        self.lock = threading.RLock()
         try:
             self.db = connect_accounts(self.path)
             try:
@@ -49,17 +83,13 @@ class AccountsBase:
                     with suppress(OSError):  # (a read-only disk made none)
                         Path(f"{self.path}{leftover}").unlink(missing_ok=True)
             raise
-        # token id -> (stored hash, the token that matched it): a token checked once is not hashed
-        # again while its row is unchanged (a new token or a revocation changes what is compared)
-        self._verified: dict[str, tuple[bytes, str]] = {}
-        self._failed_at: dict[str, float] = {}
 
     def close(self) -> None:
         with self.lock:
             self.db.close()
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def tx(self) -> Iterator[Connection]:
         with self.lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -69,7 +99,7 @@ class AccountsBase:
                 raise
             self.db.execute("COMMIT")
 
-    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[AccountRow]:
         with self.lock:
             return self.db.execute(sql, args).fetchall()
 
@@ -79,4 +109,4 @@ class AccountsBase:
             return {name for name, active in store.versions.entrant_states().items() if active}
 
 
-__all__ = ["AccountsBase"]
+__all__ = ["AccountRow", "AccountsBase"]

@@ -3,12 +3,10 @@ entrants no author claimed), look-alike names refused, the organiser's notes and
 
 from __future__ import annotations
 
-import sqlite3
-
 from take5_arena.referee.names import look_alike, name_key
 from take5_arena.referee.store import Store, now
 from take5_arena.service import defaults
-from take5_arena.service.authors.base import AccountsBase
+from take5_arena.service.authors.base import AccountRow, AccountsBase
 from take5_arena.service.authors.model import Author, BotClaim
 from take5_arena.service.errors import NotFoundError, PermissionDeniedError
 
@@ -17,7 +15,7 @@ class BotClaims(AccountsBase):
     """Bot names and their owners (the module text)."""
 
     @staticmethod
-    def _claim(row: sqlite3.Row) -> BotClaim:
+    def _claim(row: AccountRow) -> BotClaim:
         return BotClaim(
             row["bot_name"], row["author"], row["created_at"], row["note"], row["banned_at"]
         )
@@ -118,8 +116,8 @@ class BotClaims(AccountsBase):
             raise NotFoundError(f"no bot named {bot_name!r}")
         with self.tx() as db:
             db.execute(
-                "INSERT OR IGNORE INTO arena_bots(bot_name, name_key, author, created_at)"
-                " VALUES (?, ?, NULL, ?)",
+                "INSERT INTO arena_bots(bot_name, name_key, author, created_at)"
+                " VALUES (?, ?, NULL, ?) ON CONFLICT DO NOTHING",
                 (claim.bot_name, name_key(claim.bot_name), now()),
             )
             db.execute(

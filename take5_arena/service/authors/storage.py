@@ -1,6 +1,9 @@
 """The accounts' SQLite file ``DIR/accounts.sqlite``: its tables and their migrations, the
 owner-only connection, the copy made before a migration, and the move of the accounts out of the
-store of an arena made before they had a file of their own::
+store of an arena made before they had a file of their own. An arena whose store is in PostgreSQL
+keeps the same tables in the store's database (``arena_meta`` for their ``meta``), made and
+migrated by the same statements in PostgreSQL's words (:func:`in_postgres_words`), so that every
+process on every host sees the same authors, tokens and revocations::
 
     meta(key PK, value)                                        schema_version, created_at
     arena_authors(name PK, token_id UNIQUE, salt, token_hash, created_at, revoked_at,
@@ -20,14 +23,18 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
 import sqlite3
 import stat
+from datetime import datetime, timezone
 from pathlib import Path
 
 from take5_arena.referee.store import DB_NAME, newer_schema, now
 from take5_arena.referee.store.backup import copy_before_migration
-from take5_arena.referee.store.health import connect, os_fault, synchronous
+from take5_arena.referee.store.base import Connection
+from take5_arena.referee.store.health import GuardedConnection, connect, os_fault, synchronous
+from take5_arena.referee.store.postgres import PgConnection
 from take5_arena.service import defaults, logs
 from take5_arena.service.errors import ServiceError
 
@@ -126,7 +133,7 @@ def unfinished_uploads(path: Path) -> list[str]:
     return [Path(row[0]).name for row in rows]
 
 
-def connect_accounts(path: Path) -> sqlite3.Connection:
+def connect_accounts(path: Path) -> GuardedConnection:
     """The accounts' connection: the store's kind (take5_arena/referee/store/health.py), so that a
     full or read-only disk and a damaged file are one line, and a damaged file is never written;
     owner-only, whatever the umask (it holds token hashes)."""
@@ -134,7 +141,7 @@ def connect_accounts(path: Path) -> sqlite3.Connection:
         _owner_only(path)
     except OSError as error:  # a read-only or full disk, a folder not ours: one line, as the store
         raise os_fault(path, error) from None
-    db: sqlite3.Connection = connect(path, readonly=False)
+    db = connect(path, readonly=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA busy_timeout = 30000")
@@ -215,17 +222,22 @@ def backup_before_migration(path: Path) -> Path | None:
     return target
 
 
-def create_tables(db: sqlite3.Connection, *, migrate: bool = True) -> None:
+def create_tables(
+    db: Connection | sqlite3.Connection, *, migrate: bool = True, postgres: bool = False
+) -> None:
     """The accounts' tables (inside the caller's transaction), moved on to the current schema
     version by :data:`MIGRATIONS` (``migrate=False``: left at version 1, for a copy of old
-    tables)."""
+    tables). In the store's PostgreSQL database (``postgres``) the same statements in its words
+    (:func:`in_postgres_words`)."""
+    words = in_postgres_words if postgres else str
+    meta = words("meta")
     for statement in SCHEMA.split(";"):
         if statement.strip():
-            db.execute(statement)
-    version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            db.execute(words(statement))
+    version = db.execute(f"SELECT value FROM {meta} WHERE key = 'schema_version'").fetchone()
     if version is None:
         db.execute(
-            "INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('created_at', ?)",
+            f"INSERT INTO {meta}(key, value) VALUES ('schema_version', '1'), ('created_at', ?)",
             (now(),),
         )
         current = 1
@@ -238,11 +250,102 @@ def create_tables(db: sqlite3.Connection, *, migrate: bool = True) -> None:
     for target in range(current + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[target].split(";"):
             if statement.strip():
-                db.execute(statement)
-        db.execute(
-            "UPDATE meta SET value = ? WHERE key = 'schema_version'",
-            (str(target),),
+                db.execute(words(statement))
+        db.execute(f"UPDATE {meta} SET value = ? WHERE key = 'schema_version'", (str(target),))
+
+
+def in_postgres_words(statement: str) -> str:
+    """An accounts statement of :data:`SCHEMA` or :data:`MIGRATIONS` as PostgreSQL takes it, in the
+    store's database (``--store postgresql://...``): their ``meta`` is ``arena_meta`` (the
+    store's is ``meta``), 64-bit integers, bytes as BYTEA, and SQLite's INSERT OR IGNORE as
+    ON CONFLICT DO NOTHING."""
+    text = re.sub(r"\bmeta\b", "arena_meta", statement)
+    text = text.replace("INTEGER", "BIGINT").replace("BLOB", "BYTEA")
+    if "INSERT OR IGNORE" in text:
+        text = text.replace("INSERT OR IGNORE", "INSERT").rstrip() + " ON CONFLICT DO NOTHING"
+    return text
+
+
+def move_accounts_file(directory: Path, db: Connection) -> Path | None:
+    """Move the accounts of an arena on PostgreSQL made before they were kept in its database.
+
+    Such an arena has them in ``DIR/accounts.sqlite``. Inside the caller's transaction on the
+    database (which made the tables), the file is migrated (a copy kept first, as for any open)
+    and its rows are copied in, unless the database holds authors already (another host moved its
+    copy of the same file first). Then, after the commit, :func:`set_aside` renames the file to
+    ``accounts.sqlite.moved-STAMP`` (owner-only): kept, but never read again. Returns the file to
+    set aside (None: there is none). A crash before the commit leaves the file as it was (the
+    next open moves it again); after it, the rows are in the database and the next open only sets
+    the file aside."""
+    path = directory / ACCOUNTS_NAME
+    if not path.is_file():
+        return None
+    if db.execute("SELECT 1 FROM arena_authors LIMIT 1").fetchone() is not None:
+        logs.logger("accounts").warning(
+            "%s is not copied: the store's database holds the arena's accounts already", path
         )
+        return path
+    backup_before_migration(path)
+    source = connect_accounts(path)
+    try:
+        source.execute("BEGIN IMMEDIATE")
+        try:
+            create_tables(source)  # migrated to this release's schema, as the database is
+        except BaseException:
+            source.execute("ROLLBACK")
+            raise
+        source.execute("COMMIT")
+        for table in reversed(_TABLES):  # parents first: the foreign keys hold on every row
+            columns = [r[1] for r in source.execute(f"PRAGMA table_info({table})")]
+            names = ", ".join(columns)
+            marks = ", ".join("?" * len(columns))
+            rows = [tuple(r) for r in source.execute(f"SELECT {names} FROM {table}")]
+            db.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+    finally:
+        source.close()
+    logs.logger("accounts").warning("%s: the accounts are now in the store's database", path)
+    return path
+
+
+def export_accounts(url: str, target: Path) -> bool:
+    """The accounts kept in the PostgreSQL database at ``url`` copied into the new SQLite file
+    ``target`` (what a backup holds; restored, they move into the new store's database at the
+    first open, or stay a file), in one snapshot of the database, owner-only and self-contained.
+    False, and no file, when the database holds none (a tournament, not an arena)."""
+    source = PgConnection(url, readonly=True)
+    try:
+        if source.execute("SELECT to_regclass('arena_authors')").fetchone()[0] is None:
+            return False
+        source.execute("BEGIN")  # one snapshot throughout (REPEATABLE READ)
+        db = connect_accounts(target)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            create_tables(db)
+            for table in reversed(_TABLES):  # parents first: the foreign keys hold on every row
+                columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+                names = ", ".join(columns)
+                rows = [tuple(r) for r in source.execute(f"SELECT {names} FROM {table}")]
+                marks = ", ".join("?" * len(columns))
+                db.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+            db.execute("COMMIT")
+            db.execute("PRAGMA journal_mode = DELETE")  # one file, as every database of a backup
+        finally:
+            db.close()
+        source.execute("COMMIT")
+    finally:
+        source.close()
+    return True
+
+
+def set_aside(path: Path) -> None:
+    """Rename a moved accounts file (and its WAL files) out of the way, owner-only."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for side in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + side)
+        if source.exists():
+            target = path.with_name(f"{path.name}.moved-{stamp}{side}")
+            os.replace(source, target)
+            os.chmod(target, 0o600)
 
 
 def move_old_accounts(directory: Path) -> None:
@@ -329,6 +432,10 @@ __all__ = [
     "backup_before_migration",
     "connect_accounts",
     "create_tables",
+    "export_accounts",
+    "in_postgres_words",
+    "move_accounts_file",
     "move_old_accounts",
+    "set_aside",
     "unfinished_uploads",
 ]

@@ -12,12 +12,13 @@ detail that says it waits to be tried again (take5_arena/service/submissions.py)
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from take5_arena.referee.store import now
+from take5_arena.referee.store.base import Connection
 from take5_arena.service import defaults
+from take5_arena.service.authors.base import AccountRow
 from take5_arena.service.authors.claims import BotClaims
 from take5_arena.service.authors.model import Author, SubmissionRow, SubmissionStatus, check_name
 from take5_arena.service.errors import (
@@ -38,7 +39,7 @@ class SubmissionQueue(BotClaims):
             self._check_can_submit(self.db, author, bot_name, archive_bytes)
 
     def _check_can_submit(
-        self, db: sqlite3.Connection, author: Author, bot_name: str, archive_bytes: int
+        self, db: Connection, author: Author, bot_name: str, archive_bytes: int
     ) -> None:
         check_name("bot", bot_name)
         claim = self.claim_of(bot_name)
@@ -71,7 +72,7 @@ class SubmissionQueue(BotClaims):
                 f"{author.limits.max_submissions_per_hour} per hour"
             )
         waiting, stored = db.execute(
-            "SELECT COALESCE(SUM(status IN ('received', 'validating')), 0),"
+            "SELECT COUNT(CASE WHEN status IN ('received', 'validating') THEN 1 END),"
             " COALESCE(SUM(CASE WHEN status IN ('received', 'validating', 'accepted')"
             " THEN archive_bytes ELSE 0 END), 0) FROM arena_submissions WHERE author = ?",
             (author.name,),
@@ -152,7 +153,7 @@ class SubmissionQueue(BotClaims):
         return row
 
     @staticmethod
-    def _submission(row: sqlite3.Row) -> SubmissionRow:
+    def _submission(row: AccountRow) -> SubmissionRow:
         fields: dict[str, Any] = {k: row[k] for k in row.keys()}  # noqa: SIM118 - a Row has no .items()
         fields["status"] = SubmissionStatus(fields["status"])
         return SubmissionRow(**fields)

@@ -20,12 +20,11 @@ import hashlib
 import hmac
 import re
 import secrets
-import sqlite3
 import time
 
 from take5_arena.referee.store import now
 from take5_arena.service import defaults
-from take5_arena.service.authors.base import AccountsBase
+from take5_arena.service.authors.base import AccountRow, AccountsBase
 from take5_arena.service.authors.model import DEFAULT_LIMITS, Author, Limits, check_name
 from take5_arena.service.errors import AuthenticationError, BadRequestError, NotFoundError
 
@@ -121,7 +120,7 @@ class TokenChecks(AccountsBase):
             )
 
     @staticmethod
-    def _author(row: sqlite3.Row) -> Author:
+    def _author(row: AccountRow) -> Author:
         return Author(
             row["name"],
             row["created_at"],

@@ -50,7 +50,7 @@ from ..errors import TournamentError
 from ..plan.deals import Dealer
 from ..plan.settings import TournamentSettings
 from .archives import ArchiveSource, StoredArchive
-from .executors import ExecutorError, ExecutorInfo, avoiding, scheduler_state
+from .executors import ExecutorInfo, ExecutorUnreachableError, avoiding, scheduler_state
 from .shipping import shipping_for
 from .spec import GameOutcome, SeatSpec, TableSpec
 from .table import run_table
@@ -214,6 +214,8 @@ class TableDriver:
         self.sick: dict[str, float] = {}  # worker address -> when its engine failed
         self.lost_since: float | None = None  # when the Dask scheduler stopped answering
         self.claims: set[str] = set()  # the games this referee claimed in the store
+        self.given_up: set[str] = set()
+        """Games that failed every retry in this run (they stay pending in the store)."""
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -231,6 +233,12 @@ class TableDriver:
         before = len(self.waiting)
         self.waiting = deque(item for item in self.waiting if keep(item[1]))
         return before - len(self.waiting)
+
+    @property
+    def game_ids(self) -> set[str]:
+        """The games of the tables waiting or in flight."""
+        specs = [s for _, s, _ in self.waiting] + [s for s, _ in self.in_flight.values()]
+        return {game_id for spec in specs for game_id, _ in spec.games}
 
     @property
     def idle(self) -> bool:
@@ -295,7 +303,7 @@ class TableDriver:
 
     def _scheduler_ready(self) -> bool:
         """Whether tables may be sent (always, but for a Dask scheduler that was lost: none is
-        sent until it answers again; after the grace period, ExecutorError)."""
+        sent until it answers again; after the grace period, ExecutorUnreachableError)."""
         state = scheduler_state(self.executor, self.info)
         if state is None or state == "running":
             if self.lost_since is not None:
@@ -315,7 +323,7 @@ class TableDriver:
                 )
             return False
         waited = time.monotonic() - (self.lost_since or time.monotonic())
-        raise ExecutorError(
+        raise ExecutorUnreachableError(
             f"lost the dask scheduler {self.info.address} and it did not come back "
             f"({state} after {waited:.0f} s); run the same command again once it runs: the games "
             "recorded are kept"
@@ -462,6 +470,8 @@ class TableDriver:
             delay = self.retry_delay * (2**attempt)
             again = dataclasses.replace(spec, games=tuple(retry))
             self.waiting.append((time.monotonic() + delay, again, attempt + 1))
+        else:
+            self.given_up.update(gid for gid, _ in retry)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

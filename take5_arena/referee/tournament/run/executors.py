@@ -50,7 +50,16 @@ log = logging.getLogger("take5.referee")
 
 
 class ExecutorError(TournamentError, ValueError):
-    """A bad --executor value, or the executor cannot be reached."""
+    """A bad --executor value (exit 2), or the executor cannot be reached
+    (:class:`ExecutorUnreachableError`, exit 4)."""
+
+
+class ExecutorUnreachableError(ExecutorError):
+    """The Dask scheduler does not answer, or was lost and did not come back: the host's failure,
+    not the command line's, so exit 4 as for a store or an arena that cannot be reached
+    (docs/organisers/command-line.md)."""
+
+    exit_code = 4
 
 
 @dataclass(frozen=True)
@@ -183,7 +192,9 @@ def open_executor(
     except (OSError, TimeoutError) as error:
         if cluster is not None:
             cluster.close()
-        raise ExecutorError(f"cannot reach the dask scheduler {info.address}: {error}") from error
+        raise ExecutorUnreachableError(
+            f"cannot reach the dask scheduler {info.address}: {error}"
+        ) from error
     from .lease import LeaseKeeper
 
     lease = LeaseKeeper(client)  # its name is the client's id, which ClusterShipping puts in specs

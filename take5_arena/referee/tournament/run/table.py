@@ -37,7 +37,7 @@ from ...artifacts import ArtifactError, verify_cached
 from ...errors import InfraError
 from ...kinds import InfraKind, SandboxKind
 from ...match.botref import BotRef, parse_bot
-from ...match.config import MatchConfig
+from ...match.config import MatchConfig, SeatIdentity
 from ...match.faults import FaultKind
 from ...match.play import Launcher, Match
 from ...sandbox.engine import engine_answers
@@ -48,8 +48,9 @@ from .spec import GameOutcome, SeatSpec, TableSpec
 
 TurnWatcher = Callable[[TableSpec, str, GameRecord], None]
 """Told after every turn of a game played in this process: the table, the game id as the tournament
-records it, and the record so far (its seats still as the bots named themselves; with the bots' own
-output in the turns' ``logs``, which a watcher that shows games to the public leaves out)."""
+records it, and the record so far (as final as it will be: its seats named after the entrants;
+with the bots' own output in the turns' ``logs``, which a watcher that shows games to the public
+leaves out)."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,9 @@ def play_table(
     fault; :func:`run_table` turns that (and anything else) into outcomes. Tests play tables of
     in-memory bots with it (take5_arena/referee/match/memory.py). ``watch``: the referee's lease;
     once it lapses the bots are stopped at once and the table ends (lease.py)."""
-    with Match(refs, match_config(spec), launcher=launcher, observer=_observer(spec)) as match:
+    with Match(
+        refs, match_config(spec, refs), launcher=launcher, observer=_observer(spec)
+    ) as match:
         unwatch = watch.on_lapse(lambda: _stop_lapsed(match)) if watch is not None else None
         try:
             _play_games(spec, refs, match, emit, watch)
@@ -230,11 +233,11 @@ def _play_games(
         summary = match.play_game(rotation)
         _lapsed(watch)  # a game cut off by the stop is nobody's: not recorded
         _check_sources(spec, refs)
-        if summary.seed != spec.deal_seed or summary.rotation != rotation:
+        if (summary.game_id, summary.seed, summary.rotation) != (game_id, spec.deal_seed, rotation):
             raise InfraError(
                 InfraKind.REFEREE_ERROR,
-                f"the match played seed {summary.seed} "
-                f"rotation {summary.rotation}, not {spec.deal_seed}/{rotation}",
+                f"the match played {summary.game_id} seed {summary.seed} rotation "
+                f"{summary.rotation}, not {game_id} {spec.deal_seed}/{rotation}",
             )
         record = summary.document
         if record is None:
@@ -250,14 +253,15 @@ def _play_games(
             )
         if not record["complete"]:
             raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game")
-        label_record(spec, refs, game_id, record)
         emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
 
 
-def match_config(spec: TableSpec) -> MatchConfig:
-    """The match of a table: its seed, the tournament's game and call limits, and the game ids the
-    tournament records (so a bot sees them). The arena's validation plays its smoke tables with it
-    too (take5_arena/referee/tournament/submission.py), so nothing in them differs."""
+def match_config(spec: TableSpec, refs: Sequence[BotRef]) -> MatchConfig:
+    """The match of a table: its seed, the tournament's game and call limits, the game ids the
+    tournament records (so a bot sees them), each seat as the tournament names it and the deal's
+    public part (for the match to write into its records). The arena's validation plays its smoke
+    tables with it too (take5_arena/referee/tournament/submission.py), so nothing in them
+    differs."""
     settings, n = spec.settings, len(spec.seats)
     return MatchConfig(
         games=n,
@@ -266,23 +270,9 @@ def match_config(spec: TableSpec) -> MatchConfig:
         calls=settings.calls,
         match_id=f"t{spec.table}",
         game_ids=_game_ids(spec, n),
+        seats=_identities(spec, refs),
+        deal=spec.deal,
     )
-
-
-def label_record(spec: TableSpec, refs: Sequence[BotRef], game_id: str, record: GameRecord) -> None:
-    """Name the tournament's entrants in a game's record (the one place that does): its id, its
-    deal's public part, and each seat's entrant, version, digest and owner (the handshake's name
-    kept as ``bot_name``)."""
-    record["game_id"] = game_id
-    if spec.deal is not None:
-        record["deal"] = spec.deal.copy()
-    for seat, ref, info in zip(spec.seats, refs, record["seats"]):
-        info["bot_name"] = info["name"]  # what the bot called itself
-        info["name"], info["entrant"], info["version"] = seat.name, seat.key, seat.version
-        if seat.artifact is not None and ref.folder is not None:
-            info["digest"] = seat.artifact  # checked at the game's start and end
-        if seat.owner is not None:
-            info["owner"] = seat.owner
 
 
 def _stop_lapsed(match: Match) -> None:
@@ -341,6 +331,22 @@ def _seat_folder(spec: TableSpec, seat: SeatSpec) -> str:
         return str(folder_of(seat.artifact, spec.sources.get(seat.artifact)))
     except ArtifactError as error:
         raise InfraError(InfraKind.ARTIFACT, f"{seat.key}: {error}") from None
+
+
+def _identities(spec: TableSpec, refs: Sequence[BotRef]) -> tuple[SeatIdentity, ...]:
+    """Each seat as the tournament names it, for the match to write into its records; a seat
+    played from its artifact records the artifact's digest (checked at each game's start and
+    end: :func:`_check_sources`)."""
+    return tuple(
+        SeatIdentity(
+            name=seat.name,
+            entrant=seat.key,
+            version=seat.version,
+            digest=seat.artifact if seat.artifact is not None and ref.folder is not None else None,
+            owner=seat.owner,
+        )
+        for seat, ref in zip(spec.seats, refs)
+    )
 
 
 def _game_ids(spec: TableSpec, n: int) -> tuple[str, ...]:
