@@ -107,6 +107,12 @@ def _from_store(folder: Path) -> Games:
         places = store.records.game_places()
         settings = store.settings.get()
         shared = store.records.shared_tables()
+        versions = {v.id: v for v in store.versions.all()}
+        owners = {
+            label: str(versions[vid].author)
+            for vid, label in entrant_labels(store).items()
+            if versions[vid].author
+        }
         competitions = store_document(store)
         deals = [
             {"season": s.season, "commitment": s.commitment, "key": s.key}
@@ -147,6 +153,7 @@ def _from_store(folder: Path) -> Games:
         settings=settings,
         deals=deals,
         shared_tables=shared,
+        owners=owners,
         competitions=competitions,
     )
 

@@ -98,12 +98,13 @@ def standings(
             title=games.title,
             deals=games.deals,
             shared_tables=games.shared_tables,
+            owners=games.owners,
         )
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
         click.echo(games.title)
         click.echo()
-        click.echo(standings_text(table), nl=False)
+        click.echo(standings_text(table, games.owners), nl=False)
         if games.shared_tables:
             shared = same_author(games.shared_tables)
             authors = ", ".join(f"{field(a)} {n}" for a, n in shared["authors"].items())

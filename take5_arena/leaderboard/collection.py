@@ -58,6 +58,9 @@ class Games:
     #: (game id, author) of each game that seated two or more bots of that author at its table
     #: (the pool had too few authors to keep them apart): said in the standings
     shared_tables: list[tuple[str, str]] = field(default_factory=list)
+    #: bot -> its author as the organiser knows it (the seats' ``owner``; a tournament's from its
+    #: store): shown beside the bot in `referee standings` and the arena's standings
+    owners: dict[str, str] = field(default_factory=dict)
     #: competitions.json (the Swisses' and knockouts' definitions and stages, so that anyone
     #: pairs them again from the site: take5_arena/referee/tournament/published.py); None: none
     competitions: dict[str, Any] | None = None
@@ -85,6 +88,7 @@ class _Summary:
     entrants: tuple[str, ...]
     complete: bool
     reason: str
+    owners: tuple[str | None, ...] = ()
 
 
 def _deal_key(record: dict[str, Any], entrants: Iterable[str]) -> str:
@@ -148,8 +152,12 @@ def scan_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
             entrants,
             complete,
             "" if complete else incomplete_reason(record),
+            tuple(_owner(s) for s in record["seats"]),
         )
     order = sorted(summaries, key=lambda g: summaries[g].key)
+    owners = {  # the newest game's word for each bot
+        e: o for gid in order for e, o in zip(summaries[gid].entrants, summaries[gid].owners) if o
+    }
     deals: dict[str, int] = defaultdict(int)
     for s in summaries.values():
         if s.complete:
@@ -188,7 +196,13 @@ def scan_record_files(paths: Iterable[str | Path], *, verify: bool = True) -> Ga
         problems,
         unrated,
         settings=dict(settings),
+        owners=owners,
     )
+
+
+def _owner(seat: Any) -> str | None:
+    owner = seat.get("owner") if isinstance(seat, Mapping) else None
+    return owner if isinstance(owner, str) and owner else None
 
 
 def games_from_records(

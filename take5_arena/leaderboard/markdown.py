@@ -4,7 +4,7 @@ terminal."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from take5.text import inert
 
@@ -75,6 +75,21 @@ def table_cells(standings: Standings) -> list[list[str]]:
     return cells
 
 
+def columns(
+    standings: Standings, owners: Mapping[str, str] | None = None
+) -> tuple[list[str], list[list[str]], set[int]]:
+    """The table's headers, cells and right-aligned columns: :data:`HEADERS` and
+    :func:`table_cells`, with an "Author" column after the bot when any bot has one (``owners``:
+    bot -> its author as the organiser knows it, shown inert; a bot without one shows "-")."""
+    headers, cells, right = list(HEADERS), table_cells(standings), set(RIGHT)
+    if owners and any(r.entrant in owners for r in standings.rows):
+        headers.insert(2, "Author")
+        for row, r in zip(cells, standings.rows):
+            row.insert(2, inert(owners.get(r.entrant, "-"), keep_lines=False))
+        right = {i + (i >= 2) for i in RIGHT}
+    return headers, cells, right
+
+
 _PLAIN = re.compile(r"[0-9 .%-]*")
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
@@ -97,20 +112,23 @@ def standings_markdown(
     title: str = "Standings",
     generated_at: str | None = None,
     unrated: Sequence[tuple[str, str]] = (),
+    owners: Mapping[str, str] | None = None,
 ) -> str:
-    """standings.md: heading, one-line summary, the table, how to read it, and the games that are
-    not rated (``unrated``: game id and reason) so none is left out silently."""
+    """standings.md: heading, one-line summary, the table (with each bot's author when ``owners``
+    names any: :func:`columns`), how to read it, and the games that are not rated (``unrated``:
+    game id and reason) so none is left out silently."""
     lines = [f"# {md_escape(title)}", ""]
     summary = f"{standings.games} games, {len(standings.rows)} bots"
     if generated_at:
         summary += f", published {md_escape(generated_at)}"
     lines += [summary + ".", ""]
     if standings.rows:
-        lines.append("| " + " | ".join(HEADERS) + " |")
+        headers, table, right = columns(standings, owners)
+        lines.append("| " + " | ".join(headers) + " |")
         lines.append(
-            "|" + "|".join("---:" if i in RIGHT else "---" for i in range(len(HEADERS))) + "|"
+            "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"
         )
-        for cells in table_cells(standings):
+        for cells in table:
             # the bot's name (and anything else not made of digits) is escaped; numbers stay legible
             lines.append(
                 "| " + " | ".join(c if _PLAIN.fullmatch(c) else md_escape(c) for c in cells) + " |"
@@ -164,16 +182,18 @@ def standings_markdown(
     return "\n".join(lines) + "\n"
 
 
-def standings_text(standings: Standings) -> str:
-    """A fixed-width table for the terminal (``referee standings``)."""
+def standings_text(standings: Standings, owners: Mapping[str, str] | None = None) -> str:
+    """A fixed-width table for the terminal (``referee standings``), with each bot's author when
+    ``owners`` names any (:func:`columns`)."""
     if not standings.rows:
         return "no rated games\n"
-    rows = [list(HEADERS)] + table_cells(standings)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    headers, cells, right = columns(standings, owners)
+    rows = [headers, *cells]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if i in RIGHT else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
         ).rstrip()
 
     out = [line(rows[0]), line(["-" * w for w in widths])] + [line(r) for r in rows[1:]]

@@ -80,11 +80,13 @@ def standings_document(
     over_time: bool = True,
     deals: Sequence[Mapping[str, Any]] = (),
     shared_tables: Sequence[tuple[str, str]] = (),
+    owners: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The contents of standings.json (docs/standings-format.md). ``deals``: the deal keys'
     seasons (commitment, and the key once revealed), published so that anyone can check every
     seed once a key is revealed (docs/security.md, "Deals"). ``shared_tables``: (game id, author)
-    of each game that had to seat two bots of one author at its table (:func:`same_author`)."""
+    of each game that had to seat two bots of one author at its table (:func:`same_author`).
+    ``owners``: bot -> its author as the organiser knows it, each row's optional ``owner``."""
     doc: dict[str, Any] = {
         "format": STANDINGS_FORMAT,
         "version": STANDINGS_VERSION,
@@ -92,6 +94,9 @@ def standings_document(
         "generated_at": generated_at,
     }
     doc.update(standings.to_json_dict())
+    for row in doc["rows"]:
+        if owners and row["entrant"] in owners:
+            row["owner"] = owners[row["entrant"]]
     doc["crosstable"] = crosstable(results, [r.entrant for r in standings.rows])
     if over_time and results:
         points = ratings_over_time(results, method="fit", prior=standings.prior)

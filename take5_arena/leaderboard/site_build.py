@@ -498,6 +498,13 @@ def _write_standings(
     """The standings (JSON, Markdown and the pages' data) and the pages themselves."""
     results = games.results
     total = len(games.order)
+    # each bot's author as its newest record names it (``owner``): what the records give, so that
+    # `referee verify --site`, publishing them again, finds the same
+    owners = {
+        b: str(s["info"]["owner"])
+        for b, s in bots_state.items()
+        if isinstance(s.get("info"), dict) and isinstance(s["info"].get("owner"), str)
+    }
     doc = standings_document(
         standings,
         results,
@@ -505,6 +512,7 @@ def _write_standings(
         generated_at=generated_at,
         deals=games.deals,
         shared_tables=games.shared_tables,
+        owners=owners,
     )
     write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     write(
@@ -514,6 +522,7 @@ def _write_standings(
             title=title,
             generated_at=generated_at,
             unrated=[(gid, u.reason) for gid, u in games.unrated.items()],
+            owners=owners,
         ),
     )
     site = dict(doc)

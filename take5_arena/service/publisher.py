@@ -153,6 +153,7 @@ class Publisher:
             generated_at=stamp.strftime("%Y-%m-%d %H:%M:%S UTC"),
             deals=games.deals,
             shared_tables=games.shared_tables,
+            owners=games.owners,
         )
         if self.config.site is not None:
             # a complete new version, switched to at once (readers never see half of one); in it,

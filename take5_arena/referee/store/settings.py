@@ -33,6 +33,19 @@ class Settings(Repository):
     def note(self, key: str) -> str | None:
         return meta(self._db, f"note.{key}")
 
+    def take(self, counter: str) -> int:
+        """The next number of ``counter`` (0, 1, 2, ...): each is handed out once, to one caller,
+        even to processes sharing the store (one atomic statement). The arena numbers its
+        validation tables with it, so that no two of them are ever dealt from one deal identity
+        (take5_arena/referee/tournament/submission.py)."""
+        with self._transaction() as db:
+            row = db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE"
+                " SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT) RETURNING value",
+                (f"count.{counter}",),
+            ).fetchone()
+        return int(row[0]) - 1
+
     def calendar(self) -> str | None:
         """The season's calendar as JSON (take5_arena/referee/tournament/season.py; None: no
         season was ever opened)."""

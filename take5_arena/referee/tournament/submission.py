@@ -17,18 +17,28 @@ so a bot cannot behave well only while it is being checked. Its opponents are ho
 ``pool=True`` (the arena's validation) the bots it will meet in its rated games: the current
 versions of other authors' entrants (:func:`pool_opponents`), so that nothing about who sits at
 the table tells the two kinds of game apart (docs/security.md, "A new version's first games").
+
+In the arena those smoke tables are dealt as rated tables are, from the season's secret key
+(:class:`Dealt`: the HMAC of a deal identity in the ``validation`` namespace, numbered by a counter
+in the store, so that no validation deal is ever a rated table's or another validation's), and
+named as rated games are (run/table.py's :func:`~.run.table.match_config`). When the version
+passes they are stored as rated games (a schedule ``validation-NNNNNN``, :func:`_rate`): their
+records verify as any other; when it fails, nothing of them is kept.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import secrets
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from take5.record import DealRecord, GameRecord
 
 from ...errors import require_extra
 from .. import defaults
@@ -51,7 +61,13 @@ from ..sandbox.build_errors import (
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..store import EntrantVersion, Store
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
+from .plan.deals import Dealer
+from .plan.schedule import DealSource, ScheduledGame, games_of_table
 from .plan.settings import TournamentSettings
+from .run import launchers
+from .run.archives import StoredArchive, folder_of
+from .run.spec import SeatSpec, TableSpec
+from .run.table import match_config
 from .season import entries_closed, utc_now
 
 if TYPE_CHECKING:
@@ -61,8 +77,44 @@ HOUSE_BOTS = tuple(defaults.EXAMPLE_BOTS / name for name in ("random", "lowest",
 """The bots that fill a smoke game's other seats when there is no pool to draw them from (quick,
 deterministic in their limits)."""
 
-Opponents = Callable[[int], list[BotRef]]
-"""The other seats of one smoke table, given how many there are."""
+VALIDATION_PREFIX = "validation-"
+"""The schedules of a passed version's validation games (``validation-NNNNNN``: the number of its
+first table), rated like the ladder's."""
+VALIDATION_NAMESPACE = "validation"
+"""The deal identities' namespace of validation tables (plan/deals.py): no rated table's identity
+is ever one of them, so no rated deal is ever a validation deal's twin."""
+VALIDATION_TABLES = 2 * 10**12
+"""A validation table's number in its records is this plus its counter: beyond every ladder batch's
+and challenge's (take5_arena/service/challenges.py)."""
+VALIDATION_COUNTER = "validation_tables"
+"""The store's counter of validation tables (``store.settings.take``)."""
+
+Opponents = Callable[[int], list[tuple[BotRef, SeatSpec | None]]]
+"""The other seats of one smoke table, given how many there are: each bot, with its stored version's
+seat (None: a house bot, which is no entrant)."""
+
+
+@dataclass(frozen=True)
+class Dealt:
+    """How the arena deals and names its smoke tables so that they can count once the version
+    passes: the candidate's seat (version id 0 until it is stored), the deals of the validation
+    namespace from the season's secret key, and the counter that numbers the tables."""
+
+    candidate: SeatSpec
+    deals: DealSource = field(repr=False)
+    commitment: str
+    number: Callable[[], int] = field(repr=False)
+    context: dict[str, Any]
+
+
+@dataclass
+class SmokeTable:
+    """A smoke table dealt by :class:`Dealt`: its spec, its games as a schedule has them, and the
+    records of those played so far."""
+
+    spec: TableSpec
+    games: list[ScheduledGame]
+    records: list[GameRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -70,6 +122,8 @@ class Submitted:
     version: EntrantVersion
     created: bool
     smoke: str  # one line about the smoke games
+    rated: int = 0
+    """Smoke games stored as rated games (the arena's, dealt from its secret key)."""
 
 
 def submit(
@@ -167,22 +221,7 @@ def _validate(
             "sha256:"
         )  # one identity for a version: its archive's
         image_id = None
-        launcher = None
-        if settings.sandbox == SandboxKind.DOCKER:
-            require_extra("docker")  # one line naming the extra, before any work
-            from ..sandbox.launcher import DockerLauncher  # the Docker SDK: only for this sandbox
-
-            try:
-                launcher = DockerLauncher(
-                    limits=settings.limits,
-                    base_image=settings.base_image,
-                    bot_memory=settings.bot_memory,
-                )
-            except EngineUnavailableError as error:
-                raise SubmitDeferredError(
-                    f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox "
-                    "local"
-                ) from None
+        launcher = _launcher(settings, shared=pool)
         try:
             if launcher is not None:
                 log(
@@ -194,15 +233,15 @@ def _validate(
                 except ImageBuildError as error:
                     raise build_failure(error) from None
                 image_id = info.id
-            opponents = (
-                pool_opponents(store, name, author, settings.game.players, snapshot.parent.parent)
-                if pool
-                else None
+            opponents = pool_opponents(store, name, author, settings.game.players) if pool else None
+            candidate = SeatSpec(
+                *_next_key(store, name, digest), 0, str(folder), artifact.digest, author
             )
+            dealt = _dealt(store, settings, candidate) if opponents is not None else None
             log(f"smoke games at a table of {settings.game.players} ({settings.sandbox}) ...")
-            smoke = _smoke(ref, settings, launcher, log, opponents)
+            smoke, tables = _smoke(ref, settings, launcher, log, opponents, dealt)
         finally:
-            if launcher is not None:
+            if launcher is not None and not pool:
                 launcher.close()
         _refuse_after_cutoff(store)
         ArtifactStore(store.directory / FOLDER).put(artifact)
@@ -220,9 +259,34 @@ def _validate(
             artifact=artifact.digest,
             author=author,
         )
-        return Submitted(version, created, smoke)
+        rated = _rate(store, version, candidate, tables, settings, log)
+        return Submitted(version, created, smoke, rated)
     finally:
         store.close()
+
+
+def _launcher(settings: TournamentSettings, *, shared: bool) -> DockerLauncher | None:
+    """The Docker launcher of the smoke games (None: another sandbox). ``shared`` (the arena's
+    validation): the process's own, the one its rated tables play with
+    (run/launchers.py), so that the smoke tables start their containers as those do (its images
+    known, its spares), not as a launcher made for one submission would: the time a bot waits
+    for its first decision must not tell the two apart (test_validation_blind.py). Else a launcher
+    of its own, which the caller closes."""
+    if settings.sandbox != SandboxKind.DOCKER:
+        return None
+    require_extra("docker")  # one line naming the extra, before any work
+    from ..sandbox.launcher import DockerLauncher  # the Docker SDK: only for this sandbox
+
+    try:
+        if shared:
+            return launchers.docker_launcher(settings)
+        return DockerLauncher(
+            limits=settings.limits, base_image=settings.base_image, bot_memory=settings.bot_memory
+        )
+    except (EngineUnavailableError, InfraError) as error:
+        raise SubmitDeferredError(
+            f"no Docker engine ({error}); run scripts/setup-docker.sh, or use --sandbox local"
+        ) from None
 
 
 def _refuse_after_cutoff(store: Store) -> None:
@@ -232,14 +296,13 @@ def _refuse_after_cutoff(store: Store) -> None:
         raise SubmitRefusedError(closed)
 
 
-def pool_opponents(
-    store: Store, name: str, author: str | None, k: int, cache: Path
-) -> Opponents | None:
+def pool_opponents(store: Store, name: str, author: str | None, k: int) -> Opponents | None:
     """The arena's smoke opponents: for each table, ``n`` distinct current versions of other
     authors' entrants (one per author while there are enough authors, as the ladder seats them),
-    drawn at random from the OS's source and unpacked from their validated archives into
-    ``cache`` (the validation's own, as the submitted bot's); None when there are fewer than a
-    table of ``k`` has other seats (then house bots play, and the smoke line says so)."""
+    drawn at random from the OS's source and played from the folders rated tables play them from
+    (this process's artifact cache, run/archives.py's ``folder_of``: the same images and spare
+    containers, so that their start takes as long as at a rated table); None when there are fewer
+    than a table of ``k`` has other seats (then house bots play, and the smoke line says so)."""
     pool = [
         v
         for v in store.versions.current()
@@ -251,19 +314,19 @@ def pool_opponents(
     folders: dict[int, Path] = {}
 
     def folder(v: EntrantVersion) -> Path:
-        """The version unpacked (once, when first drawn); a missing archive is the arena's."""
+        """The version's folder (found once, when first drawn); a missing archive is the arena's."""
         if v.id not in folders:
+            digest = str(v.artifact)
             try:
-                folders[v.id] = materialize(
-                    str(v.artifact), archives.get(str(v.artifact)).data, cache
-                )
+                source = StoredArchive(str(archives.path(digest).absolute()))
+                folders[v.id] = folder_of(digest, source)
             except ArtifactError:  # the arena's to mend (the ladder names it); the author waits
                 raise SubmitDeferredError(
                     "the arena could not read an opponent's archive"
                 ) from None
         return folders[v.id]
 
-    def draw(n: int) -> list[BotRef]:
+    def draw(n: int) -> list[tuple[BotRef, SeatSpec | None]]:
         rest = list(pool)
         chosen: list[EntrantVersion] = []
         while len(chosen) < n:
@@ -272,13 +335,115 @@ def pool_opponents(
             pick = fresh[secrets.randbelow(len(fresh))]
             rest.remove(pick)
             chosen.append(pick)
-        return [parse_bot(str(folder(v))) for v in chosen]
+        return [(parse_bot(str(folder(v))), SeatSpec.of(v)) for v in chosen]
 
     return draw
 
 
-def _house(n: int) -> list[BotRef]:
-    return [parse_bot(str(secrets.choice(HOUSE_BOTS))) for _ in range(n)]
+def _house(n: int) -> list[tuple[BotRef, SeatSpec | None]]:
+    return [(parse_bot(str(secrets.choice(HOUSE_BOTS))), None) for _ in range(n)]
+
+
+def _next_key(store: Store, name: str, digest: str) -> tuple[str, str, int]:
+    """The key, name and version number the submitted bot will have if it passes (the version
+    of the same source, or the next number): what its smoke records name."""
+    mine = [v for v in store.versions.all() if v.name == name]
+    same = [v.version for v in mine if v.source_hash == digest]
+    number = same[0] if same else max((v.version for v in mine), default=0) + 1
+    return f"{name}@{number}", name, number
+
+
+def _dealt(store: Store, settings: TournamentSettings, candidate: SeatSpec) -> Dealt | None:
+    """How smoke tables against the pool are dealt so that they can count: from the season's
+    secret key, in the validation namespace; None for an arena that deals from a public seed (its
+    smoke deals then come from the OS's random source and never count)."""
+    try:
+        dealer = Dealer.of(store, settings)
+    except TournamentError as error:  # the key file missing: the arena's to mend
+        raise SubmitDeferredError(f"the arena cannot deal: {error}") from None
+    if dealer.key is None:
+        return None
+    context = settings.game_context()
+    return Dealt(
+        candidate,
+        dealer.source(VALIDATION_NAMESPACE, context),
+        dealer.key.commitment,
+        lambda: store.settings.take(VALIDATION_COUNTER),
+        context,
+    )
+
+
+def _deal_table(
+    dealt: Dealt, others: list[SeatSpec], seat: int, settings: TournamentSettings, games: int
+) -> SmokeTable:
+    """A smoke table dealt and named as a rated table: the next validation number, its deal from
+    the key, its game ids hashed as a schedule's (plan/schedule.py's ``games_of_table``)."""
+    seats = (*others[:seat], dealt.candidate, *others[seat:])
+    keys = tuple(s.key for s in seats)
+    number = dealt.number()
+    deal = dealt.deals(number, keys)
+    scheduled = games_of_table(number, keys, deal, games, dealt.context)
+    record = (
+        None
+        if deal.season is None
+        else DealRecord(season=deal.season, commitment=dealt.commitment, id=deal.identity)
+    )
+    spec = TableSpec(
+        table=VALIDATION_TABLES + number,
+        deal_seed=deal.seed,
+        seats=seats,
+        games=tuple((g.game_id, g.rotation) for g in scheduled),
+        settings=settings,
+        deal=record,
+    )
+    return SmokeTable(spec, scheduled)
+
+
+def _rate(
+    store: Store,
+    version: EntrantVersion,
+    candidate: SeatSpec,
+    tables: list[SmokeTable],
+    settings: TournamentSettings,
+    log: Callable[[str], None],
+) -> int:
+    """Store the smoke games of a version that passed as rated games: a schedule of their own
+    (``validation-NNNNNN``), each game recorded as the ladder records its games. Nothing when they
+    were not dealt to count, or when the version stored is not the one they name (another
+    submission of the same name took its number meanwhile). How many were stored."""
+    played = [t for t in tables if len(t.records) == len(t.games)]
+    if not tables or len(played) < len(tables) or version.key != candidate.key:
+        return 0
+    if any(not r.get("complete") for t in tables for r in t.records):
+        return 0
+    if version.author != candidate.owner:
+        return 0
+    context = settings.game_context()
+    rows = [
+        {
+            **g.to_dict(),
+            "seats": [s.version_id or version.id for s in t.spec.seats],
+            "settings": context,
+        }
+        for t in tables
+        for g in t.games
+    ]
+    sid = f"{VALIDATION_PREFIX}{tables[0].games[0].table:06d}"
+    store.schedules.save(
+        sid,
+        rows,
+        description=f"validation {version.key}",
+        settings=settings.to_json(),
+        entrants=sorted({s.key for t in tables for s in t.spec.seats}),
+    )
+    stored = 0
+    for t in tables:
+        for (game_id, _rotation), record in zip(t.spec.games, t.records):
+            stored += store.results.record_game(
+                game_id, record, output_budget=settings.output_budget
+            )
+    log(f"{stored} validation games rated ({sid})")
+    return stored
 
 
 def _smoke(
@@ -287,34 +452,72 @@ def _smoke(
     launcher: DockerLauncher | None,
     log: Callable[[str], None] = lambda line: None,
     opponents: Opponents | None = None,
-) -> str:
+    dealt: Dealt | None = None,
+) -> tuple[str, list[SmokeTable]]:
     """Smoke games: a table of the tournament's own shape; a fault refuses the bot.
 
     Nothing a bot can see tells them from a tournament's games (docs/security.md, "Smoke games"):
     the tournament's game settings (table size, variant, threshold, end rule) and call limits, a
-    deal from the OS's random source, a random seat, the other seats drawn from ``opponents`` (the
-    pool it will play, :func:`pool_opponents`) or else the house bots (:data:`HOUSE_BOTS`, repeats
-    allowed), game ids of the tournament's form (16 hex digits), and as many games per table as a
-    tournament table plays: every rotation of the deal with duplicate deals (two tables of one game
-    each without). ``log`` hears how many of them have been played (the author's page shows it)."""
+    random seat, the other seats drawn from ``opponents`` (the pool it will play,
+    :func:`pool_opponents`) or else the house bots (:data:`HOUSE_BOTS`, repeats allowed), game ids
+    of the tournament's form, and as many games per table as a tournament table plays: every
+    rotation of the deal with duplicate deals (two tables of one game each without). The deal:
+    with ``dealt`` and pool opponents, from the arena's secret key as a rated table's
+    (:func:`_deal_table`; the tables come back with their records, to be rated if the bot
+    passes), else from the OS's random source. ``log`` hears how many games have been played, after
+    each table (the author's page shows it). Returns the author's line and the dealt tables."""
+    # ``log`` is told from a thread of its own, and of a table's progress only once its games are
+    # over: what it costs (the arena writes the submission's progress to its accounts database and
+    # wakes whoever follows it) must not slow the start of the next smoke game, which a bot
+    # watching the clock would see and a rated table does not have (test_validation_blind.py).
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="take5-smoke-log") as told:
+        return _smoke_tables(
+            ref, settings, launcher, lambda line: told.submit(log, line), opponents, dealt
+        )
+
+
+def _smoke_tables(
+    ref: BotRef,
+    settings: TournamentSettings,
+    launcher: DockerLauncher | None,
+    log: Callable[[str], object],
+    opponents: Opponents | None,
+    dealt: Dealt | None,
+) -> tuple[str, list[SmokeTable]]:
     k = settings.game.players
     rotations = list(range(k)) if settings.duplicate else [0]
     total = (1 if settings.duplicate else 2) * len(rotations)
     scores: list[int] = []
+    tables: list[SmokeTable] = []
     log(f"smoke games: 0 of {total} played")
     name, version = ref.label or ref.default_name, ""
     for _table in range(1 if settings.duplicate else 2):
         seat = secrets.randbelow(k)
-        house = (opponents or _house)(k - 1)
-        config = MatchConfig(
-            games=k,
-            seed=secrets.randbits(63),
-            game=settings.game,
-            calls=settings.calls,
-            game_ids=tuple(secrets.token_hex(8) for _ in range(k)),
+        drawn = (opponents or _house)(k - 1)
+        refs = [r for r, _ in drawn]
+        refs.insert(seat, ref)
+        others = [s for _, s in drawn if s is not None]
+        table = None
+        if dealt is not None and len(others) == len(drawn):
+            table = _deal_table(dealt, others, seat, settings, len(rotations))
+            tables.append(table)
+        config = (
+            match_config(table.spec, refs)
+            if table is not None
+            else MatchConfig(
+                games=k,
+                seed=secrets.randbits(63),
+                game=settings.game,
+                calls=settings.calls,
+                game_ids=tuple(secrets.token_hex(8) for _ in range(k)),
+            )
         )
         try:
-            with Match([*house[:seat], ref, *house[seat:]], config, launcher=launcher) as match:
+            if launcher is not None:  # every seat's image before the match, as a rated table
+                for got in launcher.prepare(refs).values():
+                    if isinstance(got, ImageBuildError):
+                        raise SubmitDeferredError("the arena could not build an opponent's image")
+            with Match(refs, config, launcher=launcher) as match:
                 mine = match.entrants[seat]
                 # the arena's own opponents first: if one did not start either, the host is to
                 # blame
@@ -334,16 +537,20 @@ def _smoke(
                             clean_text(mine.handle.stderr_tail(4000)),
                         )
                     scores.append(game.scores[seat])
-                    log(f"smoke games: {len(scores)} of {total} played, no fault so far")
+                    if table is not None and game.document is not None:
+                        table.records.append(game.document)  # named by the match (match_config)
                 name, version = mine.info.name or name, mine.info.version or ""
+            # told once the table's bots are stopped, not between its games (see _smoke)
+            log(f"smoke games: {len(scores)} of {total} played, no fault so far")
         except InfraError as error:  # a bot's sandbox did not start: the host's doing
             raise SubmitDeferredError(f"the arena could not start the bots ({error})") from None
     against = "the pool's bots" if opponents is not None else "house bots"
-    return (
+    line = (
         f"handshake ok ({name} {version}".rstrip()
         + f"), {len(scores)} smoke games without a fault (tables of {k}) against {against}, "
         f"penalties {scores}"
     )
+    return line, tables
 
 
 # -- whose fault: the bot's (refused) or the arena's (deferred) ------------------------------------

@@ -116,18 +116,7 @@ def table_specs(
     specs = []
     for table, games in sorted(by_table.items()):
         first = games[0]
-        seats = tuple(
-            SeatSpec(
-                key=versions[v].key,
-                name=versions[v].name,
-                version=versions[v].version,
-                version_id=v,
-                bot=versions[v].bot_dir,
-                artifact=versions[v].artifact,
-                owner=versions[v].author,
-            )
-            for v in first.seats
-        )
+        seats = tuple(SeatSpec.of(versions[v]) for v in first.seats)
         if first.sealed and dealer is None:
             raise TournamentError(f"game {first.game_id} is dealt from a secret key: no dealer")
         specs.append(

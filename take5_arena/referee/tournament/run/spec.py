@@ -7,12 +7,16 @@ that none of those three imports another to know the shape of a table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from take5.record import DealRecord, GameRecord
 
 from ...kinds import InfraKind
 from ..plan.settings import TournamentSettings
 from .archives import ArchiveSource
+
+if TYPE_CHECKING:
+    from ...store import EntrantVersion
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,11 @@ class SeatSpec:
     """``sha256:...`` of the validated source archive: what plays."""
     owner: str | None = None
     """The entrant's author as the organiser knows it (None: not known); into the record."""
+
+    @classmethod
+    def of(cls, v: EntrantVersion) -> SeatSpec:
+        """The seat of a stored version."""
+        return cls(v.key, v.name, v.version, v.id, v.bot_dir, v.artifact, v.author)
 
 
 @dataclass(frozen=True)

@@ -207,19 +207,9 @@ def play_table(
     fault; :func:`run_table` turns that (and anything else) into outcomes. Tests play tables of
     in-memory bots with it (take5_arena/referee/match/memory.py). ``watch``: the referee's lease;
     once it lapses the bots are stopped at once and the table ends (lease.py)."""
-    settings = spec.settings
-    n = len(spec.seats)
-    config = MatchConfig(
-        games=n,
-        seed=spec.deal_seed,
-        game=settings.game,
-        calls=settings.calls,
-        match_id=f"t{spec.table}",
-        game_ids=_game_ids(spec, n),
-        seats=_identities(spec, refs),
-        deal=spec.deal,
-    )
-    with Match(refs, config, launcher=launcher, observer=_observer(spec)) as match:
+    with Match(
+        refs, match_config(spec, refs), launcher=launcher, observer=_observer(spec)
+    ) as match:
         unwatch = watch.on_lapse(lambda: _stop_lapsed(match)) if watch is not None else None
         try:
             _play_games(spec, refs, match, emit, watch)
@@ -264,6 +254,25 @@ def _play_games(
         if not record["complete"]:
             raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game")
         emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+
+
+def match_config(spec: TableSpec, refs: Sequence[BotRef]) -> MatchConfig:
+    """The match of a table: its seed, the tournament's game and call limits, the game ids the
+    tournament records (so a bot sees them), each seat as the tournament names it and the deal's
+    public part (for the match to write into its records). The arena's validation plays its smoke
+    tables with it too (take5_arena/referee/tournament/submission.py), so nothing in them
+    differs."""
+    settings, n = spec.settings, len(spec.seats)
+    return MatchConfig(
+        games=n,
+        seed=spec.deal_seed,
+        game=settings.game,
+        calls=settings.calls,
+        match_id=f"t{spec.table}",
+        game_ids=_game_ids(spec, n),
+        seats=_identities(spec, refs),
+        deal=spec.deal,
+    )
 
 
 def _stop_lapsed(match: Match) -> None:
