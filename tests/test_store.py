@@ -102,6 +102,14 @@ def test_versions(store):
     assert [v.key for v in store.versions.current()] == ["alpha@2"]
 
 
+def test_a_counter_hands_out_each_number_once(store):
+    """settings.take numbers the arena's validation tables (no deal identity dealt twice): the
+    same atomic statement on both backends."""
+    assert [store.settings.take("validation") for _ in range(3)] == [0, 1, 2]
+    assert store.settings.take("other") == 0
+    assert store.settings.take("validation") == 3
+
+
 def test_settings_roundtrip(store):
     store.settings.set({"players": 3, "games": None})
     assert store.settings.get() == {"players": 3, "games": None}
