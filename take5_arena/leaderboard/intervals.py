@@ -302,15 +302,16 @@ def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool
     spread ``tau``, and LOS averaged over what the results say about ``tau`` and about the design
     effect.
 
-    ``r_hat ~ N(r, s V)`` and ``r ~ N(mu, tau^2)`` give, for one ``tau`` and one scale ``s`` of the
-    covariance, the posterior mean ``mu + T (T + sV)^-1 (r_hat - mu)`` and covariance ``T - T (T +
-    sV)^-1 T`` (T = tau^2 I), and a normal LOS from those. A flat prior claims orders the field
-    does not have (of LOS claims at 95-99% between bots with under 20 games, 12% wrong at tables of
-    10). One ``tau`` measured from the field (the variance of the fitted ratings less their
-    errors', published before) is itself a guess from n ratings: with few bots or a narrow field it
-    came out too large about half the time, and LOS claimed orders that did not exist (8 bots
-    within 25 Elo at tables of 4, duplicate deals, 12 games each: 31% of its claims at >= 95%
-    wrong; ``bench/coverage.py --narrow``). So both are integrated out on a grid: ``tau`` on
+    ``r_hat ~ N(r, s V)`` (V ``cov``: for the design method phi times the posterior's, which counts
+    the fit's pull towards 1500 as error) and ``r ~ N(mu, tau^2)`` give, for one ``tau`` and one
+    scale ``s`` of the covariance, the posterior mean ``mu + T (T + sV)^-1 (r_hat - mu)`` and
+    covariance ``T - T (T + sV)^-1 T`` (T = tau^2 I), and a normal LOS from those. A flat prior
+    claims orders the field does not have (of LOS claims at 95-99% between bots with under 20 games,
+    12% wrong at tables of 10). One ``tau`` measured from the field (the variance of the fitted
+    ratings less their errors', published before) is itself a guess from n ratings: with few bots or
+    a narrow field it came out too large about half the time, and LOS claimed orders that did not
+    exist (8 bots within 25 Elo at tables of 4, duplicate deals, 12 games each: 31% of its claims at
+    >= 95% wrong; ``bench/coverage.py --narrow``). So both are integrated out on a grid: ``tau`` on
     :data:`SPREAD_GRID` values up to :data:`MAX_SPREAD` Elo, with prior weight :data:`EVEN_FIELD` on
     0 (a field of equals) and the rest uniform; ``s`` on a Gauss-Hermite rule of
     :data:`DESIGN_NODES` values of the design effect given its Pearson statistic (scaled inverse
@@ -523,7 +524,7 @@ class IntervalMethod(str, Enum):
 
 @dataclass(frozen=True, eq=False)
 class Intervals:
-    """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the
+    """Interval per bot (Elo, ``PairData.entrants`` order), the intervals' covariance, the
     LOS matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN
     where no honest interval exists (a bot without enough games under the design methods). Above
     :data:`LOS_MAX_BOTS` bots the design method gives no covariance matrix (0 x 0) and no LOS
@@ -532,7 +533,7 @@ class Intervals:
     method: IntervalMethod  # the method used (never AUTO)
     low: FloatArray
     high: FloatArray
-    cov: FloatArray
+    cov: FloatArray  # the intervals' (design: the LOS use phi times the posterior's)
     los: LosMatrix
     enough: npt.NDArray[np.bool_]
     resamples: int  # bootstrap resamples (0 for the other methods)
@@ -602,7 +603,11 @@ def rating_intervals(
             half = t * np.sqrt(np.maximum(np.diag(cov), 0.0))
             low = np.where(enough, fit.elo - half, np.nan)
             high = np.where(enough, fit.elo + half, np.nan)
-            los = _shown_only(superiority(fit, cov, df, enough), enough)
+            # LOS treats a fitted rating as the true one plus an error, and the fit's pull towards
+            # 1500 is part of that error: the posterior's covariance, not the sampling one (with
+            # the sampling one, LOS claimed orders at 5 games per bot, 8-16% of them wrong)
+            los_cov = phi * posterior_cov(data, fit) if method is IntervalMethod.DESIGN else cov
+            los = _shown_only(superiority(fit, los_cov, df, enough), enough)
             return Intervals(method, low, high, cov, los, enough, 0, df, phi, info)
         enough = units_per_bot(data) >= MIN_UNITS
         if method is IntervalMethod.POSTERIOR:
