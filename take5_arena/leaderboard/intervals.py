@@ -37,7 +37,7 @@ methods, measured against each other by bench/coverage.py.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -297,7 +297,13 @@ def effective_results(data: PairData, phi: float) -> FloatArray:
     return out
 
 
-def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]) -> LosMatrix:
+def superiority(
+    fit: Fit,
+    cov: FloatArray,
+    df: float,
+    shown: npt.NDArray[np.bool_],
+    shape: FloatArray | None = None,
+) -> LosMatrix:
     """LOS under a hierarchical prior: the ratings of each component drawn from a normal of unknown
     spread ``tau``, and LOS averaged over what the results say about ``tau`` and about the design
     effect.
@@ -333,7 +339,11 @@ def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool
         if len(members) < 2:
             continue
         los[np.ix_(members, members)] = _component_los(
-            fit.elo[members], cov[np.ix_(members, members)], df, shown[members]
+            fit.elo[members],
+            cov[np.ix_(members, members)],
+            df,
+            shown[members],
+            (cov if shape is None else shape)[np.ix_(members, members)],
         )
     same = comp[:, None] == comp[None, :]
     return tuple(
@@ -362,7 +372,7 @@ def _design_scales(df: float) -> tuple[FloatArray, FloatArray]:
 
 
 def _component_los(
-    elo: FloatArray, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]
+    elo: FloatArray, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_], shape: FloatArray
 ) -> FloatArray:
     """:func:`superiority` within one component (ratings and covariance centred on it)."""
     m = len(elo)
@@ -374,7 +384,7 @@ def _component_los(
     z = q.T @ (basis.T @ (elo - elo.mean()))
     taus = np.linspace(0.0, MAX_SPREAD, SPREAD_GRID)
     scales, scale_prior = _design_scales(df)
-    weights = _grid_weights(elo, cov, shown, taus, scales, scale_prior)
+    weights = _grid_weights(elo, cov, shape, shown, taus, scales, scale_prior)
     keep = np.argwhere(weights >= GRID_FLOOR)  # the grid points that carry weight
     t2 = taus[keep[:, 0]] ** 2
     sv = scales[keep[:, 1], None] * lam[None, :]  # points x directions
@@ -401,6 +411,7 @@ def _component_los(
 def _grid_weights(
     elo: FloatArray,
     cov: FloatArray,
+    shape: FloatArray,
     shown: npt.NDArray[np.bool_],
     taus: FloatArray,
     scales: FloatArray,
@@ -425,13 +436,16 @@ def _grid_weights(
     if len(sel) < 2:  # nothing measures the spread: the prior alone
         out: FloatArray = joint
         return out
-    dims = len(sel) - 1
-    shown_cov = cov[np.ix_(sel, sel)]
-    # the trace of the shown bots' covariance centred on them, per direction
-    error = max(float(np.trace(shown_cov) - shown_cov.sum() / len(sel)) / dims, 0.0)
-    spread2 = float(np.sum((elo[sel] - elo[sel].mean()) ** 2))
-    total = taus[:, None] ** 2 + scales[None, :] * error + 1e-9
-    loglik = -0.5 * (dims * np.log(total) + spread2 / total)
+    basis = _contrasts(len(sel))
+    v0 = basis.T @ shape[np.ix_(sel, sel)] @ basis
+    lam, q = np.linalg.eigh(0.5 * (v0 + v0.T))
+    lam = np.maximum(lam, 0.0)
+    # the shape's directions, at the errors' total size
+    size = float(np.trace(basis.T @ cov[np.ix_(sel, sel)] @ basis))
+    lam = lam * (size / lam.sum() if lam.sum() > 0 else 0.0)
+    z2 = (q.T @ (basis.T @ (elo[sel] - elo[sel].mean()))) ** 2
+    total = taus[:, None, None] ** 2 + scales[None, :, None] * lam[None, None, :] + 1e-9
+    loglik = -0.5 * np.sum(np.log(total) + z2 / total, axis=2)
     w = joint * np.exp(loglik - loglik.max())
     out = w / w.sum()
     return out
@@ -606,8 +620,14 @@ def rating_intervals(
             # LOS treats a fitted rating as the true one plus an error, and the fit's pull towards
             # 1500 is part of that error: the posterior's covariance, not the sampling one (with
             # the sampling one, LOS claimed orders at 5 games per bot, 8-16% of them wrong)
-            los_cov = phi * posterior_cov(data, fit) if method is IntervalMethod.DESIGN else cov
-            los = _shown_only(superiority(fit, los_cov, df, enough), enough)
+            shape = None
+            if method is IntervalMethod.DESIGN:
+                cov_los = phi * posterior_cov(data, fit)
+                even = replace(fit, logits=np.zeros_like(fit.logits))
+                shape = posterior_cov(data, even)  # the errors' shape in a field of equals
+            else:
+                cov_los = cov
+            los = _shown_only(superiority(fit, cov_los, df, enough, shape), enough)
             return Intervals(method, low, high, cov, los, enough, 0, df, phi, info)
         enough = units_per_bot(data) >= MIN_UNITS
         if method is IntervalMethod.POSTERIOR:
