@@ -565,9 +565,10 @@ def test_los_is_calibrated_among_close_bots_with_few_units(spread):
 
 def test_los_claims_the_order_of_a_wide_field_at_tables_of_two():
     """Issue 53: 32 bots evenly over 350 Elo, tables of 2, 20 games each. The bots far from the
-    middle have the largest errors, so weighing the field's spread direction by direction explained
-    it as error: no claim at >= 95% (the largest LOS 0.52-0.82) where the plain LOS made hundreds.
-    Weighed by the average error the claims come back, and at most 5% of them are wrong."""
+    middle have the largest errors, so weighing the field's spread direction by direction with the
+    fit's own covariance explained it as error: no claim at >= 95% (the largest LOS 0.52-0.82)
+    where the plain LOS made hundreds. With the errors' shape in a field of equals the claims come
+    back, and at most 5% of them are wrong."""
     logits = (175.0 - np.arange(32) * 350.0 / 31) / ELO_PER_LOGIT
     rng = np.random.default_rng(7)
     claims = wrong = 0

@@ -323,8 +323,9 @@ def superiority(
     :data:`DESIGN_NODES` values of the design effect given its Pearson statistic (scaled inverse
     chi-square with ``df`` degrees of freedom, :func:`_design_scales`: a tournament of few units may
     have measured it low by luck, and the spread of the field then looks real). Each pair is
-    weighted by the marginal likelihood of the shown bots' fitted ratings, ``N(0, (tau^2 + s v) C)``
-    with v their average error variance (:func:`_grid_weights`; C the centring matrix). A field as
+    weighted by the marginal likelihood of the shown bots' fitted ratings, ``N(0, tau^2 C + sV)``
+    with V of ``shape``'s directions, ``cov``'s without it (:func:`_grid_weights`; C the centring
+    matrix). A field as
     alike as its errors keeps its weight near ``tau = 0``, where every LOS is near 50%; a field
     spread far beyond its errors puts it all near one ``tau``, and LOS is the plain one. Only bots
     in ``shown`` weigh the grid.
@@ -418,17 +419,17 @@ def _grid_weights(
     scale_prior: FloatArray,
 ) -> FloatArray:
     """Posterior weight of each (field spread, design scale) pair given the shown bots' fitted
-    ratings (shape: taus x scales): ``r_hat ~ N(0, (tau^2 + s v) C)`` in the centred subspace, v
-    the average of the shown bots' error variances there, so what weighs the grid is the spread of
-    the fitted ratings against their average error.
+    ratings (shape: taus x scales): ``r_hat ~ N(0, tau^2 C + sV)`` in the centred subspace, V with
+    the directions of ``shape`` (the errors' covariance in a field of equals) sized to the trace of
+    ``cov``.
 
-    Not ``N(0, tau^2 C + sV)`` with V's own shape: the bots far from the middle of a wide field win
-    or lose most of their pairs, which tell least (p (1 - p) small), so V's largest directions are
-    the field's extremes, exactly where its spread lies; weighing each direction by its own error
-    explained that spread as error and put the weight near ``tau = 0`` (32 bots evenly over 350
-    Elo, tables of 2, 20 games each: the largest LOS 0.52-0.82, no claim at >= 95%, where the
-    plain LOS made hundreds, 1-2% wrong). The average error keeps the grid's answer free of which
-    bots are extreme; the LOS of each pair still uses V's shape (:func:`_component_los`)."""
+    Not V = ``cov`` itself: the bots far from the middle of a wide field win or lose most of their
+    pairs, which tell least, so the fit's own covariance is largest exactly along the field's
+    spread; weighing each direction by it explained that spread as error and put the weight near
+    ``tau = 0`` (32 bots evenly over 350 Elo, tables of 2, 20 games each: the largest LOS 0.52-0.82,
+    no claim at >= 95% where the plain LOS made hundreds, 1-2% wrong; issue 53). The shape at even
+    ratings keeps what the schedule says (who played how often) and nothing of the fitted ratings;
+    the per-direction weighing still tells a design effect measured low from a spread field."""
     prior = np.full(len(taus), (1.0 - EVEN_FIELD) / max(len(taus) - 1, 1))
     prior[0] = EVEN_FIELD
     joint = prior[:, None] * scale_prior[None, :]
