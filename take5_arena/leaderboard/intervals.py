@@ -37,7 +37,7 @@ methods, measured against each other by bench/coverage.py.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -297,29 +297,38 @@ def effective_results(data: PairData, phi: float) -> FloatArray:
     return out
 
 
-def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]) -> LosMatrix:
+def superiority(
+    fit: Fit,
+    cov: FloatArray,
+    df: float,
+    shown: npt.NDArray[np.bool_],
+    shape: FloatArray | None = None,
+) -> LosMatrix:
     """LOS under a hierarchical prior: the ratings of each component drawn from a normal of unknown
     spread ``tau``, and LOS averaged over what the results say about ``tau`` and about the design
     effect.
 
-    ``r_hat ~ N(r, s V)`` and ``r ~ N(mu, tau^2)`` give, for one ``tau`` and one scale ``s`` of the
-    covariance, the posterior mean ``mu + T (T + sV)^-1 (r_hat - mu)`` and covariance ``T - T (T +
-    sV)^-1 T`` (T = tau^2 I), and a normal LOS from those. A flat prior claims orders the field
-    does not have (of LOS claims at 95-99% between bots with under 20 games, 12% wrong at tables of
-    10). One ``tau`` measured from the field (the variance of the fitted ratings less their
-    errors', published before) is itself a guess from n ratings: with few bots or a narrow field it
-    came out too large about half the time, and LOS claimed orders that did not exist (8 bots
-    within 25 Elo at tables of 4, duplicate deals, 12 games each: 31% of its claims at >= 95%
-    wrong; ``bench/coverage.py --narrow``). So both are integrated out on a grid: ``tau`` on
+    ``r_hat ~ N(r, s V)`` (V ``cov``: for the design method phi times the posterior's, which counts
+    the fit's pull towards 1500 as error) and ``r ~ N(mu, tau^2)`` give, for one ``tau`` and one
+    scale ``s`` of the covariance, the posterior mean ``mu + T (T + sV)^-1 (r_hat - mu)`` and
+    covariance ``T - T (T + sV)^-1 T`` (T = tau^2 I), and a normal LOS from those. A flat prior
+    claims orders the field does not have (of LOS claims at 95-99% between bots with under 20 games,
+    12% wrong at tables of 10). One ``tau`` measured from the field (the variance of the fitted
+    ratings less their errors', published before) is itself a guess from n ratings: with few bots or
+    a narrow field it came out too large about half the time, and LOS claimed orders that did not
+    exist (8 bots within 25 Elo at tables of 4, duplicate deals, 12 games each: 31% of its claims at
+    >= 95% wrong; ``bench/coverage.py --narrow``). So both are integrated out on a grid: ``tau`` on
     :data:`SPREAD_GRID` values up to :data:`MAX_SPREAD` Elo, with prior weight :data:`EVEN_FIELD` on
     0 (a field of equals) and the rest uniform; ``s`` on a Gauss-Hermite rule of
     :data:`DESIGN_NODES` values of the design effect given its Pearson statistic (scaled inverse
     chi-square with ``df`` degrees of freedom, :func:`_design_scales`: a tournament of few units may
     have measured it low by luck, and the spread of the field then looks real). Each pair is
-    weighted by the marginal likelihood of the shown bots' fitted ratings, ``N(0, tau^2 C + sV)`` in
-    the centred subspace (C the centring matrix). A field as alike as its errors keeps its weight
-    near ``tau = 0``, where every LOS is near 50%; a field spread far beyond its errors puts it all
-    near one ``tau``, and LOS is the plain one. Only bots in ``shown`` weigh the grid.
+    weighted by the marginal likelihood of the shown bots' fitted ratings, ``N(0, tau^2 C + sV)``
+    with V of ``shape``'s directions, ``cov``'s without it (:func:`_grid_weights`; C the centring
+    matrix). A field as
+    alike as its errors keeps its weight near ``tau = 0``, where every LOS is near 50%; a field
+    spread far beyond its errors puts it all near one ``tau``, and LOS is the plain one. Only bots
+    in ``shown`` weigh the grid.
     """
     n = len(fit.elo)
     if n == 0:
@@ -331,7 +340,11 @@ def superiority(fit: Fit, cov: FloatArray, df: float, shown: npt.NDArray[np.bool
         if len(members) < 2:
             continue
         los[np.ix_(members, members)] = _component_los(
-            fit.elo[members], cov[np.ix_(members, members)], df, shown[members]
+            fit.elo[members],
+            cov[np.ix_(members, members)],
+            df,
+            shown[members],
+            (cov if shape is None else shape)[np.ix_(members, members)],
         )
     same = comp[:, None] == comp[None, :]
     return tuple(
@@ -360,7 +373,7 @@ def _design_scales(df: float) -> tuple[FloatArray, FloatArray]:
 
 
 def _component_los(
-    elo: FloatArray, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_]
+    elo: FloatArray, cov: FloatArray, df: float, shown: npt.NDArray[np.bool_], shape: FloatArray
 ) -> FloatArray:
     """:func:`superiority` within one component (ratings and covariance centred on it)."""
     m = len(elo)
@@ -372,7 +385,7 @@ def _component_los(
     z = q.T @ (basis.T @ (elo - elo.mean()))
     taus = np.linspace(0.0, MAX_SPREAD, SPREAD_GRID)
     scales, scale_prior = _design_scales(df)
-    weights = _grid_weights(elo, cov, shown, taus, scales, scale_prior)
+    weights = _grid_weights(elo, cov, shape, shown, taus, scales, scale_prior)
     keep = np.argwhere(weights >= GRID_FLOOR)  # the grid points that carry weight
     t2 = taus[keep[:, 0]] ** 2
     sv = scales[keep[:, 1], None] * lam[None, :]  # points x directions
@@ -399,13 +412,24 @@ def _component_los(
 def _grid_weights(
     elo: FloatArray,
     cov: FloatArray,
+    shape: FloatArray,
     shown: npt.NDArray[np.bool_],
     taus: FloatArray,
     scales: FloatArray,
     scale_prior: FloatArray,
 ) -> FloatArray:
     """Posterior weight of each (field spread, design scale) pair given the shown bots' fitted
-    ratings, ``r_hat ~ N(0, tau^2 C + sV)`` in the centred subspace (shape: taus x scales)."""
+    ratings (shape: taus x scales): ``r_hat ~ N(0, tau^2 C + sV)`` in the centred subspace, V with
+    the directions of ``shape`` (the errors' covariance in a field of equals) sized to the trace of
+    ``cov``.
+
+    Not V = ``cov`` itself: the bots far from the middle of a wide field win or lose most of their
+    pairs, which tell least, so the fit's own covariance is largest exactly along the field's
+    spread; weighing each direction by it explained that spread as error and put the weight near
+    ``tau = 0`` (32 bots evenly over 350 Elo, tables of 2, 20 games each: the largest LOS 0.52-0.82,
+    no claim at >= 95% where the plain LOS made hundreds, 1-2% wrong; issue 53). The shape at even
+    ratings keeps what the schedule says (who played how often) and nothing of the fitted ratings;
+    the per-direction weighing still tells a design effect measured low from a spread field."""
     prior = np.full(len(taus), (1.0 - EVEN_FIELD) / max(len(taus) - 1, 1))
     prior[0] = EVEN_FIELD
     joint = prior[:, None] * scale_prior[None, :]
@@ -414,9 +438,12 @@ def _grid_weights(
         out: FloatArray = joint
         return out
     basis = _contrasts(len(sel))
-    v = basis.T @ cov[np.ix_(sel, sel)] @ basis
-    lam, q = np.linalg.eigh(0.5 * (v + v.T))
+    v0 = basis.T @ shape[np.ix_(sel, sel)] @ basis
+    lam, q = np.linalg.eigh(0.5 * (v0 + v0.T))
     lam = np.maximum(lam, 0.0)
+    # the shape's directions, at the errors' total size
+    size = float(np.trace(basis.T @ cov[np.ix_(sel, sel)] @ basis))
+    lam = lam * (size / lam.sum() if lam.sum() > 0 else 0.0)
     z2 = (q.T @ (basis.T @ (elo[sel] - elo[sel].mean()))) ** 2
     total = taus[:, None, None] ** 2 + scales[None, :, None] * lam[None, None, :] + 1e-9
     loglik = -0.5 * np.sum(np.log(total) + z2 / total, axis=2)
@@ -512,7 +539,7 @@ class IntervalMethod(str, Enum):
 
 @dataclass(frozen=True, eq=False)
 class Intervals:
-    """Interval per bot (Elo, ``PairData.entrants`` order), the covariance the LOS come from, the
+    """Interval per bot (Elo, ``PairData.entrants`` order), the intervals' covariance, the
     LOS matrix, and whether each bot has played enough to be ranked. ``low`` and ``high`` are NaN
     where no honest interval exists (a bot without enough games under the design methods). Above
     :data:`LOS_MAX_BOTS` bots the design method gives no covariance matrix (0 x 0) and no LOS
@@ -521,7 +548,7 @@ class Intervals:
     method: IntervalMethod  # the method used (never AUTO)
     low: FloatArray
     high: FloatArray
-    cov: FloatArray
+    cov: FloatArray  # the intervals' (design: the LOS use phi times the posterior's)
     los: LosMatrix
     enough: npt.NDArray[np.bool_]
     resamples: int  # bootstrap resamples (0 for the other methods)
@@ -591,7 +618,17 @@ def rating_intervals(
             half = t * np.sqrt(np.maximum(np.diag(cov), 0.0))
             low = np.where(enough, fit.elo - half, np.nan)
             high = np.where(enough, fit.elo + half, np.nan)
-            los = _shown_only(superiority(fit, cov, df, enough), enough)
+            # LOS treats a fitted rating as the true one plus an error, and the fit's pull towards
+            # 1500 is part of that error: the posterior's covariance, not the sampling one (with
+            # the sampling one, LOS claimed orders at 5 games per bot, 8-16% of them wrong)
+            shape = None
+            if method is IntervalMethod.DESIGN:
+                cov_los = phi * posterior_cov(data, fit)
+                even = replace(fit, logits=np.zeros_like(fit.logits))
+                shape = posterior_cov(data, even)  # the errors' shape in a field of equals
+            else:
+                cov_los = cov
+            los = _shown_only(superiority(fit, cov_los, df, enough, shape), enough)
             return Intervals(method, low, high, cov, los, enough, 0, df, phi, info)
         enough = units_per_bot(data) >= MIN_UNITS
         if method is IntervalMethod.POSTERIOR:
