@@ -62,6 +62,7 @@ from take5_arena.leaderboard.results import results_from_records
 from take5_arena.leaderboard.site_build import write_site
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import GameOutcome, TableSpec, run_tournament
+from take5_arena.referee.tournament.run.executors import local_cluster
 
 BOTS = ("ace", "blade", "comet", "dune", "ember", "flint", "gale", "haze")
 
@@ -344,14 +345,7 @@ def main() -> None:
     )
     base = None
     for n in args.workers:
-        cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=40,
-        )
+        cluster = local_cluster(n)
         try:
             for refs in args.referees:
                 folder = Path(tempfile.mkdtemp(prefix=f"take5-capacity-{n}-{refs}-"))

@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import run_tournament, submit
 from take5_arena.referee.tournament.plan.schedule import make_schedule
+from take5_arena.referee.tournament.run.executors import local_cluster
 
 
 def bench_schedule() -> None:
@@ -339,14 +340,7 @@ def bench_shipping() -> None:
     rows: list[tuple[str, int, int, int, int, int, float]] = []
     try:
         with (
-            distributed.LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=2,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                silence_logs=40,
-            ) as cluster,
+            local_cluster(2) as cluster,
             distributed.Client(cluster) as client,  # type: ignore[no-untyped-call]
         ):
             client.wait_for_workers(2)

@@ -143,6 +143,23 @@ def _register_sweep(client: Any) -> None:
         )
 
 
+def local_cluster(workers: int) -> Any:
+    """The ``dask:local`` executor's cluster: ``workers`` worker processes of one thread each on
+    this machine, loopback only, no dashboard, quiet logs (the benchmarks start theirs with this
+    too, so that they measure the cluster a user gets). Needs the ``dask`` extra."""
+    require_extra("dask")
+    import distributed
+
+    return distributed.LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=40,
+    )
+
+
 @contextlib.contextmanager
 def open_executor(
     spec: str | ExecutorInfo, workers: int
@@ -174,14 +191,7 @@ def open_executor(
     cluster = None
     try:
         if info.address == "local":
-            cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                silence_logs=40,
-            )
+            cluster = local_cluster(workers)
             client = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         else:
             client = distributed.Client(info.address, timeout=10, set_as_default=False)  # type: ignore[no-untyped-call]
