@@ -4,6 +4,7 @@ hand for the hostile tests. Shared by every test that starts an arena."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -16,6 +17,7 @@ import sys
 import tarfile
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -120,6 +122,37 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.kill()
         return self.proc.returncode
+
+
+class WebServer(Server):
+    """`referee serve --web` on a free loopback port with the local sandbox and no ladder: the web
+    pages alone, with ``args`` (their limits, trusted proxies) added; ``url`` is where they are."""
+
+    def __init__(self, directory: Path, *args: str) -> None:
+        super().__init__(
+            directory, "--web", "127.0.0.1:0", "--sandbox", "local", "--no-ladder", *args
+        )
+        found = self.wait_for(r"web pages on http://127\.0\.0\.1:(\d+)/")
+        self.port = int(found.group(1))
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.token = ""
+
+
+def web_arena(tmp_path_factory, name: str, *args: str) -> Iterator[WebServer]:
+    """A module's web arena (for a fixture to yield from): a new directory with one author, dave
+    (his token in ``token``), its pages served by a :class:`WebServer`; stopped after, and its log
+    must hold no traceback."""
+    directory = tmp_path_factory.mktemp(name) / "T"
+    token = add_author(directory, "dave")
+    server = WebServer(directory, *args)
+    server.token = token
+    try:
+        yield server
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.proc.pid, signal.SIGTERM)
+        server.proc.wait(30)
+        assert "Traceback" not in server.log, server.log
 
 
 def db_rows(directory: Path, sql: str, args: tuple = (), *, db: str = "") -> list[tuple]:

@@ -7,18 +7,12 @@ local). Every attack is bounded in sockets and seconds and ends with the test.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from arena_support import Server
-from support import referee_env
+from arena_support import WebServer, web_arena
 
 from take5_arena.web import defaults
 
@@ -30,51 +24,17 @@ STREAM_SECONDS = 8
 BODY_SECONDS = 3
 
 
-class LimitedArena(Server):
-    def __init__(self, directory: Path) -> None:
-        super().__init__(
-            directory,
-            "--web",
-            "127.0.0.1:0",
-            "--sandbox",
-            "local",
-            "--no-ladder",
-            "--web-max-connections",
-            str(MAX_CONNECTIONS),
-            "--web-max-streams",
-            str(MAX_STREAMS),
-            "--web-stream-seconds",
-            str(STREAM_SECONDS),
-            "--upload-seconds",
-            str(BODY_SECONDS),
-        )
-        found = self.wait_for(r"web pages on http://127\.0\.0\.1:(\d+)/")
-        self.port = int(found.group(1))
-        self.url = f"http://127.0.0.1:{self.port}"
-
-
 @pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LimitedArena]:
-    directory = tmp_path_factory.mktemp("limits") / "T"
-    done = subprocess.run(
-        [sys.executable, "-m", "take5_arena", "authors", "add", "dave", "-t", str(directory)],
-        capture_output=True,
-        text=True,
-        env=referee_env(),
-        timeout=120,
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    yield from web_arena(
+        tmp_path_factory,
+        "limits",
+        *("--web-max-connections", str(MAX_CONNECTIONS), "--web-max-streams", str(MAX_STREAMS)),
+        *("--web-stream-seconds", str(STREAM_SECONDS), "--upload-seconds", str(BODY_SECONDS)),
     )
-    assert done.returncode == 0, done.stderr
-    server = LimitedArena(directory)
-    try:
-        yield server
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.proc.pid, signal.SIGTERM)
-        server.proc.wait(30)
-        assert "Traceback" not in server.log, server.log
 
 
-def slow(arena: LimitedArena, source: str, head: bytes = b"GET / HTTP/1.1\r\n") -> socket.socket:
+def slow(arena: WebServer, source: str, head: bytes = b"GET / HTTP/1.1\r\n") -> socket.socket:
     """A connection from ``source`` that sends the start of a request's head and no more."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind((source, 0))
@@ -99,7 +59,7 @@ def client(source: str) -> httpx.Client:
     return httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=30)
 
 
-def pages_answer(arena: LimitedArena, source: str = "127.0.0.1") -> None:
+def pages_answer(arena: WebServer, source: str = "127.0.0.1") -> None:
     with client(source) as http:
         for path in ("/", "/games", "/standings.json"):
             got = http.get(arena.url + path)

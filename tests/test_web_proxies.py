@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_support import Server
+from arena_support import WebServer, web_arena
 from support import referee_env
 
 from take5_arena.web import defaults
@@ -33,43 +31,11 @@ BURST = int(defaults.CLIENT_RATE.burst)
 SIGNINS = int(defaults.SIGNIN_RATE.burst)
 
 
-class ProxiedArena(Server):
-    def __init__(self, directory: Path) -> None:
-        super().__init__(
-            directory,
-            "--web",
-            "127.0.0.1:0",
-            "--sandbox",
-            "local",
-            "--no-ladder",
-            "--web-forwarded-allow-ips",
-            f"{PROXY},10.99.0.0/16",
-        )
-        found = self.wait_for(r"web pages on http://127\.0\.0\.1:(\d+)/")
-        self.port = int(found.group(1))
-        self.url = f"http://127.0.0.1:{self.port}"
-
-
 @pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxiedArena]:
-    directory = tmp_path_factory.mktemp("proxies") / "T"
-    done = subprocess.run(
-        [sys.executable, "-m", "take5_arena", "authors", "add", "dave", "-t", str(directory)],
-        capture_output=True,
-        text=True,
-        env=referee_env(),
-        timeout=120,
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    yield from web_arena(
+        tmp_path_factory, "proxies", "--web-forwarded-allow-ips", f"{PROXY},10.99.0.0/16"
     )
-    assert done.returncode == 0, done.stderr
-    server = ProxiedArena(directory)
-    server.token = done.stdout.strip()
-    try:
-        yield server
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.proc.pid, signal.SIGTERM)
-        server.proc.wait(30)
-        assert "Traceback" not in server.log, server.log
 
 
 def client(source: str) -> httpx.Client:
