@@ -230,6 +230,25 @@ SLOW_BOT = (
 )
 
 
+def enter_with_a_slow_bot(directory: Path, url: str, scratch: Path) -> None:
+    """Enter random, lowest and a bot that thinks slowly (:data:`SLOW_BOT`, written in
+    ``scratch``) into the tournament in ``directory`` whose store is at ``url``: games long enough
+    to kill a process in the middle of."""
+    slow = scratch / "slow"
+    slow.mkdir()
+    (slow / "bot.py").write_text(SLOW_BOT)
+    for name, bot in (
+        ("random", EXAMPLES / "random"),
+        ("lowest", EXAMPLES / "lowest"),
+        ("slow", slow),
+    ):
+        done = cli(
+            "submit", str(bot), "--name", name, "-t", str(directory), "--sandbox", "local",
+            "--store", url, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 def self_signed(tmp_path: Path) -> tuple[Path, Path]:
     """A self-signed certificate for localhost and 127.0.0.1, and its key (PEM files)."""
     import ipaddress

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from arena_support import SLOW_BOT, Server, add_author, wait_until
+from arena_support import Server, add_author, enter_with_a_slow_bot, wait_until
 from support import EXAMPLES, referee, referee_env
 
 from take5_arena.referee.store import SCHEMA_VERSION, Store
@@ -119,16 +119,7 @@ def test_three_referees_on_one_store_play_every_game_once_when_one_is_killed(
     store; one is killed (SIGKILL) mid-run. The tables it held come back to the others when its
     session ends, and every game of the schedule is recorded exactly once."""
     directory, url = tmp_path / "T", new_postgres_database()
-    slow = tmp_path / "slow"
-    slow.mkdir()
-    (slow / "bot.py").write_text(SLOW_BOT)
-    for name, bot in (
-        ("random", EXAMPLES / "random"),
-        ("lowest", EXAMPLES / "lowest"),
-        ("slow", slow),
-    ):
-        args = ("--name", name, "-t", str(directory), "--sandbox", "local", "--store", url)
-        _ok("submit", str(bot), *args)
+    enter_with_a_slow_bot(directory, url, tmp_path)
     games = 24
     referees = [_run(directory, games)]
     deadline = time.monotonic() + 300

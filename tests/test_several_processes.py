@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_support import SLOW_BOT, Server, wait_until
-from support import EXAMPLES, referee
+from arena_support import Server, enter_with_a_slow_bot, wait_until
+from support import referee
 
 from take5_arena.referee.store import Store
 from take5_arena.service.ladder import LADDER_PREFIX
@@ -82,19 +82,7 @@ def test_three_referees_and_two_web_processes_lose_no_game_when_one_of_each_is_k
     recorded twice, and the web process left keeps serving standings and games in progress that
     it reads from the store (it plays no game itself)."""
     directory, url = tmp_path / "A", new_postgres_database()
-    slow = tmp_path / "slow"
-    slow.mkdir()
-    (slow / "bot.py").write_text(SLOW_BOT)
-    for name, bot in (
-        ("random", EXAMPLES / "random"),
-        ("lowest", EXAMPLES / "lowest"),
-        ("slow", slow),
-    ):
-        done = referee(
-            "submit", str(bot), "--name", name, "-t", str(directory), "--sandbox", "local",
-            "--store", url, timeout=300,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
+    enter_with_a_slow_bot(directory, url, tmp_path)
     first = Server(directory, *PLAY)
     servers = [first]
     try:
