@@ -1,7 +1,8 @@
 """What several hosts of one arena share through its PostgreSQL store, beyond the ladder
 (docs/operators/several-hosts.md): the web pages' sign-ins, which any web process knows and any
-ends. Real `referee serve --no-ladder --web` processes on copies of the arena's directory, a real
-server (scripts/setup-postgres.sh), real HTTP."""
+ends, and the bots' archives, which a referee on any host gets from the store. Real `referee
+serve` processes on copies of the arena's directory, a real server (scripts/setup-postgres.sh),
+real HTTP."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from arena_support import WebServer, add_author, cli
+from arena_support import Server, WebServer, add_author, cli, wait_until
+from support import EXAMPLES
+
+from take5_arena.referee.artifacts import ArtifactError, pack
+from take5_arena.referee.store import Store
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -58,6 +63,11 @@ def _sign_in(url: str, token: str) -> tuple[str, str]:
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
         assert csrf is not None
         return str(http.cookies["take5"]), csrf.group(1)
+
+
+def _recorded(directory: Path) -> int:
+    with Store(directory, readonly=True) as store:
+        return store.results.recorded_count()
 
 
 def _me(url: str, cookie: str) -> int:
@@ -101,3 +111,58 @@ def test_a_sign_in_on_one_web_process_holds_on_the_other_and_ends_on_both(
         assert revoked.returncode == 0, revoked.stderr
         assert _me(a.url, cookie) == 303 and _me(b.url, cookie) == 303
         assert _me(a.url, erins) == 200 and _me(b.url, erins) == 200  # another author stays
+
+
+def test_a_version_validated_on_one_host_is_played_by_a_referee_on_another(
+    tmp_path: Path, new_postgres_database: Callable[[], str]
+) -> None:
+    """The archives travel through the store: bots validated in A are played by a referee whose
+    directory B holds nothing but the store's URL (no copy of A's ``artifacts/``)."""
+    url = new_postgres_database()
+    a, b = tmp_path / "A", tmp_path / "B"
+    for name in ("random", "lowest"):
+        done = cli(
+            "submit", str(EXAMPLES / name), "--name", name, "-t", str(a), "--sandbox", "local",
+            "--store", url, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    b.mkdir()
+    shutil.copy2(a / "store.url", b / "store.url")
+    server = Server(b, "--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0")
+    try:
+        wait_until(lambda: _recorded(b) >= 2, what="games played in B", server=server)
+    finally:
+        assert server.stop() == 0, server.log
+    assert "left to the other referees" not in server.log
+    with Store(b, readonly=True) as store:
+        digests = {str(v.artifact) for v in store.versions.all()}
+    assert len(digests) == 2
+    for digest in digests:  # B's own copies, each as A validated it
+        assert (b / "artifacts" / f"{digest[7:]}.tar").read_bytes() == (
+            a / "artifacts" / f"{digest[7:]}.tar"
+        ).read_bytes()
+
+
+def test_an_archive_changed_in_the_store_is_refused_and_never_played(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A stored archive whose bytes no longer match its digest is refused by the host that
+    fetches it (nothing written in its ``artifacts/``), and the tables that need it are not
+    played there (a TournamentError, which the ladder records as an infrastructure failure)."""
+    a, b = tmp_path / "A", tmp_path / "B"
+    artifact = pack(EXAMPLES / "lowest")
+    with Store(a, create=True, url=postgres_url) as store:
+        store.archives.put(artifact)
+    b.mkdir()
+    shutil.copy2(a / "store.url", b / "store.url")
+    with psycopg.connect(postgres_url) as db:
+        db.execute(
+            "UPDATE archive_blobs SET data = data || '\\x00'::bytea WHERE digest = %s",
+            (artifact.digest,),
+        )
+    with Store(b) as store:
+        with pytest.raises(ArtifactError, match="does not match its digest"):
+            store.archives.get(artifact.digest)
+        assert not (b / "artifacts").exists() or not any((b / "artifacts").iterdir())
+    with Store(a, readonly=True) as store:  # the validating host's own file is still good
+        assert store.archives.get(artifact.digest) == artifact

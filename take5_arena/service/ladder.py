@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from take5.shuffle import SplitMix64
-from take5_arena.referee.kinds import RunStatus
+from take5_arena.referee.kinds import InfraKind, RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.store.records import UNRATED_PREFIX
@@ -342,6 +342,8 @@ class Ladder:
             )
             status = RunStatus.FAILED
             try:
+                # archives validated here before a shared store kept them: every host's from now
+                store.archives.share(v.artifact for v in store.versions.all() if v.artifact)
                 while not self._stop.is_set():
                     try:
                         self._loop(store)
@@ -468,10 +470,14 @@ class Ladder:
                     continue  # being played here, or given up: nothing to read
                 try:
                     stored = self._specs(store, sid)
-                except TournamentError as error:  # an archive this host lacks: others play it
+                except TournamentError as error:  # an archive not to be had: never rated
                     if sid not in self._left:
                         self._left.add(sid)
                         self.log.warning("ladder: %s left to the other referees: %s", sid, error)
+                        for game_id in sorted(game_ids):  # the arena's fault, said in the store
+                            store.results.record_infra_failure(
+                                game_id, InfraKind.ARTIFACT, str(error), run_id=self.run_id
+                            )
                     continue
                 specs = [
                     spec

@@ -43,7 +43,7 @@ from take5.record import DealRecord
 
 from ....errors import require_extra
 from ... import defaults
-from ...artifacts import FOLDER, ArtifactError, ArtifactStore
+from ...artifacts import ArtifactError
 from ...kinds import InfraKind, SandboxKind
 from ...store import Store, StoredGame
 from ..errors import TournamentError
@@ -100,16 +100,15 @@ def table_specs(
     pending = store.schedules.games(schedule_id, pending_only=True)
     commitments = {s.season: s.commitment for s in store.deal_keys.seasons()}
     versions = {v.id: v for v in store.versions.all()}
-    archives = ArtifactStore(store.directory / FOLDER)
     data: dict[str, ArchiveSource] = {}
     for version_id in sorted({s for g in pending for s in g.seats}):
         v = versions[version_id]
         if v.artifact and v.artifact not in data:
-            try:
-                archives.get(v.artifact)  # there and intact, or said now rather than on a worker
+            try:  # there and intact (fetched from a shared store if need be), or said now
+                path = store.archives.path(v.artifact)
             except ArtifactError as error:
                 raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
-            data[v.artifact] = StoredArchive(str(archives.path(v.artifact).absolute()))
+            data[v.artifact] = StoredArchive(str(path.absolute()))
     by_table: dict[int, list[StoredGame]] = {}
     for g in pending:
         by_table.setdefault(g.table_no, []).append(g)
