@@ -268,6 +268,7 @@ class Ladder:
         on_games: Callable[[int], None] = lambda n: None,
         runner: Runner = run_table,
         retry_delay: float = defaults.LADDER_RETRY_DELAY,
+        given_up_for: float = defaults.LADDER_GIVEN_UP_SECONDS,
     ):
         self.directory = Path(directory)
         self.settings = settings
@@ -279,6 +280,7 @@ class Ladder:
         self.log = logs.logger("ladder")
         self.runner = runner
         self.retry_delay = retry_delay
+        self.given_up_for = given_up_for
         self.run_id = f"ladder-{secrets.token_hex(4)}"
         self.dealer: Dealer | None = None
         self.played = 0
@@ -459,8 +461,9 @@ class Ladder:
         one that died (its claims ended with its session). Which of the referees plays a table
         is decided when it is claimed (TableDriver), so the ladder is one schedule whoever runs
         it. Tables whose bots no longer play at those versions are left, and so are games this
-        referee gave up on after their retries."""
-        known = driver.game_ids | driver.given_up
+        referee gave up on after their retries, for :attr:`given_up_for` seconds (then they are
+        played again, here or by another referee, without a restart)."""
+        known = driver.game_ids | driver.given_up_within(self.given_up_for)
         known.update(g for spec in self._challenges for g, _ in spec.games)
         keys = set(current)
         added = 0

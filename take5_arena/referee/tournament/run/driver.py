@@ -213,8 +213,9 @@ class TableDriver:
         self.sick: dict[str, float] = {}  # worker address -> when its engine failed
         self.lost_since: float | None = None  # when the Dask scheduler stopped answering
         self.claims: set[str] = set()  # the games this referee claimed in the store
-        self.given_up: set[str] = set()
-        """Games that failed every retry in this run (they stay pending in the store)."""
+        self.given_up: dict[str, float] = {}
+        """Games that failed every retry in this run (they stay pending in the store), and when
+        (``time.monotonic()``): :meth:`given_up_within`."""
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -470,7 +471,16 @@ class TableDriver:
             again = dataclasses.replace(spec, games=tuple(retry))
             self.waiting.append((time.monotonic() + delay, again, attempt + 1))
         else:
-            self.given_up.update(gid for gid, _ in retry)
+            self.given_up.update((gid, time.monotonic()) for gid, _ in retry)
+
+    def given_up_within(self, seconds: float) -> set[str]:
+        """The games given up less than ``seconds`` ago; those given up before are forgotten, so
+        that a caller that plays for as long as it runs (the arena's ladder) tries them again,
+        with their retries, rather than leaving them pending until a restart."""
+        cutoff = time.monotonic() - seconds
+        for game_id in [g for g, at in self.given_up.items() if at <= cutoff]:
+            del self.given_up[game_id]
+        return set(self.given_up)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
