@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -166,3 +167,51 @@ def test_an_archive_changed_in_the_store_is_refused_and_never_played(
         assert not (b / "artifacts").exists() or not any((b / "artifacts").iterdir())
     with Store(a, readonly=True) as store:  # the validating host's own file is still good
         assert store.archives.get(artifact.digest) == artifact
+
+
+BUILDS = "this process builds the site"
+PLAY = ("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0")
+
+
+def test_one_process_builds_the_site_and_another_takes_over_when_it_dies(
+    tmp_path: Path, new_postgres_database: Callable[[], str]
+) -> None:
+    """Of the processes on one store, the holder of the store's site claim alone builds the site
+    (the two web processes keep the standings only); when it is killed, one process, and one
+    only, of those left builds it from the next publication on."""
+    url = new_postgres_database()
+    a = tmp_path / "A"
+    for name in ("random", "lowest"):
+        done = cli(
+            "submit", str(EXAMPLES / name), "--name", name, "-t", str(a), "--sandbox", "local",
+            "--store", url, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    every = ("--publish-every-seconds", "1")
+    first = Server(_host(a, "R1"), *PLAY, *every)
+    servers = [first]
+    try:
+        first.wait_for(BUILDS, timeout=120)
+        webs = [
+            Server(_host(a, name), *PLAY, *every, "--no-ladder", "--web", "127.0.0.1:0")
+            for name in ("W1", "W2")
+        ]
+        servers += webs
+        for web in webs:
+            web.wait_for("another process of this store builds the site", timeout=120)
+        assert not any((web.directory / "site").exists() for web in webs)
+        first.kill()
+        second = Server(_host(a, "R2"), *PLAY, *every)
+        servers.append(second)
+        left = [second, *webs]
+        wait_until(lambda: any(BUILDS in s.log for s in left), what="a new builder", timeout=120)
+        builder = next(s for s in left if BUILDS in s.log)
+        site = builder.directory / "site"
+        wait_until(site.exists, what="the new builder's site")
+        time.sleep(5)  # the others' next publications (every second while games land)
+        assert [s for s in left if BUILDS in s.log] == [builder]
+        assert [s for s in left if (s.directory / "site").exists()] == [builder]
+    finally:
+        for server in servers:
+            if server.proc.poll() is None:
+                server.kill()
