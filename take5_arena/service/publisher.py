@@ -145,18 +145,19 @@ class Publisher:
         holder stopped or died). Said in the log when it changes."""
         if self.config.site is None:
             return False
+        if self._builds:  # a store of its own, or the claim held (until this process ends)
+            return True
         if self._lease is None:
             try:
                 lease = Store(self.directory, readonly=True)
             except Exception as error:  # noqa: BLE001 - not now; the next publication asks again
                 self.log.error("the site's claim: %s: %s", type(error).__name__, error)
                 return False
-            if lease.url is None:
+            if lease.url is None:  # SQLite: one process serves the directory (its run lock)
                 lease.close()
+                self._builds = True
                 return True
             self._lease = lease
-        if self._builds:
-            return True
         try:
             builds = self._lease.schedules.claim(SITE_BUILDER)
         except Exception as error:  # noqa: BLE001 - a lost connection: a new one next time
