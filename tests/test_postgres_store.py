@@ -316,6 +316,7 @@ def test_an_accounts_file_of_an_arena_on_postgresql_moves_into_its_database(
     shutil.copytree(a, b)
     with sqlite3.connect(a / ACCOUNTS_NAME) as db:  # an older file: migrated as it moves
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        db.execute("DROP TABLE arena_sessions")
         db.execute("DROP INDEX arena_submissions_upload_key")
         db.execute("ALTER TABLE arena_submissions DROP COLUMN upload_key")
         db.execute("ALTER TABLE arena_authors DROP COLUMN token_check")

@@ -156,6 +156,7 @@ def test_the_connection_is_private(tmp_path: Path) -> None:
             "runs",
             "audit",
             "live",
+            "archives",
         }
         assert isinstance(store.audit, Audit)
         assert set(public) - {k for k, v in public.items() if isinstance(v, Repository)} == {

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from take5_arena.referee.defaults import VERSION
-from take5_arena.referee.store import DB_NAME, has_store
+from take5_arena.referee.store import DB_NAME, Store, has_store
 from take5_arena.referee.store.backup import (
     BackupError,
     CopiedFile,
@@ -202,6 +202,8 @@ def restore(
         if store is not None:
             progress(f"copying the store into {redacted(store)}")
             import_sqlite(work, store)
+            with Store(work) as restored:  # every host of the restored arena gets the archives
+                restored.archives.share(v.artifact for v in restored.versions.all() if v.artifact)
         progress("checking the restored tournament (verify --tournament)")
         problems = _check(work)
         games = games_recorded(work)

@@ -103,6 +103,10 @@ LADDER_IDLE_SECONDS = 0.5
 LADDER_RETRY_DELAY = 2.0
 """Seconds before a ladder table whose games failed for infrastructure reasons is retried (then
 twice as long each time, as in a tournament)."""
+LADDER_GIVEN_UP_SECONDS = 300.0
+"""Seconds a ladder game that failed all its retries waits before it is played again (with its
+retries again), by this referee or another: a lasting failure (an engine gone) is not retried in a
+loop, and a passing one does not leave the game pending until a restart."""
 
 
 # -- what ``referee serve`` lets the organiser change --------------------------------------------

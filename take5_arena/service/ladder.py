@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from take5.shuffle import SplitMix64
-from take5_arena.referee.kinds import RunStatus
+from take5_arena.referee.kinds import InfraKind, RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.store.records import UNRATED_PREFIX
@@ -268,6 +268,7 @@ class Ladder:
         on_games: Callable[[int], None] = lambda n: None,
         runner: Runner = run_table,
         retry_delay: float = defaults.LADDER_RETRY_DELAY,
+        given_up_for: float = defaults.LADDER_GIVEN_UP_SECONDS,
     ):
         self.directory = Path(directory)
         self.settings = settings
@@ -279,6 +280,7 @@ class Ladder:
         self.log = logs.logger("ladder")
         self.runner = runner
         self.retry_delay = retry_delay
+        self.given_up_for = given_up_for
         self.run_id = f"ladder-{secrets.token_hex(4)}"
         self.dealer: Dealer | None = None
         self.played = 0
@@ -342,6 +344,8 @@ class Ladder:
             )
             status = RunStatus.FAILED
             try:
+                # archives validated here before a shared store kept them: every host's from now
+                store.archives.share(v.artifact for v in store.versions.all() if v.artifact)
                 while not self._stop.is_set():
                     try:
                         self._loop(store)
@@ -457,8 +461,9 @@ class Ladder:
         one that died (its claims ended with its session). Which of the referees plays a table
         is decided when it is claimed (TableDriver), so the ladder is one schedule whoever runs
         it. Tables whose bots no longer play at those versions are left, and so are games this
-        referee gave up on after their retries."""
-        known = driver.game_ids | driver.given_up
+        referee gave up on after their retries, for :attr:`given_up_for` seconds (then they are
+        played again, here or by another referee, without a restart)."""
+        known = driver.game_ids | driver.given_up_within(self.given_up_for)
         known.update(g for spec in self._challenges for g, _ in spec.games)
         keys = set(current)
         added = 0
@@ -468,10 +473,14 @@ class Ladder:
                     continue  # being played here, or given up: nothing to read
                 try:
                     stored = self._specs(store, sid)
-                except TournamentError as error:  # an archive this host lacks: others play it
+                except TournamentError as error:  # an archive not to be had: never rated
                     if sid not in self._left:
                         self._left.add(sid)
                         self.log.warning("ladder: %s left to the other referees: %s", sid, error)
+                        for game_id in sorted(game_ids):  # the arena's fault, said in the store
+                            store.results.record_infra_failure(
+                                game_id, InfraKind.ARTIFACT, str(error), run_id=self.run_id
+                            )
                     continue
                 specs = [
                     spec

@@ -8,6 +8,13 @@ The games are counted in the store (its last result's number, read every second)
 this process's ladder: on a store that several processes share (docs/operators/several-hosts.md),
 a web process that plays no game (``referee serve --no-ladder --web``) publishes the games the
 referees on other hosts record, as the referee that records them does.
+
+On such a store, every process keeps the standings (its pages and its Standings call read them),
+but one alone builds the static site: the holder of the store's :data:`SITE_BUILDER` claim (a
+session-level advisory lock, as a table's claim: taken by the first publisher that asks, held for
+as long as its process lives, and taken over by another process's next publication when it dies).
+The others build nothing, so N processes cost one build, and the site is in the ``--site``
+folder of the process that holds the claim (said in its log).
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from typing import Any
 from take5_arena.referee.store import Store
 from take5_arena.service import logs
 from take5_arena.service.ladder import LadderConfig
+
+SITE_BUILDER = "site builder"
+"""The claim (Schedules.claim) of the one process that builds the site of a shared store."""
 
 
 class Publisher:
@@ -52,6 +62,8 @@ class Publisher:
         self._pending = 0
         self._first_pending: float | None = None
         self._seen: int | None = None  # the store's recorded games at the last look
+        self._lease: Store | None = None  # the connection holding the site's claim (shared)
+        self._builds: bool | None = None  # whether this process builds the site (None: unknown)
         self._stop = threading.Event()
         self._kick = threading.Event()
         self._thread = threading.Thread(target=self._run, name="publisher", daemon=True)
@@ -122,6 +134,45 @@ class Publisher:
         # Stopping: published once more, last, whatever was counted: a game the ladder committed
         # as it was stopped may not have been counted, and the site must hold every game recorded.
         self._publish_logged()
+        if self._lease is not None:  # the site's claim ends with its connection
+            with contextlib.suppress(Exception):
+                self._lease.close()
+            self._lease = None
+
+    def builds_site(self) -> bool:
+        """Whether this process builds the site now: one of a store's own (SQLite), or the holder
+        of a shared store's :data:`SITE_BUILDER` claim (taken here when nobody holds it: its
+        holder stopped or died). Said in the log when it changes."""
+        if self.config.site is None:
+            return False
+        if self._builds:  # a store of its own, or the claim held (until this process ends)
+            return True
+        if self._lease is None:
+            try:
+                lease = Store(self.directory, readonly=True)
+            except Exception as error:  # noqa: BLE001 - not now; the next publication asks again
+                self.log.error("the site's claim: %s: %s", type(error).__name__, error)
+                return False
+            if lease.url is None:  # SQLite: one process serves the directory (its run lock)
+                lease.close()
+                self._builds = True
+                return True
+            self._lease = lease
+        try:
+            builds = self._lease.schedules.claim(SITE_BUILDER)
+        except Exception as error:  # noqa: BLE001 - a lost connection: a new one next time
+            self.log.error("the site's claim: %s: %s", type(error).__name__, error)
+            with contextlib.suppress(Exception):
+                self._lease.close()
+            self._lease, builds = None, False
+        if builds != self._builds:
+            self.log.info(
+                f"this process builds the site in {self.config.site} (the store's site claim)"
+                if builds
+                else "another process of this store builds the site: this one keeps the standings"
+            )
+        self._builds = builds
+        return builds
 
     def _publish_logged(self) -> None:
         try:
@@ -155,7 +206,7 @@ class Publisher:
             shared_tables=games.shared_tables,
             owners=games.owners,
         )
-        if self.config.site is not None:
+        if self.config.site is not None and self.builds_site():
             # a complete new version, switched to at once (readers never see half of one); in it,
             # streamed and incremental: only what the new games change is written
             publish_versioned(
@@ -176,4 +227,4 @@ class Publisher:
             self.publications += 1
 
 
-__all__ = ["Publisher"]
+__all__ = ["SITE_BUILDER", "Publisher"]

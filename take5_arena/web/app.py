@@ -59,7 +59,7 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
         self.parts = parts
         self.config = config
         self.hub = hub
-        self.sessions = Sessions(config.session_seconds)
+        self.sessions = Sessions(parts.service.accounts, config.session_seconds)
         self.clients = Buckets(config.client_rate)
         self.signins = Buckets(config.signin_rate)
         self.authors = Buckets(config.author_rate)

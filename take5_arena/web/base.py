@@ -170,8 +170,12 @@ class Pages:
         return HTMLResponse(html, exc.status, headers=headers)
 
     async def session(self, request: Request) -> Session | None:
-        """The request's session, if signed in (an author revoked since is signed out)."""
-        session = self.sessions.get(request.cookies.get(self.cookie))
+        """The request's session, if signed in (an author revoked since is signed out): looked up in
+        the accounts, which every web process shares (take5_arena/web/security.py)."""
+        cookie = request.cookies.get(self.cookie)
+        if not cookie:
+            return None
+        session = await self.run(self.sessions.get, cookie)
         if session is None or session.organiser:
             return session
         try:
@@ -179,7 +183,7 @@ class Pages:
         except NotFoundError:
             author = None
         if author is None or not author.active:
-            self.sessions.close_author(session.author)
+            await self.run(self.sessions.close_author, session.author)
             return None
         return session
 

@@ -9,6 +9,7 @@ read any of it: each reads the author from the session and the seats from the st
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import tempfile
@@ -63,7 +64,9 @@ class AuthorPages(Pages):
         token = form.get("token", "").strip()
         organiser_token = self.parts.organiser_token
         if organiser_token and hmac.compare_digest(token.encode(), organiser_token.encode()):
-            session = self.sessions.open(ORGANISER, organiser=True)
+            session = await self.run(
+                functools.partial(self.sessions.open, ORGANISER, organiser=True)
+            )
             where = "/organiser"
         else:
             try:
@@ -80,7 +83,7 @@ class AuthorPages(Pages):
                     private=True,
                     note="That token is not valid (or was revoked).",
                 )
-            session = self.sessions.open(author.name)
+            session = await self.run(self.sessions.open, author.name)
             where = "/me"
             self.parts.log(f"web: {author.name} signed in from {client_of(request)}")
         response = RedirectResponse(where, 303)
@@ -100,7 +103,7 @@ class AuthorPages(Pages):
         form = await self.small_form(request)
         await self.guard(request, session, form)
         if session is not None:
-            self.sessions.close(session.id)
+            await self.run(self.sessions.close, session.id)
         response = RedirectResponse("/", 303)
         response.delete_cookie(
             self.cookie, path="/", secure=self.config.tls, httponly=True, samesite="strict"

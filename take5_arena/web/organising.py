@@ -92,7 +92,7 @@ class OrganiserPages(Pages):
             )
         except ServiceError as error:
             return await self.organiser_page(request, str(error), status=400)
-        self.sessions.close_author(name)
+        await self.run(self.sessions.close_author, name)  # (revoke_author ended them too)
         if self.parts.service.ladder is not None:
             self.parts.service.ladder.wake()
         self.parts.log(f"web: organiser revoked {name}")

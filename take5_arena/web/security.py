@@ -1,10 +1,11 @@
 """What keeps the web pages safe (docs/web.md, "Security model"):
 
-* **Sessions.** An author signs in by posting their token once; the server keeps the session (an
-  unguessable id, the author, a CSRF token, an expiry) in memory and the browser only its id, in a
-  cookie that is HttpOnly, SameSite=Strict, Secure (and ``__Host-`` prefixed) under TLS, and
-  expires. The token never appears in a URL, a page or a log. Each request checks the author again
-  (a revoked author's sessions end at once); a server restart ends every session.
+* **Sessions.** An author signs in by posting their token once; the arena keeps the session (the
+  SHA-256 of an unguessable id, the author, an expiry) with its accounts, which every web process
+  shares, and the browser only its id, in a cookie that is HttpOnly, SameSite=Strict, Secure (and
+  ``__Host-`` prefixed) under TLS, and expires. Its CSRF token is derived from the id. The token
+  never appears in a URL, a page or a log. Each request checks the session and the author again
+  (signing out, a revocation or a new token ends the sessions on every process at once).
 * **CSRF.** Every state-changing request is a POST whose Origin (or, without one, Referer) must be
   this server's own, and, once signed in, whose form carries the session's CSRF token.
 * **Rate limits.** Token buckets per client address (every request; sign-in attempts apart) and
@@ -19,12 +20,14 @@ put text into the document as text nodes only (take5_arena/leaderboard/site/site
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 from urllib.parse import urlsplit
 
 CSP = (
@@ -53,57 +56,63 @@ class Session:
     organiser: bool = False
 
 
-class Sessions:
-    """The signed-in browsers (in memory: a restart signs everyone out). Thread-safe."""
+class SessionKeeper(Protocol):
+    """Where the sessions are kept: the arena's accounts (take5_arena/service/authors/
+    sessions.py), which every web process of the arena shares."""
 
-    def __init__(self, seconds: float, clock: Callable[[], float] = time.time) -> None:
+    def open_session(self, sid: str, author: str, *, organiser: bool, expires: float) -> None: ...
+
+    def find_session(self, sid: str) -> tuple[str, bool, float] | None: ...
+
+    def close_session(self, sid: str) -> None: ...
+
+    def close_sessions(self, author: str) -> int: ...
+
+    def session_count(self) -> int: ...
+
+
+def _csrf(sid: str) -> str:
+    """A session's CSRF token: derived from its id (an HMAC keyed by it), so that no process has
+    to keep it and every process that knows the session knows its token; the page that shows the
+    token does not reveal the id (the HttpOnly cookie) it was derived from."""
+    return hmac.new(sid.encode(), b"take5 csrf", hashlib.sha256).hexdigest()
+
+
+class Sessions:
+    """The signed-in browsers, kept in the arena's accounts (their ids hashed), so that a sign-in
+    made on one web process holds on every other, and signing out or a revocation on one ends it
+    on all at once. Blocking (a query): the pages call it on their pool. Thread-safe."""
+
+    def __init__(self, keeper: SessionKeeper, seconds: float) -> None:
+        self.keeper = keeper
         self.seconds = seconds
-        self.clock = clock
-        self._by_id: dict[str, Session] = {}
-        self._lock = threading.Lock()
 
     def open(self, author: str, *, organiser: bool = False) -> Session:
-        session = Session(
-            secrets.token_urlsafe(32),
-            author,
-            secrets.token_urlsafe(32),
-            self.clock() + self.seconds,
-            organiser,
-        )
-        with self._lock:
-            self._expire()
-            self._by_id[session.id] = session
-        return session
+        sid = secrets.token_urlsafe(32)
+        expires = time.time() + self.seconds
+        self.keeper.open_session(sid, author, organiser=organiser, expires=expires)
+        return Session(sid, author, _csrf(sid), expires, organiser)
 
     def get(self, sid: str | None) -> Session | None:
         """The session of this cookie value, if it exists and has not expired."""
         if not sid or len(sid) > 100:
             return None
-        with self._lock:
-            session = self._by_id.get(sid)
-            if session is not None and session.expires <= self.clock():
-                del self._by_id[sid]
-                return None
-            return session
+        found = self.keeper.find_session(sid)
+        if found is None:
+            return None
+        author, organiser, expires = found
+        return Session(sid, author, _csrf(sid), expires, organiser)
 
     def close(self, sid: str | None) -> None:
-        with self._lock:
-            self._by_id.pop(sid or "", None)
+        if sid:
+            self.keeper.close_session(sid)
 
     def close_author(self, author: str) -> None:
         """End every session of ``author`` (revoked)."""
-        with self._lock:
-            for sid in [s.id for s in self._by_id.values() if s.author == author]:
-                del self._by_id[sid]
-
-    def _expire(self) -> None:
-        now = self.clock()
-        for sid in [s.id for s in self._by_id.values() if s.expires <= now]:
-            del self._by_id[sid]
+        self.keeper.close_sessions(author)
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._by_id)
+        return self.keeper.session_count()
 
 
 def csrf_ok(session: Session, given: object) -> bool:
@@ -168,6 +177,7 @@ __all__ = [
     "Buckets",
     "Rate",
     "Session",
+    "SessionKeeper",
     "Sessions",
     "csrf_ok",
     "same_origin",

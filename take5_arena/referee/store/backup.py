@@ -78,18 +78,18 @@ def copy_tournament(directory: Path, target: Path) -> list[CopiedFile]:
     digests = sorted({v.artifact for v in _versions(target) if v.artifact})
     if digests:
         make_dir(target / ARTIFACTS)
-    source = ArtifactStore(directory / ARTIFACTS)
     copies = ArtifactStore(target / ARTIFACTS)
-    for digest in digests:
-        try:
-            data = source.get(digest).data  # checked against its digest
-        except ArtifactError as error:
-            raise BackupError(
-                f"the store plays an archive that cannot be copied: {error}"
-            ) from None
-        path = copies.path(digest)
-        write_file(path, data)
-        files.append(CopiedFile(path.relative_to(target).as_posix(), len(data), digest[7:]))
+    with Store(directory, readonly=True) as source:
+        for digest in digests:
+            try:  # checked against its digest (from a shared store if this host lacks it)
+                data = source.archives.get(digest).data
+            except ArtifactError as error:
+                raise BackupError(
+                    f"the store plays an archive that cannot be copied: {error}"
+                ) from None
+            path = copies.path(digest)
+            write_file(path, data)
+            files.append(CopiedFile(path.relative_to(target).as_posix(), len(data), digest[7:]))
     return files
 
 
@@ -127,13 +127,13 @@ def check_tournament(directory: Path) -> Iterator[str]:
     if problem:
         yield f"{DB_NAME}: {problem}"
         return
-    archives = ArtifactStore(directory / ARTIFACTS)
-    for v in _versions(directory):
-        if v.artifact:
-            try:
-                archives.get(v.artifact)
-            except ArtifactError as error:
-                yield f"{v.key}: {error}"
+    with Store(directory, readonly=True) as store:
+        for v in store.versions.all():
+            if v.artifact:
+                try:
+                    store.archives.get(v.artifact)
+                except ArtifactError as error:
+                    yield f"{v.key}: {error}"
     for game_id, judgement in stored_judgements(directory):
         if judgement.verdict is not Verdict.VALID:
             yield f"game {game_id}: {judgement.verdict.value.lower()}: {judgement.reason}"

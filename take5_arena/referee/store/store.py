@@ -21,6 +21,8 @@ on them, all over the store's one connection, which stays private::
     store.audit       every table's raw rows, for verify (reads only)     audit.py
     store.live        games in progress, for other processes' pages       live.py
                       (PostgreSQL only: not the record)
+    store.archives    the bots' archives: this host's artifacts/ and, on  archives.py
+                      PostgreSQL, the database (every host gets them)
 
 Every finished game is written in one transaction (:meth:`.Results.record_game`: the record, the
 seats, the game's status), and ``results.game_id`` is UNIQUE, so a game can never be recorded
@@ -40,6 +42,8 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from ..artifacts import FOLDER
+from .archives import Archives
 from .audit import Audit
 from .base import Connection, StoreError, Transaction, meta, now, set_meta
 from .deal_keys import DealKeys
@@ -167,6 +171,7 @@ class Store:
         self.results = Results(self._db, self.schedules, self.records)
         self.audit = Audit(self._db)
         self.live = Live(self._db)
+        self.archives = Archives(self._db, self.directory / FOLDER)
 
     def _create_or_migrate(self, create: Callable[[Connection], None]) -> None:
         """In one write transaction: create what is missing, stamp a new store, migrate an older

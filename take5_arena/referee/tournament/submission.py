@@ -42,7 +42,7 @@ from take5.record import DealRecord, GameRecord
 
 from ...errors import require_extra
 from .. import defaults
-from ..artifacts import FOLDER, Artifact, ArtifactError, ArtifactStore, materialize, pack
+from ..artifacts import Artifact, ArtifactError, materialize, pack
 from ..errors import InfraError
 from ..kinds import SandboxKind
 from ..match.botref import BadBotRefError, BotRef, parse_bot
@@ -244,7 +244,7 @@ def _validate(
             if launcher is not None and not pool:
                 launcher.close()
         _refuse_after_cutoff(store)
-        ArtifactStore(store.directory / FOLDER).put(artifact)
+        store.archives.put(artifact)  # here, and in a shared store for every host
         version, created = store.versions.add(
             name,
             source_hash=digest,
@@ -310,7 +310,6 @@ def pool_opponents(store: Store, name: str, author: str | None, k: int) -> Oppon
     ]
     if len(pool) < k - 1:
         return None
-    archives = ArtifactStore(store.directory / FOLDER)
     folders: dict[int, Path] = {}
 
     def folder(v: EntrantVersion) -> Path:
@@ -318,7 +317,7 @@ def pool_opponents(store: Store, name: str, author: str | None, k: int) -> Oppon
         if v.id not in folders:
             digest = str(v.artifact)
             try:
-                source = StoredArchive(str(archives.path(digest).absolute()))
+                source = StoredArchive(str(store.archives.path(digest).absolute()))
                 folders[v.id] = folder_of(digest, source)
             except ArtifactError:  # the arena's to mend (the ladder names it); the author waits
                 raise SubmitDeferredError(

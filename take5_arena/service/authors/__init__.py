@@ -7,6 +7,7 @@ accounts, in their own SQLite file ``DIR/accounts.sqlite`` beside the tournament
 - ``tokens.py``: authors and the check of their tokens;
 - ``claims.py``: who holds each bot name;
 - ``submitted.py``: the submissions and the author's limits;
+- ``sessions.py``: the web pages' sign-ins, which every web process of the arena shares;
 - ``model.py``: the values all of them hand out.
 
 Names (take5_arena/referee/names.py): one rule, ASCII only, unique by their case-folded key. A name

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from take5_arena.service.authors.sessions import SignIns
 from take5_arena.service.authors.submitted import SubmissionQueue
 from take5_arena.service.authors.tokens import TokenChecks
 
 
-class Accounts(TokenChecks, SubmissionQueue):
+class Accounts(TokenChecks, SubmissionQueue, SignIns):
     """The arena's accounts (take5_arena/service/authors/__init__.py): authors and tokens
-    (tokens.py), bot names (claims.py), submissions (submitted.py), over one connection (base.py).
+    (tokens.py), bot names (claims.py), submissions (submitted.py), the web pages' sign-ins
+    (sessions.py), over one connection (base.py).
     Thread-safe (one lock around the connection)."""
 
     def __enter__(self) -> Accounts:

@@ -13,6 +13,8 @@ process on every host sees the same authors, tokens and revocations::
                                                                who owns a bot name (NULL: the house)
     arena_submissions(id PK, author, bot_name, archive_sha256, archive_path, archive_bytes,
                       received_at, status, version_id, detail, bot_output, finished_at, attempts)
+    arena_sessions(id_hash PK, author, organiser, created_at, expires_at)      (schema 4)
+                                                               the web pages' sign-ins (sessions.py)
 
 Arenas made before the accounts moved kept these tables inside ``tournament.sqlite``; opening such
 a directory moves them here first (:func:`move_old_accounts`: copied into a new file that is
@@ -39,7 +41,7 @@ from take5_arena.service import defaults, logs
 from take5_arena.service.errors import ServiceError
 
 ACCOUNTS_NAME = "accounts.sqlite"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _TABLES = ("arena_submissions", "arena_bots", "arena_authors")  # children first: drop order
 SCHEMA = """
@@ -108,6 +110,16 @@ ALTER TABLE arena_authors ADD COLUMN token_check BLOB;
 ALTER TABLE arena_submissions ADD COLUMN upload_key TEXT;
 CREATE UNIQUE INDEX arena_submissions_upload_key ON arena_submissions(author, upload_key)
 """,
+    4: """
+CREATE TABLE arena_sessions (
+    id_hash BLOB PRIMARY KEY,
+    author TEXT NOT NULL,
+    organiser INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX arena_sessions_author ON arena_sessions(author, expires_at)
+""",
 }
 """Schema version -> the statements that make it from the one before. Version 2: names claimed only
 by an accepted version (squatted names of version 1, never accepted, are released), unique by
@@ -115,7 +127,10 @@ their case-folded key, and owned by the house when ``author`` is NULL; organiser
 the stored-bytes limit; validation attempts. Version 3: the name a client gives an upload
 (``upload_key``, NULL: none given), unique per author, so that a retried upload is stored once;
 and each token's salted HMAC (``token_check``, NULL until the token's first use after the upgrade:
-a cheap check, so that no limit turns a call away before its secret is looked at)."""
+a cheap check, so that no limit turns a call away before its secret is looked at). Version 4: the
+web pages' sign-ins (``arena_sessions``, take5_arena/service/authors/sessions.py), kept with the
+accounts so that every web process of the arena, on any host, knows each of them (a session's id
+only as its SHA-256; ``author`` is no foreign key: the organiser signs in too)."""
 
 
 def unfinished_uploads(path: Path) -> list[str]:

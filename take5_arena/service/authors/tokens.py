@@ -68,7 +68,8 @@ class TokenChecks(AccountsBase):
             exists = db.execute("SELECT 1 FROM arena_authors WHERE name = ?", (name,)).fetchone()
             if exists and not new_token:
                 raise BadRequestError(f"author {name!r} exists (--new-token replaces the token)")
-            if exists:
+            if exists:  # a new token: the old one's sign-ins end too (sessions.py)
+                db.execute("DELETE FROM arena_sessions WHERE author = ?", (name,))
                 db.execute(
                     "UPDATE arena_authors SET token_id = ?, salt = ?, token_hash = ?,"
                     " token_check = ?,"
@@ -109,8 +110,10 @@ class TokenChecks(AccountsBase):
         return f"{TOKEN_PREFIX}_{token_id}_{secret}"
 
     def revoke(self, name: str) -> bool:
-        """Make the author's token useless at once. False if there is no such author."""
+        """Make the author's token useless at once, and end their sign-ins on every web process
+        (sessions.py). False if there is no such author."""
         with self.tx() as db:
+            db.execute("DELETE FROM arena_sessions WHERE author = ?", (name,))
             return (
                 db.execute(
                     "UPDATE arena_authors SET revoked_at = COALESCE(revoked_at, ?) WHERE name = ?",

@@ -43,7 +43,7 @@ from take5.record import DealRecord
 
 from ....errors import require_extra
 from ... import defaults
-from ...artifacts import FOLDER, ArtifactError, ArtifactStore
+from ...artifacts import ArtifactError
 from ...kinds import InfraKind, SandboxKind
 from ...store import Store, StoredGame
 from ..errors import TournamentError
@@ -100,16 +100,15 @@ def table_specs(
     pending = store.schedules.games(schedule_id, pending_only=True)
     commitments = {s.season: s.commitment for s in store.deal_keys.seasons()}
     versions = {v.id: v for v in store.versions.all()}
-    archives = ArtifactStore(store.directory / FOLDER)
     data: dict[str, ArchiveSource] = {}
     for version_id in sorted({s for g in pending for s in g.seats}):
         v = versions[version_id]
         if v.artifact and v.artifact not in data:
-            try:
-                archives.get(v.artifact)  # there and intact, or said now rather than on a worker
+            try:  # there and intact (fetched from a shared store if need be), or said now
+                path = store.archives.path(v.artifact)
             except ArtifactError as error:
                 raise TournamentError(f"{v.key}: {error}; submit the bot again") from None
-            data[v.artifact] = StoredArchive(str(archives.path(v.artifact).absolute()))
+            data[v.artifact] = StoredArchive(str(path.absolute()))
     by_table: dict[int, list[StoredGame]] = {}
     for g in pending:
         by_table.setdefault(g.table_no, []).append(g)
@@ -214,8 +213,9 @@ class TableDriver:
         self.sick: dict[str, float] = {}  # worker address -> when its engine failed
         self.lost_since: float | None = None  # when the Dask scheduler stopped answering
         self.claims: set[str] = set()  # the games this referee claimed in the store
-        self.given_up: set[str] = set()
-        """Games that failed every retry in this run (they stay pending in the store)."""
+        self.given_up: dict[str, float] = {}
+        """Games that failed every retry in this run (they stay pending in the store), and when
+        (``time.monotonic()``): :meth:`given_up_within`."""
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -471,7 +471,16 @@ class TableDriver:
             again = dataclasses.replace(spec, games=tuple(retry))
             self.waiting.append((time.monotonic() + delay, again, attempt + 1))
         else:
-            self.given_up.update(gid for gid, _ in retry)
+            self.given_up.update((gid, time.monotonic()) for gid, _ in retry)
+
+    def given_up_within(self, seconds: float) -> set[str]:
+        """The games given up less than ``seconds`` ago; those given up before are forgotten, so
+        that a caller that plays for as long as it runs (the arena's ladder) tries them again,
+        with their retries, rather than leaving them pending until a restart."""
+        cutoff = time.monotonic() - seconds
+        for game_id in [g for g, at in self.given_up.items() if at <= cutoff]:
+            del self.given_up[game_id]
+        return set(self.given_up)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
