@@ -299,17 +299,8 @@ def _null_interval(a: list[float], b: list[float], draws: int = 2000) -> tuple[f
     return aucs[int(0.025 * draws)], aucs[int(0.975 * draws) - 1]
 
 
-DOCKER_LEAK = pytest.mark.xfail(
-    reason="known leak (docs/security.md, 'Smoke games'): in Docker the time between decisions "
-    "still leans (AUC 0.20 over 20 validation and 44 rated tables)",
-    strict=False,
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "sandbox", ["local", pytest.param("docker", marks=[pytest.mark.docker, DOCKER_LEAK])]
-)
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_the_clock_does_not_tell_validation_from_rated_games(tmp_path, sandbox):
     """A detector that watches the clock from inside its sandbox (tests/bots/clockwatch: the delay
     to its first decision, the wall clock between its decisions, its own think time for a fixed
