@@ -5,12 +5,18 @@ version passes (standings, verify), and forgotten when it fails, however well it
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from arena_support import Server, add_author, cli, db_rows
 
 from take5.shuffle import keyed_seed
+from take5_arena.referee.store import Store
+from take5_arena.referee.tournament.plan.deals import Dealer
+from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder
 
@@ -152,3 +158,82 @@ def test_validation_games_are_rated_once_the_version_passes_and_never_when_it_fa
         assert record["seed"] == keyed_seed(key, record["deal"]["id"])
     done = cli("verify", "-t", str(directory), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+SLOW_START = """import time
+
+from take5 import Bot, run
+
+time.sleep(1.5)  # a validation long enough for the other host's to overlap it
+
+
+class Twin(Bot):
+    name = "twin"
+
+    def pick_card(self, view):
+        return sorted(view.hand)[{pick}]
+
+
+if __name__ == "__main__":
+    run(Twin())
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_two_versions_of_one_name_validated_at_once_on_two_hosts_are_both_rated(
+    tmp_path, postgres_url
+):
+    """Two referees on one PostgreSQL store (docs/operators/several-hosts.md) each validate a
+    version of one bot at the same moment: each validation holds its own version number from its
+    start (its smoke games are dealt and named for it), so both versions are entered and both
+    validations' games are rated; before, both were dealt as twin@1 and the second's were
+    dropped."""
+    a = tmp_path / "A"
+    tokens = {"alice": add_author(a, "alice", "--per-hour", "100", "--store", postgres_url)}
+    tokens |= {n: add_author(a, n, "--per-hour", "100") for n in ("bob", "carol")}
+    play = ("--sandbox", "local", "--players", "3", "--no-ladder")
+    first = Server(a, *play)
+    servers = [first]
+    try:
+        for author, pick in (("bob", "-1"), ("carol", "0")):
+            text = BOT.format(name=f"{author}bot", pick=pick)
+            with first.client(tokens[author]) as client:
+                reply = client.submit(
+                    f"{author}bot", pack_folder(_folder(tmp_path, f"{author}bot", text))
+                )
+                assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+        with Store(a) as store:  # the season's deal key, which each host has a copy of
+            Dealer.of(store, TournamentSettings.from_json(store.settings.get()))
+        b = tmp_path / "B"
+        shutil.copytree(a, b, ignore=shutil.ignore_patterns("run.lock", "site"))
+        servers.append(Server(b, *play))
+        folders = [
+            _folder(tmp_path, f"twin{i}", SLOW_START.format(pick=pick))
+            for i, pick in enumerate(("-1", "0"))
+        ]
+
+        def submit(i: int) -> pb.SubmitReply:
+            with servers[i].client(tokens["alice"]) as client:
+                return client.submit("twin", pack_folder(folders[i]))
+
+        with concurrent.futures.ThreadPoolExecutor(2) as both:
+            replies = list(both.map(submit, (0, 1)))
+        for reply in replies:
+            assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
+            assert "against the pool's bots" in reply.validation, reply
+    finally:
+        stopped = [server.stop() for server in servers]
+    assert stopped == [0] * len(servers), [s.log for s in servers]
+    # each validated once: no attempt failed on a number the other took
+    assert not [line for s in servers for line in s.lines if "waiting:" in line]
+    with Store(a, readonly=True) as store:
+        twins = sorted(v.key for v in store.versions.all() if v.name == "twin")
+        rated = sorted(s.description for s in store.schedules.all("validation-"))
+        counted = {
+            s.description: len(store.schedules.games(s.schedule_id, pending_only=True))
+            for s in store.schedules.all("validation-")
+        }
+    assert twins == ["twin@1", "twin@2"]
+    assert rated == ["validation twin@1", "validation twin@2"]
+    assert set(counted.values()) == {0}  # every game of both recorded

@@ -226,3 +226,63 @@ def test_the_documented_nginx_settings_pass_the_real_client(arena, tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+GUESSERS = 30
+
+
+def _guesses(http: httpx.Client, url: str, n: int, forwarded: str | None = None) -> list[int]:
+    """``n`` wrong sign-in tokens in a row: their statuses (403 wrong, 429 limited)."""
+    headers = {"origin": url} | ({"x-forwarded-for": forwarded} if forwarded else {})
+    return [
+        http.post(
+            url + "/signin", data={"token": f"t5a_{i:012x}_nope"}, headers=headers
+        ).status_code
+        for i in range(n)
+    ]
+
+
+def test_guessing_from_many_addresses_is_bounded_and_never_refuses_the_owner(arena):
+    """Issue 46: thirty addresses guess a sign-in token at once, directly (127.0.0.10-39) and
+    through the trusted proxy (thirty X-Forwarded-For visitors). Each is answered "wrong" for its
+    own ten tries at most, then limited, so the wrong tries the server answers grow with the
+    addresses and the time, never with the guessers' speed; and the owner's correct token, sent
+    from an address whose tries ran out and as a visitor of the proxy whose tries ran out, is
+    answered at once (docs/security.md, "Guessing tokens": what bounds guessing from any number
+    of addresses is the secret's size)."""
+    tries = SIGNINS + 4
+    started = time.monotonic()
+
+    def direct(i: int) -> list[int]:
+        with client(f"127.0.0.{10 + i}") as http:
+            return _guesses(http, arena.url, tries)
+
+    def proxied(i: int) -> list[int]:
+        with client(PROXY) as http:
+            return _guesses(http, arena.url, tries, f"198.18.0.{10 + i}")
+
+    with concurrent.futures.ThreadPoolExecutor(GUESSERS) as pool:
+        answered = list(pool.map(direct, range(GUESSERS)))
+        answered += list(pool.map(proxied, range(GUESSERS)))
+    elapsed = time.monotonic() - started
+    refill = int(elapsed * defaults.SIGNIN_RATE.per_second) + 1
+    for codes in answered:
+        assert set(codes) <= {403, 429}, codes
+        assert codes.count(403) <= SIGNINS + refill, codes  # each address: its own tries only
+        assert codes[-1] == 429, codes
+    wrong = sum(codes.count(403) for codes in answered)
+    assert wrong <= 2 * GUESSERS * (SIGNINS + refill), wrong
+
+    # the owner, from a direct address whose tries ran out and as a proxied visitor whose did
+    with client("127.0.0.10") as http:
+        signed = http.post(
+            arena.url + "/signin", data={"token": arena.token}, headers={"origin": arena.url}
+        )
+        assert signed.status_code == 303 and signed.headers["location"] == "/me", signed.status_code
+    with client(PROXY) as http:
+        signed = http.post(
+            arena.url + "/signin",
+            data={"token": arena.token},
+            headers={"origin": arena.url, "x-forwarded-for": "198.18.0.10"},
+        )
+        assert signed.status_code == 303 and signed.headers["location"] == "/me", signed.status_code

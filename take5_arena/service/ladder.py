@@ -39,6 +39,10 @@ from its own namespace: unrated) and plays its table between the rated ones: one
 rated table has started, so rated play keeps at least half of the tables. Its pending games are
 resumed at start like the ladder's.
 
+The arena's validation plays a new version's smoke tables on the ladder's own driver
+(:meth:`Ladder.play_table`): in one of its slots, on its executor, with its launcher, so that a
+bot watching the clock cannot tell them from rated tables (docs/security.md, "Smoke games").
+
 Publishing is a separate thread (take5_arena/service/publisher.py), which counts the games in the
 store.
 
@@ -298,6 +302,9 @@ class Ladder:
         self._rated_since_challenge = True
         self._picked_up = False
         self._left: set[str] = set()  # batches this host cannot play (an archive it lacks)
+        self._private: queue.SimpleQueue[_Private] = queue.SimpleQueue()
+        self._private_lock = threading.Lock()
+        self._closed = False  # no more private tables: the ladder's thread has ended
 
     # -- control -------------------------------------------------------------------------------
 
@@ -316,6 +323,18 @@ class Ladder:
         self._asked.put(asked)
         self.wake()
         return asked.future
+
+    def play_table(self, spec: TableSpec) -> list[GameOutcome]:
+        """Play ``spec`` for the caller (the arena's validation, from its own thread) on this
+        ladder's table driver, as its next table, and return its outcomes; nothing of it is
+        stored. Raises ``concurrent.futures.CancelledError`` when the ladder stops first."""
+        future: concurrent.futures.Future[list[GameOutcome]] = concurrent.futures.Future()
+        with self._private_lock:
+            if self._closed:
+                raise concurrent.futures.CancelledError()
+            self._private.put(_Private(spec, future))
+        self.wake()
+        return future.result()
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()
@@ -372,13 +391,13 @@ class Ladder:
                         self._stop.wait(min(60.0, 2.0 * failures))
                 status = RunStatus.INTERRUPTED
             finally:
+                self._close_private()
                 # a store the host failed was said above; the next start closes the run (killed)
                 with contextlib.suppress(StoreFaultError):
                     store.settings.set_note("ladder", None)
                     store.runs.end(self.run_id, status, self.played)
 
     def _loop(self, store: Store) -> None:
-        k = self.settings.players
         self.dealer = Dealer.of(store, self.settings, public_seed=int(self.config.seed))
         driver = TableDriver(
             store,
@@ -393,6 +412,16 @@ class Ladder:
         self._driver = driver
         self._challenges = deque()
         picked_at = -self.PICK_UP_SECONDS
+        try:
+            self._play(store, driver, picked_at)
+        except BaseException:
+            for caller in driver.private.values():  # its caller hears it is given up
+                caller.cancel()
+            raise
+        driver.cancel()
+
+    def _play(self, store: Store, driver: TableDriver, picked_at: float) -> None:
+        k = self.settings.players
         while not self._stop.is_set():
             current = {v.key: v for v in store.versions.current()}
             if time.monotonic() - picked_at >= self.PICK_UP_SECONDS:
@@ -405,6 +434,12 @@ class Ladder:
             # Infrastructure failures in a row (no engine, ...): wait longer and longer before
             # starting the next table, instead of planning and failing tables as fast as they fail.
             hold = time.monotonic() < self._backoff_until
+            while True:  # the validations' tables first, in the next free slots
+                try:
+                    asked = self._private.get_nowait()
+                except queue.Empty:
+                    break
+                driver.add_private(asked.spec, asked.future)
             self._plan(store, driver, current, hold)
             if driver.in_flight or (driver.waiting and not hold):
                 driver.pump(0.2, submit=not hold)
@@ -412,7 +447,16 @@ class Ladder:
                 pause = max(self.config.idle_seconds, self._backoff_until - time.monotonic())
                 self._wake.wait(min(pause, 60.0, self.PICK_UP_SECONDS))
                 self._wake.clear()
-        driver.cancel()
+
+    def _close_private(self) -> None:
+        """The ladder's thread ends: the private tables asked for and not taken are given up."""
+        with self._private_lock:
+            self._closed = True
+        while True:
+            try:
+                self._private.get_nowait().future.cancel()
+            except queue.Empty:
+                return
 
     def _plan(
         self,
@@ -645,6 +689,14 @@ def _table_base(sid: str) -> int:
     if sid.startswith(UNRATED_PREFIX):
         return challenges.TABLES + int(sid[len(UNRATED_PREFIX) :])
     return int(sid[len(LADDER_PREFIX) :]) * BATCH_TABLES
+
+
+@dataclass(frozen=True)
+class _Private:
+    """A table asked for by :meth:`Ladder.play_table`, waiting for the ladder's thread."""
+
+    spec: TableSpec
+    future: concurrent.futures.Future[list[GameOutcome]]
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ from take5_arena.referee.tournament.round_robin import executor_info
 from take5_arena.referee.tournament.run.executors import ExecutorInfo, open_executor
 from take5_arena.referee.tournament.run.launchers import close_launchers
 from take5_arena.referee.tournament.run.lifecycle import run_lock
+from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
+from take5_arena.referee.tournament.run.table import run_table
 from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
@@ -281,6 +283,14 @@ class _Server:
             for ladder in ladders:
                 ladder.wake()
 
+        def play_table(spec: TableSpec) -> list[GameOutcome]:
+            """A validation's smoke table, on the ladder's driver while it plays (the slot, the
+            executor and the launcher of its rated tables); without a ladder, here."""
+            for ladder in ladders:
+                if ladder.alive:
+                    return ladder.play_table(spec)
+            return run_table(spec)
+
         queue = SubmissionQueue(
             directory,
             self.accounts,
@@ -291,6 +301,7 @@ class _Server:
             workers=options.validators,
             on_new_version=wake_ladder,
             server_limits=options.limits,
+            play_table=play_table,
         )
         return spool, publisher, queue
 

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
@@ -51,6 +52,9 @@ from take5_arena.service.errors import (
     ServiceError,
 )
 from take5_arena.service.intake import Spool
+
+if TYPE_CHECKING:
+    from take5_arena.referee.tournament.submission import TablePlayer
 
 UPLOAD_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What a client may name an upload (``SubmitMetadata.upload_key``)."""
@@ -111,6 +115,7 @@ class SubmissionQueue:
         validate: Validate | None = None,
         retry_seconds: float = defaults.RETRY_FIRST_SECONDS,
         server_limits: defaults.ServerLimits | None = None,
+        play_table: TablePlayer | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.accounts = accounts
@@ -125,6 +130,9 @@ class SubmissionQueue:
         self.validate = validate or self._validate_folder
         self.retry_seconds = retry_seconds
         self.server_limits = server_limits or defaults.ServerLimits()
+        self.play_table = play_table
+        """Plays the smoke tables dealt against the pool (None: ``run_table`` on the validating
+        thread; ``referee serve``: the ladder's driver, as its rated tables)."""
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
@@ -401,6 +409,7 @@ class SubmissionQueue:
             SubmitRefusedError,
             TournamentError,
         )
+        from take5_arena.referee.tournament.run.table import run_table
         from take5_arena.referee.tournament.submission import submit as validate_and_add
 
         try:
@@ -415,6 +424,7 @@ class SubmissionQueue:
                 author=row.author,
                 log=lambda line: self._progress(row, folder, line),
                 pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
+                play=self.play_table or run_table,
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:

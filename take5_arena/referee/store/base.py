@@ -8,6 +8,7 @@ repositories (``store.versions``, ``store.results``, ...), never SQL.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -86,23 +87,47 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-class Transaction:
-    """``with Transaction(db) as db:`` - one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
+_outer: set[int] = set()
+"""The connections (by id) inside an outer transaction (:meth:`.Store.transaction`): the
+repositories' own transactions join it instead of beginning one."""
+_outer_lock = threading.Lock()
 
-    def __init__(self, db: Connection):
+
+class Transaction:
+    """``with Transaction(db) as db:`` - one atomic write (BEGIN IMMEDIATE ... COMMIT). Inside an
+    outer transaction (``outer=True``: :meth:`.Store.transaction`) it joins that one: its writes
+    commit or roll back with the outer's, never alone. Only a transaction opened as outer is
+    joined, so a transaction left open by mistake still fails loudly at the next BEGIN."""
+
+    def __init__(self, db: Connection, *, outer: bool = False):
         self._db = db
+        self._outer = outer
+        self._joined = False
 
     def __enter__(self) -> Connection:
-        self._db.execute("BEGIN IMMEDIATE")
+        with _outer_lock:
+            self._joined = not self._outer and id(self._db) in _outer
+        if not self._joined:
+            self._db.execute("BEGIN IMMEDIATE")
+            if self._outer:
+                with _outer_lock:
+                    _outer.add(id(self._db))
         return self._db
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
     ) -> None:
-        if exc_type is None:
-            self._db.execute("COMMIT")
-        elif self._db.in_transaction:  # SQLite rolls back by itself after some errors (full)
-            self._db.execute("ROLLBACK")
+        if self._joined:
+            return  # the outer transaction commits, or rolls back as the error leaves it
+        try:
+            if exc_type is None:
+                self._db.execute("COMMIT")
+            elif self._db.in_transaction:  # SQLite rolls back by itself after some errors (full)
+                self._db.execute("ROLLBACK")
+        finally:
+            if self._outer:
+                with _outer_lock:
+                    _outer.discard(id(self._db))
 
 
 def meta(db: Connection, key: str) -> str | None:

@@ -36,6 +36,7 @@ such as ``referee tournament status`` or the leaderboard may open the same file 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -236,6 +237,13 @@ class Store:
             check(self._db, self.path)
         else:
             self._db.execute("SELECT COUNT(*) FROM meta").fetchone()
+
+    def transaction(self) -> contextlib.AbstractContextManager[object]:
+        """``with store.transaction():`` the repositories' writes inside commit together or not at
+        all (each joins this one transaction, on either database): a version entered with the
+        games that rate it (take5_arena/referee/tournament/submission.py), never one without the
+        other, however the process ends."""
+        return Transaction(self._db, outer=True)
 
     def close(self) -> None:
         self._db.close()

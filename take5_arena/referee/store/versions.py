@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Repository, StoreError, now
+from .base import Repository, StoreError, meta, now, set_meta
 from .postgres import Row
 
 
@@ -38,6 +38,11 @@ class EntrantVersion:
         return f"{self.name}@{self.version}"
 
 
+_HELD = "version held."
+"""The ``meta`` key (and the entrant's name) of the highest version number held for a submission
+being validated (:meth:`Versions.reserve`)."""
+
+
 class Versions(Repository):
     """``store.versions``: every version of every entrant, by id, by name, the current ones."""
 
@@ -52,11 +57,14 @@ class Versions(Repository):
         validation: Mapping[str, Any] | None = None,
         artifact: str | None = None,
         author: str | None = None,
+        number: int | None = None,
     ) -> tuple[EntrantVersion, bool]:
         """Record a new version of entrant ``name`` (creating the entrant). Returns the version and
         whether it is new: the same source as an earlier version of this entrant gives that version
         (its image id updated, its author kept). ``author``, when given, becomes the entrant's
-        author and the new version's (without one, the entrant's goes to the new version)."""
+        author and the new version's (without one, the entrant's goes to the new version).
+        ``number``: the version number :meth:`reserve` held for this submission (None: the next
+        one free, past every number held)."""
         with self._transaction() as db:
             row = db.execute("SELECT id FROM entrants WHERE name = ?", (name,)).fetchone()
             if row is None:
@@ -82,11 +90,7 @@ class Versions(Repository):
                 )
                 created, version_id = False, old[0]
             else:
-                number = db.execute(
-                    "SELECT COALESCE(MAX(version), 0) + 1 FROM entrant_versions WHERE entrant_id "
-                    "= ?",
-                    (entrant_id,),
-                ).fetchone()[0]
+                number = number or self._next_number(name)
                 version_id = db.execute(
                     "INSERT INTO entrant_versions(entrant_id, version, source_hash, image_id, "
                     "bot_dir, kind, submitted_at, validation, artifact, author) VALUES (?, ?, ?, "
@@ -106,6 +110,42 @@ class Versions(Repository):
                 ).fetchone()[0]
                 created = True
         return self.get(version_id), created
+
+    def reserve(self, name: str, source_hash: str) -> int:
+        """The version number a submission of ``name`` with this source gets if it passes, held
+        for it from now (its validation games name it, and their deals are drawn for it): the
+        number of the version of the same source if there is one, else a number that no other
+        submission of the name is given, even one validated at the same moment by another
+        process on the store. :meth:`release` gives it back when the submission fails."""
+        with self._transaction() as db:
+            same = db.execute(
+                "SELECT v.version FROM entrant_versions v JOIN entrants e ON e.id = v.entrant_id"
+                " WHERE e.name = ? AND v.source_hash = ?",
+                (name, source_hash),
+            ).fetchone()
+            if same is not None:
+                return int(same[0])
+            number = self._next_number(name)
+            set_meta(db, _HELD + name, str(number))
+        return number
+
+    def release(self, name: str, number: int) -> None:
+        """Give back a number :meth:`reserve` held, unless a later one was held since (the
+        numbers stay without a gap when submissions that failed were the last ones)."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE meta SET value = ? WHERE key = ? AND value = ?",
+                (str(number - 1), _HELD + name, str(number)),
+            )
+
+    def _next_number(self, name: str) -> int:
+        """The next version number of ``name``: past its versions and every number held."""
+        top = self._db.execute(
+            "SELECT COALESCE(MAX(v.version), 0) FROM entrant_versions v"
+            " JOIN entrants e ON e.id = v.entrant_id WHERE e.name = ?",
+            (name,),
+        ).fetchone()[0]
+        return max(int(top), int(meta(self._db, _HELD + name) or 0)) + 1
 
     _VERSION_SQL = (
         "SELECT v.*, e.name FROM entrant_versions v JOIN entrants e ON e.id = v.entrant_id"

@@ -29,6 +29,7 @@ records verify as any other; when it fails, nothing of them is kept.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import secrets
@@ -65,9 +66,9 @@ from .plan.deals import Dealer
 from .plan.schedule import DealSource, ScheduledGame, games_of_table
 from .plan.settings import TournamentSettings
 from .run import launchers
-from .run.archives import StoredArchive, folder_of
-from .run.spec import SeatSpec, TableSpec
-from .run.table import match_config
+from .run.archives import ArchiveSource, InlineArchive, StoredArchive, folder_of
+from .run.spec import GameOutcome, SeatSpec, TableSpec
+from .run.table import run_table
 from .season import entries_closed, utc_now
 
 if TYPE_CHECKING:
@@ -89,6 +90,13 @@ and challenge's (take5_arena/service/challenges.py)."""
 VALIDATION_COUNTER = "validation_tables"
 """The store's counter of validation tables (``store.settings.take``)."""
 
+TablePlayer = Callable[[TableSpec], list[GameOutcome]]
+"""Plays a dealt smoke table and returns its games' outcomes: ``run_table`` on the validating thread
+(a local ``referee submit``), or in an arena the ladder's own table driver
+(take5_arena/service/ladder.py's ``Ladder.play_table``), so that a smoke table is played on the
+executor, in the slot, with the launcher and by the code a rated table is (docs/security.md,
+"Smoke games")."""
+
 Opponents = Callable[[int], list[tuple[BotRef, SeatSpec | None]]]
 """The other seats of one smoke table, given how many there are: each bot, with its stored version's
 seat (None: a house bot, which is no entrant)."""
@@ -105,6 +113,9 @@ class Dealt:
     commitment: str
     number: Callable[[], int] = field(repr=False)
     context: dict[str, Any]
+    sources: Callable[[str], ArchiveSource] = field(repr=False)
+    """Where a table's worker gets each seat's archive (the candidate's travels in the spec: it is
+    not in the store's ``artifacts/`` until it passes)."""
 
 
 @dataclass
@@ -137,6 +148,7 @@ def submit(
     store: str | None = None,
     pool: bool = False,
     log: Callable[[str], None] = lambda line: None,
+    play: TablePlayer = run_table,
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
@@ -147,7 +159,8 @@ def submit(
     hands, or play its smoke games without a fault, and :class:`SubmitDeferredError` when it could
     not be validated for the arena's own reasons (:func:`build_failure`, :func:`start_failure`).
     ``pool``: the smoke tables' other seats are other authors' current versions
-    (:func:`pool_opponents`) when there are enough of them, house bots otherwise.
+    (:func:`pool_opponents`) when there are enough of them, house bots otherwise; those tables are
+    played by ``play`` (:data:`TablePlayer`).
     """
     problem = name_problem("bot", name) or (
         None if author is None else name_problem("author", author)
@@ -182,6 +195,7 @@ def submit(
             author=author,
             pool=pool,
             log=log,
+            play=play,
         )
 
 
@@ -197,6 +211,7 @@ def _validate(
     author: str | None,
     pool: bool,
     log: Callable[[str], None],
+    play: TablePlayer,
 ) -> Submitted:
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
@@ -205,6 +220,7 @@ def _validate(
     except BadBotRefError as error:
         raise SubmitRefusedError(str(error).replace(str(snapshot), str(folder))) from None
     store = Store(directory, create=True)
+    held: list[int] = []  # the version number held for this submission (Versions.reserve)
     try:
         _refuse_after_cutoff(store)  # before any work, and again when the version is entered
         stored = store.settings.get()
@@ -234,34 +250,51 @@ def _validate(
                     raise build_failure(error) from None
                 image_id = info.id
             opponents = pool_opponents(store, name, author, settings.game.players) if pool else None
+            # Smoke games that may count name the version they will be, held now, so that another
+            # submission of the name validated meanwhile (another process on the store) gets
+            # another number and both are rated; a deal drawn for one key is never re-keyed.
+            held.extend([store.versions.reserve(name, digest)] if opponents is not None else [])
+            number = held[0] if held else 0
             candidate = SeatSpec(
-                *_next_key(store, name, digest), 0, str(folder), artifact.digest, author
+                f"{name}@{number}", name, number, 0, str(folder), artifact.digest, author
             )
-            dealt = _dealt(store, settings, candidate) if opponents is not None else None
+            dealt = _dealt(store, settings, candidate, artifact) if opponents is not None else None
             log(f"smoke games at a table of {settings.game.players} ({settings.sandbox}) ...")
-            smoke, tables = _smoke(ref, settings, launcher, log, opponents, dealt)
+            smoke, tables = _smoke(ref, settings, launcher, log, opponents, dealt, play)
         finally:
             if launcher is not None and not pool:
                 launcher.close()
         _refuse_after_cutoff(store)
         store.archives.put(artifact)  # here, and in a shared store for every host
-        version, created = store.versions.add(
-            name,
-            source_hash=digest,
-            bot_dir=str(folder),
-            kind=ref.kind,
-            image_id=image_id,
-            validation={
-                "smoke": smoke,
-                "sandbox": settings.sandbox.value,
-                "shape": settings.smoke_shape(),
-            },
-            artifact=artifact.digest,
-            author=author,
-        )
-        rated = _rate(store, version, candidate, tables, settings, log)
+        # The version and the games that rate it, in one transaction: a process ended between
+        # the two would leave a version whose validation games are pending forever, never played
+        # (a reveal would then need --abandon-pending), or games without their version.
+        with store.transaction():
+            version, created = store.versions.add(
+                name,
+                source_hash=digest,
+                bot_dir=str(folder),
+                kind=ref.kind,
+                image_id=image_id,
+                validation={
+                    "smoke": smoke,
+                    "sandbox": settings.sandbox.value,
+                    "shape": settings.smoke_shape(),
+                },
+                artifact=artifact.digest,
+                author=author,
+                number=held[0] if held else None,
+            )
+            rated = _rate(store, version, candidate, tables, settings)
+        held.clear()
+        if rated:  # told after the commit: the arena's progress is written to its accounts,
+            # which on PostgreSQL wait for the store's write lock that this transaction held
+            log(f"{rated} validation games rated")
         return Submitted(version, created, smoke, rated)
     finally:
+        for number in held:  # not entered: the number goes back
+            with contextlib.suppress(Exception):
+                store.versions.release(name, number)
         store.close()
 
 
@@ -343,16 +376,9 @@ def _house(n: int) -> list[tuple[BotRef, SeatSpec | None]]:
     return [(parse_bot(str(secrets.choice(HOUSE_BOTS))), None) for _ in range(n)]
 
 
-def _next_key(store: Store, name: str, digest: str) -> tuple[str, str, int]:
-    """The key, name and version number the submitted bot will have if it passes (the version
-    of the same source, or the next number): what its smoke records name."""
-    mine = [v for v in store.versions.all() if v.name == name]
-    same = [v.version for v in mine if v.source_hash == digest]
-    number = same[0] if same else max((v.version for v in mine), default=0) + 1
-    return f"{name}@{number}", name, number
-
-
-def _dealt(store: Store, settings: TournamentSettings, candidate: SeatSpec) -> Dealt | None:
+def _dealt(
+    store: Store, settings: TournamentSettings, candidate: SeatSpec, artifact: Artifact
+) -> Dealt | None:
     """How smoke tables against the pool are dealt so that they can count: from the season's
     secret key, in the validation namespace; None for an arena that deals from a public seed (its
     smoke deals then come from the OS's random source and never count)."""
@@ -363,12 +389,19 @@ def _dealt(store: Store, settings: TournamentSettings, candidate: SeatSpec) -> D
     if dealer.key is None:
         return None
     context = settings.game_context()
+
+    def source(digest: str) -> ArchiveSource:
+        if digest == artifact.digest:
+            return InlineArchive(artifact.data)
+        return StoredArchive(str(store.archives.path(digest).absolute()))
+
     return Dealt(
         candidate,
         dealer.source(VALIDATION_NAMESPACE, context),
         dealer.key.commitment,
         lambda: store.settings.take(VALIDATION_COUNTER),
         context,
+        source,
     )
 
 
@@ -393,6 +426,7 @@ def _deal_table(
         seats=seats,
         games=tuple((g.game_id, g.rotation) for g in scheduled),
         settings=settings,
+        sources={s.artifact: dealt.sources(s.artifact) for s in seats if s.artifact},
         deal=record,
     )
     return SmokeTable(spec, scheduled)
@@ -404,7 +438,6 @@ def _rate(
     candidate: SeatSpec,
     tables: list[SmokeTable],
     settings: TournamentSettings,
-    log: Callable[[str], None],
 ) -> int:
     """Store the smoke games of a version that passed as rated games: a schedule of their own
     (``validation-NNNNNN``), each game recorded as the ladder records its games. Nothing when they
@@ -441,7 +474,6 @@ def _rate(
             stored += store.results.record_game(
                 game_id, record, output_budget=settings.output_budget
             )
-    log(f"{stored} validation games rated ({sid})")
     return stored
 
 
@@ -452,6 +484,7 @@ def _smoke(
     log: Callable[[str], None] = lambda line: None,
     opponents: Opponents | None = None,
     dealt: Dealt | None = None,
+    play: TablePlayer = run_table,
 ) -> tuple[str, list[SmokeTable]]:
     """Smoke games: a table of the tournament's own shape; a fault refuses the bot.
 
@@ -462,8 +495,9 @@ def _smoke(
     of the tournament's form, and as many games per table as a tournament table plays: every
     rotation of the deal with duplicate deals (two tables of one game each without). The deal:
     with ``dealt`` and pool opponents, from the arena's secret key as a rated table's
-    (:func:`_deal_table`; the tables come back with their records, to be rated if the bot
-    passes), else from the OS's random source. ``log`` hears how many games have been played, after
+    (:func:`_deal_table`; played by ``play`` as a rated table is, :func:`_play_dealt`; the tables
+    come back with their records, to be rated if the bot passes), else from the OS's random
+    source. ``log`` hears how many games have been played, after
     each table (the author's page shows it). Returns the author's line and the dealt tables."""
     # ``log`` is told from a thread of its own, and of a table's progress only once its games are
     # over: what it costs (the arena writes the submission's progress to its accounts database and
@@ -471,7 +505,7 @@ def _smoke(
     # watching the clock would see and a rated table does not have (test_validation_blind.py).
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="take5-smoke-log") as told:
         return _smoke_tables(
-            ref, settings, launcher, lambda line: told.submit(log, line), opponents, dealt
+            ref, settings, launcher, lambda line: told.submit(log, line), opponents, dealt, play
         )
 
 
@@ -482,6 +516,7 @@ def _smoke_tables(
     log: Callable[[str], object],
     opponents: Opponents | None,
     dealt: Dealt | None,
+    play: TablePlayer,
 ) -> tuple[str, list[SmokeTable]]:
     k = settings.game.players
     rotations = list(range(k)) if settings.duplicate else [0]
@@ -496,20 +531,19 @@ def _smoke_tables(
         refs = [r for r, _ in drawn]
         refs.insert(seat, ref)
         others = [s for _, s in drawn if s is not None]
-        table = None
         if dealt is not None and len(others) == len(drawn):
             table = _deal_table(dealt, others, seat, settings, len(rotations))
             tables.append(table)
-        config = (
-            match_config(table.spec, refs)
-            if table is not None
-            else MatchConfig(
-                games=k,
-                seed=secrets.randbits(63),
-                game=settings.game,
-                calls=settings.calls,
-                game_ids=tuple(secrets.token_hex(8) for _ in range(k)),
-            )
+            played, name = _play_dealt(table, seat, play, name)
+            scores.extend(played)
+            log(f"smoke games: {len(scores)} of {total} played, no fault so far")
+            continue
+        config = MatchConfig(
+            games=k,
+            seed=secrets.randbits(63),
+            game=settings.game,
+            calls=settings.calls,
+            game_ids=tuple(secrets.token_hex(8) for _ in range(k)),
         )
         try:
             if launcher is not None:  # every seat's image before the match, as a rated table
@@ -536,8 +570,6 @@ def _smoke_tables(
                             clean_text(mine.handle.stderr_tail(4000)),
                         )
                     scores.append(game.scores[seat])
-                    if table is not None and game.document is not None:
-                        table.records.append(game.document)  # named by the match (match_config)
                 name, version = mine.info.name or name, mine.info.version or ""
             # told once the table's bots are stopped, not between its games (see _smoke)
             log(f"smoke games: {len(scores)} of {total} played, no fault so far")
@@ -550,6 +582,66 @@ def _smoke_tables(
         f"penalties {scores}"
     )
     return line, tables
+
+
+def _play_dealt(
+    table: SmokeTable, seat: int, play: TablePlayer, name: str
+) -> tuple[list[int], str]:
+    """Play a dealt smoke table as a rated table is played (``play``: run/table.py's
+    ``run_table``, in an arena on the ladder's driver) and judge its records as :func:`_smoke`
+    judges a match: a game not played, or an opponent rejected before play, is the arena's
+    failure (deferred); a fault of the candidate refuses it (one that did not start in time is
+    deferred, bounded, as :func:`start_failure` says). The candidate's scores and handshake
+    name."""
+    try:
+        outcomes = {o.game_id: o for o in play(table.spec)}
+    except concurrent.futures.CancelledError:
+        raise SubmitDeferredError("the arena stopped while the smoke games were played") from None
+    records: list[GameRecord] = []
+    for game_id, _rotation in table.spec.games:
+        got = outcomes.get(game_id)
+        if got is None or got.record is None:
+            what = "not played" if got is None else f"{got.infra_kind}: {got.infra_detail or ''}"
+            raise SubmitDeferredError(
+                f"the arena could not play a smoke game ({clean_field(what.splitlines()[0])})"
+            )
+        records.append(got.record)
+    first = records[0]
+    for other, s in enumerate(first["seats"]):
+        # a seat rejected before play has no clock (docs/record-format.md) and forfeits
+        if other != seat and "clock" not in s and first["faults"][other]:
+            f = first["faults"][other][0]
+            raise SubmitDeferredError(
+                f"the arena's own opponent did not start ({f['kind']}: {f['detail']})"
+            )
+    for record in records:
+        if record["faults"][seat]:
+            f = record["faults"][seat][0]
+            stderr = clean_text(_seat_logs(records, seat))
+            if "did not start within" in f["detail"]:
+                raise SubmitDeferredError(f"{f['kind']}: {f['detail']}", stderr, bounded=True)
+            raise SubmitRefusedError(
+                f"{f['kind']} in a smoke game (round {f['round']}, turn {f['turn']}): "
+                f"{f['detail']}",
+                stderr,
+            )
+    table.records.extend(records)
+    said = first["seats"][seat].get("bot_name")
+    return [r["result"]["scores"][seat] for r in records], str(said or name)
+
+
+def _seat_logs(records: list[GameRecord], seat: int, limit: int = 4000) -> str:
+    """What one seat wrote on its stderr in these games (the records' turn ``logs``), its last
+    ``limit`` characters: the author's output in a refusal, as a match's stderr tail was."""
+    lines = [
+        str(line)
+        for record in records
+        for rnd in record["rounds"]
+        for turn in rnd["turns"]
+        for s, line in turn.get("logs", [])
+        if s == seat
+    ]
+    return "\n".join(lines)[-limit:]
 
 
 # -- whose fault: the bot's (refused) or the arena's (deferred) ------------------------------------

@@ -34,6 +34,7 @@ class ClockWatch(Bot):
     def __init__(self):
         self.since = STARTED  # the process's start, then each game's end
         self.first = None
+        self.began = 0.0
         self.last = None
         self.gaps = []
         self.think = []
@@ -42,6 +43,7 @@ class ClockWatch(Bot):
         now = time.monotonic()
         if self.first is None:
             self.first = now - self.since
+            self.began = time.time()
         if self.last is not None and len(view.hand) < 10:  # within a round only
             self.gaps.append(now - self.last)
         self.think.append(_work())
@@ -50,6 +52,8 @@ class ClockWatch(Bot):
                 "first": round(self.first, 4),
                 "gap": round(statistics.median(self.gaps), 5) if self.gaps else None,
                 "think": round(statistics.median(self.think), 6),
+                "began": round(self.began, 3),
+                "ended": round(time.time(), 3),
             }
             print("clockwatch " + json.dumps(note), file=sys.stderr, flush=True)
         self.last = time.monotonic()

@@ -23,6 +23,12 @@ A fixed list of tables is played by :meth:`TableDriver.run`, which also turns Ct
 into a clean stop: no new tables, the ones in flight abandoned (their games stay unrecorded and the
 next run plays them from their seeds). A caller that keeps adding tables (the ladder) calls
 :meth:`TableDriver.add` and :meth:`TableDriver.pump` itself.
+
+A table played for another caller (:meth:`TableDriver.add_private`: the arena's validation of a new
+version, whose games count only once it passes) is played exactly as the others, in one of the
+same slots, by the same runner on the same executor, so that nothing a bot can time tells it from
+a rated table; only its outcomes go to the caller's future instead of the store, and it is not
+retried (the caller says what a game not played means).
 """
 
 from __future__ import annotations
@@ -216,6 +222,8 @@ class TableDriver:
         self.given_up: dict[str, float] = {}
         """Games that failed every retry in this run (they stay pending in the store), and when
         (``time.monotonic()``): :meth:`given_up_within`."""
+        self.private: dict[int, concurrent.futures.Future[list[GameOutcome]]] = {}
+        """Tables played for another caller, by table number (:meth:`add_private`)."""
 
     # -- the queue -----------------------------------------------------------------------------
 
@@ -227,11 +235,21 @@ class TableDriver:
         else:
             self.waiting.extend(items)
 
+    def add_private(
+        self, spec: TableSpec, future: concurrent.futures.Future[list[GameOutcome]]
+    ) -> None:
+        """Play ``spec`` next, in the next free slot, and hand its outcomes to ``future`` (see the
+        module text): no game of it is claimed, stored or retried. :meth:`cancel` cancels it."""
+        self.private[spec.table] = future
+        self.waiting.appendleft((0.0, spec, 0))
+
     def discard(self, keep: Callable[[TableSpec], bool]) -> int:
         """Drop the waiting tables ``keep`` refuses (the ladder: a bot withdrawn meanwhile);
-        how many were dropped. Tables in flight play on."""
+        how many were dropped. Tables in flight play on, and so do private ones."""
         before = len(self.waiting)
-        self.waiting = deque(item for item in self.waiting if keep(item[1]))
+        self.waiting = deque(
+            item for item in self.waiting if item[1].table in self.private or keep(item[1])
+        )
         return before - len(self.waiting)
 
     @property
@@ -296,10 +314,13 @@ class TableDriver:
             self.store.runs.heartbeat(self.run_id, self.played)
 
     def cancel(self) -> None:
-        """Give up the tables in flight (a game cut off is not recorded)."""
+        """Give up the tables in flight (a game cut off is not recorded), and tell the callers of
+        private tables that theirs are given up (their futures cancelled)."""
         self.stopping = True
         for future in self.in_flight:
             future.cancel()
+        for caller in self.private.values():
+            caller.cancel()
 
     def _scheduler_ready(self) -> bool:
         """Whether tables may be sent (always, but for a Dask scheduler that was lost: none is
@@ -337,7 +358,8 @@ class TableDriver:
                 return
             _, claimed, attempt = self.waiting[ready]
             del self.waiting[ready]
-            spec = self._claim(claimed, attempt)
+            private = claimed.table in self.private
+            spec = claimed if private else self._claim(claimed, attempt)
             if spec is None:
                 continue
             if self.info.in_process:
@@ -384,6 +406,11 @@ class TableDriver:
                     for g, _ in spec.games
                 ]
             self._drain({**spec_of, spec.table: (spec, attempt)})  # callbacks that raced the future
+            caller = self.private.pop(spec.table, None)
+            if caller is not None:
+                if caller.set_running_or_notify_cancel():
+                    caller.set_result(outcomes)
+                continue
             for outcome in outcomes:
                 self._handle(outcome, spec)
             self._maybe_retry(spec, attempt)
@@ -434,7 +461,7 @@ class TableDriver:
                     break
 
     def _handle(self, outcome: GameOutcome, spec: TableSpec) -> None:
-        if outcome.game_id in self.seen:
+        if outcome.game_id in self.seen or spec.table in self.private:
             return
         self.seen.add(outcome.game_id)
         if outcome.record is not None:
