@@ -132,11 +132,9 @@ class Versions(Repository):
     def release(self, name: str, number: int) -> None:
         """Give back a number :meth:`reserve` held, unless a later one was held since (the
         numbers stay without a gap when submissions that failed were the last ones)."""
-        with self._transaction() as db:
-            db.execute(
-                "UPDATE meta SET value = ? WHERE key = ? AND value = ?",
-                (str(number - 1), _HELD + name, str(number)),
-            )
+        with self._transaction() as db:  # the store's write lock: nobody holds one meanwhile
+            if meta(db, _HELD + name) == str(number):
+                set_meta(db, _HELD + name, str(number - 1))
 
     def _next_number(self, name: str) -> int:
         """The next version number of ``name``: past its versions and every number held."""
