@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.special import stdtrit
 
+from .carried import base_intervals, carry
 from .fit import DEFAULT_PRIOR, Fit, fit_elo, prepare
 from .intervals import (
     DEFAULT_RESAMPLES,
@@ -271,6 +272,9 @@ class Standings:
     prior: float
     k: float
     interval_method: str = IntervalMethod.ROBUST.value
+    #: (games, last sequence number) of the games the intervals came from, when fewer than all
+    #: (take5_arena/leaderboard/carried.py); None: from every game
+    intervals_as_of: tuple[int, int] | None = None
 
     def row(self, entrant: str) -> Row:
         for r in self.rows:
@@ -290,19 +294,28 @@ class Standings:
         )
         los = {"entrants": [r.entrant for r in self.rows], "matrix": [list(x) for x in self.los]}
         on = bool(self.bootstrap)
-        return {
+        interval = describe_interval(self.interval_method, self.bootstrap, self.seed)
+        if self.intervals_as_of is not None:
+            interval += (
+                f"; intervals and LOS as of game {self.intervals_as_of[0]:,} (the games up to "
+                f"sequence number {self.intervals_as_of[1]}), each interval around its bot's "
+                "rating now"
+            )
+        out: dict[str, Any] = {
             "games": self.games,
             "method": {
                 "rating": rating,
-                "interval": describe_interval(self.interval_method, self.bootstrap, self.seed)
-                if on
-                else None,
+                "interval": interval if on else None,
                 "los": describe_los(self.interval_method) if self.los else None,
                 "online_elo": online,
             },
             "rows": [r.to_json_dict() for r in self.rows],
             "los": los if self.los else None,
         }
+        if self.intervals_as_of is not None and on:
+            games, through = self.intervals_as_of
+            out["intervals_as_of"] = {"games": games, "through": through}
+        return out
 
 
 def _number(value: float) -> float | None:
@@ -317,17 +330,27 @@ def compute_standings(
     prior: float = DEFAULT_PRIOR,
     k: float = DEFAULT_K,
     interval: IntervalMethod | str = IntervalMethod.AUTO,
+    intervals_through: int | None = None,
 ) -> Standings:
     """Everything the leaderboard shows, from the game records alone (input order is irrelevant).
 
     ``interval`` chooses the method of the intervals and LOS (AUTO: what is published, see
     :func:`rating_intervals`); ``bootstrap`` is the number of resamples when that method is the
-    bootstrap, and 0 turns intervals and LOS off.
+    bootstrap, and 0 turns intervals and LOS off. ``intervals_through``: the intervals of the
+    games up to that sequence number (``played_at``) only, carried to the ratings of all
+    (take5_arena/leaderboard/carried.py: what a large arena's publisher shows between refreshes).
     """
     data = prepare(results)
     fit = fit_elo(data, prior=prior)
     iv = None
-    if bootstrap and data.n_bots:
+    as_of = None
+    if bootstrap and data.n_bots and intervals_through is not None:
+        base_iv, base_fit, count = base_intervals(
+            results, intervals_through, method=interval, resamples=bootstrap, seed=seed, prior=prior
+        )
+        iv = carry(base_iv, base_fit, fit)
+        as_of = (count, intervals_through)
+    elif bootstrap and data.n_bots:
         iv = rating_intervals(data, fit, method=interval, resamples=bootstrap, seed=seed)
     return assemble_standings(
         fit,
@@ -339,6 +362,7 @@ def compute_standings(
         seed=seed,
         k=k,
         interval=interval,
+        intervals_as_of=as_of,
     )
 
 
@@ -353,6 +377,7 @@ def assemble_standings(
     seed: int,
     k: float,
     interval: IntervalMethod | str,
+    intervals_as_of: tuple[int, int] | None = None,
 ) -> Standings:
     """The standings from their parts (:func:`compute_standings`; take5_arena/leaderboard/
     live_board.py keeps the parts up to date game by game): rows by rating, components numbered
@@ -404,4 +429,4 @@ def assemble_standings(
             for r, span, i in zip(rows, spans, order)
         ]
     method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
-    return Standings(tuple(rows), los, games, bootstrap, seed, prior, k, method)
+    return Standings(tuple(rows), los, games, bootstrap, seed, prior, k, method, intervals_as_of)
