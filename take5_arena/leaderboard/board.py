@@ -31,6 +31,8 @@ from .intervals import (
     IntervalMethod,
     Intervals,
     LosMatrix,
+    los_array,
+    los_matrix,
     rating_intervals,
 )
 from .online import DEFAULT_K, online_elo
@@ -151,22 +153,14 @@ def rank_ranges(
     from (bench/coverage.py measures how often the true place falls inside it).
     """
     n = len(component)
-    size: dict[int, int] = {}
-    for c in component:
-        size[c] = size.get(c, 0) + 1
-
-    def claims(i: int, j: int) -> bool:  # i stronger than j, LOS >= level
-        v = los[i][j] if los else None
-        return v is not None and v >= level
-
+    comp = np.asarray(component, dtype=np.int64).reshape(n)
+    _, inverse, counts = np.unique(comp, return_inverse=True, return_counts=True)
+    size = counts[inverse]
+    # claims[i, j]: i stronger than j with LOS >= level (NaN, a None, claims nothing)
+    claims = los_array(los) >= level if los else np.zeros((n, n), dtype=bool)
+    above, below = claims.sum(axis=0), claims.sum(axis=1)
     return tuple(
-        (
-            1 + sum(claims(j, i) for j in range(n)),
-            size[component[i]] - sum(claims(i, j) for j in range(n)),
-        )
-        if enough[i]
-        else None
-        for i in range(n)
+        (1 + int(above[i]), int(size[i]) - int(below[i])) if enough[i] else None for i in range(n)
     )
 
 
@@ -413,7 +407,8 @@ def assemble_standings(
         )
     los: LosMatrix = ()
     if iv is not None and iv.los and n > 1:
-        los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
+        at = np.asarray(order, dtype=np.intp)
+        los = los_matrix(los_array(iv.los)[np.ix_(at, at)])
         rows = [replace(r, los_next=los[k][k + 1]) for k, r in enumerate(rows[:-1])] + rows[-1:]
     comps, enough = [r.component for r in rows], [r.enough_games for r in rows]
     if iv is not None and (los or n <= 1):

@@ -25,7 +25,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from .fit import DEFAULT_PRIOR, Fit, fit_elo, prepare
-from .intervals import IntervalMethod, Intervals, LosMatrix, rating_intervals
+from .intervals import (
+    IntervalMethod,
+    Intervals,
+    LosMatrix,
+    los_array,
+    los_matrix,
+    rating_intervals,
+)
 from .results import GameResult
 
 __all__ = ["base_intervals", "carry"]
@@ -66,16 +73,10 @@ def carry(iv: Intervals, base: Fit, fit: Fit) -> Intervals:
     enough = known & iv.enough[src]
     los: LosMatrix = ()
     if iv.los:
-        n = len(fit.entrants)
-        los = tuple(
-            tuple(
-                iv.los[idx[i]][idx[j]]
-                if i != j and known[i] and known[j] and fit.component[i] == fit.component[j]
-                else None
-                for j in range(n)
-            )
-            for i in range(n)
-        )
+        values = los_array(iv.los)[np.ix_(src, src)]
+        shown = known[:, None] & known[None, :] & (fit.component[:, None] == fit.component)
+        np.fill_diagonal(shown, False)
+        los = los_matrix(np.where(shown, values, np.nan))
     variance = los_next = None
     if iv.variance is not None and iv.los_next is not None:
         variance = np.where(known, iv.variance[src], np.nan)
