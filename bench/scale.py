@@ -301,21 +301,31 @@ def intervals_run(n: int, games: int, design: str) -> None:
         GameResult(f"g{k:07d}", tuple(names[i] for i in row), (0,) * SEATS, tuple(p), played_at=k)
         for k, (row, p) in enumerate(zip(seats.tolist(), places.tolist()))
     ]
-    print(f"\n{design}, {n:,} bots, {games:,} games: standings with intervals")
+    print(f"\n{design}, {n:,} bots, {games:,} games: standings with intervals", flush=True)
     live, lcpu, lmb = measured(lambda: LiveStandings(results[:games], bootstrap=100))
     _, rcpu, rmb = measured(live.standings)  # the first call: the intervals of every game
+    print(
+        f"  LiveStandings: built {lcpu:.2f} s {lmb:.0f} MB, intervals of every game (refresh) "
+        f"{rcpu:.2f} s {rmb:.0f} MB",
+        flush=True,
+    )
 
     def one_more(k: int) -> Standings:
         live.add(results[k])
         return live.standings()
 
     times = [measured(partial(one_more, k))[1:] for k in range(games, games + 6)]
+    cpu, most_mb = [t for t, _ in times], max(m for _, m in times)
+    print(
+        f"  one game with carried intervals: median of six {float(np.median(cpu)):.2f} s, most "
+        f"{max(cpu):.2f} s ({most_mb:.0f} MB)",
+        flush=True,
+    )
     last = games + window - 2  # the last game before a refresh is due (1% more games)
     for k in range(games + 6, last):
         live.add(results[k])
     end, ecpu, _ = measured(partial(one_more, last))
     full, fcpu, fmb = measured(lambda: compute_standings(results[: last + 1], bootstrap=100))
-    cpu, most_mb = [t for t, _ in times], max(m for _, m in times)
     assert end.intervals_as_of is not None and full.intervals_as_of is None
     mine = {r.entrant: r for r in end.rows}
     ends = [
@@ -326,13 +336,10 @@ def intervals_run(n: int, games: int, design: str) -> None:
     ]
     width = float(np.mean([r.high - r.low for r in full.rows if r.low is not None and r.high]))
     print(
-        f"  compute_standings with intervals from every game (baseline) {fcpu:.2f} s {fmb:.0f} MB; "
-        f"LiveStandings: built {lcpu:.2f} s {lmb:.0f} MB, intervals of every game (refresh) "
-        f"{rcpu:.2f} s {rmb:.0f} MB, then one game with carried intervals: median of six "
-        f"{float(np.median(cpu)):.2f} s, most {max(cpu):.2f} s ({most_mb:.0f} MB), "
-        f"{fcpu / float(np.median(cpu)):.0f} x faster; {window - 1} games after the refresh "
-        f"({ecpu:.2f} s) an interval end differs from a fresh one by at most {max(ends):.2f} Elo "
-        f"(mean {float(np.mean(ends)):.3f}; mean width {width:.1f} Elo)"
+        f"  compute_standings with intervals from every game (baseline) {fcpu:.2f} s {fmb:.0f} MB: "
+        f"one game {fcpu / float(np.median(cpu)):.0f} x faster; {window - 1} games after the "
+        f"refresh ({ecpu:.2f} s) an interval end differs from a fresh one by at most "
+        f"{max(ends):.2f} Elo (mean {float(np.mean(ends)):.3f}; mean width {width:.1f} Elo)"
     )
 
 

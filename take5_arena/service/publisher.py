@@ -198,11 +198,12 @@ class Publisher:
         games, or from all of them when the kept ones cannot be (see the module text)."""
         from take5_arena.leaderboard.live_board import LiveStandings  # lazy: start-up time
 
-        live = self.live
+        live, self.live = self.live, None  # kept again only once all went well
         if live is None or not live.catch_up(results):
             self.log.info("publisher: standings from every game (%d)", len(results))
-            live = self.live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0)
+            live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0)
         table = live.standings()
+        self.live = live
         check = live.last_check
         if check is not None and check is not self._checked:
             self._checked = check
