@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -383,6 +383,29 @@ def assemble_standings(
     relabel: dict[int, int] = {}
     for i in order:
         relabel.setdefault(int(fit.component[i]), len(relabel))
+    comps = [relabel[int(fit.component[i])] for i in order]
+    enough = [True if iv is None else bool(iv.enough[i]) for i in order]
+    # the LOS over the next row and the rank ranges first, so that each row is made once (a
+    # dataclass copy per row and field cost most of a second at 10,000 bots)
+    los: LosMatrix = ()
+    nexts: list[float | None] = [None] * n
+    spans: Sequence[tuple[int, int] | None] = [None] * n
+    if iv is not None and iv.los and n > 1:
+        at = np.asarray(order, dtype=np.intp)
+        los = los_matrix(los_array(iv.los)[np.ix_(at, at)])
+        nexts = [los[k][k + 1] for k in range(n - 1)] + [None]
+    if iv is not None and (los or n <= 1):
+        spans = rank_ranges(los, comps, enough, level=LEVEL)
+    elif iv is not None and iv.variance is not None and iv.los_next is not None:
+        # a pool too large for the LOS matrix: the LOS over the next bot, ranges from variances
+        spans = rank_ranges_from_variances(
+            [float(fit.elo[i]) for i in order],
+            [float(iv.variance[i]) for i in order],
+            comps,
+            enough,
+            iv.df,
+        )
+        nexts = [_number(iv.los_next[i]) for i in order]
     rows = []
     for rank, i in enumerate(order, 1):
         e = fit.entrants[i]
@@ -394,7 +417,7 @@ def assemble_standings(
                 rating=float(fit.elo[i]),
                 low=None if iv is None or math.isnan(iv.low[i]) else float(iv.low[i]),
                 high=None if iv is None or math.isnan(iv.high[i]) else float(iv.high[i]),
-                component=relabel[int(fit.component[i])],
+                component=comps[rank - 1],
                 games=s.games,
                 wins=s.wins,
                 outright_wins=s.outright_wins,
@@ -402,26 +425,10 @@ def assemble_standings(
                 mean_place=s.mean_place,
                 faults=s.faults,
                 online_elo=online[e],
-                enough_games=True if iv is None else bool(iv.enough[i]),
+                enough_games=enough[rank - 1],
+                rank_range=spans[rank - 1],
+                los_next=nexts[rank - 1],
             )
         )
-    los: LosMatrix = ()
-    if iv is not None and iv.los and n > 1:
-        at = np.asarray(order, dtype=np.intp)
-        los = los_matrix(los_array(iv.los)[np.ix_(at, at)])
-        rows = [replace(r, los_next=los[k][k + 1]) for k, r in enumerate(rows[:-1])] + rows[-1:]
-    comps, enough = [r.component for r in rows], [r.enough_games for r in rows]
-    if iv is not None and (los or n <= 1):
-        spans = rank_ranges(los, comps, enough, level=LEVEL)
-        rows = [replace(r, rank_range=span) for r, span in zip(rows, spans)]
-    elif iv is not None and iv.variance is not None and iv.los_next is not None:
-        # a pool too large for the LOS matrix: the LOS over the next bot, ranges from variances
-        spans = rank_ranges_from_variances(
-            [r.rating for r in rows], [float(iv.variance[i]) for i in order], comps, enough, iv.df
-        )
-        rows = [
-            replace(r, rank_range=span, los_next=_number(iv.los_next[i]))
-            for r, span, i in zip(rows, spans, order)
-        ]
     method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
     return Standings(tuple(rows), los, games, bootstrap, seed, prior, k, method, intervals_as_of)
