@@ -36,10 +36,14 @@ was allocated before the step does not count):
 ``--standings``: instead of the above, the standings without intervals of one new game:
 ``LiveStandings`` (leaderboard/live_board.py: the fit's counts per pair, the statistics' counts and
 the online Elo kept game by game) against ``compute_standings(..., bootstrap=0)`` from every game.
+``--standings --intervals``: the same with intervals (``bootstrap=100``, the publisher's), refreshed
+from every game once 1% more games landed and carried in between (leaderboard/carried.py), and how
+far the carried intervals are from fresh ones just before the next refresh.
 
 Run: python bench/scale.py   (about 7 minutes on a loaded core)
      python bench/scale.py --standings --sizes 1000:100000 10000:1000000
      python bench/scale.py --sizes 1000:100000 --design random
+     python bench/scale.py --standings --intervals --sizes 1000:100000 10000:1000000 --design ladder
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from take5_arena.leaderboard import fit as F
 from take5_arena.leaderboard import intervals as I
+from take5_arena.leaderboard import live_board as LB
 from take5_arena.leaderboard import variances as V
 from take5_arena.leaderboard.board import (
     Standings,
@@ -278,6 +283,66 @@ def standings_run(n: int, games: int, design: str) -> None:
     )
 
 
+def intervals_run(n: int, games: int, design: str) -> None:
+    """``--standings --intervals``: the standings with intervals (what the arena's publisher
+    shows) of one new game: ``LiveStandings(bootstrap=100)``, whose intervals are refreshed from
+    every game when 1% more games have landed and carried to the ratings in between
+    (leaderboard/carried.py), against ``compute_standings(..., bootstrap=100)`` from every game;
+    and how far the carried intervals are from fresh ones at the end of a refresh window."""
+    window = max(8, int(LB.REFRESH_SHARE * games))
+    LB.FAST_REFRESH_SECONDS = 0.0  # carried at every size (the publisher refreshes fast ones)
+    rng = np.random.default_rng(n + games)
+    strength = rng.normal(0.0, 1.0, n)
+    seats = schedule(n, games + window, design, rng)
+    perf = strength[seats] + rng.gumbel(size=seats.shape)
+    places = 1 + (perf[:, None, :] > perf[:, :, None]).sum(axis=2)
+    names = [f"b{i:05d}" for i in range(n)]
+    results = [
+        GameResult(f"g{k:07d}", tuple(names[i] for i in row), (0,) * SEATS, tuple(p), played_at=k)
+        for k, (row, p) in enumerate(zip(seats.tolist(), places.tolist()))
+    ]
+    print(f"\n{design}, {n:,} bots, {games:,} games: standings with intervals", flush=True)
+    live, lcpu, lmb = measured(lambda: LiveStandings(results[:games], bootstrap=100))
+    _, rcpu, rmb = measured(live.standings)  # the first call: the intervals of every game
+    print(
+        f"  LiveStandings: built {lcpu:.2f} s {lmb:.0f} MB, intervals of every game (refresh) "
+        f"{rcpu:.2f} s {rmb:.0f} MB",
+        flush=True,
+    )
+
+    def one_more(k: int) -> Standings:
+        live.add(results[k])
+        return live.standings()
+
+    times = [measured(partial(one_more, k))[1:] for k in range(games, games + 6)]
+    cpu, most_mb = [t for t, _ in times], max(m for _, m in times)
+    print(
+        f"  one game with carried intervals: median of six {float(np.median(cpu)):.2f} s, most "
+        f"{max(cpu):.2f} s ({most_mb:.0f} MB)",
+        flush=True,
+    )
+    last = games + window - 2  # the last game before a refresh is due (1% more games)
+    for k in range(games + 6, last):
+        live.add(results[k])
+    end, ecpu, _ = measured(partial(one_more, last))
+    full, fcpu, fmb = measured(lambda: compute_standings(results[: last + 1], bootstrap=100))
+    assert end.intervals_as_of is not None and full.intervals_as_of is None
+    mine = {r.entrant: r for r in end.rows}
+    ends = [
+        abs(x - y)
+        for r in full.rows
+        for x, y in ((mine[r.entrant].low, r.low), (mine[r.entrant].high, r.high))
+        if x is not None and y is not None
+    ]
+    width = float(np.mean([r.high - r.low for r in full.rows if r.low is not None and r.high]))
+    print(
+        f"  compute_standings with intervals from every game (baseline) {fcpu:.2f} s {fmb:.0f} MB: "
+        f"one game {fcpu / float(np.median(cpu)):.0f} x faster; {window - 1} games after the "
+        f"refresh ({ecpu:.2f} s) an interval end differs from a fresh one by at most "
+        f"{max(ends):.2f} Elo (mean {float(np.mean(ends)):.3f}; mean width {width:.1f} Elo)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="BOTS:GAMES ...")
@@ -286,6 +351,9 @@ def main() -> None:
     ap.add_argument(
         "--standings", action="store_true", help="the standings of one new game (no intervals)"
     )
+    ap.add_argument(
+        "--intervals", action="store_true", help="with --standings: with intervals, carried"
+    )
     args = ap.parse_args()
     with F.one_blas_thread():  # load the thread controller once, outside every measurement
         pass
@@ -293,7 +361,9 @@ def main() -> None:
     for size in args.sizes:
         n, games = (int(x) for x in size.split(":"))
         for design in designs:
-            if args.standings:
+            if args.standings and args.intervals:
+                intervals_run(n, games, design)
+            elif args.standings:
                 standings_run(n, games, design)
             else:
                 run(n, games, design, args.dense_max)

@@ -124,3 +124,86 @@ def same_standings(live: Standings, full: Standings) -> None:
         assert abs(a.rating - b.rating) < 1e-6
         assert replace(a, rating=0.0, online_elo=0.0) == replace(b, rating=0.0, online_elo=0.0)
         assert abs(a.online_elo - b.online_elo) < 1e-9
+
+
+def close_standings(live: Standings, full: Standings) -> None:
+    """The same table to 1e-6 (intervals and LOS included)."""
+    assert live.games == full.games and live.intervals_as_of == full.intervals_as_of
+    assert [r.entrant for r in live.rows] == [r.entrant for r in full.rows]
+    assert live.to_json_dict()["method"] == full.to_json_dict()["method"]
+    for a, b in zip(live.rows, full.rows):
+        for x, y in zip(
+            (a.rating, a.low, a.high, a.los_next), (b.rating, b.low, b.high, b.los_next)
+        ):
+            assert (x is None) == (y is None) and (x is None or abs(x - y) < 1e-6), (a, b)
+        blank = {"rating": 0.0, "online_elo": 0.0, "low": None, "high": None, "los_next": None}
+        assert replace(a, **blank) == replace(b, **blank)
+    assert len(live.los) == len(full.los)
+    for ra, rb in zip(live.los, full.los):
+        for x, y in zip(ra, rb):
+            assert (x is None) == (y is None) and (x is None or abs(x - y) < 1e-6)
+
+
+def stamped(rows: list[GameResult], start: int = 0) -> list[GameResult]:
+    return [replace(g, played_at=start + k) for k, g in enumerate(rows)]
+
+
+def test_live_standings_with_intervals_equal_compute_standings():
+    """While the intervals are fast, each call's are of every game: compute_standings' own."""
+    rng = random.Random(12)
+    bots = [f"bot{i:02d}" for i in range(10)]
+    history = stamped(games(rng, bots[:8], 50))
+    live = LiveStandings(history[:30], bootstrap=100)
+    for k in range(30, 50, 7):
+        assert live.catch_up(history[: k + 1])
+        close_standings(live.standings(), compute_standings(history[: k + 1], bootstrap=100))
+    assert live.last_check is not None and live.last_check.difference < 1e-6
+
+
+@pytest.mark.parametrize("los_max", [1000, 4])  # the LOS matrix, and the variances' LOS next
+def test_carried_intervals_are_what_the_verifier_computes(monkeypatch, los_max):
+    """Once the intervals are slow they are refreshed at REFRESH_SHARE more games; in between
+    the standings carry them, and say as of which game: compute_standings(intervals_through=...)
+    gives the same table from the games alone (what `referee verify --site` runs)."""
+    import take5_arena.leaderboard.intervals as I
+    import take5_arena.leaderboard.live_board as LB
+
+    monkeypatch.setattr(LB, "FAST_REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr(LB, "REFRESH_SHARE", 0.2)
+    monkeypatch.setattr(I, "LOS_MAX_BOTS", los_max)
+    rng = random.Random(13)
+    bots = [f"bot{i:02d}" for i in range(12)]
+    history = stamped(games(rng, bots[:10], 60))
+    live = LiveStandings(history[:40], bootstrap=100)
+    first = live.standings()
+    assert first.intervals_as_of is None  # refreshed at the first call
+    # a few more games (bots never seen among them): carried, as of game 40 (sequence 39)
+    more = stamped(games(rng, bots, 5, start=100), start=40)
+    assert live.catch_up(history[:40] + more)
+    table = live.standings()
+    assert table.intervals_as_of == (40, 39)
+    assert "as of game 40" in table.to_json_dict()["method"]["interval"]
+    assert table.to_json_dict()["intervals_as_of"] == {"games": 40, "through": 39}
+    verified = compute_standings(history[:40] + more, bootstrap=100, intervals_through=39)
+    close_standings(table, verified)
+    assert any(r.low is None for r in table.rows if r.entrant in ("bot10", "bot11"))
+    # a game older than the intervals' last one: refreshed, of every game again
+    late = replace(more[0], game_id="late", played_at=-5)
+    assert live.catch_up(history[:40] + more + [late])
+    table = live.standings()
+    assert table.intervals_as_of is None
+    close_standings(table, compute_standings(history[:40] + more + [late], bootstrap=100))
+
+
+def test_catch_up_refuses_a_changed_game():
+    rng = random.Random(14)
+    history = stamped(games(rng, ["a", "b", "c", "d"], 20))
+    live = LiveStandings(history[:10])
+    relabelled = [
+        replace(g, entrants=tuple("a@v1" if e == "a" else e for e in g.entrants)) for g in history
+    ]
+    assert not live.catch_up(relabelled)
+    assert not live.catch_up(history[1:])  # a game gone
+    assert live.games == 10
+    assert live.catch_up(history)
+    assert live.games == 20

@@ -123,3 +123,78 @@ def test_verify_site_passes_while_the_arena_republishes_and_stop_publishes_last(
     assert manifest["games"] == games_published(directory) > 0, server.log
     done = cli("verify", "--site", str(site), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_kept_standings_equal_a_fresh_compute_after_new_bots_and_versions(tmp_path):
+    """The publisher keeps the standings game by game (leaderboard/live_board.py) and publishes
+    every game here: after new bots and a new version (which relabels the old one's games as
+    ``name@v1``), standings.json is what the records give computed afresh, intervals included."""
+    from take5_arena.leaderboard.board import compute_standings
+    from take5_arena.standings import load_tournament
+
+    directory = tmp_path / "T"
+    token = add_author(directory, "alice", "--per-hour", "100")
+    server = Server(
+        directory,
+        "--sandbox",
+        "local",
+        "--players",
+        "2",
+        "-j",
+        "1",
+        "--bootstrap",
+        "100",
+        "--publish-every-games",
+        "1",
+        "--publish-every-seconds",
+        "0.1",
+    )
+    site = directory / "site"
+
+    def submit(bot: str, name: str) -> None:
+        done = cli(
+            "submit", str(EXAMPLES / bot), "--name", name, "--server", server.address, token=token
+        )
+        assert done.returncode == 0, done.stderr
+
+    def published() -> tuple[int, set[str]]:
+        try:
+            doc = json.loads((site / "standings.json").read_text())
+        except (OSError, ValueError):
+            return 0, set()
+        return int(doc["games"]), {r["entrant"] for r in doc["rows"]}
+
+    try:
+        submit("random", "alpha")
+        submit("lowest", "beta")
+        wait_until(lambda: published()[0] >= 4, what="four games published", server=server)
+        submit("heuristic", "alpha")  # alpha v2: alpha's games so far are alpha@v1's now
+        submit("random", "gamma")
+        wait_until(
+            lambda: {"alpha", "alpha@v1", "beta", "gamma"} <= published()[1],
+            what="games of the new bot and the new version published",
+            server=server,
+        )
+    finally:
+        assert server.stop() == 0, server.log
+    doc = json.loads((site / "standings.json").read_text())
+    games = load_tournament(directory)
+    assert doc["games"] == len(games.results) == games_published(directory)
+    # from every game at the start and after alpha's new version only; the rest kept game by game
+    fresh_starts = server.log.count("standings from every game")
+    assert 1 <= fresh_starts <= 3 < len(list(versions_dir(site).iterdir())), server.log
+    assert {"alpha@v1", "alpha", "beta", "gamma"} <= {r["entrant"] for r in doc["rows"]}
+    fresh = compute_standings(games.results, bootstrap=100, seed=0).to_json_dict()
+    assert "intervals_as_of" not in doc  # a small arena's intervals are of every game
+    assert doc["method"] == fresh["method"]
+    assert [r["entrant"] for r in doc["rows"]] == [r["entrant"] for r in fresh["rows"]]
+    for got, want in zip(doc["rows"], fresh["rows"]):
+        for key, value in want.items():
+            if isinstance(value, float):
+                assert abs(got[key] - value) < 1e-6, (key, got, want)
+            elif key == "interval" and value is not None:
+                assert max(abs(a - b) for a, b in zip(got[key], value)) < 1e-6, (got, want)
+            else:
+                assert got[key] == value, (key, got, want)
+    done = cli("verify", "--site", str(site), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr

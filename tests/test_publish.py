@@ -602,3 +602,28 @@ def test_standings_and_tournament_status_print_the_same_intervals(tournament_dir
         table.output,
         status.output,
     )
+
+
+def test_a_site_with_carried_intervals_verifies(tmp_path, records, results):
+    """Intervals as of an earlier game (a large arena's publisher between refreshes:
+    leaderboard/carried.py): the manifest records the last sequence number they came from, so
+    `referee verify --site` computes the same table; a manifest that names another one fails."""
+    from take5_arena.leaderboard.site_check import check_site
+
+    through = sorted(g.played_at for g in results)[len(results) // 2]
+    carried = compute_standings(results, bootstrap=100, seed=1, intervals_through=through)
+    assert carried.intervals_as_of is not None and carried.intervals_as_of[1] == through
+    assert carried.intervals_as_of[0] < len(results)
+    out = tmp_path / "site"
+    publish_site(out, results=results, records=records, standings=carried, title="x")
+    doc = json.loads((out / "standings.json").read_text())
+    assert doc["intervals_as_of"] == {"games": carried.intervals_as_of[0], "through": through}
+    assert "as of game" in doc["method"]["interval"]
+    check = check_site(out)
+    assert check.ok, check.problems
+    head = json.loads((out / "manifest.json").read_text())
+    assert head["ratings"]["intervals_through"] == through
+    head["ratings"]["intervals_through"] = through - 3
+    (out / "manifest.json").write_text(json.dumps(head))
+    problems = check_site(out).problems
+    assert any("interval" in p for p in problems), problems

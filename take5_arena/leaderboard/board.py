@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 from scipy.special import stdtrit
 
+from .carried import base_intervals, carry
 from .fit import DEFAULT_PRIOR, Fit, fit_elo, prepare
 from .intervals import (
     DEFAULT_RESAMPLES,
@@ -30,6 +31,8 @@ from .intervals import (
     IntervalMethod,
     Intervals,
     LosMatrix,
+    los_array,
+    los_matrix,
     rating_intervals,
 )
 from .online import DEFAULT_K, online_elo
@@ -150,22 +153,14 @@ def rank_ranges(
     from (bench/coverage.py measures how often the true place falls inside it).
     """
     n = len(component)
-    size: dict[int, int] = {}
-    for c in component:
-        size[c] = size.get(c, 0) + 1
-
-    def claims(i: int, j: int) -> bool:  # i stronger than j, LOS >= level
-        v = los[i][j] if los else None
-        return v is not None and v >= level
-
+    comp = np.asarray(component, dtype=np.int64).reshape(n)
+    _, inverse, counts = np.unique(comp, return_inverse=True, return_counts=True)
+    size = counts[inverse]
+    # claims[i, j]: i stronger than j with LOS >= level (NaN, a None, claims nothing)
+    claims = los_array(los) >= level if los else np.zeros((n, n), dtype=bool)
+    above, below = claims.sum(axis=0), claims.sum(axis=1)
     return tuple(
-        (
-            1 + sum(claims(j, i) for j in range(n)),
-            size[component[i]] - sum(claims(i, j) for j in range(n)),
-        )
-        if enough[i]
-        else None
-        for i in range(n)
+        (1 + int(above[i]), int(size[i]) - int(below[i])) if enough[i] else None for i in range(n)
     )
 
 
@@ -271,6 +266,9 @@ class Standings:
     prior: float
     k: float
     interval_method: str = IntervalMethod.ROBUST.value
+    #: (games, last sequence number) of the games the intervals came from, when fewer than all
+    #: (take5_arena/leaderboard/carried.py); None: from every game
+    intervals_as_of: tuple[int, int] | None = None
 
     def row(self, entrant: str) -> Row:
         for r in self.rows:
@@ -290,19 +288,28 @@ class Standings:
         )
         los = {"entrants": [r.entrant for r in self.rows], "matrix": [list(x) for x in self.los]}
         on = bool(self.bootstrap)
-        return {
+        interval = describe_interval(self.interval_method, self.bootstrap, self.seed)
+        if self.intervals_as_of is not None:
+            interval += (
+                f"; intervals and LOS as of game {self.intervals_as_of[0]:,} (the games up to "
+                f"sequence number {self.intervals_as_of[1]}), each interval around its bot's "
+                "rating now"
+            )
+        out: dict[str, Any] = {
             "games": self.games,
             "method": {
                 "rating": rating,
-                "interval": describe_interval(self.interval_method, self.bootstrap, self.seed)
-                if on
-                else None,
+                "interval": interval if on else None,
                 "los": describe_los(self.interval_method) if self.los else None,
                 "online_elo": online,
             },
             "rows": [r.to_json_dict() for r in self.rows],
             "los": los if self.los else None,
         }
+        if self.intervals_as_of is not None and on:
+            games, through = self.intervals_as_of
+            out["intervals_as_of"] = {"games": games, "through": through}
+        return out
 
 
 def _number(value: float) -> float | None:
@@ -317,17 +324,27 @@ def compute_standings(
     prior: float = DEFAULT_PRIOR,
     k: float = DEFAULT_K,
     interval: IntervalMethod | str = IntervalMethod.AUTO,
+    intervals_through: int | None = None,
 ) -> Standings:
     """Everything the leaderboard shows, from the game records alone (input order is irrelevant).
 
     ``interval`` chooses the method of the intervals and LOS (AUTO: what is published, see
     :func:`rating_intervals`); ``bootstrap`` is the number of resamples when that method is the
-    bootstrap, and 0 turns intervals and LOS off.
+    bootstrap, and 0 turns intervals and LOS off. ``intervals_through``: the intervals of the
+    games up to that sequence number (``played_at``) only, carried to the ratings of all
+    (take5_arena/leaderboard/carried.py: what a large arena's publisher shows between refreshes).
     """
     data = prepare(results)
     fit = fit_elo(data, prior=prior)
     iv = None
-    if bootstrap and data.n_bots:
+    as_of = None
+    if bootstrap and data.n_bots and intervals_through is not None:
+        base_iv, base_fit, count = base_intervals(
+            results, intervals_through, method=interval, resamples=bootstrap, seed=seed, prior=prior
+        )
+        iv = carry(base_iv, base_fit, fit)
+        as_of = (count, intervals_through)
+    elif bootstrap and data.n_bots:
         iv = rating_intervals(data, fit, method=interval, resamples=bootstrap, seed=seed)
     return assemble_standings(
         fit,
@@ -339,6 +356,7 @@ def compute_standings(
         seed=seed,
         k=k,
         interval=interval,
+        intervals_as_of=as_of,
     )
 
 
@@ -353,6 +371,7 @@ def assemble_standings(
     seed: int,
     k: float,
     interval: IntervalMethod | str,
+    intervals_as_of: tuple[int, int] | None = None,
 ) -> Standings:
     """The standings from their parts (:func:`compute_standings`; take5_arena/leaderboard/
     live_board.py keeps the parts up to date game by game): rows by rating, components numbered
@@ -364,6 +383,29 @@ def assemble_standings(
     relabel: dict[int, int] = {}
     for i in order:
         relabel.setdefault(int(fit.component[i]), len(relabel))
+    comps = [relabel[int(fit.component[i])] for i in order]
+    enough = [True if iv is None else bool(iv.enough[i]) for i in order]
+    # the LOS over the next row and the rank ranges first, so that each row is made once (a
+    # dataclass copy per row and field cost most of a second at 10,000 bots)
+    los: LosMatrix = ()
+    nexts: list[float | None] = [None] * n
+    spans: Sequence[tuple[int, int] | None] = [None] * n
+    if iv is not None and iv.los and n > 1:
+        at = np.asarray(order, dtype=np.intp)
+        los = los_matrix(los_array(iv.los)[np.ix_(at, at)])
+        nexts = [los[k][k + 1] for k in range(n - 1)] + [None]
+    if iv is not None and (los or n <= 1):
+        spans = rank_ranges(los, comps, enough, level=LEVEL)
+    elif iv is not None and iv.variance is not None and iv.los_next is not None:
+        # a pool too large for the LOS matrix: the LOS over the next bot, ranges from variances
+        spans = rank_ranges_from_variances(
+            [float(fit.elo[i]) for i in order],
+            [float(iv.variance[i]) for i in order],
+            comps,
+            enough,
+            iv.df,
+        )
+        nexts = [_number(iv.los_next[i]) for i in order]
     rows = []
     for rank, i in enumerate(order, 1):
         e = fit.entrants[i]
@@ -375,7 +417,7 @@ def assemble_standings(
                 rating=float(fit.elo[i]),
                 low=None if iv is None or math.isnan(iv.low[i]) else float(iv.low[i]),
                 high=None if iv is None or math.isnan(iv.high[i]) else float(iv.high[i]),
-                component=relabel[int(fit.component[i])],
+                component=comps[rank - 1],
                 games=s.games,
                 wins=s.wins,
                 outright_wins=s.outright_wins,
@@ -383,25 +425,10 @@ def assemble_standings(
                 mean_place=s.mean_place,
                 faults=s.faults,
                 online_elo=online[e],
-                enough_games=True if iv is None else bool(iv.enough[i]),
+                enough_games=enough[rank - 1],
+                rank_range=spans[rank - 1],
+                los_next=nexts[rank - 1],
             )
         )
-    los: LosMatrix = ()
-    if iv is not None and iv.los and n > 1:
-        los = tuple(tuple(iv.los[i][j] for j in order) for i in order)
-        rows = [replace(r, los_next=los[k][k + 1]) for k, r in enumerate(rows[:-1])] + rows[-1:]
-    comps, enough = [r.component for r in rows], [r.enough_games for r in rows]
-    if iv is not None and (los or n <= 1):
-        spans = rank_ranges(los, comps, enough, level=LEVEL)
-        rows = [replace(r, rank_range=span) for r, span in zip(rows, spans)]
-    elif iv is not None and iv.variance is not None and iv.los_next is not None:
-        # a pool too large for the LOS matrix: the LOS over the next bot, ranges from variances
-        spans = rank_ranges_from_variances(
-            [r.rating for r in rows], [float(iv.variance[i]) for i in order], comps, enough, iv.df
-        )
-        rows = [
-            replace(r, rank_range=span, los_next=_number(iv.los_next[i]))
-            for r, span, i in zip(rows, spans, order)
-        ]
     method = (iv.method if iv is not None else IntervalMethod(interval).resolved()).value
-    return Standings(tuple(rows), los, games, bootstrap, seed, prior, k, method)
+    return Standings(tuple(rows), los, games, bootstrap, seed, prior, k, method, intervals_as_of)

@@ -10,23 +10,62 @@ game played after the last one updates all three; one that arrives out of time o
 online Elo be replayed once, at the next :meth:`LiveStandings.standings` (it depends on the order).
 
 The rows it gives are :func:`compute_standings`' with ``bootstrap=0`` (no intervals, no LOS): the
-ratings equal to 1e-6 Elo, everything else exactly (tests/test_incremental.py). The intervals are
-a separate, slower computation (seconds at 10,000 bots: docs/benchmarks.md, "Ratings at scale").
+ratings equal to 1e-6 Elo, everything else exactly (tests/test_incremental.py).
+
+With ``bootstrap`` (intervals on) the intervals are a separate, slower computation from every game
+(14 s at 10,000 bots on a ladder: docs/benchmarks.md, "Ratings at scale"), made again only when
+due: while it is fast (:data:`FAST_REFRESH_SECONDS`) at every call, so that a small arena's
+standings are exactly ``compute_standings(games, bootstrap=...)``; otherwise once the games have
+grown by :data:`REFRESH_SHARE` since the last time, or a game older than those arrived. In between,
+the last intervals are carried to the ratings now (take5_arena/leaderboard/carried.py) and the
+standings say as of which game. Each refresh is also the slow full recompute of the fit: it is
+compared with the live one (:attr:`LiveStandings.last_check`) and replaces it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from .board import Standings, assemble_standings
-from .fit import BASE_RATING, DEFAULT_PRIOR, prepare
+from .carried import carry
+from .fit import BASE_RATING, DEFAULT_PRIOR, Fit, fit_elo, prepare
 from .incremental import LiveRatings
-from .intervals import IntervalMethod
+from .intervals import IntervalMethod, Intervals, rating_intervals
 from .online import DEFAULT_K, _online_update, online_elo
 from .results import GameResult
 from .stats import StatsCounter
 
-__all__ = ["LiveStandings"]
+__all__ = ["FAST_REFRESH_SECONDS", "REFRESH_SHARE", "Check", "LiveStandings"]
+
+#: The intervals are computed again at every call while that took less than this (CPU seconds of
+#: the calling thread) ...
+FAST_REFRESH_SECONDS = 0.5
+#: ... else once the games have grown by this share since the last time (an interval's width moves
+#: by about half of it).
+REFRESH_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class Check:
+    """The last full recompute of the fit against the live one."""
+
+    games: int
+    difference: float  # the largest difference of a rating, Elo
+    seconds: float  # CPU seconds of the refresh (the arrays, the full fit, the intervals)
+
+
+@dataclass(frozen=True)
+class _Base:
+    """The last intervals: of the fit of the games up to ``through`` (``count`` of them)."""
+
+    iv: Intervals
+    fit: Fit
+    count: int
+    through: int
 
 
 class LiveStandings:
@@ -42,9 +81,18 @@ class LiveStandings:
         *,
         prior: float = DEFAULT_PRIOR,
         k: float = DEFAULT_K,
+        bootstrap: int = 0,
+        seed: int = 0,
+        interval: IntervalMethod | str = IntervalMethod.AUTO,
     ) -> None:
         self.k = k
+        self.bootstrap, self.seed, self.interval = bootstrap, seed, IntervalMethod(interval)
+        self.last_check: Check | None = None
+        self._base: _Base | None = None
+        self._late = False  # a game older than the last intervals' arrived since
+        self._cost = 0.0  # CPU seconds of the last refresh
         self._results = list(results)
+        self._by_id = {g.game_id: g for g in self._results}
         self._ratings = (
             LiveRatings.from_pairs(prepare(self._results), prior=prior)
             if self._results
@@ -62,6 +110,9 @@ class LiveStandings:
     def add(self, g: GameResult) -> None:
         """One more game (any order; the ratings and statistics do not depend on it)."""
         self._results.append(g)
+        self._by_id[g.game_id] = g
+        if self._base is not None and g.played_at <= self._base.through:
+            self._late = True
         self._ratings.add(g.entrants, g.places)
         self._stats.add(g)
         key = (g.played_at, g.game_id)
@@ -71,19 +122,83 @@ class LiveStandings:
         else:
             self._online_stale = True
 
+    def catch_up(self, results: Sequence[GameResult]) -> bool:
+        """Add the games of ``results`` (all games now) not added yet. False, and nothing added,
+        when a game added before is not among them as it was (an entrant relabelled by a new
+        version, a game removed): then only new standings from all of them are right."""
+        new: list[GameResult] = []
+        matched = 0
+        for g in results:
+            old = self._by_id.get(g.game_id)
+            if old is None:
+                new.append(g)
+            elif old != g:
+                return False
+            else:
+                matched += 1
+        if matched != len(self._by_id):
+            return False
+        for g in new:
+            self.add(g)
+        return True
+
+    @property
+    def games(self) -> int:
+        return len(self._results)
+
+    def _refresh_due(self) -> bool:
+        base = self._base
+        if base is None or self._late or self._cost < FAST_REFRESH_SECONDS:
+            return True
+        return len(self._results) - base.count >= REFRESH_SHARE * base.count
+
+    def _refresh(self) -> None:
+        """The intervals of every game, from the full fit, which is checked against the live one
+        and replaces it."""
+        start = time.thread_time()
+        data = prepare(self._results)
+        full = fit_elo(data, prior=self._ratings.prior)
+        live = self._ratings.fit()
+        diff = float(np.max(np.abs(live.elo - full.elo))) if len(full.elo) else 0.0
+        self._ratings = LiveRatings.from_pairs(data, full)
+        iv = rating_intervals(
+            data, full, method=self.interval, resamples=self.bootstrap, seed=self.seed
+        )
+        through = max(g.played_at for g in self._results)
+        self._base = _Base(iv, full, len(self._results), through)
+        self._late = False
+        self._cost = time.thread_time() - start
+        self.last_check = Check(len(self._results), diff, self._cost)
+
     def standings(self) -> Standings:
-        """The standings of every game added: ``compute_standings(games, bootstrap=0)``."""
+        """The standings of every game added: ``compute_standings(games, bootstrap=0)``; with
+        ``bootstrap``, the intervals of every game or of the games up to the last refresh
+        (``Standings.intervals_as_of``, see the module text)."""
         if self._online_stale:
             self._online = online_elo(self._results, k=self.k)
             self._online_stale = False
+        iv, as_of = None, None
+        if self.bootstrap and self._results:
+            if self._refresh_due():
+                self._refresh()
+            assert self._base is not None
+            base = self._base
+            fit = self._ratings.fit()
+            if base.count == len(self._results):
+                iv = base.iv  # of every game (the same bots in the same order)
+            else:
+                iv, as_of = carry(base.iv, base.fit, fit), (base.count, base.through)
+        else:
+            fit = self._ratings.fit()
         return assemble_standings(
-            self._ratings.fit(),
+            fit,
             len(self._results),
             self._stats.stats(),
             self._online,
-            None,
-            bootstrap=0,
-            seed=0,
+            iv,
+            bootstrap=self.bootstrap,
+            seed=self.seed,
             k=self.k,
-            interval=IntervalMethod.AUTO,
+            interval=self.interval,
+            intervals_as_of=as_of,
         )

@@ -579,6 +579,12 @@ def _write_manifest_and_state(
             "seed": standings.seed,
             "prior": standings.prior,
             "k": standings.k,
+            # intervals of the games up to this sequence number only (leaderboard/carried.py)
+            **(
+                {"intervals_through": standings.intervals_as_of[1]}
+                if standings.intervals_as_of is not None
+                else {}
+            ),
         },
         "lines": "manifest.jsonl",
         # the pages' code, so that a changed page is found like a changed record

@@ -521,6 +521,14 @@ def _compare_file(rel: str, have: Path, want: Path, check: SiteCheck) -> None:
         check.add(f"{rel}: {where}")
 
 
+def _optional_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"intervals_through is {value!r}, not a whole number")
+    return value
+
+
 def _compare_standings(
     doc: Any, head: Mapping[str, Any], results: list[GameResult], check: SiteCheck
 ) -> Standings | None:
@@ -544,6 +552,7 @@ def _compare_standings(
             seed=int(params.get("seed", 0)),
             prior=float(params.get("prior", DEFAULT_PRIOR)),
             k=float(params.get("k", DEFAULT_K)),
+            intervals_through=_optional_int(params.get("intervals_through")),
         )
     except (TypeError, ValueError) as error:
         check.add(f"cannot recompute the standings: {error}")

@@ -4,6 +4,14 @@ each time, switched to atomically: take5_arena/leaderboard/site_versions.py), re
 published, whichever comes first, and the latest standings document kept for the arena's
 Standings call and the web pages.
 
+The standings are kept up to date game by game (take5_arena/leaderboard/live_board.py): a
+publication adds the games recorded since the last one to the ratings, statistics and online Elo
+it keeps, instead of computing them again from every game; they are computed from every game when
+the publisher starts, when a game it had changed (an entrant relabelled by a new version), and at
+each refresh of the intervals, which also checks the kept ratings against that full fit (logged).
+The intervals are of every game while they are fast to compute, and at a large arena those of
+the last refresh, carried to the ratings now (the standings say as of which game).
+
 The games are counted in the store (its last result's number, read every second), not told by
 this process's ladder: on a store that several processes share (docs/operators/several-hosts.md),
 a web process that plays no game (``referee serve --no-ladder --web``) publishes the games the
@@ -24,7 +32,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from take5_arena.referee.store import Store
 from take5_arena.service import logs
@@ -32,6 +40,11 @@ from take5_arena.service.ladder import LadderConfig
 
 SITE_BUILDER = "site builder"
 """The claim (Schedules.claim) of the one process that builds the site of a shared store."""
+
+if TYPE_CHECKING:  # the leaderboard (numpy, scipy) is loaded at the first publication
+    from take5_arena.leaderboard.board import Standings
+    from take5_arena.leaderboard.live_board import Check, LiveStandings
+    from take5_arena.leaderboard.results import GameResult
 
 
 class Publisher:
@@ -59,6 +72,9 @@ class Publisher:
         """Games in the standings last published (-1: none yet); the organiser's health page
         shows it beside the games recorded, so a publisher that falls behind is seen."""
         self.publications = 0
+        self.live: LiveStandings | None = None
+        """The standings kept up to date between publications (the publisher's thread only)."""
+        self._checked: Check | None = None
         self._pending = 0
         self._first_pending: float | None = None
         self._seen: int | None = None  # the store's recorded games at the last look
@@ -182,7 +198,6 @@ class Publisher:
 
     def publish(self) -> None:
         """Compute the standings now, keep them, and write the site (if configured)."""
-        from take5_arena.leaderboard.board import compute_standings  # lazy: start-up time
         from take5_arena.leaderboard.publish import standings_document  # lazy: start-up time
         from take5_arena.leaderboard.site_build import publish_site  # lazy: start-up time
         from take5_arena.leaderboard.site_versions import publish_versioned  # lazy: start-up time
@@ -195,7 +210,7 @@ class Publisher:
         stamp = datetime.now(timezone.utc)
         if not games.results:
             return
-        table = compute_standings(games.results, bootstrap=self.config.bootstrap, seed=0)
+        table = self._standings(games.results)
         title = self.title or games.title
         doc = standings_document(
             table,
@@ -225,6 +240,32 @@ class Publisher:
             self.computed_at = stamp.isoformat(timespec="seconds")
             self.published_games = len(games.results)
             self.publications += 1
+
+    #: The kept ratings may differ from a full fit by this much (Elo) before it is an error.
+    CHECK_TOLERANCE = 1e-6
+
+    def _standings(self, results: list[GameResult]) -> Standings:
+        """The standings of ``results`` (every rated game now) from the kept ones plus the new
+        games, or from all of them when the kept ones cannot be (see the module text)."""
+        from take5_arena.leaderboard.live_board import LiveStandings  # lazy: start-up time
+
+        live, self.live = self.live, None  # kept again only once all went well
+        if live is None or not live.catch_up(results):
+            self.log.info("publisher: standings from every game (%d)", len(results))
+            live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0)
+        table = live.standings()
+        self.live = live
+        check = live.last_check
+        if check is not None and check is not self._checked:
+            self._checked = check
+            if check.difference > self.CHECK_TOLERANCE:
+                self.log.error(
+                    "the kept ratings differed from a full fit of %d games by %.3g Elo "
+                    "(replaced by it)",
+                    check.games,
+                    check.difference,
+                )
+        return table
 
 
 __all__ = ["SITE_BUILDER", "Publisher"]
