@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Protocol
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
+from take5_arena.referee.store.deals import current_season
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.store.records import UNRATED_PREFIX
 from take5_arena.referee.tournament.errors import TournamentError
@@ -77,8 +78,10 @@ from take5_arena.referee.tournament.run.driver import Progress, Runner, TableDri
 from take5_arena.referee.tournament.run.executors import ExecutorInfo
 from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
 from take5_arena.referee.tournament.run.table import run_table
+from take5_arena.referee.tournament.season import season_of, utc_now
 from take5_arena.service import challenges, defaults, logs
 from take5_arena.service.errors import NotFoundError, RequestError
+from take5_arena.service.season_switch import SeasonSwitch, season_over, switch
 
 if TYPE_CHECKING:
     from take5_arena.leaderboard.results import GameResult
@@ -110,6 +113,8 @@ class LadderConfig:
     bootstrap: int = defaults.PUBLISH_BOOTSTRAP
     idle_seconds: float = defaults.LADDER_IDLE_SECONDS
     """How often to look for bots when there are too few to play."""
+    season: SeasonSwitch = field(default_factory=SeasonSwitch)
+    """How the arena closes a season at its end (take5_arena/service/season_switch.py)."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -296,6 +301,8 @@ class Ladder:
         self._rated_since_challenge = True
         self._picked_up = False
         self._left: set[str] = set()  # batches this host cannot play (an archive it lacks)
+        self._season_ending: float | None = None  # when the tables in flight at its end are cut
+        self._closed_here: int | None = None  # the season closed with --after-season stop
 
     # -- control -------------------------------------------------------------------------------
 
@@ -388,8 +395,22 @@ class Ladder:
         )
         self._driver = driver
         self._challenges = deque()
-        picked_at = -self.PICK_UP_SECONDS
+        picked_at = seen_at = -self.PICK_UP_SECONDS
+        state = "play"
         while not self._stop.is_set():
+            if time.monotonic() - seen_at >= self.PICK_UP_SECONDS:
+                seen_at = time.monotonic()
+                state = self._season_state(store)
+            if state == "rekey":
+                break  # another referee closed the season: a dealer of the new key, from the top
+            if state == "over":
+                if self._end_season(store, driver):
+                    return  # the dealer and the driver made again, of the new key
+                continue
+            if state == "idle":
+                self._wake.wait(self.PICK_UP_SECONDS)
+                self._wake.clear()
+                continue
             current = {v.key: v for v in store.versions.current()}
             if time.monotonic() - picked_at >= self.PICK_UP_SECONDS:
                 picked_at = time.monotonic()
@@ -409,6 +430,57 @@ class Ladder:
                 self._wake.wait(min(pause, 60.0, self.PICK_UP_SECONDS))
                 self._wake.clear()
         driver.cancel()
+
+    # -- the season's end (take5_arena/service/season_switch.py) ---------------------------------
+
+    def _season_state(self, store: Store) -> str:
+        """``over`` (the season has ended and is not closed: no table is dealt), ``idle`` (closed
+        here with ``--after-season stop``, no next one opened yet), ``rekey`` (the key this
+        ladder deals from was revealed: its dealer is out of date), or ``play``."""
+        key = self.dealer.key if self.dealer is not None else None
+        if key is not None:
+            deal = current_season(store)
+            if deal is None or deal.season != key.season:
+                return "rekey"
+        season = season_of(store)
+        if season is None:
+            return "play"
+        if season.closed_at is None:
+            return "over" if season.phase(utc_now()) == "over" else "play"
+        return "idle" if season.number == self._closed_here else "play"
+
+    def _end_season(self, store: Store, driver: TableDriver) -> bool:
+        """One step of a season's end: nothing new dealt or picked up, the tables in flight
+        given their grace, then the season closed under the planning claim (so no referee deals
+        from its key meanwhile); whether it is closed (by this referee or another)."""
+        if self._season_ending is None:
+            self._season_ending = time.monotonic() + self.config.season.grace
+            dropped = driver.discard(lambda spec: False)
+            self._challenges.clear()
+            self.log.info(
+                "the season has ended: no new tables (%d waiting dropped), %d in flight get up "
+                "to %.0f s",
+                dropped,
+                len(driver.in_flight),
+                self.config.season.grace,
+            )
+        if driver.in_flight and time.monotonic() < self._season_ending:
+            driver.pump(0.2, submit=False)
+            return False
+        if not store.schedules.claim(PLANNING):
+            self._stop.wait(self.PICK_UP_SECONDS)  # another referee closes it, or plans
+            return False
+        try:
+            driver.cancel()  # those still in flight: given up, and refused if they finish
+            season = season_over(store, utc_now())
+            if season is not None:
+                if self.config.season.after != "next":
+                    self._closed_here = season.number
+                switch(store, self.config.season, utc_now(), self.log.info)
+        finally:
+            store.schedules.release(PLANNING)
+        self._season_ending = None
+        return True
 
     def _plan(
         self,
@@ -436,6 +508,8 @@ class Ladder:
         if not store.schedules.claim(PLANNING):
             return  # another referee plans now: its batches are picked up from the store
         try:
+            if self._season_state(store) != "play":
+                return  # the season ended, or its key was revealed, since the last look
             self._take_challenges(store, current)
             for key in gauntlets():  # read again under the claim: planned once, by one referee
                 driver.add(self._plan_gauntlet(store, current, key), first=True)

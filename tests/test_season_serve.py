@@ -1,0 +1,111 @@
+"""The arena closes a season by itself at its end (take5_arena/service/season_switch.py): a real
+`referee serve` with a season of a few seconds stops dealing from the season's key at its end,
+records no game of that key after revealing it, archives the season (verifiable from its site
+alone) and opens the next season, whose games are dealt from the new key."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from arena_support import Server, cli, db_rows, wait_until
+from support import EXAMPLES
+
+
+def _enter(t: Path) -> None:
+    for bot in ("lowest", "random", "heuristic"):
+        done = cli(
+            "submit", str(EXAMPLES / bot), "--name", bot, "--author", bot,
+            "--tournament", str(t), "--sandbox", "local",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _games_of(t: Path, season: int) -> int:
+    sql = (
+        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
+        " WHERE g.deal_season = ?"
+    )
+    return int(db_rows(t, sql, (season,))[0][0])
+
+
+def test_the_arena_closes_a_season_at_its_end_and_opens_the_next(tmp_path: Path) -> None:
+    t, archive = tmp_path / "T", tmp_path / "archive"
+    _enter(t)
+    now = datetime.now(timezone.utc)
+    cutoff, ends = now + timedelta(seconds=2), now + timedelta(seconds=20)
+    opened = cli(
+        "season", "open", "-t", str(t), "--cutoff", cutoff.isoformat(), "--ends", ends.isoformat()
+    )
+    assert opened.returncode == 0, opened.stderr
+    server = Server(
+        t, "--sandbox", "local", "--players", "2", "-j", "1", "--after-season", "next",
+        "--season-archive", str(archive), "--season-grace", "5", "--bootstrap", "10",
+        "--publish-every-seconds", "1",
+    )  # fmt: skip
+    try:
+        server.wait_for(r"season 1 closed at its end", timeout=180)
+        server.wait_for(r"season 1 archived in")
+        server.wait_for(r"season 2 opened: entries until")
+        wait_until(lambda: _games_of(t, 2) >= 2, what="games of season 2", server=server)
+    finally:
+        assert server.stop() == 0, server.log
+    assert _games_of(t, 1) >= 1, server.log  # the ladder played during the season
+    ((revealed_at, key),) = db_rows(t, "SELECT revealed_at, key FROM deal_keys WHERE season = 1")
+    assert key is not None and not (t / "secret" / "deal-key-1").exists()
+    # nothing of the revealed key recorded after its revelation, nothing dealt from it after its
+    # end: every schedule made after the end is dealt from season 2
+    late = db_rows(
+        t,
+        "SELECT COUNT(*) FROM results r JOIN games g ON g.game_id = r.game_id"
+        " WHERE g.deal_season = 1 AND r.finished_at > ?",
+        (revealed_at,),
+    )
+    assert late == [(0,)]
+    end = ends.strftime("%Y-%m-%dT%H:%M:%S")
+    dealt_late = db_rows(
+        t,
+        "SELECT COUNT(*) FROM schedules s JOIN schedule_games sg ON sg.schedule_id = s.schedule_id"
+        " JOIN games g ON g.game_id = sg.game_id WHERE g.deal_season = 1 AND s.created_at > ?",
+        (end,),
+    )
+    assert dealt_late == [(0,)]
+    status = cli("season", "status", "-t", str(t))
+    assert re.match(r"season 2: (open|frozen)\n", status.stdout), status.stdout + status.stderr
+    checked = cli("verify", "--site", str(archive / "season-1"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "every seed checked" in checked.stdout
+    whole = cli("verify", "--tournament", str(t), "--quiet")
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+
+
+def test_a_given_up_game_is_never_recorded(tmp_path: Path) -> None:
+    """The store refuses the record of a game given up when its key was revealed (a table still
+    in flight on some referee then): its seed is public from then on."""
+    from take5_arena.referee.store import Store
+    from take5_arena.referee.store.deals import reveal
+
+    t = tmp_path / "T"
+    _enter(t)
+    with Store(t) as store:
+        versions = [v.id for v in store.versions.current()][:2]
+        from take5_arena.referee.tournament.plan.deals import Dealer
+        from take5_arena.referee.tournament.plan.settings import TournamentSettings
+
+        settings = TournamentSettings.from_json({**store.settings.get(), "players": 2})
+        deal = Dealer.of(store, settings).source("test", settings.game_context())(0, versions)
+        game = {
+            "game_id": "g-1", "table": 0, "rotation": 0, "deal_seed": deal.seed,
+            "duplicate_set": "d-1", "seats": versions, "settings": settings.game_context(),
+            "deal_season": deal.season, "deal_id": deal.identity,
+        }  # fmt: skip
+        store.schedules.save("test-1", [game], description="test", settings={}, entrants=[])
+        assert reveal(store, abandon=True).abandoned == 1
+        record = {
+            "game_id": "g-1",
+            "seats": [{"name": "x"}, {"name": "y"}],
+            "result": {"scores": [1, 2], "places": [1, 2], "forfeited": []},
+        }
+        assert store.results.record_game("g-1", record) is False
+        assert store.results.recorded_count() == 0
