@@ -109,3 +109,36 @@ def test_a_given_up_game_is_never_recorded(tmp_path: Path) -> None:
         }
         assert store.results.record_game("g-1", record) is False
         assert store.results.recorded_count() == 0
+
+
+def test_validation_games_dealt_from_a_key_revealed_meanwhile_are_not_rated(
+    tmp_path: Path,
+) -> None:
+    """A version validated across a season's end: its smoke tables were dealt from the old key,
+    revealed before they are stored, so they are not stored as rated games (their deals are
+    public now); dealt from the current key, they would be."""
+    from types import SimpleNamespace
+
+    from take5_arena.referee.store import Store
+    from take5_arena.referee.store.deals import current_key, reveal
+    from take5_arena.referee.tournament.plan.settings import TournamentSettings
+    from take5_arena.referee.tournament.submission import _rate
+
+    t = tmp_path / "T"
+    _enter(t)
+    with Store(t) as store:
+        version = store.versions.current()[0]
+        old = current_key(store).season
+        candidate = SimpleNamespace(key=version.key, owner=version.author)
+        record = {"complete": True}
+        table = SimpleNamespace(
+            records=[record],
+            games=[object()],
+            spec=SimpleNamespace(deal={"season": old}),
+        )
+        reveal(store, abandon=True)
+        lines: list[str] = []
+        settings = TournamentSettings.from_json(store.settings.get())
+        stored = _rate(store, version, candidate, [table], settings, lines.append)  # type: ignore[arg-type]
+        assert stored == 0 and "deal key was revealed meanwhile" in lines[0]
+        assert store.results.recorded_count() == 0

@@ -442,7 +442,10 @@ class Ladder:
             deal = current_season(store)
             if deal is None or deal.season != key.season:
                 return "rekey"
-        season = season_of(store)
+        try:
+            season = season_of(store)
+        except TournamentError:  # an unreadable calendar: `referee season status` says why
+            return "play"
         if season is None:
             return "play"
         if season.closed_at is None:

@@ -60,6 +60,7 @@ from ..sandbox.build_errors import (
 )
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..store import EntrantVersion, Store
+from ..store.deals import current_season
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import DealSource, ScheduledGame, games_of_table
@@ -417,6 +418,11 @@ def _rate(
     if any(not r.get("complete") for t in tables for r in t.records):
         return 0
     if version.author != candidate.owner:
+        return 0
+    dealt_from = {t.spec.deal["season"] for t in tables if t.spec.deal is not None}
+    deal = current_season(store)
+    if dealt_from and (deal is None or dealt_from != {deal.season}):
+        log("validation games not rated: their deal key was revealed meanwhile (a season closed)")
         return 0
     context = settings.game_context()
     rows = [
