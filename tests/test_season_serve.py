@@ -6,6 +6,7 @@ alone) and opens the next season, whose games are dealt from the new key."""
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -142,3 +143,37 @@ def test_validation_games_dealt_from_a_key_revealed_meanwhile_are_not_rated(
         stored = _rate(store, version, candidate, [table], settings, lines.append)  # type: ignore[arg-type]
         assert stored == 0 and "deal key was revealed meanwhile" in lines[0]
         assert store.results.recorded_count() == 0
+
+
+def test_after_a_season_the_arena_waits_for_the_next_to_be_opened(tmp_path: Path) -> None:
+    """``--after-season stop`` (the default): once the season is closed nothing is dealt, not
+    even from the next key, until the organiser opens the next season on the running arena."""
+    t = tmp_path / "T"
+    _enter(t)
+    now = datetime.now(timezone.utc)
+    cutoff, ends = now + timedelta(seconds=1), now + timedelta(seconds=12)
+    opened = cli(
+        "season", "open", "-t", str(t), "--cutoff", cutoff.isoformat(), "--ends", ends.isoformat()
+    )
+    assert opened.returncode == 0, opened.stderr
+    server = Server(
+        t, "--sandbox", "local", "--players", "2", "-j", "1", "--season-grace", "5",
+        "--bootstrap", "10",
+    )  # fmt: skip
+    try:
+        server.wait_for(r"season 1 closed at its end", timeout=180)
+        server.wait_for(r"ladder idle after season 1")
+        schedules = db_rows(t, "SELECT COUNT(*) FROM schedules")
+        time.sleep(4)
+        assert db_rows(t, "SELECT COUNT(*) FROM schedules") == schedules  # nothing planned
+        assert _games_of(t, 2) == 0
+        later = datetime.now(timezone.utc)
+        again = cli(
+            "season", "open", "-t", str(t),
+            "--cutoff", (later + timedelta(seconds=1)).isoformat(),
+            "--ends", (later + timedelta(hours=1)).isoformat(),
+        )  # fmt: skip
+        assert again.returncode == 0 and "season 2: open" in again.stdout, again.stderr
+        wait_until(lambda: _games_of(t, 2) >= 2, what="games of season 2", server=server)
+    finally:
+        assert server.stop() == 0, server.log
