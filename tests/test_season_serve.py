@@ -5,6 +5,7 @@ alone) and opens the next season, whose games are dealt from the new key."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from datetime import datetime, timedelta, timezone
@@ -35,7 +36,7 @@ def test_the_arena_closes_a_season_at_its_end_and_opens_the_next(tmp_path: Path)
     t, archive = tmp_path / "T", tmp_path / "archive"
     _enter(t)
     now = datetime.now(timezone.utc)
-    cutoff, ends = now + timedelta(seconds=2), now + timedelta(seconds=20)
+    cutoff, ends = now + timedelta(seconds=8), now + timedelta(seconds=25)
     opened = cli(
         "season", "open", "-t", str(t), "--cutoff", cutoff.isoformat(), "--ends", ends.isoformat()
     )
@@ -151,7 +152,7 @@ def test_after_a_season_the_arena_waits_for_the_next_to_be_opened(tmp_path: Path
     t = tmp_path / "T"
     _enter(t)
     now = datetime.now(timezone.utc)
-    cutoff, ends = now + timedelta(seconds=1), now + timedelta(seconds=12)
+    cutoff, ends = now + timedelta(seconds=8), now + timedelta(seconds=20)
     opened = cli(
         "season", "open", "-t", str(t), "--cutoff", cutoff.isoformat(), "--ends", ends.isoformat()
     )
@@ -163,6 +164,13 @@ def test_after_a_season_the_arena_waits_for_the_next_to_be_opened(tmp_path: Path
     try:
         server.wait_for(r"season 1 closed at its end", timeout=180)
         server.wait_for(r"ladder idle after season 1")
+
+        def revealed_on_the_site() -> bool:
+            path = t / "site" / "standings.json"
+            deals = json.loads(path.read_text()).get("deals", []) if path.exists() else []
+            return any(d.get("season") == 1 and d.get("key") for d in deals)
+
+        wait_until(revealed_on_the_site, what="the revealed key on the live site", server=server)
         schedules = db_rows(t, "SELECT COUNT(*) FROM schedules")
         time.sleep(4)
         assert db_rows(t, "SELECT COUNT(*) FROM schedules") == schedules  # nothing planned
@@ -170,7 +178,7 @@ def test_after_a_season_the_arena_waits_for_the_next_to_be_opened(tmp_path: Path
         later = datetime.now(timezone.utc)
         again = cli(
             "season", "open", "-t", str(t),
-            "--cutoff", (later + timedelta(seconds=1)).isoformat(),
+            "--cutoff", (later + timedelta(seconds=10)).isoformat(),
             "--ends", (later + timedelta(hours=1)).isoformat(),
         )  # fmt: skip
         assert again.returncode == 0 and "season 2: open" in again.stdout, again.stderr

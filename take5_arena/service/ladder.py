@@ -271,6 +271,7 @@ class Ladder:
         executor: concurrent.futures.Executor,
         info: ExecutorInfo,
         on_games: Callable[[int], None] = lambda n: None,
+        on_season: Callable[[], None] = lambda: None,
         runner: Runner = run_table,
         retry_delay: float = defaults.LADDER_RETRY_DELAY,
     ):
@@ -281,6 +282,8 @@ class Ladder:
         self.executor = executor
         self.info = info
         self.on_games = on_games
+        self.on_season = on_season
+        """Called once a season is closed here: the live site shows the revealed key at once."""
         self.log = logs.logger("ladder")
         self.runner = runner
         self.retry_delay = retry_delay
@@ -480,6 +483,7 @@ class Ladder:
                 if self.config.season.after != "next":
                     self._closed_here = season.number
                 switch(store, self.config.season, utc_now(), self.log.info)
+                self.on_season()
         finally:
             store.schedules.release(PLANNING)
         self._season_ending = None
