@@ -438,7 +438,7 @@ def test_the_ladder_plays_where_the_ranking_is_least_settled():
     neighbours whose order is least settled (here c and d, who split their games), not a random one.
     """
     from take5.shuffle import SplitMix64
-    from take5_arena.service.ladder import PoolView, SettlingPlanner
+    from take5_arena.service.ladder_planning import PoolView, SettlingPlanner
 
     results, n = [], 0
     for winner, loser, count in [("a", "b", 30), ("b", "c", 30), ("c", "d", 6), ("d", "c", 6)]:

@@ -811,7 +811,7 @@ def test_public_records_leave_out_the_bots_output():
 def test_gauntlet_planner():
     """A newcomer meets every other active bot; afterwards the least-played bot is seated first."""
     from take5.shuffle import SplitMix64
-    from take5_arena.service.ladder import GauntletPlanner, PoolView
+    from take5_arena.service.ladder_planning import GauntletPlanner, PoolView
 
     planner = GauntletPlanner(gauntlet_tables=2)
     pool = PoolView(("a@1", "b@1", "c@1", "new@1"), {"a@1": 10, "b@1": 4, "c@1": 7, "new@1": 0}, 3)

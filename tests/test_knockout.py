@@ -300,6 +300,51 @@ def test_a_season_a_qualifying_swiss_then_a_knockout_of_its_top_eight(tmp_path: 
     assert wrong.problem == f"its field is not the top 8 of swiss-{swiss.key} in order"
 
 
+def test_a_withdrawal_between_the_swiss_and_the_knockout_is_not_flagged(tmp_path: Path) -> None:
+    """A bot of the Swiss's top 8 withdrawn before the knockout: the run takes the top 8 still
+    current, and the check takes the same 8 (it was flagged as a wrong field before), naming whom
+    the field passed over; an organiser who claims a bot withdrew that is not the Swiss's is
+    caught."""
+    import json
+    import sqlite3
+
+    from take5_arena.referee.store.schema import DB_NAME
+    from take5_arena.referee.tournament import run_swiss
+    from take5_arena.referee.tournament.pairings import check_pairings
+
+    make_tournament(tmp_path)
+    swiss = run_swiss(tmp_path, OPTIONS, rounds=3, runner=hashed_runner)
+    gone = swiss.standing[2]
+    with Store(tmp_path) as store:
+        assert store.versions.withdraw(gone.split("@")[0])
+    ko = run_knockout(tmp_path, OPTIONS, bracket={"from_swiss": 8}, runner=hashed_runner)
+    seeds = [e for h in ko.stages[0].heats for e in h.entrants]
+    field = [e for e in swiss.standing if e != gone][:8]
+    assert sorted(seeds) == sorted(field) and gone not in seeds
+    with Store(tmp_path, readonly=True) as store:
+        checks = {c.prefix.split("-")[0]: c for c in check_pairings(store)}
+    assert checks["knockout"].problem is None and checks["knockout"].unchecked is None
+    assert checks["knockout"].passed_over == (gone,)
+    assert checks["swiss"].passed_over == ()
+
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    for sid, text in db.execute(
+        "SELECT schedule_id, settings FROM schedules WHERE schedule_id LIKE 'knockout-%'"
+    ).fetchall():
+        settings = json.loads(text)
+        settings["format"]["qualified"]["passed_over"] = ["nobody@1"]
+        db.execute(
+            "UPDATE schedules SET settings = ? WHERE schedule_id = ?", (json.dumps(settings), sid)
+        )
+    db.commit()
+    db.close()
+    with Store(tmp_path, readonly=True) as store:
+        wrong = next(c for c in check_pairings(store) if c.prefix.startswith("knockout-"))
+    assert wrong.problem == (
+        "its field's Swiss: its entrants passed over are not the Swiss's, each once"
+    )
+
+
 def test_referee_tournament_run_format_knockout_with_local_bots(tmp_path: Path) -> None:
     """The command, real games of the example bots: 5 bots at tables of 2, the best seed's bye
     in round 1, seeded from a file; usage errors are one line, exit 2."""

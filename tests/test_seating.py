@@ -146,7 +146,7 @@ def test_the_ladder_keeps_authors_apart() -> None:
     them together: a table not filled from one candidate fell back to ignoring authors)."""
     from take5.shuffle import SplitMix64
     from take5_arena.referee.tournament.plan.adaptive import neediest_table
-    from take5_arena.service.ladder import GauntletPlanner, PoolView
+    from take5_arena.service.ladder_planning import GauntletPlanner, PoolView
 
     for seed in range(30):
         order = sorted(ENTRANTS, key=lambda e: hash((e, seed)))

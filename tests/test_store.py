@@ -202,3 +202,30 @@ def test_readonly_reader_sees_commits(store, tmp_path):
     store.results.record_game("g0", record_for("g0", 2, 3))
     with Store(tmp_path / "t", readonly=True) as reader:
         assert reader.results.recorded_count() == 1
+
+
+def test_a_game_given_up_at_its_keys_reveal_is_never_recorded(store):
+    """Revealing a deal key gives up its games still to play (their deals become public): a
+    referee that finishes one afterwards (a table still in flight then) records nothing."""
+    a, _ = store.versions.add("alpha", source_hash="a1", bot_dir="/bots/a", kind="python")
+    b, _ = store.versions.add("beta", source_hash="b1", bot_dir="/bots/b", kind="python")
+    store.deal_keys.begin(1, "c" * 64)
+    games = [
+        {
+            "game_id": f"k{i}",
+            "table": 0,
+            "rotation": i,
+            "deal_seed": 7,
+            "duplicate_set": "k0",
+            "seats": [a.id, b.id],
+            "settings": {"variant": "standard"},
+            "deal_season": 1,
+            "deal_id": f"id{i}",
+        }
+        for i in range(2)
+    ]
+    store.schedules.save("s1", games, description="t", settings={}, entrants=["alpha@1"])
+    assert store.results.record_game("k0", record_for("k0", 2, 7)) is True
+    assert store.deal_keys.abandon_pending(1) == 1
+    assert store.results.record_game("k1", record_for("k1", 2, 7)) is False
+    assert store.results.recorded_count() == 1

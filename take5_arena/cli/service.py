@@ -43,6 +43,7 @@ from take5_arena.service.client import (
 from take5_arena.service.errors import ClientError, ServeError, ServiceError
 from take5_arena.service.ladder import LadderConfig
 from take5_arena.service.organiser import holdings, revoke_author, unban_bot, withdraw_bot
+from take5_arena.service.season_switch import AFTER_SEASON, SeasonSwitch
 from take5_arena.service.serve import ServeOptions
 from take5_arena.service.serve import serve as run
 from take5_arena.web import defaults as web_defaults  # no extra needed: stdlib only
@@ -187,6 +188,26 @@ def _fail(error: ClientError) -> None:
 )
 @click.option("--no-ladder", is_flag=True, help="Accept submissions but play no ladder games.")
 @click.option(
+    "--after-season",
+    type=click.Choice(AFTER_SEASON),
+    default="stop",
+    show_default=True,
+    help="At a season's end the arena closes it (its key revealed); then: stop dealing until "
+    "`referee season open`, or open the next season at once with the same lengths.",
+)
+@click.option(
+    "--season-archive",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Publish each season the arena closes into SEASON_ARCHIVE/season-N.",
+)
+@click.option(
+    "--season-grace",
+    type=click.FloatRange(min=0),
+    default=service_defaults.SEASON_GRACE_SECONDS,
+    show_default=True,
+    help="Seconds the tables in flight at a season's end get to finish (then given up).",
+)
+@click.option(
     "--synchronous",
     type=click.Choice(SYNCHRONOUS),
     default=service_defaults.SYNCHRONOUS,
@@ -260,6 +281,9 @@ def serve(
     bootstrap: int,
     validators: int,
     no_ladder: bool,
+    after_season: str,
+    season_archive: Path | None,
+    season_grace: float,
     synchronous: str,
     metrics: str | None,
     metrics_public: bool,
@@ -326,6 +350,7 @@ def serve(
             every_seconds=publish_every_seconds,
             site=site or directory / "site",
             bootstrap=bootstrap,
+            season=SeasonSwitch(after_season, season_archive, season_grace, bootstrap),
         ),
     )
 

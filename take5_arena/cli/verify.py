@@ -120,7 +120,11 @@ def _pairing_line(p: PairingCheck, quiet: bool) -> str | None:
         return None
     if p.unchecked is not None:
         return f"pairings: {field(p.prefix, 200)}: not checkable: {p.unchecked}"
-    return f"pairings: {field(p.prefix, 200)}: {p.stages} stages paired again from their results"
+    line = f"pairings: {field(p.prefix, 200)}: {p.stages} stages paired again from their results"
+    if p.passed_over:
+        names = ", ".join(field(e, 200) for e in p.passed_over)
+        line += f" (its field passed over {names}: not current when it began)"
+    return line
 
 
 def _deals(directory: Path) -> DealCounts | None:

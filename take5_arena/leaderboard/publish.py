@@ -35,7 +35,7 @@ from .results import GameResult
 STANDINGS_FORMAT = "take5-standings"
 STANDINGS_VERSION = 1
 SITE_ASSETS = Path(__file__).with_name("site")
-PAGES = ("index.html", "bot.html", "replay.html")
+PAGES = ("index.html", "bot.html", "replay.html", "competitions.html")
 ASSET_FILES = ("site.js", "site.css")
 
 # --------------------------------------------------------------------------------------------------

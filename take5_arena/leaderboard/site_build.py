@@ -21,6 +21,9 @@ Layout (all paths relative to the site folder)::
     data/state.json                             what a re-publish needs to add to this site
     competitions.json                           what pairs each Swiss and knockout: definitions,
                                                 stages, seats (when the tournament has any)
+    competitions.html, data/competitions.js     the page of the Swisses and knockouts: the same
+                                                competitions, with each listed game's places and
+                                                position for its replay link (TAKE5_COMPETITIONS)
 
 Game number ``n`` (its position in publishing order, from 0) fixes where everything about it lives:
 bundle ``n // BUNDLE`` in folder ``n // BUNDLE // FOLDER_FILES``, list page ``n // LIST_PAGE``; so a
@@ -70,6 +73,8 @@ MANIFEST_FORMAT = "take5-site-manifest"
 STATE_FORMAT = "take5-site-state"
 #: the Swisses' and knockouts' definitions and stages (take5_arena/referee/tournament/published.py)
 COMPETITIONS = "competitions.json"
+#: the competitions page's data: competitions.json's competitions and their games' results
+COMPETITIONS_DATA = "data/competitions.js"
 #: tournament settings shown on the front page, in this order
 SHOWN_SETTINGS = (
     "players",
@@ -294,17 +299,49 @@ def write_site(
         write,
     )
     _write_manifest_and_state(out, games, standings, offsets, bots_state, with_logs, write)
-    _write_competitions(out, games, write)
+    _write_competitions(out, games, result_of, position_of, write)
     return report
 
 
-def _write_competitions(out: Path, games: Games, write: Callable[[str, str], None]) -> None:
+def _write_competitions(
+    out: Path,
+    games: Games,
+    result_of: Mapping[str, GameResult],
+    position_of: Mapping[str, int],
+    write: Callable[[str, str], None],
+) -> None:
     """competitions.json: what pairs the site's Swisses and knockouts (``referee verify --site``
-    pairs them again); none, none left over from an earlier publication."""
+    pairs them again), and the competitions page's data; none, none left over from an earlier
+    publication."""
     if games.competitions is None:
         (out / COMPETITIONS).unlink(missing_ok=True)
-    else:
-        write(COMPETITIONS, json.dumps(games.competitions, indent=1, ensure_ascii=False) + "\n")
+        (out / COMPETITIONS_DATA).unlink(missing_ok=True)
+        return
+    write(COMPETITIONS, json.dumps(games.competitions, indent=1, ensure_ascii=False) + "\n")
+    page = competitions_page(games.competitions, result_of, position_of)
+    write(COMPETITIONS_DATA, f"window.TAKE5_COMPETITIONS = {_dump(page)};\n")
+
+
+def competitions_page(
+    doc: Any, result_of: Mapping[str, GameResult], position_of: Mapping[str, int]
+) -> dict[str, Any]:
+    """The competitions page's data: competitions.json's competitions as they are, and for each
+    game they list that the site rates, its places by seat and its position (the replay link).
+    ``doc`` may be anything (`referee verify --site` publishes a site's own file again): what is
+    not of the published shape lists no result, and the pairing check says what is wrong."""
+    found = doc.get("competitions") if isinstance(doc, dict) else None
+    listed = found if isinstance(found, list) else []
+    results: dict[str, Any] = {}
+    for comp in listed:
+        stages = comp.get("stages") if isinstance(comp, dict) else None
+        for stage in stages if isinstance(stages, list) else []:
+            rows = stage.get("games") if isinstance(stage, dict) else None
+            for game in rows if isinstance(rows, list) else []:
+                gid = game.get("game") if isinstance(game, dict) else None
+                if isinstance(gid, str) and gid in result_of:
+                    places = list(result_of[gid].places)
+                    results[gid] = {"n": position_of.get(gid), "places": places}
+    return {"competitions": listed, "results": results}
 
 
 def _kept(
@@ -543,6 +580,9 @@ def _write_standings(
     }
     site["with_logs"] = with_logs
     site["layout"] = {"bundle": BUNDLE, "folder_files": FOLDER_FILES, "page_size": LIST_PAGE}
+    if games.competitions is not None:  # the front page links to competitions.html
+        found = games.competitions.get("competitions")
+        site["competitions"] = len(found) if isinstance(found, list) else 0
     write("data/standings.js", f"window.TAKE5_STANDINGS = {_dump(site)};\n")
 
     for name in PAGES:

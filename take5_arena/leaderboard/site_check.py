@@ -14,11 +14,13 @@ trusts nothing of the site but the records themselves and the rating parameters:
 4. the standings recomputed from exactly the rated records - with the bootstrap count, seed, prior
    and K of ``manifest.json`` - equal the rows of ``standings.json`` (ratings, intervals, games,
    wins, penalties, places, faults, online Elo), and the game count matches;
-5. every data file the pages read (``data/standings.js``, ``data/games/*``, ``data/bots/*``, and
-   the replay bundles' game entries) is exactly what publishing those records gives: the site is
-   published again from them into a scratch folder (take5_arena/leaderboard/site_build.py, the one
-   writer) and each file compared, so two names swapped on the front page, an edited game list or
-   bot page, or a file added are each a finding naming the file and the first difference;
+5. every data file the pages read (``data/standings.js``, ``data/games/*``, ``data/bots/*``,
+   ``data/competitions.js``, and the replay bundles' game entries) is exactly what publishing
+   those records (and the site's competitions.json, which the pairing check pairs) gives: the site
+   is published again from them into a scratch folder (take5_arena/leaderboard/site_build.py, the
+   one writer) and each file compared, so two names swapped on the front page, an edited game list,
+   bot page or competitions result, or a file added are each a finding naming the file and the
+   first difference;
 6. the pages' code (HTML, script, style) has the SHA-256 ``manifest.json`` lists (``pages``); a
    manifest whose pages are not the ones this version of take5 arena publishes is noted;
 7. deals (docs/security.md, "Deals"): every record dealt from a secret key names a season whose
@@ -54,6 +56,8 @@ from .online import DEFAULT_K
 from .publish import shared_tables_of
 from .results import GameResult, result_from_record, seat_entrant
 from .site_build import (
+    COMPETITIONS,
+    COMPETITIONS_DATA,
     MANIFEST_FORMAT,
     decode_bundle,
     page_files,
@@ -190,6 +194,7 @@ def check_site(site_dir: str | Path) -> SiteCheck:
         position = {gid: n for n, gid in enumerate(games_order)}
         games.shared_tables = sorted(read.shared, key=lambda s: (position.get(s[0], 0), s[1]))
         games.deals = list(seasons.values()) if isinstance(doc, dict) and "deals" in doc else []
+        games.competitions = _competitions_json(site, check)
         _compare_data(site, head, doc or {}, games, table, check)
     elif table is not None:
         check.notes.append("the data files were not compared: the records do not agree yet")
@@ -385,7 +390,8 @@ def _check_pages(site: Path, head: Mapping[str, Any], check: SiteCheck) -> None:
         try:
             digest = hashlib.sha256((site / rel).read_bytes()).hexdigest()
         except OSError:
-            check.add(f"{rel} is missing")
+            if rel in listed:  # a page added since (competitions.html): the note below says so
+                check.add(f"{rel} is missing")
             continue
         if digest != listed.get(rel):
             check.add(f"{rel}: its SHA-256 is not the manifest's (the page was changed)")
@@ -394,6 +400,23 @@ def _check_pages(site: Path, head: Mapping[str, Any], check: SiteCheck) -> None:
             "the manifest's pages are not the ones this version of take5 arena publishes "
             "(another version published the site, or the pages and manifest were both changed)"
         )
+
+
+def _competitions_json(site: Path, check: SiteCheck) -> dict[str, Any] | None:
+    """The site's competitions.json as it is (None: the site has none), for the competitions
+    page's data to be published again from it; whether it pairs is the pairing check's
+    (take5_arena/standings.py, ``check_site_competitions``)."""
+    try:
+        doc = json.loads((site / COMPETITIONS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        check.add(f"{COMPETITIONS} cannot be read: {error}")
+        return None
+    if not isinstance(doc, dict):
+        check.add(f"{COMPETITIONS} is not an object")
+        return None
+    return doc
 
 
 def _payload(text: str) -> Any:
@@ -435,6 +458,7 @@ def _data_files(root: Path) -> dict[str, Path]:
     """The files the pages read (and standings.json), by path relative to the site."""
     files = {"standings.json": root / "standings.json"}
     files["data/standings.js"] = root / "data" / "standings.js"
+    files[COMPETITIONS_DATA] = root / COMPETITIONS_DATA
     for folder in ("data/games", "data/bots", "replays"):
         for path in (root / folder).rglob("*.js"):
             files[path.relative_to(root).as_posix()] = path
@@ -483,7 +507,11 @@ def _compare_data(
             return
         want = _data_files(Path(scratch))
         have = _data_files(site)
+        pages = head.get("pages")
+        before_page = not isinstance(pages, dict) or "competitions.html" not in pages
         for rel in sorted(set(want) | set(have)):
+            if rel not in have and rel == COMPETITIONS_DATA and before_page:
+                continue  # a site published before the competitions page had none
             if rel not in have:
                 check.add(f"{rel} is missing (the records give it)")
             elif rel not in want:

@@ -100,6 +100,9 @@ PUBLISH_BOOTSTRAP = 100
 after every few games)."""
 LADDER_IDLE_SECONDS = 0.5
 """How often the ladder looks for bots when there are too few to play."""
+SEASON_GRACE_SECONDS = 300.0
+"""Seconds the ladder's tables in flight at a season's end get to finish before the arena closes
+it (the games not recorded by then are given up: take5_arena/service/season_switch.py)."""
 LADDER_RETRY_DELAY = 2.0
 """Seconds before a ladder table whose games failed for infrastructure reasons is retried (then
 twice as long each time, as in a tournament)."""

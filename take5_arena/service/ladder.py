@@ -66,23 +66,27 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from take5.shuffle import SplitMix64
 from take5_arena.referee.kinds import InfraKind, RunStatus
 from take5_arena.referee.store import EntrantVersion, Store
+from take5_arena.referee.store.deals import current_season
 from take5_arena.referee.store.health import StoreDamagedError, StoreFaultError
 from take5_arena.referee.store.records import UNRATED_PREFIX
 from take5_arena.referee.tournament.errors import TournamentError
 from take5_arena.referee.tournament.plan.deals import Dealer
-from take5_arena.referee.tournament.plan.schedule import author_groups, deal_seed, games_of_table
+from take5_arena.referee.tournament.plan.schedule import deal_seed, games_of_table
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.referee.tournament.run.driver import Progress, Runner, TableDriver, table_specs
 from take5_arena.referee.tournament.run.executors import ExecutorInfo
 from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
 from take5_arena.referee.tournament.run.table import run_table
+from take5_arena.referee.tournament.season import season_of, utc_now
 from take5_arena.service import challenges, defaults, logs
 from take5_arena.service.errors import NotFoundError, RequestError
+from take5_arena.service.ladder_planning import Planner, PoolView, SettlingPlanner
+from take5_arena.service.season_switch import SeasonSwitch, season_over, switch
 
 if TYPE_CHECKING:
     from take5_arena.leaderboard.results import GameResult
@@ -114,135 +118,12 @@ class LadderConfig:
     bootstrap: int = defaults.PUBLISH_BOOTSTRAP
     idle_seconds: float = defaults.LADDER_IDLE_SECONDS
     """How often to look for bots when there are too few to play."""
+    season: SeasonSwitch = field(default_factory=SeasonSwitch)
+    """How the arena closes a season at its end (take5_arena/service/season_switch.py)."""
 
 
 # ------------------------------------------------------------------------------------------------
-# Planning
-
-
-@dataclass(frozen=True)
-class PoolView:
-    """What a planner sees: the active bots (``name@version`` keys) and their games so far
-    (recorded plus planned), and how to read the results for a planner that rates."""
-
-    keys: tuple[str, ...]
-    games: Mapping[str, int]
-    table_size: int
-    results: Callable[[], list[GameResult]] = field(default=list, repr=False, compare=False)
-    authors: Mapping[str, str | None] | None = None
-    """Key -> the author who owns it, when authors are kept apart (None: they are not)."""
-
-    def kept_apart(self, a: str, b: str) -> bool:
-        """Whether ``a`` and ``b`` are bots of one author that the rule keeps from one table (the
-        pool has enough authors to fill one)."""
-        groups = author_groups(list(self.keys), self.authors, self.table_size)
-        if groups is None:
-            return False
-        author = dict(zip(self.keys, groups))
-        return author[a] == author[b]
-
-    def apart(self, candidates: Sequence[str], at: Sequence[str] = ()) -> list[str]:
-        """A table of ``table_size`` from ``at`` and then ``candidates`` in order, skipping a
-        candidate whose author is at the table already; when the pool cannot keep authors apart
-        (too few of them), simply the first candidates."""
-        k = self.table_size
-        table = list(at)
-        groups = author_groups(list(self.keys), self.authors, k)
-        if groups is not None:
-            author = dict(zip(self.keys, groups))
-            for c in candidates:
-                if len(table) == k:
-                    break
-                if c not in table and all(author[c] != author[m] for m in table):
-                    table.append(c)
-            if len(table) == k:
-                return table
-            table = list(at)
-        for c in candidates:
-            if len(table) == k:
-                break
-            if c not in table:
-                table.append(c)
-        return table
-
-
-class Planner(Protocol):
-    """Chooses the ladder's tables. Tables are tuples of keys in seat order."""
-
-    def gauntlet(self, newcomer: str, pool: PoolView) -> list[tuple[str, ...]]:
-        """The tables a new bot version plays first (possibly none)."""
-        ...
-
-    def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
-        """One more table, when nothing else is waiting."""
-        ...
-
-
-class GauntletPlanner:
-    """The default planner (see the module text)."""
-
-    def __init__(self, gauntlet_tables: int = 1):
-        self.gauntlet_tables = gauntlet_tables
-
-    def gauntlet(self, newcomer: str, pool: PoolView) -> list[tuple[str, ...]]:
-        others = sorted(k for k in pool.keys if k != newcomer)
-        k = pool.table_size
-        if len(others) < k - 1:
-            return []
-        games = dict(pool.games)
-        tables: list[tuple[str, ...]] = []
-        for _ in range(self.gauntlet_tables):
-            for opponent in others:
-                if pool.kept_apart(newcomer, opponent):
-                    # the newcomer's own author's bot: they never meet when it can be helped
-                    continue
-                seated = [newcomer, opponent]
-                rest = sorted(
-                    (o for o in others if o != opponent), key=lambda o: (games.get(o, 0), o)
-                )
-                seats = tuple(pool.apart(rest, seated))
-                for s in seats:
-                    games[s] = games.get(s, 0) + 1
-                tables.append(seats)
-        return tables
-
-    def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
-        keys = list(pool.keys)
-        shuffled = [keys[i] for i in rng.shuffled(range(len(keys)))]
-        first = min(shuffled, key=lambda key: pool.games.get(key, 0))
-        seats = pool.apart([key for key in shuffled if key != first], [first])
-        return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
-
-
-class SettlingPlanner(GauntletPlanner):
-    """The gauntlet first, then each next table where the ranking is least settled: the window of
-    neighbours in the current order whose likelihoods of superiority are furthest from the
-    confidence (take5_arena.referee.tournament.plan.adaptive, the scheduler of ``tournament run
-    --until-settled``). Bots that have not played yet, or a pool too small for a window, get the
-    least-played table."""
-
-    def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
-        k = pool.table_size
-        by_name = {key.rsplit("@", 1)[0]: key for key in pool.keys}  # current versions go by name
-        if len(by_name) < k or any(pool.games.get(key, 0) == 0 for key in pool.keys):
-            return super().next_table(pool, rng)
-        # lazy: numpy and scipy only once the ladder rates
-        from take5_arena.leaderboard.board import ranking_with_los
-        from take5_arena.referee.tournament.plan.adaptive import neediest_table
-
-        order, los = ranking_with_los(
-            [r for r in pool.results() if all(e in by_name for e in r.entrants)]
-        )
-        if set(order) != set(by_name):
-            return super().next_table(pool, rng)
-        authors = (
-            None
-            if pool.authors is None
-            else {name: pool.authors.get(key) for name, key in by_name.items()}
-        )
-        window = neediest_table(order, los, table_size=k, seed=rng.next_u64(), authors=authors)
-        seats = [by_name[name] for name in window]
-        return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
+# Planning (the planners: take5_arena/service/ladder_planning.py)
 
 
 def make_planner(config: LadderConfig) -> Planner:
@@ -270,6 +151,7 @@ class Ladder:
         executor: concurrent.futures.Executor,
         info: ExecutorInfo,
         on_games: Callable[[int], None] = lambda n: None,
+        on_season: Callable[[], None] = lambda: None,
         runner: Runner = run_table,
         retry_delay: float = defaults.LADDER_RETRY_DELAY,
         given_up_for: float = defaults.LADDER_GIVEN_UP_SECONDS,
@@ -281,6 +163,8 @@ class Ladder:
         self.executor = executor
         self.info = info
         self.on_games = on_games
+        self.on_season = on_season
+        """Called once a season is closed here: the live site shows the revealed key at once."""
         self.log = logs.logger("ladder")
         self.runner = runner
         self.retry_delay = retry_delay
@@ -305,6 +189,8 @@ class Ladder:
         self._private: queue.SimpleQueue[_Private] = queue.SimpleQueue()
         self._private_lock = threading.Lock()
         self._closed = False  # no more private tables: the ladder's thread has ended
+        self._season_ending: float | None = None  # when the tables in flight at its end are cut
+        self._closed_here: int | None = None  # the season closed with --after-season stop
 
     # -- control -------------------------------------------------------------------------------
 
@@ -421,8 +307,29 @@ class Ladder:
         driver.cancel()
 
     def _play(self, store: Store, driver: TableDriver, picked_at: float) -> None:
+        """The ladder's loop over one dealer and driver; returns when the season's key changed
+        (closed here or by another referee): :meth:`_loop` is then called again, of the new key."""
         k = self.settings.players
+        seen_at = -self.PICK_UP_SECONDS
+        state = "play"
         while not self._stop.is_set():
+            if time.monotonic() - seen_at >= self.PICK_UP_SECONDS:
+                seen_at = time.monotonic()
+                state = self._season_state(store)
+            if state == "rekey":
+                return  # another referee closed the season: a dealer of the new key, from the top
+            if state == "over":
+                if self._end_season(store, driver):
+                    return  # the dealer and the driver made again, of the new key
+                continue
+            if state == "idle":  # no season: only the validations' tables are played
+                self._take_private(driver)
+                if driver.in_flight or driver.waiting:
+                    driver.pump(0.2)
+                else:
+                    self._wake.wait(self.PICK_UP_SECONDS)
+                    self._wake.clear()
+                continue
             current = {v.key: v for v in store.versions.current()}
             if time.monotonic() - picked_at >= self.PICK_UP_SECONDS:
                 picked_at = time.monotonic()
@@ -434,12 +341,7 @@ class Ladder:
             # Infrastructure failures in a row (no engine, ...): wait longer and longer before
             # starting the next table, instead of planning and failing tables as fast as they fail.
             hold = time.monotonic() < self._backoff_until
-            while True:  # the validations' tables first, in the next free slots
-                try:
-                    asked = self._private.get_nowait()
-                except queue.Empty:
-                    break
-                driver.add_private(asked.spec, asked.future)
+            self._take_private(driver)
             self._plan(store, driver, current, hold)
             if driver.in_flight or (driver.waiting and not hold):
                 driver.pump(0.2, submit=not hold)
@@ -447,6 +349,15 @@ class Ladder:
                 pause = max(self.config.idle_seconds, self._backoff_until - time.monotonic())
                 self._wake.wait(min(pause, 60.0, self.PICK_UP_SECONDS))
                 self._wake.clear()
+
+    def _take_private(self, driver: TableDriver) -> None:
+        """The validations' tables asked for, to the driver: they take its next free slots."""
+        while True:
+            try:
+                asked = self._private.get_nowait()
+            except queue.Empty:
+                return
+            driver.add_private(asked.spec, asked.future)
 
     def _close_private(self) -> None:
         """The ladder's thread ends: the private tables asked for and not taken are given up."""
@@ -457,6 +368,61 @@ class Ladder:
                 self._private.get_nowait().future.cancel()
             except queue.Empty:
                 return
+
+    # -- the season's end (take5_arena/service/season_switch.py) ---------------------------------
+
+    def _season_state(self, store: Store) -> str:
+        """``over`` (the season has ended and is not closed: no table is dealt), ``idle`` (closed
+        here with ``--after-season stop``, no next one opened yet), ``rekey`` (the key this
+        ladder deals from was revealed: its dealer is out of date), or ``play``."""
+        key = self.dealer.key if self.dealer is not None else None
+        if key is not None:
+            deal = current_season(store)
+            if deal is None or deal.season != key.season:
+                return "rekey"
+        try:
+            season = season_of(store)
+        except TournamentError:  # an unreadable calendar: `referee season status` says why
+            return "play"
+        if season is None:
+            return "play"
+        if season.closed_at is None:
+            return "over" if season.phase(utc_now()) == "over" else "play"
+        return "idle" if season.number == self._closed_here else "play"
+
+    def _end_season(self, store: Store, driver: TableDriver) -> bool:
+        """One step of a season's end: nothing new dealt or picked up, the tables in flight
+        given their grace, then the season closed under the planning claim (so no referee deals
+        from its key meanwhile); whether it is closed (by this referee or another)."""
+        if self._season_ending is None:
+            self._season_ending = time.monotonic() + self.config.season.grace
+            dropped = driver.discard(lambda spec: False)
+            self._challenges.clear()
+            self.log.info(
+                "the season has ended: no new tables (%d waiting dropped), %d in flight get up "
+                "to %.0f s",
+                dropped,
+                len(driver.in_flight),
+                self.config.season.grace,
+            )
+        if driver.in_flight and time.monotonic() < self._season_ending:
+            driver.pump(0.2, submit=False)
+            return False
+        if not store.schedules.claim(PLANNING):
+            self._stop.wait(self.PICK_UP_SECONDS)  # another referee closes it, or plans
+            return False
+        try:
+            driver.cancel()  # those still in flight: given up, and refused if they finish
+            season = season_over(store, utc_now())
+            if season is not None:
+                if self.config.season.after != "next":
+                    self._closed_here = season.number
+                switch(store, self.config.season, utc_now(), self.log.info)
+                self.on_season()
+        finally:
+            store.schedules.release(PLANNING)
+        self._season_ending = None
+        return True
 
     def _plan(
         self,
@@ -484,6 +450,8 @@ class Ladder:
         if not store.schedules.claim(PLANNING):
             return  # another referee plans now: its batches are picked up from the store
         try:
+            if self._season_state(store) != "play":
+                return  # the season ended, or its key was revealed, since the last look
             self._take_challenges(store, current)
             for key in gauntlets():  # read again under the claim: planned once, by one referee
                 driver.add(self._plan_gauntlet(store, current, key), first=True)
@@ -735,11 +703,7 @@ __all__ = [
     "LADDER_NAMESPACE",
     "LADDER_PREFIX",
     "PLANNING",
-    "GauntletPlanner",
     "Ladder",
     "LadderConfig",
-    "Planner",
-    "PoolView",
-    "SettlingPlanner",
     "make_planner",
 ]

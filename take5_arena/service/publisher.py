@@ -98,6 +98,13 @@ class Publisher:
         next poll."""
         self._kick.set()
 
+    def refresh(self) -> None:
+        """Publish at the next look whatever landed (a season closed: its revealed key belongs
+        on the site now, not after the next games)."""
+        with self.lock:
+            self._pending = max(self._pending, self.config.every_games)
+        self._kick.set()
+
     def _look(self, store: Store) -> None:
         """Count the games recorded since the last look, by whichever process recorded them (the
         results' sequence number: read at once, where counting them would read them all)."""

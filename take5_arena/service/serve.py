@@ -198,6 +198,7 @@ class _Server:
                     executor=executor,
                     info=info,
                     on_games=publisher.games_landed,
+                    on_season=publisher.refresh,
                 )
                 ladders.append(ladder)
             parts = ServiceParts(

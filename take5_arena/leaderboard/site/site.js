@@ -1,4 +1,4 @@
-/* take5 arena: the published leaderboard (index.html, bot.html, replay.html).
+/* take5 arena: the published leaderboard (index.html, bot.html, replay.html, competitions.html).
  *
  * Static pages, no framework, no network: the data comes from JavaScript files that set globals
  * (data/standings.js -> window.TAKE5_STANDINGS; the others add an entry under their own path to
@@ -469,6 +469,70 @@
   }
 
   // ---------------------------------------------------------------------------------------------
+  // competitions.html: the Swisses and knockouts of competitions.json, stage by stage, table by
+  // table, each game's places once the site rates it and a link to its replay. Every value is
+  // the data's, shown as text (String()): a hostile name stays a name.
+
+  function placesText(seats, places) {
+    if (!Array.isArray(places)) return "";
+    return places.map(function (p, s) { return String(p) + ". " + String(seats[s]); })
+      .sort(function (a, b) { return parseInt(a, 10) - parseInt(b, 10); }).join(" · ");
+  }
+
+  function stageTable(stage, results) {
+    var tables = {}, order = [];
+    (Array.isArray(stage.games) ? stage.games : []).forEach(function (g) {
+      var t = Number(g && g.table);
+      if (!(t in tables)) { tables[t] = []; order.push(t); }
+      tables[t].push(g);
+    });
+    order.sort(function (a, b) { return a - b; });
+    var rows = order.map(function (t) {
+      var games = tables[t];
+      var seats = (Array.isArray(games[0].seats) ? games[0].seats : []).map(String);
+      return el("tr", null,
+        el("td", { class: "num", text: String(t + 1) }),
+        el("td", { text: seats.join(", ") }),
+        el("td", null, games.map(function (g, j) {
+          var gid = String(g.game), r = Object.prototype.hasOwnProperty.call(results, gid) ? results[gid] : null;
+          var gseats = (Array.isArray(g.seats) ? g.seats : []).map(String);
+          return [j ? el("br") : null, el("a", { href: replayHref(gid, r && typeof r.n === "number" ? r.n : null), title: "game " + gid, text: gid }), " ",
+            el("span", { class: r ? "places" : "note", text: r ? placesText(gseats, r.places) : "no result published yet" })];
+        })));
+    });
+    return el("table", { class: "competition-stage" },
+      el("thead", null, el("tr", null, el("th", { scope: "col", text: "Table" }), el("th", { scope: "col", text: "Seats" }), el("th", { scope: "col", text: "Games (places)" }))),
+      el("tbody", null, rows));
+  }
+
+  function renderCompetitions(data, comps) {
+    document.title = "Competitions · " + (data.title || "");
+    var app = document.getElementById("app");
+    app.textContent = "";
+    append(app, header("Competitions", data.title || "", [el("a", { href: "index.html", text: "← standings" }), " ", el("a", { href: "competitions.json", text: "competitions.json" })]));
+    var list = comps && Array.isArray(comps.competitions) ? comps.competitions : [];
+    var results = comps && comps.results && typeof comps.results === "object" ? comps.results : {};
+    if (!list.length) { append(app, el("p", { class: "note", text: "This site has no Swiss or knockout." })); return; }
+    append(app, el("p", { class: "note", text: "Every stage is paired by its format from the results before it: " +
+      "`referee verify --site DIR` pairs each one again from this site alone (competitions.json and the records)." }));
+    list.forEach(function (c, i) {
+      var prefix = String(c && c.prefix);
+      var fmt = (c && c.settings && c.settings.format) || {};
+      var entrants = Array.isArray(c && c.entrants) ? c.entrants.map(String) : [];
+      var kind = String(fmt.format || "") === "knockout" ? "Knockout" : "Swiss";
+      var stages = Array.isArray(c && c.stages) ? c.stages : [];
+      var s = section(kind + " " + prefix, "competition-" + i,
+        entrants.length + " entrants, tables of " + String(fmt.table_size || "?") + ", " + stages.length +
+        " stage" + (stages.length === 1 ? "" : "s") + (c && c.created_at ? ", begun " + String(c.created_at) : ""));
+      append(s, el("p", { class: "entrants", text: "Entrants: " + entrants.join(", ") }));
+      stages.forEach(function (stage, n) {
+        append(s, el("h3", { text: "Stage " + (n + 1) + " · " + String(stage && stage.schedule) }), stageTable(stage || {}, results));
+      });
+      append(app, s);
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // index.html
 
   function renderIndex(data) {
@@ -478,7 +542,8 @@
     var rows = data.rows || [];
     var multi = new Set(rows.map(function (r) { return r.component; })).size > 1;
     var subtitle = data.games + " rated games · " + rows.length + " bots" + (data.generated_at ? " · published " + data.generated_at : "");
-    append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" })]));
+    append(app, header(data.title || "Standings", subtitle, [el("a", { href: "standings.json", text: "standings.json" }), " ", el("a", { href: "standings.md", text: "standings.md" }),
+      data.competitions ? [" ", el("a", { id: "competitions-link", href: "competitions.html", text: "competitions (" + Number(data.competitions) + ")" })] : null]));
     var settings = settingsList(data.settings);
     if (settings) append(app, section("Tournament settings", "settings-section", null, settings));
     if (data.same_author && data.same_author.games) {
@@ -949,7 +1014,7 @@
 
   function start() {
     var page = document.body.dataset.page;
-    if (page !== "replay" && page !== "index" && page !== "bot") return;  // another page's script draws it
+    if (page !== "replay" && page !== "index" && page !== "bot" && page !== "competitions") return;  // another page's script draws it
     try {
       if (page === "replay") {
         var id = param("game");
@@ -970,6 +1035,7 @@
       if (!data) return fail("data/standings.js is missing: publish the site with `referee publish`.");
       var ready = function () { document.body.dataset.ready = "1"; };
       if (page === "index") { Promise.resolve(renderIndex(data)).then(ready); return; }
+      if (page === "competitions") { renderCompetitions(data, window.TAKE5_COMPETITIONS); ready(); return; }
       if (page === "bot") {
         var name = param("bot");
         if (!name) return fail("No bot given: open bot.html?bot=NAME.");

@@ -80,7 +80,8 @@ class Results(Repository):
         output_budget: int | None = None,
     ) -> bool:
         """Store a finished game: its record, one row per seat, status 'done', in one transaction.
-        Returns False (and changes nothing) if the game was already recorded.
+        Returns False (and changes nothing) if the game was already recorded, or was given up
+        when its deal key was revealed.
 
         ``output_budget``: bytes of its own output (the turns' ``logs``) each entrant version may
         keep across the tournament's records; past it, that bot's output is dropped from its oldest
@@ -93,6 +94,11 @@ class Results(Repository):
             )
         try:
             with self._transaction() as db:
+                # a game given up when its deal key was revealed is never recorded, whoever
+                # finishes it (a table still in flight then, on this referee or another)
+                sql = "SELECT 1 FROM abandoned_games WHERE game_id = ?"
+                if db.execute(sql, (game_id,)).fetchone():
+                    return False
                 db.execute(
                     "INSERT INTO results(game_id, record, finished_at, seconds, run_id) "
                     "VALUES (?, ?, ?, ?, ?)",

@@ -220,6 +220,12 @@ def _field(
         if len(top) < 2:
             raise TournamentError(f"--from-swiss: {prefix} has fewer than two current bots")
         qualified.update(swiss=prefix, top=from_swiss)
+        # those of the standing above the last qualifier passed over (no longer current: withdrawn
+        # since the Swiss, or replaced by a later version): stored with the field, so that its
+        # check takes the same top N and says whom it passed over
+        passed = [e for e in standing[: standing.index(top[-1])] if e not in current]
+        if passed:
+            qualified["passed_over"] = passed
         return tuple(top)
     if names is None:
         return None

@@ -44,6 +44,10 @@ class PairingCheck:
     unchecked: str | None = None
     """Why it could not be checked (a stage stored before stages held their format's
     definition): not a finding."""
+    passed_over: tuple[str, ...] = ()
+    """A knockout of a Swiss's top N: those of the Swiss's standing above its last qualifier
+    that its field passed over, not current when it began (withdrawn, or replaced by a later
+    version): the verifier sees whom."""
 
 
 @dataclass(frozen=True)
@@ -135,10 +139,12 @@ def _check(
     except _UNPAIRABLE as error:
         return PairingCheck(prefix, 0, f"its stored definition does not pair: {error}")
     qualified = definition.get("qualified")
+    passed: tuple[str, ...] = ()
     if isinstance(qualified, dict):  # the field: the top N of a Swiss, in its order
         try:
             swiss, standing = standing_of(every, recorded, str(qualified["swiss"]))
-            top = standing[: int(qualified["top"])]
+            passed = _passed_over(qualified, standing)
+            top = [e for e in standing if e not in passed][: int(qualified["top"])]
         except _UNPAIRABLE as error:
             return PairingCheck(prefix, 0, f"its field's Swiss: {error}")
         if list(definition.get("seeding") or []) != top:
@@ -169,7 +175,19 @@ def _check(
                 prefix, n - 1, f"stage {n + 1} was paired before every game of stage {n} was"
             )
         results.append(played)
-    return PairingCheck(prefix, len(comp.stages))
+    return PairingCheck(prefix, len(comp.stages), passed_over=passed)
+
+
+def _passed_over(qualified: Mapping[str, Any], standing: Sequence[str]) -> tuple[str, ...]:
+    """The entrants a knockout's field passed over (stored with its field: the run takes the
+    top N of those still current, so a withdrawal between the Swiss and the knockout is left out
+    of it): each one of the Swiss's, named once. ValueError otherwise."""
+    raw = qualified.get("passed_over") or []
+    if not isinstance(raw, list) or not all(isinstance(e, str) for e in raw):
+        raise ValueError("its entrants passed over are not a list of names")
+    if len(set(raw)) != len(raw) or not set(raw) <= set(standing):
+        raise ValueError("its entrants passed over are not the Swiss's, each once")
+    return tuple(raw)
 
 
 #: What a definition that does not pair raises (from a published site: anything of any type).

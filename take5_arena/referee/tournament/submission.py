@@ -61,6 +61,7 @@ from ..sandbox.build_errors import (
 )
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..store import EntrantVersion, Store
+from ..store.deals import current_season
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import DealSource, ScheduledGame, games_of_table
@@ -285,11 +286,14 @@ def _validate(
                 author=author,
                 number=held[0] if held else None,
             )
-            rated = _rate(store, version, candidate, tables, settings)
+            rated, unrated = _rate(store, version, candidate, tables, settings)
         held.clear()
-        if rated:  # told after the commit: the arena's progress is written to its accounts,
-            # which on PostgreSQL wait for the store's write lock that this transaction held
+        # told after the commit: the arena's progress is written to its accounts, which on
+        # PostgreSQL wait for the store's write lock that this transaction held
+        if rated:
             log(f"{rated} validation games rated")
+        elif unrated:
+            log(f"validation games not rated: {unrated}")
         return Submitted(version, created, smoke, rated)
     finally:
         for number in held:  # not entered: the number goes back
@@ -438,18 +442,23 @@ def _rate(
     candidate: SeatSpec,
     tables: list[SmokeTable],
     settings: TournamentSettings,
-) -> int:
+) -> tuple[int, str | None]:
     """Store the smoke games of a version that passed as rated games: a schedule of their own
     (``validation-NNNNNN``), each game recorded as the ladder records its games. Nothing when they
     were not dealt to count, or when the version stored is not the one they name (another
-    submission of the same name took its number meanwhile). How many were stored."""
+    submission of the same name took its number meanwhile). How many were stored, and why none
+    were where the version's author is to hear it."""
     played = [t for t in tables if len(t.records) == len(t.games)]
     if not tables or len(played) < len(tables) or version.key != candidate.key:
-        return 0
+        return 0, None
     if any(not r.get("complete") for t in tables for r in t.records):
-        return 0
+        return 0, None
     if version.author != candidate.owner:
-        return 0
+        return 0, None
+    dealt_from = {t.spec.deal["season"] for t in tables if t.spec.deal is not None}
+    deal = current_season(store)
+    if dealt_from and (deal is None or dealt_from != {deal.season}):
+        return 0, "their deal key was revealed meanwhile (a season closed)"
     context = settings.game_context()
     rows = [
         {
@@ -474,7 +483,7 @@ def _rate(
             stored += store.results.record_game(
                 game_id, record, output_budget=settings.output_budget
             )
-    return stored
+    return stored, None
 
 
 def _smoke(
