@@ -67,10 +67,13 @@ DEFAULT_RESAMPLES = 200
 MIN_UNITS = 3
 #: Design methods: with fewer degrees of freedom than this, the design effect counts as at least 1.
 MIN_DF = 10
-#: LOS averages over the field's spread (sd of the true ratings, Elo) on this many evenly spaced
-#: values from 0 to :data:`MAX_SPREAD` (:func:`superiority`).
-SPREAD_GRID = 41
+#: LOS averages over the field's spread (sd of the true ratings, Elo) on 0 and values from
+#: :data:`MIN_SPREAD` up to :data:`MAX_SPREAD`, each this factor above the one before but at most
+#: :data:`SPREAD_STEP` Elo (:func:`_spread_grid`).
+SPREAD_RATIO = 1.1
+SPREAD_STEP = 20.0
 MAX_SPREAD = 800.0
+MIN_SPREAD = 1.0
 #: The prior probability that the bots of a field are equally strong (spread 0).
 EVEN_FIELD = 0.5
 #: LOS averages over the design effect on a Gauss-Hermite rule of this many nodes
@@ -332,11 +335,12 @@ def superiority(
     a narrow field it came out too large about half the time, and LOS claimed orders that did not
     exist (8 bots within 25 Elo at tables of 4, duplicate deals, 12 games each: 31% of its claims at
     >= 95% wrong; ``bench/coverage.py --narrow``). So both are integrated out on a grid: ``tau`` on
-    :data:`SPREAD_GRID` values up to :data:`MAX_SPREAD` Elo, with prior weight :data:`EVEN_FIELD` on
-    0 (a field of equals) and the rest uniform; ``s`` on a Gauss-Hermite rule of
-    :data:`DESIGN_NODES` values of the design effect given its Pearson statistic (scaled inverse
-    chi-square with ``df`` degrees of freedom, :func:`_design_scales`: a tournament of few units may
-    have measured it low by luck, and the spread of the field then looks real). Each pair is
+    values up to :data:`MAX_SPREAD` Elo, 10% apart where they are small (:func:`_spread_grid`),
+    with prior weight :data:`EVEN_FIELD` on 0 (a field of equals) and the rest uniform; ``s`` on a
+    Gauss-Hermite rule of :data:`DESIGN_NODES` values of the design effect given its Pearson
+    statistic (scaled inverse chi-square with ``df`` degrees of freedom, :func:`_design_scales`: a
+    tournament of few units may have measured it low by luck, and the spread of the field then
+    looks real). Each pair is
     weighted by the marginal likelihood of the shown bots' fitted ratings, ``N(0, tau^2 C + sV)``
     with V of ``shape``'s directions, ``cov``'s without it (:func:`_grid_weights`; C the centring
     matrix). A field as
@@ -365,6 +369,28 @@ def superiority(
         tuple(float(los[i, j]) if i != j and same[i, j] else None for j in range(n))
         for i in range(n)
     )
+
+
+def _spread_grid() -> tuple[FloatArray, FloatArray]:
+    """Values of the field's spread ``tau`` (Elo) and their prior weights: :data:`EVEN_FIELD` on 0,
+    the rest uniform in ``tau`` up to :data:`MAX_SPREAD`, on values from :data:`MIN_SPREAD` spaced
+    by the factor :data:`SPREAD_RATIO`, at most :data:`SPREAD_STEP` apart (each weighed by the
+    width of ``tau`` it stands for).
+
+    LOS depends on ``tau`` through the shrinkage ``tau^2 / (tau^2 + error^2)``, which a constant
+    ratio of ``tau`` moves by at most half its logarithm wherever the errors are: evenly spaced
+    values 20 Elo apart (published before) had none between a field of equals and one of 20 Elo,
+    and in a field whose spread lies between, and is measured (100 bots within 50 Elo at duplicate
+    tables of 10, 100 games each: 12 Elo, errors of 19), LOS put it at 0 or 20 and claimed from the
+    tournaments that chose 20 (bench/coverage.py --narrow)."""
+    spread = [MIN_SPREAD]
+    while spread[-1] < MAX_SPREAD:
+        spread.append(min(spread[-1] * SPREAD_RATIO, spread[-1] + SPREAD_STEP, MAX_SPREAD))
+    taus = np.array([0.0, *spread])
+    edges = np.concatenate([[0.0], 0.5 * (taus[1:-1] + taus[2:]), [MAX_SPREAD]])
+    width = np.diff(edges)
+    prior = np.concatenate([[EVEN_FIELD], (1.0 - EVEN_FIELD) * width / width.sum()])
+    return taus, prior
 
 
 def _design_scales(df: float) -> tuple[FloatArray, FloatArray]:
@@ -397,9 +423,10 @@ def _component_los(
     lam = np.maximum(lam, 0.0)
     u = basis @ q  # the ratings' directions, in which V is diagonal
     z = q.T @ (basis.T @ (elo - elo.mean()))
-    taus = np.linspace(0.0, MAX_SPREAD, SPREAD_GRID)
+    taus, tau_prior = _spread_grid()
     scales, scale_prior = _design_scales(df)
-    weights = _grid_weights(elo, cov, shape, shown, taus, scales, scale_prior)
+    joint = tau_prior[:, None] * scale_prior[None, :]
+    weights = _grid_weights(elo, cov, shape, shown, taus, scales, joint)
     keep = np.argwhere(weights >= GRID_FLOOR)  # the grid points that carry weight
     t2 = taus[keep[:, 0]] ** 2
     sv = scales[keep[:, 1], None] * lam[None, :]  # points x directions
@@ -430,10 +457,11 @@ def _grid_weights(
     shown: npt.NDArray[np.bool_],
     taus: FloatArray,
     scales: FloatArray,
-    scale_prior: FloatArray,
+    joint: FloatArray,
 ) -> FloatArray:
     """Posterior weight of each (field spread, design scale) pair given the shown bots' fitted
-    ratings (shape: taus x scales): ``r_hat ~ N(0, tau^2 C + sV)`` in the centred subspace, V with
+    ratings (shape: taus x scales, ``joint`` their prior weights): ``r_hat ~ N(0, tau^2 C + sV)``
+    in the centred subspace, V with
     the directions of ``shape`` (the errors' covariance in a field of equals) sized to the trace of
     ``cov``.
 
@@ -444,9 +472,6 @@ def _grid_weights(
     no claim at >= 95% where the plain LOS made hundreds, 1-2% wrong; issue 53). The shape at even
     ratings keeps what the schedule says (who played how often) and nothing of the fitted ratings;
     the per-direction weighing still tells a design effect measured low from a spread field."""
-    prior = np.full(len(taus), (1.0 - EVEN_FIELD) / max(len(taus) - 1, 1))
-    prior[0] = EVEN_FIELD
-    joint = prior[:, None] * scale_prior[None, :]
     sel = np.flatnonzero(shown)
     if len(sel) < 2:  # nothing measures the spread: the prior alone
         out: FloatArray = joint
