@@ -3,6 +3,7 @@
 # base images, Go for example_bots/go, Chromium for the site tests, a PostgreSQL server of the
 # checkout's own for the store's tests), then run the whole test suite with pytest.
 # Usage: scripts/test.sh [pytest args...]
+#        scripts/test.sh --setup-only    the set-up alone (.ci/run then starts its pytest runs itself)
 # Without root, the Docker and browser set-up is skipped and those tests skip with a reason
 # (in CI, where CI=true, they fail instead).
 set -euo pipefail
@@ -36,4 +37,5 @@ else
     bash scripts/setup-postgres.sh >/dev/null || echo "test.sh: no PostgreSQL: its tests skip" >&2
 fi
 
+[ "${1:-}" = --setup-only ] && exit 0
 python3 -m pytest "$@"

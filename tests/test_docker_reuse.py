@@ -353,6 +353,8 @@ def test_spares_have_a_lifetime():
     run_id = f"pytest-{TOKEN}-{secrets.token_hex(2)}"
     with DockerLauncher(run_id=run_id, reaper=False, spare_idle=4.0, max_spares=2) as launcher:
         client = launcher.client
+        for bot in bots:  # built (or found) first: a slow build is no spare's idle time
+            launcher.image(bot)
         for bot in bots:
             launcher.prefetch([bot])
             time.sleep(0.05)  # an order of use

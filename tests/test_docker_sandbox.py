@@ -784,15 +784,13 @@ def test_a_foreign_base_without_labels_is_refused_and_never_run(
         shutil.copytree(DOCKER_BOTS / "standin", bot)
         (bot / "nonce.txt").write_text(secrets.token_hex(8))
         sb = make_sandbox(base_image=base)
-        before = {c.id for c in sb.launcher.client.containers.list(all=True)}
+        # One listing call each, with the image of every container in it: other sessions on the
+        # engine remove theirs, which a lookup of each container afterwards would not find.
+        before = {s["Id"] for s in client.api.containers(all=True)}
         with pytest.raises(ImageBuildError, match=r"take5\.python"):
             sb.launcher.image(str(bot))
-        created = {c.id for c in sb.launcher.client.containers.list(all=True)} - before
-        assert not [
-            c
-            for c in created
-            if base in str(sb.launcher.client.containers.get(c).attrs["Config"]["Image"])
-        ]
+        after = client.api.containers(all=True)
+        assert not [s["Id"] for s in after if s["Id"] not in before and base in str(s["Image"])]
     finally:
         client.images.remove(base, force=True)
 
