@@ -623,10 +623,11 @@ def _play_dealt(
             raise SubmitDeferredError(
                 f"the arena's own opponent did not start ({f['kind']}: {f['detail']})"
             )
-    for record in records:
+    for (game_id, _rotation), record in zip(table.spec.games, records):
         if record["faults"][seat]:
             f = record["faults"][seat][0]
-            stderr = clean_text(_seat_logs(records, seat))
+            # its turns' output, or (a bot that failed before its first turn) its stderr's tail
+            stderr = clean_text(_seat_logs(records, seat) or outcomes[game_id].stderr.get(seat, ""))
             if "did not start within" in f["detail"]:
                 raise SubmitDeferredError(f"{f['kind']}: {f['detail']}", stderr, bounded=True)
             raise SubmitRefusedError(

@@ -74,6 +74,10 @@ class GameOutcome:
     seconds: float = 0.0
     worker: str = ""
     """The Dask worker that ran it ("" in the referee's process)."""
+    stderr: dict[int, str] = field(default_factory=dict)
+    """The last of what each seat that faulted wrote on its stderr (seat -> text), which a
+    record's turn ``logs`` lack for a bot that failed before its first turn: the arena's
+    validation gives the candidate its own (and nobody another's); a tournament ignores it."""
 
     @property
     def ok(self) -> bool:

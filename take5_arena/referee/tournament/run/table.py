@@ -253,7 +253,12 @@ def _play_games(
             )
         if not record["complete"]:
             raise InfraError(InfraKind.REFEREE_ERROR, "the match layer returned an incomplete game")
-        emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started))
+        tails = {
+            seat: match.entrants[seat].handle.stderr_tail(2000)
+            for seat, faults in enumerate(record["faults"])
+            if faults
+        }
+        emit(GameOutcome(game_id, record, seconds=time.perf_counter() - started, stderr=tails))
 
 
 def match_config(spec: TableSpec, refs: Sequence[BotRef]) -> MatchConfig:
