@@ -150,3 +150,40 @@ def test_without_readable_waits_a_wall_cap_stays_the_bots_timeout() -> None:
     assert Stopwatch(budget, lambda: 0.0, waits=lambda: None).host_wait() is None
     assert runqueue.thread_waits([os.getpid()])[os.getpid()] >= 0
     assert runqueue.thread_waits([2**22 + 12345]) == {}  # no such thread
+
+
+@pytest.mark.docker
+def test_in_docker_a_bot_held_to_a_twentieth_of_a_cpu_is_the_hosts_failure(tmp_path: Path) -> None:
+    """The container's cgroup: its threads' waits are read from the host. A CPU quota of 0.05
+    (under 1/--wall-factor: the operator's doing, docs/faults.md) starves the computing bot."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "take5_arena",
+            "match",
+            str(TEST_BOTS / "starved"),
+            str(EXAMPLES / "lowest"),
+            "--sandbox",
+            "docker",
+            "--cpus",
+            "0.05",
+            "--timeout",
+            "0.5",
+            "--wall-factor",
+            "2",
+            "--games",
+            "1",
+            "--records",
+            str(tmp_path / "records"),
+        ],
+        capture_output=True,
+        text=True,
+        env=referee_env(),
+        timeout=600,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert run.returncode == 4, (run.stdout, run.stderr)
+    (line,) = [x for x in run.stderr.splitlines() if x.startswith("referee: host: ")]
+    assert "starved: no answer to PickCard within " in line and "waiting for a CPU" in line
