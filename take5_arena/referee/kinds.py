@@ -69,6 +69,10 @@ class InfraKind(StrEnum):
     SANDBOX = "sandbox"
     """A bot's container, or the fork server that starts its process, did not start or answer
     within the start allowance (a loaded host, a slow engine): the bot's own code had not run."""
+    HOST = "host"
+    """The host's load starved a bot past a decision's wall-clock cap (CPU clock): its threads
+    waited for a CPU long enough to account for the overrun (take5_arena/referee/match/runqueue.py).
+    """
 
 
 class RunStatus(StrEnum):

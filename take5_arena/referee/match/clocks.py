@@ -12,6 +12,14 @@ that spends more than its limit is stopped there; the wall-clock cap (a multiple
 the wait for a bot that sleeps or blocks. Under the wall clock the cost is the time from question to
 answer, and the call's gRPC deadline is its limit.
 
+The host's load is never the bot's fault: where the handle reads its threads' run-queue waits
+(`BotHandle.run_waits`, runqueue.py), the cap of a CPU-clock decision bounds the bot's own time:
+the wall time less the longest run-queue wait of one of its threads. So the referee waits on for a
+bot whose wait accounts for its overrun (it may still answer, and then nothing happened), up to
+`HOST_GRACE` times the cap; a bot still starved then is the host's failure (`SeatClock.starved`):
+the game is nobody's and is played again (InfraKind.HOST). A bot that sleeps does not wait on a run
+queue: past its cap it times out as before. Where the waits cannot be read, nothing changes.
+
 Each seat runs on the clock asked for where its handle can measure it, else on the wall clock (a
 bot given by address): the record says which (`seats[i].clock`).
 
@@ -45,9 +53,12 @@ from take5.clock import (
 )
 
 from ..kinds import Ponder
+from . import runqueue
 from .config import CallLimits
 from .handle import BotHandle
 
+HOST_GRACE = 2.0
+"""How many times its wall-clock cap the referee waits at most for a bot the host starves."""
 POLL_SHORTEST = 0.005
 """Seconds between two looks at a bot's CPU time while it thinks, at least ..."""
 POLL_LONGEST = 0.1
@@ -84,7 +95,8 @@ class SeatClock:
         """A stopwatch for a decision with `budget`, started now (just before the request goes)."""
         meter = self.handle.cpu_time if self.kind is ClockKind.CPU else None
         since = self.answered if self.limits.ponder is Ponder.CHARGE else None
-        return Stopwatch(budget, meter, since)
+        waits = self.handle.run_waits if self.kind is ClockKind.CPU else None
+        return Stopwatch(budget, meter, since, waits)
 
     def settle(self, watch: Stopwatch) -> tuple[int, int, bool]:
         """Charge a decision to the bank: (milliseconds used, the bank after it, whether it went
@@ -103,6 +115,30 @@ class SeatClock:
         """The detail of a timeout fault for a decision that outlasted its wall-clock cap."""
         return wall_detail(self.control, self.kind, method, budget)
 
+    def starved(self, watch: Stopwatch) -> float | None:
+        """For a CPU-clock decision the referee stopped waiting for: the seconds the host kept the
+        bot waiting for a CPU, when that wait accounts for the overrun (the wall time so far less
+        the wait is within the cap: the bot itself has not used its cap, it was still starved at
+        the `Stopwatch.deadline`); else None (the bot's timeout; or the waits cannot be read: the
+        bot's timeout, as before)."""
+        if self.kind is not ClockKind.CPU:
+            return None
+        waited = watch.host_wait()
+        if waited is None:
+            return None
+        return waited if watch.elapsed() - waited <= watch.budget.wall_limit else None
+
+    def host_detail(self, method: str, watch: Stopwatch, waited: float) -> str:
+        """The detail of a host failure: a decision the host starved past its wall-clock cap."""
+        pressure = runqueue.cpu_pressure()
+        host = f"; the host's CPU pressure {pressure:.0f}%" if pressure is not None else ""
+        return (
+            f"{self.handle.label}: no answer to {method} within {watch.elapsed():.1f} s (its "
+            f"wall-clock cap {watch.budget.wall_limit:g} s), but the host kept the bot waiting "
+            f"for a CPU for {waited:.1f} s of it (cpu clock{host}): the host's load, not the "
+            "bot's fault"
+        )
+
     def empty_detail(self, method: str) -> str:
         """The detail of a timeout fault for a decision not asked: nothing in the bank."""
         return empty_detail(self.control, self.kind, method)
@@ -111,17 +147,21 @@ class SeatClock:
 class Stopwatch:
     """One decision's time on its seat's clock (see the module text)."""
 
-    __slots__ = ("budget", "cpu0", "cpu1", "meter", "wall0", "wall1")
+    __slots__ = ("budget", "cpu0", "cpu1", "meter", "waits", "waits0", "wall0", "wall1")
 
     def __init__(
         self,
         budget: Budget,
         meter: Callable[[], float | None] | None,
         since: float | None = None,
+        waits: Callable[[], runqueue.Waits | None] | None = None,
     ) -> None:
         """`since`: the CPU reading to count from (the end of the seat's previous decision, to
-        charge what the bot did in between), else now."""
+        charge what the bot did in between), else now. `waits`: reads the bot's threads' run-queue
+        waits (`BotHandle.run_waits`), to tell a starved bot from one that slept."""
         self.budget = budget
+        self.waits = waits
+        self.waits0 = waits() if waits is not None else None
         self.meter = meter
         now = meter() if meter is not None else None
         self.cpu0 = since if since is not None and now is not None and since <= now else now
@@ -140,6 +180,25 @@ class Stopwatch:
     def wall(self) -> float:
         """Wall-clock seconds since the request was sent (until it was stopped)."""
         return (self.wall1 if self.wall1 is not None else time.monotonic()) - self.wall0
+
+    @property
+    def deadline(self) -> float:
+        """The wall-clock seconds the referee waits at most (the call's gRPC deadline): the cap,
+        or `HOST_GRACE` times it where the bot's run-queue waits can be read."""
+        limit = self.budget.wall_limit
+        return limit * HOST_GRACE if self.waits0 is not None else limit
+
+    def elapsed(self) -> float:
+        """Wall-clock seconds since the request was sent, until now (stopped or not)."""
+        return time.monotonic() - self.wall0
+
+    def host_wait(self) -> float | None:
+        """Seconds, read now: the longest any thread of the bot waited for a CPU since the request
+        was sent (runqueue.py); None where the waits cannot be read."""
+        if self.waits is None or self.waits0 is None:
+            return None
+        now = self.waits()
+        return None if now is None else runqueue.longest_wait(self.waits0, now)
 
     def cpu(self) -> float | None:
         """CPU seconds the bot used since the request was sent (None: not measured)."""
@@ -160,7 +219,12 @@ class Stopwatch:
     def overdue(self) -> str | None:
         """Whether the referee stops waiting now: "limit" (it used more than its limit on its
         clock), "wall" (past its wall-clock cap), or None."""
-        if self.wall() > self.budget.wall_limit:
+        wall = self.wall()
+        if wall > self.budget.wall_limit:
+            if wall <= self.deadline:
+                waited = self.host_wait()
+                if waited is not None and wall - waited <= self.budget.wall_limit:
+                    return None  # starved by the host, not past its own cap: wait on
             return "wall"
         if self.budget.clock is ClockKind.CPU:
             cpu = self.cpu()
@@ -170,7 +234,8 @@ class Stopwatch:
 
     def poll(self) -> float:
         """Seconds until the next look at this call's clock."""
-        left = self.budget.wall_limit - self.wall()
+        wall = self.wall()
+        left = (self.budget.wall_limit if wall < self.budget.wall_limit else self.deadline) - wall
         if self.budget.clock is not ClockKind.CPU:
             return max(0.0, left)
         step = min(POLL_LONGEST, max(POLL_SHORTEST, self.budget.limit / 10))
@@ -282,6 +347,7 @@ def attach_times(
 
 
 __all__ = [
+    "HOST_GRACE",
     "POLL_LONGEST",
     "POLL_SHORTEST",
     "Pending",

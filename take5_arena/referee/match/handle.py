@@ -127,6 +127,12 @@ class BotHandle(Protocol):
         not measurable now, and the wall clock measures the bot."""
         return None
 
+    def run_waits(self) -> dict[int, int] | None:
+        """How long each of the bot's threads has waited for a CPU so far (nanoseconds by thread
+        id: take5_arena/referee/match/runqueue.py), to tell a bot the host starved from one that
+        slept. None (the default): not readable, and a wall-clock cap is the bot's timeout."""
+        return None
+
     def connect(self, address: str) -> BotConnection:
         """The connection to the bot at ``address`` (default: gRPC)."""
         return RemoteBot(address)

@@ -27,6 +27,7 @@ from typing import IO, BinaryIO
 
 import take5
 
+from . import runqueue
 from .botlogs import READ_BYTES
 from .botref import BadBotRefError, BotRef
 from .handle import AddressHandle, BotHandle
@@ -301,6 +302,14 @@ class LocalBot(BotHandle):
         if proc is None or not self.cpu_clock or proc.poll() is not None:
             return None
         return tree_cpu_seconds(proc.pid)
+
+    def run_waits(self) -> dict[int, int] | None:
+        """The run-queue wait of every thread of the bot's process tree (runqueue.py)."""
+        proc = self.proc
+        if proc is None or not self.cpu_clock or proc.poll() is not None:
+            return None
+        tids = runqueue.tree_threads(proc.pid)
+        return None if tids is None else runqueue.thread_waits(tids)
 
     def take_output(self) -> str:
         """What the bot wrote since the last call: its log lines of the turn just played."""

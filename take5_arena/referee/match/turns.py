@@ -27,6 +27,8 @@ from take5.convert import (
 )
 from take5.record import GameRecord
 
+from ..errors import InfraError
+from ..kinds import InfraKind
 from . import botlogs, clocks, faults
 from .clocks import attach_times, time_control_record
 from .config import MatchConfig
@@ -136,7 +138,7 @@ class GameTurns:
             remote = self.entrants[seat].remote
             assert remote is not None  # askable
             watch = self.clocks[seat].start(budget)
-            future = send(remote, request, budget.wall_limit)
+            future = send(remote, request, watch.deadline)
             future.add_done_callback(watch.stop)
             calls.append(clocks.Pending(seat, future, watch, extra=remote))
         clocks.wait(calls)
@@ -150,15 +152,24 @@ class GameTurns:
                 out[seat] = CallFailedError(faults.TIMEOUT, clock.limit_detail(method, budget))
                 continue
             if call.given_up == "wall":
-                out[seat] = CallFailedError(faults.TIMEOUT, clock.wall_detail(method, budget))
+                out[seat] = self._past_cap(call, method)
                 continue
             try:
-                out[seat] = decode(call.extra, call.future, budget.wall_limit)
+                out[seat] = decode(call.extra, call.future, call.watch.deadline)
             except CallFailedError as failed:
                 if failed.kind is faults.TIMEOUT:  # the gRPC deadline: the wall-clock cap
-                    failed = CallFailedError(faults.TIMEOUT, clock.wall_detail(method, budget))
+                    failed = self._past_cap(call, method)
                 out[seat] = failed
         return out
+
+    def _past_cap(self, call: clocks.Pending, method: str) -> CallFailedError:
+        """A decision past its wall-clock cap: the bot's timeout, unless the host starved it
+        (clocks.SeatClock.starved): then the game is nobody's (raises InfraError, kind host)."""
+        clock, budget = self.clocks[call.seat], call.watch.budget
+        waited = clock.starved(call.watch)
+        if waited is not None:
+            raise InfraError(InfraKind.HOST, clock.host_detail(method, call.watch, waited))
+        return CallFailedError(faults.TIMEOUT, clock.wall_detail(method, budget))
 
     def play_turn(self) -> None:
         game = self.game

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InfraError
 from ..kinds import InfraKind
-from ..match import faults
+from ..match import faults, runqueue
 from ..match.botlogs import READ_BYTES
 from ..match.botref import BotRef
 from ..match.faults import FaultKind
@@ -182,6 +182,18 @@ class DockerBot(BotHandle):
                 return None
             self._cgroup = (container.id, paths)
         return cgroups.cpu_seconds(self._cgroup[1])
+
+    def run_waits(self) -> dict[int, int] | None:
+        """The run-queue wait of every thread in the current container's cgroup (runqueue.py;
+        under gVisor the sentry's host threads, which run the bot's code). None where the cgroup
+        or its threads' /proc files cannot be read."""
+        if self.cpu_time() is None or self._cgroup is None:
+            return None
+        tids = cgroups.procs(self._cgroup[1], threads=True)
+        if not tids:
+            return None
+        waits = runqueue.thread_waits(tids)
+        return waits or None
 
     def ready(self, timeout: float, spent: Spent | None = None) -> str:
         """Wait until the bot serves; the address to connect to (its pinned socket).
