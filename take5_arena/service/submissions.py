@@ -425,6 +425,7 @@ class SubmissionQueue:
                 log=lambda line: self._progress(row, folder, line),
                 pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
                 play=self.play_table or run_table,
+                once=True,  # code the author has playing already: not validated again
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:

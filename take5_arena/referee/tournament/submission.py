@@ -62,6 +62,7 @@ from ..sandbox.build_errors import (
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..store import EntrantVersion, Store
 from ..store.deals import current_season
+from .copies import playing_copy
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.deals import Dealer
 from .plan.schedule import DealSource, ScheduledGame, games_of_table
@@ -150,6 +151,7 @@ def submit(
     pool: bool = False,
     log: Callable[[str], None] = lambda line: None,
     play: TablePlayer = run_table,
+    once: bool = False,
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
@@ -161,7 +163,9 @@ def submit(
     not be validated for the arena's own reasons (:func:`build_failure`, :func:`start_failure`).
     ``pool``: the smoke tables' other seats are other authors' current versions
     (:func:`pool_opponents`) when there are enough of them, house bots otherwise; those tables are
-    played by ``play`` (:data:`TablePlayer`).
+    played by ``play`` (:data:`TablePlayer`). ``once`` (the arena's rule, copies.py): code that
+    ``author`` already has in the store is not validated again: the version that plays it is
+    returned unchanged, or the submission refused.
     """
     problem = name_problem("bot", name) or (
         None if author is None else name_problem("author", author)
@@ -197,6 +201,7 @@ def submit(
             pool=pool,
             log=log,
             play=play,
+            once=once,
         )
 
 
@@ -213,6 +218,7 @@ def _validate(
     pool: bool,
     log: Callable[[str], None],
     play: TablePlayer,
+    once: bool,
 ) -> Submitted:
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
@@ -234,9 +240,10 @@ def _validate(
             raise SubmitRefusedError(
                 "the folder has only a Dockerfile: it can only run in the docker sandbox"
             )
-        digest = artifact.digest.removeprefix(
-            "sha256:"
-        )  # one identity for a version: its archive's
+        digest = artifact.digest.removeprefix("sha256:")  # a version's identity: its archive's
+        copy = _copy_of(store, name, author if once else None, digest)
+        if copy is not None:
+            return _unchanged(copy)
         image_id = None
         launcher = _launcher(settings, shared=pool)
         try:
@@ -250,6 +257,9 @@ def _validate(
                 except ImageBuildError as error:
                     raise build_failure(error) from None
                 image_id = info.id
+                copy = _copy_of(store, name, author if once else None, image_id=image_id)
+                if copy is not None:
+                    return _unchanged(copy)
             opponents = pool_opponents(store, name, author, settings.game.players) if pool else None
             # Smoke games that may count name the version they will be, held now, so that another
             # submission of the name validated meanwhile (another process on the store) gets
@@ -271,6 +281,8 @@ def _validate(
         # the two would leave a version whose validation games are pending forever, never played
         # (a reveal would then need --abandon-pending), or games without their version.
         with store.transaction():
+            # looked up again: a copy entered meanwhile under another name (another validator)
+            _copy_of(store, name, author if once else None, digest, image_id=image_id)
             version, created = store.versions.add(
                 name,
                 source_hash=digest,
@@ -300,6 +312,30 @@ def _validate(
             with contextlib.suppress(Exception):
                 store.versions.release(name, number)
         store.close()
+
+
+def _copy_of(
+    store: Store,
+    name: str,
+    author: str | None,
+    digest: str | None = None,
+    *,
+    image_id: str | None = None,
+) -> EntrantVersion | None:
+    """The version of ``name`` that plays this code now (copies.py; None: none, or no ``author``
+    whose copies to look for); raises SubmitRefusedError for another copy of the author's."""
+    if author is None:
+        return None
+    return playing_copy(store, name, author, source_hash=digest, image_id=image_id)
+
+
+def _unchanged(version: EntrantVersion) -> Submitted:
+    """The answer to code that plays already as ``version``: nothing validated, stored or played."""
+    return Submitted(
+        version,
+        False,
+        f"the same code as {version.key}, which plays now: not validated again, no game played",
+    )
 
 
 def _launcher(settings: TournamentSettings, *, shared: bool) -> DockerLauncher | None:
