@@ -23,7 +23,9 @@ In the arena those smoke tables are dealt as rated tables are, from the season's
 in the store, so that no validation deal is ever a rated table's or another validation's), and
 named as rated games are (run/table.py's :func:`~.run.table.match_config`). When the version
 passes they are stored as rated games (a schedule ``validation-NNNNNN``, :func:`_rate`): their
-records verify as any other; when it fails, nothing of them is kept.
+records verify as any other; when it fails, nothing of them is kept. An arena that deals from a
+public seed deals its smoke tables against the pool from the OS's random source instead, and plays
+them the same way, never rated.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from ..store.deals import current_season
 from .copies import playing_copy
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.deals import Dealer
-from .plan.schedule import DealSource, ScheduledGame, games_of_table
+from .plan.schedule import Deal, DealSource, ScheduledGame, games_of_table
 from .plan.settings import TournamentSettings
 from .run import launchers
 from .run.archives import ArchiveSource, InlineArchive, StoredArchive, folder_of
@@ -248,15 +250,7 @@ def _validate(
         launcher = _launcher(settings, shared=pool)
         try:
             if launcher is not None:
-                log(
-                    f"building the image of {folder} (archive {artifact.digest[:19]}, "
-                    f"{artifact.size} bytes) ..."
-                )
-                try:
-                    info = launcher.image(ref)
-                except ImageBuildError as error:
-                    raise build_failure(error) from None
-                image_id = info.id
+                image_id = _build(launcher, ref, folder, artifact, log)
                 copy = _copy_of(store, name, author if once else None, image_id=image_id)
                 if copy is not None:
                     return _unchanged(copy)
@@ -312,6 +306,24 @@ def _validate(
             with contextlib.suppress(Exception):
                 store.versions.release(name, number)
         store.close()
+
+
+def _build(
+    launcher: DockerLauncher,
+    ref: BotRef,
+    folder: Path,
+    artifact: Artifact,
+    log: Callable[[str], None],
+) -> str:
+    """Build the bot's image (the author hears it is being built); its id."""
+    log(
+        f"building the image of {folder} (archive {artifact.digest[:19]}, "
+        f"{artifact.size} bytes) ..."
+    )
+    try:
+        return launcher.image(ref).id
+    except ImageBuildError as error:
+        raise build_failure(error) from None
 
 
 def _copy_of(
@@ -418,16 +430,15 @@ def _house(n: int) -> list[tuple[BotRef, SeatSpec | None]]:
 
 def _dealt(
     store: Store, settings: TournamentSettings, candidate: SeatSpec, artifact: Artifact
-) -> Dealt | None:
-    """How smoke tables against the pool are dealt so that they can count: from the season's
-    secret key, in the validation namespace; None for an arena that deals from a public seed (its
-    smoke deals then come from the OS's random source and never count)."""
+) -> Dealt:
+    """How smoke tables against the pool are dealt: so that they can count, from the season's
+    secret key in the validation namespace; in an arena that deals from a public seed, from the
+    OS's random source (a public seed's deals are predictable, so they never count), but played
+    by ``play`` all the same, as its rated tables are (the ladder's driver)."""
     try:
         dealer = Dealer.of(store, settings)
     except TournamentError as error:  # the key file missing: the arena's to mend
         raise SubmitDeferredError(f"the arena cannot deal: {error}") from None
-    if dealer.key is None:
-        return None
     context = settings.game_context()
 
     def source(digest: str) -> ArchiveSource:
@@ -435,6 +446,15 @@ def _dealt(
             return InlineArchive(artifact.data)
         return StoredArchive(str(store.archives.path(digest).absolute()))
 
+    if dealer.key is None:
+        return Dealt(
+            candidate,
+            lambda table, seats: Deal(secrets.randbits(63)),
+            "",
+            lambda: store.settings.take(VALIDATION_COUNTER),
+            context,
+            source,
+        )
     return Dealt(
         candidate,
         dealer.source(VALIDATION_NAMESPACE, context),
@@ -486,6 +506,8 @@ def _rate(
     were where the version's author is to hear it."""
     played = [t for t in tables if len(t.records) == len(t.games)]
     if not tables or len(played) < len(tables) or version.key != candidate.key:
+        return 0, None
+    if any(t.spec.deal is None for t in tables):  # dealt from no key: predictable, never rated
         return 0, None
     if any(not r.get("complete") for t in tables for r in t.records):
         return 0, None
