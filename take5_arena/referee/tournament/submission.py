@@ -45,7 +45,7 @@ from take5.record import DealRecord, GameRecord
 
 from ...errors import require_extra
 from .. import defaults
-from ..artifacts import Artifact, ArtifactError, materialize, pack
+from ..artifacts import Artifact, ArtifactError, discard, materialize, pack
 from ..errors import InfraError
 from ..kinds import SandboxKind
 from ..match.botref import BadBotRefError, BotRef, parse_bot
@@ -232,27 +232,21 @@ def _validate(
     held: list[int] = []  # the version number held for this submission (Versions.reserve)
     try:
         _refuse_after_cutoff(store)  # before any work, and again when the version is entered
-        stored = store.settings.get()
-        settings = TournamentSettings.from_json(stored).updated(
-            {"sandbox": sandbox, "timeout": timeout}
-        )
-        if not stored:
-            store.settings.set(settings.to_json())
+        settings = _settings(store, sandbox, timeout)
         if ref.kind == "dockerfile" and settings.sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError(
                 "the folder has only a Dockerfile: it can only run in the docker sandbox"
             )
         digest = artifact.digest.removeprefix("sha256:")  # a version's identity: its archive's
-        copy = _copy_of(store, name, author if once else None, digest)
-        if copy is not None:
+        copies = author if once else None  # whose code that plays already is not validated again
+        if (copy := _copy_of(store, name, copies, digest)) is not None:
             return _unchanged(copy)
         image_id = None
         launcher = _launcher(settings, shared=pool)
         try:
             if launcher is not None:
                 image_id = _build(launcher, ref, folder, artifact, log)
-                copy = _copy_of(store, name, author if once else None, image_id=image_id)
-                if copy is not None:
+                if (copy := _copy_of(store, name, copies, image_id=image_id)) is not None:
                     return _unchanged(copy)
             opponents = pool_opponents(store, name, author, settings.game.players) if pool else None
             # Smoke games that may count name the version they will be, held now, so that another
@@ -276,7 +270,7 @@ def _validate(
         # (a reveal would then need --abandon-pending), or games without their version.
         with store.transaction():
             # looked up again: a copy entered meanwhile under another name (another validator)
-            _copy_of(store, name, author if once else None, digest, image_id=image_id)
+            _copy_of(store, name, copies, digest, image_id=image_id)
             version, created = store.versions.add(
                 name,
                 source_hash=digest,
@@ -301,11 +295,26 @@ def _validate(
         elif unrated:
             log(f"validation games not rated: {unrated}")
         return Submitted(version, created, smoke, rated)
+    except SubmitRefusedError:
+        _forget_refused(store, artifact)
+        raise
     finally:
         for number in held:  # not entered: the number goes back
             with contextlib.suppress(Exception):
                 store.versions.release(name, number)
         store.close()
+
+
+def _settings(store: Store, sandbox: str | None, timeout: float | None) -> TournamentSettings:
+    """The tournament's settings with the sandbox and time limit given (None: the store's), which a
+    new tournament's store keeps."""
+    stored = store.settings.get()
+    settings = TournamentSettings.from_json(stored).updated(
+        {"sandbox": sandbox, "timeout": timeout}
+    )
+    if not stored:
+        store.settings.set(settings.to_json())
+    return settings
 
 
 def _build(
@@ -324,6 +333,15 @@ def _build(
         return launcher.image(ref).id
     except ImageBuildError as error:
         raise build_failure(error) from None
+
+
+def _forget_refused(store: Store, artifact: Artifact) -> None:
+    """A refused candidate's code out of this process's artifact cache, where its smoke tables
+    unpacked it (run/archives.py), unless a stored version is the same code (it plays from
+    there). A Dask worker's cache is the worker's: its ``referee prune`` removes it in time."""
+    with contextlib.suppress(Exception):  # the refusal is what the author hears
+        if not any(v.artifact == artifact.digest for v in store.versions.all()):
+            discard(artifact.digest)
 
 
 def _copy_of(
