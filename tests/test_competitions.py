@@ -12,7 +12,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from arena_support import Server, add_author, cli, db_rows, wait_until
+from arena_support import Server, WebServer, add_author, cli, db_rows, wait_until
 from support import EXAMPLES
 
 from take5_arena.service.api import arena_pb2 as pb
@@ -139,6 +139,10 @@ def test_one_server_runs_two_competitions(tmp_path: Path) -> None:
         )  # fmt: skip
     finally:
         assert server.stop() == 0, server.log
+    # the organiser's revocation takes the author's bots out of every competition
+    revoked = cli("authors", "revoke", "carol", "-t", str(t))
+    assert revoked.returncode == 0, revoked.stderr
+    assert db_rows(four, "SELECT active FROM entrants WHERE name = 'random'") == [(0,)]
     checked = cli("verify", "--tournament", str(four))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     standings = cli("standings", "--tournament", str(four), "--json")
@@ -150,3 +154,30 @@ def test_a_client_of_before_competitions_reaches_the_default(tmp_path: Path) -> 
     """A request without the field (a 1.0 client) is the default competition's, as before."""
     assert pb.StandingsRequest().competition == ""
     assert pb.SubmitMetadata(bot_name="x").competition == ""
+
+
+def test_the_web_pages_link_each_competitions_standings(tmp_path: Path) -> None:
+    import httpx
+
+    t = tmp_path / "T"
+    add_author(t, "alice")
+    for name in ("four", "duel-2"):
+        made = cli("competition", "add", name, "-t", str(t), "--players", "4")
+        assert made.returncode == 0, made.stderr
+    server = WebServer(t)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as web:
+            home = web.get("/")
+            assert home.status_code == 200
+            assert '<a href="/c/duel-2">duel-2</a>, <a href="/c/four">four</a>' in home.text
+            page = web.get("/c/four")
+            assert page.status_code == 200, page.text
+            assert "<h1>Standings of four</h1>" in page.text
+            assert 'href="/c/duel-2"' in page.text
+            for hostile in ("..%2Fx", "F%D0%BEur", "Four", "%2E%2E", "nope", "%3Cb%3E"):
+                refused = web.get(f"/c/{hostile}")
+                assert refused.status_code == 404, (hostile, refused.status_code)
+                assert "<b>" not in refused.text
+    finally:
+        assert server.stop() == 0, server.log
+    assert "Traceback" not in server.log, server.log

@@ -87,6 +87,3 @@ def competition_list(directory: Path, as_json: bool) -> None:
         click.echo(
             f"{shown:<16} {_describe(settings)}, {entrants} active entrants: {field(str(where))}"
         )
-
-
-__all__ = ["competition"]

@@ -71,6 +71,12 @@ def competition_names(root: Path) -> list[str]:
     )
 
 
+def every_directory(root: Path) -> list[Path]:
+    """The directories of every competition of the arena in ``root``, the default first: what an
+    organiser's withdrawal, ban or revocation applies to (a bot name is the arena's)."""
+    return [root, *(root / COMPETITIONS / name for name in competition_names(root))]
+
+
 def resolve(root: Path, name: str) -> Path:
     """The directory of an existing competition ``name`` (the default: ``root``); an unknown name
     is a NotFoundError naming the competitions there are."""
@@ -108,5 +114,6 @@ __all__ = [
     "competition_directory",
     "competition_names",
     "competition_problem",
+    "every_directory",
     "resolve",
 ]

@@ -14,8 +14,15 @@ play the same store at once) and runs, side by side:
 * on a store that several processes share (PostgreSQL), the writer of the games in progress to
   the store, for the web pages of the other processes (take5_arena/service/live_feed.py).
 
+Competitions (take5_arena/service/competitions.py): each tournament directory under
+``DIR/competitions/`` is a competition of the arena, held (its run lock), queued, played (a ladder
+on an executor of its own, from its own settings) and published (under ``c/NAME`` of the site)
+beside the default competition, DIR itself; the gRPC server, the accounts and the web pages are
+the arena's one set. A competition added while the server runs is served from its next start.
+
 The tournament's settings are the store's, with the options of ``serve`` (the same sandbox and
 play options as ``referee tournament run``: take5_arena/cli/options.py) given now; they are saved.
+They are the default competition's; another competition keeps its own.
 
 Stopping (SIGTERM, Ctrl-C): the server refuses new calls and lets those in progress finish, the
 ladder stops (its tables in flight are abandoned and replayed next time), and the publisher
@@ -228,22 +235,7 @@ class _Server:
         others = [self._intake(o.name, o.directory, o.settings) for o in self.others]
         arms = [root, *others]
         with contextlib.ExitStack() as executors:
-            for arm, opened in zip(
-                arms, [_Opened(DEFAULT, directory, settings, self.info), *self.others]
-            ):
-                executor, info = executors.enter_context(
-                    open_executor(opened.info, opened.settings.tables_at_once)
-                )
-                if options.play:
-                    arm.ladder = Ladder(
-                        arm.directory,
-                        opened.settings,
-                        _config_for(options.ladder, arm.name),
-                        executor=executor,
-                        info=info,
-                        on_games=arm.publisher.games_landed,
-                        on_season=arm.publisher.refresh,
-                    )
+            self._ladders(executors, arms)
             ladder = root.ladder
             parts = ServiceParts(
                 directory,
@@ -313,14 +305,34 @@ class _Server:
                 for arm in arms:
                     arm.publisher.stop()  # publishes what landed since the last publication, last
                 blocking.shutdown(wait=False, cancel_futures=True)
-                if any(
-                    o.settings.sandbox == SandboxKind.DOCKER
-                    for o in [_Opened(DEFAULT, directory, settings, self.info), *self.others]
-                ):
+                if any(o.settings.sandbox == SandboxKind.DOCKER for o in self._opened()):
                     close_launchers()
                 played = sum(arm.ladder.played for arm in arms if arm.ladder is not None)
                 log(f"arena stopped: {played} ladder games played in this run")
         return 130 if self.interrupted else 0
+
+    def _opened(self) -> list[_Opened]:
+        """Every competition as opened, the default first."""
+        default = _Opened(DEFAULT, self.options.directory, self.settings, self.info)
+        return [default, *self.others]
+
+    def _ladders(self, executors: contextlib.ExitStack, arms: Sequence[Competition]) -> None:
+        """Each competition's executor (closed with ``executors``) and, unless ``--no-ladder``,
+        its ladder on it."""
+        for arm, opened in zip(arms, self._opened()):
+            executor, info = executors.enter_context(
+                open_executor(opened.info, opened.settings.tables_at_once)
+            )
+            if self.options.play:
+                arm.ladder = Ladder(
+                    arm.directory,
+                    opened.settings,
+                    _config_for(self.options.ladder, arm.name),
+                    executor=executor,
+                    info=info,
+                    on_games=arm.publisher.games_landed,
+                    on_season=arm.publisher.refresh,
+                )
 
     def _intake(self, name: str, directory: Path, settings: TournamentSettings) -> Competition:
         """A competition's spool (its half-received uploads discarded), publisher and submission
