@@ -145,9 +145,12 @@ def test_one_server_runs_two_competitions(tmp_path: Path) -> None:
     assert db_rows(four, "SELECT active FROM entrants WHERE name = 'random'") == [(0,)]
     checked = cli("verify", "--tournament", str(four))
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    standings = cli("standings", "--tournament", str(four), "--json")
-    if standings.returncode == 0:
-        assert "carol" not in standings.stdout
+    # the stores' own standings apart too: dave's bot played in four only
+    for where, has_planner in ((four, True), (t, False)):
+        standings = cli("standings", "--tournament", str(where), "--json")
+        assert standings.returncode == 0, standings.stderr
+        entrants = {r["entrant"] for r in json.loads(standings.stdout)["rows"]}
+        assert ("planner" in entrants) == has_planner, entrants
 
 
 def test_a_client_of_before_competitions_reaches_the_default(tmp_path: Path) -> None:
@@ -181,3 +184,33 @@ def test_the_web_pages_link_each_competitions_standings(tmp_path: Path) -> None:
     finally:
         assert server.stop() == 0, server.log
     assert "Traceback" not in server.log, server.log
+
+
+def test_a_house_bot_of_a_competition_is_nobody_elses(tmp_path: Path) -> None:
+    """The organiser's bot entered into one competition only (`submit --competition`, the local
+    form) is the house's in every one: no author may submit a version of it, or a look-alike."""
+    t = tmp_path / "T"
+    token = add_author(t, "alice")
+    assert cli("competition", "add", "four", "-t", str(t), "--players", "4").returncode == 0
+    entered = cli(
+        "submit", str(EXAMPLES / "lowest"), "--name", "housebot", "-t", str(t),
+        "--competition", "four", "--sandbox", "local",
+    )  # fmt: skip
+    assert entered.returncode == 0, entered.stdout + entered.stderr
+    assert db_rows(t / "competitions" / "four", "SELECT name FROM entrants") == [("housebot",)]
+    unknown = cli(
+        "submit", str(EXAMPLES / "lowest"), "--name", "x", "-t", str(t), "--competition", "five"
+    )
+    assert unknown.returncode == 2 and "no competition 'five'" in unknown.stderr, unknown.stderr
+    server = Server(t, "--sandbox", "local", "--no-ladder")
+    try:
+        packed = pack_folder(EXAMPLES / "random")
+        for competition in ("four", ""):
+            for name in ("housebot", "HouseBot", "housebot."):
+                alice = server.client(token, competition=competition)
+                with alice, pytest.raises(ClientError) as refused:
+                    alice.upload(name, packed)
+                assert refused.value.code == grpc.StatusCode.PERMISSION_DENIED, (name, refused)
+    finally:
+        assert server.stop() == 0, server.log
+    assert db_rows(t, "SELECT COUNT(*) FROM arena_submissions") == [(0,)]
