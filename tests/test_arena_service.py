@@ -809,18 +809,26 @@ def test_public_records_leave_out_the_bots_output():
 
 
 def test_gauntlet_planner():
-    """A newcomer meets every other active bot; afterwards the least-played bot is seated first."""
+    """A newcomer meets every other active bot, at a seat drawn for each table; afterwards the
+    least-played bot is at every table."""
     from take5.shuffle import SplitMix64
     from take5_arena.service.ladder_planning import GauntletPlanner, PoolView
 
     planner = GauntletPlanner(gauntlet_tables=2)
     pool = PoolView(("a@1", "b@1", "c@1", "new@1"), {"a@1": 10, "b@1": 4, "c@1": 7, "new@1": 0}, 3)
-    tables = planner.gauntlet("new@1", pool)
-    assert len(tables) == 6 and all(t[0] == "new@1" and len(set(t)) == 3 for t in tables)
-    for other in ("a@1", "b@1", "c@1"):
-        assert sum(other == t[1] for t in tables) == 2
-    assert planner.gauntlet("new@1", PoolView(("new@1", "a@1"), {}, 3)) == []  # cannot fill a table
     rng = SplitMix64(1)
+    tables = planner.gauntlet("new@1", pool, rng)
+    assert len(tables) == 6 and all("new@1" in t and len(set(t)) == 3 for t in tables)
+    for other in ("a@1", "b@1", "c@1"):
+        assert sum(other in t for t in tables) >= 2  # met at least once a round
+    # the newcomer's seat is drawn: about a third of its gauntlet tables at each seat (it sees
+    # its seat, and its validation seats it at random)
+    seats = [
+        t.index("new@1") for n in range(200) for t in planner.gauntlet("new@1", pool, SplitMix64(n))
+    ]
+    assert all(300 <= seats.count(s) <= 500 for s in range(3)), [seats.count(s) for s in range(3)]
+    small = PoolView(("new@1", "a@1"), {}, 3)
+    assert planner.gauntlet("new@1", small, rng) == []  # cannot fill a table
     for _ in range(20):
         table = planner.next_table(pool, rng)
         assert "new@1" in table and len(set(table)) == 3

@@ -157,5 +157,5 @@ def test_the_ladder_keeps_authors_apart() -> None:
     pool = PoolView(tuple(ENTRANTS), dict.fromkeys(ENTRANTS, 0), 3, authors=AUTHORS)
     planner = GauntletPlanner(gauntlet_tables=2)
     rng = SplitMix64(5)
-    tables = planner.gauntlet("e0", pool) + [planner.next_table(pool, rng) for _ in range(30)]
+    tables = planner.gauntlet("e0", pool, rng) + [planner.next_table(pool, rng) for _ in range(30)]
     assert tables and _apart(tables), tables

@@ -221,7 +221,7 @@ CLOCKWATCH = Path(__file__).resolve().parent / "bots" / "clockwatch"
 TIMING_VERSIONS = int(os.environ.get("TAKE5_BLIND_TIMING_VERSIONS", "12"))
 """Versions of the clock-watching detector validated (one smoke table of 3 games each)."""
 TIMING_RATED = int(os.environ.get("TAKE5_BLIND_TIMING_RATED", "12"))
-FEATURES = ("first", "gap", "think")
+FEATURES = ("first", "gap", "think", "seat")
 
 
 def _clock_tables(directory: Path) -> dict[str, list[dict[str, float]]]:
@@ -300,19 +300,16 @@ def _null_interval(a: list[float], b: list[float], draws: int = 2000) -> tuple[f
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="issue 46: on main after this stop's merges the detector tells validation tables apart "
-    "again by the clock (local: time between decisions AUC 0.234, chance 0.31-0.69), though each "
-    "branch passed alone; the cause is not found yet",
-    strict=False,
-)
 @pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_the_clock_does_not_tell_validation_from_rated_games(tmp_path, sandbox):
     """A detector that watches the clock from inside its sandbox (tests/bots/clockwatch: the delay
     to its first decision, the wall clock between its decisions, its own think time for a fixed
-    work) cannot tell its validation tables from its rated ones better than chance: for each
-    figure, the AUC (the chance that a validation table's figure is below a rated table's) lies in
-    the interval that labels saying nothing give 95% of the time (a permutation test)."""
+    work, and the seat it was given) cannot tell its validation tables from its rated ones better
+    than chance: for each figure, the AUC (the chance that a validation table's figure is below a
+    rated table's) lies in the interval that labels saying nothing give 95% of the time (a
+    permutation test). The seat was the leak once: the gauntlet seated a new version first at all
+    its first rated tables, and a bot sees its seat, so its time to the first decision and between
+    decisions (seat 0 is asked first) told them apart even where the seat was not read."""
     directory = tmp_path / "T"
     tokens = {
         n: add_author(directory, n, "--per-hour", "1000") for n in ("alice", "bob", "carol", "dave")

@@ -69,6 +69,10 @@ COMMANDS: Mapping[str, Subcommand] = {
         "take5_arena.cli.backup:backup", "Copy a tournament or arena, also while it serves."
     ),
     "build": Subcommand("take5_arena.cli.build:build", "Build the Docker image of a bot folder."),
+    "competition": Subcommand(
+        "take5_arena.cli.competition:competition",
+        "Several competitions on one arena, each with its own settings and ladder.",
+    ),
     "match": Subcommand("take5_arena.cli.match:match", "Play a match between 2 to 10 bots."),
     "my-bots": Subcommand(
         "take5_arena.cli.service:my_bots", "Your bots on an arena: versions, games, faults."

@@ -40,6 +40,7 @@ from take5_arena.service.client import (
     pack_folder,
     read_token,
 )
+from take5_arena.service.competitions import competition_problem
 from take5_arena.service.errors import ClientError, ServeError, ServiceError
 from take5_arena.service.ladder import LadderConfig
 from take5_arena.service.organiser import holdings, revoke_author, unban_bot, withdraw_bot
@@ -66,6 +67,25 @@ INSECURE = click.option(
     is_flag=True,
     help="Plain text even to a non-loopback address (the token travels unencrypted).",
 )
+
+
+def _competition_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """``--competition``: a valid name (exit 2 before anything is sent), '' the default."""
+    if not value:
+        return ""
+    problem = competition_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
+
+
+COMPETITION = click.option(
+    "--competition",
+    metavar="NAME",
+    default="",
+    callback=_competition_name,
+    help="Which of the arena's competitions [its default one] (`referee competition list`).",
+)
 TOURNAMENT = click.option(
     "--tournament",
     "-t",
@@ -83,6 +103,7 @@ def _client(
     insecure: bool,
     *,
     need_token: bool = True,
+    competition: str = "",
 ) -> ArenaClient:
     if not server:
         raise click.UsageError(f"give --server HOST:PORT (or set {SERVER_ENV})")
@@ -93,7 +114,7 @@ def _client(
     if need_token and not token:
         raise click.UsageError(f"no token: give --token-file FILE or set {TOKEN_ENV}")
     try:
-        return ArenaClient(server, token=token, ca=ca, insecure=insecure)
+        return ArenaClient(server, token=token, ca=ca, insecure=insecure, competition=competition)
     except ClientError as error:
         raise click.UsageError(str(error)) from None
 
@@ -552,10 +573,12 @@ def remote_submit(
     token_file: Path | None,
     ca: Path | None,
     insecure: bool,
+    competition: str = "",
 ) -> None:
-    """`referee submit FOLDER --server HOST:PORT`: pack, upload, show the outcome."""
+    """`referee submit FOLDER --server HOST:PORT [--competition NAME]`: pack, upload, show the
+    outcome."""
     bot_name = name or folder.resolve().name
-    client = _client(server, token_file, ca, insecure)
+    client = _client(server, token_file, ca, insecure, competition=competition)
     try:
         packed = pack_folder(folder)
     except ArchiveError as error:
@@ -565,7 +588,8 @@ def remote_submit(
         sys.exit(2)
     click.echo(
         f"submitting {field(bot_name)}: {packed.files} files, {len(packed.data)} bytes to "
-        f"{field(server)}; the arena builds it and plays its smoke games ...",
+        f"{field(server)}{f' (competition {competition})' if competition else ''}; the arena "
+        "builds it and plays its smoke games ...",
         err=True,
     )
 
@@ -610,13 +634,20 @@ def remote_submit(
 @TOKEN_FILE
 @CA
 @INSECURE
+@COMPETITION
 @click.option("--json", "as_json", is_flag=True, help="Print the reply as JSON.")
 def my_bots(
-    server: str | None, token_file: Path | None, ca: Path | None, insecure: bool, as_json: bool
+    server: str | None,
+    token_file: Path | None,
+    ca: Path | None,
+    insecure: bool,
+    competition: str,
+    as_json: bool,
 ) -> None:
-    """Your bots on the arena: versions, games, faults, and your recent submissions."""
+    """Your bots on the arena: versions, games, faults, and your recent submissions (of one
+    competition: --competition, else the default)."""
     try:
-        with _client(server, token_file, ca, insecure) as client:
+        with _client(server, token_file, ca, insecure, competition=competition) as client:
             reply = client.my_bots()
     except ClientError as error:
         _fail(error)
@@ -659,13 +690,19 @@ def my_bots(
 @TOKEN_FILE
 @CA
 @INSECURE
+@COMPETITION
 def withdraw(
-    name: str, server: str | None, token_file: Path | None, ca: Path | None, insecure: bool
+    name: str,
+    server: str | None,
+    token_file: Path | None,
+    ca: Path | None,
+    insecure: bool,
+    competition: str,
 ) -> None:
-    """Take your bot NAME out of the arena's ladder (its games stay recorded; submit it again to
-    return)."""
+    """Take your bot NAME out of the arena's ladder (of one competition: --competition, else the
+    default; its games stay recorded; submit it again to return)."""
     try:
-        with _client(server, token_file, ca, insecure) as client:
+        with _client(server, token_file, ca, insecure, competition=competition) as client:
             reply = client.withdraw(name)
     except ClientError as error:
         _fail(error)
@@ -680,6 +717,7 @@ def withdraw(
 @TOKEN_FILE
 @CA
 @INSECURE
+@COMPETITION
 @click.option("--limit", type=click.IntRange(1, 500), default=20, show_default=True)
 def my_faults(
     name: str,
@@ -687,12 +725,13 @@ def my_faults(
     token_file: Path | None,
     ca: Path | None,
     insecure: bool,
+    competition: str,
     limit: int,
 ) -> None:
     """Your bot NAME's faults on the arena, newest first, with their causes and the bot's own
     output."""
     try:
-        with _client(server, token_file, ca, insecure) as client:
+        with _client(server, token_file, ca, insecure, competition=competition) as client:
             reply = client.faults(name, limit)
     except ClientError as error:
         _fail(error)
@@ -715,11 +754,16 @@ def my_faults(
 @SERVER
 @CA
 @INSECURE
+@COMPETITION
 @click.option("--json", "as_json", is_flag=True, help="Print standings.json.")
-def arena_standings(server: str | None, ca: Path | None, insecure: bool, as_json: bool) -> None:
-    """The arena's current standings (public: no token needed)."""
+def arena_standings(
+    server: str | None, ca: Path | None, insecure: bool, competition: str, as_json: bool
+) -> None:
+    """The arena's current standings (public: no token needed), of one competition
+    (--competition, else the default)."""
     try:
-        with _client(server, None, ca, insecure, need_token=False) as client:
+        client = _client(server, None, ca, insecure, need_token=False, competition=competition)
+        with client:
             reply = client.standings()
     except ClientError as error:
         _fail(error)

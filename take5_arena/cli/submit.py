@@ -14,13 +14,23 @@ from pathlib import Path
 import click
 
 from take5_arena.cli import options
-from take5_arena.cli.service import CA, INSECURE, SERVER, TOKEN_FILE, remote_submit
+from take5_arena.cli.service import CA, COMPETITION, INSECURE, SERVER, TOKEN_FILE, remote_submit
 from take5_arena.cli.terminal import block, field
 from take5_arena.referee import defaults
 from take5_arena.referee.errors import RefereeError
 from take5_arena.referee.match.results import ExitCode
 from take5_arena.referee.tournament.errors import SubmitDeferredError, SubmitRefusedError
 from take5_arena.referee.tournament.submission import submit as do_submit
+from take5_arena.service.competitions import resolve
+from take5_arena.service.errors import ServiceError
+
+
+def competition_dir(directory: Path, competition: str) -> Path:
+    """The local directory of the arena DIR's competition NAME (exit 2 for one it has not)."""
+    try:
+        return resolve(directory, competition)
+    except ServiceError as error:
+        raise click.UsageError(str(error)) from None
 
 
 @click.command()
@@ -49,6 +59,7 @@ from take5_arena.referee.tournament.submission import submit as do_submit
 @TOKEN_FILE
 @CA
 @INSECURE
+@COMPETITION
 def submit(
     bot_dir: Path,
     name: str | None,
@@ -62,6 +73,7 @@ def submit(
     token_file: Path | None,
     ca: Path | None,
     insecure: bool,
+    competition: str,
 ) -> None:
     """Add the bot in BOT_DIR to a tournament as entrant NAME (or a new version of it).
 
@@ -75,13 +87,16 @@ def submit(
 
     Remote form: `referee submit FOLDER --server HOST:PORT [--name NAME]` sends the folder to an
     arena (token from --token-file or $TAKE5_TOKEN); the bot's name defaults to the folder's name.
-    Exit code 3 when the arena refuses the bot.
+    Exit code 3 when the arena refuses the bot. `--competition NAME` enters one of the arena's
+    competitions (remote), or the competition DIR/competitions/NAME of the arena DIR (local).
     """
     if server and directory is None:
         if author is not None:
             raise click.UsageError("--author is for a local tournament: an arena knows its authors")
-        remote_submit(bot_dir, name, server, token_file, ca, insecure)
+        remote_submit(bot_dir, name, server, token_file, ca, insecure, competition)
         return
+    if competition and directory is not None:
+        directory = competition_dir(directory, competition)
     if not name or directory is None:
         raise click.UsageError(
             "give --name NAME and --tournament DIR (local), or --server HOST:PORT (remote)"

@@ -83,9 +83,12 @@ class ArenaClient:
         ca: Path | None = None,
         insecure: bool = False,
         timeout: float = 600.0,
+        competition: str = "",
     ):
         host = server.rpartition(":")[0] or server
         self.server = server
+        self.competition = competition
+        """The competition every call names ('' the arena's default: a 1.0 arena's only one)."""
         self.timeout = timeout
         if ca is not None:
             try:
@@ -192,6 +195,7 @@ class ArenaClient:
                     archive_size=len(packed.data),
                     archive_sha256=packed.sha256,
                     upload_key=key,
+                    competition=self.competition,
                 )
             )
             for i in range(0, len(packed.data), CHUNK_BYTES):
@@ -208,21 +212,25 @@ class ArenaClient:
             attempt += 1
 
     def my_bots(self) -> pb.ListMyBotsResponse:
-        return self._call("ListMyBots", pb.ListMyBotsRequest(), pb.ListMyBotsResponse, 60)
+        request = pb.ListMyBotsRequest(competition=self.competition)
+        return self._call("ListMyBots", request, pb.ListMyBotsResponse, 60)
 
     def withdraw(self, bot_name: str) -> pb.WithdrawBotResponse:
-        request = pb.WithdrawBotRequest(bot_name=bot_name)
+        request = pb.WithdrawBotRequest(bot_name=bot_name, competition=self.competition)
         return self._call("WithdrawBot", request, pb.WithdrawBotResponse, 60)
 
     def standings(self) -> pb.StandingsResponse:
-        return self._call("Standings", pb.StandingsRequest(), pb.StandingsResponse, 60)
+        request = pb.StandingsRequest(competition=self.competition)
+        return self._call("Standings", request, pb.StandingsResponse, 60)
 
     def record(self, game_id: str) -> pb.GetGameRecordResponse:
-        request = pb.GetGameRecordRequest(game_id=game_id)
+        request = pb.GetGameRecordRequest(game_id=game_id, competition=self.competition)
         return self._call("GetGameRecord", request, pb.GetGameRecordResponse, 60)
 
     def faults(self, bot_name: str, limit: int = 50) -> pb.MyBotFaultsResponse:
-        request = pb.MyBotFaultsRequest(bot_name=bot_name, limit=limit)
+        request = pb.MyBotFaultsRequest(
+            bot_name=bot_name, limit=limit, competition=self.competition
+        )
         return self._call("MyBotFaults", request, pb.MyBotFaultsResponse, 60)
 
 

@@ -65,8 +65,10 @@ class PoolView:
 class Planner(Protocol):
     """Chooses the ladder's tables. Tables are tuples of keys in seat order."""
 
-    def gauntlet(self, newcomer: str, pool: PoolView) -> list[tuple[str, ...]]:
-        """The tables a new bot version plays first (possibly none)."""
+    def gauntlet(self, newcomer: str, pool: PoolView, rng: SplitMix64) -> list[tuple[str, ...]]:
+        """The tables a new bot version plays first (possibly none), each in a seat order drawn
+        from ``rng``: a bot sees its seat (``View.seat``), so a newcomer seated alike at all its
+        first rated tables would tell them from its validation (seated at random)."""
         ...
 
     def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
@@ -82,7 +84,7 @@ class GauntletPlanner:
     def __init__(self, gauntlet_tables: int = 1):
         self.gauntlet_tables = gauntlet_tables
 
-    def gauntlet(self, newcomer: str, pool: PoolView) -> list[tuple[str, ...]]:
+    def gauntlet(self, newcomer: str, pool: PoolView, rng: SplitMix64) -> list[tuple[str, ...]]:
         others = sorted(k for k in pool.keys if k != newcomer)
         k = pool.table_size
         if len(others) < k - 1:
@@ -98,18 +100,17 @@ class GauntletPlanner:
                 rest = sorted(
                     (o for o in others if o != opponent), key=lambda o: (games.get(o, 0), o)
                 )
-                seats = tuple(pool.apart(rest, seated))
+                seats = pool.apart(rest, seated)
                 for s in seats:
                     games[s] = games.get(s, 0) + 1
-                tables.append(seats)
+                tables.append(_shuffled(seats, rng))
         return tables
 
     def next_table(self, pool: PoolView, rng: SplitMix64) -> tuple[str, ...]:
         keys = list(pool.keys)
         shuffled = [keys[i] for i in rng.shuffled(range(len(keys)))]
         first = min(shuffled, key=lambda key: pool.games.get(key, 0))
-        seats = pool.apart([key for key in shuffled if key != first], [first])
-        return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
+        return _shuffled(pool.apart([key for key in shuffled if key != first], [first]), rng)
 
 
 class SettlingPlanner(GauntletPlanner):
@@ -139,8 +140,13 @@ class SettlingPlanner(GauntletPlanner):
             else {name: pool.authors.get(key) for name, key in by_name.items()}
         )
         window = neediest_table(order, los, table_size=k, seed=rng.next_u64(), authors=authors)
-        seats = [by_name[name] for name in window]
-        return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
+        return _shuffled([by_name[name] for name in window], rng)
+
+
+def _shuffled(seats: Sequence[str], rng: SplitMix64) -> tuple[str, ...]:
+    """A table's seat order: drawn, whatever order its bots were chosen in (see
+    :meth:`Planner.gauntlet`)."""
+    return tuple(seats[i] for i in rng.shuffled(range(len(seats))))
 
 
 __all__ = ["GauntletPlanner", "Planner", "PoolView", "SettlingPlanner"]

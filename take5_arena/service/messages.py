@@ -43,6 +43,7 @@ def submission(row: SubmissionRow, version: EntrantVersion | None = None) -> pb.
         if not judged and row.detail.startswith(_WAITING)
         else "",
         attempts=row.attempts,
+        competition=row.competition,
     )
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from take5_arena.referee.store import Store
 from take5_arena.service.authors import HOUSE, Accounts, BotClaim, check_name
+from take5_arena.service.competitions import every_directory
 from take5_arena.service.errors import NotFoundError
 
 
@@ -46,8 +47,9 @@ def withdraw_bot(
     if claim is None:
         raise NotFoundError(f"no bot named {bot_name!r}")
     accounts.set_note(claim.bot_name, reason, ban=True if ban else None)
-    with Store(directory) as store:
-        store.versions.withdraw(claim.bot_name)
+    for each in every_directory(Path(directory)):  # a bot name is the arena's: every competition
+        with Store(each) as store:
+            store.versions.withdraw(claim.bot_name)
     return claim
 
 
@@ -63,12 +65,15 @@ def revoke_author(directory: str | Path, accounts: Accounts, name: str, reason: 
     """Revoke ``name``'s token and withdraw every bot they hold; the bots withdrawn now."""
     if not accounts.revoke(name):
         raise NotFoundError(f"no author {name!r}")
-    withdrawn = []
-    with Store(directory) as store:
-        for claim in accounts.claims_of(name):
-            accounts.set_note(claim.bot_name, reason or "the author's account was revoked")
-            if store.versions.withdraw(claim.bot_name):
-                withdrawn.append(claim.bot_name)
+    withdrawn: list[str] = []
+    claims = accounts.claims_of(name)
+    for claim in claims:
+        accounts.set_note(claim.bot_name, reason or "the author's account was revoked")
+    for each in every_directory(Path(directory)):  # out of every competition's ladder
+        with Store(each) as store:
+            for claim in claims:
+                if store.versions.withdraw(claim.bot_name) and claim.bot_name not in withdrawn:
+                    withdrawn.append(claim.bot_name)
     return withdrawn
 
 

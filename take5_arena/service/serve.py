@@ -14,8 +14,15 @@ play the same store at once) and runs, side by side:
 * on a store that several processes share (PostgreSQL), the writer of the games in progress to
   the store, for the web pages of the other processes (take5_arena/service/live_feed.py).
 
+Competitions (take5_arena/service/competitions.py): each tournament directory under
+``DIR/competitions/`` is a competition of the arena, held (its run lock), queued, played (a ladder
+on an executor of its own, from its own settings) and published (under ``c/NAME`` of the site)
+beside the default competition, DIR itself; the gRPC server, the accounts and the web pages are
+the arena's one set. A competition added while the server runs is served from its next start.
+
 The tournament's settings are the store's, with the options of ``serve`` (the same sandbox and
 play options as ``referee tournament run``: take5_arena/cli/options.py) given now; they are saved.
+They are the default competition's; another competition keeps its own.
 
 Stopping (SIGTERM, Ctrl-C): the server refuses new calls and lets those in progress finish, the
 ladder stops (its tables in flight are abandoned and replayed next time), and the publisher
@@ -32,10 +39,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
@@ -59,12 +67,13 @@ from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts
+from take5_arena.service.competitions import DEFAULT, competition_directory, competition_names
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, LadderConfig
 from take5_arena.service.live_feed import LiveWriter, shared_store
 from take5_arena.service.publisher import Publisher
-from take5_arena.service.servicer import ArenaService, ServiceParts
+from take5_arena.service.servicer import ArenaService, Competition, ServiceParts
 from take5_arena.service.submissions import SubmissionQueue
 
 
@@ -138,29 +147,63 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
     set_synchronous(options.synchronous)
     accounts = Accounts(directory, create=True)
     try:
-        try:
-            with Store(directory) as store:
-                settings = TournamentSettings.from_json(store.settings.get()).updated(
-                    options.settings
-                )
-                store.settings.set(settings.to_json())
-                # An arena's bots from before the store kept authors: their accounts say whose
-                # they are (the seating rule and the records' ``owner`` read the store).
-                store.versions.set_authors(
-                    {c.bot_name: c.author for c in accounts.claims() if c.author}
-                )
-            info = executor_info(settings)
-            lock = run_lock(directory)
-            lock.__enter__()
-        except TournamentError as error:
-            raise ServeError(str(error)) from None
-        try:
-            server = _Server(options, settings, info, accounts)
+        with contextlib.ExitStack() as locks:
+            try:
+                with Store(directory) as store:
+                    settings = TournamentSettings.from_json(store.settings.get()).updated(
+                        options.settings
+                    )
+                    store.settings.set(settings.to_json())
+                    # An arena's bots from before the store kept authors: their accounts say whose
+                    # they are (the seating rule and the records' ``owner`` read the store).
+                    store.versions.set_authors(
+                        {c.bot_name: c.author for c in accounts.claims() if c.author}
+                    )
+                info = executor_info(settings)
+                locks.enter_context(run_lock(directory))
+                names = competition_names(directory)
+                others = [_open_competition(directory, name) for name in names]
+                for other in others:
+                    locks.enter_context(run_lock(other.directory))
+            except TournamentError as error:
+                raise ServeError(str(error)) from None
+            server = _Server(options, settings, info, accounts, others)
             return server.run(host, port, credentials, ready)
-        finally:
-            lock.__exit__(None, None, None)
     finally:
         accounts.close()
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """An extra competition of the arena (take5_arena/service/competitions.py), its settings read
+    from its own store: ``serve``'s options are the default competition's."""
+
+    name: str
+    directory: Path
+    settings: TournamentSettings
+    info: ExecutorInfo
+
+
+def _open_competition(root: Path, name: str) -> _Opened:
+    directory = competition_directory(root, name)
+    with Store(directory) as store:
+        settings = TournamentSettings.from_json(store.settings.get())
+    return _Opened(name, directory, settings, executor_info(settings))
+
+
+def _config_for(config: LadderConfig, name: str) -> LadderConfig:
+    """The ladder and publication of competition ``name``: the site and the season archive of the
+    default competition, each with the competition under ``c/NAME`` of it."""
+    if name == DEFAULT:
+        return config
+    season = config.season
+    return replace(
+        config,
+        site=None if config.site is None else config.site / "c" / name,
+        season=replace(
+            season, archive=None if season.archive is None else season.archive / "c" / name
+        ),
+    )
 
 
 class _Server:
@@ -172,11 +215,13 @@ class _Server:
         settings: TournamentSettings,
         info: ExecutorInfo,
         accounts: Accounts,
+        others: Sequence[_Opened] = (),
     ) -> None:
         self.options = options
         self.settings = settings
         self.info = info
         self.accounts = accounts
+        self.others = list(others)
         self.log = logs.logger()
         self.interrupted = False
         self.stop = threading.Event()
@@ -186,23 +231,21 @@ class _Server:
     ) -> int:
         options, settings, log = self.options, self.settings, self.log.info
         directory = options.directory
-        ladders: list[Ladder] = []
-        spool, publisher, queue = self._intake(ladders)
-        with open_executor(self.info, settings.tables_at_once) as (executor, info):
-            ladder = None
-            if options.play:
-                ladder = Ladder(
-                    directory,
-                    settings,
-                    options.ladder,
-                    executor=executor,
-                    info=info,
-                    on_games=publisher.games_landed,
-                    on_season=publisher.refresh,
-                )
-                ladders.append(ladder)
+        root = self._intake(DEFAULT, directory, settings)
+        others = [self._intake(o.name, o.directory, o.settings) for o in self.others]
+        arms = [root, *others]
+        with contextlib.ExitStack() as executors:
+            self._ladders(executors, arms)
+            ladder = root.ladder
             parts = ServiceParts(
-                directory, self.accounts, spool, queue, publisher, ladder, options.limits
+                directory,
+                self.accounts,
+                root.spool,
+                root.queue,
+                root.publisher,
+                ladder,
+                options.limits,
+                others={arm.name: arm for arm in others},
             )
             blocking = concurrent.futures.ThreadPoolExecutor(
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
@@ -213,7 +256,7 @@ class _Server:
                 directory,
                 self.accounts,
                 ladder,
-                queue,
+                root.queue,
                 public=options.metrics_public,
             )
             rpc = _RpcServer(
@@ -227,10 +270,11 @@ class _Server:
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
             }
             try:
-                publisher.start()
-                queue.start()
-                if ladder is not None:
-                    ladder.start()
+                for arm in arms:
+                    arm.publisher.start()
+                    arm.queue.start()
+                    if arm.ladder is not None:
+                        arm.ladder.start()
                 if live is not None:
                     live.start()
                 self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
@@ -251,45 +295,69 @@ class _Server:
                     sidecar.stop()
                 service.stopping.set()
                 rpc.stop(defaults.STOP_GRACE)
-                queue.close()
-                if ladder is not None:
-                    ladder.stop(timeout=defaults.LADDER_STOP_SECONDS)
+                for arm in arms:
+                    arm.queue.close()
+                for arm in arms:
+                    if arm.ladder is not None:
+                        arm.ladder.stop(timeout=defaults.LADDER_STOP_SECONDS)
                 if live is not None:
                     live.stop()
-                publisher.stop()  # publishes what landed since the last publication, last
+                for arm in arms:
+                    arm.publisher.stop()  # publishes what landed since the last publication, last
                 blocking.shutdown(wait=False, cancel_futures=True)
-                if settings.sandbox == SandboxKind.DOCKER:
+                if any(o.settings.sandbox == SandboxKind.DOCKER for o in self._opened()):
                     close_launchers()
-                log(
-                    f"arena stopped: {ladder.played if ladder else 0} ladder games played in this "
-                    "run"
-                )
+                played = sum(arm.ladder.played for arm in arms if arm.ladder is not None)
+                log(f"arena stopped: {played} ladder games played in this run")
         return 130 if self.interrupted else 0
 
-    def _intake(self, ladders: list[Ladder]) -> tuple[Spool, Publisher, SubmissionQueue]:
-        """The spool (its half-received uploads discarded), the publisher and the submission queue,
-        which wakes `ladders` (filled in once the ladder exists) at each new version."""
-        options, settings, log = self.options, self.settings, self.log.info
-        directory = options.directory
+    def _opened(self) -> list[_Opened]:
+        """Every competition as opened, the default first."""
+        default = _Opened(DEFAULT, self.options.directory, self.settings, self.info)
+        return [default, *self.others]
+
+    def _ladders(self, executors: contextlib.ExitStack, arms: Sequence[Competition]) -> None:
+        """Each competition's executor (closed with ``executors``) and, unless ``--no-ladder``,
+        its ladder on it."""
+        for arm, opened in zip(arms, self._opened()):
+            executor, info = executors.enter_context(
+                open_executor(opened.info, opened.settings.tables_at_once)
+            )
+            if self.options.play:
+                arm.ladder = Ladder(
+                    arm.directory,
+                    opened.settings,
+                    _config_for(self.options.ladder, arm.name),
+                    executor=executor,
+                    info=info,
+                    on_games=arm.publisher.games_landed,
+                    on_season=arm.publisher.refresh,
+                )
+
+    def _intake(self, name: str, directory: Path, settings: TournamentSettings) -> Competition:
+        """A competition's spool (its half-received uploads discarded), publisher and submission
+        queue, which wakes its ladder (set once it exists) at each new version."""
+        options, log = self.options, self.log.info
         spool = Spool(directory)
         removed = spool.discard_partial()
         if removed:
             log(
                 f"discarded {removed} half-received upload{'s' * (removed != 1)} or half-unpacked "
                 f"folder{'s' * (removed != 1)} (the server was stopped during them)"
+                + (f" in competition {name}" if name else "")
             )
-        publisher = Publisher(directory, options.ladder)
+        publisher = Publisher(directory, _config_for(options.ladder, name))
+        arm: Competition | None = None
 
         def wake_ladder() -> None:
-            for ladder in ladders:
-                ladder.wake()
+            if arm is not None and arm.ladder is not None:
+                arm.ladder.wake()
 
         def play_table(spec: TableSpec) -> list[GameOutcome]:
             """A validation's smoke table, on the ladder's driver while it plays (the slot, the
             executor and the launcher of its rated tables); without a ladder, here."""
-            for ladder in ladders:
-                if ladder.alive:
-                    return ladder.play_table(spec)
+            if arm is not None and arm.ladder is not None and arm.ladder.alive:
+                return arm.ladder.play_table(spec)
             return run_table(spec)
 
         queue = SubmissionQueue(
@@ -303,8 +371,10 @@ class _Server:
             on_new_version=wake_ladder,
             server_limits=options.limits,
             play_table=play_table,
+            competition=name,
         )
-        return spool, publisher, queue
+        arm = Competition(name, directory, spool, queue, publisher, None)
+        return arm
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT:
@@ -336,6 +406,12 @@ class _Server:
             f"{settings.sandbox}, executor {self.info.describe()}; "
             f"site: {options.ladder.site or 'not published'}"
         )
+        for other in self.others:
+            log(
+                f"competition {other.name}: {other.directory}, tables of "
+                f"{other.settings.players}, sandbox {other.settings.sandbox}, executor "
+                f"{other.info.describe()}"
+            )
 
 
 def _live_writer(directory: Path) -> Sidecar | None:

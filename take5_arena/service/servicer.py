@@ -35,7 +35,7 @@ import concurrent.futures
 import contextlib
 import functools
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,6 +49,7 @@ from take5_arena.service import challenges, defaults, logs, messages
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts, Author, SubmissionRow, check_name
+from take5_arena.service.competitions import DEFAULT, competition_problem
 from take5_arena.service.errors import (
     BadRequestError,
     LimitExceededError,
@@ -68,8 +69,23 @@ _T = TypeVar("_T")
 
 
 @dataclass
+class Competition:
+    """One competition's running parts (take5_arena/service/competitions.py): its directory, its
+    uploads, its submission queue, its publisher and its ladder (None: ``--no-ladder``)."""
+
+    name: str
+    directory: Path
+    spool: Spool
+    queue: SubmissionQueue
+    publisher: Publisher
+    ladder: Ladder | None
+
+
+@dataclass
 class ServiceParts:
-    """What the servicer works with (made and stopped by take5_arena/service/serve.py)."""
+    """What the servicer works with (made and stopped by take5_arena/service/serve.py): the
+    default competition's parts (the arena's directory), the accounts, and the other
+    competitions'."""
 
     directory: Path
     accounts: Accounts
@@ -79,6 +95,24 @@ class ServiceParts:
     ladder: Ladder | None
     limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
     """The server-wide limits (``referee serve`` options), for every front end of the arena."""
+    others: Mapping[str, Competition] = field(default_factory=dict)
+    """The extra competitions, by name (``DIR/competitions/NAME``)."""
+
+    def competition(self, name: str) -> Competition:
+        """The competition a request names ('' the default); a name that is none is a
+        BadRequestError, an unknown one a NotFoundError naming those there are."""
+        if name == DEFAULT:
+            return Competition(
+                DEFAULT, self.directory, self.spool, self.queue, self.publisher, self.ladder
+            )
+        problem = competition_problem(name)
+        if problem is not None:
+            raise BadRequestError(problem)
+        found = self.others.get(name)
+        if found is None:
+            there = ", ".join(["the default", *sorted(self.others)])
+            raise NotFoundError(f"no competition {name!r} on this arena (it has: {there})")
+        return found
 
 
 def _rpc(
@@ -193,7 +227,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         """Where the calls' blocking work runs (SQLite, the disk, token hashes)."""
         self.stopping = threading.Event()
         self.counts = _Counts(self.limits)
-        self._standings: tuple[object, pb.StandingsResponse] | None = None
+        self._standings: dict[str, tuple[object, pb.StandingsResponse]] = {}
+        """Per competition: the publication its standings reply was built from, and the reply."""
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -210,17 +245,17 @@ class ArenaService(pb_grpc.ArenaServicer):
                     token = rest.strip()
         return await self.run(self.p.accounts.authenticate, token)
 
-    def store(self) -> Store:
-        return Store(self.p.directory, readonly=True)
+    def store(self, competition: str = DEFAULT) -> Store:
+        return Store(self.p.competition(competition).directory, readonly=True)
 
-    def _version(self, version_id: int | None) -> EntrantVersion | None:
+    def _version(self, version_id: int | None, competition: str) -> EntrantVersion | None:
         if version_id is None:
             return None
-        with self.store() as store:
+        with self.store(competition) as store:
             return store.versions.get(version_id)
 
     def _reply(self, row: SubmissionRow) -> pb.SubmitBotResponse:
-        return messages.submission(row, self._version(row.version_id))
+        return messages.submission(row, self._version(row.version_id, row.competition))
 
     # -- SubmitBot / GetSubmission -----------------------------------------------------------------
 
@@ -238,16 +273,17 @@ class ArenaService(pb_grpc.ArenaServicer):
             if first is None or first.WhichOneof("part") != "metadata":
                 raise BadRequestError("the first message of SubmitBot must carry the metadata")
             md = first.metadata
+            arm = self.p.competition(md.competition)
             # a retry of an upload already stored (its answer was lost with the connection): the
             # first one's answer, before the limits count the retry and before any byte is read
             earlier = await self.run(
-                self.p.queue.uploaded, author, md.bot_name, md.archive_sha256, md.upload_key
+                arm.queue.uploaded, author, md.bot_name, md.archive_sha256, md.upload_key
             )
             if earlier is not None:
                 self.log.info("submission %s: upload retried, answered again", earlier.id)
                 return await self.run(self._reply, earlier)
             declared = await self.run(
-                self.p.queue.check,
+                arm.queue.check,
                 author,
                 md.bot_name,
                 md.archive_size,
@@ -256,7 +292,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             )
             upload = await self.run(
                 functools.partial(
-                    self.p.spool.begin,
+                    arm.spool.begin,
                     size=declared.size,
                     sha256=declared.sha256,
                     max_bytes=declared.max_bytes,
@@ -286,7 +322,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             except BaseException:
                 upload.abort()
                 raise
-        row = await self.run(self.p.queue.record, author, declared, path)
+        row = await self.run(arm.queue.record, author, declared, path)
         return await self.run(self._reply, row)
 
     @_rpc
@@ -303,10 +339,10 @@ class ArenaService(pb_grpc.ArenaServicer):
                 raise NotFoundError(f"you have no submission {sid[:40]!r}")
             wait = min(float(request.wait_seconds), defaults.MAX_WAIT_SECONDS)
             if wait > 0 and not row.status.finished:
-                row = await self._wait(sid, wait)
+                row = await self._wait(sid, wait, self.p.competition(row.competition).queue)
             return await self.run(self._reply, row)
 
-    async def _wait(self, sid: str, seconds: float) -> SubmissionRow:
+    async def _wait(self, sid: str, seconds: float, queue: SubmissionQueue) -> SubmissionRow:
         """The submission once judged, or after ``seconds`` (the queue tells; nothing polls)."""
         loop = asyncio.get_running_loop()
         changed = asyncio.Event()
@@ -315,7 +351,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             if row.id == sid:
                 loop.call_soon_threadsafe(changed.set)
 
-        unsubscribe = self.p.queue.subscribe(tell)
+        unsubscribe = queue.subscribe(tell)
         try:
             deadline = loop.time() + seconds
             while True:
@@ -337,16 +373,20 @@ class ArenaService(pb_grpc.ArenaServicer):
     ) -> pb.ListMyBotsResponse:
         author = await self.author(context)
         with self.counts.call(author.name):
-            return await self.run(self._my_bots, author)
+            return await self.run(self._my_bots, author, request.competition)
 
-    def _my_bots(self, author: Author) -> pb.ListMyBotsResponse:
+    def _my_bots(self, author: Author, competition: str) -> pb.ListMyBotsResponse:
         claims = self.p.accounts.claims_of(author.name)
         names = {c.bot_name for c in claims}
-        with self.store() as store:
+        with self.store(competition) as store:
             active = store.versions.entrant_states()
             versions = [v for v in store.versions.all() if v.name in names]
             stats = store.results.version_stats()
-        submissions = self.p.accounts.submissions_of(author.name)
+        submissions = [
+            row
+            for row in self.p.accounts.submissions_of(author.name)
+            if row.competition == competition
+        ]
         # the limits in force: the author's own within the server's ceilings
         capped = self.p.queue.capped(author)
         return messages.my_bots(capped, claims, active, versions, stats, submissions)
@@ -358,15 +398,16 @@ class ArenaService(pb_grpc.ArenaServicer):
         author = await self.author(context)
         with self.counts.call(author.name):
             name = check_name("bot", request.bot_name)
+            arm = self.p.competition(request.competition)
             await self.run(self.p.accounts.check_owner, author, name)
-            was_active = await self.run(self._withdraw, name)
-        if self.p.ladder is not None:
-            self.p.ladder.wake()
+            was_active = await self.run(self._withdraw, arm.directory, name)
+        if arm.ladder is not None:
+            arm.ladder.wake()
         self.log.info("withdrawn: %s/%s", author.name, name)
         return pb.WithdrawBotResponse(bot_name=name, was_active=was_active)
 
-    def _withdraw(self, name: str) -> bool:
-        with Store(self.p.directory) as store:
+    def _withdraw(self, directory: Path, name: str) -> bool:
+        with Store(directory) as store:
             return store.versions.withdraw(name)
 
     # -- public: Standings / GetGameRecord ---------------------------------------------------------
@@ -375,11 +416,12 @@ class ArenaService(pb_grpc.ArenaServicer):
     async def Standings(
         self, request: pb.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.StandingsResponse:
-        doc, computed_at = self.p.publisher.latest()
-        cached = self._standings
+        arm = self.p.competition(request.competition)
+        doc, computed_at = arm.publisher.latest()
+        cached = self._standings.get(arm.name)
         if cached is None or cached[0] is not doc:  # built once per publication
             cached = (doc, messages.standings(doc, computed_at))
-            self._standings = cached
+            self._standings[arm.name] = cached
         return cached[1]
 
     @_rpc
@@ -389,13 +431,14 @@ class ArenaService(pb_grpc.ArenaServicer):
         gid = request.game_id
         if not gid or len(gid) > 100:
             raise BadRequestError("give a game id")
-        return await self.run(self._record, gid)
+        self.p.competition(request.competition)  # an unknown one: refused before the store
+        return await self.run(self._record, gid, request.competition)
 
-    def _record(self, gid: str) -> pb.GetGameRecordResponse:
+    def _record(self, gid: str, competition: str = DEFAULT) -> pb.GetGameRecordResponse:
         """A published game's record: a game whose deal has rotations still to play is refused
         like an unknown one, so nobody reads a deal still to come (docs/security.md, "Deals"); so
         is an author's unrated challenge (take5_arena/service/challenges.py: theirs alone)."""
-        with self.store() as store:
+        with self.store(competition) as store:
             try:
                 if challenges.challenge_of(store, gid) is not None:
                     raise StoreError(gid)
@@ -418,18 +461,21 @@ class ArenaService(pb_grpc.ArenaServicer):
         with self.counts.call(author.name):
             name = check_name("bot", request.bot_name)
             limit = min(int(request.limit or defaults.FAULTS_SHOWN), defaults.MAX_FAULTS_SHOWN)
-            return await self.run(self._faults, author, name, limit)
+            self.p.competition(request.competition)
+            return await self.run(self._faults, author, name, limit, request.competition)
 
-    def _faults(self, author: Author, name: str, limit: int) -> pb.MyBotFaultsResponse:
+    def _faults(
+        self, author: Author, name: str, limit: int, competition: str = DEFAULT
+    ) -> pb.MyBotFaultsResponse:
         accounts = self.p.accounts
         claim = accounts.check_owner(author, name, must_exist=False)
         refusal = accounts.last_refusal(name, author.name)
         if claim.author == author.name and claim.created_at == "" and refusal is None:
             raise NotFoundError(f"you have no bot named {name!r}")  # neither held nor submitted
-        with self.store() as store:
+        with self.store(competition) as store:
             versions = {v.id: v.version for v in store.versions.all() if v.name == name}
             games = store.records.faulted_games(list(versions), limit)
         return messages.bot_faults(name, refusal, versions, games, limit)
 
 
-__all__ = ["ArenaService", "ServiceParts"]
+__all__ = ["ArenaService", "Competition", "ServiceParts"]

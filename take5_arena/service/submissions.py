@@ -120,8 +120,13 @@ class SubmissionQueue:
         retry_seconds: float = defaults.RETRY_FIRST_SECONDS,
         server_limits: defaults.ServerLimits | None = None,
         play_table: TablePlayer | None = None,
+        competition: str = "",
     ) -> None:
         self.directory = Path(directory)
+        self.competition = competition
+        """The competition whose submissions this queue takes ('' the default: the arena's
+        directory; take5_arena/service/competitions.py): one queue per competition, on the
+        arena's one set of accounts, each validating into its own directory."""
         self.accounts = accounts
         self.spool = spool
         self.sandbox = sandbox
@@ -153,10 +158,10 @@ class SubmissionQueue:
     def start(self) -> None:
         """Start the workers, with the submissions a stopped server left unjudged queued first."""
         for row in self.accounts.judged_with_archives():
-            if self._here(row):
+            if self._ours(row) and self._here(row):
                 self._discard_upload(row)
         for row in self.accounts.unfinished_submissions():
-            if not self._here(row):
+            if not (self._ours(row) and self._here(row)):
                 continue
             self.log.info(
                 "validating submission %s (%s/%s) recorded before the restart",
@@ -167,6 +172,10 @@ class SubmissionQueue:
             self.enqueue(row.id)
         for thread in self._threads:
             thread.start()
+
+    def _ours(self, row: SubmissionRow) -> bool:
+        """Whether the submission enters this queue's competition."""
+        return row.competition == self.competition
 
     def _here(self, row: SubmissionRow) -> bool:
         """Whether this process received the submission's upload: always, but for accounts that
@@ -209,7 +218,9 @@ class SubmissionQueue:
         """The submission an earlier upload of this key recorded (a retry after a cut connection:
         its answer is the first one's, before any limit counts the retry); None: a new upload."""
         key = checked_key(upload_key)
-        return None if key is None else self.accounts.uploaded(author, key, bot_name, sha256)
+        if key is None:
+            return None
+        return self.accounts.uploaded(author, key, bot_name, sha256, self.competition)
 
     def check(
         self, author: Author, bot_name: str, size: int, sha256: str, upload_key: str = ""
@@ -240,6 +251,7 @@ class SubmissionQueue:
                 archive_path=str(archive),
                 archive_bytes=declared.size,
                 upload_key=declared.upload_key,
+                competition=self.competition,
             )
         except ServiceError:
             archive.unlink(missing_ok=True)
@@ -316,7 +328,7 @@ class SubmissionQueue:
                 row = self.accounts.submission(sid)
             except ServiceError:
                 continue
-            if row.status.finished:
+            if row.status.finished or not self._ours(row):
                 continue
             with self._lock(row.bot_name):
                 self._judge(row)

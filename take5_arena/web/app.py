@@ -79,6 +79,7 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             Route("/", self.index),
             Route("/index.html", lambda r: RedirectResponse("/", 301)),
             Route("/games", self.games),
+            Route("/c/{name}", self.other_standings),
             Route("/competitions", self.competitions_page),
             Route("/competitions/{prefix}", self.competition_page),
             Route("/replay.html", self.replay),

@@ -22,6 +22,8 @@ from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.referee.store import StoreError
 from take5_arena.service import challenges, messages
 from take5_arena.service.authors import HOUSE
+from take5_arena.service.competitions import DEFAULT
+from take5_arena.service.errors import RequestError
 from take5_arena.web import defaults
 from take5_arena.web.base import Pages, Refused, client_of
 from take5_arena.web.live import LIVE, STANDINGS, game_feed
@@ -73,8 +75,12 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 class PublicPages(Pages):
     """The public pages and live streams."""
 
-    def standings_rows(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        doc, computed_at = self.parts.service.publisher.latest()
+    def standings_rows(
+        self, competition: str = DEFAULT
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The standings of ``competition`` (the default: the arena's directory) as the pages
+        show them."""
+        doc, computed_at = self.parts.service.competition(competition).publisher.latest()
         rows = list((doc or {}).get("rows") or [])
         owners = {c.bot_name: c.owner for c in self.parts.service.accounts.claims()}
         out = [
@@ -102,7 +108,33 @@ class PublicPages(Pages):
     async def index(self, request: Request) -> Response:
         rows, meta = await self.run(self.standings_rows)
         return self.page(
-            request, "index.html", session=await self.session(request), rows=rows, meta=meta
+            request,
+            "index.html",
+            session=await self.session(request),
+            rows=rows,
+            meta=meta,
+            others=sorted(self.parts.service.others),
+            bot_links=True,
+        )
+
+    async def other_standings(self, request: Request) -> Response:
+        """``/c/NAME``: the standings of the arena's competition NAME (its games, replays and
+        seasons are on its static site, ``c/NAME`` of the published site)."""
+        name = str(request.path_params["name"])
+        try:
+            self.parts.service.competition(name)
+        except RequestError as error:
+            raise Refused(404, str(error)) from None
+        rows, meta = await self.run(self.standings_rows, name)
+        return self.page(
+            request,
+            "other_standings.html",
+            session=await self.session(request),
+            rows=rows,
+            meta=meta,
+            name=name,
+            others=sorted(self.parts.service.others),
+            bot_links=False,  # the bot pages are the default competition's
         )
 
     def _games(self, limit: int, bot: str) -> list[dict[str, Any]]:

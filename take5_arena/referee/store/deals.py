@@ -1,10 +1,17 @@
 """A tournament's deal keys: the secret key of the current season on disk, its commitment in the
 store, and its revelation (docs/security.md, "Deals").
 
-The key is made from the operating system's cryptographic random source
-(:func:`secrets.token_bytes`) and written to ``DIR/secret/deal-key-N`` (the folder 0700, the file
-0600) before its commitment (the key's SHA-256, take5.shuffle.key_commitment) goes into the store,
-so that a commitment never names a key that was lost in a crash; a key file whose season the store
+Each season's key is derived from the tournament's root secret, ``DIR/secret/deal-root``: 32 bytes
+from the operating system's cryptographic random source (:func:`secrets.token_bytes`), made with
+the first key; season N's key is its HMAC-SHA256 of ``take5 deal season N``. Revealing a season's
+key reveals nothing of the root nor of another season's key, and every host that holds the root
+(the referees of an arena on several hosts, docs/operators/several-hosts.md) can make the key of a
+season another host opened: a season the arena closes by itself (take5_arena/service/
+season_switch.py) goes on on every referee. (A tournament made before the root existed keeps its
+random first key; its root is made with its next one.) The key is written to
+``DIR/secret/deal-key-N`` (the folder 0700, the files 0600) before its commitment (the key's
+SHA-256, take5.shuffle.key_commitment) goes into the store, so that a commitment never names a key
+that was lost in a crash; a key file whose season the store
 does not know yet (a crash between the two writes) is taken up by the next call. A second process
 making the same season's key at the same moment loses the race cleanly: the file is created with
 ``link``, which fails if it exists, and the loser reads the winner's file.
@@ -15,6 +22,8 @@ specs that workers get carry seeds, never the key (take5_arena/referee/tournamen
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -29,6 +38,8 @@ from .store import Store
 
 SECRET_DIR = "secret"
 KEY_FORMAT = "take5-deal-key"
+ROOT_FORMAT = "take5-deal-root"
+ROOT_NAME = "deal-root"
 
 
 class DealKeyError(StoreError):
@@ -81,10 +92,16 @@ def _read(directory: Path, season: int, commitment: str) -> SeasonKey:
         if doc.get("format") != KEY_FORMAT or doc.get("season") != season:
             raise ValueError("not the key of this season")
     except FileNotFoundError:
-        raise DealKeyError(
-            f"the secret deal key of season {season} is missing ({path}): restore it from a "
-            "backup; no game can be scheduled without it"
-        ) from None
+        root = _read_root(directory)
+        derived = None if root is None else _derive(root, season)
+        if derived is None or key_commitment(derived) != commitment:
+            raise DealKeyError(
+                f"the secret deal key of season {season} is missing ({path}) and "
+                f"{path.with_name(ROOT_NAME)} does not make it: copy the arena's {SECRET_DIR}/ "
+                "folder from the host that made it, or restore it from a backup; no game can be "
+                "scheduled without it"
+            ) from None
+        return SeasonKey(season, commitment, _write(path, season, derived))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise DealKeyError(f"{path} is not a deal key: {error}") from None
     if key_commitment(key) != commitment:
@@ -104,12 +121,50 @@ def _read_uncommitted(path: Path, season: int) -> bytes | None:
     return None
 
 
+def _derive(root: bytes, season: int) -> bytes:
+    """Season ``season``'s key under the root secret (see the module text)."""
+    return hmac.new(root, f"take5 deal season {season}".encode(), hashlib.sha256).digest()
+
+
+def _read_root(directory: Path) -> bytes | None:
+    """The root secret, or None when this tournament has none (made before roots, or its
+    ``secret/`` folder not copied here)."""
+    path = directory / SECRET_DIR / ROOT_NAME
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise DealKeyError(f"{path} is not a deal root: {error}") from None
+    try:
+        if doc.get("format") != ROOT_FORMAT:
+            raise ValueError("not a deal root")
+        return parse_key(doc["key"])
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise DealKeyError(f"{path} is not a deal root: {error}") from None
+
+
 def _create(path: Path, season: int) -> bytes:
-    key = secrets.token_bytes(KEY_BYTES)
+    folder = path.parent
+    root = _read_root(folder.parent)
+    if root is None:
+        made = secrets.token_bytes(KEY_BYTES)
+        root = _write(folder / ROOT_NAME, None, made)
+    return _write(path, season, _derive(root, season))
+
+
+def _write(path: Path, season: int | None, key: bytes) -> bytes:
+    """Write ``key`` (a season's, or with ``season`` None the root) to ``path``, 0600 in a 0700
+    folder, unless another process wrote that file first: then that process's key."""
     folder = path.parent
     folder.mkdir(mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
-    text = json.dumps({"format": KEY_FORMAT, "season": season, "key": key.hex()}) + "\n"
+    doc = (
+        {"format": ROOT_FORMAT, "key": key.hex()}
+        if season is None
+        else {"format": KEY_FORMAT, "season": season, "key": key.hex()}
+    )
+    text = json.dumps(doc) + "\n"
     tmp = folder / f".{path.name}.{secrets.token_hex(6)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -118,9 +173,9 @@ def _create(path: Path, season: int) -> bytes:
             out.flush()
             os.fsync(out.fileno())
         try:
-            os.link(tmp, path)  # fails if another process made this season's key first
+            os.link(tmp, path)  # fails if another process made this file first
         except FileExistsError:
-            other = _read_uncommitted(path, season)
+            other = _read_root(folder.parent) if season is None else _read_uncommitted(path, season)
             if other is None:
                 raise DealKeyError(f"{path}: another process is making the deal key") from None
             return other
@@ -183,6 +238,8 @@ def reveal(store: Store, *, abandon: bool = False) -> Revealed:
 
 __all__ = [
     "KEY_FORMAT",
+    "ROOT_FORMAT",
+    "ROOT_NAME",
     "SECRET_DIR",
     "DealKeyError",
     "Revealed",

@@ -24,55 +24,55 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#take5_arena/service/api/arena.proto\x12\x0etake5.arena.v1\"_\n\x10SubmitBotRequest\x12\x32\n\x08metadata\x18\x01 \x01(\x0b\x32\x1e.take5.arena.v1.SubmitMetadataH\x00\x12\x0f\n\x05\x63hunk\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04part\"d\n\x0eSubmitMetadata\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x14\n\x0c\x61rchive_size\x18\x02 \x01(\x04\x12\x16\n\x0e\x61rchive_sha256\x18\x03 \x01(\t\x12\x12\n\nupload_key\x18\x04 \x01(\t\"\xfd\x01\n\x11SubmitBotResponse\x12.\n\x07outcome\x18\x01 \x01(\x0e\x32\x1d.take5.arena.v1.SubmitOutcome\x12\x15\n\rsubmission_id\x18\x02 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x13\n\x0bsource_hash\x18\x05 \x01(\t\x12\x12\n\nvalidation\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x12\n\nbot_output\x18\x08 \x01(\t\x12\x0e\n\x06status\x18\t \x01(\t\x12\x0f\n\x07waiting\x18\n \x01(\t\x12\x10\n\x08\x61ttempts\x18\x0b \x01(\r\"C\n\x14GetSubmissionRequest\x12\x15\n\rsubmission_id\x18\x01 \x01(\t\x12\x14\n\x0cwait_seconds\x18\x02 \x01(\r\"\x13\n\x11ListMyBotsRequest\"\xa8\x01\n\x12ListMyBotsResponse\x12\x0e\n\x06\x61uthor\x18\x01 \x01(\t\x12#\n\x04\x62ots\x18\x02 \x03(\x0b\x32\x15.take5.arena.v1.MyBot\x12/\n\x0bsubmissions\x18\x03 \x03(\x0b\x32\x1a.take5.arena.v1.Submission\x12,\n\x06limits\x18\x04 \x01(\x0b\x32\x1c.take5.arena.v1.AuthorLimits\"z\n\x05MyBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\x12,\n\x08versions\x18\x03 \x03(\x0b\x32\x1a.take5.arena.v1.BotVersion\x12\r\n\x05state\x18\x04 \x01(\t\x12\x16\n\x0eorganiser_note\x18\x05 \x01(\t\"{\n\nBotVersion\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x13\n\x0bsource_hash\x18\x02 \x01(\t\x12\x14\n\x0csubmitted_at\x18\x03 \x01(\t\x12\x12\n\nvalidation\x18\x04 \x01(\t\x12\r\n\x05games\x18\x05 \x01(\r\x12\x0e\n\x06\x66\x61ults\x18\x06 \x01(\r\"\xa7\x01\n\nSubmission\x12\x15\n\rsubmission_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0breceived_at\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x0f\n\x07version\x18\x05 \x01(\r\x12\x0e\n\x06\x64\x65tail\x18\x06 \x01(\t\x12\x12\n\nbot_output\x18\x07 \x01(\t\x12\x16\n\x0e\x61rchive_sha256\x18\x08 \x01(\t\"\x93\x01\n\x0c\x41uthorLimits\x12\x17\n\x0fmax_active_bots\x18\x01 \x01(\r\x12 \n\x18max_submissions_per_hour\x18\x02 \x01(\r\x12\x19\n\x11max_archive_bytes\x18\x03 \x01(\x04\x12\x18\n\x10max_stored_bytes\x18\x04 \x01(\x04\x12\x13\n\x0bmax_waiting\x18\x05 \x01(\r\"&\n\x12WithdrawBotRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\";\n\x13WithdrawBotResponse\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x12\n\nwas_active\x18\x02 \x01(\x08\"\x12\n\x10StandingsRequest\"{\n\x11StandingsResponse\x12*\n\x04rows\x18\x01 \x03(\x0b\x32\x1c.take5.arena.v1.StandingsRow\x12\r\n\x05games\x18\x02 \x01(\x04\x12\x13\n\x0b\x63omputed_at\x18\x03 \x01(\t\x12\x16\n\x0estandings_json\x18\x04 \x01(\t\"\xad\x01\n\x0cStandingsRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\x12\n\nrating_low\x18\x04 \x01(\x01\x12\x13\n\x0brating_high\x18\x05 \x01(\x01\x12\r\n\x05games\x18\x06 \x01(\r\x12\x14\n\x0cmean_penalty\x18\x07 \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x08 \x01(\r\x12\x14\n\x0chas_interval\x18\t \x01(\x08\"\'\n\x14GetGameRecordRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"=\n\x15GetGameRecordResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0brecord_json\x18\x02 \x01(\t\"5\n\x12MyBotFaultsRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"n\n\x13MyBotFaultsResponse\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12(\n\x06\x66\x61ults\x18\x02 \x03(\x0b\x32\x18.take5.arena.v1.BotFault\x12\x1b\n\x13last_refusal_output\x18\x03 \x01(\t\"\x8e\x01\n\x08\x42otFault\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x0c\n\x04turn\x18\x04 \x01(\r\x12\x0c\n\x04kind\x18\x05 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x06 \x01(\t\x12\x10\n\x08log_tail\x18\x07 \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x08 \x01(\t*\x82\x01\n\rSubmitOutcome\x12\x1e\n\x1aSUBMIT_OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fSUBMIT_ACCEPTED\x10\x01\x12\x14\n\x10SUBMIT_UNCHANGED\x10\x02\x12\x12\n\x0eSUBMIT_REFUSED\x10\x03\x12\x12\n\x0eSUBMIT_PENDING\x10\x04\x32\xea\x04\n\x05\x41rena\x12R\n\tSubmitBot\x12 .take5.arena.v1.SubmitBotRequest\x1a!.take5.arena.v1.SubmitBotResponse(\x01\x12X\n\rGetSubmission\x12$.take5.arena.v1.GetSubmissionRequest\x1a!.take5.arena.v1.SubmitBotResponse\x12S\n\nListMyBots\x12!.take5.arena.v1.ListMyBotsRequest\x1a\".take5.arena.v1.ListMyBotsResponse\x12V\n\x0bWithdrawBot\x12\".take5.arena.v1.WithdrawBotRequest\x1a#.take5.arena.v1.WithdrawBotResponse\x12P\n\tStandings\x12 .take5.arena.v1.StandingsRequest\x1a!.take5.arena.v1.StandingsResponse\x12\\\n\rGetGameRecord\x12$.take5.arena.v1.GetGameRecordRequest\x1a%.take5.arena.v1.GetGameRecordResponse\x12V\n\x0bMyBotFaults\x12\".take5.arena.v1.MyBotFaultsRequest\x1a#.take5.arena.v1.MyBotFaultsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#take5_arena/service/api/arena.proto\x12\x0etake5.arena.v1\"_\n\x10SubmitBotRequest\x12\x32\n\x08metadata\x18\x01 \x01(\x0b\x32\x1e.take5.arena.v1.SubmitMetadataH\x00\x12\x0f\n\x05\x63hunk\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04part\"y\n\x0eSubmitMetadata\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x14\n\x0c\x61rchive_size\x18\x02 \x01(\x04\x12\x16\n\x0e\x61rchive_sha256\x18\x03 \x01(\t\x12\x12\n\nupload_key\x18\x04 \x01(\t\x12\x13\n\x0b\x63ompetition\x18\x05 \x01(\t\"\x92\x02\n\x11SubmitBotResponse\x12.\n\x07outcome\x18\x01 \x01(\x0e\x32\x1d.take5.arena.v1.SubmitOutcome\x12\x15\n\rsubmission_id\x18\x02 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x13\n\x0bsource_hash\x18\x05 \x01(\t\x12\x12\n\nvalidation\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x12\n\nbot_output\x18\x08 \x01(\t\x12\x0e\n\x06status\x18\t \x01(\t\x12\x0f\n\x07waiting\x18\n \x01(\t\x12\x10\n\x08\x61ttempts\x18\x0b \x01(\r\x12\x13\n\x0b\x63ompetition\x18\x0c \x01(\t\"C\n\x14GetSubmissionRequest\x12\x15\n\rsubmission_id\x18\x01 \x01(\t\x12\x14\n\x0cwait_seconds\x18\x02 \x01(\r\"(\n\x11ListMyBotsRequest\x12\x13\n\x0b\x63ompetition\x18\x01 \x01(\t\"\xa8\x01\n\x12ListMyBotsResponse\x12\x0e\n\x06\x61uthor\x18\x01 \x01(\t\x12#\n\x04\x62ots\x18\x02 \x03(\x0b\x32\x15.take5.arena.v1.MyBot\x12/\n\x0bsubmissions\x18\x03 \x03(\x0b\x32\x1a.take5.arena.v1.Submission\x12,\n\x06limits\x18\x04 \x01(\x0b\x32\x1c.take5.arena.v1.AuthorLimits\"z\n\x05MyBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\x12,\n\x08versions\x18\x03 \x03(\x0b\x32\x1a.take5.arena.v1.BotVersion\x12\r\n\x05state\x18\x04 \x01(\t\x12\x16\n\x0eorganiser_note\x18\x05 \x01(\t\"{\n\nBotVersion\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x13\n\x0bsource_hash\x18\x02 \x01(\t\x12\x14\n\x0csubmitted_at\x18\x03 \x01(\t\x12\x12\n\nvalidation\x18\x04 \x01(\t\x12\r\n\x05games\x18\x05 \x01(\r\x12\x0e\n\x06\x66\x61ults\x18\x06 \x01(\r\"\xa7\x01\n\nSubmission\x12\x15\n\rsubmission_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0breceived_at\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x0f\n\x07version\x18\x05 \x01(\r\x12\x0e\n\x06\x64\x65tail\x18\x06 \x01(\t\x12\x12\n\nbot_output\x18\x07 \x01(\t\x12\x16\n\x0e\x61rchive_sha256\x18\x08 \x01(\t\"\x93\x01\n\x0c\x41uthorLimits\x12\x17\n\x0fmax_active_bots\x18\x01 \x01(\r\x12 \n\x18max_submissions_per_hour\x18\x02 \x01(\r\x12\x19\n\x11max_archive_bytes\x18\x03 \x01(\x04\x12\x18\n\x10max_stored_bytes\x18\x04 \x01(\x04\x12\x13\n\x0bmax_waiting\x18\x05 \x01(\r\";\n\x12WithdrawBotRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x63ompetition\x18\x02 \x01(\t\";\n\x13WithdrawBotResponse\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x12\n\nwas_active\x18\x02 \x01(\x08\"\'\n\x10StandingsRequest\x12\x13\n\x0b\x63ompetition\x18\x01 \x01(\t\"{\n\x11StandingsResponse\x12*\n\x04rows\x18\x01 \x03(\x0b\x32\x1c.take5.arena.v1.StandingsRow\x12\r\n\x05games\x18\x02 \x01(\x04\x12\x13\n\x0b\x63omputed_at\x18\x03 \x01(\t\x12\x16\n\x0estandings_json\x18\x04 \x01(\t\"\xad\x01\n\x0cStandingsRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\x12\n\nrating_low\x18\x04 \x01(\x01\x12\x13\n\x0brating_high\x18\x05 \x01(\x01\x12\r\n\x05games\x18\x06 \x01(\r\x12\x14\n\x0cmean_penalty\x18\x07 \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x08 \x01(\r\x12\x14\n\x0chas_interval\x18\t \x01(\x08\"<\n\x14GetGameRecordRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63ompetition\x18\x02 \x01(\t\"=\n\x15GetGameRecordResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0brecord_json\x18\x02 \x01(\t\"J\n\x12MyBotFaultsRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\x13\n\x0b\x63ompetition\x18\x03 \x01(\t\"n\n\x13MyBotFaultsResponse\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12(\n\x06\x66\x61ults\x18\x02 \x03(\x0b\x32\x18.take5.arena.v1.BotFault\x12\x1b\n\x13last_refusal_output\x18\x03 \x01(\t\"\x8e\x01\n\x08\x42otFault\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x0c\n\x04turn\x18\x04 \x01(\r\x12\x0c\n\x04kind\x18\x05 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x06 \x01(\t\x12\x10\n\x08log_tail\x18\x07 \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x08 \x01(\t*\x82\x01\n\rSubmitOutcome\x12\x1e\n\x1aSUBMIT_OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fSUBMIT_ACCEPTED\x10\x01\x12\x14\n\x10SUBMIT_UNCHANGED\x10\x02\x12\x12\n\x0eSUBMIT_REFUSED\x10\x03\x12\x12\n\x0eSUBMIT_PENDING\x10\x04\x32\xea\x04\n\x05\x41rena\x12R\n\tSubmitBot\x12 .take5.arena.v1.SubmitBotRequest\x1a!.take5.arena.v1.SubmitBotResponse(\x01\x12X\n\rGetSubmission\x12$.take5.arena.v1.GetSubmissionRequest\x1a!.take5.arena.v1.SubmitBotResponse\x12S\n\nListMyBots\x12!.take5.arena.v1.ListMyBotsRequest\x1a\".take5.arena.v1.ListMyBotsResponse\x12V\n\x0bWithdrawBot\x12\".take5.arena.v1.WithdrawBotRequest\x1a#.take5.arena.v1.WithdrawBotResponse\x12P\n\tStandings\x12 .take5.arena.v1.StandingsRequest\x1a!.take5.arena.v1.StandingsResponse\x12\\\n\rGetGameRecord\x12$.take5.arena.v1.GetGameRecordRequest\x1a%.take5.arena.v1.GetGameRecordResponse\x12V\n\x0bMyBotFaults\x12\".take5.arena.v1.MyBotFaultsRequest\x1a#.take5.arena.v1.MyBotFaultsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'take5_arena.service.api.arena_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUBMITOUTCOME']._serialized_start=2179
-  _globals['_SUBMITOUTCOME']._serialized_end=2309
+  _globals['_SUBMITOUTCOME']._serialized_start=2326
+  _globals['_SUBMITOUTCOME']._serialized_end=2456
   _globals['_SUBMITBOTREQUEST']._serialized_start=55
   _globals['_SUBMITBOTREQUEST']._serialized_end=150
   _globals['_SUBMITMETADATA']._serialized_start=152
-  _globals['_SUBMITMETADATA']._serialized_end=252
-  _globals['_SUBMITBOTRESPONSE']._serialized_start=255
-  _globals['_SUBMITBOTRESPONSE']._serialized_end=508
-  _globals['_GETSUBMISSIONREQUEST']._serialized_start=510
-  _globals['_GETSUBMISSIONREQUEST']._serialized_end=577
-  _globals['_LISTMYBOTSREQUEST']._serialized_start=579
-  _globals['_LISTMYBOTSREQUEST']._serialized_end=598
-  _globals['_LISTMYBOTSRESPONSE']._serialized_start=601
-  _globals['_LISTMYBOTSRESPONSE']._serialized_end=769
-  _globals['_MYBOT']._serialized_start=771
-  _globals['_MYBOT']._serialized_end=893
-  _globals['_BOTVERSION']._serialized_start=895
-  _globals['_BOTVERSION']._serialized_end=1018
-  _globals['_SUBMISSION']._serialized_start=1021
-  _globals['_SUBMISSION']._serialized_end=1188
-  _globals['_AUTHORLIMITS']._serialized_start=1191
-  _globals['_AUTHORLIMITS']._serialized_end=1338
-  _globals['_WITHDRAWBOTREQUEST']._serialized_start=1340
-  _globals['_WITHDRAWBOTREQUEST']._serialized_end=1378
-  _globals['_WITHDRAWBOTRESPONSE']._serialized_start=1380
-  _globals['_WITHDRAWBOTRESPONSE']._serialized_end=1439
-  _globals['_STANDINGSREQUEST']._serialized_start=1441
-  _globals['_STANDINGSREQUEST']._serialized_end=1459
-  _globals['_STANDINGSRESPONSE']._serialized_start=1461
-  _globals['_STANDINGSRESPONSE']._serialized_end=1584
-  _globals['_STANDINGSROW']._serialized_start=1587
-  _globals['_STANDINGSROW']._serialized_end=1760
-  _globals['_GETGAMERECORDREQUEST']._serialized_start=1762
-  _globals['_GETGAMERECORDREQUEST']._serialized_end=1801
-  _globals['_GETGAMERECORDRESPONSE']._serialized_start=1803
-  _globals['_GETGAMERECORDRESPONSE']._serialized_end=1864
-  _globals['_MYBOTFAULTSREQUEST']._serialized_start=1866
-  _globals['_MYBOTFAULTSREQUEST']._serialized_end=1919
-  _globals['_MYBOTFAULTSRESPONSE']._serialized_start=1921
-  _globals['_MYBOTFAULTSRESPONSE']._serialized_end=2031
-  _globals['_BOTFAULT']._serialized_start=2034
-  _globals['_BOTFAULT']._serialized_end=2176
-  _globals['_ARENA']._serialized_start=2312
-  _globals['_ARENA']._serialized_end=2930
+  _globals['_SUBMITMETADATA']._serialized_end=273
+  _globals['_SUBMITBOTRESPONSE']._serialized_start=276
+  _globals['_SUBMITBOTRESPONSE']._serialized_end=550
+  _globals['_GETSUBMISSIONREQUEST']._serialized_start=552
+  _globals['_GETSUBMISSIONREQUEST']._serialized_end=619
+  _globals['_LISTMYBOTSREQUEST']._serialized_start=621
+  _globals['_LISTMYBOTSREQUEST']._serialized_end=661
+  _globals['_LISTMYBOTSRESPONSE']._serialized_start=664
+  _globals['_LISTMYBOTSRESPONSE']._serialized_end=832
+  _globals['_MYBOT']._serialized_start=834
+  _globals['_MYBOT']._serialized_end=956
+  _globals['_BOTVERSION']._serialized_start=958
+  _globals['_BOTVERSION']._serialized_end=1081
+  _globals['_SUBMISSION']._serialized_start=1084
+  _globals['_SUBMISSION']._serialized_end=1251
+  _globals['_AUTHORLIMITS']._serialized_start=1254
+  _globals['_AUTHORLIMITS']._serialized_end=1401
+  _globals['_WITHDRAWBOTREQUEST']._serialized_start=1403
+  _globals['_WITHDRAWBOTREQUEST']._serialized_end=1462
+  _globals['_WITHDRAWBOTRESPONSE']._serialized_start=1464
+  _globals['_WITHDRAWBOTRESPONSE']._serialized_end=1523
+  _globals['_STANDINGSREQUEST']._serialized_start=1525
+  _globals['_STANDINGSREQUEST']._serialized_end=1564
+  _globals['_STANDINGSRESPONSE']._serialized_start=1566
+  _globals['_STANDINGSRESPONSE']._serialized_end=1689
+  _globals['_STANDINGSROW']._serialized_start=1692
+  _globals['_STANDINGSROW']._serialized_end=1865
+  _globals['_GETGAMERECORDREQUEST']._serialized_start=1867
+  _globals['_GETGAMERECORDREQUEST']._serialized_end=1927
+  _globals['_GETGAMERECORDRESPONSE']._serialized_start=1929
+  _globals['_GETGAMERECORDRESPONSE']._serialized_end=1990
+  _globals['_MYBOTFAULTSREQUEST']._serialized_start=1992
+  _globals['_MYBOTFAULTSREQUEST']._serialized_end=2066
+  _globals['_MYBOTFAULTSRESPONSE']._serialized_start=2068
+  _globals['_MYBOTFAULTSRESPONSE']._serialized_end=2178
+  _globals['_BOTFAULT']._serialized_start=2181
+  _globals['_BOTFAULT']._serialized_end=2323
+  _globals['_ARENA']._serialized_start=2459
+  _globals['_ARENA']._serialized_end=3077
 # @@protoc_insertion_point(module_scope)

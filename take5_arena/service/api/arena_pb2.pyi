@@ -29,19 +29,21 @@ class SubmitBotRequest(_message.Message):
     def __init__(self, metadata: _Optional[_Union[SubmitMetadata, _Mapping]] = ..., chunk: _Optional[bytes] = ...) -> None: ...
 
 class SubmitMetadata(_message.Message):
-    __slots__ = ("bot_name", "archive_size", "archive_sha256", "upload_key")
+    __slots__ = ("bot_name", "archive_size", "archive_sha256", "upload_key", "competition")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_SIZE_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_SHA256_FIELD_NUMBER: _ClassVar[int]
     UPLOAD_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     archive_size: int
     archive_sha256: str
     upload_key: str
-    def __init__(self, bot_name: _Optional[str] = ..., archive_size: _Optional[int] = ..., archive_sha256: _Optional[str] = ..., upload_key: _Optional[str] = ...) -> None: ...
+    competition: str
+    def __init__(self, bot_name: _Optional[str] = ..., archive_size: _Optional[int] = ..., archive_sha256: _Optional[str] = ..., upload_key: _Optional[str] = ..., competition: _Optional[str] = ...) -> None: ...
 
 class SubmitBotResponse(_message.Message):
-    __slots__ = ("outcome", "submission_id", "bot_name", "version", "source_hash", "validation", "reason", "bot_output", "status", "waiting", "attempts")
+    __slots__ = ("outcome", "submission_id", "bot_name", "version", "source_hash", "validation", "reason", "bot_output", "status", "waiting", "attempts", "competition")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     SUBMISSION_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +55,7 @@ class SubmitBotResponse(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
     outcome: SubmitOutcome
     submission_id: str
     bot_name: str
@@ -64,7 +67,8 @@ class SubmitBotResponse(_message.Message):
     status: str
     waiting: str
     attempts: int
-    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ..., submission_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[int] = ..., source_hash: _Optional[str] = ..., validation: _Optional[str] = ..., reason: _Optional[str] = ..., bot_output: _Optional[str] = ..., status: _Optional[str] = ..., waiting: _Optional[str] = ..., attempts: _Optional[int] = ...) -> None: ...
+    competition: str
+    def __init__(self, outcome: _Optional[_Union[SubmitOutcome, str]] = ..., submission_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[int] = ..., source_hash: _Optional[str] = ..., validation: _Optional[str] = ..., reason: _Optional[str] = ..., bot_output: _Optional[str] = ..., status: _Optional[str] = ..., waiting: _Optional[str] = ..., attempts: _Optional[int] = ..., competition: _Optional[str] = ...) -> None: ...
 
 class GetSubmissionRequest(_message.Message):
     __slots__ = ("submission_id", "wait_seconds")
@@ -75,8 +79,10 @@ class GetSubmissionRequest(_message.Message):
     def __init__(self, submission_id: _Optional[str] = ..., wait_seconds: _Optional[int] = ...) -> None: ...
 
 class ListMyBotsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("competition",)
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
+    competition: str
+    def __init__(self, competition: _Optional[str] = ...) -> None: ...
 
 class ListMyBotsResponse(_message.Message):
     __slots__ = ("author", "bots", "submissions", "limits")
@@ -155,10 +161,12 @@ class AuthorLimits(_message.Message):
     def __init__(self, max_active_bots: _Optional[int] = ..., max_submissions_per_hour: _Optional[int] = ..., max_archive_bytes: _Optional[int] = ..., max_stored_bytes: _Optional[int] = ..., max_waiting: _Optional[int] = ...) -> None: ...
 
 class WithdrawBotRequest(_message.Message):
-    __slots__ = ("bot_name",)
+    __slots__ = ("bot_name", "competition")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
-    def __init__(self, bot_name: _Optional[str] = ...) -> None: ...
+    competition: str
+    def __init__(self, bot_name: _Optional[str] = ..., competition: _Optional[str] = ...) -> None: ...
 
 class WithdrawBotResponse(_message.Message):
     __slots__ = ("bot_name", "was_active")
@@ -169,8 +177,10 @@ class WithdrawBotResponse(_message.Message):
     def __init__(self, bot_name: _Optional[str] = ..., was_active: _Optional[bool] = ...) -> None: ...
 
 class StandingsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("competition",)
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
+    competition: str
+    def __init__(self, competition: _Optional[str] = ...) -> None: ...
 
 class StandingsResponse(_message.Message):
     __slots__ = ("rows", "games", "computed_at", "standings_json")
@@ -207,10 +217,12 @@ class StandingsRow(_message.Message):
     def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., rating: _Optional[float] = ..., rating_low: _Optional[float] = ..., rating_high: _Optional[float] = ..., games: _Optional[int] = ..., mean_penalty: _Optional[float] = ..., faults: _Optional[int] = ..., has_interval: _Optional[bool] = ...) -> None: ...
 
 class GetGameRecordRequest(_message.Message):
-    __slots__ = ("game_id",)
+    __slots__ = ("game_id", "competition")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
     game_id: str
-    def __init__(self, game_id: _Optional[str] = ...) -> None: ...
+    competition: str
+    def __init__(self, game_id: _Optional[str] = ..., competition: _Optional[str] = ...) -> None: ...
 
 class GetGameRecordResponse(_message.Message):
     __slots__ = ("game_id", "record_json")
@@ -221,12 +233,14 @@ class GetGameRecordResponse(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., record_json: _Optional[str] = ...) -> None: ...
 
 class MyBotFaultsRequest(_message.Message):
-    __slots__ = ("bot_name", "limit")
+    __slots__ = ("bot_name", "limit", "competition")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     limit: int
-    def __init__(self, bot_name: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    competition: str
+    def __init__(self, bot_name: _Optional[str] = ..., limit: _Optional[int] = ..., competition: _Optional[str] = ...) -> None: ...
 
 class MyBotFaultsResponse(_message.Message):
     __slots__ = ("bot_name", "faults", "last_refusal_output")

@@ -22,6 +22,7 @@ from take5_arena.service.authors.storage import (
     move_old_accounts,
     set_aside,
 )
+from take5_arena.service.competitions import every_directory
 
 AccountRow = sqlite3.Row | Row
 """A row of the accounts, by index or by name (the file's, or PostgreSQL's)."""
@@ -104,9 +105,14 @@ class AccountsBase:
             return self.db.execute(sql, args).fetchall()
 
     def _playing(self) -> set[str]:
-        """The names of the entrants that play (the store's: they are its entrants)."""
-        with Store(self.directory, readonly=True) as store:
-            return {name for name, active in store.versions.entrant_states().items() if active}
+        """The names of the entrants that play in any of the arena's competitions (the stores':
+        they are their entrants); a bot in two competitions is one active bot of its author."""
+        playing: set[str] = set()
+        for directory in every_directory(self.directory):
+            with Store(directory, readonly=True) as store:
+                states = store.versions.entrant_states()
+            playing |= {name for name, active in states.items() if active}
+        return playing
 
 
 __all__ = ["AccountRow", "AccountsBase"]

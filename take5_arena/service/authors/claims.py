@@ -8,6 +8,7 @@ from take5_arena.referee.store import Store, now
 from take5_arena.service import defaults
 from take5_arena.service.authors.base import AccountRow, AccountsBase
 from take5_arena.service.authors.model import Author, BotClaim
+from take5_arena.service.competitions import every_directory
 from take5_arena.service.errors import NotFoundError, PermissionDeniedError
 
 
@@ -33,8 +34,7 @@ class BotClaims(AccountsBase):
         """PermissionDeniedError if a new name looks like a name held already, by anyone
         (take5_arena/referee/names.py, :func:`look_alike`): ``alicebot.`` beside ``alicebot``."""
         form = look_alike(bot_name)
-        with Store(self.directory, readonly=True) as store:
-            held = [*store.versions.entrant_states()]
+        held = self._entrants()
         held += [r[0] for r in self._read("SELECT bot_name FROM arena_bots")]
         for name in held:
             if name_key(name) != name_key(bot_name) and look_alike(name) == form:
@@ -42,11 +42,19 @@ class BotClaims(AccountsBase):
                     f"the bot name {bot_name!r} looks like {name!r}, which is taken: choose another"
                 )
 
+    def _entrants(self) -> list[str]:
+        """The entrants of every competition of the arena (take5_arena/service/competitions.py):
+        a bot the organiser entered into any of them is the house's in all of them."""
+        names: list[str] = []
+        for directory in every_directory(self.directory):
+            with Store(directory, readonly=True) as store:
+                names += [n for n in store.versions.entrant_states() if n not in names]
+        return names
+
     def _house_name(self, bot_name: str) -> str | None:
-        """The store's entrant whose name has ``bot_name``'s key, if any."""
+        """The entrant (of any competition) whose name has ``bot_name``'s key, if any."""
         key = name_key(bot_name)
-        with Store(self.directory, readonly=True) as store:
-            return next((n for n in store.versions.entrant_states() if name_key(n) == key), None)
+        return next((n for n in self._entrants() if name_key(n) == key), None)
 
     def owner(self, bot_name: str) -> str | None:
         """The author who holds ``bot_name`` (:data:`HOUSE` for the organiser's), or None."""
@@ -109,14 +117,16 @@ class BotClaims(AccountsBase):
             )
 
     def adopt(self, author: str, bot_name: str) -> bool:
-        """Claim ``bot_name`` for ``author`` when the store has it as an entrant that ``author``
-        entered (every version of it theirs) and nobody claims it: a version of
-        theirs accepted whose claim was cut off (the arena failing between the store's commit and
+        """Claim ``bot_name`` for ``author`` when a competition's store has it as an entrant that
+        ``author`` entered (every version of it, in every competition, theirs) and nobody claims
+        it: a version of theirs accepted whose claim was cut off (the arena failing between the store's commit and
         the claim, take5_arena/service/submissions.py); whether it claimed it now."""
         if self._read("SELECT 1 FROM arena_bots WHERE name_key = ?", (name_key(bot_name),)):
             return False
-        with Store(self.directory, readonly=True) as store:
-            versions = [v for v in store.versions.all() if v.name == bot_name]
+        versions = []
+        for directory in every_directory(self.directory):  # a name is one in every competition
+            with Store(directory, readonly=True) as store:
+                versions += [v for v in store.versions.all() if v.name == bot_name]
         if not versions or any(v.author != author for v in versions):
             return False
         self.claim(author, bot_name)

@@ -75,6 +75,8 @@ class SubmissionRow:
     attempts: int = 0
     upload_key: str | None = None
     """The name the client gave the upload (the same on each retry of it); None: none given."""
+    competition: str = ""
+    """The competition it enters ('' the default: take5_arena/service/competitions.py)."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ process on every host sees the same authors, tokens and revocations::
                                                                who owns a bot name (NULL: the house)
     arena_submissions(id PK, author, bot_name, archive_sha256, archive_path, archive_bytes,
                       received_at, status, version_id, detail, bot_output, finished_at, attempts)
+                      competition (schema 5: '' the default competition)
     arena_sessions(id_hash PK, author, organiser, created_at, expires_at)      (schema 4)
                                                                the web pages' sign-ins (sessions.py)
 
@@ -41,7 +42,7 @@ from take5_arena.service import defaults, logs
 from take5_arena.service.errors import ServiceError
 
 ACCOUNTS_NAME = "accounts.sqlite"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _TABLES = ("arena_submissions", "arena_bots", "arena_authors")  # children first: drop order
 SCHEMA = """
@@ -120,6 +121,9 @@ CREATE TABLE arena_sessions (
 );
 CREATE INDEX arena_sessions_author ON arena_sessions(author, expires_at)
 """,
+    5: """
+ALTER TABLE arena_submissions ADD COLUMN competition TEXT NOT NULL DEFAULT ''
+""",
 }
 """Schema version -> the statements that make it from the one before. Version 2: names claimed only
 by an accepted version (squatted names of version 1, never accepted, are released), unique by
@@ -130,7 +134,9 @@ and each token's salted HMAC (``token_check``, NULL until the token's first use 
 a cheap check, so that no limit turns a call away before its secret is looked at). Version 4: the
 web pages' sign-ins (``arena_sessions``, take5_arena/service/authors/sessions.py), kept with the
 accounts so that every web process of the arena, on any host, knows each of them (a session's id
-only as its SHA-256; ``author`` is no foreign key: the organiser signs in too)."""
+only as its SHA-256; ``author`` is no foreign key: the organiser signs in too). Version 5: the
+competition each submission enters (``competition``, '' the default: the arena's own directory;
+take5_arena/service/competitions.py), so that each competition's queue validates its own."""
 
 
 def unfinished_uploads(path: Path) -> list[str]:

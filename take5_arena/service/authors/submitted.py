@@ -102,21 +102,23 @@ class SubmissionQueue(BotClaims):
         archive_path: str,
         archive_bytes: int,
         upload_key: str | None = None,
+        competition: str = "",
     ) -> SubmissionRow:
-        """Commit a fully received upload (the limits checked again). The name is not claimed:
-        that happens when a version of it is accepted (:meth:`claim`). An ``upload_key`` this
-        author used before: the submission it named, and nothing is recorded (:meth:`uploaded`)."""
+        """Commit a fully received upload (the limits checked again) to ``competition`` ('' the
+        default). The name is not claimed: that happens when a version of it is accepted
+        (:meth:`claim`). An ``upload_key`` this author used before: the submission it named, and
+        nothing is recorded (:meth:`uploaded`)."""
         sid = f"s-{datetime.now(timezone.utc).strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
         with self.tx() as db:
             # in the writing transaction: two uploads of one key at once record one of them
-            first = self.uploaded(author, upload_key, bot_name, archive_sha256)
+            first = self.uploaded(author, upload_key, bot_name, archive_sha256, competition)
             if first is not None:
                 return first
             self._check_can_submit(db, author, bot_name, archive_bytes)
             db.execute(
                 "INSERT INTO arena_submissions(id, author, bot_name, archive_sha256, archive_path,"
-                " archive_bytes, received_at, status, upload_key)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'received', ?)",
+                " archive_bytes, received_at, status, upload_key, competition)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)",
                 (
                     sid,
                     author.name,
@@ -126,16 +128,22 @@ class SubmissionQueue(BotClaims):
                     archive_bytes,
                     now(),
                     upload_key,
+                    competition,
                 ),
             )
         return self.submission(sid)
 
     def uploaded(
-        self, author: Author, upload_key: str | None, bot_name: str, archive_sha256: str
+        self,
+        author: Author,
+        upload_key: str | None,
+        bot_name: str,
+        archive_sha256: str,
+        competition: str = "",
     ) -> SubmissionRow | None:
         """The submission ``author`` recorded under ``upload_key`` (None: none, or no key): a
-        retried upload gets the first one's answer. A key that named another bot or archive is a
-        BadRequestError: a client names each upload once."""
+        retried upload gets the first one's answer. A key that named another bot, archive or
+        competition is a BadRequestError: a client names each upload once."""
         if not upload_key:
             return None
         rows = self._read(
@@ -145,10 +153,14 @@ class SubmissionQueue(BotClaims):
         if not rows:
             return None
         row = self._submission(rows[0])
-        if row.bot_name != bot_name or row.archive_sha256 != archive_sha256:
+        if (
+            row.bot_name != bot_name
+            or row.archive_sha256 != archive_sha256
+            or row.competition != competition
+        ):
             raise BadRequestError(
-                "this upload key named another upload (another bot or archive): give each upload "
-                "a key of its own"
+                "this upload key named another upload (another bot, archive or competition): give "
+                "each upload a key of its own"
             )
         return row
 

@@ -5,7 +5,9 @@ included) because it says what it saw on its own stderr, which the records keep 
 What it measures, from inside its sandbox: the time from its process's start (or its previous
 game's end) to its first decision (a table played straight after an image build, or on a cold
 engine, could start otherwise), the wall clock between two of its decisions (its opponents' speed
-plus the referee's), and its own think time for a fixed piece of work (how busy the machine is).
+plus the referee's), its own think time for a fixed piece of work (how busy the machine is), and
+the seat the referee gave it (a ladder that seated a new version first in its first rated tables,
+as the gauntlet once did, gave those away by the seat alone).
 At the last decision of each round it writes those figures so far as one JSON line ("clockwatch
 ..."); it plays its highest card, unlike any bot of the pool: its play gives nothing away."""
 
@@ -52,6 +54,7 @@ class ClockWatch(Bot):
                 "first": round(self.first, 4),
                 "gap": round(statistics.median(self.gaps), 5) if self.gaps else None,
                 "think": round(statistics.median(self.think), 6),
+                "seat": view.seat,
                 "began": round(self.began, 3),
                 "ended": round(time.time(), 3),
             }

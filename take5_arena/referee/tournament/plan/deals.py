@@ -68,6 +68,15 @@ class Dealer:
 
         return deal
 
+    def choice_seed(self, identity: str, public: int) -> int:
+        """The seed of a choice other than a deal (the ladder's next tables and their seat
+        order), named ``identity``: from the secret key when there is one, so that no one can
+        foresee where a bot will sit and tell its rated tables from its validation
+        (docs/security.md), else ``public`` (derived from the public seed by the caller)."""
+        if self.key is None:
+            return public
+        return keyed_seed(self.key.key, f"choice {identity}")
+
     def seed_of(self, game: StoredGame) -> int:
         """The seed of a stored game: the store's, or for a sealed game its key's HMAC."""
         if not game.sealed:
