@@ -119,8 +119,9 @@ class BotClaims(AccountsBase):
     def adopt(self, author: str, bot_name: str) -> bool:
         """Claim ``bot_name`` for ``author`` when a competition's store has it as an entrant that
         ``author`` entered (every version of it, in every competition, theirs) and nobody claims
-        it: a version of theirs accepted whose claim was cut off (the arena failing between the store's commit and
-        the claim, take5_arena/service/submissions.py); whether it claimed it now."""
+        it: a version of theirs accepted whose claim was cut off (the arena failing between the
+        store's commit and the claim, take5_arena/service/submissions.py); whether it claimed it
+        now."""
         if self._read("SELECT 1 FROM arena_bots WHERE name_key = ?", (name_key(bot_name),)):
             return False
         versions = []
