@@ -75,6 +75,8 @@ def test_an_author_cannot_pad_games_by_sending_the_same_code_again(tmp_path):
                 assert reply.version == 1
                 assert "alicebot@1, which plays now: not validated again" in reply.validation
             assert _seats(directory) == seats  # no game played, none rated
+            unpacked = directory / "arena" / "bots" / "alicebot"
+            assert len(list(unpacked.iterdir())) == 1  # the repacked upload's folder is gone
 
             # the same code under a second name: refused, naming the version that plays it
             twin = alice.submit("alicetwin", pack_folder(_folder(tmp_path, "a3", code_a)))

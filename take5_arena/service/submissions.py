@@ -413,6 +413,8 @@ class SubmissionQueue:
         except FileNotFoundError:
             return Outcome(SubmissionStatus.REFUSED, "the archive is gone; submit again")
         outcome = _unplaced(self.validate(row, folder), folder, row.bot_name)
+        if outcome.status == SubmissionStatus.UNCHANGED:
+            self._forget(folder)  # unless the version that plays was unpacked from it
         if adopted and outcome.status == SubmissionStatus.UNCHANGED:
             return self._accepted(row.bot_name)  # its version, entered by the earlier attempt
         if outcome.status == SubmissionStatus.REFUSED:
@@ -507,11 +509,13 @@ class SubmissionQueue:
             self.accounts.forget_archive(row.id)
 
     def _forget(self, folder: Path) -> None:
-        """A refused bot's folder is not referenced by any version: remove it (unless one does)."""
+        """A refused or unchanged bot's folder: removed unless a version names it (its
+        ``bot_dir``)."""
         from take5_arena.referee.store import Store  # lazy: start-up time
 
         with Store(self.directory, readonly=True) as store:
-            if any(v.bot_dir == str(folder) for v in store.versions.all()):
+            names = {str(folder), str(folder.resolve())}  # submit() stores it resolved
+            if any(v.bot_dir in names for v in store.versions.all()):
                 return
         shutil.rmtree(folder, ignore_errors=True)
         if folder.parent.is_dir() and not any(folder.parent.iterdir()):
