@@ -257,8 +257,9 @@ def test_a_name_that_looks_like_one_taken_is_refused(authors, tmp_path):
     server = Server(directory, "--sandbox", "local", "--players", "2", "--no-ladder")
     try:
         with server.client(tokens["alice"]) as alice, server.client(tokens["bob"]) as bob:
-            for who, name in [(alice, "alicebot"), (alice, "alice-bot")]:
-                reply = who.submit(name, pack_folder(EXAMPLES / "lowest"))
+            # two bots of alice's, of two codes (one code plays under one name)
+            for who, name, bot in [(alice, "alicebot", "lowest"), (alice, "alice-bot", "random")]:
+                reply = who.submit(name, pack_folder(EXAMPLES / bot))
                 assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
             looks = ["alicebot.", "a1icebot", "AIicebot", "alice_bot_", "alice.bot", "heur1stic"]
             for who, name in [(bob, n) for n in looks] + [(alice, "alicebot.")]:

@@ -229,3 +229,24 @@ def test_a_game_given_up_at_its_keys_reveal_is_never_recorded(store):
     assert store.deal_keys.abandon_pending(1) == 1
     assert store.results.record_game("k1", record_for("k1", 2, 7)) is False
     assert store.results.recorded_count() == 1
+
+
+def test_an_authors_versions_of_one_code_by_archive_or_by_image(store):
+    """``store.versions.of_code``: the arena's look-up before it validates a submission again
+    (take5_arena/referee/tournament/copies.py), on both backends."""
+    add = store.versions.add
+    add("alpha", source_hash="h1", bot_dir="/a", kind="python", image_id="i1", author="al")
+    add("alpha", source_hash="h2", bot_dir="/a", kind="python", image_id="i2", author="al")
+    add("beta", source_hash="h1", bot_dir="/b", kind="python", image_id="i1", author="al")
+    add("gamma", source_hash="h1", bot_dir="/g", kind="python", image_id="i1", author="bo")
+    of_code = store.versions.of_code
+    assert [v.key for v in of_code("al", source_hash="h1")] == ["alpha@1", "beta@1"]
+    assert [v.key for v in of_code("al", image_id="i2")] == ["alpha@2"]
+    assert [v.key for v in of_code("al", source_hash="h2", image_id="i1")] == [
+        "alpha@1",
+        "alpha@2",
+        "beta@1",
+    ]
+    assert of_code("al", source_hash="h9") == []
+    assert of_code("al") == []
+    assert [v.key for v in of_code("bo", source_hash="h1")] == ["gamma@1"]

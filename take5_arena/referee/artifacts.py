@@ -332,6 +332,23 @@ def materialize(digest: str, data: bytes | None, cache: Path | None = None) -> P
     return target / "bot"
 
 
+def discard(digest: str, cache: Path | None = None) -> bool:
+    """Remove artifact ``digest``'s folder from this process's ``cache`` (a refused candidate's,
+    which no version plays: take5_arena/referee/tournament/submission.py); whether there was one.
+    Moved aside first, so that it disappears at once and no caller plays a half-removed folder."""
+    cache = cache or cache_dir()
+    target = cache / _hex(digest)
+    if not target.is_dir() or target.is_symlink():
+        return False
+    aside = cache / f".discarded-{_hex(digest)[:12]}-{secrets.token_hex(4)}"
+    try:
+        os.rename(target, aside)
+    except OSError:
+        return False
+    shutil.rmtree(aside, ignore_errors=True)
+    return True
+
+
 @dataclass(frozen=True)
 class Pruned:
     """A file or folder removed by a prune (or that a dry run would remove), and its size."""

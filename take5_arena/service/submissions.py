@@ -18,6 +18,10 @@ again against a limit (the hourly count is of uploads). A cause that may also be
 container not starting in time, its build running out of time), or an unexpected error of the
 arena's, is tried :data:`defaults.BOUNDED_ATTEMPTS` times before it is refused.
 
+A validation that fails once the store has entered its version (with its validation games, in
+one transaction) passed: the name is claimed then (``Accounts.adopt``), at once or at the retry,
+and the author hears "accepted", never "the name was taken meanwhile" by their own version.
+
 Once judged, a submission's upload is removed, and a refused bot's unpacked folder too; a name is
 claimed by the author only when a version of it is accepted (take5_arena/service/authors/).
 """
@@ -345,8 +349,9 @@ class SubmissionQueue:
             first = str(error).splitlines()[0] if str(error) else ""
             what = f"the arena failed while validating ({type(error).__name__}: {first})"
             self.log.exception("submission %s: %s", row.id, what)
-            # unknown: tried again a few times (it may pass), then refused, saying it was the arena
-            outcome = (
+            # unknown: tried again a few times (it may pass), then refused, saying it was the arena;
+            # unless it failed once the store had entered its version: then it passed
+            outcome = self._entered(row) or (
                 Outcome(SubmissionStatus.RECEIVED, what, attempt=True)
                 if row.attempts + 1 < defaults.BOUNDED_ATTEMPTS
                 else Outcome(
@@ -384,8 +389,11 @@ class SubmissionQueue:
         self._tell(self.accounts.submission(row.id))
 
     def _attempt(self, row: SubmissionRow) -> Outcome:
+        adopted = False
         try:
             author = self.accounts.author(row.author)
+            if author.active and row.attempts:  # an earlier attempt entered it, then failed
+                adopted = self.accounts.adopt(row.author, row.bot_name)
             self.accounts.check_owner(author, row.bot_name, must_exist=False)
         except PermissionDeniedError as error:
             return Outcome(SubmissionStatus.REFUSED, f"{error} (the name was taken meanwhile)")
@@ -405,6 +413,10 @@ class SubmissionQueue:
         except FileNotFoundError:
             return Outcome(SubmissionStatus.REFUSED, "the archive is gone; submit again")
         outcome = _unplaced(self.validate(row, folder), folder, row.bot_name)
+        if outcome.status == SubmissionStatus.UNCHANGED:
+            self._forget(folder)  # unless the version that plays was unpacked from it
+        if adopted and outcome.status == SubmissionStatus.UNCHANGED:
+            return self._accepted(row.bot_name)  # its version, entered by the earlier attempt
         if outcome.status == SubmissionStatus.REFUSED:
             self._forget(folder)
         elif outcome.status == SubmissionStatus.ACCEPTED or (
@@ -412,6 +424,28 @@ class SubmissionQueue:
         ):
             self.accounts.claim(row.author, row.bot_name)
         return outcome
+
+    def _entered(self, row: SubmissionRow) -> Outcome | None:
+        """The verdict of a validation that failed after the store had entered its version (and
+        its validation games, one transaction): accepted, its name claimed now; None when the
+        store has no such version (nothing of it was kept), or the accounts fail too (the
+        retry claims it, :meth:`_attempt`)."""
+        try:
+            if not self.accounts.adopt(row.author, row.bot_name):
+                return None
+            return self._accepted(row.bot_name)
+        except Exception as error:  # noqa: BLE001 - said; the retry looks again
+            self.log.error("submission %s: its version not looked up: %s", row.id, error)
+            return None
+
+    def _accepted(self, bot_name: str) -> Outcome:
+        """``bot_name``'s latest version as the verdict of the submission that entered it."""
+        from take5_arena.referee.store import Store  # lazy: start-up time
+
+        with Store(self.directory, readonly=True) as store:
+            version = [v for v in store.versions.all() if v.name == bot_name][-1]
+        smoke = str(version.validation.get("smoke", ""))
+        return Outcome(SubmissionStatus.ACCEPTED, smoke, version_id=version.id)
 
     def _validate_folder(self, row: SubmissionRow, folder: Path) -> Outcome:
         """``referee submit``'s validation of the unpacked folder (the default :data:`Validate`)."""
@@ -437,6 +471,7 @@ class SubmissionQueue:
                 log=lambda line: self._progress(row, folder, line),
                 pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
                 play=self.play_table or run_table,
+                once=True,  # code the author has playing already: not validated again
             )
         except SubmitDeferredError as deferred:
             if deferred.bounded and row.attempts + 1 >= defaults.BOUNDED_ATTEMPTS:
@@ -474,11 +509,13 @@ class SubmissionQueue:
             self.accounts.forget_archive(row.id)
 
     def _forget(self, folder: Path) -> None:
-        """A refused bot's folder is not referenced by any version: remove it (unless one does)."""
+        """A refused or unchanged bot's folder: removed unless a version names it (its
+        ``bot_dir``)."""
         from take5_arena.referee.store import Store  # lazy: start-up time
 
         with Store(self.directory, readonly=True) as store:
-            if any(v.bot_dir == str(folder) for v in store.versions.all()):
+            names = {str(folder), str(folder.resolve())}  # submit() stores it resolved
+            if any(v.bot_dir in names for v in store.versions.all()):
                 return
         shutil.rmtree(folder, ignore_errors=True)
         if folder.parent.is_dir() and not any(folder.parent.iterdir()):

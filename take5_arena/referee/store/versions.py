@@ -185,6 +185,21 @@ class Versions(Repository):
         ).fetchall()
         return [self._version(r) for r in rows]
 
+    def of_code(
+        self, author: str, *, source_hash: str | None = None, image_id: str | None = None
+    ) -> list[EntrantVersion]:
+        """``author``'s versions of this code: the same archive digest (``source_hash``) or the
+        same built image (``image_id``), by name and version. The arena's validation asks before
+        it validates a submission again (take5_arena/referee/tournament/copies.py)."""
+        if source_hash is None and image_id is None:
+            return []
+        rows = self._db.execute(
+            f"{self._VERSION_SQL} WHERE v.author = ? AND (v.source_hash = ? OR v.image_id = ?)"
+            " ORDER BY e.name, v.version",
+            (author, source_hash, image_id),
+        ).fetchall()
+        return [self._version(r) for r in rows]
+
     def withdraw(self, name: str) -> bool:
         """Leave entrant ``name`` out of future schedules (its games stay recorded); whether it was
         active until now."""

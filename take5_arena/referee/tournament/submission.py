@@ -23,7 +23,9 @@ In the arena those smoke tables are dealt as rated tables are, from the season's
 in the store, so that no validation deal is ever a rated table's or another validation's), and
 named as rated games are (run/table.py's :func:`~.run.table.match_config`). When the version
 passes they are stored as rated games (a schedule ``validation-NNNNNN``, :func:`_rate`): their
-records verify as any other; when it fails, nothing of them is kept.
+records verify as any other; when it fails, nothing of them is kept. An arena that deals from a
+public seed deals its smoke tables against the pool from the OS's random source instead, and plays
+them the same way, never rated.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from take5.record import DealRecord, GameRecord
 
 from ...errors import require_extra
 from .. import defaults
-from ..artifacts import Artifact, ArtifactError, materialize, pack
+from ..artifacts import Artifact, ArtifactError, discard, materialize, pack
 from ..errors import InfraError
 from ..kinds import SandboxKind
 from ..match.botref import BadBotRefError, BotRef, parse_bot
@@ -62,9 +64,10 @@ from ..sandbox.build_errors import (
 from ..sandbox.errors import EngineUnavailableError, ImageBuildError
 from ..store import EntrantVersion, Store
 from ..store.deals import current_season
+from .copies import playing_copy
 from .errors import SubmitDeferredError, SubmitRefusedError, TournamentError
 from .plan.deals import Dealer
-from .plan.schedule import DealSource, ScheduledGame, games_of_table
+from .plan.schedule import Deal, DealSource, ScheduledGame, games_of_table
 from .plan.settings import TournamentSettings
 from .run import launchers
 from .run.archives import ArchiveSource, InlineArchive, StoredArchive, folder_of
@@ -150,6 +153,7 @@ def submit(
     pool: bool = False,
     log: Callable[[str], None] = lambda line: None,
     play: TablePlayer = run_table,
+    once: bool = False,
 ) -> Submitted:
     """Validate the bot in ``bot_dir`` and record it as (a new version of) entrant ``name``.
 
@@ -161,7 +165,9 @@ def submit(
     not be validated for the arena's own reasons (:func:`build_failure`, :func:`start_failure`).
     ``pool``: the smoke tables' other seats are other authors' current versions
     (:func:`pool_opponents`) when there are enough of them, house bots otherwise; those tables are
-    played by ``play`` (:data:`TablePlayer`).
+    played by ``play`` (:data:`TablePlayer`). ``once`` (the arena's rule, copies.py): code that
+    ``author`` already has in the store is not validated again: the version that plays it is
+    returned unchanged, or the submission refused.
     """
     problem = name_problem("bot", name) or (
         None if author is None else name_problem("author", author)
@@ -197,6 +203,7 @@ def submit(
             pool=pool,
             log=log,
             play=play,
+            once=once,
         )
 
 
@@ -213,6 +220,7 @@ def _validate(
     pool: bool,
     log: Callable[[str], None],
     play: TablePlayer,
+    once: bool,
 ) -> Submitted:
     """Validate the unpacked archive ``snapshot`` of ``folder``; record it if it passes."""
     try:
@@ -224,32 +232,22 @@ def _validate(
     held: list[int] = []  # the version number held for this submission (Versions.reserve)
     try:
         _refuse_after_cutoff(store)  # before any work, and again when the version is entered
-        stored = store.settings.get()
-        settings = TournamentSettings.from_json(stored).updated(
-            {"sandbox": sandbox, "timeout": timeout}
-        )
-        if not stored:
-            store.settings.set(settings.to_json())
+        settings = _settings(store, sandbox, timeout)
         if ref.kind == "dockerfile" and settings.sandbox != SandboxKind.DOCKER:
             raise SubmitRefusedError(
                 "the folder has only a Dockerfile: it can only run in the docker sandbox"
             )
-        digest = artifact.digest.removeprefix(
-            "sha256:"
-        )  # one identity for a version: its archive's
+        digest = artifact.digest.removeprefix("sha256:")  # a version's identity: its archive's
+        copies = author if once else None  # whose code that plays already is not validated again
+        if (copy := _copy_of(store, name, copies, digest)) is not None:
+            return _unchanged(copy)
         image_id = None
         launcher = _launcher(settings, shared=pool)
         try:
             if launcher is not None:
-                log(
-                    f"building the image of {folder} (archive {artifact.digest[:19]}, "
-                    f"{artifact.size} bytes) ..."
-                )
-                try:
-                    info = launcher.image(ref)
-                except ImageBuildError as error:
-                    raise build_failure(error) from None
-                image_id = info.id
+                image_id = _build(launcher, ref, folder, artifact, log)
+                if (copy := _copy_of(store, name, copies, image_id=image_id)) is not None:
+                    return _unchanged(copy)
             opponents = pool_opponents(store, name, author, settings.game.players) if pool else None
             # Smoke games that may count name the version they will be, held now, so that another
             # submission of the name validated meanwhile (another process on the store) gets
@@ -271,6 +269,8 @@ def _validate(
         # the two would leave a version whose validation games are pending forever, never played
         # (a reveal would then need --abandon-pending), or games without their version.
         with store.transaction():
+            # looked up again: a copy entered meanwhile under another name (another validator)
+            _copy_of(store, name, copies, digest, image_id=image_id)
             version, created = store.versions.add(
                 name,
                 source_hash=digest,
@@ -295,11 +295,77 @@ def _validate(
         elif unrated:
             log(f"validation games not rated: {unrated}")
         return Submitted(version, created, smoke, rated)
+    except SubmitRefusedError:
+        _forget_refused(store, artifact)
+        raise
     finally:
         for number in held:  # not entered: the number goes back
             with contextlib.suppress(Exception):
                 store.versions.release(name, number)
         store.close()
+
+
+def _settings(store: Store, sandbox: str | None, timeout: float | None) -> TournamentSettings:
+    """The tournament's settings with the sandbox and time limit given (None: the store's), which a
+    new tournament's store keeps."""
+    stored = store.settings.get()
+    settings = TournamentSettings.from_json(stored).updated(
+        {"sandbox": sandbox, "timeout": timeout}
+    )
+    if not stored:
+        store.settings.set(settings.to_json())
+    return settings
+
+
+def _build(
+    launcher: DockerLauncher,
+    ref: BotRef,
+    folder: Path,
+    artifact: Artifact,
+    log: Callable[[str], None],
+) -> str:
+    """Build the bot's image (the author hears it is being built); its id."""
+    log(
+        f"building the image of {folder} (archive {artifact.digest[:19]}, "
+        f"{artifact.size} bytes) ..."
+    )
+    try:
+        return launcher.image(ref).id
+    except ImageBuildError as error:
+        raise build_failure(error) from None
+
+
+def _forget_refused(store: Store, artifact: Artifact) -> None:
+    """A refused candidate's code out of this process's artifact cache, where its smoke tables
+    unpacked it (run/archives.py), unless a stored version is the same code (it plays from
+    there). A Dask worker's cache is the worker's: its ``referee prune`` removes it in time."""
+    with contextlib.suppress(Exception):  # the refusal is what the author hears
+        if not any(v.artifact == artifact.digest for v in store.versions.all()):
+            discard(artifact.digest)
+
+
+def _copy_of(
+    store: Store,
+    name: str,
+    author: str | None,
+    digest: str | None = None,
+    *,
+    image_id: str | None = None,
+) -> EntrantVersion | None:
+    """The version of ``name`` that plays this code now (copies.py; None: none, or no ``author``
+    whose copies to look for); raises SubmitRefusedError for another copy of the author's."""
+    if author is None:
+        return None
+    return playing_copy(store, name, author, source_hash=digest, image_id=image_id)
+
+
+def _unchanged(version: EntrantVersion) -> Submitted:
+    """The answer to code that plays already as ``version``: nothing validated, stored or played."""
+    return Submitted(
+        version,
+        False,
+        f"the same code as {version.key}, which plays now: not validated again, no game played",
+    )
 
 
 def _launcher(settings: TournamentSettings, *, shared: bool) -> DockerLauncher | None:
@@ -382,16 +448,15 @@ def _house(n: int) -> list[tuple[BotRef, SeatSpec | None]]:
 
 def _dealt(
     store: Store, settings: TournamentSettings, candidate: SeatSpec, artifact: Artifact
-) -> Dealt | None:
-    """How smoke tables against the pool are dealt so that they can count: from the season's
-    secret key, in the validation namespace; None for an arena that deals from a public seed (its
-    smoke deals then come from the OS's random source and never count)."""
+) -> Dealt:
+    """How smoke tables against the pool are dealt: so that they can count, from the season's
+    secret key in the validation namespace; in an arena that deals from a public seed, from the
+    OS's random source (a public seed's deals are predictable, so they never count), but played
+    by ``play`` all the same, as its rated tables are (the ladder's driver)."""
     try:
         dealer = Dealer.of(store, settings)
     except TournamentError as error:  # the key file missing: the arena's to mend
         raise SubmitDeferredError(f"the arena cannot deal: {error}") from None
-    if dealer.key is None:
-        return None
     context = settings.game_context()
 
     def source(digest: str) -> ArchiveSource:
@@ -399,6 +464,15 @@ def _dealt(
             return InlineArchive(artifact.data)
         return StoredArchive(str(store.archives.path(digest).absolute()))
 
+    if dealer.key is None:
+        return Dealt(
+            candidate,
+            lambda table, seats: Deal(secrets.randbits(63)),
+            "",
+            lambda: store.settings.take(VALIDATION_COUNTER),
+            context,
+            source,
+        )
     return Dealt(
         candidate,
         dealer.source(VALIDATION_NAMESPACE, context),
@@ -450,6 +524,8 @@ def _rate(
     were where the version's author is to hear it."""
     played = [t for t in tables if len(t.records) == len(t.games)]
     if not tables or len(played) < len(tables) or version.key != candidate.key:
+        return 0, None
+    if any(t.spec.deal is None for t in tables):  # dealt from no key: predictable, never rated
         return 0, None
     if any(not r.get("complete") for t in tables for r in t.records):
         return 0, None

@@ -116,6 +116,23 @@ class BotClaims(AccountsBase):
                 (bot_name, name_key(bot_name), author, now()),
             )
 
+    def adopt(self, author: str, bot_name: str) -> bool:
+        """Claim ``bot_name`` for ``author`` when a competition's store has it as an entrant that
+        ``author`` entered (every version of it, in every competition, theirs) and nobody claims
+        it: a version of theirs accepted whose claim was cut off (the arena failing between the
+        store's commit and the claim, take5_arena/service/submissions.py); whether it claimed it
+        now."""
+        if self._read("SELECT 1 FROM arena_bots WHERE name_key = ?", (name_key(bot_name),)):
+            return False
+        versions = []
+        for directory in every_directory(self.directory):  # a name is one in every competition
+            with Store(directory, readonly=True) as store:
+                versions += [v for v in store.versions.all() if v.name == bot_name]
+        if not versions or any(v.author != author for v in versions):
+            return False
+        self.claim(author, bot_name)
+        return True
+
     def set_note(self, bot_name: str, note: str, *, ban: bool | None = None) -> None:
         """The organiser's note on a bot (why it was withdrawn), and whether it is banned (None:
         unchanged). A house bot gets a row of its own (author NULL) to hold it."""
