@@ -57,14 +57,6 @@ GVISOR = SandboxLimits().runtime == "runsc"
 # Pure parts: no engine needed
 
 
-def _watcher_without_engine() -> reaper.ExitWatcher:
-    """An exit watcher fed by hand (`record`), as its stream thread would feed it."""
-    watcher = reaper.ExitWatcher.__new__(reaper.ExitWatcher)
-    watcher.codes, watcher.oom = {}, set()
-    watcher._oom_seen = threading.Condition()
-    return watcher
-
-
 def _die(cid: str, code: int) -> dict:
     return {"Action": "die", "id": cid, "Actor": {"ID": cid, "Attributes": {"exitCode": str(code)}}}
 
@@ -73,7 +65,7 @@ def test_an_oom_event_after_the_die_event_still_makes_the_verdict(monkeypatch):
     # Under load Docker reports the die before the oom, and the cgroup (the kernel's count) is
     # gone by then: the verdict must not depend on which came first.
     monkeypatch.setattr(reaper, "OOM_GRACE", 5.0)
-    watcher = _watcher_without_engine()
+    watcher = reaper.ExitLog()  # fed by hand, as the watcher's stream thread feeds it
     watcher.record(_die("c1", 137))
     late = threading.Timer(0.3, watcher.record, [{"Action": "oom", "id": "c1"}])
     late.start()
@@ -85,7 +77,7 @@ def test_an_oom_event_after_the_die_event_still_makes_the_verdict(monkeypatch):
 
 def test_an_exit_that_is_no_oom_kill_is_told_without_waiting_long(monkeypatch):
     monkeypatch.setattr(reaper, "OOM_GRACE", 0.3)
-    watcher = _watcher_without_engine()
+    watcher = reaper.ExitLog()  # fed by hand, as the watcher's stream thread feeds it
     watcher.record(_die("c2", 3))
     started = time.monotonic()
     assert not watcher.await_oom("c2", 3, lambda: False)  # not SIGKILL: no wait at all

@@ -159,7 +159,7 @@ def _sweep_dead_roots() -> int:
 
 
 OOM_GRACE = 2.0
-"""Seconds `ExitWatcher.await_oom` waits for the engine's word that a container killed by SIGKILL
+"""Seconds `ExitLog.await_oom` waits for the engine's word that a container killed by SIGKILL
 was OOM-killed. The kernel notifies the runtime of an OOM kill and the bot's exit by two separate
 paths, so under load Docker can report the ``die`` before the ``oom`` (and Docker 20.10 then never
 sets ``State.OOMKilled``), while the container's cgroup, whose ``oom_kill`` count says it for
@@ -169,43 +169,14 @@ SIGKILL_EXIT = 128 + signal.SIGKILL
 """The exit code the engine reports for a container whose process was killed by SIGKILL."""
 
 
-class ExitWatcher:
-    """Follows the engine's events for one run: the exit code and OOM kill of each container.
+class ExitLog:
+    """What the engine said of each container's end: its exit code and its OOM kill (fed by
+    `record`, one event at a time; `ExitWatcher` feeds it from the engine's stream)."""
 
-    Uses a connection of its own (a stream holds it for the run's lifetime). If the stream ends
-    before `close`, `healthy` turns False and callers fall back to inspecting containers."""
-
-    def __init__(self, run_id: str) -> None:
-        # docker-py only once a run starts: the reaper process imports this module too
-        from . import engine
-
+    def __init__(self) -> None:
         self.codes: dict[str, int] = {}
         self.oom: set[str] = set()
         self._oom_seen = threading.Condition()
-        self.closing = False
-        self.healthy = True
-        self._client = engine.connect()
-        self._stream = self._client.events(
-            since=int(time.time()) - 1,
-            decode=True,
-            filters={
-                "type": "container",
-                "label": f"{LABEL_RUN}={run_id}",
-                "event": ["die", "oom"],
-            },
-        )
-        self.thread = threading.Thread(target=self._run, name=f"take5-events-{run_id}", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for event in self._stream:
-                self.record(event)
-        except Exception:  # noqa: BLE001, S110 - a closed or broken stream ends the same way
-            pass
-        if not self.closing:
-            self.healthy = False
-            log.warning("the Docker event stream ended; bot exits are now found by inspection")
 
     def record(self, event: dict[str, Any]) -> None:
         """Keep what one event of the stream says: a container's exit code or its OOM kill."""
@@ -236,6 +207,43 @@ class ExitWatcher:
                 return False
             with self._oom_seen:
                 self._oom_seen.wait_for(lambda: container_id in self.oom, min(left, 0.25))
+
+
+class ExitWatcher(ExitLog):
+    """Follows the engine's events for one run: the exit code and OOM kill of each container.
+
+    Uses a connection of its own (a stream holds it for the run's lifetime). If the stream ends
+    before `close`, `healthy` turns False and callers fall back to inspecting containers."""
+
+    def __init__(self, run_id: str) -> None:
+        # docker-py only once a run starts: the reaper process imports this module too
+        from . import engine
+
+        super().__init__()
+        self.closing = False
+        self.healthy = True
+        self._client = engine.connect()
+        self._stream = self._client.events(
+            since=int(time.time()) - 1,
+            decode=True,
+            filters={
+                "type": "container",
+                "label": f"{LABEL_RUN}={run_id}",
+                "event": ["die", "oom"],
+            },
+        )
+        self.thread = threading.Thread(target=self._run, name=f"take5-events-{run_id}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for event in self._stream:
+                self.record(event)
+        except Exception:  # noqa: BLE001, S110 - a closed or broken stream ends the same way
+            pass
+        if not self.closing:
+            self.healthy = False
+            log.warning("the Docker event stream ended; bot exits are now found by inspection")
 
     def close(self) -> None:
         self.closing = True
@@ -319,6 +327,9 @@ if __name__ == "__main__":
 
 
 __all__ = [
+    "OOM_GRACE",
+    "SIGKILL_EXIT",
+    "ExitLog",
     "ExitWatcher",
     "owner_alive",
     "owner_label",
