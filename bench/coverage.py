@@ -133,6 +133,21 @@ class Cell:
         )
         return f"{self.truth} {self.spread:.0f} | {self.seats} | {deals} | {what}"
 
+    def seed(self, base: int) -> list[int]:
+        """The seed of the cell's tournaments: `base` (--seed) and the cell's own parameters, never
+        its place in the grid, so that a cell plays the same tournaments whichever other cells
+        run with it (--truth, --seats, --bots, a grid run in parts)."""
+        return [
+            base,
+            ("pl", "games").index(self.truth),
+            self.seats,
+            int(self.duplicate),
+            self.bots,
+            self.games_per_bot,
+            self.newcomer_units,
+            round(self.spread * 1000),
+        ]
+
 
 def strengths(truth: str, n: int, spread: float = SPAN) -> np.ndarray:
     """Planted strength, best first: logits (pl, evenly spaced over ``spread`` Elo) or the
@@ -561,7 +576,7 @@ def main() -> None:
         reps = max(4, math.ceil(want / per))
         if cell.truth == "games" and cell.games_per_bot >= 500 and not cell.newcomer_units:
             reps = max(3, reps // 4)  # the slowest cells: fewer repetitions, said in the table
-        rng = np.random.default_rng([args.seed, ci])
+        rng = np.random.default_rng(cell.seed(args.seed))
         t0 = time.perf_counter()
         for rep in range(reps):
             measure(cell, methods, rng, rep)

@@ -230,6 +230,36 @@ SLOW_BOT = (
 )
 
 
+#: A bot that always plays the card at index ``{pick}`` of its sorted hand, named ``{name}``: a
+#: distinct, deterministic player for the validation tests (`plain_bot`).
+PLAIN_BOT = """from take5 import Bot, run
+
+
+class Plain(Bot):
+    name = "{name}"
+
+    def pick_card(self, view):
+        return sorted(view.hand)[{pick}]
+
+
+if __name__ == "__main__":
+    run(Plain())
+"""
+
+
+def bot_folder(tmp_path: Path, name: str, text: str) -> Path:
+    """A bot's folder ``tmp_path/bots/name`` holding ``text`` as its bot.py."""
+    folder = tmp_path / "bots" / name
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_text(text)
+    return folder
+
+
+def plain_bot(tmp_path: Path, name: str, pick: str) -> Path:
+    """The folder of a :data:`PLAIN_BOT` called ``name`` playing ``sorted(view.hand)[pick]``."""
+    return bot_folder(tmp_path, name, PLAIN_BOT.format(name=name, pick=pick))
+
+
 def enter_with_a_slow_bot(directory: Path, url: str, scratch: Path) -> None:
     """Enter random, lowest and a bot that thinks slowly (:data:`SLOW_BOT`, written in
     ``scratch``) into the tournament in ``directory`` whose store is at ``url``: games long enough

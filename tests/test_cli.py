@@ -105,6 +105,27 @@ def test_errors_are_one_line_with_exit_code_2(tmp_path, referee_cli):
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", "{missing}"],
+        ["standings", "--records", "{missing}"],
+        ["publish", "--records", "{missing}", "--out", "{out}"],
+        ["replay", "{missing}"],
+        ["analyse", "{missing}"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_an_input_file_that_is_missing_is_bad_usage_in_every_command(tmp_path, referee_cli, args):
+    # docs/organisers/command-line.md: 2 for bad usage or input, whichever command reads it (1 is
+    # for a record read that breaks the rules, 4 for a damaged store)
+    missing, out = tmp_path / "no-such.json", tmp_path / "site"
+    argv = [a.format(missing=missing, out=out) for a in args]
+    result = referee_cli(argv)
+    assert result.exit_code == 2, (argv, result.output)
+    assert "Traceback" not in result.output and str(missing) in result.output
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_each_declared_subcommand_loads_the_command_it_names(name):
     command = COMMANDS[name].load()

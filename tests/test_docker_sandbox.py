@@ -30,7 +30,7 @@ from support import DOCKER_BOTS, ROOT, unavailable
 
 from take5_arena.referee.defaults import BASE_IMAGE
 from take5_arena.referee.match.remote import CallFailedError
-from take5_arena.referee.sandbox import cgroups, containers, engine, images, sockets
+from take5_arena.referee.sandbox import cgroups, containers, engine, images, reaper, sockets
 from take5_arena.referee.sandbox.errors import (
     ContainerStartError,
     EngineUnavailableError,
@@ -55,6 +55,38 @@ GVISOR = SandboxLimits().runtime == "runsc"
 
 # ------------------------------------------------------------------------------------------------
 # Pure parts: no engine needed
+
+
+def _die(cid: str, code: int) -> dict:
+    return {"Action": "die", "id": cid, "Actor": {"ID": cid, "Attributes": {"exitCode": str(code)}}}
+
+
+def test_an_oom_event_after_the_die_event_still_makes_the_verdict(monkeypatch):
+    # Under load Docker reports the die before the oom, and the cgroup (the kernel's count) is
+    # gone by then: the verdict must not depend on which came first.
+    monkeypatch.setattr(reaper, "OOM_GRACE", 5.0)
+    watcher = reaper.ExitLog()  # fed by hand, as the watcher's stream thread feeds it
+    watcher.record(_die("c1", 137))
+    late = threading.Timer(0.3, watcher.record, [{"Action": "oom", "id": "c1"}])
+    late.start()
+    started = time.monotonic()
+    assert watcher.await_oom("c1", watcher.exit_code("c1"), lambda: False)
+    assert 0.25 < time.monotonic() - started < 4.0  # woken by the event, not the grace's end
+    late.join()
+
+
+def test_an_exit_that_is_no_oom_kill_is_told_without_waiting_long(monkeypatch):
+    monkeypatch.setattr(reaper, "OOM_GRACE", 0.3)
+    watcher = reaper.ExitLog()  # fed by hand, as the watcher's stream thread feeds it
+    watcher.record(_die("c2", 3))
+    started = time.monotonic()
+    assert not watcher.await_oom("c2", 3, lambda: False)  # not SIGKILL: no wait at all
+    assert time.monotonic() - started < 0.2
+    watcher.record(_die("c3", 137))
+    asked: list[float] = []
+    assert not watcher.await_oom("c3", 137, lambda: asked.append(time.monotonic()) is not None)
+    assert len(asked) >= 2 and time.monotonic() - started >= 0.3  # waited the grace, asking
+    assert watcher.await_oom("c3", 137, lambda: True)  # the engine's flag or the cgroup's count
 
 
 def test_container_kwargs_lock_the_container_down():

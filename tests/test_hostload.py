@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +28,10 @@ from support import EXAMPLES, ROOT, TEST_BOTS, referee_env
 from take5.clock import Budget, ClockKind
 from take5.record import load_record
 from take5_arena.referee.match import runqueue
-from take5_arena.referee.match.clocks import Stopwatch
+from take5_arena.referee.match.clocks import SeatClock, Stopwatch
+from take5_arena.referee.match.config import CallLimits
+from take5_arena.referee.match.handle import AddressHandle
+from take5_arena.referee.match.local import read_tree, tree_cpu_seconds
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not hasattr(os, "sched_setaffinity"),
@@ -150,6 +154,68 @@ def test_without_readable_waits_a_wall_cap_stays_the_bots_timeout() -> None:
     assert Stopwatch(budget, lambda: 0.0, waits=lambda: None).host_wait() is None
     assert runqueue.thread_waits([os.getpid()])[os.getpid()] >= 0
     assert runqueue.thread_waits([2**22 + 12345]) == {}  # no such thread
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as file:
+        return [int(child) for child in file.read().split()]
+
+
+def test_one_walk_of_a_local_bots_tree_finds_its_cpu_time_and_every_thread() -> None:
+    code = (
+        "import subprocess, sys, threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "time.sleep(60)"
+    )
+    bot = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        reading = read_tree(bot.pid)
+        for _ in range(200):  # its thread and its child, once started
+            reading = read_tree(bot.pid)
+            if reading is not None and len(reading.threads) >= 3:
+                break
+            time.sleep(0.02)
+        assert reading is not None and bot.pid in reading.threads
+        (child,) = _children(bot.pid)
+        assert child in reading.threads and len(reading.threads) == 3
+        assert reading.cpu_seconds > 0 and tree_cpu_seconds(bot.pid) >= reading.cpu_seconds
+    finally:
+        for child in _children(bot.pid):
+            os.kill(child, 9)
+        bot.kill()
+        bot.wait()
+    assert read_tree(bot.pid) is None  # gone
+
+
+class _Metered(AddressHandle):
+    """A bot on the CPU clock whose readings are counted."""
+
+    cpu_clock = True
+
+    def __init__(self) -> None:
+        super().__init__("127.0.0.1:1")
+        self.reads: list[str] = []
+
+    def cpu_time(self) -> float | None:
+        self.reads.append("cpu")
+        return 1.0
+
+    def run_waits(self) -> dict[int, int] | None:
+        self.reads.append("waits")
+        return {1: 0}
+
+    def meters(self) -> tuple[float | None, dict[int, int] | None]:
+        self.reads.append("both")
+        return 1.0, {1: 0}
+
+
+def test_a_decision_starts_with_one_reading_of_the_bots_meters() -> None:
+    handle = _Metered()
+    seat = SeatClock(CallLimits(clock=ClockKind.CPU), handle)
+    handle.reads.clear()
+    watch = seat.start(seat.budget())
+    assert handle.reads == ["both"] and watch.cpu0 == 1.0 and watch.waits0 == {1: 0}
 
 
 @pytest.mark.docker

@@ -23,7 +23,7 @@ from arena_support import Server, WebServer, add_author, cli, wait_until
 from support import EXAMPLES
 
 from take5_arena.referee.artifacts import ArtifactError, pack
-from take5_arena.referee.store import Store
+from take5_arena.referee.store import Store, archives
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -167,6 +167,44 @@ def test_an_archive_changed_in_the_store_is_refused_and_never_played(
         assert not (b / "artifacts").exists() or not any((b / "artifacts").iterdir())
     with Store(a, readonly=True) as store:  # the validating host's own file is still good
         assert store.archives.get(artifact.digest) == artifact
+
+
+def test_a_refused_archive_is_asked_of_the_store_again_later_not_every_second(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ladder looks for its tables every second: a digest the store refused is not read out of
+    the database again at each look, but after a wait that doubles (archives.REFETCH_FIRST, up to
+    REFETCH_LONGEST); once the store's copy is good again, the next ask after the wait takes it."""
+    monkeypatch.setattr(archives, "REFETCH_FIRST", 0.5)
+    monkeypatch.setattr(archives, "REFETCH_LONGEST", 1.0)
+    a, b = tmp_path / "A", tmp_path / "B"
+    artifact = pack(EXAMPLES / "lowest")
+    with Store(a, create=True, url=postgres_url) as store:
+        store.archives.put(artifact)
+    b.mkdir()
+    shutil.copy2(a / "store.url", b / "store.url")
+
+    def damage(data: str) -> None:
+        with psycopg.connect(postgres_url) as db:
+            db.execute(
+                f"UPDATE archive_blobs SET data = {data} WHERE digest = %s", (artifact.digest,)
+            )
+
+    damage("data || '\\x00'::bytea")
+    with Store(b) as store:
+        reads: list[str] = []
+        fetch = store.archives._fetch  # the seam: one read of the database
+        monkeypatch.setattr(store.archives, "_fetch", lambda d: reads.append(d) or fetch(d))
+        started = time.monotonic()
+        while time.monotonic() - started < 2.4:  # the ladder's looks, far more often than 1/s
+            with pytest.raises(ArtifactError, match="does not match its digest"):
+                store.archives.get(artifact.digest)
+            time.sleep(0.05)
+        assert 2 <= len(reads) <= 4, reads  # at 0, 0.5, 1.5 (then 2.5): not ~48 reads
+        damage("substring(data from 1 for length(data) - 1)")  # mended in the store
+        time.sleep(1.1)
+        assert store.archives.get(artifact.digest) == artifact
+        assert store.archives.get(artifact.digest) == artifact  # from its own file now
 
 
 BUILDS = "this process builds the site"

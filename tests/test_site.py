@@ -271,6 +271,25 @@ def test_file_keys_are_the_same_in_javascript(page, site):
     ]
 
 
+def test_links_escape_every_value_they_carry(page, site):
+    # A published file is hostile: a replay's number or a name must not add or change parameters.
+    open_page(page, site, "index.html")
+    hrefs = page.evaluate(
+        """() => [
+            Take5.replayHref("g 1&x", 3),
+            Take5.replayHref("g1", "2&game=evil#r9"),
+            Take5.replayHref("g1", null),
+            Take5.botHref("a&b=c/d"),
+        ]"""
+    )
+    assert hrefs == [
+        "replay.html?game=g%201%26x&n=3",
+        "replay.html?game=g1&n=2%26game%3Devil%23r9",
+        "replay.html?game=g1",
+        "bot.html?bot=a%26b%3Dc%2Fd",
+    ]
+
+
 # -- bot page -------------------------------------------------------------------------------------
 
 

@@ -6,35 +6,13 @@ version with its validation schedule's games pending forever, which a reveal the
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from arena_support import plain_bot
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.store.results import Results
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.referee.tournament.submission import VALIDATION_PREFIX, submit
-
-BOT = """from take5 import Bot, run
-
-
-class Plain(Bot):
-    name = "{name}"
-
-    def pick_card(self, view):
-        return sorted(view.hand)[{pick}]
-
-
-if __name__ == "__main__":
-    run(Plain())
-"""
-
-
-def _bot(tmp_path: Path, name: str, pick: str) -> Path:
-    folder = tmp_path / "bots" / name
-    folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(BOT.format(name=name, pick=pick))
-    return folder
 
 
 class Crash(RuntimeError):
@@ -49,8 +27,8 @@ def test_a_crash_while_storing_validation_games_leaves_no_version_and_no_pending
         settings = TournamentSettings.from_json({}).updated({"players": 3, "sandbox": "local"})
         store.settings.set(settings.to_json())
     for author, pick in (("bob", "-1"), ("carol", "0")):
-        submit(directory, _bot(tmp_path, f"{author}bot", pick), f"{author}bot", author=author)
-    alice = _bot(tmp_path, "alicebot", "len(view.hand) // 2")
+        submit(directory, plain_bot(tmp_path, f"{author}bot", pick), f"{author}bot", author=author)
+    alice = plain_bot(tmp_path, "alicebot", "len(view.hand) // 2")
 
     record_game = Results.record_game
     written: list[str] = []

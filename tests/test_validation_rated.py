@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from arena_support import Server, add_author, cli, db_rows
+from arena_support import Server, add_author, bot_folder, cli, db_rows, plain_bot
 
 from take5.shuffle import keyed_seed
 from take5_arena.referee.store import Store
@@ -19,20 +19,6 @@ from take5_arena.referee.tournament.plan.deals import Dealer
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder
-
-BOT = """from take5 import Bot, run
-
-
-class Plain(Bot):
-    name = "{name}"
-
-    def pick_card(self, view):
-        return sorted(view.hand)[{pick}]
-
-
-if __name__ == "__main__":
-    run(Plain())
-"""
 
 LATE_CRASH = """from take5 import Bot, run
 
@@ -57,13 +43,6 @@ if __name__ == "__main__":
 """
 
 
-def _folder(tmp_path: Path, name: str, text: str) -> Path:
-    folder = tmp_path / "bots" / name
-    folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(text)
-    return folder
-
-
 def _validation_games(directory: Path) -> list[tuple[str, str]]:
     return db_rows(
         directory,
@@ -81,11 +60,9 @@ def test_validation_games_are_rated_once_the_version_passes_and_never_when_it_fa
     server = Server(directory, "--sandbox", "local", "--players", "3", "--no-ladder")
     try:
         for author, pick in (("bob", "-1"), ("carol", "0"), ("dave", "len(view.hand) // 2")):
-            text = BOT.format(name=f"{author}bot", pick=pick)
+            bot = plain_bot(tmp_path, f"{author}bot", pick)
             with server.client(tokens[author]) as client:
-                reply = client.submit(
-                    f"{author}bot", pack_folder(_folder(tmp_path, f"{author}bot", text))
-                )
+                reply = client.submit(f"{author}bot", pack_folder(bot))
                 assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
         # bob's and carol's smoke tables had too few other authors: house bots, never rated;
         # dave's were against bob's and carol's bots, dealt from the key: rated
@@ -93,18 +70,12 @@ def test_validation_games_are_rated_once_the_version_passes_and_never_when_it_fa
         with server.client(tokens["alice"]) as alice:
             reply = alice.submit(
                 "alicebot",
-                pack_folder(
-                    _folder(
-                        tmp_path,
-                        "alicebot",
-                        BOT.format(name="alicebot", pick="-2 if len(view.hand) > 1 else 0"),
-                    )
-                ),
+                pack_folder(plain_bot(tmp_path, "alicebot", "-2 if len(view.hand) > 1 else 0")),
             )
             assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
             assert "against the pool's bots" in reply.validation, reply
             before = db_rows(directory, "SELECT game_id, version_id, score FROM seat_results")
-            late = alice.submit("late", pack_folder(_folder(tmp_path, "late", LATE_CRASH)))
+            late = alice.submit("late", pack_folder(bot_folder(tmp_path, "late", LATE_CRASH)))
             assert late.outcome == pb.SUBMIT_REFUSED, late
         # the failing bot's two clean games moved nobody: nothing of them is stored
         after = db_rows(directory, "SELECT game_id, version_id, score FROM seat_results")
@@ -197,11 +168,9 @@ def test_two_versions_of_one_name_validated_at_once_on_two_hosts_are_both_rated(
     servers = [first]
     try:
         for author, pick in (("bob", "-1"), ("carol", "0")):
-            text = BOT.format(name=f"{author}bot", pick=pick)
+            bot = plain_bot(tmp_path, f"{author}bot", pick)
             with first.client(tokens[author]) as client:
-                reply = client.submit(
-                    f"{author}bot", pack_folder(_folder(tmp_path, f"{author}bot", text))
-                )
+                reply = client.submit(f"{author}bot", pack_folder(bot))
                 assert reply.outcome == pb.SUBMIT_ACCEPTED, reply
         with Store(a) as store:  # the season's deal key, which each host has a copy of
             Dealer.of(store, TournamentSettings.from_json(store.settings.get()))
@@ -209,7 +178,7 @@ def test_two_versions_of_one_name_validated_at_once_on_two_hosts_are_both_rated(
         shutil.copytree(a, b, ignore=shutil.ignore_patterns("run.lock", "site"))
         servers.append(Server(b, *play))
         folders = [
-            _folder(tmp_path, f"twin{i}", SLOW_START.format(pick=pick))
+            bot_folder(tmp_path, f"twin{i}", SLOW_START.format(pick=pick))
             for i, pick in enumerate(("-1", "0"))
         ]
 

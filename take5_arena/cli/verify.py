@@ -1,7 +1,8 @@
 """`referee verify`: game records replayed through the rules, or a published site checked.
 
 A record is as hostile as the bots that played it: whatever it says is escaped before it is printed.
-Exit codes: 0 every record valid (or the site agrees with its records), 1 otherwise, 2 bad usage.
+Exit codes: 0 every record valid (or the site agrees with its records), 1 otherwise, 2 bad usage
+(a record named that does not exist, as for every command's input files).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from take5_arena.referee.tournament.pairings import PairingCheck, check_pairings
 
 
 @click.command()
-@click.argument("records", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("records", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--tournament",
     "-t",

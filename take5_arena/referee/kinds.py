@@ -91,6 +91,17 @@ class RunStatus(StrEnum):
     holds the run lock, so none of the earlier runs can still be running."""
 
 
+def run_exit_code(*, interrupted: bool, finished: bool) -> int:
+    """The exit code of a tournament run of any format (round robin, Swiss, knockout, settle;
+    docs/organisers/command-line.md): 130 interrupted; else 0 when it finished what it set out to
+    do (every game recorded, every round played, the bracket decided, the standings settled), 1
+    when it did not (games left unplayed after infrastructure failures, or a budget ran out first:
+    run again)."""
+    if interrupted:
+        return 130
+    return 0 if finished else 1
+
+
 class DealMode(StrEnum):
     """Where a tournament's deal seeds come from (docs/security.md, "Deals")."""
 

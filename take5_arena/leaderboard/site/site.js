@@ -144,8 +144,18 @@
     return new URLSearchParams(window.location.search).get(name);
   }
 
-  function botHref(name) { return "bot.html?bot=" + encodeURIComponent(name); }
-  function replayHref(id, n) { return "replay.html?game=" + encodeURIComponent(id) + (n === undefined || n === null ? "" : "&n=" + n); }
+  /* The one escaper of the site's links: every value (a name, a game id, a number read from a
+     published file, all of them hostile) goes through encodeURIComponent; absent ones are left out. */
+  function pageHref(page, params) {
+    var parts = [];
+    Object.keys(params).forEach(function (key) {
+      var value = params[key];
+      if (value !== undefined && value !== null) parts.push(key + "=" + encodeURIComponent(String(value)));
+    });
+    return page + (parts.length ? "?" + parts.join("&") : "");
+  }
+  function botHref(name) { return pageHref("bot.html", { bot: name }); }
+  function replayHref(id, n) { return pageHref("replay.html", { game: id, n: n }); }
   function gameName(g) { return g.label || g.id; }
 
   function fixed(x, digits) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits); }
@@ -1051,7 +1061,7 @@
     }
   }
 
-  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps, bundlePath: bundlePath, renderReplay: renderReplay };
+  window.Take5 = { fileKey: fileKey, bullHeads: bullHeads, replaySteps: replaySteps, bundlePath: bundlePath, renderReplay: renderReplay, botHref: botHref, replayHref: replayHref };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

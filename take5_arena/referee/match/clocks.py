@@ -93,10 +93,11 @@ class SeatClock:
 
     def start(self, budget: Budget) -> Stopwatch:
         """A stopwatch for a decision with `budget`, started now (just before the request goes)."""
-        meter = self.handle.cpu_time if self.kind is ClockKind.CPU else None
         since = self.answered if self.limits.ponder is Ponder.CHARGE else None
-        waits = self.handle.run_waits if self.kind is ClockKind.CPU else None
-        return Stopwatch(budget, meter, since, waits)
+        if self.kind is not ClockKind.CPU:
+            return Stopwatch(budget, None, since)
+        handle = self.handle  # its CPU time and its threads' waits, read together once
+        return Stopwatch(budget, handle.cpu_time, since, handle.run_waits, handle.meters())
 
     def settle(self, watch: Stopwatch) -> tuple[int, int, bool]:
         """Charge a decision to the bank: (milliseconds used, the bank after it, whether it went
@@ -155,15 +156,20 @@ class Stopwatch:
         meter: Callable[[], float | None] | None,
         since: float | None = None,
         waits: Callable[[], runqueue.Waits | None] | None = None,
+        first: tuple[float | None, runqueue.Waits | None] | None = None,
     ) -> None:
         """`since`: the CPU reading to count from (the end of the seat's previous decision, to
         charge what the bot did in between), else now. `waits`: reads the bot's threads' run-queue
-        waits (`BotHandle.run_waits`), to tell a starved bot from one that slept."""
+        waits (`BotHandle.run_waits`), to tell a starved bot from one that slept. `first`: both
+        readings of now, taken together (`BotHandle.meters`), else each is read here."""
         self.budget = budget
         self.waits = waits
-        self.waits0 = waits() if waits is not None else None
         self.meter = meter
-        now = meter() if meter is not None else None
+        if first is not None:
+            now, self.waits0 = first
+        else:
+            self.waits0 = waits() if waits is not None else None
+            now = meter() if meter is not None else None
         self.cpu0 = since if since is not None and now is not None and since <= now else now
         self.cpu1: float | None = None
         self.wall0 = time.monotonic()

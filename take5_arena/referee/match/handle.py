@@ -133,6 +133,11 @@ class BotHandle(Protocol):
         slept. None (the default): not readable, and a wall-clock cap is the bot's timeout."""
         return None
 
+    def meters(self) -> tuple[float | None, dict[int, int] | None]:
+        """:meth:`cpu_time` and :meth:`run_waits` read together, at a decision's start: a handle
+        that finds both by one walk (a local bot's process tree) reads them once."""
+        return self.cpu_time(), self.run_waits()
+
     def connect(self, address: str) -> BotConnection:
         """The connection to the bot at ``address`` (default: gRPC)."""
         return RemoteBot(address)

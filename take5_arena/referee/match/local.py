@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, NamedTuple
 
 import take5
 
@@ -63,8 +63,18 @@ def _process_clock(pid: int) -> int:
     return ((~pid) << 3) | 2
 
 
-def tree_cpu_seconds(pid: int) -> float | None:
-    """CPU seconds used by process `pid` and every process below it: the CPU clock of a local bot.
+class TreeReading(NamedTuple):
+    """One walk of a local bot's process tree: what its CPU clock and its run-queue waits need."""
+
+    cpu_seconds: float
+    threads: list[int]
+    """Every thread of every process in the tree, by host thread id (runqueue.thread_waits)."""
+
+
+def read_tree(pid: int) -> TreeReading | None:
+    """The CPU seconds used by process `pid` and every process below it, and their threads: the
+    one walk of a local bot's process tree (its CPU clock, `tree_cpu_seconds`, and the threads
+    whose run-queue waits tell a starved bot apart, runqueue.py).
 
     Each process counts its own threads (the kernel's per-process CPU clock, exact to the
     nanosecond) and the children it has reaped (their ``cutime`` and ``cstime`` in /proc, in clock
@@ -74,6 +84,7 @@ def tree_cpu_seconds(pid: int) -> float | None:
     or this is not Linux.
     """
     total = 0.0
+    threads: list[int] = []
     stack = [pid]
     seen: set[int] = set()
     while stack:
@@ -103,12 +114,22 @@ def tree_cpu_seconds(pid: int) -> float | None:
         except OSError:
             continue
         for task in tasks:
+            if not task.isdigit():
+                continue
+            threads.append(int(task))
             try:
                 with open(f"/proc/{current}/task/{task}/children", "rb") as file:
                     stack.extend(int(child) for child in file.read().split())
             except (OSError, ValueError):
                 pass
-    return total
+    return TreeReading(total, threads)
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds used by process `pid` and every process below it: the CPU clock of a local bot
+    (`read_tree`); None when `pid` is gone or this is not Linux."""
+    reading = read_tree(pid)
+    return reading.cpu_seconds if reading is not None else None
 
 
 def _can_measure() -> bool:
@@ -296,20 +317,27 @@ class LocalBot(BotHandle):
 
     cpu_clock = _can_measure()
 
-    def cpu_time(self) -> float | None:
-        """CPU seconds of the bot's process tree (`tree_cpu_seconds`); None once it has ended."""
+    def _tree(self) -> TreeReading | None:
         proc = self.proc
         if proc is None or not self.cpu_clock or proc.poll() is not None:
             return None
-        return tree_cpu_seconds(proc.pid)
+        return read_tree(proc.pid)
+
+    def cpu_time(self) -> float | None:
+        """CPU seconds of the bot's process tree (`read_tree`); None once it has ended."""
+        reading = self._tree()
+        return reading.cpu_seconds if reading is not None else None
 
     def run_waits(self) -> dict[int, int] | None:
         """The run-queue wait of every thread of the bot's process tree (runqueue.py)."""
-        proc = self.proc
-        if proc is None or not self.cpu_clock or proc.poll() is not None:
-            return None
-        tids = runqueue.tree_threads(proc.pid)
-        return None if tids is None else runqueue.thread_waits(tids)
+        return self.meters()[1]
+
+    def meters(self) -> tuple[float | None, runqueue.Waits | None]:
+        """Both from one walk of the process tree (`read_tree`): a decision's first reading."""
+        reading = self._tree()
+        if reading is None:
+            return None, None
+        return reading.cpu_seconds, runqueue.thread_waits(reading.threads)
 
     def take_output(self) -> str:
         """What the bot wrote since the last call: its log lines of the turn just played."""

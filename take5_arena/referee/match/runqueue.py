@@ -7,9 +7,10 @@ fails is never a bot's fault"). The kernel tells the two apart: each thread's
 ``/proc/TID/schedstat`` holds, as its second field, the nanoseconds the thread has waited
 runnable on a run queue (ready to run, no CPU given). A thread that sleeps does not wait there.
 
-The referee reads the waits of every thread of the bot (a local bot's process tree, a container's
-cgroup: under gVisor the sentry's host threads, which run the bot's code) when a decision is asked
-and again when it gives up at the wall-clock cap; a decision's *host wait* is the longest any one
+The referee reads the waits of every thread of the bot (a local bot's process tree, found by the
+same walk as its CPU clock, local.read_tree; a container's cgroup: under gVisor the sentry's host
+threads, which run the bot's code) when a decision is asked and again when it gives up at the
+wall-clock cap; a decision's *host wait* is the longest any one
 thread waited in between. The longest, not the sum: one thread's wait can never exceed the wall
 time, so "wall minus wait" stays a time the bot itself spent, and a bot cannot add waits up by
 starting threads. Where the files cannot be read (no /proc, another kernel) there is no reading
@@ -18,7 +19,6 @@ starting threads. Where the files cannot be read (no /proc, another kernel) ther
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 Waits = dict[int, int]
@@ -36,34 +36,6 @@ def thread_waits(tids: Iterable[int]) -> Waits:
         except (OSError, IndexError, ValueError):
             continue
     return out
-
-
-def tree_threads(pid: int) -> list[int] | None:
-    """Every thread of process `pid` and of the processes below it (None: `pid` is gone)."""
-    found: list[int] = []
-    stack = [pid]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        try:
-            tasks = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            if current == pid:
-                return None
-            continue
-        for task in tasks:
-            if not task.isdigit():
-                continue
-            found.append(int(task))
-            try:
-                with open(f"/proc/{current}/task/{task}/children", "rb") as file:
-                    stack.extend(int(child) for child in file.read().split())
-            except (OSError, ValueError):
-                pass
-    return found
 
 
 def longest_wait(before: Waits, after: Waits) -> float:
@@ -95,4 +67,4 @@ def cpu_pressure() -> float | None:
     return None
 
 
-__all__ = ["Waits", "cpu_pressure", "longest_wait", "thread_waits", "tree_threads"]
+__all__ = ["Waits", "cpu_pressure", "longest_wait", "thread_waits"]

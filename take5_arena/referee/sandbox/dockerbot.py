@@ -172,6 +172,11 @@ class DockerBot(BotHandle):
     def cpu_time(self) -> float | None:
         """CPU seconds of the current container so far, from its cgroup (`cgroups.cpu_seconds`):
         the bot's CPU clock. None before it started, or where the cgroup cannot be read."""
+        paths = self._paths()
+        return cgroups.cpu_seconds(paths) if paths is not None else None
+
+    def _paths(self) -> cgroups.CgroupPaths | None:
+        """The current container's cgroup (found once per container); None before it started."""
         inst = self._current
         container = inst.container if inst is not None else None
         if container is None:
@@ -181,15 +186,14 @@ class DockerBot(BotHandle):
             if paths is None:
                 return None
             self._cgroup = (container.id, paths)
-        return cgroups.cpu_seconds(self._cgroup[1])
+        return self._cgroup[1]
 
     def run_waits(self) -> dict[int, int] | None:
         """The run-queue wait of every thread in the current container's cgroup (runqueue.py;
         under gVisor the sentry's host threads, which run the bot's code). None where the cgroup
         or its threads' /proc files cannot be read."""
-        if self.cpu_time() is None or self._cgroup is None:
-            return None
-        tids = cgroups.procs(self._cgroup[1], threads=True)
+        paths = self._paths()
+        tids = cgroups.procs(paths, threads=True) if paths is not None else None
         if not tids:
             return None
         waits = runqueue.thread_waits(tids)

@@ -625,30 +625,34 @@ class DockerLauncher:
             st = containers.status(self.client, container.id)
             if st is not None and not st.running and st.exit_code is not None:
                 inst.inspected_code = st.exit_code
-                inst.oom = st.oom_killed
+                inst.oom = inst.oom or st.oom_killed  # a "no" may still turn (oom_killed)
         return inst.inspected_code
 
     def oom_killed(self, inst: Instance) -> bool:
+        """Whether the bot's process was killed for memory. A cold container's verdict waits for
+        the engine's word after a SIGKILL exit (reaper.OOM_GRACE says why) and a "no" is never
+        kept: the word may still come."""
         if inst.warm is not None:
             return inst.warm.oom_killed()
         container = inst.container
         if container is None:
             return False
-        if container.id in self.events.oom:
-            return True
-        if inst.oom is None:
-            try:  # the container is kept until retired
-                st = containers.status(self.client, container.id)
-                inst.oom = bool(st and st.oom_killed)
-            except Exception:  # noqa: BLE001 - unknown counts as no
-                inst.oom = False
         if not inst.oom:
-            # The kernel's own count: gVisor's runtime reports no OOM event nor OOMKilled, so a
-            # "no" from the engine (here, or from exit_of's inspection when the event stream
-            # lagged) is not the last word.
-            paths = cgroups.CgroupPaths.of_container(container.id)
-            inst.oom = bool(paths is not None and cgroups.oom_kills(paths))
+            cid = container.id
+            inst.oom = self.events.await_oom(cid, self.exit_of(inst), lambda: self._oom_probe(cid))
         return bool(inst.oom)
+
+    def _oom_probe(self, container_id: str) -> bool:
+        """The engine's OOMKilled flag, else the kernel's own count while the cgroup is there
+        (gVisor's runtime may report neither an OOM event nor OOMKilled)."""
+        try:
+            st = containers.status(self.client, container_id)
+        except Exception:  # noqa: BLE001 - unknown counts as no
+            st = None
+        if st is not None and st.oom_killed:
+            return True
+        paths = cgroups.CgroupPaths.of_container(container_id)
+        return bool(paths is not None and cgroups.oom_kills(paths))
 
     @property
     def container_ids(self) -> frozenset[str]:

@@ -25,9 +25,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults
 from . import containers, sockets
@@ -158,7 +158,58 @@ def _sweep_dead_roots() -> int:
 # -- exits, as they happen -------------------------------------------------------------------------
 
 
-class ExitWatcher:
+OOM_GRACE = 2.0
+"""Seconds `ExitLog.await_oom` waits for the engine's word that a container killed by SIGKILL
+was OOM-killed. The kernel notifies the runtime of an OOM kill and the bot's exit by two separate
+paths, so under load Docker can report the ``die`` before the ``oom`` (and Docker 20.10 then never
+sets ``State.OOMKilled``), while the container's cgroup, whose ``oom_kill`` count says it for
+sure, is already removed when ``die`` comes. Only a SIGKILL exit waits: an OOM kill is one."""
+
+SIGKILL_EXIT = 128 + signal.SIGKILL
+"""The exit code the engine reports for a container whose process was killed by SIGKILL."""
+
+
+class ExitLog:
+    """What the engine said of each container's end: its exit code and its OOM kill (fed by
+    `record`, one event at a time; `ExitWatcher` feeds it from the engine's stream)."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.oom: set[str] = set()
+        self._oom_seen = threading.Condition()
+
+    def record(self, event: dict[str, Any]) -> None:
+        """Keep what one event of the stream says: a container's exit code or its OOM kill."""
+        cid = event.get("id") or (event.get("Actor") or {}).get("ID", "")
+        action = event.get("Action") or event.get("status", "")
+        if action == "oom":
+            with self._oom_seen:
+                self.oom.add(cid)
+                self._oom_seen.notify_all()
+        elif action == "die":
+            code = str(((event.get("Actor") or {}).get("Attributes") or {}).get("exitCode", ""))
+            self.codes[cid] = int(code) if code.lstrip("-").isdigit() else -1
+
+    def exit_code(self, container_id: str) -> int | None:
+        return self.codes.get(container_id)
+
+    def await_oom(self, container_id: str, code: int | None, probe: Callable[[], bool]) -> bool:
+        """Whether the container that ended with `code` was OOM-killed: its ``oom`` event, or
+        `probe` (an inspection, the cgroup's count), asked every quarter second. A SIGKILL exit
+        waits up to OOM_GRACE for either, since the word can come after the exit; any other exit
+        is answered at once."""
+        deadline = time.monotonic() + (OOM_GRACE if code == SIGKILL_EXIT else 0.0)
+        while True:
+            if container_id in self.oom or probe():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with self._oom_seen:
+                self._oom_seen.wait_for(lambda: container_id in self.oom, min(left, 0.25))
+
+
+class ExitWatcher(ExitLog):
     """Follows the engine's events for one run: the exit code and OOM kill of each container.
 
     Uses a connection of its own (a stream holds it for the run's lifetime). If the stream ends
@@ -168,8 +219,7 @@ class ExitWatcher:
         # docker-py only once a run starts: the reaper process imports this module too
         from . import engine
 
-        self.codes: dict[str, int] = {}
-        self.oom: set[str] = set()
+        super().__init__()
         self.closing = False
         self.healthy = True
         self._client = engine.connect()
@@ -188,23 +238,12 @@ class ExitWatcher:
     def _run(self) -> None:
         try:
             for event in self._stream:
-                cid = event.get("id") or (event.get("Actor") or {}).get("ID", "")
-                action = event.get("Action") or event.get("status", "")
-                if action == "oom":
-                    self.oom.add(cid)
-                elif action == "die":
-                    code = str(
-                        ((event.get("Actor") or {}).get("Attributes") or {}).get("exitCode", "")
-                    )
-                    self.codes[cid] = int(code) if code.lstrip("-").isdigit() else -1
+                self.record(event)
         except Exception:  # noqa: BLE001, S110 - a closed or broken stream ends the same way
             pass
         if not self.closing:
             self.healthy = False
             log.warning("the Docker event stream ended; bot exits are now found by inspection")
-
-    def exit_code(self, container_id: str) -> int | None:
-        return self.codes.get(container_id)
 
     def close(self) -> None:
         self.closing = True
@@ -288,6 +327,9 @@ if __name__ == "__main__":
 
 
 __all__ = [
+    "OOM_GRACE",
+    "SIGKILL_EXIT",
+    "ExitLog",
     "ExitWatcher",
     "owner_alive",
     "owner_label",

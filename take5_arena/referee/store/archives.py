@@ -11,7 +11,12 @@ What is fetched is trusted no more than what travels to a worker: its SHA-256 mu
 it is asked by (the version's, which the store recorded when the archive was validated), or it is
 refused (:class:`~take5_arena.referee.artifacts.ArtifactError`, which the table's referee reports
 as an infrastructure failure: the game is not played, never rated) and not written anywhere. A
-local file that no longer matches its digest is fetched again the same way.
+local file that no longer matches its digest is fetched again the same way. A digest the store
+could not give (no copy, or a changed one) is not asked again at once: the ladder looks for its
+tables every second, and each look would read the whole archive out of the database to refuse it
+again. It is asked again after REFETCH_FIRST seconds, then twice as long each time it is refused,
+up to REFETCH_LONGEST; a good copy (another host shared it, the bot was submitted again) ends
+the wait at the next ask after it.
 
 Not the tournament's record: a table outside schema.py (``archive_blobs``, made by the first
 process that writes one, like ``live_games``), which backups do not copy as a table (a backup
@@ -21,6 +26,8 @@ holds each archive as a file, read through here) and a restore into PostgreSQL f
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -36,6 +43,12 @@ _TABLE = (
 )
 
 
+REFETCH_FIRST = 2.0
+"""Seconds before a digest the store could not give is asked of it again (then doubling)."""
+REFETCH_LONGEST = 300.0
+"""The longest wait between two asks of the store for one digest."""
+
+
 class Archives(Repository):
     """``store.archives``: each archive as a file of this host's ``artifacts/`` and, on a shared
     store, a row of the database (the module text)."""
@@ -43,6 +56,9 @@ class Archives(Repository):
     def __init__(self, db: Connection, folder: Path) -> None:
         super().__init__(db)
         self.files = ArtifactStore(folder)
+        self._refused: dict[str, tuple[float, float, str]] = {}
+        """Digest -> (when the store may be asked again, the wait that led there, the refusal)."""
+        self._refused_lock = threading.Lock()
 
     @property
     def shared(self) -> bool:
@@ -67,6 +83,26 @@ class Archives(Repository):
             if not self.shared:
                 raise
             local = error
+        with self._refused_lock:
+            held = self._refused.get(digest)
+        if held is not None and time.monotonic() < held[0]:
+            raise ArtifactError(held[2])  # asked again too soon: the last refusal (module text)
+        try:
+            artifact = self._fetched(digest, local)
+        except ArtifactError as error:
+            wait = REFETCH_FIRST if held is None else min(REFETCH_LONGEST, 2 * held[1])
+            with self._refused_lock:
+                self._refused[digest] = (time.monotonic() + wait, wait, str(error))
+            raise
+        with self._refused_lock:
+            self._refused.pop(digest, None)
+        self.files.path(digest).unlink(missing_ok=True)  # a damaged local copy: replaced
+        self.files.put(artifact)
+        return artifact
+
+    def _fetched(self, digest: str, local: ArtifactError) -> Artifact:
+        """The store's copy of ``digest``, checked; ArtifactError when it has none or it does not
+        match."""
         data = self._fetch(digest)
         if data is None:
             raise ArtifactError(f"{local}; the store has no copy of it either") from None
@@ -75,10 +111,7 @@ class Archives(Repository):
                 f"the store's copy of artifact {digest} does not match its digest: refused "
                 "(the archive was changed in the database); submit the bot again"
             )
-        artifact = Artifact(digest, data)
-        self.files.path(digest).unlink(missing_ok=True)  # a damaged local copy: replaced
-        self.files.put(artifact)
-        return artifact
+        return Artifact(digest, data)
 
     def path(self, digest: str) -> Path:
         """This host's file of ``digest``, intact (fetched from the store first if need be)."""
@@ -128,4 +161,4 @@ class Archives(Repository):
         return None if row is None else bytes(row[0])
 
 
-__all__ = ["Archives"]
+__all__ = ["REFETCH_FIRST", "REFETCH_LONGEST", "Archives"]

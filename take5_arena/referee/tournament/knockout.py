@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind
+from ..kinds import InfraKind, run_exit_code
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
 from .pairings import swiss_standing
@@ -51,9 +51,7 @@ class KnockoutReport:
     @property
     def exit_code(self) -> int:
         """0 decided; 1 games left unplayed (infrastructure: run again); 130 interrupted."""
-        if self.interrupted:
-            return 130
-        return 0 if self.complete else 1
+        return run_exit_code(interrupted=self.interrupted, finished=self.complete)
 
 
 def knockout_key(entrants: Sequence[str], ks: KnockoutSettings) -> str:

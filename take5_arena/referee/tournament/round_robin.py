@@ -47,7 +47,7 @@ from typing import Any
 
 from take5.shuffle import KEY_BYTES
 
-from ..kinds import DealMode, InfraKind, RunStatus, SandboxKind
+from ..kinds import DealMode, InfraKind, RunStatus, SandboxKind, run_exit_code
 from ..store import EntrantVersion, Store
 from ..store.deals import SeasonKey
 from .errors import TournamentError
@@ -97,9 +97,7 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         """0 every game recorded; 1 games left unplayed (infrastructure); 130 interrupted."""
-        if self.interrupted:
-            return 130
-        return 1 if self.unplayed else 0
+        return run_exit_code(interrupted=self.interrupted, finished=not self.unplayed)
 
 
 def prepare_run(

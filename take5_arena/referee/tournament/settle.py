@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind, RunStatus, StrEnum
+from ..kinds import InfraKind, RunStatus, StrEnum, run_exit_code
 from ..store import Store
 from .errors import TournamentError
 from .plan.adaptive import (
@@ -80,9 +80,8 @@ class SettleReport:
     @property
     def exit_code(self) -> int:
         """0 settled; 1 the budget ran out first, or games could not be played; 130 interrupted."""
-        if self.interrupted:
-            return 130
-        return 0 if self.reason is StopReason.SETTLED else 1
+        finished = self.reason is StopReason.SETTLED
+        return run_exit_code(interrupted=self.interrupted, finished=finished)
 
 
 def batch_id(key: str, batch: int) -> str:

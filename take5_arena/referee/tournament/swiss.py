@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kinds import InfraKind
+from ..kinds import InfraKind, run_exit_code
 from ..store import EntrantVersion, Store
 from .errors import TournamentError
 from .plan.adaptive import PlayedGame
@@ -55,9 +55,7 @@ class SwissReport:
     def exit_code(self) -> int:
         """0 every round played; 1 games left unplayed (infrastructure: run again); 130
         interrupted."""
-        if self.interrupted:
-            return 130
-        return 0 if self.complete else 1
+        return run_exit_code(interrupted=self.interrupted, finished=self.complete)
 
 
 def swiss_key(entrants: Sequence[str], ss: SwissSettings) -> str:
