@@ -494,6 +494,23 @@ def narrow_grid(quick: bool) -> list[Cell]:
     return cells
 
 
+def cell_seed(seed: int, cell: Cell) -> list[int]:
+    """The random seed of a cell's tournaments: the run's seed and the cell's own parameters, so a
+    cell plays the same tournaments whichever cells ``--seats``/``--bots`` (or a changed grid)
+    leave around it (its position in the list gave other ones to each filter)."""
+    truth = ("pl", "games").index(cell.truth)
+    return [
+        seed,
+        truth,
+        cell.seats,
+        int(cell.duplicate),
+        cell.bots,
+        cell.games_per_bot,
+        cell.newcomer_units,
+        round(1000 * cell.spread),
+    ]
+
+
 def progress(cell: Cell) -> str:
     """The published method's figures of a Plackett-Luce cell as soon as it is played (its target
     needs no other cell), so that a run cut short on a loaded host keeps what it measured."""
@@ -561,7 +578,7 @@ def main() -> None:
         reps = max(4, math.ceil(want / per))
         if cell.truth == "games" and cell.games_per_bot >= 500 and not cell.newcomer_units:
             reps = max(3, reps // 4)  # the slowest cells: fewer repetitions, said in the table
-        rng = np.random.default_rng([args.seed, ci])
+        rng = np.random.default_rng(cell_seed(args.seed, cell))
         t0 = time.perf_counter()
         for rep in range(reps):
             measure(cell, methods, rng, rep)
