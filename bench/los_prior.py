@@ -8,7 +8,8 @@ rank ranges they imply, do. Each cell (bench/coverage.py's, Plackett-Luce with h
 claims at >= 95%, the share of them that is wrong with its Monte Carlo error (the delta method over
 tournaments, as bench/coverage.py), the tournaments with a wrong claim, the mean claimed LOS, and
 the share of rank ranges holding the true place. The first prior is the baseline, measured in the
-same run on the same tournaments.
+same run on the same tournaments; each prior's share of wrong claims less the baseline's comes
+with its paired Monte Carlo error.
 
 Cells: ``--cells`` names presets (``bad``: 100 bots within 50 Elo at duplicate tables of 10, 100
 games each, the cell whose claims were 5.6% wrong; ``fine``: cells that were within 5%) or gives
@@ -21,6 +22,7 @@ Run: python bench/los_prior.py --cells bad --reps 1000 --seed 11
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -33,7 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import synthetic
-from coverage import NEW, Cell, Rep, cell_seed, fmt, ratio, tally, targets, tournament
+from coverage import NEW, Cell, Rep, Tally, cell_seed, fmt, ratio, tally, targets, tournament
 
 from take5_arena.leaderboard import intervals
 from take5_arena.leaderboard.fit import fit_elo, prepare
@@ -83,6 +85,23 @@ def play_once(cell: Cell, priors: list[str], rng: np.random.Generator) -> None:
     cell.reps.append(rep)
 
 
+def paired(t: Tally, base: Tally) -> tuple[float, float]:
+    """The difference of two priors' shares of wrong claims at >= 95% on the same tournaments, and
+    its Monte Carlo error: the delta method on the per-tournament difference of their influences,
+    so the luck the tournaments share cancels."""
+    parts = []
+    for x in (t, base):
+        c = np.sum([x.claims[b] for b in x.claims], axis=0)
+        w = np.sum([x.wrong[b] for b in x.wrong], axis=0)
+        if c.sum() == 0:
+            return math.nan, math.nan
+        share = w.sum() / c.sum()
+        parts.append((share, (w - share * c) / c.sum()))
+    k = len(parts[0][1])
+    diff = parts[0][1] - parts[1][1]
+    return parts[0][0] - parts[1][0], math.sqrt(k / max(k - 1, 1) * float(np.sum(diff**2)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", default="bad,fine", help="presets or seats:deals:bots:games:spread")
@@ -95,9 +114,9 @@ def main() -> None:
     print(
         "| cell (seats, deals, bots, games/bot, spread) | reps | coverage | prior "
         "| claims >= 95% | wrong (± MC error) | tournaments with a wrong claim | mean claimed "
-        "| rank range holds | CPU s |"
+        "| wrong - baseline's (± paired MC error) | rank range holds | CPU s |"
     )
-    print("|---" * 10 + "|")
+    print("|---" * 11 + "|")
     for spec in specs:
         cell = parse(spec)
         rng = np.random.default_rng(cell_seed(args.seed, cell))
@@ -118,6 +137,7 @@ def main() -> None:
                     )
         cpu = time.process_time() - t0
         targets([cell])
+        base = tally(cell, priors[0])
         for prior in priors:
             t = tally(cell, prior)
             cov, cov_err = t.coverage()
@@ -127,7 +147,8 @@ def main() -> None:
             mean = f"{100 * claimed / claims:.1f}%" if claims else "-"
             print(
                 f"| {spec} | {k} | {fmt(cov, cov_err)} | {prior} | {claims} | "
-                f"{fmt(wrong, err)} | {bad}/{k} | {mean} | {fmt(*ratio(t.placed, t.ranked))} | "
+                f"{fmt(wrong, err)} | {bad}/{k} | {mean} | {fmt(*paired(t, base))} | "
+                f"{fmt(*ratio(t.placed, t.ranked))} | "
                 f"{cpu:.0f} |",
                 flush=True,
             )
