@@ -126,12 +126,14 @@ def main() -> None:
             if (rep + 1) % 100 == 0 and rep + 1 < args.reps:  # a run cut short keeps its figures
                 targets([cell])
                 print(f"  {spec}: {rep + 1} tournaments", file=sys.stderr)
+                first = tally(cell, priors[0])
                 for prior in priors:
                     t = tally(cell, prior)
                     wrong, err, claims = t.wrong_share()
                     bad, k = t.tournaments_wrong()
                     print(
-                        f"    {prior}: {claims} claims, {fmt(wrong, err)} wrong, {bad}/{k}",
+                        f"    {prior}: {claims} claims, {fmt(wrong, err)} wrong, {bad}/{k}, "
+                        f"less the baseline's {fmt(*paired(t, first))}",
                         file=sys.stderr,
                         flush=True,
                     )
