@@ -420,6 +420,7 @@ PRIVATE_SEAMS = {
     ("test_docker_sandbox.py", "_current"): "... the same, for the sandbox's own handle",
     ("test_ratings.py", "_fit_logits"): "the fit's inner solve against a deliberately bad start",
     ("test_ratings.py", "_design_scales"): "the LOS's design-effect rule, swapped for the old one",
+    ("test_ratings.py", "_spread_grid"): "the LOS's field-spread prior, read for each kind",
     ("test_several_hosts.py", "_fetch"): "each read of an archive out of the database, counted",
 }
 # Private names of the standard library and of namedtuples, not of this project.

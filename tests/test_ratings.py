@@ -651,6 +651,24 @@ def test_los_resolves_a_field_spread_between_a_field_of_equals_and_20_elo(monkey
     assert np.nanmax(np.abs(los() - reference)) > 0.05  # the 20-Elo steps, reproduced
 
 
+def test_the_log_spread_prior_weighs_small_spreads_more_on_the_same_grid():
+    """The candidate prior bench/los_prior.py measures against the published one: the same values
+    of the field's spread, the same weight on a field of equals, the rest uniform in log tau (each
+    value weighed by the width of log tau it stands for), so spreads under 20 Elo get about 22%
+    of the prior where uniform in tau they get 1%."""
+    taus, uniform = I._spread_grid("uniform")
+    same, log = I._spread_grid("log")
+    assert np.array_equal(taus, same) and taus[0] == 0.0 and taus[1] == I.MIN_SPREAD
+    assert uniform.sum() == pytest.approx(1.0) and log.sum() == pytest.approx(1.0)
+    assert uniform[0] == log[0] == I.EVEN_FIELD
+    small = (taus > 0) & (taus <= 20.0)
+    assert log[small].sum() > 0.2 > 0.02 > uniform[small].sum()
+    # where the values are 10% apart, each stands for log(1.1) of log tau's log(800)
+    step = (1.0 - I.EVEN_FIELD) * math.log(I.SPREAD_RATIO) / math.log(I.MAX_SPREAD / I.MIN_SPREAD)
+    assert log[5:20] == pytest.approx(np.full(15, step))
+    assert np.array_equal(I._spread_grid()[1], uniform)  # published: uniform
+
+
 def test_linear_algebra_runs_on_one_blas_thread_and_restores_the_setting():
     from threadpoolctl import threadpool_info
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +77,10 @@ MAX_SPREAD = 800.0
 MIN_SPREAD = 1.0
 #: The prior probability that the bots of a field are equally strong (spread 0).
 EVEN_FIELD = 0.5
+#: How the rest of the prior is spread over the field's spread (:func:`_spread_grid`): "uniform"
+#: in ``tau`` (published) or "log" (uniform in ``log tau``, favouring small spreads; measured
+#: against it by bench/los_prior.py and not adopted, see docs/benchmarks.md).
+SPREAD_PRIOR: Literal["uniform", "log"] = "uniform"
 #: LOS averages over the design effect on a Gauss-Hermite rule of this many nodes
 #: (:func:`_design_scales`).
 DESIGN_NODES = 9
@@ -371,11 +376,14 @@ def superiority(
     )
 
 
-def _spread_grid() -> tuple[FloatArray, FloatArray]:
+def _spread_grid(
+    kind: Literal["uniform", "log"] | None = None,
+) -> tuple[FloatArray, FloatArray]:
     """Values of the field's spread ``tau`` (Elo) and their prior weights: :data:`EVEN_FIELD` on 0,
-    the rest uniform in ``tau`` up to :data:`MAX_SPREAD`, on values from :data:`MIN_SPREAD` spaced
-    by the factor :data:`SPREAD_RATIO`, at most :data:`SPREAD_STEP` apart (each weighed by the
-    width of ``tau`` it stands for).
+    the rest uniform in ``tau`` up to :data:`MAX_SPREAD` (``kind``, by default
+    :data:`SPREAD_PRIOR`: or in ``log tau`` from :data:`MIN_SPREAD`), on values from
+    :data:`MIN_SPREAD` spaced by the factor :data:`SPREAD_RATIO`, at most :data:`SPREAD_STEP` apart
+    (each weighed by the width of ``tau``, or of ``log tau``, it stands for).
 
     LOS depends on ``tau`` through the shrinkage ``tau^2 / (tau^2 + error^2)``, which a constant
     ratio of ``tau`` moves by at most half its logarithm wherever the errors are: evenly spaced
@@ -387,8 +395,12 @@ def _spread_grid() -> tuple[FloatArray, FloatArray]:
     while spread[-1] < MAX_SPREAD:
         spread.append(min(spread[-1] * SPREAD_RATIO, spread[-1] + SPREAD_STEP, MAX_SPREAD))
     taus = np.array([0.0, *spread])
-    edges = np.concatenate([[0.0], 0.5 * (taus[1:-1] + taus[2:]), [MAX_SPREAD]])
-    width = np.diff(edges)
+    if (SPREAD_PRIOR if kind is None else kind) == "log":
+        edges = np.concatenate([[MIN_SPREAD], np.sqrt(taus[1:-1] * taus[2:]), [MAX_SPREAD]])
+        width = np.diff(np.log(edges))
+    else:
+        edges = np.concatenate([[0.0], 0.5 * (taus[1:-1] + taus[2:]), [MAX_SPREAD]])
+        width = np.diff(edges)
     prior = np.concatenate([[EVEN_FIELD], (1.0 - EVEN_FIELD) * width / width.sum()])
     return taus, prior
 
