@@ -397,3 +397,78 @@ def test_a_backup_rewritten_without_the_key_is_refused(tmp_path: Path) -> None:
     assert db_rows(tmp_path / "R", "SELECT bot_name, author FROM arena_bots") == [
         ("lowest", "alice")
     ]
+
+
+def test_an_arena_backup_holds_every_competition(tmp_path: Path) -> None:
+    """An arena with two competitions besides the default, games in each: the backup holds each
+    competition's store, archives and deal keys under competitions/NAME, authenticated with the
+    rest; restore puts them back and each verifies; an edited competition file is refused."""
+    t = tmp_path / "T"
+    add_author(t, "alice")  # makes the arena
+    games = {}
+    for name, players in (("four", "4"), ("duel", "2")):
+        made = referee("competition", "add", name, "-t", str(t), "--players", players)
+        assert made.returncode == 0, made.stderr
+        for bot in ("lowest", "random", "heuristic", "planner"):
+            entered = referee(
+                "submit", str(EXAMPLES / bot), "--name", bot, "-t", str(t),
+                "--competition", name, "--sandbox", "local",
+            )  # fmt: skip
+            assert entered.returncode == 0, entered.stdout + entered.stderr
+        ran = referee(
+            "tournament", "run", "--tournament", str(t / "competitions" / name),
+            "--sandbox", "local", "--players", players, "--rounds", "1", "--no-progress",
+            "--format", "swiss", timeout=600,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        games[name] = _records(t / "competitions" / name)
+        assert games[name]
+    backup = tmp_path / "B"
+    done = referee("backup", "-t", str(t), str(backup), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "competitions: duel, four" in done.stdout, done.stdout
+    assert not _modes(backup)
+    names = {f["path"] for f in json.loads((backup / MANIFEST).read_text())["files"]}
+    for name in games:
+        assert f"competitions/{name}/tournament.sqlite" in names
+        assert len([n for n in names if n.startswith(f"competitions/{name}/artifacts/")]) == 4
+        assert f"competitions/{name}/secret/deal-root" in names
+        assert _records(backup / "competitions" / name) == games[name]
+
+    key = t / KEY_NAME
+    restored = tmp_path / "R"
+    done = referee("restore", str(backup), str(restored), "--key", str(key), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not _modes(restored)
+    listed = referee("competition", "list", "-t", str(restored), "--json")
+    assert [c["name"] for c in json.loads(listed.stdout)][1:] == ["duel", "four"]
+    for name in games:
+        assert _records(restored / "competitions" / name) == games[name]
+        check = referee("verify", "--tournament", str(restored / "competitions" / name))
+        assert check.returncode == 0, check.stdout + check.stderr
+
+    # someone who can write to the backups: a competition's game rewritten, the sums made right
+    edited = tmp_path / "edited"
+    subprocess.run(["cp", "-a", str(backup), str(edited)], check=True)
+    _rewrite(edited, "competitions/four/tournament.sqlite", "DELETE FROM results WHERE rowid = 1")
+    refused = tmp_path / "R2"
+    done = referee("restore", str(edited), str(refused), "--key", str(key))
+    _one_line(done, "HMAC does not match")
+    assert not refused.exists()
+    # and one with the key (the checks behind the HMAC): a folder that is no competition's name
+    key_bytes = load_key(key)
+    for path in (
+        "competitions/../tournament.sqlite",
+        "competitions/Four/tournament.sqlite",
+        "competitions/four/accounts.sqlite",
+        "competitions/four/arena/uploads/x.tgz",
+    ):
+
+        def edit(folder: Path, manifest: dict, path: str = path) -> None:
+            manifest["files"].append({"path": path, "bytes": 1, "sha256": "0" * 64})
+
+        source = _hostile(tmp_path, backup, "hostile", edit, key_bytes)
+        done = referee("restore", str(source), str(refused), "--key", str(key))
+        _one_line(done, "may not hold")
+        assert not refused.exists()
+        subprocess.run(["rm", "-rf", str(source)], check=True)

@@ -117,6 +117,7 @@ def _finish(report: BackupReport, what: str, as_json: bool) -> None:
                 {
                     "path": str(report.path),
                     "games": report.games,
+                    "competitions": report.competitions,
                     "bytes": report.bytes,
                     "files": [f.__dict__ for f in report.files],
                     "problems": report.problems,
@@ -133,7 +134,9 @@ def _finish(report: BackupReport, what: str, as_json: bool) -> None:
         click.echo(
             f"{what} in {report.path}: {report.games} games, "
             f"{report.count('artifacts/')} archives, {report.count('arena/uploads/')} uploads "
-            f"to validate, {report.bytes / 1e6:.1f} MB; "
+            f"to validate, {report.bytes / 1e6:.1f} MB"
+            + (f", competitions: {', '.join(report.competitions)}" if report.competitions else "")
+            + "; "
             + (
                 f"CHECK FAILED: {len(report.problems)} problems"
                 if report.problems

@@ -21,6 +21,7 @@ from take5_arena.cli import options
 from take5_arena.cli.terminal import field
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
+from take5_arena.referee.tournament.run.lifecycle import run_lock_holder
 from take5_arena.service.competitions import (
     DEFAULT,
     add_competition,
@@ -42,7 +43,8 @@ def competition() -> None:
 def competition_add(name: str, directory: Path, **settings: Any) -> None:
     """Add competition NAME to the arena in DIR, with its own table size, rules, time control and
     sandbox (the options of `referee tournament run`, saved in it). `referee serve` on DIR runs it
-    beside the others from its next start; authors enter it with `--competition NAME`."""
+    beside the others from its next start (one running now says so: restart it); authors enter it
+    with `--competition NAME`."""
     try:
         made = add_competition(directory, name, settings)
     except ServiceError as error:
@@ -50,6 +52,13 @@ def competition_add(name: str, directory: Path, **settings: Any) -> None:
     with Store(made, readonly=True) as store:
         chosen = TournamentSettings.from_json(store.settings.get())
     click.echo(f"competition {name}: {_describe(chosen)}; its directory {field(str(made))}")
+    serving = run_lock_holder(directory)
+    if serving is not None:  # a server reads its competitions when it starts, not while it runs
+        click.echo(
+            f"restart needed: the referee serving {field(str(directory))} "
+            f"(pid {field(serving, 20)}) serves competition {name} from its next start; "
+            "stop it (SIGTERM) and start it again"
+        )
 
 
 def _describe(settings: TournamentSettings) -> str:

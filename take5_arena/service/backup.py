@@ -8,16 +8,21 @@ A backup is a folder laid out like the tournament directory it was taken from, s
     tournament.sqlite         the store
     artifacts/HEX.tar         every archive the store plays
     secret/deal-key-N         the secret deal keys (take5_arena/referee/store/deals.py): without
-                              them no game of their season can be scheduled or checked later
+    secret/deal-root          them no game of their season can be scheduled or checked later
+    competitions/NAME/...     each other competition of the arena (take5_arena/service/
+                              competitions.py): its store, archives and deal keys, laid out as
+                              above, so ``verify --tournament BACKUP/competitions/NAME`` reads it
     arena/uploads/NAME.tgz    the uploads of submissions recorded but not yet validated
 
-The order makes the two databases agree without a transaction across them
+The order makes the databases agree without a transaction across them
 (docs/architecture.md, "Who owns which data"): the accounts are copied first, then the store. A
 submission validated between the two copies is then "validating" in the accounts and has its
 version in the store, which the restored arena handles as after any restart (it validates the
 submission again and finds the version); the other order could leave an accepted submission whose
-version the copy lacks. Each database is one snapshot taken with SQLite's online backup API
-(take5_arena/referee/store/backup.py), so ``serve`` goes on writing meanwhile.
+version the copy lacks. The same holds for every competition's store, all copied after the
+accounts (a submission names its competition; a bot name is the arena's). Each database is one
+snapshot taken with SQLite's online backup API (take5_arena/referee/store/backup.py), so ``serve``
+goes on writing meanwhile.
 
 The manifest is authenticated: an HMAC-SHA256 of its content under the arena's backup key, which is
 never in a backup (``DIR/secret/backup-key``, made at the first backup, or ``backup --key FILE``)
@@ -71,13 +76,14 @@ from take5_arena.referee.store.backup import (
     unplayable_versions,
     write_file,
 )
-from take5_arena.referee.store.deals import SECRET_DIR
+from take5_arena.referee.store.deals import ROOT_NAME, SECRET_DIR
 from take5_arena.referee.store.postgres import redacted
 from take5_arena.referee.store.snapshot import describe_copy
 from take5_arena.referee.store.store import store_url
 from take5_arena.referee.store.transfer import import_sqlite
 from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
 from take5_arena.service.authors.storage import export_accounts
+from take5_arena.service.competitions import COMPETITIONS, competition_names, every_directory
 
 MANIFEST = "take5-backup.json"
 FORMAT = "take5-backup"
@@ -88,13 +94,19 @@ KEY_NAME = f"{SECRET_DIR}/backup-key"
 """Where an arena keeps the key its backups' manifests are authenticated with (never backed up)."""
 KEY_BYTES = 32
 _MAC = "hmac_sha256"
+_TOURNAMENT = (
+    rf"{re.escape(DB_NAME)}|artifacts/[0-9a-f]{{64}}\.tar"
+    rf"|{SECRET_DIR}/(?:deal-key-[0-9]{{1,9}}|{ROOT_NAME})"
+)
+"""What a backup holds of each competition's directory (the default's and each other's)."""
 #: The only paths a backup may hold: a manifest naming anything else is not a backup of ours.
+#: A competition's folder name is checked as `competition add` checks it: no '.', no '/'.
 _PATHS = re.compile(
-    rf"{re.escape(DB_NAME)}|{re.escape(ACCOUNTS_NAME)}|artifacts/[0-9a-f]{{64}}\.tar"
-    rf"|{UPLOADS}/[A-Za-z0-9_-][A-Za-z0-9._-]{{0,127}}\.tgz"
-    rf"|{SECRET_DIR}/deal-key-[0-9]{{1,9}}"
+    rf"{re.escape(ACCOUNTS_NAME)}|{UPLOADS}/[A-Za-z0-9_-][A-Za-z0-9._-]{{0,127}}\.tgz"
+    rf"|(?:{COMPETITIONS}/[a-z0-9][a-z0-9-]{{0,31}}/)?(?:{_TOURNAMENT})"
 )
 _MANIFEST_LIMIT = 64 << 20
+_PREFIX = f"{COMPETITIONS}/"
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,7 @@ class BackupReport:
     path: Path
     files: list[CopiedFile]
     games: int
+    """Games recorded in the copy, in every competition."""
     problems: list[str] = field(default_factory=list)
     """What the check of the copy found (each line as the check said it; bot text inside)."""
     warnings: list[str] = field(default_factory=list)
@@ -111,6 +124,11 @@ class BackupReport:
     @property
     def bytes(self) -> int:
         return sum(f.bytes for f in self.files)
+
+    @property
+    def competitions(self) -> list[str]:
+        """The names of the competitions besides the default that the copy holds."""
+        return sorted({f.path.split("/")[1] for f in self.files if f.path.startswith(_PREFIX)})
 
     def count(self, prefix: str) -> int:
         return sum(1 for f in self.files if f.path.startswith(prefix))
@@ -150,6 +168,7 @@ def backup(
         files += copy_tournament(directory, work)
         # after the store: a season the copy commits to had its key written before its commitment
         files += _copy_deal_keys(directory, work)
+        files += _copy_competitions(directory, work, progress)
         if (work / ACCOUNTS_NAME).exists():
             files += _copy_uploads(directory, work, unfinished_uploads(work / ACCOUNTS_NAME))
         warnings = [
@@ -160,7 +179,7 @@ def backup(
         _write_manifest(work, directory, files, key)
         progress("checking the copy (verify --tournament)")
         problems = _check(work)
-        games = games_recorded(work)
+        games = _games(work)
         fsync_dir(work)
         if dest.exists():
             dest.rmdir()  # empty, checked before the copy
@@ -206,7 +225,7 @@ def restore(
                 restored.archives.share(v.artifact for v in restored.versions.all() if v.artifact)
         progress("checking the restored tournament (verify --tournament)")
         problems = _check(work)
-        games = games_recorded(work)
+        games = _games(work)
         fsync_dir(work)
         if directory.exists():
             directory.rmdir()  # empty, checked above
@@ -313,6 +332,24 @@ def _copy_deal_keys(directory: Path, work: Path) -> list[CopiedFile]:
             continue  # not a key of ours (a temporary file being written)
         make_dir(work / SECRET_DIR)
         copied.append(_copy_file(path, work / relative, relative))
+    return copied
+
+
+def _copy_competitions(
+    directory: Path, work: Path, progress: Callable[[str], None]
+) -> list[CopiedFile]:
+    """Each other competition of the arena: its store (one snapshot of its own, taken after the
+    accounts), the archives it plays and its deal keys, under ``competitions/NAME/``."""
+    copied: list[CopiedFile] = []
+    for name in competition_names(directory):
+        progress(f"copying competition {name}")
+        relative = f"{COMPETITIONS}/{name}"
+        make_dir(work / COMPETITIONS)
+        make_dir(work / relative)
+        source = directory / relative
+        files = copy_tournament(source, work / relative)
+        files += _copy_deal_keys(source, work / relative)
+        copied += [CopiedFile(f"{relative}/{f.path}", f.bytes, f.sha256) for f in files]
     return copied
 
 
@@ -436,8 +473,16 @@ def ensure_key(path: Path) -> bytes:
     return key
 
 
+def _games(directory: Path) -> int:
+    """The games recorded in every competition of the copy at ``directory``."""
+    return sum(games_recorded(d) for d in every_directory(directory))
+
+
 def _check(directory: Path) -> list[str]:
     problems = list(check_tournament(directory))
+    for name in competition_names(directory):
+        found = check_tournament(directory / COMPETITIONS / name)
+        problems += [f"competition {name}: {problem}" for problem in found]
     if (directory / ACCOUNTS_NAME).exists():
         problem = integrity_problem(directory / ACCOUNTS_NAME)
         if problem:

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from take5_arena.referee.store import Store
-from take5_arena.service.errors import NotFoundError
+from take5_arena.service.errors import NotFoundError, RequestError
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
 from take5_arena.web.guard import client_key
@@ -132,8 +132,22 @@ class Pages:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.parts.blocking, functools.partial(fn, *args))
 
-    def store(self) -> Store:
-        return Store(self.parts.service.directory, readonly=True)
+    def store(self, competition: str = "") -> Store:
+        """The store of ``competition`` (the default: the arena's directory), read-only; the
+        name is one the page checked with :meth:`competition_name`."""
+        service = self.parts.service
+        directory = service.competition(competition).directory if competition else service.directory
+        return Store(directory, readonly=True)
+
+    def competition_name(self, request: Request) -> str:
+        """The competition the path names (``/c/NAME/...``), one this arena serves: anything else
+        (no name, another script, ``..``, one it has not) is a 404 before any path is made."""
+        name = str(request.path_params["name"])
+        try:
+            self.parts.service.competition(name)
+        except RequestError as error:
+            raise Refused(404, str(error)) from None
+        return name
 
     def page(
         self,

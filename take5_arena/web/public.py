@@ -23,7 +23,6 @@ from take5_arena.referee.store import StoreError
 from take5_arena.service import challenges, messages
 from take5_arena.service.authors import HOUSE
 from take5_arena.service.competitions import DEFAULT
-from take5_arena.service.errors import RequestError
 from take5_arena.web import defaults
 from take5_arena.web.base import Pages, Refused, client_of
 from take5_arena.web.live import LIVE, STANDINGS, game_feed
@@ -120,11 +119,7 @@ class PublicPages(Pages):
     async def other_standings(self, request: Request) -> Response:
         """``/c/NAME``: the standings of the arena's competition NAME (its games, replays and
         seasons are on its static site, ``c/NAME`` of the published site)."""
-        name = str(request.path_params["name"])
-        try:
-            self.parts.service.competition(name)
-        except RequestError as error:
-            raise Refused(404, str(error)) from None
+        name = self.competition_name(request)
         rows, meta = await self.run(self.standings_rows, name)
         return self.page(
             request,
@@ -137,9 +132,10 @@ class PublicPages(Pages):
             bot_links=False,  # the bot pages are the default competition's
         )
 
-    def _games(self, limit: int, bot: str) -> list[dict[str, Any]]:
-        """The newest ``limit`` published games, of the bot named ``bot`` only if it is given."""
-        with self.store() as store:
+    def _games(self, limit: int, bot: str, competition: str = DEFAULT) -> list[dict[str, Any]]:
+        """The newest ``limit`` published games of ``competition``, of the bot named ``bot`` only
+        if it is given."""
+        with self.store(competition) as store:
             versions = store.versions.all()
             names = {v.id: f"{v.name}@{v.version}" for v in versions}
             results = store.results.seat_results(published_only=True)
@@ -161,30 +157,45 @@ class PublicPages(Pages):
         ]
 
     async def games(self, request: Request) -> Response:
+        """``/games`` and ``/c/NAME/games``: the newest published games of a competition."""
+        name = self.competition_name(request) if "name" in request.path_params else DEFAULT
         bot = request.query_params.get("bot", "")[:200]
-        games = await self.run(self._games, defaults.GAMES_SHOWN, bot)
+        games = await self.run(self._games, defaults.GAMES_SHOWN, bot, name)
         return self.page(
-            request, "games.html", session=await self.session(request), games=games, bot=bot
+            request,
+            "games.html",
+            session=await self.session(request),
+            games=games,
+            bot=bot,
+            competition=name,
+            prefix=_prefix(name),
         )
 
-    def _unrated(self, game_id: str) -> bool:
-        with self.store() as store:
+    def _unrated(self, game_id: str, competition: str = DEFAULT) -> bool:
+        with self.store(competition) as store:
             return challenges.challenge_of(store, game_id) is not None
 
     async def replay(self, request: Request) -> Response:
+        """``/replay.html`` and ``/c/NAME/replay.html``: a game's replay, drawn in the browser
+        from the record the competition's ``api/games/ID`` gives."""
+        name = self.competition_name(request) if "name" in request.path_params else DEFAULT
         game_id = request.query_params.get("game", "")[:100]
         return self.page(
             request,
             "replay.html",
             session=await self.session(request),
             game_id=game_id,
-            unrated=await self.run(self._unrated, game_id),
+            unrated=await self.run(self._unrated, game_id, name),
+            competition=name,
+            prefix=_prefix(name),
         )
 
-    def _public_game(self, game_id: str, author: str | None) -> dict[str, Any]:
+    def _public_game(
+        self, game_id: str, author: str | None, competition: str = DEFAULT
+    ) -> dict[str, Any]:
         """A published game's public record: a challenge's only for its author and the authors
         of its bots (anyone else: as if there were no such game)."""
-        with self.store() as store:
+        with self.store(competition) as store:
             if not challenges.may_read(store, self.parts.service.accounts, author, game_id):
                 raise Refused(404, f"game {game_id} is not recorded")
             try:
@@ -199,13 +210,14 @@ class PublicPages(Pages):
         }
 
     async def game_json(self, request: Request) -> Response:
+        name = self.competition_name(request) if "name" in request.path_params else DEFAULT
         game_id = request.path_params["game_id"]
         if not game_id or len(game_id) > 100:
             raise Refused(404, "no such game")
         session = await self.session(request)
         author = session.author if session is not None and not session.organiser else None
         return JSONResponse(
-            await self.run(self._public_game, game_id, author),
+            await self.run(self._public_game, game_id, author, name),
             headers={"cache-control": "no-store"} if session is not None else {},
         )
 
@@ -367,6 +379,12 @@ class PublicPages(Pages):
             await asyncio.sleep(defaults.STANDINGS_POLL_SECONDS)
 
     # -- signing in --------------------------------------------------------------------------------
+
+
+def _prefix(competition: str) -> str:
+    """The path the pages of ``competition`` are under: '' the default's (``/games``),
+    ``/c/NAME`` another's (a name the page checked: no character to quote)."""
+    return f"/c/{competition}" if competition else ""
 
 
 def _side_by_side(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -159,7 +159,8 @@
 
   function replay() {
     var id = document.body.dataset.game;
-    fetch("/api/games/" + encodeURIComponent(id), { credentials: "same-origin" })
+    // a competition's replay (/c/NAME/replay.html) reads that competition's /c/NAME/api/games/
+    fetch(document.body.dataset.api + encodeURIComponent(id), { credentials: "same-origin" })
       .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
       .then(function (x) {
         if (!x[0]) throw new Error(x[1].error || "not found");

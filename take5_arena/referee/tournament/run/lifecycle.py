@@ -47,6 +47,26 @@ def run_lock(directory: str | os.PathLike[str]) -> Iterator[None]:
         os.close(fd)
 
 
+def run_lock_holder(directory: str | os.PathLike[str]) -> str | None:
+    """The pid a running referee wrote in DIR/run.lock ('?' if none) while it holds the lock, or
+    None when no referee runs the tournament. Asked with a shared lock taken and dropped at once
+    (nothing is created or written): a referee starting in that instant is told another runs."""
+    path = Path(directory) / "run.lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None  # never run, or not ours to read: nobody holds it that we can tell
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 class TournamentRun:
     """One run of a tournament, as `tournament_run` yields it: `begin` puts it in the store, and
     its `status` (FAILED until the format sets its own) is what the store says at its end."""
@@ -100,4 +120,4 @@ def tournament_run(
                     close_launchers()
 
 
-__all__ = ["TournamentRun", "run_lock", "tournament_run"]
+__all__ = ["TournamentRun", "run_lock", "run_lock_holder", "tournament_run"]
