@@ -254,10 +254,17 @@ def sleeper_spinner(clock: str, tmp_path: Path) -> dict:
     return doc
 
 
+@pytest.fixture(scope="module")
+def on_the_cpu_clock(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The sleeper, the spinner and lowest's match on the CPU clock, played once for the module:
+    two tests read the same record (each match is a referee process, seconds on a loaded host)."""
+    return sleeper_spinner("cpu", tmp_path_factory.mktemp("clocks"))
+
+
 def test_a_sleeping_bot_is_on_time_on_the_cpu_clock_and_a_spinning_one_is_not(
-    tmp_path: Path,
+    on_the_cpu_clock: dict,
 ) -> None:
-    doc = sleeper_spinner("cpu", tmp_path)
+    doc = on_the_cpu_clock
     sleeper, spinner, lowest = doc["faults"]
     assert sleeper == [] and lowest == []
     (fault,) = spinner
@@ -348,7 +355,7 @@ def harness(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_harness_stops_at_the_timeout_the_referee_counts(tmp_path: Path) -> None:
+def test_the_harness_stops_at_the_timeout_the_referee_counts(on_the_cpu_clock: dict) -> None:
     """The spinner never answers in round 1, turn 2: the referee faults it there on the CPU
     clock, and the harness stops there with the same words and exit code 1 (it used to play on
     and exit 0 with a warning)."""
@@ -357,8 +364,7 @@ def test_the_harness_stops_at_the_timeout_the_referee_counts(tmp_path: Path) -> 
     detail = "pick_card used more than its 0.5 s of CPU time (cpu clock)"
     assert f"harness-g1, round 1, turn 2: timeout: {detail}" in run.stderr
     assert "Traceback" not in run.stderr and run.stdout == ""
-    doc = sleeper_spinner("cpu", tmp_path)
-    (fault,) = doc["faults"][1]
+    (fault,) = on_the_cpu_clock["faults"][1]
     assert (fault["round"], fault["turn"]) == (1, 2)
     assert fault["detail"] == detail.replace("pick_card", "PickCard")
 
