@@ -500,9 +500,14 @@ def test_a_bots_page_lists_its_games_and_draws_its_rating(arena):
     script, numbers only)."""
     server, _tokens, _ = arena
     gid = _published_game_of(server, "hostile")
+    # its validation games are rated too, and were played before it turned hostile: wait for a
+    # published ladder game of its faults as well as for its rating's second publication
     wait_until(
-        lambda: 'id="rating-chart"' in httpx.get(server.url + "/bot.html?bot=hostile").text,
-        what="two publications of the hostile bot's rating",
+        lambda: all(
+            mark in httpx.get(server.url + "/bot.html?bot=hostile").text
+            for mark in ('id="rating-chart"', 'class="num faulted"')
+        ),
+        what="two publications of the hostile bot's rating and a faulted game",
     )
     page = httpx.get(server.url + "/bot.html?bot=hostile").text
     assert f'data-game="{gid}"' in page or 'id="bot-games"' in page
