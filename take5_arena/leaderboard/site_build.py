@@ -60,7 +60,15 @@ from typing import Any
 from .board import Standings
 from .collection import Games, games_from_records
 from .markdown import standings_markdown
-from .publish import ASSET_FILES, PAGES, SITE_ASSETS, _finite, file_key, standings_document
+from .publish import (
+    ASSET_FILES,
+    PAGES,
+    SITE_ASSETS,
+    DocumentParts,
+    _finite,
+    file_key,
+    standings_document,
+)
 from .results import GameResult, seat_entrant
 
 LAYOUT_VERSION = 2
@@ -259,11 +267,13 @@ def write_site(
     generated_at: str | None = None,
     with_logs: bool = False,
     full: bool = False,
+    parts: DocumentParts | None = None,
 ) -> PublishReport:
     """Write (or bring up to date) the static site in ``out_dir``; see the module text.
 
     ``with_logs`` publishes the bots' log lines kept in the records (off by default: a public site
     shows them only when the organiser opts in). ``full`` ignores what is already there.
+    ``parts``: standings.json's crosstable and ratings over time, if already computed.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -297,6 +307,7 @@ def write_site(
         generated_at,
         with_logs,
         write,
+        parts,
     )
     _write_manifest_and_state(out, games, standings, offsets, bots_state, with_logs, write)
     _write_competitions(out, games, result_of, position_of, write)
@@ -531,6 +542,7 @@ def _write_standings(
     generated_at: str | None,
     with_logs: bool,
     write: Callable[[str, str], None],
+    parts: DocumentParts | None,
 ) -> None:
     """The standings (JSON, Markdown and the pages' data) and the pages themselves."""
     results = games.results
@@ -550,6 +562,7 @@ def _write_standings(
         deals=games.deals,
         shared_tables=games.shared_tables,
         owners=owners,
+        parts=parts,
     )
     write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     write(
@@ -562,7 +575,7 @@ def _write_standings(
             owners=owners,
         ),
     )
-    site = dict(doc)
+    site: dict[str, Any] = {}
     site["settings"] = {k: games.settings[k] for k in SHOWN_SETTINGS if k in games.settings}
     site["bots"] = {b: s.get("info", {}) for b, s in sorted(bots_state.items())}
     site["recent_games"] = [
@@ -583,7 +596,10 @@ def _write_standings(
     if games.competitions is not None:  # the front page links to competitions.html
         found = games.competitions.get("competitions")
         site["competitions"] = len(found) if isinstance(found, list) else 0
-    write("data/standings.js", f"window.TAKE5_STANDINGS = {_dump(site)};\n")
+    # the document is finite already (standings_document): only what is added here is walked
+    whole = {**doc, **_finite(site)}
+    text = json.dumps(whole, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    write("data/standings.js", f"window.TAKE5_STANDINGS = {text};\n")
 
     for name in PAGES:
         shutil.copyfile(SITE_ASSETS / name, out / name)
@@ -749,6 +765,7 @@ def publish_site(
     generated_at: str | None = None,
     with_logs: bool = False,
     full: bool = False,
+    parts: DocumentParts | None = None,
 ) -> Path:
     """Write the static site, standings.json and standings.md into ``out_dir``; return index.html.
 
@@ -756,6 +773,7 @@ def publish_site(
     streamed: what ``referee publish`` uses) or as ``records`` held in memory (game id -> record;
     every record gets a replay, games without a record are listed but not replayable). The writing
     itself, streamed, sharded and incremental, is take5_arena/leaderboard/site_build.py.
+    ``parts``: standings.json's crosstable and ratings over time, if already computed.
     ``generated_at`` (any text, e.g. an ISO time) is shown and stored; leave it None for
     byte-identical output from identical inputs.
     """
@@ -769,5 +787,6 @@ def publish_site(
         generated_at=generated_at,
         with_logs=with_logs,
         full=full,
+        parts=parts,
     )
     return Path(out_dir) / "index.html"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Hashable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -217,7 +218,11 @@ class Publisher:
         stamp = datetime.now(timezone.utc)
         if not games.results:
             return
-        table = self._standings(games.results)
+        table = self._standings(games.results, games.entrant_labels)
+        assert self.live is not None
+        # the crosstable and ratings over time once, from what the live standings keep: for the
+        # document kept here and the site's
+        parts = self.live.document_parts([r.entrant for r in table.rows])
         title = self.title or games.title
         doc = standings_document(
             table,
@@ -227,6 +232,7 @@ class Publisher:
             deals=games.deals,
             shared_tables=games.shared_tables,
             owners=games.owners,
+            parts=parts,
         )
         if self.config.site is not None and self.builds_site():
             # a complete new version, switched to at once (readers never see half of one); in it,
@@ -240,6 +246,7 @@ class Publisher:
                     standings=table,
                     title=title,
                     generated_at=stamp.strftime("%Y-%m-%d %H:%M UTC"),
+                    parts=parts,
                 ),
             )
         with self.lock:
@@ -251,15 +258,15 @@ class Publisher:
     #: The kept ratings may differ from a full fit by this much (Elo) before it is an error.
     CHECK_TOLERANCE = 1e-6
 
-    def _standings(self, results: list[GameResult]) -> Standings:
+    def _standings(self, results: list[GameResult], labels: Hashable | None) -> Standings:
         """The standings of ``results`` (every rated game now) from the kept ones plus the new
         games, or from all of them when the kept ones cannot be (see the module text)."""
         from take5_arena.leaderboard.live_board import LiveStandings  # lazy: start-up time
 
         live, self.live = self.live, None  # kept again only once all went well
-        if live is None or not live.catch_up(results):
+        if live is None or not live.catch_up(results, labels=labels):
             self.log.info("publisher: standings from every game (%d)", len(results))
-            live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0)
+            live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0, labels=labels)
         table = live.standings()
         self.live = live
         check = live.last_check
