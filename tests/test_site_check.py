@@ -338,6 +338,9 @@ def test_one_new_game_rewrites_the_summaries_of_its_bots_only(tmp_path):
     # a file written again is a new file renamed over the old one: a new inode (site_build._write)
     inodes = {p.name: p.stat().st_ino for p in (site / "data" / "bots").glob("*.js")}
     assert len(inodes) == 4
+    # and its game pages: those of a bot without a new game are not built again either
+    pages = {p: p.stat().st_ino for p in (site / "data" / "bots").glob("*/*.js")}
+    assert len(pages) == 4
     publish(site, everything)
     rewritten = {
         p.name for p in (site / "data" / "bots").glob("*.js") if p.stat().st_ino != inodes[p.name]
@@ -345,5 +348,7 @@ def test_one_new_game_rewrites_the_summaries_of_its_bots_only(tmp_path):
     new = results_from_records(everything)[-1]
     assert "alpha" not in new.entrants and len(set(new.entrants)) == 3
     assert rewritten == {f"{site_build.file_key(e)}.js" for e in new.entrants}
+    pages_rewritten = {p.parent.name for p in pages if p.stat().st_ino != pages[p]}
+    assert pages_rewritten == {site_build.file_key(e) for e in new.entrants}
     publish(full, everything)
     assert files(site) == files(full) and check_site(site).ok

@@ -52,6 +52,7 @@ import json
 import os
 import shutil
 import zlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -488,16 +489,30 @@ def _write_bot_pages(
 ) -> None:
     """Each bot's game pages (from its first one that changed) and its summary, where it changed:
     a summary is a view of the bot's state, so it is written only when that state (``before``:
-    as published last time) changed - for the bots of the new games, not for every bot."""
-    bot_counts: dict[str, int] = {}
+    as published last time) changed - for the bots of the new games, not for every bot. A bot
+    whose games are as many as last time has the same pages (the games kept are those of the last
+    publication, in the same order: _kept): none of them is built again."""
+    bot_counts = Counter(e for g in results for e in g.entrants)
     pending: dict[str, list[dict[str, Any]]] = {}
     old_counts = {b: int(s.get("games", 0)) for b, s in bots_state.items()}
+    # where each changed bot's pages start to change (its last page as published, or the first)
+    first = {
+        e: (old_counts.get(e, 0) // LIST_PAGE) * LIST_PAGE
+        for e, c in bot_counts.items()
+        if c != old_counts.get(e, 0)
+    }
+    seen: dict[str, int] = {}
     for g in results:
+        if first.keys().isdisjoint(g.entrants):
+            continue
         n = position_of[g.game_id]
         for seat, entrant in enumerate(g.entrants):
-            i = bot_counts.get(entrant, 0)
-            bot_counts[entrant] = i + 1
-            if i >= (old_counts.get(entrant, 0) // LIST_PAGE) * LIST_PAGE:
+            start = first.get(entrant)
+            if start is None:
+                continue
+            i = seen.get(entrant, 0)
+            seen[entrant] = i + 1
+            if i >= start:
                 entry = dict(entry_of(n))
                 entry.update(
                     seat=seat,
