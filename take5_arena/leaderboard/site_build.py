@@ -172,6 +172,25 @@ def _dump(value: Any) -> str:
     return json.dumps(_finite(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def document_lines(doc: Mapping[str, Any]) -> str:
+    """standings.json's text: a key a line, and a list's items a line each (a row of the
+    standings, a point of the ratings over time). Readable as the indented form, and written by
+    json's C encoder: the indented one is pure Python (6 of 8 s of a re-publish at 1,000 bots)."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+    def lines(value: Any) -> str:
+        if isinstance(value, list) and value:
+            return "[\n  " + ",\n  ".join(compact(v) for v in value) + "\n ]"
+        if isinstance(value, dict) and value and any(isinstance(v, list) for v in value.values()):
+            inner = ",\n  ".join(f"{compact(k)}: {compact(v)}" for k, v in value.items())
+            return "{\n  " + inner + "\n }"
+        return compact(value)
+
+    return "{\n" + ",\n".join(f" {compact(k)}: {lines(v)}" for k, v in doc.items()) + "\n}\n"
+
+
 def _js_assign(table: str, key: str, value_json: str) -> str:
     return (
         f"window.{table} = window.{table} || {{}};\n"
@@ -579,7 +598,7 @@ def _write_standings(
         owners=owners,
         parts=parts,
     )
-    write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    write("standings.json", document_lines(doc))
     write(
         "standings.md",
         standings_markdown(
