@@ -113,8 +113,9 @@ class LiveStandings:
             if self._results
             else LiveRatings(prior)
         )
+        self._fitted: Fit | None = None  # the fit of every game added (None: not made since)
         if self._results:
-            self._ratings.fit()  # the cold fit now: the first game's is then warm-started
+            self._fit()  # the cold fit now: the first game's is then warm-started
         self._stats = StatsCounter()
         for g in self._results:
             self._stats.add(g)
@@ -126,8 +127,16 @@ class LiveStandings:
         self._points: dict[int, TimePoint] | None = None
         self._labels = labels  # the entrants' labels of these games (see catch_up)
 
+    def _fit(self) -> Fit:
+        """The fit of every game added, made once after the last game (the standings and the
+        document's ratings over time read the same one)."""
+        if self._fitted is None:
+            self._fitted = self._ratings.fit()
+        return self._fitted
+
     def add(self, g: GameResult) -> None:
         """One more game (any order; the ratings and statistics do not depend on it)."""
+        self._fitted = None
         self._results.append(g)
         self._by_id[g.game_id] = g
         if self._base is not None and g.played_at <= self._base.through:
@@ -140,8 +149,8 @@ class LiveStandings:
             self._last = key
             count = len(self._results)
             if self._points is not None and count % over_time_step(count) == 0:
-                fit = self._ratings.fit()  # a point of the ratings over time, now and from now on
-                self._points[count] = _point(count, g.played_at, fit)
+                # a point of the ratings over time, now and from now on
+                self._points[count] = _point(count, g.played_at, self._fit())
         else:
             self._online_stale = True
             self._points = None  # every point after it changes: fitted again when asked for
@@ -207,7 +216,7 @@ class LiveStandings:
             }
         assert self._last is not None
         # the last point, every game now, is the ratings now (on the grid, it stays one)
-        self._points[total] = _point(total, self._last[0], self._ratings.fit())
+        self._points[total] = _point(total, self._last[0], self._fit())
         self._points = {c: self._points[c] for c in cuts}
         return DocumentParts(table, tuple(self._points[c] for c in cuts))
 
@@ -227,9 +236,10 @@ class LiveStandings:
         start = time.thread_time()
         data = prepare(self._results)
         full = fit_elo(data, prior=self._ratings.prior)
-        live = self._ratings.fit()
+        live = self._fit()
         diff = float(np.max(np.abs(live.elo - full.elo))) if len(full.elo) else 0.0
         self._ratings = LiveRatings.from_pairs(data, full)
+        self._fitted = None  # refitted from the full fit: the next game's fit is then warm
         iv = rating_intervals(
             data, full, method=self.interval, resamples=self.bootstrap, seed=self.seed
         )
@@ -252,13 +262,13 @@ class LiveStandings:
                 self._refresh()
             assert self._base is not None
             base = self._base
-            fit = self._ratings.fit()
+            fit = self._fit()
             if base.count == len(self._results):
                 iv = base.iv  # of every game (the same bots in the same order)
             else:
                 iv, as_of = carry(base.iv, base.fit, fit), (base.count, base.through)
         else:
-            fit = self._ratings.fit()
+            fit = self._fit()
         return assemble_standings(
             fit,
             len(self._results),

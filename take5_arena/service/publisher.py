@@ -11,6 +11,11 @@ the publisher starts, when a game it had changed (an entrant relabelled by a new
 each refresh of the intervals, which also checks the kept ratings against that full fit (logged).
 The intervals are of every game while they are fast to compute, and at a large arena those of
 the last refresh, carried to the ratings now (the standings say as of which game).
+The crosstable and the ratings over time of standings.json are kept game by game too
+(:meth:`LiveStandings.document_parts`), computed once per publication and given to the document
+kept here and to the site's. The games added are read past a high-water mark (the last one added)
+while the store's entrant labels stay as they were; a new version's labels make every game be
+compared again.
 
 The games are counted in the store (its last result's number, read every second), not told by
 this process's ladder: on a store that several processes share (docs/operators/several-hosts.md),
