@@ -117,6 +117,30 @@ def test_editing_one_rating_in_standings_json_fails(site):
     assert f"{doc['rows'][1]['entrant']}: rating" in result.output
 
 
+def test_a_sparse_crosstable_is_checked_too(tmp_path, records, monkeypatch):
+    """Above CROSSTABLE_DENSE_MAX bots the crosstable lists the pairs that met: verify --site
+    publishes it again the same way and finds one edited pair."""
+    from take5_arena.leaderboard import publish as P
+
+    monkeypatch.setattr(P, "CROSSTABLE_DENSE_MAX", 2)
+    results = results_from_records(records)
+    publish_site(
+        tmp_path,
+        results=results,
+        records=records,
+        standings=compute_standings(results, bootstrap=30, seed=2),
+        title="check",
+    )
+    doc = json.loads((tmp_path / "standings.json").read_text(encoding="utf-8"))
+    assert doc["crosstable"]["pairs"] and "score" not in doc["crosstable"]
+    assert verify(tmp_path).exit_code == 0
+    doc["crosstable"]["pairs"][0][2] += 1
+    (tmp_path / "standings.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = verify(tmp_path)
+    assert result.exit_code == 1
+    assert "standings.json" in result.output and "crosstable" in result.output
+
+
 def test_calling_a_complete_game_unrated_or_changing_entrants_fails(site):
     path = site / "manifest.jsonl"
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
