@@ -219,6 +219,9 @@ def _finite(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(v is None or type(v) is float for v in value):
+            # a row of numbers (the LOS matrix's: a million at 1,000 bots), without a call each
+            return [v if v is None or math.isfinite(v) else None for v in value]
         return [_finite(v) for v in value]
     return value
 
