@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .fit import BASE_RATING, DEFAULT_PRIOR, FloatArray, fit_elo, prepare
+from .fit import BASE_RATING, DEFAULT_PRIOR, fit_elo, prepare
 from .results import GameResult
 
 DEFAULT_K = 32.0
@@ -101,10 +101,11 @@ def ratings_over_time(
     prior: float = DEFAULT_PRIOR,
     k: float = DEFAULT_K,
 ) -> tuple[TimePoint, ...]:
-    """Ratings after every ``every`` games (default: :func:`over_time_cuts`, 25 to 50 points) and
+    """Ratings after every ``every`` games (default: :func:`over_time_cuts`, 26 to 50 points) and
     after the last game.
 
-    ``method="fit"`` refits the maximum-likelihood model on each prefix (warm-started, one
+    ``method="fit"`` refits the maximum-likelihood model on each prefix (from zero: warm-started
+    from the point before, a fit did not converge on a ladder of thousands of bots; one
     aggregation per point); ``"online"`` samples the classic online Elo trajectory.
     """
     ordered = _time_order(results)
@@ -128,12 +129,10 @@ def ratings_over_time(
         raise ValueError(f"unknown method {method!r}")
     data = prepare(results)
     rank = np.lexsort((np.arange(data.n_games), data.played_at))  # same order as `ordered`
-    x: FloatArray | None = None
     for cut in cuts:
         weights = np.zeros(data.n_games)
         weights[rank[:cut]] = 1.0
-        f = fit_elo(data, prior=prior, game_weights=weights, start=x)
-        x = f.logits
+        f = fit_elo(data, prior=prior, game_weights=weights)
         seen = (
             np.bincount(data.seat_entrant, weights=weights[data.seat_game], minlength=data.n_bots)
             > 0
