@@ -67,6 +67,8 @@ from .publish import (
     SITE_ASSETS,
     DocumentParts,
     _finite,
+    competitions_page,
+    document_lines,
     file_key,
     standings_document,
 )
@@ -170,25 +172,6 @@ def bundle_file(rel: str, items: list[str]) -> str:
 
 def _dump(value: Any) -> str:
     return json.dumps(_finite(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def document_lines(doc: Mapping[str, Any]) -> str:
-    """standings.json's text: a key a line, and a list's items a line each (a row of the
-    standings, a point of the ratings over time). Readable as the indented form, and written by
-    json's C encoder: the indented one is pure Python (6 of 8 s of a re-publish at 1,000 bots)."""
-
-    def compact(value: Any) -> str:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-    def lines(value: Any) -> str:
-        if isinstance(value, list) and value:
-            return "[\n  " + ",\n  ".join(compact(v) for v in value) + "\n ]"
-        if isinstance(value, dict) and value and any(isinstance(v, list) for v in value.values()):
-            inner = ",\n  ".join(f"{compact(k)}: {compact(v)}" for k, v in value.items())
-            return "{\n  " + inner + "\n }"
-        return compact(value)
-
-    return "{\n" + ",\n".join(f" {compact(k)}: {lines(v)}" for k, v in doc.items()) + "\n}\n"
 
 
 def _js_assign(table: str, key: str, value_json: str) -> str:
@@ -351,28 +334,6 @@ def _write_competitions(
     write(COMPETITIONS, json.dumps(games.competitions, indent=1, ensure_ascii=False) + "\n")
     page = competitions_page(games.competitions, result_of, position_of)
     write(COMPETITIONS_DATA, f"window.TAKE5_COMPETITIONS = {_dump(page)};\n")
-
-
-def competitions_page(
-    doc: Any, result_of: Mapping[str, GameResult], position_of: Mapping[str, int]
-) -> dict[str, Any]:
-    """The competitions page's data: competitions.json's competitions as they are, and for each
-    game they list that the site rates, its places by seat and its position (the replay link).
-    ``doc`` may be anything (`referee verify --site` publishes a site's own file again): what is
-    not of the published shape lists no result, and the pairing check says what is wrong."""
-    found = doc.get("competitions") if isinstance(doc, dict) else None
-    listed = found if isinstance(found, list) else []
-    results: dict[str, Any] = {}
-    for comp in listed:
-        stages = comp.get("stages") if isinstance(comp, dict) else None
-        for stage in stages if isinstance(stages, list) else []:
-            rows = stage.get("games") if isinstance(stage, dict) else None
-            for game in rows if isinstance(rows, list) else []:
-                gid = game.get("game") if isinstance(game, dict) else None
-                if isinstance(gid, str) and gid in result_of:
-                    places = list(result_of[gid].places)
-                    results[gid] = {"n": position_of.get(gid), "places": places}
-    return {"competitions": listed, "results": results}
 
 
 def _kept(
