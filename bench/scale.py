@@ -51,12 +51,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import pairwise
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -343,6 +345,95 @@ def intervals_run(n: int, games: int, design: str) -> None:
     )
 
 
+def synthetic_results(n: int, games: int, design: str) -> list[GameResult]:
+    """``games`` synthetic games of ``n`` bots as results (the schedule and places drawn as arrays;
+    the objects made in one pass)."""
+    rng = np.random.default_rng(n + games)
+    strength = rng.normal(0.0, 1.0, n)
+    seats = schedule(n, games, design, rng)
+    perf = strength[seats] + rng.gumbel(size=seats.shape)
+    places = 1 + (perf[:, None, :] > perf[:, :, None]).sum(axis=2)
+    names = [f"b{i:05d}" for i in range(n)]
+    zero = (0,) * SEATS
+    return [
+        GameResult(f"g{k:07d}", tuple(names[i] for i in row), zero, tuple(p), played_at=k)
+        for k, (row, p) in enumerate(zip(seats.tolist(), places.tolist()))
+    ]
+
+
+def publish_run(n: int, games: int, design: str, bootstrap: int, site_dir: str | None) -> None:
+    """``--publish``: one new game's publication as the arena's publisher makes it
+    (service/publisher.py), by part: ``catch_up`` of every game (a high-water mark), the standings
+    (intervals carried with ``--bootstrap``), the crosstable and ratings over time kept game by
+    game (``LiveStandings.document_parts``), the standings document, and the site written
+    incrementally into the same folder (records of a few bytes: the site's own cost, not the
+    records'). Baseline, in the same run: the crosstable and ratings over time from every game
+    (``publish.document_parts``), which each publication computed twice before."""
+    from take5_arena.leaderboard.collection import Games
+    from take5_arena.leaderboard.publish import document_parts, standings_document
+    from take5_arena.leaderboard.site_build import publish_site
+
+    LB.FAST_REFRESH_SECONDS = 0.0  # carried at every size (the publisher refreshes fast ones)
+    results = synthetic_results(n, games + 6, design)
+    order = [g.game_id for g in results]
+    print(f"\n{design}, {n:,} bots, {games:,} games: one game's publication", flush=True)
+    live, lcpu, _ = measured(lambda: LiveStandings(results[:games], bootstrap=bootstrap, labels=1))
+    table, scpu, _ = measured(live.standings)
+    entrants = [r.entrant for r in table.rows]
+    _, pcpu, _ = measured(lambda: live.document_parts(entrants))
+    print(
+        f"  LiveStandings built {lcpu:.2f} s, first standings {scpu:.2f} s, first document parts "
+        f"(the ratings over time from every game) {pcpu:.2f} s",
+        flush=True,
+    )
+
+    def read_records(start: int) -> Iterator[tuple[str, dict[str, Any]]]:
+        for g in results[start : len(site.order)]:
+            seats = [{"name": e, "entrant": e} for e in g.entrants]
+            yield g.game_id, {"seats": seats, "seed": 0, "complete": True, "rounds": []}
+
+    site = Games("scale", results[:games], order[:games], read_records)
+    with tempfile.TemporaryDirectory(prefix="take5-scale-site-", dir=site_dir) as out:
+        parts = live.document_parts(entrants)
+        _, fcpu, fmb = measured(
+            lambda: publish_site(
+                out, results=site.results, games=site, standings=table, parts=parts
+            )
+        )
+        size = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file()) / 1e6
+        print(f"  the site in full: {fcpu:.2f} s {fmb:.0f} MB, {size:.0f} MB on disk", flush=True)
+        rows: list[list[float]] = []
+        for k in range(games, games + 6):
+            site.results, site.order = results[: k + 1], order[: k + 1]
+            times = [time.process_time()]
+            live.catch_up(site.results, labels=1)
+            times.append(time.process_time())
+            table = live.standings()
+            times.append(time.process_time())
+            parts = live.document_parts([r.entrant for r in table.rows])
+            times.append(time.process_time())
+            standings_document(table, site.results, title="scale", parts=parts)
+            times.append(time.process_time())
+            publish_site(out, results=site.results, games=site, standings=table, parts=parts)
+            times.append(time.process_time())
+            rows.append([b - a for a, b in pairwise(times)] + [times[-1] - times[0]])
+        med = np.median(np.array(rows), axis=0)
+        most = np.max(np.array(rows), axis=0)
+        names = ("catch_up", "standings", "document parts", "document", "site", "in all")
+        print(
+            "  one new game, median of six (most): "
+            + ", ".join(f"{a} {m:.2f} ({x:.2f})" for a, m, x in zip(names, med, most))
+            + " s",
+            flush=True,
+        )
+    _, bcpu, bmb = measured(lambda: document_parts(table, results[: games + 6]))
+    print(
+        f"  baseline: the document parts from every game {bcpu:.2f} s {bmb:.0f} MB, twice a "
+        f"publication before: one game now {2 * bcpu / med[-1]:.0f} x faster in all",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), help="BOTS:GAMES ...")
@@ -354,6 +445,15 @@ def main() -> None:
     ap.add_argument(
         "--intervals", action="store_true", help="with --standings: with intervals, carried"
     )
+    ap.add_argument(
+        "--publish", action="store_true", help="one new game's publication (document and site)"
+    )
+    ap.add_argument(
+        "--bootstrap", type=int, default=100, help="with --publish: intervals (0: none)"
+    )
+    ap.add_argument(
+        "--site-dir", help="with --publish: where the site is written (a temporary folder)"
+    )
     args = ap.parse_args()
     with F.one_blas_thread():  # load the thread controller once, outside every measurement
         pass
@@ -361,7 +461,9 @@ def main() -> None:
     for size in args.sizes:
         n, games = (int(x) for x in size.split(":"))
         for design in designs:
-            if args.standings and args.intervals:
+            if args.publish:
+                publish_run(n, games, design, args.bootstrap, args.site_dir)
+            elif args.standings and args.intervals:
                 intervals_run(n, games, design)
             elif args.standings:
                 standings_run(n, games, design)

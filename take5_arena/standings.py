@@ -102,6 +102,9 @@ def _from_store(folder: Path) -> Games:
                 f"are not published: {found[0]}{more}; `referee verify --tournament {folder}` "
                 "lists every finding"
             )
+        # read before the results: a version added in between relabels them, and the labels of the
+        # next look then differ from these (LiveStandings.catch_up compares every game again)
+        labelled = entrant_labels(store)
         # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
         results = results_from_store(store, published_only=True)
         places = store.records.game_places()
@@ -110,7 +113,7 @@ def _from_store(folder: Path) -> Games:
         versions = {v.id: v for v in store.versions.all()}
         owners = {
             label: str(versions[vid].author)
-            for vid, label in entrant_labels(store).items()
+            for vid, label in labelled.items()
             if versions[vid].author
         }
         competitions = store_document(store)
@@ -155,6 +158,7 @@ def _from_store(folder: Path) -> Games:
         shared_tables=shared,
         owners=owners,
         competitions=competitions,
+        entrant_labels=tuple(sorted(labelled.items())),
     )
 
 

@@ -207,3 +207,83 @@ def test_catch_up_refuses_a_changed_game():
     assert live.games == 10
     assert live.catch_up(history)
     assert live.games == 20
+
+
+def test_catch_up_reads_past_the_high_water_mark_while_the_labels_stay():
+    rng = random.Random(15)
+    history = stamped(games(rng, ["a", "b", "c", "d"], 30))
+    live = LiveStandings(history[:10], labels=(1, "a"))
+    assert live.catch_up(history[:20], labels=(1, "a"))
+    assert live.games == 20
+    # the same labels: the games up to the mark are taken as they were (not compared)
+    assert live.catch_up(history[:25], labels=(1, "a"))
+    assert live.games == 25
+    # other labels (a new version): every game compared, and a relabelled one refused
+    relabelled = [
+        replace(g, entrants=tuple("a@v1" if e == "a" else e for e in g.entrants)) for g in history
+    ]
+    assert not live.catch_up(relabelled, labels=(1, "a@v1"))
+    # the game at the mark is not the last one added: every game compared
+    assert not live.catch_up(history[1:], labels=(1, "a"))
+    assert live.catch_up(history, labels=(1, "a"))
+    assert live.games == 30
+    same_standings(live.standings(), compute_standings(history, bootstrap=0))
+
+
+@pytest.mark.parametrize("dense_max", [0, 300])
+def test_document_parts_kept_game_by_game_equal_those_of_every_game(monkeypatch, dense_max):
+    from take5_arena.leaderboard import publish as P
+
+    monkeypatch.setattr(P, "CROSSTABLE_DENSE_MAX", dense_max)
+    rng = random.Random(16)
+    bots = [f"bot{i:02d}" for i in range(12)]
+    history = stamped(games(rng, bots[:10], 150))
+    live = LiveStandings(history[:40])
+
+    def check(results: list[GameResult]) -> None:
+        table = live.standings()
+        entrants = [r.entrant for r in table.rows]
+        mine = live.document_parts(entrants)
+        want = P.document_parts(compute_standings(results, bootstrap=0), results)
+        assert mine.crosstable == want.crosstable
+        assert [(p.games, p.played_at) for p in mine.over_time] == [
+            (p.games, p.played_at) for p in want.over_time
+        ]
+        for a, b in zip(mine.over_time, want.over_time):
+            assert [e for e, _ in a.ratings] == [e for e, _ in b.ratings]
+            assert np.allclose([r for _, r in a.ratings], [r for _, r in b.ratings], atol=1e-6)
+
+    check(history[:40])
+    for k in range(40, 150):
+        live.add(history[k])
+        if k % 17 == 0 or k == 149:
+            check(history[: k + 1])
+    # new bots, and a game played earlier than the last one: every point fitted again
+    late = [replace(g, played_at=-1 - k) for k, g in enumerate(games(rng, bots, 3, start=500))]
+    for g in late:
+        live.add(g)
+    check(history + late)
+
+
+def test_the_crosstable_is_sparse_above_its_size(monkeypatch):
+    from take5_arena.leaderboard import publish as P
+
+    rng = random.Random(17)
+    bots = [f"bot{i:02d}" for i in range(8)]
+    history = stamped(games(rng, bots, 40))
+    entrants = sorted(bots)
+    dense = P.crosstable(history, entrants)
+    monkeypatch.setattr(P, "CROSSTABLE_DENSE_MAX", 4)
+    sparse = P.crosstable(history, entrants)
+    assert sparse.keys() == {"entrants", "pairs"}
+    cells = 0
+    for i in range(8):
+        for j in range(8):
+            if dense["meetings"][i][j]:
+                cells += 1
+    assert len(sparse["pairs"]) * 2 == cells
+    for i, j, meetings, score in sparse["pairs"]:
+        assert i < j
+        assert dense["meetings"][i][j] == meetings
+        assert dense["score"][i][j] == score
+        assert dense["score"][j][i] == pytest.approx(1.0 - score)

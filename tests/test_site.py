@@ -221,6 +221,47 @@ def test_index_shows_the_standings_with_their_intervals(page, site, shots, recor
     page.screenshot(path=str(shots / "index.png"), full_page=True)
 
 
+def test_a_sparse_crosstable_reads_as_the_square_one(page, tmp_path, records, monkeypatch):
+    """Above CROSSTABLE_DENSE_MAX bots standings.json lists the pairs that met: the front page's
+    grid and a bot page's head to head show what the square one gave."""
+    from take5_arena.leaderboard import publish as P
+
+    results = results_from_records(records)
+    standings = compute_standings(results, bootstrap=100, seed=0)
+    names = [r.entrant for r in standings.rows]
+    square = P.crosstable(results, names)
+    monkeypatch.setattr(P, "CROSSTABLE_DENSE_MAX", 2)
+    publish_site(tmp_path, results=results, records=records, standings=standings, title="Sparse")
+    doc = json.loads((tmp_path / "standings.json").read_text(encoding="utf-8"))
+    assert "pairs" in doc["crosstable"] and "score" not in doc["crosstable"]
+    open_page(page, tmp_path, "index.html")
+    cells = page.locator("table#crosstable tbody td[data-value]")
+    shown = {
+        (
+            c.evaluate("td => td.parentNode.rowIndex - 1"),
+            c.evaluate("td => td.cellIndex - 1"),
+        ): float(c.get_attribute("data-value"))
+        for c in cells.all()
+    }
+    want = {
+        (i, j): square["score"][i][j]
+        for i in range(len(names))
+        for j in range(len(names))
+        if square["score"][i][j] is not None
+    }
+    assert shown.keys() == want.keys()
+    assert all(abs(shown[k] - want[k]) < 1e-4 for k in want)
+    page.locator(f"table#standings tr[data-entrant='{FAULTY}'] td.name a").click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert not page.problems, page.problems
+    me = names.index(FAULTY)
+    rows = page.locator("table#h2h tbody tr")
+    assert rows.count() == sum(1 for m in square["meetings"][me] if m)
+    for k in range(rows.count()):
+        other = names.index(rows.nth(k).locator("td").first.inner_text())
+        assert rows.nth(k).locator("td").nth(2).inner_text() == str(square["meetings"][me][other])
+
+
 def test_a_bot_without_enough_games_shows_no_interval(page, tmp_path):
     """One duplicate set of three bots: nothing measures its design effect, so no interval is drawn
     or printed, and no rank range is given."""

@@ -117,6 +117,30 @@ def test_editing_one_rating_in_standings_json_fails(site):
     assert f"{doc['rows'][1]['entrant']}: rating" in result.output
 
 
+def test_a_sparse_crosstable_is_checked_too(tmp_path, records, monkeypatch):
+    """Above CROSSTABLE_DENSE_MAX bots the crosstable lists the pairs that met: verify --site
+    publishes it again the same way and finds one edited pair."""
+    from take5_arena.leaderboard import publish as P
+
+    monkeypatch.setattr(P, "CROSSTABLE_DENSE_MAX", 2)
+    results = results_from_records(records)
+    publish_site(
+        tmp_path,
+        results=results,
+        records=records,
+        standings=compute_standings(results, bootstrap=30, seed=2),
+        title="check",
+    )
+    doc = json.loads((tmp_path / "standings.json").read_text(encoding="utf-8"))
+    assert doc["crosstable"]["pairs"] and "score" not in doc["crosstable"]
+    assert verify(tmp_path).exit_code == 0
+    doc["crosstable"]["pairs"][0][2] += 1
+    (tmp_path / "standings.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = verify(tmp_path)
+    assert result.exit_code == 1
+    assert "standings.json" in result.output and "crosstable" in result.output
+
+
 def test_calling_a_complete_game_unrated_or_changing_entrants_fails(site):
     path = site / "manifest.jsonl"
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -338,6 +362,9 @@ def test_one_new_game_rewrites_the_summaries_of_its_bots_only(tmp_path):
     # a file written again is a new file renamed over the old one: a new inode (site_build._write)
     inodes = {p.name: p.stat().st_ino for p in (site / "data" / "bots").glob("*.js")}
     assert len(inodes) == 4
+    # and its game pages: those of a bot without a new game are not built again either
+    pages = {p: p.stat().st_ino for p in (site / "data" / "bots").glob("*/*.js")}
+    assert len(pages) == 4
     publish(site, everything)
     rewritten = {
         p.name for p in (site / "data" / "bots").glob("*.js") if p.stat().st_ino != inodes[p.name]
@@ -345,5 +372,7 @@ def test_one_new_game_rewrites_the_summaries_of_its_bots_only(tmp_path):
     new = results_from_records(everything)[-1]
     assert "alpha" not in new.entrants and len(set(new.entrants)) == 3
     assert rewritten == {f"{site_build.file_key(e)}.js" for e in new.entrants}
+    pages_rewritten = {p.parent.name for p in pages if p.stat().st_ino != pages[p]}
+    assert pages_rewritten == {site_build.file_key(e) for e in new.entrants}
     publish(full, everything)
     assert files(site) == files(full) and check_site(site).ok

@@ -64,6 +64,9 @@ class Games:
     #: competitions.json (the Swisses' and knockouts' definitions and stages, so that anyone
     #: pairs them again from the site: take5_arena/referee/tournament/published.py); None: none
     competitions: dict[str, Any] | None = None
+    #: a store's entrant labels (version id, label), sorted: what relabels its games when a new
+    #: version comes (the publisher's high-water mark holds while they stay: LiveStandings.catch_up)
+    entrant_labels: tuple[tuple[int, str], ...] | None = None
 
     def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every record in publishing order, one at a time."""

@@ -256,6 +256,12 @@ class LiveRatings:
         for g in results:
             self.add(g.entrants, g.places)
 
+    def pairs(self) -> tuple[tuple[str, ...], IndexArray, IndexArray, FloatArray, FloatArray]:
+        """The counts per pair of bots that met: (bot names, a, b, points of a, meetings), each
+        pair once (read-only views, valid until the next :meth:`add`)."""
+        m = self._size
+        return tuple(self._names), self._ea[:m], self._eb[:m], self._w[:m], self._nn[:m]
+
     # ---------------------------------------------------------------------------------------------
     # Fit
 

@@ -12,14 +12,13 @@ rating code may.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from .fit import BASE_RATING, DEFAULT_PRIOR, FloatArray, fit_elo, prepare
+from .fit import BASE_RATING, DEFAULT_PRIOR, fit_elo, prepare
 from .results import GameResult
 
 DEFAULT_K = 32.0
@@ -71,6 +70,29 @@ class TimePoint:
         return {"games": self.games, "played_at": self.played_at, "ratings": dict(self.ratings)}
 
 
+#: The ratings over time have at most this many points (and more than half as many).
+OVER_TIME_POINTS = 50
+
+
+def over_time_step(total: int) -> int:
+    """The ratings over time of ``total`` games are taken after every this many games and after
+    the last: the smallest power of two that gives at most :data:`OVER_TIME_POINTS` points. A
+    power of two, so that the points of fewer games are among those of more as the games grow: a
+    publisher fits each point once as the games pass it (take5_arena/leaderboard/live_board.py),
+    not 50 refits at each publication."""
+    step = 1
+    while step * OVER_TIME_POINTS < total:
+        step *= 2
+    return step
+
+
+def over_time_cuts(total: int) -> list[int]:
+    """After how many games the ratings over time of ``total`` games are taken
+    (:func:`over_time_step`)."""
+    step = over_time_step(total)
+    return [*range(step, total, step), total]
+
+
 def ratings_over_time(
     results: Sequence[GameResult],
     *,
@@ -79,17 +101,18 @@ def ratings_over_time(
     prior: float = DEFAULT_PRIOR,
     k: float = DEFAULT_K,
 ) -> tuple[TimePoint, ...]:
-    """Ratings after every ``every`` games (default: about 50 points) and after the last game.
+    """Ratings after every ``every`` games (default: :func:`over_time_cuts`, 26 to 50 points) and
+    after the last game.
 
-    ``method="fit"`` refits the maximum-likelihood model on each prefix (warm-started, one
+    ``method="fit"`` refits the maximum-likelihood model on each prefix (from zero: warm-started
+    from the point before, a fit did not converge on a ladder of thousands of bots; one
     aggregation per point); ``"online"`` samples the classic online Elo trajectory.
     """
     ordered = _time_order(results)
     total = len(ordered)
     if total == 0:
         return ()
-    every = every or max(1, math.ceil(total / 50))
-    cuts = list(range(every, total, every)) + [total]
+    cuts = list(range(every, total, every)) + [total] if every else over_time_cuts(total)
     points: list[TimePoint] = []
     if method == "online":
         ratings: dict[str, float] = {}
@@ -106,12 +129,10 @@ def ratings_over_time(
         raise ValueError(f"unknown method {method!r}")
     data = prepare(results)
     rank = np.lexsort((np.arange(data.n_games), data.played_at))  # same order as `ordered`
-    x: FloatArray | None = None
     for cut in cuts:
         weights = np.zeros(data.n_games)
         weights[rank[:cut]] = 1.0
-        f = fit_elo(data, prior=prior, game_weights=weights, start=x)
-        x = f.logits
+        f = fit_elo(data, prior=prior, game_weights=weights)
         seen = (
             np.bincount(data.seat_entrant, weights=weights[data.seat_game], minlength=data.n_bots)
             > 0

@@ -23,13 +23,18 @@ The output is a pure function of the inputs: publishing twice gives identical fi
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .board import Standings
-from .online import ratings_over_time
+from .fit import FloatArray, IndexArray, aggregate, prepare
+from .online import TimePoint, ratings_over_time
 from .results import GameResult
 
 STANDINGS_FORMAT = "take5-standings"
@@ -42,33 +47,95 @@ ASSET_FILES = ("site.js", "site.css")
 # Derived tables
 
 
-def crosstable(results: Iterable[GameResult], entrants: Sequence[str]) -> dict[str, Any]:
-    """Head-to-head over pairwise outcomes: ``score[i][j]`` is the share of points entrant i took
-    from its meetings with j (lower place = 1, equal = 1/2), ``meetings[i][j]`` how many there
-    were (one per game in which both sat). ``None`` where they never met."""
+#: Above this many bots the crosstable is published sparse, one entry per pair that met
+#: (docs/standings-format.md): a square one has n^2 cells, 10^8 at 10,000 bots.
+CROSSTABLE_DENSE_MAX = 300
+
+
+def crosstable(results: Sequence[GameResult], entrants: Sequence[str]) -> dict[str, Any]:
+    """Head-to-head over pairwise outcomes (docs/standings-format.md, ``crosstable``): for each pair
+    of ``entrants`` that met, how many meetings they had (one per game in which both sat) and the
+    share of the points i took (lower place = 1, equal = 1/2). These are the pairs the ratings
+    are fitted to, so they come from the same arrays (:func:`~.fit.prepare`,
+    :func:`~.fit.aggregate`)."""
+    if not results:
+        return crosstable_of_pairs(entrants, (), _NO_INDEX, _NO_INDEX, _NO_FLOAT, _NO_FLOAT)
+    data = prepare(results)
+    points, meetings = aggregate(data)
+    return crosstable_of_pairs(entrants, data.entrants, data.edge_a, data.edge_b, points, meetings)
+
+
+_NO_INDEX: IndexArray = np.zeros(0, dtype=np.intp)
+_NO_FLOAT: FloatArray = np.zeros(0)
+
+
+def crosstable_of_pairs(
+    entrants: Sequence[str],
+    names: Sequence[str],
+    a: IndexArray,
+    b: IndexArray,
+    points: FloatArray,
+    meetings: FloatArray,
+) -> dict[str, Any]:
+    """The crosstable of ``entrants`` from counts per pair: ``points[k]`` of ``names[a[k]]`` in its
+    ``meetings[k]`` meetings with ``names[b[k]]`` (one entry per pair, either way round). Square
+    (``score`` and ``meetings`` matrices) up to :data:`CROSSTABLE_DENSE_MAX` bots, else sparse
+    (``pairs``: ``[i, j, meetings, score of i]`` with i < j, sorted)."""
     index = {e: i for i, e in enumerate(entrants)}
     n = len(entrants)
-    points = [[0.0] * n for _ in range(n)]
-    meetings = [[0] * n for _ in range(n)]
-    for g in results:
-        seats = [(index.get(e), p) for e, p in zip(g.entrants, g.places)]
-        for s, (a, pa) in enumerate(seats):
-            for b, pb in seats[s + 1 :]:
-                if a is None or b is None or a == b:
-                    continue
-                meetings[a][b] += 1
-                meetings[b][a] += 1
-                score = 1.0 if pa < pb else 0.5 if pa == pb else 0.0
-                points[a][b] += score
-                points[b][a] += 1.0 - score
+    where = np.array([index.get(e, -1) for e in names], dtype=np.intp)
+    i, j = where[a], where[b]
+    keep = (i >= 0) & (j >= 0) & (i != j) & (meetings > 0)
+    i, j, pts, met = i[keep], j[keep], points[keep], meetings[keep]
+    flip = i > j
+    i, j = np.where(flip, j, i), np.where(flip, i, j)
+    pts = np.where(flip, met - pts, pts)
+    if n > CROSSTABLE_DENSE_MAX:
+        order = np.lexsort((j, i))
+        i, j, pts, met = i[order], j[order], pts[order], met[order]
+        score = pts / met
+        pairs = [
+            [x, y, int(m), s]
+            for x, y, m, s in zip(i.tolist(), j.tolist(), met.tolist(), score.tolist())
+        ]
+        return {"entrants": list(entrants), "pairs": pairs}
+    count = np.zeros((n, n))
+    share = np.zeros((n, n))
+    count[i, j] = count[j, i] = met
+    share[i, j], share[j, i] = pts, met - pts
+    shown = count > 0
+    share = np.divide(share, count, out=np.zeros((n, n)), where=shown)
     return {
         "entrants": list(entrants),
         "score": [
-            [points[i][j] / meetings[i][j] if meetings[i][j] else None for j in range(n)]
-            for i in range(n)
+            [s if m else None for s, m in zip(srow, mrow)]
+            for srow, mrow in zip(share.tolist(), shown.tolist())
         ],
-        "meetings": meetings,
+        "meetings": count.astype(np.int64).tolist(),
     }
+
+
+@dataclass(frozen=True)
+class DocumentParts:
+    """The parts of standings.json that cost a pass over every game: the crosstable and the ratings
+    over time. A publication computes them once (the arena's publisher keeps them game by game:
+    :meth:`~.live_board.LiveStandings.document_parts`) and gives them to its document and to its
+    site's (:func:`standings_document`, ``parts``)."""
+
+    crosstable: dict[str, Any]
+    over_time: tuple[TimePoint, ...]
+
+
+def document_parts(
+    standings: Standings, results: Sequence[GameResult], *, over_time: bool = True
+) -> DocumentParts:
+    """The :class:`DocumentParts` of ``results``, from every game."""
+    points = (
+        ratings_over_time(results, method="fit", prior=standings.prior)
+        if over_time and results
+        else ()
+    )
+    return DocumentParts(crosstable(results, [r.entrant for r in standings.rows]), points)
 
 
 def standings_document(
@@ -81,40 +148,87 @@ def standings_document(
     deals: Sequence[Mapping[str, Any]] = (),
     shared_tables: Sequence[tuple[str, str]] = (),
     owners: Mapping[str, str] | None = None,
+    parts: DocumentParts | None = None,
 ) -> dict[str, Any]:
     """The contents of standings.json (docs/standings-format.md). ``deals``: the deal keys'
     seasons (commitment, and the key once revealed), published so that anyone can check every
     seed once a key is revealed (docs/security.md, "Deals"). ``shared_tables``: (game id, author)
     of each game that had to seat two bots of one author at its table (:func:`same_author`).
-    ``owners``: bot -> its author as the organiser knows it, each row's optional ``owner``."""
+    ``owners``: bot -> its author as the organiser knows it, each row's optional ``owner``.
+    ``parts``: the crosstable and ratings over time of ``results`` if already computed (else
+    computed here, :func:`document_parts`)."""
     doc: dict[str, Any] = {
         "format": STANDINGS_FORMAT,
         "version": STANDINGS_VERSION,
         "title": title,
         "generated_at": generated_at,
     }
-    doc.update(standings.to_json_dict())
+    doc.update(_finite(standings.to_json_dict()))
     for row in doc["rows"]:
         if owners and row["entrant"] in owners:
             row["owner"] = owners[row["entrant"]]
-    doc["crosstable"] = crosstable(results, [r.entrant for r in standings.rows])
-    if over_time and results:
-        points = ratings_over_time(results, method="fit", prior=standings.prior)
+    if parts is None:
+        parts = document_parts(standings, results, over_time=over_time)
+    # both finite by construction (shares of counts, fitted ratings): not walked again
+    doc["crosstable"] = parts.crosstable
+    if over_time and parts.over_time:
         doc["over_time"] = {
             "method": "fit",
-            "points": [p.to_json_dict() for p in points],
+            "points": [p.to_json_dict() for p in parts.over_time],
         }
     else:
         doc["over_time"] = None
     if deals:
-        doc["deals"] = [
-            {"season": d.get("season"), "commitment": d.get("commitment"), "key": d.get("key")}
-            for d in deals
-        ]
+        doc["deals"] = _finite(
+            [
+                {"season": d.get("season"), "commitment": d.get("commitment"), "key": d.get("key")}
+                for d in deals
+            ]
+        )
     if shared_tables:
         doc["same_author"] = same_author(shared_tables)
-    finite: dict[str, Any] = _finite(doc)
-    return finite
+    return doc
+
+
+def document_lines(doc: Mapping[str, Any]) -> str:
+    """standings.json's text: a key a line, and a list's items a line each (a row of the
+    standings, a point of the ratings over time). Readable as the indented form, and written by
+    json's C encoder: the indented one is pure Python (6 of 8 s of a re-publish at 1,000 bots)."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+    def lines(value: Any) -> str:
+        if isinstance(value, list) and value:
+            return "[\n  " + ",\n  ".join(compact(v) for v in value) + "\n ]"
+        if isinstance(value, dict) and value and any(isinstance(v, list) for v in value.values()):
+            inner = ",\n  ".join(f"{compact(k)}: {compact(v)}" for k, v in value.items())
+            return "{\n  " + inner + "\n }"
+        return compact(value)
+
+    return "{\n" + ",\n".join(f" {compact(k)}: {lines(v)}" for k, v in doc.items()) + "\n}\n"
+
+
+def competitions_page(
+    doc: Any, result_of: Mapping[str, GameResult], position_of: Mapping[str, int]
+) -> dict[str, Any]:
+    """The competitions page's data: competitions.json's competitions as they are, and for each
+    game they list that the site rates, its places by seat and its position (the replay link).
+    ``doc`` may be anything (`referee verify --site` publishes a site's own file again): what is
+    not of the published shape lists no result, and the pairing check says what is wrong."""
+    found = doc.get("competitions") if isinstance(doc, dict) else None
+    listed = found if isinstance(found, list) else []
+    results: dict[str, Any] = {}
+    for comp in listed:
+        stages = comp.get("stages") if isinstance(comp, dict) else None
+        for stage in stages if isinstance(stages, list) else []:
+            rows = stage.get("games") if isinstance(stage, dict) else None
+            for game in rows if isinstance(rows, list) else []:
+                gid = game.get("game") if isinstance(game, dict) else None
+                if isinstance(gid, str) and gid in result_of:
+                    places = list(result_of[gid].places)
+                    results[gid] = {"n": position_of.get(gid), "places": places}
+    return {"competitions": listed, "results": results}
 
 
 def same_author(shared_tables: Sequence[tuple[str, str]]) -> dict[str, Any]:
@@ -147,6 +261,9 @@ def _finite(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(v is None or type(v) is float for v in value):
+            # a row of numbers (the LOS matrix's: a million at 1,000 bots), without a call each
+            return [v if v is None or math.isfinite(v) else None for v in value]
         return [_finite(v) for v in value]
     return value
 

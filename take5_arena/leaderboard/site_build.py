@@ -52,6 +52,7 @@ import json
 import os
 import shutil
 import zlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,17 @@ from typing import Any
 from .board import Standings
 from .collection import Games, games_from_records
 from .markdown import standings_markdown
-from .publish import ASSET_FILES, PAGES, SITE_ASSETS, _finite, file_key, standings_document
+from .publish import (
+    ASSET_FILES,
+    PAGES,
+    SITE_ASSETS,
+    DocumentParts,
+    _finite,
+    competitions_page,
+    document_lines,
+    file_key,
+    standings_document,
+)
 from .results import GameResult, seat_entrant
 
 LAYOUT_VERSION = 2
@@ -259,11 +270,13 @@ def write_site(
     generated_at: str | None = None,
     with_logs: bool = False,
     full: bool = False,
+    parts: DocumentParts | None = None,
 ) -> PublishReport:
     """Write (or bring up to date) the static site in ``out_dir``; see the module text.
 
     ``with_logs`` publishes the bots' log lines kept in the records (off by default: a public site
     shows them only when the organiser opts in). ``full`` ignores what is already there.
+    ``parts``: standings.json's crosstable and ratings over time, if already computed.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -297,6 +310,7 @@ def write_site(
         generated_at,
         with_logs,
         write,
+        parts,
     )
     _write_manifest_and_state(out, games, standings, offsets, bots_state, with_logs, write)
     _write_competitions(out, games, result_of, position_of, write)
@@ -320,28 +334,6 @@ def _write_competitions(
     write(COMPETITIONS, json.dumps(games.competitions, indent=1, ensure_ascii=False) + "\n")
     page = competitions_page(games.competitions, result_of, position_of)
     write(COMPETITIONS_DATA, f"window.TAKE5_COMPETITIONS = {_dump(page)};\n")
-
-
-def competitions_page(
-    doc: Any, result_of: Mapping[str, GameResult], position_of: Mapping[str, int]
-) -> dict[str, Any]:
-    """The competitions page's data: competitions.json's competitions as they are, and for each
-    game they list that the site rates, its places by seat and its position (the replay link).
-    ``doc`` may be anything (`referee verify --site` publishes a site's own file again): what is
-    not of the published shape lists no result, and the pairing check says what is wrong."""
-    found = doc.get("competitions") if isinstance(doc, dict) else None
-    listed = found if isinstance(found, list) else []
-    results: dict[str, Any] = {}
-    for comp in listed:
-        stages = comp.get("stages") if isinstance(comp, dict) else None
-        for stage in stages if isinstance(stages, list) else []:
-            rows = stage.get("games") if isinstance(stage, dict) else None
-            for game in rows if isinstance(rows, list) else []:
-                gid = game.get("game") if isinstance(game, dict) else None
-                if isinstance(gid, str) and gid in result_of:
-                    places = list(result_of[gid].places)
-                    results[gid] = {"n": position_of.get(gid), "places": places}
-    return {"competitions": listed, "results": results}
 
 
 def _kept(
@@ -477,16 +469,30 @@ def _write_bot_pages(
 ) -> None:
     """Each bot's game pages (from its first one that changed) and its summary, where it changed:
     a summary is a view of the bot's state, so it is written only when that state (``before``:
-    as published last time) changed - for the bots of the new games, not for every bot."""
-    bot_counts: dict[str, int] = {}
+    as published last time) changed - for the bots of the new games, not for every bot. A bot
+    whose games are as many as last time has the same pages (the games kept are those of the last
+    publication, in the same order: _kept): none of them is built again."""
+    bot_counts = Counter(e for g in results for e in g.entrants)
     pending: dict[str, list[dict[str, Any]]] = {}
     old_counts = {b: int(s.get("games", 0)) for b, s in bots_state.items()}
+    # where each changed bot's pages start to change (its last page as published, or the first)
+    first = {
+        e: (old_counts.get(e, 0) // LIST_PAGE) * LIST_PAGE
+        for e, c in bot_counts.items()
+        if c != old_counts.get(e, 0)
+    }
+    seen: dict[str, int] = {}
     for g in results:
+        if first.keys().isdisjoint(g.entrants):
+            continue
         n = position_of[g.game_id]
         for seat, entrant in enumerate(g.entrants):
-            i = bot_counts.get(entrant, 0)
-            bot_counts[entrant] = i + 1
-            if i >= (old_counts.get(entrant, 0) // LIST_PAGE) * LIST_PAGE:
+            start = first.get(entrant)
+            if start is None:
+                continue
+            i = seen.get(entrant, 0)
+            seen[entrant] = i + 1
+            if i >= start:
                 entry = dict(entry_of(n))
                 entry.update(
                     seat=seat,
@@ -531,6 +537,7 @@ def _write_standings(
     generated_at: str | None,
     with_logs: bool,
     write: Callable[[str, str], None],
+    parts: DocumentParts | None,
 ) -> None:
     """The standings (JSON, Markdown and the pages' data) and the pages themselves."""
     results = games.results
@@ -550,8 +557,9 @@ def _write_standings(
         deals=games.deals,
         shared_tables=games.shared_tables,
         owners=owners,
+        parts=parts,
     )
-    write("standings.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    write("standings.json", document_lines(doc))
     write(
         "standings.md",
         standings_markdown(
@@ -562,7 +570,7 @@ def _write_standings(
             owners=owners,
         ),
     )
-    site = dict(doc)
+    site: dict[str, Any] = {}
     site["settings"] = {k: games.settings[k] for k in SHOWN_SETTINGS if k in games.settings}
     site["bots"] = {b: s.get("info", {}) for b, s in sorted(bots_state.items())}
     site["recent_games"] = [
@@ -583,7 +591,10 @@ def _write_standings(
     if games.competitions is not None:  # the front page links to competitions.html
         found = games.competitions.get("competitions")
         site["competitions"] = len(found) if isinstance(found, list) else 0
-    write("data/standings.js", f"window.TAKE5_STANDINGS = {_dump(site)};\n")
+    # the document is finite already (standings_document): only what is added here is walked
+    whole = {**doc, **_finite(site)}
+    text = json.dumps(whole, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    write("data/standings.js", f"window.TAKE5_STANDINGS = {text};\n")
 
     for name in PAGES:
         shutil.copyfile(SITE_ASSETS / name, out / name)
@@ -749,6 +760,7 @@ def publish_site(
     generated_at: str | None = None,
     with_logs: bool = False,
     full: bool = False,
+    parts: DocumentParts | None = None,
 ) -> Path:
     """Write the static site, standings.json and standings.md into ``out_dir``; return index.html.
 
@@ -756,6 +768,7 @@ def publish_site(
     streamed: what ``referee publish`` uses) or as ``records`` held in memory (game id -> record;
     every record gets a replay, games without a record are listed but not replayable). The writing
     itself, streamed, sharded and incremental, is take5_arena/leaderboard/site_build.py.
+    ``parts``: standings.json's crosstable and ratings over time, if already computed.
     ``generated_at`` (any text, e.g. an ISO time) is shown and stored; leave it None for
     byte-identical output from identical inputs.
     """
@@ -769,5 +782,6 @@ def publish_site(
         generated_at=generated_at,
         with_logs=with_logs,
         full=full,
+        parts=parts,
     )
     return Path(out_dir) / "index.html"

@@ -11,6 +11,11 @@ the publisher starts, when a game it had changed (an entrant relabelled by a new
 each refresh of the intervals, which also checks the kept ratings against that full fit (logged).
 The intervals are of every game while they are fast to compute, and at a large arena those of
 the last refresh, carried to the ratings now (the standings say as of which game).
+The crosstable and the ratings over time of standings.json are kept game by game too
+(:meth:`LiveStandings.document_parts`), computed once per publication and given to the document
+kept here and to the site's. The games added are read past a high-water mark (the last one added)
+while the store's entrant labels stay as they were; a new version's labels make every game be
+compared again.
 
 The games are counted in the store (its last result's number, read every second), not told by
 this process's ladder: on a store that several processes share (docs/operators/several-hosts.md),
@@ -30,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Hashable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -217,7 +223,11 @@ class Publisher:
         stamp = datetime.now(timezone.utc)
         if not games.results:
             return
-        table = self._standings(games.results)
+        table = self._standings(games.results, games.entrant_labels)
+        assert self.live is not None
+        # the crosstable and ratings over time once, from what the live standings keep: for the
+        # document kept here and the site's
+        parts = self.live.document_parts([r.entrant for r in table.rows])
         title = self.title or games.title
         doc = standings_document(
             table,
@@ -227,6 +237,7 @@ class Publisher:
             deals=games.deals,
             shared_tables=games.shared_tables,
             owners=games.owners,
+            parts=parts,
         )
         if self.config.site is not None and self.builds_site():
             # a complete new version, switched to at once (readers never see half of one); in it,
@@ -240,6 +251,7 @@ class Publisher:
                     standings=table,
                     title=title,
                     generated_at=stamp.strftime("%Y-%m-%d %H:%M UTC"),
+                    parts=parts,
                 ),
             )
         with self.lock:
@@ -251,15 +263,15 @@ class Publisher:
     #: The kept ratings may differ from a full fit by this much (Elo) before it is an error.
     CHECK_TOLERANCE = 1e-6
 
-    def _standings(self, results: list[GameResult]) -> Standings:
+    def _standings(self, results: list[GameResult], labels: Hashable | None) -> Standings:
         """The standings of ``results`` (every rated game now) from the kept ones plus the new
         games, or from all of them when the kept ones cannot be (see the module text)."""
         from take5_arena.leaderboard.live_board import LiveStandings  # lazy: start-up time
 
         live, self.live = self.live, None  # kept again only once all went well
-        if live is None or not live.catch_up(results):
+        if live is None or not live.catch_up(results, labels=labels):
             self.log.info("publisher: standings from every game (%d)", len(results))
-            live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0)
+            live = LiveStandings(results, bootstrap=self.config.bootstrap, seed=0, labels=labels)
         table = live.standings()
         self.live = live
         check = live.last_check

@@ -353,6 +353,40 @@
     return "hsl(" + hue.toFixed(0) + ", 65%, " + light.toFixed(0) + "%)";
   }
 
+  /* The crosstable of standings.json, square or sparse (docs/standings-format.md): meetings(i, j),
+     score(i, j) (null when they never met) and the opponents of i, either way. */
+  function headToHead(ct) {
+    var n = ct.entrants.length, met = null;
+    function pairsOf(i) {
+      if (!met) {
+        met = ct.entrants.map(function () { return {}; });
+        ct.pairs.forEach(function (p) {
+          met[p[0]][p[1]] = [p[2], p[3]];
+          met[p[1]][p[0]] = [p[2], 1 - p[3]];
+        });
+      }
+      return met[i];
+    }
+    if (!ct.pairs) {
+      return {
+        meetings: function (i, j) { return ct.meetings[i][j]; },
+        score: function (i, j) { return ct.score[i][j]; },
+        opponents: function (i) {
+          var out = [];
+          for (var j = 0; j < n; j++) if (j !== i && ct.meetings[i][j] > 0) out.push(j);
+          return out;
+        }
+      };
+    }
+    return {
+      meetings: function (i, j) { var p = pairsOf(i)[j]; return p ? p[0] : 0; },
+      score: function (i, j) { var p = pairsOf(i)[j]; return p ? p[1] : null; },
+      opponents: function (i) {
+        return Object.keys(pairsOf(i)).map(Number).sort(function (a, b) { return a - b; });
+      }
+    };
+  }
+
   function matrixTable(id, names, value, title, caption) {
     var shown = names.slice(0, MAX_MATRIX);
     var head = el("tr", null, el("th", { scope: "col", text: "" }),
@@ -620,10 +654,11 @@
     }
     var ct = data.crosstable;
     if (ct && ct.entrants.length) {
+      var h2h = headToHead(ct);
       append(app, section("Head to head", "crosstable-section",
         "Share of the pairwise points the bot of the row took from the bot of the column (finishing ahead = 1, level = ½), over the games both played.",
-        matrixTable("crosstable", ct.entrants, function (i, j) { return ct.score[i][j]; },
-          function (i, j, v) { return ct.entrants[i] + " vs " + ct.entrants[j] + ": " + (100 * v).toFixed(1) + "% of " + ct.meetings[i][j] + " meetings"; },
+        matrixTable("crosstable", ct.entrants, h2h.score,
+          function (i, j, v) { return ct.entrants[i] + " vs " + ct.entrants[j] + ": " + (100 * v).toFixed(1) + "% of " + h2h.meetings(i, j) + " meetings"; },
           "row bot's score against column bot")));
     }
     if (data.over_time && data.over_time.points.length) {
@@ -723,18 +758,18 @@
     // head to head
     var ct = data.crosstable, los = data.los ? data.los.matrix : null;
     if (ct) {
-      var ci = ct.entrants.indexOf(name);
-      var opponents = ct.entrants.map(function (o, j) { return j; }).filter(function (j) { return j !== ci && ct.meetings[ci][j] > 0; });
+      var ci = ct.entrants.indexOf(name), h2h = headToHead(ct);
+      var opponents = ci < 0 ? [] : h2h.opponents(ci);
       append(app, section("Head to head", "h2h-section", "Pairwise results against each opponent, and the chance of being the stronger bot.",
         el("table", { id: "h2h", class: "small" },
           el("thead", null, el("tr", null, ["Opponent", "Rating", "Meetings", "Score", "LOS"].map(function (h) { return el("th", { text: h }); }))),
           el("tbody", null, opponents.map(function (j) {
             var oi = rows.findIndex(function (x) { return x.entrant === ct.entrants[j]; });
             var l = los ? los[i][oi] : null;
-            var sc = ct.score[ci][j];
+            var sc = h2h.score(ci, j);
             return el("tr", null, el("td", null, el("a", { href: botHref(ct.entrants[j]), text: ct.entrants[j] })),
               el("td", { class: "num", text: fixed(rows[oi].rating, 0) }),
-              el("td", { class: "num", text: ct.meetings[ci][j] }),
+              el("td", { class: "num", text: h2h.meetings(ci, j) }),
               el("td", { class: "num", style: sc === null ? null : "background:" + heat(sc), text: pct(sc) }),
               el("td", { class: "num", style: l === null ? null : "background:" + heat(l), text: pct(l) }));
           })))));
