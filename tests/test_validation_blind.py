@@ -288,15 +288,19 @@ def _overlap(tables: dict[str, list[dict[str, float]]]) -> dict[str, object]:
     }
 
 
-def _null_interval(a: list[float], b: list[float], draws: int = 2000) -> tuple[float, float]:
-    """The 95% interval of the AUC when the labels say nothing (a permutation test, seeded)."""
+def _null_interval(
+    a: list[float], b: list[float], level: float = 0.95, draws: int = 4000
+) -> tuple[float, float]:
+    """The ``level`` interval of the AUC when the labels say nothing (a permutation test,
+    seeded)."""
     rng = random.Random(0)
     both, aucs = a + b, []
     for _ in range(draws):
         rng.shuffle(both)
         aucs.append(_auc(both[: len(a)], both[len(a) :]))
     aucs.sort()
-    return aucs[int(0.025 * draws)], aucs[int(0.975 * draws) - 1]
+    tail = (1 - level) / 2
+    return aucs[int(tail * draws)], aucs[int((1 - tail) * draws) - 1]
 
 
 @pytest.mark.slow
@@ -306,10 +310,11 @@ def test_the_clock_does_not_tell_validation_from_rated_games(tmp_path, sandbox):
     to its first decision, the wall clock between its decisions, its own think time for a fixed
     work, and the seat it was given) cannot tell its validation tables from its rated ones better
     than chance: for each figure, the AUC (the chance that a validation table's figure is below a
-    rated table's) lies in the interval that labels saying nothing give 95% of the time (a
-    permutation test). The seat was the leak once: the gauntlet seated a new version first at all
-    its first rated tables, and a bot sees its seat, so its time to the first decision and between
-    decisions (seat 0 is asked first) told them apart even where the seat was not read."""
+    rated table's) lies in the interval that labels saying nothing give 98.75% of the time (a
+    permutation test; 95% over the four figures together). The seat was the leak once: the
+    gauntlet seated a new version first at all its first rated tables, and a bot sees its seat, so
+    its time to the first decision and between decisions (seat 0 is asked first) told them apart
+    even where the seat was not read."""
     directory = tmp_path / "T"
     tokens = {
         n: add_author(directory, n, "--per-hour", "1000") for n in ("alice", "bob", "carol", "dave")
@@ -348,11 +353,14 @@ def test_the_clock_does_not_tell_validation_from_rated_games(tmp_path, sandbox):
     for f in FEATURES:
         a = [t[f] for t in tables["validation"]]
         b = [t[f] for t in tables["rated"]]
-        auc, (low, high) = _auc(a, b), _null_interval(a, b)
+        # one test per figure: each at 95% / len(FEATURES) (Bonferroni), so that a detector no
+        # better than chance fails the test in at most 5% of runs, not in one run of five
+        level = 1 - 0.05 / len(FEATURES)
+        auc, (low, high) = _auc(a, b), _null_interval(a, b, level)
         found[f] = {
             "median validation / rated": (statistics.median(a), statistics.median(b)),
             "AUC": round(auc, 3),
-            "chance 95%": (round(low, 3), round(high, 3)),
+            f"chance {100 * level:.2f}%": (round(low, 3), round(high, 3)),
         }
         if not low <= auc <= high:
             outside.append(f)
