@@ -320,6 +320,7 @@ def test_an_accounts_file_of_an_arena_on_postgresql_moves_into_its_database(
         db.execute("DROP INDEX arena_submissions_upload_key")
         db.execute("ALTER TABLE arena_submissions DROP COLUMN upload_key")
         db.execute("ALTER TABLE arena_authors DROP COLUMN token_check")
+        db.execute("ALTER TABLE arena_submissions DROP COLUMN competition")
     here = Accounts(a)
     try:
         assert here.authenticate(alice).name == "alice"
