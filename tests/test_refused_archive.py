@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from arena_support import plain_bot
 
 from take5_arena.referee.artifacts import CACHE_ENV, is_cached, pack
 from take5_arena.referee.sandbox import context
@@ -14,27 +15,6 @@ from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.errors import SubmitRefusedError
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.referee.tournament.submission import submit
-
-BOT = """from take5 import Bot, run
-
-
-class Plain(Bot):
-    name = "{name}"
-
-    def pick_card(self, view):
-        return sorted(view.hand)[{pick}]
-
-
-if __name__ == "__main__":
-    run(Plain())
-"""
-
-
-def _bot(tmp_path: Path, name: str, pick: str) -> Path:
-    folder = tmp_path / "bots" / name
-    folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(BOT.format(name=name, pick=pick))
-    return folder
 
 
 def _digest(folder: Path) -> str:
@@ -48,16 +28,16 @@ def test_a_refused_candidates_archive_leaves_the_artifact_cache(tmp_path, monkey
     with Store(directory, create=True) as store:
         settings = TournamentSettings.from_json({}).updated({"players": 3, "sandbox": "local"})
         store.settings.set(settings.to_json())
-    pool = [_bot(tmp_path, f"{a}bot", pick) for a, pick in (("bob", "-1"), ("carol", "0"))]
+    pool = [plain_bot(tmp_path, f"{a}bot", pick) for a, pick in (("bob", "-1"), ("carol", "0"))]
     for author, folder in zip(("bob", "carol"), pool, strict=True):
         submit(directory, folder, folder.name, author=author, pool=True)
     # its 4th card is past the end of its hand from the first turn on: refused in a smoke game
-    bad = _bot(tmp_path, "badbot", "10 + 4")
+    bad = plain_bot(tmp_path, "badbot", "10 + 4")
     with pytest.raises(SubmitRefusedError, match="smoke game"):
         submit(directory, bad, "badbot", author="alice", pool=True)
     assert not is_cached(_digest(bad), cache)
     assert not [p for p in cache.iterdir() if p.name.startswith(".")]  # nothing left aside
-    good = _bot(tmp_path, "goodbot", "len(view.hand) // 2")
+    good = plain_bot(tmp_path, "goodbot", "len(view.hand) // 2")
     done = submit(directory, good, "goodbot", author="alice", pool=True)
     assert done.rated == 3
     assert all(is_cached(_digest(f), cache) for f in (*pool, good))

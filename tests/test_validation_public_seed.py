@@ -5,34 +5,13 @@ OS's random source and, being no key's, they are never rated (issue 46)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from arena_support import plain_bot
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
 from take5_arena.referee.tournament.run.table import run_table
 from take5_arena.referee.tournament.submission import VALIDATION_PREFIX, submit
-
-BOT = """from take5 import Bot, run
-
-
-class Plain(Bot):
-    name = "{name}"
-
-    def pick_card(self, view):
-        return sorted(view.hand)[{pick}]
-
-
-if __name__ == "__main__":
-    run(Plain())
-"""
-
-
-def _bot(tmp_path: Path, name: str, pick: str) -> Path:
-    folder = tmp_path / "bots" / name
-    folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(BOT.format(name=name, pick=pick))
-    return folder
 
 
 def test_a_public_seed_arenas_pool_smoke_tables_go_through_the_table_player(tmp_path):
@@ -51,7 +30,7 @@ def test_a_public_seed_arenas_pool_smoke_tables_go_through_the_table_player(tmp_
     for author, pick in (("bob", "-1"), ("carol", "0")):
         done = submit(
             directory,
-            _bot(tmp_path, f"{author}bot", pick),
+            plain_bot(tmp_path, f"{author}bot", pick),
             f"{author}bot",
             author=author,
             pool=True,
@@ -61,7 +40,7 @@ def test_a_public_seed_arenas_pool_smoke_tables_go_through_the_table_player(tmp_
     assert played == []
     done = submit(
         directory,
-        _bot(tmp_path, "alicebot", "len(view.hand) // 2"),
+        plain_bot(tmp_path, "alicebot", "len(view.hand) // 2"),
         "alicebot",
         author="alice",
         pool=True,
