@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from arena_support import plain_bot
 
 from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
@@ -22,20 +23,6 @@ from take5_arena.service.authors.claims import BotClaims
 from take5_arena.service.client import pack_folder
 from take5_arena.service.intake import Spool
 from take5_arena.service.submissions import SubmissionQueue
-
-BOT = """from take5 import Bot, run
-
-
-class Plain(Bot):
-    name = "{name}"
-
-    def pick_card(self, view):
-        return sorted(view.hand)[{pick}]
-
-
-if __name__ == "__main__":
-    run(Plain())
-"""
 
 
 class DiskError(OSError):
@@ -50,13 +37,6 @@ def _send(queue: SubmissionQueue, spool: Spool, author: str, name: str, folder: 
         [packed.data], size=len(packed.data), sha256=packed.sha256, max_bytes=declared.max_bytes
     )
     return queue.record(who, declared, archive).id
-
-
-def _bot(tmp_path: Path, name: str, pick: str) -> Path:
-    folder = tmp_path / "bots" / name
-    folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(BOT.format(name=name, pick=pick))
-    return folder
 
 
 @pytest.fixture
@@ -81,7 +61,7 @@ def arena(tmp_path):
     )
     queue.start()
     for author, pick in (("bob", "-1"), ("carol", "0")):
-        sid = _send(queue, spool, author, f"{author}bot", _bot(tmp_path, f"{author}bot", pick))
+        sid = _send(queue, spool, author, f"{author}bot", plain_bot(tmp_path, f"{author}bot", pick))
         assert _judged(queue, sid).status == SubmissionStatus.ACCEPTED
     yield directory, queue, spool
     queue.close()
@@ -140,7 +120,7 @@ def test_a_validation_that_fails_after_entering_its_version_passes_when_retried(
 
         monkeypatch.setattr(Versions, "add", add_once)
     sid = _send(
-        queue, spool, "alice", "alicebot", _bot(tmp_path, "alicebot", "len(view.hand) // 2")
+        queue, spool, "alice", "alicebot", plain_bot(tmp_path, "alicebot", "len(view.hand) // 2")
     )
     row = _judged(queue, sid)
     assert failed == ["alicebot"] * (2 if "first look" in where else 1)
