@@ -599,21 +599,22 @@ class Ladder:
     def _plan_gauntlet(
         self, store: Store, current: Mapping[str, EntrantVersion], key: str
     ) -> list[TableSpec]:
-        rng = self._choices(store, "gauntlet", 2_000_000_000)
+        n = len(store.schedules.all(LADDER_PREFIX))
+        rng = self._choices(n, "gauntlet", 2_000_000_000)
         tables = self.planner.gauntlet(key, self._pool(store, current), rng)
         self.log.info("ladder: gauntlet for %s: %d tables", key, len(tables))
-        return self._save(store, current, tables, f"{GAUNTLET} {key}")
+        return self._save(store, current, tables, f"{GAUNTLET} {key}", number=n)
 
     def _plan_steady(self, store: Store, current: Mapping[str, EntrantVersion]) -> list[TableSpec]:
-        rng = self._choices(store, "steady", 1_000_000_000)
-        table = self.planner.next_table(self._pool(store, current), rng)
-        return self._save(store, current, [table], "ladder")
-
-    def _choices(self, store: Store, kind: str, offset: int) -> SplitMix64:
-        """The random source of the next ladder batch's choices (tables, seat order): keyed by
-        the season's secret key when the ladder deals from one (plan/deals.py), else from the
-        public seed, numbered by the batch."""
         n = len(store.schedules.all(LADDER_PREFIX))
+        rng = self._choices(n, "steady", 1_000_000_000)
+        table = self.planner.next_table(self._pool(store, current), rng)
+        return self._save(store, current, [table], "ladder", number=n)
+
+    def _choices(self, n: int, kind: str, offset: int) -> SplitMix64:
+        """The random source of ladder batch ``n``'s choices (tables, seat order): keyed by the
+        season's secret key when the ladder deals from one (plan/deals.py), else from the public
+        seed."""
         assert self.dealer is not None  # made by _loop
         public = deal_seed(int(self.config.seed), offset + n)
         return SplitMix64(self.dealer.choice_seed(f"ladder {kind} {n}", public))
