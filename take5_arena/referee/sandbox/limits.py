@@ -36,6 +36,14 @@ Two more settings have no ``docker run`` flag; they go into the container's host
   engines mask too, and the container's cgroup files and POSIX message-queue folder, whose
   counters would outlive a bot process) and the read-only ones (`READONLY_PATHS`).
 
+Networking is disabled as well as set to none (``network_disabled``, the API's ``NetworkDisabled``):
+the container still gets a fresh network namespace of its own, holding only a loopback device
+that is down, but the engine's network layer never sees it (no sandbox, no endpoint in the "none"
+network, no ``libnetwork-setkey`` hook at its start). On Docker 20.10 that layer can deadlock when
+one container starts while another's endpoint is removed as it exits (the engine then hangs every
+start and every removal until it is killed; moby/moby#46661); a bot container has no part in it.
+A bot talks to the referee only through its socket folder, so it loses nothing.
+
 A warm container (take5_arena/referee/sandbox/warm.py) gets the same flags, except that its writable
 places are host tmpfs mounts replaced for every game, and the fork server is its init.
 """
@@ -236,6 +244,7 @@ def container_kwargs(
         "name": name,
         "detach": True,
         "network_mode": "none",
+        "network_disabled": True,
         "read_only": True,
         "user": f"{BOT_UID}:{BOT_GID}",
         "cap_drop": ["ALL"],
