@@ -145,10 +145,18 @@ stop() {
         [ -f "$f" ] || continue
         local pid; pid=$(pid_of "$f")
         if alive "$pid"; then
-            DOCKER_HOST="unix://$(dirname "$f")/docker.sock" docker ps -aq --filter label=take5.arena=1 \
-                | xargs -r env DOCKER_HOST="unix://$(dirname "$f")/docker.sock" docker rm -f >/dev/null 2>&1 || true
+            # Bounded: an engine that hangs (a deadlocked Docker 20.10 answers no call) must not
+            # hang the stop. Its containers are then killed with it, below.
+            local dir; dir=$(dirname "$f")
+            DOCKER_HOST="unix://$dir/docker.sock" timeout 20 docker ps -aq --filter label=take5.arena=1 \
+                | xargs -r env DOCKER_HOST="unix://$dir/docker.sock" timeout 60 docker rm -f >/dev/null 2>&1 || true
             kill "$pid" 2>/dev/null || true
-            for _ in $(seq 1 50); do alive "$pid" || break; sleep 0.2; done
+            for _ in $(seq 1 75); do alive "$pid" || break; sleep 0.2; done
+            if alive "$pid"; then
+                log "engine $dir did not stop in 15 s: killed, with its containerd and shims"
+                kill -9 "$pid" 2>/dev/null || true
+                pkill -9 -f -- "$dir/exec" 2>/dev/null || true
+            fi
         fi
     done
     log "stopped (engine data kept in $ROOT; rm -rf it to start afresh)"
