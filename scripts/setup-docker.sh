@@ -16,7 +16,10 @@
 #   2. start `dockerd --iptables=false --bridge=none` in the background when `docker info`
 #      does not answer; wait until it does (TAKE5_DOCKERD_TIMEOUT seconds, default 60). An engine
 #      that answers but lacks a runtime its daemon.json now registers reloads it (SIGHUP: its
-#      containers keep running; runtimes are among the settings dockerd reloads)
+#      containers keep running; runtimes are among the settings dockerd reloads). An engine that
+#      answers but starts no container within TAKE5_PROBE_TIMEOUT seconds (default 60; a
+#      deadlocked Docker 20.10) is killed, with its containerd, shims and containers, and started
+#      again
 # TAKE5_DOCKERD_ROOT=DIR: an engine of its own under DIR instead of the machine's (data, exec
 # root, pid file, socket DIR/docker.sock and DIR/daemon.json; DOCKER_HOST is set to it), as
 # scripts/cluster-local.sh's engines, e.g. to try a change of daemon.json without touching the
@@ -150,6 +153,54 @@ runtimes_changed=$(register_runtimes)
 # --- 2. engine ----------------------------------------------------------------------------
 engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
 
+# An engine that answers but starts no container is restarted. Docker 20.10's network layer can
+# deadlock (moby/moby#46661, fixed after the 20.10.24 Debian ships): every start and removal then
+# hangs until dockerd is killed. Bot containers keep out of that layer
+# (take5_arena/referee/sandbox/limits.py); image builds and other users' containers do not. The
+# probe runs a no-op in the smallest project image there is; a fresh machine has none yet, and its
+# engine is new.
+EXEC_ROOT="${DOCKERD_ROOT:+$DOCKERD_ROOT/exec}"
+EXEC_ROOT="${EXEC_ROOT:-/var/run/docker}"
+PROBE_TIMEOUT="${TAKE5_PROBE_TIMEOUT:-60}"
+engine_starts_nothing() {
+    local image
+    for image in "$STATIC_IMAGE" "$BASE_IMAGE"; do
+        docker image inspect "$image" >/dev/null 2>&1 || continue
+        timeout -k 5 "$PROBE_TIMEOUT" docker run --rm --network none --entrypoint /bin/sh "$image" -c : >/dev/null 2>&1 && return 1
+        return 0
+    done
+    return 1
+}
+# kill_engine PID: dockerd (SIGTERM, then SIGKILL after 15 s), its containerd, shims, runtimes and
+# hooks (they all name the exec root).
+kill_engine() {
+    if [ -n "$1" ]; then
+        kill "$1" 2>/dev/null || true
+        for _ in $(seq 1 75); do kill -0 "$1" 2>/dev/null || break; sleep 0.2; done
+        kill -9 "$1" 2>/dev/null || true
+    fi
+    pkill -9 -f -- "$EXEC_ROOT/" 2>/dev/null || true
+    pkill -9 -f -- "libnetwork-setkey -exec-root=$EXEC_ROOT " 2>/dev/null || true
+}
+stop_wedged_engine() {
+    local p ids id f
+    p=$(cat "$DOCKERD_PIDFILE" 2>/dev/null || true)
+    ids=$(timeout 10 docker ps -q --no-trunc 2>/dev/null || true)
+    log "WARNING: the engine answers but started no container in ${PROBE_TIMEOUT}s (Docker 20.10's network deadlock?): restarting it; its containers are killed"
+    kill_engine "$p"
+    # A killed shim leaves its container's processes running: kill them through their cgroups.
+    for id in $ids; do
+        for f in /sys/fs/cgroup/docker/"$id"/cgroup.procs /sys/fs/cgroup/*/docker/"$id"/cgroup.procs \
+                /sys/fs/cgroup/system.slice/docker-"$id".scope/cgroup.procs; do
+            [ -r "$f" ] && xargs -r kill -9 <"$f" 2>/dev/null || true
+        done
+    done
+    sleep 1
+}
+if engine_answers && engine_starts_nothing; then
+    stop_wedged_engine
+fi
+
 if engine_answers; then
     log "docker engine already answers"
     if command -v runsc >/dev/null && [ "$RUNSC" = 1 ] \
@@ -218,8 +269,16 @@ else
             die "dockerd exited before answering (last lines of $DOCKERD_LOG above)"
         fi
         if [ "$(date +%s)" -ge "$deadline" ]; then
+            if [ "$starts" = 0 ]; then
+                # A dockerd started before this script that never answers is hung, not starting.
+                log "WARNING: dockerd (pid $dockerd_pid) did not answer in ${DOCKERD_TIMEOUT}s: killing it and starting it again"
+                kill_engine "$dockerd_pid"
+                start_dockerd
+                deadline=$(( $(date +%s) + DOCKERD_TIMEOUT ))
+                continue
+            fi
             tail -n 30 "$DOCKERD_LOG" >&2 || true
-            die "dockerd did not answer on /var/run/docker.sock within ${DOCKERD_TIMEOUT}s (see $DOCKERD_LOG)"
+            die "dockerd did not answer on ${DOCKER_HOST#unix://} within ${DOCKERD_TIMEOUT}s (see $DOCKERD_LOG)"
         fi
         sleep 0.3
     done

@@ -356,6 +356,12 @@ THE_WAY = ("take5_arena/referee/sandbox/containers.py", "_create")
 ALLOWED = {
     # The bench's plainest baseline, a cold `docker run` per game, with the sandbox's flags.
     ("bench/sandbox_cli.py", "cli_run_argv"),
+    # setup-docker.sh's probe of a hung engine: a no-op of the project's own image, no bot code.
+    (
+        "scripts/setup-docker.sh",
+        'timeout -k 5 "$PROBE_TIMEOUT" docker run --rm --network none --entrypoint /bin/sh '
+        '"$image" -c : >/dev/null 2>&1 && return 1',
+    ),
 }
 _SHELL_RUN = re.compile(r"\bdocker\s+(container\s+)?(run|create)\b")
 _CREATE_METHODS = {"create_container", "create_host_config"}
