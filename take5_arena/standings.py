@@ -94,33 +94,36 @@ def _from_store(folder: Path) -> Games:
     except sqlite3.Error as error:  # not a database, unreadable, ...
         raise SourceError(f"cannot read the tournament store in {folder}: {error}") from None
     try:
-        found = [str(f) for f in findings(store)]
-        if found:
-            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-            raise UnverifiedStoreError(
-                f"{folder}: the results table does not follow from the records, so its standings "
-                f"are not published: {found[0]}{more}; `referee verify --tournament {folder}` "
-                "lists every finding"
-            )
-        # read before the results: a version added in between relabels them, and the labels of the
-        # next look then differ from these (LiveStandings.catch_up compares every game again)
-        labelled = entrant_labels(store)
-        # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
-        results = results_from_store(store, published_only=True)
-        places = store.records.game_places()
-        settings = store.settings.get()
-        shared = store.records.shared_tables()
-        versions = {v.id: v for v in store.versions.all()}
-        owners = {
-            label: str(versions[vid].author)
-            for vid, label in labelled.items()
-            if versions[vid].author
-        }
-        competitions = store_document(store)
-        deals = [
-            {"season": s.season, "commitment": s.commitment, "key": s.key}
-            for s in store.deal_keys.seasons()
-        ]
+        # one state of the store for the checks and the loads: a game recorded between two
+        # reads would otherwise look deleted or half-written (Store.snapshot)
+        with store.snapshot():
+            found = [str(f) for f in findings(store)]
+            if found:
+                more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+                raise UnverifiedStoreError(
+                    f"{folder}: the results table does not follow from the records, so its "
+                    f"standings are not published: {found[0]}{more}; `referee verify "
+                    f"--tournament {folder}` lists every finding"
+                )
+            # the labels and the results of one snapshot: a version added between them would
+            # relabel the results (LiveStandings.catch_up compares every game again)
+            labelled = entrant_labels(store)
+            # a deal with rotations still to play stays unpublished (docs/security.md, "Deals")
+            results = results_from_store(store, published_only=True)
+            places = store.records.game_places()
+            settings = store.settings.get()
+            shared = store.records.shared_tables()
+            versions = {v.id: v for v in store.versions.all()}
+            owners = {
+                label: str(versions[vid].author)
+                for vid, label in labelled.items()
+                if versions[vid].author
+            }
+            competitions = store_document(store)
+            deals = [
+                {"season": s.season, "commitment": s.commitment, "key": s.key}
+                for s in store.deal_keys.seasons()
+            ]
     except StoreError as error:  # a row the checks above let through, e.g. an unknown version
         raise SourceError(f"{folder}: {error}") from None
     except sqlite3.Error as error:

@@ -204,6 +204,20 @@ def test_readonly_reader_sees_commits(store, tmp_path):
         assert reader.results.recorded_count() == 1
 
 
+def test_a_snapshot_sees_no_game_recorded_after_its_first_read(store, tmp_path):
+    """The integrity checks read several tables; a game recorded between two of their reads made
+    a live arena's publication look like a store with a deleted game (Store.snapshot)."""
+    scheduled(store)
+    store.results.record_game("g0", record_for("g0", 2, 3))
+    with Store(tmp_path / "t", readonly=True) as reader:
+        with reader.snapshot():
+            assert reader.results.recorded_count() == 1
+            store.results.record_game("g1", record_for("g1", 2, 4))  # another connection writes
+            assert reader.results.recorded_count() == 1
+            assert reader.audit.last_seq() == 1
+        assert reader.results.recorded_count() == 2
+
+
 def test_a_game_given_up_at_its_keys_reveal_is_never_recorded(store):
     """Revealing a deal key gives up its games still to play (their deals become public): a
     referee that finishes one afterwards (a table still in flight then) records nothing."""

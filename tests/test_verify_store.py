@@ -450,3 +450,42 @@ def test_the_site_publishes_the_commitment_and_checks_seeds_once_revealed(
     (site / "standings.json").write_text(json.dumps(doc), encoding="utf-8")
     wrong = _cli(["verify", "--site", str(site)])
     assert wrong.exit_code == 1 and "not the key its commitment was published for" in wrong.output
+
+
+def test_standings_of_a_store_being_written_are_never_refused(tmp_path: Path) -> None:
+    """A tournament records games while its standings are read again and again, as an arena's
+    publisher reads them while its ladder plays. The checks and the loads read one snapshot of the
+    store: before they did, about one read in 25 found a game "deleted" that was being recorded
+    between two of their reads, and the publication was refused."""
+    import subprocess
+    import sys
+
+    from take5_arena.standings import UnverifiedStoreError, load_tournament
+
+    directory = tmp_path / "t"
+    for name in ("random", "lowest", "heuristic"):
+        result = _cli(
+            ["submit", str(EXAMPLES / name), "--name", name, "-t", str(directory)]
+            + ["--sandbox", "local"]
+        )
+        assert result.exit_code == 0, result.output
+    run = subprocess.Popen(
+        [sys.executable, "-m", "take5_arena", "tournament", "run", "-t", str(directory)]
+        + ["--players", "3", "--games", "60", "--sandbox", "local", "--no-progress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    reads, refused = 0, []
+    try:
+        while run.poll() is None:
+            try:
+                load_tournament(directory)
+                reads += 1
+            except UnverifiedStoreError as error:
+                refused.append(str(error))
+    finally:
+        _, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err
+    assert refused == [], f"{len(refused)} of {reads + len(refused)} reads refused: {refused[0]}"
+    assert reads > 20, reads

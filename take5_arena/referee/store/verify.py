@@ -70,7 +70,8 @@ def stored_judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
 
 
 def _judgements(directory: Path) -> Iterator[tuple[str, Judgement]]:
-    with Store(directory, readonly=True) as store:
+    with Store(directory, readonly=True) as store, store.snapshot():
+        # one state of the store throughout: an arena's ladder may record games meanwhile
         problems: dict[str | None, list[str]] = {}
         for finding in findings(store):
             problems.setdefault(finding.game_id, []).append(finding.problem)
