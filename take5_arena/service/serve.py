@@ -263,6 +263,8 @@ class _Server:
         """Their running parts, in the same order."""
         self.waiting: dict[str, _Waiting] = {}
         """Competitions found that could not be opened yet."""
+        self.unreadable: str | None = None
+        """Why ``DIR/competitions`` could not be read at the last look (None: it could)."""
         self.said: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None = None
         """What ``DIR/serving.json`` says (None: not written yet)."""
         self.parts: ServiceParts | None = None
@@ -360,10 +362,17 @@ class _Server:
     def _scan(self, held: contextlib.ExitStack) -> None:
         """Open the competitions of ``DIR/competitions`` not served yet (one that failed to open
         only once its retry is due), and say what is served in ``DIR/serving.json``. A failure
-        is logged once for each reason, never raised: the others go on."""
+        is logged once (again only if it fails otherwise), never raised: the others go on."""
         root, now = self.options.directory, time.monotonic()
         served = {o.name for o in self.opened}
-        found = competition_names(root)
+        try:
+            found = competition_names(root)
+        except OSError as error:  # unreadable now: said once, and the next look tries again
+            if self.unreadable != str(error):
+                self.log.warning(f"cannot look for competitions: {error}")
+            self.unreadable = str(error)
+            return
+        self.unreadable = None
         for name in found:
             before = self.waiting.get(name)
             if name in served or (before is not None and before.retry_at > now):
@@ -394,8 +403,8 @@ class _Server:
             opened = _open_competition(self.options.directory, name, own)
             arm = self._make(opened, own)
             held.enter_context(own.pop_all())
-        self.opened.append(opened)
         self._start(arm)
+        self.opened.append(opened)
         parts.others = {**parts.others, name: arm}  # whole: readers on other threads
         settings = opened.settings
         self.log.info(
