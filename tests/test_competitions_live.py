@@ -1,6 +1,7 @@
 """A competition added while `referee serve` runs (take5_arena/service/serve.py): the running
 server opens it within seconds, as those it found at its start, and plays, publishes and takes
-uploads into it; `referee competition add` and `list` say so (DIR/serving.json). A folder of
+uploads into it, and its web pages show it; `referee competition add` and `list` say so
+(DIR/serving.json). A folder of
 DIR/competitions that is no competition (a bad name, no store, a symlink) is ignored; one that
 cannot be opened (a damaged store, its run lock held by another process) is logged once and tried
 again, and stops neither the server nor the other competitions."""
@@ -16,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import httpx
 import pytest
-from arena_support import Server, add_author, cli, db_rows, wait_until
+from arena_support import Server, WebServer, add_author, cli, db_rows, wait_until
 from support import EXAMPLES
 
 from take5_arena.referee.tournament.run.lifecycle import run_lock
@@ -103,7 +105,8 @@ def test_a_bad_folder_or_a_locked_competition_stops_nothing(tmp_path: Path) -> N
     broken = other / "competitions" / "broken"
     broken.mkdir()
     (broken / "tournament.sqlite").write_bytes(b"not a database " * 500)
-    server = Server(t, "--sandbox", "local", "--players", "2", "--no-ladder")
+    server = WebServer(t, "--players", "2")  # the web pages too: they learn of each new one
+    web = httpx.Client(base_url=server.url, timeout=30)
     with contextlib.ExitStack() as lock:
         try:
             lock.enter_context(run_lock(held))  # this process: another referee, for the server
@@ -131,6 +134,7 @@ def test_a_bad_folder_or_a_locked_competition_stops_nothing(tmp_path: Path) -> N
             with server.client(competition="held") as early, pytest.raises(ClientError) as no:
                 early.standings()
             assert no.value.code == grpc.StatusCode.NOT_FOUND
+            assert web.get("/c/held").status_code == 404
             assert cli("competition", "add", "fresh", "-t", str(t)).returncode == 0
             server.wait_for(r"competition fresh: ", timeout=30)
         finally:
@@ -139,12 +143,17 @@ def test_a_bad_folder_or_a_locked_competition_stops_nothing(tmp_path: Path) -> N
             server.wait_for(r"competition held: .*tables of 3", timeout=30)
             with server.client(competition="held") as client:
                 assert list(client.standings().rows) == []
+            assert web.get("/c/held").status_code == 200
+            assert '<a href="/c/fresh">fresh</a>, <a href="/c/held">held</a>' in web.get("/").text
+            for ignored in ("Bad_Name", "nostore", "link", "broken"):
+                assert web.get(f"/c/{ignored}").status_code == 404
             wait_until(lambda: _listed(t)["held"]["served"] is True, what="held listed served")
             for ignored in ("Bad_Name", "nostore", "link"):
                 assert f"competition {ignored}" not in server.log
             damaged = [line for line in server.log.splitlines() if "broken not served" in line]
             assert len(damaged) == 1, server.log  # tried again, said once
         finally:
+            web.close()
             assert server.stop() == 0, server.log
     assert "Traceback" not in server.log, server.log
     # at a start too: the damaged one is said and skipped, the others served
