@@ -101,7 +101,7 @@ def competition_list(directory: Path, as_json: bool) -> None:
             continue
         shown = name or "(default)"
         what = f"cannot be read: {field(problem)}" if settings is None else _describe(settings)
-        note = "" if why is None else f" [not served yet: {field(why)}]"
+        note = "" if why is None or settings is None else f" [not served yet: {field(why)}]"
         click.echo(f"{shown:<16} {what}, {entrants} active entrants: {field(str(where))}{note}")
     if as_json:
         click.echo(json.dumps(doc, indent=1))
@@ -111,4 +111,4 @@ def _served(serving: Serving, name: str) -> str | None:
     """None if the running server serves competition ``name``, else why not (yet)."""
     if name == DEFAULT or name in serving.served:
         return None
-    return serving.waiting.get(name, "not seen yet: the server looks every few seconds")
+    return serving.waiting.get(name, "the server has not looked yet (it looks every few seconds)")
