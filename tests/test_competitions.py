@@ -214,25 +214,3 @@ def test_a_house_bot_of_a_competition_is_nobody_elses(tmp_path: Path) -> None:
     finally:
         assert server.stop() == 0, server.log
     assert db_rows(t, "SELECT COUNT(*) FROM arena_submissions") == [(0,)]
-
-
-def test_a_competition_added_while_serving_says_a_restart_is_needed(tmp_path: Path) -> None:
-    """The server reads its competitions when it starts: `competition add` on an arena being
-    served says so, with the server's pid, and the next start serves the new one."""
-    t = tmp_path / "T"
-    add_author(t, "alice")
-    server = Server(t, "--sandbox", "local", "--players", "2", "--no-ladder")
-    try:
-        made = cli("competition", "add", "late", "-t", str(t), "--players", "3")
-        assert made.returncode == 0, made.stderr
-        assert f"restart needed: the referee serving {t} (pid {server.proc.pid})" in made.stdout
-        assert "serves competition late from its next start" in made.stdout, made.stdout
-    finally:
-        assert server.stop() == 0, server.log
-    quiet = cli("competition", "add", "later", "-t", str(t), "--players", "3")
-    assert quiet.returncode == 0 and "restart needed" not in quiet.stdout, quiet.stdout
-    server = Server(t, "--sandbox", "local", "--players", "2", "--no-ladder")
-    try:
-        server.wait_for(r"competition late: .*tables of 3")
-    finally:
-        assert server.stop() == 0, server.log

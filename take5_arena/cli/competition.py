@@ -3,7 +3,8 @@
 An arena's directory is its default competition; each other one is a tournament directory of its
 own under ``DIR/competitions/NAME`` with its own settings (players per table, variant, time
 control, sandbox), entrants, season, ladder and site, all served by the arena's one ``referee
-serve`` (docs/organisers/seasons.md, "Several competitions on one server").
+serve`` (docs/organisers/seasons.md, "Several competitions on one server"), which serves one
+added while it runs within seconds, and says what it serves in ``DIR/serving.json``.
 
 Exit codes: 0 done, 2 bad usage (a name that is none, one that exists, a directory that is no
 arena), 4 the host (a store that cannot be read).
@@ -19,14 +20,15 @@ import click
 
 from take5_arena.cli import options
 from take5_arena.cli.terminal import field
-from take5_arena.referee.store import Store
+from take5_arena.referee.store import Store, StoreError
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
-from take5_arena.referee.tournament.run.lifecycle import run_lock_holder
 from take5_arena.service.competitions import (
     DEFAULT,
+    Serving,
     add_competition,
     competition_directory,
     competition_names,
+    read_serving,
 )
 from take5_arena.service.errors import ServiceError
 
@@ -43,7 +45,7 @@ def competition() -> None:
 def competition_add(name: str, directory: Path, **settings: Any) -> None:
     """Add competition NAME to the arena in DIR, with its own table size, rules, time control and
     sandbox (the options of `referee tournament run`, saved in it). `referee serve` on DIR runs it
-    beside the others from its next start (one running now says so: restart it); authors enter it
+    beside the others: one running now within a few seconds, without a restart; authors enter it
     with `--competition NAME`."""
     try:
         made = add_competition(directory, name, settings)
@@ -52,12 +54,11 @@ def competition_add(name: str, directory: Path, **settings: Any) -> None:
     with Store(made, readonly=True) as store:
         chosen = TournamentSettings.from_json(store.settings.get())
     click.echo(f"competition {name}: {_describe(chosen)}; its directory {field(str(made))}")
-    serving = run_lock_holder(directory)
-    if serving is not None:  # a server reads its competitions when it starts, not while it runs
+    serving = read_serving(directory)
+    if serving is not None:
         click.echo(
-            f"restart needed: the referee serving {field(str(directory))} "
-            f"(pid {field(serving, 20)}) serves competition {name} from its next start; "
-            "stop it (SIGTERM) and start it again"
+            f"the referee serving {field(str(directory))} (pid {serving.pid}) serves competition "
+            f"{name} within a few seconds (`referee competition list` says when it does)"
         )
 
 
@@ -71,28 +72,43 @@ def _describe(settings: TournamentSettings) -> str:
 @options.as_json("the competitions")
 def competition_list(directory: Path, as_json: bool) -> None:
     """The arena's competitions: the default one (DIR itself) first, then the others by name."""
-    rows = []
+    serving = read_serving(directory)
+    if serving is not None and not as_json:
+        click.echo(f"being served by the referee of pid {serving.pid}:")
+    doc = []
     for name in [DEFAULT, *competition_names(directory)]:
-        where = competition_directory(directory, name)
-        with Store(where, readonly=True) as store:
-            settings = TournamentSettings.from_json(store.settings.get())
-            entrants = sum(1 for active in store.versions.entrant_states().values() if active)
-        rows.append((name, where, settings, entrants))
-    if as_json:
-        doc = [
-            {
-                "name": name,
-                "directory": str(where),
-                "players": settings.game.players,
-                "variant": settings.game.variant.value,
-                "active_entrants": entrants,
-            }
-            for name, where, settings, entrants in rows
-        ]
-        click.echo(json.dumps(doc, indent=1))
-        return
-    for name, where, settings, entrants in rows:
+        where, problem = competition_directory(directory, name), ""
+        try:
+            with Store(where, readonly=True) as store:
+                settings = TournamentSettings.from_json(store.settings.get())
+                entrants = sum(1 for active in store.versions.entrant_states().values() if active)
+        except StoreError as error:
+            if name == DEFAULT:
+                raise
+            settings, entrants, problem = None, 0, str(error)  # the others are still listed
+        why = None if serving is None else _served(serving, name)
+        row = {
+            "name": name,
+            "directory": str(where),
+            "players": None if settings is None else settings.game.players,
+            "variant": None if settings is None else settings.game.variant.value,
+            "active_entrants": entrants,
+            "served": None if serving is None else why is None,
+            "not_served_because": why,
+        }
+        doc.append(row)
+        if as_json:
+            continue
         shown = name or "(default)"
-        click.echo(
-            f"{shown:<16} {_describe(settings)}, {entrants} active entrants: {field(str(where))}"
-        )
+        what = f"cannot be read: {field(problem)}" if settings is None else _describe(settings)
+        note = "" if why is None or settings is None else f" [not served yet: {field(why)}]"
+        click.echo(f"{shown:<16} {what}, {entrants} active entrants: {field(str(where))}{note}")
+    if as_json:
+        click.echo(json.dumps(doc, indent=1))
+
+
+def _served(serving: Serving, name: str) -> str | None:
+    """None if the running server serves competition ``name``, else why not (yet)."""
+    if name == DEFAULT or name in serving.served:
+        return None
+    return serving.waiting.get(name, "the server has not looked yet (it looks every few seconds)")

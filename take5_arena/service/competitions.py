@@ -12,18 +12,29 @@ A competition's name is stricter than a bot's: 1-32 lowercase ASCII letters, dig
 starting with a letter or digit. It becomes a folder name, a route (``/c/NAME/`` of the site) and
 a word in a request, so it has no ``.`` (no ``..``), no ``/``, no case to fold and no other script
 (no look-alike of another name). ``referee competition add`` makes one (cli/competition.py);
-``referee serve`` runs every competition it finds (take5_arena/service/serve.py).
+``referee serve`` runs every competition it finds, at its start and while it runs
+(take5_arena/service/serve.py).
+
+Why a competition is made elsewhere and renamed into place: a running server looks for new
+competitions every few seconds, and must never see one half made (a store without its settings
+yet would be served with the defaults). What the server serves it writes into ``DIR/serving.json``
+(:func:`write_serving`), so that ``referee competition list`` can say so (:func:`read_serving`).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Mapping
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from take5_arena.referee.store import DB_NAME, Store
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
+from take5_arena.referee.tournament.run.lifecycle import run_lock_holder
 from take5_arena.service.errors import BadRequestError, NotFoundError
 
 COMPETITIONS = "competitions"
@@ -96,24 +107,80 @@ def add_competition(root: Path, name: str, settings: Mapping[str, Any]) -> Path:
         raise BadRequestError(f"give the competition a name: {NAME_RULE}")
     if not (root / DB_NAME).exists() and not (root / _STORE_URL).exists():
         raise BadRequestError(f"{root} is no tournament directory: make the arena first")
+    exists = BadRequestError(f"competition {name!r} exists already ({directory})")
     if directory.exists():
-        raise BadRequestError(f"competition {name!r} exists already ({directory})")
+        raise exists
     directory.parent.mkdir(exist_ok=True)
-    directory.mkdir()
-    with Store(directory, create=True) as store:
-        chosen = TournamentSettings.from_json(store.settings.get()).updated(settings)
-        store.settings.set(chosen.to_json())
+    making = directory.with_name(f".{name}.making-{os.getpid()}")  # no competition's name
+    making.mkdir()
+    try:
+        with Store(making, create=True) as store:
+            chosen = TournamentSettings.from_json(store.settings.get()).updated(settings)
+            store.settings.set(chosen.to_json())
+        try:
+            making.rename(directory)  # a folder made meanwhile, with anything in it, stays
+        except OSError:
+            raise exists from None
+    finally:
+        shutil.rmtree(making, ignore_errors=True)
     return directory
+
+
+SERVING = "serving.json"
+"""The file of the arena's directory where ``referee serve`` says which competitions it serves."""
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What the server running an arena serves: its pid, the competitions it serves, and those it
+    found but could not open yet (each with why: their run lock held by another referee, a damaged
+    store), which it tries again."""
+
+    pid: int
+    served: tuple[str, ...]
+    waiting: Mapping[str, str]
+
+
+def write_serving(root: Path, served: Sequence[str], waiting: Mapping[str, str]) -> None:
+    """Say what this process serves of the arena in ``root`` (replacing the file whole: a reader
+    sees the old or the new)."""
+    doc = {"pid": os.getpid(), "served": sorted(served), "waiting": dict(sorted(waiting.items()))}
+    temporary = root / f".{SERVING}.tmp"
+    temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    os.replace(temporary, root / SERVING)
+
+
+def read_serving(root: Path) -> Serving | None:
+    """What the server running the arena in ``root`` serves; None when no server runs it (or one
+    from before this file, or a ``referee tournament run`` holding its lock): the file is
+    believed only while its pid holds the arena's run lock."""
+    holder = run_lock_holder(root)
+    if holder is None:
+        return None
+    try:
+        doc = json.loads((root / SERVING).read_text(encoding="utf-8"))
+        serving = Serving(
+            int(doc["pid"]),
+            tuple(str(n) for n in doc["served"]),
+            {str(k): str(v) for k, v in doc["waiting"].items()},
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return serving if str(serving.pid) == holder else None
 
 
 __all__ = [
     "COMPETITIONS",
     "DEFAULT",
     "NAME_RULE",
+    "SERVING",
+    "Serving",
     "add_competition",
     "competition_directory",
     "competition_names",
     "competition_problem",
     "every_directory",
+    "read_serving",
     "resolve",
+    "write_serving",
 ]

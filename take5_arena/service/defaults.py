@@ -27,6 +27,12 @@ STOP_GRACE = 3.0
 """Seconds the calls in progress get to finish when the server stops."""
 LADDER_STOP_SECONDS = 10.0
 """Seconds the ladder gets to stop (its tables in flight are abandoned, and replayed next time)."""
+COMPETITIONS_SCAN_SECONDS = 2.0
+"""Seconds between two looks of a running server for competitions added to ``DIR/competitions``
+(take5_arena/service/serve.py): a new one is served within them."""
+COMPETITION_RETRY_SECONDS = 10.0
+"""Seconds before a competition that could not be opened (its run lock held by another referee,
+a damaged store) is tried again."""
 
 # -- metrics (--metrics) ---------------------------------------------------------------------------
 METRICS_THREADS = 8

@@ -18,7 +18,14 @@ Competitions (take5_arena/service/competitions.py): each tournament directory un
 ``DIR/competitions/`` is a competition of the arena, held (its run lock), queued, played (a ladder
 on an executor of its own, from its own settings) and published (under ``c/NAME`` of the site)
 beside the default competition, DIR itself; the gRPC server, the accounts and the web pages are
-the arena's one set. A competition added while the server runs is served from its next start.
+the arena's one set. A competition added while the server runs (``referee competition add``) is
+served within ``COMPETITIONS_SCAN_SECONDS``: the server looks for new ones between its waits for a
+signal and opens each exactly as those it found at its start. One it cannot open (its run lock
+held by another referee, a damaged store) is logged once and tried again every
+``COMPETITION_RETRY_SECONDS``, the others going on; a folder that is no competition (a bad name,
+no store, a symlink) is ignored. What it serves, and what it waits for, is in ``DIR/serving.json``
+for ``referee competition list``. A competition removed while the server runs is not let go: it is
+served until the server stops.
 
 The tournament's settings are the store's, with the options of ``serve`` (the same sandbox and
 play options as ``referee tournament run``: take5_arena/cli/options.py) given now; they are saved.
@@ -42,6 +49,7 @@ import concurrent.futures
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +59,7 @@ from typing import Any, Protocol
 import grpc
 import grpc.aio
 
+from take5_arena.errors import ArenaError
 from take5_arena.referee.archive import ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
 from take5_arena.referee.store import Store
@@ -67,7 +76,13 @@ from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts
-from take5_arena.service.competitions import DEFAULT, competition_directory, competition_names
+from take5_arena.service.competitions import (
+    DEFAULT,
+    SERVING,
+    competition_directory,
+    competition_names,
+    write_serving,
+)
 from take5_arena.service.errors import ServeError
 from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, LadderConfig
@@ -161,13 +176,9 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
                     )
                 info = executor_info(settings)
                 locks.enter_context(run_lock(directory))
-                names = competition_names(directory)
-                others = [_open_competition(directory, name) for name in names]
-                for other in others:
-                    locks.enter_context(run_lock(other.directory))
             except TournamentError as error:
                 raise ServeError(str(error)) from None
-            server = _Server(options, settings, info, accounts, others)
+            server = _Server(options, _Opened(DEFAULT, directory, settings, info), accounts)
             return server.run(host, port, credentials, ready)
     finally:
         accounts.close()
@@ -175,8 +186,9 @@ def serve(options: ServeOptions, *, ready: Callable[[int], None] | None = None) 
 
 @dataclass(frozen=True)
 class _Opened:
-    """An extra competition of the arena (take5_arena/service/competitions.py), its settings read
-    from its own store: ``serve``'s options are the default competition's."""
+    """A competition of the arena (take5_arena/service/competitions.py) as opened: the default
+    one's settings are the store's with ``serve``'s options, another's are read from its own
+    store."""
 
     name: str
     directory: Path
@@ -184,8 +196,11 @@ class _Opened:
     info: ExecutorInfo
 
 
-def _open_competition(root: Path, name: str) -> _Opened:
+def _open_competition(root: Path, name: str, held: contextlib.ExitStack) -> _Opened:
+    """Competition ``name`` of the arena in ``root``, its run lock taken into ``held`` (a
+    TournamentError if another referee holds it, a StoreError if its store cannot be read)."""
     directory = competition_directory(root, name)
+    held.enter_context(run_lock(directory))
     with Store(directory) as store:
         settings = TournamentSettings.from_json(store.settings.get())
     return _Opened(name, directory, settings, executor_info(settings))
@@ -206,22 +221,53 @@ def _config_for(config: LadderConfig, name: str) -> LadderConfig:
     )
 
 
-class _Server:
-    """The parts of a running arena, started and stopped in order."""
+@dataclass(frozen=True)
+class _Waiting:
+    """A competition found that could not be opened yet: why, the error's type (logged again
+    only when it changes), and when it is tried again."""
 
-    def __init__(
-        self,
-        options: ServeOptions,
-        settings: TournamentSettings,
-        info: ExecutorInfo,
-        accounts: Accounts,
-        others: Sequence[_Opened] = (),
-    ) -> None:
+    reason: str
+    kind: str
+    retry_at: float
+
+
+def _one_line(error: Exception) -> str:
+    """Why a competition could not be opened, on one line: the arena's own errors and the host's
+    say it themselves; anything else is named by its type too."""
+    text = (
+        str(error)
+        if isinstance(error, (ArenaError, OSError))
+        else f"{type(error).__name__}: {error}"
+    )
+    return " ".join(text.split())[: defaults.DETAIL_CHARS] or type(error).__name__
+
+
+class _Server:
+    """The parts of a running arena, started and stopped in order.
+
+    Its competitions: the default one, made before the gRPC server listens; then, once it does,
+    those of ``DIR/competitions`` (:meth:`_scan`), again every ``COMPETITIONS_SCAN_SECONDS`` until
+    the server stops, each opened by the same :meth:`_open` (its run lock, settings, executor,
+    ladder, publisher and queue) and given to the servicer, whose ``others`` is replaced whole
+    (the web pages and the calls read it per request). The scans run on the main thread, between
+    the waits for a signal: the stop never meets one half done."""
+
+    def __init__(self, options: ServeOptions, default: _Opened, accounts: Accounts) -> None:
         self.options = options
-        self.settings = settings
-        self.info = info
+        self.settings = default.settings
+        self.info = default.info
         self.accounts = accounts
-        self.others = list(others)
+        self.opened = [default]
+        """Every competition served, as opened, the default first."""
+        self.arms: list[Competition] = []
+        """Their running parts, in the same order."""
+        self.waiting: dict[str, _Waiting] = {}
+        """Competitions found that could not be opened yet."""
+        self.unreadable: str | None = None
+        """Why ``DIR/competitions`` could not be read at the last look (None: it could)."""
+        self.said: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None = None
+        """What ``DIR/serving.json`` says (None: not written yet)."""
+        self.parts: ServiceParts | None = None
         self.log = logs.logger()
         self.interrupted = False
         self.stop = threading.Event()
@@ -229,24 +275,21 @@ class _Server:
     def run(
         self, host: str, port: int, credentials: Any, ready: Callable[[int], None] | None
     ) -> int:
-        options, settings, log = self.options, self.settings, self.log.info
+        options, log = self.options, self.log.info
         directory = options.directory
-        root = self._intake(DEFAULT, directory, settings)
-        others = [self._intake(o.name, o.directory, o.settings) for o in self.others]
-        arms = [root, *others]
-        with contextlib.ExitStack() as executors:
-            self._ladders(executors, arms)
-            ladder = root.ladder
+        # every competition's executor and (but the default's) run lock, held till the end
+        with contextlib.ExitStack() as held:
+            root = self._make(self.opened[0], held)
             parts = ServiceParts(
                 directory,
                 self.accounts,
                 root.spool,
                 root.queue,
                 root.publisher,
-                ladder,
+                root.ladder,
                 options.limits,
-                others={arm.name: arm for arm in others},
             )
+            self.parts = parts
             blocking = concurrent.futures.ThreadPoolExecutor(
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
@@ -255,7 +298,7 @@ class _Server:
                 options.metrics,
                 directory,
                 self.accounts,
-                ladder,
+                root.ladder,
                 root.queue,
                 public=options.metrics_public,
             )
@@ -265,27 +308,24 @@ class _Server:
             sidecars = [make(parts, blocking, log) for make in options.sidecars]
             bound = rpc.start(f"{host}:{port}")
             started: list[Sidecar] = []
-            live = _live_writer(directory) if ladder is not None else None
+            live = _live_writer(directory) if root.ladder is not None else None
             previous = {
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
             }
             try:
-                for arm in arms:
-                    arm.publisher.start()
-                    arm.queue.start()
-                    if arm.ladder is not None:
-                        arm.ladder.start()
+                self._start(root)
                 if live is not None:
                     live.start()
-                self._say_where(f"{host}:{bound}", host, credentials is not None, ladder)
+                self._scan(held)  # the competitions there are, before the server says it is up
+                self._say_where(f"{host}:{bound}", host, credentials is not None, root.ladder)
                 for sidecar in sidecars:
                     sidecar.start()
                     started.append(sidecar)
                 metrics.start()
                 if ready is not None:
                     ready(bound)
-                while not self.stop.wait(1.0):
-                    pass
+                while not self.stop.wait(defaults.COMPETITIONS_SCAN_SECONDS):
+                    self._scan(held)  # those added since
             finally:
                 for s, handler in previous.items():
                     signal.signal(s, handler)
@@ -295,44 +335,122 @@ class _Server:
                     sidecar.stop()
                 service.stopping.set()
                 rpc.stop(defaults.STOP_GRACE)
-                for arm in arms:
-                    arm.queue.close()
-                for arm in arms:
-                    if arm.ladder is not None:
-                        arm.ladder.stop(timeout=defaults.LADDER_STOP_SECONDS)
-                if live is not None:
-                    live.stop()
-                for arm in arms:
-                    arm.publisher.stop()  # publishes what landed since the last publication, last
+                self._stop_competitions(live)
                 blocking.shutdown(wait=False, cancel_futures=True)
-                if any(o.settings.sandbox == SandboxKind.DOCKER for o in self._opened()):
-                    close_launchers()
-                played = sum(arm.ladder.played for arm in arms if arm.ladder is not None)
-                log(f"arena stopped: {played} ladder games played in this run")
         return 130 if self.interrupted else 0
 
-    def _opened(self) -> list[_Opened]:
-        """Every competition as opened, the default first."""
-        default = _Opened(DEFAULT, self.options.directory, self.settings, self.info)
-        return [default, *self.others]
+    def _stop_competitions(self, live: Sidecar | None) -> None:
+        """Every competition's queue, then ladder, then publisher (which publishes what landed
+        since its last publication, last)."""
+        arms = self.arms
+        for arm in arms:
+            arm.queue.close()
+        for arm in arms:
+            if arm.ladder is not None:
+                arm.ladder.stop(timeout=defaults.LADDER_STOP_SECONDS)
+        if live is not None:
+            live.stop()
+        for arm in arms:
+            arm.publisher.stop()
+        if any(o.settings.sandbox == SandboxKind.DOCKER for o in self.opened):
+            close_launchers()
+        with contextlib.suppress(OSError):
+            (self.options.directory / SERVING).unlink(missing_ok=True)
+        played = sum(arm.ladder.played for arm in arms if arm.ladder is not None)
+        self.log.info(f"arena stopped: {played} ladder games played in this run")
 
-    def _ladders(self, executors: contextlib.ExitStack, arms: Sequence[Competition]) -> None:
-        """Each competition's executor (closed with ``executors``) and, unless ``--no-ladder``,
-        its ladder on it."""
-        for arm, opened in zip(arms, self._opened()):
-            executor, info = executors.enter_context(
-                open_executor(opened.info, opened.settings.tables_at_once)
+    def _scan(self, held: contextlib.ExitStack) -> None:
+        """Open the competitions of ``DIR/competitions`` not served yet (one that failed to open
+        only once its retry is due), and say what is served in ``DIR/serving.json``. A failure
+        is logged once (again only if it fails otherwise), never raised: the others go on."""
+        root, now = self.options.directory, time.monotonic()
+        served = {o.name for o in self.opened}
+        try:
+            found = competition_names(root)
+        except OSError as error:  # unreadable now: said once, and the next look tries again
+            if self.unreadable != str(error):
+                self.log.warning(f"cannot look for competitions: {error}")
+            self.unreadable = str(error)
+            return
+        self.unreadable = None
+        for name in found:
+            before = self.waiting.get(name)
+            if name in served or (before is not None and before.retry_at > now):
+                continue
+            try:
+                self._open(name, held)
+            except Exception as error:  # noqa: BLE001 - whatever it is, the arena goes on
+                reason, kind = _one_line(error), type(error).__name__
+                if before is None or before.kind != kind:  # not again at each try
+                    self.log.warning(
+                        f"competition {name} not served yet: {reason} (tried again every "
+                        f"{defaults.COMPETITION_RETRY_SECONDS:g} s)"
+                    )
+                retry = now + defaults.COMPETITION_RETRY_SECONDS
+                self.waiting[name] = _Waiting(reason, kind, retry)
+            else:
+                self.waiting.pop(name, None)
+        for gone in set(self.waiting) - set(found):  # its folder removed before it was served
+            del self.waiting[gone]
+        self._say_serving()
+
+    def _open(self, name: str, held: contextlib.ExitStack) -> None:
+        """Serve competition ``name``: its run lock, settings, executor, ladder, publisher and
+        queue (released again if any fails), started and given to the servicer."""
+        parts = self.parts
+        assert parts is not None
+        with contextlib.ExitStack() as own:
+            opened = _open_competition(self.options.directory, name, own)
+            arm = self._make(opened, own)
+            held.enter_context(own.pop_all())
+        self._start(arm)
+        self.opened.append(opened)
+        parts.others = {**parts.others, name: arm}  # whole: readers on other threads
+        settings = opened.settings
+        self.log.info(
+            f"competition {name}: {opened.directory}, tables of {settings.players}, sandbox "
+            f"{settings.sandbox}, executor {opened.info.describe()}"
+        )
+
+    def _say_serving(self) -> None:
+        """Write ``DIR/serving.json`` when what it says changed (a failure: logged, no more)."""
+        served = tuple(o.name for o in self.opened[1:])
+        waiting = {name: w.reason for name, w in self.waiting.items()}
+        said = (served, tuple(sorted(waiting.items())))
+        if said == self.said:
+            return
+        try:
+            write_serving(self.options.directory, served, waiting)
+        except OSError as error:
+            self.log.warning(f"cannot write {SERVING}: {error}")
+        self.said = said
+
+    def _make(self, opened: _Opened, held: contextlib.ExitStack) -> Competition:
+        """A competition's parts, not started: its intake, and its executor (closed with
+        ``held``) and, unless ``--no-ladder``, its ladder on it."""
+        arm = self._intake(opened.name, opened.directory, opened.settings)
+        executor, info = held.enter_context(
+            open_executor(opened.info, opened.settings.tables_at_once)
+        )
+        if self.options.play:
+            arm.ladder = Ladder(
+                arm.directory,
+                opened.settings,
+                _config_for(self.options.ladder, arm.name),
+                executor=executor,
+                info=info,
+                on_games=arm.publisher.games_landed,
+                on_season=arm.publisher.refresh,
             )
-            if self.options.play:
-                arm.ladder = Ladder(
-                    arm.directory,
-                    opened.settings,
-                    _config_for(self.options.ladder, arm.name),
-                    executor=executor,
-                    info=info,
-                    on_games=arm.publisher.games_landed,
-                    on_season=arm.publisher.refresh,
-                )
+        return arm
+
+    def _start(self, arm: Competition) -> None:
+        """Start a competition's publisher, queue and ladder; it is stopped with the server."""
+        self.arms.append(arm)
+        arm.publisher.start()
+        arm.queue.start()
+        if arm.ladder is not None:
+            arm.ladder.start()
 
     def _intake(self, name: str, directory: Path, settings: TournamentSettings) -> Competition:
         """A competition's spool (its half-received uploads discarded), publisher and submission
@@ -406,12 +524,6 @@ class _Server:
             f"{settings.sandbox}, executor {self.info.describe()}; "
             f"site: {options.ladder.site or 'not published'}"
         )
-        for other in self.others:
-            log(
-                f"competition {other.name}: {other.directory}, tables of "
-                f"{other.settings.players}, sandbox {other.settings.sandbox}, executor "
-                f"{other.info.describe()}"
-            )
 
 
 def _live_writer(directory: Path) -> Sidecar | None:
