@@ -74,7 +74,7 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             undefined=jinja2.StrictUndefined,
         )
         self.templates.filters["q"] = lambda text: quote(str(text), safe="")
-        self._standings_seen: object = None
+        self._standings_seen = {}
         routes = [
             Route("/", self.index),
             Route("/index.html", lambda r: RedirectResponse("/", 301)),
@@ -83,6 +83,12 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             Route("/c/{name}/games", self.games),
             Route("/c/{name}/replay.html", self.replay),
             Route("/c/{name}/api/games/{game_id:path}", self.game_json),
+            Route("/c/{name}/bot.html", self.bot),
+            Route("/c/{name}/live", self.live),
+            Route("/c/{name}/watch", self.watch),
+            Route("/c/{name}/events/standings", self.standings_events),
+            Route("/c/{name}/events/live", self.live_events),
+            Route("/c/{name}/events/games/{game_id:path}", self.game_events),
             Route("/competitions", self.competitions_page),
             Route("/competitions/{prefix}", self.competition_page),
             Route("/replay.html", self.replay),
