@@ -129,11 +129,26 @@ def test_an_upload_into_another_competition_is_validated_and_kept_there(arena) -
     duel = db_rows(t / "competitions" / "duel", NAMES)
     assert ("dueller",) in duel
     assert ("dueller",) not in db_rows(t, NAMES)
+    assert "dueller" not in http.get("/live").text  # nor any game of it among the default's
     me = http.get("/me").text
     section = me.partition('data-competition="duel"')[2]
     assert 'href="/c/duel/bot.html?bot=dueller"' in section, section[:800]
     page = http.get(f"/me/submissions/{state['id']}").text
     assert 'href="/c/duel/bot.html?bot=dueller"' in page
+
+
+def test_a_bot_is_withdrawn_from_the_competition_the_form_names(arena) -> None:
+    server, _t = arena
+    http, csrf = signed_in(server)
+    me = http.get("/me").text
+    assert 'name="competition" value="duel"' in me.partition('data-competition="duel"')[2]
+    for name in ("..", "nope", "d\u0443el"):
+        got = http.post("/me/bots/dueller/withdraw", data={"csrf": csrf, "competition": name})
+        assert got.status_code == 400 and 'id="error"' in got.text, (name, got.status_code)
+    done = http.post("/me/bots/dueller/withdraw", data={"csrf": csrf, "competition": "duel"})
+    assert done.status_code == 303, done.text
+    section = http.get("/me").text.partition('data-competition="duel"')[2]
+    assert "— withdrawn" in section.partition("</h3>")[0], section[:400]
 
 
 @pytestmark_browser

@@ -387,25 +387,30 @@ class AuthorPages(EntryPages):
         return self.page(request, "faults.html", session=session, **data)
 
     async def withdraw(self, request: Request) -> Response:
+        """Withdraw a bot from a competition (the form's ``competition``: the default without
+        one), as ``referee withdraw --competition`` does: out of that competition's ladder only."""
         session = await self.signed_in(request)
         form = await self.small_form(request)
         await self.guard(request, session, form)
         name = request.path_params["name"]
 
-        def work() -> None:
+        def work() -> Competition:
+            arm = self.parts.service.competition(form.get("competition", DEFAULT))
             accounts = self.parts.service.accounts
             author = accounts.author(session.author)
             accounts.check_owner(author, check_name("bot", name))
-            with Store(self.parts.service.directory) as store:
+            with Store(arm.directory) as store:
                 store.versions.withdraw(name)
+            return arm
 
         try:
-            await self.run(work)
+            arm = await self.run(work)
         except ServiceError as error:
             return await self.me(request, str(error), 400)
-        if self.parts.service.ladder is not None:
-            self.parts.service.ladder.wake()
-        self.parts.log(f"web: withdrawn: {session.author}/{name}")
+        if arm.ladder is not None:
+            arm.ladder.wake()
+        where = f" from {arm.name}" if arm.name else ""
+        self.parts.log(f"web: withdrawn: {session.author}/{name}{where}")
         return RedirectResponse("/me", 303)
 
 
