@@ -4,7 +4,8 @@ Public: the standings (``/``, live over server-sent events), the games (``/games
 replay (``/replay.html?game=ID``, drawn by the static site's renderer from ``/api/games/ID``), the
 games in progress (``/live``, ``/watch?game=ID``) and each bot's page (``/bot.html?bot=NAME``:
 owner, versions, history). The names mirror the static site's pages, so that the renderer's own
-links (``bot.html?bot=``, ``index.html``) work here unchanged.
+links (``bot.html?bot=``, ``index.html``) work here unchanged. Another competition of the arena
+has the same pages under ``/c/NAME`` (web/public.py).
 
 An author, signed in (``/signin``): their bots, each version's validation, their submissions with
 the verdict and the bot's output, upload (``/me/upload``, the same queue as ``referee submit

@@ -1,6 +1,7 @@
 """An author's own pages (docs/web.md, "Authors"), signed in at ``/signin`` with their token:
 their bots, each version's validation, their submissions with the verdict and the bot's output,
-upload (``/me/upload``, the same queue as ``referee submit --server``), withdraw, their bots'
+upload (``/me/upload``, into any competition of the arena: that competition's queue, as
+``referee submit --server --competition``), withdraw (from one competition), their bots'
 faults with the bot's own output per turn (``/me/bots/NAME/faults``), and their own seats' output
 and analysis beside a replay (``/me/games/ID/output.json``, ``analysis.json``). Nobody else can
 read any of it: each reads the author from the session and the seats from the store.

@@ -2,8 +2,11 @@
 events), the games (``/games``), each game's replay (``/replay.html?game=ID``, drawn by the static
 site's renderer from ``/api/games/ID``), the games in progress (``/live``, ``/watch?game=ID``) and
 each bot's page (``/bot.html?bot=NAME``). The names mirror the static site's pages, so that the
-renderer's own links (``bot.html?bot=``, ``index.html``) work here unchanged. Nothing here reads a
-bot's own output: the public record (take5_arena/service/messages.py) leaves it out.
+renderer's own links (``bot.html?bot=``, ``index.html``) work here unchanged. Each of them but
+``/`` is also another competition's under ``/c/NAME`` (its standings: ``/c/NAME``), reading that
+competition's store and feeds, its links kept under the prefix :func:`competition_prefix` makes.
+Nothing here reads a bot's own output: the public record (take5_arena/service/messages.py) leaves
+it out.
 """
 
 from __future__ import annotations
