@@ -72,7 +72,13 @@ def test_a_competitions_games_and_replays_are_under_its_path(duel) -> None:
                          f"/c/{name}/api/games/{game}"):  # fmt: skip
                 got = web.get(path)
                 assert got.status_code == 404, (path, got.status_code)
-                assert "<b>" not in got.text and "\n" not in got.headers.get("location", "")
+                assert "\n" not in got.headers.get("location", "")
+                if got.headers["content-type"].startswith("text/html"):
+                    assert "<b>" not in got.text
+                else:  # an API's refusal (JSON, as /api/games/ID's) or no route: never a page
+                    kind = got.headers["content-type"]
+                    assert kind in ("application/json", "text/plain; charset=utf-8"), kind
+                    assert got.headers["x-content-type-options"] == "nosniff"
 
 
 @pytestmark_browser

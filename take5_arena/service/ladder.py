@@ -64,7 +64,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,6 +157,8 @@ class Ladder:
         given_up_for: float = defaults.LADDER_GIVEN_UP_SECONDS,
     ):
         self.directory = Path(directory)
+        self.home = str(self.directory.absolute())
+        """Its tables' ``home``: the web pages show its games in progress as its competition's."""
         self.settings = settings
         self.config = config
         self.planner = make_planner(config)
@@ -656,9 +658,10 @@ class Ladder:
     def _specs(self, store: Store, sid: str) -> list[TableSpec]:
         """The pending games of a ladder batch or a challenge as table specs: the tournament's
         spec builder, so they play the validated archives, as a tournament's games do."""
-        return table_specs(
+        specs = table_specs(
             store, sid, self.settings, table_base=_table_base(sid), dealer=self.dealer
         )
+        return [replace(spec, home=self.home) for spec in specs]
 
 
 def _table_base(sid: str) -> int:

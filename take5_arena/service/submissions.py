@@ -153,6 +153,12 @@ class SubmissionQueue:
             for i in range(max(1, workers))
         ]
 
+    def _smoke_player(self, play: TablePlayer) -> TablePlayer:
+        """``play``, with each smoke table naming this queue's directory (``TableSpec.home``), so
+        that the web pages show its games in progress as this competition's."""
+        home = str(self.directory.absolute())
+        return lambda spec: play(replace(spec, home=home))
+
     # -- life cycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
@@ -470,7 +476,7 @@ class SubmissionQueue:
                 author=row.author,
                 log=lambda line: self._progress(row, folder, line),
                 pool=True,  # its smoke tables: against the bots it will meet (docs/security.md)
-                play=self.play_table or run_table,
+                play=self._smoke_player(self.play_table or run_table),
                 once=True,  # code the author has playing already: not validated again
             )
         except SubmitDeferredError as deferred:

@@ -4,7 +4,8 @@ Public: the standings (``/``, live over server-sent events), the games (``/games
 replay (``/replay.html?game=ID``, drawn by the static site's renderer from ``/api/games/ID``), the
 games in progress (``/live``, ``/watch?game=ID``) and each bot's page (``/bot.html?bot=NAME``:
 owner, versions, history). The names mirror the static site's pages, so that the renderer's own
-links (``bot.html?bot=``, ``index.html``) work here unchanged.
+links (``bot.html?bot=``, ``index.html``) work here unchanged. Another competition of the arena
+has the same pages under ``/c/NAME`` (web/public.py).
 
 An author, signed in (``/signin``): their bots, each version's validation, their submissions with
 the verdict and the bot's output, upload (``/me/upload``, the same queue as ``referee submit
@@ -74,7 +75,7 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             undefined=jinja2.StrictUndefined,
         )
         self.templates.filters["q"] = lambda text: quote(str(text), safe="")
-        self._standings_seen: object = None
+        self._standings_seen = {}
         routes = [
             Route("/", self.index),
             Route("/index.html", lambda r: RedirectResponse("/", 301)),
@@ -83,6 +84,12 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             Route("/c/{name}/games", self.games),
             Route("/c/{name}/replay.html", self.replay),
             Route("/c/{name}/api/games/{game_id:path}", self.game_json),
+            Route("/c/{name}/bot.html", self.bot),
+            Route("/c/{name}/live", self.live),
+            Route("/c/{name}/watch", self.watch),
+            Route("/c/{name}/events/standings", self.standings_events),
+            Route("/c/{name}/events/live", self.live_events),
+            Route("/c/{name}/events/games/{game_id:path}", self.game_events),
             Route("/competitions", self.competitions_page),
             Route("/competitions/{prefix}", self.competition_page),
             Route("/replay.html", self.replay),

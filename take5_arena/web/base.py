@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import re
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,10 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.referee.store import Store
+from take5_arena.service.authors import HOUSE
+from take5_arena.service.competitions import DEFAULT
 from take5_arena.service.errors import NotFoundError, RequestError
 from take5_arena.service.servicer import ServiceParts
 from take5_arena.web import defaults
@@ -37,6 +41,7 @@ _HERE = Path(__file__).parent
 ORGANISER = "(organiser)"
 """The name an organiser's session goes by (no author can have it)."""
 _T = TypeVar("_T")
+_OF_COMPETITION = re.compile(r"^/c/[^/]*")
 
 
 @dataclass
@@ -125,7 +130,8 @@ class Pages:
     analysing: asyncio.Semaphore
     cookie: str
     templates: jinja2.Environment
-    _standings_seen: object
+    _standings_seen: dict[str, object]
+    """Per competition, the standings document its feed was last sent."""
 
     async def run(self, fn: Callable[..., _T], *args: Any) -> _T:
         """``fn(*args)`` on the arena's blocking pool (SQLite, the disk, token hashes)."""
@@ -138,6 +144,41 @@ class Pages:
         service = self.parts.service
         directory = service.competition(competition).directory if competition else service.directory
         return Store(directory, readonly=True)
+
+    def standings_rows(
+        self, competition: str = DEFAULT
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The standings of ``competition`` (the default: the arena's directory) as the pages
+        show them."""
+        doc, computed_at = self.parts.service.competition(competition).publisher.latest()
+        rows = list((doc or {}).get("rows") or [])
+        owners = {c.bot_name: c.owner for c in self.parts.service.accounts.claims()}
+        out = [
+            {
+                "rank": r.get("rank"),
+                "entrant": r.get("entrant"),
+                "owner": owners.get(str(r.get("entrant", "")).split("@")[0], HOUSE),
+                "rating": r.get("rating"),
+                "interval": r.get("interval"),
+                "no_interval": "–" if r.get("enough_games", True) else NOT_ENOUGH_GAMES,
+                "games": r.get("games"),
+                "wins": r.get("wins"),
+                "mean_place": r.get("mean_place"),
+            }
+            for r in rows
+        ]
+        meta = {
+            "games": (doc or {}).get("games", 0),
+            "computed_at": computed_at,
+            # the ladder's --bootstrap 0 computes no interval at all (board.py, describe_interval)
+            "intervals": bool(((doc or {}).get("method") or {}).get("interval")),
+        }
+        return out, meta
+
+    def path_competition(self, request: Request) -> str:
+        """The competition of a route that the default has bare (``/live``) and another under
+        ``/c/NAME`` (``/c/NAME/live``): checked as :meth:`competition_name` checks it."""
+        return self.competition_name(request) if "name" in request.path_params else DEFAULT
 
     def competition_name(self, request: Request) -> str:
         """The competition the path names (``/c/NAME/...``), one this arena serves: anything else
@@ -172,7 +213,8 @@ class Pages:
         headers = {"cache-control": "no-store"}
         if exc.retry_after is not None:
             headers["retry-after"] = str(max(1, round(exc.retry_after)))
-        if request.url.path.startswith(("/api/", "/events/")) or request.url.path.endswith(".json"):
+        path = _OF_COMPETITION.sub("", request.url.path)  # /c/NAME/events/...: as /events/...
+        if path.startswith(("/api/", "/events/")) or path.endswith(".json"):
             return JSONResponse({"error": exc.reason}, exc.status, headers=headers)
         session = await self.session(request)
         html = self.templates.get_template("error.html").render(

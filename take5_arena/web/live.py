@@ -27,12 +27,13 @@ from typing import Any
 from take5.record import GameRecord
 from take5_arena.referee.store.live import KEEP_SECONDS, LiveGame
 from take5_arena.referee.tournament.run.spec import TableSpec
+from take5_arena.service.competitions import DEFAULT
 from take5_arena.service.live_feed import turn_message
 
 LIVE = "live"
-"""The feed of the games in progress (their ids and bots)."""
+"""The feed of the default competition's games in progress (their ids and bots)."""
 STANDINGS = "standings"
-"""The feed of the standings rows."""
+"""The feed of the default competition's standings rows."""
 KEEP_FINISHED_SECONDS = 60.0
 """How long a finished game stays watchable live (then its replay is the place)."""
 
@@ -40,6 +41,17 @@ KEEP_FINISHED_SECONDS = 60.0
 def game_feed(game_id: str) -> str:
     """The feed of one game's turns."""
     return "game:" + game_id
+
+
+def live_feed(competition: str = DEFAULT) -> str:
+    """The feed of a competition's games in progress (:data:`LIVE`: the default's); a
+    competition's name has no ``:`` (competitions.py), so no two competitions share one."""
+    return f"{LIVE}:{competition}" if competition else LIVE
+
+
+def standings_feed(competition: str = DEFAULT) -> str:
+    """The feed of a competition's standings (:data:`STANDINGS`: the default's)."""
+    return f"{STANDINGS}:{competition}" if competition else STANDINGS
 
 
 class Viewer:
@@ -80,6 +92,7 @@ class _Game:
     turn: int = 0
     finished_at: float | None = None
     seen_at: float = 0.0
+    competition: str = DEFAULT
 
 
 @dataclass
@@ -91,34 +104,39 @@ class LiveHub:
     clock: Callable[[], float] = time.monotonic
     _viewers: dict[str, set[Viewer]] = field(default_factory=dict)
     _games: dict[str, _Game] = field(default_factory=dict)
-    _standings: str | None = None
+    _standings: dict[str, str] = field(default_factory=dict)
+    homes: dict[str, str] = field(default_factory=dict)
+    """The directory of each competition other than the default (a table's ``home``) -> its name:
+    a table from any other directory (or none) is the default's."""
     turns: int = 0
     """Turns seen (also of games that nobody watched)."""
 
     # -- from the ladder's threads ---------------------------------------------------------------
 
     def turn(self, spec: TableSpec, game_id: str, record: GameRecord) -> None:
-        """A turn of ``game_id`` was played (a turn watcher: quick, never raises)."""
-        self.post(turn_message(spec, game_id, record))
+        """A turn of ``game_id`` was played (a turn watcher: quick, never raises): a game of
+        the competition whose directory played its table."""
+        self.post(turn_message(spec, game_id, record), self.homes.get(spec.home, DEFAULT))
 
-    def post(self, game: LiveGame) -> None:
-        """The newest state of a game in progress, from any thread (this process's tables, or
-        another process's read from the store: take5_arena/service/live_feed.py)."""
+    def post(self, game: LiveGame, competition: str = DEFAULT) -> None:
+        """The newest state of a game in progress of ``competition``, from any thread (this
+        process's tables, or another process's read from the store:
+        take5_arena/service/live_feed.py)."""
         try:
-            self.loop.call_soon_threadsafe(self._turn, game)
+            self.loop.call_soon_threadsafe(self._turn, game, competition)
         except RuntimeError:  # the loop is closed: the web server is stopping
             pass
 
     # -- on the loop -------------------------------------------------------------------------------
 
-    def _turn(self, message: LiveGame) -> None:
+    def _turn(self, message: LiveGame, competition: str = DEFAULT) -> None:
         self.turns += 1
         self._expire()
         game = self._games.get(message.game_id)
         new = game is None
         if game is None:
             game = self._games[message.game_id] = _Game(
-                message.game_id, message.entrants, message.data
+                message.game_id, message.entrants, message.data, competition=competition
             )
         elif game.finished_at is not None or (message.round, message.turn) < (
             game.round,
@@ -133,28 +151,28 @@ class LiveHub:
             game.finished_at = self.clock()
         self._send(game_feed(message.game_id), message.data)
         if new or done:
-            self._send(LIVE, self.live_json())
+            self._send(live_feed(game.competition), self.live_json(game.competition))
 
     def _expire(self) -> None:
         now = self.clock()
         gone = [
-            g.game_id
+            g
             for g in self._games.values()
             if (g.finished_at is not None and now - g.finished_at > KEEP_FINISHED_SECONDS)
             or now - g.seen_at > KEEP_SECONDS  # its referee stopped or died mid-game
         ]
-        for gid in gone:
-            del self._games[gid]
-        if gone:
-            self._send(LIVE, self.live_json())
+        for g in gone:
+            del self._games[g.game_id]
+        for competition in sorted({g.competition for g in gone}):
+            self._send(live_feed(competition), self.live_json(competition))
 
     def _send(self, feed: str, data: str) -> None:
         for viewer in self._viewers.get(feed, ()):
             viewer.put(data)
 
-    def set_standings(self, data: str) -> None:
-        self._standings = data
-        self._send(STANDINGS, data)
+    def set_standings(self, data: str, competition: str = DEFAULT) -> None:
+        self._standings[competition] = data
+        self._send(standings_feed(competition), data)
 
     def subscribe(self, feed: str) -> Viewer:
         """A new viewer of ``feed``, given the feed's present state first (if it has one)."""
@@ -174,18 +192,22 @@ class LiveHub:
 
     def current(self, feed: str) -> str | None:
         """The present state of a feed (None: nothing to show yet)."""
-        if feed == STANDINGS:
-            return self._standings
-        if feed == LIVE:
-            return self.live_json()
+        kind, _, competition = feed.partition(":")
+        if kind == STANDINGS:
+            return self._standings.get(competition)
+        if kind == LIVE:
+            return self.live_json(competition)
         game = self._games.get(feed.removeprefix("game:"))
         return game.data if game is not None else None
 
-    def has_game(self, game_id: str) -> bool:
-        return game_id in self._games
+    def has_game(self, game_id: str, competition: str = DEFAULT) -> bool:
+        """Whether ``game_id`` is a game of ``competition`` in progress (or just finished)."""
+        game = self._games.get(game_id)
+        return game is not None and game.competition == competition
 
-    def live_games(self) -> list[dict[str, Any]]:
-        """The games in progress (and those finished in the last minute), newest first."""
+    def live_games(self, competition: str = DEFAULT) -> list[dict[str, Any]]:
+        """The games in progress of ``competition`` (and those finished in the last minute),
+        newest first."""
         return [
             {
                 "id": g.game_id,
@@ -195,10 +217,11 @@ class LiveHub:
                 "done": g.finished_at is not None,
             }
             for g in reversed(self._games.values())
+            if g.competition == competition
         ]
 
-    def live_json(self) -> str:
-        return json.dumps({"games": self.live_games()}, ensure_ascii=False)
+    def live_json(self, competition: str = DEFAULT) -> str:
+        return json.dumps({"games": self.live_games(competition)}, ensure_ascii=False)
 
     @property
     def viewers(self) -> int:
@@ -249,4 +272,6 @@ __all__ = [
     "Streams",
     "Viewer",
     "game_feed",
+    "live_feed",
+    "standings_feed",
 ]

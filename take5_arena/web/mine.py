@@ -1,6 +1,7 @@
 """An author's own pages (docs/web.md, "Authors"), signed in at ``/signin`` with their token:
 their bots, each version's validation, their submissions with the verdict and the bot's output,
-upload (``/me/upload``, the same queue as ``referee submit --server``), withdraw, their bots'
+upload (``/me/upload``, into any competition of the arena: that competition's queue, as
+``referee submit --server --competition``), withdraw (from one competition), their bots'
 faults with the bot's own output per turn (``/me/bots/NAME/faults``), and their own seats' output
 and analysis beside a replay (``/me/games/ID/output.json``, ``analysis.json``). Nobody else can
 read any of it: each reads the author from the session and the seats from the store.
@@ -30,18 +31,22 @@ from take5_arena.referee.store.health import StoreFaultError
 from take5_arena.service import challenges, messages
 from take5_arena.service import defaults as service_defaults
 from take5_arena.service.authors import Author, check_name
+from take5_arena.service.competitions import DEFAULT
 from take5_arena.service.errors import (
     LimitExceededError,
     RequestError,
     ServiceError,
     host_fault,
 )
+from take5_arena.service.servicer import Competition
 from take5_arena.web import defaults
-from take5_arena.web.base import ORGANISER, Pages, Refused, capped, client_of, size_text
+from take5_arena.web.base import ORGANISER, Refused, capped, client_of, size_text
+from take5_arena.web.entries import EntryPages
+from take5_arena.web.public import competition_prefix
 from take5_arena.web.security import csrf_ok
 
 
-class AuthorPages(Pages):
+class AuthorPages(EntryPages):
     """Signing in and out, and an author's own pages."""
 
     async def signin_page(self, request: Request) -> Response:
@@ -184,40 +189,16 @@ class AuthorPages(Pages):
     def _mine(self, name: str) -> dict[str, Any]:
         accounts = self.parts.service.accounts
         author = accounts.author(name)
-        claims = accounts.claims_of(name)
-        names = {c.bot_name for c in claims}
-        with self.store() as store:
-            states = store.versions.entrant_states()
-            versions = [v for v in store.versions.all() if v.name in names]
-            stats = store.results.version_stats()
-        bots = []
-        for claim in claims:
-            mine = [v for v in versions if v.name == claim.bot_name]
-            bots.append(
-                {
-                    "name": claim.bot_name,
-                    "active": bool(states.get(claim.bot_name)),
-                    "banned": claim.banned_at is not None,
-                    "note": claim.note,
-                    "versions": [
-                        {
-                            "version": v.version,
-                            "submitted_at": v.submitted_at,
-                            "validation": _validation_text(v.validation),
-                            "games": stats[v.id].games if v.id in stats else 0,
-                            "faults": stats[v.id].faults if v.id in stats else 0,
-                        }
-                        for v in reversed(mine)
-                    ],
-                }
-            )
+        places = self.entries(accounts.claims_of(name))
+        bots = places[0]["bots"]  # the default competition's: every bot the author holds
         with self.store() as store:
             asked = challenges.of_author(store, name, service_defaults.CHALLENGES_SHOWN)
             playing = sorted(v.name for v in store.versions.current())
         ladder = self.parts.service.ladder
         return {
             "author": author,
-            "bots": bots,
+            "places": places,
+            "competitions": self.competition_choices(),
             "challenges": asked,
             "challenge_form": None
             if ladder is None
@@ -268,13 +249,21 @@ class AuthorPages(Pages):
                     raise Refused(403, "refused: the form's security token is missing or stale")
                 archive = form.get("archive")
                 name = form.get("bot_name")
-                if not isinstance(archive, UploadFile) or not isinstance(name, str):
+                competition = form.get("competition", DEFAULT)
+                if (
+                    not isinstance(archive, UploadFile)
+                    or not isinstance(name, str)
+                    or not isinstance(competition, str)
+                ):
                     raise Refused(400, "give the bot's name and a .tar.gz archive")
+                # the gRPC upload's rule and parts (ServiceParts.competition): a name that is
+                # none, or one this arena has not, is refused before a byte is kept
+                arm = self.parts.service.competition(competition)
                 path = Path(tmp) / "archive"
                 size, sha256 = await self.run(_save, archive, path, max_bytes)
                 if size == 0:
                     raise Refused(400, "the archive is empty")
-                row = await self.run(self._submit, author, name.strip(), path, size, sha256)
+                row = await self.run(self._submit, author, arm, name.strip(), path, size, sha256)
         except RequestError as error:
             return await self.me(
                 request, str(error), 429 if isinstance(error, LimitExceededError) else 400
@@ -303,8 +292,11 @@ class AuthorPages(Pages):
             raise Refused(400, f"refused: {error.message}") from None
         return dict(form.items())
 
-    def _submit(self, author: Author, name: str, path: Path, size: int, sha256: str) -> Any:
-        queue = self.parts.service.queue
+    def _submit(
+        self, author: Author, arm: Competition, name: str, path: Path, size: int, sha256: str
+    ) -> Any:
+        """The upload into competition ``arm``, through its queue and spool as the gRPC upload's."""
+        queue = arm.queue
         declared = queue.check(author, name, size, sha256)
 
         def chunks() -> Iterator[bytes]:
@@ -312,7 +304,7 @@ class AuthorPages(Pages):
                 while block := f.read(service_defaults.CHUNK_BYTES):
                     yield block
 
-        spooled = self.parts.service.spool.receive(
+        spooled = arm.spool.receive(
             chunks(), size=declared.size, sha256=declared.sha256, max_bytes=declared.max_bytes
         )
         return queue.record(author, declared, spooled)
@@ -326,8 +318,11 @@ class AuthorPages(Pages):
             raise Refused(404, "you have no such submission")
         version = None
         if row.version_id is not None:
-            with self.store() as store:
-                version = store.versions.get(row.version_id).version
+            try:
+                with self.store(row.competition) as store:
+                    version = store.versions.get(row.version_id).version
+            except RequestError:  # a competition this arena no longer serves
+                version = None
         return {
             "id": row.id,
             "bot_name": row.bot_name,
@@ -338,6 +333,8 @@ class AuthorPages(Pages):
             "received_at": row.received_at,
             "finished_at": row.finished_at,
             "version": version,
+            "competition": row.competition,
+            "prefix": competition_prefix(row.competition),
         }
 
     async def submission_json(self, request: Request) -> Response:
@@ -391,41 +388,31 @@ class AuthorPages(Pages):
         return self.page(request, "faults.html", session=session, **data)
 
     async def withdraw(self, request: Request) -> Response:
+        """Withdraw a bot from a competition (the form's ``competition``: the default without
+        one), as ``referee withdraw --competition`` does: out of that competition's ladder only."""
         session = await self.signed_in(request)
         form = await self.small_form(request)
         await self.guard(request, session, form)
         name = request.path_params["name"]
 
-        def work() -> None:
+        def work() -> Competition:
+            arm = self.parts.service.competition(form.get("competition", DEFAULT))
             accounts = self.parts.service.accounts
             author = accounts.author(session.author)
             accounts.check_owner(author, check_name("bot", name))
-            with Store(self.parts.service.directory) as store:
+            with Store(arm.directory) as store:
                 store.versions.withdraw(name)
+            return arm
 
         try:
-            await self.run(work)
+            arm = await self.run(work)
         except ServiceError as error:
             return await self.me(request, str(error), 400)
-        if self.parts.service.ladder is not None:
-            self.parts.service.ladder.wake()
-        self.parts.log(f"web: withdrawn: {session.author}/{name}")
+        if arm.ladder is not None:
+            arm.ladder.wake()
+        where = f" from {arm.name}" if arm.name else ""
+        self.parts.log(f"web: withdrawn: {session.author}/{name}{where}")
         return RedirectResponse("/me", 303)
-
-
-def _validation_text(validation: dict[str, Any]) -> str:
-    """A version's validation as an author reads it: the smoke games' verdict, the sandbox, and the
-    table it was tried at (players, variant, threshold, time per decision), not a JSON blob."""
-    shape = validation.get("shape")
-    parts = [str(validation.get("smoke") or "validated")]
-    if validation.get("sandbox"):
-        parts.append(f"in the {validation['sandbox']} sandbox")
-    if isinstance(shape, dict):
-        parts.append(
-            f"at a table of {shape.get('players')} ({shape.get('variant')}, to "
-            f"{shape.get('threshold')}, {shape.get('timeout')} s a decision)"
-        )
-    return ", ".join(parts)[:2000]
 
 
 def _save(upload: UploadFile, path: Path, max_bytes: int) -> tuple[int, str]:

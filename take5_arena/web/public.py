@@ -2,8 +2,11 @@
 events), the games (``/games``), each game's replay (``/replay.html?game=ID``, drawn by the static
 site's renderer from ``/api/games/ID``), the games in progress (``/live``, ``/watch?game=ID``) and
 each bot's page (``/bot.html?bot=NAME``). The names mirror the static site's pages, so that the
-renderer's own links (``bot.html?bot=``, ``index.html``) work here unchanged. Nothing here reads a
-bot's own output: the public record (take5_arena/service/messages.py) leaves it out.
+renderer's own links (``bot.html?bot=``, ``index.html``) work here unchanged. Each of them but
+``/`` is also another competition's under ``/c/NAME`` (its standings: ``/c/NAME``), reading that
+competition's store and feeds, its links kept under the prefix :func:`competition_prefix` makes.
+Nothing here reads a bot's own output: the public record (take5_arena/service/messages.py) leaves
+it out.
 """
 
 from __future__ import annotations
@@ -18,14 +21,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from take5_arena.leaderboard.board import NOT_ENOUGH_GAMES
 from take5_arena.referee.store import StoreError
 from take5_arena.service import challenges, messages
 from take5_arena.service.authors import HOUSE
 from take5_arena.service.competitions import DEFAULT
 from take5_arena.web import defaults
 from take5_arena.web.base import Pages, Refused, client_of
-from take5_arena.web.live import LIVE, STANDINGS, game_feed
+from take5_arena.web.live import game_feed, live_feed, standings_feed
 
 
 @dataclass(frozen=True)
@@ -74,36 +76,6 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 class PublicPages(Pages):
     """The public pages and live streams."""
 
-    def standings_rows(
-        self, competition: str = DEFAULT
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """The standings of ``competition`` (the default: the arena's directory) as the pages
-        show them."""
-        doc, computed_at = self.parts.service.competition(competition).publisher.latest()
-        rows = list((doc or {}).get("rows") or [])
-        owners = {c.bot_name: c.owner for c in self.parts.service.accounts.claims()}
-        out = [
-            {
-                "rank": r.get("rank"),
-                "entrant": r.get("entrant"),
-                "owner": owners.get(str(r.get("entrant", "")).split("@")[0], HOUSE),
-                "rating": r.get("rating"),
-                "interval": r.get("interval"),
-                "no_interval": "–" if r.get("enough_games", True) else NOT_ENOUGH_GAMES,
-                "games": r.get("games"),
-                "wins": r.get("wins"),
-                "mean_place": r.get("mean_place"),
-            }
-            for r in rows
-        ]
-        meta = {
-            "games": (doc or {}).get("games", 0),
-            "computed_at": computed_at,
-            # the ladder's --bootstrap 0 computes no interval at all (board.py, describe_interval)
-            "intervals": bool(((doc or {}).get("method") or {}).get("interval")),
-        }
-        return out, meta
-
     async def index(self, request: Request) -> Response:
         rows, meta = await self.run(self.standings_rows)
         return self.page(
@@ -114,6 +86,7 @@ class PublicPages(Pages):
             meta=meta,
             others=sorted(self.parts.service.others),
             bot_links=True,
+            prefix="",
         )
 
     async def other_standings(self, request: Request) -> Response:
@@ -129,7 +102,8 @@ class PublicPages(Pages):
             meta=meta,
             name=name,
             others=sorted(self.parts.service.others),
-            bot_links=False,  # the bot pages are the default competition's
+            bot_links=True,
+            prefix=competition_prefix(name),
         )
 
     def _games(self, limit: int, bot: str, competition: str = DEFAULT) -> list[dict[str, Any]]:
@@ -158,7 +132,7 @@ class PublicPages(Pages):
 
     async def games(self, request: Request) -> Response:
         """``/games`` and ``/c/NAME/games``: the newest published games of a competition."""
-        name = self.competition_name(request) if "name" in request.path_params else DEFAULT
+        name = self.path_competition(request)
         bot = request.query_params.get("bot", "")[:200]
         games = await self.run(self._games, defaults.GAMES_SHOWN, bot, name)
         return self.page(
@@ -168,7 +142,7 @@ class PublicPages(Pages):
             games=games,
             bot=bot,
             competition=name,
-            prefix=_prefix(name),
+            prefix=competition_prefix(name),
         )
 
     def _unrated(self, game_id: str, competition: str = DEFAULT) -> bool:
@@ -178,7 +152,7 @@ class PublicPages(Pages):
     async def replay(self, request: Request) -> Response:
         """``/replay.html`` and ``/c/NAME/replay.html``: a game's replay, drawn in the browser
         from the record the competition's ``api/games/ID`` gives."""
-        name = self.competition_name(request) if "name" in request.path_params else DEFAULT
+        name = self.path_competition(request)
         game_id = request.query_params.get("game", "")[:100]
         return self.page(
             request,
@@ -187,7 +161,7 @@ class PublicPages(Pages):
             game_id=game_id,
             unrated=await self.run(self._unrated, game_id, name),
             competition=name,
-            prefix=_prefix(name),
+            prefix=competition_prefix(name),
         )
 
     def _public_game(
@@ -210,7 +184,7 @@ class PublicPages(Pages):
         }
 
     async def game_json(self, request: Request) -> Response:
-        name = self.competition_name(request) if "name" in request.path_params else DEFAULT
+        name = self.path_competition(request)
         game_id = request.path_params["game_id"]
         if not game_id or len(game_id) > 100:
             raise Refused(404, "no such game")
@@ -222,36 +196,46 @@ class PublicPages(Pages):
         )
 
     async def live(self, request: Request) -> Response:
+        """``/live`` and ``/c/NAME/live``: a competition's games in progress."""
+        name = self.path_competition(request)
         return self.page(
             request,
             "live.html",
             session=await self.session(request),
-            games=self.hub.live_games(),
+            games=self.hub.live_games(name),
+            competition=name,
+            prefix=competition_prefix(name),
         )
 
     async def watch(self, request: Request) -> Response:
+        name = self.path_competition(request)
         return self.page(
             request,
             "watch.html",
             session=await self.session(request),
             game_id=request.query_params.get("game", ""),
+            prefix=competition_prefix(name),
         )
 
-    def _bot(self, name: str, filters: GameFilter | None = None) -> dict[str, Any] | None:
+    def _bot(
+        self, name: str, filters: GameFilter | None = None, competition: str = DEFAULT
+    ) -> dict[str, Any] | None:
+        """A bot's page in ``competition``: its owner and state, and its versions, standing,
+        rating and games there (another competition's page: only where it has a version)."""
         accounts = self.parts.service.accounts
         claim = accounts.claim_of(name)
-        with self.store() as store:
+        with self.store(competition) as store:
             states = store.versions.entrant_states()
             versions = [v for v in store.versions.all() if v.name == name]
             stats = store.results.version_stats()
-        if claim is None and not versions:
+        if not versions and (claim is None or competition != DEFAULT):
             return None
-        rows, _meta = self.standings_rows()
+        rows, _meta = self.standings_rows(competition)
         by_entrant = {str(r["entrant"]): r for r in rows}
         latest = max((v.version for v in versions), default=0)
         banned = claim is not None and claim.banned_at is not None
         f = filters or GameFilter()
-        with self.store() as store:
+        with self.store(competition) as store:
             every = store.versions.all()
             keys = {v.id: f"{v.name}@{v.version}" for v in every}
             mine = [v.id for v in versions if f.version is None or v.version == f.version]
@@ -264,7 +248,7 @@ class PublicPages(Pages):
                 faulted=f.faulted,
                 since=f.since,
             )
-        doc, _ = self.parts.service.publisher.latest()
+        doc, _ = self.parts.service.competition(competition).publisher.latest()
         return {
             "name": name,
             "owner": claim.owner if claim is not None else HOUSE,
@@ -311,24 +295,36 @@ class PublicPages(Pages):
         }
 
     async def bot(self, request: Request) -> Response:
+        """``/bot.html`` and ``/c/NAME/bot.html``: a bot's page in a competition."""
+        competition = self.path_competition(request)
         name = request.query_params.get("bot", "")
         filters = GameFilter.of(request.query_params)
-        bot = await self.run(self._bot, name, filters) if 0 < len(name) <= 200 else None
+        bot = (
+            await self.run(self._bot, name, filters, competition) if 0 < len(name) <= 200 else None
+        )
         if bot is None:
-            raise Refused(404, "no such bot")
-        return self.page(request, "bot.html", session=await self.session(request), bot=bot)
+            raise Refused(404, "no such bot" + (f" in {competition}" if competition else ""))
+        return self.page(
+            request,
+            "bot.html",
+            session=await self.session(request),
+            bot=bot,
+            competition=competition,
+            prefix=competition_prefix(competition),
+        )
 
     # -- live streams ------------------------------------------------------------------------------
 
     async def standings_events(self, request: Request) -> Response:
-        return await self.stream(request, STANDINGS)
+        return await self.stream(request, standings_feed(self.path_competition(request)))
 
     async def live_events(self, request: Request) -> Response:
-        return await self.stream(request, LIVE)
+        return await self.stream(request, live_feed(self.path_competition(request)))
 
     async def game_events(self, request: Request) -> Response:
+        competition = self.path_competition(request)
         game_id = request.path_params["game_id"]
-        if not self.hub.has_game(game_id):
+        if not self.hub.has_game(game_id, competition):
             raise Refused(404, "no such game in progress")
         return await self.stream(request, game_feed(game_id))
 
@@ -366,14 +362,18 @@ class PublicPages(Pages):
         )
 
     async def refresh_standings(self) -> None:
-        """Forever: when the publisher has new standings, send them to the standings feed."""
+        """Forever: when a competition's publisher has new standings, send them to its
+        standings feed."""
         while True:
-            doc, _ = self.parts.service.publisher.latest()
-            if doc is not self._standings_seen:
-                self._standings_seen = doc
+            for name in [DEFAULT, *sorted(self.parts.service.others)]:
+                doc, _ = self.parts.service.competition(name).publisher.latest()
+                if doc is self._standings_seen.get(name):
+                    continue
+                self._standings_seen[name] = doc
                 try:
-                    rows, meta = await self.run(self.standings_rows)
-                    self.hub.set_standings(json.dumps({"rows": rows, **meta}, ensure_ascii=False))
+                    rows, meta = await self.run(self.standings_rows, name)
+                    data = json.dumps({"rows": rows, **meta}, ensure_ascii=False)
+                    self.hub.set_standings(data, name)
                 except Exception as error:  # noqa: BLE001 - reported; tried again next time
                     self.parts.log(f"web: standings feed failed: {type(error).__name__}: {error}")
             await asyncio.sleep(defaults.STANDINGS_POLL_SECONDS)
@@ -381,7 +381,7 @@ class PublicPages(Pages):
     # -- signing in --------------------------------------------------------------------------------
 
 
-def _prefix(competition: str) -> str:
+def competition_prefix(competition: str) -> str:
     """The path the pages of ``competition`` are under: '' the default's (``/games``),
     ``/c/NAME`` another's (a name the page checked: no character to quote)."""
     return f"/c/{competition}" if competition else ""
@@ -439,4 +439,4 @@ def _rating_chart(doc: dict[str, Any] | None, name: str) -> dict[str, Any] | Non
     }
 
 
-__all__ = ["GameFilter", "PublicPages"]
+__all__ = ["GameFilter", "PublicPages", "competition_prefix"]

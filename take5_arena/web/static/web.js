@@ -15,9 +15,14 @@
     return node;
   }
 
+  /* The competition whose pages these are: "" the default's, "/c/NAME" another's (every link and
+   * stream of its pages stays in it); anything else the server would never send: the default. */
+  var PREFIX = /^(\/c\/[a-z0-9][a-z0-9-]{0,31})?$/.test(document.body.dataset.prefix || "")
+    ? (document.body.dataset.prefix || "") : "";
+
   function botLink(name) {
     var bare = String(name).split("@")[0];
-    return el("a", name, { href: "/bot.html?bot=" + encodeURIComponent(bare) });
+    return el("a", name, { href: PREFIX + "/bot.html?bot=" + encodeURIComponent(bare) });
   }
 
   function fixed(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d); }
@@ -35,7 +40,7 @@
   function standings() {
     var body = document.getElementById("standings-body");
     var meta = document.getElementById("standings-meta");
-    follow("/events/standings", function (data) {
+    follow(PREFIX + "/events/standings", function (data) {
       body.textContent = "";
       if (!data.rows.length) {
         var tr0 = el("tr", null, { class: "empty" });
@@ -63,12 +68,12 @@
 
   function live() {
     var list = document.getElementById("live-games");
-    follow("/events/live", function (data) {
+    follow(PREFIX + "/events/live", function (data) {
       list.textContent = "";
       if (!data.games.length) list.appendChild(el("li", "No game is being played right now.", { class: "empty" }));
       data.games.forEach(function (g) {
         var li = el("li", null, { "data-game": g.id });
-        li.appendChild(el("a", g.id, { href: "/watch?game=" + encodeURIComponent(g.id) }));
+        li.appendChild(el("a", g.id, { href: PREFIX + "/watch?game=" + encodeURIComponent(g.id) }));
         li.appendChild(document.createTextNode(": " + g.entrants.join(", ") + (g.done ? " (finished)" : "")));
         list.appendChild(li);
       });
@@ -78,14 +83,14 @@
   function watch() {
     var id = document.body.dataset.game;
     var turns = 0;
-    follow("/events/games/" + encodeURIComponent(id), function (game, source) {
+    follow(PREFIX + "/events/games/" + encodeURIComponent(id), function (game, source) {
       window.Take5.renderReplay(game, { follow: true });
       turns += 1;
       document.body.dataset.turns = String(turns);
       var app = document.getElementById("app");
       var note = el("p", game.done ? "The game is over. " : "Live: the board follows each turn as it is played.", { class: "note", id: "watch-note" });
       if (game.done) {
-        note.appendChild(el("a", "Its replay", { href: "/replay.html?game=" + encodeURIComponent(id) }));
+        note.appendChild(el("a", "Its replay", { href: PREFIX + "/replay.html?game=" + encodeURIComponent(id) }));
         note.appendChild(document.createTextNode(" is public once every rotation of its deal is played."));
         source.close();
         document.body.dataset.done = "1";

@@ -61,6 +61,9 @@ class TableSpec:
     lease: str | None = None
     """The referee's lease on a Dask cluster (lease.py): the worker stops the table once it lapses.
     None: not sent to a cluster."""
+    home: str = ""
+    """The tournament directory whose games these are, for those who show games in progress
+    (``referee serve --web`` tells an arena's competitions apart by it); '' not said."""
 
 
 @dataclass(frozen=True)
