@@ -31,7 +31,8 @@ def test_the_hub_keeps_each_competitions_games_and_feeds_apart() -> None:
     from take5_arena.web.live import LiveHub, live_feed, standings_feed
 
     loop = asyncio.new_event_loop()
-    hub = LiveHub(loop, homes={"/arena/competitions/duel": "duel"})
+    homes = {"/arena/competitions/duel": "duel"}
+    hub = LiveHub(loop, competition_of=lambda home: homes.get(home, ""))
     try:
         hub.post(LiveGame("d1", ["a", "b"], 1, 1, False, "d1 state"), "duel")
         hub.post(LiveGame("g1", ["c", "d"], 1, 1, False, "g1 state"))

@@ -114,6 +114,15 @@ class ServiceParts:
             raise NotFoundError(f"no competition {name!r} on this arena (it has: {there})")
         return found
 
+    def competition_at(self, home: str) -> str:
+        """The name of the competition whose directory is ``home`` (a table's ``TableSpec.home``,
+        the directory made absolute); the default's for any other. Read from ``others`` as it
+        is now: the server adds a competition while it runs."""
+        for name, other in self.others.items():
+            if str(other.directory.absolute()) == home:
+                return name
+        return DEFAULT
+
 
 def _rpc(
     method: Callable[

@@ -105,9 +105,10 @@ class LiveHub:
     _viewers: dict[str, set[Viewer]] = field(default_factory=dict)
     _games: dict[str, _Game] = field(default_factory=dict)
     _standings: dict[str, str] = field(default_factory=dict)
-    homes: dict[str, str] = field(default_factory=dict)
-    """The directory of each competition other than the default (a table's ``home``) -> its name:
-    a table from any other directory (or none) is the default's."""
+    competition_of: Callable[[str], str] = lambda home: DEFAULT
+    """The competition whose directory is a table's ``home`` (the default's for any other
+    directory, or none). Asked at every turn, not copied at the start: the server opens a
+    competition added while it runs (take5_arena/service/serve.py)."""
     turns: int = 0
     """Turns seen (also of games that nobody watched)."""
 
@@ -116,7 +117,7 @@ class LiveHub:
     def turn(self, spec: TableSpec, game_id: str, record: GameRecord) -> None:
         """A turn of ``game_id`` was played (a turn watcher: quick, never raises): a game of
         the competition whose directory played its table."""
-        self.post(turn_message(spec, game_id, record), self.homes.get(spec.home, DEFAULT))
+        self.post(turn_message(spec, game_id, record), self.competition_of(spec.home))
 
     def post(self, game: LiveGame, competition: str = DEFAULT) -> None:
         """The newest state of a game in progress of ``competition``, from any thread (this

@@ -103,9 +103,7 @@ class WebServer:
         self.log = log
         self.host, self.port = check_address(options)
         self.loop = asyncio.new_event_loop()
-        # each competition's ladder names its directory on its tables (Ladder.home)
-        homes = {str(c.directory.absolute()): name for name, c in parts.others.items()}
-        self.hub = LiveHub(self.loop, homes=homes)
+        self.hub = LiveHub(self.loop, competition_of=parts.competition_at)
         web_parts = WebParts(parts, blocking, log, organiser_token(parts.directory))
         config = WebConfig(
             tls=options.tls,
