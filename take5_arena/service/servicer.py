@@ -114,6 +114,11 @@ class ServiceParts:
             raise NotFoundError(f"no competition {name!r} on this arena (it has: {there})")
         return found
 
+    def competition_names(self) -> list[str]:
+        """Every competition served, as the pages list them: the default first, then the others
+        by name (read from ``others`` as it is now)."""
+        return [DEFAULT, *sorted(self.others)]
+
     def competition_at(self, home: str) -> str:
         """The name of the competition whose directory is ``home`` (a table's ``TableSpec.home``,
         the directory made absolute); the default's for any other. Read from ``others`` as it

@@ -32,14 +32,14 @@ class EntryPages(Pages):
     def competition_choices(self) -> list[dict[str, str]]:
         """The competitions an upload may go into, the default first (by its displayed name),
         then the others by name."""
-        names = [DEFAULT, *sorted(self.parts.service.others)]
+        names = self.parts.service.competition_names()
         return [{"name": n, "label": competition_label(n)} for n in names]
 
     def entries(self, claims: list[BotClaim]) -> list[dict[str, Any]]:
         """The author's bots (``claims``) in each competition: the default with every bot, each
         other competition with the bots that have a version there (none: left out)."""
         out = []
-        for competition in [DEFAULT, *sorted(self.parts.service.others)]:
+        for competition in self.parts.service.competition_names():
             bots = self._bots_in(claims, competition)
             if competition == DEFAULT or any(b["versions"] for b in bots):
                 out.append(

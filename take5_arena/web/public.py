@@ -365,7 +365,7 @@ class PublicPages(Pages):
         """Forever: when a competition's publisher has new standings, send them to its
         standings feed."""
         while True:
-            for name in [DEFAULT, *sorted(self.parts.service.others)]:
+            for name in self.parts.service.competition_names():
                 doc, _ = self.parts.service.competition(name).publisher.latest()
                 if doc is self._standings_seen.get(name):
                     continue
