@@ -51,6 +51,22 @@ def add_author(directory: Path, name: str, *extra: str) -> str:
     return token
 
 
+def duel_arena(directory: Path, *entered: str) -> str:
+    """An arena in ``directory`` (its first author, alice, makes it; her token is returned) with a
+    second competition, ``duel`` (tables of 2), and the example bots ``entered`` submitted into it
+    with the local sandbox."""
+    token = add_author(directory, "alice")
+    made = cli("competition", "add", "duel", "-t", str(directory), "--players", "2")
+    assert made.returncode == 0, made.stderr
+    for bot in entered:
+        done = cli(
+            "submit", str(EXAMPLES / bot), "--name", bot, "-t", str(directory),
+            "--competition", "duel", "--sandbox", "local",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    return token
+
+
 class Server:
     """`referee serve` as a child process; its log lines are collected as they come."""
 

@@ -14,8 +14,7 @@ import re
 import time
 
 import pytest
-from arena_support import add_author, cli
-from support import EXAMPLES
+from arena_support import duel_arena
 from test_web import WebArena, browser, pytestmark_browser  # noqa: F401 - Chromium fixture
 
 httpx = pytest.importorskip("httpx")
@@ -53,15 +52,7 @@ def test_the_hub_keeps_each_competitions_games_and_feeds_apart() -> None:
 @pytest.fixture(scope="module")
 def duel(tmp_path_factory: pytest.TempPathFactory):
     t = tmp_path_factory.mktemp("pages") / "T"
-    add_author(t, "alice")  # makes the arena
-    made = cli("competition", "add", "duel", "-t", str(t), "--players", "2")
-    assert made.returncode == 0, made.stderr
-    for bot in ("lowest", "random"):
-        entered = cli(
-            "submit", str(EXAMPLES / bot), "--name", bot, "-t", str(t),
-            "--competition", "duel", "--sandbox", "local",
-        )  # fmt: skip
-        assert entered.returncode == 0, entered.stdout + entered.stderr
+    duel_arena(t, "lowest", "random")
     server = WebArena(t)
     try:
         yield server

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from arena_support import WebServer, add_author, cli, db_rows
+from arena_support import WebServer, db_rows, duel_arena
 from support import EXAMPLES
 from test_web import (  # noqa: F401 - the module's Chromium fixture
     browser,
@@ -33,9 +33,7 @@ NAMES = "SELECT e.name FROM entrant_versions v JOIN entrants e ON e.id = v.entra
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory):
     t = tmp_path_factory.mktemp("uploads") / "T"
-    token = add_author(t, "alice")  # makes the arena
-    made = cli("competition", "add", "duel", "-t", str(t), "--players", "2")
-    assert made.returncode == 0, made.stderr
+    token = duel_arena(t)
     server = WebServer(t)
     server.token = token
     try:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from arena_support import WebServer, add_author, cli, db_rows
-from support import EXAMPLES
+from arena_support import WebServer, cli, db_rows, duel_arena
 from test_web import browser, pytestmark_browser  # noqa: F401 - the module's Chromium fixture
 
 httpx = pytest.importorskip("httpx")
@@ -22,15 +21,7 @@ HOSTILE = ["..%2F..", "%2E%2E", "Duel", "d%D1%83el", "nope", "%3Cb%3Ex", "duel%0
 @pytest.fixture(scope="module")
 def duel(tmp_path_factory: pytest.TempPathFactory):
     t = tmp_path_factory.mktemp("other") / "T"
-    add_author(t, "alice")  # makes the arena
-    made = cli("competition", "add", "duel", "-t", str(t), "--players", "2")
-    assert made.returncode == 0, made.stderr
-    for bot in ("lowest", "random"):
-        entered = cli(
-            "submit", str(EXAMPLES / bot), "--name", bot, "-t", str(t),
-            "--competition", "duel", "--sandbox", "local",
-        )  # fmt: skip
-        assert entered.returncode == 0, entered.stdout + entered.stderr
+    duel_arena(t, "lowest", "random")
     ran = cli(
         "tournament", "run", "--tournament", str(t / "competitions" / "duel"), "--sandbox",
         "local", "--players", "2", "--format", "swiss", "--rounds", "1", "--no-progress",
