@@ -47,6 +47,9 @@ class CompetitionHealth:
     name: str
     served: bool
     problem: str | None
+    unfit: bool = False
+    """Whether the problem is one that no bot causes (a ladder's thread stopped, a store that
+    cannot be read): for the default competition, the whole server's 503."""
 
     def describe(self) -> str:
         """How an answer names it: 'the default competition' or 'competition NAME'."""
@@ -95,9 +98,12 @@ class ArenaHealth:
         others = self.parts.others  # one read: the server replaces it whole
         return [self.parts.competition(DEFAULT), *(others[n] for n in sorted(others))]
 
-    def problem(self, arm: Competition) -> str | None:
-        """What is wrong with a competition served (None: nothing)."""
-        return self._failed(arm) or self._stall(arm)
+    def health(self, arm: Competition) -> CompetitionHealth:
+        """A competition served: what is wrong with it, if anything."""
+        failed = self._failed(arm)
+        if failed is not None:
+            return CompetitionHealth(arm.name, True, failed, unfit=True)
+        return CompetitionHealth(arm.name, True, self._stall(arm))
 
     def _failed(self, arm: Competition) -> str | None:
         """What makes a competition unfit whatever its bots do: its ladder's thread stopped,
@@ -117,7 +123,7 @@ class ArenaHealth:
 
     def competitions(self) -> list[CompetitionHealth]:
         """Every competition served (the default first) and then every one waiting, by name."""
-        served = [CompetitionHealth(a.name, True, self.problem(a)) for a in self.served()]
+        served = [self.health(arm) for arm in self.served()]
         known = {h.name for h in served}
         waiting = self.waiting()
         return served + [
@@ -148,10 +154,10 @@ class ArenaHealth:
 
     def _arena(self) -> tuple[int, str, str]:
         """The whole arena: 503 only for what makes the process unfit (the module text)."""
-        failed = self._failed(self.parts.competition(DEFAULT))
-        if failed is not None:
-            return 503, TEXT, _line(f"unhealthy: {failed}")
         found = self.competitions()
+        default = found[0]
+        if default.unfit:
+            return 503, TEXT, _line(f"unhealthy: {default.problem}")
         degraded = [f"{h.describe()}: {h.problem}" for h in found if h.problem is not None]
         if degraded:
             return 200, TEXT, _line("ok, degraded: " + "; ".join(degraded))
@@ -162,7 +168,7 @@ class ArenaHealth:
         served = {arm.name: arm for arm in self.served()}
         waiting = self.waiting()
         if name in served:
-            problem = self.problem(served[name])
+            problem = self.health(served[name]).problem
         elif name in waiting:
             problem = f"not served: {waiting[name]}"
         else:
