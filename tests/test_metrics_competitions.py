@@ -8,6 +8,7 @@ parsed with prometheus_client's own parser."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import urllib.error
@@ -195,5 +196,58 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
         assert _get(f"{base}/healthz?competition=hang") == (200, "ok\n")
     finally:
         flag.unlink(missing_ok=True)
+        assert server.stop() == 0, server.log
+    assert "Traceback" not in server.log, server.log
+
+
+def _swap(store: Path, spare: Path) -> None:
+    """Put ``spare`` in the place of the store file ``store`` and the store there in ``spare``'s
+    (renames: the server's open connections keep the file they have, a new one opens the other),
+    and take away the mark that a store read as damaged leaves (the operator's restore)."""
+    held = store.with_name("held.sqlite")
+    os.rename(store, held)
+    os.rename(spare, store)
+    os.rename(held, spare)
+    store.with_name(store.name + ".damaged").unlink(missing_ok=True)
+
+
+def test_a_store_that_cannot_be_read_is_said_for_its_competition(tmp_path: Path) -> None:
+    """Another competition's unreadable store leaves the server in the load balancer (200, said);
+    the default competition's, which is the arena's own, takes it out (503), as before."""
+    t = tmp_path / "T"
+    duel_arena(t)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = Server(t, "--sandbox", "local", "--no-ladder", "--metrics", str(port))
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database " * 500)
+    swapped: list[Path] = []
+    try:
+        server.wait_for(r"metrics on http://")
+        server.wait_for(r"competition duel: ", timeout=30)
+        assert _get(f"{base}/healthz") == (200, "ok\n")
+        _swap(t / "competitions" / "duel" / "tournament.sqlite", garbage)
+        swapped.append(t / "competitions" / "duel" / "tournament.sqlite")
+        status, body = _get(f"{base}/healthz")
+        assert status == 200 and body.startswith("ok, degraded: competition duel: the store "), body
+        status, body = _get(f"{base}/healthz?competition=duel")
+        assert status == 503 and "the store cannot be read" in body, body
+        got = _by_competition(_get(f"{base}/metrics")[1])
+        assert got["take5_arena_store_up"] == {"": 1, "duel": 0}
+        assert "duel" not in got["take5_arena_games_total"] and "" in got["take5_arena_games_total"]
+        _swap(t / "competitions" / "duel" / "tournament.sqlite", garbage)
+        swapped.pop()
+        _swap(t / "tournament.sqlite", garbage)
+        swapped.append(t / "tournament.sqlite")
+        status, body = _get(f"{base}/healthz")
+        assert status == 503 and body.startswith("unhealthy: the store cannot be read"), body
+        assert body.count("\n") == 1
+        assert _get(f"{base}/healthz?competition=duel") == (200, "ok\n")
+        assert _by_competition(_get(f"{base}/metrics")[1])["take5_arena_store_up"] == {
+            "": 0, "duel": 1,
+        }  # fmt: skip
+    finally:
+        for store in swapped:
+            _swap(store, garbage)
         assert server.stop() == 0, server.log
     assert "Traceback" not in server.log, server.log
