@@ -200,6 +200,12 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
     assert "Traceback" not in server.log, server.log
 
 
+def _rss(pid: int) -> int:
+    """The resident size of process ``pid``, kB."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
 def _swap(store: Path, spare: Path) -> None:
     """Put ``spare`` in the place of the store file ``store`` and the store there in ``spare``'s
     (renames: the server's open connections keep the file they have, a new one opens the other),
@@ -213,7 +219,8 @@ def _swap(store: Path, spare: Path) -> None:
 
 def test_a_store_that_cannot_be_read_is_said_for_its_competition(tmp_path: Path) -> None:
     """Another competition's unreadable store leaves the server in the load balancer (200, said);
-    the default competition's, which is the arena's own, takes it out (503), as before."""
+    the default competition's, which is the arena's own, takes it out (503), as before. And health
+    requests naming competitions that are none grow nothing in the server."""
     t = tmp_path / "T"
     duel_arena(t)
     port = _free_port()
@@ -226,6 +233,14 @@ def test_a_store_that_cannot_be_read_is_said_for_its_competition(tmp_path: Path)
         server.wait_for(r"metrics on http://")
         server.wait_for(r"competition duel: ", timeout=30)
         assert _get(f"{base}/healthz") == (200, "ok\n")
+        # names asked for grow nothing: 3,000 of them moved the resident size by 4 kB
+        for i in range(200):
+            _get(f"{base}/healthz?competition=warm{i}")
+            _get(f"{base}/metrics")
+        before = _rss(server.proc.pid)
+        for i in range(2000):
+            assert _get(f"{base}/healthz?competition=n{i:05d}")[0] == 404
+        assert _rss(server.proc.pid) - before < 4096  # kB
         _swap(t / "competitions" / "duel" / "tournament.sqlite", garbage)
         swapped.append(t / "competitions" / "duel" / "tournament.sqlite")
         status, body = _get(f"{base}/healthz")
