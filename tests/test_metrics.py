@@ -52,7 +52,7 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
     server = Server(
         directory,
         *("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0"),
-        *("--metrics", f"127.0.0.1:{port}"),
+        *("--metrics", f"127.0.0.1:{port}", "--publish-every-seconds", "1"),
     )
     try:
         server.wait_for(r"metrics on http://127\.0\.0\.1:\d+/metrics")
@@ -70,14 +70,19 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
         status, text = _get(f"{base}/metrics")
         assert status == 200
         got = _samples(text)
-        assert got[("take5_arena_games_total", ())] >= 3
-        assert got[("take5_arena_ladder_games_total", ())] >= 3
-        assert got[("take5_arena_ladder_up", ())] == 1
-        assert got[("take5_arena_active_bots", ())] == 2
-        assert got[("take5_arena_active_authors", ())] == 2
-        assert ("take5_arena_games_in_flight", ()) in got
+        default = (("competition", ""),)  # the default competition's figures: an empty label
+        assert 'take5_arena_games_total{competition=""}' in text
+        assert got[("take5_arena_games_total", default)] >= 3
+        assert got[("take5_arena_ladder_games_total", default)] >= 3
+        assert got[("take5_arena_ladder_up", default)] == 1
+        assert got[("take5_arena_ladder_stalled", default)] == 0
+        assert got[("take5_arena_competition_served", default)] == 1
+        assert got[("take5_arena_store_up", default)] == 1
+        assert got[("take5_arena_active_bots", default)] == 2
+        assert got[("take5_arena_active_authors", ())] == 2  # the arena's, no competition's
+        assert ("take5_arena_games_in_flight", default) in got
         for state in ("received", "validating"):
-            assert got[("take5_arena_validation_queue", (("state", state),))] == 0
+            assert got[("take5_arena_validation_queue", (*default, ("state", state)))] == 0
         # the RPCs, timed and counted by method; the refused ones by their status code
         submits = got[("take5_arena_rpc_seconds_count", (("method", "SubmitBot"),))]
         assert submits == 2
@@ -90,17 +95,28 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
         assert errors("SubmitBot", "OK") is None
         assert "take5_arena_container_start_seconds" in text  # the local sandbox starts none
         # both submissions validated, each timed
-        assert got[("take5_arena_validation_seconds_count", ())] == 2
-        assert got[("take5_arena_validation_seconds_sum", ())] > 0
+        assert got[("take5_arena_validation_seconds_count", default)] == 2
+        assert got[("take5_arena_validation_seconds_sum", default)] > 0
 
         # a counter only goes up, and a second scrape reads only what is new
         wait_until(
-            lambda: games_recorded(directory) > got[("take5_arena_games_total", ())],
+            lambda: games_recorded(directory) > got[("take5_arena_games_total", default)],
             what="one more game",
         )
         again = _samples(_get(f"{base}/metrics")[1])
-        assert again[("take5_arena_games_total", ())] > got[("take5_arena_games_total", ())]
-        assert again[("take5_arena_games_total", ())] <= games_recorded(directory)
+        assert (
+            again[("take5_arena_games_total", default)] > got[("take5_arena_games_total", default)]
+        )
+        assert again[("take5_arena_games_total", default)] <= games_recorded(directory)
+        # the publisher: publications, and when the last one ended
+        published = ("take5_arena_publications_total", default)
+        wait_until(lambda: _samples(_get(f"{base}/metrics")[1])[published] >= 1, what="published")
+        again = _samples(_get(f"{base}/metrics")[1])
+        assert again[("take5_arena_publication_failures_total", default)] == 0
+        assert again[("take5_arena_published_games", default)] >= 1
+        assert (
+            abs(again[("take5_arena_publication_timestamp_seconds", default)] - time.time()) < 600
+        )
     finally:
         assert server.stop() == 0, server.log
     with pytest.raises(OSError):

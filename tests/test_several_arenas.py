@@ -51,9 +51,10 @@ def test_two_arenas_on_one_host(tmp_path: Path) -> None:
         # each arena counts its own games, bots and authors only
         for directory, _server, port in arenas.values():
             got = _samples(_get(f"http://127.0.0.1:{port}/metrics")[1])
-            assert got[("take5_arena_active_bots", ())] == 2
+            default = (("competition", ""),)  # each arena's default competition
+            assert got[("take5_arena_active_bots", default)] == 2
             assert got[("take5_arena_active_authors", ())] == 1
-            assert 2 <= got[("take5_arena_games_total", ())] <= games_recorded(directory)
+            assert 2 <= got[("take5_arena_games_total", default)] <= games_recorded(directory)
         assert db_rows(spring, "SELECT name FROM entrants ORDER BY name") == [
             ("lowest",),
             ("random",),

@@ -247,6 +247,13 @@ def _fail(error: ClientError) -> None:
     is_flag=True,
     help="Allow a --metrics address that is not loopback (they have no authentication).",
 )
+@click.option(
+    "--stall-seconds",
+    type=click.FloatRange(min=1),
+    default=service_defaults.STALL_SECONDS,
+    show_default=True,
+    help="A ladder that could play but recorded no game for this long is stalled (--metrics).",
+)
 @options.server_log()
 @click.option(
     "--web",
@@ -308,6 +315,7 @@ def serve(
     synchronous: str,
     metrics: str | None,
     metrics_public: bool,
+    stall_seconds: float,
     limits: service_defaults.ServerLimits,
     log_format: str,
     log_level: str,
@@ -363,6 +371,7 @@ def serve(
         archive_limits=ArchiveLimits(),
         metrics=metrics,
         metrics_public=metrics_public,
+        stall_seconds=stall_seconds,
         synchronous=synchronous,
         limits=limits,
         ladder=LadderConfig(

@@ -40,6 +40,9 @@ METRICS_THREADS = 8
 of idle connections made one thread each: 43 -> 1,045 threads)."""
 METRICS_IDLE_SECONDS = 10.0
 """Seconds a ``--metrics`` connection may stay silent (headers not sent, nothing read)."""
+STALL_SECONDS = 600.0
+"""A ladder that could play (a season open, enough bots) and recorded no game for this long is
+stalled (``--stall-seconds``; take5_arena/service/health.py): a game takes seconds to minutes."""
 
 # -- uploads --------------------------------------------------------------------------------------
 CHUNK_BYTES = 256 * 1024

@@ -193,6 +193,8 @@ class Ladder:
         self._closed = False  # no more private tables: the ladder's thread has ended
         self._season_ending: float | None = None  # when the tables in flight at its end are cut
         self._closed_here: int | None = None  # the season closed with --after-season stop
+        self._able_since: float | None = None  # since when it could play (None: it cannot now)
+        self._last_game = 0.0  # when its last game landed (monotonic)
 
     # -- control -------------------------------------------------------------------------------
 
@@ -240,6 +242,24 @@ class Ladder:
         if driver is None:
             return 0
         return sum(len(spec.games) for spec, _attempt in list(driver.in_flight.values()))
+
+    @property
+    def seconds_without_game(self) -> float:
+        """Seconds this ladder could play (a season open, enough bots) and recorded no game: 0
+        while it cannot (too few bots, no season), or its thread ended. The arena's health
+        (take5_arena/service/health.py) calls a ladder stalled past ``--stall-seconds`` of them:
+        tables that hang, or every table failing for the host's reasons."""
+        since = self._able_since
+        if since is None or not self.alive:
+            return 0.0
+        return max(0.0, time.monotonic() - max(since, self._last_game))
+
+    def _able(self, able: bool) -> None:
+        """Whether the ladder can play now (:attr:`seconds_without_game` counts from then)."""
+        if not able:
+            self._able_since = None
+        elif self._able_since is None:
+            self._able_since = time.monotonic()
 
     # -- the loop ----------------------------------------------------------------------------------
 
@@ -318,6 +338,8 @@ class Ladder:
             if time.monotonic() - seen_at >= self.PICK_UP_SECONDS:
                 seen_at = time.monotonic()
                 state = self._season_state(store)
+            if state != "play":
+                self._able(False)
             if state == "rekey":
                 return  # another referee closed the season: a dealer of the new key, from the top
             if state == "over":
@@ -340,6 +362,7 @@ class Ladder:
             driver.discard(_seated_among(set(current)))
             self._challenges = deque(filter(_seated_among(set(current)), self._challenges))
             self._say_if_short(store, len(current), k)
+            self._able(len(current) >= k)
             # Infrastructure failures in a row (no engine, ...): wait longer and longer before
             # starting the next table, instead of planning and failing tables as fast as they fail.
             hold = time.monotonic() < self._backoff_until
@@ -562,6 +585,7 @@ class Ladder:
                 self.log.info("ladder: %d active bots: playing", active)
 
     def _landed(self) -> None:
+        self._last_game = time.monotonic()
         self._streak, self._backoff_until = 0, 0.0
         self.played += 1
         self.on_games(1)

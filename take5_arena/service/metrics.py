@@ -1,10 +1,20 @@
 """``referee serve --metrics HOST:PORT``: a health check and Prometheus metrics, over plain HTTP.
 
-``GET /healthz`` answers 200 ``ok`` while the arena serves (the gRPC server started, the ladder's
-thread alive when there is a ladder, the store readable), else 503 with the reason on one line.
+``GET /healthz`` (and ``/healthz?competition=NAME``, ``/healthz/competitions``) are the arena's
+health, per competition (take5_arena/service/health.py says what each answers and why).
 ``GET /metrics`` is the Prometheus text format, written by the maintained client library
 (prometheus_client) from a registry of this server's own (docs/operations.md, "What to watch",
 lists every metric).
+
+Every figure of a competition carries its name as the label ``competition`` (the default
+competition's is empty, its name everywhere in the arena: Prometheus stores an empty label as no
+label, so the default's series are the very series of the server before competitions, and a
+dashboard or alert written then goes on reading them); the figures of the process (the RPCs, the
+containers' starts, the authors, who are the arena's) have none. Every competition served has its
+figures, one added while serving from the next scrape, and ``take5_arena_competition_served`` is 1
+for each of them and 0 for each one found but not served (take5_arena/service/serve.py). A scrape
+opens no competition and reads only those served: what it keeps (a tally per store) is bounded by
+them.
 
 Most figures are read when Prometheus scrapes, not counted as things happen, so the service's code
 carries no metric calls: games and faults come from the store (``store.results.tally`` reads only
@@ -21,8 +31,9 @@ answers :data:`~take5_arena.service.defaults.METRICS_THREADS` scrapes at once, e
 silent for more than ``METRICS_IDLE_SECONDS`` is closed, and a connection past them is closed at
 once: idle clients cannot grow the server's threads.
 serve.py touches this module in four places: it makes a :class:`ServeMetrics` (a null one without
-``--metrics``), passes :meth:`~ServeMetrics.interceptors` to ``grpc.aio.server``, and calls
-:meth:`~ServeMetrics.start` once serving and :meth:`~ServeMetrics.stop` when stopping.
+``--metrics``) over the arena's :class:`~take5_arena.service.health.ArenaHealth`, passes
+:meth:`~ServeMetrics.interceptors` to ``grpc.aio.server``, and calls :meth:`~ServeMetrics.start`
+once serving and :meth:`~ServeMetrics.stop` when stopping.
 """
 
 from __future__ import annotations
@@ -30,8 +41,8 @@ from __future__ import annotations
 import socketserver
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -40,16 +51,18 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_a
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from take5_arena.referee.store import Store, StoreError, Tally
+from take5_arena.referee.store import Store, Tally
 from take5_arena.referee.tournament.run.launchers import docker_launchers
 from take5_arena.service import defaults, logs
 from take5_arena.service.address import is_loopback, split_address
-from take5_arena.service.authors import Accounts, SubmissionStatus
+from take5_arena.service.authors import SubmissionStatus
 from take5_arena.service.errors import ServeError
-from take5_arena.service.ladder import Ladder
-from take5_arena.service.submissions import SubmissionQueue
+from take5_arena.service.health import TEXT, ArenaHealth, stalled
+from take5_arena.service.servicer import Competition
 
 PREFIX = "take5_arena"
+COMPETITION = "competition"
+"""The label of a competition's figures: its name, empty for the default (the module text)."""
 #: RPCs take milliseconds (a standings call) to minutes (an upload and its validation).
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 START_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60)
@@ -65,21 +78,14 @@ class ServeMetrics:
     def __init__(
         self,
         address: str | None,
-        directory: Path,
-        accounts: Accounts,
-        ladder: Ladder | None,
-        queue: SubmissionQueue | None = None,
+        arena: ArenaHealth,
         *,
         public: bool = False,
     ) -> None:
         self.address = address
         self.where = where(address, public=public) if address else None  # bad: ServeError now
-        self.directory = directory
-        self.accounts = accounts
-        self.ladder = ladder
-        self.queue = queue
+        self.arena = arena
         self.registry = CollectorRegistry(auto_describe=True)
-        self.serving = False
         self._http: WSGIServer | None = None
         self._thread: threading.Thread | None = None
         # first: a scrape collects in this order, and the state collector also feeds the
@@ -108,7 +114,8 @@ class ServeMetrics:
         self.validation_seconds = Histogram(
             f"{PREFIX}_validation_seconds",
             "Seconds to validate a submission (unpacking, building, the smoke games), from the "
-            "moment a validator took it.",
+            "moment a validator took it, by competition.",
+            [COMPETITION],
             buckets=VALIDATION_BUCKETS,
             registry=self.registry,
         )
@@ -120,7 +127,7 @@ class ServeMetrics:
 
     def start(self) -> None:
         """Serve /metrics and /healthz (the gRPC server is up by now)."""
-        self.serving = True
+        self.arena.serving = True
         if self.where is None:
             return
         host, port = self.where
@@ -142,7 +149,7 @@ class ServeMetrics:
         )
 
     def stop(self) -> None:
-        self.serving = False
+        self.arena.serving = False
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
@@ -150,124 +157,99 @@ class ServeMetrics:
 
     # -- HTTP ----------------------------------------------------------------------------------
 
-    def health(self) -> str | None:
-        """Why the arena is not healthy, or None."""
-        if not self.serving:
-            return "not serving"
-        if self.ladder is not None and not self.ladder.alive:
-            return f"the ladder stopped ({self.ladder.error or 'no error recorded'})"
-        try:
-            with Store(self.directory, readonly=True) as store:
-                store.results.recorded_count()
-        except (StoreError, OSError) as error:
-            return f"the store cannot be read ({error})"
-        except Exception as error:  # noqa: BLE001 - sqlite3's errors: said on one line, 503
-            return f"the store cannot be read ({type(error).__name__}: {error})"
-        return None
-
     def _app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        if path == "/healthz":
-            problem = self.health()
-            body = (f"unhealthy: {problem}" if problem else "ok").replace("\n", " ") + "\n"
-            start_response(
-                "503 Service Unavailable" if problem else "200 OK",
-                [("Content-Type", "text/plain; charset=utf-8")],
-            )
+        if path in ("/healthz", "/healthz/competitions"):
+            status, kind, body = self.arena.answer(path, environ.get("QUERY_STRING", ""))
+            start_response(_STATUS[status], [("Content-Type", kind)])
             return [body.encode()]
         if path == "/metrics":
             app: Any = make_wsgi_app(self.registry)
             result: Iterable[bytes] = app(environ, start_response)
             return result
-        start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-        return [b"not found: /metrics or /healthz\n"]
+        start_response(_STATUS[404], [("Content-Type", TEXT)])
+        return [b"not found: /metrics, /healthz or /healthz/competitions\n"]
+
+
+_STATUS = {
+    200: "200 OK",
+    400: "400 Bad Request",
+    404: "404 Not Found",
+    503: "503 Service Unavailable",
+}
+
+
+@dataclass
+class _Read:
+    """What a scrape read of one competition's store (None: it could not be read)."""
+
+    arm: Competition
+    tally: Tally | None
+    active_bots: int
 
 
 class _StateCollector(Collector):
-    """The figures read at each scrape: from the store, the accounts and the ladder."""
+    """The figures read at each scrape: from each competition's store, ladder and publisher, and
+    from the accounts."""
 
     def __init__(self, metrics: ServeMetrics) -> None:
         self.metrics = metrics
-        self.tally = Tally()
+        self.tallies: dict[str, Tally] = {}  # by competition served: bounded by them
         self.lock = threading.Lock()
         self.seen_starts: dict[int, int] = {}  # id(launcher) -> start times already observed
-        self.seen_validations = 0
+        self.seen_validations: dict[str, int] = {}  # by competition served
 
     def describe(self) -> Iterable[Metric]:
         return []  # figures appear as they exist; nothing to describe up front
 
     def collect(self) -> Iterator[Metric]:
-        m = self.metrics
+        arena = self.metrics.arena
+        served = arena.served()
+        waiting = arena.waiting()
         with self.lock:
-            with Store(m.directory, readonly=True) as store:
-                self.tally = store.results.tally(self.tally)
-                active_bots = sum(store.versions.entrant_states().values())
-            tally = self.tally
+            read = [self._read(arm) for arm in served]
             self._observe_starts()
-            self._observe_validations()
-        yield CounterMetricFamily(
-            f"{PREFIX}_games",
-            "Games recorded in the store (rate(): games per second).",
-            tally.games,
-        )
-        faults = CounterMetricFamily(
-            f"{PREFIX}_faults",
-            "Faults committed by bots in recorded games, by kind.",
-            labels=["kind"],
-        )
-        for kind, n in sorted(tally.faults.items()):
-            faults.add_metric([kind], n)
-        yield faults
-        infra = CounterMetricFamily(
-            f"{PREFIX}_infra_failures",
-            "Games not played for a reason that is nobody's fault, by kind.",
-            labels=["kind"],
-        )
-        for kind, n in sorted(tally.infra.items()):
-            infra.add_metric([kind], n)
-        yield infra
-        ladder = m.ladder
-        yield GaugeMetricFamily(
-            f"{PREFIX}_games_in_flight",
-            "Games of the ladder's tables being played now.",
-            ladder.games_in_flight if ladder else 0,
-        )
-        yield CounterMetricFamily(
-            f"{PREFIX}_ladder_games",
-            "Games the ladder recorded since this server started.",
-            ladder.played if ladder else 0,
-        )
-        yield GaugeMetricFamily(
-            f"{PREFIX}_ladder_up",
-            "1 while the ladder plays (0: stopped, or --no-ladder).",
-            int(bool(ladder and ladder.alive)),
-        )
-        counts = m.accounts.info()
+            self._observe_validations(served)
+        yield _competitions(served, waiting)
+        yield from _store_figures(read)
+        yield from _ladder_figures(served, arena.stall_seconds)
+        yield from _publisher_figures(served)
+        counts = arena.parts.accounts.info_by_competition()
         queue = GaugeMetricFamily(
             f"{PREFIX}_validation_queue",
             "Submissions recorded but not yet validated: waiting, or being validated.",
-            labels=["state"],
+            labels=[COMPETITION, "state"],
         )
-        for state in (SubmissionStatus.RECEIVED, SubmissionStatus.VALIDATING):
-            queue.add_metric([str(state)], counts.get(str(state), 0))
+        for arm in served:
+            for state in (SubmissionStatus.RECEIVED, SubmissionStatus.VALIDATING):
+                queue.add_metric([arm.name, str(state)], counts.get((arm.name, str(state)), 0))
         yield queue
-        yield GaugeMetricFamily(
-            f"{PREFIX}_active_bots", "Entrants whose current version plays.", active_bots
-        )
         yield GaugeMetricFamily(
             f"{PREFIX}_active_authors",
             "Authors whose token works.",
-            sum(1 for a in m.accounts.authors() if a.active),
+            sum(1 for a in arena.parts.accounts.authors() if a.active),
         )
 
-    def _observe_validations(self) -> None:
-        queue = self.metrics.queue
-        if queue is None:
-            return
-        times = list(queue.validation_seconds)
-        for seconds in times[self.seen_validations :]:
-            self.metrics.validation_seconds.observe(seconds)
-        self.seen_validations = len(times)
+    def _read(self, arm: Competition) -> _Read:
+        """A competition's store read: what was recorded since the last scrape, and its bots."""
+        try:
+            with Store(arm.directory, readonly=True) as store:
+                tally = store.results.tally(self.tallies.get(arm.name))
+                active_bots = sum(store.versions.entrant_states().values())
+        except Exception:  # noqa: BLE001 - said by take5_arena_store_up 0 and by /healthz
+            return _Read(arm, None, 0)
+        self.tallies[arm.name] = tally
+        return _Read(arm, tally, active_bots)
+
+    def _observe_validations(self, served: list[Competition]) -> None:
+        for arm in served:
+            times = list(arm.queue.validation_seconds)
+            seen = self.seen_validations.get(arm.name, 0)
+            if len(times) > seen:
+                histogram = self.metrics.validation_seconds.labels(arm.name)
+                for seconds in times[seen:]:
+                    histogram.observe(seconds)
+            self.seen_validations[arm.name] = len(times)
 
     def _observe_starts(self) -> None:
         for launcher in docker_launchers():
@@ -276,6 +258,129 @@ class _StateCollector(Collector):
             for seconds in starts[seen:]:
                 self.metrics.container_start.observe(seconds)
             self.seen_starts[id(launcher)] = len(starts)
+
+
+def _competitions(served: list[Competition], waiting: Mapping[str, str]) -> Metric:
+    family = GaugeMetricFamily(
+        f"{PREFIX}_competition_served",
+        "1 for each competition served; 0 for each found but not served (its run lock held by "
+        "another referee, a damaged store: tried again; /healthz/competitions says why).",
+        labels=[COMPETITION],
+    )
+    names = {arm.name for arm in served}
+    for arm in served:
+        family.add_metric([arm.name], 1)
+    for name in sorted(set(waiting) - names):
+        family.add_metric([name], 0)
+    return family
+
+
+def _store_figures(read: list[_Read]) -> Iterator[Metric]:
+    """What each competition's store holds (counted since it was made)."""
+    up = GaugeMetricFamily(
+        f"{PREFIX}_store_up",
+        "1 if the competition's store was read at this scrape.",
+        labels=[COMPETITION],
+    )
+    games = CounterMetricFamily(
+        f"{PREFIX}_games",
+        "Games recorded in the store (rate(): games per second).",
+        labels=[COMPETITION],
+    )
+    faults = CounterMetricFamily(
+        f"{PREFIX}_faults",
+        "Faults committed by bots in recorded games, by kind.",
+        labels=[COMPETITION, "kind"],
+    )
+    infra = CounterMetricFamily(
+        f"{PREFIX}_infra_failures",
+        "Games not played for a reason that is nobody's fault, by kind.",
+        labels=[COMPETITION, "kind"],
+    )
+    bots = GaugeMetricFamily(
+        f"{PREFIX}_active_bots", "Entrants whose current version plays.", labels=[COMPETITION]
+    )
+    for r in read:
+        name = r.arm.name
+        up.add_metric([name], int(r.tally is not None))
+        if r.tally is None:
+            continue
+        games.add_metric([name], r.tally.games)
+        for kind, n in sorted(r.tally.faults.items()):
+            faults.add_metric([name, kind], n)
+        for kind, n in sorted(r.tally.infra.items()):
+            infra.add_metric([name, kind], n)
+        bots.add_metric([name], r.active_bots)
+    yield from (up, games, faults, infra, bots)
+
+
+def _ladder_figures(served: list[Competition], stall_seconds: float) -> Iterator[Metric]:
+    """Each competition's ladder in this process (0 without one: ``--no-ladder``)."""
+    in_flight = GaugeMetricFamily(
+        f"{PREFIX}_games_in_flight",
+        "Games of the ladder's tables being played now.",
+        labels=[COMPETITION],
+    )
+    played = CounterMetricFamily(
+        f"{PREFIX}_ladder_games",
+        "Games the ladder recorded since this server started.",
+        labels=[COMPETITION],
+    )
+    up = GaugeMetricFamily(
+        f"{PREFIX}_ladder_up",
+        "1 while the ladder plays (0: stopped, or --no-ladder).",
+        labels=[COMPETITION],
+    )
+    without = GaugeMetricFamily(
+        f"{PREFIX}_ladder_seconds_without_game",
+        "Seconds the ladder could play (a season open, enough bots) and recorded no game.",
+        labels=[COMPETITION],
+    )
+    stall = GaugeMetricFamily(
+        f"{PREFIX}_ladder_stalled",
+        "1 when the ladder could play and recorded no game for --stall-seconds.",
+        labels=[COMPETITION],
+    )
+    for arm in served:
+        ladder, name = arm.ladder, arm.name
+        in_flight.add_metric([name], ladder.games_in_flight if ladder else 0)
+        played.add_metric([name], ladder.played if ladder else 0)
+        up.add_metric([name], int(bool(ladder and ladder.alive)))
+        without.add_metric([name], ladder.seconds_without_game if ladder else 0.0)
+        stall.add_metric([name], int(stalled(arm, stall_seconds)))
+    yield from (in_flight, played, up, without, stall)
+
+
+def _publisher_figures(served: list[Competition]) -> Iterator[Metric]:
+    """Each competition's publications (its standings and site) since this server started."""
+    done = CounterMetricFamily(
+        f"{PREFIX}_publications",
+        "Publications of the standings (and the site) since this server started.",
+        labels=[COMPETITION],
+    )
+    failed = CounterMetricFamily(
+        f"{PREFIX}_publication_failures",
+        "Publications that failed since this server started (the next one tries again).",
+        labels=[COMPETITION],
+    )
+    games = GaugeMetricFamily(
+        f"{PREFIX}_published_games",
+        "Games in the standings last published (-1: none yet).",
+        labels=[COMPETITION],
+    )
+    at = GaugeMetricFamily(
+        f"{PREFIX}_publication_timestamp_seconds",
+        "When the last publication ended (Unix time; absent before the first).",
+        labels=[COMPETITION],
+    )
+    for arm in served:
+        publisher, name = arm.publisher, arm.name
+        done.add_metric([name], publisher.publications)
+        failed.add_metric([name], publisher.failures)
+        games.add_metric([name], publisher.published_games)
+        if publisher.published_at is not None:
+            at.add_metric([name], publisher.published_at)
+    yield from (done, failed, games, at)
 
 
 class _RpcInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
@@ -403,6 +508,7 @@ class _Quiet(WSGIRequestHandler):
 
 
 __all__ = [
+    "COMPETITION",
     "PREFIX",
     "RPC_BUCKETS",
     "START_BUCKETS",

@@ -78,6 +78,10 @@ class Publisher:
         """Games in the standings last published (-1: none yet); the organiser's health page
         shows it beside the games recorded, so a publisher that falls behind is seen."""
         self.publications = 0
+        self.published_at: float | None = None
+        """When the last publication ended (Unix time; None: none yet), for the metrics."""
+        self.failures = 0
+        """Publications that failed since the start (logged; the next one tries again)."""
         self.live: LiveStandings | None = None
         """The standings kept up to date between publications (the publisher's thread only)."""
         self._checked: Check | None = None
@@ -207,6 +211,7 @@ class Publisher:
         try:
             self.publish()
         except Exception as error:  # noqa: BLE001 - reported; the next publication retries
+            self.failures += 1
             self.log.error("publishing failed: %s: %s", type(error).__name__, error)
 
     def publish(self) -> None:
@@ -259,6 +264,7 @@ class Publisher:
             self.computed_at = stamp.isoformat(timespec="seconds")
             self.published_games = len(games.results)
             self.publications += 1
+            self.published_at = time.time()
 
     #: The kept ratings may differ from a full fit by this much (Elo) before it is an error.
     CHECK_TOLERANCE = 1e-6

@@ -84,6 +84,7 @@ from take5_arena.service.competitions import (
     write_serving,
 )
 from take5_arena.service.errors import ServeError
+from take5_arena.service.health import ArenaHealth
 from take5_arena.service.intake import Spool
 from take5_arena.service.ladder import Ladder, LadderConfig
 from take5_arena.service.live_feed import LiveWriter, shared_store
@@ -126,6 +127,9 @@ class ServeOptions:
     (take5_arena/service/metrics.py)."""
     metrics_public: bool = False
     """``--metrics-public``: a ``metrics`` host that is not loopback is allowed."""
+    stall_seconds: float = defaults.STALL_SECONDS
+    """A ladder that could play and recorded no game for this long is stalled (``--stall-seconds``:
+    the health and the metrics, take5_arena/service/health.py)."""
     sidecars: Sequence[SidecarFactory] = ()
     """Further parts to run beside the gRPC server (``--web``: take5_arena/web/server.py)."""
     limits: defaults.ServerLimits = field(default_factory=defaults.ServerLimits)
@@ -263,6 +267,9 @@ class _Server:
         """Their running parts, in the same order."""
         self.waiting: dict[str, _Waiting] = {}
         """Competitions found that could not be opened yet."""
+        self.not_served: Mapping[str, str] = {}
+        """The same, each with why, for the health and the metrics (on their threads: replaced
+        whole)."""
         self.unreadable: str | None = None
         """Why ``DIR/competitions`` could not be read at the last look (None: it could)."""
         self.said: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None = None
@@ -296,10 +303,7 @@ class _Server:
             service = ArenaService(parts, blocking, options.limits)
             metrics = _metrics(
                 options.metrics,
-                directory,
-                self.accounts,
-                root.ladder,
-                root.queue,
+                ArenaHealth(parts, lambda: self.not_served, stall_seconds=options.stall_seconds),
                 public=options.metrics_public,
             )
             rpc = _RpcServer(
@@ -416,6 +420,7 @@ class _Server:
         """Write ``DIR/serving.json`` when what it says changed (a failure: logged, no more)."""
         served = tuple(o.name for o in self.opened[1:])
         waiting = {name: w.reason for name, w in self.waiting.items()}
+        self.not_served = waiting
         said = (served, tuple(sorted(waiting.items())))
         if said == self.said:
             return
@@ -619,22 +624,14 @@ class _NoMetrics:
         pass
 
 
-def _metrics(
-    address: str | None,
-    directory: Path,
-    accounts: Accounts,
-    ladder: Ladder | None,
-    queue: SubmissionQueue,
-    *,
-    public: bool,
-) -> _Metrics:
+def _metrics(address: str | None, arena: ArenaHealth, *, public: bool) -> _Metrics:
     """The arena's metrics when ``--metrics`` asks for them (they need the ``[metrics]`` extra);
     ``public``: ``--metrics-public``, an address beyond loopback allowed."""
     if address is None:
         return _NoMetrics()
     from take5_arena.service.metrics import ServeMetrics  # the [metrics] extra: only when asked
 
-    return ServeMetrics(address, directory, accounts, ladder, queue, public=public)
+    return ServeMetrics(address, arena, public=public)
 
 
 __all__ = ["ServeOptions", "Sidecar", "SidecarFactory", "serve"]

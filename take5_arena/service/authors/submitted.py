@@ -251,5 +251,13 @@ class SubmissionQueue(BotClaims):
         rows = self._read("SELECT status, COUNT(*) FROM arena_submissions GROUP BY status")
         return {r[0]: r[1] for r in rows}
 
+    def info_by_competition(self) -> dict[tuple[str, str], int]:
+        """Submissions per (competition, status): each competition's queue, for the metrics."""
+        rows = self._read(
+            "SELECT competition, status, COUNT(*) FROM arena_submissions"
+            " GROUP BY competition, status"
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
 
 __all__ = ["SubmissionQueue"]
