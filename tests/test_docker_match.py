@@ -807,7 +807,7 @@ def test_containers_started_ahead_are_used(images):
         assert result.exit_code == 0
         # A fresh pair of containers per game (warm or not: no container serves two games).
         assert launcher.containers_created == 2 + 2 * 3
-        assert len(launcher.start_seconds) == 8
+        assert launcher.start_seconds.count == 8
     assert _containers(lambda run, owner: run == f"pytest-{TOKEN}-ahead") == []
 
 

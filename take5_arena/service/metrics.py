@@ -243,21 +243,19 @@ class _StateCollector(Collector):
 
     def _observe_validations(self, served: list[Competition]) -> None:
         for arm in served:
-            times = list(arm.queue.validation_seconds)
-            seen = self.seen_validations.get(arm.name, 0)
-            if len(times) > seen:
+            times, seen = arm.queue.validation_seconds.since(self.seen_validations.get(arm.name, 0))
+            if times:
                 histogram = self.metrics.validation_seconds.labels(arm.name)
-                for seconds in times[seen:]:
+                for seconds in times:
                     histogram.observe(seconds)
-            self.seen_validations[arm.name] = len(times)
+            self.seen_validations[arm.name] = seen
 
     def _observe_starts(self) -> None:
         for launcher in docker_launchers():
-            starts = list(launcher.start_seconds)
-            seen = self.seen_starts.get(id(launcher), 0)
-            for seconds in starts[seen:]:
+            starts, seen = launcher.start_seconds.since(self.seen_starts.get(id(launcher), 0))
+            for seconds in starts:
                 self.metrics.container_start.observe(seconds)
-            self.seen_starts[id(launcher)] = len(starts)
+            self.seen_starts[id(launcher)] = seen
 
 
 def _competitions(served: list[Competition], waiting: Mapping[str, str]) -> Metric:

@@ -142,8 +142,7 @@ class Publisher:
             )
 
     def _run(self) -> None:
-        with contextlib.suppress(Exception):
-            self.publish()  # what is there already, at start
+        self._publish_logged()  # what is there already, at start: a failure said and counted
         store: Store | None = None
         try:
             while not self._stop.is_set():

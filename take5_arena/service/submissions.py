@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from take5_arena.referee.archive import ArchiveError, ArchiveLimits
 from take5_arena.referee.kinds import SandboxKind
+from take5_arena.referee.timings import Timings
 from take5_arena.service import defaults, logs
 from take5_arena.service.authors import (
     Accounts,
@@ -134,7 +135,7 @@ class SubmissionQueue:
         self.limits = limits
         self.on_new_version = on_new_version
         self.log = logs.logger("submissions")
-        self.validation_seconds: list[float] = []
+        self.validation_seconds = Timings()
         """How long each validation took, in the order they ended (the metrics read it)."""
         self.validate = validate or self._validate_folder
         self.retry_seconds = retry_seconds
@@ -365,7 +366,7 @@ class SubmissionQueue:
                     f"{what} in {row.attempts + 1} attempts; the organiser has the details",
                 )
             )
-        self.validation_seconds.append(time.monotonic() - started)
+        self.validation_seconds.add(time.monotonic() - started)
         if outcome.status == SubmissionStatus.RECEIVED:
             delay = min(defaults.RETRY_MAX_SECONDS, self.retry_seconds * 2**row.attempts)
             detail = f"waiting: {outcome.detail}; the arena tries again in {delay:.0f} s"

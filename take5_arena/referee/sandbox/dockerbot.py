@@ -23,6 +23,7 @@ from ..match.botref import BotRef
 from ..match.faults import FaultKind
 from ..match.handle import BotHandle, Spent
 from ..match.remote import RUN_HINT, CallFailedError
+from ..timings import Timings
 from . import cgroups, containers, sockets
 from .errors import ImageBuildError
 from .instances import TAIL_BYTES, BotImage, Instance, Output
@@ -38,7 +39,7 @@ class Pool(Protocol):
     the processes it takes, gives back and asks ahead, and how they ended."""
 
     limits: SandboxLimits
-    start_seconds: list[float]
+    start_seconds: Timings
     client: docker.DockerClient
 
     def usable(self, inst: Instance, deal: int | None) -> bool: ...
@@ -239,7 +240,7 @@ class DockerBot(BotHandle):
             if inst.pin is not None and sockets.accepts(inst.pin):
                 container = inst.container
                 if container is not None:
-                    self.launcher.start_seconds.append(time.monotonic() - container.started)
+                    self.launcher.start_seconds.add(time.monotonic() - container.started)
                 return f"unix:/proc/self/fd/{inst.pin}"
             code = self.launcher.exit_of(inst)
             if code is not None:

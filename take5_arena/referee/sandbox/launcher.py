@@ -77,6 +77,7 @@ from .. import defaults
 from ..kinds import BotMemory
 from ..match.botref import BotRef, parse_bot
 from ..match.handle import AddressHandle, BotHandle
+from ..timings import Timings
 from . import cgroups, containers, engine, sockets, sweep, warm
 from .dockerbot import DockerBot
 from .errors import ContainerStartError, ImageBuildError, SandboxError
@@ -223,7 +224,7 @@ class DockerLauncher:
         self.container_cpu = 0.0
         """CPU seconds used by the containers removed so far (from their cgroups; 0 where unknown);
         `cpu_seconds` adds those still there."""
-        self.start_seconds: list[float] = []
+        self.start_seconds = Timings()
         """Seconds from each container's creation to its bot's socket, as measured by
         `DockerBot.ready`."""
         threading.Thread(target=self._tend, name="take5-spares", daemon=True).start()

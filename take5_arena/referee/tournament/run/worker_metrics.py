@@ -76,12 +76,12 @@ class WorkerCollector(Collector):
             "1 if this worker's Docker engine answers now.",
             value=1.0 if engine_answers(timeout=ENGINE_TIMEOUT) else 0.0,
         )
-        starts = [s for launcher in docker_launchers() for s in list(launcher.start_seconds)]
+        starts = [launcher.start_seconds for launcher in docker_launchers()]
         yield SummaryMetricFamily(
             "take5_worker_container_start_seconds",
             "Bot containers this worker started: from creation to the bot's socket.",
-            count_value=len(starts),
-            sum_value=sum(starts),
+            count_value=sum(s.count for s in starts),
+            sum_value=sum(s.total for s in starts),
         )
 
 
