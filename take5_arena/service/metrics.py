@@ -326,7 +326,7 @@ def _ladder_figures(served: list[Competition], stall_seconds: float) -> Iterator
     )
     up = GaugeMetricFamily(
         f"{PREFIX}_ladder_up",
-        "1 while the ladder plays (0: stopped, or --no-ladder).",
+        "1 while the ladder plays, 0 once it stopped (absent with --no-ladder).",
         labels=[COMPETITION],
     )
     without = GaugeMetricFamily(
@@ -343,7 +343,8 @@ def _ladder_figures(served: list[Competition], stall_seconds: float) -> Iterator
         ladder, name = arm.ladder, arm.name
         in_flight.add_metric([name], ladder.games_in_flight if ladder else 0)
         played.add_metric([name], ladder.played if ladder else 0)
-        up.add_metric([name], int(bool(ladder and ladder.alive)))
+        if ladder is not None:  # absent with --no-ladder: 0 is for a ladder that stopped
+            up.add_metric([name], int(ladder.alive))
         without.add_metric([name], ladder.seconds_without_game if ladder else 0.0)
         stall.add_metric([name], int(stalled(arm, stall_seconds)))
     yield from (in_flight, played, up, without, stall)
