@@ -6,8 +6,12 @@ control, sandbox), entrants, season, ladder and site, all served by the arena's 
 serve`` (docs/organisers/seasons.md, "Several competitions on one server"), which serves one
 added while it runs within seconds, and says what it serves in ``DIR/serving.json``.
 
-Exit codes: 0 done, 2 bad usage (a name that is none, one that exists, a directory that is no
-arena), 4 the host (a store that cannot be read).
+On an arena whose store is on PostgreSQL, a competition's store is a schema of the arena's
+database (``competition_NAME``), which every host of the arena shares; `competition move` moves
+one made on SQLite before this into it.
+
+Exit codes: 0 done, 1 a competition being served (`move`), 2 bad usage (a name that is none, one
+that exists, a directory that is no arena), 4 the host (a store that cannot be read).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from take5_arena.service.competitions import (
     add_competition,
     competition_directory,
     competition_names,
+    move_to_database,
     read_serving,
 )
 from take5_arena.service.errors import ServiceError
@@ -53,13 +58,31 @@ def competition_add(name: str, directory: Path, **settings: Any) -> None:
         raise click.UsageError(str(error)) from None
     with Store(made, readonly=True) as store:
         chosen = TournamentSettings.from_json(store.settings.get())
-    click.echo(f"competition {name}: {_describe(chosen)}; its directory {field(str(made))}")
+        where = "" if store.schema is None else f", its store schema {store.schema} of the database"
+    click.echo(f"competition {name}: {_describe(chosen)}; its directory {field(str(made))}{where}")
     serving = read_serving(directory)
     if serving is not None:
         click.echo(
             f"the referee serving {field(str(directory))} (pid {serving.pid}) serves competition "
             f"{name} within a few seconds (`referee competition list` says when it does)"
         )
+
+
+@competition.command("move")
+@click.argument("name")
+@options.tournament_dir(exists=True)
+def competition_move(name: str, directory: Path) -> None:
+    """Move competition NAME, kept in its own SQLite file, into the PostgreSQL database of the
+    arena in DIR (schema competition_NAME), so that every host of the arena shares it. Stop the
+    server first; copy the competition's folder to the other hosts after."""
+    try:
+        copied = move_to_database(directory, name)
+    except ServiceError as error:
+        raise click.UsageError(str(error)) from None
+    click.echo(
+        f"competition {name}: {copied} games moved into the arena's database (schema "
+        f"competition_{name}); its SQLite file is kept aside as tournament.sqlite.moved-*"
+    )
 
 
 def _describe(settings: TournamentSettings) -> str:
