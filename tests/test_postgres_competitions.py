@@ -10,13 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from arena_support import add_author, cli
+from arena_support import Server, add_author, cli, enter_with_a_slow_bot, sse_event, wait_until
 from support import EXAMPLES
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.store.postgres import PgConnection
+from take5_arena.referee.tournament.run.lifecycle import run_lock
 from take5_arena.service.backup import KEY_NAME
 from take5_arena.service.competitions import competition_names
+from take5_arena.service.ladder import LADDER_PREFIX
 
 pytestmark = pytest.mark.postgres
 
@@ -96,6 +98,13 @@ def test_a_competition_of_an_arena_on_postgresql_is_a_schema_of_its_database(
     key = str(directory / KEY_NAME)
     _ok("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", key)
     assert _records(tmp_path / "R" / "competitions" / "duel") == _records(duel)
+    # restored into another database: the default there, the others on SQLite until moved
+    other, restored = new_postgres_database(), tmp_path / "S"
+    _ok("restore", str(tmp_path / "B"), str(restored), "--key", key, "--store", other)
+    assert (restored / "competitions" / "duel" / "tournament.sqlite").is_file()
+    _ok("competition", "move", "duel", "-t", str(restored))
+    assert _schemas(other) == ["competition_duel", "public"]
+    assert _records(restored / "competitions" / "duel") == _records(duel)
 
 
 def test_a_competition_made_from_another_copy_of_the_arena_is_refused_and_leaves_nothing(
@@ -141,6 +150,10 @@ def test_a_sqlite_competition_of_an_arena_on_postgresql_works_and_moves_into_its
     assert (old / "tournament.sqlite").is_file() and _schemas(url) == ["public"]
     with Store(old) as store:
         assert store.url is None  # opened for writing: still its file
+    with run_lock(old):  # a server serving it: nothing moves
+        held = cli("competition", "move", "old", "-t", str(directory))
+    assert held.returncode == 2 and "another referee is running" in held.stderr, held.stderr
+    assert _schemas(url) == ["public"] and (old / "tournament.sqlite").is_file()
     said = _ok("competition", "move", "old", "-t", str(directory))
     assert "4 games moved" in said
     assert not (old / "tournament.sqlite").exists()
@@ -153,3 +166,81 @@ def test_a_sqlite_competition_of_an_arena_on_postgresql_works_and_moves_into_its
     assert "8 of 8 records valid" in _ok("verify", "--tournament", str(old))
     again = cli("competition", "move", "old", "-t", str(directory))
     assert again.returncode == 2 and "in the arena's database already" in again.stderr
+
+
+def _ladder(directory: Path) -> dict[str, str]:
+    """Every game of the ladder's batches and its status ('pending' or 'done')."""
+    with Store(directory, readonly=True) as store:
+        return {
+            g.game_id: g.status
+            for s in store.schedules.all(LADDER_PREFIX)
+            for g in store.schedules.games(s.schedule_id)
+        }
+
+
+def _in_progress(web: str, competition: str) -> list[str]:
+    """The ids of the games in progress a web process lists on a competition's live page."""
+    prefix = f"/c/{competition}" if competition else ""
+    event = sse_event(f"{web}{prefix}/events/live") or {"games": []}
+    return [game["id"] for game in event["games"] if not game["done"]]
+
+
+@pytest.mark.slow
+def test_two_referees_and_a_web_process_share_two_competitions_on_postgresql(
+    tmp_path: Path, new_postgres_database: Callable[[], str]
+) -> None:
+    """Two referees (two hosts' copies of the arena) play the ladders of both competitions of an
+    arena on PostgreSQL, each game once, and the web process of a third copy, which plays none,
+    lists a game in progress of the second competition on that competition's live page (read from
+    its store), never on the default's."""
+    directory, url = tmp_path / "A", new_postgres_database()
+    enter_with_a_slow_bot(directory, url, tmp_path)
+    _ok("competition", "add", "duel", "-t", str(directory), "--players", "2", "--sandbox", "local")
+    duel = directory / "competitions" / "duel"
+    for name, bot in (("random", EXAMPLES / "random"), ("slow", tmp_path / "slow")):
+        _ok("submit", str(bot), "--name", name, "-t", str(directory), "--competition", "duel")
+    play = ("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0")
+    first = Server(directory, *play)
+    servers = [first]
+    try:
+        wait_until(
+            lambda: (
+                all((d / "secret" / "deal-key-1").exists() for d in (directory, duel))
+                and len(_records(duel)) >= 1
+            ),
+            what="the first referee's games of both competitions",
+            server=first,
+        )
+        hosts = []
+        for name in ("B", "W"):  # each host's copy: store.url files, deal keys, no lock
+            hosts.append(tmp_path / name)
+            ignored = shutil.ignore_patterns("run.lock", "site", "serving.json")
+            shutil.copytree(directory, hosts[-1], ignore=ignored)
+        second = Server(hosts[0], *play)
+        web = Server(hosts[1], *play, "--no-ladder", "--web", "127.0.0.1:0")
+        servers += [second, web]
+        page = "http://" + web.wait_for(r"web pages on http://(127\.0\.0\.1:\d+)/").group(1)
+        second.wait_for(r"competition duel: ", timeout=60)
+        at_start = len(_records(duel))
+        wait_until(lambda: len(_records(duel)) >= at_start + 6, what="more duel games")
+        wait_until(lambda: _in_progress(page, "duel"), what="a duel game on its live page")
+        watched = _in_progress(page, "duel")[0]
+        assert watched in _ladder(duel) and watched not in _ladder(directory)
+        assert watched not in _in_progress(page, "")
+        game = sse_event(f"{page}/c/duel/events/games/{watched}")
+        assert game is not None and game["id"] == watched and game["record"]["seats"]
+        for server in reversed(servers):
+            assert server.stop() == 0, server.log
+    finally:
+        for server in servers:
+            if server.proc.poll() is None:
+                server.kill()
+    for competition in (directory, duel):
+        recorded = _records(competition)
+        assert len(recorded) == len(set(recorded))
+        done = {gid for gid, status in _ladder(competition).items() if status == "done"}
+        assert set(recorded) == done
+        with Store(competition, readonly=True) as store:
+            players = {run["pid"] for run in store.runs.all() if run["done"]}
+        assert players >= {first.proc.pid, second.proc.pid}, competition  # both played it
+    assert "records valid" in _ok("verify", "--tournament", str(hosts[0] / "competitions" / "duel"))

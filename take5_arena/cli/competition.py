@@ -10,8 +10,9 @@ On an arena whose store is on PostgreSQL, a competition's store is a schema of t
 database (``competition_NAME``), which every host of the arena shares; `competition move` moves
 one made on SQLite before this into it.
 
-Exit codes: 0 done, 1 a competition being served (`move`), 2 bad usage (a name that is none, one
-that exists, a directory that is no arena), 4 the host (a store that cannot be read).
+Exit codes: 0 done, 2 bad usage (a name that is none, one that exists, a directory that is no
+arena, a competition being served that `move` is asked to move), 4 the host (a store that cannot
+be read).
 """
 
 from __future__ import annotations
