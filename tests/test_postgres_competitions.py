@@ -6,6 +6,7 @@ arena: tests/test_several_processes.py."""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -244,3 +245,48 @@ def test_two_referees_and_a_web_process_share_two_competitions_on_postgresql(
             players = {run["pid"] for run in store.runs.all() if run["done"]}
         assert players >= {first.proc.pid, second.proc.pid}, competition  # both played it
     assert "records valid" in _ok("verify", "--tournament", str(hosts[0] / "competitions" / "duel"))
+
+
+def test_a_schema_is_quoted_as_an_identifier_and_has_a_write_lock_of_its_own(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A schema's name reaches the server only as a quoted identifier (one made of quotes and
+    a statement is a schema of that name, and nothing else happens), and a write transaction
+    held open in one competition's store does not hold up a write in another's (a second store
+    of the same schema waits for it, as a SQLite file's writer does)."""
+    odd = 'x"; DROP SCHEMA public CASCADE; --'
+    with Store(tmp_path / "default", create=True, url=postgres_url) as default:
+        default.settings.set({"players": 4})
+    with Store(tmp_path / "odd", create=True, url=postgres_url, schema=odd) as store:
+        store.settings.set({"players": 3})
+    assert _schemas(postgres_url) == ["public", odd]
+    with Store(tmp_path / "default", readonly=True) as default:
+        assert default.settings.get()["players"] == 4
+    with Store(tmp_path / "duel", create=True, url=postgres_url, schema="competition_duel") as s:
+        s.settings.set({"players": 2})
+
+    threads: list[threading.Thread] = []
+
+    def write_from_another_thread(directory: Path) -> bool:
+        """Whether a write into the store of ``directory`` went through within 3 s."""
+        done = threading.Event()
+
+        def write() -> None:
+            with Store(directory) as other:
+                other.settings.set({"players": 5})
+            done.set()
+
+        threads.append(threading.Thread(target=write, daemon=True))
+        threads[-1].start()
+        return done.wait(3)
+
+    with Store(tmp_path / "duel") as duel, duel.transaction():
+        duel.settings.set({"players": 2})  # the write lock of schema competition_duel, held
+        assert write_from_another_thread(tmp_path / "odd")
+        assert write_from_another_thread(tmp_path / "default")
+        assert not write_from_another_thread(tmp_path / "duel")
+    for thread in threads:  # the last one's write goes through once the transaction ends
+        thread.join(30)
+        assert not thread.is_alive()
+    with Store(tmp_path / "duel", readonly=True) as duel:
+        assert duel.settings.get()["players"] == 5

@@ -120,22 +120,24 @@ def store_location(
 ) -> tuple[str, str | None] | None:
     """The PostgreSQL URL and schema of the store of ``directory`` (None: SQLite): ``url`` and
     ``schema`` when given (with ``create``, written into ``directory/store.url``), else what that
-    file says."""
+    file says (``url`` alone, the URL it names: its schema)."""
     kept = read_pointer(directory)
     if url is None:
         return kept
     if not is_url(url):
         raise StoreError(f"--store {url!r} is not a URL postgresql://... (a path: --tournament)")
-    if kept is not None and kept != (url, schema):
+    # the same database names it (its schema: the one kept)
+    if kept is not None and (kept[0] != url or (schema is not None and kept[1] != schema)):
         where = redacted(kept[0]) + ("" if kept[1] is None else f", schema {kept[1]}")
         raise StoreError(f"{directory} keeps its store elsewhere ({where})")
     if (directory / DB_NAME).exists():
         raise StoreError(f"{directory} already keeps its store in {DB_NAME}")
-    if kept is None:
-        if not create:
-            raise StoreError(f"{directory} is not a tournament directory (no {URL_NAME})")
-        directory.mkdir(parents=True, exist_ok=True)
-        write_pointer(directory, url, schema)
+    if kept is not None:
+        return kept
+    if not create:
+        raise StoreError(f"{directory} is not a tournament directory (no {URL_NAME})")
+    directory.mkdir(parents=True, exist_ok=True)
+    write_pointer(directory, url, schema)
     return url, schema
 
 
