@@ -5,6 +5,7 @@ arena: tests/test_several_processes.py."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Callable
@@ -147,7 +148,9 @@ def test_a_sqlite_competition_of_an_arena_on_postgresql_works_and_moves_into_its
     )
     _play(old, 4)
     played = _records(old)
-    assert "old" in _ok("competition", "list", "-t", str(directory))
+    assert "[on SQLite: `referee competition move old` shares it]" in _ok(
+        "competition", "list", "-t", str(directory)
+    )
     assert (old / "tournament.sqlite").is_file() and _schemas(url) == ["public"]
     with Store(old) as store:
         assert store.url is None  # opened for writing: still its file
@@ -161,6 +164,11 @@ def test_a_sqlite_competition_of_an_arena_on_postgresql_works_and_moves_into_its
     assert len(list(old.glob("tournament.sqlite.moved-*Z"))) == 1  # (its -wal beside it)
     assert _schemas(url) == ["competition_old", "public"]
     assert _records(old) == played
+    listed = {
+        c["name"]: c for c in json.loads(_ok("competition", "list", "-t", str(directory), "--json"))
+    }
+    assert (listed["old"]["store"], listed["old"]["schema"]) == ("postgresql", "competition_old")
+    assert (listed[""]["store"], listed[""]["schema"]) == ("postgresql", None)
     assert "4 of 4 records valid" in _ok("verify", "--tournament", str(old))
     _play(old, 8)
     assert len(_records(old)) == 8

@@ -31,6 +31,7 @@ from take5_arena.service.competitions import (
     DEFAULT,
     Serving,
     add_competition,
+    arena_database,
     competition_directory,
     competition_names,
     move_to_database,
@@ -100,16 +101,20 @@ def competition_list(directory: Path, as_json: bool) -> None:
     if serving is not None and not as_json:
         click.echo(f"being served by the referee of pid {serving.pid}:")
     doc = []
+    shared = arena_database(directory) is not None
     for name in [DEFAULT, *competition_names(directory)]:
-        where, problem = competition_directory(directory, name), ""
+        where, problem, schema = competition_directory(directory, name), "", None
         try:
             with Store(where, readonly=True) as store:
                 settings = TournamentSettings.from_json(store.settings.get())
                 entrants = sum(1 for active in store.versions.entrant_states().values() if active)
+                backend = "sqlite" if store.url is None else "postgresql"
+                schema = store.schema
         except StoreError as error:
             if name == DEFAULT:
                 raise
             settings, entrants, problem = None, 0, str(error)  # the others are still listed
+            backend = None
         why = None if serving is None else _served(serving, name)
         row = {
             "name": name,
@@ -117,6 +122,8 @@ def competition_list(directory: Path, as_json: bool) -> None:
             "players": None if settings is None else settings.game.players,
             "variant": None if settings is None else settings.game.variant.value,
             "active_entrants": entrants,
+            "store": backend,
+            "schema": schema,
             "served": None if serving is None else why is None,
             "not_served_because": why,
         }
@@ -126,6 +133,8 @@ def competition_list(directory: Path, as_json: bool) -> None:
         shown = name or "(default)"
         what = f"cannot be read: {field(problem)}" if settings is None else _describe(settings)
         note = "" if why is None or settings is None else f" [not served yet: {field(why)}]"
+        if shared and name != DEFAULT and backend == "sqlite":  # one host's only: say so
+            note += f" [on SQLite: `referee competition move {name}` shares it]"
         click.echo(f"{shown:<16} {what}, {entrants} active entrants: {field(str(where))}{note}")
     if as_json:
         click.echo(json.dumps(doc, indent=1))
