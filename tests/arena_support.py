@@ -8,6 +8,7 @@ import contextlib
 import gzip
 import hashlib
 import io
+import json
 import os
 import re
 import signal
@@ -17,6 +18,7 @@ import sys
 import tarfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -192,6 +194,21 @@ def wait_until(
                 + (f"; the server's log:\n{server.log}" if server else "")
             )
         time.sleep(0.3)
+
+
+def sse_event(url: str, wait: float = 20) -> dict | None:
+    """The present state of a web page's live feed at ``url`` (the first event of its stream), or
+    None when it has none within ``wait`` seconds (the stream sends keep-alives meanwhile)."""
+    deadline = time.monotonic() + wait
+    with urllib.request.urlopen(url, timeout=30) as stream:
+        for raw in stream:
+            line = raw.decode()
+            if line.startswith("data: "):
+                data: dict = json.loads(line[6:])
+                return data
+            if time.monotonic() > deadline:
+                break
+    return None
 
 
 def games_recorded(directory: Path) -> int:

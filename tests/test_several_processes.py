@@ -5,16 +5,14 @@ serve its pages; one of each is killed (SIGKILL) mid-ladder. Real processes, a r
 
 from __future__ import annotations
 
-import json
 import shutil
-import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_support import Server, enter_with_a_slow_bot, wait_until
+from arena_support import Server, enter_with_a_slow_bot, sse_event, wait_until
 from support import referee
 
 from take5_arena.referee.store import Store
@@ -48,18 +46,8 @@ def _recorded(directory: Path) -> list[str]:
 
 
 def _event(web: str, feed: str, wait: float = 20) -> dict[str, Any] | None:
-    """The present state of a web process's live feed (the first event of its stream), or None
-    when it has none within ``wait`` seconds (the stream sends keep-alives meanwhile)."""
-    deadline = time.monotonic() + wait
-    with urllib.request.urlopen(f"{web}/events/{feed}", timeout=30) as stream:
-        for raw in stream:
-            line = raw.decode()
-            if line.startswith("data: "):
-                data: dict[str, Any] = json.loads(line[6:])
-                return data
-            if time.monotonic() > deadline:
-                break
-    return None
+    """The present state of a web process's live feed ``feed``, or None (arena_support)."""
+    return sse_event(f"{web}/events/{feed}", wait)
 
 
 def _standings_games(web: str) -> int:

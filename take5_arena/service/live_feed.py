@@ -12,6 +12,14 @@ message of the game's feed (:func:`turn_message`), made once wherever it is show
   ``LiveHub.post``), which drops a state older than the one it shows (its own process's, seen
   first).
 
+Each competition of the arena has its own store (take5_arena/service/competitions.py: on
+PostgreSQL a schema of the arena's database), and its games in progress go through that store: the
+writer puts each game into the store of the competition whose directory played its table, and the
+reader hands each state to the hub as a game of the competition whose store it read, so that a
+game of ``duel`` is listed on ``/c/duel/live`` of every web process, and nowhere else. The
+competitions are asked for at every round: one added while the server runs is shared from then
+on.
+
 A store that cannot be reached for a while is said in the log, once, and tried again: the pages
 go on with what they have.
 """
@@ -21,7 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +39,7 @@ from take5_arena.referee.store.live import LiveGame
 from take5_arena.referee.tournament.run.spec import TableSpec
 from take5_arena.referee.tournament.run.table import watch_turns
 from take5_arena.service import logs
+from take5_arena.service.competitions import DEFAULT
 from take5_arena.service.messages import public_record
 
 INTERVAL = 0.5
@@ -60,19 +69,29 @@ def turn_message(spec: TableSpec, game_id: str, record: GameRecord) -> LiveGame:
 class Hub(Protocol):
     """Where a web process's pages take the states of games in progress (web/live.py's hub)."""
 
-    def post(self, game: LiveGame) -> None: ...
+    def post(self, game: LiveGame, competition: str = DEFAULT) -> None: ...
+
+
+Competitions = Callable[[], Mapping[str, Path]]
+"""The competitions a process serves as they are now, by name ('' the default), each with its
+directory (take5_arena/service/servicer.py's ``ServiceParts.competition_directories``): the
+server opens a competition added while it runs."""
 
 
 class _Poller:
-    """A thread that runs ``step`` on an open store every :data:`INTERVAL` seconds until stopped
-    (once more at the end), opening the store again after a failure."""
+    """A thread that runs ``step`` on the store of each competition that several processes share
+    every :data:`INTERVAL` seconds until stopped (once more at the end), opening a store again
+    after a failure. A competition on SQLite (one made on it before competitions went to
+    PostgreSQL, in an arena on PostgreSQL) has no games in progress to share: it is skipped."""
 
-    def __init__(self, directory: Path, name: str) -> None:
-        self.directory = directory
+    def __init__(self, competitions: Competitions, name: str) -> None:
+        self.competitions = competitions
         self.log = logs.logger(name)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._failing = False
+        self._stores: dict[str, Store | None] = {}
+        """Each competition's open store (None: not shared)."""
+        self._failing: set[str] = set()
 
     def start(self) -> None:
         self._thread.start()
@@ -81,41 +100,61 @@ class _Poller:
         self._stop.set()
         self._thread.join(10)
 
-    def step(self, store: Store) -> None:
+    def step(self, competition: str, store: Store) -> None:
         raise NotImplementedError
 
+    def _store(self, competition: str, directory: Path) -> Store | None:
+        if competition not in self._stores:
+            store: Store | None = None
+            if shared_store(directory):
+                store = Store(directory)
+                try:
+                    store.live.ensure()
+                except BaseException:
+                    store.close()
+                    raise
+            self._stores[competition] = store
+        return self._stores[competition]
+
+    def _round(self) -> None:
+        for competition, directory in self.competitions().items():
+            try:
+                store = self._store(competition, directory)
+                if store is not None:
+                    self.step(competition, store)
+                self._failing.discard(competition)
+            except Exception as error:  # noqa: BLE001 - said once; tried again
+                if competition not in self._failing:
+                    where = f" of competition {competition}" if competition else ""
+                    self.log.error("live games%s: %s: %s", where, type(error).__name__, error)
+                self._failing.add(competition)
+                failed = self._stores.pop(competition, None)
+                if failed is not None:
+                    failed.close()
+
     def _run(self) -> None:
-        store: Store | None = None
         try:
             while True:
                 stopping = self._stop.wait(INTERVAL)
-                try:
-                    if store is None:
-                        store = Store(self.directory)
-                        store.live.ensure()
-                    self.step(store)
-                    self._failing = False
-                except Exception as error:  # noqa: BLE001 - said once; tried again
-                    if not self._failing:
-                        self.log.error("live games: %s: %s", type(error).__name__, error)
-                    self._failing = True
-                    if store is not None:
-                        store.close()
-                    store = None
+                self._round()
                 if stopping:
                     return
         finally:
-            if store is not None:
-                store.close()
+            for store in self._stores.values():
+                if store is not None:
+                    store.close()
 
 
 class LiveWriter(_Poller):
-    """Writes the games this process plays to the store (see the module text)."""
+    """Writes the games this process plays to the store of their competition (see the module
+    text); ``competition_of`` names the competition of a table's ``home`` directory."""
 
-    def __init__(self, directory: Path) -> None:
-        super().__init__(directory, "live-writer")
+    def __init__(self, competitions: Competitions, competition_of: Callable[[str], str]) -> None:
+        super().__init__(competitions, "live-writer")
+        self.competition_of = competition_of
         self._lock = threading.Lock()
-        self._changed: dict[str, LiveGame] = {}
+        self._changed: dict[str, dict[str, LiveGame]] = {}
+        """By competition, by game: the newest states not written yet."""
         self._unwatch: Callable[[], None] | None = None
 
     def start(self) -> None:
@@ -130,32 +169,52 @@ class LiveWriter(_Poller):
     def turn(self, spec: TableSpec, game_id: str, record: GameRecord) -> None:
         """A turn watcher (take5_arena/referee/tournament/run/table.py): quick, never raises."""
         game = turn_message(spec, game_id, record)
+        competition = self.competition_of(spec.home)
         with self._lock:
-            self._changed[game_id] = game
+            self._changed.setdefault(competition, {})[game_id] = game
 
-    def step(self, store: Store) -> None:
+    def step(self, competition: str, store: Store) -> None:
         with self._lock:
-            changed, self._changed = self._changed, {}
+            changed = self._changed.pop(competition, {})
         try:
             store.live.write(list(changed.values()))
         except BaseException:
             with self._lock:  # written at the next step, unless newer states came meanwhile
-                self._changed = {**changed, **self._changed}
+                self._changed[competition] = {**changed, **self._changed.get(competition, {})}
             raise
+
+    def _round(self) -> None:
+        super()._round()
+        served = set(self.competitions())
+        with self._lock:  # a competition with no store to share: its states go nowhere
+            for gone in set(self._changed) - served:
+                del self._changed[gone]
+            for competition in served:
+                if self._stores.get(competition, False) is None:
+                    self._changed.pop(competition, None)
 
 
 class LiveReader(_Poller):
-    """Hands the games other processes write to the store to ``hub`` (see the module text)."""
+    """Hands the games other processes write to the stores of the competitions to ``hub``, each
+    as a game of its competition (see the module text)."""
 
-    def __init__(self, directory: Path, hub: Hub) -> None:
-        super().__init__(directory, "live-reader")
+    def __init__(self, competitions: Competitions, hub: Hub) -> None:
+        super().__init__(competitions, "live-reader")
         self.hub = hub
-        self.stamp = 0
+        self.stamps: dict[str, int] = {}
+        """By competition, the last stamp read of its store."""
 
-    def step(self, store: Store) -> None:
-        for game in store.live.since(self.stamp):
-            self.hub.post(game)
-            self.stamp = max(self.stamp, game.stamp)
+    def step(self, competition: str, store: Store) -> None:
+        stamp = self.stamps.get(competition, 0)
+        for game in store.live.since(stamp):
+            self.hub.post(game, competition)
+            stamp = max(stamp, game.stamp)
+        self.stamps[competition] = stamp
+
+    def _store(self, competition: str, directory: Path) -> Store | None:
+        if competition not in self._stores:
+            self.stamps.pop(competition, None)  # (again) from the first state there is
+        return super()._store(competition, directory)
 
 
 def shared_store(directory: Path) -> bool:
@@ -164,4 +223,12 @@ def shared_store(directory: Path) -> bool:
         return store.live.shared
 
 
-__all__ = ["INTERVAL", "Hub", "LiveReader", "LiveWriter", "shared_store", "turn_message"]
+__all__ = [
+    "INTERVAL",
+    "Competitions",
+    "Hub",
+    "LiveReader",
+    "LiveWriter",
+    "shared_store",
+    "turn_message",
+]

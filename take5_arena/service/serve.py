@@ -312,7 +312,7 @@ class _Server:
             sidecars = [make(parts, blocking, log) for make in options.sidecars]
             bound = rpc.start(f"{host}:{port}")
             started: list[Sidecar] = []
-            live = _live_writer(directory) if root.ladder is not None else None
+            live = _live_writer(parts) if root.ladder is not None else None
             previous = {
                 s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)
             }
@@ -531,11 +531,13 @@ class _Server:
         )
 
 
-def _live_writer(directory: Path) -> Sidecar | None:
-    """On a store that several processes share (PostgreSQL), the writer of this referee's games
-    in progress to the store, for the web pages of the others (take5_arena/service/live_feed.py)."""
-
-    return LiveWriter(directory) if shared_store(directory) else None
+def _live_writer(parts: ServiceParts) -> Sidecar | None:
+    """On an arena that several processes share (PostgreSQL), the writer of this referee's games
+    in progress to the store of each one's competition, for the web pages of the others
+    (take5_arena/service/live_feed.py)."""
+    if not shared_store(parts.directory):
+        return None
+    return LiveWriter(parts.competition_directories, parts.competition_at)
 
 
 class _RpcServer:

@@ -119,6 +119,14 @@ class ServiceParts:
         by name (read from ``others`` as it is now)."""
         return [DEFAULT, *sorted(self.others)]
 
+    def competition_directories(self) -> dict[str, Path]:
+        """Every competition served, by name ('' the default), with its directory (read from
+        ``others`` as it is now)."""
+        return {
+            DEFAULT: self.directory,
+            **{name: other.directory for name, other in self.others.items()},
+        }
+
     def competition_at(self, home: str) -> str:
         """The name of the competition whose directory is ``home`` (a table's ``TableSpec.home``,
         the directory made absolute); the default's for any other. Read from ``others`` as it

@@ -113,9 +113,12 @@ class WebServer:
             proxies=options.proxies,
         )
         self.web: WebApp = create_app(web_parts, config, self.hub)
-        # several processes on one store: the games the others play come through the store
+        # several processes on one store: the games the others play come through the store of
+        # each competition
         self.reader = (
-            LiveReader(parts.directory, self.hub) if shared_store(parts.directory) else None
+            LiveReader(parts.competition_directories, self.hub)
+            if shared_store(parts.directory)
+            else None
         )
         self.server: uvicorn.Server | None = None
         self.thread: threading.Thread | None = None

@@ -10,9 +10,18 @@ SQLite's JSON functions defined in PL/pgSQL), and :class:`~.dialect.Dialect` for
 that cannot be the same.
 
 Writes are serialised as SQLite serialises them: ``BEGIN IMMEDIATE`` takes a transaction-scoped
-advisory lock (:data:`WRITE_LOCK`) that every writer of the database takes, so a transaction that
+advisory lock (:data:`WRITE_LOCK`) that every writer of the store takes, so a transaction that
 reads and then writes (recording a game, claiming a table) sees no other writer between the two,
 whichever host it runs on; readers never wait (MVCC). Games last seconds, a write milliseconds.
+
+Several stores in one database: an arena's other competitions (take5_arena/service/
+competitions.py) each keep their store in a schema of the arena's database (``schema=``): the
+connection's ``search_path`` is that schema alone, so every statement, written once for all
+stores, reads and writes that competition's tables and functions and never another's (the default
+competition's, the accounts': ``public``). Each schema has a write lock of its own
+(:data:`WRITE_LOCK` with the schema's hash), as each SQLite store is a file with its own lock: a
+transaction in one competition never waits for, nor deadlocks with, one in another. Identifiers are
+always quoted by psycopg (``sql.Identifier``), never formatted into a statement.
 """
 
 from __future__ import annotations
@@ -180,12 +189,15 @@ class PgConnection:
 
     dialect: Dialect = POSTGRES
 
-    def __init__(self, url: str, *, readonly: bool):
+    def __init__(self, url: str, *, readonly: bool, schema: str | None = None):
         try:
             import psycopg
+            from psycopg import sql
         except ImportError as error:
             raise MissingExtraError("postgres", "psycopg") from error
         self.url = url
+        self.schema = schema
+        """The schema the store's tables are in (None: the database's default, ``public``)."""
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
         except psycopg.Error as error:
@@ -197,6 +209,8 @@ class PgConnection:
         self._conn.adapters.register_loader("numeric", _numeric_loader())
         self._conn.cursor_factory = psycopg.Cursor
         self._conn.row_factory = _row_factory
+        if schema is not None:  # that schema alone: nothing of another store is ever found
+            self._conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         if readonly:
             self._conn.execute("SET default_transaction_read_only = on")
 
@@ -212,6 +226,13 @@ class PgConnection:
         try:
             if sql == "BEGIN IMMEDIATE":  # SQLite's write lock: the store's advisory lock
                 self._conn.execute("BEGIN")
+                if self.schema is not None:  # a schema's own (the module's docstring)
+                    return Cursor(
+                        self._conn.execute(
+                            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                            (WRITE_LOCK, self.schema),
+                        )
+                    )
                 return Cursor(self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,)))
             if sql == "BEGIN":  # SQLite's deferred read transaction: one snapshot throughout
                 return Cursor(self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ"))
@@ -230,6 +251,16 @@ class PgConnection:
         except psycopg.Error as error:
             raise _translated(error) from error
         return Cursor(cursor)
+
+    def create_schema(self) -> None:
+        """Make the connection's schema if it is missing (inside the opening transaction, under
+        its write lock: two processes opening a new store at once make it once)."""
+        from psycopg import sql
+
+        if self.schema is not None:
+            self._conn.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+            )
 
     def close(self) -> None:
         self._conn.close()
@@ -259,14 +290,53 @@ def _numeric_loader() -> type:
 
 
 def create_tables(db: Connection) -> None:
-    """The functions and what is missing of :data:`SCHEMA` (inside the opening transaction; a
-    function's body names tables made after it)."""
+    """The store's schema (``public`` is there already), the functions and what is missing of
+    :data:`SCHEMA` (inside the opening transaction; a function's body names tables made after
+    it)."""
+    if isinstance(db, PgConnection):
+        db.create_schema()
     db.execute("SET LOCAL check_function_bodies = off")
     for statement in FUNCTIONS:
         db.execute(statement)
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+def rename_schema(url: str, old: str, new: str) -> bool:
+    """Rename the store in schema ``old`` of the database ``url`` to ``new``, in one statement
+    (whoever looks for ``new`` sees a whole store or none, as a folder renamed into place);
+    False, nothing renamed, when ``new`` exists already."""
+    import psycopg
+    from psycopg import sql
+
+    db = PgConnection(url, readonly=False)
+    try:
+        db._conn.execute(
+            sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(sql.Identifier(old), sql.Identifier(new))
+        )
+    except psycopg.errors.DuplicateSchema:
+        return False
+    except psycopg.Error as error:
+        raise _translated(error) from error
+    finally:
+        db.close()
+    return True
+
+
+def drop_schema(url: str, name: str) -> None:
+    """Remove the schema ``name`` and everything in it from the database ``url`` (a store left
+    half made; nothing when there is none)."""
+    import psycopg
+    from psycopg import sql
+
+    db = PgConnection(url, readonly=False)
+    try:
+        db._conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+    except psycopg.Error as error:
+        raise _translated(error) from error
+    finally:
+        db.close()
 
 
 __all__ = [
@@ -278,6 +348,8 @@ __all__ = [
     "PgConnection",
     "Row",
     "create_tables",
+    "drop_schema",
     "is_url",
     "redacted",
+    "rename_schema",
 ]

@@ -73,7 +73,9 @@ log = logging.getLogger(__name__)
 
 URL_NAME = "store.url"
 """The file of a tournament directory whose store is on a PostgreSQL server: its URL, one line,
-readable by its owner only (it may hold a password)."""
+readable by its owner only (it may hold a password); then, for a store in a schema of its own
+(another competition of an arena: take5_arena/service/competitions.py), a line ``schema NAME``."""
+_SCHEMA_LINE = "schema "
 
 
 def has_store(directory: Path) -> bool:
@@ -81,38 +83,76 @@ def has_store(directory: Path) -> bool:
     return (directory / DB_NAME).is_file() or (directory / URL_NAME).is_file()
 
 
+def read_pointer(directory: Path) -> tuple[str, str | None] | None:
+    """What ``directory/store.url`` says: the database's URL and the store's schema (None: the
+    database's default); None without the file."""
+    pointer = directory / URL_NAME
+    try:
+        lines = pointer.read_text().split("\n")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise StoreError(f"{pointer} cannot be read: {error.strerror}") from error
+    url, *rest = [line.strip() for line in lines if line.strip()] or [""]
+    schema = None
+    for line in rest:
+        if not line.startswith(_SCHEMA_LINE) or not line[len(_SCHEMA_LINE) :].strip():
+            raise StoreError(f"{pointer}: {line[:60]!r} is no line `schema NAME`")
+        schema = line[len(_SCHEMA_LINE) :].strip()
+    return (url, schema) if url else None
+
+
+def write_pointer(directory: Path, url: str, schema: str | None, *, replace: bool = False) -> None:
+    """Write ``directory/store.url`` (owner-only), naming ``url`` and ``schema``: a new file, or
+    with ``replace`` one that replaces the old whole (a reader sees the old or the new)."""
+    text = url + "\n" + ("" if schema is None else f"{_SCHEMA_LINE}{schema}\n")
+    target = directory / URL_NAME
+    path = target.with_name(f".{URL_NAME}.{os.getpid()}") if replace else target
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    if replace:
+        os.replace(path, target)
+
+
+def store_location(
+    directory: Path, url: str | None = None, *, create: bool = False, schema: str | None = None
+) -> tuple[str, str | None] | None:
+    """The PostgreSQL URL and schema of the store of ``directory`` (None: SQLite): ``url`` and
+    ``schema`` when given (with ``create``, written into ``directory/store.url``), else what that
+    file says (``url`` alone, the URL it names: its schema)."""
+    kept = read_pointer(directory)
+    if url is None:
+        return kept
+    if not is_url(url):
+        raise StoreError(f"--store {url!r} is not a URL postgresql://... (a path: --tournament)")
+    # the same database names it (its schema: the one kept)
+    if kept is not None and (kept[0] != url or (schema is not None and kept[1] != schema)):
+        where = redacted(kept[0]) + ("" if kept[1] is None else f", schema {kept[1]}")
+        raise StoreError(f"{directory} keeps its store elsewhere ({where})")
+    if (directory / DB_NAME).exists():
+        raise StoreError(f"{directory} already keeps its store in {DB_NAME}")
+    if kept is not None:
+        return kept
+    if not create:
+        raise StoreError(f"{directory} is not a tournament directory (no {URL_NAME})")
+    directory.mkdir(parents=True, exist_ok=True)
+    write_pointer(directory, url, schema)
+    return url, schema
+
+
 def store_url(directory: Path, url: str | None = None, *, create: bool = False) -> str | None:
     """The PostgreSQL URL of the store of ``directory`` (None: SQLite): ``url`` when given (with
     ``create``, written into ``directory/store.url``), else what that file holds."""
-    pointer = directory / URL_NAME
-    try:
-        kept: str | None = pointer.read_text().strip()
-    except FileNotFoundError:
-        kept = None
-    except OSError as error:
-        raise StoreError(f"{pointer} cannot be read: {error.strerror}") from error
-    if url is None:
-        return kept or None
-    if not is_url(url):
-        raise StoreError(f"--store {url!r} is not a URL postgresql://... (a path: --tournament)")
-    if kept is not None and kept != url:
-        raise StoreError(f"{directory} keeps its store at another URL ({redacted(kept)})")
-    if (directory / DB_NAME).exists():
-        raise StoreError(f"{directory} already keeps its store in {DB_NAME}")
-    if kept is None:
-        if not create:
-            raise StoreError(f"{directory} is not a tournament directory (no {URL_NAME})")
-        directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(pointer, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(url + "\n")
-    return url
+    location = store_location(directory, url, create=create)
+    return None if location is None else location[0]
 
 
 class Store:
     """A tournament's database. ``Store(dir)`` opens (and with ``create=True`` creates) it: the
     SQLite file ``dir/tournament.sqlite``, or the PostgreSQL database named by ``dir/store.url``
-    (written when the store is created with ``url=``: `referee submit --store postgresql://...`)."""
+    (written when the store is created with ``url=``: `referee submit --store postgresql://...`),
+    in the schema it names (``schema=`` when created: another competition of an arena)."""
 
     def __init__(
         self,
@@ -121,13 +161,17 @@ class Store:
         create: bool = False,
         readonly: bool = False,
         url: str | None = None,
+        schema: str | None = None,
     ):
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
         self.upgrade_backup: Path | None = None
         """Where the store was copied before this open migrated it (None: no migration)."""
-        self.url = store_url(self.directory, url, create=create)
+        location = store_location(self.directory, url, create=create, schema=schema)
+        self.url = None if location is None else location[0]
         """The PostgreSQL database the store is in (None: the SQLite file :attr:`path`)."""
+        self.schema = None if location is None else location[1]
+        """The schema of that database the store is in (None: its default, ``public``)."""
         if self.url is not None:
             self.path = self.directory / URL_NAME
             self._db: Connection = self._open_postgres(self.url, readonly=readonly)
@@ -192,14 +236,15 @@ class Store:
         """The store's database on a PostgreSQL server (postgres.py); its tables made or
         migrated when opened for writing (under the store's write lock: several referees may
         open it at once)."""
-        db = PgConnection(url, readonly=readonly)
+        db = PgConnection(url, readonly=readonly, schema=self.schema)
+        where = redacted(url) + ("" if self.schema is None else f" (schema {self.schema})")
         try:
             found = schema_version(db)
             if found is not None and found > SCHEMA_VERSION:
-                raise StoreError(newer_schema(redacted(url), found))
+                raise StoreError(newer_schema(where, found))
             if found is None and readonly:
                 raise StoreError(
-                    f"{redacted(url)} holds no tournament store yet: open it for writing "
+                    f"{where} holds no tournament store yet: open it for writing "
                     "(`referee submit ... --store URL`) to make one"
                 )
             if not readonly and found != SCHEMA_VERSION:
