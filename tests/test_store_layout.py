@@ -162,6 +162,7 @@ def test_the_connection_is_private(tmp_path: Path) -> None:
         assert set(public) - {k for k, v in public.items() if isinstance(v, Repository)} == {
             "directory",
             "path",
+            "schema",
             "upgrade_backup",
             "url",
         }
