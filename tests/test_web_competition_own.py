@@ -248,6 +248,62 @@ def test_a_challenge_in_another_competition_is_played_and_kept_there(arena) -> N
     assert not any(gid in public for gid in games)
 
 
+def test_a_challenge_over_the_api_names_its_competition(arena) -> None:
+    """AskChallenge and GetChallenge (since 1.2) and `referee challenge`: bob's challenge in duel,
+    stored in duel's store and played there; an id of duel's is unknown to another author and
+    under the default competition; refusals store nothing."""
+    server, t, tokens, _authors = arena
+    duel = t / "competitions" / "duel"
+    before = challenge_ids(duel)
+    with ArenaClient(server.address, token=tokens["bob"], competition="duel") as client:
+        for bot, opponents, code in (
+            ("loud", ["bplain"], grpc.StatusCode.NOT_FOUND),  # not his
+            ("bplain", ["loud", "lowest"], grpc.StatusCode.INVALID_ARGUMENT),  # tables of 2
+            ("bplain", ["bplain"], grpc.StatusCode.INVALID_ARGUMENT),
+            ("bplain", [XSS], grpc.StatusCode.INVALID_ARGUMENT),
+            ("bplain", ["x"] * 50, grpc.StatusCode.INVALID_ARGUMENT),
+        ):
+            with pytest.raises(ClientError) as refused:
+                client.challenge(bot, opponents)
+            assert refused.value.code == code, (bot, opponents, refused.value)
+            assert "\n" not in str(refused.value)
+        asked = client.challenge("bplain", ["loud"])
+        assert asked.competition == "duel" and list(asked.seats) == ["bplain@1", "loud@1"]
+        assert re.fullmatch(r"challenge-\d{6}", asked.challenge_id)
+        assert len(asked.games) == 2 and asked.state in ("waiting", "playing", "played")
+        cid = asked.challenge_id
+        deadline = time.monotonic() + 240
+        while client.get_challenge(cid).state != "played":
+            assert time.monotonic() < deadline, "bob's challenge was not played"
+            time.sleep(0.5)
+    assert challenge_ids(duel) == [*before, cid] and challenge_ids(t) == []
+    for token, competition in (
+        (tokens["alice"], "duel"),
+        (tokens["bob"], ""),
+        (tokens["bob"], "nope"),
+    ):
+        with ArenaClient(server.address, token=token, competition=competition) as client:
+            with pytest.raises(ClientError) as refused:
+                client.get_challenge(cid)
+            assert refused.value.code == grpc.StatusCode.NOT_FOUND
+    default = ArenaClient(server.address, token=tokens["bob"])  # the default's tables are of 4
+    with default, pytest.raises(ClientError):
+        default.challenge("bplain", ["loud"])
+    assert challenge_ids(t) == []
+
+    shown = cli("challenge", "--show", cid, "--server", server.address, "--competition", "duel",
+                token=tokens["bob"])  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert f"{cid} in duel: bplain@1 vs loud@1: played (unrated)" in shown.stdout
+    for name in ("..", "d\u0443el", "nope"):
+        refused = cli("challenge", "bplain", "loud", "--server", server.address,
+                      "--competition", name, token=tokens["bob"])  # fmt: skip
+        assert refused.returncode == 2, (name, refused.stdout, refused.stderr)
+        assert "competition" in refused.stderr.strip().splitlines()[-1], refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert challenge_ids(duel) == [*before, cid]
+
+
 def test_the_challenge_limits_are_the_accounts_across_competitions(tmp_path: Path) -> None:
     """A quota over two competitions' stores: challenges waiting in one count in the other, so an
     author cannot multiply their limits by the competitions there are; another author's count is

@@ -116,6 +116,20 @@ def check(
     return tuple(seats)
 
 
+def seats_in(
+    directory: Path,
+    accounts: Accounts,
+    author: str,
+    bot: str,
+    opponents: Sequence[str],
+    players: int,
+) -> tuple[str, ...]:
+    """:func:`check` against the store of the competition in ``directory``: what the web form and
+    AskChallenge both do before they hand a challenge to that competition's ladder."""
+    with Store(directory, readonly=True) as store:
+        return check(store, accounts, author, bot, opponents, players)
+
+
 def asked(store: Store, author: str) -> list[tuple[str, bool]]:
     """Each challenge ``author`` asked for in this store: when, and whether a game of it is still
     to play."""
@@ -242,4 +256,5 @@ __all__ = [
     "get",
     "may_read",
     "of_author",
+    "seats_in",
 ]

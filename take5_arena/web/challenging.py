@@ -23,26 +23,16 @@ from starlette.responses import RedirectResponse, Response
 
 from take5_arena.service import challenges
 from take5_arena.service.competitions import DEFAULT
+from take5_arena.service.defaults import CHALLENGE_STORED_SECONDS
 from take5_arena.service.errors import LimitExceededError, RequestError, ServiceError
 from take5_arena.web.base import Refused
 from take5_arena.web.mine import AuthorPages
 from take5_arena.web.public import competition_prefix
 
-#: seconds a request waits for the ladder's thread to store a challenge
-_STORED_SECONDS = 30.0
-
 
 class ChallengePages(AuthorPages):
     """Asking for a challenge, and a challenge's page (a refusal is shown on ``/me``, with the
     form)."""
-
-    def _check_challenge(
-        self, author: str, bot: str, opponents: list[str], competition: str, players: int
-    ) -> tuple[str, ...]:
-        with self.store(competition) as store:
-            return challenges.check(
-                store, self.parts.service.accounts, author, bot, opponents, players
-            )
 
     async def ask_challenge(self, request: Request) -> Response:
         session = await self.signed_in(request)
@@ -62,13 +52,18 @@ class ChallengePages(AuthorPages):
             if ladder is None:
                 where = f"competition {arm.name}" if arm.name else "this arena"
                 raise Refused(409, f"{where} plays no games now: no challenges")
-            players = ladder.settings.players
             seats = await self.run(
-                self._check_challenge, session.author, bot, opponents, arm.name, players
+                challenges.seats_in,
+                arm.directory,
+                self.parts.service.accounts,
+                session.author,
+                bot,
+                opponents,
+                ladder.settings.players,
             )
             asked = ladder.challenge(session.author, seats)
             try:
-                cid = await asyncio.wait_for(asyncio.wrap_future(asked), _STORED_SECONDS)
+                cid = await asyncio.wait_for(asyncio.wrap_future(asked), CHALLENGE_STORED_SECONDS)
             except asyncio.TimeoutError:
                 asked.cancel()
                 raise Refused(503, "the arena is busy; ask again in a minute") from None
