@@ -69,6 +69,10 @@ COMMANDS: Mapping[str, Subcommand] = {
         "take5_arena.cli.backup:backup", "Copy a tournament or arena, also while it serves."
     ),
     "build": Subcommand("take5_arena.cli.build:build", "Build the Docker image of a bot folder."),
+    "challenge": Subcommand(
+        "take5_arena.cli.challenge:challenge",
+        "Ask for an unrated challenge of your bot on an arena, or show one.",
+    ),
     "competition": Subcommand(
         "take5_arena.cli.competition:competition",
         "Several competitions on one arena, each with its own settings and ladder.",

@@ -7,9 +7,17 @@ pages' pool): the bot is the author's own and plays, each opponent is a bot that
 withdrawn, retired or banned), the table has the arena's size, no bot twice. Then on the ladder's
 thread, which alone deals and writes schedules (take5_arena/service/ladder.py,
 :meth:`~take5_arena.service.ladder.Ladder.challenge`): the same bots still play at those
-versions, and the author's limits (:func:`admit`: CHALLENGES_PER_HOUR asked in the last hour,
-CHALLENGES_WAITING not yet played), counted from the store on the one thread that adds to it, so
-that requests sent at once cannot pass a limit together.
+versions, and the author's limits (:meth:`Quota.admit`: CHALLENGES_PER_HOUR asked in the last
+hour, CHALLENGES_WAITING not yet played), counted from the stores under the quota's lock, which
+every competition's ladder takes to count and store, so that requests sent at once cannot pass a
+limit together.
+
+An arena with several competitions (take5_arena/service/competitions.py) has a ladder each, and
+each plays the challenges asked in its competition, stored in its store, with its settings. The
+limits are the account's, counted across every competition the server serves: a challenge costs
+the arena the same wherever it is played (sandboxed games, a share of the tables that rated play
+would have had), and an account is what the arena trusts and limits (its token, its uploads), so
+an author with N competitions to ask in must not get N times the quota.
 
 The ladder stores it as a schedule ``challenge-NNNNNN`` (``UNRATED_PREFIX``: the store leaves
 such games out of the ratings, the standings, the public lists and a version's counts) whose
@@ -24,10 +32,12 @@ sit at it; nobody else, and not the public record calls (GetGameRecord, ``/api/g
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from take5_arena.referee.store import Store
+from take5_arena.referee.store import Store, StoreError
 from take5_arena.referee.store.records import UNRATED_PREFIX
 from take5_arena.service import defaults
 from take5_arena.service.authors import Accounts, check_name
@@ -106,25 +116,80 @@ def check(
     return tuple(seats)
 
 
-def admit(store: Store, author: str, now: dt.datetime | None = None) -> None:
-    """LimitExceededError if ``author`` may not ask for another challenge now (on the ladder's
-    thread: the one that stores them)."""
+def seats_in(
+    directory: Path,
+    accounts: Accounts,
+    author: str,
+    bot: str,
+    opponents: Sequence[str],
+    players: int,
+) -> tuple[str, ...]:
+    """:func:`check` against the store of the competition in ``directory``: what the web form and
+    AskChallenge both do before they hand a challenge to that competition's ladder."""
+    with Store(directory, readonly=True) as store:
+        return check(store, accounts, author, bot, opponents, players)
+
+
+def asked(store: Store, author: str) -> list[tuple[str, bool]]:
+    """Each challenge ``author`` asked for in this store: when, and whether a game of it is still
+    to play."""
+    return [
+        (s.created_at, any(g.status == "pending" for g in store.schedules.games(s.schedule_id)))
+        for s in store.schedules.all(UNRATED_PREFIX)
+        if author_of(s.description) == author
+    ]
+
+
+def admit(
+    store: Store,
+    author: str,
+    now: dt.datetime | None = None,
+    elsewhere: Sequence[tuple[str, bool]] = (),
+) -> None:
+    """LimitExceededError if ``author`` may not ask for another challenge now, counting those in
+    ``store`` and those ``elsewhere`` (:func:`asked` of the arena's other competitions)."""
     now = now or dt.datetime.now(dt.timezone.utc)
     hour_ago = (now - dt.timedelta(hours=1)).isoformat()
-    mine = [s for s in store.schedules.all(UNRATED_PREFIX) if author_of(s.description) == author]
-    recent = [s for s in mine if s.created_at >= hour_ago]
+    mine = [*asked(store, author), *elsewhere]
+    recent = [created for created, _ in mine if created >= hour_ago]
     if len(recent) >= defaults.CHALLENGES_PER_HOUR:
         raise LimitExceededError(
             f"you asked for {len(recent)} challenges in the last hour, the most there may be; "
             "try again later"
         )
-    waiting = [
-        s for s in mine if any(g.status == "pending" for g in store.schedules.games(s.schedule_id))
-    ]
+    waiting = [created for created, pending in mine if pending]
     if len(waiting) >= defaults.CHALLENGES_WAITING:
         raise LimitExceededError(
             f"you have {len(waiting)} challenges not yet played; wait for them to be played"
         )
+
+
+class Quota:
+    """The challenge limits of an account across every competition of an arena: one per server,
+    shared by every competition's ladder. A ladder counts and stores a challenge under
+    :attr:`lock`, so two ladders cannot both admit the one challenge that passes a limit."""
+
+    def __init__(self, directories: Callable[[], Iterable[Path]] = lambda: ()) -> None:
+        self.lock = threading.Lock()
+        self._directories = directories
+        """The directories of the competitions served now (read at each count: a competition
+        added while the server runs counts from then on)."""
+
+    def admit(self, store: Store, home: Path, author: str, now: dt.datetime | None = None) -> None:
+        """:func:`admit` for a challenge asked in the competition in ``home`` (whose ``store`` is
+        open for writing on its ladder's thread), counting the other competitions' too. Call it
+        holding :attr:`lock`."""
+        here = home.absolute()
+        elsewhere: list[tuple[str, bool]] = []
+        for directory in self._directories():
+            if directory.absolute() == here:
+                continue
+            try:
+                with Store(directory, readonly=True) as other:
+                    elsewhere += asked(other, author)
+            except StoreError:  # unreadable now: its ladder cannot play challenges either
+                continue
+        admit(store, author, now, elsewhere)
 
 
 def _challenge(store: Store, schedule_id: str, author: str, created_at: str) -> Challenge:
@@ -181,7 +246,9 @@ __all__ = [
     "TABLES",
     "Challenge",
     "ChallengeGame",
+    "Quota",
     "admit",
+    "asked",
     "author_of",
     "challenge_of",
     "check",
@@ -189,4 +256,5 @@ __all__ = [
     "get",
     "may_read",
     "of_author",
+    "seats_in",
 ]

@@ -19,7 +19,7 @@ import io
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -232,6 +232,19 @@ class ArenaClient:
             bot_name=bot_name, limit=limit, competition=self.competition
         )
         return self._call("MyBotFaults", request, pb.MyBotFaultsResponse, 60)
+
+    def challenge(self, bot_name: str, opponents: Sequence[str]) -> pb.ChallengeResponse:
+        """Ask for a challenge of ``bot_name`` against ``opponents`` in the client's competition;
+        the answer comes once its ladder stored it (AskChallenge, since 1.2)."""
+        request = pb.AskChallengeRequest(
+            bot_name=bot_name, opponents=list(opponents), competition=self.competition
+        )
+        return self._call("AskChallenge", request, pb.ChallengeResponse, 60)
+
+    def get_challenge(self, challenge_id: str) -> pb.ChallengeResponse:
+        """One of the author's challenges in the client's competition, as it is now."""
+        request = pb.GetChallengeRequest(challenge_id=challenge_id, competition=self.competition)
+        return self._call("GetChallenge", request, pb.ChallengeResponse, 60)
 
 
 __all__ = [

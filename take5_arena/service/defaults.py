@@ -98,6 +98,12 @@ CHALLENGES_WAITING = 2
 """Challenges of one author asked for and not yet played, at once."""
 CHALLENGES_SHOWN = 20
 """An author's newest challenges listed on their page."""
+MAX_CHALLENGE_OPPONENTS = 9
+"""Opponents a challenge may name at most (a table has at most 10 seats): a longer list is refused
+before a name of it is looked at."""
+CHALLENGE_STORED_SECONDS = 30.0
+"""Seconds a request for a challenge (the web form, AskChallenge) waits for its competition's
+ladder to store it before it answers that the arena is busy."""
 
 # -- the ladder and the publisher -----------------------------------------------------------------
 GAUNTLET_TABLES = 1

@@ -155,6 +155,7 @@ class Ladder:
         runner: Runner = run_table,
         retry_delay: float = defaults.LADDER_RETRY_DELAY,
         given_up_for: float = defaults.LADDER_GIVEN_UP_SECONDS,
+        quota: challenges.Quota | None = None,
     ):
         self.directory = Path(directory)
         self.home = str(self.directory.absolute())
@@ -171,6 +172,8 @@ class Ladder:
         self.runner = runner
         self.retry_delay = retry_delay
         self.given_up_for = given_up_for
+        self.quota = quota or challenges.Quota()
+        """The authors' challenge limits, shared with the server's other competitions' ladders."""
         self.run_id = f"ladder-{secrets.token_hex(4)}"
         self.dealer: Dealer | None = None
         self.played = 0
@@ -535,7 +538,8 @@ class Ladder:
 
     def _take_challenges(self, store: Store, current: Mapping[str, EntrantVersion]) -> None:
         """Store the challenges asked for since the last look (the author's limits counted here,
-        on the one thread that adds them) and queue their tables."""
+        across the arena's competitions, under the lock their ladders share) and queue their
+        tables."""
         while True:
             try:
                 asked = self._asked.get_nowait()
@@ -547,16 +551,17 @@ class Ladder:
                 gone = [key for key in asked.seats if key not in current]
                 if gone:
                     raise NotFoundError(f"{gone[0]} does not play here now")
-                challenges.admit(store, asked.author)
-                n = len(store.schedules.all(UNRATED_PREFIX))
-                specs = self._save(
-                    store,
-                    current,
-                    [asked.seats],
-                    challenges.description(asked.author),
-                    prefix=UNRATED_PREFIX,
-                    number=n,
-                )
+                with self.quota.lock:  # counted and stored before another ladder counts
+                    self.quota.admit(store, self.directory, asked.author)
+                    n = len(store.schedules.all(UNRATED_PREFIX))
+                    specs = self._save(
+                        store,
+                        current,
+                        [asked.seats],
+                        challenges.description(asked.author),
+                        prefix=UNRATED_PREFIX,
+                        number=n,
+                    )
             except RequestError as error:
                 asked.future.set_exception(error)
                 continue

@@ -15,6 +15,7 @@ from take5_arena.referee.store import EntrantVersion, FaultedGame, VersionStats
 from take5_arena.service import defaults
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.authors import Author, BotClaim, SubmissionRow, SubmissionStatus
+from take5_arena.service.challenges import Challenge
 
 _OUTCOMES = {
     SubmissionStatus.ACCEPTED: pb.SUBMIT_ACCEPTED,
@@ -175,6 +176,18 @@ def bot_faults(
     return reply
 
 
+def challenge(found: Challenge, competition: str) -> pb.ChallengeResponse:
+    """A stored challenge as its author reads it (AskChallenge, GetChallenge)."""
+    return pb.ChallengeResponse(
+        challenge_id=found.id,
+        competition=competition,
+        created_at=found.created_at,
+        seats=list(found.seats),
+        state=found.state,
+        games=[pb.ChallengeGame(game_id=g.game_id, status=g.status) for g in found.games],
+    )
+
+
 def public_record(record: GameRecord) -> dict[str, Any]:
     """A record as anyone may read it: without the bots' own output (the turns' ``logs``), which
     only each bot's author reads (MyBotFaults)."""
@@ -224,6 +237,7 @@ def log_tail(record: GameRecord, seat: int, fault: FaultRecord) -> str:
 
 __all__ = [
     "bot_faults",
+    "challenge",
     "game_record",
     "log_tail",
     "my_bots",

@@ -72,7 +72,7 @@ from take5_arena.referee.tournament.run.launchers import close_launchers
 from take5_arena.referee.tournament.run.lifecycle import run_lock
 from take5_arena.referee.tournament.run.spec import GameOutcome, TableSpec
 from take5_arena.referee.tournament.run.table import run_table
-from take5_arena.service import defaults, logs
+from take5_arena.service import challenges, defaults, logs
 from take5_arena.service.address import is_loopback, split_address
 from take5_arena.service.api import arena_pb2_grpc as pb_grpc
 from take5_arena.service.authors import Accounts
@@ -265,6 +265,8 @@ class _Server:
         """Every competition served, as opened, the default first."""
         self.arms: list[Competition] = []
         """Their running parts, in the same order."""
+        self.quota = challenges.Quota(lambda: [arm.directory for arm in list(self.arms)])
+        """The authors' challenge limits, counted across every competition served."""
         self.waiting: dict[str, _Waiting] = {}
         """Competitions found that could not be opened yet."""
         self.not_served: Mapping[str, str] = {}
@@ -446,6 +448,7 @@ class _Server:
                 info=info,
                 on_games=arm.publisher.games_landed,
                 on_season=arm.publisher.refresh,
+                quota=self.quota,
             )
         return arm
 

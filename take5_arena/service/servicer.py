@@ -499,5 +499,63 @@ class ArenaService(pb_grpc.ArenaServicer):
             games = store.records.faulted_games(list(versions), limit)
         return messages.bot_faults(name, refusal, versions, games, limit)
 
+    # -- AskChallenge / GetChallenge ---------------------------------------------------------------
+
+    @_rpc
+    async def AskChallenge(
+        self, request: pb.AskChallengeRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ChallengeResponse:
+        """The web form's challenge (take5_arena/web/challenging.py), over the API: checked
+        against the competition's store, stored and played by its ladder, limited per account
+        across the competitions (take5_arena/service/challenges.py)."""
+        author = await self.author(context)
+        with self.counts.call(author.name):
+            arm = self.p.competition(request.competition)
+            if arm.ladder is None:
+                where = f"competition {arm.name}" if arm.name else "this arena"
+                raise BadRequestError(f"{where} plays no games now: no challenges")
+            if len(request.opponents) > defaults.MAX_CHALLENGE_OPPONENTS:
+                raise BadRequestError("too many opponents for any table")
+            seats = await self.run(
+                challenges.seats_in,
+                arm.directory,
+                self.p.accounts,
+                author.name,
+                request.bot_name,
+                list(request.opponents),
+                arm.ladder.settings.players,
+            )
+            asked = arm.ladder.challenge(author.name, seats)
+            try:
+                cid = await asyncio.wait_for(
+                    asyncio.wrap_future(asked), defaults.CHALLENGE_STORED_SECONDS
+                )
+            except asyncio.TimeoutError:
+                asked.cancel()
+                await context.abort(
+                    grpc.StatusCode.UNAVAILABLE, "the arena is busy; ask again in a minute"
+                )
+            where = f" in {arm.name}" if arm.name else ""
+            self.log.info("%s asked for %s%s: %s", author.name, cid, where, ", ".join(seats))
+            return await self.run(self._challenge, author, cid, arm.name)
+
+    @_rpc
+    async def GetChallenge(
+        self, request: pb.GetChallengeRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ChallengeResponse:
+        author = await self.author(context)
+        with self.counts.call(author.name):
+            cid = request.challenge_id
+            if not cid or len(cid) > 100:
+                raise BadRequestError("give a challenge id")
+            arm = self.p.competition(request.competition)
+            return await self.run(self._challenge, author, cid, arm.name)
+
+    def _challenge(self, author: Author, cid: str, competition: str) -> pb.ChallengeResponse:
+        """One of the author's challenges in ``competition``; any other id: NOT_FOUND."""
+        with self.store(competition) as store:
+            found = challenges.get(store, author.name, cid)
+        return messages.challenge(found, competition)
+
 
 __all__ = ["ArenaService", "Competition", "ServiceParts"]

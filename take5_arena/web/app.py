@@ -9,8 +9,9 @@ has the same pages under ``/c/NAME`` (web/public.py).
 
 An author, signed in (``/signin``): their bots, each version's validation, their submissions with
 the verdict and the bot's output, upload (``/me/upload``, the same queue as ``referee submit
---server``), withdraw, and their bots' faults with the bot's own output per turn
-(``/me/bots/NAME/faults``), which nobody else can read.
+--server``), withdraw, ask for challenges, and their bots' faults with the bot's own output per
+turn (``/me/bots/NAME/faults``), which nobody else can read; another competition's faults, own
+output and challenges are under its path (``/c/COMPETITION/me/...``).
 
 The organiser, signed in with the arena's organiser token (``DIR/secret/web-organiser-token``):
 authors (add, revoke), bots (withdraw, ban, unban), the settings and the health of the arena
@@ -90,6 +91,10 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             Route("/c/{name}/events/standings", self.standings_events),
             Route("/c/{name}/events/live", self.live_events),
             Route("/c/{name}/events/games/{game_id:path}", self.game_events),
+            Route("/c/{name}/me/bots/{bot}/faults", self.faults),
+            Route("/c/{name}/me/games/{game_id:path}/output.json", self.own_output_json),
+            Route("/c/{name}/me/games/{game_id:path}/analysis.json", self.own_analysis_json),
+            Route("/c/{name}/me/challenges/{cid}", self.challenge_page),
             Route("/competitions", self.competitions_page),
             Route("/competitions/{prefix}", self.competition_page),
             Route("/replay.html", self.replay),
@@ -107,7 +112,7 @@ class WebApp(PublicPages, CompetitionPages, ChallengePages, OrganiserPages):
             Route("/me/upload", self.upload, methods=["POST"]),
             Route("/me/submissions/{sid}.json", self.submission_json),
             Route("/me/submissions/{sid}", self.submission_page),
-            Route("/me/bots/{name}/faults", self.faults),
+            Route("/me/bots/{bot}/faults", self.faults),
             Route("/me/games/{game_id:path}/output.json", self.own_output_json),
             Route("/me/games/{game_id:path}/analysis.json", self.own_analysis_json),
             Route("/me/bots/{name}/withdraw", self.withdraw, methods=["POST"]),

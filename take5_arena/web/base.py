@@ -126,7 +126,8 @@ class Pages:
     authors: Buckets
     streams: Streams
     uploads: dict[str, int]
-    analyses: dict[tuple[str, tuple[int, ...]], dict[str, Any]]
+    analyses: dict[tuple[str, str, tuple[int, ...]], dict[str, Any]]
+    """Own analyses kept, by competition, game id and the author's seats."""
     analysing: asyncio.Semaphore
     cookie: str
     templates: jinja2.Environment

@@ -4,6 +4,12 @@ the form on ``/me`` (one of their bots, the opponents it is to meet), ``POST /me
 the challenge's own checks and the author's challenge limits), and each challenge's page
 (``/me/challenges/ID``: its table, its games as they are played, each a link to its replay, all
 marked unrated). A challenge is its author's alone: another author's id is "no such challenge".
+
+Each competition of the arena has its own challenges: the form names its competition (a hidden
+``competition`` field, as the upload and withdraw forms do), the challenge is checked against that
+competition's bots and table size, played by its ladder and stored in its store, and its page is
+under the competition's path (``/c/NAME/me/challenges/ID``: ids are each competition's). The
+limits are the account's across all of them (take5_arena/service/challenges.py, :class:`Quota`).
 """
 
 from __future__ import annotations
@@ -16,29 +22,17 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from take5_arena.service import challenges
+from take5_arena.service.competitions import DEFAULT
+from take5_arena.service.defaults import CHALLENGE_STORED_SECONDS
 from take5_arena.service.errors import LimitExceededError, RequestError, ServiceError
 from take5_arena.web.base import Refused
 from take5_arena.web.mine import AuthorPages
-
-#: seconds a request waits for the ladder's thread to store a challenge
-_STORED_SECONDS = 30.0
+from take5_arena.web.public import competition_prefix
 
 
 class ChallengePages(AuthorPages):
     """Asking for a challenge, and a challenge's page (a refusal is shown on ``/me``, with the
     form)."""
-
-    def _players(self) -> int:
-        ladder = self.parts.service.ladder
-        if ladder is None:
-            raise Refused(409, "this arena plays no games now: no challenges")
-        return ladder.settings.players
-
-    def _check_challenge(self, author: str, bot: str, opponents: list[str]) -> tuple[str, ...]:
-        with self.store() as store:
-            return challenges.check(
-                store, self.parts.service.accounts, author, bot, opponents, self._players()
-            )
 
     async def ask_challenge(self, request: Request) -> Response:
         session = await self.signed_in(request)
@@ -50,14 +44,26 @@ class ChallengePages(AuthorPages):
             for key in sorted(form)
             if key.startswith("opponent") and form[key].strip()
         ]
-        ladder = self.parts.service.ladder
         try:
+            # the upload's rule (ServiceParts.competition): a name that is none, or one this
+            # arena has not, is refused in one line before any store is opened
+            arm = self.parts.service.competition(form.get("competition", DEFAULT))
+            ladder = arm.ladder
             if ladder is None:
-                raise Refused(409, "this arena plays no games now: no challenges")
-            seats = await self.run(self._check_challenge, session.author, bot, opponents)
+                where = f"competition {arm.name}" if arm.name else "this arena"
+                raise Refused(409, f"{where} plays no games now: no challenges")
+            seats = await self.run(
+                challenges.seats_in,
+                arm.directory,
+                self.parts.service.accounts,
+                session.author,
+                bot,
+                opponents,
+                ladder.settings.players,
+            )
             asked = ladder.challenge(session.author, seats)
             try:
-                cid = await asyncio.wait_for(asyncio.wrap_future(asked), _STORED_SECONDS)
+                cid = await asyncio.wait_for(asyncio.wrap_future(asked), CHALLENGE_STORED_SECONDS)
             except asyncio.TimeoutError:
                 asked.cancel()
                 raise Refused(503, "the arena is busy; ask again in a minute") from None
@@ -66,11 +72,13 @@ class ChallengePages(AuthorPages):
             return await self.me(request, str(error), status)
         except ServiceError as error:
             return await self.me(request, str(error), 400)
-        self.parts.log(f"web: {session.author} asked for {cid}: {', '.join(seats)}")
-        return RedirectResponse(f"/me/challenges/{quote(cid, safe='')}", 303)
+        where = f" in {arm.name}" if arm.name else ""
+        self.parts.log(f"web: {session.author} asked for {cid}{where}: {', '.join(seats)}")
+        prefix = competition_prefix(arm.name)
+        return RedirectResponse(f"{prefix}/me/challenges/{quote(cid, safe='')}", 303)
 
-    def _challenge(self, author: str, cid: str) -> dict[str, Any]:
-        with self.store() as store:
+    def _challenge(self, author: str, cid: str, competition: str = DEFAULT) -> dict[str, Any]:
+        with self.store(competition) as store:
             try:
                 found = challenges.get(store, author, cid)
             except ServiceError:
@@ -78,6 +86,8 @@ class ChallengePages(AuthorPages):
             finished = store.records.finished_at([g.game_id for g in found.games])
         return {
             "id": found.id,
+            "competition": competition,
+            "prefix": competition_prefix(competition),
             "created_at": found.created_at,
             "state": found.state,
             "seats": found.seats,
@@ -88,9 +98,14 @@ class ChallengePages(AuthorPages):
         }
 
     async def challenge_page(self, request: Request) -> Response:
+        """``/me/challenges/ID`` and ``/c/NAME/me/challenges/ID``: in that competition."""
         session = await self.signed_in(request)
-        data = await self.run(self._challenge, session.author, request.path_params["cid"][:100])
-        return self.page(request, "challenge.html", session=session, challenge=data)
+        competition = self.path_competition(request)
+        cid = request.path_params["cid"][:100]
+        data = await self.run(self._challenge, session.author, cid, competition)
+        return self.page(
+            request, "challenge.html", session=session, challenge=data, prefix=data["prefix"]
+        )
 
 
 __all__ = ["ChallengePages"]

@@ -5,15 +5,22 @@ A bot's name is the arena's (its author's in every competition:
 take5_arena/service/competitions.py), but its versions, games, state and standing are each
 competition's own, in that competition's store: so ``/me`` shows the default competition with
 every bot the author holds (withdrawn and banned ones too), then each other competition where the
-author has a version, each bot linking to its page there (``/c/NAME/bot.html``).
+author has a version, each bot linking to its page there (``/c/NAME/bot.html``) and to its faults
+there (``/c/NAME/me/bots/BOT/faults``).
+
+The author's challenges too are each competition's (take5_arena/service/challenges.py): asked
+in one, played by its ladder at its table's size, stored in its store; ``/me`` lists them all,
+each with its competition, and offers a form for each competition whose ladder plays.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from take5_arena.service import challenges
 from take5_arena.service.authors import BotClaim
 from take5_arena.service.competitions import DEFAULT
+from take5_arena.service.defaults import CHALLENGES_SHOWN
 from take5_arena.web.base import Pages
 from take5_arena.web.public import competition_prefix
 
@@ -53,6 +60,35 @@ class EntryPages(Pages):
                     }
                 )
         return out
+
+    def challenges_of(
+        self, author: str, places: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The author's newest challenges in every competition, newest first, each with its
+        competition; and a challenge form for each competition whose ladder plays (``places``:
+        :meth:`entries`): the author's bots that play there, the bots they may meet, and how
+        many (its table's size less one)."""
+        bots_of = {str(p["name"]): p["bots"] for p in places}
+        asked: list[dict[str, Any]] = []
+        forms = []
+        for competition in self.parts.service.competition_names():
+            ladder = self.parts.service.competition(competition).ladder
+            with self.store(competition) as store:
+                found = challenges.of_author(store, author, CHALLENGES_SHOWN)
+                playing = sorted(v.name for v in store.versions.current())
+            where = {
+                "competition": competition,
+                "label": competition_label(competition),
+                "prefix": competition_prefix(competition),
+            }
+            asked += [{**where, "challenge": c} for c in found]
+            if ladder is not None:
+                bots = bots_of.get(competition, [])
+                mine = [b["name"] for b in bots if b["active"] and not b["banned"]]
+                opponents = ladder.settings.players - 1
+                forms.append({**where, "mine": mine, "playing": playing, "opponents": opponents})
+        asked.sort(key=lambda a: str(a["challenge"].created_at), reverse=True)
+        return asked[:CHALLENGES_SHOWN], forms
 
     def _bots_in(self, claims: list[BotClaim], competition: str) -> list[dict[str, Any]]:
         """Each bot of ``claims`` as it stands in ``competition``: state, standing, versions."""

@@ -5,6 +5,12 @@ upload (``/me/upload``, into any competition of the arena: that competition's qu
 faults with the bot's own output per turn (``/me/bots/NAME/faults``), and their own seats' output
 and analysis beside a replay (``/me/games/ID/output.json``, ``analysis.json``). Nobody else can
 read any of it: each reads the author from the session and the seats from the store.
+
+Another competition's faults, output and analysis are the same pages under its path
+(``/c/COMPETITION/me/...``, as its replays are under ``/c/COMPETITION/replay.html``): they read
+that competition's store only, so a game id is looked up in the competition the path names and
+nowhere else, and the name passes the one rule of every competition route
+(:meth:`~take5_arena.web.base.Pages.competition_name`) before any store is opened.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from take5.analysis import analyse, costliest
 from take5_arena.referee.archive import RECIPE
 from take5_arena.referee.store import Store, StoreError
 from take5_arena.referee.store.health import StoreFaultError
-from take5_arena.service import challenges, messages
 from take5_arena.service import defaults as service_defaults
+from take5_arena.service import messages
 from take5_arena.service.authors import Author, check_name
 from take5_arena.service.competitions import DEFAULT
 from take5_arena.service.errors import (
@@ -41,7 +47,7 @@ from take5_arena.service.errors import (
 from take5_arena.service.servicer import Competition
 from take5_arena.web import defaults
 from take5_arena.web.base import ORGANISER, Refused, capped, client_of, size_text
-from take5_arena.web.entries import EntryPages
+from take5_arena.web.entries import EntryPages, competition_label
 from take5_arena.web.public import competition_prefix
 from take5_arena.web.security import csrf_ok
 
@@ -115,12 +121,14 @@ class AuthorPages(EntryPages):
         )
         return response
 
-    def _own_output(self, author_name: str, game_id: str) -> dict[str, Any]:
-        """The author's own bots' output in a published game, turn by turn: only the seats whose
-        version the store says is a version of a bot this author holds."""
+    def _own_output(
+        self, author_name: str, game_id: str, competition: str = DEFAULT
+    ) -> dict[str, Any]:
+        """The author's own bots' output in a published game of ``competition``, turn by turn:
+        only the seats whose version its store says is a version of a bot this author holds."""
         accounts = self.parts.service.accounts
         mine = {c.bot_name for c in accounts.claims_of(accounts.author(author_name).name)}
-        with self.store() as store:
+        with self.store(competition) as store:
             try:
                 record = store.records.get(game_id, published_only=True)
                 seats = store.schedules.game(game_id).seats
@@ -130,14 +138,17 @@ class AuthorPages(EntryPages):
         own = [seat for seat, version in enumerate(seats) if names[version] in mine]
         return {"id": game_id, "seats": own, "logs": messages.own_logs(record, own)}
 
-    def _own_analysis(self, author_name: str, game_id: str) -> dict[str, Any]:
+    def _own_analysis(
+        self, author_name: str, game_id: str, competition: str = DEFAULT
+    ) -> dict[str, Any]:
         """Each card the author's own seats played in a published game beside the SDK search's
         card (take5.analysis), with the costliest decision of each: their seats only, as with
-        their output. Kept per game, so a second look costs nothing."""
-        own = self._own_output(author_name, game_id)["seats"]
-        key = (game_id, tuple(own))
+        their output. Kept per competition and game (two competitions may each have a game of
+        one id), so a second look costs nothing."""
+        own = self._own_output(author_name, game_id, competition)["seats"]
+        key = (competition, game_id, tuple(own))
         if key not in self.analyses:
-            with self.store() as store:
+            with self.store(competition) as store:
                 record = store.records.get(game_id, published_only=True)
             decisions = analyse(record, own, defaults.ANALYSIS_DEALS)
             worst = {s: costliest([d for d in decisions if d.seat == s]) for s in own}
@@ -157,31 +168,33 @@ class AuthorPages(EntryPages):
                 self.analyses.pop(next(iter(self.analyses)))
         return self.analyses[key]
 
-    async def _own_game(self, request: Request) -> tuple[str, str]:
-        """The signed-in author and the game id of a ``/me/games/ID/...`` request (403 without an
-        author's session, 404 for an id no game has)."""
+    async def _own_game(self, request: Request) -> tuple[str, str, str]:
+        """The signed-in author, the competition and the game id of a ``/me/games/ID/...`` or
+        ``/c/NAME/me/games/ID/...`` request (403 without an author's session, 404 for a
+        competition the arena has not or an id no game has)."""
         session = await self.session(request)
         if session is None or session.organiser:
             raise Refused(403, "sign in first")
+        competition = self.path_competition(request)
         game_id = request.path_params["game_id"]
         if not game_id or len(game_id) > 100:
             raise Refused(404, "no such game")
-        return session.author, game_id
+        return session.author, competition, game_id
 
     async def own_analysis_json(self, request: Request) -> Response:
         """A GET that changes nothing but costs CPU: counted against the author's rate, and one
         analysis at a time for the whole server."""
-        author, game_id = await self._own_game(request)
+        author, competition, game_id = await self._own_game(request)
         wait = self.authors.take(author)
         if wait:
             raise Refused(429, "too many requests; slow down", wait)
         async with self.analysing:
-            data = await self.run(self._own_analysis, author, game_id)
+            data = await self.run(self._own_analysis, author, game_id, competition)
         return JSONResponse(data, headers={"cache-control": "no-store"})
 
     async def own_output_json(self, request: Request) -> Response:
-        author, game_id = await self._own_game(request)
-        data = await self.run(self._own_output, author, game_id)
+        author, competition, game_id = await self._own_game(request)
+        data = await self.run(self._own_output, author, game_id, competition)
         return JSONResponse(data, headers={"cache-control": "no-store"})
 
     # -- an author's pages -------------------------------------------------------------------------
@@ -190,23 +203,13 @@ class AuthorPages(EntryPages):
         accounts = self.parts.service.accounts
         author = accounts.author(name)
         places = self.entries(accounts.claims_of(name))
-        bots = places[0]["bots"]  # the default competition's: every bot the author holds
-        with self.store() as store:
-            asked = challenges.of_author(store, name, service_defaults.CHALLENGES_SHOWN)
-            playing = sorted(v.name for v in store.versions.current())
-        ladder = self.parts.service.ladder
+        asked, forms = self.challenges_of(name, places)
         return {
             "author": author,
             "places": places,
             "competitions": self.competition_choices(),
             "challenges": asked,
-            "challenge_form": None
-            if ladder is None
-            else {
-                "mine": [b["name"] for b in bots if b["active"] and not b["banned"]],
-                "playing": playing,
-                "opponents": ladder.settings.players - 1,
-            },
+            "challenge_forms": forms,
             "submissions": accounts.submissions_of(name, defaults.SUBMISSIONS_SHOWN),
             "max_size": size_text(self._max_bytes(author)),
             "recipe": RECIPE,
@@ -349,7 +352,9 @@ class AuthorPages(EntryPages):
         data = await self.run(self._submission, session.author, request.path_params["sid"][:100])
         return self.page(request, "submission.html", session=session, sub=data)
 
-    def _faults(self, author_name: str, name: str) -> dict[str, Any]:
+    def _faults(self, author_name: str, name: str, competition: str = DEFAULT) -> dict[str, Any]:
+        """The faults of the author's bot ``name`` in ``competition``'s games (a bot name is the
+        arena's: theirs in every competition), with its last refused submission."""
         accounts = self.parts.service.accounts
         author = accounts.author(author_name)
         check_name("bot", name)
@@ -357,12 +362,15 @@ class AuthorPages(EntryPages):
         if claim is None or claim.author != author.name:
             raise Refused(404, f"you have no bot named {name!r}")
         refusal = accounts.last_refusal(name, author.name)
-        with self.store() as store:
+        with self.store(competition) as store:
             versions = {v.id: v.version for v in store.versions.all() if v.name == name}
             games = store.records.faulted_games(list(versions), service_defaults.FAULTS_SHOWN)
         reply = messages.bot_faults(name, refusal, versions, games, service_defaults.FAULTS_SHOWN)
         return {
             "name": name,
+            "competition": competition,
+            "label": competition_label(competition),
+            "prefix": competition_prefix(competition),
             "last_refusal": reply.last_refusal_output,
             "faults": [
                 {
@@ -380,9 +388,12 @@ class AuthorPages(EntryPages):
         }
 
     async def faults(self, request: Request) -> Response:
+        """``/me/bots/BOT/faults`` and ``/c/NAME/me/bots/BOT/faults``: in that competition."""
         session = await self.signed_in(request)
+        competition = self.path_competition(request)
+        bot = request.path_params["bot"]
         try:
-            data = await self.run(self._faults, session.author, request.path_params["name"])
+            data = await self.run(self._faults, session.author, bot, competition)
         except ServiceError as error:
             raise Refused(404, str(error)) from None
         return self.page(request, "faults.html", session=session, **data)

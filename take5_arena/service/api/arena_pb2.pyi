@@ -271,3 +271,45 @@ class BotFault(_message.Message):
     log_tail: str
     finished_at: str
     def __init__(self, game_id: _Optional[str] = ..., version: _Optional[int] = ..., round: _Optional[int] = ..., turn: _Optional[int] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., log_tail: _Optional[str] = ..., finished_at: _Optional[str] = ...) -> None: ...
+
+class AskChallengeRequest(_message.Message):
+    __slots__ = ("bot_name", "opponents", "competition")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    OPPONENTS_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    opponents: _containers.RepeatedScalarFieldContainer[str]
+    competition: str
+    def __init__(self, bot_name: _Optional[str] = ..., opponents: _Optional[_Iterable[str]] = ..., competition: _Optional[str] = ...) -> None: ...
+
+class GetChallengeRequest(_message.Message):
+    __slots__ = ("challenge_id", "competition")
+    CHALLENGE_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
+    challenge_id: str
+    competition: str
+    def __init__(self, challenge_id: _Optional[str] = ..., competition: _Optional[str] = ...) -> None: ...
+
+class ChallengeResponse(_message.Message):
+    __slots__ = ("challenge_id", "competition", "created_at", "seats", "state", "games")
+    CHALLENGE_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPETITION_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    challenge_id: str
+    competition: str
+    created_at: str
+    seats: _containers.RepeatedScalarFieldContainer[str]
+    state: str
+    games: _containers.RepeatedCompositeFieldContainer[ChallengeGame]
+    def __init__(self, challenge_id: _Optional[str] = ..., competition: _Optional[str] = ..., created_at: _Optional[str] = ..., seats: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., games: _Optional[_Iterable[_Union[ChallengeGame, _Mapping]]] = ...) -> None: ...
+
+class ChallengeGame(_message.Message):
+    __slots__ = ("game_id", "status")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    status: str
+    def __init__(self, game_id: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...

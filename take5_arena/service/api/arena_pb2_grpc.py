@@ -70,6 +70,16 @@ class ArenaStub:
                 request_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.MyBotFaultsRequest.SerializeToString,
                 response_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.MyBotFaultsResponse.FromString,
                 _registered_method=True)
+        self.AskChallenge = channel.unary_unary(
+                '/take5.arena.v1.Arena/AskChallenge',
+                request_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.AskChallengeRequest.SerializeToString,
+                response_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.ChallengeResponse.FromString,
+                _registered_method=True)
+        self.GetChallenge = channel.unary_unary(
+                '/take5.arena.v1.Arena/GetChallenge',
+                request_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.GetChallengeRequest.SerializeToString,
+                response_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.ChallengeResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -152,6 +162,30 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AskChallenge(self, request, context):
+        """Since 1.2: ask for a challenge (token required): one of your bots that plays in the
+        competition against the bots you name (any that play there, yours included), at a table of the
+        competition's size, one deal in every rotation, played by its ladder between its rated tables.
+        Its games are unrated: in no rating, standing or public list, and GetGameRecord answers for
+        them as for an unknown game (their replays are on the arena's web pages, for you and the
+        authors of the bots at the table). The answer comes once the competition's ladder has stored
+        it (its games pending). Refused: a bot that is not yours, does not play there, or is named
+        twice, or a number of opponents that is not the table's (INVALID_ARGUMENT or NOT_FOUND); past
+        your limits, 10 asked an hour and 2 not yet played, counted across every competition of the
+        arena (RESOURCE_EXHAUSTED); the ladder busy for 30 s (UNAVAILABLE: ask again).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetChallenge(self, request, context):
+        """Since 1.2: one of your challenges as it is now (token required); another author's, or an id of
+        another competition, is NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -189,6 +223,16 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.MyBotFaults,
                     request_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.MyBotFaultsRequest.FromString,
                     response_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.MyBotFaultsResponse.SerializeToString,
+            ),
+            'AskChallenge': grpc.unary_unary_rpc_method_handler(
+                    servicer.AskChallenge,
+                    request_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.AskChallengeRequest.FromString,
+                    response_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.ChallengeResponse.SerializeToString,
+            ),
+            'GetChallenge': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetChallenge,
+                    request_deserializer=take5__arena_dot_service_dot_api_dot_arena__pb2.GetChallengeRequest.FromString,
+                    response_serializer=take5__arena_dot_service_dot_api_dot_arena__pb2.ChallengeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -381,6 +425,60 @@ class Arena:
             '/take5.arena.v1.Arena/MyBotFaults',
             take5__arena_dot_service_dot_api_dot_arena__pb2.MyBotFaultsRequest.SerializeToString,
             take5__arena_dot_service_dot_api_dot_arena__pb2.MyBotFaultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AskChallenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/take5.arena.v1.Arena/AskChallenge',
+            take5__arena_dot_service_dot_api_dot_arena__pb2.AskChallengeRequest.SerializeToString,
+            take5__arena_dot_service_dot_api_dot_arena__pb2.ChallengeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetChallenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/take5.arena.v1.Arena/GetChallenge',
+            take5__arena_dot_service_dot_api_dot_arena__pb2.GetChallengeRequest.SerializeToString,
+            take5__arena_dot_service_dot_api_dot_arena__pb2.ChallengeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -100,11 +100,11 @@
   }
 
   /* A signed-in author's own bots' output in this game ([round, turn, seat, text] rows, from
-   * /me/games/ID/output.json: their seats only), put into the turns it was printed in, where the
+   * PREFIX/me/games/ID/output.json, the page's competition's: their seats only), put into the turns it was printed in, where the
    * renderer shows it beside the turn ("Bot logs this turn"). Anything else: no logs. */
   function ownOutput(id, game) {
     if (document.body.dataset.ownOutput !== "1") return Promise.resolve(game);
-    return fetch("/me/games/" + encodeURIComponent(id) + "/output.json", { credentials: "same-origin" })
+    return fetch(PREFIX + "/me/games/" + encodeURIComponent(id) + "/output.json", { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.json() : { logs: [] }; })
       .then(function (own) {
         (own.logs || []).forEach(function (row) {
@@ -116,7 +116,7 @@
       }, function () { return game; });
   }
 
-  /* The author's analysis of their own seats (/me/games/ID/analysis.json), asked for by a button:
+  /* The author's analysis of their own seats (PREFIX/me/games/ID/analysis.json), asked for by a button:
    * each card played beside the SDK search's card, the cost, the costliest decision of each seat;
    * each row links to its turn of the replay (#rRtT). Numbers and the seats' names only, as text. */
   function ownAnalysis(id, game) {
@@ -129,7 +129,7 @@
     button.addEventListener("click", function () {
       button.disabled = true;
       button.textContent = "Analysing …";
-      fetch("/me/games/" + encodeURIComponent(id) + "/analysis.json", { credentials: "same-origin" })
+      fetch(PREFIX + "/me/games/" + encodeURIComponent(id) + "/analysis.json", { credentials: "same-origin" })
         .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
         .then(function (x) {
           if (!x[0]) throw new Error(x[1].error || "refused");
