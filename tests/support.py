@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import NoReturn
 
@@ -106,3 +109,19 @@ def go_example(dest: Path) -> Path:
     if build.returncode != 0:
         unavailable(f"example_bots/go/build.sh failed:\n{build.stderr[-2000:]}")
     return dest
+
+
+def free_port() -> int:
+    """A loopback port free now (the system's pick), for a server that must be told its port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def http_get(url: str, timeout: float = 30) -> tuple[int, str]:
+    """The status and text of a GET, an HTTP error's too (a test reads a 404's body as a 200's)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES, ROOT, unavailable
+from support import EXAMPLES, ROOT, free_port, unavailable
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament import submit
@@ -54,12 +53,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def _need(condition: bool, reason: str) -> None:
     if not condition:
         unavailable(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _engine(root: Path, i: int) -> dict[str, str]:
@@ -136,7 +129,7 @@ def cluster():
     )
     # A short root: dockerd's and containerd's sockets live under it (108 bytes at most for a path).
     root = Path(tempfile.mkdtemp(prefix="t5c-", dir="/tmp"))
-    c = Cluster(root, _free_port())
+    c = Cluster(root, free_port())
     try:
         c.start()
         yield c

@@ -13,25 +13,11 @@ from pathlib import Path
 import pytest
 from arena_support import Server, add_author, cli, games_recorded, wait_until
 from prometheus_client.parser import text_string_to_metric_families
-from support import EXAMPLES
+from support import EXAMPLES, free_port, http_get
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder
 from take5_arena.service.errors import ClientError
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as reply:
-            return reply.status, reply.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -47,7 +33,7 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
     directory = tmp_path / "T"
     token = add_author(directory, "alice", "--per-hour", "100")
     add_author(directory, "bob")
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = Server(
         directory,
@@ -56,8 +42,8 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
     )
     try:
         server.wait_for(r"metrics on http://127\.0\.0\.1:\d+/metrics")
-        assert _get(f"{base}/healthz") == (200, "ok\n")
-        assert _get(f"{base}/nothing")[0] == 404
+        assert http_get(f"{base}/healthz") == (200, "ok\n")
+        assert http_get(f"{base}/nothing")[0] == 404
         with server.client(token) as client:
             for bot in ("random", "lowest"):
                 assert client.submit(bot, pack_folder(EXAMPLES / bot)).outcome == pb.SUBMIT_ACCEPTED
@@ -67,7 +53,7 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
             stranger.my_bots()
         wait_until(lambda: games_recorded(directory) >= 3, what="ladder games", server=server)
 
-        status, text = _get(f"{base}/metrics")
+        status, text = http_get(f"{base}/metrics")
         assert status == 200
         got = _samples(text)
         default = (("competition", ""),)  # the default competition's figures: an empty label
@@ -103,15 +89,17 @@ def test_health_and_metrics_of_a_serving_arena(tmp_path: Path) -> None:
             lambda: games_recorded(directory) > got[("take5_arena_games_total", default)],
             what="one more game",
         )
-        again = _samples(_get(f"{base}/metrics")[1])
+        again = _samples(http_get(f"{base}/metrics")[1])
         assert (
             again[("take5_arena_games_total", default)] > got[("take5_arena_games_total", default)]
         )
         assert again[("take5_arena_games_total", default)] <= games_recorded(directory)
         # the publisher: publications, and when the last one ended
         published = ("take5_arena_publications_total", default)
-        wait_until(lambda: _samples(_get(f"{base}/metrics")[1])[published] >= 1, what="published")
-        again = _samples(_get(f"{base}/metrics")[1])
+        wait_until(
+            lambda: _samples(http_get(f"{base}/metrics")[1])[published] >= 1, what="published"
+        )
+        again = _samples(http_get(f"{base}/metrics")[1])
         assert again[("take5_arena_publication_failures_total", default)] == 0
         assert again[("take5_arena_published_games", default)] >= 1
         assert (
@@ -141,7 +129,7 @@ def test_a_bad_metrics_address_is_one_line(tmp_path: Path) -> None:
 
 def _answers(url: str) -> bool:
     try:
-        return _get(url) == (200, "ok\n")
+        return http_get(url) == (200, "ok\n")
     except OSError:
         return False
 
@@ -157,12 +145,12 @@ def test_metrics_bind_to_loopback_and_idle_clients_grow_no_threads(tmp_path: Pat
     done = cli("serve", "-t", str(tmp_path / "T"), "--no-ladder", "--metrics", "0.0.0.0:9650")
     assert done.returncode == 2 and "--metrics-public" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
-    port = _free_port()
+    port = free_port()
     server = Server(tmp_path / "T", "--no-ladder", "--sandbox", "local", "--metrics", str(port))
     try:
         server.wait_for(rf"metrics on http://127\.0\.0\.1:{port}/metrics")
         base = f"http://127.0.0.1:{port}"
-        assert _get(f"{base}/healthz") == (200, "ok\n")
+        assert http_get(f"{base}/healthz") == (200, "ok\n")
         before = _threads(server.proc.pid)
         idle = []
         try:

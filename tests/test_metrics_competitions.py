@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from arena_support import Server, bot_folder, cli, duel_arena, wait_until
 from prometheus_client.parser import text_string_to_metric_families
-from support import ROOT
+from support import ROOT, free_port, http_get
 
 #: A competition's name at the limits of the rule: 32 characters, a digit first, a '-'.
 LONGEST = "0-" + "z" * 30
@@ -43,20 +40,6 @@ class Hang(Bot):
 if __name__ == "__main__":
     run(Hang())
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as reply:
-            return reply.status, reply.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 def _by_competition(text: str) -> dict[str, dict[str, float]]:
@@ -98,7 +81,7 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
     (broken / "tournament.sqlite").write_bytes(b"not a database " * 500)
     odd = t / "competitions" / 'x"y\\z\n'  # no competition's name: ignored, never a label
     odd.mkdir()
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = Server(
         t, "--sandbox", "local", "--players", "2", "--bootstrap", "0",
@@ -112,7 +95,7 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
         server.wait_for(rf"competition {LONGEST}: ", timeout=30)
 
         def figures() -> dict[str, dict[str, float]]:
-            status, text = _get(f"{base}/metrics")
+            status, text = http_get(f"{base}/metrics")
             assert status == 200, text
             return _by_competition(text)
 
@@ -121,7 +104,7 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
             and figures()["take5_arena_games_total"].get("duel", 0) >= 1,
             timeout=180, what="duel's games and hang's stall", server=server,
         )  # fmt: skip
-        status, text = _get(f"{base}/metrics")
+        status, text = http_get(f"{base}/metrics")
         got = _by_competition(text)
         assert got["take5_arena_competition_served"] == {
             "": 1, "duel": 1, "hang": 1, LONGEST: 1, "broken": 0,
@@ -144,19 +127,19 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
         assert len(named) >= 8 and {n for n in named if f"# TYPE {n} " not in text} == set()
 
         # the load balancer's check: 200, the trouble of the others said after "ok"
-        status, body = _get(f"{base}/healthz")
+        status, body = http_get(f"{base}/healthz")
         assert status == 200 and body.startswith("ok, degraded: "), body
         assert "competition hang: the ladder stalled: no game recorded for" in body
         assert "competition broken: not served: " in body and "damaged" in body
         assert body.count("\n") == 1
         # one competition each: the operator's probes
-        assert _get(f"{base}/healthz?competition=") == (200, "ok\n")
-        assert _get(f"{base}/healthz?competition={LONGEST}") == (200, "ok\n")
-        status, body = _get(f"{base}/healthz?competition=hang")
+        assert http_get(f"{base}/healthz?competition=") == (200, "ok\n")
+        assert http_get(f"{base}/healthz?competition={LONGEST}") == (200, "ok\n")
+        status, body = http_get(f"{base}/healthz?competition=hang")
         assert status == 503 and body.startswith("unhealthy: the ladder stalled"), body
-        status, body = _get(f"{base}/healthz?competition=broken")
+        status, body = http_get(f"{base}/healthz?competition=broken")
         assert status == 503 and body.startswith("unhealthy: not served: "), body
-        status, body = _get(f"{base}/healthz/competitions")
+        status, body = http_get(f"{base}/healthz/competitions")
         assert status == 200, body
         listed = {c["name"]: c for c in json.loads(body)["competitions"]}
         assert list(listed) == ["", LONGEST, "duel", "hang", "broken"]  # served by name, then not
@@ -180,11 +163,11 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
             ("competition=nope", 404),
             ("competition=nostore", 404),
         ):
-            status, body = _get(f"{base}/healthz?{query}")
+            status, body = http_get(f"{base}/healthz?{query}")
             assert status == code and body.count("\n") == 1, (query, status, body)
             assert "Traceback" not in body
         (t / "competitions" / "nostore").mkdir()  # a folder without a store is no competition
-        assert _get(f"{base}/healthz?competition=nostore")[0] == 404
+        assert http_get(f"{base}/healthz?competition=nostore")[0] == 404
 
         # the tables go on: the stall ends
         flag.unlink()
@@ -193,7 +176,7 @@ def test_every_competition_has_its_figures_and_its_health(tmp_path: Path) -> Non
             and figures()["take5_arena_ladder_stalled"]["hang"] == 0,
             timeout=120, what="hang's games", server=server,
         )  # fmt: skip
-        assert _get(f"{base}/healthz?competition=hang") == (200, "ok\n")
+        assert http_get(f"{base}/healthz?competition=hang") == (200, "ok\n")
     finally:
         flag.unlink(missing_ok=True)
         assert server.stop() == 0, server.log
@@ -223,7 +206,7 @@ def test_a_store_that_cannot_be_read_is_said_for_its_competition(tmp_path: Path)
     requests naming competitions that are none grow nothing in the server."""
     t = tmp_path / "T"
     duel_arena(t)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = Server(t, "--sandbox", "local", "--no-ladder", "--metrics", str(port))
     garbage = tmp_path / "garbage.sqlite"
@@ -232,22 +215,22 @@ def test_a_store_that_cannot_be_read_is_said_for_its_competition(tmp_path: Path)
     try:
         server.wait_for(r"metrics on http://")
         server.wait_for(r"competition duel: ", timeout=30)
-        assert _get(f"{base}/healthz") == (200, "ok\n")
+        assert http_get(f"{base}/healthz") == (200, "ok\n")
         # names asked for grow nothing: 3,000 of them moved the resident size by 4 kB
         for i in range(200):
-            _get(f"{base}/healthz?competition=warm{i}")
-            _get(f"{base}/metrics")
+            http_get(f"{base}/healthz?competition=warm{i}")
+            http_get(f"{base}/metrics")
         before = _rss(server.proc.pid)
         for i in range(2000):
-            assert _get(f"{base}/healthz?competition=n{i:05d}")[0] == 404
+            assert http_get(f"{base}/healthz?competition=n{i:05d}")[0] == 404
         assert _rss(server.proc.pid) - before < 4096  # kB
         _swap(t / "competitions" / "duel" / "tournament.sqlite", garbage)
         swapped.append(t / "competitions" / "duel" / "tournament.sqlite")
-        status, body = _get(f"{base}/healthz")
+        status, body = http_get(f"{base}/healthz")
         assert status == 200 and body.startswith("ok, degraded: competition duel: the store "), body
-        status, body = _get(f"{base}/healthz?competition=duel")
+        status, body = http_get(f"{base}/healthz?competition=duel")
         assert status == 503 and "the store cannot be read" in body, body
-        got = _by_competition(_get(f"{base}/metrics")[1])
+        got = _by_competition(http_get(f"{base}/metrics")[1])
         # --no-ladder: no ladder to say stopped, so no 0 for an alert to fire on
         assert "take5_arena_ladder_up" not in got, got
         assert got["take5_arena_store_up"] == {"": 1, "duel": 0}
@@ -256,11 +239,11 @@ def test_a_store_that_cannot_be_read_is_said_for_its_competition(tmp_path: Path)
         swapped.pop()
         _swap(t / "tournament.sqlite", garbage)
         swapped.append(t / "tournament.sqlite")
-        status, body = _get(f"{base}/healthz")
+        status, body = http_get(f"{base}/healthz")
         assert status == 503 and body.startswith("unhealthy: the store cannot be read"), body
         assert body.count("\n") == 1
-        assert _get(f"{base}/healthz?competition=duel") == (200, "ok\n")
-        assert _by_competition(_get(f"{base}/metrics")[1])["take5_arena_store_up"] == {
+        assert http_get(f"{base}/healthz?competition=duel") == (200, "ok\n")
+        assert _by_competition(http_get(f"{base}/metrics")[1])["take5_arena_store_up"] == {
             "": 0, "duel": 1,
         }  # fmt: skip
     finally:

@@ -8,26 +8,19 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from support import ROOT, referee, referee_env
+from support import ROOT, free_port, referee, referee_env
 
 from take5_arena.referee.store import Store
 from take5_arena.referee.tournament.plan.settings import TournamentSettings
 
 GOLDEN = ROOT / "tests" / "data" / "tournament-v3"
 DASK = shutil.which("dask")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _start(*args: str) -> subprocess.Popen[bytes]:
@@ -61,7 +54,7 @@ def _status(directory: Path) -> dict:
 @pytest.mark.skipif(DASK is None, reason="the dask command is not installed (the [dask] extra)")
 def test_status_shows_the_workers_and_the_disk(tmp_path: Path) -> None:
     directory = Path(shutil.copytree(GOLDEN, tmp_path / "T"))
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     with Store(directory) as store:
         settings = TournamentSettings.from_json(store.settings.get()).updated(
@@ -116,7 +109,7 @@ def test_the_referee_waits_for_a_lost_scheduler_to_come_back(tmp_path: Path) -> 
     played again when it is back (its workers restarted, as their units do), and the run ends with
     every game recorded once, not with "executor: CancelledError"."""
     directory = Path(shutil.copytree(GOLDEN, tmp_path / "T"))
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     worker_args = ("worker", address, "--host", "127.0.0.1", "--nthreads", "2", "--no-dashboard")
     scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port))
