@@ -58,8 +58,8 @@ class OrganiserPages(Pages):
                 "title": "The default competition" if each.name == DEFAULT else each.name,
                 "served": arm is not None,
                 "problem": each.problem or "none",
+                "shown": False,  # its settings, bots and running parts
             }
-            row["shown"] = False
             if arm is not None:
                 try:
                     row.update(self._competition(arm), shown=True)
