@@ -93,6 +93,13 @@ class ArenaHealth:
         self.serving = False
         """Set by the server while it serves (take5_arena/service/metrics.py)."""
 
+    @classmethod
+    def of(cls, parts: ServiceParts) -> ArenaHealth:
+        """The health of the arena ``parts`` are of, with the server's competitions waiting and
+        its ``--stall-seconds`` (kept on the parts by take5_arena/service/serve.py): what
+        /healthz, /metrics and the organiser's page read."""
+        return cls(parts, parts.waiting, stall_seconds=parts.stall_seconds)
+
     def served(self) -> list[Competition]:
         """The competitions served, the default first, then the others by name."""
         others = self.parts.others  # one read: the server replaces it whole

@@ -38,16 +38,25 @@ class Holding:
 
 
 def withdraw_bot(
-    directory: str | Path, accounts: Accounts, bot_name: str, reason: str, *, ban: bool = False
+    directory: str | Path,
+    accounts: Accounts,
+    bot_name: str,
+    reason: str,
+    *,
+    ban: bool = False,
+    only: Path | None = None,
 ) -> BotClaim:
     """Withdraw ``bot_name`` (any owner's) with ``reason``; ``ban``: its author may not submit
-    it again. Returns the claim as it was."""
+    it again. Returns the claim as it was. A bot name is the arena's, so a ban, and a withdrawal
+    without ``only``, reach every competition; ``only`` (a competition's directory, one the caller
+    looked up) withdraws it from that competition alone, as an author's own withdrawal does."""
     check_name("bot", bot_name)
     claim = accounts.claim_of(bot_name)
     if claim is None:
         raise NotFoundError(f"no bot named {bot_name!r}")
     accounts.set_note(claim.bot_name, reason, ban=True if ban else None)
-    for each in every_directory(Path(directory)):  # a bot name is the arena's: every competition
+    reached = [only] if only is not None and not ban else every_directory(Path(directory))
+    for each in reached:
         with Store(each) as store:
             store.versions.withdraw(claim.bot_name)
     return claim

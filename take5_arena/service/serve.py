@@ -303,10 +303,9 @@ class _Server:
                 max_workers=defaults.BLOCKING_THREADS, thread_name_prefix="rpc-blocking"
             )
             service = ArenaService(parts, blocking, options.limits)
+            parts.waiting, parts.stall_seconds = lambda: self.not_served, options.stall_seconds
             metrics = _metrics(
-                options.metrics,
-                ArenaHealth(parts, lambda: self.not_served, stall_seconds=options.stall_seconds),
-                public=options.metrics_public,
+                options.metrics, ArenaHealth.of(parts), public=options.metrics_public
             )
             rpc = _RpcServer(
                 service, credentials, metrics.interceptors(), options.limits.streams_per_connection

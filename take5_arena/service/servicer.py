@@ -97,6 +97,12 @@ class ServiceParts:
     """The server-wide limits (``referee serve`` options), for every front end of the arena."""
     others: Mapping[str, Competition] = field(default_factory=dict)
     """The extra competitions, by name (``DIR/competitions/NAME``)."""
+    waiting: Callable[[], Mapping[str, str]] = dict
+    """The competitions found and not served, each with why (the server's, replaced whole)."""
+    stall_seconds: float = defaults.STALL_SECONDS
+    """``--stall-seconds``. Both are for take5_arena/service/health.py's one rule
+    (:meth:`~take5_arena.service.health.ArenaHealth.of`), which /healthz, /metrics and the
+    organiser's page read."""
 
     def competition(self, name: str) -> Competition:
         """The competition a request names ('' the default); a name that is none is a
