@@ -100,13 +100,28 @@ def test_a_competition_of_an_arena_on_postgresql_is_a_schema_of_its_database(
     key = str(directory / KEY_NAME)
     _ok("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", key)
     assert _records(tmp_path / "R" / "competitions" / "duel") == _records(duel)
-    # restored into another database: the default there, the others on SQLite until moved
+    # restored into another database: every competition into its schema there, whole
     other, restored = new_postgres_database(), tmp_path / "S"
-    _ok("restore", str(tmp_path / "B"), str(restored), "--key", key, "--store", other)
-    assert (restored / "competitions" / "duel" / "tournament.sqlite").is_file()
-    _ok("competition", "move", "duel", "-t", str(restored))
-    assert _schemas(other) == ["competition_duel", "public"]
-    assert _records(restored / "competitions" / "duel") == _records(duel)
+    said = _ok("restore", str(tmp_path / "B"), str(restored), "--key", key, "--store", other)
+    assert "copying competition duel into schema competition_duel" in said
+    assert _schemas(other) == ["competition_duel", "competition_my-cup", "public"]
+    for name, source in (("duel", duel), ("my-cup", cup)):
+        there = restored / "competitions" / name
+        assert (there / "store.url").read_text() == f"{other}\nschema competition_{name}\n"
+        assert not list(there.glob("tournament.sqlite*"))  # no second copy to be mistaken
+        assert _records(there) == _records(source)
+    verified = _ok("verify", "--tournament", str(restored / "competitions" / "duel"))
+    assert "4 of 4 records valid" in verified
+    listed = json.loads(cli("competition", "list", "-t", str(restored), "--json").stdout)
+    assert {c["name"]: c["schema"] for c in listed} == {
+        "": None,
+        "duel": "competition_duel",
+        "my-cup": "competition_my-cup",
+    }
+    moved = cli("competition", "move", "duel", "-t", str(restored))
+    assert moved.returncode == 2 and "in the arena's database already" in moved.stderr
+    _play(restored / "competitions" / "duel", 8)  # the restored competition goes on there
+    assert len(_records(restored / "competitions" / "duel")) == 8
 
 
 def test_a_competition_made_from_another_copy_of_the_arena_is_refused_and_leaves_nothing(
@@ -298,3 +313,65 @@ def test_a_schema_is_quoted_as_an_identifier_and_has_a_write_lock_of_its_own(
         assert not thread.is_alive()
     with Store(tmp_path / "duel", readonly=True) as duel:
         assert duel.settings.get()["players"] == 5
+
+
+def test_a_restore_into_postgresql_cut_off_or_edited_leaves_nothing_taken_for_whole(
+    tmp_path: Path, new_postgres_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An arena's backup restored into a new database: a competition's file edited without the
+    key is refused before anything is written; a restore that fails after a competition went into
+    its schema drops that schema; one killed there (no cleanup ran) leaves the schema beside an
+    empty default store, which a later restore refuses to write beside, and no folder names it."""
+    import hashlib
+    import sqlite3
+
+    from take5_arena.service import backup as service
+    from take5_arena.service.backup import MANIFEST, BackupError, restore
+
+    directory, url = tmp_path / "A", new_postgres_database()
+    _arena(directory, url)
+    _ok("competition", "add", "duel", "-t", str(directory), "--players", "2")
+    _enter(directory, "duel", "random", "lowest")
+    _play(directory / "competitions" / "duel", 2)
+    _ok("backup", "-t", str(directory), str(tmp_path / "B"))
+    key = directory / KEY_NAME
+
+    edited = tmp_path / "E"
+    shutil.copytree(tmp_path / "B", edited)
+    with sqlite3.connect(edited / "competitions" / "duel" / "tournament.sqlite") as db:
+        db.execute("DELETE FROM results WHERE rowid = 1")
+    manifest = json.loads((edited / MANIFEST).read_text())
+    for entry in manifest["files"]:  # the sums made right again: all one can do without the key
+        data = (edited / entry["path"]).read_bytes()
+        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    (edited / MANIFEST).write_text(json.dumps(manifest))
+    target = new_postgres_database()
+    done = cli("restore", str(edited), str(tmp_path / "R"), "--key", str(key), "--store", target)
+    assert done.returncode == 2 and "HMAC does not match" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "R").exists()
+    assert _schemas(target) == ["public"]
+
+    def cut_off(*_args: object) -> int:
+        raise KeyboardInterrupt  # after the competitions, before the default store
+
+    monkeypatch.setattr(service, "import_sqlite", cut_off)
+    with pytest.raises(KeyboardInterrupt):
+        restore(tmp_path / "B", tmp_path / "R", key_file=key, store=target)
+    assert _schemas(target) == ["public"] and not list(tmp_path.glob("*R*"))
+    monkeypatch.setattr(service, "drop_schema", lambda *_args: None)  # killed: no cleanup
+    with pytest.raises(KeyboardInterrupt):
+        restore(tmp_path / "B", tmp_path / "R", key_file=key, store=target)
+    assert _schemas(target) == ["competition_duel", "public"] and not list(tmp_path.glob("*R*"))
+    monkeypatch.undo()
+    with pytest.raises(BackupError, match="holds schema 'competition_duel' already"):
+        restore(tmp_path / "B", tmp_path / "R", key_file=key, store=target)
+    done = cli(
+        "restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", str(key), "--store", target
+    )
+    assert done.returncode == 2 and "restore into a new database" in done.stderr, done.stderr
+    # a new database takes it whole
+    fresh = new_postgres_database()
+    _ok("restore", str(tmp_path / "B"), str(tmp_path / "R"), "--key", str(key), "--store", fresh)
+    assert _records(tmp_path / "R" / "competitions" / "duel") == _records(
+        directory / "competitions" / "duel"
+    )

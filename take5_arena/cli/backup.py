@@ -82,8 +82,9 @@ def restore(
     The manifest's HMAC is checked with the key (a backup changed since it was made is refused),
     every file against the manifest before anything is written, and the restored tournament like
     `referee verify --tournament`; then `referee serve -t DIR` (or `tournament run`) goes on from
-    it, with the key as its backup key. With --store URL the store goes into that (new, empty)
-    PostgreSQL database instead of DIR/tournament.sqlite.
+    it, with the key as its backup key. With --store URL every competition's store goes into
+    that (new, empty) PostgreSQL database, the default's in place of DIR/tournament.sqlite and
+    each other's into its schema competition_NAME.
     """
     _finish(
         _run(

@@ -2,14 +2,21 @@
 take5_arena/referee/tournament): its key committed when it opens, entries frozen at its cut-off,
 its key revealed and its archive published when it closes (docs/organisers/seasons.md).
 
+`referee season divisions` says who goes up and down, and with ``--enter`` enters the next
+season's divisions (take5_arena/referee/tournament/promotion.py).
+
 Exit codes: 0 done, 2 bad usage (a date that is none, a season still open, closing before the
-end without --early), 4 the host (a store that cannot be read).
+end without --early, a division's directory not ready for the next season), 3 a bot refused by a
+division's validation (the others entered), 4 the host (a store that cannot be read).
 """
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,6 +32,9 @@ from take5_arena.referee.tournament.season import (
     season_of,
     utc_now,
 )
+
+if TYPE_CHECKING:
+    from take5_arena.referee.tournament.promotion import Entry
 
 
 @click.group()
@@ -156,6 +166,16 @@ def season_close(ctx: click.Context, directory: Path, early: bool, archive: Path
     "--out", type=click.Path(file_okay=False, path_type=Path),
     help="Write the next season's divisions here: division-N.txt, best seed first.",
 )  # fmt: skip
+@click.option(
+    "--enter", is_flag=True,
+    help="Enter each division's bots into its directory for the next season (`submit`'s "
+    "validation, from the archive each played with) and withdraw those who left it.",
+)  # fmt: skip
+@click.option(
+    "--into", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+    help="With --enter: the next season's directory of each division, division 1 first "
+    "[the STANDINGS directories].",
+)  # fmt: skip
 @options.as_json("the next season's divisions and the moves")
 def season_divisions(
     standings: tuple[Path, ...],
@@ -164,14 +184,23 @@ def season_divisions(
     withdrawn: Path | None,
     newcomers: Path | None,
     out: Path | None,
+    enter: bool,
+    into: tuple[Path, ...],
     as_json: bool,
 ) -> None:
     """Promotion and relegation at a season's end. STANDINGS: each division's final standing,
     division 1 (the strongest) first: a file of bot names, one a line, best first, or a
-    tournament directory (its standings' order, by rating)."""
+    tournament directory (its standings' order, by rating). With --enter (each STANDINGS a
+    directory whose season is closed), the bots are entered for the next season."""
     from take5_arena.referee.tournament.plan.divisions import Boundary, season_end
     from take5_arena.referee.tournament.plan.schedule import ScheduleError
 
+    if (enter or into) and not all(p.is_dir() for p in standings):
+        raise click.UsageError("--enter needs each division as its directory (the bots' archives)")
+    if into and len(into) != len(standings):
+        raise click.UsageError(f"--into: give {len(standings)} directories, one per division")
+    if into and not enter:
+        raise click.UsageError("--into goes with --enter")
     try:
         rows = [_standing(p) for p in standings]
         end = season_end(
@@ -186,10 +215,12 @@ def season_divisions(
         out.mkdir(parents=True, exist_ok=True)
         for d, division in enumerate(end.divisions, 1):
             (out / f"division-{d}.txt").write_text("".join(f"{e}\n" for e in division))
+    entries = _enter(standings, end.divisions, list(into or standings)) if enter else []
     if as_json:
         doc = {
             "divisions": [list(d) for d in end.divisions],
             "moves": [{"bot": m.entrant, "from": m.start, "to": m.end} for m in end.moves],
+            "entered": [{"division": e.division, "bot": e.bot, "done": e.done} for e in entries],
         }
         click.echo(json.dumps(doc, indent=1))
         return
@@ -198,6 +229,25 @@ def season_divisions(
         click.echo(f"{field(m.entrant, 200)}: division {m.start} -> {m.end} ({way})")
     for d, division in enumerate(end.divisions, 1):
         click.echo(f"division {d}: {', '.join(field(e, 200) for e in division)}")
+    for e in entries:
+        click.echo(f"division {e.division}: {field(e.bot, 200)}: {field(e.done, 500)}")
+    if any(e.done.startswith("refused") for e in entries):
+        sys.exit(3)  # the others are entered; a refused bot is submitted again when fixed
+
+
+def _enter(
+    standings: tuple[Path, ...], divisions: Sequence[Sequence[str]], targets: list[Path]
+) -> list[Entry]:
+    """The next season's divisions entered (promotion.py); a directory not ready is one line
+    (exit 2), nothing entered."""
+    from take5_arena.referee.tournament.promotion import enter_divisions
+
+    try:
+        return enter_divisions(
+            list(standings), divisions, targets, log=lambda line: click.echo(line, err=True)
+        )
+    except RefereeError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def _names(path: Path) -> list[str]:

@@ -36,7 +36,8 @@ The copy is made in a hidden folder beside DEST, checked (each database's integr
 digest, every recorded game replayed through the rules: ``referee verify --tournament``), and only
 then renamed to DEST: a DEST that exists is a whole backup. A restore checks the manifest's HMAC
 and every file against the manifest before it copies anything, checks the result the same way and
-renames it into place, with the key it was given as the restored arena's backup key. The
+renames it into place, with the key it was given as the restored arena's backup key; with a
+PostgreSQL database, every competition's store goes there (:func:`_into_database`). The
 folders are the owner's alone (0700, files 0600): the store holds every bot's output, the accounts
 hold token hashes.
 
@@ -77,13 +78,20 @@ from take5_arena.referee.store.backup import (
     write_file,
 )
 from take5_arena.referee.store.deals import ROOT_NAME, SECRET_DIR
-from take5_arena.referee.store.postgres import redacted
+from take5_arena.referee.store.postgres import PgConnection, drop_schema, redacted
 from take5_arena.referee.store.snapshot import describe_copy
-from take5_arena.referee.store.store import store_url
+from take5_arena.referee.store.store import store_url, write_pointer
 from take5_arena.referee.store.transfer import import_sqlite
 from take5_arena.service.authors import ACCOUNTS_NAME, unfinished_uploads
 from take5_arena.service.authors.storage import export_accounts
-from take5_arena.service.competitions import COMPETITIONS, competition_names, every_directory
+from take5_arena.service.competitions import (
+    COMPETITIONS,
+    competition_names,
+    competition_schema,
+    every_directory,
+    move_to_database,
+)
+from take5_arena.service.errors import ServiceError
 
 MANIFEST = "take5-backup.json"
 FORMAT = "take5-backup"
@@ -219,10 +227,7 @@ def restore(
         make_dir(work / SECRET_DIR)  # the restored arena's next backups: the same key
         write_file(work / KEY_NAME, key.hex().encode() + b"\n")
         if store is not None:
-            progress(f"copying the store into {redacted(store)}")
-            import_sqlite(work, store)
-            with Store(work) as restored:  # every host of the restored arena gets the archives
-                restored.archives.share(v.artifact for v in restored.versions.all() if v.artifact)
+            _into_database(work, store, progress)
         progress("checking the restored tournament (verify --tournament)")
         problems = _check(work)
         games = _games(work)
@@ -235,6 +240,62 @@ def restore(
         shutil.rmtree(work, ignore_errors=True)
         raise
     return BackupReport(directory, files, games, problems)
+
+
+def _into_database(work: Path, url: str, progress: Callable[[str], None]) -> None:
+    """Every store of the restored arena in ``work`` into the new PostgreSQL database ``url``:
+    each other competition into its schema by `competition move`'s own copy
+    (:func:`~take5_arena.service.competitions.move_to_database`), then the default store, last and
+    in one transaction, so that the database holds an arena only once it holds all of it. A
+    restore that fails drops the schemas it made; one killed leaves them (and perhaps a
+    ``making_*`` schema) beside an empty default store, which no later restore takes
+    (:func:`_database_problem`) and no directory names."""
+    problem = _database_problem(url)
+    if problem is not None:
+        raise BackupError(f"{redacted(url)} {problem}: restore into a new database")
+    write_pointer(work, url, None)  # where move_to_database puts the competitions
+    made: list[str] = []
+    try:
+        for name in competition_names(work):
+            progress(f"copying competition {name} into schema {competition_schema(name)}")
+            made.append(competition_schema(name))
+            try:
+                move_to_database(work, name)
+            except ServiceError:
+                made.pop()  # refused before its copy, or its schema is another's: not ours
+                raise
+            for kept in (work / COMPETITIONS / name).glob(f"{DB_NAME}.moved-*"):
+                kept.unlink()  # the backup holds it: the restored arena need not
+        progress(f"copying the store into {redacted(url)}")
+        import_sqlite(work, url)
+        with Store(work) as restored:  # every host of the restored arena gets the archives
+            restored.archives.share(v.artifact for v in restored.versions.all() if v.artifact)
+    except BaseException as error:
+        for schema in made:
+            drop_schema(url, schema)
+        if isinstance(error, ServiceError):
+            raise BackupError(str(error)) from None
+        raise
+
+
+def _database_problem(url: str) -> str | None:
+    """What in the database ``url`` a restore must not write beside (a store, a competition's
+    schema, a schema half made by a restore or `competition add` cut off), or None."""
+    db = PgConnection(url, readonly=True)
+    try:
+        found = db.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'competition\\_%'"
+            " OR nspname LIKE 'making\\_%' ORDER BY nspname LIMIT 1"
+        ).fetchone()
+        if found is not None:
+            return f"holds schema {str(found[0])[:80]!r} already"
+        if db.execute("SELECT to_regclass('public.entrants')").fetchone()[0] is None:
+            return None
+        if db.execute("SELECT 1 FROM entrants UNION ALL SELECT 1 FROM games").fetchone():
+            return "is not empty (it holds a store)"
+    finally:
+        db.close()
+    return None
 
 
 def read_manifest(source: Path, key: bytes) -> list[CopiedFile]:
