@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from arena_support import Server, add_author, cli, db_rows, games_recorded, wait_until
-from support import EXAMPLES, referee
-from test_metrics import _free_port, _get, _samples
+from support import EXAMPLES, free_port, http_get, referee
+from test_metrics import _samples
 
 from take5_arena.service.api import arena_pb2 as pb
 from take5_arena.service.client import pack_folder
@@ -22,7 +22,7 @@ def test_two_arenas_on_one_host(tmp_path: Path) -> None:
     for name, bots in (("spring", ("random", "lowest")), ("autumn", ("random", "heuristic"))):
         directory = tmp_path / name
         token = add_author(directory, f"{name}-author", "--per-hour", "100")
-        port = _free_port()
+        port = free_port()
         server = Server(
             directory,
             *("--sandbox", "local", "--players", "2", "-j", "1", "--bootstrap", "0"),
@@ -50,7 +50,7 @@ def test_two_arenas_on_one_host(tmp_path: Path) -> None:
 
         # each arena counts its own games, bots and authors only
         for directory, _server, port in arenas.values():
-            got = _samples(_get(f"http://127.0.0.1:{port}/metrics")[1])
+            got = _samples(http_get(f"http://127.0.0.1:{port}/metrics")[1])
             default = (("competition", ""),)  # each arena's default competition
             assert got[("take5_arena_active_bots", default)] == 2
             assert got[("take5_arena_active_authors", ())] == 1
