@@ -78,7 +78,7 @@ from take5_arena.referee.store.backup import (
     write_file,
 )
 from take5_arena.referee.store.deals import ROOT_NAME, SECRET_DIR
-from take5_arena.referee.store.postgres import PgConnection, drop_schema, redacted
+from take5_arena.referee.store.postgres import drop_schema, occupied, redacted
 from take5_arena.referee.store.snapshot import describe_copy
 from take5_arena.referee.store.store import store_url, write_pointer
 from take5_arena.referee.store.transfer import import_sqlite
@@ -249,8 +249,8 @@ def _into_database(work: Path, url: str, progress: Callable[[str], None]) -> Non
     in one transaction, so that the database holds an arena only once it holds all of it. A
     restore that fails drops the schemas it made; one killed leaves them (and perhaps a
     ``making_*`` schema) beside an empty default store, which no later restore takes
-    (:func:`_database_problem`) and no directory names."""
-    problem = _database_problem(url)
+    (:func:`~take5_arena.referee.store.postgres.occupied`) and no directory names."""
+    problem = occupied(url)
     if problem is not None:
         raise BackupError(f"{redacted(url)} {problem}: restore into a new database")
     write_pointer(work, url, None)  # where move_to_database puts the competitions
@@ -276,26 +276,6 @@ def _into_database(work: Path, url: str, progress: Callable[[str], None]) -> Non
         if isinstance(error, ServiceError):
             raise BackupError(str(error)) from None
         raise
-
-
-def _database_problem(url: str) -> str | None:
-    """What in the database ``url`` a restore must not write beside (a store, a competition's
-    schema, a schema half made by a restore or `competition add` cut off), or None."""
-    db = PgConnection(url, readonly=True)
-    try:
-        found = db.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'competition\\_%'"
-            " OR nspname LIKE 'making\\_%' ORDER BY nspname LIMIT 1"
-        ).fetchone()
-        if found is not None:
-            return f"holds schema {str(found[0])[:80]!r} already"
-        if db.execute("SELECT to_regclass('public.entrants')").fetchone()[0] is None:
-            return None
-        if db.execute("SELECT 1 FROM entrants UNION ALL SELECT 1 FROM games").fetchone():
-            return "is not empty (it holds a store)"
-    finally:
-        db.close()
-    return None
 
 
 def read_manifest(source: Path, key: bytes) -> list[CopiedFile]:

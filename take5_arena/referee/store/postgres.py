@@ -339,6 +339,27 @@ def drop_schema(url: str, name: str) -> None:
         db.close()
 
 
+def occupied(url: str) -> str | None:
+    """What the database ``url`` holds that a restore must not write beside: a competition's
+    schema, a schema half made by a restore or ``competition add`` cut off, or a store with games
+    or entrants in its default schema; None when there is nothing."""
+    db = PgConnection(url, readonly=True)
+    try:
+        found = db.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'competition\\_%'"
+            " OR nspname LIKE 'making\\_%' ORDER BY nspname LIMIT 1"
+        ).fetchone()
+        if found is not None:
+            return f"holds schema {str(found[0])[:80]!r} already"
+        if db.execute("SELECT to_regclass('public.entrants')").fetchone()[0] is None:
+            return None
+        if db.execute("SELECT 1 FROM entrants UNION ALL SELECT 1 FROM games").fetchone():
+            return "is not empty (it holds a store)"
+    finally:
+        db.close()
+    return None
+
+
 __all__ = [
     "FUNCTIONS",
     "SCHEMA",
@@ -350,6 +371,7 @@ __all__ = [
     "create_tables",
     "drop_schema",
     "is_url",
+    "occupied",
     "redacted",
     "rename_schema",
 ]
